@@ -1,0 +1,101 @@
+// The kubelet's effective configuration: one typed object after defaults < config file < flags.
+// Parsing, precedence and printing live in lib/config.ts; this file is only the shape.
+
+/** Durations are milliseconds; flag names are the snake_case forms in comments. */
+export interface KubeletConfig {
+  /** config: manifest file or directory ("" = none). */
+  config: string;
+  /** sync_frequency */
+  syncFrequency: number;
+  /** file_check_frequency */
+  fileCheckFrequency: number;
+  /** http_check_frequency */
+  httpCheckFrequency: number;
+  /** manifest_url */
+  manifestUrl: string;
+  /** manifest_url_header: "Key: Value" pairs, repeatable; parsed to header name → values. */
+  manifestUrlHeader: Record<string, string[]>;
+  /** enable_server */
+  enableServer: boolean;
+  /** address */
+  address: string;
+  /** port */
+  port: number;
+  /** read_only_port (0 = off) */
+  readOnlyPort: number;
+  /** hostname_override */
+  hostnameOverride: string;
+  /** network_container_image */
+  networkContainerImage: string;
+  /** pod_network_mode: "bridge", "none", or a Docker network name. */
+  podNetworkMode: string;
+  /** docker_endpoint ("" = $DOCKER_HOST, then unix:///var/run/docker.sock) */
+  dockerEndpoint: string;
+  /** etcd_servers */
+  etcdServers: string[];
+  /** etcd_config */
+  etcdConfig: string;
+  /** root_dir */
+  rootDir: string;
+  /** allow_privileged */
+  allowPrivileged: boolean;
+  /** registry_qps (0 = unlimited) */
+  registryQps: number;
+  /** registry_burst */
+  registryBurst: number;
+  /** runonce */
+  runonce: boolean;
+  /** runonce_timeout */
+  runonceTimeout: number;
+  /** enable_debugging_handlers */
+  enableDebuggingHandlers: boolean;
+  /** maximum_dead_containers_per_container */
+  maximumDeadContainersPerContainer: number;
+  /** auth_token_file: bearer tokens, one per line. */
+  authTokenFile: string;
+  /** tls_cert_file / tls_private_key_file / client_ca_file */
+  tlsCertFile: string;
+  tlsPrivateKeyFile: string;
+  clientCaFile: string;
+  /** log_format */
+  logFormat: "text" | "json" | "";
+  /** verbosity (-v) */
+  verbosity: number;
+  /** config_file: the YAML file the values above may come from. */
+  configFile: string;
+}
+
+/** Built-in defaults, the original kubelet's where it had the flag. */
+export const DEFAULT_CONFIG: KubeletConfig = {
+  config: "",
+  syncFrequency: 10_000,
+  fileCheckFrequency: 20_000,
+  httpCheckFrequency: 20_000,
+  manifestUrl: "",
+  manifestUrlHeader: {},
+  enableServer: true,
+  address: "127.0.0.1",
+  port: 10250,
+  readOnlyPort: 0,
+  hostnameOverride: "",
+  networkContainerImage: "registry.k8s.io/pause:3.9",
+  podNetworkMode: "bridge",
+  dockerEndpoint: "",
+  etcdServers: [],
+  etcdConfig: "",
+  rootDir: "/var/lib/kubelet",
+  allowPrivileged: false,
+  registryQps: 0,
+  registryBurst: 10,
+  runonce: false,
+  runonceTimeout: 300_000,
+  enableDebuggingHandlers: true,
+  maximumDeadContainersPerContainer: 1,
+  authTokenFile: "",
+  tlsCertFile: "",
+  tlsPrivateKeyFile: "",
+  clientCaFile: "",
+  logFormat: "",
+  verbosity: 1,
+  configFile: "",
+};

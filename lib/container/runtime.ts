@@ -1,0 +1,197 @@
+// The container runtime port: everything the kubelet asks of Docker, in plain data.
+// lib/container/docker.ts implements it with dockerode; lib/testing/fake-runtime.ts records it.
+
+/** Labels the kubelet sets on its containers (the dockershim names log shippers parse). */
+export const LABEL = {
+  podName: "io.kubernetes.pod.name",
+  podNamespace: "io.kubernetes.pod.namespace",
+  podUid: "io.kubernetes.pod.uid",
+  containerName: "io.kubernetes.container.name",
+  containerHash: "io.kubernetes.container.hash",
+  restartCount: "io.kubernetes.container.restartCount",
+  /** "podsandbox" for the pause container, "container" for app and init containers. */
+  containerType: "io.kubernetes.docker.type",
+  /** "true" on init containers. */
+  initContainer: "io.kubernetes.container.init",
+  terminationGracePeriod: "io.kubernetes.pod.terminationGracePeriod",
+  /** JSON of the pod's spec hash and source, so a restarted kubelet can tell what it ran. */
+  podHash: "io.kubernetes.pod.hash",
+} as const;
+
+/** Container name of the pod infra ("pause") container in names and labels. */
+export const POD_INFRA_CONTAINER_NAME = "POD";
+
+/** Docker container states, as the Engine API reports them. */
+export type ContainerState = "created" | "running" | "paused" | "restarting" | "removing" | "exited" | "dead";
+
+/** A container as listed: enough to match it to a pod. */
+export interface ContainerSummary {
+  id: string;
+  /** Name without Docker's leading slash, e.g. `k8s_web_nginx_default_<uid>_0`. */
+  name: string;
+  labels: Record<string, string>;
+  image: string;
+  imageId: string;
+  state: ContainerState;
+  /** Creation time, ms since the epoch. */
+  createdAt: number;
+}
+
+/** A container as inspected: state details for statuses, restarts and back-off. */
+export interface ContainerDetails extends ContainerSummary {
+  running: boolean;
+  exitCode: number;
+  /** ISO times; undefined when the container never started / has not finished. */
+  startedAt?: string;
+  finishedAt?: string;
+  oomKilled: boolean;
+  /** Docker's error text when start failed. */
+  error?: string;
+  pid: number;
+  /** Host path of the container's log file (json-file driver). */
+  logPath?: string;
+  /** Network settings: IP of the container in its network, "" for none/host. */
+  ipAddress: string;
+}
+
+/**
+ * The body of Docker Engine API `POST /containers/create` (the subset the kubelet sets),
+ * plus the name. Field names are the Engine API's own.
+ */
+export interface ContainerCreateBody {
+  name: string;
+  Image: string;
+  Entrypoint?: string[];
+  Cmd?: string[];
+  Env?: string[];
+  WorkingDir?: string;
+  User?: string;
+  Labels: Record<string, string>;
+  Tty?: boolean;
+  OpenStdin?: boolean;
+  StdinOnce?: boolean;
+  Hostname?: string;
+  ExposedPorts?: Record<string, Record<string, never>>;
+  StopSignal?: string;
+  HostConfig: {
+    NetworkMode?: string;
+    IpcMode?: string;
+    PidMode?: string;
+    Binds?: string[];
+    Tmpfs?: Record<string, string>;
+    PortBindings?: Record<string, Array<{ HostIp?: string; HostPort: string }>>;
+    Memory?: number;
+    MemorySwap?: number;
+    NanoCpus?: number;
+    CpuQuota?: number;
+    CpuPeriod?: number;
+    CpuShares?: number;
+    Privileged?: boolean;
+    ReadonlyRootfs?: boolean;
+    CapAdd?: string[];
+    CapDrop?: string[];
+    SecurityOpt?: string[];
+    GroupAdd?: string[];
+    OomScoreAdj?: number;
+    ShmSize?: number;
+    ExtraHosts?: string[];
+    Dns?: string[];
+    DnsSearch?: string[];
+    DnsOptions?: string[];
+    LogConfig?: { Type: string; Config?: Record<string, string> };
+    /** Always "no": restarts are the kubelet's decision, never Docker's. */
+    RestartPolicy?: { Name: "no" };
+  };
+}
+
+/** Credentials for one registry, as in ~/.docker/config.json. */
+export interface RegistryAuth {
+  username?: string;
+  password?: string;
+  auth?: string;
+  serveraddress?: string;
+  identitytoken?: string;
+}
+
+/** What the runtime reports about itself (for /spec and /healthz). */
+export interface RuntimeInfo {
+  version: string;
+  apiVersion: string;
+  os: string;
+  kernelVersion: string;
+  cpus: number;
+  memoryBytes: number;
+  hostname: string;
+}
+
+/** Result of running a command in a container. */
+export interface ExecResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** One sample of a container's resource use (Docker stats API, one-shot). */
+export interface ContainerStats {
+  /** ISO time of the sample. */
+  time: string;
+  cpuUsageNanoseconds: number;
+  /** Cumulative system CPU, for rate computation; 0 when unknown. */
+  systemCpuNanoseconds: number;
+  memoryUsageBytes: number;
+  memoryWorkingSetBytes: number;
+  memoryLimitBytes: number;
+  networkRxBytes: number;
+  networkTxBytes: number;
+  pids: number;
+}
+
+/** A lifecycle event from the runtime (Docker `/events`, container type only). */
+export interface RuntimeEvent {
+  /** Docker action: "create", "start", "die", "oom", "kill", "stop", "destroy", "health_status: …". */
+  action: string;
+  containerId: string;
+  labels: Record<string, string>;
+  /** ms since the epoch. */
+  time: number;
+}
+
+export interface LogOptions {
+  follow?: boolean;
+  /** Number of lines from the end; undefined = all. */
+  tail?: number;
+  timestamps?: boolean;
+  /** Only lines newer than this, seconds since the epoch. */
+  since?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * The runtime port. Implementations throw KubeletError with codes:
+ * "RuntimeUnavailable" (daemon unreachable), "NotFound" (no such container/image),
+ * "Conflict" (name in use), "ImagePullFailed", "RuntimeError" (anything else).
+ */
+export interface Runtime {
+  /** Resolves when the daemon answers; throws RuntimeUnavailable otherwise. */
+  ping(signal?: AbortSignal): Promise<void>;
+  info(): Promise<RuntimeInfo>;
+  /** The kubelet's own containers only (name `k8s_…` with a pod uid label), running and dead. */
+  listContainers(): Promise<ContainerSummary[]>;
+  inspectContainer(id: string): Promise<ContainerDetails>;
+  /** Creates a container and returns its id. */
+  createContainer(body: ContainerCreateBody): Promise<string>;
+  startContainer(id: string): Promise<void>;
+  /** SIGTERM (or the image's stop signal), then SIGKILL after `graceSeconds`. Stopping a stopped container is not an error. */
+  stopContainer(id: string, graceSeconds: number): Promise<void>;
+  /** Removes a container (force kills a running one). Removing a missing container is not an error. */
+  removeContainer(id: string): Promise<void>;
+  /** The local image's id, or undefined when not present. */
+  imageId(ref: string): Promise<string | undefined>;
+  pullImage(ref: string, auth?: RegistryAuth, signal?: AbortSignal): Promise<void>;
+  exec(id: string, cmd: string[], options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<ExecResult>;
+  /** Container output (stdout and stderr interleaved), demultiplexed. */
+  logs(id: string, options?: LogOptions): AsyncIterable<Uint8Array>;
+  stats(id: string): Promise<ContainerStats>;
+  /** Container events until the signal aborts; the iterator ends (or throws) when the daemon goes away. */
+  events(signal: AbortSignal): AsyncIterable<RuntimeEvent>;
+}

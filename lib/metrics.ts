@@ -1,0 +1,37 @@
+// The kubelet's metrics sink: what the sync loop, runtime, probes and sources record.
+// The Prometheus registry and text exposition behind it live in lib/prometheus.ts.
+
+/** Records the events /metrics reports, named after the real kubelet's metrics. */
+export interface KubeletMetrics {
+  /** kubelet_runtime_operations_total / _errors_total / _duration_seconds{operation_type}. */
+  runtimeOperation(operation: string, seconds: number, failed: boolean): void;
+  /** kubelet_pod_start_duration_seconds: pod first seen → all containers running. */
+  podStart(seconds: number): void;
+  /** kubelet_pod_worker_duration_seconds{operation_type: create|update|sync}. */
+  podWorker(operation: "create" | "update" | "sync", seconds: number): void;
+  /** kubelet_image_pull_duration_seconds. */
+  imagePull(seconds: number, failed: boolean): void;
+  /** prober_probe_total{probe_type, result, container, pod, namespace}. */
+  probe(probeType: "Liveness" | "Readiness" | "Startup", result: "successful" | "failed" | "unknown", labels: { container: string; pod: string; namespace: string }): void;
+  /** kubelet_started_containers_total / kubelet_started_containers_errors_total{container_type}. */
+  containerStarted(containerType: "container" | "podsandbox" | "init_container", failed: boolean): void;
+  /** kubelet_restarted_pods_total-like: container restarts by the kubelet (kubelet_container_restarts_total). */
+  containerRestarted(): void;
+  /** Gauges read at scrape time: kubelet_running_pods, kubelet_running_containers{container_state}. */
+  setRunning(pods: number, containersByState: Record<string, number>): void;
+  /** kubelet_config_source_errors_total{source}: invalid manifests and unreachable origins. */
+  sourceError(source: string): void;
+}
+
+/** A sink that records nothing (unit tests, library use). */
+export const noopMetrics: KubeletMetrics = {
+  runtimeOperation() {},
+  podStart() {},
+  podWorker() {},
+  imagePull() {},
+  probe() {},
+  containerStarted() {},
+  containerRestarted() {},
+  setRunning() {},
+  sourceError() {},
+};

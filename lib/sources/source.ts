@@ -1,0 +1,22 @@
+// The protocol every pod source speaks to the merge store.
+import type { Pod, RejectedPod, SourceName } from "../types.ts";
+
+/**
+ * A full snapshot of what a source wants: every pod it currently lists, and the pods it
+ * could not accept (parse errors) so the store can report them. Sources send a snapshot
+ * on every change, an empty one when the origin says "nothing", and nothing when nothing
+ * changed.
+ */
+export interface SourceSnapshot {
+  pods: Pod[];
+  rejected: RejectedPod[];
+}
+
+/** Stops a running source; resolves when its watchers and timers are gone. */
+export type StopSource = () => Promise<void>;
+
+/** A pod source: started with a callback that receives its snapshots. */
+export interface PodSource {
+  readonly name: SourceName;
+  start(emit: (snapshot: SourceSnapshot) => void): StopSource;
+}

@@ -1,0 +1,105 @@
+// The pod model every part of the kubelet shares: a defaulted Kubernetes v1 Pod, the
+// updates the merge store emits, and the status the sync loop reports.
+import type {
+  Container as V1Container,
+  ContainerStatus as V1ContainerStatus,
+  Pod as V1Pod,
+  PodCondition as V1PodCondition,
+  PodSpec as V1PodSpec,
+  PodStatus as V1PodStatus,
+  Volume as V1Volume,
+} from "kubernetes-types/core/v1.d.ts";
+import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
+
+export type { V1Container, V1ContainerStatus, V1Pod, V1PodCondition, V1PodSpec, V1PodStatus, V1Volume };
+
+/** Where desired pods come from; also the value of the `kubernetes.io/config.source` annotation. */
+export type SourceName = "file" | "url" | "etcd" | "http";
+
+/** Annotations the kubelet stamps on every pod it accepts (the names the real kubelet uses). */
+export const ANNOTATION = {
+  source: "kubernetes.io/config.source",
+  /** Hash of the pod as written; changes whenever the manifest's meaning changes. */
+  hash: "kubernetes.io/config.hash",
+  /** The file, URL or etcd key the pod was read from. */
+  origin: "kubelet.io/config.origin",
+} as const;
+
+/**
+ * A pod after parsing, conversion and defaulting: name, namespace and uid are always set,
+ * spec.containers is non-empty and every Kubernetes default has been applied.
+ */
+export interface Pod extends V1Pod {
+  apiVersion: "v1";
+  kind: "Pod";
+  metadata: ObjectMeta & {
+    name: string;
+    namespace: string;
+    uid: string;
+    annotations: Record<string, string>;
+  };
+  spec: V1PodSpec;
+}
+
+/** Operations of the merge store (the Go PodOperation). */
+export type PodOperation = "SET" | "ADD" | "UPDATE" | "REMOVE";
+
+/** One update from the merge store to the sync loop; `source` is "*" for merged SETs. */
+export interface PodUpdate {
+  op: PodOperation;
+  pods: Pod[];
+  source: SourceName | "*";
+}
+
+/** A problem found in input, Kubernetes style: `spec.containers[0].image: Required value`. */
+export interface FieldIssue {
+  /** Field path as Kubernetes prints it, e.g. `spec.containers[1].name`. */
+  path: string;
+  /** Kubernetes error type: "Required value", "Invalid value", "Duplicate value", "Unsupported value", "Forbidden", "Too long", "Not supported". */
+  type: string;
+  /** Offending value when there is one (printed JSON-quoted, as Kubernetes does). */
+  value?: unknown;
+  /** Extra detail: what is allowed, how to fix it. */
+  detail?: string;
+  severity: "error" | "warning";
+}
+
+/** Formats an issue the way Kubernetes does: `path: Type: "value": detail`. */
+export function formatIssue(issue: FieldIssue): string {
+  let text = `${issue.path}: ${issue.type}`;
+  if (issue.value !== undefined) text += `: ${JSON.stringify(issue.value)}`;
+  if (issue.detail) text += `: ${issue.detail}`;
+  return text;
+}
+
+/** A pod that could not be accepted, with where it came from and why. */
+export interface RejectedPod {
+  source: SourceName;
+  /** File path, URL or etcd key. */
+  origin: string;
+  /** Document index within the origin (0-based), when the origin holds several. */
+  document?: number;
+  /** `namespace/name` when it could be read. */
+  pod?: string;
+  issues: FieldIssue[];
+}
+
+/** Errors that cross module boundaries carry a code and are checked by code. */
+export class KubeletError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "KubeletError";
+  }
+}
+
+/** Kubernetes pod phases. */
+export type PodPhase = "Pending" | "Running" | "Succeeded" | "Failed" | "Unknown";
+
+/** `namespace/name`, the key pods are known by everywhere. */
+export function podKey(pod: { metadata: { name: string; namespace: string } }): string {
+  return `${pod.metadata.namespace}/${pod.metadata.name}`;
+}
