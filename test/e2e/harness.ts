@@ -1,0 +1,112 @@
+// Drives the compiled kubelet and the real dockerd for end-to-end tests.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { KUBELET_BINARY, type TestServices } from "../../lib/testing/services.ts";
+
+/** Runs the docker CLI against the test daemon; throws on failure. */
+export function docker(services: TestServices, ...args: string[]): string {
+  const result = spawnSync("docker", ["-H", services.dockerHost, ...args], { encoding: "utf8" });
+  if (result.status !== 0) throw new Error(`docker ${args.join(" ")}: ${result.stderr}`);
+  return result.stdout.trim();
+}
+
+export interface PodContainer {
+  id: string;
+  name: string;
+  state: string;
+  labels: Record<string, string>;
+}
+
+/** The kubelet's containers of a pod, running and dead, from the real daemon. */
+export function podContainers(services: TestServices, pod: string, namespace = "default"): PodContainer[] {
+  const out = docker(services, "ps", "-a", "--no-trunc", "--filter", `label=io.kubernetes.pod.name=${pod}`,
+    "--filter", `label=io.kubernetes.pod.namespace=${namespace}`, "--format", "{{json .}}");
+  return out.split("\n").filter(Boolean).map((line) => {
+    const row = JSON.parse(line) as { ID: string; Names: string; State: string; Labels: string };
+    const labels = Object.fromEntries(row.Labels.split(",").filter(Boolean).map((kv) => {
+      const eq = kv.indexOf("=");
+      return [kv.slice(0, eq), kv.slice(eq + 1)];
+    }));
+    return { id: row.ID, name: row.Names, state: row.State, labels };
+  });
+}
+
+/** Removes every container of the given pods (test clean-up). */
+export function removePods(services: TestServices, ...pods: string[]): void {
+  for (const pod of pods) {
+    const ids = podContainers(services, pod).map((c) => c.id);
+    if (ids.length) spawnSync("docker", ["-H", services.dockerHost, "rm", "-f", ...ids]);
+  }
+}
+
+/** Polls `check` every 100 ms until it returns a truthy value or `timeoutMs` passes. */
+export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 30_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value as NonNullable<T>;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${last}` : ""}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A fresh temporary directory, removed by the returned cleanup. */
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `kubelet-${prefix}-`));
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** A free TCP port on loopback. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Flags every test kubelet gets: the test daemon, no bridge network, a private root dir. */
+export function baseFlags(services: TestServices, rootDir: string): string[] {
+  return ["--docker_endpoint", services.dockerHost, "--pod_network_mode", "none", "--root_dir", rootDir, "--log_format", "json"];
+}
+
+/** Runs the compiled binary to completion. */
+export function runBinary(args: string[], options: { input?: string; timeoutMs?: number } = {}) {
+  const result = spawnSync(KUBELET_BINARY, args, { encoding: "utf8", input: options.input, timeout: options.timeoutMs ?? 120_000 });
+  return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** A kubelet running in the background, with its output collected. */
+export class KubeletProcess {
+  readonly child: ChildProcess;
+  output = "";
+
+  constructor(args: string[]) {
+    this.child = spawn(KUBELET_BINARY, args, { stdio: ["ignore", "pipe", "pipe"] });
+    this.child.stdout!.on("data", (d) => (this.output += d));
+    this.child.stderr!.on("data", (d) => (this.output += d));
+  }
+
+  /** Resolves with the exit code after SIGTERM (or `signal`). */
+  stop(signal: NodeJS.Signals = "SIGTERM"): Promise<number | null> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return Promise.resolve(this.child.exitCode);
+    return new Promise((resolve) => {
+      this.child.once("exit", (code) => resolve(code));
+      this.child.kill(signal);
+    });
+  }
+}
