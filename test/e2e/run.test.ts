@@ -10,6 +10,7 @@ const pod = (name: string, body: string) => `apiVersion: v1
 kind: Pod
 metadata: { name: ${name} }
 spec:
+  terminationGracePeriodSeconds: 1
 ${body}`;
 
 describeWithServices("kubelet run", (services) => {
