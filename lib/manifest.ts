@@ -1,7 +1,7 @@
 // The only yaml import: manifest text → pods. Reads v1 Pod, PodList/List, top-level arrays and the
 // original v1beta1/v1beta2 ContainerManifest, converts them to the Pod model and applies defaults.
 import { createHash } from "node:crypto";
-import { parseAllDocuments } from "yaml";
+import { parse, parseAllDocuments, stringify } from "yaml";
 import { ANNOTATION, type FieldIssue, type Pod, type RejectedPod, type SourceName, type V1Container } from "./types.ts";
 
 /** Where the text came from: stamped on every pod and every rejection. */
@@ -14,6 +14,16 @@ export interface ManifestContext {
 export interface ManifestResult {
   pods: Pod[];
   rejected: RejectedPod[];
+}
+
+/** Parses one YAML (or JSON) document; throws on syntax errors. For configuration files. */
+export function parseYaml(text: string): unknown {
+  return parse(text, { prettyErrors: true });
+}
+
+/** Serialises a value as YAML (print-config, `validate -o yaml`). */
+export function stringifyYaml(value: unknown, options: { flow?: boolean } = {}): string {
+  return stringify(value, { lineWidth: 0, ...(options.flow ? { collectionStyle: "flow" as const } : {}) });
 }
 
 /** Annotation holding the document index a pod came from within its origin. */

@@ -1,0 +1,197 @@
+// The only cac import: subcommands, flags in both spellings, usage errors, exit codes
+// (0 success, 1 failure, 2 usage). Heavy parts (Docker, etcd, the server) load only for run/runonce.
+import cac, { type Command } from "cac";
+import pkg from "../package.json" with { type: "json" };
+import { FLAGS, printConfig, resolveConfig, type ResolvedConfig } from "./config.ts";
+import type { KubeletConfig } from "./config-types.ts";
+import { createLogger } from "./log.ts";
+import { runtimeName } from "./platform/runtime.ts";
+import { validateCommand } from "./validate-command.ts";
+
+declare const KUBELET_COMMIT: string | undefined;
+
+/** `kubelet v0.1.0 (commit abc1234, bun 1.4.5)`. */
+export function versionLine(): string {
+  const commit = typeof KUBELET_COMMIT === "string" ? KUBELET_COMMIT : "dev";
+  return `kubelet v${pkg.version} (commit ${commit}, ${runtimeName()})`;
+}
+
+class UsageError extends Error {
+  constructor(message: string, readonly command?: Command) {
+    super(message);
+  }
+}
+
+const BOOLEAN_FLAGS = new Set(FLAGS.filter((f) => f.type === "bool").map((f) => f.flag.replace(/_/g, "-")).concat(["show-origin", "help", "version"]));
+
+/**
+ * `--etcd_servers` and `--etcd-servers` are the same flag (the modern kubelet's word-separator
+ * rule), and a bare boolean never swallows the next argument (`--allow_privileged pod.yaml`).
+ */
+export function normalizeArgv(argv: string[]): string[] {
+  const out: string[] = [];
+  for (const arg of argv) {
+    if (arg === "--" || !arg.startsWith("--")) {
+      out.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf("=");
+    const name = (eq < 0 ? arg.slice(2) : arg.slice(2, eq)).replace(/_/g, "-");
+    out.push(eq < 0 ? (BOOLEAN_FLAGS.has(name) ? `--${name}=true` : `--${name}`) : `--${name}${arg.slice(eq)}`);
+  }
+  return out;
+}
+
+interface Io {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream;
+  readStdin(): Promise<string>;
+}
+
+/** Runs the CLI and resolves to the process exit code. */
+export async function main(argv: string[], io: Io = defaultIo()): Promise<number> {
+  const cli = cac("kubelet");
+  let result: Promise<number> = Promise.resolve(0);
+  const withConfigFlags = (command: Command) => {
+    for (const spec of FLAGS) {
+      const dashed = spec.flag.replace(/_/g, "-");
+      const name = spec.type === "bool" ? `--${dashed}` : `--${dashed} <${spec.type === "duration" ? "duration" : "value"}>`;
+      command.option(spec.short ? `-${spec.short}, ${name}` : name, spec.description + (spec.type === "bool" ? " (true|false)" : ""));
+    }
+    return command.option("--config-file <path>", "YAML configuration file (keys: flag names or KubeletConfiguration names)");
+  };
+  const resolve = (options: Record<string, unknown>, command: Command): ResolvedConfig => {
+    const flags: Partial<Record<keyof KubeletConfig, unknown>> = {};
+    for (const spec of FLAGS) {
+      const value = options[spec.key];
+      if (value !== undefined) flags[spec.key] = value;
+    }
+    try {
+      return resolveConfig(flags, options.configFile as string | undefined);
+    } catch (error) {
+      throw new UsageError((error as Error).message, command);
+    }
+  };
+
+  const run = withConfigFlags(cli.command("run", "Run the kubelet until SIGTERM/SIGINT (containers keep running)"));
+  run.action((options) => {
+    const resolved = resolve(options, run);
+    result = resolved.config.runonce ? startRunOnce(resolved, run, io) : startRun(resolved.config, io);
+  });
+  const runonce = withConfigFlags(cli.command("runonce", "Start the pods of --config / --manifest_url once, wait until they run, exit 0 or 1"));
+  runonce.action((options) => {
+    result = startRunOnce(resolve(options, runonce), runonce, io);
+  });
+  const validate = cli
+    .command("validate [...paths]", "Check pod manifests (files, directories, - for stdin)")
+    .option("--allow-privileged", "Accept privileged containers")
+    .option("-o, --output <format>", "text or json", { default: "text" });
+  validate.action((paths: string[], options) => {
+    if (paths.length === 0) throw new UsageError("validate needs at least one path (a file, a directory, or - for stdin)", validate);
+    const format = outputFormat(options.output, ["text", "json"], validate) as "text" | "json";
+    result = validateCommand(paths, { allowPrivileged: options.allowPrivileged === true || options.allowPrivileged === "true", format, out: io.stdout, readStdin: io.readStdin });
+  });
+  const print = withConfigFlags(cli.command("print-config", "Print the effective configuration (defaults < --config_file < flags)"))
+    .option("--show-origin", "Mark each value with where it came from: default, file or flag")
+    .option("-o, --output <format>", "yaml or json", { default: "yaml" });
+  print.action((options) => {
+    const format = outputFormat(options.output, ["yaml", "json"], print) as "yaml" | "json";
+    io.stdout.write(printConfig(resolve(options, print), { format, showOrigin: options.showOrigin === true || options.showOrigin === "true" }));
+  });
+  cli.help();
+  if (argv.includes("--version")) {
+    io.stdout.write(versionLine() + "\n");
+    return 0;
+  }
+
+  try {
+    const parsed = cli.parse(["node", "kubelet", ...normalizeArgv(argv)], { run: false });
+    if (parsed.options.help) return 0;
+    if (!cli.matchedCommand) {
+      if (cli.args.length === 0) {
+        cli.outputHelp();
+        return 2;
+      }
+      throw new UsageError(`unknown command "${cli.args[0]}": use run, runonce, validate or print-config`);
+    }
+    await cli.runMatchedCommand();
+    return await result;
+  } catch (error) {
+    const err = error as Error & { code?: string; name?: string };
+    if (error instanceof UsageError || err.name === "CACError") {
+      io.stderr.write(`kubelet: ${err.message.replace(/`--([a-z-]+)`/g, (_, f: string) => `--${f.replace(/-/g, "_")}`)}\n`);
+      const command = (error as UsageError).command ?? cli.matchedCommand;
+      io.stderr.write(`Usage: kubelet ${command ? command.rawName : "<command>"} [flags]; see 'kubelet ${command ? command.name + " " : ""}--help'\n`);
+      return 2;
+    }
+    io.stderr.write(`kubelet: ${err.message}\n`);
+    return 1;
+  }
+}
+
+function outputFormat(value: unknown, allowed: string[], command: Command): string {
+  const format = String(value);
+  if (!allowed.includes(format)) throw new UsageError(`invalid output format "${format}": use ${allowed.join(" or ")}`, command);
+  return format;
+}
+
+function checkRunOnce(config: KubeletConfig, origins: ResolvedConfig["origins"], command: Command): void {
+  if (config.etcdServers.length > 0 || config.etcdConfig) {
+    throw new UsageError("runonce is exclusive with --etcd_servers and --etcd_config: it reads only --config and --manifest_url", command);
+  }
+  if (origins.enableServer !== "default" && config.enableServer) {
+    throw new UsageError("runonce is exclusive with --enable_server: runonce serves nothing", command);
+  }
+  if (!config.config && !config.manifestUrl) throw new UsageError("runonce needs --config and/or --manifest_url", command);
+}
+
+async function startRun(config: KubeletConfig, io: Io): Promise<number> {
+  const log = createLogger({ format: config.logFormat || undefined, verbosity: config.verbosity });
+  const { runKubelet } = await import("./kubelet.ts");
+  const stop = new AbortController();
+  const onSignal = (signal: string) => {
+    log.info(`received ${signal}: stopping`);
+    stop.abort();
+  };
+  process.once("SIGTERM", onSignal).once("SIGINT", onSignal);
+  try {
+    await runKubelet(config, { log, signal: stop.signal });
+    return 0;
+  } catch (error) {
+    log.error((error as Error).message, { code: (error as { code?: string }).code });
+    void io;
+    return 1;
+  } finally {
+    process.off("SIGTERM", onSignal).off("SIGINT", onSignal);
+  }
+}
+
+async function startRunOnce(resolved: ResolvedConfig, command: Command, io: Io): Promise<number> {
+  checkRunOnce(resolved.config, resolved.origins, command);
+  const config = { ...resolved.config, enableServer: false, runonce: true };
+  const log = createLogger({ format: config.logFormat || undefined, verbosity: config.verbosity });
+  const { runOnce } = await import("./kubelet.ts");
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once("SIGTERM", onSignal).once("SIGINT", onSignal);
+  try {
+    return (await runOnce(config, { log, signal: stop.signal, out: io.stdout, tty: io.stdout.isTTY === true })) ? 0 : 1;
+  } catch (error) {
+    io.stderr.write(`kubelet: ${(error as Error).message}\n`);
+    return 1;
+  } finally {
+    process.off("SIGTERM", onSignal).off("SIGINT", onSignal);
+  }
+}
+
+function defaultIo(): Io {
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    readStdin: async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString("utf8");
+    },
+  };
+}

@@ -1,0 +1,78 @@
+// `kubelet validate`: manifests from files, directories and stdin → a verdict per pod, every
+// issue with file, document and field path. Returns the exit code (0 valid, 1 invalid).
+import { readFile } from "node:fs/promises";
+import { listManifestFiles } from "./manifest-files.ts";
+import { DOCUMENT_ANNOTATION, readManifests } from "./manifest.ts";
+import { formatIssue, podKey, type FieldIssue } from "./types.ts";
+import { validatePod } from "./validation.ts";
+
+export interface ValidateOptions {
+  allowPrivileged: boolean;
+  format: "text" | "json";
+  out: NodeJS.WritableStream;
+  readStdin: () => Promise<string>;
+}
+
+interface PodVerdict {
+  file: string;
+  document?: number;
+  pod?: string;
+  valid: boolean;
+  issues: FieldIssue[];
+}
+
+/** Validates every manifest under `paths` and prints the verdicts; resolves to the exit code. */
+export async function validateCommand(paths: string[], options: ValidateOptions): Promise<number> {
+  const verdicts: PodVerdict[] = [];
+  const unreadable: Array<{ path: string; message: string }> = [];
+  const files: string[] = [];
+  for (const path of paths) {
+    if (path === "-") {
+      files.push("-");
+      continue;
+    }
+    try {
+      files.push(...(await listManifestFiles(path)));
+    } catch (error) {
+      unreadable.push({ path, message: (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or directory" : (error as Error).message });
+    }
+  }
+  const seen = new Map<string, string>();
+  for (const file of files) {
+    let text: string;
+    try {
+      text = file === "-" ? await options.readStdin() : await readFile(file, "utf8");
+    } catch (error) {
+      unreadable.push({ path: file, message: (error as Error).message });
+      continue;
+    }
+    const result = readManifests(text, { source: "file", origin: file });
+    for (const rejected of result.rejected) verdicts.push({ file, document: rejected.document, pod: rejected.pod, valid: false, issues: rejected.issues });
+    for (const pod of result.pods) {
+      const issues = validatePod(pod, { allowPrivileged: options.allowPrivileged });
+      const key = podKey(pod);
+      const document = Number(pod.metadata.annotations[DOCUMENT_ANNOTATION]);
+      const first = seen.get(key);
+      if (first) issues.push({ path: "metadata.name", type: "Duplicate value", value: pod.metadata.name, detail: `pod ${key} is already defined in ${first}; only the first one runs`, severity: "error" });
+      else seen.set(key, `${file}[${document}]`);
+      verdicts.push({ file, document, pod: key, valid: !issues.some((i) => i.severity === "error"), issues });
+    }
+  }
+  const invalid = verdicts.filter((v) => !v.valid).length;
+  const warnings = verdicts.reduce((n, v) => n + v.issues.filter((i) => i.severity === "warning").length, 0);
+  const code = invalid > 0 || unreadable.length > 0 ? 1 : 0;
+  if (options.format === "json") {
+    options.out.write(JSON.stringify({ valid: verdicts.length - invalid, invalid, warnings, unreadable, pods: verdicts }, null, 2) + "\n");
+    return code;
+  }
+  for (const { path, message } of unreadable) options.out.write(`FAIL ${path}: cannot read: ${message}\n`);
+  for (const v of verdicts) {
+    options.out.write(`${v.valid ? "ok  " : "FAIL"} ${v.file}${v.document !== undefined && !v.pod ? `[${v.document}]` : ""}  ${v.pod ?? ""}\n`);
+    for (const issue of v.issues) {
+      options.out.write(`  ${issue.severity === "error" ? "error" : "warn "} ${v.file}[${v.document ?? 0}]${v.pod ? ` ${v.pod}` : ""}: ${formatIssue(issue)}\n`);
+    }
+  }
+  const fileCount = new Set(verdicts.map((v) => v.file)).size;
+  options.out.write(`${verdicts.length - invalid} pods valid, ${invalid} invalid, ${warnings} warnings in ${fileCount} files${unreadable.length ? `, ${unreadable.length} unreadable` : ""}\n`);
+  return code;
+}
