@@ -1,0 +1,223 @@
+// The merge store (the Go PodConfig/podStorage): per-source pod state, SET/ADD/UPDATE/REMOVE,
+// three notification modes, strictly ordered delivery, and reports of every pod it drops.
+import type { Logger } from "./log.ts";
+import type { KubeletMetrics } from "./metrics.ts";
+import type { SourceSnapshot } from "./sources/source.ts";
+import { ANNOTATION, formatIssue, podKey, type FieldIssue, type Pod, type PodOperation, type PodUpdate, type RejectedPod, type SourceName } from "./types.ts";
+import { validatePod } from "./validation.ts";
+import { DOCUMENT_ANNOTATION, podSpecHash } from "./manifest.ts";
+
+/** How changes reach listeners (the Go PodConfigNotificationMode). */
+export type NotificationMode = "Snapshot" | "SnapshotAndUpdates" | "Incremental";
+
+export interface PodStoreOptions {
+  /** Default SnapshotAndUpdates, the kubelet's. */
+  mode?: NotificationMode;
+  /** The configured sources; readiness waits for each to merge once. Others (pushes) may merge too. */
+  sources: SourceName[];
+  allowPrivileged?: boolean;
+  log?: Logger;
+  metrics?: KubeletMetrics;
+}
+
+export interface PodStore {
+  /** Applies one operation from a source; `rejected` are the source's parse-level rejections. */
+  merge(source: SourceName, op: PodOperation, pods: Pod[], rejected?: RejectedPod[]): void;
+  /** A source snapshot: merge(source, "SET", snapshot.pods, snapshot.rejected). */
+  apply(source: SourceName, snapshot: SourceSnapshot): void;
+  /** Listeners run synchronously, in order; returns the unsubscribe function. */
+  subscribe(listener: (update: PodUpdate) => void): () => void;
+  /** Re-sends the merged state as a SET, even when empty. */
+  sync(): void;
+  /** Every accepted pod: source order, then arrival order. */
+  mergedState(): Pod[];
+  /** True once every configured source has merged at least once. */
+  allSourcesReady(): boolean;
+  whenAllSourcesReady(): Promise<void>;
+  /** Problems standing now: invalid pods, duplicates, name conflicts, parse errors. */
+  rejected(): RejectedPod[];
+}
+
+export function createPodStore(options: PodStoreOptions): PodStore {
+  const mode = options.mode ?? "SnapshotAndUpdates";
+  const allowPrivileged = options.allowPrivileged ?? false;
+  const order: SourceName[] = [...options.sources];
+  const pods = new Map<SourceName, Map<string, Pod>>();
+  const owner = new Map<string, SourceName>();
+  const seen = new Set<SourceName>();
+  const problems = new Map<SourceName, RejectedPod[]>();
+  const logged = new Map<SourceName, Set<string>>();
+  const validated = new Map<string, FieldIssue[]>();
+  const listeners = new Set<(update: PodUpdate) => void>();
+  const queue: PodUpdate[] = [];
+  let draining = false;
+  let markReady: () => void = () => {};
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
+  if (order.length === 0) markReady();
+
+  const emit = (update: PodUpdate) => {
+    queue.push(update);
+    if (draining) return; // a listener merged re-entrantly: its updates follow in order
+    draining = true;
+    try {
+      while (queue.length) {
+        const next = queue.shift()!;
+        for (const listener of listeners) {
+          try {
+            listener(next);
+          } catch (error) {
+            options.log?.error(`pod update listener failed: ${(error as Error).message}`);
+          }
+        }
+      }
+    } finally {
+      draining = false;
+    }
+  };
+
+  const mergedState = () => order.flatMap((source) => [...(pods.get(source)?.values() ?? [])]);
+
+  /** Validation results by pod hash, so an unchanged pod is never re-validated. */
+  const issuesOf = (pod: Pod): FieldIssue[] => {
+    const hash = pod.metadata.annotations[ANNOTATION.hash] ?? podSpecHash(pod);
+    let issues = validated.get(hash);
+    if (!issues) {
+      issues = validatePod(pod, { allowPrivileged });
+      validated.set(hash, issues);
+      const warnings = issues.filter((i) => i.severity === "warning");
+      if (warnings.length) options.log?.warn(`pod ${podKey(pod)} from ${describeOrigin(pod)}: ${warnings.map(formatIssue).join("; ")}`);
+    }
+    return issues;
+  };
+
+  const reject = (source: SourceName, pod: Pod, issues: FieldIssue[]): RejectedPod => ({
+    source,
+    origin: pod.metadata.annotations[ANNOTATION.origin] ?? source,
+    ...(pod.metadata.annotations[DOCUMENT_ANNOTATION] !== undefined ? { document: Number(pod.metadata.annotations[DOCUMENT_ANNOTATION]) } : {}),
+    pod: podKey(pod),
+    issues,
+  });
+
+  /** Valid, unique, unclaimed pods of one merge, and what was dropped on the way. */
+  const admit = (source: SourceName, incoming: Pod[]) => {
+    const accepted = new Map<string, Pod>();
+    const dropped: RejectedPod[] = [];
+    const invalidKeys = new Set<string>();
+    for (const pod of incoming) {
+      const key = podKey(pod);
+      const errors = issuesOf(pod).filter((i) => i.severity === "error");
+      if (errors.length) {
+        dropped.push(reject(source, pod, errors));
+        invalidKeys.add(key);
+        continue;
+      }
+      const first = accepted.get(key);
+      if (first) {
+        dropped.push(reject(source, pod, [{ path: "metadata.name", type: "Duplicate value", value: pod.metadata.name, detail: `pod ${key} is already defined in ${describeOrigin(first)}; the first one wins`, severity: "error" }]));
+        continue;
+      }
+      const claimedBy = owner.get(key);
+      if (claimedBy && claimedBy !== source && pods.get(claimedBy)?.has(key)) {
+        dropped.push(reject(source, pod, [{ path: "metadata.name", type: "Duplicate value", value: pod.metadata.name, detail: `pod ${key} already comes from the ${claimedBy} source, which keeps it`, severity: "error" }]));
+        continue;
+      }
+      accepted.set(key, pod);
+    }
+    return { accepted, dropped, invalidKeys };
+  };
+
+  const report = (source: SourceName, standing: RejectedPod[]) => {
+    problems.set(source, standing);
+    const before = logged.get(source) ?? new Set<string>();
+    const now = new Set<string>();
+    for (const r of standing) {
+      const signature = `${r.origin}|${r.pod ?? r.document}|${r.issues.map(formatIssue).join(";")}`;
+      now.add(signature);
+      if (before.has(signature)) continue;
+      options.metrics?.sourceError(source);
+      options.log?.warn(`dropping ${r.pod ? `pod ${r.pod}` : `document ${r.document ?? 0}`} from ${source} ${r.origin}: ${r.issues.filter((i) => i.severity === "error").map(formatIssue).join("; ")}`, { source, origin: r.origin });
+    }
+    logged.set(source, now);
+  };
+
+  const merge = (source: SourceName, op: PodOperation, incoming: Pod[], parseRejected: RejectedPod[] = []) => {
+    if (!order.includes(source)) order.push(source);
+    let current = pods.get(source);
+    if (!current) pods.set(source, (current = new Map()));
+    const added: Pod[] = [];
+    const updated: Pod[] = [];
+    const removed: Pod[] = [];
+
+    if (op === "REMOVE") {
+      for (const pod of incoming) {
+        const key = podKey(pod);
+        const stored = current.get(key);
+        if (!stored) continue;
+        current.delete(key);
+        owner.delete(key);
+        removed.push(stored);
+      }
+      report(source, (problems.get(source) ?? []).filter((r) => !incoming.some((p) => podKey(p) === r.pod)));
+    } else {
+      const { accepted, dropped, invalidKeys } = admit(source, incoming);
+      const next = op === "SET" ? new Map<string, Pod>() : new Map(current);
+      if (op === "SET") {
+        // An invalid edit keeps the last good version running (the Go "invalid UPDATE keeps foo").
+        for (const [key, pod] of current) if (invalidKeys.has(key) && !accepted.has(key)) next.set(key, pod);
+      }
+      for (const [key, pod] of accepted) {
+        const stored = current.get(key);
+        if (!stored) added.push(pod);
+        else if (hashOf(stored) !== hashOf(pod)) updated.push(pod);
+        next.set(key, stored && hashOf(stored) === hashOf(pod) ? stored : pod);
+      }
+      if (op === "SET") for (const [key, pod] of current) if (!next.has(key)) removed.push(pod);
+      pods.set(source, next);
+      for (const pod of removed) owner.delete(podKey(pod));
+      for (const key of next.keys()) owner.set(key, source);
+      const standing = op === "SET"
+        ? [...parseRejected, ...dropped]
+        : [...(problems.get(source) ?? []).filter((r) => !incoming.some((p) => podKey(p) === r.pod)), ...parseRejected, ...dropped];
+      report(source, standing);
+    }
+
+    if (!seen.has(source)) {
+      seen.add(source);
+      if (options.sources.every((s) => seen.has(s))) markReady();
+    }
+    if (mode === "Incremental") {
+      if (removed.length) emit({ op: "REMOVE", pods: removed, source });
+      if (added.length) emit({ op: "ADD", pods: added, source });
+      if (updated.length) emit({ op: "UPDATE", pods: updated, source });
+    } else if (mode === "SnapshotAndUpdates") {
+      if (updated.length) emit({ op: "UPDATE", pods: updated, source });
+      if (added.length || removed.length) emit({ op: "SET", pods: mergedState(), source: "*" });
+    } else if (added.length || removed.length || updated.length) {
+      emit({ op: "SET", pods: mergedState(), source: "*" });
+    }
+  };
+
+  return {
+    merge,
+    apply: (source, snapshot) => merge(source, "SET", snapshot.pods, snapshot.rejected),
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    sync: () => emit({ op: "SET", pods: mergedState(), source: "*" }),
+    mergedState,
+    allSourcesReady: () => options.sources.every((s) => seen.has(s)),
+    whenAllSourcesReady: () => ready,
+    rejected: () => order.flatMap((source) => problems.get(source) ?? []),
+  };
+}
+
+function hashOf(pod: Pod): string {
+  return pod.metadata.annotations[ANNOTATION.hash] ?? podSpecHash(pod);
+}
+
+function describeOrigin(pod: Pod): string {
+  const origin = pod.metadata.annotations[ANNOTATION.origin];
+  const document = pod.metadata.annotations[DOCUMENT_ANNOTATION];
+  return origin ? `${origin}${document !== undefined ? `[${document}]` : ""}` : (pod.metadata.annotations[ANNOTATION.source] ?? "unknown source");
+}
