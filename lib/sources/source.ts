@@ -20,3 +20,10 @@ export interface PodSource {
   readonly name: SourceName;
   start(emit: (snapshot: SourceSnapshot) => void): StopSource;
 }
+
+/** What makes two snapshots the same: pod identities and hashes, and the standing problems. */
+export function snapshotSignature(snapshot: SourceSnapshot): string {
+  const pods = snapshot.pods.map((p) => `${p.metadata.namespace}/${p.metadata.name}@${p.metadata.uid}#${p.metadata.annotations["kubernetes.io/config.hash"]}`);
+  const rejected = snapshot.rejected.map((r) => `${r.origin}|${r.document}|${r.pod}|${r.issues.map((i) => `${i.path}:${i.type}:${i.detail}`).join(";")}`);
+  return JSON.stringify([pods, rejected]);
+}

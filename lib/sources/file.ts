@@ -1,0 +1,135 @@
+// The file source (-c/--config): a manifest file or a directory of them, watched with chokidar so
+// an edit is seen at once, and re-listed every --file_check_frequency in case a watch event was lost.
+import { watch, type FSWatcher } from "chokidar";
+import { readFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { systemClock, type Clock, type Timer } from "../clock.ts";
+import { silentLogger, type Logger } from "../log.ts";
+import { isManifestFile, listManifestFiles } from "../manifest-files.ts";
+import { readManifests } from "../manifest.ts";
+import type { KubeletMetrics } from "../metrics.ts";
+import type { Pod, RejectedPod } from "../types.ts";
+import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
+
+export interface FileSourceOptions {
+  path: string;
+  /** Full re-list period, ms (--file_check_frequency). */
+  checkFrequency: number;
+  clock?: Clock;
+  log?: Logger;
+  metrics?: KubeletMetrics;
+  /** Quiet time after a watch event before re-reading, ms; coalesces an editor's write bursts. */
+  debounceMs?: number;
+}
+
+export type FileSource = PodSource & { readOnce(): Promise<SourceSnapshot> };
+
+interface FileState {
+  text: string;
+  pods: Pod[];
+  rejected: RejectedPod[];
+}
+
+export function createFileSource(options: FileSourceOptions): FileSource {
+  const clock = options.clock ?? systemClock;
+  const log = options.log ?? silentLogger;
+  const lastGood = new Map<string, FileState>();
+  let missingReported = false;
+
+  /** Reads every manifest file once; a file that stops parsing keeps its last good pods. */
+  const readOnce = async (): Promise<SourceSnapshot> => {
+    let files: string[];
+    try {
+      files = await listManifestFiles(options.path);
+      missingReported = false;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      if (!missingReported) log.warn(`manifest path "${options.path}" does not exist (yet): no pods from it until it appears`);
+      missingReported = true;
+      lastGood.clear();
+      return { pods: [], rejected: [] };
+    }
+    const snapshot: SourceSnapshot = { pods: [], rejected: [] };
+    for (const file of files) {
+      let text: string;
+      try {
+        text = await readFile(file, "utf8");
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue; // deleted between list and read
+        snapshot.rejected.push({ source: "file", origin: file, issues: [{ path: "<file>", type: "Invalid value", detail: `cannot read manifest: ${(error as Error).message}`, severity: "error" }] });
+        continue;
+      }
+      const previous = lastGood.get(file);
+      const state = previous?.text === text ? previous : { text, ...readManifests(text, { source: "file", origin: file }) };
+      const broken = state.rejected.some((r) => r.issues.some((i) => i.path === "<document>"));
+      if (broken && previous && previous !== state) {
+        // Mid-edit or a typo: keep what ran before, loudly, until the file is fixed or deleted.
+        snapshot.pods.push(...previous.pods);
+        snapshot.rejected.push(...state.rejected.map((r) => ({ ...r, issues: r.issues.map((i) => ({ ...i, detail: `${i.detail}; keeping the pods from its last good version` })) })));
+        continue;
+      }
+      if (!broken) lastGood.set(file, state);
+      snapshot.pods.push(...state.pods);
+      snapshot.rejected.push(...state.rejected);
+    }
+    for (const file of lastGood.keys()) if (!files.includes(file)) lastGood.delete(file);
+    return snapshot;
+  };
+
+  return {
+    name: "file",
+    readOnce,
+    start(emit) {
+      let stopped = false;
+      let lastSignature: string | undefined;
+      let pending: Timer | undefined;
+      let relist: Timer | undefined;
+      let reading: Promise<void> = Promise.resolve();
+      const refresh = () => {
+        reading = reading.then(async () => {
+          if (stopped) return;
+          try {
+            const snapshot = await readOnce();
+            const signature = snapshotSignature(snapshot);
+            if (signature === lastSignature || stopped) return;
+            lastSignature = signature;
+            emit(snapshot);
+          } catch (error) {
+            options.metrics?.sourceError("file");
+            log.warn(`cannot read manifests from "${options.path}": ${(error as Error).message}`);
+          }
+        });
+        return reading;
+      };
+      const schedule = () => {
+        pending?.cancel();
+        pending = clock.setTimeout(() => void refresh(), options.debounceMs ?? 20);
+      };
+      const tick = () => {
+        relist = clock.setTimeout(() => void refresh().then(() => !stopped && tick()), options.checkFrequency);
+      };
+      // Watch the parent too, so a path that does not exist yet is noticed when it appears.
+      const watcher: FSWatcher = watch([options.path, dirname(options.path)], {
+        ignoreInitial: true,
+        depth: 0,
+        atomic: true,
+        ignored: (path: string, stats?: { isFile(): boolean }) => !!stats?.isFile() && path !== options.path && !isManifestFile(path),
+      });
+      watcher.on("all", (event: string, path: string) => {
+        // A manifest directory created after start-up: watch its contents from now on.
+        if (path === options.path && (event === "addDir" || event === "add")) watcher.unwatch(options.path).add(options.path);
+        if (path === options.path || path.startsWith(options.path + "/") || dirname(options.path) === path) schedule();
+      });
+      watcher.on("error", (error: unknown) => log.warn(`watching "${options.path}" failed: ${(error as Error).message}; re-listing every ${options.checkFrequency / 1000}s`));
+      void refresh();
+      tick();
+      return async () => {
+        stopped = true;
+        pending?.cancel();
+        relist?.cancel();
+        await watcher.close();
+        await reading;
+      };
+    },
+  };
+}
