@@ -29,8 +29,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const level = verbosity <= 0 ? 1 : verbosity === 1 ? 3 : 4;
   const consola = createConsola({
     level,
-    stdout: stream,
-    stderr: stream,
+    stdout: stream as NodeJS.WriteStream,
+    stderr: stream as NodeJS.WriteStream,
     ...(format === "json" ? { reporters: [jsonReporter(stream)] } : {}),
     formatOptions: { date: false, colors: (stream as { isTTY?: boolean }).isTTY === true },
   });

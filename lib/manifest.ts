@@ -153,7 +153,7 @@ function finish(raw: Json, ctx: ManifestContext, document: number): Pod {
   spec.dnsPolicy ??= "ClusterFirst";
   spec.terminationGracePeriodSeconds ??= 30;
   for (const list of [spec.initContainers, spec.containers]) {
-    if (Array.isArray(list)) for (const container of list) if (isObject(container)) defaultContainer(container as V1Container);
+    if (Array.isArray(list)) for (const container of list) if (isObject(container)) defaultContainer(container as unknown as V1Container);
   }
   const annotations = isObject(metadata.annotations) ? { ...(metadata.annotations as Record<string, string>) } : {};
   const pod = {

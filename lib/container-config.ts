@@ -1,0 +1,198 @@
+// Pure: a pod and one of its containers → the Docker create body, with the dockershim names and
+// labels, Kubernetes `$(VAR)` expansion, downward-API env, resources and security settings.
+import { createHash } from "node:crypto";
+import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerCreateBody } from "./container/runtime.ts";
+import { expand } from "./expand.ts";
+import { stableJson } from "./manifest.ts";
+import { milliCpu, parseQuantity } from "./quantity.ts";
+import { KubeletError, ANNOTATION, type Pod, type V1Container } from "./types.ts";
+
+/** A volume as the containers of a pod see it: where it is on the host. */
+export interface VolumeMount {
+  hostPath: string;
+}
+
+/** What a container's configuration depends on besides the pod itself. */
+export interface PodContext {
+  nodeName: string;
+  hostIP: string;
+  /** The pause container's IP ("" for network none; hostIP for host network). */
+  podIP: string;
+  /** --pod_network_mode. */
+  networkMode: string;
+  pauseImage: string;
+  allowPrivileged: boolean;
+  volumePaths: Map<string, VolumeMount>;
+  node: { cpus: number; memoryBytes: number };
+}
+
+/** `k8s_<container>_<pod>_<namespace>_<uid>_<attempt>`, the dockershim name. */
+export function containerName(pod: Pod, container: string, attempt: number): string {
+  return `k8s_${container}_${pod.metadata.name}_${pod.metadata.namespace}_${pod.metadata.uid}_${attempt}`;
+}
+
+/** Parses a dockershim name; undefined for names the kubelet did not make. */
+export function parseContainerName(name: string): { container: string; pod: string; namespace: string; uid: string; attempt: number } | undefined {
+  const parts = name.replace(/^\//, "").split("_");
+  if (parts.length !== 6 || parts[0] !== "k8s" || !/^\d+$/.test(parts[5]!)) return undefined;
+  return { container: parts[1]!, pod: parts[2]!, namespace: parts[3]!, uid: parts[4]!, attempt: Number(parts[5]) };
+}
+
+/** Stable hash of a container's spec: a change replaces just that container. */
+export function containerHash(container: V1Container): string {
+  return createHash("sha256").update(stableJson(container)).digest("hex").slice(0, 8);
+}
+
+/** Hash of what the pause container embodies; a change recreates the whole pod. */
+export function podSandboxHash(pod: Pod, networkMode: string): string {
+  const ports = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].flatMap((c) => (c.ports ?? []).filter((p) => p.hostPort).map((p) => `${p.hostIP ?? ""}:${p.hostPort}:${p.containerPort}/${p.protocol}`));
+  const sandbox = { hostNetwork: !!pod.spec.hostNetwork, hostIPC: !!pod.spec.hostIPC, hostPID: !!pod.spec.hostPID, hostname: pod.spec.hostname ?? "", ports, networkMode, volumes: pod.spec.volumes ?? [] };
+  return createHash("sha256").update(stableJson(sandbox)).digest("hex").slice(0, 8);
+}
+
+function podLabels(pod: Pod): Record<string, string> {
+  return {
+    ...(pod.metadata.labels ?? {}),
+    [LABEL.podName]: pod.metadata.name,
+    [LABEL.podNamespace]: pod.metadata.namespace,
+    [LABEL.podUid]: pod.metadata.uid,
+    [LABEL.terminationGracePeriod]: String(pod.spec.terminationGracePeriodSeconds ?? 30),
+    [ANNOTATION.source]: pod.metadata.annotations[ANNOTATION.source] ?? "",
+  };
+}
+
+const LOG_CONFIG = { Type: "json-file", Config: { "max-size": "10m", "max-file": "2" } };
+
+/** The pod infra container: owns the network and IPC namespaces and every host port of the pod. */
+export function buildPauseContainer(pod: Pod, ctx: PodContext): ContainerCreateBody {
+  const exposed: Record<string, Record<string, never>> = {};
+  const bindings: Record<string, Array<{ HostIp?: string; HostPort: string }>> = {};
+  for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
+    for (const port of c.ports ?? []) {
+      if (!port.hostPort || pod.spec.hostNetwork) continue;
+      const key = `${port.containerPort}/${(port.protocol ?? "TCP").toLowerCase()}`;
+      exposed[key] = {};
+      (bindings[key] ??= []).push({ HostIp: port.hostIP ?? "", HostPort: String(port.hostPort) });
+    }
+  }
+  const hostNetwork = pod.spec.hostNetwork === true;
+  return {
+    name: containerName(pod, POD_INFRA_CONTAINER_NAME, 0),
+    Image: ctx.pauseImage,
+    Labels: {
+      ...podLabels(pod),
+      [LABEL.containerName]: POD_INFRA_CONTAINER_NAME,
+      [LABEL.containerType]: "podsandbox",
+      [LABEL.podHash]: podSandboxHash(pod, ctx.networkMode),
+    },
+    ...(hostNetwork || ctx.networkMode === "none" ? {} : { Hostname: pod.spec.hostname ?? pod.metadata.name }),
+    ...(Object.keys(exposed).length ? { ExposedPorts: exposed } : {}),
+    HostConfig: {
+      NetworkMode: hostNetwork ? "host" : ctx.networkMode,
+      IpcMode: pod.spec.hostIPC ? "host" : "shareable",
+      ...(pod.spec.hostPID ? { PidMode: "host" } : {}),
+      ...(Object.keys(bindings).length ? { PortBindings: bindings } : {}),
+      CpuShares: 2,
+      LogConfig: LOG_CONFIG,
+    },
+  };
+}
+
+/** An app or init container, joined to the pause container's namespaces. */
+export function buildContainer(pod: Pod, container: V1Container, ctx: PodContext & { pauseId: string; attempt: number; init: boolean }): ContainerCreateBody {
+  const env = resolveEnv(pod, container, ctx);
+  const lookup = (name: string) => env.get(name);
+  const security = container.securityContext ?? {};
+  const podSecurity = pod.spec.securityContext ?? {};
+  if (security.privileged && !ctx.allowPrivileged) {
+    throw new KubeletError("Forbidden", `container ${container.name}: privileged mode is disallowed (start the kubelet with --allow_privileged)`);
+  }
+  const user = security.runAsUser ?? podSecurity.runAsUser;
+  const group = security.runAsGroup ?? podSecurity.runAsGroup;
+  const limits = container.resources?.limits ?? {};
+  const requests = container.resources?.requests ?? {};
+  const memory = limits.memory !== undefined ? Math.round(parseQuantity(limits.memory)!) : undefined;
+  const cpuLimit = limits.cpu !== undefined ? milliCpu(limits.cpu)! : undefined;
+  const cpuRequest = requests.cpu !== undefined ? milliCpu(requests.cpu)! : cpuLimit;
+  const capability = (name: string) => name.replace(/^CAP_/i, "").toUpperCase();
+  return {
+    name: containerName(pod, container.name, ctx.attempt),
+    Image: container.image!,
+    ...(container.command ? { Entrypoint: container.command.map((a) => expand(a, lookup)) } : {}),
+    ...(container.args ? { Cmd: container.args.map((a) => expand(a, lookup)) } : container.command ? { Cmd: [] } : {}),
+    Env: [...env].map(([name, value]) => `${name}=${value}`),
+    ...(container.workingDir ? { WorkingDir: container.workingDir } : {}),
+    ...(user !== undefined ? { User: group !== undefined ? `${user}:${group}` : String(user) } : {}),
+    Labels: {
+      ...podLabels(pod),
+      [LABEL.containerName]: container.name,
+      [LABEL.containerType]: "container",
+      [LABEL.containerHash]: containerHash(container),
+      [LABEL.restartCount]: String(ctx.attempt),
+      ...(ctx.init ? { [LABEL.initContainer]: "true" } : {}),
+    },
+    ...(container.tty ? { Tty: true } : {}),
+    ...(container.stdin ? { OpenStdin: true, StdinOnce: container.stdinOnce ?? false } : {}),
+    HostConfig: {
+      NetworkMode: `container:${ctx.pauseId}`,
+      IpcMode: `container:${ctx.pauseId}`,
+      ...(pod.spec.hostPID ? { PidMode: "host" } : {}),
+      Binds: binds(container, ctx.volumePaths),
+      ...(memory !== undefined ? { Memory: memory, MemorySwap: memory } : {}),
+      ...(cpuLimit !== undefined ? { CpuQuota: Math.max(1000, cpuLimit * 100), CpuPeriod: 100_000 } : {}),
+      CpuShares: Math.max(2, Math.floor(((cpuRequest ?? 0) * 1024) / 1000)),
+      ...(security.privileged ? { Privileged: true } : {}),
+      ...(security.readOnlyRootFilesystem ? { ReadonlyRootfs: true } : {}),
+      ...(security.capabilities?.add?.length ? { CapAdd: security.capabilities.add.map(capability) } : {}),
+      ...(security.capabilities?.drop?.length ? { CapDrop: security.capabilities.drop.map(capability) } : {}),
+      ...(podSecurity.supplementalGroups?.length ? { GroupAdd: podSecurity.supplementalGroups.map(String) } : {}),
+      LogConfig: LOG_CONFIG,
+    },
+  };
+}
+
+function binds(container: V1Container, volumes: Map<string, VolumeMount>): string[] {
+  return (container.volumeMounts ?? []).map((mount) => {
+    const volume = volumes.get(mount.name);
+    if (!volume) throw new KubeletError("VolumeSetupFailed", `container ${container.name}: volume "${mount.name}" was not set up`);
+    const host = mount.subPath ? `${volume.hostPath}/${mount.subPath}` : volume.hostPath;
+    return `${host}:${mount.mountPath}${mount.readOnly ? ":ro" : ""}`;
+  });
+}
+
+/** The container's environment in order: values may reference earlier entries with `$(NAME)`. */
+export function resolveEnv(pod: Pod, container: V1Container, ctx: PodContext): Map<string, string> {
+  const env = new Map<string, string>();
+  for (const variable of container.env ?? []) {
+    let value: string;
+    if (variable.valueFrom?.fieldRef) value = fieldValue(pod, variable.valueFrom.fieldRef.fieldPath, ctx);
+    else if (variable.valueFrom?.resourceFieldRef) value = resourceValue(container, variable.valueFrom.resourceFieldRef, ctx);
+    else value = expand(variable.value ?? "", (name) => env.get(name));
+    env.set(variable.name, value);
+  }
+  return env;
+}
+
+function fieldValue(pod: Pod, path: string, ctx: PodContext): string {
+  const keyed = /^metadata\.(labels|annotations)\['([^']+)'\]$/.exec(path);
+  if (keyed) return (keyed[1] === "labels" ? pod.metadata.labels : pod.metadata.annotations)?.[keyed[2]!] ?? "";
+  switch (path) {
+    case "metadata.name": return pod.metadata.name;
+    case "metadata.namespace": return pod.metadata.namespace;
+    case "metadata.uid": return pod.metadata.uid;
+    case "spec.nodeName": return ctx.nodeName;
+    case "spec.serviceAccountName": return pod.spec.serviceAccountName ?? "default";
+    case "status.hostIP": return ctx.hostIP;
+    case "status.podIP":
+    case "status.podIPs": return ctx.podIP;
+    default: throw new KubeletError("InvalidValue", `unsupported fieldRef ${path}`);
+  }
+}
+
+function resourceValue(container: V1Container, ref: { resource: string; divisor?: string | number }, ctx: PodContext): string {
+  const [kind, name] = ref.resource.split(".") as ["limits" | "requests", "cpu" | "memory"];
+  const raw = container.resources?.[kind]?.[name];
+  const value = raw !== undefined ? parseQuantity(raw)! : kind === "limits" ? (name === "cpu" ? ctx.node.cpus : ctx.node.memoryBytes) : 0;
+  const divisor = ref.divisor !== undefined ? parseQuantity(ref.divisor) || 1 : 1;
+  return String(Math.ceil(value / divisor));
+}
