@@ -61,7 +61,7 @@ const SCHEMA: Record<string, Record<string, string>> = {
   Resources: { limits: "", requests: "", claims: "!" },
   Mount: { name: "", mountPath: "", readOnly: "", subPath: "", subPathExpr: "!", mountPropagation: "!", recursiveReadOnly: "!" },
   Probe: {
-    exec: "Exec", httpGet: "HttpGet", tcpSocket: "TcpSocket", grpc: "Grpc", initialDelaySeconds: "", periodSeconds: "", timeoutSeconds: "",
+    exec: "Exec", httpGet: "HttpGet", tcpSocket: "TcpSocket", grpc: "xgrpc probes are not supported by this kubelet; use exec, httpGet or tcpSocket", initialDelaySeconds: "", periodSeconds: "", timeoutSeconds: "",
     successThreshold: "", failureThreshold: "", terminationGracePeriodSeconds: "",
   },
   Lifecycle: { postStart: "Handler", preStop: "Handler", stopSignal: "!" },
@@ -69,7 +69,6 @@ const SCHEMA: Record<string, Record<string, string>> = {
   Exec: { command: "" },
   HttpGet: { path: "", port: "", host: "", scheme: "", httpHeaders: "" },
   TcpSocket: { port: "", host: "" },
-  Grpc: { port: "", service: "" },
   Sleep: { seconds: "" },
   SecurityContext: {
     privileged: "", runAsUser: "", runAsGroup: "", readOnlyRootFilesystem: "", capabilities: "Capabilities", runAsNonRoot: "!",

@@ -1,0 +1,48 @@
+// Keyed exponential back-off (the Kubernetes flowcontrol.Backoff): crash loops and image pulls.
+import type { Clock } from "./clock.ts";
+
+interface Entry {
+  delayMs: number;
+  /** When the last failure was recorded. */
+  at: number;
+}
+
+/** Per-key back-off: the first retry is free, then `initialMs` doubling up to `maxMs`. */
+export class Backoff {
+  readonly #entries = new Map<string, Entry>();
+
+  constructor(
+    readonly initialMs: number,
+    readonly maxMs: number,
+    readonly clock: Clock,
+  ) {}
+
+  /** Records a retry now; returns the delay the next retry must wait. */
+  next(key: string): number {
+    const entry = this.#entries.get(key);
+    const delayMs = entry ? Math.min(entry.delayMs * 2, this.maxMs) : this.initialMs;
+    this.#entries.set(key, { delayMs, at: this.clock.now() });
+    return delayMs;
+  }
+
+  /** Milliseconds still to wait before a retry (0 when free to go). */
+  remaining(key: string): number {
+    const entry = this.#entries.get(key);
+    if (!entry) return 0;
+    return Math.max(0, entry.at + entry.delayMs - this.clock.now());
+  }
+
+  /** The current delay of a key (0 when it has none). */
+  delay(key: string): number {
+    return this.#entries.get(key)?.delayMs ?? 0;
+  }
+
+  reset(key: string): void {
+    this.#entries.delete(key);
+  }
+
+  /** Forgets keys that match, e.g. every container of a removed pod. */
+  resetWhere(match: (key: string) => boolean): void {
+    for (const key of this.#entries.keys()) if (match(key)) this.#entries.delete(key);
+  }
+}

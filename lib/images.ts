@@ -1,0 +1,114 @@
+// Image pulls: pull policy, a token bucket over all pulls (--registry_qps/--registry_burst),
+// one pull per image at a time, and per-image back-off (ErrImagePull → ImagePullBackOff).
+import { Backoff } from "./backoff.ts";
+import { systemClock, type Clock } from "./clock.ts";
+import type { Runtime } from "./container/runtime.ts";
+import { credentialsFor, defaultDockerConfigPaths } from "./docker-config.ts";
+import type { EventRecorder } from "./events.ts";
+import { silentLogger, type Logger } from "./log.ts";
+import type { KubeletMetrics } from "./metrics.ts";
+import { KubeletError, type Pod } from "./types.ts";
+
+export type PullPolicy = "Always" | "IfNotPresent" | "Never";
+
+export interface ImageManager {
+  /** Ensures the image per policy and returns its id; throws ErrImagePull, ImagePullBackOff or ErrImageNeverPull. */
+  ensureImage(image: string, policy: PullPolicy, pod: Pod): Promise<string>;
+}
+
+export interface ImageManagerOptions {
+  qps: number;
+  burst: number;
+  dockerConfigPaths?: string[];
+  clock?: Clock;
+  log?: Logger;
+  metrics?: KubeletMetrics;
+  events?: EventRecorder;
+}
+
+/** A token bucket: `burst` pulls at once, refilled at `qps` per second; waits, never drops. */
+export class TokenBucket {
+  #tokens: number;
+  #updated: number;
+  #queue: Promise<void> = Promise.resolve();
+
+  constructor(readonly qps: number, readonly burst: number, readonly clock: Clock) {
+    this.#tokens = Math.max(1, burst);
+    this.#updated = clock.now();
+  }
+
+  /** Resolves when a token is available (immediately when qps is 0, unlimited). */
+  take(): Promise<void> {
+    if (this.qps <= 0) return Promise.resolve();
+    const turn = this.#queue.then(async () => {
+      const now = this.clock.now();
+      this.#tokens = Math.min(Math.max(1, this.burst), this.#tokens + ((now - this.#updated) / 1000) * this.qps);
+      this.#updated = now;
+      if (this.#tokens < 1) {
+        await this.clock.sleep(((1 - this.#tokens) / this.qps) * 1000);
+        this.#tokens = 1;
+        this.#updated = this.clock.now();
+      }
+      this.#tokens -= 1;
+    });
+    this.#queue = turn;
+    return turn;
+  }
+}
+
+export function createImageManager(options: ImageManagerOptions, runtime: Runtime): ImageManager {
+  const clock = options.clock ?? systemClock;
+  const log = options.log ?? silentLogger;
+  const bucket = new TokenBucket(options.qps, options.burst, clock);
+  const backoff = new Backoff(10_000, 300_000, clock);
+  const failures = new Map<string, string>();
+  const inflight = new Map<string, Promise<string>>();
+  const configPaths = options.dockerConfigPaths ?? defaultDockerConfigPaths();
+
+  const pull = async (image: string, pod: Pod): Promise<string> => {
+    await bucket.take();
+    options.events?.record(pod, "Normal", "Pulling", `Pulling image "${image}"`);
+    const started = clock.now();
+    try {
+      await runtime.pullImage(image, credentialsFor(image, configPaths));
+      const id = await runtime.imageId(image);
+      if (!id) throw new KubeletError("ImagePullFailed", `image ${image} is missing right after its pull`);
+      const seconds = (clock.now() - started) / 1000;
+      options.metrics?.imagePull(seconds, false);
+      options.events?.record(pod, "Normal", "Pulled", `Successfully pulled image "${image}" in ${seconds.toFixed(3)}s`);
+      backoff.reset(image);
+      failures.delete(image);
+      return id;
+    } catch (error) {
+      options.metrics?.imagePull((clock.now() - started) / 1000, true);
+      const message = `Failed to pull image "${image}": ${(error as Error).message}`;
+      const delay = backoff.next(image);
+      failures.set(image, message);
+      options.events?.record(pod, "Warning", "Failed", message);
+      log.warn(`${message}; next attempt in ${delay / 1000}s`);
+      throw new KubeletError((error as KubeletError).code === "RuntimeUnavailable" ? "RuntimeUnavailable" : "ErrImagePull", message, { cause: error });
+    }
+  };
+
+  return {
+    async ensureImage(image, policy, pod) {
+      if (policy !== "Always") {
+        const id = await runtime.imageId(image);
+        if (id) return id;
+        if (policy === "Never") {
+          throw new KubeletError("ErrImageNeverPull", `Container image "${image}" is not present with pull policy of Never`);
+        }
+      }
+      const running = inflight.get(image);
+      if (running) return running;
+      const wait = backoff.remaining(image);
+      if (wait > 0) {
+        options.events?.record(pod, "Normal", "BackOff", `Back-off pulling image "${image}"`);
+        throw new KubeletError("ImagePullBackOff", `Back-off pulling image "${image}" (${Math.ceil(wait / 1000)}s left): ${failures.get(image) ?? ""}`);
+      }
+      const attempt = pull(image, pod).finally(() => inflight.delete(image));
+      inflight.set(image, attempt);
+      return attempt;
+    },
+  };
+}

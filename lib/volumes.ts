@@ -1,0 +1,123 @@
+// Pod volumes on the host: emptyDir under <root_dir>/pods/<uid>/volumes (tmpfs for medium Memory)
+// and hostPath with its type checks. Pod directories are removed once their pod is gone.
+import { execFile } from "node:child_process";
+import { mkdir, open, readdir, readFile, rm, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import type { VolumeMount } from "./container-config.ts";
+import { silentLogger, type Logger } from "./log.ts";
+import { parseQuantity } from "./quantity.ts";
+import { KubeletError, type Pod } from "./types.ts";
+
+const run = promisify(execFile);
+
+export interface VolumeManager {
+  /** Creates/checks every volume of a pod; returns volume name → host path. */
+  setup(pod: Pod): Promise<Map<string, VolumeMount>>;
+  /** Unmounts and removes a pod's directory (never touches hostPath targets). */
+  teardown(podUid: string): Promise<void>;
+  /** Uids that have a pod directory. */
+  podDirs(): Promise<string[]>;
+}
+
+export function createVolumeManager(options: { rootDir: string; log?: Logger }): VolumeManager {
+  const log = options.log ?? silentLogger;
+  const podsDir = join(options.rootDir, "pods");
+  const fail = (pod: Pod, volume: string, why: string) =>
+    new KubeletError("VolumeSetupFailed", `volume "${volume}" of pod ${pod.metadata.namespace}/${pod.metadata.name}: ${why}`);
+
+  return {
+    async setup(pod) {
+      const paths = new Map<string, VolumeMount>();
+      for (const volume of pod.spec.volumes ?? []) {
+        if (volume.emptyDir) {
+          const dir = join(podsDir, pod.metadata.uid, "volumes", "kubernetes.io~empty-dir", volume.name);
+          await mkdir(dir, { recursive: true, mode: 0o777 });
+          if (volume.emptyDir.medium === "Memory" && !(await isMountPoint(dir))) {
+            const size = volume.emptyDir.sizeLimit !== undefined ? `,size=${Math.round(parseQuantity(volume.emptyDir.sizeLimit)!)}` : "";
+            try {
+              await run("mount", ["-t", "tmpfs", "-o", `mode=0777${size}`, "tmpfs", dir]);
+            } catch (error) {
+              throw fail(pod, volume.name, `cannot mount a tmpfs for medium Memory (the kubelet must run as root): ${(error as { stderr?: string }).stderr?.trim() || (error as Error).message}`);
+            }
+          }
+          paths.set(volume.name, { hostPath: dir });
+        } else if (volume.hostPath) {
+          await checkHostPath(volume.hostPath.path, volume.hostPath.type ?? "", (why) => fail(pod, volume.name, why));
+          paths.set(volume.name, { hostPath: volume.hostPath.path });
+        } else {
+          throw fail(pod, volume.name, "only emptyDir and hostPath volumes are supported");
+        }
+      }
+      for (const container of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
+        for (const mount of container.volumeMounts ?? []) {
+          const volume = paths.get(mount.name);
+          if (volume && mount.subPath) await mkdir(join(volume.hostPath, mount.subPath), { recursive: true });
+        }
+      }
+      return paths;
+    },
+    async teardown(podUid) {
+      const dir = join(podsDir, podUid);
+      for (const mountPoint of await mountsUnder(dir)) {
+        await run("umount", [mountPoint]).catch((error) => log.warn(`cannot unmount ${mountPoint}: ${(error as Error).message}`));
+      }
+      // rm never follows symlinks, so a link to a host path cannot take the host path with it.
+      await rm(dir, { recursive: true, force: true });
+    },
+    async podDirs() {
+      try {
+        return (await readdir(podsDir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
+      } catch {
+        return [];
+      }
+    },
+  };
+}
+
+async function checkHostPath(path: string, type: string, fail: (why: string) => Error): Promise<void> {
+  const info = await stat(path).catch(() => undefined);
+  switch (type) {
+    case "":
+      return;
+    case "DirectoryOrCreate":
+      if (!info) await mkdir(path, { recursive: true, mode: 0o755 });
+      else if (!info.isDirectory()) throw fail(`hostPath type check failed: ${path} is not a directory`);
+      return;
+    case "FileOrCreate":
+      if (!info) {
+        const file = await open(path, "a", 0o644).catch((error: Error) => {
+          throw fail(`hostPath type check failed: cannot create ${path}: ${error.message}`);
+        });
+        await file.close();
+      } else if (!info.isFile()) throw fail(`hostPath type check failed: ${path} is not a file`);
+      return;
+    default: {
+      const expected: Record<string, [string, (s: NonNullable<typeof info>) => boolean]> = {
+        Directory: ["a directory", (s) => s.isDirectory()],
+        File: ["a file", (s) => s.isFile()],
+        Socket: ["a socket", (s) => s.isSocket()],
+        CharDevice: ["a character device", (s) => s.isCharacterDevice()],
+        BlockDevice: ["a block device", (s) => s.isBlockDevice()],
+      };
+      const [what, is] = expected[type] ?? ["", () => false];
+      if (!info) throw fail(`hostPath type check failed: ${path} does not exist (type ${type} expects ${what})`);
+      if (!is(info)) throw fail(`hostPath type check failed: ${path} is not ${what}`);
+    }
+  }
+}
+
+async function isMountPoint(dir: string): Promise<boolean> {
+  return (await mountsUnder(dir)).includes(dir);
+}
+
+/** Mount points at or below `dir`, deepest first. */
+async function mountsUnder(dir: string): Promise<string[]> {
+  const table = await readFile("/proc/self/mounts", "utf8").catch(() => "");
+  return table
+    .split("\n")
+    .map((line) => line.split(" ")[1]?.replace(/\\040/g, " "))
+    .filter((point): point is string => !!point && (point === dir || point.startsWith(dir + "/")))
+    .sort((a, b) => b.length - a.length);
+}
+
