@@ -1,0 +1,132 @@
+// Pure: a pod's spec, its containers as observed and the sync's waiting reasons → a Kubernetes
+// PodStatus (phase, conditions, container statuses).
+import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerDetails } from "./container/runtime.ts";
+import type { Pod, PodPhase, V1Container, V1ContainerStatus, V1PodCondition, V1PodStatus } from "./types.ts";
+
+/** Why a container is not running, as the sync last saw it. */
+export interface Waiting {
+  reason: string;
+  message: string;
+}
+
+export interface StatusInput {
+  pod: Pod;
+  /** The pod's containers, newest attempt first per container. */
+  containers: ContainerDetails[];
+  waiting: Map<string, Waiting>;
+  isReady(containerId: string): boolean;
+  isStarted(containerId: string): boolean;
+  hostIP: string;
+  podIP: string;
+  /** When the kubelet first accepted the pod (ms). */
+  firstSeen: number;
+}
+
+/** Instances of one container of the pod, newest attempt first. */
+export function instancesOf(containers: ContainerDetails[], name: string): ContainerDetails[] {
+  return containers
+    .filter((c) => c.labels[LABEL.containerName] === name)
+    .sort((a, b) => Number(b.labels[LABEL.restartCount] ?? 0) - Number(a.labels[LABEL.restartCount] ?? 0) || b.createdAt - a.createdAt);
+}
+
+/** Whether a dead container should be started again under the pod's restart policy. */
+export function shouldRestart(policy: string | undefined, exitCode: number): boolean {
+  return policy === "Always" || (policy === "OnFailure" && exitCode !== 0);
+}
+
+function terminatedReason(c: ContainerDetails): string {
+  if (c.oomKilled) return "OOMKilled";
+  if (c.error) return "ContainerCannotRun";
+  return c.exitCode === 0 ? "Completed" : "Error";
+}
+
+function stateOf(c: ContainerDetails): V1ContainerStatus["state"] {
+  if (c.running) return { running: { startedAt: c.startedAt } };
+  return {
+    terminated: {
+      exitCode: c.exitCode,
+      reason: terminatedReason(c),
+      ...(c.error ? { message: c.error } : {}),
+      ...(c.startedAt ? { startedAt: c.startedAt } : {}),
+      ...(c.finishedAt ? { finishedAt: c.finishedAt } : {}),
+      containerID: `docker://${c.id}`,
+    },
+  };
+}
+
+function containerStatus(spec: V1Container, input: StatusInput): V1ContainerStatus {
+  const [latest, previous] = instancesOf(input.containers, spec.name);
+  const waiting = input.waiting.get(spec.name);
+  const base = { name: spec.name, image: spec.image ?? "", imageID: "", restartCount: latest ? Number(latest.labels[LABEL.restartCount] ?? 0) : 0 };
+  if (!latest) {
+    return { ...base, ready: false, started: false, state: { waiting: waiting ?? { reason: "ContainerCreating" } } };
+  }
+  const state = waiting && !latest.running ? { waiting } : stateOf(latest);
+  const lastState = waiting && !latest.running ? stateOf(latest) : previous ? stateOf(previous) : {};
+  return {
+    ...base,
+    imageID: latest.imageId ? `docker-pullable://${latest.imageId}` : "",
+    containerID: `docker://${latest.id}`,
+    state,
+    lastState,
+    ready: latest.running && input.isReady(latest.id),
+    started: latest.running && input.isStarted(latest.id),
+  };
+}
+
+/** The pod's status in the Kubernetes shape. */
+export function computePodStatus(input: StatusInput): V1PodStatus {
+  const { pod } = input;
+  const now = new Date().toISOString();
+  const initStatuses = (pod.spec.initContainers ?? []).map((c) => containerStatus(c, input));
+  const statuses = pod.spec.containers.map((c) => containerStatus(c, input));
+  const initialized = initStatuses.every((s) => s.state?.terminated?.exitCode === 0) || statuses.some((s) => s.containerID);
+  const phase = podPhase(pod, initStatuses, statuses, initialized);
+  const containersReady = statuses.every((s) => s.ready);
+  const condition = (type: string, ok: boolean, reason?: string): V1PodCondition => ({ type, status: ok ? "True" : "False", lastTransitionTime: now, ...(ok || !reason ? {} : { reason }) });
+  const sandbox = input.containers.some((c) => c.labels[LABEL.containerName] === POD_INFRA_CONTAINER_NAME && c.running);
+  return {
+    phase,
+    conditions: [
+      condition("PodReadyToStartContainers", sandbox),
+      condition("Initialized", initialized, "ContainersNotInitialized"),
+      condition("Ready", containersReady && phase === "Running", "ContainersNotReady"),
+      condition("ContainersReady", containersReady, "ContainersNotReady"),
+      condition("PodScheduled", true),
+    ],
+    hostIP: input.hostIP,
+    hostIPs: [{ ip: input.hostIP }],
+    ...(input.podIP ? { podIP: input.podIP, podIPs: [{ ip: input.podIP }] } : {}),
+    startTime: new Date(input.firstSeen).toISOString(),
+    ...(initStatuses.length ? { initContainerStatuses: initStatuses } : {}),
+    containerStatuses: statuses,
+    qosClass: qosClass(pod),
+  };
+}
+
+function podPhase(pod: Pod, init: V1ContainerStatus[], app: V1ContainerStatus[], initialized: boolean): PodPhase {
+  const policy = pod.spec.restartPolicy;
+  if (!initialized) {
+    const failed = init.some((s) => (s.state?.terminated?.exitCode ?? 0) !== 0 && policy === "Never");
+    return failed ? "Failed" : "Pending";
+  }
+  const running = app.filter((s) => s.state?.running).length;
+  const terminated = app.filter((s) => s.state?.terminated || (s.state?.waiting && s.lastState?.terminated));
+  if (running > 0) return "Running";
+  if (app.some((s) => !s.containerID)) return "Pending";
+  if (terminated.length === app.length) {
+    const exitCodes = app.map((s) => (s.state?.terminated ?? s.lastState?.terminated)?.exitCode ?? 0);
+    if (policy === "Always") return "Running"; // restarting
+    if (exitCodes.every((code) => code === 0)) return "Succeeded";
+    return policy === "Never" ? "Failed" : "Running";
+  }
+  return "Pending";
+}
+
+function qosClass(pod: Pod): "Guaranteed" | "Burstable" | "BestEffort" {
+  const containers = pod.spec.containers;
+  const any = containers.some((c) => Object.keys(c.resources?.requests ?? {}).length || Object.keys(c.resources?.limits ?? {}).length);
+  if (!any) return "BestEffort";
+  const guaranteed = containers.every((c) => ["cpu", "memory"].every((r) => c.resources?.limits?.[r] !== undefined && (c.resources?.requests?.[r] === undefined || String(c.resources.requests[r]) === String(c.resources.limits![r]))));
+  return guaranteed ? "Guaranteed" : "Burstable";
+}

@@ -1,0 +1,273 @@
+// The sync loop: store updates, Docker events and a resync every --sync_frequency trigger pod
+// workers (one sync in flight per pod, the latest spec wins, bounded parallelism). Pods no source
+// wants are killed only once every source has reported; a kubelet restart adopts what runs.
+import type { Clock, Timer } from "./clock.ts";
+import { LABEL, type Runtime } from "./container/runtime.ts";
+import type { EventRecorder } from "./events.ts";
+import type { ImageManager } from "./images.ts";
+import type { Logger } from "./log.ts";
+import type { KubeletMetrics } from "./metrics.ts";
+import { computePodStatus, type Waiting } from "./pod-status.ts";
+import { createPodSyncer, type Observed, type PodSyncOptions } from "./pod-sync.ts";
+import type { createProbeManager } from "./probes.ts";
+import type { PodStore } from "./store.ts";
+import { ANNOTATION, podKey, type Pod, type V1PodStatus } from "./types.ts";
+import type { VolumeManager } from "./volumes.ts";
+
+export interface SyncLoopOptions extends PodSyncOptions {
+  syncFrequencyMs: number;
+  /** Pods synced at once (default 4). */
+  parallelism?: number;
+}
+
+export interface SyncLoopDeps {
+  store: PodStore;
+  runtime: Runtime;
+  images: ImageManager;
+  volumes: VolumeManager;
+  createProbeManager: typeof createProbeManager;
+  clock: Clock;
+  log: Logger;
+  metrics: KubeletMetrics;
+  events: EventRecorder;
+}
+
+export interface SyncLoop {
+  /** Runs until the signal aborts; containers are left running. */
+  run(signal: AbortSignal): Promise<void>;
+  /** Desired pods with their latest status. */
+  pods(): Pod[];
+  /** When the last full sync completed (ms since the epoch; 0 = never). */
+  lastSyncAt(): number;
+}
+
+interface Worker {
+  busy: boolean;
+  again: boolean;
+  retry?: Timer;
+}
+
+export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): SyncLoop {
+  const { store, runtime, clock, log, metrics } = deps;
+  const desired = new Map<string, Pod>();
+  const firstSeen = new Map<string, number>();
+  const started = new Set<string>();
+  const statuses = new Map<string, V1PodStatus>();
+  const waitingByPod = new Map<string, Map<string, Waiting>>();
+  const podIPs = new Map<string, string>();
+  const livenessFailed = new Set<string>();
+  const workers = new Map<string, Worker>();
+  const slots = { free: options.parallelism ?? 4, queue: [] as Array<() => void> };
+  let lastSync = 0;
+  let stopping = false;
+
+  const probes = deps.createProbeManager({ clock, log: log.child("probes"), metrics, events: deps.events }, {
+    runtime,
+    onLivenessFailure: (uid, _name, containerId) => {
+      livenessFailed.add(containerId);
+      trigger(uid);
+    },
+    onChange: (uid) => trigger(uid),
+  });
+  const syncer = createPodSyncer(options, { ...deps, probes });
+
+  // One container listing serves every worker that asked before it started.
+  let observeSeq = 0;
+  let current: { seq: number; result: Promise<Map<string, Observed>> } | undefined;
+  const observe = () => {
+    const asked = observeSeq;
+    if (current && current.seq > asked) return current.result;
+    const next = { seq: ++observeSeq, result: syncer.observe() };
+    current = next;
+    void next.result.catch(() => {}).finally(() => current === next && (current = undefined));
+    return next.result;
+  };
+
+  const acquire = () => (slots.free > 0 ? (slots.free--, Promise.resolve()) : new Promise<void>((resolve) => slots.queue.push(resolve)));
+  const release = () => {
+    const next = slots.queue.shift();
+    if (next) next();
+    else slots.free++;
+  };
+
+  const trigger = (uid: string) => {
+    if (stopping) return;
+    let worker = workers.get(uid);
+    if (!worker) workers.set(uid, (worker = { busy: false, again: false }));
+    if (worker.busy) {
+      worker.again = true;
+      return;
+    }
+    worker.retry?.cancel();
+    worker.retry = undefined;
+    worker.busy = true;
+    void work(uid, worker);
+  };
+
+  const work = async (uid: string, worker: Worker) => {
+    await acquire();
+    const began = clock.now();
+    try {
+      const pod = desired.get(uid);
+      const observed = (await observe()).get(uid) ?? [];
+      if (pod) {
+        const result = await syncer.syncPod(pod, observed, livenessFailed);
+        for (const c of observed) livenessFailed.delete(c.id);
+        waitingByPod.set(uid, result.waiting);
+        podIPs.set(uid, result.podIP);
+        if (result.retryAfterMs !== undefined) worker.retry = clock.setTimeout(() => trigger(uid), result.retryAfterMs);
+        updateStatus(pod, (await observe()).get(uid) ?? []);
+        metrics.podWorker(started.has(uid) ? "sync" : "create", (clock.now() - began) / 1000);
+      } else if (observed.length > 0 && store.allSourcesReady()) {
+        log.info(`pod ${observed[0]!.labels[LABEL.podNamespace]}/${observed[0]!.labels[LABEL.podName]} is no longer wanted by any source: stopping it`);
+        await syncer.killPod(uid, observed);
+        forget(uid);
+      }
+    } catch (error) {
+      const e = error as Error & { code?: string };
+      if (e.code === "RuntimeUnavailable") log.warn(`sync of pod ${uid} paused: ${e.message}`);
+      else log.error(`sync of pod ${desired.get(uid) ? podKey(desired.get(uid)!) : uid} failed: ${e.message}`);
+      worker.retry = clock.setTimeout(() => trigger(uid), 5000);
+    } finally {
+      release();
+      worker.busy = false;
+      if (worker.again && !stopping) {
+        worker.again = false;
+        trigger(uid);
+      } else if (!desired.has(uid) && !worker.retry) workers.delete(uid);
+    }
+  };
+
+  const updateStatus = (pod: Pod, observed: Observed) => {
+    const uid = pod.metadata.uid;
+    const status = computePodStatus({
+      pod,
+      containers: observed,
+      waiting: waitingByPod.get(uid) ?? new Map(),
+      isReady: (id) => probes.isReady(id),
+      isStarted: (id) => probes.isStarted(id),
+      hostIP: options.hostIP,
+      podIP: podIPs.get(uid) ?? "",
+      firstSeen: firstSeen.get(uid) ?? clock.now(),
+    });
+    statuses.set(uid, status);
+    if (!started.has(uid) && status.containerStatuses?.every((c) => c.state?.running)) {
+      started.add(uid);
+      metrics.podStart((clock.now() - (firstSeen.get(uid) ?? clock.now())) / 1000);
+    }
+  };
+
+  const forget = (uid: string) => {
+    statuses.delete(uid);
+    waitingByPod.delete(uid);
+    podIPs.delete(uid);
+    firstSeen.delete(uid);
+    started.delete(uid);
+    syncer.forget(uid);
+    probes.removePod(uid);
+  };
+
+  const accept = (pod: Pod) => {
+    const uid = pod.metadata.uid;
+    const before = desired.get(uid);
+    desired.set(uid, pod);
+    if (!firstSeen.has(uid)) firstSeen.set(uid, clock.now());
+    if (!before || before.metadata.annotations[ANNOTATION.hash] !== pod.metadata.annotations[ANNOTATION.hash]) trigger(uid);
+  };
+
+  const onUpdate = (update: { op: string; pods: Pod[] }) => {
+    if (update.op === "SET") {
+      const next = new Set(update.pods.map((p) => p.metadata.uid));
+      for (const uid of [...desired.keys()]) {
+        if (!next.has(uid)) {
+          desired.delete(uid);
+          trigger(uid);
+        }
+      }
+      for (const pod of update.pods) accept(pod);
+    } else if (update.op === "REMOVE") {
+      for (const pod of update.pods) {
+        desired.delete(pod.metadata.uid);
+        trigger(pod.metadata.uid);
+      }
+    } else {
+      for (const pod of update.pods) accept(pod);
+    }
+  };
+
+  /** Every pod, every orphan, garbage and leftover pod directories. */
+  const resync = async () => {
+    const observed = await observe();
+    for (const uid of desired.keys()) trigger(uid);
+    if (store.allSourcesReady()) {
+      for (const uid of observed.keys()) if (!desired.has(uid)) trigger(uid);
+      const dirs = await deps.volumes.podDirs();
+      for (const uid of dirs) if (!desired.has(uid) && !observed.has(uid)) await deps.volumes.teardown(uid);
+    }
+    const states: Record<string, number> = {};
+    let runningPods = 0;
+    for (const [uid, containers] of observed) {
+      if (desired.has(uid)) await syncer.collectGarbage(containers);
+      if (containers.some((c) => c.running)) runningPods++;
+      for (const c of containers) states[c.running ? "running" : c.state === "created" ? "created" : "exited"] = (states[c.running ? "running" : c.state === "created" ? "created" : "exited"] ?? 0) + 1;
+    }
+    metrics.setRunning(runningPods, states);
+    lastSync = clock.now();
+  };
+
+  const watchEvents = async (signal: AbortSignal) => {
+    let delay = 500;
+    while (!signal.aborted) {
+      try {
+        for await (const event of runtime.events(signal)) {
+          delay = 500;
+          const uid = event.labels[LABEL.podUid];
+          if (uid && !event.action.startsWith("exec_")) trigger(uid);
+        }
+      } catch (error) {
+        if (signal.aborted) break;
+        log.warn(`Docker events stream lost: ${(error as Error).message}; reconnecting in ${delay / 1000}s`);
+      }
+      await clock.sleep(delay, signal).catch(() => {});
+      delay = Math.min(delay * 2, 30_000);
+      if (!signal.aborted) void resync().catch(() => {}); // catch up on what happened while blind
+    }
+  };
+
+  return {
+    async run(signal) {
+      const unsubscribe = store.subscribe(onUpdate);
+      for (const pod of store.mergedState()) accept(pod);
+      void store.whenAllSourcesReady().then(() => !signal.aborted && void resync().catch(() => {}));
+      const events = watchEvents(signal);
+      let failures = 0;
+      while (!signal.aborted) {
+        try {
+          await resync();
+          if (failures > 0) log.info("Docker Engine reachable again: sync resumed");
+          failures = 0;
+        } catch (error) {
+          failures++;
+          if (failures <= 3 || failures % 30 === 0) log.warn(`full sync failed: ${(error as Error).message}; retrying (containers are left as they are)`);
+        }
+        await clock.sleep(failures ? Math.min(options.syncFrequencyMs, 1000 * 2 ** Math.min(failures, 4)) : options.syncFrequencyMs, signal).catch(() => {});
+      }
+      stopping = true;
+      unsubscribe();
+      for (const worker of workers.values()) worker.retry?.cancel();
+      for (const uid of desired.keys()) probes.removePod(uid);
+      await events;
+      // Let syncs in flight finish their current step so no container is left half-created.
+      const deadline = clock.now() + 5000;
+      while ([...workers.values()].some((w) => w.busy) && clock.now() < deadline) await clock.sleep(50);
+    },
+    pods() {
+      return [...desired.values()].map((pod) => ({ ...pod, status: statuses.get(pod.metadata.uid) ?? pendingStatus(options.hostIP) }));
+    },
+    lastSyncAt: () => lastSync,
+  };
+}
+
+function pendingStatus(hostIP: string): V1PodStatus {
+  return { phase: "Pending", hostIP, conditions: [{ type: "PodScheduled", status: "True" }] };
+}
