@@ -1,27 +1,28 @@
 // Composition root: wires the real parts — sources → merge store → sync loop → info server —
 // for `kubelet run` and `kubelet runonce`. The only place concrete implementations meet.
-import { mkdir, access, constants } from "node:fs/promises";
+import { access, constants, mkdir } from "node:fs/promises";
 import { hostname as osHostname, networkInterfaces } from "node:os";
+import { checkServerSecurity, loadAuthenticator } from "./auth.ts";
 import { systemClock } from "./clock.ts";
 import type { KubeletConfig } from "./config-types.ts";
 import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 import { instrumentRuntime } from "./container/instrumented.ts";
 import { createEventRecorder } from "./events.ts";
 import { createImageManager } from "./images.ts";
-import { checkServerSecurity, loadAuthenticator } from "./auth.ts";
-import { createInfoServer } from "./info-server.ts";
+import { createInfoServer, type HealthReport } from "./info-server.ts";
 import type { Logger } from "./log.ts";
-import { serve } from "./platform/serve.ts";
-import { createPrometheusMetrics } from "./prometheus.ts";
+import type { KubeletMetrics } from "./metrics.ts";
+import { serve, type RunningServer } from "./platform/serve.ts";
 import { createProbeManager } from "./probes.ts";
+import { createPrometheusMetrics } from "./prometheus.ts";
 import { formatRunOnceReport, runPodsOnce } from "./runonce.ts";
 import { createEtcdSource } from "./sources/etcd.ts";
 import { createFileSource } from "./sources/file.ts";
-import type { PodSource } from "./sources/source.ts";
+import type { PodSource, SourceSnapshot } from "./sources/source.ts";
 import { createUrlSource } from "./sources/url.ts";
 import { createPodStore } from "./store.ts";
 import { createSyncLoop } from "./sync-loop.ts";
-import { KubeletError, formatIssue, type SourceName } from "./types.ts";
+import { formatIssue, KubeletError, type SourceName } from "./types.ts";
 import { createVolumeManager } from "./volumes.ts";
 
 export interface RunOptions {
@@ -31,23 +32,23 @@ export interface RunOptions {
 
 /** Runs the kubelet until `signal` aborts; containers are left running. Throws KubeletError on fatal start-up errors. */
 export async function runKubelet(config: KubeletConfig, { log, signal }: RunOptions): Promise<void> {
-  const insecure = config.enableServer ? checkServerSecurity(config) : undefined;
+  const insecure = checkServerSecurity(config);
   if (insecure) throw new KubeletError("InsecureServer", insecure);
   await prepareRootDir(config.rootDir);
   const node = nodeIdentity(config);
   const metrics = createPrometheusMetrics();
   const events = createEventRecorder({ log: log.child("events") });
-  const runtime = instrumentRuntime(
-    createDockerRuntime({ endpoint: resolveDockerEndpoint(config.dockerEndpoint, process.env), log: log.child("docker") }),
-    metrics,
-  );
+  const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
+  const runtime = instrumentRuntime(createDockerRuntime({ endpoint, log: log.child("docker") }), metrics);
   const sources = createSources(config, node.name, log, metrics);
-  if (sources.length === 0 && !config.enableServer) {
-    throw new KubeletError("NoSources", "no pod source: give --config, --manifest_url, --etcd_servers/--etcd_config, or keep the server on for pushes");
+  if (sources.length === 0 && !(config.enableServer && config.enableDebuggingHandlers)) {
+    throw new KubeletError("NoSources", "no pod source: give --config, --manifest_url or --etcd_servers/--etcd_config (or keep the server's push routes on)");
   }
+  await runtime.ping().then(
+    () => log.info(`Docker Engine at ${endpoint} answers`),
+    (error: Error) => log.warn(`${error.message}; will keep retrying (running containers are left alone)`),
+  );
   const store = createPodStore({ sources: sources.map((s) => s.name), allowPrivileged: config.allowPrivileged, log: log.child("config"), metrics });
-  const images = createImageManager({ qps: config.registryQps, burst: config.registryBurst, log: log.child("images"), metrics, events }, runtime);
-  const volumes = createVolumeManager({ rootDir: config.rootDir, log: log.child("volumes") });
   const syncLoop = createSyncLoop(
     {
       hostname: node.name,
@@ -55,19 +56,28 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
       networkMode: config.podNetworkMode,
       pauseImage: config.networkContainerImage,
       allowPrivileged: config.allowPrivileged,
-      syncFrequencyMs: config.syncFrequency,
       maxDeadPerContainer: config.maximumDeadContainersPerContainer,
-      rootDir: config.rootDir,
+      syncFrequencyMs: config.syncFrequency,
     },
-    { store, runtime, images, volumes, createProbeManager, clock: systemClock, log: log.child("sync"), metrics, events },
+    {
+      store,
+      runtime,
+      images: createImageManager({ qps: config.registryQps, burst: config.registryBurst, log: log.child("images"), metrics, events }, runtime),
+      volumes: createVolumeManager({ rootDir: config.rootDir, log: log.child("volumes") }),
+      createProbeManager,
+      clock: systemClock,
+      log: log.child("sync"),
+      metrics,
+      events,
+    },
   );
 
+  const servers: RunningServer[] = [];
   const stopSources = sources.map((source) => source.start((snapshot) => store.apply(source.name, snapshot)));
-  const servers = [];
   try {
     if (config.enableServer) {
       const auth = await loadAuthenticator(config);
-      const health = async () => {
+      const health = async (): Promise<HealthReport> => {
         const checks = [
           await runtime.ping().then(() => ({ name: "docker", ok: true, message: "ok" }), (e: Error) => ({ name: "docker", ok: false, message: e.message })),
           syncCheck(syncLoop.lastSyncAt(), config.syncFrequency),
@@ -75,10 +85,13 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
         ];
         return { ok: checks.every((c) => c.ok), checks };
       };
-      const deps = { config, pods: () => syncLoop.pods(), runtime, push: store, health, metrics, events, allowPrivileged: config.allowPrivileged, auth, log: log.child("server") };
-      const main = await serve(createInfoServer(deps), { hostname: config.address, port: config.port, tls: auth?.tls });
+      const deps = {
+        config, pods: () => syncLoop.pods(), podsVersion: () => syncLoop.version(), runtime, push: store, health, metrics, events,
+        allowPrivileged: config.allowPrivileged, auth, log: log.child("server"),
+      };
+      const main = await serve(createInfoServer(deps), { hostname: config.address, port: config.port, tls: auth.tls });
       servers.push(main);
-      log.info(`info server listening on ${config.address}:${main.port}`);
+      log.info(`info server listening on ${config.address}:${main.port}${auth.tls ? " (TLS)" : ""}`);
       if (config.readOnlyPort > 0) {
         servers.push(await serve(createInfoServer({ ...deps, readOnly: true }), { hostname: config.address, port: config.readOnlyPort }));
         log.info(`read-only server listening on ${config.address}:${config.readOnlyPort}`);
@@ -93,16 +106,15 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
 }
 
 /** `runonce`: reads the file and URL sources once, starts every pod, waits; true when all made it. */
-export async function runOnce(
-  config: KubeletConfig,
-  { log, signal, out, tty }: RunOptions & { out: NodeJS.WritableStream; tty: boolean },
-): Promise<boolean> {
+export async function runOnce(config: KubeletConfig, { log, signal, out, tty }: RunOptions & { out: NodeJS.WritableStream; tty: boolean }): Promise<boolean> {
   await prepareRootDir(config.rootDir);
   const node = nodeIdentity(config);
-  const sources = createSources(config, node.name, log, undefined).filter((s) => "readOnce" in s) as Array<PodSource & { readOnce(): Promise<import("./sources/source.ts").SourceSnapshot> }>;
-  if (sources.length === 0) throw new KubeletError("NoSources", "runonce needs --config and/or --manifest_url");
-  const store = createPodStore({ sources: sources.map((s) => s.name), allowPrivileged: config.allowPrivileged, log: log.child("config") });
-  for (const source of sources) store.apply(source.name, await source.readOnce());
+  const readers: Array<{ name: SourceName; readOnce(): Promise<SourceSnapshot> }> = [];
+  if (config.config) readers.push(createFileSource({ path: config.config, checkFrequency: config.fileCheckFrequency, log: log.child("source/file") }));
+  if (config.manifestUrl) readers.push(createUrlSource({ url: config.manifestUrl, headers: config.manifestUrlHeader, checkFrequency: config.httpCheckFrequency, log: log.child("source/url") }));
+  if (readers.length === 0) throw new KubeletError("NoSources", "runonce needs --config and/or --manifest_url");
+  const store = createPodStore({ sources: readers.map((r) => r.name), allowPrivileged: config.allowPrivileged, log: log.child("config") });
+  for (const reader of readers) store.apply(reader.name, await reader.readOnce());
   const rejected = store.rejected();
   for (const r of rejected) {
     out.write(`invalid manifest ${r.origin}${r.document !== undefined ? `[${r.document}]` : ""}${r.pod ? ` ${r.pod}` : ""}:\n`);
@@ -119,14 +131,7 @@ export async function runOnce(
       clock: systemClock,
       log: log.child("runonce"),
       events,
-      options: {
-        hostname: node.name,
-        hostIP: node.ip,
-        networkMode: config.podNetworkMode,
-        pauseImage: config.networkContainerImage,
-        allowPrivileged: config.allowPrivileged,
-        rootDir: config.rootDir,
-      },
+      options: { hostname: node.name, hostIP: node.ip, networkMode: config.podNetworkMode, pauseImage: config.networkContainerImage, allowPrivileged: config.allowPrivileged },
     },
     { timeoutMs: config.runonceTimeout, signal, tty, out },
   );
@@ -134,20 +139,19 @@ export async function runOnce(
   return report.ok && rejected.length === 0;
 }
 
-function createSources(config: KubeletConfig, nodeName: string, log: Logger, metrics: Parameters<typeof createPodStore>[0]["metrics"]): PodSource[] {
+function createSources(config: KubeletConfig, nodeName: string, log: Logger, metrics: KubeletMetrics): PodSource[] {
   const sources: PodSource[] = [];
-  const child = (name: SourceName) => log.child(`source/${name}`);
-  if (config.config) sources.push(createFileSource({ path: config.config, checkFrequency: config.fileCheckFrequency, log: child("file"), metrics }));
+  if (config.config) sources.push(createFileSource({ path: config.config, checkFrequency: config.fileCheckFrequency, log: log.child("source/file"), metrics }));
   if (config.manifestUrl) {
-    sources.push(createUrlSource({ url: config.manifestUrl, headers: config.manifestUrlHeader, checkFrequency: config.httpCheckFrequency, log: child("url"), metrics }));
+    sources.push(createUrlSource({ url: config.manifestUrl, headers: config.manifestUrlHeader, checkFrequency: config.httpCheckFrequency, log: log.child("source/url"), metrics }));
   }
   if (config.etcdServers.length > 0 || config.etcdConfig) {
-    sources.push(createEtcdSource({ endpoints: config.etcdServers, configFile: config.etcdConfig || undefined, hostname: nodeName, log: child("etcd"), metrics }));
+    sources.push(createEtcdSource({ endpoints: config.etcdServers, configFile: config.etcdConfig || undefined, hostname: nodeName, log: log.child("source/etcd"), metrics }));
   }
   return sources;
 }
 
-/** Creates root_dir and checks it is writable, so volume set-up can't fail later for that reason. */
+/** Creates root_dir and checks it is writable, so volume set-up cannot fail later for that reason. */
 async function prepareRootDir(rootDir: string): Promise<void> {
   try {
     await mkdir(rootDir, { recursive: true });
@@ -166,6 +170,6 @@ function nodeIdentity(config: KubeletConfig): { name: string; ip: string } {
 
 function syncCheck(lastSyncAt: number, syncFrequency: number) {
   const age = Date.now() - lastSyncAt;
-  const ok = lastSyncAt > 0 && age < Math.max(2 * syncFrequency, 30_000);
+  const ok = lastSyncAt > 0 && age < Math.max(3 * syncFrequency, 30_000);
   return { name: "syncloop", ok, message: ok ? "ok" : lastSyncAt === 0 ? "no sync completed yet" : `last sync ${Math.round(age / 1000)}s ago` };
 }

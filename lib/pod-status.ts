@@ -20,6 +20,8 @@ export interface StatusInput {
   podIP: string;
   /** When the kubelet first accepted the pod (ms). */
   firstSeen: number;
+  /** The status computed last time: conditions keep their transition times while unchanged. */
+  previous?: V1PodStatus;
 }
 
 /** Instances of one container of the pod, newest attempt first. */
@@ -83,7 +85,11 @@ export function computePodStatus(input: StatusInput): V1PodStatus {
   const initialized = initStatuses.every((s) => s.state?.terminated?.exitCode === 0) || statuses.some((s) => s.containerID);
   const phase = podPhase(pod, initStatuses, statuses, initialized);
   const containersReady = statuses.every((s) => s.ready);
-  const condition = (type: string, ok: boolean, reason?: string): V1PodCondition => ({ type, status: ok ? "True" : "False", lastTransitionTime: now, ...(ok || !reason ? {} : { reason }) });
+  const condition = (type: string, ok: boolean, reason?: string): V1PodCondition => {
+    const before = input.previous?.conditions?.find((c) => c.type === type);
+    const status = ok ? "True" : "False";
+    return { type, status, lastTransitionTime: before?.status === status ? before.lastTransitionTime : now, ...(ok || !reason ? {} : { reason }) };
+  };
   const sandbox = input.containers.some((c) => c.labels[LABEL.containerName] === POD_INFRA_CONTAINER_NAME && c.running);
   return {
     phase,

@@ -39,6 +39,8 @@ export interface SyncLoop {
   pods(): Pod[];
   /** When the last full sync completed (ms since the epoch; 0 = never). */
   lastSyncAt(): number;
+  /** Changes whenever pods() would answer differently. */
+  version(): number;
 }
 
 interface Worker {
@@ -60,6 +62,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   const slots = { free: options.parallelism ?? 4, queue: [] as Array<() => void> };
   let lastSync = 0;
   let stopping = false;
+  let version = 0;
 
   const probes = deps.createProbeManager({ clock, log: log.child("probes"), metrics, events: deps.events }, {
     runtime,
@@ -149,7 +152,9 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       hostIP: options.hostIP,
       podIP: podIPs.get(uid) ?? "",
       firstSeen: firstSeen.get(uid) ?? clock.now(),
+      previous: statuses.get(uid),
     });
+    if (JSON.stringify(statuses.get(uid)) !== JSON.stringify(status)) version++;
     statuses.set(uid, status);
     if (!started.has(uid) && status.containerStatuses?.every((c) => c.state?.running)) {
       started.add(uid);
@@ -171,11 +176,13 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     const uid = pod.metadata.uid;
     const before = desired.get(uid);
     desired.set(uid, pod);
+    version++;
     if (!firstSeen.has(uid)) firstSeen.set(uid, clock.now());
     if (!before || before.metadata.annotations[ANNOTATION.hash] !== pod.metadata.annotations[ANNOTATION.hash]) trigger(uid);
   };
 
   const onUpdate = (update: { op: string; pods: Pod[] }) => {
+    version++;
     if (update.op === "SET") {
       const next = new Set(update.pods.map((p) => p.metadata.uid));
       for (const uid of [...desired.keys()]) {
@@ -265,6 +272,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       return [...desired.values()].map((pod) => ({ ...pod, status: statuses.get(pod.metadata.uid) ?? pendingStatus(options.hostIP) }));
     },
     lastSyncAt: () => lastSync,
+    version: () => version,
   };
 }
 

@@ -1,0 +1,69 @@
+// Who may use the info server's write and debugging routes: bearer tokens (constant-time) or TLS
+// client certificates. Required whenever the server listens beyond loopback.
+import { createHash, timingSafeEqual } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import type { KubeletConfig } from "./config-types.ts";
+import { KubeletError } from "./types.ts";
+
+export interface TlsFiles {
+  cert: string;
+  key: string;
+  /** Client CA bundle: clients must present a certificate it signed. */
+  ca?: string;
+}
+
+export interface Authenticator {
+  /** Whether protected routes need credentials (beyond loopback, or when tokens are configured). */
+  required: boolean;
+  tls?: TlsFiles;
+  /** "ok", or why not: "unauthenticated" (no/invalid credentials). */
+  check(request: Request): "ok" | "unauthenticated";
+}
+
+/** True for 127.0.0.0/8, ::1 and localhost. */
+export function isLoopback(address: string): boolean {
+  return address === "localhost" || address === "::1" || /^127\./.test(address);
+}
+
+/** The refusal message for a server that would expose exec and logs without authentication. */
+export function checkServerSecurity(config: KubeletConfig): string | undefined {
+  if (!config.enableServer || !config.enableDebuggingHandlers || isLoopback(config.address)) return undefined;
+  if (config.authTokenFile || config.clientCaFile) return undefined;
+  return `refusing to serve debugging handlers (exec, logs, pod pushes) on ${config.address} without authentication: give --auth_token_file or --client_ca_file (with --tls_cert_file/--tls_private_key_file), listen on 127.0.0.1, or set --enable_debugging_handlers=false`;
+}
+
+const digest = (text: string) => createHash("sha256").update(text).digest();
+
+export async function loadAuthenticator(config: KubeletConfig): Promise<Authenticator> {
+  const read = async (flag: string, path: string) => {
+    try {
+      return await readFile(path, "utf8");
+    } catch (error) {
+      throw new KubeletError("InvalidConfig", `cannot read --${flag} "${path}": ${(error as Error).message}`);
+    }
+  };
+  const tokens = config.authTokenFile
+    ? (await read("auth_token_file", config.authTokenFile)).split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("#")).map(digest)
+    : [];
+  if (config.authTokenFile && tokens.length === 0) throw new KubeletError("InvalidConfig", `--auth_token_file "${config.authTokenFile}" holds no token`);
+  if (config.clientCaFile && !(config.tlsCertFile && config.tlsPrivateKeyFile)) {
+    throw new KubeletError("InvalidConfig", "--client_ca_file needs --tls_cert_file and --tls_private_key_file: client certificates only exist over TLS");
+  }
+  const tls = config.tlsCertFile && config.tlsPrivateKeyFile
+    ? { cert: await read("tls_cert_file", config.tlsCertFile), key: await read("tls_private_key_file", config.tlsPrivateKeyFile), ...(config.clientCaFile ? { ca: await read("client_ca_file", config.clientCaFile) } : {}) }
+    : undefined;
+  // With a client CA the TLS handshake itself rejects clients without a valid certificate.
+  const certified = !!tls?.ca;
+  return {
+    required: !isLoopback(config.address) || tokens.length > 0,
+    tls,
+    check(request) {
+      if (certified) return "ok";
+      const header = request.headers.get("authorization") ?? "";
+      const match = /^Bearer\s+(.+)$/i.exec(header);
+      if (!match) return "unauthenticated";
+      const given = digest(match[1]!.trim());
+      return tokens.some((token) => timingSafeEqual(token, given)) ? "ok" : "unauthenticated";
+    },
+  };
+}

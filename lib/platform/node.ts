@@ -1,0 +1,13 @@
+// Node adapter through @hono/node-server.
+import { serve } from "@hono/node-server";
+import type { AddressInfo } from "node:net";
+import type { FetchHandler, RunningServer, ServeOptions } from "./serve.ts";
+
+export function serveNode(fetch: FetchHandler, options: ServeOptions): Promise<RunningServer> {
+  if (options.tls) throw new Error("TLS is not available under node: run the compiled binary");
+  return new Promise((resolve) => {
+    const server = serve({ fetch, hostname: options.hostname, port: options.port }, (info: AddressInfo) => {
+      resolve({ port: info.port, stop: () => new Promise((done) => server.close(() => done())) });
+    });
+  });
+}

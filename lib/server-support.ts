@@ -1,0 +1,45 @@
+// Helpers the info server's routes share: Kubernetes Status errors and container lookup by labels.
+import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerSummary, type Runtime } from "./container/runtime.ts";
+
+/** A Kubernetes Status failure body. */
+export function status(code: number, reason: string, message: string, causes?: Array<{ field: string; message: string }>) {
+  return {
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Failure",
+    message,
+    reason,
+    ...(causes ? { details: { causes } } : {}),
+    code,
+  };
+}
+
+export const REASON: Record<number, string> = { 400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed", 413: "RequestEntityTooLarge", 500: "InternalError", 503: "ServiceUnavailable" };
+
+/** An HTTP error with a Kubernetes reason, turned into a Status response by the app. */
+export class HttpError extends Error {
+  constructor(readonly code: number, message: string, readonly causes?: Array<{ field: string; message: string }>) {
+    super(message);
+  }
+}
+
+/** The kubelet's instances of a pod's container, newest attempt first. Only kubelet containers exist here. */
+export async function findInstances(runtime: Runtime, namespace: string, pod: string, container: string): Promise<ContainerSummary[]> {
+  if (container === POD_INFRA_CONTAINER_NAME) return [];
+  const all = await runtime.listContainers();
+  return all
+    .filter((c) => c.labels[LABEL.podNamespace] === namespace && c.labels[LABEL.podName] === pod && c.labels[LABEL.containerName] === container)
+    .sort((a, b) => Number(b.labels[LABEL.restartCount] ?? 0) - Number(a.labels[LABEL.restartCount] ?? 0) || b.createdAt - a.createdAt);
+}
+
+/** The container to read or exec: the newest instance, or with `previous` the one before it. */
+export async function pickContainer(runtime: Runtime, namespace: string, pod: string, container: string, previous = false): Promise<ContainerSummary> {
+  const instances = await findInstances(runtime, namespace, pod, container);
+  const chosen = previous ? instances[1] : instances[0];
+  if (!chosen) {
+    const what = previous ? `previous terminated container "${container}"` : `container "${container}"`;
+    throw new HttpError(404, `${what} in pod "${pod}" in namespace "${namespace}" not found`);
+  }
+  return chosen;
+}
