@@ -98,6 +98,8 @@ build_images() {
     "${docker[@]}" push "$ref" >/dev/null
   done
   "${docker[@]}" tag local/busybox:latest registry.k8s.io/busybox:1.27.2
+  # A pinned tag: by Kubernetes rules `:latest` means pull policy Always, which needs a registry.
+  "${docker[@]}" tag local/busybox:latest local/busybox:stable
   "${docker[@]}" tag local/pause:latest registry.k8s.io/pause:3.9
 }
 
@@ -107,7 +109,7 @@ KUBELET_TEST_DIR=$DIR
 KUBELET_TEST_DOCKER_HOST=unix://$DIR/docker.sock
 KUBELET_TEST_ETCD=http://127.0.0.1:$ETCD_PORT
 KUBELET_TEST_REGISTRY=127.0.0.1:$REGISTRY_PORT
-KUBELET_TEST_BUSYBOX=local/busybox:latest
+KUBELET_TEST_BUSYBOX=local/busybox:stable
 KUBELET_TEST_PAUSE=local/pause:latest
 ENV
 }

@@ -13,7 +13,7 @@ export interface TestServices {
   etcd: string;
   /** `127.0.0.1:PORT` of the registry (also dockerd's Docker Hub mirror). */
   registry: string;
-  /** Local images: busybox with sh/sleep/httpd/nc…, and a pause image that exits on SIGTERM. */
+  /** Local images (pinned tags, so pull policy is IfNotPresent): busybox with sh/sleep/httpd/nc…, and a pause image that exits on SIGTERM. */
   busybox: string;
   pause: string;
 }
@@ -35,7 +35,7 @@ export function testServices(): TestServices | undefined {
     dockerHost: env.KUBELET_TEST_DOCKER_HOST,
     etcd: env.KUBELET_TEST_ETCD,
     registry: env.KUBELET_TEST_REGISTRY,
-    busybox: env.KUBELET_TEST_BUSYBOX ?? "local/busybox:latest",
+    busybox: env.KUBELET_TEST_BUSYBOX ?? "local/busybox:stable",
     pause: env.KUBELET_TEST_PAUSE ?? "local/pause:latest",
   };
 }

@@ -47,7 +47,7 @@ spec:
     expect(result.stdout).toMatch(/ErrImagePull|ImagePullBackOff/);
     expect(result.stdout).toContain("such-image");
     // The good pod next to the bad one still runs.
-    expect(podContainers(services, "e2e-once-ok").some((c) => c.state === "running")).toBe(true);
+    expect(podContainers(services, "e2e-once-ok").some((c) => c.labels["io.kubernetes.container.name"] === "app" && c.state === "running")).toBe(true);
   });
 
   test("reports an invalid manifest with file and field path, exits 1, and still starts the valid pods", () => {
@@ -71,7 +71,7 @@ spec:
     expect(result.code).toBe(1);
     expect(result.stdout).toContain("broken.yaml");
     expect(result.stdout).toContain("spec.containers[0].image: Required value");
-    expect(podContainers(services, "e2e-once-ok").some((c) => c.state === "running")).toBe(true);
+    expect(podContainers(services, "e2e-once-ok").some((c) => c.labels["io.kubernetes.container.name"] === "app" && c.state === "running")).toBe(true);
   });
 
   test("refuses --etcd_servers with a usage error (exit 2)", () => {
