@@ -56,7 +56,7 @@ fetch_binary() {
     die "not in a kubelet checkout: set KUBELET_BINARY_URL to a release binary"
   command -v npm >/dev/null || { say "installing Node.js and npm (to build)"; apt_install nodejs npm; }
   say "building the kubelet from $here"
-  (cd "$here" && { [ -x node_modules/.bin/bun ] || npm ci --no-audit --no-fund >&2; } && node_modules/.bin/bun build.ts >&2)
+  (cd "$here" && { [ -x node_modules/.bin/bun ] || npm install --no-audit --no-fund >&2; } && node_modules/.bin/bun build.ts >&2)
   cp "$here/dist/kubelet" "$out"
 }
 
