@@ -22,6 +22,8 @@ class UsageError extends Error {
   }
 }
 
+const STDIN_PATH = "/dev/stdin";
+
 const BOOLEAN_FLAGS = new Set(FLAGS.filter((f) => f.type === "bool").map((f) => f.flag.replace(/_/g, "-")).concat(["show-origin", "help", "version"]));
 
 /**
@@ -31,6 +33,10 @@ const BOOLEAN_FLAGS = new Set(FLAGS.filter((f) => f.type === "bool").map((f) => 
 export function normalizeArgv(argv: string[]): string[] {
   const out: string[] = [];
   for (const arg of argv) {
+    if (arg === "-") {
+      out.push(STDIN_PATH); // cac drops a bare "-"; validate maps it back
+      continue;
+    }
     if (arg === "--" || !arg.startsWith("--")) {
       out.push(arg);
       continue;
@@ -89,7 +95,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   validate.action((paths: string[], options) => {
     if (paths.length === 0) throw new UsageError("validate needs at least one path (a file, a directory, or - for stdin)", validate);
     const format = outputFormat(options.output, ["text", "json"], validate) as "text" | "json";
-    result = validateCommand(paths, { allowPrivileged: options.allowPrivileged === true || options.allowPrivileged === "true", format, out: io.stdout, readStdin: io.readStdin });
+    result = validateCommand(paths.map((p) => (p === STDIN_PATH ? "-" : p)), { allowPrivileged: options.allowPrivileged === true || options.allowPrivileged === "true", format, out: io.stdout, readStdin: io.readStdin });
   });
   const print = withConfigFlags(cli.command("print-config", "Print the effective configuration (defaults < --config_file < flags)"))
     .option("--show-origin", "Mark each value with where it came from: default, file or flag")

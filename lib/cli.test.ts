@@ -1,0 +1,61 @@
+import { describe, expect, test } from "bun:test";
+import { PassThrough } from "node:stream";
+import { main, normalizeArgv } from "./cli.ts";
+
+async function run(...argv: string[]) {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = "";
+  let err = "";
+  stdout.on("data", (d) => (out += d));
+  stderr.on("data", (d) => (err += d));
+  const code = await main(argv, { stdout, stderr, readStdin: async () => "" });
+  return { code, out, err };
+}
+
+describe("kubelet CLI", () => {
+  test("treats --etcd_servers and --etcd-servers as the same flag", () => {
+    expect(normalizeArgv(["print-config", "--etcd_servers=a", "--etcd-servers", "b"])).toEqual(["print-config", "--etcd-servers=a", "--etcd-servers", "b"]);
+  });
+
+  test("never lets a bare boolean flag swallow the next argument", () => {
+    expect(normalizeArgv(["validate", "--allow_privileged", "pod.yaml"])).toEqual(["validate", "--allow-privileged=true", "pod.yaml"]);
+  });
+
+  test("prints the effective configuration as YAML with snake_case keys", async () => {
+    const { code, out } = await run("print-config", "--sync_frequency", "1m30s", "-c", "/etc/pods");
+    expect(code).toBe(0);
+    expect(out).toContain("sync_frequency: 1m30s");
+    expect(out).toContain("config: /etc/pods");
+  });
+
+  test("prints JSON for tools with -o json", async () => {
+    const { out } = await run("print-config", "-o", "json", "--port=99");
+    expect(JSON.parse(out).port).toBe(99);
+  });
+
+  test("exits 2 with the problem and the usage for an unknown flag", async () => {
+    const { code, err } = await run("run", "--no_such_flag");
+    expect(code).toBe(2);
+    expect(err).toContain("Unknown option");
+    expect(err).toContain("Usage: kubelet run");
+  });
+
+  test("exits 2 for runonce with etcd, which runonce cannot read", async () => {
+    expect((await run("runonce", "-c", "x", "--etcd_servers", "http://127.0.0.1:2379")).code).toBe(2);
+  });
+
+  test("exits 2 for runonce with the server explicitly enabled", async () => {
+    expect((await run("runonce", "-c", "x", "--enable_server=true")).code).toBe(2);
+  });
+
+  test("exits 2 for a bad duration", async () => {
+    const { code, err } = await run("print-config", "--sync_frequency", "10");
+    expect(code).toBe(2);
+    expect(err).toContain("--sync_frequency");
+  });
+
+  test("exits 2 for an unknown command", async () => {
+    expect((await run("explode")).code).toBe(2);
+  });
+});

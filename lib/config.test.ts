@@ -1,0 +1,58 @@
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { formatDuration, parseDuration, printConfig, resolveConfig } from "./config.ts";
+
+const file = join(import.meta.dir, "../testdata/config/kubelet.yaml");
+
+describe("durations", () => {
+  const cases: Array<[string, number]> = [["10s", 10_000], ["1m30s", 90_000], ["500ms", 500], ["1h", 3_600_000], ["1.5s", 1500], ["0", 0], ["2h45m", 9_900_000]];
+  for (const [text, ms] of cases) test(`parses Go duration ${text} as ${ms} ms`, () => expect(parseDuration(text)).toBe(ms));
+  for (const bad of ["10", "s", "10x", "1m 30s", ""]) test(`rejects "${bad}" as Go does`, () => expect(() => parseDuration(bad)).toThrow(/invalid duration/));
+  test("prints durations the way Go does", () => {
+    expect([10_000, 90_000, 500, 3_600_000, 0, 300_000].map(formatDuration)).toEqual(["10s", "1m30s", "500ms", "1h", "0s", "5m"]);
+  });
+});
+
+describe("precedence: defaults < config file < flags", () => {
+  test("keeps the original kubelet's defaults when nothing is given", () => {
+    const { config, origins } = resolveConfig({});
+    expect(config).toMatchObject({ syncFrequency: 10_000, fileCheckFrequency: 20_000, port: 10250, address: "127.0.0.1", enableServer: true, rootDir: "/var/lib/kubelet", registryBurst: 10 });
+    expect(Object.values(origins).every((o) => o === "default")).toBe(true);
+  });
+
+  test("takes values from the config file, KubeletConfiguration names included", () => {
+    const { config, origins } = resolveConfig({}, file);
+    expect(config).toMatchObject({ config: "/etc/kubelet/manifests", syncFrequency: 30_000, fileCheckFrequency: 5000, port: 10255, registryQps: 5 });
+    expect(config.manifestUrlHeader).toEqual({ Authorization: ["Bearer abc"] });
+    expect(origins.syncFrequency).toBe("file");
+  });
+
+  test("lets flags override the config file", () => {
+    const { config, origins } = resolveConfig({ syncFrequency: "1m", port: "1234" }, file);
+    expect(config.syncFrequency).toBe(60_000);
+    expect(config.port).toBe(1234);
+    expect(origins.syncFrequency).toBe("flag");
+    expect(origins.fileCheckFrequency).toBe("file");
+  });
+
+  test("accepts lists as commas and as repetition", () => {
+    expect(resolveConfig({ etcdServers: ["http://a:2379,http://b:2379", "http://c:2379"] }).config.etcdServers).toEqual(["http://a:2379", "http://b:2379", "http://c:2379"]);
+  });
+
+  test("refuses --etcd_servers together with --etcd_config", () => {
+    expect(() => resolveConfig({ etcdServers: "http://a:2379", etcdConfig: "/etc/etcd.json" })).toThrow(/mutually exclusive/);
+  });
+
+  test("names the flag and the problem for a bad value", () => {
+    expect(() => resolveConfig({ port: "70000" })).toThrow(/--port: a port is at most 65535/);
+    expect(() => resolveConfig({ enableServer: "maybe" })).toThrow(/--enable_server: expected true or false/);
+    expect(() => resolveConfig({ syncFrequency: "10" })).toThrow(/--sync_frequency/);
+  });
+
+  test("print-config marks every value with where it came from", () => {
+    const text = printConfig(resolveConfig({ port: "1234" }, file), { format: "yaml", showOrigin: true });
+    expect(text).toContain("port: 1234  # flag");
+    expect(text).toContain("sync_frequency: 30s  # file");
+    expect(text).toContain("root_dir: /var/lib/kubelet  # default");
+  });
+});
