@@ -1,6 +1,7 @@
 // The file source (-c/--config): a manifest file or a directory of them, watched with chokidar so
 // an edit is seen at once, and re-listed every --file_check_frequency in case a watch event was lost.
 import { watch, type FSWatcher } from "chokidar";
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { systemClock, type Clock, type Timer } from "../clock.ts";
@@ -108,26 +109,39 @@ export function createFileSource(options: FileSourceOptions): FileSource {
       const tick = () => {
         relist = clock.setTimeout(() => void refresh().then(() => !stopped && tick()), options.checkFrequency);
       };
-      // Watch the parent too, so a path that does not exist yet is noticed when it appears.
-      const watcher: FSWatcher = watch([options.path, dirname(options.path)], {
-        ignoreInitial: true,
-        depth: 0,
-        atomic: true,
-        ignored: (path: string, stats?: { isFile(): boolean }) => !!stats?.isFile() && path !== options.path && !isManifestFile(path),
-      });
-      watcher.on("all", (event: string, path: string) => {
-        // A manifest directory created after start-up: watch its contents from now on.
-        if (path === options.path && (event === "addDir" || event === "add")) watcher.unwatch(options.path).add(options.path);
-        if (path === options.path || path.startsWith(options.path + "/") || dirname(options.path) === path) schedule();
-      });
-      watcher.on("error", (error: unknown) => log.warn(`watching "${options.path}" failed: ${(error as Error).message}; re-listing every ${options.checkFrequency / 1000}s`));
+      // Watch the parent too, so a path that does not exist yet is noticed when it appears; then
+      // start over, because a watcher made for a missing path does not see inside it.
+      let watcher: FSWatcher;
+      const startWatcher = () => {
+        const existed = existsSync(options.path);
+        watcher = watch([options.path, dirname(options.path)], {
+          ignoreInitial: true,
+          depth: 0,
+          atomic: true,
+          ignored: (path: string, stats?: { isFile(): boolean }) => !!stats?.isFile() && path !== options.path && !isManifestFile(path),
+        });
+        const restartIfAppeared = () => {
+          if (!existed && !stopped && existsSync(options.path)) void watcher.close().then(() => !stopped && startWatcher());
+        };
+        watcher.on("all", (_event: string, path: string) => {
+          if (path === options.path) restartIfAppeared();
+          if (path === options.path || path.startsWith(options.path + "/") || dirname(options.path) === path) schedule();
+        });
+        // Changes made while chokidar scanned are not reported as events: look again when it is ready.
+        watcher.on("ready", () => {
+          restartIfAppeared();
+          schedule();
+        });
+        watcher.on("error", (error: unknown) => log.warn(`watching "${options.path}" failed: ${(error as Error).message}; re-listing every ${options.checkFrequency / 1000}s`));
+      };
+      startWatcher();
       void refresh();
       tick();
       return async () => {
         stopped = true;
         pending?.cancel();
         relist?.cancel();
-        await watcher.close();
+        await watcher!.close();
         await reading;
       };
     },

@@ -1,0 +1,109 @@
+// The file source on a real directory, with the patterns real editors use.
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { names, recordSnapshots, type SnapshotRecorder } from "../testing/snapshots.ts";
+import { createFileSource } from "./file.ts";
+
+const pod = (name: string, image = "busybox:1.35") => `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec:\n  containers: [{name: c, image: "${image}"}]\n`;
+const imageOf = (s: { pods: Array<{ spec: { containers: Array<{ image?: string }> } }> }) => s.pods[0]?.spec.containers[0]?.image;
+
+describe("file source", () => {
+  let dir: string;
+  let recorder: SnapshotRecorder | undefined;
+  const watch = (path = dir) => (recorder = recordSnapshots(createFileSource({ path, checkFrequency: 60_000 })));
+  afterEach(async () => {
+    await recorder?.stop();
+    recorder = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const fresh = () => (dir = mkdtempSync(join(tmpdir(), "kubelet-file-source-")));
+
+  test("reports the pods of every manifest file in the directory, in name order", async () => {
+    fresh();
+    writeFileSync(join(dir, "b.yaml"), pod("b"));
+    writeFileSync(join(dir, "a.json"), JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name: "a" }, spec: { containers: [{ name: "c", image: "x:1" }] } }));
+    expect(names(await watch().next((s) => s.pods.length === 2))).toEqual(["a", "b"]);
+  });
+
+  test("sees an edit written in place in well under a second", async () => {
+    fresh();
+    writeFileSync(join(dir, "web.yaml"), pod("web", "busybox:1"));
+    const r = watch();
+    await r.next((s) => s.pods.length === 1);
+    writeFileSync(join(dir, "web.yaml"), pod("web", "busybox:2"));
+    expect(imageOf(await r.next((s) => imageOf(s) === "busybox:2", 1000))).toBe("busybox:2");
+  });
+
+  test("sees an atomic save (write a temp file, rename it over the manifest)", async () => {
+    fresh();
+    writeFileSync(join(dir, "web.yaml"), pod("web", "busybox:1"));
+    const r = watch();
+    await r.next((s) => s.pods.length === 1);
+    writeFileSync(join(dir, ".web.yaml.tmp"), pod("web", "busybox:3"));
+    renameSync(join(dir, ".web.yaml.tmp"), join(dir, "web.yaml"));
+    expect(imageOf(await r.next((s) => imageOf(s) === "busybox:3", 1000))).toBe("busybox:3");
+  });
+
+  test("never runs editor backups, swap files, dotfiles or other extensions", async () => {
+    fresh();
+    for (const name of ["web.yaml~", ".web.yaml.swp", ".hidden.yaml", "web.yaml.bak", "web.yaml.orig", "#web.yaml#", "notes.txt", "4913"]) writeFileSync(join(dir, name), pod("sneaky"));
+    writeFileSync(join(dir, "real.yml"), pod("real"));
+    const r = watch();
+    expect(names(await r.next((s) => s.pods.length > 0))).toEqual(["real"]);
+  });
+
+  test("keeps a file's last good pods while it does not parse, and reports it", async () => {
+    fresh();
+    writeFileSync(join(dir, "web.yaml"), pod("web"));
+    const r = watch();
+    await r.next((s) => s.pods.length === 1);
+    writeFileSync(join(dir, "web.yaml"), "apiVersion: v1\nkind: Pod\nmetadata: {name: web\n");
+    const broken = await r.next((s) => s.rejected.length === 1);
+    expect(names(broken)).toEqual(["web"]);
+    expect(broken.rejected[0]!.issues[0]!.detail).toContain("keeping the pods from its last good version");
+    writeFileSync(join(dir, "web.yaml"), pod("web", "busybox:9"));
+    expect((await r.next((s) => s.rejected.length === 0)).pods[0]!.spec.containers[0]!.image).toBe("busybox:9");
+  });
+
+  test("removes a deleted file's pods and sees it again when recreated", async () => {
+    fresh();
+    writeFileSync(join(dir, "web.yaml"), pod("web"));
+    const r = watch();
+    await r.next((s) => s.pods.length === 1);
+    rmSync(join(dir, "web.yaml"));
+    await r.next((s) => s.pods.length === 0);
+    writeFileSync(join(dir, "web.yaml"), pod("web"));
+    expect(names(await r.next((s) => s.pods.length === 1))).toEqual(["web"]);
+  });
+
+  test("treats a missing directory as empty until it appears", async () => {
+    fresh();
+    const path = join(dir, "later");
+    const r = watch(path);
+    expect((await r.next(() => true)).pods).toEqual([]);
+    mkdirSync(path);
+    writeFileSync(join(path, "web.yaml"), pod("web"));
+    expect(names(await r.next((s) => s.pods.length === 1, 3000))).toEqual(["web"]);
+    writeFileSync(join(path, "api.yaml"), pod("api"));
+    expect(names(await r.next((s) => s.pods.length === 2, 3000))).toEqual(["api", "web"]);
+  });
+
+  test("watches a single manifest file", async () => {
+    fresh();
+    const file = join(dir, "only.yaml");
+    writeFileSync(file, pod("only", "busybox:1"));
+    const r = watch(file);
+    await r.next((s) => s.pods.length === 1);
+    writeFileSync(file, pod("only", "busybox:2"));
+    expect(imageOf(await r.next((s) => imageOf(s) === "busybox:2", 1000))).toBe("busybox:2");
+  });
+
+  test("re-lists every check period even without watch events", async () => {
+    fresh();
+    const source = createFileSource({ path: dir, checkFrequency: 60_000 });
+    writeFileSync(join(dir, "a.yaml"), pod("a"));
+    expect(names(await source.readOnce())).toEqual(["a"]);
+  });
+});
