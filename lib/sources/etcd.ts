@@ -63,7 +63,9 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
           watcher.on("connected", () => log.debug(`watching ${key}`));
           watcher.on("error", (error) => reject(error));
           watcher.on("end", () => resolve());
-          stop.signal.addEventListener("abort", () => void watcher.cancel().then(resolve, resolve), { once: true });
+          const cancel = () => void watcher.cancel().then(resolve, resolve);
+          if (stop.signal.aborted) cancel(); // stopped while the watch was being set up
+          else stop.signal.addEventListener("abort", cancel, { once: true });
         });
       };
 

@@ -1,0 +1,106 @@
+// The etcd source against real etcd: one member for the basics, three for failover.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startEtcdCluster, type EtcdCluster } from "../testing/etcd-cluster.ts";
+import { describeWithServices } from "../testing/services.ts";
+import { names, recordSnapshots } from "../testing/snapshots.ts";
+import { createEtcdSource, etcdKeyFor, readEtcdConfig } from "./etcd.ts";
+
+const pod = (name: string) => ({ apiVersion: "v1", kind: "Pod", metadata: { name }, spec: { containers: [{ name: "c", image: "busybox:1.35" }] } });
+
+async function put(endpoint: string, key: string, value: string): Promise<void> {
+  const response = await fetch(`${endpoint}/v3/kv/put`, { method: "POST", body: JSON.stringify({ key: btoa(key), value: btoa(value) }) });
+  if (!response.ok) throw new Error(`put ${key}: ${response.status}`);
+}
+
+async function remove(endpoint: string, key: string): Promise<void> {
+  await fetch(`${endpoint}/v3/kv/deleterange`, { method: "POST", body: JSON.stringify({ key: btoa(key) }) });
+}
+
+/** Retries a put until some member accepts it (leader elections take a moment after a kill). */
+async function putSomewhere(endpoints: string[], key: string, value: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    for (const endpoint of endpoints) {
+      if (await put(endpoint, key, value).then(() => true, () => false)) return;
+    }
+    if (Date.now() > deadline) throw new Error("no etcd member accepted the put");
+    await Bun.sleep(100);
+  }
+}
+
+describeWithServices("etcd source", () => {
+  let single: EtcdCluster;
+  beforeAll(async () => {
+    single = await startEtcdCluster(1);
+  });
+  afterAll(() => single.stop());
+
+  test("reads the host's key, then follows puts, an empty list, a broken value and a delete", async () => {
+    const key = etcdKeyFor("node-a");
+    await put(single.endpoints[0]!, key, JSON.stringify([pod("a")]));
+    const r = recordSnapshots(createEtcdSource({ endpoints: single.endpoints, hostname: "node-a" }));
+    expect(names(await r.next((s) => s.pods.length === 1))).toEqual(["a"]);
+    await put(single.endpoints[0]!, key, `- ${JSON.stringify(pod("a"))}\n- ${JSON.stringify(pod("b"))}\n`);
+    expect(names(await r.next((s) => s.pods.length === 2))).toEqual(["a", "b"]);
+    await put(single.endpoints[0]!, key, "[{");
+    const broken = await r.next((s) => s.rejected.length > 0);
+    expect(names(broken)).toEqual(["a", "b"]);
+    await put(single.endpoints[0]!, key, "[]");
+    expect((await r.next((s) => s.pods.length === 0 && s.rejected.length === 0)).pods).toEqual([]);
+    await put(single.endpoints[0]!, key, JSON.stringify([pod("c")]));
+    await r.next((s) => s.pods.length === 1);
+    await remove(single.endpoints[0]!, key);
+    expect((await r.next((s) => s.pods.length === 0)).pods).toEqual([]);
+    await r.stop();
+  });
+
+  test("an absent key is an empty source, and other hosts' keys are ignored", async () => {
+    await put(single.endpoints[0]!, etcdKeyFor("node-b"), JSON.stringify([pod("not-mine")]));
+    const r = recordSnapshots(createEtcdSource({ endpoints: single.endpoints, hostname: "node-c" }));
+    expect((await r.next(() => true)).pods).toEqual([]);
+    await r.stop();
+  });
+
+  test("reads the 2014 go-etcd config file and the plain one, naming the file in errors", () => {
+    const dir = mkdtempSync(join(tmpdir(), "kubelet-etcd-config-"));
+    writeFileSync(join(dir, "legacy.json"), JSON.stringify({ cluster: { machines: ["http://127.0.0.1:4001"] }, config: { timeout: 2_000_000_000 } }));
+    writeFileSync(join(dir, "plain.yaml"), "endpoints: [http://127.0.0.1:2379, http://127.0.0.2:2379]\ndialTimeout: 3s\nusername: kubelet\npassword: s3cret\n");
+    writeFileSync(join(dir, "bad.yaml"), "endpoint: http://127.0.0.1:2379\n");
+    expect(readEtcdConfig(join(dir, "legacy.json"))).toMatchObject({ hosts: ["http://127.0.0.1:4001"], dialTimeout: 2000 });
+    expect(readEtcdConfig(join(dir, "plain.yaml"))).toMatchObject({ hosts: ["http://127.0.0.1:2379", "http://127.0.0.2:2379"], dialTimeout: 3000, auth: { username: "kubelet", password: "s3cret" } });
+    expect(() => readEtcdConfig(join(dir, "bad.yaml"))).toThrow(/bad\.yaml.*endpoints/);
+  });
+});
+
+describeWithServices("etcd source on a three-member cluster", () => {
+  let cluster: EtcdCluster;
+  beforeAll(async () => {
+    cluster = await startEtcdCluster(3);
+  }, 30_000);
+  afterAll(() => cluster.stop());
+
+  test("keeps watching through the other members when one is killed, keeps pods when all are gone, resumes after", async () => {
+    const key = etcdKeyFor("fleet-node");
+    await putSomewhere(cluster.endpoints, key, JSON.stringify([pod("v1")]));
+    const r = recordSnapshots(createEtcdSource({ endpoints: cluster.endpoints, hostname: "fleet-node" }));
+    await r.next((s) => names(s).includes("v1"));
+
+    await cluster.kill(0);
+    await putSomewhere(cluster.endpoints.slice(1), key, JSON.stringify([pod("v2")]));
+    expect(names(await r.next((s) => names(s).includes("v2"), 20_000))).toEqual(["v2"]);
+
+    await cluster.kill(1);
+    await cluster.kill(2);
+    const before = r.snapshots.length;
+    await Bun.sleep(1500);
+    expect(r.snapshots.slice(before).filter((s) => s.pods.length === 0)).toEqual([]);
+
+    await Promise.all([cluster.restart(0), cluster.restart(1), cluster.restart(2)]);
+    await putSomewhere(cluster.endpoints, key, JSON.stringify([pod("v3")]));
+    expect(names(await r.next((s) => names(s).includes("v3"), 40_000))).toEqual(["v3"]);
+    await r.stop();
+  }, 90_000);
+});
