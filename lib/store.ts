@@ -47,7 +47,7 @@ export function createPodStore(options: PodStoreOptions): PodStore {
   const seen = new Set<SourceName>();
   const problems = new Map<SourceName, RejectedPod[]>();
   const logged = new Map<SourceName, Set<string>>();
-  const validated = new Map<string, FieldIssue[]>();
+  const validated = new Map<string, { issues: FieldIssue[]; errors: FieldIssue[] }>();
   const listeners = new Set<(update: PodUpdate) => void>();
   const queue: PodUpdate[] = [];
   let draining = false;
@@ -77,17 +77,18 @@ export function createPodStore(options: PodStoreOptions): PodStore {
 
   const mergedState = () => order.flatMap((source) => [...(pods.get(source)?.values() ?? [])]);
 
-  /** Validation results by pod hash, so an unchanged pod is never re-validated. */
-  const issuesOf = (pod: Pod): FieldIssue[] => {
-    const hash = pod.metadata.annotations[ANNOTATION.hash] ?? podSpecHash(pod);
-    let issues = validated.get(hash);
-    if (!issues) {
-      issues = validatePod(pod, { allowPrivileged });
-      validated.set(hash, issues);
+  /** Validation errors by pod hash, so an unchanged pod is never re-validated. */
+  const errorsOf = (pod: Pod): FieldIssue[] => {
+    const hash = hashOf(pod);
+    let result = validated.get(hash);
+    if (!result) {
+      const issues = validatePod(pod, { allowPrivileged });
+      result = { issues, errors: issues.filter((i) => i.severity === "error") };
+      validated.set(hash, result);
       const warnings = issues.filter((i) => i.severity === "warning");
       if (warnings.length) options.log?.warn(`pod ${podKey(pod)} from ${describeOrigin(pod)}: ${warnings.map(formatIssue).join("; ")}`);
     }
-    return issues;
+    return result.errors;
   };
 
   const reject = (source: SourceName, pod: Pod, issues: FieldIssue[]): RejectedPod => ({
@@ -105,7 +106,7 @@ export function createPodStore(options: PodStoreOptions): PodStore {
     const invalidKeys = new Set<string>();
     for (const pod of incoming) {
       const key = podKey(pod);
-      const errors = issuesOf(pod).filter((i) => i.severity === "error");
+      const errors = errorsOf(pod);
       if (errors.length) {
         dropped.push(reject(source, pod, errors));
         invalidKeys.add(key);
@@ -163,18 +164,19 @@ export function createPodStore(options: PodStoreOptions): PodStore {
       const next = op === "SET" ? new Map<string, Pod>() : new Map(current);
       if (op === "SET") {
         // An invalid edit keeps the last good version running (the Go "invalid UPDATE keeps foo").
-        for (const [key, pod] of current) if (invalidKeys.has(key) && !accepted.has(key)) next.set(key, pod);
+        if (invalidKeys.size) for (const [key, pod] of current) if (invalidKeys.has(key) && !accepted.has(key)) next.set(key, pod);
       }
       for (const [key, pod] of accepted) {
         const stored = current.get(key);
+        const same = stored !== undefined && (stored === pod || hashOf(stored) === hashOf(pod));
         if (!stored) added.push(pod);
-        else if (hashOf(stored) !== hashOf(pod)) updated.push(pod);
-        next.set(key, stored && hashOf(stored) === hashOf(pod) ? stored : pod);
+        else if (!same) updated.push(pod);
+        next.set(key, same ? stored : pod);
       }
       if (op === "SET") for (const [key, pod] of current) if (!next.has(key)) removed.push(pod);
       pods.set(source, next);
       for (const pod of removed) owner.delete(podKey(pod));
-      for (const key of next.keys()) owner.set(key, source);
+      for (const key of next.keys()) if (owner.get(key) !== source) owner.set(key, source);
       const standing = op === "SET"
         ? [...parseRejected, ...dropped]
         : [...(problems.get(source) ?? []).filter((r) => !incoming.some((p) => podKey(p) === r.pod)), ...parseRejected, ...dropped];
