@@ -1,0 +1,170 @@
+// Routes of the info server through app.request(), on a fake runtime and fake pods.
+import { beforeEach, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DEFAULT_CONFIG, type KubeletConfig } from "./config-types.ts";
+import { LABEL } from "./container/runtime.ts";
+import { createEventRecorder } from "./events.ts";
+import { createInfoServer, type InfoServerDeps } from "./info-server.ts";
+import { createPrometheusMetrics } from "./prometheus.ts";
+import { FakeRuntime } from "./testing/fake-runtime.ts";
+import { testPod } from "./testing/pods.ts";
+import type { Pod, PodOperation } from "./types.ts";
+
+const logDir = mkdtempSync(join(tmpdir(), "kubelet-varlog-"));
+mkdirSync(join(logDir, "app"));
+writeFileSync(join(logDir, "syslog"), "boot ok\n");
+writeFileSync(join(logDir, "app", "app.log"), "hello\n");
+symlinkSync("/etc", join(logDir, "escape"));
+
+function setup(config: Partial<KubeletConfig> = {}, extra: Partial<InfoServerDeps> = {}) {
+  const runtime = new FakeRuntime();
+  const pod = testPod("web");
+  const id = runtime.seed({ name: `k8s_app_web_default_${pod.metadata.uid}_0`, Image: "local/busybox:stable", Labels: { [LABEL.podName]: "web", [LABEL.podNamespace]: "default", [LABEL.podUid]: pod.metadata.uid, [LABEL.containerName]: "app", [LABEL.restartCount]: "0" }, HostConfig: {} }, { running: true, state: "running" });
+  runtime.setLogs(id, "line 1\nline 2\n");
+  const merged: Array<{ op: PodOperation; pods: Pod[] }> = [];
+  const metrics = createPrometheusMetrics();
+  metrics.runtimeOperation("create_container", 0.2, false);
+  metrics.probe("Liveness", "successful", { container: "app", pod: "web", namespace: "default" });
+  const app = createInfoServer({
+    config: { ...DEFAULT_CONFIG, ...config },
+    pods: () => [{ ...pod, status: { phase: "Running" } }],
+    runtime,
+    push: { merge: (_source, op, pods) => merged.push({ op, pods }) },
+    health: async () => ({ ok: true, checks: [{ name: "docker", ok: true, message: "ok" }] }),
+    metrics,
+    events: createEventRecorder(),
+    allowPrivileged: false,
+    logDir,
+    ...extra,
+  });
+  return { app, runtime, merged, id };
+}
+
+describe("info server", () => {
+  let s: ReturnType<typeof setup>;
+  beforeEach(() => (s = setup()));
+
+  test("GET /healthz answers ok, and 500 naming the failed check", async () => {
+    expect(await (await s.app.request("/healthz")).text()).toBe("ok");
+    const sick = setup({}, { health: async () => ({ ok: false, checks: [{ name: "docker", ok: false, message: "unreachable" }] }) });
+    const response = await sick.app.request("/healthz");
+    expect(response.status).toBe(500);
+    expect(await response.text()).toContain("[-]docker failed: unreachable");
+  });
+
+  test("GET /pods is a PodList with statuses and /pods/{ns}/{name} one pod", async () => {
+    const list = (await (await s.app.request("/pods")).json()) as { kind: string; items: Pod[] };
+    expect(list.kind).toBe("PodList");
+    expect(list.items[0]!.status?.phase).toBe("Running");
+    expect((await s.app.request("/pods/default/web")).status).toBe(200);
+    const missing = await s.app.request("/pods/default/nope");
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ kind: "Status", status: "Failure", reason: "NotFound", code: 404 });
+  });
+
+  test("GET /podInfo answers the 2014 shape", async () => {
+    const info = await (await s.app.request("/podInfo?podID=web&podNamespace=default")).json();
+    expect(info).toEqual({});
+    expect((await s.app.request("/podInfo")).status).toBe(400);
+  });
+
+  test("GET /spec describes the machine and the Docker Engine", async () => {
+    const spec = (await (await s.app.request("/spec/")).json()) as Record<string, unknown>;
+    expect(spec).toMatchObject({ docker_version: "fake" });
+    expect(spec.num_cores).toBeGreaterThan(0);
+  });
+
+  test("GET /stats/summary reports node and per-container usage in the kubelet's shape", async () => {
+    const summary = (await (await s.app.request("/stats/summary")).json()) as { node: { nodeName: string }; pods: Array<{ podRef: { name: string }; containers: Array<{ name: string; memory: { workingSetBytes: number } }> }> };
+    expect(summary.node.nodeName).toBeTruthy();
+    expect(summary.pods[0]!.podRef.name).toBe("web");
+    expect(summary.pods[0]!.containers[0]).toMatchObject({ name: "app", memory: { workingSetBytes: 2 ** 19 } });
+  });
+
+  test("GET /metrics is Prometheus text with the real kubelet's names", async () => {
+    const response = await s.app.request("/metrics");
+    expect(response.headers.get("content-type")).toContain("text/plain; version=0.0.4");
+    const text = await response.text();
+    for (const name of ["kubelet_runtime_operations_total", "kubelet_running_pods", "kubelet_pod_start_duration_seconds", "process_resident_memory_bytes"]) expect(text).toContain(`# TYPE ${name}`);
+    expect(text).toContain('kubelet_runtime_operations_total{operation_type="create_container"} 1');
+    for (const line of text.split("\n").filter((l) => l && !l.startsWith("#"))) expect(line).toMatch(/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? -?[0-9.e+-]+(Inf)?$/);
+    expect(await (await s.app.request("/metrics/probes")).text()).toContain('prober_probe_total{probe_type="Liveness",result="successful",container="app",pod="web",namespace="default"} 1');
+  });
+
+  test("GET /containerLogs returns the container's output; unknown containers are 404", async () => {
+    const response = await s.app.request("/containerLogs/default/web/app?tailLines=10");
+    expect(await response.text()).toBe("line 1\nline 2\n");
+    expect((await s.app.request("/containerLogs/default/web/nope")).status).toBe(404);
+    expect((await s.app.request("/containerLogs/default/web/app?previous=true")).status).toBe(404);
+    expect((await s.app.request("/containerLogs/default/web/app?tailLines=x")).status).toBe(400);
+  });
+
+  test("POST /run executes in the container and returns the exit code in a header", async () => {
+    s.runtime.execHandler = (_id, cmd) => ({ exitCode: 3, stdout: `ran ${cmd.join(" ")}`, stderr: "" });
+    const response = await s.app.request("/run/default/web/app?cmd=ls%20-l", { method: "POST" });
+    expect(response.headers.get("x-exit-code")).toBe("3");
+    expect(await response.text()).toBe("ran ls -l");
+    expect((await s.app.request("/run/default/web/app?cmd=ls", { method: "GET" })).status).toBe(405);
+  });
+
+  test("GET /logs serves files under the log directory and refuses every way out of it", async () => {
+    expect(await (await s.app.request("/logs/syslog")).text()).toBe("boot ok\n");
+    expect(await (await s.app.request("/logs/")).text()).toContain("app/");
+    for (const path of ["/logs/../etc/passwd", "/logs/%2e%2e/etc/passwd", "/logs/app/%2e%2e/%2e%2e/etc/passwd", "/logs/escape/passwd"]) {
+      const response = await s.app.request(path);
+      expect({ path, status: response.status }).toEqual({ path, status: response.status >= 400 && response.status < 500 ? response.status : -1 });
+      expect(await response.text()).not.toContain("root:");
+    }
+  });
+
+  test("pushes: POST /container and /containers set the http source; PUT, POST and DELETE /pods edit it", async () => {
+    const manifest = JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name: "pushed" }, spec: { containers: [{ name: "c", image: "busybox:1.35" }] } });
+    expect((await s.app.request("/container", { method: "POST", body: manifest })).status).toBe(200);
+    expect((await s.app.request("/containers", { method: "POST", body: `[${manifest}]` })).status).toBe(200);
+    expect((await s.app.request("/pods", { method: "PUT", body: `[${manifest}]` })).status).toBe(200);
+    expect((await s.app.request("/pods", { method: "POST", body: manifest })).status).toBe(201);
+    expect((await s.app.request("/pods/default/pushed", { method: "DELETE" })).status).toBe(200);
+    expect(s.merged.map((m) => `${m.op} ${m.pods.map((p) => p.metadata.name)}`)).toEqual(["SET pushed", "SET pushed", "SET pushed", "ADD pushed", "REMOVE pushed"]);
+  });
+
+  test("an invalid push is a 400 Status naming every field error; an oversized one is 413", async () => {
+    const response = await s.app.request("/container", { method: "POST", body: JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name: "bad" }, spec: { containers: [{ name: "c" }] } }) });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { details: { causes: Array<{ field: string }> } };
+    expect(body.details.causes[0]!.field).toBe("spec.containers[0].image");
+    expect(s.merged).toEqual([]);
+    const big = await s.app.request("/containers", { method: "POST", body: "x".repeat(1024 * 1024 + 1), headers: { "content-length": String(1024 * 1024 + 1) } });
+    expect(big.status).toBe(413);
+  });
+
+  test("beyond loopback, debugging routes need a valid bearer token; reads stay open", async () => {
+    const tokens = join(logDir, "..", `tokens-${Date.now()}`);
+    writeFileSync(tokens, "# operators\ns3cret-token\n");
+    const { loadAuthenticator } = await import("./auth.ts");
+    const config = { ...DEFAULT_CONFIG, address: "0.0.0.0", authTokenFile: tokens };
+    const secured = setup(config, { auth: await loadAuthenticator(config) });
+    expect((await secured.app.request("/healthz")).status).toBe(200);
+    expect((await secured.app.request("/containerLogs/default/web/app")).status).toBe(401);
+    expect((await secured.app.request("/containerLogs/default/web/app", { headers: { authorization: "Bearer wrong" } })).status).toBe(401);
+    expect((await secured.app.request("/containerLogs/default/web/app", { headers: { authorization: "Bearer s3cret-token" } })).status).toBe(200);
+  });
+
+  test("the read-only port refuses writes and debugging routes", async () => {
+    const readOnly = setup({}, { readOnly: true });
+    expect((await readOnly.app.request("/pods")).status).toBe(200);
+    expect((await readOnly.app.request("/containerLogs/default/web/app")).status).toBe(403);
+    expect((await readOnly.app.request("/pods", { method: "PUT", body: "[]" })).status).toBe(403);
+  });
+});
+
+describe("server security", () => {
+  test("refuses debugging handlers on a non-loopback address without authentication", async () => {
+    const { checkServerSecurity } = await import("./auth.ts");
+    expect(checkServerSecurity({ ...DEFAULT_CONFIG, address: "0.0.0.0" })).toMatch(/refusing to serve debugging handlers/);
+    expect(checkServerSecurity({ ...DEFAULT_CONFIG, address: "127.0.0.1" })).toBeUndefined();
+    expect(checkServerSecurity({ ...DEFAULT_CONFIG, address: "0.0.0.0", enableDebuggingHandlers: false })).toBeUndefined();
+    expect(checkServerSecurity({ ...DEFAULT_CONFIG, address: "0.0.0.0", authTokenFile: "/etc/kubelet/tokens" })).toBeUndefined();
+  });
+});
