@@ -61,6 +61,20 @@ describeWithServices("kubelet run", (services) => {
     expect(list.kind).toBe("PodList");
   });
 
+  test("serves the container's logs and runs commands in it, on the real port", async () => {
+    const logs = await waitFor("logs", async () => {
+      const text = await (await api("/containerLogs/default/e2e-run-app/app?tailLines=5")).text();
+      return text.includes("started v1") ? text : undefined;
+    });
+    expect(logs).toContain("started v1");
+    const exec = await api(`/run/default/e2e-run-app/app?command=sh&command=-c&command=${encodeURIComponent("echo $GREETING; exit 4")}`, { method: "POST" });
+    expect(exec.headers.get("x-exit-code")).toBe("4");
+    expect(await exec.text()).toBe("v1\n");
+    const metrics = await (await api("/metrics")).text();
+    expect(metrics).toMatch(/kubelet_runtime_operations_total\{operation_type="create_container"\} \d+/);
+    expect(metrics).toMatch(/kubelet_running_pods \d+/);
+  });
+
   test("an edit to the manifest replaces the changed container within seconds and keeps the pause container", async () => {
     const before = podContainers(services, "e2e-run-app");
     const pause = before.find((c) => c.name.startsWith("k8s_POD_"))!;
