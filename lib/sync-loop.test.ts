@@ -1,0 +1,254 @@
+// The sync loop and its pod sync step on a fake runtime and a fake clock.
+import { describe, expect, test } from "bun:test";
+import { buildContainer, buildPauseContainer, containerHash } from "./container-config.ts";
+import { LABEL } from "./container/runtime.ts";
+import { createEventRecorder } from "./events.ts";
+import { createImageManager } from "./images.ts";
+import { silentLogger } from "./log.ts";
+import { noopMetrics } from "./metrics.ts";
+import { createPodSyncer, type PodSyncOptions } from "./pod-sync.ts";
+import { createProbeManager } from "./probes.ts";
+import { createPodStore } from "./store.ts";
+import { createSyncLoop } from "./sync-loop.ts";
+import { FakeClock } from "./testing/fake-clock.ts";
+import { FakeRuntime } from "./testing/fake-runtime.ts";
+import { testPod } from "./testing/pods.ts";
+import type { Pod, V1PodSpec } from "./types.ts";
+import type { VolumeManager } from "./volumes.ts";
+
+const options: PodSyncOptions = { hostname: "node", hostIP: "10.0.0.1", networkMode: "none", pauseImage: "registry.k8s.io/pause:3.9", allowPrivileged: false, maxDeadPerContainer: 1 };
+const volumes: VolumeManager = { setup: async () => new Map(), teardown: async () => {}, podDirs: async () => [] };
+
+function harness() {
+  const clock = new FakeClock();
+  const runtime = new FakeRuntime(clock);
+  const events = createEventRecorder({ clock });
+  const images = createImageManager({ qps: 0, burst: 10, clock, events, dockerConfigPaths: [] }, runtime);
+  const syncer = createPodSyncer(options, { runtime, images, volumes, clock, log: silentLogger, events });
+  const sync = async (pod: Pod) => syncer.syncPod(pod, (await syncer.observe()).get(pod.metadata.uid) ?? [], new Set());
+  const app = (pod: Pod, name = "app") => [...runtime.containers.values()].filter((c) => c.labels[LABEL.podUid] === pod.metadata.uid && c.labels[LABEL.containerName] === name)
+    .sort((a, b) => Number(b.labels[LABEL.restartCount]) - Number(a.labels[LABEL.restartCount]));
+  return { clock, runtime, events, syncer, sync, app };
+}
+
+const spec = (over: Partial<V1PodSpec> = {}): Partial<V1PodSpec> => ({ containers: [{ name: "app", image: "local/busybox:stable", command: ["sleep", "3600"] }], ...over });
+
+describe("pod sync step", () => {
+  test("starts a pause container, then the app container in its namespaces, with the dockershim names", async () => {
+    const h = harness();
+    const pod = testPod("web", spec());
+    await h.sync(pod);
+    const names = [...h.runtime.containers.values()].map((c) => c.name);
+    expect(names).toEqual([`k8s_POD_web_default_${pod.metadata.uid}_0`, `k8s_app_web_default_${pod.metadata.uid}_0`]);
+    const app = h.app(pod)[0]!;
+    expect(app.body.HostConfig.NetworkMode).toBe(`container:${[...h.runtime.containers.keys()][0]}`);
+    expect(app.running).toBe(true);
+  });
+
+  test("a second sync of an unchanged, running pod does nothing", async () => {
+    const h = harness();
+    const pod = testPod("web", spec());
+    await h.sync(pod);
+    const before = h.runtime.calls.filter((c) => ["createContainer", "stopContainer", "removeContainer"].includes(c.method)).length;
+    await h.sync(pod);
+    expect(h.runtime.calls.filter((c) => ["createContainer", "stopContainer", "removeContainer"].includes(c.method)).length).toBe(before);
+  });
+
+  test("a changed container is replaced, the pause container and the others stay", async () => {
+    const h = harness();
+    const two = (image: string) => testPod("web", spec({ containers: [{ name: "app", image }, { name: "side", image: "local/busybox:stable" }] }));
+    await h.sync(two("local/busybox:stable"));
+    const side = h.app(two("x"), "side")[0]!.id;
+    h.runtime.images.add("local/busybox:other");
+    await h.sync(two("local/busybox:other"));
+    const apps = h.app(two("x"));
+    expect(apps[0]!.image).toBe("local/busybox:other");
+    expect(apps[0]!.labels[LABEL.restartCount]).toBe("1");
+    expect(apps[1]!.running).toBe(false);
+    expect(h.app(two("x"), "side")[0]!.id).toBe(side);
+  });
+
+  test("a pod-level change (hostNetwork) recreates the whole pod", async () => {
+    const h = harness();
+    await h.sync(testPod("web", spec()));
+    const firstPause = [...h.runtime.containers.values()].find((c) => c.labels[LABEL.containerName] === "POD")!.id;
+    await h.sync(testPod("web", spec({ hostNetwork: true })));
+    const pause = [...h.runtime.containers.values()].find((c) => c.labels[LABEL.containerName] === "POD")!;
+    expect(pause.id).not.toBe(firstPause);
+    expect(pause.body.HostConfig.NetworkMode).toBe("host");
+  });
+
+  for (const [policy, code, restarts] of [["Always", 0, true], ["Always", 1, true], ["OnFailure", 0, false], ["OnFailure", 2, true], ["Never", 0, false], ["Never", 2, false]] as const) {
+    test(`restartPolicy ${policy}: a container that exited ${code} is ${restarts ? "" : "not "}restarted`, async () => {
+      const h = harness();
+      const pod = testPod("job", spec({ restartPolicy: policy }));
+      await h.sync(pod);
+      h.runtime.exit(h.app(pod)[0]!.id, code);
+      await h.sync(pod);
+      expect(h.app(pod).length).toBe(restarts ? 2 : 1);
+    });
+  }
+
+  test("crash loops back off: at once, then 10 s, 20 s, 40 s …, with reason CrashLoopBackOff", async () => {
+    const h = harness();
+    const pod = testPod("crash", spec());
+    await h.sync(pod);
+    const waits: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      h.runtime.exit(h.app(pod)[0]!.id, 1);
+      let result = await h.sync(pod);
+      let waited = 0;
+      while (result.waiting.get("app")?.reason === "CrashLoopBackOff") {
+        expect(result.waiting.get("app")!.message).toContain("restarting failed container=app pod=crash_default");
+        await h.clock.advance(1000);
+        waited += 1000;
+        result = await h.sync(pod);
+      }
+      waits.push(waited);
+    }
+    expect(waits).toEqual([0, 10_000, 20_000, 40_000]);
+  });
+
+  test("init containers run in order to completion before the app containers", async () => {
+    const h = harness();
+    const pod = testPod("init", spec({ initContainers: [{ name: "one", image: "local/busybox:stable" }, { name: "two", image: "local/busybox:stable" }] }));
+    await h.sync(pod);
+    expect(h.app(pod, "one")).toHaveLength(1);
+    expect(h.app(pod, "two")).toHaveLength(0);
+    expect(h.app(pod, "app")).toHaveLength(0);
+    h.runtime.exit(h.app(pod, "one")[0]!.id, 0);
+    await h.sync(pod);
+    expect(h.app(pod, "two")).toHaveLength(1);
+    h.runtime.exit(h.app(pod, "two")[0]!.id, 0);
+    await h.sync(pod);
+    expect(h.app(pod, "app")[0]!.running).toBe(true);
+  });
+
+  test("a failed init container is retried under Always and fails the pod under Never", async () => {
+    for (const [policy, retried] of [["Always", true], ["Never", false]] as const) {
+      const h = harness();
+      const pod = testPod("init", spec({ restartPolicy: policy, initContainers: [{ name: "one", image: "local/busybox:stable" }] }));
+      await h.sync(pod);
+      h.runtime.exit(h.app(pod, "one")[0]!.id, 1);
+      await h.sync(pod);
+      expect(h.app(pod, "one")).toHaveLength(retried ? 2 : 1);
+      expect(h.app(pod, "app")).toHaveLength(0);
+    }
+  });
+
+  test("an image that cannot be pulled becomes ErrImagePull, then ImagePullBackOff, without touching other containers", async () => {
+    const h = harness();
+    h.runtime.failNext("pullImage", new Error("manifest unknown"));
+    const pod = testPod("pull", spec({ containers: [{ name: "app", image: "reg.example/nope:1" }, { name: "ok", image: "local/busybox:stable" }] }));
+    const first = await h.sync(pod);
+    expect(first.waiting.get("app")?.reason).toBe("ErrImagePull");
+    expect(h.app(pod, "ok")[0]!.running).toBe(true);
+    expect((await h.sync(pod)).waiting.get("app")?.reason).toBe("ImagePullBackOff");
+    await h.clock.advance(10_000);
+    await h.sync(pod);
+    expect(h.app(pod, "app")[0]!.running).toBe(true);
+  });
+
+  test("killPod stops app containers before the pause container and removes them all", async () => {
+    const h = harness();
+    const pod = testPod("gone", spec());
+    await h.sync(pod);
+    const app = h.app(pod)[0]!.id;
+    const pause = h.app(pod, "POD")[0]!.id;
+    await h.syncer.killPod(pod.metadata.uid, (await h.syncer.observe()).get(pod.metadata.uid)!, pod);
+    const stops = h.runtime.calls.filter((c) => c.method === "stopContainer").map((c) => c.args);
+    expect(stops).toEqual([[app, 30], [pause, 2]]);
+    expect(h.runtime.containers.size).toBe(0);
+  });
+
+  test("keeps at most maxDeadPerContainer dead instances", async () => {
+    const h = harness();
+    const pod = testPod("gc", spec());
+    await h.sync(pod);
+    for (let i = 0; i < 3; i++) {
+      h.runtime.exit(h.app(pod)[0]!.id, 0);
+      await h.clock.advance(600_000);
+      await h.sync(pod);
+    }
+    await h.syncer.collectGarbage((await h.syncer.observe()).get(pod.metadata.uid)!);
+    expect(h.app(pod).filter((c) => !c.running)).toHaveLength(1);
+  });
+});
+
+describe("sync loop", () => {
+  async function loop(sources: Array<"file" | "etcd"> = ["file"]) {
+    const clock = new FakeClock();
+    const runtime = new FakeRuntime(clock);
+    const store = createPodStore({ sources });
+    const events = createEventRecorder({ clock });
+    const syncLoop = createSyncLoop({ ...options, syncFrequencyMs: 10_000 }, {
+      store, runtime, images: createImageManager({ qps: 0, burst: 10, clock, dockerConfigPaths: [] }, runtime), volumes, createProbeManager, clock, log: silentLogger, metrics: noopMetrics, events,
+    });
+    const stop = new AbortController();
+    const running = syncLoop.run(stop.signal);
+    const settle = async () => {
+      for (let i = 0; i < 5; i++) await clock.advance(10);
+    };
+    return { clock, runtime, store, syncLoop, settle, stop: async () => (stop.abort(), await clock.advance(6000), await running) };
+  }
+
+  test("adopts a healthy running pod after a restart of the kubelet without restarting it", async () => {
+    const l = await loop();
+    const pod = testPod("web", spec());
+    const pause = l.runtime.seed(buildPauseContainer(pod, { nodeName: "node", hostIP: "", podIP: "", networkMode: "none", pauseImage: options.pauseImage, allowPrivileged: false, volumePaths: new Map(), node: { cpus: 2, memoryBytes: 0 } }), { running: true, state: "running" });
+    l.runtime.seed(buildContainer(pod, pod.spec.containers[0]!, { nodeName: "node", hostIP: "", podIP: "", networkMode: "none", pauseImage: options.pauseImage, allowPrivileged: false, volumePaths: new Map(), node: { cpus: 2, memoryBytes: 0 }, pauseId: pause, attempt: 0, init: false }), { running: true, state: "running", startedAt: new Date().toISOString() });
+    l.store.apply("file", { pods: [pod], rejected: [] });
+    await l.settle();
+    expect(l.runtime.calls.filter((c) => ["createContainer", "stopContainer", "removeContainer"].includes(c.method))).toEqual([]);
+    expect(l.syncLoop.pods()[0]!.status?.phase).toBe("Running");
+    await l.stop();
+  });
+
+  test("kills pods no source wants only after every source has reported", async () => {
+    const l = await loop(["file", "etcd"]);
+    const orphan = testPod("orphan", spec());
+    l.runtime.seed(buildPauseContainer(orphan, { nodeName: "node", hostIP: "", podIP: "", networkMode: "none", pauseImage: options.pauseImage, allowPrivileged: false, volumePaths: new Map(), node: { cpus: 2, memoryBytes: 0 } }), { running: true, state: "running" });
+    l.store.apply("file", { pods: [], rejected: [] });
+    await l.clock.advance(10_000);
+    await l.settle();
+    expect(l.runtime.containers.size).toBe(1);
+    l.store.apply("etcd", { pods: [], rejected: [] });
+    await l.settle();
+    await l.clock.advance(10_000);
+    await l.settle();
+    expect(l.runtime.containers.size).toBe(0);
+    await l.stop();
+  });
+
+  test("a dead container is restarted on the runtime's die event, not at the next resync", async () => {
+    const l = await loop();
+    const pod = testPod("web", spec());
+    l.store.apply("file", { pods: [pod], rejected: [] });
+    await l.settle();
+    const app = [...l.runtime.containers.values()].find((c) => c.labels[LABEL.containerName] === "app")!;
+    l.runtime.exit(app.id, 1);
+    await l.settle();
+    expect([...l.runtime.containers.values()].filter((c) => c.labels[LABEL.containerName] === "app" && c.running)).toHaveLength(1);
+    await l.stop();
+  });
+
+  test("keeps going while Docker is unreachable and resumes when it returns", async () => {
+    const l = await loop();
+    l.runtime.available = false;
+    l.store.apply("file", { pods: [testPod("web", spec())], rejected: [] });
+    await l.clock.advance(20_000);
+    await l.settle();
+    expect(l.runtime.containers.size).toBe(0);
+    l.runtime.available = true;
+    await l.clock.advance(20_000);
+    await l.settle();
+    expect([...l.runtime.containers.values()].some((c) => c.labels[LABEL.containerName] === "app" && c.running)).toBe(true);
+    await l.stop();
+  });
+
+  test("the container hash follows the spec, so unrelated edits do not restart a container", () => {
+    const a = testPod("a", spec()).spec.containers[0]!;
+    const b = testPod("a", spec({ restartPolicy: "OnFailure" })).spec.containers[0]!;
+    expect(containerHash(a)).toBe(containerHash(b));
+  });
+});
