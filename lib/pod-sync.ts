@@ -36,6 +36,8 @@ export interface PodSyncDeps {
 }
 
 export interface SyncResult {
+  /** Whether the step changed anything on the runtime (so observations must be refreshed). */
+  changed: boolean;
   /** Containers that are not running and why (CrashLoopBackOff, ErrImagePull, …). */
   waiting: Map<string, Waiting>;
   /** When the pod should be looked at again (a back-off ends), ms from now. */
@@ -62,7 +64,20 @@ export interface PodSyncer {
 }
 
 export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): PodSyncer {
-  const { runtime, clock, log, events } = deps;
+  const { clock, log, events } = deps;
+  // Counts calls that change containers, so a step can tell whether it did anything.
+  let mutations = 0;
+  const mutating = new Set(["createContainer", "startContainer", "stopContainer", "removeContainer"]);
+  const runtime = new Proxy(deps.runtime, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        if (mutating.has(key as string)) mutations++;
+        return value.apply(target, args);
+      };
+    },
+  });
   const crashBackoff = new Backoff(10_000, 300_000, clock);
   const inspected = new Map<string, ContainerDetails>();
   const volumeCache = new Map<string, { hash: string; paths: Map<string, VolumeMount> }>();
@@ -166,6 +181,12 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
   };
 
   const syncPod = async (pod: Pod, observed: Observed, livenessFailed: ReadonlySet<string>): Promise<SyncResult> => {
+    const before = mutations;
+    const result = await syncPodStep(pod, observed, livenessFailed);
+    return { ...result, changed: mutations !== before };
+  };
+
+  const syncPodStep = async (pod: Pod, observed: Observed, livenessFailed: ReadonlySet<string>): Promise<Omit<SyncResult, "changed">> => {
     const waiting = new Map<string, Waiting>();
     let retryAfterMs: number | undefined;
     const retry = (ms: number) => (retryAfterMs = Math.min(retryAfterMs ?? Infinity, Math.max(50, ms)));

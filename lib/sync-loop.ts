@@ -47,6 +47,8 @@ interface Worker {
   busy: boolean;
   again: boolean;
   retry?: Timer;
+  /** A fresh observation handed over by the resync, saving a listing per pod. */
+  observed?: Map<string, Observed>;
 }
 
 export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): SyncLoop {
@@ -93,10 +95,11 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     else slots.free++;
   };
 
-  const trigger = (uid: string) => {
+  const trigger = (uid: string, observed?: Map<string, Observed>) => {
     if (stopping) return;
     let worker = workers.get(uid);
     if (!worker) workers.set(uid, (worker = { busy: false, again: false }));
+    worker.observed = worker.busy ? undefined : observed;
     if (worker.busy) {
       worker.again = true;
       return;
@@ -112,14 +115,16 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     const began = clock.now();
     try {
       const pod = desired.get(uid);
-      const observed = (await observe()).get(uid) ?? [];
+      const handed = worker.observed;
+      worker.observed = undefined;
+      const observed = (handed ?? (await observe())).get(uid) ?? [];
       if (pod) {
         const result = await syncer.syncPod(pod, observed, livenessFailed);
         for (const c of observed) livenessFailed.delete(c.id);
         waitingByPod.set(uid, result.waiting);
         podIPs.set(uid, result.podIP);
         if (result.retryAfterMs !== undefined) worker.retry = clock.setTimeout(() => trigger(uid), result.retryAfterMs);
-        updateStatus(pod, (await observe()).get(uid) ?? []);
+        updateStatus(pod, result.changed ? ((await observe()).get(uid) ?? []) : observed);
         metrics.podWorker(started.has(uid) ? "sync" : "create", (clock.now() - began) / 1000);
       } else if (observed.length > 0 && store.allSourcesReady()) {
         log.info(`pod ${observed[0]!.labels[LABEL.podNamespace]}/${observed[0]!.labels[LABEL.podName]} is no longer wanted by any source: stopping it`);
@@ -205,9 +210,9 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   /** Every pod, every orphan, garbage and leftover pod directories. */
   const resync = async () => {
     const observed = await observe();
-    for (const uid of desired.keys()) trigger(uid);
+    for (const uid of desired.keys()) trigger(uid, observed);
     if (store.allSourcesReady()) {
-      for (const uid of observed.keys()) if (!desired.has(uid)) trigger(uid);
+      for (const uid of observed.keys()) if (!desired.has(uid)) trigger(uid, observed);
       const dirs = await deps.volumes.podDirs();
       for (const uid of dirs) if (!desired.has(uid) && !observed.has(uid)) await deps.volumes.teardown(uid);
     }
