@@ -30,21 +30,14 @@ export function createPushRoutes(target: PushTarget, allowPrivileged: boolean): 
   const app = new Hono();
   const limit = bodyLimit({ maxSize: MAX_BODY, onError: () => { throw new HttpError(413, `request body is larger than ${MAX_BODY} bytes`); } });
   const accepted = (pods: Pod[]) => ({ kind: "Status", apiVersion: "v1", status: "Success", message: `accepted ${pods.length} pod(s)`, code: 200 });
-  app.post("/container", limit, async (c) => {
-    const pods = parseBody(await c.req.text(), allowPrivileged, "one");
-    target.merge("http", "SET", pods);
-    return c.json(accepted(pods));
-  });
-  app.post("/containers", limit, async (c) => {
-    const pods = parseBody(await c.req.text(), allowPrivileged, "many");
-    target.merge("http", "SET", pods);
-    return c.json(accepted(pods));
-  });
-  app.put("/pods", limit, async (c) => {
-    const pods = parseBody(await c.req.text(), allowPrivileged, "many");
-    target.merge("http", "SET", pods);
-    return c.json(accepted(pods));
-  });
+  // The 2014 routes and PUT /pods all replace the pushed set.
+  for (const [method, path, expect] of [["post", "/container", "one"], ["post", "/containers", "many"], ["put", "/pods", "many"]] as const) {
+    app[method](path, limit, async (c) => {
+      const pods = parseBody(await c.req.text(), allowPrivileged, expect);
+      target.merge("http", "SET", pods);
+      return c.json(accepted(pods));
+    });
+  }
   app.post("/pods", limit, async (c) => {
     const pods = parseBody(await c.req.text(), allowPrivileged, "one");
     target.merge("http", "ADD", pods);

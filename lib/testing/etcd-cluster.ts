@@ -2,9 +2,9 @@
 // with members that tests can kill and restart by pid.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePortNumber as freePort } from "./ports.ts";
 
 interface Member {
   name: string;
@@ -19,17 +19,6 @@ export interface EtcdCluster {
   kill(member: number): Promise<void>;
   restart(member: number): Promise<void>;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function healthy(url: string, timeoutMs: number): Promise<void> {

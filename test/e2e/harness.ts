@@ -1,7 +1,6 @@
 // Drives the compiled kubelet and the real dockerd for end-to-end tests.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KUBELET_BINARY, type TestServices } from "../../lib/testing/services.ts";
@@ -68,16 +67,7 @@ export function removeDir(dir: string): void {
 }
 
 /** A free TCP port on loopback. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePortNumber as freePort } from "../../lib/testing/ports.ts";
 
 /** Flags every test kubelet gets: the test daemon, no bridge network, a private root dir. */
 export function baseFlags(services: TestServices, rootDir: string): string[] {

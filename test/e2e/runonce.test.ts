@@ -7,6 +7,14 @@ import { baseFlags, podContainers, removeDir, removePods, runBinary, tempDir } f
 
 describeWithServices("kubelet runonce", (services) => {
   const rootDir = tempDir("runonce");
+  const writeOkPod = (dir: string) => writeFileSync(join(dir, "ok.yaml"), `apiVersion: v1
+kind: Pod
+metadata: { name: e2e-once-ok }
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+    - { name: app, image: ${services.busybox}, command: ["sleep", "600"] }
+`);
   afterAll(() => {
     removePods(services, "web", "worker", "legacy-sleeper", "e2e-once-badimage", "e2e-once-ok");
     removeDir(rootDir);
@@ -34,13 +42,7 @@ spec:
   containers:
     - { name: app, image: "${services.registry}/no/such-image:1.0", command: ["sleep", "60"] }
 `);
-    writeFileSync(join(dir, "ok.yaml"), `apiVersion: v1
-kind: Pod
-metadata: { name: e2e-once-ok }
-spec:
-  containers:
-    - { name: app, image: ${services.busybox}, command: ["sleep", "600"] }
-`);
+    writeOkPod(dir);
     const result = runBinary(["runonce", "-c", dir, ...baseFlags(services, rootDir), "--runonce_timeout", "20s"]);
     removeDir(dir);
     expect(result.code).toBe(1);
@@ -59,13 +61,7 @@ spec:
   containers:
     - { name: app }
 `);
-    writeFileSync(join(dir, "ok.yaml"), `apiVersion: v1
-kind: Pod
-metadata: { name: e2e-once-ok }
-spec:
-  containers:
-    - { name: app, image: ${services.busybox}, command: ["sleep", "600"] }
-`);
+    writeOkPod(dir);
     const result = runBinary(["runonce", "-c", dir, ...baseFlags(services, rootDir), "--runonce_timeout", "20s"]);
     removeDir(dir);
     expect(result.code).toBe(1);

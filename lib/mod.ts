@@ -1,0 +1,32 @@
+// The kubelet library's one public file, in pipeline order:
+//   manifests     manifest.ts (text → pods), validation.ts (Kubernetes-style checks)
+//   sources       sources/file.ts, sources/url.ts, sources/etcd.ts; push-routes.ts on the server
+//   merge store   store.ts (PodConfig/podStorage: SET/ADD/UPDATE/REMOVE, notification modes)
+//   sync loop     sync-loop.ts (triggers, pod workers), pod-sync.ts (one step for one pod),
+//                 pod-status.ts, container-config.ts, images.ts, probes.ts, volumes.ts
+//   runtime       container/runtime.ts (the port), container/docker.ts (Docker Engine)
+//   info server   info-server.ts (Hono), prometheus.ts, auth.ts, platform/serve.ts
+//   wiring        kubelet.ts (run and runonce), config.ts, cli.ts
+export { readManifests, podSpecHash, type ManifestContext, type ManifestResult } from "./manifest.ts";
+export { validatePod, type ValidationOptions } from "./validation.ts";
+export { createFileSource } from "./sources/file.ts";
+export { createUrlSource } from "./sources/url.ts";
+export { createEtcdSource, etcdKeyFor } from "./sources/etcd.ts";
+export type { PodSource, SourceSnapshot, StopSource } from "./sources/source.ts";
+export { createPodStore, type NotificationMode, type PodStore, type PodStoreOptions } from "./store.ts";
+export { createSyncLoop, type SyncLoop, type SyncLoopOptions } from "./sync-loop.ts";
+export { createPodSyncer, type PodSyncer } from "./pod-sync.ts";
+export { computePodStatus } from "./pod-status.ts";
+export { runPodsOnce, formatRunOnceReport, type RunOnceReport } from "./runonce.ts";
+export { createImageManager, type ImageManager } from "./images.ts";
+export { createProbeManager, runProbe, type ProbeManager } from "./probes.ts";
+export { createVolumeManager, type VolumeManager } from "./volumes.ts";
+export { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
+export { LABEL, type Runtime, type ContainerCreateBody } from "./container/runtime.ts";
+export { createInfoServer, type InfoServerDeps } from "./info-server.ts";
+export { createPrometheusMetrics } from "./prometheus.ts";
+export { runKubelet, runOnce } from "./kubelet.ts";
+export { resolveConfig, printConfig, parseDuration, FLAGS } from "./config.ts";
+export { DEFAULT_CONFIG, type KubeletConfig } from "./config-types.ts";
+export { main } from "./cli.ts";
+export type { Pod, PodUpdate, PodOperation, FieldIssue, RejectedPod, SourceName } from "./types.ts";
