@@ -16,7 +16,6 @@ import { serve, type RunningServer } from "./platform/serve.ts";
 import { createProbeManager } from "./probes.ts";
 import { createPrometheusMetrics } from "./prometheus.ts";
 import { formatRunOnceReport, runPodsOnce } from "./runonce.ts";
-import { createEtcdSource } from "./sources/etcd.ts";
 import { createFileSource } from "./sources/file.ts";
 import type { PodSource, SourceSnapshot } from "./sources/source.ts";
 import { createUrlSource } from "./sources/url.ts";
@@ -40,7 +39,7 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
   const events = createEventRecorder({ log: log.child("events") });
   const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
   const runtime = instrumentRuntime(createDockerRuntime({ endpoint, log: log.child("docker") }), metrics);
-  const sources = createSources(config, node.name, log, metrics);
+  const sources = await createSources(config, node.name, log, metrics);
   if (sources.length === 0 && !(config.enableServer && config.enableDebuggingHandlers)) {
     throw new KubeletError("NoSources", "no pod source: give --config, --manifest_url or --etcd_servers/--etcd_config (or keep the server's push routes on)");
   }
@@ -139,13 +138,15 @@ export async function runOnce(config: KubeletConfig, { log, signal, out, tty }: 
   return report.ok && rejected.length === 0;
 }
 
-function createSources(config: KubeletConfig, nodeName: string, log: Logger, metrics: KubeletMetrics): PodSource[] {
+async function createSources(config: KubeletConfig, nodeName: string, log: Logger, metrics: KubeletMetrics): Promise<PodSource[]> {
   const sources: PodSource[] = [];
   if (config.config) sources.push(createFileSource({ path: config.config, checkFrequency: config.fileCheckFrequency, log: log.child("source/file"), metrics }));
   if (config.manifestUrl) {
     sources.push(createUrlSource({ url: config.manifestUrl, headers: config.manifestUrlHeader, checkFrequency: config.httpCheckFrequency, log: log.child("source/url"), metrics }));
   }
   if (config.etcdServers.length > 0 || config.etcdConfig) {
+    // Loaded only when used: etcd3 brings gRPC, a large share of the kubelet's memory.
+    const { createEtcdSource } = await import("./sources/etcd.ts");
     sources.push(createEtcdSource({ endpoints: config.etcdServers, configFile: config.etcdConfig || undefined, hostname: nodeName, log: log.child("source/etcd"), metrics }));
   }
   return sources;

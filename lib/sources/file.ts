@@ -104,7 +104,7 @@ export function createFileSource(options: FileSourceOptions): FileSource {
       };
       const schedule = () => {
         pending?.cancel();
-        pending = clock.setTimeout(() => void refresh(), options.debounceMs ?? 20);
+        pending = clock.setTimeout(() => void refresh(), options.debounceMs ?? 5);
       };
       const tick = () => {
         relist = clock.setTimeout(() => void refresh().then(() => !stopped && tick()), options.checkFrequency);

@@ -1,0 +1,68 @@
+// The info server of the compiled binary on a real port: token auth, followed logs, previous logs.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describeWithServices } from "../../lib/testing/services.ts";
+import { baseFlags, freePort, KubeletProcess, podContainers, removeDir, removePods, tempDir, waitFor } from "./harness.ts";
+
+describeWithServices("info server on a real port", (services) => {
+  const dir = tempDir("server-manifests");
+  const rootDir = tempDir("server-root");
+  let port = 0;
+  let kubelet: KubeletProcess;
+  const url = (path: string) => `http://127.0.0.1:${port}${path}`;
+  const auth = { authorization: "Bearer e2e-token" };
+
+  beforeAll(async () => {
+    port = await freePort();
+    writeFileSync(join(dir, "tokens"), "e2e-token\n");
+    writeFileSync(join(dir, "ticker.yaml"), `apiVersion: v1
+kind: Pod
+metadata: { name: e2e-ticker }
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: app
+      image: ${services.busybox}
+      command: ["sh", "-c", "i=0; while [ $i -lt 8 ]; do echo tick $i; i=$((i+1)); sleep 0.3; done; exit 1"]
+`);
+    kubelet = new KubeletProcess(["run", "-c", dir, ...baseFlags(services, rootDir), "--port", String(port), "--auth_token_file", join(dir, "tokens")]);
+    await waitFor("server", async () => (await fetch(url("/healthz")).catch(() => undefined))?.status === 200, 20_000);
+  });
+  afterAll(async () => {
+    await kubelet?.stop("SIGKILL");
+    removePods(services, "e2e-ticker");
+    removeDir(dir);
+    removeDir(rootDir);
+  });
+
+  test("with a token file, debugging routes refuse requests without the token and accept it", async () => {
+    await waitFor("container", () => podContainers(services, "e2e-ticker").some((c) => c.labels["io.kubernetes.container.name"] === "app"));
+    expect((await fetch(url("/containerLogs/default/e2e-ticker/app"))).status).toBe(401);
+    expect((await fetch(url("/containerLogs/default/e2e-ticker/app"), { headers: { authorization: "Bearer nope" } })).status).toBe(401);
+    expect((await fetch(url("/containerLogs/default/e2e-ticker/app"), { headers: auth })).status).toBe(200);
+    expect((await fetch(url("/pods"))).status).toBe(200);
+  });
+
+  test("follows a container's log as it is written, and ends the stream when the client leaves", async () => {
+    const abort = new AbortController();
+    const response = await fetch(url("/containerLogs/default/e2e-ticker/app?follow=true"), { headers: auth, signal: abort.signal });
+    const reader = response.body!.getReader();
+    let text = "";
+    const decoder = new TextDecoder();
+    while (!/tick [2-9]/.test(text)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value);
+    }
+    abort.abort();
+    expect(text).toMatch(/tick \d/);
+  }, 30_000);
+
+  test("serves the previous instance's log after a restart", async () => {
+    await waitFor("a restart", () => podContainers(services, "e2e-ticker").some((c) => Number(c.labels["io.kubernetes.container.restartCount"]) >= 1), 30_000);
+    const previous = await fetch(url("/containerLogs/default/e2e-ticker/app?previous=true"), { headers: auth });
+    expect(previous.status).toBe(200);
+    expect(await previous.text()).toContain("tick 7");
+  }, 40_000);
+});
