@@ -92,7 +92,8 @@ interface Worker {
   podUid: string;
   ready: boolean;
   started: boolean;
-  timers: Timer[];
+  /** The pending run of each probe type. */
+  timers: Map<ProbeType, Timer>;
   stopped: boolean;
 }
 
@@ -105,14 +106,14 @@ export function createProbeManager(options: { clock?: Clock; log?: Logger; metri
     const worker = workers.get(id);
     if (!worker) return;
     worker.stopped = true;
-    for (const timer of worker.timers) timer.cancel();
+    for (const timer of worker.timers.values()) timer.cancel();
     workers.delete(id);
   };
 
   return {
     addContainer(pod, container, containerId, startedAt, host) {
       if (workers.has(containerId)) return;
-      const worker: Worker = { podUid: pod.metadata.uid, ready: !container.readinessProbe, started: !container.startupProbe, timers: [], stopped: false };
+      const worker: Worker = { podUid: pod.metadata.uid, ready: !container.readinessProbe, started: !container.startupProbe, timers: new Map(), stopped: false };
       workers.set(containerId, worker);
       const labels = { container: container.name, pod: pod.metadata.name, namespace: pod.metadata.namespace };
       const target: ProbeTarget = { runtime: deps.runtime, containerId, host, ports: container.ports };
@@ -122,7 +123,7 @@ export function createProbeManager(options: { clock?: Clock; log?: Logger; metri
         const period = (probe.periodSeconds ?? 10) * 1000;
         const tick = async () => {
           if (worker.stopped) return;
-          if (type !== "Startup" && !worker.started) return void worker.timers.push(clock.setTimeout(tick, period));
+          if (type !== "Startup" && !worker.started) return void worker.timers.set(type, clock.setTimeout(tick, period));
           const { result, message } = await runProbe(probe, target, (probe.timeoutSeconds ?? 1) * 1000);
           if (worker.stopped) return;
           options.metrics?.probe(type, result === "success" ? "successful" : "failed", labels);
@@ -152,10 +153,10 @@ export function createProbeManager(options: { clock?: Clock; log?: Logger; metri
               deps.onChange(worker.podUid);
             }
           }
-          worker.timers.push(clock.setTimeout(tick, period));
+          worker.timers.set(type, clock.setTimeout(tick, period));
         };
         const delay = Math.max(0, startedAt + (probe.initialDelaySeconds ?? 0) * 1000 - clock.now());
-        worker.timers.push(clock.setTimeout(tick, delay));
+        worker.timers.set(type, clock.setTimeout(tick, delay));
       };
       if (container.startupProbe) schedule("Startup", container.startupProbe);
       if (container.livenessProbe) schedule("Liveness", container.livenessProbe);
