@@ -1,0 +1,65 @@
+// Volumes on a real directory: emptyDir, tmpfs for medium Memory, hostPath type checks, teardown.
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { testPod } from "./testing/pods.ts";
+import { createVolumeManager } from "./volumes.ts";
+
+const root = () => mkdtempSync(join(tmpdir(), "kubelet-volumes-"));
+const isRoot = process.getuid?.() === 0;
+
+describe("volume manager", () => {
+  test("creates emptyDir volumes under <root_dir>/pods/<uid>/volumes and removes them with the pod", async () => {
+    const rootDir = root();
+    const volumes = createVolumeManager({ rootDir });
+    const pod = testPod("v", { volumes: [{ name: "scratch", emptyDir: {} }], containers: [{ name: "c", image: "b:1", volumeMounts: [{ name: "scratch", mountPath: "/s", subPath: "logs/app" }] }] });
+    const paths = await volumes.setup(pod);
+    const dir = join(rootDir, "pods", pod.metadata.uid, "volumes", "kubernetes.io~empty-dir", "scratch");
+    expect(paths.get("scratch")).toEqual({ hostPath: dir });
+    expect(statSync(join(dir, "logs/app")).isDirectory()).toBe(true);
+    expect(await volumes.podDirs()).toEqual([pod.metadata.uid]);
+    await volumes.teardown(pod.metadata.uid);
+    expect(existsSync(join(rootDir, "pods", pod.metadata.uid))).toBe(false);
+  });
+
+  test.skipIf(!isRoot)("mounts a tmpfs with the size limit for medium Memory, and unmounts it on teardown", async () => {
+    const rootDir = root();
+    const volumes = createVolumeManager({ rootDir });
+    const pod = testPod("m", { volumes: [{ name: "cache", emptyDir: { medium: "Memory", sizeLimit: "8Mi" } }] });
+    const dir = (await volumes.setup(pod)).get("cache")!.hostPath;
+    const mount = readFileSync("/proc/self/mounts", "utf8").split("\n").find((l) => l.split(" ")[1] === dir);
+    expect(mount).toContain("tmpfs");
+    expect(mount).toContain("size=8192k");
+    await volumes.teardown(pod.metadata.uid);
+    expect(readFileSync("/proc/self/mounts", "utf8")).not.toContain(dir);
+  });
+
+  test("checks hostPath types and creates what the type asks for", async () => {
+    const rootDir = root();
+    const host = root();
+    writeFileSync(join(host, "file"), "x");
+    mkdirSync(join(host, "dir"));
+    const volumes = createVolumeManager({ rootDir });
+    const withHostPath = (path: string, type: string) => testPod("h", { volumes: [{ name: "h", hostPath: { path, type } }] });
+    await volumes.setup(withHostPath(join(host, "new/dir"), "DirectoryOrCreate"));
+    expect(statSync(join(host, "new/dir")).isDirectory()).toBe(true);
+    await volumes.setup(withHostPath(join(host, "created"), "FileOrCreate"));
+    expect(statSync(join(host, "created")).isFile()).toBe(true);
+    await volumes.setup(withHostPath(join(host, "dir"), "Directory"));
+    await expect(volumes.setup(withHostPath(join(host, "file"), "Directory"))).rejects.toThrow(`hostPath type check failed: ${join(host, "file")} is not a directory`);
+    await expect(volumes.setup(withHostPath(join(host, "missing"), "File"))).rejects.toMatchObject({ code: "VolumeSetupFailed" });
+    await expect(volumes.setup(withHostPath(join(host, "file"), "Socket"))).rejects.toThrow("is not a socket");
+  });
+
+  test("teardown never touches what a hostPath points at", async () => {
+    const rootDir = root();
+    const host = root();
+    writeFileSync(join(host, "precious"), "keep");
+    const volumes = createVolumeManager({ rootDir });
+    const pod = testPod("keep", { volumes: [{ name: "h", hostPath: { path: host } }, { name: "e", emptyDir: {} }] });
+    await volumes.setup(pod);
+    await volumes.teardown(pod.metadata.uid);
+    expect(readFileSync(join(host, "precious"), "utf8")).toBe("keep");
+  });
+});
