@@ -1,5 +1,6 @@
 // The info server of the compiled binary on a real port: token auth, followed logs, previous logs.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
@@ -65,4 +66,36 @@ spec:
     expect(previous.status).toBe(200);
     expect(await previous.text()).toContain("tick 7");
   }, 40_000);
+});
+
+describeWithServices("info server with TLS client certificates", (services) => {
+  const dir = tempDir("server-tls");
+  const rootDir = tempDir("server-tls-root");
+  let port = 0;
+  let kubelet: KubeletProcess;
+  const sh = (command: string) => {
+    const result = spawnSync("sh", ["-c", command], { cwd: dir, encoding: "utf8" });
+    if (result.status !== 0) throw new Error(`${command}: ${result.stderr}`);
+  };
+  const curl = (...args: string[]) => spawnSync("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", join(dir, "ca.crt"), ...args], { encoding: "utf8" }).stdout;
+
+  beforeAll(async () => {
+    sh("openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 1 -subj /CN=e2e-ca");
+    sh("openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=127.0.0.1 && printf 'subjectAltName=IP:127.0.0.1' > ext && openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 1 -extfile ext");
+    sh("openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj /CN=operator && openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt -days 1");
+    port = await freePort();
+    kubelet = new KubeletProcess(["run", "-c", join(dir, "manifests"), ...baseFlags(services, rootDir), "--port", String(port),
+      "--tls_cert_file", join(dir, "server.crt"), "--tls_private_key_file", join(dir, "server.key"), "--client_ca_file", join(dir, "ca.crt")]);
+    await waitFor("TLS server", () => curl("--cert", join(dir, "client.crt"), "--key", join(dir, "client.key"), `https://127.0.0.1:${port}/pods`) === "200", 20_000);
+  });
+  afterAll(async () => {
+    await kubelet?.stop("SIGKILL");
+    removeDir(dir);
+    removeDir(rootDir);
+  });
+
+  test("serves clients with a certificate from the client CA and refuses the handshake without one", () => {
+    expect(curl("--cert", join(dir, "client.crt"), "--key", join(dir, "client.key"), `https://127.0.0.1:${port}/pods`)).toBe("200");
+    expect(curl(`https://127.0.0.1:${port}/pods`)).toBe("000");
+  });
 });
