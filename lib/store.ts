@@ -105,7 +105,7 @@ export function createPodStore(options: PodStoreOptions): PodStore {
     const dropped: RejectedPod[] = [];
     const invalidKeys = new Set<string>();
     for (const pod of incoming) {
-      const key = podKey(pod);
+      const key = keyOf(pod);
       const errors = errorsOf(pod);
       if (errors.length) {
         dropped.push(reject(source, pod, errors));
@@ -212,6 +212,14 @@ export function createPodStore(options: PodStoreOptions): PodStore {
     whenAllSourcesReady: () => ready,
     rejected: () => order.flatMap((source) => problems.get(source) ?? []),
   };
+}
+
+// Pods are immutable once parsed, so their key can be computed once (fewer strings per merge).
+const keys = new WeakMap<Pod, string>();
+function keyOf(pod: Pod): string {
+  let key = keys.get(pod);
+  if (key === undefined) keys.set(pod, (key = podKey(pod)));
+  return key;
 }
 
 function hashOf(pod: Pod): string {
