@@ -46,6 +46,17 @@ describe("file source", () => {
     expect(imageOf(await r.next((s) => imageOf(s) === "busybox:3", 1000))).toBe("busybox:3");
   });
 
+  test("sees the last of two edits written back to back (inside chokidar's change throttle)", async () => {
+    fresh();
+    writeFileSync(join(dir, "web.yaml"), pod("web", "busybox:1"));
+    const r = watch();
+    await r.next((s) => s.pods.length === 1);
+    writeFileSync(join(dir, "web.yaml"), pod("web", "busybox:2"));
+    await r.next((s) => imageOf(s) === "busybox:2", 1000);
+    writeFileSync(join(dir, "web.yaml"), pod("web", "busybox:3"));
+    expect(imageOf(await r.next((s) => imageOf(s) === "busybox:3", 1000))).toBe("busybox:3");
+  });
+
   test("never runs editor backups, swap files, dotfiles or other extensions", async () => {
     fresh();
     for (const name of ["web.yaml~", ".web.yaml.swp", ".hidden.yaml", "web.yaml.bak", "web.yaml.orig", "#web.yaml#", "notes.txt", "4913"]) writeFileSync(join(dir, name), pod("sneaky"));

@@ -102,9 +102,14 @@ export function createFileSource(options: FileSourceOptions): FileSource {
         });
         return reading;
       };
+      let trailing: Timer | undefined;
       const schedule = () => {
         pending?.cancel();
         pending = clock.setTimeout(() => void refresh(), options.debounceMs ?? 5);
+        // chokidar drops a second change of the same file within its 50 ms throttle window: look once
+        // more after the burst, so back-to-back edits are never left to the periodic re-list.
+        trailing?.cancel();
+        trailing = clock.setTimeout(() => void refresh(), 60);
       };
       const tick = () => {
         relist = clock.setTimeout(() => void refresh().then(() => !stopped && tick()), options.checkFrequency);
@@ -140,6 +145,7 @@ export function createFileSource(options: FileSourceOptions): FileSource {
       return async () => {
         stopped = true;
         pending?.cancel();
+        trailing?.cancel();
         relist?.cancel();
         await watcher!.close();
         await reading;
