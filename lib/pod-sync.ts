@@ -51,8 +51,8 @@ export type Observed = ContainerDetails[];
 const TEN_MINUTES = 600_000;
 
 export interface PodSyncer {
-  /** Every kubelet container, inspected, grouped by pod uid. */
-  observe(): Promise<Map<string, Observed>>;
+  /** Every kubelet container (or one pod's), inspected, grouped by pod uid. */
+  observe(podUid?: string): Promise<Map<string, Observed>>;
   /** Drives one pod one step towards its spec. */
   syncPod(pod: Pod, observed: Observed, livenessFailed: ReadonlySet<string>): Promise<SyncResult>;
   /** Stops a pod's containers gracefully (preStop, SIGTERM, then SIGKILL), removes them and its volumes. */
@@ -85,8 +85,8 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
 
   const nodeInfo = async () => (node ??= await runtime.info().then((i) => ({ cpus: i.cpus, memoryBytes: i.memoryBytes }), () => ({ cpus: 1, memoryBytes: 0 })));
 
-  const observe = async () => {
-    const list = await runtime.listContainers();
+  const observe = async (podUid?: string) => {
+    const list = await runtime.listContainers(podUid ? { podUid } : {});
     const byPod = new Map<string, Observed>();
     const live = new Set<string>();
     await Promise.all(list.map(async (summary) => {
@@ -106,7 +106,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
       const uid = summary.labels[LABEL.podUid]!;
       (byPod.get(uid) ?? byPod.set(uid, []).get(uid)!).push(details);
     }));
-    for (const key of inspected.keys()) if (!live.has(key)) inspected.delete(key);
+    if (!podUid) for (const key of inspected.keys()) if (!live.has(key)) inspected.delete(key);
     return byPod;
   };
 

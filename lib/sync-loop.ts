@@ -76,18 +76,6 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   });
   const syncer = createPodSyncer(options, { ...deps, probes });
 
-  // One container listing serves every worker that asked before it started.
-  let observeSeq = 0;
-  let current: { seq: number; result: Promise<Map<string, Observed>> } | undefined;
-  const observe = () => {
-    const asked = observeSeq;
-    if (current && current.seq > asked) return current.result;
-    const next = { seq: ++observeSeq, result: syncer.observe() };
-    current = next;
-    void next.result.catch(() => {}).finally(() => current === next && (current = undefined));
-    return next.result;
-  };
-
   const acquire = () => (slots.free > 0 ? (slots.free--, Promise.resolve()) : new Promise<void>((resolve) => slots.queue.push(resolve)));
   const release = () => {
     const next = slots.queue.shift();
@@ -117,14 +105,14 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       const pod = desired.get(uid);
       const handed = worker.observed;
       worker.observed = undefined;
-      const observed = (handed ?? (await observe())).get(uid) ?? [];
+      const observed = (handed ?? (await syncer.observe(uid))).get(uid) ?? [];
       if (pod) {
         const result = await syncer.syncPod(pod, observed, livenessFailed);
         for (const c of observed) livenessFailed.delete(c.id);
         waitingByPod.set(uid, result.waiting);
         podIPs.set(uid, result.podIP);
         if (result.retryAfterMs !== undefined) worker.retry = clock.setTimeout(() => trigger(uid), result.retryAfterMs);
-        updateStatus(pod, result.changed ? ((await observe()).get(uid) ?? []) : observed);
+        updateStatus(pod, result.changed ? ((await syncer.observe(uid)).get(uid) ?? []) : observed);
         metrics.podWorker(started.has(uid) ? "sync" : "create", (clock.now() - began) / 1000);
       } else if (observed.length > 0 && store.allSourcesReady()) {
         log.info(`pod ${observed[0]!.labels[LABEL.podNamespace]}/${observed[0]!.labels[LABEL.podName]} is no longer wanted by any source: stopping it`);
@@ -209,7 +197,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
 
   /** Every pod, every orphan, garbage and leftover pod directories. */
   const resync = async () => {
-    const observed = await observe();
+    const observed = await syncer.observe();
     for (const uid of desired.keys()) trigger(uid, observed);
     if (store.allSourcesReady()) {
       for (const uid of observed.keys()) if (!desired.has(uid)) trigger(uid, observed);

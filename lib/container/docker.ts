@@ -80,8 +80,9 @@ export function createDockerRuntime(options: { endpoint: string; log?: Logger })
         hostname: info.Name,
       };
     },
-    async listContainers() {
-      const list = await call("list containers", () => docker.listContainers({ all: true, filters: { label: [LABEL.podUid] } }));
+    async listContainers(options = {}) {
+      const label = options.podUid ? `${LABEL.podUid}=${options.podUid}` : LABEL.podUid;
+      const list = await call("list containers", () => docker.listContainers({ all: true, filters: { label: [label] } }));
       return list.map(summary).filter((c) => c.name.startsWith("k8s_"));
     },
     async inspectContainer(id): Promise<ContainerDetails> {

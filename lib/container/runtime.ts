@@ -175,8 +175,8 @@ export interface Runtime {
   /** Resolves when the daemon answers; throws RuntimeUnavailable otherwise. */
   ping(signal?: AbortSignal): Promise<void>;
   info(): Promise<RuntimeInfo>;
-  /** The kubelet's own containers only (name `k8s_…` with a pod uid label), running and dead. */
-  listContainers(): Promise<ContainerSummary[]>;
+  /** The kubelet's own containers only (name `k8s_…` with a pod uid label), running and dead; one pod's with `podUid`. */
+  listContainers(options?: { podUid?: string }): Promise<ContainerSummary[]>;
   inspectContainer(id: string): Promise<ContainerDetails>;
   /** Creates a container and returns its id. */
   createContainer(body: ContainerCreateBody): Promise<string>;

@@ -79,9 +79,9 @@ export class FakeRuntime implements Runtime {
     this.#record("info", []);
     return { version: "fake", apiVersion: "1.41", os: "Fake OS", kernelVersion: "6.0", cpus: 2, memoryBytes: 2 ** 33, hostname: "fake" };
   }
-  async listContainers(): Promise<ContainerSummary[]> {
-    this.#record("listContainers", []);
-    return [...this.containers.values()].filter((c) => c.name.startsWith("k8s_") && c.labels["io.kubernetes.pod.uid"]).map(({ id, name, labels, image, imageId, state, createdAt }) => ({ id, name, labels, image, imageId, state, createdAt }));
+  async listContainers(options: { podUid?: string } = {}): Promise<ContainerSummary[]> {
+    this.#record("listContainers", [options]);
+    return [...this.containers.values()].filter((c) => c.name.startsWith("k8s_") && c.labels["io.kubernetes.pod.uid"] && (!options.podUid || c.labels["io.kubernetes.pod.uid"] === options.podUid)).map(({ id, name, labels, image, imageId, state, createdAt }) => ({ id, name, labels, image, imageId, state, createdAt }));
   }
   async inspectContainer(id: string): Promise<ContainerDetails> {
     this.#record("inspectContainer", [id]);
