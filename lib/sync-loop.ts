@@ -54,6 +54,8 @@ interface Worker {
 export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): SyncLoop {
   const { store, runtime, clock, log, metrics } = deps;
   const desired = new Map<string, Pod>();
+  /** The last spec of pods no source wants any more: their preStop hooks and grace periods. */
+  const removed = new Map<string, Pod>();
   const firstSeen = new Map<string, number>();
   const started = new Set<string>();
   const statuses = new Map<string, V1PodStatus>();
@@ -116,7 +118,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
         metrics.podWorker(started.has(uid) ? "sync" : "create", (clock.now() - began) / 1000);
       } else if (observed.length > 0 && store.allSourcesReady()) {
         log.info(`pod ${observed[0]!.labels[LABEL.podNamespace]}/${observed[0]!.labels[LABEL.podName]} is no longer wanted by any source: stopping it`);
-        await syncer.killPod(uid, observed);
+        await syncer.killPod(uid, observed, removed.get(uid));
         forget(uid);
       }
     } catch (error) {
@@ -156,6 +158,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   };
 
   const forget = (uid: string) => {
+    removed.delete(uid);
     statuses.delete(uid);
     waitingByPod.delete(uid);
     podIPs.delete(uid);
@@ -169,27 +172,28 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     const uid = pod.metadata.uid;
     const before = desired.get(uid);
     desired.set(uid, pod);
+    removed.delete(uid);
     version++;
     if (!firstSeen.has(uid)) firstSeen.set(uid, clock.now());
     if (!before || before.metadata.annotations[ANNOTATION.hash] !== pod.metadata.annotations[ANNOTATION.hash]) trigger(uid);
+  };
+
+  const drop = (uid: string, pod: Pod) => {
+    desired.delete(uid);
+    removed.set(uid, pod);
+    trigger(uid);
   };
 
   const onUpdate = (update: { op: string; pods: Pod[] }) => {
     version++;
     if (update.op === "SET") {
       const next = new Set(update.pods.map((p) => p.metadata.uid));
-      for (const uid of [...desired.keys()]) {
-        if (!next.has(uid)) {
-          desired.delete(uid);
-          trigger(uid);
-        }
+      for (const [uid, pod] of [...desired]) {
+        if (!next.has(uid)) drop(uid, pod);
       }
       for (const pod of update.pods) accept(pod);
     } else if (update.op === "REMOVE") {
-      for (const pod of update.pods) {
-        desired.delete(pod.metadata.uid);
-        trigger(pod.metadata.uid);
-      }
+      for (const pod of update.pods) drop(pod.metadata.uid, desired.get(pod.metadata.uid) ?? pod);
     } else {
       for (const pod of update.pods) accept(pod);
     }

@@ -1,7 +1,7 @@
 // What the kubelet makes of a pod spec on the real dockerd: env and $(VAR) rules, mounts, limits,
 // liveness restarts, pulls through the registry with QPS limiting, and a registry outage.
 import { afterAll, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
 import { baseFlags, docker, freePort, KubeletProcess, podContainers, removeDir, removePods, runBinary, tempDir, waitFor } from "./harness.ts";
@@ -9,7 +9,7 @@ import { baseFlags, docker, freePort, KubeletProcess, podContainers, removeDir, 
 describeWithServices("pods on the real Docker Engine", (services) => {
   const rootDir = tempDir("pods-root");
   const hostDir = tempDir("pods-host");
-  const pods = ["e2e-spec", "e2e-live", "e2e-qps-0", "e2e-qps-1", "e2e-qps-2", "e2e-outage"];
+  const pods = ["e2e-spec", "e2e-live", "e2e-hooks", "e2e-qps-0", "e2e-qps-1", "e2e-qps-2", "e2e-outage"];
   afterAll(() => {
     removePods(services, ...pods);
     removeDir(rootDir);
@@ -79,6 +79,37 @@ spec:
     } finally {
       await kubelet.stop();
       removeDir(dir);
+    }
+  });
+
+  test("runs postStart after the start and preStop before the stop, within the grace period", { timeout: 60_000 }, async () => {
+    const dir = tempDir("pods-hooks");
+    const marks = tempDir("pods-hooks-marks");
+    writeFileSync(join(dir, "hooks.yaml"), `apiVersion: v1
+kind: Pod
+metadata: { name: e2e-hooks }
+spec:
+  terminationGracePeriodSeconds: 5
+  containers:
+    - name: app
+      image: ${services.busybox}
+      command: ["sh", "-c", "trap 'echo term >> /marks/log; exit 0' TERM; while true; do sleep 0.1; done"]
+      lifecycle:
+        postStart: { exec: { command: ["sh", "-c", "echo post-start >> /marks/log"] } }
+        preStop: { exec: { command: ["sh", "-c", "echo pre-stop >> /marks/log"] } }
+      volumeMounts: [{ name: marks, mountPath: /marks }]
+  volumes: [{ name: marks, hostPath: { path: ${marks} } }]
+`);
+    const kubelet = new KubeletProcess(["run", "-c", dir, ...baseFlags(services, rootDir), "--port", String(await freePort())]);
+    try {
+      await waitFor("postStart", () => readFileSync(join(marks, "log"), "utf8").includes("post-start"), 20_000);
+      rmSync(join(dir, "hooks.yaml"));
+      await waitFor("the pod gone", () => podContainers(services, "e2e-hooks").length === 0, 30_000);
+      expect(readFileSync(join(marks, "log"), "utf8").split("\n").filter(Boolean)).toEqual(["post-start", "pre-stop", "term"]);
+    } finally {
+      await kubelet.stop();
+      removeDir(dir);
+      removeDir(marks);
     }
   });
 
