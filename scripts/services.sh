@@ -29,10 +29,22 @@ wait_for() { # description, tries (x0.1s), command...
   return 1
 }
 
-running() { [ -f "$DIR/$1.pid" ] && kill -0 "$(cat "$DIR/$1.pid")" 2>/dev/null; }
+# Alive and not a zombie (a killed daemon whose parent is gone can linger unreaped).
+running() {
+  local pid
+  pid=$(cat "$DIR/$1.pid" 2>/dev/null) || return 1
+  kill -0 "$pid" 2>/dev/null && ! grep -q '^[0-9]* ([^)]*) Z' "/proc/$pid/stat" 2>/dev/null
+}
 
 start_dockerd() {
   running dockerd && return 0
+  # A daemon killed with its session leaves containerd and its shims, mounts (network namespaces,
+  # container root filesystems), a pid file and a socket behind: clear them before starting again.
+  pkill -9 -f "$DIR/docker/exec" 2>/dev/null || true
+  awk -v dir="$DIR/docker/" 'index($2, dir) == 1 { print $2 }' /proc/self/mounts | sort -r | while read -r mnt; do
+    umount -l "$mnt" 2>/dev/null || true
+  done
+  rm -rf "$DIR/docker.sock" "$DIR/docker/docker.pid" "$DIR/docker/exec"
   mkdir -p "$DIR/docker"
   # Our own daemon, not the host's: private sockets and data, no bridge (loopback-only rule).
   setsid dockerd --data-root "$DIR/docker/data" --exec-root "$DIR/docker/exec" \
