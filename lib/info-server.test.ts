@@ -29,7 +29,7 @@ function setup(config: Partial<KubeletConfig> = {}, extra: Partial<InfoServerDep
   metrics.probe("Liveness", "successful", { container: "app", pod: "web", namespace: "default" });
   const app = createInfoServer({
     config: { ...DEFAULT_CONFIG, ...config },
-    pods: () => [{ ...pod, status: { phase: "Running" } }],
+    pods: () => [{ ...pod, status: { phase: "Running", containerStatuses: [{ name: "app", image: "local/busybox:stable", imageID: "docker-pullable://sha256:1", restartCount: 2, ready: true, state: { running: { startedAt: "2026-01-01T00:00:00Z" } } }] } }],
     runtime,
     push: { merge: (_source, op, pods) => merged.push({ op, pods }) },
     health: async () => ({ ok: true, checks: [{ name: "docker", ok: true, message: "ok" }] }),
@@ -66,7 +66,8 @@ describe("info server", () => {
 
   test("GET /podInfo answers the 2014 shape", async () => {
     const info = await (await s.app.request("/podInfo?podID=web&podNamespace=default")).json();
-    expect(info).toEqual({});
+    expect(info).toEqual({ app: { state: { running: { startedAt: "2026-01-01T00:00:00Z" } }, restartCount: 2, image: "local/busybox:stable", imageID: "docker-pullable://sha256:1", ready: true } });
+    expect((await s.app.request("/podInfo?podID=nope")).status).toBe(404);
     expect((await s.app.request("/podInfo")).status).toBe(400);
   });
 
