@@ -1,20 +1,30 @@
 // Image pulls: policies, the QPS bucket, per-image back-off and credentials.
-import { describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createDockerRuntime } from "./container/docker.ts";
 import { credentialsFor, registryOf } from "./docker-config.ts";
+import { createEventRecorder } from "./events.ts";
 import { createImageManager, TokenBucket } from "./images.ts";
+import { noopMetrics } from "./metrics.ts";
 import { FakeClock } from "./testing/fake-clock.ts";
 import { FakeRuntime } from "./testing/fake-runtime.ts";
 import { testPod } from "./testing/pods.ts";
+import { describeWithServices } from "./testing/services.ts";
+import { KubeletError } from "./types.ts";
 
 const pod = testPod("p");
 
 function setup(qps = 0, burst = 10) {
   const clock = new FakeClock();
   const runtime = new FakeRuntime(clock);
-  return { clock, runtime, images: createImageManager({ qps, burst, clock, dockerConfigPaths: [] }, runtime), pulls: () => runtime.calls.filter((c) => c.method === "pullImage").length };
+  const events = createEventRecorder({ clock });
+  const pullMetrics: boolean[] = [];
+  const metrics = { ...noopMetrics, imagePull: (_seconds: number, failed: boolean) => void pullMetrics.push(failed) };
+  const images = createImageManager({ qps, burst, clock, events, metrics, dockerConfigPaths: [] }, runtime);
+  return { clock, runtime, images, events, pullMetrics, pulls: () => runtime.calls.filter((c) => c.method === "pullImage").length };
 }
 
 describe("image manager", () => {
@@ -62,6 +72,59 @@ describe("image manager", () => {
     await clock.advance(1500);
     expect(done).toEqual([0, 0, 500, 1000, 1500]);
   });
+
+  test("pulls wait for the bucket and a waiting pull is still shared", async () => {
+    const s = setup(1, 1);
+    const first = s.images.ensureImage("busybox:1", "Always", pod);
+    const second = [s.images.ensureImage("busybox:2", "Always", pod), s.images.ensureImage("busybox:2", "Always", pod)];
+    await s.clock.advance(0);
+    await first;
+    expect(s.pulls()).toBe(1);
+    await s.clock.advance(1000);
+    await Promise.all(second);
+    expect(s.pulls()).toBe(2);
+  });
+
+  test("qps 0 means no limit", async () => {
+    const s = setup(0, 0);
+    await Promise.all([1, 2, 3, 4, 5].map((n) => s.images.ensureImage(`busybox:${n}`, "Always", pod)));
+    expect(s.pulls()).toBe(5);
+  });
+
+  test("a success resets the back-off; events and metrics tell the story", async () => {
+    const s = setup();
+    s.runtime.failNext("pullImage", new KubeletError("ImagePullFailed", "cannot pull image nope:1: manifest unknown"));
+    await expect(s.images.ensureImage("nope:1", "IfNotPresent", pod)).rejects.toMatchObject({ code: "ErrImagePull", message: expect.stringContaining("manifest unknown") });
+    await expect(s.images.ensureImage("nope:1", "IfNotPresent", pod)).rejects.toMatchObject({ code: "ImagePullBackOff" });
+    await s.clock.advance(10_000);
+    await s.images.ensureImage("nope:1", "Always", pod);
+    s.runtime.failNext("pullImage", new Error("flaky"));
+    await expect(s.images.ensureImage("nope:1", "Always", pod)).rejects.toMatchObject({ code: "ErrImagePull" });
+    await s.clock.advance(10_000); // back to the first 10 s step, not 20 s
+    await s.images.ensureImage("nope:1", "Always", pod);
+    expect([...new Set(s.events.list().map((e) => e.reason))].sort()).toEqual(["BackOff", "Failed", "Pulled", "Pulling"]);
+    expect(s.pullMetrics).toEqual([true, false, true, false]);
+  });
+
+  test("an unreachable daemon is not the image's fault: no back-off", async () => {
+    const s = setup();
+    s.runtime.failNext("pullImage", new KubeletError("RuntimeUnavailable", "cannot pull image busybox:1.35: the Docker Engine is unreachable"));
+    await expect(s.images.ensureImage("busybox:1.35", "IfNotPresent", pod)).rejects.toMatchObject({ code: "RuntimeUnavailable" });
+    expect(await s.images.ensureImage("busybox:1.35", "IfNotPresent", pod)).toBe("sha256:busybox:1.35");
+  });
+
+  test("pulls with the credentials of the image's registry", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "kubelet-docker-config-"));
+    writeFileSync(join(dir, "config.json"), JSON.stringify({ auths: { "registry.example.com": { auth: Buffer.from("u:p").toString("base64") } } }));
+    const runtime = new FakeRuntime(new FakeClock());
+    const images = createImageManager({ qps: 0, burst: 0, dockerConfigPaths: [join(dir, "config.json")] }, runtime);
+    await images.ensureImage("registry.example.com/team/app:1", "IfNotPresent", pod);
+    await images.ensureImage("busybox:1.35", "IfNotPresent", pod);
+    expect(runtime.calls.filter((c) => c.method === "pullImage").map((c) => c.args)).toEqual([
+      ["registry.example.com/team/app:1", { username: "u", password: "p", serveraddress: "registry.example.com" }],
+      ["busybox:1.35", undefined],
+    ]);
+  });
 });
 
 describe("registry credentials", () => {
@@ -71,13 +134,63 @@ describe("registry credentials", () => {
     writeFileSync(config, JSON.stringify({ auths: {
       "https://index.docker.io/v1/": { auth: Buffer.from("hubuser:hubpass").toString("base64") },
       "registry.example.com:5000": { username: "u", password: "p:w" },
+      "http://quay.io/v2/": { auth: Buffer.from("q:x").toString("base64") },
     } }));
     expect(registryOf("busybox")).toBe("docker.io");
     expect(registryOf("library/busybox:1")).toBe("docker.io");
     expect(registryOf("registry.example.com:5000/team/app:1")).toBe("registry.example.com:5000");
     expect(credentialsFor("busybox:1.35", [config])).toMatchObject({ username: "hubuser", password: "hubpass" });
     expect(credentialsFor("registry.example.com:5000/team/app:1", [config])).toMatchObject({ username: "u", password: "p:w" });
-    expect(credentialsFor("quay.io/x/y:1", [config])).toBeUndefined();
+    expect(credentialsFor("quay.io/x/y:1", [config])).toMatchObject({ username: "q", password: "x" });
+    expect(credentialsFor("ghcr.io/x/y:1", [config])).toBeUndefined();
+    expect(credentialsFor("index.docker.io/library/busybox", [config])).toMatchObject({ username: "hubuser" });
     expect(credentialsFor("busybox", [join(dir, "missing.json")])).toBeUndefined();
+  });
+});
+
+describeWithServices("image manager on the real registry", (services) => {
+  const runtime = createDockerRuntime({ endpoint: services.dockerHost });
+  const docker = (...args: string[]) => execFileSync("docker", ["-H", services.dockerHost, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+  const tag = `${Date.now()}`;
+  const refs = [0, 1, 2, 3, 4, 5].map((n) => `${services.registry}/rt-img/busybox:${tag}-${n}`);
+  beforeAll(() => {
+    for (const ref of refs) docker("tag", services.busybox, ref);
+    for (const ref of refs) docker("push", "-q", ref);
+    for (const ref of refs) docker("rmi", ref);
+  });
+  afterAll(() => {
+    for (const ref of refs) {
+      try {
+        docker("rmi", ref);
+      } catch {
+        // not pulled by the test that failed
+      }
+    }
+  });
+
+  test("pulls a missing image from the registry and finds it present afterwards", async () => {
+    const images = createImageManager({ qps: 0, burst: 0, dockerConfigPaths: [] }, runtime);
+    expect(await runtime.imageId(refs[5]!)).toBeUndefined();
+    const id = await images.ensureImage(refs[5]!, "IfNotPresent", pod);
+    expect(id).toStartWith("sha256:");
+    expect(await runtime.imageId(refs[5]!)).toBe(id);
+  });
+
+  test("five pulls at qps 2, burst 1 take at least two seconds", async () => {
+    const images = createImageManager({ qps: 2, burst: 1, dockerConfigPaths: [] }, runtime);
+    const started = Date.now();
+    await Promise.all(refs.slice(0, 5).map((ref) => images.ensureImage(ref, "Always", pod)));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
+  });
+
+  test("a registry nobody listens on is ErrImagePull, then ImagePullBackOff without a second try", async () => {
+    const events = createEventRecorder();
+    const images = createImageManager({ qps: 0, burst: 0, dockerConfigPaths: [], events }, runtime);
+    const ref = `127.0.0.1:1/rt-img/busybox:${tag}`;
+    await expect(images.ensureImage(ref, "IfNotPresent", pod)).rejects.toMatchObject({ code: "ErrImagePull", message: expect.stringMatching(/connection refused|connect/i) });
+    const started = Date.now();
+    await expect(images.ensureImage(ref, "IfNotPresent", pod)).rejects.toMatchObject({ code: "ImagePullBackOff" });
+    expect(Date.now() - started).toBeLessThan(100);
+    expect(events.list().map((e) => e.reason)).toEqual(["Pulling", "Failed", "BackOff"]);
   });
 });

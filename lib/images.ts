@@ -9,13 +9,16 @@ import { silentLogger, type Logger } from "./log.ts";
 import type { KubeletMetrics } from "./metrics.ts";
 import { KubeletError, type Pod } from "./types.ts";
 
+/** A container's imagePullPolicy. */
 export type PullPolicy = "Always" | "IfNotPresent" | "Never";
 
+/** Makes images present before their containers are created. */
 export interface ImageManager {
   /** Ensures the image per policy and returns its id; throws ErrImagePull, ImagePullBackOff or ErrImageNeverPull. */
   ensureImage(image: string, policy: PullPolicy, pod: Pod): Promise<string>;
 }
 
+/** qps/burst: --registry_qps/--registry_burst (qps 0 = unlimited); dockerConfigPaths default to Docker's own. */
 export interface ImageManagerOptions {
   qps: number;
   burst: number;
@@ -56,6 +59,7 @@ export class TokenBucket {
   }
 }
 
+/** The image manager over a runtime: policy, QPS bucket, shared pulls, back-off, credentials, events. */
 export function createImageManager(options: ImageManagerOptions, runtime: Runtime): ImageManager {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? silentLogger;
@@ -82,11 +86,13 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
     } catch (error) {
       options.metrics?.imagePull((clock.now() - started) / 1000, true);
       const message = `Failed to pull image "${image}": ${(error as Error).message}`;
+      options.events?.record(pod, "Warning", "Failed", message);
+      // A daemon outage is not the image's fault: no image back-off, the sync loop retries.
+      if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
       const delay = backoff.next(image);
       failures.set(image, message);
-      options.events?.record(pod, "Warning", "Failed", message);
       log.warn(`${message}; next attempt in ${delay / 1000}s`);
-      throw new KubeletError((error as KubeletError).code === "RuntimeUnavailable" ? "RuntimeUnavailable" : "ErrImagePull", message, { cause: error });
+      throw new KubeletError("ErrImagePull", message, { cause: error });
     }
   };
 

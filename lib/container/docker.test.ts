@@ -1,36 +1,149 @@
 // The Docker runtime against the real daemon: the shared contract, plus what only Docker can show.
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
+import { createServer as createNetServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describeWithServices } from "../testing/services.ts";
 import { createDockerRuntime, resolveDockerEndpoint } from "./docker.ts";
-import { LABEL } from "./runtime.ts";
+import { LABEL, type ContainerCreateBody } from "./runtime.ts";
 import { runtimeContract } from "./runtime-contract.ts";
 
+const root = join(import.meta.dir, "../..");
+
 describeWithServices("Docker runtime", (services) => {
-  runtimeContract(() => createDockerRuntime({ endpoint: services.dockerHost }), { image: services.busybox, prefix: "rt-" });
+  runtimeContract("Docker runtime contract", () => createDockerRuntime({ endpoint: services.dockerHost }), { image: services.busybox, prefix: "rt-" });
 
-  test("forces Docker's restart policy to no: restarts are the kubelet's decision", async () => {
-    const runtime = createDockerRuntime({ endpoint: services.dockerHost });
-    const id = await runtime.createContainer({ name: `k8s_app_rt-rp${Date.now()}_default_u_0`, Image: services.busybox, Labels: { [LABEL.podUid]: "u" }, HostConfig: { NetworkMode: "none", RestartPolicy: { Name: "no" } } });
-    const inspected = await (await fetch(`http://docker/containers/${id}/json`, { unix: services.dockerHost.replace("unix://", "") } as RequestInit)).json() as { HostConfig: { RestartPolicy: { Name: string } } };
-    expect(inspected.HostConfig.RestartPolicy.Name).toBe("no");
-    await runtime.removeContainer(id);
+  const runtime = createDockerRuntime({ endpoint: services.dockerHost });
+  const created: string[] = [];
+  afterAll(async () => {
+    for (const id of created) await runtime.removeContainer(id);
   });
-
-  test("demultiplexes logs and honours tail", async () => {
-    const runtime = createDockerRuntime({ endpoint: services.dockerHost });
-    const id = await runtime.createContainer({ name: `k8s_app_rt-logs${Date.now()}_default_u_0`, Image: services.busybox, Cmd: ["sh", "-c", "echo one; echo two >&2; echo three"], Labels: { [LABEL.podUid]: "u" }, HostConfig: { NetworkMode: "none" } });
+  let seq = 0;
+  const run = async (over: Partial<ContainerCreateBody> = {}) => {
+    const id = await runtime.createContainer({ name: `k8s_app_rt-d${Date.now()}x${seq++}_default_rt-u_0`, Image: services.busybox, Cmd: ["sleep", "60"], Labels: { [LABEL.podUid]: "rt-u" }, HostConfig: { NetworkMode: "none" }, ...over });
+    created.push(id);
     await runtime.startContainer(id);
-    await Bun.sleep(500);
-    let text = "";
-    for await (const chunk of runtime.logs(id, { tail: 2 })) text += new TextDecoder().decode(chunk);
-    expect(text.split("\n").filter(Boolean)).toHaveLength(2);
-    expect(text).toContain("three");
-    await runtime.removeContainer(id);
+    return id;
+  };
+  const docker = (...args: string[]) => execFileSync("docker", ["-H", services.dockerHost, ...args], { encoding: "utf8" }).trim();
+
+  test("forces Docker's restart policy to no, whatever the body asks: restarts are the kubelet's decision", async () => {
+    const id = await run({ HostConfig: { NetworkMode: "none", RestartPolicy: { Name: "always" } as never } });
+    expect(docker("inspect", "-f", "{{.HostConfig.RestartPolicy.Name}}", id)).toBe("no");
   });
 
-  test("an unreachable daemon is RuntimeUnavailable at once", async () => {
-    const runtime = createDockerRuntime({ endpoint: "unix:///nonexistent/docker.sock" });
-    await expect(runtime.ping()).rejects.toMatchObject({ code: "RuntimeUnavailable" });
+  test("never lists a container the kubelet does not own, even one named like its own", async () => {
+    const name = `k8s_app_rt-foreign${Date.now()}_default_x_0`;
+    docker("create", "--name", name, "--network", "none", services.busybox, "sleep", "1");
+    try {
+      expect((await runtime.listContainers()).some((c) => c.name === name)).toBe(false);
+    } finally {
+      docker("rm", "-f", name);
+    }
+  });
+
+  test("waits the grace period before killing, and a container that handles SIGTERM exits at once", async () => {
+    const stubborn = await run();
+    let started = Date.now();
+    await runtime.stopContainer(stubborn, 1);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    expect((await runtime.inspectContainer(stubborn)).exitCode).toBe(137);
+    const polite = await run({ Cmd: ["sh", "-c", "trap 'exit 0' TERM; sleep 60 & wait"] });
+    await Bun.sleep(200);
+    started = Date.now();
+    await runtime.stopContainer(polite, 10);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect((await runtime.inspectContainer(polite)).exitCode).toBe(0);
+  });
+
+  test("returns raw logs for a TTY container, and lines with timestamps on request", async () => {
+    const id = await run({ Cmd: ["sh", "-c", "echo tty; sleep 60"], Tty: true });
+    await Bun.sleep(300);
+    let text = "";
+    for await (const chunk of runtime.logs(id, { timestamps: true })) text += new TextDecoder().decode(chunk);
+    expect(text).toMatch(/^\d{4}-\d\d-\d\dT\S+ tty\r?\n$/);
+  });
+
+  test("reads one sample of a running container's stats", async () => {
+    const stats = await runtime.stats(await run());
+    expect(stats.pids).toBeGreaterThanOrEqual(1);
+    expect(stats.memoryUsageBytes).toBeGreaterThan(0);
+    expect(Date.parse(stats.time)).toBeGreaterThan(0);
+  });
+
+  test("reports the engine's version and the host's resources", async () => {
+    const info = await runtime.info();
+    expect(info.version).toMatch(/^\d+\./);
+    expect(info.cpus).toBeGreaterThan(0);
+    expect(info.memoryBytes).toBeGreaterThan(0);
+  });
+
+  test("fails a pull the registry cannot serve with ImagePullFailed and the daemon's reason", async () => {
+    await expect(runtime.pullImage(`${services.registry}/rt-missing/nothing:${Date.now()}`)).rejects.toMatchObject({ code: "ImagePullFailed", message: expect.stringMatching(/not found|manifest unknown/i) });
+  });
+
+  test("streams exec, logs and events the same under deno and a bun-compiled binary", () => {
+    const script = join(root, "lib/container/docker-smoke.ts");
+    const binary = join(mkdtempSync(join(tmpdir(), "rt-smoke-")), "smoke");
+    execFileSync(join(root, "node_modules/.bin/bun"), ["build", "--compile", script, "--outfile", binary], { stdio: "ignore" });
+    const runs = [
+      spawnSync(join(root, "node_modules/.bin/deno"), ["run", "-A", script, services.dockerHost, services.busybox], { encoding: "utf8", timeout: 30_000 }),
+      spawnSync(binary, [services.dockerHost, services.busybox], { encoding: "utf8", timeout: 30_000 }),
+    ];
+    rmSync(binary, { force: true });
+    for (const result of runs) {
+      expect(result.stderr).not.toContain("error");
+      const report = JSON.parse(result.stdout) as { exec: unknown; logs: string; actions: string[] };
+      expect(report.exec).toEqual({ exitCode: 3, stdout: "out\n", stderr: "err\n" });
+      expect(report.logs).toBe("one\ntwo\n");
+      expect(report.actions).toEqual(expect.arrayContaining(["create", "start", "die"]));
+      expect(report.actions.some((a) => a.startsWith("exec_"))).toBe(false);
+    }
+  }, 30_000);
+});
+
+describe("Docker runtime without a daemon", () => {
+  const dir = mkdtempSync(join(tmpdir(), "rt-docker-"));
+  const servers: Server[] = [];
+  afterAll(() => {
+    for (const server of servers) server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const listen = (server: Server, name: string) => new Promise<string>((resolve) => {
+    servers.push(server);
+    server.listen(join(dir, name), () => resolve(`unix://${join(dir, name)}`));
+  });
+
+  test("an absent socket or a closed port is RuntimeUnavailable at once", async () => {
+    for (const endpoint of [`unix://${join(dir, "absent.sock")}`, "tcp://127.0.0.1:1"]) {
+      const started = Date.now();
+      await expect(createDockerRuntime({ endpoint }).ping()).rejects.toMatchObject({ code: "RuntimeUnavailable" });
+      expect(Date.now() - started).toBeLessThan(1000);
+    }
+  });
+
+  test("a daemon that never answers is RuntimeUnavailable after the request timeout", async () => {
+    const endpoint = await listen(createNetServer(() => {}), "silent.sock");
+    const started = Date.now();
+    await expect(createDockerRuntime({ endpoint, requestTimeoutMs: 300 }).listContainers()).rejects.toMatchObject({ code: "RuntimeUnavailable", message: expect.stringContaining("did not answer within 300 ms") });
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  test("the event stream throws RuntimeUnavailable when the daemon goes away", async () => {
+    const server = createHttpServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(`${JSON.stringify({ Type: "container", Action: "die", Actor: { ID: "abc", Attributes: { [LABEL.podUid]: "u" } }, timeNano: 1_700_000_000_000_000_000 })}\n`);
+    });
+    const endpoint = await listen(server as unknown as Server, "events.sock");
+    const seen: string[] = [];
+    const consume = async () => {
+      for await (const event of createDockerRuntime({ endpoint }).events(new AbortController().signal)) seen.push(`${event.action} ${event.containerId} ${event.time}`);
+    };
+    await expect(consume()).rejects.toMatchObject({ code: "RuntimeUnavailable" });
+    expect(seen).toEqual(["die abc 1700000000000"]);
   });
 });
 

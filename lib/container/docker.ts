@@ -2,6 +2,7 @@
 import Docker from "dockerode";
 import { KubeletError } from "../types.ts";
 import { silentLogger, type Logger } from "../log.ts";
+import { demuxFrames, parseEvents, pullError } from "./docker-streams.ts";
 import {
   LABEL,
   type ContainerCreateBody,
@@ -33,26 +34,77 @@ type DockerError = Error & { statusCode?: number; code?: string; json?: { messag
 /** Maps dockerode/HTTP errors to the port's codes. */
 function mapError(error: unknown, action: string): KubeletError {
   const e = error as DockerError;
-  const message = e.json?.message ?? e.message;
-  if (e.statusCode === 404) return new KubeletError("NotFound", `${action}: ${message}`, { cause: error });
-  if (e.statusCode === 409) return new KubeletError("Conflict", `${action}: ${message}`, { cause: error });
-  if (!e.statusCode && (e.code && /^(ECONNREFUSED|ENOENT|EPIPE|ECONNRESET|EACCES|ETIMEDOUT|EHOSTUNREACH)$/.test(e.code) || /socket|connect|ECONNREFUSED|ENOENT/.test(message))) {
-    return new KubeletError("RuntimeUnavailable", `${action}: Docker Engine unreachable: ${message}`, { cause: error });
+  if (e.name === "KubeletError") return e as KubeletError;
+  const message = (e.json?.message ?? e.message ?? String(error)).trim();
+  if (e.statusCode === 404) return new KubeletError("NotFound", `cannot ${action}: ${message}`, { cause: error });
+  if (e.statusCode === 409) return new KubeletError("Conflict", `cannot ${action}: ${message}`, { cause: error });
+  const unreachable = /^(ECONNREFUSED|ENOENT|EPIPE|ECONNRESET|EACCES|ETIMEDOUT|EHOSTUNREACH|ENOTCONN|FailedToOpenSocket|ConnectionRefused)$/;
+  if (!e.statusCode && ((e.code && unreachable.test(e.code)) || /socket|connect|ECONNREFUSED|ENOENT|No such file/i.test(message))) {
+    return new KubeletError("RuntimeUnavailable", `cannot ${action}: the Docker Engine is unreachable: ${message}`, { cause: error });
   }
-  return new KubeletError("RuntimeError", `${action}: ${message}`, { cause: error });
+  return new KubeletError("RuntimeError", `cannot ${action}: ${message}`, { cause: error });
 }
 
-async function call<T>(action: string, fn: () => PromiseLike<T> | T): Promise<T> {
+interface CallLimits {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** The call opens a stream: the deadline ends at the response, the caller's signal stays linked. */
+  stream?: boolean;
+}
+
+/**
+ * Runs one Engine API call with a deadline and maps its errors. dockerode's own `timeout` is a
+ * socket idle timeout that would also cut quiet event and log streams, so deadlines are signals.
+ */
+async function call<T>(action: string, fn: (signal: AbortSignal) => PromiseLike<T>, limits: CallLimits): Promise<T> {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(limits.signal!.reason);
+  if (limits.signal?.aborted) onAbort();
+  limits.signal?.addEventListener("abort", onAbort, { once: true });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, limits.timeoutMs);
+  // Also race the abort, for the calls (exec start) whose dockerode method takes no signal.
+  const aborted = new Promise<never>((_, reject) => controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true }));
+  aborted.catch(() => {});
   try {
-    return await fn();
+    return await Promise.race([fn(controller.signal), aborted]);
   } catch (error) {
+    limits.signal?.removeEventListener("abort", onAbort);
+    if (timedOut) throw new KubeletError("RuntimeUnavailable", `cannot ${action}: the Docker Engine did not answer within ${limits.timeoutMs} ms`, { cause: error });
+    if (limits.signal?.aborted) throw limits.signal.reason;
     throw mapError(error, action);
+  } finally {
+    clearTimeout(timer);
+    if (!limits.stream) limits.signal?.removeEventListener("abort", onAbort);
   }
 }
 
-export function createDockerRuntime(options: { endpoint: string; log?: Logger }): Runtime {
+/** The container events the kubelet reacts to; exec_* (one per exec probe) and attach noise stay on the daemon. */
+const LIFECYCLE_EVENTS = ["create", "start", "restart", "die", "oom", "kill", "stop", "destroy", "pause", "unpause"];
+
+/** Calls a dockerode method with options (an abortSignal) that @types/dockerode leaves out of its signature. */
+function invoke<T>(target: object, method: string, options: object): Promise<T> {
+  return (target as Record<string, (o: object) => Promise<T>>)[method]!(options);
+}
+
+/** Options of the Docker runtime. */
+export interface DockerRuntimeOptions {
+  endpoint: string;
+  log?: Logger;
+  /** Deadline of a non-streaming call (of the response, for streams), ms; default 30 s. */
+  requestTimeoutMs?: number;
+}
+
+/** The Runtime port on the Docker Engine at `endpoint` (unix://path, tcp://host:port). */
+export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
   const docker = new Docker(connectionOptions(options.endpoint));
   const log = options.log ?? silentLogger;
+  const timeoutMs = options.requestTimeoutMs ?? 30_000;
+  const limits = (signal?: AbortSignal): CallLimits => ({ timeoutMs, signal });
+  const short = (id: string) => id.slice(0, 12);
 
   const summary = (c: Docker.ContainerInfo): ContainerSummary => ({
     id: c.Id,
@@ -64,12 +116,108 @@ export function createDockerRuntime(options: { endpoint: string; log?: Logger })
     createdAt: c.Created * 1000,
   });
 
-  const runtime: Runtime = {
+  /** Docker answers a stopped/started container's stop/start with 304 and a gone one with 404. */
+  const tolerating = (codes: number[], fn: () => Promise<unknown>) => async () => {
+    try {
+      await fn();
+    } catch (error) {
+      if (!codes.includes((error as DockerError).statusCode ?? 0)) throw error;
+    }
+  };
+
+  async function exec(id: string, cmd: string[], execOptions: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<ExecResult> {
+    const action = `exec ${JSON.stringify(cmd)} in container ${short(id)}`;
+    // A probe's timeout also bounds setting the exec up.
+    const setup = { timeoutMs: Math.min(timeoutMs, execOptions.timeoutMs || timeoutMs), signal: execOptions.signal };
+    const instance = await call(action, (abortSignal) => docker.getContainer(id).exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true, abortSignal } as Docker.ExecCreateOptions), setup);
+    const socket = (await call(action, () => instance.start({ hijack: true, stdin: false }), setup)) as unknown as AsyncIterable<Uint8Array> & { destroy(): void };
+    let timedOut = false;
+    const stop = () => socket.destroy();
+    const timer = execOptions.timeoutMs ? setTimeout(() => ((timedOut = true), stop()), execOptions.timeoutMs) : undefined;
+    execOptions.signal?.addEventListener("abort", stop, { once: true });
+    const output: Uint8Array[][] = [[], [], []];
+    try {
+      for await (const frame of demuxFrames(socket)) output[frame.stream === 2 ? 2 : 1]!.push(frame.data);
+    } catch (error) {
+      if (!timedOut && !execOptions.signal?.aborted) throw mapError(error, action);
+    } finally {
+      clearTimeout(timer);
+      execOptions.signal?.removeEventListener("abort", stop);
+      stop();
+    }
+    if (timedOut) throw new KubeletError("ExecTimeout", `cannot ${action}: no exit within ${execOptions.timeoutMs} ms`);
+    if (execOptions.signal?.aborted) throw execOptions.signal.reason;
+    // The stream ends as the process exits; the exit code can trail it by a moment.
+    let inspected = await call(action, () => instance.inspect(), limits());
+    for (let i = 0; inspected.Running && i < 50; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      inspected = await call(action, () => instance.inspect(), limits());
+    }
+    const text = (chunks: Uint8Array[]) => Buffer.concat(chunks).toString("utf8");
+    return { exitCode: inspected.ExitCode ?? -1, stdout: text(output[1]!), stderr: text(output[2]!) };
+  }
+
+  async function* logs(id: string, logOptions: LogOptions = {}): AsyncGenerator<Uint8Array> {
+    const action = `read the logs of container ${short(id)}`;
+    const container = docker.getContainer(id);
+    const info = await call(action, (abortSignal) => container.inspect({ abortSignal }), limits(logOptions.signal));
+    const params = {
+      stdout: true,
+      stderr: true,
+      timestamps: logOptions.timestamps ?? false,
+      ...(logOptions.tail !== undefined ? { tail: logOptions.tail } : {}),
+      ...(logOptions.since ? { since: logOptions.since } : {}),
+    };
+    let source: (AsyncIterable<Uint8Array> | Uint8Array[]) & { destroy?(): void };
+    try {
+      source = logOptions.follow
+        ? ((await call(action, (abortSignal) => container.logs({ ...params, follow: true, abortSignal }), { ...limits(logOptions.signal), stream: true })) as unknown as AsyncIterable<Uint8Array>)
+        : [(await call(action, (abortSignal) => container.logs({ ...params, follow: false, abortSignal }), limits(logOptions.signal))) as unknown as Uint8Array];
+    } catch (error) {
+      if (logOptions.signal?.aborted) return;
+      throw error;
+    }
+    const stop = () => source.destroy?.();
+    logOptions.signal?.addEventListener("abort", stop, { once: true });
+    try {
+      if (info.Config.Tty) yield* source;
+      else for await (const frame of demuxFrames(source)) yield frame.data;
+    } catch (error) {
+      if (!logOptions.signal?.aborted) throw mapError(error, action);
+    } finally {
+      logOptions.signal?.removeEventListener("abort", stop);
+      stop();
+    }
+  }
+
+  async function* events(signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
+    const action = "watch Docker events";
+    let stream: AsyncIterable<Uint8Array> & { destroy(): void };
+    try {
+      stream = (await call(action, (abortSignal) => docker.getEvents({ filters: { type: ["container"], event: LIFECYCLE_EVENTS }, abortSignal }), { ...limits(signal), stream: true })) as unknown as typeof stream;
+    } catch (error) {
+      if (signal.aborted) return;
+      throw error;
+    }
+    const stop = () => stream.destroy();
+    signal.addEventListener("abort", stop, { once: true });
+    try {
+      yield* parseEvents(stream, (line) => log.debug(`ignoring an unparsable Docker event: ${line.slice(0, 200)}`));
+    } catch (error) {
+      if (!signal.aborted) throw mapError(error, action);
+    } finally {
+      signal.removeEventListener("abort", stop);
+      stop();
+    }
+    if (!signal.aborted) throw new KubeletError("RuntimeUnavailable", `cannot ${action}: the Docker Engine closed the event stream`);
+  }
+
+  return {
     async ping(signal) {
-      await call("ping the Docker Engine", () => docker.ping({ abortSignal: signal } as never));
+      await call("ping the Docker Engine", (abortSignal) => invoke(docker, "ping", { abortSignal }), limits(signal));
     },
     async info(): Promise<RuntimeInfo> {
-      const [version, info] = await call("read Docker version", () => Promise.all([docker.version(), docker.info()]));
+      const [version, info] = await call("read the Docker version", (abortSignal) => Promise.all([invoke<Docker.DockerVersion>(docker, "version", { abortSignal }), invoke<Record<string, never>>(docker, "info", { abortSignal })]), limits());
       return {
         version: version.Version,
         apiVersion: version.ApiVersion,
@@ -80,14 +228,15 @@ export function createDockerRuntime(options: { endpoint: string; log?: Logger })
         hostname: info.Name,
       };
     },
-    async listContainers(options = {}) {
-      const label = options.podUid ? `${LABEL.podUid}=${options.podUid}` : LABEL.podUid;
-      const list = await call("list containers", () => docker.listContainers({ all: true, filters: { label: [label] } }));
+    async listContainers(listOptions = {}) {
+      const label = listOptions.podUid ? `${LABEL.podUid}=${listOptions.podUid}` : LABEL.podUid;
+      const list = await call("list containers", (abortSignal) => docker.listContainers({ all: true, filters: { label: [label] }, abortSignal }), limits());
       return list.map(summary).filter((c) => c.name.startsWith("k8s_"));
     },
     async inspectContainer(id): Promise<ContainerDetails> {
-      const c = await call(`inspect container ${id.slice(0, 12)}`, () => docker.getContainer(id).inspect());
-      const never = (t: string) => (!t || t.startsWith("0001-") ? undefined : t);
+      const c = await call(`inspect container ${short(id)}`, (abortSignal) => docker.getContainer(id).inspect({ abortSignal }), limits());
+      const time = (t: string) => (!t || t.startsWith("0001-") ? undefined : t);
+      const networks = c.NetworkSettings as { IPAddress?: string; Networks?: Record<string, { IPAddress?: string }> } | undefined;
       return {
         id: c.Id,
         name: c.Name.replace(/^\//, ""),
@@ -98,109 +247,67 @@ export function createDockerRuntime(options: { endpoint: string; log?: Logger })
         createdAt: Date.parse(c.Created),
         running: c.State.Running,
         exitCode: c.State.ExitCode,
-        startedAt: never(c.State.StartedAt),
-        finishedAt: never(c.State.FinishedAt),
+        startedAt: time(c.State.StartedAt),
+        finishedAt: time(c.State.FinishedAt),
         oomKilled: c.State.OOMKilled,
         error: c.State.Error || undefined,
         pid: c.State.Pid,
         logPath: c.LogPath || undefined,
-        ipAddress: (c.NetworkSettings as { IPAddress?: string } | undefined)?.IPAddress || Object.values(c.NetworkSettings?.Networks ?? {})[0]?.IPAddress || "",
+        ipAddress: networks?.IPAddress || Object.values(networks?.Networks ?? {})[0]?.IPAddress || "",
       };
     },
     async createContainer(body: ContainerCreateBody) {
-      const created = await call(`create container ${body.name}`, () =>
-        docker.createContainer({ ...body, HostConfig: { ...body.HostConfig, RestartPolicy: { Name: "no" } } } as Docker.ContainerCreateOptions));
+      // Restarts are the kubelet's decision, never Docker's: whatever the body says.
+      const request = { ...body, HostConfig: { ...body.HostConfig, RestartPolicy: { Name: "no" } } };
+      const created = await call(`create container ${body.name}`, (abortSignal) => docker.createContainer({ ...request, abortSignal } as Docker.ContainerCreateOptions), limits());
       return created.id;
     },
     async startContainer(id) {
-      await call(`start container ${id.slice(0, 12)}`, async () => {
-        try {
-          await docker.getContainer(id).start();
-        } catch (error) {
-          if ((error as DockerError).statusCode !== 304) throw error;
-        }
-      });
+      await call(`start container ${short(id)}`, (abortSignal) => tolerating([304], () => docker.getContainer(id).start({ abortSignal }))(), limits());
     },
     async stopContainer(id, graceSeconds) {
-      await call(`stop container ${id.slice(0, 12)}`, async () => {
-        try {
-          await docker.getContainer(id).stop({ t: Math.max(0, Math.round(graceSeconds)) });
-        } catch (error) {
-          const status = (error as DockerError).statusCode;
-          if (status !== 304 && status !== 404) throw error;
-        }
-      });
+      const t = Math.max(0, Math.round(graceSeconds));
+      await call(`stop container ${short(id)}`, (abortSignal) => tolerating([304, 404], () => docker.getContainer(id).stop({ t, abortSignal }))(), { timeoutMs: timeoutMs + t * 1000 });
     },
     async removeContainer(id) {
-      await call(`remove container ${id.slice(0, 12)}`, async () => {
+      await call(`remove container ${short(id)}`, async (abortSignal) => {
         try {
-          await docker.getContainer(id).remove({ force: true, v: true });
+          await docker.getContainer(id).remove({ force: true, v: true, abortSignal });
         } catch (error) {
           const e = error as DockerError;
-          if (e.statusCode !== 404 && !(e.statusCode === 409 && /already in progress/.test(e.json?.message ?? e.message))) throw error;
+          if (e.statusCode !== 404 && !(e.statusCode === 409 && /in progress/.test(e.json?.message ?? e.message))) throw error;
         }
-      });
+      }, limits());
     },
     async imageId(ref) {
       try {
-        return (await docker.getImage(ref).inspect()).Id;
+        return (await call(`inspect image ${ref}`, (abortSignal) => invoke<Docker.ImageInspectInfo>(docker.getImage(ref), "inspect", { abortSignal }), limits())).Id;
       } catch (error) {
-        if ((error as DockerError).statusCode === 404) return undefined;
-        throw mapError(error, `inspect image ${ref}`);
+        if ((error as KubeletError).code === "NotFound") return undefined;
+        throw error;
       }
     },
     async pullImage(ref: string, auth?: RegistryAuth, signal?: AbortSignal) {
-      let stream: NodeJS.ReadableStream;
+      const action = `pull image ${ref}`;
+      let failure: string | undefined;
       try {
-        stream = await call(`pull image ${ref}`, () => docker.pull(ref, { ...(auth ? { authconfig: auth } : {}), abortSignal: signal }) as Promise<NodeJS.ReadableStream>);
+        const stream = (await call(action, (abortSignal) => docker.pull(ref, { ...(auth ? { authconfig: auth } : {}), abortSignal }), { timeoutMs: Math.max(timeoutMs, 120_000), signal, stream: true })) as unknown as AsyncIterable<Uint8Array> & { destroy(): void };
+        try {
+          failure = await pullError(stream);
+        } finally {
+          stream.destroy();
+        }
       } catch (error) {
-        if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
-        throw new KubeletError("ImagePullFailed", (error as Error).message, { cause: error });
+        if (signal?.aborted || (error as KubeletError).code === "RuntimeUnavailable") throw error;
+        failure = (error as Error).message.replace(/^cannot pull image \S+: /, "");
       }
-      await new Promise<void>((resolve, reject) => {
-        docker.modem.followProgress(stream, (error: Error | null, output: Array<{ error?: string; errorDetail?: { message?: string } }>) => {
-          const failed = error?.message ?? output?.find((o) => o.error)?.error;
-          if (failed) reject(new KubeletError("ImagePullFailed", `pull image ${ref}: ${failed}`));
-          else resolve();
-        });
-      });
+      if (signal?.aborted) throw signal.reason;
+      if (failure) throw new KubeletError("ImagePullFailed", `cannot ${action}: ${failure}`);
     },
-    async exec(id, cmd, execOptions = {}): Promise<ExecResult> {
-      const container = docker.getContainer(id);
-      const exec = await call(`exec in container ${id.slice(0, 12)}`, () => container.exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true }));
-      const stream = await call(`exec in container ${id.slice(0, 12)}`, () => exec.start({ hijack: true, stdin: false }));
-      const stdout: Buffer[] = [];
-      const stderr: Buffer[] = [];
-      const collected = new Promise<void>((resolve, reject) => {
-        docker.modem.demuxStream(stream, { write: (c: Buffer) => stdout.push(c) } as never, { write: (c: Buffer) => stderr.push(c) } as never);
-        stream.on("end", resolve);
-        stream.on("close", resolve);
-        stream.on("error", reject);
-      });
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const limits: Array<Promise<never>> = [];
-      if (execOptions.timeoutMs) {
-        limits.push(new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new KubeletError("ExecTimeout", `command ${JSON.stringify(cmd)} timed out after ${execOptions.timeoutMs} ms`)), execOptions.timeoutMs);
-        }));
-      }
-      if (execOptions.signal) {
-        limits.push(new Promise<never>((_, reject) => execOptions.signal!.addEventListener("abort", () => reject(execOptions.signal!.reason), { once: true })));
-      }
-      try {
-        await Promise.race([collected, ...limits]);
-      } finally {
-        clearTimeout(timer);
-        (stream as { destroy?: () => void }).destroy?.();
-      }
-      const inspected = await call("inspect exec", () => exec.inspect());
-      return { exitCode: inspected.ExitCode ?? -1, stdout: Buffer.concat(stdout).toString("utf8"), stderr: Buffer.concat(stderr).toString("utf8") };
-    },
-    logs(id, logOptions: LogOptions = {}) {
-      return logStream(docker, id, logOptions);
-    },
+    exec,
+    logs,
     async stats(id): Promise<ContainerStats> {
-      const s = (await call(`stats of container ${id.slice(0, 12)}`, () => docker.getContainer(id).stats({ stream: false }))) as unknown as DockerStats;
+      const s = (await call(`read the stats of container ${short(id)}`, (abortSignal) => invoke(docker.getContainer(id), "stats", { stream: false, abortSignal }), limits())) as unknown as DockerStats;
       const cache = s.memory_stats?.stats?.total_inactive_file ?? s.memory_stats?.stats?.inactive_file ?? 0;
       const usage = s.memory_stats?.usage ?? 0;
       const networks = Object.values(s.networks ?? {});
@@ -216,11 +323,8 @@ export function createDockerRuntime(options: { endpoint: string; log?: Logger })
         pids: s.pids_stats?.current ?? 0,
       };
     },
-    events(signal) {
-      return eventStream(docker, signal, log);
-    },
+    events,
   };
-  return runtime;
 }
 
 interface DockerStats {
@@ -229,67 +333,4 @@ interface DockerStats {
   memory_stats?: { usage?: number; limit?: number; stats?: Record<string, number> };
   networks?: Record<string, { rx_bytes?: number; tx_bytes?: number }>;
   pids_stats?: { current?: number };
-}
-
-/** Container output, demultiplexed from Docker's 8-byte frame headers unless the container has a TTY. */
-async function* logStream(docker: Docker, id: string, options: LogOptions): AsyncGenerator<Uint8Array> {
-  const container = docker.getContainer(id);
-  const info = await call(`inspect container ${id.slice(0, 12)}`, () => container.inspect());
-  const params = { stdout: true, stderr: true, timestamps: options.timestamps ?? false, ...(options.tail !== undefined ? { tail: options.tail } : {}), ...(options.since ? { since: options.since } : {}) };
-  const source = options.follow
-    ? ((await call("read logs", () => container.logs({ ...params, follow: true, abortSignal: options.signal } as never))) as unknown as AsyncIterable<Buffer> & { destroy?: () => void })
-    : [(await call("read logs", () => container.logs({ ...params, follow: false } as never))) as unknown as Buffer];
-  const onAbort = () => (source as { destroy?: () => void }).destroy?.();
-  options.signal?.addEventListener("abort", onAbort, { once: true });
-  try {
-    if (info.Config.Tty) {
-      for await (const chunk of source) yield chunk;
-      return;
-    }
-    let pending = Buffer.alloc(0);
-    for await (const chunk of source) {
-      pending = pending.length ? Buffer.concat([pending, chunk]) : Buffer.from(chunk);
-      while (pending.length >= 8) {
-        const size = pending.readUInt32BE(4);
-        if (pending.length < 8 + size) break;
-        yield pending.subarray(8, 8 + size);
-        pending = pending.subarray(8 + size);
-      }
-    }
-  } catch (error) {
-    if (!options.signal?.aborted) throw mapError(error, "read logs");
-  } finally {
-    options.signal?.removeEventListener("abort", onAbort);
-    onAbort();
-  }
-}
-
-/** Docker's /events stream, container events only, until the signal aborts. */
-async function* eventStream(docker: Docker, signal: AbortSignal, log: Logger): AsyncGenerator<RuntimeEvent> {
-  const stream = (await call("watch Docker events", () => docker.getEvents({ filters: { type: ["container"] }, abortSignal: signal } as never))) as unknown as AsyncIterable<Buffer> & { destroy?: () => void };
-  const onAbort = () => stream.destroy?.();
-  signal.addEventListener("abort", onAbort, { once: true });
-  let pending = "";
-  try {
-    for await (const chunk of stream) {
-      pending += chunk.toString("utf8");
-      let newline: number;
-      while ((newline = pending.indexOf("\n")) >= 0) {
-        const line = pending.slice(0, newline).trim();
-        pending = pending.slice(newline + 1);
-        if (!line) continue;
-        try {
-          const e = JSON.parse(line) as { Action: string; Actor?: { ID: string; Attributes?: Record<string, string> }; id?: string; timeNano?: number; time?: number };
-          yield { action: e.Action, containerId: e.Actor?.ID ?? e.id ?? "", labels: e.Actor?.Attributes ?? {}, time: e.timeNano ? Math.floor(e.timeNano / 1e6) : (e.time ?? 0) * 1000 };
-        } catch {
-          log.debug(`ignoring an unparsable Docker event: ${line.slice(0, 200)}`);
-        }
-      }
-    }
-  } catch (error) {
-    if (!signal.aborted) throw mapError(error, "watch Docker events");
-  } finally {
-    signal.removeEventListener("abort", onAbort);
-  }
-  if (!signal.aborted) throw new KubeletError("RuntimeUnavailable", "the Docker events stream ended");
 }

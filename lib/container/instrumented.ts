@@ -1,40 +1,51 @@
-// A Runtime that records every call in the runtime operation metrics, with the kubelet's operation names.
+// A Runtime that records every non-streaming call in the runtime operation metrics, under the
+// operation names the real kubelet uses for kubelet_runtime_operations_*{operation_type}.
 import type { KubeletMetrics } from "../metrics.ts";
 import type { Runtime } from "./runtime.ts";
 
-const OPERATION: Partial<Record<keyof Runtime, string>> = {
+/** Operation name of each non-streaming method (logs and events are streams and stay unmeasured). */
+export const RUNTIME_OPERATIONS = {
   ping: "version",
   info: "info",
   listContainers: "list_containers",
-  inspectContainer: "container_status",
+  inspectContainer: "inspect_container",
   createContainer: "create_container",
   startContainer: "start_container",
   stopContainer: "stop_container",
   removeContainer: "remove_container",
-  imageId: "image_status",
+  imageId: "inspect_image",
   pullImage: "pull_image",
-  exec: "exec_sync",
+  exec: "exec",
   stats: "container_stats",
-};
+} as const satisfies Partial<Record<keyof Runtime, string>>;
 
 /** Wraps the non-streaming methods of a runtime with timing and error counting. */
 export function instrumentRuntime(runtime: Runtime, metrics: KubeletMetrics): Runtime {
-  const wrapped = { ...runtime } as Record<string, unknown>;
-  for (const [method, operation] of Object.entries(OPERATION) as Array<[keyof Runtime, string]>) {
-    const original = runtime[method] as (...args: unknown[]) => Promise<unknown>;
-    wrapped[method] = async (...args: unknown[]) => {
-      const started = performance.now();
-      try {
-        const result = await original.apply(runtime, args);
-        metrics.runtimeOperation(operation, (performance.now() - started) / 1000, false);
-        return result;
-      } catch (error) {
-        metrics.runtimeOperation(operation, (performance.now() - started) / 1000, true);
-        throw error;
-      }
-    };
-  }
-  wrapped.logs = runtime.logs.bind(runtime);
-  wrapped.events = runtime.events.bind(runtime);
-  return wrapped as unknown as Runtime;
+  const measured = <A extends unknown[], R>(operation: string, fn: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
+    const started = performance.now();
+    let failed = true;
+    try {
+      const result = await fn.apply(runtime, args);
+      failed = false;
+      return result;
+    } finally {
+      metrics.runtimeOperation(operation, (performance.now() - started) / 1000, failed);
+    }
+  };
+  return {
+    ping: measured(RUNTIME_OPERATIONS.ping, runtime.ping),
+    info: measured(RUNTIME_OPERATIONS.info, runtime.info),
+    listContainers: measured(RUNTIME_OPERATIONS.listContainers, runtime.listContainers),
+    inspectContainer: measured(RUNTIME_OPERATIONS.inspectContainer, runtime.inspectContainer),
+    createContainer: measured(RUNTIME_OPERATIONS.createContainer, runtime.createContainer),
+    startContainer: measured(RUNTIME_OPERATIONS.startContainer, runtime.startContainer),
+    stopContainer: measured(RUNTIME_OPERATIONS.stopContainer, runtime.stopContainer),
+    removeContainer: measured(RUNTIME_OPERATIONS.removeContainer, runtime.removeContainer),
+    imageId: measured(RUNTIME_OPERATIONS.imageId, runtime.imageId),
+    pullImage: measured(RUNTIME_OPERATIONS.pullImage, runtime.pullImage),
+    exec: measured(RUNTIME_OPERATIONS.exec, runtime.exec),
+    stats: measured(RUNTIME_OPERATIONS.stats, runtime.stats),
+    logs: (id, options) => runtime.logs(id, options),
+    events: (signal) => runtime.events(signal),
+  };
 }

@@ -1,25 +1,40 @@
 // An in-memory Runtime for unit tests: containers with Docker-like states, recorded calls, and
-// hooks to make containers exit, commands answer and calls fail.
+// hooks to make containers print and exit, commands answer and calls fail.
 import type { Clock } from "../clock.ts";
 import { systemClock } from "../clock.ts";
-import type { ContainerCreateBody, ContainerDetails, ContainerStats, ContainerSummary, ExecResult, Runtime, RuntimeEvent, RuntimeInfo } from "../container/runtime.ts";
+import { LABEL, type ContainerCreateBody, type ContainerDetails, type ContainerStats, type ContainerSummary, type ExecResult, type LogOptions, type RegistryAuth, type Runtime, type RuntimeEvent, type RuntimeInfo } from "../container/runtime.ts";
 import { KubeletError } from "../types.ts";
+
+/** What a fake container does once started: output at times (ms after start), then maybe an exit. */
+export interface FakeProgram {
+  output?: Array<{ atMs: number; text: string }>;
+  /** Exit code once the output is written; undefined = runs until stopped. */
+  exitCode?: number;
+}
 
 interface FakeContainer extends ContainerDetails {
   body: ContainerCreateBody;
-  logs: string;
+  logLines: Array<{ time: number; text: string }>;
 }
 
+/** The in-memory Runtime; `calls` records every call in order. */
 export class FakeRuntime implements Runtime {
   readonly calls: Array<{ method: string; args: unknown[] }> = [];
   readonly containers = new Map<string, FakeContainer>();
+  /** Images present locally; pullImage adds to it. */
   readonly images = new Set<string>(["local/busybox:stable", "registry.k8s.io/pause:3.9"]);
   /** Answers exec calls; default: exit 0 with no output. */
-  execHandler: (id: string, cmd: string[]) => ExecResult = () => ({ exitCode: 0, stdout: "", stderr: "" });
+  execHandler: (id: string, cmd: string[]) => ExecResult | Promise<ExecResult> = () => ({ exitCode: 0, stdout: "", stderr: "" });
+  /** The behaviour of a started container, by its create body; default: runs silently until stopped. */
+  program: (body: ContainerCreateBody) => FakeProgram | undefined = () => undefined;
+  /** Time each pull takes, on the injected clock. */
+  pullDelayMs = 0;
+  /** false: every call fails with RuntimeUnavailable, as with a stopped daemon. */
   available = true;
   #failures = new Map<string, Error>();
   #seq = 0;
   #listeners = new Set<(e: RuntimeEvent) => void>();
+  #logWaiters = new Set<() => void>();
 
   constructor(readonly clock: Clock = systemClock) {}
 
@@ -31,8 +46,11 @@ export class FakeRuntime implements Runtime {
   /** A running container exits with `code`. */
   exit(id: string, code: number, options: { oomKilled?: boolean } = {}): void {
     const c = this.#get(id);
-    Object.assign(c, { running: false, state: "exited", exitCode: code, oomKilled: options.oomKilled ?? false, finishedAt: new Date(this.clock.now()).toISOString() });
+    if (!c.running) return;
+    Object.assign(c, { running: false, state: "exited", exitCode: code, oomKilled: options.oomKilled ?? false, finishedAt: new Date(this.clock.now()).toISOString(), pid: 0 });
+    if (options.oomKilled) this.#emit("oom", c);
     this.#emit("die", c);
+    this.#wakeLogs();
   }
 
   /** Puts a container the kubelet did not create (or one from an earlier run) in place. */
@@ -42,9 +60,27 @@ export class FakeRuntime implements Runtime {
     return id;
   }
 
+  /** Appends output to a container's log (followers see it). */
+  writeLogs(id: string, text: string): void {
+    const c = this.#get(id);
+    for (const line of text.split(/(?<=\n)/)) if (line) c.logLines.push({ time: this.clock.now(), text: line });
+    this.#wakeLogs();
+  }
+
+  /** Replaces a container's log. */
+  setLogs(id: string, text: string): void {
+    this.#get(id).logLines = [];
+    this.writeLogs(id, text);
+  }
+
+  /** A container's whole log. */
+  logsOf(id: string): string {
+    return this.#get(id).logLines.map((l) => l.text).join("");
+  }
+
   #record(method: string, args: unknown[]): void {
     this.calls.push({ method, args });
-    if (!this.available) throw new KubeletError("RuntimeUnavailable", `${method}: Docker Engine unreachable`);
+    if (!this.available) throw new KubeletError("RuntimeUnavailable", `cannot ${method}: the Docker Engine is unreachable`);
     const failure = this.#failures.get(method);
     if (failure) {
       this.#failures.delete(method);
@@ -54,7 +90,7 @@ export class FakeRuntime implements Runtime {
 
   #get(id: string): FakeContainer {
     const c = this.containers.get(id);
-    if (!c) throw new KubeletError("NotFound", `no such container: ${id}`);
+    if (!c) throw new KubeletError("NotFound", `No such container: ${id}`);
     return c;
   }
 
@@ -62,14 +98,30 @@ export class FakeRuntime implements Runtime {
     for (const listener of this.#listeners) listener({ action, containerId: c.id, labels: c.labels, time: this.clock.now() });
   }
 
+  #wakeLogs(): void {
+    for (const wake of this.#logWaiters) wake();
+  }
+
   #create(body: ContainerCreateBody): string {
-    if ([...this.containers.values()].some((c) => c.name === body.name)) throw new KubeletError("Conflict", `name ${body.name} is in use`);
+    if ([...this.containers.values()].some((c) => c.name === body.name)) throw new KubeletError("Conflict", `The container name "/${body.name}" is already in use`);
     const id = `fake${String(++this.#seq).padStart(60, "0")}`;
     this.containers.set(id, {
       id, name: body.name, labels: body.Labels, image: body.Image, imageId: `sha256:${body.Image}`, state: "created", createdAt: this.clock.now(),
-      running: false, exitCode: 0, oomKilled: false, pid: 0, ipAddress: "", body, logs: "",
+      running: false, exitCode: 0, oomKilled: false, pid: 0, ipAddress: "", body, logLines: [],
     });
     return id;
+  }
+
+  async #play(id: string, program: FakeProgram, startedAt: string): Promise<void> {
+    const alive = () => this.containers.get(id)?.running && this.containers.get(id)?.startedAt === startedAt;
+    let elapsed = 0;
+    for (const step of program.output ?? []) {
+      if (step.atMs > elapsed) await this.clock.sleep(step.atMs - elapsed);
+      elapsed = Math.max(elapsed, step.atMs);
+      if (!alive()) return;
+      this.writeLogs(id, step.text);
+    }
+    if (program.exitCode !== undefined && alive()) this.exit(id, program.exitCode);
   }
 
   async ping() {
@@ -81,58 +133,86 @@ export class FakeRuntime implements Runtime {
   }
   async listContainers(options: { podUid?: string } = {}): Promise<ContainerSummary[]> {
     this.#record("listContainers", [options]);
-    return [...this.containers.values()].filter((c) => c.name.startsWith("k8s_") && c.labels["io.kubernetes.pod.uid"] && (!options.podUid || c.labels["io.kubernetes.pod.uid"] === options.podUid)).map(({ id, name, labels, image, imageId, state, createdAt }) => ({ id, name, labels, image, imageId, state, createdAt }));
+    return [...this.containers.values()]
+      .filter((c) => c.name.startsWith("k8s_") && c.labels[LABEL.podUid] && (!options.podUid || c.labels[LABEL.podUid] === options.podUid))
+      .map(({ id, name, labels, image, imageId, state, createdAt }) => ({ id, name, labels: { ...labels }, image, imageId, state, createdAt }));
   }
   async inspectContainer(id: string): Promise<ContainerDetails> {
     this.#record("inspectContainer", [id]);
-    const { body: _body, logs: _logs, ...details } = this.#get(id);
+    const { body: _body, logLines: _logs, ...details } = this.#get(id);
     return structuredClone(details);
   }
   async createContainer(body: ContainerCreateBody): Promise<string> {
     this.#record("createContainer", [body]);
     if (!this.images.has(body.Image)) throw new KubeletError("NotFound", `No such image: ${body.Image}`);
-    const id = this.#create(body);
+    const id = this.#create({ ...body, HostConfig: { ...body.HostConfig, RestartPolicy: { Name: "no" } } });
     this.#emit("create", this.containers.get(id)!);
     return id;
   }
   async startContainer(id: string): Promise<void> {
     this.#record("startContainer", [id]);
     const c = this.#get(id);
-    Object.assign(c, { running: true, state: "running", startedAt: new Date(this.clock.now()).toISOString(), finishedAt: undefined, exitCode: 0 });
+    if (c.running) return; // Docker: 304 Not Modified
+    const startedAt = new Date(this.clock.now()).toISOString();
+    Object.assign(c, { running: true, state: "running", startedAt, finishedAt: undefined, exitCode: 0, oomKilled: false, pid: 1000 + this.#seq });
     this.#emit("start", c);
+    const program = this.program(c.body);
+    if (program) void this.#play(id, program, startedAt);
   }
   async stopContainer(id: string, graceSeconds: number): Promise<void> {
     this.#record("stopContainer", [id, graceSeconds]);
-    const c = this.containers.get(id);
-    if (c?.running) this.exit(id, 137);
+    // Like `sleep` as PID 1, the fake ignores SIGTERM and is killed when the grace period ends.
+    if (this.containers.get(id)?.running) this.exit(id, 137);
   }
   async removeContainer(id: string): Promise<void> {
     this.#record("removeContainer", [id]);
     const c = this.containers.get(id);
     if (!c) return;
+    if (c.running) this.exit(id, 137);
     this.containers.delete(id);
     this.#emit("destroy", c);
+    this.#wakeLogs();
   }
   async imageId(ref: string): Promise<string | undefined> {
     this.#record("imageId", [ref]);
     return this.images.has(ref) ? `sha256:${ref}` : undefined;
   }
-  async pullImage(ref: string): Promise<void> {
-    this.#record("pullImage", [ref]);
+  async pullImage(ref: string, auth?: RegistryAuth): Promise<void> {
+    this.#record("pullImage", [ref, auth]);
+    if (this.pullDelayMs > 0) await this.clock.sleep(this.pullDelayMs);
     this.images.add(ref);
   }
-  async exec(id: string, cmd: string[]): Promise<ExecResult> {
+  async exec(id: string, cmd: string[], options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<ExecResult> {
     this.#record("exec", [id, cmd]);
-    this.#get(id);
-    return this.execHandler(id, cmd);
+    if (this.#get(id).running === false) throw new KubeletError("Conflict", `Container ${id} is not running`);
+    const result = Promise.resolve(this.execHandler(id, cmd));
+    if (!options.timeoutMs) return result;
+    const timeout = this.clock.sleep(options.timeoutMs).then(() => {
+      throw new KubeletError("ExecTimeout", `cannot exec ${JSON.stringify(cmd)} in container ${id.slice(0, 12)}: no exit within ${options.timeoutMs} ms`);
+    });
+    return Promise.race([result, timeout]);
   }
-  async *logs(id: string): AsyncIterable<Uint8Array> {
-    this.#record("logs", [id]);
-    yield new TextEncoder().encode(this.#get(id).logs);
-  }
-  /** Sets what logs() returns for a container. */
-  setLogs(id: string, text: string): void {
-    this.#get(id).logs = text;
+  async *logs(id: string, options: LogOptions = {}): AsyncIterable<Uint8Array> {
+    this.#record("logs", [id, options]);
+    const encoder = new TextEncoder();
+    const c = this.#get(id);
+    const format = (l: { time: number; text: string }) => encoder.encode(options.timestamps ? `${new Date(l.time).toISOString()} ${l.text}` : l.text);
+    const fresh = c.logLines.filter((l) => !options.since || l.time >= options.since * 1000);
+    const first = options.tail === undefined ? fresh : fresh.slice(Math.max(0, fresh.length - options.tail));
+    let sent = c.logLines.length;
+    for (const line of first) yield format(line);
+    while (options.follow && !options.signal?.aborted) {
+      for (; sent < c.logLines.length && !options.signal?.aborted; sent++) yield format(c.logLines[sent]!);
+      if (options.signal?.aborted || !c.running || !this.containers.has(id)) return; // Docker ends a follow when the container stops
+      let waiter!: () => void;
+      await new Promise<void>((resolve) => {
+        waiter = resolve;
+        this.#logWaiters.add(waiter);
+        options.signal?.addEventListener("abort", waiter, { once: true });
+      });
+      this.#logWaiters.delete(waiter);
+      options.signal?.removeEventListener("abort", waiter);
+    }
   }
   async stats(id: string): Promise<ContainerStats> {
     this.#record("stats", [id]);

@@ -1,0 +1,45 @@
+// Docker's stream formats: multiplexed frames split anywhere, event lines, pull progress errors.
+import { describe, expect, test } from "bun:test";
+import { demuxFrames, parseEventLine, parseEvents, pullError } from "./docker-streams.ts";
+
+const encoder = new TextEncoder();
+function frame(stream: number, text: string): Uint8Array {
+  const data = encoder.encode(text);
+  const out = new Uint8Array(8 + data.length);
+  out[0] = stream;
+  new DataView(out.buffer).setUint32(4, data.length);
+  out.set(data, 8);
+  return out;
+}
+async function* chunks(bytes: Uint8Array, size: number): AsyncGenerator<Uint8Array> {
+  for (let i = 0; i < bytes.length; i += size) yield bytes.slice(i, i + size);
+}
+
+describe("Docker streams", () => {
+  test("demultiplexes frames however the bytes are split", async () => {
+    const bytes = new Uint8Array([...frame(1, "out\n"), ...frame(2, "err\n"), ...frame(1, "")]);
+    for (const size of [1, 3, 8, 100]) {
+      const frames: string[] = [];
+      for await (const f of demuxFrames(chunks(bytes, size))) frames.push(`${f.stream}:${new TextDecoder().decode(f.data)}`);
+      expect(frames).toEqual(["1:out\n", "2:err\n", "1:"]);
+    }
+  });
+
+  test("parses container events, new and old formats, and skips the rest", async () => {
+    expect(parseEventLine('{"Type":"container","Action":"die","Actor":{"ID":"c1","Attributes":{"a":"b"}},"time":5,"timeNano":5000000123}')).toEqual({ action: "die", containerId: "c1", labels: { a: "b" }, time: 5000 });
+    expect(parseEventLine('{"status":"start","id":"c2","time":7}')).toEqual({ action: "start", containerId: "c2", labels: {}, time: 7000 });
+    expect(parseEventLine('{"Type":"network","Action":"connect"}')).toBeUndefined();
+    const bad: string[] = [];
+    const events = [];
+    for await (const e of parseEvents(chunks(encoder.encode('{"Action":"oom","id":"c3"}\nnot json\n\n{"Action":"die","id":"c3"}'), 5), (l) => bad.push(l))) events.push(e.action);
+    expect(events).toEqual(["oom", "die"]);
+    expect(bad).toEqual(["not json"]);
+  });
+
+  test("finds the error a pull's progress stream carries", async () => {
+    const ok = '{"status":"Pulling from library/busybox"}\n{"status":"Status: Downloaded newer image"}\n';
+    expect(await pullError(chunks(encoder.encode(ok), 7))).toBeUndefined();
+    const failed = '{"status":"Pulling"}\n{"errorDetail":{"message":"manifest unknown"},"error":"manifest unknown"}\n';
+    expect(await pullError(chunks(encoder.encode(failed), 7))).toBe("manifest unknown");
+  });
+});

@@ -1,0 +1,92 @@
+// Docker Engine stream formats, parsed from plain byte streams: multiplexed stdout/stderr frames
+// (logs and exec without a TTY) and the JSON lines of /events.
+import type { RuntimeEvent } from "./runtime.ts";
+
+/** One frame of a multiplexed stream: 1 = stdout, 2 = stderr (0 = stdin). */
+export interface Frame {
+  stream: number;
+  data: Uint8Array;
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  if (!a.length) return b;
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+/** Splits Docker's 8-byte-header frames (type, 0, 0, 0, big-endian size) out of a byte stream. */
+export async function* demuxFrames(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): AsyncGenerator<Frame> {
+  let pending: Uint8Array = new Uint8Array(0);
+  for await (const chunk of source) {
+    pending = concat(pending, chunk);
+    while (pending.length >= 8) {
+      const size = new DataView(pending.buffer, pending.byteOffset, 8).getUint32(4);
+      if (pending.length < 8 + size) break;
+      yield { stream: pending[0]!, data: pending.slice(8, 8 + size) };
+      pending = pending.subarray(8 + size);
+    }
+  }
+}
+
+interface DockerEventLine {
+  Type?: string;
+  Action?: string;
+  status?: string;
+  id?: string;
+  Actor?: { ID?: string; Attributes?: Record<string, string> };
+  time?: number;
+  timeNano?: number;
+}
+
+/** Parses one /events JSON line into a RuntimeEvent; undefined for non-container or unparsable lines. */
+export function parseEventLine(line: string): RuntimeEvent | undefined {
+  let e: DockerEventLine;
+  try {
+    e = JSON.parse(line) as DockerEventLine;
+  } catch {
+    return undefined;
+  }
+  if ((e.Type && e.Type !== "container") || !(e.Action ?? e.status)) return undefined;
+  const time = e.timeNano ? Math.floor(e.timeNano / 1e6) : (e.time ?? 0) * 1000;
+  return { action: (e.Action ?? e.status)!, containerId: e.Actor?.ID ?? e.id ?? "", labels: e.Actor?.Attributes ?? {}, time };
+}
+
+/** The lines of a newline-delimited byte stream (JSON progress and event streams), trimmed, non-empty. */
+export async function* lines(source: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let pending = "";
+  for await (const chunk of source) {
+    pending += decoder.decode(chunk, { stream: true });
+    let newline: number;
+    while ((newline = pending.indexOf("\n")) >= 0) {
+      const line = pending.slice(0, newline).trim();
+      pending = pending.slice(newline + 1);
+      if (line) yield line;
+    }
+  }
+  if (pending.trim()) yield pending.trim();
+}
+
+/** The container events of a /events byte stream, one per JSON line. */
+export async function* parseEvents(source: AsyncIterable<Uint8Array>, onBadLine: (line: string) => void): AsyncGenerator<RuntimeEvent> {
+  for await (const line of lines(source)) {
+    const event = parseEventLine(line);
+    if (event) yield event;
+    else onBadLine(line);
+  }
+}
+
+/** The first error a pull's progress stream carries (Docker reports pull failures in-band), or undefined. */
+export async function pullError(source: AsyncIterable<Uint8Array>): Promise<string | undefined> {
+  for await (const line of lines(source)) {
+    try {
+      const message = JSON.parse(line) as { error?: string; errorDetail?: { message?: string } };
+      if (message.error || message.errorDetail?.message) return message.errorDetail?.message ?? message.error;
+    } catch {
+      return `unparsable pull progress: ${line.slice(0, 200)}`;
+    }
+  }
+  return undefined;
+}

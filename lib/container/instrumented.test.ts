@@ -1,0 +1,49 @@
+// Runtime calls are timed and counted under the real kubelet's operation names.
+import { describe, expect, test } from "bun:test";
+import { noopMetrics, type KubeletMetrics } from "../metrics.ts";
+import { FakeRuntime } from "../testing/fake-runtime.ts";
+import { instrumentRuntime } from "./instrumented.ts";
+import { LABEL } from "./runtime.ts";
+
+function recording() {
+  const recorded: Array<[string, boolean]> = [];
+  const metrics: KubeletMetrics = { ...noopMetrics, runtimeOperation: (operation, seconds, failed) => {
+    expect(seconds).toBeGreaterThanOrEqual(0);
+    recorded.push([operation, failed]);
+  } };
+  return { recorded, metrics };
+}
+
+describe("instrumented runtime", () => {
+  test("records each call with its operation name and whether it failed", async () => {
+    const fake = new FakeRuntime();
+    const { recorded, metrics } = recording();
+    const runtime = instrumentRuntime(fake, metrics);
+    const id = await runtime.createContainer({ name: "k8s_app_p_default_u_0", Image: "local/busybox:stable", Labels: { [LABEL.podUid]: "u" }, HostConfig: {} });
+    await runtime.startContainer(id);
+    await runtime.listContainers();
+    await runtime.exec(id, ["true"]);
+    await expect(runtime.inspectContainer("missing")).rejects.toMatchObject({ code: "NotFound" });
+    await runtime.imageId("busybox");
+    await runtime.pullImage("busybox");
+    await runtime.stopContainer(id, 1);
+    await runtime.removeContainer(id);
+    await runtime.ping();
+    expect(recorded).toEqual([
+      ["create_container", false], ["start_container", false], ["list_containers", false], ["exec", false], ["inspect_container", true],
+      ["inspect_image", false], ["pull_image", false], ["stop_container", false], ["remove_container", false], ["version", false],
+    ]);
+  });
+
+  test("passes streams through unmeasured", async () => {
+    const fake = new FakeRuntime();
+    const { recorded, metrics } = recording();
+    const runtime = instrumentRuntime(fake, metrics);
+    const id = fake.seed({ name: "k8s_app_p_default_u_0", Image: "x", Labels: {}, HostConfig: {} });
+    fake.setLogs(id, "hello\n");
+    let text = "";
+    for await (const chunk of runtime.logs(id)) text += new TextDecoder().decode(chunk);
+    expect(text).toBe("hello\n");
+    expect(recorded).toEqual([]);
+  });
+});
