@@ -3,11 +3,11 @@
 // bare Bun.serve answering "ok", so the figures read as a ratio to what the runtime itself can do.
 // Usage: bun bench/server.bench.ts
 import { cpus } from "node:os";
-import { DEFAULT_CONFIG } from "../lib/config-types.ts";
-import { createEventRecorder } from "../lib/events.ts";
-import { createInfoServer } from "../lib/info-server.ts";
+import { DEFAULT_CONFIG } from "../lib/config/config-types.ts";
+import { createEventRecorder } from "../lib/node/events.ts";
+import { createInfoServer } from "../lib/server/info-server.ts";
 import { serve } from "../lib/platform/serve.ts";
-import { createPrometheusMetrics } from "../lib/prometheus.ts";
+import { createPrometheusMetrics } from "../lib/server/prometheus.ts";
 import { FakeRuntime } from "../lib/testing/fake-runtime.ts";
 import { testPod } from "../lib/testing/pods.ts";
 

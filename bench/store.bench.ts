@@ -2,9 +2,9 @@
 // in which one changed (p50/p95 over 50 runs), against the initial 10,000-pod SET.
 // Usage: bun bench/store.bench.ts
 import { cpus } from "node:os";
-import { readManifests } from "../lib/manifest.ts";
-import { createPodStore } from "../lib/store.ts";
-import type { Pod } from "../lib/types.ts";
+import { readManifests } from "../lib/api/manifest.ts";
+import { createPodStore } from "../lib/sources/store.ts";
+import type { Pod } from "../lib/api/types.ts";
 
 const build = (n: number, changed = -1, version = 0): Pod[] =>
   readManifests(JSON.stringify(Array.from({ length: n }, (_, i) => ({

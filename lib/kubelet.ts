@@ -2,27 +2,27 @@
 // for `kubelet run` and `kubelet runonce`. The only place concrete implementations meet.
 import { access, constants, mkdir } from "node:fs/promises";
 import { hostname as osHostname, networkInterfaces } from "node:os";
-import { checkServerSecurity, loadAuthenticator } from "./auth.ts";
+import { checkServerSecurity, loadAuthenticator } from "./server/auth.ts";
 import { systemClock } from "./clock.ts";
-import type { KubeletConfig } from "./config-types.ts";
+import type { KubeletConfig } from "./config/config-types.ts";
 import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 import { instrumentRuntime } from "./container/instrumented.ts";
-import { createEventRecorder } from "./events.ts";
-import { createImageManager } from "./images.ts";
-import { createInfoServer, type HealthReport } from "./info-server.ts";
+import { createEventRecorder } from "./node/events.ts";
+import { createImageManager } from "./node/images.ts";
+import { createInfoServer, type HealthReport } from "./server/info-server.ts";
 import type { Logger } from "./log.ts";
 import type { KubeletMetrics } from "./metrics.ts";
 import { serve, type RunningServer } from "./platform/serve.ts";
-import { createProbeManager } from "./probes.ts";
-import { createPrometheusMetrics } from "./prometheus.ts";
-import { formatRunOnceReport, runPodsOnce } from "./runonce.ts";
+import { createProbeManager } from "./node/probes.ts";
+import { createPrometheusMetrics } from "./server/prometheus.ts";
+import { formatRunOnceReport, runPodsOnce } from "./sync/runonce.ts";
 import { createFileSource } from "./sources/file.ts";
 import type { PodSource, SourceSnapshot } from "./sources/source.ts";
 import { createUrlSource } from "./sources/url.ts";
-import { createPodStore } from "./store.ts";
-import { createSyncLoop } from "./sync-loop.ts";
-import { formatIssue, KubeletError, type SourceName } from "./types.ts";
-import { createVolumeManager } from "./volumes.ts";
+import { createPodStore } from "./sources/store.ts";
+import { createSyncLoop } from "./sync/sync-loop.ts";
+import { formatIssue, KubeletError, type SourceName } from "./api/types.ts";
+import { createVolumeManager } from "./node/volumes.ts";
 
 export interface RunOptions {
   log: Logger;

@@ -7,26 +7,26 @@
 //   runtime       container/runtime.ts (the port), container/docker.ts (Docker Engine)
 //   info server   info-server.ts (Hono), prometheus.ts, auth.ts, platform/serve.ts
 //   wiring        kubelet.ts (run and runonce), config.ts, cli.ts
-export { readManifests, podSpecHash, type ManifestContext, type ManifestResult } from "./manifest.ts";
-export { validatePod, type ValidationOptions } from "./validation.ts";
+export { readManifests, podSpecHash, type ManifestContext, type ManifestResult } from "./api/manifest.ts";
+export { validatePod, type ValidationOptions } from "./api/validation.ts";
 export { createFileSource } from "./sources/file.ts";
 export { createUrlSource } from "./sources/url.ts";
 export { createEtcdSource, etcdKeyFor } from "./sources/etcd.ts";
 export type { PodSource, SourceSnapshot, StopSource } from "./sources/source.ts";
-export { createPodStore, type NotificationMode, type PodStore, type PodStoreOptions } from "./store.ts";
-export { createSyncLoop, type SyncLoop, type SyncLoopOptions } from "./sync-loop.ts";
-export { createPodSyncer, type PodSyncer } from "./pod-sync.ts";
-export { computePodStatus } from "./pod-status.ts";
-export { runPodsOnce, formatRunOnceReport, type RunOnceReport } from "./runonce.ts";
-export { createImageManager, type ImageManager } from "./images.ts";
-export { createProbeManager, runProbe, type ProbeManager } from "./probes.ts";
-export { createVolumeManager, type VolumeManager } from "./volumes.ts";
+export { createPodStore, type NotificationMode, type PodStore, type PodStoreOptions } from "./sources/store.ts";
+export { createSyncLoop, type SyncLoop, type SyncLoopOptions } from "./sync/sync-loop.ts";
+export { createPodSyncer, type PodSyncer } from "./sync/pod-sync.ts";
+export { computePodStatus } from "./sync/pod-status.ts";
+export { runPodsOnce, formatRunOnceReport, type RunOnceReport } from "./sync/runonce.ts";
+export { createImageManager, type ImageManager } from "./node/images.ts";
+export { createProbeManager, runProbe, type ProbeManager } from "./node/probes.ts";
+export { createVolumeManager, type VolumeManager } from "./node/volumes.ts";
 export { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 export { LABEL, type Runtime, type ContainerCreateBody } from "./container/runtime.ts";
-export { createInfoServer, type InfoServerDeps } from "./info-server.ts";
-export { createPrometheusMetrics } from "./prometheus.ts";
+export { createInfoServer, type InfoServerDeps } from "./server/info-server.ts";
+export { createPrometheusMetrics } from "./server/prometheus.ts";
 export { runKubelet, runOnce } from "./kubelet.ts";
-export { resolveConfig, printConfig, parseDuration, FLAGS } from "./config.ts";
-export { DEFAULT_CONFIG, type KubeletConfig } from "./config-types.ts";
-export { main } from "./cli.ts";
-export type { Pod, PodUpdate, PodOperation, FieldIssue, RejectedPod, SourceName } from "./types.ts";
+export { resolveConfig, printConfig, parseDuration, FLAGS } from "./config/config.ts";
+export { DEFAULT_CONFIG, type KubeletConfig } from "./config/config-types.ts";
+export { main } from "./cli/cli.ts";
+export type { Pod, PodUpdate, PodOperation, FieldIssue, RejectedPod, SourceName } from "./api/types.ts";

@@ -1,6 +1,6 @@
 // The only dockerode import: the Runtime port on a Docker Engine (unix socket or tcp).
 import Docker from "dockerode";
-import { KubeletError } from "../types.ts";
+import { KubeletError } from "../api/types.ts";
 import { silentLogger, type Logger } from "../log.ts";
 import { demuxFrames, parseEvents, pullError } from "./docker-streams.ts";
 import {

@@ -1,5 +1,5 @@
 // Serves a fetch handler on the runtime we run on: Bun.serve, Deno.serve or @hono/node-server.
-import type { TlsFiles } from "../auth.ts";
+import type { TlsFiles } from "../server/auth.ts";
 import { runtimeKind } from "./runtime.ts";
 
 export interface ServeOptions {

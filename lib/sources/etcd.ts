@@ -4,11 +4,11 @@
 import { Etcd3, type IOptions } from "etcd3";
 import { readFileSync } from "node:fs";
 import { systemClock, type Clock } from "../clock.ts";
-import { parseDuration } from "../config.ts";
+import { parseDuration } from "../config/config.ts";
 import { silentLogger, type Logger } from "../log.ts";
-import { parseYaml, readManifests } from "../manifest.ts";
+import { parseYaml, readManifests } from "../api/manifest.ts";
 import type { KubeletMetrics } from "../metrics.ts";
-import { KubeletError } from "../types.ts";
+import { KubeletError } from "../api/types.ts";
 import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
 
 export interface EtcdSourceOptions {

@@ -6,10 +6,10 @@ import { readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { systemClock, type Clock, type Timer } from "../clock.ts";
 import { silentLogger, type Logger } from "../log.ts";
-import { isManifestFile, listManifestFiles } from "../manifest-files.ts";
-import { readManifests } from "../manifest.ts";
+import { isManifestFile, listManifestFiles } from "../api/manifest-files.ts";
+import { readManifests } from "../api/manifest.ts";
 import type { KubeletMetrics } from "../metrics.ts";
-import type { Pod, RejectedPod } from "../types.ts";
+import type { Pod, RejectedPod } from "../api/types.ts";
 import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
 
 export interface FileSourceOptions {

@@ -1,5 +1,5 @@
 // The protocol every pod source speaks to the merge store.
-import type { Pod, RejectedPod, SourceName } from "../types.ts";
+import type { Pod, RejectedPod, SourceName } from "../api/types.ts";
 
 /**
  * A full snapshot of what a source wants: every pod it currently lists, and the pods it

@@ -2,9 +2,9 @@
 // Any failure keeps the pods it last served; failures are logged without flooding.
 import { systemClock, type Clock, type Timer } from "../clock.ts";
 import { silentLogger, type Logger } from "../log.ts";
-import { readManifests } from "../manifest.ts";
+import { readManifests } from "../api/manifest.ts";
 import type { KubeletMetrics } from "../metrics.ts";
-import { KubeletError, type Pod } from "../types.ts";
+import { KubeletError, type Pod } from "../api/types.ts";
 import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
 
 export interface UrlSourceOptions {

@@ -3,7 +3,7 @@
 import type { Clock } from "../clock.ts";
 import { systemClock } from "../clock.ts";
 import { LABEL, type ContainerCreateBody, type ContainerDetails, type ContainerStats, type ContainerSummary, type ExecResult, type LogOptions, type RegistryAuth, type Runtime, type RuntimeEvent, type RuntimeInfo } from "../container/runtime.ts";
-import { KubeletError } from "../types.ts";
+import { KubeletError } from "../api/types.ts";
 
 /** What a fake container does once started: output at times (ms after start), then maybe an exit. */
 export interface FakeProgram {

@@ -1,6 +1,6 @@
 // Builders of defaulted pods for tests, through the same parser the sources use.
-import { readManifests } from "../manifest.ts";
-import type { Pod, SourceName, V1Container, V1PodSpec } from "../types.ts";
+import { readManifests } from "../api/manifest.ts";
+import type { Pod, SourceName, V1Container, V1PodSpec } from "../api/types.ts";
 
 /** A defaulted pod named `name` (namespace default) with one busybox container unless `spec` says otherwise. */
 export function testPod(name: string, spec: Partial<V1PodSpec> = {}, options: { source?: SourceName; namespace?: string; origin?: string } = {}): Pod {

@@ -4,16 +4,16 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createDockerRuntime } from "./container/docker.ts";
-import { credentialsFor, registryOf } from "./docker-config.ts";
+import { createDockerRuntime } from "../container/docker.ts";
+import { credentialsFor, registryOf } from "../container/docker-credentials.ts";
 import { createEventRecorder } from "./events.ts";
 import { createImageManager, TokenBucket } from "./images.ts";
-import { noopMetrics } from "./metrics.ts";
-import { FakeClock } from "./testing/fake-clock.ts";
-import { FakeRuntime } from "./testing/fake-runtime.ts";
-import { testPod } from "./testing/pods.ts";
-import { describeWithServices } from "./testing/services.ts";
-import { KubeletError } from "./types.ts";
+import { noopMetrics } from "../metrics.ts";
+import { FakeClock } from "../testing/fake-clock.ts";
+import { FakeRuntime } from "../testing/fake-runtime.ts";
+import { testPod } from "../testing/pods.ts";
+import { describeWithServices } from "../testing/services.ts";
+import { KubeletError } from "../api/types.ts";
 
 const pod = testPod("p");
 

@@ -1,12 +1,12 @@
 // The only cac import: subcommands, flags in both spellings, usage errors, exit codes
 // (0 success, 1 failure, 2 usage). Heavy parts (Docker, etcd, the server) load only for run/runonce.
 import cac, { type Command } from "cac";
-import pkg from "../package.json" with { type: "json" };
-import { FLAGS, printConfig, resolveConfig, type ResolvedConfig } from "./config.ts";
-import type { KubeletConfig } from "./config-types.ts";
-import { createLogger } from "./log.ts";
-import { runtimeName } from "./platform/runtime.ts";
-import { validateCommand } from "./validate-command.ts";
+import pkg from "../../package.json" with { type: "json" };
+import { FLAGS, printConfig, resolveConfig, type ResolvedConfig } from "../config/config.ts";
+import type { KubeletConfig } from "../config/config-types.ts";
+import { createLogger } from "../log.ts";
+import { runtimeName } from "../platform/runtime.ts";
+import { validateCommand } from "./validate.ts";
 
 declare const KUBELET_COMMIT: string | undefined;
 
@@ -153,7 +153,7 @@ function checkRunOnce(config: KubeletConfig, origins: ResolvedConfig["origins"],
 
 async function startRun(config: KubeletConfig, io: Io): Promise<number> {
   const log = createLogger({ format: config.logFormat || undefined, verbosity: config.verbosity });
-  const { runKubelet } = await import("./kubelet.ts");
+  const { runKubelet } = await import("../kubelet.ts");
   const stop = new AbortController();
   const onSignal = (signal: string) => {
     log.info(`received ${signal}: stopping`);
@@ -176,7 +176,7 @@ async function startRunOnce(resolved: ResolvedConfig, command: Command, io: Io):
   checkRunOnce(resolved.config, resolved.origins, command);
   const config = { ...resolved.config, enableServer: false, runonce: true };
   const log = createLogger({ format: config.logFormat || undefined, verbosity: config.verbosity });
-  const { runOnce } = await import("./kubelet.ts");
+  const { runOnce } = await import("../kubelet.ts");
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.once("SIGTERM", onSignal).once("SIGINT", onSignal);

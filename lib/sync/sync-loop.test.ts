@@ -1,20 +1,20 @@
 // The sync loop and its pod sync step on a fake runtime and a fake clock.
 import { describe, expect, test } from "bun:test";
-import { buildContainer, buildPauseContainer, containerHash } from "./container-config.ts";
-import { LABEL } from "./container/runtime.ts";
-import { createEventRecorder } from "./events.ts";
-import { createImageManager } from "./images.ts";
-import { silentLogger } from "./log.ts";
-import { noopMetrics } from "./metrics.ts";
+import { buildContainer, buildPauseContainer, containerHash } from "../container/container-config.ts";
+import { LABEL } from "../container/runtime.ts";
+import { createEventRecorder } from "../node/events.ts";
+import { createImageManager } from "../node/images.ts";
+import { silentLogger } from "../log.ts";
+import { noopMetrics } from "../metrics.ts";
 import { createPodSyncer, type PodSyncOptions } from "./pod-sync.ts";
-import { createProbeManager } from "./probes.ts";
-import { createPodStore } from "./store.ts";
+import { createProbeManager } from "../node/probes.ts";
+import { createPodStore } from "../sources/store.ts";
 import { createSyncLoop } from "./sync-loop.ts";
-import { FakeClock } from "./testing/fake-clock.ts";
-import { FakeRuntime } from "./testing/fake-runtime.ts";
-import { testPod } from "./testing/pods.ts";
-import type { Pod, V1PodSpec } from "./types.ts";
-import type { VolumeManager } from "./volumes.ts";
+import { FakeClock } from "../testing/fake-clock.ts";
+import { FakeRuntime } from "../testing/fake-runtime.ts";
+import { testPod } from "../testing/pods.ts";
+import type { Pod, V1PodSpec } from "../api/types.ts";
+import type { VolumeManager } from "../node/volumes.ts";
 
 const options: PodSyncOptions = { hostname: "node", hostIP: "10.0.0.1", networkMode: "none", pauseImage: "registry.k8s.io/pause:3.9", allowPrivileged: false, maxDeadPerContainer: 1 };
 const volumes: VolumeManager = { setup: async () => new Map(), teardown: async () => {}, podDirs: async () => [] };

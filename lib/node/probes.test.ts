@@ -1,13 +1,13 @@
 // Probes: the handlers against real loopback servers and containers, the workers on a fake clock.
 import { afterAll, describe, expect, test } from "bun:test";
 import { createServer } from "node:http";
-import { createDockerRuntime } from "./container/docker.ts";
+import { createDockerRuntime } from "../container/docker.ts";
 import { createProbeManager, runProbe } from "./probes.ts";
-import { FakeClock } from "./testing/fake-clock.ts";
-import { FakeRuntime } from "./testing/fake-runtime.ts";
-import { testPod } from "./testing/pods.ts";
-import { freePortNumber } from "./testing/ports.ts";
-import { describeWithServices } from "./testing/services.ts";
+import { FakeClock } from "../testing/fake-clock.ts";
+import { FakeRuntime } from "../testing/fake-runtime.ts";
+import { testPod } from "../testing/pods.ts";
+import { freePortNumber } from "../testing/ports.ts";
+import { describeWithServices } from "../testing/services.ts";
 
 describe("probe handlers", () => {
   let status = 200;

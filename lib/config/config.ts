@@ -2,8 +2,8 @@
 // precedence (defaults < config file < flags) and print-config.
 import { readFileSync } from "node:fs";
 import { DEFAULT_CONFIG, type KubeletConfig } from "./config-types.ts";
-import { parseYaml, stringifyYaml } from "./manifest.ts";
-import { KubeletError } from "./types.ts";
+import { parseYaml, stringifyYaml } from "../api/manifest.ts";
+import { KubeletError } from "../api/types.ts";
 
 export { DEFAULT_CONFIG, type KubeletConfig };
 

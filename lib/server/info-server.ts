@@ -7,13 +7,13 @@ import { cpus, hostname, totalmem, freemem, release, type as osType } from "node
 import { resolve as resolvePath, sep } from "node:path";
 import { Readable } from "node:stream";
 import type { Authenticator } from "./auth.ts";
-import type { KubeletConfig } from "./config-types.ts";
-import { LABEL, type Runtime } from "./container/runtime.ts";
-import type { EventRecorder } from "./events.ts";
-import type { Logger } from "./log.ts";
+import type { KubeletConfig } from "../config/config-types.ts";
+import { LABEL, type Runtime } from "../container/runtime.ts";
+import type { EventRecorder } from "../node/events.ts";
+import type { Logger } from "../log.ts";
 import { createPushRoutes, type PushTarget } from "./push-routes.ts";
 import { HttpError, pickContainer, REASON, status } from "./server-support.ts";
-import type { Pod } from "./types.ts";
+import type { Pod } from "../api/types.ts";
 
 export interface HealthReport {
   ok: boolean;

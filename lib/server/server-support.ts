@@ -1,5 +1,5 @@
 // Helpers the info server's routes share: Kubernetes Status errors and container lookup by labels.
-import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerSummary, type Runtime } from "./container/runtime.ts";
+import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerSummary, type Runtime } from "../container/runtime.ts";
 
 /** A Kubernetes Status failure body. */
 export function status(code: number, reason: string, message: string, causes?: Array<{ field: string; message: string }>) {

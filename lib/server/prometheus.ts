@@ -1,7 +1,7 @@
 // A small Prometheus registry (counters, gauges, histograms, text format 0.0.4) and the kubelet's
 // metrics on it, named as the real kubelet names them.
 import { readdirSync, readFileSync } from "node:fs";
-import type { KubeletMetrics } from "./metrics.ts";
+import type { KubeletMetrics } from "../metrics.ts";
 
 type Labels = Record<string, string>;
 

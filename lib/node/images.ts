@@ -1,13 +1,13 @@
 // Image pulls: pull policy, a token bucket over all pulls (--registry_qps/--registry_burst),
 // one pull per image at a time, and per-image back-off (ErrImagePull → ImagePullBackOff).
 import { Backoff } from "./backoff.ts";
-import { systemClock, type Clock } from "./clock.ts";
-import type { Runtime } from "./container/runtime.ts";
-import { credentialsFor, defaultDockerConfigPaths } from "./docker-config.ts";
+import { systemClock, type Clock } from "../clock.ts";
+import type { Runtime } from "../container/runtime.ts";
+import { credentialsFor, defaultDockerConfigPaths } from "../container/docker-credentials.ts";
 import type { EventRecorder } from "./events.ts";
-import { silentLogger, type Logger } from "./log.ts";
-import type { KubeletMetrics } from "./metrics.ts";
-import { KubeletError, type Pod } from "./types.ts";
+import { silentLogger, type Logger } from "../log.ts";
+import type { KubeletMetrics } from "../metrics.ts";
+import { KubeletError, type Pod } from "../api/types.ts";
 
 /** A container's imagePullPolicy. */
 export type PullPolicy = "Always" | "IfNotPresent" | "Never";

@@ -1,10 +1,10 @@
 // Pods pushed over HTTP (the 2014 debugging handlers and a modern REST shape), merged as source "http".
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { readManifests } from "./manifest.ts";
+import { readManifests } from "../api/manifest.ts";
 import { HttpError } from "./server-support.ts";
-import { formatIssue, type Pod, type PodOperation, type RejectedPod } from "./types.ts";
-import { validatePod } from "./validation.ts";
+import { formatIssue, type Pod, type PodOperation, type RejectedPod } from "../api/types.ts";
+import { validatePod } from "../api/validation.ts";
 
 export interface PushTarget {
   merge(source: "http", op: PodOperation, pods: Pod[], rejected?: RejectedPod[]): void;

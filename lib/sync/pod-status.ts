@@ -1,7 +1,7 @@
 // Pure: a pod's spec, its containers as observed and the sync's waiting reasons → a Kubernetes
 // PodStatus (phase, conditions, container statuses).
-import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerDetails } from "./container/runtime.ts";
-import type { Pod, PodPhase, V1Container, V1ContainerStatus, V1PodCondition, V1PodStatus } from "./types.ts";
+import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerDetails } from "../container/runtime.ts";
+import type { Pod, PodPhase, V1Container, V1ContainerStatus, V1PodCondition, V1PodStatus } from "../api/types.ts";
 
 /** Why a container is not running, as the sync last saw it. */
 export interface Waiting {

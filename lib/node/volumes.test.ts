@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { testPod } from "./testing/pods.ts";
+import { testPod } from "../testing/pods.ts";
 import { createVolumeManager } from "./volumes.ts";
 
 const root = () => mkdtempSync(join(tmpdir(), "kubelet-volumes-"));

@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { RegistryAuth } from "./container/runtime.ts";
+import type { RegistryAuth } from "./runtime.ts";
 
 const DOCKER_HUB = new Set(["docker.io", "index.docker.io", "registry-1.docker.io", "registry.hub.docker.com"]);
 

@@ -1,18 +1,18 @@
 // The sync loop: store updates, Docker events and a resync every --sync_frequency trigger pod
 // workers (one sync in flight per pod, the latest spec wins, bounded parallelism). Pods no source
 // wants are killed only once every source has reported; a kubelet restart adopts what runs.
-import type { Clock, Timer } from "./clock.ts";
-import { LABEL, type Runtime } from "./container/runtime.ts";
-import type { EventRecorder } from "./events.ts";
-import type { ImageManager } from "./images.ts";
-import type { Logger } from "./log.ts";
-import type { KubeletMetrics } from "./metrics.ts";
+import type { Clock, Timer } from "../clock.ts";
+import { LABEL, type Runtime } from "../container/runtime.ts";
+import type { EventRecorder } from "../node/events.ts";
+import type { ImageManager } from "../node/images.ts";
+import type { Logger } from "../log.ts";
+import type { KubeletMetrics } from "../metrics.ts";
 import { computePodStatus, type Waiting } from "./pod-status.ts";
 import { createPodSyncer, type Observed, type PodSyncOptions } from "./pod-sync.ts";
-import type { createProbeManager } from "./probes.ts";
-import type { PodStore } from "./store.ts";
-import { ANNOTATION, podKey, type Pod, type V1PodStatus } from "./types.ts";
-import type { VolumeManager } from "./volumes.ts";
+import type { createProbeManager } from "../node/probes.ts";
+import type { PodStore } from "../sources/store.ts";
+import { ANNOTATION, podKey, type Pod, type V1PodStatus } from "../api/types.ts";
+import type { VolumeManager } from "../node/volumes.ts";
 
 export interface SyncLoopOptions extends PodSyncOptions {
   syncFrequencyMs: number;

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { createPodStore, type NotificationMode } from "./store.ts";
-import { testPod } from "./testing/pods.ts";
-import type { Pod, PodUpdate } from "./types.ts";
+import { testPod } from "../testing/pods.ts";
+import type { Pod, PodUpdate } from "../api/types.ts";
 
 // Go's table used a pod without containers; Kubernetes requires one, so "more containers" stands in.
 const foo = () => testPod("foo");

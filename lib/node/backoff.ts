@@ -1,5 +1,5 @@
 // Keyed exponential back-off (the Kubernetes flowcontrol.Backoff): crash loops and image pulls.
-import type { Clock } from "./clock.ts";
+import type { Clock } from "../clock.ts";
 
 interface Entry {
   delayMs: number;

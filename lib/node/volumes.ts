@@ -4,10 +4,10 @@ import { execFile } from "node:child_process";
 import { mkdir, open, readdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import type { VolumeMount } from "./container-config.ts";
-import { silentLogger, type Logger } from "./log.ts";
-import { parseQuantity } from "./quantity.ts";
-import { KubeletError, type Pod } from "./types.ts";
+import type { VolumeMount } from "../container/container-config.ts";
+import { silentLogger, type Logger } from "../log.ts";
+import { parseQuantity } from "../api/quantity.ts";
+import { KubeletError, type Pod } from "../api/types.ts";
 
 const run = promisify(execFile);
 

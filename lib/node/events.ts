@@ -1,7 +1,7 @@
 // Kubernetes-style events (Pulled, Started, BackOff, Unhealthy…) kept in a bounded ring
 // for GET /events and for runonce's failure reasons.
-import { systemClock, type Clock } from "./clock.ts";
-import type { Logger } from "./log.ts";
+import { systemClock, type Clock } from "../clock.ts";
+import type { Logger } from "../log.ts";
 
 /** A Kubernetes core/v1 Event, trimmed to what a standalone kubelet can fill in. */
 export interface KubeEvent {

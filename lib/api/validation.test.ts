@@ -12,7 +12,7 @@ interface Case {
   allowPrivileged?: boolean;
 }
 
-const dir = join(import.meta.dir, "../testdata/manifests");
+const dir = join(import.meta.dir, "../../testdata/manifests");
 const cases = JSON.parse(readFileSync(join(dir, "cases.json"), "utf8")) as Case[];
 
 /** Every issue a file produces: parse rejections, then each pod's validation. */

@@ -1,11 +1,11 @@
 // The merge store (the Go PodConfig/podStorage): per-source pod state, SET/ADD/UPDATE/REMOVE,
 // three notification modes, strictly ordered delivery, and reports of every pod it drops.
-import type { Logger } from "./log.ts";
-import type { KubeletMetrics } from "./metrics.ts";
-import type { SourceSnapshot } from "./sources/source.ts";
-import { ANNOTATION, formatIssue, podKey, type FieldIssue, type Pod, type PodOperation, type PodUpdate, type RejectedPod, type SourceName } from "./types.ts";
-import { validatePod } from "./validation.ts";
-import { DOCUMENT_ANNOTATION, podSpecHash } from "./manifest.ts";
+import type { Logger } from "../log.ts";
+import type { KubeletMetrics } from "../metrics.ts";
+import type { SourceSnapshot } from "./source.ts";
+import { ANNOTATION, formatIssue, podKey, type FieldIssue, type Pod, type PodOperation, type PodUpdate, type RejectedPod, type SourceName } from "../api/types.ts";
+import { validatePod } from "../api/validation.ts";
+import { DOCUMENT_ANNOTATION, podSpecHash } from "../api/manifest.ts";
 
 /** How changes reach listeners (the Go PodConfigNotificationMode). */
 export type NotificationMode = "Snapshot" | "SnapshotAndUpdates" | "Incremental";

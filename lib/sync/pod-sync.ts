@@ -1,18 +1,18 @@
 // One step of the sync loop for one pod: make its containers match its spec once. Sandbox (pause
 // container), init containers in order, app containers by restart policy with crash-loop back-off,
 // spec-hash replacement, lifecycle hooks, graceful termination and dead-container clean-up.
-import { Backoff } from "./backoff.ts";
-import type { Clock } from "./clock.ts";
-import { buildContainer, buildPauseContainer, containerHash, podSandboxHash, type PodContext, type VolumeMount } from "./container-config.ts";
-import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerDetails, type Runtime } from "./container/runtime.ts";
-import type { EventRecorder } from "./events.ts";
-import type { ImageManager, PullPolicy } from "./images.ts";
-import type { Logger } from "./log.ts";
-import type { KubeletMetrics } from "./metrics.ts";
+import { Backoff } from "../node/backoff.ts";
+import type { Clock } from "../clock.ts";
+import { buildContainer, buildPauseContainer, containerHash, podSandboxHash, type PodContext, type VolumeMount } from "../container/container-config.ts";
+import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerDetails, type Runtime } from "../container/runtime.ts";
+import type { EventRecorder } from "../node/events.ts";
+import type { ImageManager, PullPolicy } from "../node/images.ts";
+import type { Logger } from "../log.ts";
+import type { KubeletMetrics } from "../metrics.ts";
 import { instancesOf, shouldRestart, type Waiting } from "./pod-status.ts";
-import { runProbe, type ProbeManager } from "./probes.ts";
-import { KubeletError, podKey, type Pod, type V1Container } from "./types.ts";
-import type { VolumeManager } from "./volumes.ts";
+import { runProbe, type ProbeManager } from "../node/probes.ts";
+import { KubeletError, podKey, type Pod, type V1Container } from "../api/types.ts";
+import type { VolumeManager } from "../node/volumes.ts";
 import type { LifecycleHandler } from "kubernetes-types/core/v1.d.ts";
 
 export interface PodSyncOptions {

@@ -2,8 +2,8 @@
 // client certificates. Required whenever the server listens beyond loopback.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import type { KubeletConfig } from "./config-types.ts";
-import { KubeletError } from "./types.ts";
+import type { KubeletConfig } from "../config/config-types.ts";
+import { KubeletError } from "../api/types.ts";
 
 export interface TlsFiles {
   cert: string;

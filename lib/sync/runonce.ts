@@ -1,14 +1,14 @@
 // `kubelet runonce`: start every pod once, poll with growing delays (1, 2, 4, 8 s) until each runs
 // (or completed, for Never/OnFailure pods), fails for good, or time runs out. Kills nothing else.
-import type { Clock } from "./clock.ts";
-import type { Runtime } from "./container/runtime.ts";
-import type { EventRecorder } from "./events.ts";
-import type { ImageManager } from "./images.ts";
-import type { Logger } from "./log.ts";
+import type { Clock } from "../clock.ts";
+import type { Runtime } from "../container/runtime.ts";
+import type { EventRecorder } from "../node/events.ts";
+import type { ImageManager } from "../node/images.ts";
+import type { Logger } from "../log.ts";
 import { computePodStatus, type Waiting } from "./pod-status.ts";
 import { createPodSyncer, type PodSyncOptions } from "./pod-sync.ts";
-import { podKey, type Pod, type V1PodStatus } from "./types.ts";
-import type { VolumeManager } from "./volumes.ts";
+import { podKey, type Pod, type V1PodStatus } from "../api/types.ts";
+import type { VolumeManager } from "../node/volumes.ts";
 
 export interface RunOnceDeps {
   runtime: Runtime;

@@ -1,10 +1,10 @@
 // `kubelet validate`: manifests from files, directories and stdin → a verdict per pod, every
 // issue with file, document and field path. Returns the exit code (0 valid, 1 invalid).
 import { readFile } from "node:fs/promises";
-import { listManifestFiles } from "./manifest-files.ts";
-import { DOCUMENT_ANNOTATION, readManifests } from "./manifest.ts";
-import { formatIssue, podKey, type FieldIssue } from "./types.ts";
-import { validatePod } from "./validation.ts";
+import { listManifestFiles } from "../api/manifest-files.ts";
+import { DOCUMENT_ANNOTATION, readManifests } from "../api/manifest.ts";
+import { formatIssue, podKey, type FieldIssue } from "../api/types.ts";
+import { validatePod } from "../api/validation.ts";
 
 export interface ValidateOptions {
   allowPrivileged: boolean;

@@ -1,12 +1,12 @@
 // Liveness, readiness and startup probes, run by the kubelet itself: exec through the runtime (no
 // curl needed in the image), HTTP and TCP from the kubelet process. One worker per probe.
 import { connect } from "node:net";
-import { systemClock, type Clock, type Timer } from "./clock.ts";
-import type { Runtime } from "./container/runtime.ts";
+import { systemClock, type Clock, type Timer } from "../clock.ts";
+import type { Runtime } from "../container/runtime.ts";
 import type { EventRecorder } from "./events.ts";
-import { silentLogger, type Logger } from "./log.ts";
-import type { KubeletMetrics } from "./metrics.ts";
-import type { Pod, V1Container } from "./types.ts";
+import { silentLogger, type Logger } from "../log.ts";
+import type { KubeletMetrics } from "../metrics.ts";
+import type { Pod, V1Container } from "../api/types.ts";
 import type { Probe as V1Probe } from "kubernetes-types/core/v1.d.ts";
 
 export type ProbeResult = "success" | "failure";

@@ -1,11 +1,11 @@
 // Pure: a pod and one of its containers → the Docker create body, with the dockershim names and
 // labels, Kubernetes `$(VAR)` expansion, downward-API env, resources and security settings.
 import { createHash } from "node:crypto";
-import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerCreateBody } from "./container/runtime.ts";
-import { expand } from "./expand.ts";
-import { stableJson } from "./manifest.ts";
-import { milliCpu, parseQuantity } from "./quantity.ts";
-import { KubeletError, ANNOTATION, type Pod, type V1Container } from "./types.ts";
+import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerCreateBody } from "./runtime.ts";
+import { expand } from "../api/expand.ts";
+import { stableJson } from "../api/manifest.ts";
+import { milliCpu, parseQuantity } from "../api/quantity.ts";
+import { KubeletError, ANNOTATION, type Pod, type V1Container } from "../api/types.ts";
 
 /** A volume as the containers of a pod see it: where it is on the host. */
 export interface VolumeMount {

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { formatDuration, parseDuration, printConfig, resolveConfig } from "./config.ts";
 
-const file = join(import.meta.dir, "../testdata/config/kubelet.yaml");
+const file = join(import.meta.dir, "../../testdata/config/kubelet.yaml");
 
 describe("durations", () => {
   const cases: Array<[string, number]> = [["10s", 10_000], ["1m30s", 90_000], ["500ms", 500], ["1h", 3_600_000], ["1.5s", 1500], ["0", 0], ["2h45m", 9_900_000]];
