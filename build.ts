@@ -14,8 +14,18 @@ const commit = git.status === 0 ? git.stdout.trim() : "unknown";
 mkdirSync("dist", { recursive: true });
 const build = spawnSync(
   process.execPath,
-  ["build", "--compile", "--minify", "--sourcemap", "bin/kubelet.ts", "--outfile", outfile, "--define", `KUBELET_COMMIT=${JSON.stringify(commit)}`,
-    ...(target ? ["--target", target] : [])],
+  [
+    "build",
+    "--compile",
+    "--minify",
+    "--sourcemap",
+    "bin/kubelet.ts",
+    "--outfile",
+    outfile,
+    "--define",
+    `KUBELET_COMMIT=${JSON.stringify(commit)}`,
+    ...(target ? ["--target", target] : []),
+  ],
   { stdio: "inherit" },
 );
 if (build.status !== 0) process.exit(build.status ?? 1);

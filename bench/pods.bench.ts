@@ -18,7 +18,10 @@ const PARALLELISM = 4; // the kubelet's pod-worker parallelism; the baseline use
 
 async function engine(method: string, path: string, body?: unknown): Promise<any> {
   const response = await fetch(`http://docker${path}`, {
-    method, unix: socket, headers: { "content-type": "application/json" }, body: body ? JSON.stringify(body) : undefined,
+    method,
+    unix: socket,
+    headers: { "content-type": "application/json" },
+    body: body ? JSON.stringify(body) : undefined,
   } as RequestInit);
   if (response.status >= 400) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
   return response.status === 204 || response.status === 304 ? undefined : response.json();
@@ -26,29 +29,45 @@ async function engine(method: string, path: string, body?: unknown): Promise<any
 
 /** One pod through the raw API: pause container, then the app container in its namespaces. */
 async function rawPod(name: string): Promise<void> {
-  const pause = await engine("POST", `/containers/create?name=raw_POD_${name}`, { Image: services!.pause, HostConfig: { NetworkMode: "none", IpcMode: "shareable" } });
+  const pause = await engine("POST", `/containers/create?name=raw_POD_${name}`, {
+    Image: services!.pause,
+    HostConfig: { NetworkMode: "none", IpcMode: "shareable" },
+  });
   await engine("POST", `/containers/${pause.Id}/start`);
   const app = await engine("POST", `/containers/create?name=raw_app_${name}`, {
-    Image: services!.busybox, Cmd: ["sleep", "3600"], HostConfig: { NetworkMode: `container:${pause.Id}`, IpcMode: `container:${pause.Id}` },
+    Image: services!.busybox,
+    Cmd: ["sleep", "3600"],
+    HostConfig: { NetworkMode: `container:${pause.Id}`, IpcMode: `container:${pause.Id}` },
   });
   await engine("POST", `/containers/${app.Id}/start`);
 }
 
 async function removeByPrefix(prefix: string): Promise<void> {
-  const list: Array<{ Id: string; Names: string[] }> = await engine("GET", `/containers/json?all=1&filters=${encodeURIComponent(JSON.stringify({ name: [prefix] }))}`);
-  await inParallel(list.map((c) => () => engine("DELETE", `/containers/${c.Id}?force=1`).catch(() => {})), 8);
+  const list: Array<{ Id: string; Names: string[] }> = await engine(
+    "GET",
+    `/containers/json?all=1&filters=${encodeURIComponent(JSON.stringify({ name: [prefix] }))}`,
+  );
+  await inParallel(
+    list.map((c) => () => engine("DELETE", `/containers/${c.Id}?force=1`).catch(() => {})),
+    8,
+  );
 }
 
 async function runningApps(prefix: string): Promise<number> {
-  const list: Array<{ Names: string[] }> = await engine("GET", `/containers/json?filters=${encodeURIComponent(JSON.stringify({ name: [`k8s_app_${prefix}`], status: ["running"] }))}`);
+  const list: Array<{ Names: string[] }> = await engine(
+    "GET",
+    `/containers/json?filters=${encodeURIComponent(JSON.stringify({ name: [`k8s_app_${prefix}`], status: ["running"] }))}`,
+  );
   return list.length;
 }
 
 async function inParallel(tasks: Array<() => Promise<unknown>>, limit: number): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, async () => {
-    while (next < tasks.length) await tasks[next++]!();
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, tasks.length) }, async () => {
+      while (next < tasks.length) await tasks[next++]!();
+    }),
+  );
 }
 
 async function until(check: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
@@ -68,7 +87,8 @@ spec:
     - { name: app, image: ${services.busybox}, imagePullPolicy: IfNotPresent, command: ["sleep", "3600"] }
 `;
 
-const pct = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!;
+const pct = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!;
 const ms = (n: number) => `${n.toFixed(0)} ms`;
 
 // --- baseline (1): one pod through the raw API, 20 trials
@@ -84,9 +104,33 @@ for (let i = 0; i < 20; i++) {
 const manifests = tempDir("bench-manifests");
 const rootDir = tempDir("bench-root");
 const port = await freePort();
-const kubelet = spawn(KUBELET_BINARY, ["run", "-c", manifests, "--docker_endpoint", services.dockerHost, "--pod_network_mode", "none",
-  "--network_container_image", services.pause, "--root_dir", rootDir, "--port", String(port), "--log_format", "json", "-v", "0"], { stdio: "ignore" });
-await until(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.status === 200, 30_000);
+const kubelet = spawn(
+  KUBELET_BINARY,
+  [
+    "run",
+    "-c",
+    manifests,
+    "--docker_endpoint",
+    services.dockerHost,
+    "--pod_network_mode",
+    "none",
+    "--network_container_image",
+    services.pause,
+    "--root_dir",
+    rootDir,
+    "--port",
+    String(port),
+    "--log_format",
+    "json",
+    "-v",
+    "0",
+  ],
+  { stdio: "ignore" },
+);
+await until(
+  async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.status === 200,
+  30_000,
+);
 
 const kubeletOne: number[] = [];
 for (let i = 0; i < 20; i++) {
@@ -96,12 +140,23 @@ for (let i = 0; i < 20; i++) {
   await until(async () => (await runningApps(name)) === 1);
   kubeletOne.push(performance.now() - t0);
   rmSync(join(manifests, `${name}.yaml`));
-  await until(async () => (await engine("GET", `/containers/json?all=1&filters=${encodeURIComponent(JSON.stringify({ label: [`io.kubernetes.pod.name=${name}`] }))}`)).length === 0);
+  await until(
+    async () =>
+      (
+        await engine(
+          "GET",
+          `/containers/json?all=1&filters=${encodeURIComponent(JSON.stringify({ label: [`io.kubernetes.pod.name=${name}`] }))}`,
+        )
+      ).length === 0,
+  );
 }
 
 // --- (2) 50 pods at once
 const t50raw0 = performance.now();
-await inParallel(Array.from({ length: 50 }, (_, i) => () => rawPod(`bench50-${i}`)), PARALLELISM);
+await inParallel(
+  Array.from({ length: 50 }, (_, i) => () => rawPod(`bench50-${i}`)),
+  PARALLELISM,
+);
 const raw50 = performance.now() - t50raw0;
 await removeByPrefix("raw_");
 
@@ -128,12 +183,29 @@ removeDir(manifests);
 removeDir(rootDir);
 
 const rows = [
-  ["one pod → running, p50", ms(pct(kubeletOne, 50)), ms(pct(rawOne, 50)), (pct(kubeletOne, 50) / pct(rawOne, 50)).toFixed(2) + "×"],
-  ["one pod → running, p95", ms(pct(kubeletOne, 95)), ms(pct(rawOne, 95)), (pct(kubeletOne, 95) / pct(rawOne, 95)).toFixed(2) + "×"],
+  [
+    "one pod → running, p50",
+    ms(pct(kubeletOne, 50)),
+    ms(pct(rawOne, 50)),
+    (pct(kubeletOne, 50) / pct(rawOne, 50)).toFixed(2) + "×",
+  ],
+  [
+    "one pod → running, p95",
+    ms(pct(kubeletOne, 95)),
+    ms(pct(rawOne, 95)),
+    (pct(kubeletOne, 95) / pct(rawOne, 95)).toFixed(2) + "×",
+  ],
   [`50 pods → running (parallelism ${PARALLELISM})`, ms(kubelet50), ms(raw50), (kubelet50 / raw50).toFixed(2) + "×"],
-  [`idle CPU, ${idleSeconds} s with 50 pods`, `${((idleCpuSeconds / idleSeconds) * 100).toFixed(2)} % of a core`, "", ""],
+  [
+    `idle CPU, ${idleSeconds} s with 50 pods`,
+    `${((idleCpuSeconds / idleSeconds) * 100).toFixed(2)} % of a core`,
+    "",
+    "",
+  ],
   ["peak RSS", `${peakRss.toFixed(0)} MB`, "", ""],
 ];
-console.log(`machine: ${cpus().length} × ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; dockerd ${(await engine("GET", "/version")).Version}`);
+console.log(
+  `machine: ${cpus().length} × ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; dockerd ${(await engine("GET", "/version")).Version}`,
+);
 console.log(["measure", "kubelet", "raw Docker API", "ratio"].join(" | "));
 for (const row of rows) console.log(row.join(" | "));

@@ -9,14 +9,21 @@ const services = testServices();
 if (!services) throw new Error("test services are not running: run `bash scripts/services.sh up`");
 const rounds = Number(process.argv[2] ?? 3);
 const runtime = createDockerRuntime({ endpoint: services.dockerHost });
-const docker = (...args: string[]) => execFileSync("docker", ["-H", services.dockerHost, ...args], { encoding: "utf8" }).trim();
+const docker = (...args: string[]) =>
+  execFileSync("docker", ["-H", services.dockerHost, ...args], { encoding: "utf8" }).trim();
 const COUNT = 10;
 
 async function throughRuntime(round: number): Promise<{ ms: number; ids: string[] }> {
   const started = performance.now();
   const ids: string[] = [];
   for (let i = 0; i < COUNT; i++) {
-    const id = await runtime.createContainer({ name: `k8s_app_rt-bench${round}x${i}_default_rt-bench_0`, Image: services!.busybox, Cmd: ["sleep", "60"], Labels: { [LABEL.podUid]: "rt-bench" }, HostConfig: { NetworkMode: "none" } });
+    const id = await runtime.createContainer({
+      name: `k8s_app_rt-bench${round}x${i}_default_rt-bench_0`,
+      Image: services!.busybox,
+      Cmd: ["sleep", "60"],
+      Labels: { [LABEL.podUid]: "rt-bench" },
+      HostConfig: { NetworkMode: "none" },
+    });
     await runtime.startContainer(id);
     ids.push(id);
   }
@@ -27,7 +34,18 @@ function throughCli(round: number): { ms: number; ids: string[] } {
   const started = performance.now();
   const ids: string[] = [];
   for (let i = 0; i < COUNT; i++) {
-    const id = docker("create", "--name", `k8s_app_rt-cli${round}x${i}_default_rt-bench_0`, "--label", `${LABEL.podUid}=rt-bench`, "--network", "none", services!.busybox, "sleep", "60");
+    const id = docker(
+      "create",
+      "--name",
+      `k8s_app_rt-cli${round}x${i}_default_rt-bench_0`,
+      "--label",
+      `${LABEL.podUid}=rt-bench`,
+      "--network",
+      "none",
+      services!.busybox,
+      "sleep",
+      "60",
+    );
     docker("start", id);
     ids.push(id);
   }
@@ -41,9 +59,13 @@ for (let round = 0; round < rounds; round++) {
   const b = throughCli(round);
   docker("rm", "-f", ...b.ids);
   results.push({ runtime: a.ms, cli: b.ms });
-  console.log(`round ${round + 1}: createDockerRuntime ${a.ms.toFixed(0)} ms, docker CLI ${b.ms.toFixed(0)} ms for ${COUNT} containers`);
+  console.log(
+    `round ${round + 1}: createDockerRuntime ${a.ms.toFixed(0)} ms, docker CLI ${b.ms.toFixed(0)} ms for ${COUNT} containers`,
+  );
 }
 const median = (xs: number[]) => xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
 const r = median(results.map((x) => x.runtime));
 const c = median(results.map((x) => x.cli));
-console.log(`median: createDockerRuntime ${r.toFixed(0)} ms (${(r / COUNT).toFixed(1)} ms/container), docker CLI ${c.toFixed(0)} ms; ratio runtime/CLI ${(r / c).toFixed(2)}`);
+console.log(
+  `median: createDockerRuntime ${r.toFixed(0)} ms (${(r / COUNT).toFixed(1)} ms/container), docker CLI ${c.toFixed(0)} ms; ratio runtime/CLI ${(r / c).toFixed(2)}`,
+);

@@ -12,14 +12,35 @@ import { FakeRuntime } from "../lib/testing/fake-runtime.ts";
 import { testPod } from "../lib/testing/pods.ts";
 
 const pods = Array.from({ length: 100 }, (_, i) => {
-  const pod = testPod(`pod-${i}`, { containers: [{ name: "app", image: "busybox:1.35", ports: [{ containerPort: 8080 }] }, { name: "sidecar", image: "busybox:1.35" }] });
+  const pod = testPod(`pod-${i}`, {
+    containers: [
+      { name: "app", image: "busybox:1.35", ports: [{ containerPort: 8080 }] },
+      { name: "sidecar", image: "busybox:1.35" },
+    ],
+  });
   const now = new Date().toISOString();
   return {
     ...pod,
     status: {
-      phase: "Running", hostIP: "10.0.0.1", podIP: `10.1.0.${i}`, startTime: now,
-      conditions: ["Initialized", "Ready", "ContainersReady", "PodScheduled"].map((type) => ({ type, status: "True", lastTransitionTime: now })),
-      containerStatuses: ["app", "sidecar"].map((name) => ({ name, ready: true, started: true, restartCount: 0, image: "busybox:1.35", imageID: "docker-pullable://sha256:abc", containerID: `docker://${name}${i}`, state: { running: { startedAt: now } } })),
+      phase: "Running",
+      hostIP: "10.0.0.1",
+      podIP: `10.1.0.${i}`,
+      startTime: now,
+      conditions: ["Initialized", "Ready", "ContainersReady", "PodScheduled"].map((type) => ({
+        type,
+        status: "True",
+        lastTransitionTime: now,
+      })),
+      containerStatuses: ["app", "sidecar"].map((name) => ({
+        name,
+        ready: true,
+        started: true,
+        restartCount: 0,
+        image: "busybox:1.35",
+        imageID: "docker-pullable://sha256:abc",
+        containerID: `docker://${name}${i}`,
+        state: { running: { startedAt: now } },
+      })),
     },
   };
 });
@@ -44,7 +65,14 @@ async function wrk(url: string): Promise<{ rps: number; p99: string; errors: num
   const out = await new Response(child.stdout).text();
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
   const p99 = /99%\s+(\S+)/.exec(out)?.[1] ?? "?";
-  const errors = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0) + Number(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out)?.slice(1).reduce((a, b) => a + Number(b), 0) ?? 0);
+  const errors =
+    Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0) +
+    Number(
+      /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/
+        .exec(out)
+        ?.slice(1)
+        .reduce((a, b) => a + Number(b), 0) ?? 0,
+    );
   return { rps, p99, errors };
 }
 
@@ -53,7 +81,11 @@ const healthz = await wrk(`http://127.0.0.1:${server.port}/healthz`);
 const podList = await wrk(`http://127.0.0.1:${server.port}/pods`);
 console.log(`machine: ${cpus().length} × ${cpus()[0]?.model}; wrk -t1 -c8 -d5s from a second process`);
 console.log(`bare Bun.serve "ok": ${Math.round(baseline.rps).toLocaleString("en")} req/s, p99 ${baseline.p99}`);
-console.log(`/healthz: ${Math.round(healthz.rps).toLocaleString("en")} req/s, p99 ${healthz.p99}, errors ${healthz.errors} (${(healthz.rps / baseline.rps).toFixed(2)}× bare; target ≥ 50,000)`);
-console.log(`/pods (100 pods, ${(JSON.stringify(pods).length / 1024).toFixed(0)} KiB): ${Math.round(podList.rps).toLocaleString("en")} req/s, p99 ${podList.p99}, errors ${podList.errors} (target ≥ 7,000)`);
+console.log(
+  `/healthz: ${Math.round(healthz.rps).toLocaleString("en")} req/s, p99 ${healthz.p99}, errors ${healthz.errors} (${(healthz.rps / baseline.rps).toFixed(2)}× bare; target ≥ 50,000)`,
+);
+console.log(
+  `/pods (100 pods, ${(JSON.stringify(pods).length / 1024).toFixed(0)} KiB): ${Math.round(podList.rps).toLocaleString("en")} req/s, p99 ${podList.p99}, errors ${podList.errors} (target ≥ 7,000)`,
+);
 await server.stop();
 bare.stop(true);

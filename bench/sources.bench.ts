@@ -8,8 +8,17 @@ import { createFileSource } from "../lib/sources/file.ts";
 import type { PodSource, SourceSnapshot } from "../lib/sources/source.ts";
 import { testServices } from "../lib/testing/services.ts";
 
-const pct = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!;
-const manifest = (i: number) => JSON.stringify([{ apiVersion: "v1", kind: "Pod", metadata: { name: "bench" }, spec: { containers: [{ name: "c", image: `busybox:${i}` }] } }]);
+const pct = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!;
+const manifest = (i: number) =>
+  JSON.stringify([
+    {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "bench" },
+      spec: { containers: [{ name: "c", image: `busybox:${i}` }] },
+    },
+  ]);
 
 async function measure(source: PodSource, change: (i: number) => Promise<void> | void): Promise<number[]> {
   let waiting: { image: string; resolve: () => void } | undefined;
@@ -31,17 +40,27 @@ async function measure(source: PodSource, change: (i: number) => Promise<void> |
 }
 
 const dir = mkdtempSync(join(tmpdir(), "kubelet-bench-file-"));
-const file = await measure(createFileSource({ path: dir, checkFrequency: 20_000 }), (i) => writeFileSync(join(dir, "bench.json"), manifest(i)));
+const file = await measure(createFileSource({ path: dir, checkFrequency: 20_000 }), (i) =>
+  writeFileSync(join(dir, "bench.json"), manifest(i)),
+);
 rmSync(dir, { recursive: true, force: true });
 console.log(`machine: ${cpus().length} × ${cpus()[0]?.model}`);
-console.log(`file edit → snapshot: p50 ${pct(file, 50).toFixed(1)} ms, p95 ${pct(file, 95).toFixed(1)} ms (target p95 < 100 ms; the standalone kubelet's default re-list is 20 s)`);
+console.log(
+  `file edit → snapshot: p50 ${pct(file, 50).toFixed(1)} ms, p95 ${pct(file, 95).toFixed(1)} ms (target p95 < 100 ms; the standalone kubelet's default re-list is 20 s)`,
+);
 
 const services = testServices();
 if (services) {
   const key = etcdKeyFor("bench-node");
-  const put = async (i: number) => void (await fetch(`${services.etcd}/v3/kv/put`, { method: "POST", body: JSON.stringify({ key: btoa(key), value: btoa(manifest(i)) }) }));
+  const put = async (i: number) =>
+    void (await fetch(`${services.etcd}/v3/kv/put`, {
+      method: "POST",
+      body: JSON.stringify({ key: btoa(key), value: btoa(manifest(i)) }),
+    }));
   const etcd = await measure(createEtcdSource({ endpoints: [services.etcd], hostname: "bench-node" }), put);
-  console.log(`etcd put → snapshot: p50 ${pct(etcd, 50).toFixed(1)} ms, p95 ${pct(etcd, 95).toFixed(1)} ms (target p95 < 100 ms; includes the put's own round trip)`);
+  console.log(
+    `etcd put → snapshot: p50 ${pct(etcd, 50).toFixed(1)} ms, p95 ${pct(etcd, 95).toFixed(1)} ms (target p95 < 100 ms; includes the put's own round trip)`,
+  );
 } else {
   console.log("etcd: skipped (bash scripts/services.sh up)");
 }

@@ -7,12 +7,29 @@ import { createPodStore } from "../lib/sources/store.ts";
 import type { Pod } from "../lib/api/types.ts";
 
 const build = (n: number, changed = -1, version = 0): Pod[] =>
-  readManifests(JSON.stringify(Array.from({ length: n }, (_, i) => ({
-    apiVersion: "v1", kind: "Pod", metadata: { name: `pod-${i}` },
-    spec: { containers: [{ name: "app", image: `busybox:${i === changed ? 100 + version : 1}`, ports: [{ containerPort: 8080 }], env: [{ name: "I", value: String(i) }] }] },
-  }))), { source: "file", origin: "bench" }).pods;
+  readManifests(
+    JSON.stringify(
+      Array.from({ length: n }, (_, i) => ({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: `pod-${i}` },
+        spec: {
+          containers: [
+            {
+              name: "app",
+              image: `busybox:${i === changed ? 100 + version : 1}`,
+              ports: [{ containerPort: 8080 }],
+              env: [{ name: "I", value: String(i) }],
+            },
+          ],
+        },
+      })),
+    ),
+    { source: "file", origin: "bench" },
+  ).pods;
 
-const pct = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!;
+const pct = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!;
 
 // SETs of 100 pods, one changed each time.
 const small = createPodStore({ sources: ["file"] });
@@ -42,6 +59,10 @@ for (const edit of edits) {
   times.push(performance.now() - t0);
 }
 console.log(`machine: ${cpus().length} × ${cpus()[0]?.model}`);
-console.log(`SET of 100 pods, one changed: ${Math.round(mergesPerSecond).toLocaleString("en")} merges/s (${emitted} updates emitted)`);
+console.log(
+  `SET of 100 pods, one changed: ${Math.round(mergesPerSecond).toLocaleString("en")} merges/s (${emitted} updates emitted)`,
+);
 console.log(`initial SET of 10,000 pods (validates each): ${initial.toFixed(1)} ms`);
-console.log(`SET of 10,000 pods, one changed: p50 ${pct(times, 50).toFixed(2)} ms, p95 ${pct(times, 95).toFixed(2)} ms (target < 10 ms) — ${(pct(times, 50) / initial * 100).toFixed(1)}% of the initial SET`);
+console.log(
+  `SET of 10,000 pods, one changed: p50 ${pct(times, 50).toFixed(2)} ms, p95 ${pct(times, 95).toFixed(2)} ms (target < 10 ms) — ${((pct(times, 50) / initial) * 100).toFixed(1)}% of the initial SET`,
+);

@@ -41,13 +41,21 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
   const runtime = instrumentRuntime(createDockerRuntime({ endpoint, log: log.child("docker") }), metrics);
   const sources = await createSources(config, node.name, log, metrics);
   if (sources.length === 0 && !(config.enableServer && config.enableDebuggingHandlers)) {
-    throw new KubeletError("NoSources", "no pod source: give --config, --manifest_url or --etcd_servers/--etcd_config (or keep the server's push routes on)");
+    throw new KubeletError(
+      "NoSources",
+      "no pod source: give --config, --manifest_url or --etcd_servers/--etcd_config (or keep the server's push routes on)",
+    );
   }
   await runtime.ping().then(
     () => log.info(`Docker Engine at ${endpoint} answers`),
     (error: Error) => log.warn(`${error.message}; will keep retrying (running containers are left alone)`),
   );
-  const store = createPodStore({ sources: sources.map((s) => s.name), allowPrivileged: config.allowPrivileged, log: log.child("config"), metrics });
+  const store = createPodStore({
+    sources: sources.map((s) => s.name),
+    allowPrivileged: config.allowPrivileged,
+    log: log.child("config"),
+    metrics,
+  });
   const syncLoop = createSyncLoop(
     {
       hostname: node.name,
@@ -61,7 +69,10 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
     {
       store,
       runtime,
-      images: createImageManager({ qps: config.registryQps, burst: config.registryBurst, log: log.child("images"), metrics, events }, runtime),
+      images: createImageManager(
+        { qps: config.registryQps, burst: config.registryBurst, log: log.child("images"), metrics, events },
+        runtime,
+      ),
       volumes: createVolumeManager({ rootDir: config.rootDir, log: log.child("volumes") }),
       createProbeManager,
       clock: systemClock,
@@ -78,21 +89,42 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
       const auth = await loadAuthenticator(config);
       const health = async (): Promise<HealthReport> => {
         const checks = [
-          await runtime.ping().then(() => ({ name: "docker", ok: true, message: "ok" }), (e: Error) => ({ name: "docker", ok: false, message: e.message })),
+          await runtime.ping().then(
+            () => ({ name: "docker", ok: true, message: "ok" }),
+            (e: Error) => ({ name: "docker", ok: false, message: e.message }),
+          ),
           syncCheck(syncLoop.lastSyncAt(), config.syncFrequency),
-          { name: "sources", ok: store.allSourcesReady(), message: store.allSourcesReady() ? "ok" : "waiting for the first read of every source" },
+          {
+            name: "sources",
+            ok: store.allSourcesReady(),
+            message: store.allSourcesReady() ? "ok" : "waiting for the first read of every source",
+          },
         ];
         return { ok: checks.every((c) => c.ok), checks };
       };
       const deps = {
-        config, pods: () => syncLoop.pods(), podsVersion: () => syncLoop.version(), runtime, push: store, health, metrics, events,
-        allowPrivileged: config.allowPrivileged, auth, log: log.child("server"),
+        config,
+        pods: () => syncLoop.pods(),
+        podsVersion: () => syncLoop.version(),
+        runtime,
+        push: store,
+        health,
+        metrics,
+        events,
+        allowPrivileged: config.allowPrivileged,
+        auth,
+        log: log.child("server"),
       };
       const main = await serve(createInfoServer(deps), { hostname: config.address, port: config.port, tls: auth.tls });
       servers.push(main);
       log.info(`info server listening on ${config.address}:${main.port}${auth.tls ? " (TLS)" : ""}`);
       if (config.readOnlyPort > 0) {
-        servers.push(await serve(createInfoServer({ ...deps, readOnly: true }), { hostname: config.address, port: config.readOnlyPort }));
+        servers.push(
+          await serve(createInfoServer({ ...deps, readOnly: true }), {
+            hostname: config.address,
+            port: config.readOnlyPort,
+          }),
+        );
         log.info(`read-only server listening on ${config.address}:${config.readOnlyPort}`);
       }
     }
@@ -105,32 +137,68 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
 }
 
 /** `runonce`: reads the file and URL sources once, starts every pod, waits; true when all made it. */
-export async function runOnce(config: KubeletConfig, { log, signal, out, tty }: RunOptions & { out: NodeJS.WritableStream; tty: boolean }): Promise<boolean> {
+export async function runOnce(
+  config: KubeletConfig,
+  { log, signal, out, tty }: RunOptions & { out: NodeJS.WritableStream; tty: boolean },
+): Promise<boolean> {
   await prepareRootDir(config.rootDir);
   const node = nodeIdentity(config);
   const readers: Array<{ name: SourceName; readOnce(): Promise<SourceSnapshot> }> = [];
-  if (config.config) readers.push(createFileSource({ path: config.config, checkFrequency: config.fileCheckFrequency, log: log.child("source/file") }));
-  if (config.manifestUrl) readers.push(createUrlSource({ url: config.manifestUrl, headers: config.manifestUrlHeader, checkFrequency: config.httpCheckFrequency, log: log.child("source/url") }));
+  if (config.config)
+    readers.push(
+      createFileSource({
+        path: config.config,
+        checkFrequency: config.fileCheckFrequency,
+        log: log.child("source/file"),
+      }),
+    );
+  if (config.manifestUrl)
+    readers.push(
+      createUrlSource({
+        url: config.manifestUrl,
+        headers: config.manifestUrlHeader,
+        checkFrequency: config.httpCheckFrequency,
+        log: log.child("source/url"),
+      }),
+    );
   if (readers.length === 0) throw new KubeletError("NoSources", "runonce needs --config and/or --manifest_url");
-  const store = createPodStore({ sources: readers.map((r) => r.name), allowPrivileged: config.allowPrivileged, log: log.child("config") });
+  const store = createPodStore({
+    sources: readers.map((r) => r.name),
+    allowPrivileged: config.allowPrivileged,
+    log: log.child("config"),
+  });
   for (const reader of readers) store.apply(reader.name, await reader.readOnce());
   const rejected = store.rejected();
   for (const r of rejected) {
-    out.write(`invalid manifest ${r.origin}${r.document !== undefined ? `[${r.document}]` : ""}${r.pod ? ` ${r.pod}` : ""}:\n`);
+    out.write(
+      `invalid manifest ${r.origin}${r.document !== undefined ? `[${r.document}]` : ""}${r.pod ? ` ${r.pod}` : ""}:\n`,
+    );
     for (const issue of r.issues.filter((i) => i.severity === "error")) out.write(`  ${formatIssue(issue)}\n`);
   }
   const events = createEventRecorder({ log: log.child("events") });
-  const runtime = createDockerRuntime({ endpoint: resolveDockerEndpoint(config.dockerEndpoint, process.env), log: log.child("docker") });
+  const runtime = createDockerRuntime({
+    endpoint: resolveDockerEndpoint(config.dockerEndpoint, process.env),
+    log: log.child("docker"),
+  });
   const report = await runPodsOnce(
     store.mergedState(),
     {
       runtime,
-      images: createImageManager({ qps: config.registryQps, burst: config.registryBurst, log: log.child("images"), events }, runtime),
+      images: createImageManager(
+        { qps: config.registryQps, burst: config.registryBurst, log: log.child("images"), events },
+        runtime,
+      ),
       volumes: createVolumeManager({ rootDir: config.rootDir, log: log.child("volumes") }),
       clock: systemClock,
       log: log.child("runonce"),
       events,
-      options: { hostname: node.name, hostIP: node.ip, networkMode: config.podNetworkMode, pauseImage: config.networkContainerImage, allowPrivileged: config.allowPrivileged },
+      options: {
+        hostname: node.name,
+        hostIP: node.ip,
+        networkMode: config.podNetworkMode,
+        pauseImage: config.networkContainerImage,
+        allowPrivileged: config.allowPrivileged,
+      },
     },
     { timeoutMs: config.runonceTimeout, signal, tty, out },
   );
@@ -138,16 +206,45 @@ export async function runOnce(config: KubeletConfig, { log, signal, out, tty }: 
   return report.ok && rejected.length === 0;
 }
 
-async function createSources(config: KubeletConfig, nodeName: string, log: Logger, metrics: KubeletMetrics): Promise<PodSource[]> {
+async function createSources(
+  config: KubeletConfig,
+  nodeName: string,
+  log: Logger,
+  metrics: KubeletMetrics,
+): Promise<PodSource[]> {
   const sources: PodSource[] = [];
-  if (config.config) sources.push(createFileSource({ path: config.config, checkFrequency: config.fileCheckFrequency, log: log.child("source/file"), metrics }));
+  if (config.config)
+    sources.push(
+      createFileSource({
+        path: config.config,
+        checkFrequency: config.fileCheckFrequency,
+        log: log.child("source/file"),
+        metrics,
+      }),
+    );
   if (config.manifestUrl) {
-    sources.push(createUrlSource({ url: config.manifestUrl, headers: config.manifestUrlHeader, checkFrequency: config.httpCheckFrequency, log: log.child("source/url"), metrics }));
+    sources.push(
+      createUrlSource({
+        url: config.manifestUrl,
+        headers: config.manifestUrlHeader,
+        checkFrequency: config.httpCheckFrequency,
+        log: log.child("source/url"),
+        metrics,
+      }),
+    );
   }
   if (config.etcdServers.length > 0 || config.etcdConfig) {
     // Loaded only when used: etcd3 brings gRPC, a large share of the kubelet's memory.
     const { createEtcdSource } = await import("./sources/etcd.ts");
-    sources.push(createEtcdSource({ endpoints: config.etcdServers, configFile: config.etcdConfig || undefined, hostname: nodeName, log: log.child("source/etcd"), metrics }));
+    sources.push(
+      createEtcdSource({
+        endpoints: config.etcdServers,
+        configFile: config.etcdConfig || undefined,
+        hostname: nodeName,
+        log: log.child("source/etcd"),
+        metrics,
+      }),
+    );
   }
   return sources;
 }
@@ -158,19 +255,27 @@ async function prepareRootDir(rootDir: string): Promise<void> {
     await mkdir(rootDir, { recursive: true });
     await access(rootDir, constants.W_OK);
   } catch (error) {
-    throw new KubeletError("RootDirUnusable", `cannot use --root_dir "${rootDir}": ${(error as Error).message}`, { cause: error });
+    throw new KubeletError("RootDirUnusable", `cannot use --root_dir "${rootDir}": ${(error as Error).message}`, {
+      cause: error,
+    });
   }
 }
 
 /** The node's name (hostname_override or the machine's) and an address to report as status.hostIP. */
 function nodeIdentity(config: KubeletConfig): { name: string; ip: string } {
   const name = (config.hostnameOverride || osHostname()).toLowerCase();
-  const addresses = Object.values(networkInterfaces()).flat().filter((a) => a && a.family === "IPv4" && !a.internal);
+  const addresses = Object.values(networkInterfaces())
+    .flat()
+    .filter((a) => a && a.family === "IPv4" && !a.internal);
   return { name, ip: addresses[0]?.address ?? "127.0.0.1" };
 }
 
 function syncCheck(lastSyncAt: number, syncFrequency: number) {
   const age = Date.now() - lastSyncAt;
   const ok = lastSyncAt > 0 && age < Math.max(3 * syncFrequency, 30_000);
-  return { name: "syncloop", ok, message: ok ? "ok" : lastSyncAt === 0 ? "no sync completed yet" : `last sync ${Math.round(age / 1000)}s ago` };
+  return {
+    name: "syncloop",
+    ok,
+    message: ok ? "ok" : lastSyncAt === 0 ? "no sync completed yet" : `last sync ${Math.round(age / 1000)}s ago`,
+  };
 }

@@ -59,7 +59,16 @@ function wrap(consola: ConsolaInstance, component: string | undefined): Logger {
   };
 }
 
-const PRIORITY: Record<string, number> = { fatal: 2, error: 3, warn: 4, log: 6, info: 6, success: 6, debug: 7, trace: 7 };
+const PRIORITY: Record<string, number> = {
+  fatal: 2,
+  error: 3,
+  warn: 4,
+  log: 6,
+  info: 6,
+  success: 6,
+  debug: 7,
+  trace: 7,
+};
 
 function jsonReporter(stream: NodeJS.WritableStream) {
   return {

@@ -12,7 +12,11 @@ export interface KubeletMetrics {
   /** kubelet_image_pull_duration_seconds. */
   imagePull(seconds: number, failed: boolean): void;
   /** prober_probe_total{probe_type, result, container, pod, namespace}. */
-  probe(probeType: "Liveness" | "Readiness" | "Startup", result: "successful" | "failed" | "unknown", labels: { container: string; pod: string; namespace: string }): void;
+  probe(
+    probeType: "Liveness" | "Readiness" | "Startup",
+    result: "successful" | "failed" | "unknown",
+    labels: { container: string; pod: string; namespace: string },
+  ): void;
   /** kubelet_started_containers_total / kubelet_started_containers_errors_total{container_type}. */
   containerStarted(containerType: "container" | "podsandbox" | "init_container", failed: boolean): void;
   /** kubelet_restarted_pods_total-like: container restarts by the kubelet (kubelet_container_restarts_total). */

@@ -4,7 +4,8 @@ import { readdir, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 
 const MANIFEST_EXTENSION = /\.(ya?ml|json)$/i;
-const EDITOR_LEFTOVER = /(~|\.sw[a-p]|\.swx|\.bak|\.orig|\.rej|\.tmp|\.dpkg-(old|new|dist)|\.rpm(new|save))$|^#.*#$|^4913$/i;
+const EDITOR_LEFTOVER =
+  /(~|\.sw[a-p]|\.swx|\.bak|\.orig|\.rej|\.tmp|\.dpkg-(old|new|dist)|\.rpm(new|save))$|^#.*#$|^4913$/i;
 
 /** True for a file name the kubelet reads as a manifest. */
 export function isManifestFile(path: string): boolean {

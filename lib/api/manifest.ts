@@ -40,11 +40,23 @@ export function readManifests(text: string, ctx: ManifestContext): ManifestResul
   const documents = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: false });
   const list = Array.isArray(documents) ? documents : [documents];
   list.forEach((doc, index) => {
-    const reject = (issue: FieldIssue, pod?: string) => result.rejected.push({ source: ctx.source, origin: ctx.origin, document: index, ...(pod ? { pod } : {}), issues: [issue] });
+    const reject = (issue: FieldIssue, pod?: string) =>
+      result.rejected.push({
+        source: ctx.source,
+        origin: ctx.origin,
+        document: index,
+        ...(pod ? { pod } : {}),
+        issues: [issue],
+      });
     if (doc.errors.length > 0) {
       const error = doc.errors[0]!;
       const at = error.linePos?.[0] ? ` at line ${error.linePos[0].line}, column ${error.linePos[0].col}` : "";
-      return reject({ path: "<document>", type: "Invalid value", detail: `cannot parse YAML/JSON${at}: ${error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")}`, severity: "error" });
+      return reject({
+        path: "<document>",
+        type: "Invalid value",
+        detail: `cannot parse YAML/JSON${at}: ${error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")}`,
+        severity: "error",
+      });
     }
     const value = doc.toJS({ maxAliasCount: 100 }) as unknown;
     if (value === null || value === undefined) return;
@@ -66,7 +78,11 @@ function* flatten(value: unknown, path: string): Generator<{ manifest: unknown; 
     for (const [i, item] of value.entries()) yield* flatten(item, `${path}[${i}]`);
     return;
   }
-  if (isObject(value) && Array.isArray(value.items) && ["PodList", "List", "ContainerManifestList", undefined].includes(value.kind as string | undefined)) {
+  if (
+    isObject(value) &&
+    Array.isArray(value.items) &&
+    ["PodList", "List", "ContainerManifestList", undefined].includes(value.kind as string | undefined)
+  ) {
     for (const [i, item] of value.items.entries()) yield* flatten(item, `${path}items[${i}]`);
     return;
   }
@@ -76,30 +92,65 @@ function* flatten(value: unknown, path: string): Generator<{ manifest: unknown; 
 function toPod(manifest: unknown, path: string): { pod: Json } | { issue: FieldIssue } {
   const at = (field: string) => (path ? `${path}.${field}` : field);
   if (!isObject(manifest)) {
-    return { issue: { path: path || "<document>", type: "Invalid value", value: typeof manifest, detail: "expected a Pod manifest (an object)", severity: "error" } };
+    return {
+      issue: {
+        path: path || "<document>",
+        type: "Invalid value",
+        value: typeof manifest,
+        detail: "expected a Pod manifest (an object)",
+        severity: "error",
+      },
+    };
   }
   const version = manifest.version ?? manifest.apiVersion;
   if (manifest.kind === "Pod") {
     if (manifest.apiVersion !== "v1") {
-      return { issue: { path: at("apiVersion"), type: "Unsupported value", value: manifest.apiVersion ?? "", detail: 'supported values: "v1"', severity: "error" } };
+      return {
+        issue: {
+          path: at("apiVersion"),
+          type: "Unsupported value",
+          value: manifest.apiVersion ?? "",
+          detail: 'supported values: "v1"',
+          severity: "error",
+        },
+      };
     }
     return { pod: structuredClone(manifest) };
   }
-  if (manifest.kind === undefined && (version === "v1beta1" || version === "v1beta2") && ("containers" in manifest || "id" in manifest)) {
+  if (
+    manifest.kind === undefined &&
+    (version === "v1beta1" || version === "v1beta2") &&
+    ("containers" in manifest || "id" in manifest)
+  ) {
     return { pod: fromContainerManifest(manifest) };
   }
   if (manifest.kind === undefined) {
-    return { issue: { path: at("kind"), type: "Required value", detail: "a v1 Pod needs `apiVersion: v1` and `kind: Pod` (a v1beta1 ContainerManifest needs `version: v1beta1`)", severity: "error" } };
+    return {
+      issue: {
+        path: at("kind"),
+        type: "Required value",
+        detail:
+          "a v1 Pod needs `apiVersion: v1` and `kind: Pod` (a v1beta1 ContainerManifest needs `version: v1beta1`)",
+        severity: "error",
+      },
+    };
   }
   return {
     issue: {
-      path: at("kind"), type: "Unsupported value", value: manifest.kind,
-      detail: "only Pod, PodList, List and ContainerManifest (v1beta1/v1beta2) can run on a kubelet", severity: "error",
+      path: at("kind"),
+      type: "Unsupported value",
+      value: manifest.kind,
+      detail: "only Pod, PodList, List and ContainerManifest (v1beta1/v1beta2) can run on a kubelet",
+      severity: "error",
     },
   };
 }
 
-const PULL_POLICY: Record<string, string> = { PullAlways: "Always", PullIfNotPresent: "IfNotPresent", PullNever: "Never" };
+const PULL_POLICY: Record<string, string> = {
+  PullAlways: "Always",
+  PullIfNotPresent: "IfNotPresent",
+  PullNever: "Never",
+};
 const RESTART_POLICY: Record<string, string> = { always: "Always", onFailure: "OnFailure", never: "Never" };
 
 /** The 2014 ContainerManifest → v1 Pod. */
@@ -115,8 +166,12 @@ function fromContainerManifest(manifest: Json): Json {
       if (Object.keys(limits).length) container.resources = { limits };
     }
     if (privileged !== undefined) container.securityContext = { privileged };
-    if (imagePullPolicy !== undefined) container.imagePullPolicy = PULL_POLICY[imagePullPolicy as string] ?? imagePullPolicy;
-    if (Array.isArray(env)) container.env = env.map((e: Json) => (isObject(e) && e.name === undefined && e.key !== undefined ? { name: e.key, value: e.value } : e));
+    if (imagePullPolicy !== undefined)
+      container.imagePullPolicy = PULL_POLICY[imagePullPolicy as string] ?? imagePullPolicy;
+    if (Array.isArray(env))
+      container.env = env.map((e: Json) =>
+        isObject(e) && e.name === undefined && e.key !== undefined ? { name: e.key, value: e.value } : e,
+      );
     return container;
   });
   const volumes = (Array.isArray(manifest.volumes) ? manifest.volumes : []).map((raw: unknown) => {
@@ -153,7 +208,8 @@ function finish(raw: Json, ctx: ManifestContext, document: number): Pod {
   spec.dnsPolicy ??= "ClusterFirst";
   spec.terminationGracePeriodSeconds ??= 30;
   for (const list of [spec.initContainers, spec.containers]) {
-    if (Array.isArray(list)) for (const container of list) if (isObject(container)) defaultContainer(container as unknown as V1Container);
+    if (Array.isArray(list))
+      for (const container of list) if (isObject(container)) defaultContainer(container as unknown as V1Container);
   }
   const annotations = isObject(metadata.annotations) ? { ...(metadata.annotations as Record<string, string>) } : {};
   const pod = {
@@ -163,7 +219,8 @@ function finish(raw: Json, ctx: ManifestContext, document: number): Pod {
     metadata: { ...metadata, name, namespace, uid: "", annotations },
     spec,
   } as unknown as Pod;
-  pod.metadata.uid = typeof metadata.uid === "string" && metadata.uid ? metadata.uid : stableUid(ctx.source, namespace, name);
+  pod.metadata.uid =
+    typeof metadata.uid === "string" && metadata.uid ? metadata.uid : stableUid(ctx.source, namespace, name);
   annotations[ANNOTATION.source] = ctx.source;
   annotations[ANNOTATION.origin] = ctx.origin;
   annotations[DOCUMENT_ANNOTATION] = String(document);
@@ -205,8 +262,17 @@ const BOOKKEEPING = new Set<string>([ANNOTATION.source, ANNOTATION.origin, ANNOT
 
 /** Stable hash of what a pod means (name, namespace, labels, annotations, spec), key order aside. */
 export function podSpecHash(pod: Pod): string {
-  const annotations = Object.fromEntries(Object.entries(pod.metadata.annotations ?? {}).filter(([k]) => !BOOKKEEPING.has(k)));
-  const meaning = { name: pod.metadata.name, namespace: pod.metadata.namespace, uid: pod.metadata.uid, labels: pod.metadata.labels ?? {}, annotations, spec: pod.spec };
+  const annotations = Object.fromEntries(
+    Object.entries(pod.metadata.annotations ?? {}).filter(([k]) => !BOOKKEEPING.has(k)),
+  );
+  const meaning = {
+    name: pod.metadata.name,
+    namespace: pod.metadata.namespace,
+    uid: pod.metadata.uid,
+    labels: pod.metadata.labels ?? {},
+    annotations,
+    spec: pod.spec,
+  };
   return createHash("sha256").update(stableJson(meaning)).digest("hex").slice(0, 16);
 }
 
@@ -214,7 +280,11 @@ export function podSpecHash(pod: Pod): string {
 export function stableJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
   if (isObject(value)) {
-    return `{${Object.keys(value).filter((k) => value[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${stableJson(value[k])}`).join(",")}}`;
+    return `{${Object.keys(value)
+      .filter((k) => value[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson(value[k])}`)
+      .join(",")}}`;
   }
   return JSON.stringify(value) ?? "null";
 }
@@ -223,7 +293,9 @@ function describe(manifest: unknown): string | undefined {
   if (!isObject(manifest)) return undefined;
   const meta = isObject(manifest.metadata) ? manifest.metadata : {};
   const name = meta.name ?? manifest.id;
-  return typeof name === "string" ? `${typeof meta.namespace === "string" ? meta.namespace : "default"}/${name}` : undefined;
+  return typeof name === "string"
+    ? `${typeof meta.namespace === "string" ? meta.namespace : "default"}/${name}`
+    : undefined;
 }
 
 function isObject(value: unknown): value is Json {

@@ -42,24 +42,41 @@ describe("the manifest table in testdata/manifests", () => {
 
 describe("readManifests", () => {
   test("derives the same uid for the same source and name, so an edit keeps the pod's identity", () => {
-    const read = (image: string) => readManifests(`{apiVersion: v1, kind: Pod, metadata: {name: a}, spec: {containers: [{name: c, image: "${image}"}]}}`, { source: "file", origin: "a.yaml" }).pods[0]!;
+    const read = (image: string) =>
+      readManifests(
+        `{apiVersion: v1, kind: Pod, metadata: {name: a}, spec: {containers: [{name: c, image: "${image}"}]}}`,
+        { source: "file", origin: "a.yaml" },
+      ).pods[0]!;
     expect(read("busybox:1").metadata.uid).toBe(read("busybox:2").metadata.uid);
-    expect(read("busybox:1").metadata.annotations["kubernetes.io/config.hash"]).not.toBe(read("busybox:2").metadata.annotations["kubernetes.io/config.hash"]);
+    expect(read("busybox:1").metadata.annotations["kubernetes.io/config.hash"]).not.toBe(
+      read("busybox:2").metadata.annotations["kubernetes.io/config.hash"],
+    );
   });
 
   test("applies the Kubernetes defaults", () => {
-    const pod = readManifests("{apiVersion: v1, kind: Pod, metadata: {name: a}, spec: {containers: [{name: c, image: busybox, ports: [{containerPort: 80}], livenessProbe: {exec: {command: [true]}}}, {name: d, image: 'busybox:1.35'}]}}", { source: "file", origin: "a" }).pods[0]!;
+    const pod = readManifests(
+      "{apiVersion: v1, kind: Pod, metadata: {name: a}, spec: {containers: [{name: c, image: busybox, ports: [{containerPort: 80}], livenessProbe: {exec: {command: [true]}}}, {name: d, image: 'busybox:1.35'}]}}",
+      { source: "file", origin: "a" },
+    ).pods[0]!;
     expect(pod.metadata.namespace).toBe("default");
     expect(pod.spec.restartPolicy).toBe("Always");
     expect(pod.spec.terminationGracePeriodSeconds).toBe(30);
     expect(pod.spec.containers[0]!.imagePullPolicy).toBe("Always");
     expect(pod.spec.containers[1]!.imagePullPolicy).toBe("IfNotPresent");
     expect(pod.spec.containers[0]!.ports![0]!.protocol).toBe("TCP");
-    expect(pod.spec.containers[0]!.livenessProbe).toMatchObject({ periodSeconds: 10, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3 });
+    expect(pod.spec.containers[0]!.livenessProbe).toMatchObject({
+      periodSeconds: 10,
+      timeoutSeconds: 1,
+      successThreshold: 1,
+      failureThreshold: 3,
+    });
   });
 
   test("converts a v1beta1 ContainerManifest: id, cpu, memory, hostDir and restartPolicy", () => {
-    const pod = readManifests(readFileSync(join(dir, "valid/v1beta1-manifest.yaml"), "utf8"), { source: "file", origin: "x" }).pods[0]!;
+    const pod = readManifests(readFileSync(join(dir, "valid/v1beta1-manifest.yaml"), "utf8"), {
+      source: "file",
+      origin: "x",
+    }).pods[0]!;
     expect(pod.metadata.name).toBe("legacy");
     expect(pod.spec.restartPolicy).toBe("Never");
     expect(pod.spec.volumes).toEqual([{ name: "data", hostPath: { path: "/tmp" } }]);

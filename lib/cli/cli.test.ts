@@ -15,11 +15,20 @@ async function run(...argv: string[]) {
 
 describe("kubelet CLI", () => {
   test("treats --etcd_servers and --etcd-servers as the same flag", () => {
-    expect(normalizeArgv(["print-config", "--etcd_servers=a", "--etcd-servers", "b"])).toEqual(["print-config", "--etcd-servers=a", "--etcd-servers", "b"]);
+    expect(normalizeArgv(["print-config", "--etcd_servers=a", "--etcd-servers", "b"])).toEqual([
+      "print-config",
+      "--etcd-servers=a",
+      "--etcd-servers",
+      "b",
+    ]);
   });
 
   test("never lets a bare boolean flag swallow the next argument", () => {
-    expect(normalizeArgv(["validate", "--allow_privileged", "pod.yaml"])).toEqual(["validate", "--allow-privileged=true", "pod.yaml"]);
+    expect(normalizeArgv(["validate", "--allow_privileged", "pod.yaml"])).toEqual([
+      "validate",
+      "--allow-privileged=true",
+      "pod.yaml",
+    ]);
   });
 
   test("prints the effective configuration as YAML with snake_case keys", async () => {

@@ -17,14 +17,21 @@ export function versionLine(): string {
 }
 
 class UsageError extends Error {
-  constructor(message: string, readonly command?: Command) {
+  constructor(
+    message: string,
+    readonly command?: Command,
+  ) {
     super(message);
   }
 }
 
 const STDIN_PATH = "/dev/stdin";
 
-const BOOLEAN_FLAGS = new Set(FLAGS.filter((f) => f.type === "bool").map((f) => f.flag.replace(/_/g, "-")).concat(["show-origin", "help", "version"]));
+const BOOLEAN_FLAGS = new Set(
+  FLAGS.filter((f) => f.type === "bool")
+    .map((f) => f.flag.replace(/_/g, "-"))
+    .concat(["show-origin", "help", "version"]),
+);
 
 /**
  * `--etcd_servers` and `--etcd-servers` are the same flag (the modern kubelet's word-separator
@@ -61,10 +68,17 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   const withConfigFlags = (command: Command) => {
     for (const spec of FLAGS) {
       const dashed = spec.flag.replace(/_/g, "-");
-      const name = spec.type === "bool" ? `--${dashed}` : `--${dashed} <${spec.type === "duration" ? "duration" : "value"}>`;
-      command.option(spec.short ? `-${spec.short}, ${name}` : name, spec.description + (spec.type === "bool" ? " (true|false)" : ""));
+      const name =
+        spec.type === "bool" ? `--${dashed}` : `--${dashed} <${spec.type === "duration" ? "duration" : "value"}>`;
+      command.option(
+        spec.short ? `-${spec.short}, ${name}` : name,
+        spec.description + (spec.type === "bool" ? " (true|false)" : ""),
+      );
     }
-    return command.option("--config-file <path>", "YAML configuration file (keys: flag names or KubeletConfiguration names)");
+    return command.option(
+      "--config-file <path>",
+      "YAML configuration file (keys: flag names or KubeletConfiguration names)",
+    );
   };
   const resolve = (options: Record<string, unknown>, command: Command): ResolvedConfig => {
     const flags: Partial<Record<keyof KubeletConfig, unknown>> = {};
@@ -84,7 +98,9 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     const resolved = resolve(options, run);
     result = resolved.config.runonce ? startRunOnce(resolved, run, io) : startRun(resolved.config, io);
   });
-  const runonce = withConfigFlags(cli.command("runonce", "Start the pods of --config / --manifest_url once, wait until they run, exit 0 or 1"));
+  const runonce = withConfigFlags(
+    cli.command("runonce", "Start the pods of --config / --manifest_url once, wait until they run, exit 0 or 1"),
+  );
   runonce.action((options) => {
     result = startRunOnce(resolve(options, runonce), runonce, io);
   });
@@ -93,16 +109,32 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     .option("--allow-privileged", "Accept privileged containers")
     .option("-o, --output <format>", "text or json", { default: "text" });
   validate.action((paths: string[], options) => {
-    if (paths.length === 0) throw new UsageError("validate needs at least one path (a file, a directory, or - for stdin)", validate);
+    if (paths.length === 0)
+      throw new UsageError("validate needs at least one path (a file, a directory, or - for stdin)", validate);
     const format = outputFormat(options.output, ["text", "json"], validate) as "text" | "json";
-    result = validateCommand(paths.map((p) => (p === STDIN_PATH ? "-" : p)), { allowPrivileged: options.allowPrivileged === true || options.allowPrivileged === "true", format, out: io.stdout, readStdin: io.readStdin });
+    result = validateCommand(
+      paths.map((p) => (p === STDIN_PATH ? "-" : p)),
+      {
+        allowPrivileged: options.allowPrivileged === true || options.allowPrivileged === "true",
+        format,
+        out: io.stdout,
+        readStdin: io.readStdin,
+      },
+    );
   });
-  const print = withConfigFlags(cli.command("print-config", "Print the effective configuration (defaults < --config_file < flags)"))
+  const print = withConfigFlags(
+    cli.command("print-config", "Print the effective configuration (defaults < --config_file < flags)"),
+  )
     .option("--show-origin", "Mark each value with where it came from: default, file or flag")
     .option("-o, --output <format>", "yaml or json", { default: "yaml" });
   print.action((options) => {
     const format = outputFormat(options.output, ["yaml", "json"], print) as "yaml" | "json";
-    io.stdout.write(printConfig(resolve(options, print), { format, showOrigin: options.showOrigin === true || options.showOrigin === "true" }));
+    io.stdout.write(
+      printConfig(resolve(options, print), {
+        format,
+        showOrigin: options.showOrigin === true || options.showOrigin === "true",
+      }),
+    );
   });
   cli.help();
   if (argv.includes("--version")) {
@@ -125,9 +157,13 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   } catch (error) {
     const err = error as Error & { code?: string; name?: string };
     if (error instanceof UsageError || err.name === "CACError") {
-      io.stderr.write(`kubelet: ${err.message.replace(/`--([a-z-]+)`/g, (_, f: string) => `--${f.replace(/-/g, "_")}`)}\n`);
+      io.stderr.write(
+        `kubelet: ${err.message.replace(/`--([a-z-]+)`/g, (_, f: string) => `--${f.replace(/-/g, "_")}`)}\n`,
+      );
       const command = (error as UsageError).command ?? cli.matchedCommand;
-      io.stderr.write(`Usage: kubelet ${command ? command.rawName : "<command>"} [flags]; see 'kubelet ${command ? command.name + " " : ""}--help'\n`);
+      io.stderr.write(
+        `Usage: kubelet ${command ? command.rawName : "<command>"} [flags]; see 'kubelet ${command ? command.name + " " : ""}--help'\n`,
+      );
       return 2;
     }
     io.stderr.write(`kubelet: ${err.message}\n`);
@@ -137,18 +173,23 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
 
 function outputFormat(value: unknown, allowed: string[], command: Command): string {
   const format = String(value);
-  if (!allowed.includes(format)) throw new UsageError(`invalid output format "${format}": use ${allowed.join(" or ")}`, command);
+  if (!allowed.includes(format))
+    throw new UsageError(`invalid output format "${format}": use ${allowed.join(" or ")}`, command);
   return format;
 }
 
 function checkRunOnce(config: KubeletConfig, origins: ResolvedConfig["origins"], command: Command): void {
   if (config.etcdServers.length > 0 || config.etcdConfig) {
-    throw new UsageError("runonce is exclusive with --etcd_servers and --etcd_config: it reads only --config and --manifest_url", command);
+    throw new UsageError(
+      "runonce is exclusive with --etcd_servers and --etcd_config: it reads only --config and --manifest_url",
+      command,
+    );
   }
   if (origins.enableServer !== "default" && config.enableServer) {
     throw new UsageError("runonce is exclusive with --enable_server: runonce serves nothing", command);
   }
-  if (!config.config && !config.manifestUrl) throw new UsageError("runonce needs --config and/or --manifest_url", command);
+  if (!config.config && !config.manifestUrl)
+    throw new UsageError("runonce needs --config and/or --manifest_url", command);
 }
 
 async function startRun(config: KubeletConfig, io: Io): Promise<number> {

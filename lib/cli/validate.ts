@@ -34,7 +34,11 @@ export async function validateCommand(paths: string[], options: ValidateOptions)
     try {
       files.push(...(await listManifestFiles(path)));
     } catch (error) {
-      unreadable.push({ path, message: (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or directory" : (error as Error).message });
+      unreadable.push({
+        path,
+        message:
+          (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or directory" : (error as Error).message,
+      });
     }
   }
   const seen = new Map<string, string>();
@@ -47,13 +51,21 @@ export async function validateCommand(paths: string[], options: ValidateOptions)
       continue;
     }
     const result = readManifests(text, { source: "file", origin: file });
-    for (const rejected of result.rejected) verdicts.push({ file, document: rejected.document, pod: rejected.pod, valid: false, issues: rejected.issues });
+    for (const rejected of result.rejected)
+      verdicts.push({ file, document: rejected.document, pod: rejected.pod, valid: false, issues: rejected.issues });
     for (const pod of result.pods) {
       const issues = validatePod(pod, { allowPrivileged: options.allowPrivileged });
       const key = podKey(pod);
       const document = Number(pod.metadata.annotations[DOCUMENT_ANNOTATION]);
       const first = seen.get(key);
-      if (first) issues.push({ path: "metadata.name", type: "Duplicate value", value: pod.metadata.name, detail: `pod ${key} is already defined in ${first}; only the first one runs`, severity: "error" });
+      if (first)
+        issues.push({
+          path: "metadata.name",
+          type: "Duplicate value",
+          value: pod.metadata.name,
+          detail: `pod ${key} is already defined in ${first}; only the first one runs`,
+          severity: "error",
+        });
       else seen.set(key, `${file}[${document}]`);
       verdicts.push({ file, document, pod: key, valid: !issues.some((i) => i.severity === "error"), issues });
     }
@@ -62,17 +74,26 @@ export async function validateCommand(paths: string[], options: ValidateOptions)
   const warnings = verdicts.reduce((n, v) => n + v.issues.filter((i) => i.severity === "warning").length, 0);
   const code = invalid > 0 || unreadable.length > 0 ? 1 : 0;
   if (options.format === "json") {
-    options.out.write(JSON.stringify({ valid: verdicts.length - invalid, invalid, warnings, unreadable, pods: verdicts }, null, 2) + "\n");
+    options.out.write(
+      JSON.stringify({ valid: verdicts.length - invalid, invalid, warnings, unreadable, pods: verdicts }, null, 2) +
+        "\n",
+    );
     return code;
   }
   for (const { path, message } of unreadable) options.out.write(`FAIL ${path}: cannot read: ${message}\n`);
   for (const v of verdicts) {
-    options.out.write(`${v.valid ? "ok  " : "FAIL"} ${v.file}${v.document !== undefined && !v.pod ? `[${v.document}]` : ""}  ${v.pod ?? ""}\n`);
+    options.out.write(
+      `${v.valid ? "ok  " : "FAIL"} ${v.file}${v.document !== undefined && !v.pod ? `[${v.document}]` : ""}  ${v.pod ?? ""}\n`,
+    );
     for (const issue of v.issues) {
-      options.out.write(`  ${issue.severity === "error" ? "error" : "warn "} ${v.file}[${v.document ?? 0}]${v.pod ? ` ${v.pod}` : ""}: ${formatIssue(issue)}\n`);
+      options.out.write(
+        `  ${issue.severity === "error" ? "error" : "warn "} ${v.file}[${v.document ?? 0}]${v.pod ? ` ${v.pod}` : ""}: ${formatIssue(issue)}\n`,
+      );
     }
   }
   const fileCount = new Set(verdicts.map((v) => v.file)).size;
-  options.out.write(`${verdicts.length - invalid} pods valid, ${invalid} invalid, ${warnings} warnings in ${fileCount} files${unreadable.length ? `, ${unreadable.length} unreadable` : ""}\n`);
+  options.out.write(
+    `${verdicts.length - invalid} pods valid, ${invalid} invalid, ${warnings} warnings in ${fileCount} files${unreadable.length ? `, ${unreadable.length} unreadable` : ""}\n`,
+  );
   return code;
 }

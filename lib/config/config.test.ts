@@ -5,24 +5,55 @@ import { formatDuration, parseDuration, printConfig, resolveConfig } from "./con
 const file = join(import.meta.dir, "../../testdata/config/kubelet.yaml");
 
 describe("durations", () => {
-  const cases: Array<[string, number]> = [["10s", 10_000], ["1m30s", 90_000], ["500ms", 500], ["1h", 3_600_000], ["1.5s", 1500], ["0", 0], ["2h45m", 9_900_000]];
-  for (const [text, ms] of cases) test(`parses Go duration ${text} as ${ms} ms`, () => expect(parseDuration(text)).toBe(ms));
-  for (const bad of ["10", "s", "10x", "1m 30s", ""]) test(`rejects "${bad}" as Go does`, () => expect(() => parseDuration(bad)).toThrow(/invalid duration/));
+  const cases: Array<[string, number]> = [
+    ["10s", 10_000],
+    ["1m30s", 90_000],
+    ["500ms", 500],
+    ["1h", 3_600_000],
+    ["1.5s", 1500],
+    ["0", 0],
+    ["2h45m", 9_900_000],
+  ];
+  for (const [text, ms] of cases)
+    test(`parses Go duration ${text} as ${ms} ms`, () => expect(parseDuration(text)).toBe(ms));
+  for (const bad of ["10", "s", "10x", "1m 30s", ""])
+    test(`rejects "${bad}" as Go does`, () => expect(() => parseDuration(bad)).toThrow(/invalid duration/));
   test("prints durations the way Go does", () => {
-    expect([10_000, 90_000, 500, 3_600_000, 0, 300_000].map(formatDuration)).toEqual(["10s", "1m30s", "500ms", "1h", "0s", "5m"]);
+    expect([10_000, 90_000, 500, 3_600_000, 0, 300_000].map(formatDuration)).toEqual([
+      "10s",
+      "1m30s",
+      "500ms",
+      "1h",
+      "0s",
+      "5m",
+    ]);
   });
 });
 
 describe("precedence: defaults < config file < flags", () => {
   test("keeps the original kubelet's defaults when nothing is given", () => {
     const { config, origins } = resolveConfig({});
-    expect(config).toMatchObject({ syncFrequency: 10_000, fileCheckFrequency: 20_000, port: 10250, address: "127.0.0.1", enableServer: true, rootDir: "/var/lib/kubelet", registryBurst: 10 });
+    expect(config).toMatchObject({
+      syncFrequency: 10_000,
+      fileCheckFrequency: 20_000,
+      port: 10250,
+      address: "127.0.0.1",
+      enableServer: true,
+      rootDir: "/var/lib/kubelet",
+      registryBurst: 10,
+    });
     expect(Object.values(origins).every((o) => o === "default")).toBe(true);
   });
 
   test("takes values from the config file, KubeletConfiguration names included", () => {
     const { config, origins } = resolveConfig({}, file);
-    expect(config).toMatchObject({ config: "/etc/kubelet/manifests", syncFrequency: 30_000, fileCheckFrequency: 5000, port: 10255, registryQps: 5 });
+    expect(config).toMatchObject({
+      config: "/etc/kubelet/manifests",
+      syncFrequency: 30_000,
+      fileCheckFrequency: 5000,
+      port: 10255,
+      registryQps: 5,
+    });
     expect(config.manifestUrlHeader).toEqual({ Authorization: ["Bearer abc"] });
     expect(origins.syncFrequency).toBe("file");
   });
@@ -36,11 +67,15 @@ describe("precedence: defaults < config file < flags", () => {
   });
 
   test("accepts lists as commas and as repetition", () => {
-    expect(resolveConfig({ etcdServers: ["http://a:2379,http://b:2379", "http://c:2379"] }).config.etcdServers).toEqual(["http://a:2379", "http://b:2379", "http://c:2379"]);
+    expect(resolveConfig({ etcdServers: ["http://a:2379,http://b:2379", "http://c:2379"] }).config.etcdServers).toEqual(
+      ["http://a:2379", "http://b:2379", "http://c:2379"],
+    );
   });
 
   test("refuses --etcd_servers together with --etcd_config", () => {
-    expect(() => resolveConfig({ etcdServers: "http://a:2379", etcdConfig: "/etc/etcd.json" })).toThrow(/mutually exclusive/);
+    expect(() => resolveConfig({ etcdServers: "http://a:2379", etcdConfig: "/etc/etcd.json" })).toThrow(
+      /mutually exclusive/,
+    );
   });
 
   test("names the flag and the problem for a bad value", () => {

@@ -22,36 +22,199 @@ export interface FlagSpec {
 
 /** Every configuration flag, in the order `--help` lists them. */
 export const FLAGS: FlagSpec[] = [
-  { flag: "config", key: "config", type: "string", short: "c", aliases: ["staticPodPath"], description: "Path to the config file or directory of files (pod manifests)" },
-  { flag: "sync_frequency", key: "syncFrequency", type: "duration", aliases: ["syncFrequency"], description: "Max period between synchronizing running containers and config" },
-  { flag: "file_check_frequency", key: "fileCheckFrequency", type: "duration", aliases: ["fileCheckFrequency"], description: "Duration between checking config files for new data" },
-  { flag: "http_check_frequency", key: "httpCheckFrequency", type: "duration", aliases: ["httpCheckFrequency"], description: "Duration between checking http for new data" },
-  { flag: "manifest_url", key: "manifestUrl", type: "string", aliases: ["staticPodURL"], description: "URL for accessing the container manifest" },
-  { flag: "manifest_url_header", key: "manifestUrlHeader", type: "headers", aliases: ["staticPodURLHeader"], description: "'Key: Value' header sent with --manifest_url (repeatable)" },
+  {
+    flag: "config",
+    key: "config",
+    type: "string",
+    short: "c",
+    aliases: ["staticPodPath"],
+    description: "Path to the config file or directory of files (pod manifests)",
+  },
+  {
+    flag: "sync_frequency",
+    key: "syncFrequency",
+    type: "duration",
+    aliases: ["syncFrequency"],
+    description: "Max period between synchronizing running containers and config",
+  },
+  {
+    flag: "file_check_frequency",
+    key: "fileCheckFrequency",
+    type: "duration",
+    aliases: ["fileCheckFrequency"],
+    description: "Duration between checking config files for new data",
+  },
+  {
+    flag: "http_check_frequency",
+    key: "httpCheckFrequency",
+    type: "duration",
+    aliases: ["httpCheckFrequency"],
+    description: "Duration between checking http for new data",
+  },
+  {
+    flag: "manifest_url",
+    key: "manifestUrl",
+    type: "string",
+    aliases: ["staticPodURL"],
+    description: "URL for accessing the container manifest",
+  },
+  {
+    flag: "manifest_url_header",
+    key: "manifestUrlHeader",
+    type: "headers",
+    aliases: ["staticPodURLHeader"],
+    description: "'Key: Value' header sent with --manifest_url (repeatable)",
+  },
   { flag: "enable_server", key: "enableServer", type: "bool", description: "Enable the info server" },
-  { flag: "address", key: "address", type: "string", aliases: ["address"], description: "The IP address for the info server to serve on" },
-  { flag: "port", key: "port", type: "uint", aliases: ["port"], description: "The port for the info server to serve on" },
-  { flag: "read_only_port", key: "readOnlyPort", type: "uint", aliases: ["readOnlyPort"], description: "A read-only port for the info server (0 = off)" },
-  { flag: "hostname_override", key: "hostnameOverride", type: "string", description: "If non-empty, use this string as identification instead of the actual hostname" },
-  { flag: "network_container_image", key: "networkContainerImage", type: "string", aliases: ["podInfraContainerImage"], description: "The image that network containers in each pod will use" },
-  { flag: "pod_network_mode", key: "podNetworkMode", type: "string", description: "Docker network of pod infra containers: bridge, none, or a network name" },
-  { flag: "docker_endpoint", key: "dockerEndpoint", type: "string", description: "If non-empty, use this for the docker endpoint to communicate with" },
-  { flag: "etcd_servers", key: "etcdServers", type: "list", description: "List of etcd servers to watch (http://ip:port), comma separated or repeated" },
-  { flag: "etcd_config", key: "etcdConfig", type: "string", description: "The config file for the etcd client. Mutually exclusive with --etcd_servers" },
-  { flag: "root_dir", key: "rootDir", type: "string", aliases: ["rootDir"], description: "Directory path for managing kubelet files (volume mounts, etc)" },
-  { flag: "allow_privileged", key: "allowPrivileged", type: "bool", description: "If true, allow containers to request privileged mode" },
-  { flag: "registry_qps", key: "registryQps", type: "float", aliases: ["registryPullQPS"], description: "If > 0, limit registry pull QPS to this value; 0 = unlimited" },
-  { flag: "registry_burst", key: "registryBurst", type: "uint", aliases: ["registryBurst"], description: "Maximum size of bursty pulls (only with --registry_qps > 0)" },
-  { flag: "runonce", key: "runonce", type: "bool", description: "If true, exit after spawning pods from local manifests or remote urls" },
-  { flag: "runonce_timeout", key: "runonceTimeout", type: "duration", description: "How long runonce waits for every pod to run" },
-  { flag: "enable_debugging_handlers", key: "enableDebuggingHandlers", type: "bool", aliases: ["enableDebuggingHandlers"], description: "Enables server endpoints for log collection and local running of containers and commands" },
-  { flag: "maximum_dead_containers_per_container", key: "maximumDeadContainersPerContainer", type: "uint", description: "Dead instances kept per container" },
-  { flag: "auth_token_file", key: "authTokenFile", type: "string", description: "Bearer tokens (one per line) accepted by the info server" },
-  { flag: "tls_cert_file", key: "tlsCertFile", type: "string", aliases: ["tlsCertFile"], description: "TLS certificate of the info server" },
-  { flag: "tls_private_key_file", key: "tlsPrivateKeyFile", type: "string", aliases: ["tlsPrivateKeyFile"], description: "TLS private key of the info server" },
-  { flag: "client_ca_file", key: "clientCaFile", type: "string", description: "CA bundle for verifying client certificates" },
-  { flag: "log_format", key: "logFormat", type: "logformat", description: "Log format: text or json (default: text on a TTY, else json)" },
-  { flag: "verbosity", key: "verbosity", type: "uint", short: "v", description: "Log verbosity: 0 warnings, 1 info, 2 debug" },
+  {
+    flag: "address",
+    key: "address",
+    type: "string",
+    aliases: ["address"],
+    description: "The IP address for the info server to serve on",
+  },
+  {
+    flag: "port",
+    key: "port",
+    type: "uint",
+    aliases: ["port"],
+    description: "The port for the info server to serve on",
+  },
+  {
+    flag: "read_only_port",
+    key: "readOnlyPort",
+    type: "uint",
+    aliases: ["readOnlyPort"],
+    description: "A read-only port for the info server (0 = off)",
+  },
+  {
+    flag: "hostname_override",
+    key: "hostnameOverride",
+    type: "string",
+    description: "If non-empty, use this string as identification instead of the actual hostname",
+  },
+  {
+    flag: "network_container_image",
+    key: "networkContainerImage",
+    type: "string",
+    aliases: ["podInfraContainerImage"],
+    description: "The image that network containers in each pod will use",
+  },
+  {
+    flag: "pod_network_mode",
+    key: "podNetworkMode",
+    type: "string",
+    description: "Docker network of pod infra containers: bridge, none, or a network name",
+  },
+  {
+    flag: "docker_endpoint",
+    key: "dockerEndpoint",
+    type: "string",
+    description: "If non-empty, use this for the docker endpoint to communicate with",
+  },
+  {
+    flag: "etcd_servers",
+    key: "etcdServers",
+    type: "list",
+    description: "List of etcd servers to watch (http://ip:port), comma separated or repeated",
+  },
+  {
+    flag: "etcd_config",
+    key: "etcdConfig",
+    type: "string",
+    description: "The config file for the etcd client. Mutually exclusive with --etcd_servers",
+  },
+  {
+    flag: "root_dir",
+    key: "rootDir",
+    type: "string",
+    aliases: ["rootDir"],
+    description: "Directory path for managing kubelet files (volume mounts, etc)",
+  },
+  {
+    flag: "allow_privileged",
+    key: "allowPrivileged",
+    type: "bool",
+    description: "If true, allow containers to request privileged mode",
+  },
+  {
+    flag: "registry_qps",
+    key: "registryQps",
+    type: "float",
+    aliases: ["registryPullQPS"],
+    description: "If > 0, limit registry pull QPS to this value; 0 = unlimited",
+  },
+  {
+    flag: "registry_burst",
+    key: "registryBurst",
+    type: "uint",
+    aliases: ["registryBurst"],
+    description: "Maximum size of bursty pulls (only with --registry_qps > 0)",
+  },
+  {
+    flag: "runonce",
+    key: "runonce",
+    type: "bool",
+    description: "If true, exit after spawning pods from local manifests or remote urls",
+  },
+  {
+    flag: "runonce_timeout",
+    key: "runonceTimeout",
+    type: "duration",
+    description: "How long runonce waits for every pod to run",
+  },
+  {
+    flag: "enable_debugging_handlers",
+    key: "enableDebuggingHandlers",
+    type: "bool",
+    aliases: ["enableDebuggingHandlers"],
+    description: "Enables server endpoints for log collection and local running of containers and commands",
+  },
+  {
+    flag: "maximum_dead_containers_per_container",
+    key: "maximumDeadContainersPerContainer",
+    type: "uint",
+    description: "Dead instances kept per container",
+  },
+  {
+    flag: "auth_token_file",
+    key: "authTokenFile",
+    type: "string",
+    description: "Bearer tokens (one per line) accepted by the info server",
+  },
+  {
+    flag: "tls_cert_file",
+    key: "tlsCertFile",
+    type: "string",
+    aliases: ["tlsCertFile"],
+    description: "TLS certificate of the info server",
+  },
+  {
+    flag: "tls_private_key_file",
+    key: "tlsPrivateKeyFile",
+    type: "string",
+    aliases: ["tlsPrivateKeyFile"],
+    description: "TLS private key of the info server",
+  },
+  {
+    flag: "client_ca_file",
+    key: "clientCaFile",
+    type: "string",
+    description: "CA bundle for verifying client certificates",
+  },
+  {
+    flag: "log_format",
+    key: "logFormat",
+    type: "logformat",
+    description: "Log format: text or json (default: text on a TTY, else json)",
+  },
+  {
+    flag: "verbosity",
+    key: "verbosity",
+    type: "uint",
+    short: "v",
+    description: "Log verbosity: 0 warnings, 1 info, 2 debug",
+  },
 ];
 
 export type Origin = "default" | "file" | "flag";
@@ -61,7 +224,7 @@ export interface ResolvedConfig {
   origins: Record<keyof KubeletConfig, Origin>;
 }
 
-const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** Go's time.ParseDuration ("1m30s", "500ms", "0"), in milliseconds. */
 export function parseDuration(text: string): number {
@@ -100,7 +263,8 @@ export function formatDuration(ms: number): string {
 
 /** Parses one raw value (from the command line or the config file) for a flag. */
 export function parseValue(spec: FlagSpec, raw: unknown): KubeletConfig[keyof KubeletConfig] {
-  const bad = (why: string) => new KubeletError("InvalidValue", `invalid value ${JSON.stringify(raw)} for --${spec.flag}: ${why}`);
+  const bad = (why: string) =>
+    new KubeletError("InvalidValue", `invalid value ${JSON.stringify(raw)} for --${spec.flag}: ${why}`);
   const values = Array.isArray(raw) ? raw : [raw];
   const last = values[values.length - 1];
   switch (spec.type) {
@@ -132,15 +296,24 @@ export function parseValue(spec: FlagSpec, raw: unknown): KubeletConfig[keyof Ku
         if (ms < 0) throw bad("must not be negative");
         return ms;
       } catch (error) {
-        if ((error as KubeletError).code === "InvalidValue" && !(error as Error).message.startsWith("invalid value")) throw bad((error as Error).message);
+        if ((error as KubeletError).code === "InvalidValue" && !(error as Error).message.startsWith("invalid value"))
+          throw bad((error as Error).message);
         throw error;
       }
     }
     case "list":
-      return values.flatMap((v) => String(v).split(",")).map((s) => s.trim()).filter(Boolean);
+      return values
+        .flatMap((v) => String(v).split(","))
+        .map((s) => s.trim())
+        .filter(Boolean);
     case "headers": {
       if (values.length === 1 && typeof last === "object" && last !== null) {
-        return Object.fromEntries(Object.entries(last as Record<string, unknown>).map(([k, v]) => [k, (Array.isArray(v) ? v : [v]).map(String)]));
+        return Object.fromEntries(
+          Object.entries(last as Record<string, unknown>).map(([k, v]) => [
+            k,
+            (Array.isArray(v) ? v : [v]).map(String),
+          ]),
+        );
       }
       const headers: Record<string, string[]> = {};
       for (const value of values) {
@@ -172,12 +345,17 @@ export function readConfigFile(path: string): Partial<Record<keyof KubeletConfig
     throw new KubeletError("InvalidConfigFile", `cannot parse --config_file "${path}": ${(error as Error).message}`);
   }
   if (doc === null || doc === undefined) return {};
-  if (typeof doc !== "object" || Array.isArray(doc)) throw new KubeletError("InvalidConfigFile", `--config_file "${path}": expected a mapping of settings`);
+  if (typeof doc !== "object" || Array.isArray(doc))
+    throw new KubeletError("InvalidConfigFile", `--config_file "${path}": expected a mapping of settings`);
   const out: Partial<Record<keyof KubeletConfig, unknown>> = {};
   for (const [name, value] of Object.entries(doc as Record<string, unknown>)) {
     if (name === "kind" || name === "apiVersion") continue;
     const spec = findFlag(name);
-    if (!spec) throw new KubeletError("InvalidConfigFile", `--config_file "${path}": unknown setting "${name}" (settings are flag names such as sync_frequency, or KubeletConfiguration names such as staticPodPath)`);
+    if (!spec)
+      throw new KubeletError(
+        "InvalidConfigFile",
+        `--config_file "${path}": unknown setting "${name}" (settings are flag names such as sync_frequency, or KubeletConfiguration names such as staticPodPath)`,
+      );
     out[spec.key] = value;
   }
   return out;
@@ -190,9 +368,15 @@ export function findFlag(name: string): FlagSpec | undefined {
 }
 
 /** defaults < config file < flags; `flags` holds raw command-line values by config key. */
-export function resolveConfig(flags: Partial<Record<keyof KubeletConfig, unknown>>, configFile?: string): ResolvedConfig {
+export function resolveConfig(
+  flags: Partial<Record<keyof KubeletConfig, unknown>>,
+  configFile?: string,
+): ResolvedConfig {
   const config = { ...DEFAULT_CONFIG, manifestUrlHeader: {}, etcdServers: [] } as KubeletConfig;
-  const origins = Object.fromEntries(Object.keys(DEFAULT_CONFIG).map((k) => [k, "default"])) as Record<keyof KubeletConfig, Origin>;
+  const origins = Object.fromEntries(Object.keys(DEFAULT_CONFIG).map((k) => [k, "default"])) as Record<
+    keyof KubeletConfig,
+    Origin
+  >;
   const apply = (values: Partial<Record<keyof KubeletConfig, unknown>>, origin: Origin, where: string) => {
     for (const [key, raw] of Object.entries(values) as Array<[keyof KubeletConfig, unknown]>) {
       const spec = FLAGS.find((f) => f.key === key);
@@ -212,23 +396,39 @@ export function resolveConfig(flags: Partial<Record<keyof KubeletConfig, unknown
   }
   apply(flags, "flag", "");
   if (config.etcdServers.length > 0 && config.etcdConfig) {
-    throw new KubeletError("ExclusiveFlags", "--etcd_servers and --etcd_config are mutually exclusive: give one of them");
+    throw new KubeletError(
+      "ExclusiveFlags",
+      "--etcd_servers and --etcd_config are mutually exclusive: give one of them",
+    );
   }
   return { config, origins };
 }
 
 /** The effective configuration as snake_case YAML (or JSON), optionally marking each value's origin. */
-export function printConfig(resolved: ResolvedConfig, options: { format: "yaml" | "json"; showOrigin: boolean }): string {
+export function printConfig(
+  resolved: ResolvedConfig,
+  options: { format: "yaml" | "json"; showOrigin: boolean },
+): string {
   const entries = FLAGS.map((spec) => {
     const value = resolved.config[spec.key];
-    return [spec.flag, spec.type === "duration" ? formatDuration(value as number) : value, resolved.origins[spec.key]] as const;
+    return [
+      spec.flag,
+      spec.type === "duration" ? formatDuration(value as number) : value,
+      resolved.origins[spec.key],
+    ] as const;
   });
   const values = Object.fromEntries(entries.map(([flag, value]) => [flag, value]));
   if (resolved.config.configFile) values.config_file = resolved.config.configFile;
   if (options.format === "json") {
-    const body = options.showOrigin ? { config: values, origins: Object.fromEntries(entries.map(([flag, , origin]) => [flag, origin])) } : values;
+    const body = options.showOrigin
+      ? { config: values, origins: Object.fromEntries(entries.map(([flag, , origin]) => [flag, origin])) }
+      : values;
     return JSON.stringify(body, null, 2) + "\n";
   }
   if (!options.showOrigin) return stringifyYaml(values);
-  return entries.map(([flag, value, origin]) => `${flag}: ${stringifyYaml(value, { flow: true }).trimEnd()}  # ${origin}`).join("\n") + "\n";
+  return (
+    entries
+      .map(([flag, value, origin]) => `${flag}: ${stringifyYaml(value, { flow: true }).trimEnd()}  # ${origin}`)
+      .join("\n") + "\n"
+  );
 }

@@ -32,7 +32,9 @@ export function containerName(pod: Pod, container: string, attempt: number): str
 }
 
 /** Parses a dockershim name; undefined for names the kubelet did not make. */
-export function parseContainerName(name: string): { container: string; pod: string; namespace: string; uid: string; attempt: number } | undefined {
+export function parseContainerName(
+  name: string,
+): { container: string; pod: string; namespace: string; uid: string; attempt: number } | undefined {
   const parts = name.replace(/^\//, "").split("_");
   if (parts.length !== 6 || parts[0] !== "k8s" || !/^\d+$/.test(parts[5]!)) return undefined;
   return { container: parts[1]!, pod: parts[2]!, namespace: parts[3]!, uid: parts[4]!, attempt: Number(parts[5]) };
@@ -45,8 +47,20 @@ export function containerHash(container: V1Container): string {
 
 /** Hash of what the pause container embodies; a change recreates the whole pod. */
 export function podSandboxHash(pod: Pod, networkMode: string): string {
-  const ports = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].flatMap((c) => (c.ports ?? []).filter((p) => p.hostPort).map((p) => `${p.hostIP ?? ""}:${p.hostPort}:${p.containerPort}/${p.protocol}`));
-  const sandbox = { hostNetwork: !!pod.spec.hostNetwork, hostIPC: !!pod.spec.hostIPC, hostPID: !!pod.spec.hostPID, hostname: pod.spec.hostname ?? "", ports, networkMode, volumes: pod.spec.volumes ?? [] };
+  const ports = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].flatMap((c) =>
+    (c.ports ?? [])
+      .filter((p) => p.hostPort)
+      .map((p) => `${p.hostIP ?? ""}:${p.hostPort}:${p.containerPort}/${p.protocol}`),
+  );
+  const sandbox = {
+    hostNetwork: !!pod.spec.hostNetwork,
+    hostIPC: !!pod.spec.hostIPC,
+    hostPID: !!pod.spec.hostPID,
+    hostname: pod.spec.hostname ?? "",
+    ports,
+    networkMode,
+    volumes: pod.spec.volumes ?? [],
+  };
   return createHash("sha256").update(stableJson(sandbox)).digest("hex").slice(0, 8);
 }
 
@@ -99,13 +113,20 @@ export function buildPauseContainer(pod: Pod, ctx: PodContext): ContainerCreateB
 }
 
 /** An app or init container, joined to the pause container's namespaces. */
-export function buildContainer(pod: Pod, container: V1Container, ctx: PodContext & { pauseId: string; attempt: number; init: boolean }): ContainerCreateBody {
+export function buildContainer(
+  pod: Pod,
+  container: V1Container,
+  ctx: PodContext & { pauseId: string; attempt: number; init: boolean },
+): ContainerCreateBody {
   const env = resolveEnv(pod, container, ctx);
   const lookup = (name: string) => env.get(name);
   const security = container.securityContext ?? {};
   const podSecurity = pod.spec.securityContext ?? {};
   if (security.privileged && !ctx.allowPrivileged) {
-    throw new KubeletError("Forbidden", `container ${container.name}: privileged mode is disallowed (start the kubelet with --allow_privileged)`);
+    throw new KubeletError(
+      "Forbidden",
+      `container ${container.name}: privileged mode is disallowed (start the kubelet with --allow_privileged)`,
+    );
   }
   const user = security.runAsUser ?? podSecurity.runAsUser;
   const group = security.runAsGroup ?? podSecurity.runAsGroup;
@@ -154,7 +175,8 @@ export function buildContainer(pod: Pod, container: V1Container, ctx: PodContext
 function binds(container: V1Container, volumes: Map<string, VolumeMount>): string[] {
   return (container.volumeMounts ?? []).map((mount) => {
     const volume = volumes.get(mount.name);
-    if (!volume) throw new KubeletError("VolumeSetupFailed", `container ${container.name}: volume "${mount.name}" was not set up`);
+    if (!volume)
+      throw new KubeletError("VolumeSetupFailed", `container ${container.name}: volume "${mount.name}" was not set up`);
     const host = mount.subPath ? `${volume.hostPath}/${mount.subPath}` : volume.hostPath;
     return `${host}:${mount.mountPath}${mount.readOnly ? ":ro" : ""}`;
   });
@@ -166,7 +188,8 @@ export function resolveEnv(pod: Pod, container: V1Container, ctx: PodContext): M
   for (const variable of container.env ?? []) {
     let value: string;
     if (variable.valueFrom?.fieldRef) value = fieldValue(pod, variable.valueFrom.fieldRef.fieldPath, ctx);
-    else if (variable.valueFrom?.resourceFieldRef) value = resourceValue(container, variable.valueFrom.resourceFieldRef, ctx);
+    else if (variable.valueFrom?.resourceFieldRef)
+      value = resourceValue(container, variable.valueFrom.resourceFieldRef, ctx);
     else value = expand(variable.value ?? "", (name) => env.get(name));
     env.set(variable.name, value);
   }
@@ -177,22 +200,41 @@ function fieldValue(pod: Pod, path: string, ctx: PodContext): string {
   const keyed = /^metadata\.(labels|annotations)\['([^']+)'\]$/.exec(path);
   if (keyed) return (keyed[1] === "labels" ? pod.metadata.labels : pod.metadata.annotations)?.[keyed[2]!] ?? "";
   switch (path) {
-    case "metadata.name": return pod.metadata.name;
-    case "metadata.namespace": return pod.metadata.namespace;
-    case "metadata.uid": return pod.metadata.uid;
-    case "spec.nodeName": return ctx.nodeName;
-    case "spec.serviceAccountName": return pod.spec.serviceAccountName ?? "default";
-    case "status.hostIP": return ctx.hostIP;
+    case "metadata.name":
+      return pod.metadata.name;
+    case "metadata.namespace":
+      return pod.metadata.namespace;
+    case "metadata.uid":
+      return pod.metadata.uid;
+    case "spec.nodeName":
+      return ctx.nodeName;
+    case "spec.serviceAccountName":
+      return pod.spec.serviceAccountName ?? "default";
+    case "status.hostIP":
+      return ctx.hostIP;
     case "status.podIP":
-    case "status.podIPs": return ctx.podIP;
-    default: throw new KubeletError("InvalidValue", `unsupported fieldRef ${path}`);
+    case "status.podIPs":
+      return ctx.podIP;
+    default:
+      throw new KubeletError("InvalidValue", `unsupported fieldRef ${path}`);
   }
 }
 
-function resourceValue(container: V1Container, ref: { resource: string; divisor?: string | number }, ctx: PodContext): string {
+function resourceValue(
+  container: V1Container,
+  ref: { resource: string; divisor?: string | number },
+  ctx: PodContext,
+): string {
   const [kind, name] = ref.resource.split(".") as ["limits" | "requests", "cpu" | "memory"];
   const raw = container.resources?.[kind]?.[name];
-  const value = raw !== undefined ? parseQuantity(raw)! : kind === "limits" ? (name === "cpu" ? ctx.node.cpus : ctx.node.memoryBytes) : 0;
+  const value =
+    raw !== undefined
+      ? parseQuantity(raw)!
+      : kind === "limits"
+        ? name === "cpu"
+          ? ctx.node.cpus
+          : ctx.node.memoryBytes
+        : 0;
   const divisor = ref.divisor !== undefined ? parseQuantity(ref.divisor) || 1 : 1;
   return String(Math.ceil(value / divisor));
 }

@@ -15,20 +15,28 @@ interface AuthEntry {
 
 /** Where credentials are looked for, first match wins: $DOCKER_CONFIG, ~/.docker, /root/.docker. */
 export function defaultDockerConfigPaths(env: Record<string, string | undefined> = process.env): string[] {
-  const paths = [env.DOCKER_CONFIG ? join(env.DOCKER_CONFIG, "config.json") : "", join(homedir(), ".docker", "config.json"), "/root/.docker/config.json"];
+  const paths = [
+    env.DOCKER_CONFIG ? join(env.DOCKER_CONFIG, "config.json") : "",
+    join(homedir(), ".docker", "config.json"),
+    "/root/.docker/config.json",
+  ];
   return [...new Set(paths.filter(Boolean))];
 }
 
 /** The registry host of an image reference (`busybox`, `library/busybox` → docker.io). */
 export function registryOf(image: string): string {
   const first = image.split("/")[0]!;
-  const host = image.includes("/") && (first.includes(".") || first.includes(":") || first === "localhost") ? first : "docker.io";
+  const host =
+    image.includes("/") && (first.includes(".") || first.includes(":") || first === "localhost") ? first : "docker.io";
   return DOCKER_HUB.has(host) ? "docker.io" : host;
 }
 
 /** The registry host a config.json `auths` key names (`https://index.docker.io/v1/` → docker.io). */
 function hostOfKey(key: string): string {
-  const host = key.replace(/^[a-z]+:\/\//i, "").split("/")[0]!.toLowerCase();
+  const host = key
+    .replace(/^[a-z]+:\/\//i, "")
+    .split("/")[0]!
+    .toLowerCase();
   return DOCKER_HUB.has(host) ? "docker.io" : host;
 }
 

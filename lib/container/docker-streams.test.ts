@@ -20,18 +20,32 @@ describe("Docker streams", () => {
     const bytes = new Uint8Array([...frame(1, "out\n"), ...frame(2, "err\n"), ...frame(1, "")]);
     for (const size of [1, 3, 8, 100]) {
       const frames: string[] = [];
-      for await (const f of demuxFrames(chunks(bytes, size))) frames.push(`${f.stream}:${new TextDecoder().decode(f.data)}`);
+      for await (const f of demuxFrames(chunks(bytes, size)))
+        frames.push(`${f.stream}:${new TextDecoder().decode(f.data)}`);
       expect(frames).toEqual(["1:out\n", "2:err\n", "1:"]);
     }
   });
 
   test("parses container events, new and old formats, and skips the rest", async () => {
-    expect(parseEventLine('{"Type":"container","Action":"die","Actor":{"ID":"c1","Attributes":{"a":"b"}},"time":5,"timeNano":5000000123}')).toEqual({ action: "die", containerId: "c1", labels: { a: "b" }, time: 5000 });
-    expect(parseEventLine('{"status":"start","id":"c2","time":7}')).toEqual({ action: "start", containerId: "c2", labels: {}, time: 7000 });
+    expect(
+      parseEventLine(
+        '{"Type":"container","Action":"die","Actor":{"ID":"c1","Attributes":{"a":"b"}},"time":5,"timeNano":5000000123}',
+      ),
+    ).toEqual({ action: "die", containerId: "c1", labels: { a: "b" }, time: 5000 });
+    expect(parseEventLine('{"status":"start","id":"c2","time":7}')).toEqual({
+      action: "start",
+      containerId: "c2",
+      labels: {},
+      time: 7000,
+    });
     expect(parseEventLine('{"Type":"network","Action":"connect"}')).toBeUndefined();
     const bad: string[] = [];
     const events = [];
-    for await (const e of parseEvents(chunks(encoder.encode('{"Action":"oom","id":"c3"}\nnot json\n\n{"Action":"die","id":"c3"}'), 5), (l) => bad.push(l))) events.push(e.action);
+    for await (const e of parseEvents(
+      chunks(encoder.encode('{"Action":"oom","id":"c3"}\nnot json\n\n{"Action":"die","id":"c3"}'), 5),
+      (l) => bad.push(l),
+    ))
+      events.push(e.action);
     expect(events).toEqual(["oom", "die"]);
     expect(bad).toEqual(["not json"]);
   });

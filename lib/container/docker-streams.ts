@@ -50,7 +50,12 @@ export function parseEventLine(line: string): RuntimeEvent | undefined {
   }
   if ((e.Type && e.Type !== "container") || !(e.Action ?? e.status)) return undefined;
   const time = e.timeNano ? Math.floor(e.timeNano / 1e6) : (e.time ?? 0) * 1000;
-  return { action: (e.Action ?? e.status)!, containerId: e.Actor?.ID ?? e.id ?? "", labels: e.Actor?.Attributes ?? {}, time };
+  return {
+    action: (e.Action ?? e.status)!,
+    containerId: e.Actor?.ID ?? e.id ?? "",
+    labels: e.Actor?.Attributes ?? {},
+    time,
+  };
 }
 
 /** The lines of a newline-delimited byte stream (JSON progress and event streams), trimmed, non-empty. */
@@ -70,7 +75,10 @@ export async function* lines(source: AsyncIterable<Uint8Array>): AsyncGenerator<
 }
 
 /** The container events of a /events byte stream, one per JSON line. */
-export async function* parseEvents(source: AsyncIterable<Uint8Array>, onBadLine: (line: string) => void): AsyncGenerator<RuntimeEvent> {
+export async function* parseEvents(
+  source: AsyncIterable<Uint8Array>,
+  onBadLine: (line: string) => void,
+): AsyncGenerator<RuntimeEvent> {
   for await (const line of lines(source)) {
     const event = parseEventLine(line);
     if (event) yield event;

@@ -14,7 +14,10 @@ import { runtimeContract } from "./runtime-contract.ts";
 const root = join(import.meta.dir, "../..");
 
 describeWithServices("Docker runtime", (services) => {
-  runtimeContract("Docker runtime contract", () => createDockerRuntime({ endpoint: services.dockerHost }), { image: services.busybox, prefix: "rt-" });
+  runtimeContract("Docker runtime contract", () => createDockerRuntime({ endpoint: services.dockerHost }), {
+    image: services.busybox,
+    prefix: "rt-",
+  });
 
   const runtime = createDockerRuntime({ endpoint: services.dockerHost });
   const created: string[] = [];
@@ -23,12 +26,20 @@ describeWithServices("Docker runtime", (services) => {
   });
   let seq = 0;
   const run = async (over: Partial<ContainerCreateBody> = {}) => {
-    const id = await runtime.createContainer({ name: `k8s_app_rt-d${Date.now()}x${seq++}_default_rt-u_0`, Image: services.busybox, Cmd: ["sleep", "60"], Labels: { [LABEL.podUid]: "rt-u" }, HostConfig: { NetworkMode: "none" }, ...over });
+    const id = await runtime.createContainer({
+      name: `k8s_app_rt-d${Date.now()}x${seq++}_default_rt-u_0`,
+      Image: services.busybox,
+      Cmd: ["sleep", "60"],
+      Labels: { [LABEL.podUid]: "rt-u" },
+      HostConfig: { NetworkMode: "none" },
+      ...over,
+    });
     created.push(id);
     await runtime.startContainer(id);
     return id;
   };
-  const docker = (...args: string[]) => execFileSync("docker", ["-H", services.dockerHost, ...args], { encoding: "utf8" }).trim();
+  const docker = (...args: string[]) =>
+    execFileSync("docker", ["-H", services.dockerHost, ...args], { encoding: "utf8" }).trim();
 
   test("forces Docker's restart policy to no, whatever the body asks: restarts are the kubelet's decision", async () => {
     const id = await run({ HostConfig: { NetworkMode: "none", RestartPolicy: { Name: "always" } as never } });
@@ -82,15 +93,23 @@ describeWithServices("Docker runtime", (services) => {
   });
 
   test("fails a pull the registry cannot serve with ImagePullFailed and the daemon's reason", async () => {
-    await expect(runtime.pullImage(`${services.registry}/rt-missing/nothing:${Date.now()}`)).rejects.toMatchObject({ code: "ImagePullFailed", message: expect.stringMatching(/not found|manifest unknown/i) });
+    await expect(runtime.pullImage(`${services.registry}/rt-missing/nothing:${Date.now()}`)).rejects.toMatchObject({
+      code: "ImagePullFailed",
+      message: expect.stringMatching(/not found|manifest unknown/i),
+    });
   });
 
   test("streams exec, logs and events the same under deno and a bun-compiled binary", () => {
     const script = join(root, "lib/container/docker-smoke.ts");
     const binary = join(mkdtempSync(join(tmpdir(), "rt-smoke-")), "smoke");
-    execFileSync(join(root, "node_modules/.bin/bun"), ["build", "--compile", script, "--outfile", binary], { stdio: "ignore" });
+    execFileSync(join(root, "node_modules/.bin/bun"), ["build", "--compile", script, "--outfile", binary], {
+      stdio: "ignore",
+    });
     const runs = [
-      spawnSync(join(root, "node_modules/.bin/deno"), ["run", "-A", script, services.dockerHost, services.busybox], { encoding: "utf8", timeout: 30_000 }),
+      spawnSync(join(root, "node_modules/.bin/deno"), ["run", "-A", script, services.dockerHost, services.busybox], {
+        encoding: "utf8",
+        timeout: 30_000,
+      }),
       spawnSync(binary, [services.dockerHost, services.busybox], { encoding: "utf8", timeout: 30_000 }),
     ];
     rmSync(binary, { force: true });
@@ -112,10 +131,11 @@ describe("Docker runtime without a daemon", () => {
     for (const server of servers) server.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  const listen = (server: Server, name: string) => new Promise<string>((resolve) => {
-    servers.push(server);
-    server.listen(join(dir, name), () => resolve(`unix://${join(dir, name)}`));
-  });
+  const listen = (server: Server, name: string) =>
+    new Promise<string>((resolve) => {
+      servers.push(server);
+      server.listen(join(dir, name), () => resolve(`unix://${join(dir, name)}`));
+    });
 
   test("an absent socket or a closed port is RuntimeUnavailable at once", async () => {
     for (const endpoint of [`unix://${join(dir, "absent.sock")}`, "tcp://127.0.0.1:1"]) {
@@ -126,21 +146,30 @@ describe("Docker runtime without a daemon", () => {
   });
 
   test("a daemon that never answers is RuntimeUnavailable after the request timeout", async () => {
-    const endpoint = await listen(createNetServer(() => {}), "silent.sock");
+    const endpoint = await listen(
+      createNetServer(() => {}),
+      "silent.sock",
+    );
     const started = Date.now();
-    await expect(createDockerRuntime({ endpoint, requestTimeoutMs: 300 }).listContainers()).rejects.toMatchObject({ code: "RuntimeUnavailable", message: expect.stringContaining("did not answer within 300 ms") });
+    await expect(createDockerRuntime({ endpoint, requestTimeoutMs: 300 }).listContainers()).rejects.toMatchObject({
+      code: "RuntimeUnavailable",
+      message: expect.stringContaining("did not answer within 300 ms"),
+    });
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
   test("the event stream throws RuntimeUnavailable when the daemon goes away", async () => {
     const server = createHttpServer((_req, res) => {
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(`${JSON.stringify({ Type: "container", Action: "die", Actor: { ID: "abc", Attributes: { [LABEL.podUid]: "u" } }, timeNano: 1_700_000_000_000_000_000 })}\n`);
+      res.end(
+        `${JSON.stringify({ Type: "container", Action: "die", Actor: { ID: "abc", Attributes: { [LABEL.podUid]: "u" } }, timeNano: 1_700_000_000_000_000_000 })}\n`,
+      );
     });
     const endpoint = await listen(server as unknown as Server, "events.sock");
     const seen: string[] = [];
     const consume = async () => {
-      for await (const event of createDockerRuntime({ endpoint }).events(new AbortController().signal)) seen.push(`${event.action} ${event.containerId} ${event.time}`);
+      for await (const event of createDockerRuntime({ endpoint }).events(new AbortController().signal))
+        seen.push(`${event.action} ${event.containerId} ${event.time}`);
     };
     await expect(consume()).rejects.toMatchObject({ code: "RuntimeUnavailable" });
     expect(seen).toEqual(["die abc 1700000000000"]);

@@ -26,7 +26,11 @@ function connectionOptions(endpoint: string): Docker.DockerOptions {
   if (endpoint.startsWith("unix://")) return { socketPath: endpoint.slice("unix://".length) };
   if (endpoint.startsWith("/")) return { socketPath: endpoint };
   const url = new URL(endpoint.replace(/^tcp:\/\//, "http://"));
-  return { host: url.hostname, port: Number(url.port || (url.protocol === "https:" ? 2376 : 2375)), protocol: url.protocol === "https:" ? "https" : "http" };
+  return {
+    host: url.hostname,
+    port: Number(url.port || (url.protocol === "https:" ? 2376 : 2375)),
+    protocol: url.protocol === "https:" ? "https" : "http",
+  };
 }
 
 type DockerError = Error & { statusCode?: number; code?: string; json?: { message?: string } };
@@ -38,9 +42,15 @@ function mapError(error: unknown, action: string): KubeletError {
   const message = (e.json?.message ?? e.message ?? String(error)).trim();
   if (e.statusCode === 404) return new KubeletError("NotFound", `cannot ${action}: ${message}`, { cause: error });
   if (e.statusCode === 409) return new KubeletError("Conflict", `cannot ${action}: ${message}`, { cause: error });
-  const unreachable = /^(ECONNREFUSED|ENOENT|EPIPE|ECONNRESET|EACCES|ETIMEDOUT|EHOSTUNREACH|ENOTCONN|FailedToOpenSocket|ConnectionRefused)$/;
-  if (!e.statusCode && ((e.code && unreachable.test(e.code)) || /socket|connect|ECONNREFUSED|ENOENT|No such file/i.test(message))) {
-    return new KubeletError("RuntimeUnavailable", `cannot ${action}: the Docker Engine is unreachable: ${message}`, { cause: error });
+  const unreachable =
+    /^(ECONNREFUSED|ENOENT|EPIPE|ECONNRESET|EACCES|ETIMEDOUT|EHOSTUNREACH|ENOTCONN|FailedToOpenSocket|ConnectionRefused)$/;
+  if (
+    !e.statusCode &&
+    ((e.code && unreachable.test(e.code)) || /socket|connect|ECONNREFUSED|ENOENT|No such file/i.test(message))
+  ) {
+    return new KubeletError("RuntimeUnavailable", `cannot ${action}: the Docker Engine is unreachable: ${message}`, {
+      cause: error,
+    });
   }
   return new KubeletError("RuntimeError", `cannot ${action}: ${message}`, { cause: error });
 }
@@ -67,13 +77,20 @@ async function call<T>(action: string, fn: (signal: AbortSignal) => PromiseLike<
     controller.abort();
   }, limits.timeoutMs);
   // Also race the abort, for the calls (exec start) whose dockerode method takes no signal.
-  const aborted = new Promise<never>((_, reject) => controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true }));
+  const aborted = new Promise<never>((_, reject) =>
+    controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true }),
+  );
   aborted.catch(() => {});
   try {
     return await Promise.race([fn(controller.signal), aborted]);
   } catch (error) {
     limits.signal?.removeEventListener("abort", onAbort);
-    if (timedOut) throw new KubeletError("RuntimeUnavailable", `cannot ${action}: the Docker Engine did not answer within ${limits.timeoutMs} ms`, { cause: error });
+    if (timedOut)
+      throw new KubeletError(
+        "RuntimeUnavailable",
+        `cannot ${action}: the Docker Engine did not answer within ${limits.timeoutMs} ms`,
+        { cause: error },
+      );
     if (limits.signal?.aborted) throw limits.signal.reason;
     throw mapError(error, action);
   } finally {
@@ -125,15 +142,32 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     }
   };
 
-  async function exec(id: string, cmd: string[], execOptions: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<ExecResult> {
+  async function exec(
+    id: string,
+    cmd: string[],
+    execOptions: { timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<ExecResult> {
     const action = `exec ${JSON.stringify(cmd)} in container ${short(id)}`;
     // A probe's timeout also bounds setting the exec up.
     const setup = { timeoutMs: Math.min(timeoutMs, execOptions.timeoutMs || timeoutMs), signal: execOptions.signal };
-    const instance = await call(action, (abortSignal) => docker.getContainer(id).exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true, abortSignal } as Docker.ExecCreateOptions), setup);
-    const socket = (await call(action, () => instance.start({ hijack: true, stdin: false }), setup)) as unknown as AsyncIterable<Uint8Array> & { destroy(): void };
+    const instance = await call(
+      action,
+      (abortSignal) =>
+        docker
+          .getContainer(id)
+          .exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true, abortSignal } as Docker.ExecCreateOptions),
+      setup,
+    );
+    const socket = (await call(
+      action,
+      () => instance.start({ hijack: true, stdin: false }),
+      setup,
+    )) as unknown as AsyncIterable<Uint8Array> & { destroy(): void };
     let timedOut = false;
     const stop = () => socket.destroy();
-    const timer = execOptions.timeoutMs ? setTimeout(() => ((timedOut = true), stop()), execOptions.timeoutMs) : undefined;
+    const timer = execOptions.timeoutMs
+      ? setTimeout(() => ((timedOut = true), stop()), execOptions.timeoutMs)
+      : undefined;
     execOptions.signal?.addEventListener("abort", stop, { once: true });
     const output: Uint8Array[][] = [[], [], []];
     try {
@@ -171,8 +205,17 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     let source: (AsyncIterable<Uint8Array> | Uint8Array[]) & { destroy?(): void };
     try {
       source = logOptions.follow
-        ? ((await call(action, (abortSignal) => container.logs({ ...params, follow: true, abortSignal }), { ...limits(logOptions.signal), stream: true })) as unknown as AsyncIterable<Uint8Array>)
-        : [(await call(action, (abortSignal) => container.logs({ ...params, follow: false, abortSignal }), limits(logOptions.signal))) as unknown as Uint8Array];
+        ? ((await call(action, (abortSignal) => container.logs({ ...params, follow: true, abortSignal }), {
+            ...limits(logOptions.signal),
+            stream: true,
+          })) as unknown as AsyncIterable<Uint8Array>)
+        : [
+            (await call(
+              action,
+              (abortSignal) => container.logs({ ...params, follow: false, abortSignal }),
+              limits(logOptions.signal),
+            )) as unknown as Uint8Array,
+          ];
     } catch (error) {
       if (logOptions.signal?.aborted) return;
       throw error;
@@ -194,7 +237,11 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     const action = "watch Docker events";
     let stream: AsyncIterable<Uint8Array> & { destroy(): void };
     try {
-      stream = (await call(action, (abortSignal) => docker.getEvents({ filters: { type: ["container"], event: LIFECYCLE_EVENTS }, abortSignal }), { ...limits(signal), stream: true })) as unknown as typeof stream;
+      stream = (await call(
+        action,
+        (abortSignal) => docker.getEvents({ filters: { type: ["container"], event: LIFECYCLE_EVENTS }, abortSignal }),
+        { ...limits(signal), stream: true },
+      )) as unknown as typeof stream;
     } catch (error) {
       if (signal.aborted) return;
       throw error;
@@ -209,7 +256,8 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       signal.removeEventListener("abort", stop);
       stop();
     }
-    if (!signal.aborted) throw new KubeletError("RuntimeUnavailable", `cannot ${action}: the Docker Engine closed the event stream`);
+    if (!signal.aborted)
+      throw new KubeletError("RuntimeUnavailable", `cannot ${action}: the Docker Engine closed the event stream`);
   }
 
   return {
@@ -217,7 +265,15 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       await call("ping the Docker Engine", (abortSignal) => invoke(docker, "ping", { abortSignal }), limits(signal));
     },
     async info(): Promise<RuntimeInfo> {
-      const [version, info] = await call("read the Docker version", (abortSignal) => Promise.all([invoke<Docker.DockerVersion>(docker, "version", { abortSignal }), invoke<Record<string, never>>(docker, "info", { abortSignal })]), limits());
+      const [version, info] = await call(
+        "read the Docker version",
+        (abortSignal) =>
+          Promise.all([
+            invoke<Docker.DockerVersion>(docker, "version", { abortSignal }),
+            invoke<Record<string, never>>(docker, "info", { abortSignal }),
+          ]),
+        limits(),
+      );
       return {
         version: version.Version,
         apiVersion: version.ApiVersion,
@@ -230,13 +286,23 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     },
     async listContainers(listOptions = {}) {
       const label = listOptions.podUid ? `${LABEL.podUid}=${listOptions.podUid}` : LABEL.podUid;
-      const list = await call("list containers", (abortSignal) => docker.listContainers({ all: true, filters: { label: [label] }, abortSignal }), limits());
+      const list = await call(
+        "list containers",
+        (abortSignal) => docker.listContainers({ all: true, filters: { label: [label] }, abortSignal }),
+        limits(),
+      );
       return list.map(summary).filter((c) => c.name.startsWith("k8s_"));
     },
     async inspectContainer(id): Promise<ContainerDetails> {
-      const c = await call(`inspect container ${short(id)}`, (abortSignal) => docker.getContainer(id).inspect({ abortSignal }), limits());
+      const c = await call(
+        `inspect container ${short(id)}`,
+        (abortSignal) => docker.getContainer(id).inspect({ abortSignal }),
+        limits(),
+      );
       const time = (t: string) => (!t || t.startsWith("0001-") ? undefined : t);
-      const networks = c.NetworkSettings as { IPAddress?: string; Networks?: Record<string, { IPAddress?: string }> } | undefined;
+      const networks = c.NetworkSettings as
+        | { IPAddress?: string; Networks?: Record<string, { IPAddress?: string }> }
+        | undefined;
       return {
         id: c.Id,
         name: c.Name.replace(/^\//, ""),
@@ -259,29 +325,52 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     async createContainer(body: ContainerCreateBody) {
       // Restarts are the kubelet's decision, never Docker's: whatever the body says.
       const request = { ...body, HostConfig: { ...body.HostConfig, RestartPolicy: { Name: "no" } } };
-      const created = await call(`create container ${body.name}`, (abortSignal) => docker.createContainer({ ...request, abortSignal } as Docker.ContainerCreateOptions), limits());
+      const created = await call(
+        `create container ${body.name}`,
+        (abortSignal) => docker.createContainer({ ...request, abortSignal } as Docker.ContainerCreateOptions),
+        limits(),
+      );
       return created.id;
     },
     async startContainer(id) {
-      await call(`start container ${short(id)}`, (abortSignal) => tolerating([304], () => docker.getContainer(id).start({ abortSignal }))(), limits());
+      await call(
+        `start container ${short(id)}`,
+        (abortSignal) => tolerating([304], () => docker.getContainer(id).start({ abortSignal }))(),
+        limits(),
+      );
     },
     async stopContainer(id, graceSeconds) {
       const t = Math.max(0, Math.round(graceSeconds));
-      await call(`stop container ${short(id)}`, (abortSignal) => tolerating([304, 404], () => docker.getContainer(id).stop({ t, abortSignal }))(), { timeoutMs: timeoutMs + t * 1000 });
+      await call(
+        `stop container ${short(id)}`,
+        (abortSignal) => tolerating([304, 404], () => docker.getContainer(id).stop({ t, abortSignal }))(),
+        { timeoutMs: timeoutMs + t * 1000 },
+      );
     },
     async removeContainer(id) {
-      await call(`remove container ${short(id)}`, async (abortSignal) => {
-        try {
-          await docker.getContainer(id).remove({ force: true, v: true, abortSignal });
-        } catch (error) {
-          const e = error as DockerError;
-          if (e.statusCode !== 404 && !(e.statusCode === 409 && /in progress/.test(e.json?.message ?? e.message))) throw error;
-        }
-      }, limits());
+      await call(
+        `remove container ${short(id)}`,
+        async (abortSignal) => {
+          try {
+            await docker.getContainer(id).remove({ force: true, v: true, abortSignal });
+          } catch (error) {
+            const e = error as DockerError;
+            if (e.statusCode !== 404 && !(e.statusCode === 409 && /in progress/.test(e.json?.message ?? e.message)))
+              throw error;
+          }
+        },
+        limits(),
+      );
     },
     async imageId(ref) {
       try {
-        return (await call(`inspect image ${ref}`, (abortSignal) => invoke<Docker.ImageInspectInfo>(docker.getImage(ref), "inspect", { abortSignal }), limits())).Id;
+        return (
+          await call(
+            `inspect image ${ref}`,
+            (abortSignal) => invoke<Docker.ImageInspectInfo>(docker.getImage(ref), "inspect", { abortSignal }),
+            limits(),
+          )
+        ).Id;
       } catch (error) {
         if ((error as KubeletError).code === "NotFound") return undefined;
         throw error;
@@ -291,7 +380,11 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       const action = `pull image ${ref}`;
       let failure: string | undefined;
       try {
-        const stream = (await call(action, (abortSignal) => docker.pull(ref, { ...(auth ? { authconfig: auth } : {}), abortSignal }), { timeoutMs: Math.max(timeoutMs, 120_000), signal, stream: true })) as unknown as AsyncIterable<Uint8Array> & { destroy(): void };
+        const stream = (await call(
+          action,
+          (abortSignal) => docker.pull(ref, { ...(auth ? { authconfig: auth } : {}), abortSignal }),
+          { timeoutMs: Math.max(timeoutMs, 120_000), signal, stream: true },
+        )) as unknown as AsyncIterable<Uint8Array> & { destroy(): void };
         try {
           failure = await pullError(stream);
         } finally {
@@ -307,7 +400,11 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     exec,
     logs,
     async stats(id): Promise<ContainerStats> {
-      const s = (await call(`read the stats of container ${short(id)}`, (abortSignal) => invoke(docker.getContainer(id), "stats", { stream: false, abortSignal }), limits())) as unknown as DockerStats;
+      const s = (await call(
+        `read the stats of container ${short(id)}`,
+        (abortSignal) => invoke(docker.getContainer(id), "stats", { stream: false, abortSignal }),
+        limits(),
+      )) as unknown as DockerStats;
       const cache = s.memory_stats?.stats?.total_inactive_file ?? s.memory_stats?.stats?.inactive_file ?? 0;
       const usage = s.memory_stats?.usage ?? 0;
       const networks = Object.values(s.networks ?? {});

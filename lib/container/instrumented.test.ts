@@ -7,10 +7,13 @@ import { LABEL } from "./runtime.ts";
 
 function recording() {
   const recorded: Array<[string, boolean]> = [];
-  const metrics: KubeletMetrics = { ...noopMetrics, runtimeOperation: (operation, seconds, failed) => {
-    expect(seconds).toBeGreaterThanOrEqual(0);
-    recorded.push([operation, failed]);
-  } };
+  const metrics: KubeletMetrics = {
+    ...noopMetrics,
+    runtimeOperation: (operation, seconds, failed) => {
+      expect(seconds).toBeGreaterThanOrEqual(0);
+      recorded.push([operation, failed]);
+    },
+  };
   return { recorded, metrics };
 }
 
@@ -19,7 +22,12 @@ describe("instrumented runtime", () => {
     const fake = new FakeRuntime();
     const { recorded, metrics } = recording();
     const runtime = instrumentRuntime(fake, metrics);
-    const id = await runtime.createContainer({ name: "k8s_app_p_default_u_0", Image: "local/busybox:stable", Labels: { [LABEL.podUid]: "u" }, HostConfig: {} });
+    const id = await runtime.createContainer({
+      name: "k8s_app_p_default_u_0",
+      Image: "local/busybox:stable",
+      Labels: { [LABEL.podUid]: "u" },
+      HostConfig: {},
+    });
     await runtime.startContainer(id);
     await runtime.listContainers();
     await runtime.exec(id, ["true"]);
@@ -30,8 +38,16 @@ describe("instrumented runtime", () => {
     await runtime.removeContainer(id);
     await runtime.ping();
     expect(recorded).toEqual([
-      ["create_container", false], ["start_container", false], ["list_containers", false], ["exec", false], ["inspect_container", true],
-      ["inspect_image", false], ["pull_image", false], ["stop_container", false], ["remove_container", false], ["version", false],
+      ["create_container", false],
+      ["start_container", false],
+      ["list_containers", false],
+      ["exec", false],
+      ["inspect_container", true],
+      ["inspect_image", false],
+      ["pull_image", false],
+      ["stop_container", false],
+      ["remove_container", false],
+      ["version", false],
     ]);
   });
 

@@ -21,17 +21,19 @@ export const RUNTIME_OPERATIONS = {
 
 /** Wraps the non-streaming methods of a runtime with timing and error counting. */
 export function instrumentRuntime(runtime: Runtime, metrics: KubeletMetrics): Runtime {
-  const measured = <A extends unknown[], R>(operation: string, fn: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
-    const started = performance.now();
-    let failed = true;
-    try {
-      const result = await fn.apply(runtime, args);
-      failed = false;
-      return result;
-    } finally {
-      metrics.runtimeOperation(operation, (performance.now() - started) / 1000, failed);
-    }
-  };
+  const measured =
+    <A extends unknown[], R>(operation: string, fn: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      const started = performance.now();
+      let failed = true;
+      try {
+        const result = await fn.apply(runtime, args);
+        failed = false;
+        return result;
+      } finally {
+        metrics.runtimeOperation(operation, (performance.now() - started) / 1000, failed);
+      }
+    };
   return {
     ping: measured(RUNTIME_OPERATIONS.ping, runtime.ping),
     info: measured(RUNTIME_OPERATIONS.info, runtime.info),

@@ -19,10 +19,24 @@ export const CONTRACT_SCRIPTS = {
   idle: { cmd: ["sleep", "60"], program: {} },
   finite: {
     cmd: ["sh", "-c", "echo out; echo err >&2; exit 3"],
-    program: { output: [{ atMs: 0, text: "out\n" }, { atMs: 0, text: "err\n" }], exitCode: 3 },
+    program: {
+      output: [
+        { atMs: 0, text: "out\n" },
+        { atMs: 0, text: "err\n" },
+      ],
+      exitCode: 3,
+    },
     exec: { result: { exitCode: 3, stdout: "out\n", stderr: "err\n" } },
   },
-  ticking: { cmd: ["sh", "-c", "echo one; sleep 0.3; echo two; exec sleep 60"], program: { output: [{ atMs: 0, text: "one\n" }, { atMs: 300, text: "two\n" }] } },
+  ticking: {
+    cmd: ["sh", "-c", "echo one; sleep 0.3; echo two; exec sleep 60"],
+    program: {
+      output: [
+        { atMs: 0, text: "one\n" },
+        { atMs: 300, text: "two\n" },
+      ],
+    },
+  },
   slow: { cmd: ["sleep", "5"], program: {}, exec: { result: { exitCode: 0, stdout: "", stderr: "" }, takesMs: 5000 } },
 } satisfies Record<string, ContractScript>;
 
@@ -42,7 +56,11 @@ async function collect(chunks: AsyncIterable<Uint8Array>): Promise<string> {
 }
 
 /** The shared suite: `image` must hold busybox; `prefix` marks the containers it creates (and removes). */
-export function runtimeContract(name: string, makeRuntime: () => Runtime, options: { image: string; prefix: string }): void {
+export function runtimeContract(
+  name: string,
+  makeRuntime: () => Runtime,
+  options: { image: string; prefix: string },
+): void {
   describe(name, () => {
     const runtime = makeRuntime();
     const created: string[] = [];
@@ -80,7 +98,10 @@ export function runtimeContract(name: string, makeRuntime: () => Runtime, option
       expect(details).toMatchObject({ id, running: true, state: "running", exitCode: 0 });
       expect(details.name).toStartWith("k8s_app_");
       expect(Date.parse(details.startedAt!)).toBeGreaterThan(0);
-      expect((await runtime.listContainers()).find((c) => c.id === id)).toMatchObject({ state: "running", labels: { [LABEL.podUid]: uid } });
+      expect((await runtime.listContainers()).find((c) => c.id === id)).toMatchObject({
+        state: "running",
+        labels: { [LABEL.podUid]: uid },
+      });
     });
 
     test("never lists containers the kubelet did not create", async () => {
@@ -95,7 +116,10 @@ export function runtimeContract(name: string, makeRuntime: () => Runtime, option
 
     test("lists one pod's containers when asked by pod uid", async () => {
       const mine = await create();
-      const other = await create({ name: `k8s_app_${options.prefix}other${Date.now()}_default_other-${uid}_0`, Labels: { [LABEL.podUid]: `other-${uid}` } });
+      const other = await create({
+        name: `k8s_app_${options.prefix}other${Date.now()}_default_other-${uid}_0`,
+        Labels: { [LABEL.podUid]: `other-${uid}` },
+      });
       const listed = (await runtime.listContainers({ podUid: uid })).map((c) => c.id);
       expect(listed).toContain(mine);
       expect(listed).not.toContain(other);
@@ -108,7 +132,9 @@ export function runtimeContract(name: string, makeRuntime: () => Runtime, option
     });
 
     test("refuses to create a container from a missing image", async () => {
-      await expect(runtime.createContainer(body({ Image: `${options.prefix}missing/image:0` }))).rejects.toMatchObject({ code: "NotFound" });
+      await expect(runtime.createContainer(body({ Image: `${options.prefix}missing/image:0` }))).rejects.toMatchObject({
+        code: "NotFound",
+      });
     });
 
     test("reports the exit code and finish time of a container that ended, and keeps listing it", async () => {
@@ -144,7 +170,9 @@ export function runtimeContract(name: string, makeRuntime: () => Runtime, option
     test("gives up on a command that outlives its timeout", async () => {
       const id = await started();
       const before = Date.now();
-      await expect(runtime.exec(id, CONTRACT_SCRIPTS.slow.cmd, { timeoutMs: 300 })).rejects.toMatchObject({ code: "ExecTimeout" });
+      await expect(runtime.exec(id, CONTRACT_SCRIPTS.slow.cmd, { timeoutMs: 300 })).rejects.toMatchObject({
+        code: "ExecTimeout",
+      });
       expect(Date.now() - before).toBeLessThan(2000);
     });
 
@@ -203,7 +231,9 @@ export function runtimeContract(name: string, makeRuntime: () => Runtime, option
       await runtime.removeContainer(id);
       await watching;
       abort.abort();
-      const actions = seen.filter((e) => e.id === id && ["create", "start", "die", "destroy"].includes(e.action)).map((e) => e.action);
+      const actions = seen
+        .filter((e) => e.id === id && ["create", "start", "die", "destroy"].includes(e.action))
+        .map((e) => e.action);
       expect(actions).toEqual(["create", "start", "die", "destroy"]);
     });
 

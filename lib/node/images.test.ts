@@ -24,7 +24,14 @@ function setup(qps = 0, burst = 10) {
   const pullMetrics: boolean[] = [];
   const metrics = { ...noopMetrics, imagePull: (_seconds: number, failed: boolean) => void pullMetrics.push(failed) };
   const images = createImageManager({ qps, burst, clock, events, metrics, dockerConfigPaths: [] }, runtime);
-  return { clock, runtime, images, events, pullMetrics, pulls: () => runtime.calls.filter((c) => c.method === "pullImage").length };
+  return {
+    clock,
+    runtime,
+    images,
+    events,
+    pullMetrics,
+    pulls: () => runtime.calls.filter((c) => c.method === "pullImage").length,
+  };
 }
 
 describe("image manager", () => {
@@ -50,13 +57,17 @@ describe("image manager", () => {
     const s = setup();
     s.runtime.failNext("pullImage", new Error("manifest unknown"));
     await expect(s.images.ensureImage("nope:1", "IfNotPresent", pod)).rejects.toMatchObject({ code: "ErrImagePull" });
-    await expect(s.images.ensureImage("nope:1", "IfNotPresent", pod)).rejects.toMatchObject({ code: "ImagePullBackOff" });
+    await expect(s.images.ensureImage("nope:1", "IfNotPresent", pod)).rejects.toMatchObject({
+      code: "ImagePullBackOff",
+    });
     expect(s.pulls()).toBe(1);
     await s.clock.advance(10_000);
     s.runtime.failNext("pullImage", new Error("manifest unknown"));
     await expect(s.images.ensureImage("nope:1", "IfNotPresent", pod)).rejects.toMatchObject({ code: "ErrImagePull" });
     await s.clock.advance(10_000);
-    await expect(s.images.ensureImage("nope:1", "IfNotPresent", pod)).rejects.toMatchObject({ code: "ImagePullBackOff" });
+    await expect(s.images.ensureImage("nope:1", "IfNotPresent", pod)).rejects.toMatchObject({
+      code: "ImagePullBackOff",
+    });
     await s.clock.advance(10_000);
     expect(await s.images.ensureImage("nope:1", "IfNotPresent", pod)).toBe("sha256:nope:1");
   });
@@ -94,28 +105,46 @@ describe("image manager", () => {
   test("a success resets the back-off; events and metrics tell the story", async () => {
     const s = setup();
     s.runtime.failNext("pullImage", new KubeletError("ImagePullFailed", "cannot pull image nope:1: manifest unknown"));
-    await expect(s.images.ensureImage("nope:1", "IfNotPresent", pod)).rejects.toMatchObject({ code: "ErrImagePull", message: expect.stringContaining("manifest unknown") });
-    await expect(s.images.ensureImage("nope:1", "IfNotPresent", pod)).rejects.toMatchObject({ code: "ImagePullBackOff" });
+    await expect(s.images.ensureImage("nope:1", "IfNotPresent", pod)).rejects.toMatchObject({
+      code: "ErrImagePull",
+      message: expect.stringContaining("manifest unknown"),
+    });
+    await expect(s.images.ensureImage("nope:1", "IfNotPresent", pod)).rejects.toMatchObject({
+      code: "ImagePullBackOff",
+    });
     await s.clock.advance(10_000);
     await s.images.ensureImage("nope:1", "Always", pod);
     s.runtime.failNext("pullImage", new Error("flaky"));
     await expect(s.images.ensureImage("nope:1", "Always", pod)).rejects.toMatchObject({ code: "ErrImagePull" });
     await s.clock.advance(10_000); // back to the first 10 s step, not 20 s
     await s.images.ensureImage("nope:1", "Always", pod);
-    expect([...new Set(s.events.list().map((e) => e.reason))].sort()).toEqual(["BackOff", "Failed", "Pulled", "Pulling"]);
+    expect([...new Set(s.events.list().map((e) => e.reason))].sort()).toEqual([
+      "BackOff",
+      "Failed",
+      "Pulled",
+      "Pulling",
+    ]);
     expect(s.pullMetrics).toEqual([true, false, true, false]);
   });
 
   test("an unreachable daemon is not the image's fault: no back-off", async () => {
     const s = setup();
-    s.runtime.failNext("pullImage", new KubeletError("RuntimeUnavailable", "cannot pull image busybox:1.35: the Docker Engine is unreachable"));
-    await expect(s.images.ensureImage("busybox:1.35", "IfNotPresent", pod)).rejects.toMatchObject({ code: "RuntimeUnavailable" });
+    s.runtime.failNext(
+      "pullImage",
+      new KubeletError("RuntimeUnavailable", "cannot pull image busybox:1.35: the Docker Engine is unreachable"),
+    );
+    await expect(s.images.ensureImage("busybox:1.35", "IfNotPresent", pod)).rejects.toMatchObject({
+      code: "RuntimeUnavailable",
+    });
     expect(await s.images.ensureImage("busybox:1.35", "IfNotPresent", pod)).toBe("sha256:busybox:1.35");
   });
 
   test("pulls with the credentials of the image's registry", async () => {
     const dir = mkdtempSync(join(tmpdir(), "kubelet-docker-config-"));
-    writeFileSync(join(dir, "config.json"), JSON.stringify({ auths: { "registry.example.com": { auth: Buffer.from("u:p").toString("base64") } } }));
+    writeFileSync(
+      join(dir, "config.json"),
+      JSON.stringify({ auths: { "registry.example.com": { auth: Buffer.from("u:p").toString("base64") } } }),
+    );
     const runtime = new FakeRuntime(new FakeClock());
     const images = createImageManager({ qps: 0, burst: 0, dockerConfigPaths: [join(dir, "config.json")] }, runtime);
     await images.ensureImage("registry.example.com/team/app:1", "IfNotPresent", pod);
@@ -131,16 +160,24 @@ describe("registry credentials", () => {
   test("match the image's registry in Docker's config.json, Docker Hub aliases included", () => {
     const dir = mkdtempSync(join(tmpdir(), "kubelet-docker-config-"));
     const config = join(dir, "config.json");
-    writeFileSync(config, JSON.stringify({ auths: {
-      "https://index.docker.io/v1/": { auth: Buffer.from("hubuser:hubpass").toString("base64") },
-      "registry.example.com:5000": { username: "u", password: "p:w" },
-      "http://quay.io/v2/": { auth: Buffer.from("q:x").toString("base64") },
-    } }));
+    writeFileSync(
+      config,
+      JSON.stringify({
+        auths: {
+          "https://index.docker.io/v1/": { auth: Buffer.from("hubuser:hubpass").toString("base64") },
+          "registry.example.com:5000": { username: "u", password: "p:w" },
+          "http://quay.io/v2/": { auth: Buffer.from("q:x").toString("base64") },
+        },
+      }),
+    );
     expect(registryOf("busybox")).toBe("docker.io");
     expect(registryOf("library/busybox:1")).toBe("docker.io");
     expect(registryOf("registry.example.com:5000/team/app:1")).toBe("registry.example.com:5000");
     expect(credentialsFor("busybox:1.35", [config])).toMatchObject({ username: "hubuser", password: "hubpass" });
-    expect(credentialsFor("registry.example.com:5000/team/app:1", [config])).toMatchObject({ username: "u", password: "p:w" });
+    expect(credentialsFor("registry.example.com:5000/team/app:1", [config])).toMatchObject({
+      username: "u",
+      password: "p:w",
+    });
     expect(credentialsFor("quay.io/x/y:1", [config])).toMatchObject({ username: "q", password: "x" });
     expect(credentialsFor("ghcr.io/x/y:1", [config])).toBeUndefined();
     expect(credentialsFor("index.docker.io/library/busybox", [config])).toMatchObject({ username: "hubuser" });
@@ -150,7 +187,11 @@ describe("registry credentials", () => {
 
 describeWithServices("image manager on the real registry", (services) => {
   const runtime = createDockerRuntime({ endpoint: services.dockerHost });
-  const docker = (...args: string[]) => execFileSync("docker", ["-H", services.dockerHost, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+  const docker = (...args: string[]) =>
+    execFileSync("docker", ["-H", services.dockerHost, ...args], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    }).trim();
   const tag = `${Date.now()}`;
   const refs = [0, 1, 2, 3, 4, 5].map((n) => `${services.registry}/rt-img/busybox:${tag}-${n}`);
   beforeAll(() => {
@@ -187,7 +228,10 @@ describeWithServices("image manager on the real registry", (services) => {
     const events = createEventRecorder();
     const images = createImageManager({ qps: 0, burst: 0, dockerConfigPaths: [], events }, runtime);
     const ref = `127.0.0.1:1/rt-img/busybox:${tag}`;
-    await expect(images.ensureImage(ref, "IfNotPresent", pod)).rejects.toMatchObject({ code: "ErrImagePull", message: expect.stringMatching(/connection refused|connect/i) });
+    await expect(images.ensureImage(ref, "IfNotPresent", pod)).rejects.toMatchObject({
+      code: "ErrImagePull",
+      message: expect.stringMatching(/connection refused|connect/i),
+    });
     const started = Date.now();
     await expect(images.ensureImage(ref, "IfNotPresent", pod)).rejects.toMatchObject({ code: "ImagePullBackOff" });
     expect(Date.now() - started).toBeLessThan(100);

@@ -35,7 +35,11 @@ export class TokenBucket {
   #updated: number;
   #queue: Promise<void> = Promise.resolve();
 
-  constructor(readonly qps: number, readonly burst: number, readonly clock: Clock) {
+  constructor(
+    readonly qps: number,
+    readonly burst: number,
+    readonly clock: Clock,
+  ) {
     this.#tokens = Math.max(1, burst);
     this.#updated = clock.now();
   }
@@ -102,7 +106,10 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
         const id = await runtime.imageId(image);
         if (id) return id;
         if (policy === "Never") {
-          throw new KubeletError("ErrImageNeverPull", `Container image "${image}" is not present with pull policy of Never`);
+          throw new KubeletError(
+            "ErrImageNeverPull",
+            `Container image "${image}" is not present with pull policy of Never`,
+          );
         }
       }
       const running = inflight.get(image);
@@ -110,7 +117,10 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
       const wait = backoff.remaining(image);
       if (wait > 0) {
         options.events?.record(pod, "Normal", "BackOff", `Back-off pulling image "${image}"`);
-        throw new KubeletError("ImagePullBackOff", `Back-off pulling image "${image}" (${Math.ceil(wait / 1000)}s left): ${failures.get(image) ?? ""}`);
+        throw new KubeletError(
+          "ImagePullBackOff",
+          `Back-off pulling image "${image}" (${Math.ceil(wait / 1000)}s left): ${failures.get(image) ?? ""}`,
+        );
       }
       const attempt = pull(image, pod).finally(() => inflight.delete(image));
       inflight.set(image, attempt);

@@ -16,7 +16,9 @@ describe("probe handlers", () => {
     if (req.url === "/redirect") res.setHeader("location", "/elsewhere");
     res.end(req.headers["x-probe"] ?? "");
   });
-  const listening = new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port)));
+  const listening = new Promise<number>((resolve) =>
+    server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port)),
+  );
   afterAll(() => server.close());
   const target = { runtime: new FakeRuntime(), containerId: "none", host: "127.0.0.1" };
 
@@ -26,13 +28,19 @@ describe("probe handlers", () => {
     expect((await runProbe({ httpGet: { port, path: "/" } }, target, 1000)).result).toBe("success");
     expect((await runProbe({ httpGet: { port, path: "/redirect" } }, target, 1000)).result).toBe("success");
     status = 500;
-    expect(await runProbe({ httpGet: { port, path: "/" } }, target, 1000)).toEqual({ result: "failure", message: "HTTP probe failed with statuscode: 500" });
+    expect(await runProbe({ httpGet: { port, path: "/" } }, target, 1000)).toEqual({
+      result: "failure",
+      message: "HTTP probe failed with statuscode: 500",
+    });
   });
 
   test("an HTTP probe resolves named ports from the container", async () => {
     const port = await listening;
     status = 200;
-    expect((await runProbe({ httpGet: { port: "web" } }, { ...target, ports: [{ name: "web", containerPort: port }] }, 1000)).result).toBe("success");
+    expect(
+      (await runProbe({ httpGet: { port: "web" } }, { ...target, ports: [{ name: "web", containerPort: port }] }, 1000))
+        .result,
+    ).toBe("success");
   });
 
   test("a TCP probe fails on a closed loopback port", async () => {
@@ -42,7 +50,9 @@ describe("probe handlers", () => {
   });
 
   test("a pod without an address cannot be probed over the network, and says why", async () => {
-    expect((await runProbe({ httpGet: { port: 80 } }, { ...target, host: "" }, 500)).message).toContain("no network address");
+    expect((await runProbe({ httpGet: { port: 80 } }, { ...target, host: "" }, 500)).message).toContain(
+      "no network address",
+    );
   });
 });
 
@@ -54,8 +64,17 @@ describe("probe workers", () => {
     runtime.execHandler = () => ({ exitCode: healthy ? 0 : 1, stdout: "", stderr: healthy ? "" : "unhealthy" });
     const failures: string[] = [];
     const changes: string[] = [];
-    const manager = createProbeManager({ clock }, { runtime, onLivenessFailure: (_uid, name, _id, message) => failures.push(`${name}: ${message}`), onChange: (uid) => changes.push(uid) });
-    const pod = testPod("probed", { containers: [{ name: "app", image: "local/busybox:stable", [kind]: { exec: { command: ["check"] }, ...probe } }] });
+    const manager = createProbeManager(
+      { clock },
+      {
+        runtime,
+        onLivenessFailure: (_uid, name, _id, message) => failures.push(`${name}: ${message}`),
+        onChange: (uid) => changes.push(uid),
+      },
+    );
+    const pod = testPod("probed", {
+      containers: [{ name: "app", image: "local/busybox:stable", [kind]: { exec: { command: ["check"] }, ...probe } }],
+    });
     runtime.containers.set("c1", { id: "c1" } as never);
     manager.addContainer(pod, pod.spec.containers[0]!, "c1", clock.now(), "");
     return { clock, manager, failures, changes, setHealthy: (h: boolean) => (healthy = h) };
@@ -113,12 +132,21 @@ describeWithServices("exec probes in a real container", (services) => {
   afterAll(() => runtime.removeContainer(id));
 
   test("pass and fail by exit code in a minimal image, with no curl inside", async () => {
-    id = await runtime.createContainer({ name: `k8s_probe_cfg-${Date.now()}_default_u_0`, Image: services.busybox, Cmd: ["sleep", "60"], Labels: {}, HostConfig: { NetworkMode: "none" } });
+    id = await runtime.createContainer({
+      name: `k8s_probe_cfg-${Date.now()}_default_u_0`,
+      Image: services.busybox,
+      Cmd: ["sleep", "60"],
+      Labels: {},
+      HostConfig: { NetworkMode: "none" },
+    });
     await runtime.startContainer(id);
     const target = { runtime, containerId: id, host: "" };
     expect((await runProbe({ exec: { command: ["true"] } }, target, 5000)).result).toBe("success");
     const failed = await runProbe({ exec: { command: ["sh", "-c", "echo not ready; exit 1"] } }, target, 5000);
-    expect(failed).toEqual({ result: "failure", message: 'command ["sh","-c","echo not ready; exit 1"] exited with 1: not ready' });
+    expect(failed).toEqual({
+      result: "failure",
+      message: 'command ["sh","-c","echo not ready; exit 1"] exited with 1: not ready',
+    });
     expect((await runProbe({ exec: { command: ["sleep", "5"] } }, target, 300)).message).toContain("timeout");
   });
 });

@@ -22,16 +22,31 @@ export interface ProbeTarget {
 }
 
 /** Runs one probe once. */
-export async function runProbe(probe: V1Probe, target: ProbeTarget, timeoutMs: number): Promise<{ result: ProbeResult; message: string }> {
+export async function runProbe(
+  probe: V1Probe,
+  target: ProbeTarget,
+  timeoutMs: number,
+): Promise<{ result: ProbeResult; message: string }> {
   try {
     if (probe.exec) {
-      const { exitCode, stdout, stderr } = await target.runtime.exec(target.containerId, probe.exec.command ?? [], { timeoutMs });
-      return exitCode === 0 ? { result: "success", message: "" } : { result: "failure", message: `command ${JSON.stringify(probe.exec.command)} exited with ${exitCode}: ${(stdout + stderr).trim().slice(0, 200)}` };
+      const { exitCode, stdout, stderr } = await target.runtime.exec(target.containerId, probe.exec.command ?? [], {
+        timeoutMs,
+      });
+      return exitCode === 0
+        ? { result: "success", message: "" }
+        : {
+            result: "failure",
+            message: `command ${JSON.stringify(probe.exec.command)} exited with ${exitCode}: ${(stdout + stderr).trim().slice(0, 200)}`,
+          };
     }
     if (probe.httpGet) {
       const get = probe.httpGet;
       const host = get.host || target.host;
-      if (!host) return { result: "failure", message: "HTTP probe failed: the pod has no network address (use hostNetwork or an exec probe)" };
+      if (!host)
+        return {
+          result: "failure",
+          message: "HTTP probe failed: the pod has no network address (use hostNetwork or an exec probe)",
+        };
       const port = resolvePort(get.port, target.ports);
       const path = get.path ? (get.path.startsWith("/") ? get.path : `/${get.path}`) : "/";
       const headers = new Headers((get.httpHeaders ?? []).map((h) => [h.name, h.value] as [string, string]));
@@ -39,7 +54,9 @@ export async function runProbe(probe: V1Probe, target: ProbeTarget, timeoutMs: n
       const url = `${(get.scheme ?? "HTTP").toLowerCase()}://${host.includes(":") ? `[${host}]` : host}:${port}${path}`;
       const response = await fetch(url, { headers, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
       await response.body?.cancel();
-      return response.status >= 200 && response.status < 400 ? { result: "success", message: "" } : { result: "failure", message: `HTTP probe failed with statuscode: ${response.status}` };
+      return response.status >= 200 && response.status < 400
+        ? { result: "success", message: "" }
+        : { result: "failure", message: `HTTP probe failed with statuscode: ${response.status}` };
     }
     if (probe.tcpSocket) {
       const host = probe.tcpSocket.host || target.host;
@@ -56,7 +73,10 @@ export async function runProbe(probe: V1Probe, target: ProbeTarget, timeoutMs: n
     return { result: "failure", message: "probe has no supported handler" };
   } catch (error) {
     const e = error as Error & { code?: string };
-    const message = e.name === "TimeoutError" || e.code === "ExecTimeout" ? `timeout: probe did not answer within ${timeoutMs / 1000}s` : e.message;
+    const message =
+      e.name === "TimeoutError" || e.code === "ExecTimeout"
+        ? `timeout: probe did not answer within ${timeoutMs / 1000}s`
+        : e.message;
     return { result: "failure", message };
   }
 }
@@ -97,7 +117,10 @@ interface Worker {
   stopped: boolean;
 }
 
-export function createProbeManager(options: { clock?: Clock; log?: Logger; metrics?: KubeletMetrics; events?: EventRecorder }, deps: ProbeManagerDeps): ProbeManager {
+export function createProbeManager(
+  options: { clock?: Clock; log?: Logger; metrics?: KubeletMetrics; events?: EventRecorder },
+  deps: ProbeManagerDeps,
+): ProbeManager {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? silentLogger;
   const workers = new Map<string, Worker>();
@@ -113,7 +136,13 @@ export function createProbeManager(options: { clock?: Clock; log?: Logger; metri
   return {
     addContainer(pod, container, containerId, startedAt, host) {
       if (workers.has(containerId)) return;
-      const worker: Worker = { podUid: pod.metadata.uid, ready: !container.readinessProbe, started: !container.startupProbe, timers: new Map(), stopped: false };
+      const worker: Worker = {
+        podUid: pod.metadata.uid,
+        ready: !container.readinessProbe,
+        started: !container.startupProbe,
+        timers: new Map(),
+        stopped: false,
+      };
       workers.set(containerId, worker);
       const labels = { container: container.name, pod: pod.metadata.name, namespace: pod.metadata.namespace };
       const target: ProbeTarget = { runtime: deps.runtime, containerId, host, ports: container.ports };
@@ -123,7 +152,8 @@ export function createProbeManager(options: { clock?: Clock; log?: Logger; metri
         const period = (probe.periodSeconds ?? 10) * 1000;
         const tick = async () => {
           if (worker.stopped) return;
-          if (type !== "Startup" && !worker.started) return void worker.timers.set(type, clock.setTimeout(tick, period));
+          if (type !== "Startup" && !worker.started)
+            return void worker.timers.set(type, clock.setTimeout(tick, period));
           const { result, message } = await runProbe(probe, target, (probe.timeoutSeconds ?? 1) * 1000);
           if (worker.stopped) return;
           options.metrics?.probe(type, result === "success" ? "successful" : "failed", labels);
@@ -133,7 +163,13 @@ export function createProbeManager(options: { clock?: Clock; log?: Logger; metri
           } else {
             failures++;
             successes = 0;
-            options.events?.record(pod, "Warning", "Unhealthy", `${type} probe failed: ${message}`, `spec.containers{${container.name}}`);
+            options.events?.record(
+              pod,
+              "Warning",
+              "Unhealthy",
+              `${type} probe failed: ${message}`,
+              `spec.containers{${container.name}}`,
+            );
           }
           if (type === "Startup" && successes >= (probe.successThreshold ?? 1)) {
             worker.started = true;
@@ -141,13 +177,22 @@ export function createProbeManager(options: { clock?: Clock; log?: Logger; metri
             return; // a startup probe stops once it succeeded
           }
           if ((type === "Startup" || type === "Liveness") && failures >= (probe.failureThreshold ?? 3)) {
-            log.info(`container ${container.name} of pod ${pod.metadata.namespace}/${pod.metadata.name} failed its ${type.toLowerCase()} probe ${failures} times: restarting it`);
+            log.info(
+              `container ${container.name} of pod ${pod.metadata.namespace}/${pod.metadata.name} failed its ${type.toLowerCase()} probe ${failures} times: restarting it`,
+            );
             stop(containerId);
-            deps.onLivenessFailure(worker.podUid, container.name, containerId, `Container ${container.name} failed ${type.toLowerCase()} probe, will be restarted: ${message}`);
+            deps.onLivenessFailure(
+              worker.podUid,
+              container.name,
+              containerId,
+              `Container ${container.name} failed ${type.toLowerCase()} probe, will be restarted: ${message}`,
+            );
             return;
           }
           if (type === "Readiness") {
-            const ready = worker.ready ? failures < (probe.failureThreshold ?? 3) : successes >= (probe.successThreshold ?? 1);
+            const ready = worker.ready
+              ? failures < (probe.failureThreshold ?? 3)
+              : successes >= (probe.successThreshold ?? 1);
             if (ready !== worker.ready) {
               worker.ready = ready;
               deps.onChange(worker.podUid);

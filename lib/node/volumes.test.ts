@@ -13,7 +13,12 @@ describe("volume manager", () => {
   test("creates emptyDir volumes under <root_dir>/pods/<uid>/volumes and removes them with the pod", async () => {
     const rootDir = root();
     const volumes = createVolumeManager({ rootDir });
-    const pod = testPod("v", { volumes: [{ name: "scratch", emptyDir: {} }], containers: [{ name: "c", image: "b:1", volumeMounts: [{ name: "scratch", mountPath: "/s", subPath: "logs/app" }] }] });
+    const pod = testPod("v", {
+      volumes: [{ name: "scratch", emptyDir: {} }],
+      containers: [
+        { name: "c", image: "b:1", volumeMounts: [{ name: "scratch", mountPath: "/s", subPath: "logs/app" }] },
+      ],
+    });
     const paths = await volumes.setup(pod);
     const dir = join(rootDir, "pods", pod.metadata.uid, "volumes", "kubernetes.io~empty-dir", "scratch");
     expect(paths.get("scratch")).toEqual({ hostPath: dir });
@@ -23,17 +28,22 @@ describe("volume manager", () => {
     expect(existsSync(join(rootDir, "pods", pod.metadata.uid))).toBe(false);
   });
 
-  test.skipIf(!isRoot)("mounts a tmpfs with the size limit for medium Memory, and unmounts it on teardown", async () => {
-    const rootDir = root();
-    const volumes = createVolumeManager({ rootDir });
-    const pod = testPod("m", { volumes: [{ name: "cache", emptyDir: { medium: "Memory", sizeLimit: "8Mi" } }] });
-    const dir = (await volumes.setup(pod)).get("cache")!.hostPath;
-    const mount = readFileSync("/proc/self/mounts", "utf8").split("\n").find((l) => l.split(" ")[1] === dir);
-    expect(mount).toContain("tmpfs");
-    expect(mount).toContain("size=8192k");
-    await volumes.teardown(pod.metadata.uid);
-    expect(readFileSync("/proc/self/mounts", "utf8")).not.toContain(dir);
-  });
+  test.skipIf(!isRoot)(
+    "mounts a tmpfs with the size limit for medium Memory, and unmounts it on teardown",
+    async () => {
+      const rootDir = root();
+      const volumes = createVolumeManager({ rootDir });
+      const pod = testPod("m", { volumes: [{ name: "cache", emptyDir: { medium: "Memory", sizeLimit: "8Mi" } }] });
+      const dir = (await volumes.setup(pod)).get("cache")!.hostPath;
+      const mount = readFileSync("/proc/self/mounts", "utf8")
+        .split("\n")
+        .find((l) => l.split(" ")[1] === dir);
+      expect(mount).toContain("tmpfs");
+      expect(mount).toContain("size=8192k");
+      await volumes.teardown(pod.metadata.uid);
+      expect(readFileSync("/proc/self/mounts", "utf8")).not.toContain(dir);
+    },
+  );
 
   test("checks hostPath types and creates what the type asks for", async () => {
     const rootDir = root();
@@ -41,14 +51,19 @@ describe("volume manager", () => {
     writeFileSync(join(host, "file"), "x");
     mkdirSync(join(host, "dir"));
     const volumes = createVolumeManager({ rootDir });
-    const withHostPath = (path: string, type: string) => testPod("h", { volumes: [{ name: "h", hostPath: { path, type } }] });
+    const withHostPath = (path: string, type: string) =>
+      testPod("h", { volumes: [{ name: "h", hostPath: { path, type } }] });
     await volumes.setup(withHostPath(join(host, "new/dir"), "DirectoryOrCreate"));
     expect(statSync(join(host, "new/dir")).isDirectory()).toBe(true);
     await volumes.setup(withHostPath(join(host, "created"), "FileOrCreate"));
     expect(statSync(join(host, "created")).isFile()).toBe(true);
     await volumes.setup(withHostPath(join(host, "dir"), "Directory"));
-    await expect(volumes.setup(withHostPath(join(host, "file"), "Directory"))).rejects.toThrow(`hostPath type check failed: ${join(host, "file")} is not a directory`);
-    await expect(volumes.setup(withHostPath(join(host, "missing"), "File"))).rejects.toMatchObject({ code: "VolumeSetupFailed" });
+    await expect(volumes.setup(withHostPath(join(host, "file"), "Directory"))).rejects.toThrow(
+      `hostPath type check failed: ${join(host, "file")} is not a directory`,
+    );
+    await expect(volumes.setup(withHostPath(join(host, "missing"), "File"))).rejects.toMatchObject({
+      code: "VolumeSetupFailed",
+    });
     await expect(volumes.setup(withHostPath(join(host, "file"), "Socket"))).rejects.toThrow("is not a socket");
   });
 
@@ -57,7 +72,12 @@ describe("volume manager", () => {
     const host = root();
     writeFileSync(join(host, "precious"), "keep");
     const volumes = createVolumeManager({ rootDir });
-    const pod = testPod("keep", { volumes: [{ name: "h", hostPath: { path: host } }, { name: "e", emptyDir: {} }] });
+    const pod = testPod("keep", {
+      volumes: [
+        { name: "h", hostPath: { path: host } },
+        { name: "e", emptyDir: {} },
+      ],
+    });
     await volumes.setup(pod);
     await volumes.teardown(pod.metadata.uid);
     expect(readFileSync(join(host, "precious"), "utf8")).toBe("keep");

@@ -24,7 +24,10 @@ export function createVolumeManager(options: { rootDir: string; log?: Logger }):
   const log = options.log ?? silentLogger;
   const podsDir = join(options.rootDir, "pods");
   const fail = (pod: Pod, volume: string, why: string) =>
-    new KubeletError("VolumeSetupFailed", `volume "${volume}" of pod ${pod.metadata.namespace}/${pod.metadata.name}: ${why}`);
+    new KubeletError(
+      "VolumeSetupFailed",
+      `volume "${volume}" of pod ${pod.metadata.namespace}/${pod.metadata.name}: ${why}`,
+    );
 
   return {
     async setup(pod) {
@@ -34,11 +37,18 @@ export function createVolumeManager(options: { rootDir: string; log?: Logger }):
           const dir = join(podsDir, pod.metadata.uid, "volumes", "kubernetes.io~empty-dir", volume.name);
           await mkdir(dir, { recursive: true, mode: 0o777 });
           if (volume.emptyDir.medium === "Memory" && !(await isMountPoint(dir))) {
-            const size = volume.emptyDir.sizeLimit !== undefined ? `,size=${Math.round(parseQuantity(volume.emptyDir.sizeLimit)!)}` : "";
+            const size =
+              volume.emptyDir.sizeLimit !== undefined
+                ? `,size=${Math.round(parseQuantity(volume.emptyDir.sizeLimit)!)}`
+                : "";
             try {
               await run("mount", ["-t", "tmpfs", "-o", `mode=0777${size}`, "tmpfs", dir]);
             } catch (error) {
-              throw fail(pod, volume.name, `cannot mount a tmpfs for medium Memory (the kubelet must run as root): ${(error as { stderr?: string }).stderr?.trim() || (error as Error).message}`);
+              throw fail(
+                pod,
+                volume.name,
+                `cannot mount a tmpfs for medium Memory (the kubelet must run as root): ${(error as { stderr?: string }).stderr?.trim() || (error as Error).message}`,
+              );
             }
           }
           paths.set(volume.name, { hostPath: dir });
@@ -60,7 +70,9 @@ export function createVolumeManager(options: { rootDir: string; log?: Logger }):
     async teardown(podUid) {
       const dir = join(podsDir, podUid);
       for (const mountPoint of await mountsUnder(dir)) {
-        await run("umount", [mountPoint]).catch((error) => log.warn(`cannot unmount ${mountPoint}: ${(error as Error).message}`));
+        await run("umount", [mountPoint]).catch((error) =>
+          log.warn(`cannot unmount ${mountPoint}: ${(error as Error).message}`),
+        );
       }
       // rm never follows symlinks, so a link to a host path cannot take the host path with it.
       await rm(dir, { recursive: true, force: true });
@@ -120,4 +132,3 @@ async function mountsUnder(dir: string): Promise<string[]> {
     .filter((point): point is string => !!point && (point === dir || point.startsWith(dir + "/")))
     .sort((a, b) => b.length - a.length);
 }
-

@@ -11,7 +11,15 @@ export function serveBun(fetch: FetchHandler, options: ServeOptions): RunningSer
     port: options.port,
     fetch,
     idleTimeout: 0, // log streams may be quiet for long; clients that leave abort them
-    ...(options.tls ? { tls: { cert: options.tls.cert, key: options.tls.key, ...(options.tls.ca ? { ca: options.tls.ca, requestCert: true, rejectUnauthorized: true } : {}) } } : {}),
+    ...(options.tls
+      ? {
+          tls: {
+            cert: options.tls.cert,
+            key: options.tls.key,
+            ...(options.tls.ca ? { ca: options.tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
+          },
+        }
+      : {}),
   });
   return { port: server.port, stop: async () => void (await server.stop(true)) };
 }

@@ -6,7 +6,18 @@ declare const Deno: {
 };
 
 export function serveDeno(fetch: FetchHandler, options: ServeOptions): RunningServer {
-  if (options.tls?.ca) throw new Error("client certificate authentication is not available under deno: run the compiled binary or use --auth_token_file");
-  const server = Deno.serve({ hostname: options.hostname, port: options.port, onListen() {}, ...(options.tls ? { cert: options.tls.cert, key: options.tls.key } : {}) }, fetch);
+  if (options.tls?.ca)
+    throw new Error(
+      "client certificate authentication is not available under deno: run the compiled binary or use --auth_token_file",
+    );
+  const server = Deno.serve(
+    {
+      hostname: options.hostname,
+      port: options.port,
+      onListen() {},
+      ...(options.tls ? { cert: options.tls.cert, key: options.tls.key } : {}),
+    },
+    fetch,
+  );
   return { port: server.addr.port, stop: () => server.shutdown() };
 }

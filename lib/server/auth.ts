@@ -43,15 +43,28 @@ export async function loadAuthenticator(config: KubeletConfig): Promise<Authenti
     }
   };
   const tokens = config.authTokenFile
-    ? (await read("auth_token_file", config.authTokenFile)).split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("#")).map(digest)
+    ? (await read("auth_token_file", config.authTokenFile))
+        .split("\n")
+        .map((l) => l.trim())
+        .filter((l) => l && !l.startsWith("#"))
+        .map(digest)
     : [];
-  if (config.authTokenFile && tokens.length === 0) throw new KubeletError("InvalidConfig", `--auth_token_file "${config.authTokenFile}" holds no token`);
+  if (config.authTokenFile && tokens.length === 0)
+    throw new KubeletError("InvalidConfig", `--auth_token_file "${config.authTokenFile}" holds no token`);
   if (config.clientCaFile && !(config.tlsCertFile && config.tlsPrivateKeyFile)) {
-    throw new KubeletError("InvalidConfig", "--client_ca_file needs --tls_cert_file and --tls_private_key_file: client certificates only exist over TLS");
+    throw new KubeletError(
+      "InvalidConfig",
+      "--client_ca_file needs --tls_cert_file and --tls_private_key_file: client certificates only exist over TLS",
+    );
   }
-  const tls = config.tlsCertFile && config.tlsPrivateKeyFile
-    ? { cert: await read("tls_cert_file", config.tlsCertFile), key: await read("tls_private_key_file", config.tlsPrivateKeyFile), ...(config.clientCaFile ? { ca: await read("client_ca_file", config.clientCaFile) } : {}) }
-    : undefined;
+  const tls =
+    config.tlsCertFile && config.tlsPrivateKeyFile
+      ? {
+          cert: await read("tls_cert_file", config.tlsCertFile),
+          key: await read("tls_private_key_file", config.tlsPrivateKeyFile),
+          ...(config.clientCaFile ? { ca: await read("client_ca_file", config.clientCaFile) } : {}),
+        }
+      : undefined;
   // With a client CA the TLS handshake itself rejects clients without a valid certificate.
   const certified = !!tls?.ca;
   return {

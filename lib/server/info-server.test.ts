@@ -21,7 +21,21 @@ symlinkSync("/etc", join(logDir, "escape"));
 function setup(config: Partial<KubeletConfig> = {}, extra: Partial<InfoServerDeps> = {}) {
   const runtime = new FakeRuntime();
   const pod = testPod("web");
-  const id = runtime.seed({ name: `k8s_app_web_default_${pod.metadata.uid}_0`, Image: "local/busybox:stable", Labels: { [LABEL.podName]: "web", [LABEL.podNamespace]: "default", [LABEL.podUid]: pod.metadata.uid, [LABEL.containerName]: "app", [LABEL.restartCount]: "0" }, HostConfig: {} }, { running: true, state: "running" });
+  const id = runtime.seed(
+    {
+      name: `k8s_app_web_default_${pod.metadata.uid}_0`,
+      Image: "local/busybox:stable",
+      Labels: {
+        [LABEL.podName]: "web",
+        [LABEL.podNamespace]: "default",
+        [LABEL.podUid]: pod.metadata.uid,
+        [LABEL.containerName]: "app",
+        [LABEL.restartCount]: "0",
+      },
+      HostConfig: {},
+    },
+    { running: true, state: "running" },
+  );
   runtime.setLogs(id, "line 1\nline 2\n");
   const merged: Array<{ op: PodOperation; pods: Pod[] }> = [];
   const metrics = createPrometheusMetrics();
@@ -29,7 +43,24 @@ function setup(config: Partial<KubeletConfig> = {}, extra: Partial<InfoServerDep
   metrics.probe("Liveness", "successful", { container: "app", pod: "web", namespace: "default" });
   const app = createInfoServer({
     config: { ...DEFAULT_CONFIG, ...config },
-    pods: () => [{ ...pod, status: { phase: "Running", containerStatuses: [{ name: "app", image: "local/busybox:stable", imageID: "docker-pullable://sha256:1", restartCount: 2, ready: true, state: { running: { startedAt: "2026-01-01T00:00:00Z" } } }] } }],
+    pods: () => [
+      {
+        ...pod,
+        status: {
+          phase: "Running",
+          containerStatuses: [
+            {
+              name: "app",
+              image: "local/busybox:stable",
+              imageID: "docker-pullable://sha256:1",
+              restartCount: 2,
+              ready: true,
+              state: { running: { startedAt: "2026-01-01T00:00:00Z" } },
+            },
+          ],
+        },
+      },
+    ],
     runtime,
     push: { merge: (_source, op, pods) => merged.push({ op, pods }) },
     health: async () => ({ ok: true, checks: [{ name: "docker", ok: true, message: "ok" }] }),
@@ -48,7 +79,10 @@ describe("info server", () => {
 
   test("GET /healthz answers ok, and 500 naming the failed check", async () => {
     expect(await (await s.app.request("/healthz")).text()).toBe("ok");
-    const sick = setup({}, { health: async () => ({ ok: false, checks: [{ name: "docker", ok: false, message: "unreachable" }] }) });
+    const sick = setup(
+      {},
+      { health: async () => ({ ok: false, checks: [{ name: "docker", ok: false, message: "unreachable" }] }) },
+    );
     const response = await sick.app.request("/healthz");
     expect(response.status).toBe(500);
     expect(await response.text()).toContain("[-]docker failed: unreachable");
@@ -66,7 +100,15 @@ describe("info server", () => {
 
   test("GET /podInfo answers the 2014 shape", async () => {
     const info = await (await s.app.request("/podInfo?podID=web&podNamespace=default")).json();
-    expect(info).toEqual({ app: { state: { running: { startedAt: "2026-01-01T00:00:00Z" } }, restartCount: 2, image: "local/busybox:stable", imageID: "docker-pullable://sha256:1", ready: true } });
+    expect(info).toEqual({
+      app: {
+        state: { running: { startedAt: "2026-01-01T00:00:00Z" } },
+        restartCount: 2,
+        image: "local/busybox:stable",
+        imageID: "docker-pullable://sha256:1",
+        ready: true,
+      },
+    });
     expect((await s.app.request("/podInfo?podID=nope")).status).toBe(404);
     expect((await s.app.request("/podInfo")).status).toBe(400);
   });
@@ -78,7 +120,13 @@ describe("info server", () => {
   });
 
   test("GET /stats/summary reports node and per-container usage in the kubelet's shape", async () => {
-    const summary = (await (await s.app.request("/stats/summary")).json()) as { node: { nodeName: string }; pods: Array<{ podRef: { name: string }; containers: Array<{ name: string; memory: { workingSetBytes: number } }> }> };
+    const summary = (await (await s.app.request("/stats/summary")).json()) as {
+      node: { nodeName: string };
+      pods: Array<{
+        podRef: { name: string };
+        containers: Array<{ name: string; memory: { workingSetBytes: number } }>;
+      }>;
+    };
     expect(summary.node.nodeName).toBeTruthy();
     expect(summary.pods[0]!.podRef.name).toBe("web");
     expect(summary.pods[0]!.containers[0]).toMatchObject({ name: "app", memory: { workingSetBytes: 2 ** 19 } });
@@ -88,10 +136,19 @@ describe("info server", () => {
     const response = await s.app.request("/metrics");
     expect(response.headers.get("content-type")).toContain("text/plain; version=0.0.4");
     const text = await response.text();
-    for (const name of ["kubelet_runtime_operations_total", "kubelet_running_pods", "kubelet_pod_start_duration_seconds", "process_resident_memory_bytes"]) expect(text).toContain(`# TYPE ${name}`);
+    for (const name of [
+      "kubelet_runtime_operations_total",
+      "kubelet_running_pods",
+      "kubelet_pod_start_duration_seconds",
+      "process_resident_memory_bytes",
+    ])
+      expect(text).toContain(`# TYPE ${name}`);
     expect(text).toContain('kubelet_runtime_operations_total{operation_type="create_container"} 1');
-    for (const line of text.split("\n").filter((l) => l && !l.startsWith("#"))) expect(line).toMatch(/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? -?[0-9.e+-]+(Inf)?$/);
-    expect(await (await s.app.request("/metrics/probes")).text()).toContain('prober_probe_total{probe_type="Liveness",result="successful",container="app",pod="web",namespace="default"} 1');
+    for (const line of text.split("\n").filter((l) => l && !l.startsWith("#")))
+      expect(line).toMatch(/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? -?[0-9.e+-]+(Inf)?$/);
+    expect(await (await s.app.request("/metrics/probes")).text()).toContain(
+      'prober_probe_total{probe_type="Liveness",result="successful",container="app",pod="web",namespace="default"} 1',
+    );
   });
 
   test("GET /containerLogs returns the container's output; unknown containers are 404", async () => {
@@ -113,30 +170,61 @@ describe("info server", () => {
   test("GET /logs serves files under the log directory and refuses every way out of it", async () => {
     expect(await (await s.app.request("/logs/syslog")).text()).toBe("boot ok\n");
     expect(await (await s.app.request("/logs/")).text()).toContain("app/");
-    for (const path of ["/logs/../etc/passwd", "/logs/%2e%2e/etc/passwd", "/logs/app/%2e%2e/%2e%2e/etc/passwd", "/logs/escape/passwd"]) {
+    for (const path of [
+      "/logs/../etc/passwd",
+      "/logs/%2e%2e/etc/passwd",
+      "/logs/app/%2e%2e/%2e%2e/etc/passwd",
+      "/logs/escape/passwd",
+    ]) {
       const response = await s.app.request(path);
-      expect({ path, status: response.status }).toEqual({ path, status: response.status >= 400 && response.status < 500 ? response.status : -1 });
+      expect({ path, status: response.status }).toEqual({
+        path,
+        status: response.status >= 400 && response.status < 500 ? response.status : -1,
+      });
       expect(await response.text()).not.toContain("root:");
     }
   });
 
   test("pushes: POST /container and /containers set the http source; PUT, POST and DELETE /pods edit it", async () => {
-    const manifest = JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name: "pushed" }, spec: { containers: [{ name: "c", image: "busybox:1.35" }] } });
+    const manifest = JSON.stringify({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "pushed" },
+      spec: { containers: [{ name: "c", image: "busybox:1.35" }] },
+    });
     expect((await s.app.request("/container", { method: "POST", body: manifest })).status).toBe(200);
     expect((await s.app.request("/containers", { method: "POST", body: `[${manifest}]` })).status).toBe(200);
     expect((await s.app.request("/pods", { method: "PUT", body: `[${manifest}]` })).status).toBe(200);
     expect((await s.app.request("/pods", { method: "POST", body: manifest })).status).toBe(201);
     expect((await s.app.request("/pods/default/pushed", { method: "DELETE" })).status).toBe(200);
-    expect(s.merged.map((m) => `${m.op} ${m.pods.map((p) => p.metadata.name)}`)).toEqual(["SET pushed", "SET pushed", "SET pushed", "ADD pushed", "REMOVE pushed"]);
+    expect(s.merged.map((m) => `${m.op} ${m.pods.map((p) => p.metadata.name)}`)).toEqual([
+      "SET pushed",
+      "SET pushed",
+      "SET pushed",
+      "ADD pushed",
+      "REMOVE pushed",
+    ]);
   });
 
   test("an invalid push is a 400 Status naming every field error; an oversized one is 413", async () => {
-    const response = await s.app.request("/container", { method: "POST", body: JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name: "bad" }, spec: { containers: [{ name: "c" }] } }) });
+    const response = await s.app.request("/container", {
+      method: "POST",
+      body: JSON.stringify({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "bad" },
+        spec: { containers: [{ name: "c" }] },
+      }),
+    });
     expect(response.status).toBe(400);
     const body = (await response.json()) as { details: { causes: Array<{ field: string }> } };
     expect(body.details.causes[0]!.field).toBe("spec.containers[0].image");
     expect(s.merged).toEqual([]);
-    const big = await s.app.request("/containers", { method: "POST", body: "x".repeat(1024 * 1024 + 1), headers: { "content-length": String(1024 * 1024 + 1) } });
+    const big = await s.app.request("/containers", {
+      method: "POST",
+      body: "x".repeat(1024 * 1024 + 1),
+      headers: { "content-length": String(1024 * 1024 + 1) },
+    });
     expect(big.status).toBe(413);
   });
 
@@ -148,8 +236,17 @@ describe("info server", () => {
     const secured = setup(config, { auth: await loadAuthenticator(config) });
     expect((await secured.app.request("/healthz")).status).toBe(200);
     expect((await secured.app.request("/containerLogs/default/web/app")).status).toBe(401);
-    expect((await secured.app.request("/containerLogs/default/web/app", { headers: { authorization: "Bearer wrong" } })).status).toBe(401);
-    expect((await secured.app.request("/containerLogs/default/web/app", { headers: { authorization: "Bearer s3cret-token" } })).status).toBe(200);
+    expect(
+      (await secured.app.request("/containerLogs/default/web/app", { headers: { authorization: "Bearer wrong" } }))
+        .status,
+    ).toBe(401);
+    expect(
+      (
+        await secured.app.request("/containerLogs/default/web/app", {
+          headers: { authorization: "Bearer s3cret-token" },
+        })
+      ).status,
+    ).toBe(200);
   });
 
   test("the read-only port refuses writes and debugging routes", async () => {
@@ -163,9 +260,15 @@ describe("info server", () => {
 describe("server security", () => {
   test("refuses debugging handlers on a non-loopback address without authentication", async () => {
     const { checkServerSecurity } = await import("./auth.ts");
-    expect(checkServerSecurity({ ...DEFAULT_CONFIG, address: "0.0.0.0" })).toMatch(/refusing to serve debugging handlers/);
+    expect(checkServerSecurity({ ...DEFAULT_CONFIG, address: "0.0.0.0" })).toMatch(
+      /refusing to serve debugging handlers/,
+    );
     expect(checkServerSecurity({ ...DEFAULT_CONFIG, address: "127.0.0.1" })).toBeUndefined();
-    expect(checkServerSecurity({ ...DEFAULT_CONFIG, address: "0.0.0.0", enableDebuggingHandlers: false })).toBeUndefined();
-    expect(checkServerSecurity({ ...DEFAULT_CONFIG, address: "0.0.0.0", authTokenFile: "/etc/kubelet/tokens" })).toBeUndefined();
+    expect(
+      checkServerSecurity({ ...DEFAULT_CONFIG, address: "0.0.0.0", enableDebuggingHandlers: false }),
+    ).toBeUndefined();
+    expect(
+      checkServerSecurity({ ...DEFAULT_CONFIG, address: "0.0.0.0", authTokenFile: "/etc/kubelet/tokens" }),
+    ).toBeUndefined();
   });
 });

@@ -45,20 +45,35 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   const logDir = deps.logDir ?? "/var/log";
 
   app.onError((error, c) => {
-    if (error instanceof HttpError) return c.json(status(error.code, REASON[error.code] ?? "Failure", error.message, error.causes), error.code as 400);
+    if (error instanceof HttpError)
+      return c.json(
+        status(error.code, REASON[error.code] ?? "Failure", error.message, error.causes),
+        error.code as 400,
+      );
     const code = (error as { code?: string }).code;
     if (code === "NotFound") return c.json(status(404, "NotFound", error.message), 404);
     if (code === "RuntimeUnavailable") return c.json(status(503, "ServiceUnavailable", error.message), 503);
     deps.log?.error(`${c.req.method} ${c.req.path} failed: ${error.message}`);
     return c.json(status(500, "InternalError", error.message), 500);
   });
-  app.notFound((c) => c.json(status(404, "NotFound", `the server could not find the requested resource: ${c.req.method} ${c.req.path}`), 404));
+  app.notFound((c) =>
+    c.json(
+      status(404, "NotFound", `the server could not find the requested resource: ${c.req.method} ${c.req.path}`),
+      404,
+    ),
+  );
 
   // --- read-only endpoints
   app.get("/healthz", async (c) => {
     const report = await deps.health();
     if (report.ok) return c.text("ok");
-    return c.text(report.checks.filter((x) => !x.ok).map((x) => `[-]${x.name} failed: ${x.message}`).join("\n") + "\nhealthz check failed", 500);
+    return c.text(
+      report.checks
+        .filter((x) => !x.ok)
+        .map((x) => `[-]${x.name} failed: ${x.message}`)
+        .join("\n") + "\nhealthz check failed",
+      500,
+    );
   });
   app.get("/healthz/:check", async (c) => {
     const check = (await deps.health()).checks.find((x) => x.name === c.req.param("check"));
@@ -88,7 +103,19 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     if (!podID) throw new HttpError(400, "missing podID query parameter");
     const pod = deps.pods().find((p) => p.metadata.name === podID && p.metadata.namespace === namespace);
     if (!pod) throw new HttpError(404, `pod "${podID}" not found in namespace "${namespace}"`);
-    const info = Object.fromEntries((pod.status?.containerStatuses ?? []).map((s) => [s.name, { state: s.state, restartCount: s.restartCount, image: s.image, imageID: s.imageID, containerID: s.containerID, ready: s.ready }]));
+    const info = Object.fromEntries(
+      (pod.status?.containerStatuses ?? []).map((s) => [
+        s.name,
+        {
+          state: s.state,
+          restartCount: s.restartCount,
+          image: s.image,
+          imageID: s.imageID,
+          containerID: s.containerID,
+          ready: s.ready,
+        },
+      ]),
+    );
     return c.json(info);
   });
 
@@ -119,28 +146,50 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   app.get("/stats/summary", async (c) => {
     const containers = (await deps.runtime.listContainers()).filter((x) => x.state === "running");
     const now = new Date().toISOString();
-    const pods = await Promise.all(deps.pods().map(async (pod) => {
-      const own = containers.filter((x) => x.labels[LABEL.podUid] === pod.metadata.uid);
-      const stats = await Promise.all(own.map(async (x) => ({ x, s: (await containerStats(x.id)) as Awaited<ReturnType<Runtime["stats"]>> | undefined })));
-      const pause = stats.find(({ x }) => x.labels[LABEL.containerName] === "POD");
-      return {
-        podRef: { name: pod.metadata.name, namespace: pod.metadata.namespace, uid: pod.metadata.uid },
-        startTime: pod.status?.startTime,
-        containers: stats.filter(({ x }) => x.labels[LABEL.containerName] !== "POD" && x.labels).map(({ x, s }) => ({
-          name: x.labels[LABEL.containerName],
-          startTime: new Date(x.createdAt).toISOString(),
-          cpu: { time: s?.time ?? now, usageCoreNanoSeconds: s?.cpuUsageNanoseconds ?? 0 },
-          memory: { time: s?.time ?? now, usageBytes: s?.memoryUsageBytes ?? 0, workingSetBytes: s?.memoryWorkingSetBytes ?? 0 },
-        })),
-        network: { time: pause?.s?.time ?? now, rxBytes: pause?.s?.networkRxBytes ?? 0, txBytes: pause?.s?.networkTxBytes ?? 0 },
-      };
-    }));
+    const pods = await Promise.all(
+      deps.pods().map(async (pod) => {
+        const own = containers.filter((x) => x.labels[LABEL.podUid] === pod.metadata.uid);
+        const stats = await Promise.all(
+          own.map(async (x) => ({
+            x,
+            s: (await containerStats(x.id)) as Awaited<ReturnType<Runtime["stats"]>> | undefined,
+          })),
+        );
+        const pause = stats.find(({ x }) => x.labels[LABEL.containerName] === "POD");
+        return {
+          podRef: { name: pod.metadata.name, namespace: pod.metadata.namespace, uid: pod.metadata.uid },
+          startTime: pod.status?.startTime,
+          containers: stats
+            .filter(({ x }) => x.labels[LABEL.containerName] !== "POD" && x.labels)
+            .map(({ x, s }) => ({
+              name: x.labels[LABEL.containerName],
+              startTime: new Date(x.createdAt).toISOString(),
+              cpu: { time: s?.time ?? now, usageCoreNanoSeconds: s?.cpuUsageNanoseconds ?? 0 },
+              memory: {
+                time: s?.time ?? now,
+                usageBytes: s?.memoryUsageBytes ?? 0,
+                workingSetBytes: s?.memoryWorkingSetBytes ?? 0,
+              },
+            })),
+          network: {
+            time: pause?.s?.time ?? now,
+            rxBytes: pause?.s?.networkRxBytes ?? 0,
+            txBytes: pause?.s?.networkTxBytes ?? 0,
+          },
+        };
+      }),
+    );
     return c.json({
       node: {
         nodeName: deps.config.hostnameOverride || hostname(),
         startTime: new Date(Date.now() - process.uptime() * 1000).toISOString(),
         cpu: { time: now, usageCoreNanoSeconds: await nodeCpuNanoseconds() },
-        memory: { time: now, availableBytes: freemem(), usageBytes: totalmem() - freemem(), workingSetBytes: totalmem() - freemem() },
+        memory: {
+          time: now,
+          availableBytes: freemem(),
+          usageBytes: totalmem() - freemem(),
+          workingSetBytes: totalmem() - freemem(),
+        },
       },
       pods,
     });
@@ -151,16 +200,23 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     const chosen = await pickContainer(deps.runtime, namespace, pod, container);
     return c.json(await deps.runtime.stats(chosen.id));
   });
-  app.get("/metrics", (c) => c.body(deps.metrics.render(), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }));
-  app.get("/metrics/probes", (c) => c.body(deps.metrics.renderProbes(), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }));
-  app.get("/configz", (c) => c.json({ kubeletconfig: { ...deps.config, authTokenFile: deps.config.authTokenFile ? "<set>" : "" } }));
+  app.get("/metrics", (c) =>
+    c.body(deps.metrics.render(), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }),
+  );
+  app.get("/metrics/probes", (c) =>
+    c.body(deps.metrics.renderProbes(), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }),
+  );
+  app.get("/configz", (c) =>
+    c.json({ kubeletconfig: { ...deps.config, authTokenFile: deps.config.authTokenFile ? "<set>" : "" } }),
+  );
   app.get("/events", (c) => c.json({ kind: "EventList", apiVersion: "v1", metadata: {}, items: deps.events.list() }));
 
   // --- debugging handlers and pushes: never on the read-only port, authenticated beyond loopback
   const guarded = new Hono();
   const guard: MiddlewareHandler = async (c, next) => {
     if (deps.readOnly) throw new HttpError(403, "forbidden: the read-only port serves GET endpoints only");
-    if (!deps.config.enableDebuggingHandlers) throw new HttpError(404, "debugging handlers are disabled (--enable_debugging_handlers=false)");
+    if (!deps.config.enableDebuggingHandlers)
+      throw new HttpError(404, "debugging handlers are disabled (--enable_debugging_handlers=false)");
     if (deps.auth?.required && deps.auth.check(c.req.raw) !== "ok") {
       c.header("WWW-Authenticate", 'Bearer realm="kubelet"');
       throw new HttpError(401, "Unauthorized: a valid bearer token or client certificate is required");
@@ -173,8 +229,10 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     const chosen = await pickContainer(deps.runtime, namespace, pod, container, flag(c, "previous"));
     const tail = c.req.query("tailLines");
     const since = c.req.query("sinceSeconds");
-    if (tail !== undefined && !/^\d+$/.test(tail)) throw new HttpError(400, `tailLines must be a non-negative integer, got "${tail}"`);
-    if (since !== undefined && !/^\d+$/.test(since)) throw new HttpError(400, `sinceSeconds must be a non-negative integer, got "${since}"`);
+    if (tail !== undefined && !/^\d+$/.test(tail))
+      throw new HttpError(400, `tailLines must be a non-negative integer, got "${tail}"`);
+    if (since !== undefined && !/^\d+$/.test(since))
+      throw new HttpError(400, `sinceSeconds must be a non-negative integer, got "${since}"`);
     const abort = new AbortController();
     c.req.raw.signal.addEventListener("abort", () => abort.abort(), { once: true });
     const chunks = deps.runtime.logs(chosen.id, {
@@ -209,7 +267,10 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     if (cmd.length === 0) throw new HttpError(400, "missing command: give ?cmd=… or ?command=…&command=…");
     const chosen = await pickContainer(deps.runtime, namespace, pod, container);
     const result = await deps.runtime.exec(chosen.id, cmd, { timeoutMs: 60_000 });
-    return c.body(result.stdout + result.stderr, 200, { "content-type": "text/plain; charset=utf-8", "x-exit-code": String(result.exitCode) });
+    return c.body(result.stdout + result.stderr, 200, {
+      "content-type": "text/plain; charset=utf-8",
+      "x-exit-code": String(result.exitCode),
+    });
   });
   guarded.get("/logs/*", async (c) => serveLogFile(c, logDir));
   guarded.get("/logs", async (c) => serveLogFile(c, logDir));
@@ -217,7 +278,14 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   app.route("/", guarded);
 
   // Known paths answered with the wrong method: 405, as the API server does.
-  const methods: Array<[string, string[]]> = [["/pods", ["GET", "PUT", "POST"]], ["/container", ["POST"]], ["/containers", ["POST"]], ["/run/:namespace/:pod/:container", ["POST"]], ["/healthz", ["GET"]], ["/metrics", ["GET"]]];
+  const methods: Array<[string, string[]]> = [
+    ["/pods", ["GET", "PUT", "POST"]],
+    ["/container", ["POST"]],
+    ["/containers", ["POST"]],
+    ["/run/:namespace/:pod/:container", ["POST"]],
+    ["/healthz", ["GET"]],
+    ["/metrics", ["GET"]],
+  ];
   for (const [path, allowed] of methods) {
     app.all(path, (c) => {
       c.header("Allow", allowed.join(", "));
@@ -244,13 +312,21 @@ async function serveLogFile(c: Context, root: string): Promise<Response> {
   } catch {
     throw new HttpError(404, `log file "${relative}" not found`);
   }
-  if (real !== rootReal && !real.startsWith(rootReal + sep)) throw new HttpError(403, "forbidden: the path leads outside the log directory");
+  if (real !== rootReal && !real.startsWith(rootReal + sep))
+    throw new HttpError(403, "forbidden: the path leads outside the log directory");
   const info = await stat(real);
   if (info.isDirectory()) {
     const entries = await readdir(real, { withFileTypes: true });
-    return c.text(entries.map((e) => (e.isDirectory() ? `${e.name}/` : e.name)).sort().join("\n") + "\n");
+    return c.text(
+      entries
+        .map((e) => (e.isDirectory() ? `${e.name}/` : e.name))
+        .sort()
+        .join("\n") + "\n",
+    );
   }
-  return new Response(Readable.toWeb(createReadStream(real)) as unknown as ReadableStream, { headers: { "content-type": "text/plain; charset=utf-8", "content-length": String(info.size) } });
+  return new Response(Readable.toWeb(createReadStream(real)) as unknown as ReadableStream, {
+    headers: { "content-type": "text/plain; charset=utf-8", "content-length": String(info.size) },
+  });
 }
 
 async function nodeCpuNanoseconds(): Promise<number> {

@@ -13,7 +13,11 @@ const labelText = (labels: Labels) => {
 const keyOf = (labels: Labels) => JSON.stringify(Object.entries(labels).sort());
 
 abstract class Metric {
-  constructor(readonly name: string, readonly help: string, readonly type: "counter" | "gauge" | "histogram") {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly type: "counter" | "gauge" | "histogram",
+  ) {}
   abstract lines(): string[];
   render(): string {
     return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} ${this.type}`, ...this.lines()].join("\n");
@@ -40,12 +44,18 @@ class Counter extends Metric {
 
 class Histogram extends Metric {
   readonly series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
-  constructor(name: string, help: string, readonly buckets: number[]) {
+  constructor(
+    name: string,
+    help: string,
+    readonly buckets: number[],
+  ) {
     super(name, help, "histogram");
   }
   observe(value: number, labels: Labels = {}): void {
     const key = keyOf(labels);
-    const s = this.series.get(key) ?? this.series.set(key, { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 }).get(key)!;
+    const s =
+      this.series.get(key) ??
+      this.series.set(key, { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 }).get(key)!;
     this.buckets.forEach((le, i) => value <= le && s.counts[i]!++);
     s.sum += value;
     s.count++;
@@ -60,26 +70,80 @@ class Histogram extends Metric {
   }
 }
 
-const exponential = (start: number, factor: number, count: number) => Array.from({ length: count }, (_, i) => Number((start * factor ** i).toPrecision(6)));
-const POD_START_BUCKETS = [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600];
+const exponential = (start: number, factor: number, count: number) =>
+  Array.from({ length: count }, (_, i) => Number((start * factor ** i).toPrecision(6)));
+const POD_START_BUCKETS = [
+  0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600,
+];
 
 /** The kubelet's metrics and their text exposition (/metrics and /metrics/probes). */
 export function createPrometheusMetrics(): KubeletMetrics & { render(): string; renderProbes(): string } {
   const runningPods = new Counter("kubelet_running_pods", "Number of pods that have a running pod sandbox", "gauge");
-  const runningContainers = new Counter("kubelet_running_containers", "Number of containers currently running", "gauge");
-  const podStart = new Histogram("kubelet_pod_start_duration_seconds", "Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run", POD_START_BUCKETS);
-  const podWorker = new Histogram("kubelet_pod_worker_duration_seconds", "Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync", exponential(0.005, 2, 12));
-  const operations = new Counter("kubelet_runtime_operations_total", "Cumulative number of runtime operations by operation type.");
-  const operationErrors = new Counter("kubelet_runtime_operations_errors_total", "Cumulative number of runtime operation errors by operation type.");
-  const operationDuration = new Histogram("kubelet_runtime_operations_duration_seconds", "Duration in seconds of runtime operations. Broken down by operation type.", exponential(0.005, 2.5, 14));
-  const imagePull = new Histogram("kubelet_image_pull_duration_seconds", "Duration in seconds to pull an image.", [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600]);
+  const runningContainers = new Counter(
+    "kubelet_running_containers",
+    "Number of containers currently running",
+    "gauge",
+  );
+  const podStart = new Histogram(
+    "kubelet_pod_start_duration_seconds",
+    "Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run",
+    POD_START_BUCKETS,
+  );
+  const podWorker = new Histogram(
+    "kubelet_pod_worker_duration_seconds",
+    "Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync",
+    exponential(0.005, 2, 12),
+  );
+  const operations = new Counter(
+    "kubelet_runtime_operations_total",
+    "Cumulative number of runtime operations by operation type.",
+  );
+  const operationErrors = new Counter(
+    "kubelet_runtime_operations_errors_total",
+    "Cumulative number of runtime operation errors by operation type.",
+  );
+  const operationDuration = new Histogram(
+    "kubelet_runtime_operations_duration_seconds",
+    "Duration in seconds of runtime operations. Broken down by operation type.",
+    exponential(0.005, 2.5, 14),
+  );
+  const imagePull = new Histogram(
+    "kubelet_image_pull_duration_seconds",
+    "Duration in seconds to pull an image.",
+    [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600],
+  );
   const started = new Counter("kubelet_started_containers_total", "Cumulative number of containers started");
-  const startErrors = new Counter("kubelet_started_containers_errors_total", "Cumulative number of errors when starting containers");
-  const restarts = new Counter("kubelet_container_restarts_total", "Cumulative number of container restarts by the kubelet (crash, failed probe or completed under restartPolicy)");
-  const sourceErrors = new Counter("kubelet_config_source_errors_total", "Invalid manifests and failed reads, by pod source");
-  const probes = new Counter("prober_probe_total", "Cumulative number of a liveness, readiness or startup probe for a container by result.");
+  const startErrors = new Counter(
+    "kubelet_started_containers_errors_total",
+    "Cumulative number of errors when starting containers",
+  );
+  const restarts = new Counter(
+    "kubelet_container_restarts_total",
+    "Cumulative number of container restarts by the kubelet (crash, failed probe or completed under restartPolicy)",
+  );
+  const sourceErrors = new Counter(
+    "kubelet_config_source_errors_total",
+    "Invalid manifests and failed reads, by pod source",
+  );
+  const probes = new Counter(
+    "prober_probe_total",
+    "Cumulative number of a liveness, readiness or startup probe for a container by result.",
+  );
   const processStart = Date.now() / 1000 - process.uptime();
-  const registry: Metric[] = [runningPods, runningContainers, podStart, podWorker, operations, operationErrors, operationDuration, imagePull, started, startErrors, restarts, sourceErrors];
+  const registry: Metric[] = [
+    runningPods,
+    runningContainers,
+    podStart,
+    podWorker,
+    operations,
+    operationErrors,
+    operationDuration,
+    imagePull,
+    started,
+    startErrors,
+    restarts,
+    sourceErrors,
+  ];
 
   const processMetrics = () => {
     const usage = process.cpuUsage();

@@ -18,20 +18,39 @@ function parseBody(text: string, allowPrivileged: boolean, expect: "one" | "many
   const causes = rejected.flatMap((r) => r.issues.map((i) => ({ field: i.path, message: formatIssue(i) })));
   for (const pod of pods) {
     for (const issue of validatePod(pod, { allowPrivileged }).filter((i) => i.severity === "error")) {
-      causes.push({ field: issue.path, message: `${pod.metadata.namespace}/${pod.metadata.name}: ${formatIssue(issue)}` });
+      causes.push({
+        field: issue.path,
+        message: `${pod.metadata.namespace}/${pod.metadata.name}: ${formatIssue(issue)}`,
+      });
     }
   }
-  if (causes.length) throw new HttpError(400, `invalid pod manifest: ${causes.map((c) => c.message).join("; ")}`, causes);
+  if (causes.length)
+    throw new HttpError(400, `invalid pod manifest: ${causes.map((c) => c.message).join("; ")}`, causes);
   if (expect === "one" && pods.length !== 1) throw new HttpError(400, `expected exactly one pod, got ${pods.length}`);
   return pods;
 }
 
 export function createPushRoutes(target: PushTarget, allowPrivileged: boolean): Hono {
   const app = new Hono();
-  const limit = bodyLimit({ maxSize: MAX_BODY, onError: () => { throw new HttpError(413, `request body is larger than ${MAX_BODY} bytes`); } });
-  const accepted = (pods: Pod[]) => ({ kind: "Status", apiVersion: "v1", status: "Success", message: `accepted ${pods.length} pod(s)`, code: 200 });
+  const limit = bodyLimit({
+    maxSize: MAX_BODY,
+    onError: () => {
+      throw new HttpError(413, `request body is larger than ${MAX_BODY} bytes`);
+    },
+  });
+  const accepted = (pods: Pod[]) => ({
+    kind: "Status",
+    apiVersion: "v1",
+    status: "Success",
+    message: `accepted ${pods.length} pod(s)`,
+    code: 200,
+  });
   // The 2014 routes and PUT /pods all replace the pushed set.
-  for (const [method, path, expect] of [["post", "/container", "one"], ["post", "/containers", "many"], ["put", "/pods", "many"]] as const) {
+  for (const [method, path, expect] of [
+    ["post", "/container", "one"],
+    ["post", "/containers", "many"],
+    ["put", "/pods", "many"],
+  ] as const) {
     app[method](path, limit, async (c) => {
       const pods = parseBody(await c.req.text(), allowPrivileged, expect);
       target.merge("http", "SET", pods);
@@ -45,9 +64,18 @@ export function createPushRoutes(target: PushTarget, allowPrivileged: boolean): 
   });
   app.delete("/pods/:namespace/:name", (c) => {
     const { namespace, name } = c.req.param();
-    const stub = { metadata: { namespace, name, uid: "", annotations: {} }, spec: { containers: [] } } as unknown as Pod;
+    const stub = {
+      metadata: { namespace, name, uid: "", annotations: {} },
+      spec: { containers: [] },
+    } as unknown as Pod;
     target.merge("http", "REMOVE", [stub]);
-    return c.json({ kind: "Status", apiVersion: "v1", status: "Success", message: `pod ${namespace}/${name} removed from the pushed set`, code: 200 });
+    return c.json({
+      kind: "Status",
+      apiVersion: "v1",
+      status: "Success",
+      message: `pod ${namespace}/${name} removed from the pushed set`,
+      code: 200,
+    });
   });
   return app;
 }

@@ -2,7 +2,12 @@
 import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerSummary, type Runtime } from "../container/runtime.ts";
 
 /** A Kubernetes Status failure body. */
-export function status(code: number, reason: string, message: string, causes?: Array<{ field: string; message: string }>) {
+export function status(
+  code: number,
+  reason: string,
+  message: string,
+  causes?: Array<{ field: string; message: string }>,
+) {
   return {
     kind: "Status",
     apiVersion: "v1",
@@ -15,26 +20,59 @@ export function status(code: number, reason: string, message: string, causes?: A
   };
 }
 
-export const REASON: Record<number, string> = { 400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed", 413: "RequestEntityTooLarge", 500: "InternalError", 503: "ServiceUnavailable" };
+export const REASON: Record<number, string> = {
+  400: "BadRequest",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "NotFound",
+  405: "MethodNotAllowed",
+  413: "RequestEntityTooLarge",
+  500: "InternalError",
+  503: "ServiceUnavailable",
+};
 
 /** An HTTP error with a Kubernetes reason, turned into a Status response by the app. */
 export class HttpError extends Error {
-  constructor(readonly code: number, message: string, readonly causes?: Array<{ field: string; message: string }>) {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly causes?: Array<{ field: string; message: string }>,
+  ) {
     super(message);
   }
 }
 
 /** The kubelet's instances of a pod's container, newest attempt first. Only kubelet containers exist here. */
-export async function findInstances(runtime: Runtime, namespace: string, pod: string, container: string): Promise<ContainerSummary[]> {
+export async function findInstances(
+  runtime: Runtime,
+  namespace: string,
+  pod: string,
+  container: string,
+): Promise<ContainerSummary[]> {
   if (container === POD_INFRA_CONTAINER_NAME) return [];
   const all = await runtime.listContainers();
   return all
-    .filter((c) => c.labels[LABEL.podNamespace] === namespace && c.labels[LABEL.podName] === pod && c.labels[LABEL.containerName] === container)
-    .sort((a, b) => Number(b.labels[LABEL.restartCount] ?? 0) - Number(a.labels[LABEL.restartCount] ?? 0) || b.createdAt - a.createdAt);
+    .filter(
+      (c) =>
+        c.labels[LABEL.podNamespace] === namespace &&
+        c.labels[LABEL.podName] === pod &&
+        c.labels[LABEL.containerName] === container,
+    )
+    .sort(
+      (a, b) =>
+        Number(b.labels[LABEL.restartCount] ?? 0) - Number(a.labels[LABEL.restartCount] ?? 0) ||
+        b.createdAt - a.createdAt,
+    );
 }
 
 /** The container to read or exec: the newest instance, or with `previous` the one before it. */
-export async function pickContainer(runtime: Runtime, namespace: string, pod: string, container: string, previous = false): Promise<ContainerSummary> {
+export async function pickContainer(
+  runtime: Runtime,
+  namespace: string,
+  pod: string,
+  container: string,
+  previous = false,
+): Promise<ContainerSummary> {
   const instances = await findInstances(runtime, namespace, pod, container);
   const chosen = previous ? instances[1] : instances[0];
   if (!chosen) {

@@ -8,10 +8,18 @@ import { describeWithServices } from "../testing/services.ts";
 import { names, recordSnapshots } from "../testing/snapshots.ts";
 import { createEtcdSource, etcdKeyFor, readEtcdConfig } from "./etcd.ts";
 
-const pod = (name: string) => ({ apiVersion: "v1", kind: "Pod", metadata: { name }, spec: { containers: [{ name: "c", image: "busybox:1.35" }] } });
+const pod = (name: string) => ({
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name },
+  spec: { containers: [{ name: "c", image: "busybox:1.35" }] },
+});
 
 async function put(endpoint: string, key: string, value: string): Promise<void> {
-  const response = await fetch(`${endpoint}/v3/kv/put`, { method: "POST", body: JSON.stringify({ key: btoa(key), value: btoa(value) }) });
+  const response = await fetch(`${endpoint}/v3/kv/put`, {
+    method: "POST",
+    body: JSON.stringify({ key: btoa(key), value: btoa(value) }),
+  });
   if (!response.ok) throw new Error(`put ${key}: ${response.status}`);
 }
 
@@ -24,7 +32,13 @@ async function putSomewhere(endpoints: string[], key: string, value: string): Pr
   const deadline = Date.now() + 15_000;
   for (;;) {
     for (const endpoint of endpoints) {
-      if (await put(endpoint, key, value).then(() => true, () => false)) return;
+      if (
+        await put(endpoint, key, value).then(
+          () => true,
+          () => false,
+        )
+      )
+        return;
     }
     if (Date.now() > deadline) throw new Error("no etcd member accepted the put");
     await Bun.sleep(100);
@@ -66,11 +80,24 @@ describeWithServices("etcd source", () => {
 
   test("reads the 2014 go-etcd config file and the plain one, naming the file in errors", () => {
     const dir = mkdtempSync(join(tmpdir(), "kubelet-etcd-config-"));
-    writeFileSync(join(dir, "legacy.json"), JSON.stringify({ cluster: { machines: ["http://127.0.0.1:4001"] }, config: { timeout: 2_000_000_000 } }));
-    writeFileSync(join(dir, "plain.yaml"), "endpoints: [http://127.0.0.1:2379, http://127.0.0.2:2379]\ndialTimeout: 3s\nusername: kubelet\npassword: s3cret\n");
+    writeFileSync(
+      join(dir, "legacy.json"),
+      JSON.stringify({ cluster: { machines: ["http://127.0.0.1:4001"] }, config: { timeout: 2_000_000_000 } }),
+    );
+    writeFileSync(
+      join(dir, "plain.yaml"),
+      "endpoints: [http://127.0.0.1:2379, http://127.0.0.2:2379]\ndialTimeout: 3s\nusername: kubelet\npassword: s3cret\n",
+    );
     writeFileSync(join(dir, "bad.yaml"), "endpoint: http://127.0.0.1:2379\n");
-    expect(readEtcdConfig(join(dir, "legacy.json"))).toMatchObject({ hosts: ["http://127.0.0.1:4001"], dialTimeout: 2000 });
-    expect(readEtcdConfig(join(dir, "plain.yaml"))).toMatchObject({ hosts: ["http://127.0.0.1:2379", "http://127.0.0.2:2379"], dialTimeout: 3000, auth: { username: "kubelet", password: "s3cret" } });
+    expect(readEtcdConfig(join(dir, "legacy.json"))).toMatchObject({
+      hosts: ["http://127.0.0.1:4001"],
+      dialTimeout: 2000,
+    });
+    expect(readEtcdConfig(join(dir, "plain.yaml"))).toMatchObject({
+      hosts: ["http://127.0.0.1:2379", "http://127.0.0.2:2379"],
+      dialTimeout: 3000,
+      auth: { username: "kubelet", password: "s3cret" },
+    });
     expect(() => readEtcdConfig(join(dir, "bad.yaml"))).toThrow(/bad\.yaml.*endpoints/);
   });
 });

@@ -30,8 +30,11 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? silentLogger;
   const key = etcdKeyFor(options.hostname);
-  const clientOptions = options.configFile ? readEtcdConfig(options.configFile) : { hosts: options.endpoints ?? [], dialTimeout: 5000 };
-  if (clientOptions.hosts.length === 0) throw new KubeletError("InvalidValue", "the etcd source needs at least one endpoint");
+  const clientOptions = options.configFile
+    ? readEtcdConfig(options.configFile)
+    : { hosts: options.endpoints ?? [], dialTimeout: 5000 };
+  if (clientOptions.hosts.length === 0)
+    throw new KubeletError("InvalidValue", "the etcd source needs at least one endpoint");
 
   return {
     name: "etcd",
@@ -41,7 +44,8 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
       let lastSignature: string | undefined;
       let lastGood: SourceSnapshot | undefined;
       const publish = (value: string | undefined) => {
-        const parsed = value === undefined ? { pods: [], rejected: [] } : readManifests(value, { source: "etcd", origin: key });
+        const parsed =
+          value === undefined ? { pods: [], rejected: [] } : readManifests(value, { source: "etcd", origin: key });
         const broken = parsed.rejected.some((r) => r.issues.some((i) => i.path === "<document>"));
         const snapshot = broken && lastGood ? { pods: lastGood.pods, rejected: parsed.rejected } : parsed;
         if (!broken) lastGood = parsed;
@@ -55,7 +59,11 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
         const response = await client.get(key).exec();
         const kv = response.kvs[0];
         publish(kv ? kv.value.toString("utf8") : undefined);
-        const watcher = await client.watch().key(key).startRevision(String(Number(response.header.revision) + 1)).create();
+        const watcher = await client
+          .watch()
+          .key(key)
+          .startRevision(String(Number(response.header.revision) + 1))
+          .create();
         await new Promise<void>((resolve, reject) => {
           watcher.on("put", (kv) => publish(kv.value.toString("utf8")));
           watcher.on("delete", () => publish(undefined));
@@ -64,7 +72,8 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
           watcher.on("error", (error) => reject(error));
           watcher.on("end", () => resolve());
           const cancel = () => void watcher.cancel().then(resolve, resolve);
-          if (stop.signal.aborted) cancel(); // stopped while the watch was being set up
+          if (stop.signal.aborted)
+            cancel(); // stopped while the watch was being set up
           else stop.signal.addEventListener("abort", cancel, { once: true });
         });
       };
@@ -113,9 +122,19 @@ export function readEtcdConfig(path: string): EtcdClientOptions {
     throw fail((error as Error).message);
   }
   if (!doc || typeof doc !== "object") throw fail("expected a mapping");
-  const legacy = doc.cluster || doc.config ? { endpoints: doc.cluster?.machines, caFile: doc.config?.caCertFiles?.[0], certFile: doc.config?.certFile, keyFile: doc.config?.keyFile, dialTimeout: doc.config?.timeout } : doc;
+  const legacy =
+    doc.cluster || doc.config
+      ? {
+          endpoints: doc.cluster?.machines,
+          caFile: doc.config?.caCertFiles?.[0],
+          certFile: doc.config?.certFile,
+          keyFile: doc.config?.keyFile,
+          dialTimeout: doc.config?.timeout,
+        }
+      : doc;
   const endpoints = legacy.endpoints;
-  if (!Array.isArray(endpoints) || endpoints.length === 0) throw fail(`"endpoints" (or cluster.machines) must list at least one URL`);
+  if (!Array.isArray(endpoints) || endpoints.length === 0)
+    throw fail(`"endpoints" (or cluster.machines) must list at least one URL`);
   const file = (name: string, value: unknown) => {
     try {
       return readFileSync(String(value));
@@ -125,7 +144,8 @@ export function readEtcdConfig(path: string): EtcdClientOptions {
   };
   const options: EtcdClientOptions = { hosts: endpoints.map(String), dialTimeout: 5000 };
   if (legacy.dialTimeout !== undefined) {
-    options.dialTimeout = typeof legacy.dialTimeout === "number" ? legacy.dialTimeout / 1e6 : parseDuration(String(legacy.dialTimeout));
+    options.dialTimeout =
+      typeof legacy.dialTimeout === "number" ? legacy.dialTimeout / 1e6 : parseDuration(String(legacy.dialTimeout));
   }
   if (legacy.caFile) {
     options.credentials = { rootCertificate: file("caFile", legacy.caFile) };
@@ -134,7 +154,8 @@ export function readEtcdConfig(path: string): EtcdClientOptions {
   }
   if (legacy.username) options.auth = { username: String(legacy.username), password: String(legacy.password ?? "") };
   for (const name of Object.keys(legacy)) {
-    if (!["endpoints", "caFile", "certFile", "keyFile", "username", "password", "dialTimeout"].includes(name)) throw fail(`unknown setting "${name}"`);
+    if (!["endpoints", "caFile", "certFile", "keyFile", "username", "password", "dialTimeout"].includes(name))
+      throw fail(`unknown setting "${name}"`);
   }
   return options;
 }

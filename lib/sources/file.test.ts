@@ -6,8 +6,10 @@ import { join } from "node:path";
 import { names, recordSnapshots, type SnapshotRecorder } from "../testing/snapshots.ts";
 import { createFileSource } from "./file.ts";
 
-const pod = (name: string, image = "busybox:1.35") => `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec:\n  containers: [{name: c, image: "${image}"}]\n`;
-const imageOf = (s: { pods: Array<{ spec: { containers: Array<{ image?: string }> } }> }) => s.pods[0]?.spec.containers[0]?.image;
+const pod = (name: string, image = "busybox:1.35") =>
+  `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec:\n  containers: [{name: c, image: "${image}"}]\n`;
+const imageOf = (s: { pods: Array<{ spec: { containers: Array<{ image?: string }> } }> }) =>
+  s.pods[0]?.spec.containers[0]?.image;
 
 describe("file source", () => {
   let dir: string;
@@ -23,7 +25,15 @@ describe("file source", () => {
   test("reports the pods of every manifest file in the directory, in name order", async () => {
     fresh();
     writeFileSync(join(dir, "b.yaml"), pod("b"));
-    writeFileSync(join(dir, "a.json"), JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name: "a" }, spec: { containers: [{ name: "c", image: "x:1" }] } }));
+    writeFileSync(
+      join(dir, "a.json"),
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "a" },
+        spec: { containers: [{ name: "c", image: "x:1" }] },
+      }),
+    );
     expect(names(await watch().next((s) => s.pods.length === 2))).toEqual(["a", "b"]);
   });
 
@@ -59,7 +69,17 @@ describe("file source", () => {
 
   test("never runs editor backups, swap files, dotfiles or other extensions", async () => {
     fresh();
-    for (const name of ["web.yaml~", ".web.yaml.swp", ".hidden.yaml", "web.yaml.bak", "web.yaml.orig", "#web.yaml#", "notes.txt", "4913"]) writeFileSync(join(dir, name), pod("sneaky"));
+    for (const name of [
+      "web.yaml~",
+      ".web.yaml.swp",
+      ".hidden.yaml",
+      "web.yaml.bak",
+      "web.yaml.orig",
+      "#web.yaml#",
+      "notes.txt",
+      "4913",
+    ])
+      writeFileSync(join(dir, name), pod("sneaky"));
     writeFileSync(join(dir, "real.yml"), pod("real"));
     const r = watch();
     expect(names(await r.next((s) => s.pods.length > 0))).toEqual(["real"]);

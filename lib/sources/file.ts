@@ -45,7 +45,8 @@ export function createFileSource(options: FileSourceOptions): FileSource {
       missingReported = false;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      if (!missingReported) log.warn(`manifest path "${options.path}" does not exist (yet): no pods from it until it appears`);
+      if (!missingReported)
+        log.warn(`manifest path "${options.path}" does not exist (yet): no pods from it until it appears`);
       missingReported = true;
       lastGood.clear();
       return { pods: [], rejected: [] };
@@ -57,16 +58,33 @@ export function createFileSource(options: FileSourceOptions): FileSource {
         text = await readFile(file, "utf8");
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === "ENOENT") continue; // deleted between list and read
-        snapshot.rejected.push({ source: "file", origin: file, issues: [{ path: "<file>", type: "Invalid value", detail: `cannot read manifest: ${(error as Error).message}`, severity: "error" }] });
+        snapshot.rejected.push({
+          source: "file",
+          origin: file,
+          issues: [
+            {
+              path: "<file>",
+              type: "Invalid value",
+              detail: `cannot read manifest: ${(error as Error).message}`,
+              severity: "error",
+            },
+          ],
+        });
         continue;
       }
       const previous = lastGood.get(file);
-      const state = previous?.text === text ? previous : { text, ...readManifests(text, { source: "file", origin: file }) };
+      const state =
+        previous?.text === text ? previous : { text, ...readManifests(text, { source: "file", origin: file }) };
       const broken = state.rejected.some((r) => r.issues.some((i) => i.path === "<document>"));
       if (broken && previous && previous !== state) {
         // Mid-edit or a typo: keep what ran before, loudly, until the file is fixed or deleted.
         snapshot.pods.push(...previous.pods);
-        snapshot.rejected.push(...state.rejected.map((r) => ({ ...r, issues: r.issues.map((i) => ({ ...i, detail: `${i.detail}; keeping the pods from its last good version` })) })));
+        snapshot.rejected.push(
+          ...state.rejected.map((r) => ({
+            ...r,
+            issues: r.issues.map((i) => ({ ...i, detail: `${i.detail}; keeping the pods from its last good version` })),
+          })),
+        );
         continue;
       }
       if (!broken) lastGood.set(file, state);
@@ -123,21 +141,28 @@ export function createFileSource(options: FileSourceOptions): FileSource {
           ignoreInitial: true,
           depth: 0,
           atomic: true,
-          ignored: (path: string, stats?: { isFile(): boolean }) => !!stats?.isFile() && path !== options.path && !isManifestFile(path),
+          ignored: (path: string, stats?: { isFile(): boolean }) =>
+            !!stats?.isFile() && path !== options.path && !isManifestFile(path),
         });
         const restartIfAppeared = () => {
-          if (!existed && !stopped && existsSync(options.path)) void watcher.close().then(() => !stopped && startWatcher());
+          if (!existed && !stopped && existsSync(options.path))
+            void watcher.close().then(() => !stopped && startWatcher());
         };
         watcher.on("all", (_event: string, path: string) => {
           if (path === options.path) restartIfAppeared();
-          if (path === options.path || path.startsWith(options.path + "/") || dirname(options.path) === path) schedule();
+          if (path === options.path || path.startsWith(options.path + "/") || dirname(options.path) === path)
+            schedule();
         });
         // Changes made while chokidar scanned are not reported as events: look again when it is ready.
         watcher.on("ready", () => {
           restartIfAppeared();
           schedule();
         });
-        watcher.on("error", (error: unknown) => log.warn(`watching "${options.path}" failed: ${(error as Error).message}; re-listing every ${options.checkFrequency / 1000}s`));
+        watcher.on("error", (error: unknown) =>
+          log.warn(
+            `watching "${options.path}" failed: ${(error as Error).message}; re-listing every ${options.checkFrequency / 1000}s`,
+          ),
+        );
       };
       startWatcher();
       void refresh();

@@ -23,7 +23,12 @@ export interface PodSource {
 
 /** What makes two snapshots the same: pod identities and hashes, and the standing problems. */
 export function snapshotSignature(snapshot: SourceSnapshot): string {
-  const pods = snapshot.pods.map((p) => `${p.metadata.namespace}/${p.metadata.name}@${p.metadata.uid}#${p.metadata.annotations["kubernetes.io/config.hash"]}`);
-  const rejected = snapshot.rejected.map((r) => `${r.origin}|${r.document}|${r.pod}|${r.issues.map((i) => `${i.path}:${i.type}:${i.detail}`).join(";")}`);
+  const pods = snapshot.pods.map(
+    (p) =>
+      `${p.metadata.namespace}/${p.metadata.name}@${p.metadata.uid}#${p.metadata.annotations["kubernetes.io/config.hash"]}`,
+  );
+  const rejected = snapshot.rejected.map(
+    (r) => `${r.origin}|${r.document}|${r.pod}|${r.issues.map((i) => `${i.path}:${i.type}:${i.detail}`).join(";")}`,
+  );
   return JSON.stringify([pods, rejected]);
 }

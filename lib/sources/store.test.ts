@@ -5,14 +5,23 @@ import type { Pod, PodUpdate } from "../api/types.ts";
 
 // Go's table used a pod without containers; Kubernetes requires one, so "more containers" stands in.
 const foo = () => testPod("foo");
-const fooWithContainers = () => testPod("foo", { containers: [{ name: "a", image: "busybox:1.35" }, { name: "b", image: "busybox:1.35" }] });
+const fooWithContainers = () =>
+  testPod("foo", {
+    containers: [
+      { name: "a", image: "busybox:1.35" },
+      { name: "b", image: "busybox:1.35" },
+    ],
+  });
 const invalidFoo = () => testPod("foo", { containers: [{ name: "c", image: "" }] });
 
 function recorder(mode: NotificationMode, sources = ["file" as const]) {
   const store = createPodStore({ mode, sources: [...sources] });
   const updates: PodUpdate[] = [];
   store.subscribe((u) => updates.push(u));
-  const seen = () => updates.map((u) => `${u.op} ${u.pods.map((p) => `${p.metadata.name}${p.spec.containers.length > 1 ? "+c" : ""}`).join(",")}`);
+  const seen = () =>
+    updates.map(
+      (u) => `${u.op} ${u.pods.map((p) => `${p.metadata.name}${p.spec.containers.length > 1 ? "+c" : ""}`).join(",")}`,
+    );
   return { store, updates, seen };
 }
 
@@ -78,10 +87,18 @@ describe("merge store", () => {
 
   test("the first of two pods with the same name in one source wins and the second is reported", () => {
     const { store } = recorder("Snapshot");
-    store.apply("file", { pods: [testPod("a", {}, { origin: "one.yaml" }), testPod("a", { restartPolicy: "Never" }, { origin: "two.yaml" })], rejected: [] });
+    store.apply("file", {
+      pods: [
+        testPod("a", {}, { origin: "one.yaml" }),
+        testPod("a", { restartPolicy: "Never" }, { origin: "two.yaml" }),
+      ],
+      rejected: [],
+    });
     expect(store.mergedState()).toHaveLength(1);
     expect(store.mergedState()[0]!.spec.restartPolicy).toBe("Always");
-    expect(store.rejected()).toMatchObject([{ origin: "two.yaml", pod: "default/a", issues: [{ type: "Duplicate value" }] }]);
+    expect(store.rejected()).toMatchObject([
+      { origin: "two.yaml", pod: "default/a", issues: [{ type: "Duplicate value" }] },
+    ]);
   });
 
   test("a name claimed by two sources stays with the source that claimed it first", () => {
@@ -108,7 +125,12 @@ describe("merge store", () => {
 
   test("parse rejections are reported until the source's next SET no longer has them", () => {
     const { store } = recorder("Snapshot");
-    const parseError = { source: "file" as const, origin: "bad.yaml", document: 0, issues: [{ path: "<document>", type: "Invalid value", severity: "error" as const }] };
+    const parseError = {
+      source: "file" as const,
+      origin: "bad.yaml",
+      document: 0,
+      issues: [{ path: "<document>", type: "Invalid value", severity: "error" as const }],
+    };
     store.apply("file", { pods: [], rejected: [parseError] });
     expect(store.rejected()).toEqual([parseError]);
     store.apply("file", { pods: [], rejected: [] });
@@ -160,7 +182,9 @@ describe("merge store", () => {
   });
 
   test("privileged pods are dropped unless allowed", () => {
-    const privileged = testPod("p", { containers: [{ name: "c", image: "busybox:1.35", securityContext: { privileged: true } }] });
+    const privileged = testPod("p", {
+      containers: [{ name: "c", image: "busybox:1.35", securityContext: { privileged: true } }],
+    });
     expect(createPodStoreWith(false, privileged)).toHaveLength(0);
     expect(createPodStoreWith(true, privileged)).toHaveLength(1);
   });

@@ -3,7 +3,17 @@
 import type { Logger } from "../log.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 import type { SourceSnapshot } from "./source.ts";
-import { ANNOTATION, formatIssue, podKey, type FieldIssue, type Pod, type PodOperation, type PodUpdate, type RejectedPod, type SourceName } from "../api/types.ts";
+import {
+  ANNOTATION,
+  formatIssue,
+  podKey,
+  type FieldIssue,
+  type Pod,
+  type PodOperation,
+  type PodUpdate,
+  type RejectedPod,
+  type SourceName,
+} from "../api/types.ts";
 import { validatePod } from "../api/validation.ts";
 import { DOCUMENT_ANNOTATION, podSpecHash } from "../api/manifest.ts";
 
@@ -86,7 +96,8 @@ export function createPodStore(options: PodStoreOptions): PodStore {
       result = { issues, errors: issues.filter((i) => i.severity === "error") };
       validated.set(hash, result);
       const warnings = issues.filter((i) => i.severity === "warning");
-      if (warnings.length) options.log?.warn(`pod ${podKey(pod)} from ${describeOrigin(pod)}: ${warnings.map(formatIssue).join("; ")}`);
+      if (warnings.length)
+        options.log?.warn(`pod ${podKey(pod)} from ${describeOrigin(pod)}: ${warnings.map(formatIssue).join("; ")}`);
     }
     return result.errors;
   };
@@ -94,7 +105,9 @@ export function createPodStore(options: PodStoreOptions): PodStore {
   const reject = (source: SourceName, pod: Pod, issues: FieldIssue[]): RejectedPod => ({
     source,
     origin: pod.metadata.annotations[ANNOTATION.origin] ?? source,
-    ...(pod.metadata.annotations[DOCUMENT_ANNOTATION] !== undefined ? { document: Number(pod.metadata.annotations[DOCUMENT_ANNOTATION]) } : {}),
+    ...(pod.metadata.annotations[DOCUMENT_ANNOTATION] !== undefined
+      ? { document: Number(pod.metadata.annotations[DOCUMENT_ANNOTATION]) }
+      : {}),
     pod: podKey(pod),
     issues,
   });
@@ -114,12 +127,32 @@ export function createPodStore(options: PodStoreOptions): PodStore {
       }
       const first = accepted.get(key);
       if (first) {
-        dropped.push(reject(source, pod, [{ path: "metadata.name", type: "Duplicate value", value: pod.metadata.name, detail: `pod ${key} is already defined in ${describeOrigin(first)}; the first one wins`, severity: "error" }]));
+        dropped.push(
+          reject(source, pod, [
+            {
+              path: "metadata.name",
+              type: "Duplicate value",
+              value: pod.metadata.name,
+              detail: `pod ${key} is already defined in ${describeOrigin(first)}; the first one wins`,
+              severity: "error",
+            },
+          ]),
+        );
         continue;
       }
       const claimedBy = owner.get(key);
       if (claimedBy && claimedBy !== source && pods.get(claimedBy)?.has(key)) {
-        dropped.push(reject(source, pod, [{ path: "metadata.name", type: "Duplicate value", value: pod.metadata.name, detail: `pod ${key} already comes from the ${claimedBy} source, which keeps it`, severity: "error" }]));
+        dropped.push(
+          reject(source, pod, [
+            {
+              path: "metadata.name",
+              type: "Duplicate value",
+              value: pod.metadata.name,
+              detail: `pod ${key} already comes from the ${claimedBy} source, which keeps it`,
+              severity: "error",
+            },
+          ]),
+        );
         continue;
       }
       accepted.set(key, pod);
@@ -136,7 +169,13 @@ export function createPodStore(options: PodStoreOptions): PodStore {
       now.add(signature);
       if (before.has(signature)) continue;
       options.metrics?.sourceError(source);
-      options.log?.warn(`dropping ${r.pod ? `pod ${r.pod}` : `document ${r.document ?? 0}`} from ${source} ${r.origin}: ${r.issues.filter((i) => i.severity === "error").map(formatIssue).join("; ")}`, { source, origin: r.origin });
+      options.log?.warn(
+        `dropping ${r.pod ? `pod ${r.pod}` : `document ${r.document ?? 0}`} from ${source} ${r.origin}: ${r.issues
+          .filter((i) => i.severity === "error")
+          .map(formatIssue)
+          .join("; ")}`,
+        { source, origin: r.origin },
+      );
     }
     logged.set(source, now);
   };
@@ -158,13 +197,17 @@ export function createPodStore(options: PodStoreOptions): PodStore {
         owner.delete(key);
         removed.push(stored);
       }
-      report(source, (problems.get(source) ?? []).filter((r) => !incoming.some((p) => podKey(p) === r.pod)));
+      report(
+        source,
+        (problems.get(source) ?? []).filter((r) => !incoming.some((p) => podKey(p) === r.pod)),
+      );
     } else {
       const { accepted, dropped, invalidKeys } = admit(source, incoming);
       const next = op === "SET" ? new Map<string, Pod>() : new Map(current);
       if (op === "SET") {
         // An invalid edit keeps the last good version running (the Go "invalid UPDATE keeps foo").
-        if (invalidKeys.size) for (const [key, pod] of current) if (invalidKeys.has(key) && !accepted.has(key)) next.set(key, pod);
+        if (invalidKeys.size)
+          for (const [key, pod] of current) if (invalidKeys.has(key) && !accepted.has(key)) next.set(key, pod);
       }
       for (const [key, pod] of accepted) {
         const stored = current.get(key);
@@ -177,9 +220,14 @@ export function createPodStore(options: PodStoreOptions): PodStore {
       pods.set(source, next);
       for (const pod of removed) owner.delete(podKey(pod));
       for (const key of next.keys()) if (owner.get(key) !== source) owner.set(key, source);
-      const standing = op === "SET"
-        ? [...parseRejected, ...dropped]
-        : [...(problems.get(source) ?? []).filter((r) => !incoming.some((p) => podKey(p) === r.pod)), ...parseRejected, ...dropped];
+      const standing =
+        op === "SET"
+          ? [...parseRejected, ...dropped]
+          : [
+              ...(problems.get(source) ?? []).filter((r) => !incoming.some((p) => podKey(p) === r.pod)),
+              ...parseRejected,
+              ...dropped,
+            ];
       report(source, standing);
     }
 
@@ -229,5 +277,7 @@ function hashOf(pod: Pod): string {
 function describeOrigin(pod: Pod): string {
   const origin = pod.metadata.annotations[ANNOTATION.origin];
   const document = pod.metadata.annotations[DOCUMENT_ANNOTATION];
-  return origin ? `${origin}${document !== undefined ? `[${document}]` : ""}` : (pod.metadata.annotations[ANNOTATION.source] ?? "unknown source");
+  return origin
+    ? `${origin}${document !== undefined ? `[${document}]` : ""}`
+    : (pod.metadata.annotations[ANNOTATION.source] ?? "unknown source");
 }

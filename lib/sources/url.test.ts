@@ -4,7 +4,12 @@ import { names, recordSnapshots } from "../testing/snapshots.ts";
 import { freePortNumber } from "../testing/ports.ts";
 import { createUrlSource } from "./url.ts";
 
-const pod = (name: string) => ({ apiVersion: "v1", kind: "Pod", metadata: { name }, spec: { containers: [{ name: "c", image: "busybox:1.35" }] } });
+const pod = (name: string) => ({
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name },
+  spec: { containers: [{ name: "c", image: "busybox:1.35" }] },
+});
 
 describe("URL source", () => {
   let body = JSON.stringify([pod("a")]);
@@ -37,7 +42,11 @@ describe("URL source", () => {
 
   test("reads a list of manifests and sends the configured headers", async () => {
     reset();
-    const source = createUrlSource({ url: url(), headers: { Authorization: ["Bearer t0k3n"] }, checkFrequency: 60_000 });
+    const source = createUrlSource({
+      url: url(),
+      headers: { Authorization: ["Bearer t0k3n"] },
+      checkFrequency: 60_000,
+    });
     expect(names(await source.readOnce())).toEqual(["a"]);
     expect(requests[0]!.headers.get("authorization")).toBe("Bearer t0k3n");
   });

@@ -37,23 +37,39 @@ export function createUrlSource(options: UrlSourceOptions): UrlSource {
   /** One GET; resolves to the current snapshot, or throws KubeletError("SourceUnavailable"). */
   const readOnce = async (): Promise<SourceSnapshot> => {
     const headers = new Headers();
-    for (const [name, values] of Object.entries(options.headers ?? {})) for (const value of values) headers.append(name, value);
+    for (const [name, values] of Object.entries(options.headers ?? {}))
+      for (const value of values) headers.append(name, value);
     if (lastSnapshot && validators.etag) headers.set("If-None-Match", validators.etag);
     if (lastSnapshot && validators.lastModified) headers.set("If-Modified-Since", validators.lastModified);
     let response: Response;
     try {
-      response = await fetch(options.url, { headers, redirect: "follow", signal: AbortSignal.timeout(options.timeoutMs ?? 10_000) });
+      response = await fetch(options.url, {
+        headers,
+        redirect: "follow",
+        signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+      });
     } catch (error) {
-      const reason = (error as Error).name === "TimeoutError" ? `no answer within ${(options.timeoutMs ?? 10_000) / 1000}s` : (error as Error).message;
-      throw new KubeletError("SourceUnavailable", `cannot get manifests from ${options.url}: ${reason}`, { cause: error });
+      const reason =
+        (error as Error).name === "TimeoutError"
+          ? `no answer within ${(options.timeoutMs ?? 10_000) / 1000}s`
+          : (error as Error).message;
+      throw new KubeletError("SourceUnavailable", `cannot get manifests from ${options.url}: ${reason}`, {
+        cause: error,
+      });
     }
     if (response.status === 304 && lastSnapshot) return lastSnapshot;
     if (response.status !== 200) {
       await response.body?.cancel();
-      throw new KubeletError("SourceUnavailable", `cannot get manifests from ${options.url}: HTTP ${response.status} ${response.statusText}`);
+      throw new KubeletError(
+        "SourceUnavailable",
+        `cannot get manifests from ${options.url}: HTTP ${response.status} ${response.statusText}`,
+      );
     }
     const body = await readLimited(response, maxBytes, options.url);
-    validators = { etag: response.headers.get("etag") ?? undefined, lastModified: response.headers.get("last-modified") ?? undefined };
+    validators = {
+      etag: response.headers.get("etag") ?? undefined,
+      lastModified: response.headers.get("last-modified") ?? undefined,
+    };
     if (body === lastBody && lastSnapshot) return lastSnapshot;
     const parsed = readManifests(body, { source: "url", origin: options.url });
     const broken = parsed.rejected.some((r) => r.issues.some((i) => i.path === "<document>"));
@@ -90,7 +106,10 @@ export function createUrlSource(options: UrlSourceOptions): UrlSource {
           const now = clock.now();
           if (failures <= LOUD_FAILURES || now - lastLoggedAt >= QUIET_LOG_PERIOD_MS) {
             lastLoggedAt = now;
-            log.warn(`${(error as Error).message}; keeping the pods it served before${failures === LOUD_FAILURES ? " (further failures are logged once a minute)" : ""}`, { failures });
+            log.warn(
+              `${(error as Error).message}; keeping the pods it served before${failures === LOUD_FAILURES ? " (further failures are logged once a minute)" : ""}`,
+              { failures },
+            );
           }
         }
       };
@@ -113,7 +132,10 @@ async function readLimited(response: Response, maxBytes: number, url: string): P
   const declared = Number(response.headers.get("content-length") ?? 0);
   if (declared > maxBytes) {
     await response.body?.cancel();
-    throw new KubeletError("SourceUnavailable", `manifests at ${url} are ${declared} bytes, over the ${maxBytes}-byte limit`);
+    throw new KubeletError(
+      "SourceUnavailable",
+      `manifests at ${url} are ${declared} bytes, over the ${maxBytes}-byte limit`,
+    );
   }
   const reader = response.body?.getReader();
   if (!reader) return "";

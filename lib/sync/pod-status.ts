@@ -28,7 +28,11 @@ export interface StatusInput {
 export function instancesOf(containers: ContainerDetails[], name: string): ContainerDetails[] {
   return containers
     .filter((c) => c.labels[LABEL.containerName] === name)
-    .sort((a, b) => Number(b.labels[LABEL.restartCount] ?? 0) - Number(a.labels[LABEL.restartCount] ?? 0) || b.createdAt - a.createdAt);
+    .sort(
+      (a, b) =>
+        Number(b.labels[LABEL.restartCount] ?? 0) - Number(a.labels[LABEL.restartCount] ?? 0) ||
+        b.createdAt - a.createdAt,
+    );
 }
 
 /** Whether a dead container should be started again under the pod's restart policy. */
@@ -59,7 +63,12 @@ function stateOf(c: ContainerDetails): V1ContainerStatus["state"] {
 function containerStatus(spec: V1Container, input: StatusInput): V1ContainerStatus {
   const [latest, previous] = instancesOf(input.containers, spec.name);
   const waiting = input.waiting.get(spec.name);
-  const base = { name: spec.name, image: spec.image ?? "", imageID: "", restartCount: latest ? Number(latest.labels[LABEL.restartCount] ?? 0) : 0 };
+  const base = {
+    name: spec.name,
+    image: spec.image ?? "",
+    imageID: "",
+    restartCount: latest ? Number(latest.labels[LABEL.restartCount] ?? 0) : 0,
+  };
   if (!latest) {
     return { ...base, ready: false, started: false, state: { waiting: waiting ?? { reason: "ContainerCreating" } } };
   }
@@ -82,13 +91,19 @@ export function computePodStatus(input: StatusInput): V1PodStatus {
   const now = new Date().toISOString();
   const initStatuses = (pod.spec.initContainers ?? []).map((c) => containerStatus(c, input));
   const statuses = pod.spec.containers.map((c) => containerStatus(c, input));
-  const initialized = initStatuses.every((s) => s.state?.terminated?.exitCode === 0) || statuses.some((s) => s.containerID);
+  const initialized =
+    initStatuses.every((s) => s.state?.terminated?.exitCode === 0) || statuses.some((s) => s.containerID);
   const phase = podPhase(pod, initStatuses, statuses, initialized);
   const containersReady = statuses.every((s) => s.ready);
   const condition = (type: string, ok: boolean, reason?: string): V1PodCondition => {
     const before = input.previous?.conditions?.find((c) => c.type === type);
     const status = ok ? "True" : "False";
-    return { type, status, lastTransitionTime: before?.status === status ? before.lastTransitionTime : now, ...(ok || !reason ? {} : { reason }) };
+    return {
+      type,
+      status,
+      lastTransitionTime: before?.status === status ? before.lastTransitionTime : now,
+      ...(ok || !reason ? {} : { reason }),
+    };
   };
   const sandbox = input.containers.some((c) => c.labels[LABEL.containerName] === POD_INFRA_CONTAINER_NAME && c.running);
   return {
@@ -131,8 +146,17 @@ function podPhase(pod: Pod, init: V1ContainerStatus[], app: V1ContainerStatus[],
 
 function qosClass(pod: Pod): "Guaranteed" | "Burstable" | "BestEffort" {
   const containers = pod.spec.containers;
-  const any = containers.some((c) => Object.keys(c.resources?.requests ?? {}).length || Object.keys(c.resources?.limits ?? {}).length);
+  const any = containers.some(
+    (c) => Object.keys(c.resources?.requests ?? {}).length || Object.keys(c.resources?.limits ?? {}).length,
+  );
   if (!any) return "BestEffort";
-  const guaranteed = containers.every((c) => ["cpu", "memory"].every((r) => c.resources?.limits?.[r] !== undefined && (c.resources?.requests?.[r] === undefined || String(c.resources.requests[r]) === String(c.resources.limits![r]))));
+  const guaranteed = containers.every((c) =>
+    ["cpu", "memory"].every(
+      (r) =>
+        c.resources?.limits?.[r] !== undefined &&
+        (c.resources?.requests?.[r] === undefined ||
+          String(c.resources.requests[r]) === String(c.resources.limits![r])),
+    ),
+  );
   return guaranteed ? "Guaranteed" : "Burstable";
 }

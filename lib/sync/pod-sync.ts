@@ -3,7 +3,14 @@
 // spec-hash replacement, lifecycle hooks, graceful termination and dead-container clean-up.
 import { Backoff } from "../node/backoff.ts";
 import type { Clock } from "../clock.ts";
-import { buildContainer, buildPauseContainer, containerHash, podSandboxHash, type PodContext, type VolumeMount } from "../container/container-config.ts";
+import {
+  buildContainer,
+  buildPauseContainer,
+  containerHash,
+  podSandboxHash,
+  type PodContext,
+  type VolumeMount,
+} from "../container/container-config.ts";
 import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerDetails, type Runtime } from "../container/runtime.ts";
 import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager, PullPolicy } from "../node/images.ts";
@@ -83,53 +90,86 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
   const volumeCache = new Map<string, { hash: string; paths: Map<string, VolumeMount> }>();
   let node: PodContext["node"] | undefined;
 
-  const nodeInfo = async () => (node ??= await runtime.info().then((i) => ({ cpus: i.cpus, memoryBytes: i.memoryBytes }), () => ({ cpus: 1, memoryBytes: 0 })));
+  const nodeInfo = async () =>
+    (node ??= await runtime.info().then(
+      (i) => ({ cpus: i.cpus, memoryBytes: i.memoryBytes }),
+      () => ({ cpus: 1, memoryBytes: 0 }),
+    ));
 
   const observe = async (podUid?: string) => {
     const list = await runtime.listContainers(podUid ? { podUid } : {});
     const byPod = new Map<string, Observed>();
     const live = new Set<string>();
-    await Promise.all(list.map(async (summary) => {
-      // A container's details only change with its state, so inspect once per state.
-      const key = `${summary.id}:${summary.state}`;
-      live.add(key);
-      let details = inspected.get(key);
-      if (!details) {
-        try {
-          details = await runtime.inspectContainer(summary.id);
-        } catch (error) {
-          if ((error as KubeletError).code === "NotFound") return;
-          throw error;
+    await Promise.all(
+      list.map(async (summary) => {
+        // A container's details only change with its state, so inspect once per state.
+        const key = `${summary.id}:${summary.state}`;
+        live.add(key);
+        let details = inspected.get(key);
+        if (!details) {
+          try {
+            details = await runtime.inspectContainer(summary.id);
+          } catch (error) {
+            if ((error as KubeletError).code === "NotFound") return;
+            throw error;
+          }
+          inspected.set(key, details);
         }
-        inspected.set(key, details);
-      }
-      const uid = summary.labels[LABEL.podUid]!;
-      (byPod.get(uid) ?? byPod.set(uid, []).get(uid)!).push(details);
-    }));
+        const uid = summary.labels[LABEL.podUid]!;
+        (byPod.get(uid) ?? byPod.set(uid, []).get(uid)!).push(details);
+      }),
+    );
     if (!podUid) for (const key of inspected.keys()) if (!live.has(key)) inspected.delete(key);
     return byPod;
   };
 
   const stopContainer = async (pod: Pod | undefined, c: ContainerDetails, graceSeconds: number, reason: string) => {
     const started = clock.now();
-    const spec = pod && [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((s) => s.name === c.labels[LABEL.containerName]);
+    const spec =
+      pod &&
+      [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find(
+        (s) => s.name === c.labels[LABEL.containerName],
+      );
     if (pod && c.running && spec?.lifecycle?.preStop) {
       const message = await runHook(spec.lifecycle.preStop, c, pod, graceSeconds * 1000).catch((e: Error) => e.message);
-      if (message) events.record(pod, "Warning", "FailedPreStopHook", `PreStopHook failed: ${message}`, `spec.containers{${spec.name}}`);
+      if (message)
+        events.record(
+          pod,
+          "Warning",
+          "FailedPreStopHook",
+          `PreStopHook failed: ${message}`,
+          `spec.containers{${spec.name}}`,
+        );
     }
-    if (pod && c.running) events.record(pod, "Normal", "Killing", `Stopping container ${c.labels[LABEL.containerName]}: ${reason}`, `spec.containers{${c.labels[LABEL.containerName]}}`);
+    if (pod && c.running)
+      events.record(
+        pod,
+        "Normal",
+        "Killing",
+        `Stopping container ${c.labels[LABEL.containerName]}: ${reason}`,
+        `spec.containers{${c.labels[LABEL.containerName]}}`,
+      );
     const remaining = Math.max(0, graceSeconds - (clock.now() - started) / 1000);
     deps.probes?.removeContainer(c.id);
     await runtime.stopContainer(c.id, remaining);
   };
 
-  const runHook = async (handler: LifecycleHandler, c: ContainerDetails, pod: Pod, timeoutMs: number): Promise<string | undefined> => {
+  const runHook = async (
+    handler: LifecycleHandler,
+    c: ContainerDetails,
+    pod: Pod,
+    timeoutMs: number,
+  ): Promise<string | undefined> => {
     if (handler.sleep) {
       await clock.sleep(Math.min(handler.sleep.seconds * 1000, timeoutMs));
       return undefined;
     }
     const host = pod.spec.hostNetwork ? "127.0.0.1" : c.ipAddress;
-    const { result, message } = await runProbe(handler as never, { runtime, containerId: c.id, host }, Math.max(1000, timeoutMs));
+    const { result, message } = await runProbe(
+      handler as never,
+      { runtime, containerId: c.id, host },
+      Math.max(1000, timeoutMs),
+    );
     return result === "success" ? undefined : message;
   };
 
@@ -138,14 +178,24 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
   };
 
   /** Creates and starts one container instance; returns why it is not running when it failed. */
-  const startContainer = async (pod: Pod, spec: V1Container, ctx: PodContext, pause: ContainerDetails, attempt: number, init: boolean): Promise<Waiting | undefined> => {
+  const startContainer = async (
+    pod: Pod,
+    spec: V1Container,
+    ctx: PodContext,
+    pause: ContainerDetails,
+    attempt: number,
+    init: boolean,
+  ): Promise<Waiting | undefined> => {
     const field = `spec.${init ? "initContainers" : "containers"}{${spec.name}}`;
     try {
       await deps.images.ensureImage(spec.image!, (spec.imagePullPolicy ?? "IfNotPresent") as PullPolicy, pod);
     } catch (error) {
       const e = error as KubeletError;
       if (e.code === "RuntimeUnavailable") throw error;
-      return { reason: e.code === "ImagePullBackOff" || e.code === "ErrImageNeverPull" ? e.code : "ErrImagePull", message: e.message };
+      return {
+        reason: e.code === "ImagePullBackOff" || e.code === "ErrImageNeverPull" ? e.code : "ErrImagePull",
+        message: e.message,
+      };
     }
     let id: string;
     try {
@@ -186,7 +236,11 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     return { ...result, changed: mutations !== before };
   };
 
-  const syncPodStep = async (pod: Pod, observed: Observed, livenessFailed: ReadonlySet<string>): Promise<Omit<SyncResult, "changed">> => {
+  const syncPodStep = async (
+    pod: Pod,
+    observed: Observed,
+    livenessFailed: ReadonlySet<string>,
+  ): Promise<Omit<SyncResult, "changed">> => {
     const waiting = new Map<string, Waiting>();
     let retryAfterMs: number | undefined;
     const retry = (ms: number) => (retryAfterMs = Math.min(retryAfterMs ?? Infinity, Math.max(50, ms)));
@@ -200,7 +254,11 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     if (!pause) {
       if (observed.some((c) => c.running)) {
         log.info(`pod ${podKey(pod)}: its sandbox changed or died; recreating the pod`);
-        await Promise.all(observed.filter((c) => c.running && c.labels[LABEL.containerName] !== POD_INFRA_CONTAINER_NAME).map((c) => stopContainer(pod, c, grace, "pod sandbox changed")));
+        await Promise.all(
+          observed
+            .filter((c) => c.running && c.labels[LABEL.containerName] !== POD_INFRA_CONTAINER_NAME)
+            .map((c) => stopContainer(pod, c, grace, "pod sandbox changed")),
+        );
         await Promise.all(observed.filter((c) => c.running).map((c) => runtime.stopContainer(c.id, grace)));
       }
       await removeAll(observed);
@@ -220,7 +278,8 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
         deps.metrics?.containerStarted("podsandbox", true);
         const message = `cannot start the pod sandbox: ${(error as Error).message}`;
         events.record(pod, "Warning", "FailedCreatePodSandBox", message);
-        for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) waiting.set(c.name, { reason: "CreateContainerConfigError", message });
+        for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers])
+          waiting.set(c.name, { reason: "CreateContainerConfigError", message });
         retry(10_000);
         return { waiting, retryAfterMs, podIP: "" };
       }
@@ -230,7 +289,8 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     try {
       ctx = await context(pod, podIP);
     } catch (error) {
-      for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) waiting.set(c.name, { reason: "CreateContainerConfigError", message: (error as Error).message });
+      for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers])
+        waiting.set(c.name, { reason: "CreateContainerConfigError", message: (error as Error).message });
       events.record(pod, "Warning", "FailedMount", (error as Error).message);
       retry(10_000);
       return { waiting, retryAfterMs, podIP };
@@ -257,7 +317,10 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
         const key = `${pod.metadata.uid}/${spec.name}`;
         const wait = latest ? crashBackoff.remaining(key) : 0;
         if (wait > 0) {
-          waiting.set(spec.name, { reason: "CrashLoopBackOff", message: `back-off ${Math.round(crashBackoff.delay(key) / 1000)}s restarting failed container=${spec.name} pod=${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})` });
+          waiting.set(spec.name, {
+            reason: "CrashLoopBackOff",
+            message: `back-off ${Math.round(crashBackoff.delay(key) / 1000)}s restarting failed container=${spec.name} pod=${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})`,
+          });
           retry(wait);
           return { waiting, retryAfterMs, podIP };
         }
@@ -273,44 +336,61 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     }
 
     // App containers.
-    await Promise.all(pod.spec.containers.map(async (spec) => {
-      const instances = instancesOf(containers, spec.name);
-      const [latest] = instances;
-      const key = `${pod.metadata.uid}/${spec.name}`;
-      const hash = containerHash(spec);
-      if (latest?.running) {
-        if (latest.labels[LABEL.containerHash] !== hash) {
-          await stopContainer(pod, latest, grace, "its spec changed");
-          crashBackoff.reset(key);
-        } else if (livenessFailed.has(latest.id)) {
-          await stopContainer(pod, latest, grace, "it failed its liveness probe");
-          if (!shouldRestart(pod.spec.restartPolicy, 1)) return;
-        } else {
-          deps.probes?.addContainer(pod, spec, latest.id, Date.parse(latest.startedAt ?? "") || clock.now(), probeHost);
-          return;
+    await Promise.all(
+      pod.spec.containers.map(async (spec) => {
+        const instances = instancesOf(containers, spec.name);
+        const [latest] = instances;
+        const key = `${pod.metadata.uid}/${spec.name}`;
+        const hash = containerHash(spec);
+        if (latest?.running) {
+          if (latest.labels[LABEL.containerHash] !== hash) {
+            await stopContainer(pod, latest, grace, "its spec changed");
+            crashBackoff.reset(key);
+          } else if (livenessFailed.has(latest.id)) {
+            await stopContainer(pod, latest, grace, "it failed its liveness probe");
+            if (!shouldRestart(pod.spec.restartPolicy, 1)) return;
+          } else {
+            deps.probes?.addContainer(
+              pod,
+              spec,
+              latest.id,
+              Date.parse(latest.startedAt ?? "") || clock.now(),
+              probeHost,
+            );
+            return;
+          }
+        } else if (latest) {
+          const changed = latest.labels[LABEL.containerHash] !== hash;
+          if (!changed && !shouldRestart(pod.spec.restartPolicy, latest.exitCode)) return;
+          const ran = Date.parse(latest.finishedAt ?? "") - Date.parse(latest.startedAt ?? "");
+          if (ran >= TEN_MINUTES || changed) crashBackoff.reset(key);
+          const wait = crashBackoff.remaining(key);
+          if (wait > 0) {
+            waiting.set(spec.name, {
+              reason: "CrashLoopBackOff",
+              message: `back-off ${Math.round(crashBackoff.delay(key) / 1000)}s restarting failed container=${spec.name} pod=${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})`,
+            });
+            events.record(
+              pod,
+              "Warning",
+              "BackOff",
+              "Back-off restarting failed container",
+              `spec.containers{${spec.name}}`,
+            );
+            retry(wait);
+            return;
+          }
+          crashBackoff.next(key);
+          deps.metrics?.containerRestarted();
         }
-      } else if (latest) {
-        const changed = latest.labels[LABEL.containerHash] !== hash;
-        if (!changed && !shouldRestart(pod.spec.restartPolicy, latest.exitCode)) return;
-        const ran = Date.parse(latest.finishedAt ?? "") - Date.parse(latest.startedAt ?? "");
-        if (ran >= TEN_MINUTES || changed) crashBackoff.reset(key);
-        const wait = crashBackoff.remaining(key);
-        if (wait > 0) {
-          waiting.set(spec.name, { reason: "CrashLoopBackOff", message: `back-off ${Math.round(crashBackoff.delay(key) / 1000)}s restarting failed container=${spec.name} pod=${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})` });
-          events.record(pod, "Warning", "BackOff", "Back-off restarting failed container", `spec.containers{${spec.name}}`);
-          retry(wait);
-          return;
+        const attempt = latest ? Number(latest.labels[LABEL.restartCount] ?? 0) + 1 : 0;
+        const failed = await startContainer(pod, spec, ctx, pause!, attempt, false);
+        if (failed) {
+          waiting.set(spec.name, failed);
+          retry(failed.reason === "ErrImagePull" ? 1000 : failed.reason === "ImagePullBackOff" ? 5000 : 10_000);
         }
-        crashBackoff.next(key);
-        deps.metrics?.containerRestarted();
-      }
-      const attempt = latest ? Number(latest.labels[LABEL.restartCount] ?? 0) + 1 : 0;
-      const failed = await startContainer(pod, spec, ctx, pause!, attempt, false);
-      if (failed) {
-        waiting.set(spec.name, failed);
-        retry(failed.reason === "ErrImagePull" ? 1000 : failed.reason === "ImagePullBackOff" ? 5000 : 10_000);
-      }
-    }));
+      }),
+    );
     return { waiting, retryAfterMs, podIP };
   };
 
@@ -337,10 +417,15 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     observe,
     syncPod,
     async killPod(podUid, observed, pod) {
-      const grace = pod?.spec.terminationGracePeriodSeconds ?? Number(observed[0]?.labels[LABEL.terminationGracePeriod] ?? 30);
+      const grace =
+        pod?.spec.terminationGracePeriodSeconds ?? Number(observed[0]?.labels[LABEL.terminationGracePeriod] ?? 30);
       const apps = observed.filter((c) => c.running && c.labels[LABEL.containerName] !== POD_INFRA_CONTAINER_NAME);
       await Promise.all(apps.map((c) => stopContainer(pod, c, grace, "the pod was removed from its source")));
-      await Promise.all(observed.filter((c) => c.running && c.labels[LABEL.containerName] === POD_INFRA_CONTAINER_NAME).map((c) => runtime.stopContainer(c.id, 2)));
+      await Promise.all(
+        observed
+          .filter((c) => c.running && c.labels[LABEL.containerName] === POD_INFRA_CONTAINER_NAME)
+          .map((c) => runtime.stopContainer(c.id, 2)),
+      );
       await removeAll(observed);
       deps.probes?.removePod(podUid);
       volumeCache.delete(podUid);
@@ -349,9 +434,17 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     },
     async collectGarbage(observed) {
       const byName = new Map<string, ContainerDetails[]>();
-      for (const c of observed) if (!c.running) (byName.get(c.labels[LABEL.containerName]!) ?? byName.set(c.labels[LABEL.containerName]!, []).get(c.labels[LABEL.containerName]!)!).push(c);
+      for (const c of observed)
+        if (!c.running)
+          (
+            byName.get(c.labels[LABEL.containerName]!) ??
+            byName.set(c.labels[LABEL.containerName]!, []).get(c.labels[LABEL.containerName]!)!
+          ).push(c);
       const extra = [...byName.values()].flatMap((dead) =>
-        dead.sort((a, b) => Number(b.labels[LABEL.restartCount] ?? 0) - Number(a.labels[LABEL.restartCount] ?? 0)).slice(Math.max(0, options.maxDeadPerContainer)));
+        dead
+          .sort((a, b) => Number(b.labels[LABEL.restartCount] ?? 0) - Number(a.labels[LABEL.restartCount] ?? 0))
+          .slice(Math.max(0, options.maxDeadPerContainer)),
+      );
       await removeAll(extra);
     },
     forget(podUid) {

@@ -35,7 +35,17 @@ export interface RunOnceReport {
 }
 
 /** Waiting reasons that retrying within runonce will not fix. */
-const TERMINAL = new Set(["ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName", "CreateContainerError", "CreateContainerConfigError", "RunContainerError", "CrashLoopBackOff", "PostStartHookError"]);
+const TERMINAL = new Set([
+  "ErrImagePull",
+  "ImagePullBackOff",
+  "ErrImageNeverPull",
+  "InvalidImageName",
+  "CreateContainerError",
+  "CreateContainerConfigError",
+  "RunContainerError",
+  "CrashLoopBackOff",
+  "PostStartHookError",
+]);
 
 export async function runPodsOnce(
   pods: Pod[],
@@ -45,7 +55,10 @@ export async function runPodsOnce(
   const { clock, runtime } = deps;
   const began = clock.now();
   await runtime.ping();
-  const syncer = createPodSyncer({ ...deps.options, maxDeadPerContainer: 5 }, { runtime, images: deps.images, volumes: deps.volumes, clock, log: deps.log, events: deps.events });
+  const syncer = createPodSyncer(
+    { ...deps.options, maxDeadPerContainer: 5 },
+    { runtime, images: deps.images, volumes: deps.volumes, clock, log: deps.log, events: deps.events },
+  );
   const outcomes = new Map<string, PodOutcome>();
   const waiting = new Map<string, Map<string, Waiting>>();
   const podIPs = new Map<string, string>();
@@ -53,31 +66,48 @@ export async function runPodsOnce(
   let pending = [...pods];
   for (let round = 0; pending.length > 0; round++) {
     const observed = await syncer.observe();
-    await Promise.all(pending.map(async (pod) => {
-      const result = await syncer.syncPod(pod, observed.get(pod.metadata.uid) ?? [], noFailures);
-      waiting.set(pod.metadata.uid, result.waiting);
-      podIPs.set(pod.metadata.uid, result.podIP);
-    }));
+    await Promise.all(
+      pending.map(async (pod) => {
+        const result = await syncer.syncPod(pod, observed.get(pod.metadata.uid) ?? [], noFailures);
+        waiting.set(pod.metadata.uid, result.waiting);
+        podIPs.set(pod.metadata.uid, result.podIP);
+      }),
+    );
     const after = await syncer.observe();
     const timedOut = clock.now() - began >= options.timeoutMs || options.signal.aborted;
     pending = pending.filter((pod) => {
       const status = computePodStatus({
-        pod, containers: after.get(pod.metadata.uid) ?? [], waiting: waiting.get(pod.metadata.uid) ?? new Map(),
-        isReady: () => true, isStarted: () => true, hostIP: deps.options.hostIP, podIP: podIPs.get(pod.metadata.uid) ?? "", firstSeen: began,
+        pod,
+        containers: after.get(pod.metadata.uid) ?? [],
+        waiting: waiting.get(pod.metadata.uid) ?? new Map(),
+        isReady: () => true,
+        isStarted: () => true,
+        hostIP: deps.options.hostIP,
+        podIP: podIPs.get(pod.metadata.uid) ?? "",
+        firstSeen: began,
       });
       const statuses = [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])];
       const stuck = statuses.find((s) => s.state?.waiting && TERMINAL.has(s.state.waiting.reason ?? ""));
       const running = status.phase === "Running" && (status.containerStatuses ?? []).every((s) => s.state?.running);
       if (running || status.phase === "Succeeded") outcomes.set(pod.metadata.uid, { pod, ok: true, status });
       else if (stuck || status.phase === "Failed" || timedOut) {
-        const reason = stuck ? `${stuck.name}: ${stuck.state!.waiting!.reason}: ${stuck.state!.waiting!.message ?? ""}` : status.phase === "Failed" ? "the pod failed" : `not running after ${Math.round(options.timeoutMs / 1000)}s`;
+        const reason = stuck
+          ? `${stuck.name}: ${stuck.state!.waiting!.reason}: ${stuck.state!.waiting!.message ?? ""}`
+          : status.phase === "Failed"
+            ? "the pod failed"
+            : `not running after ${Math.round(options.timeoutMs / 1000)}s`;
         outcomes.set(pod.metadata.uid, { pod, ok: false, status, reason });
       } else return true;
       return false;
     });
-    if (options.tty && options.out) options.out.write(`\r\x1b[K${outcomes.size}/${pods.length} pods settled${pending.length ? `, waiting for ${pending.map(podKey).join(", ")}` : ""}`);
+    if (options.tty && options.out)
+      options.out.write(
+        `\r\x1b[K${outcomes.size}/${pods.length} pods settled${pending.length ? `, waiting for ${pending.map(podKey).join(", ")}` : ""}`,
+      );
     if (pending.length === 0) break;
-    await clock.sleep(Math.min(1000 * 2 ** round, 8000, Math.max(0, options.timeoutMs - (clock.now() - began))), options.signal).catch(() => {});
+    await clock
+      .sleep(Math.min(1000 * 2 ** round, 8000, Math.max(0, options.timeoutMs - (clock.now() - began))), options.signal)
+      .catch(() => {});
   }
   if (options.tty && options.out) options.out.write("\n");
   const ordered = pods.map((pod) => outcomes.get(pod.metadata.uid)!);
@@ -89,17 +119,31 @@ export function formatRunOnceReport(report: RunOnceReport): string {
   const rows = [["POD", "CONTAINER", "STATE", "RESTARTS", "REASON"]];
   for (const { pod, status } of report.pods) {
     for (const c of [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])]) {
-      const state = c.state?.running ? "Running" : c.state?.terminated ? `Terminated(${c.state.terminated.exitCode})` : "Waiting";
-      const reason = c.state?.waiting ? `${c.state.waiting.reason}${c.state.waiting.message ? `: ${c.state.waiting.message}` : ""}` : (c.state?.terminated?.reason ?? "");
+      const state = c.state?.running
+        ? "Running"
+        : c.state?.terminated
+          ? `Terminated(${c.state.terminated.exitCode})`
+          : "Waiting";
+      const reason = c.state?.waiting
+        ? `${c.state.waiting.reason}${c.state.waiting.message ? `: ${c.state.waiting.message}` : ""}`
+        : (c.state?.terminated?.reason ?? "");
       rows.push([podKey(pod), c.name, state, String(c.restartCount), reason.replace(/\s+/g, " ").slice(0, 160)]);
     }
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  const table = rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ").trimEnd()).join("\n");
+  const table = rows
+    .map((r) =>
+      r
+        .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!)))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
   const failed = report.pods.filter((o) => !o.ok);
   const seconds = (report.elapsedMs / 1000).toFixed(1);
-  const verdict = failed.length === 0
-    ? `${report.pods.length} pods running or completed (${seconds}s)`
-    : `${failed.length} of ${report.pods.length} pods did not start (${seconds}s):\n${failed.map((o) => `  ${podKey(o.pod)}: ${o.reason}`).join("\n")}`;
+  const verdict =
+    failed.length === 0
+      ? `${report.pods.length} pods running or completed (${seconds}s)`
+      : `${failed.length} of ${report.pods.length} pods did not start (${seconds}s):\n${failed.map((o) => `  ${podKey(o.pod)}: ${o.reason}`).join("\n")}`;
   return `${table}\n${verdict}`;
 }

@@ -16,7 +16,14 @@ import { testPod } from "../testing/pods.ts";
 import type { Pod, V1PodSpec } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
 
-const options: PodSyncOptions = { hostname: "node", hostIP: "10.0.0.1", networkMode: "none", pauseImage: "registry.k8s.io/pause:3.9", allowPrivileged: false, maxDeadPerContainer: 1 };
+const options: PodSyncOptions = {
+  hostname: "node",
+  hostIP: "10.0.0.1",
+  networkMode: "none",
+  pauseImage: "registry.k8s.io/pause:3.9",
+  allowPrivileged: false,
+  maxDeadPerContainer: 1,
+};
 const volumes: VolumeManager = { setup: async () => new Map(), teardown: async () => {}, podDirs: async () => [] };
 
 function harness() {
@@ -26,12 +33,17 @@ function harness() {
   const images = createImageManager({ qps: 0, burst: 10, clock, events, dockerConfigPaths: [] }, runtime);
   const syncer = createPodSyncer(options, { runtime, images, volumes, clock, log: silentLogger, events });
   const sync = async (pod: Pod) => syncer.syncPod(pod, (await syncer.observe()).get(pod.metadata.uid) ?? [], new Set());
-  const app = (pod: Pod, name = "app") => [...runtime.containers.values()].filter((c) => c.labels[LABEL.podUid] === pod.metadata.uid && c.labels[LABEL.containerName] === name)
-    .sort((a, b) => Number(b.labels[LABEL.restartCount]) - Number(a.labels[LABEL.restartCount]));
+  const app = (pod: Pod, name = "app") =>
+    [...runtime.containers.values()]
+      .filter((c) => c.labels[LABEL.podUid] === pod.metadata.uid && c.labels[LABEL.containerName] === name)
+      .sort((a, b) => Number(b.labels[LABEL.restartCount]) - Number(a.labels[LABEL.restartCount]));
   return { clock, runtime, events, syncer, sync, app };
 }
 
-const spec = (over: Partial<V1PodSpec> = {}): Partial<V1PodSpec> => ({ containers: [{ name: "app", image: "local/busybox:stable", command: ["sleep", "3600"] }], ...over });
+const spec = (over: Partial<V1PodSpec> = {}): Partial<V1PodSpec> => ({
+  containers: [{ name: "app", image: "local/busybox:stable", command: ["sleep", "3600"] }],
+  ...over,
+});
 
 describe("pod sync step", () => {
   test("starts a pause container, then the app container in its namespaces, with the dockershim names", async () => {
@@ -49,14 +61,27 @@ describe("pod sync step", () => {
     const h = harness();
     const pod = testPod("web", spec());
     await h.sync(pod);
-    const before = h.runtime.calls.filter((c) => ["createContainer", "stopContainer", "removeContainer"].includes(c.method)).length;
+    const before = h.runtime.calls.filter((c) =>
+      ["createContainer", "stopContainer", "removeContainer"].includes(c.method),
+    ).length;
     await h.sync(pod);
-    expect(h.runtime.calls.filter((c) => ["createContainer", "stopContainer", "removeContainer"].includes(c.method)).length).toBe(before);
+    expect(
+      h.runtime.calls.filter((c) => ["createContainer", "stopContainer", "removeContainer"].includes(c.method)).length,
+    ).toBe(before);
   });
 
   test("a changed container is replaced, the pause container and the others stay", async () => {
     const h = harness();
-    const two = (image: string) => testPod("web", spec({ containers: [{ name: "app", image }, { name: "side", image: "local/busybox:stable" }] }));
+    const two = (image: string) =>
+      testPod(
+        "web",
+        spec({
+          containers: [
+            { name: "app", image },
+            { name: "side", image: "local/busybox:stable" },
+          ],
+        }),
+      );
     await h.sync(two("local/busybox:stable"));
     const side = h.app(two("x"), "side")[0]!.id;
     h.runtime.images.add("local/busybox:other");
@@ -78,7 +103,14 @@ describe("pod sync step", () => {
     expect(pause.body.HostConfig.NetworkMode).toBe("host");
   });
 
-  for (const [policy, code, restarts] of [["Always", 0, true], ["Always", 1, true], ["OnFailure", 0, false], ["OnFailure", 2, true], ["Never", 0, false], ["Never", 2, false]] as const) {
+  for (const [policy, code, restarts] of [
+    ["Always", 0, true],
+    ["Always", 1, true],
+    ["OnFailure", 0, false],
+    ["OnFailure", 2, true],
+    ["Never", 0, false],
+    ["Never", 2, false],
+  ] as const) {
     test(`restartPolicy ${policy}: a container that exited ${code} is ${restarts ? "" : "not "}restarted`, async () => {
       const h = harness();
       const pod = testPod("job", spec({ restartPolicy: policy }));
@@ -111,7 +143,15 @@ describe("pod sync step", () => {
 
   test("init containers run in order to completion before the app containers", async () => {
     const h = harness();
-    const pod = testPod("init", spec({ initContainers: [{ name: "one", image: "local/busybox:stable" }, { name: "two", image: "local/busybox:stable" }] }));
+    const pod = testPod(
+      "init",
+      spec({
+        initContainers: [
+          { name: "one", image: "local/busybox:stable" },
+          { name: "two", image: "local/busybox:stable" },
+        ],
+      }),
+    );
     await h.sync(pod);
     expect(h.app(pod, "one")).toHaveLength(1);
     expect(h.app(pod, "two")).toHaveLength(0);
@@ -125,9 +165,15 @@ describe("pod sync step", () => {
   });
 
   test("a failed init container is retried under Always and fails the pod under Never", async () => {
-    for (const [policy, retried] of [["Always", true], ["Never", false]] as const) {
+    for (const [policy, retried] of [
+      ["Always", true],
+      ["Never", false],
+    ] as const) {
       const h = harness();
-      const pod = testPod("init", spec({ restartPolicy: policy, initContainers: [{ name: "one", image: "local/busybox:stable" }] }));
+      const pod = testPod(
+        "init",
+        spec({ restartPolicy: policy, initContainers: [{ name: "one", image: "local/busybox:stable" }] }),
+      );
       await h.sync(pod);
       h.runtime.exit(h.app(pod, "one")[0]!.id, 1);
       await h.sync(pod);
@@ -139,7 +185,15 @@ describe("pod sync step", () => {
   test("an image that cannot be pulled becomes ErrImagePull, then ImagePullBackOff, without touching other containers", async () => {
     const h = harness();
     h.runtime.failNext("pullImage", new Error("manifest unknown"));
-    const pod = testPod("pull", spec({ containers: [{ name: "app", image: "reg.example/nope:1" }, { name: "ok", image: "local/busybox:stable" }] }));
+    const pod = testPod(
+      "pull",
+      spec({
+        containers: [
+          { name: "app", image: "reg.example/nope:1" },
+          { name: "ok", image: "local/busybox:stable" },
+        ],
+      }),
+    );
     const first = await h.sync(pod);
     expect(first.waiting.get("app")?.reason).toBe("ErrImagePull");
     expect(h.app(pod, "ok")[0]!.running).toBe(true);
@@ -157,7 +211,10 @@ describe("pod sync step", () => {
     const pause = h.app(pod, "POD")[0]!.id;
     await h.syncer.killPod(pod.metadata.uid, (await h.syncer.observe()).get(pod.metadata.uid)!, pod);
     const stops = h.runtime.calls.filter((c) => c.method === "stopContainer").map((c) => c.args);
-    expect(stops).toEqual([[app, 30], [pause, 2]]);
+    expect(stops).toEqual([
+      [app, 30],
+      [pause, 2],
+    ]);
     expect(h.runtime.containers.size).toBe(0);
   });
 
@@ -181,25 +238,72 @@ describe("sync loop", () => {
     const runtime = new FakeRuntime(clock);
     const store = createPodStore({ sources });
     const events = createEventRecorder({ clock });
-    const syncLoop = createSyncLoop({ ...options, syncFrequencyMs: 10_000 }, {
-      store, runtime, images: createImageManager({ qps: 0, burst: 10, clock, dockerConfigPaths: [] }, runtime), volumes, createProbeManager, clock, log: silentLogger, metrics: noopMetrics, events,
-    });
+    const syncLoop = createSyncLoop(
+      { ...options, syncFrequencyMs: 10_000 },
+      {
+        store,
+        runtime,
+        images: createImageManager({ qps: 0, burst: 10, clock, dockerConfigPaths: [] }, runtime),
+        volumes,
+        createProbeManager,
+        clock,
+        log: silentLogger,
+        metrics: noopMetrics,
+        events,
+      },
+    );
     const stop = new AbortController();
     const running = syncLoop.run(stop.signal);
     const settle = async () => {
       for (let i = 0; i < 5; i++) await clock.advance(10);
     };
-    return { clock, runtime, store, syncLoop, settle, stop: async () => (stop.abort(), await clock.advance(6000), await running) };
+    return {
+      clock,
+      runtime,
+      store,
+      syncLoop,
+      settle,
+      stop: async () => (stop.abort(), await clock.advance(6000), await running),
+    };
   }
 
   test("adopts a healthy running pod after a restart of the kubelet without restarting it", async () => {
     const l = await loop();
     const pod = testPod("web", spec());
-    const pause = l.runtime.seed(buildPauseContainer(pod, { nodeName: "node", hostIP: "", podIP: "", networkMode: "none", pauseImage: options.pauseImage, allowPrivileged: false, volumePaths: new Map(), node: { cpus: 2, memoryBytes: 0 } }), { running: true, state: "running" });
-    l.runtime.seed(buildContainer(pod, pod.spec.containers[0]!, { nodeName: "node", hostIP: "", podIP: "", networkMode: "none", pauseImage: options.pauseImage, allowPrivileged: false, volumePaths: new Map(), node: { cpus: 2, memoryBytes: 0 }, pauseId: pause, attempt: 0, init: false }), { running: true, state: "running", startedAt: new Date().toISOString() });
+    const pause = l.runtime.seed(
+      buildPauseContainer(pod, {
+        nodeName: "node",
+        hostIP: "",
+        podIP: "",
+        networkMode: "none",
+        pauseImage: options.pauseImage,
+        allowPrivileged: false,
+        volumePaths: new Map(),
+        node: { cpus: 2, memoryBytes: 0 },
+      }),
+      { running: true, state: "running" },
+    );
+    l.runtime.seed(
+      buildContainer(pod, pod.spec.containers[0]!, {
+        nodeName: "node",
+        hostIP: "",
+        podIP: "",
+        networkMode: "none",
+        pauseImage: options.pauseImage,
+        allowPrivileged: false,
+        volumePaths: new Map(),
+        node: { cpus: 2, memoryBytes: 0 },
+        pauseId: pause,
+        attempt: 0,
+        init: false,
+      }),
+      { running: true, state: "running", startedAt: new Date().toISOString() },
+    );
     l.store.apply("file", { pods: [pod], rejected: [] });
     await l.settle();
-    expect(l.runtime.calls.filter((c) => ["createContainer", "stopContainer", "removeContainer"].includes(c.method))).toEqual([]);
+    expect(
+      l.runtime.calls.filter((c) => ["createContainer", "stopContainer", "removeContainer"].includes(c.method)),
+    ).toEqual([]);
     expect(l.syncLoop.pods()[0]!.status?.phase).toBe("Running");
     await l.stop();
   });
@@ -207,7 +311,19 @@ describe("sync loop", () => {
   test("kills pods no source wants only after every source has reported", async () => {
     const l = await loop(["file", "etcd"]);
     const orphan = testPod("orphan", spec());
-    l.runtime.seed(buildPauseContainer(orphan, { nodeName: "node", hostIP: "", podIP: "", networkMode: "none", pauseImage: options.pauseImage, allowPrivileged: false, volumePaths: new Map(), node: { cpus: 2, memoryBytes: 0 } }), { running: true, state: "running" });
+    l.runtime.seed(
+      buildPauseContainer(orphan, {
+        nodeName: "node",
+        hostIP: "",
+        podIP: "",
+        networkMode: "none",
+        pauseImage: options.pauseImage,
+        allowPrivileged: false,
+        volumePaths: new Map(),
+        node: { cpus: 2, memoryBytes: 0 },
+      }),
+      { running: true, state: "running" },
+    );
     l.store.apply("file", { pods: [], rejected: [] });
     await l.clock.advance(10_000);
     await l.settle();
@@ -228,7 +344,9 @@ describe("sync loop", () => {
     const app = [...l.runtime.containers.values()].find((c) => c.labels[LABEL.containerName] === "app")!;
     l.runtime.exit(app.id, 1);
     await l.settle();
-    expect([...l.runtime.containers.values()].filter((c) => c.labels[LABEL.containerName] === "app" && c.running)).toHaveLength(1);
+    expect(
+      [...l.runtime.containers.values()].filter((c) => c.labels[LABEL.containerName] === "app" && c.running),
+    ).toHaveLength(1);
     await l.stop();
   });
 
@@ -242,7 +360,9 @@ describe("sync loop", () => {
     l.runtime.available = true;
     await l.clock.advance(20_000);
     await l.settle();
-    expect([...l.runtime.containers.values()].some((c) => c.labels[LABEL.containerName] === "app" && c.running)).toBe(true);
+    expect([...l.runtime.containers.values()].some((c) => c.labels[LABEL.containerName] === "app" && c.running)).toBe(
+      true,
+    );
     await l.stop();
   });
 

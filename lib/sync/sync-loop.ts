@@ -68,17 +68,21 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   let stopping = false;
   let version = 0;
 
-  const probes = deps.createProbeManager({ clock, log: log.child("probes"), metrics, events: deps.events }, {
-    runtime,
-    onLivenessFailure: (uid, _name, containerId) => {
-      livenessFailed.add(containerId);
-      trigger(uid);
+  const probes = deps.createProbeManager(
+    { clock, log: log.child("probes"), metrics, events: deps.events },
+    {
+      runtime,
+      onLivenessFailure: (uid, _name, containerId) => {
+        livenessFailed.add(containerId);
+        trigger(uid);
+      },
+      onChange: (uid) => trigger(uid),
     },
-    onChange: (uid) => trigger(uid),
-  });
+  );
   const syncer = createPodSyncer(options, { ...deps, probes });
 
-  const acquire = () => (slots.free > 0 ? (slots.free--, Promise.resolve()) : new Promise<void>((resolve) => slots.queue.push(resolve)));
+  const acquire = () =>
+    slots.free > 0 ? (slots.free--, Promise.resolve()) : new Promise<void>((resolve) => slots.queue.push(resolve));
   const release = () => {
     const next = slots.queue.shift();
     if (next) next();
@@ -117,7 +121,9 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
         updateStatus(pod, result.changed ? ((await syncer.observe(uid)).get(uid) ?? []) : observed);
         metrics.podWorker(started.has(uid) ? "sync" : "create", (clock.now() - began) / 1000);
       } else if (observed.length > 0 && store.allSourcesReady()) {
-        log.info(`pod ${observed[0]!.labels[LABEL.podNamespace]}/${observed[0]!.labels[LABEL.podName]} is no longer wanted by any source: stopping it`);
+        log.info(
+          `pod ${observed[0]!.labels[LABEL.podNamespace]}/${observed[0]!.labels[LABEL.podName]} is no longer wanted by any source: stopping it`,
+        );
         await syncer.killPod(uid, observed, removed.get(uid));
         forget(uid);
       }
@@ -175,7 +181,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     removed.delete(uid);
     version++;
     if (!firstSeen.has(uid)) firstSeen.set(uid, clock.now());
-    if (!before || before.metadata.annotations[ANNOTATION.hash] !== pod.metadata.annotations[ANNOTATION.hash]) trigger(uid);
+    if (!before || before.metadata.annotations[ANNOTATION.hash] !== pod.metadata.annotations[ANNOTATION.hash])
+      trigger(uid);
   };
 
   const drop = (uid: string, pod: Pod) => {
@@ -213,7 +220,9 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     for (const [uid, containers] of observed) {
       if (desired.has(uid)) await syncer.collectGarbage(containers);
       if (containers.some((c) => c.running)) runningPods++;
-      for (const c of containers) states[c.running ? "running" : c.state === "created" ? "created" : "exited"] = (states[c.running ? "running" : c.state === "created" ? "created" : "exited"] ?? 0) + 1;
+      for (const c of containers)
+        states[c.running ? "running" : c.state === "created" ? "created" : "exited"] =
+          (states[c.running ? "running" : c.state === "created" ? "created" : "exited"] ?? 0) + 1;
     }
     metrics.setRunning(runningPods, states);
     lastSync = clock.now();
@@ -252,9 +261,15 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
           failures = 0;
         } catch (error) {
           failures++;
-          if (failures <= 3 || failures % 30 === 0) log.warn(`full sync failed: ${(error as Error).message}; retrying (containers are left as they are)`);
+          if (failures <= 3 || failures % 30 === 0)
+            log.warn(`full sync failed: ${(error as Error).message}; retrying (containers are left as they are)`);
         }
-        await clock.sleep(failures ? Math.min(options.syncFrequencyMs, 1000 * 2 ** Math.min(failures, 4)) : options.syncFrequencyMs, signal).catch(() => {});
+        await clock
+          .sleep(
+            failures ? Math.min(options.syncFrequencyMs, 1000 * 2 ** Math.min(failures, 4)) : options.syncFrequencyMs,
+            signal,
+          )
+          .catch(() => {});
       }
       stopping = true;
       unsubscribe();
@@ -266,7 +281,10 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       while ([...workers.values()].some((w) => w.busy) && clock.now() < deadline) await clock.sleep(50);
     },
     pods() {
-      return [...desired.values()].map((pod) => ({ ...pod, status: statuses.get(pod.metadata.uid) ?? pendingStatus(options.hostIP) }));
+      return [...desired.values()].map((pod) => ({
+        ...pod,
+        status: statuses.get(pod.metadata.uid) ?? pendingStatus(options.hostIP),
+      }));
     },
     lastSyncAt: () => lastSync,
     version: () => version,

@@ -24,7 +24,10 @@ export interface EtcdCluster {
 async function healthy(url: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -35,17 +38,40 @@ export async function startEtcdCluster(size: 1 | 3): Promise<EtcdCluster> {
   const dir = mkdtempSync(join(tmpdir(), "kubelet-etcd-"));
   const members: Member[] = [];
   for (let i = 0; i < size; i++) {
-    members.push({ name: `m${i}`, clientUrl: `http://127.0.0.1:${await freePort()}`, peerUrl: `http://127.0.0.1:${await freePort()}` });
+    members.push({
+      name: `m${i}`,
+      clientUrl: `http://127.0.0.1:${await freePort()}`,
+      peerUrl: `http://127.0.0.1:${await freePort()}`,
+    });
   }
   const initialCluster = members.map((m) => `${m.name}=${m.peerUrl}`).join(",");
   const launch = (m: Member) => {
-    m.process = spawn("etcd", [
-      "--name", m.name, "--data-dir", join(dir, m.name),
-      "--listen-client-urls", m.clientUrl, "--advertise-client-urls", m.clientUrl,
-      "--listen-peer-urls", m.peerUrl, "--initial-advertise-peer-urls", m.peerUrl,
-      "--initial-cluster", initialCluster, "--initial-cluster-state", "new",
-      "--heartbeat-interval", "50", "--election-timeout", "500",
-    ], { stdio: "ignore" });
+    m.process = spawn(
+      "etcd",
+      [
+        "--name",
+        m.name,
+        "--data-dir",
+        join(dir, m.name),
+        "--listen-client-urls",
+        m.clientUrl,
+        "--advertise-client-urls",
+        m.clientUrl,
+        "--listen-peer-urls",
+        m.peerUrl,
+        "--initial-advertise-peer-urls",
+        m.peerUrl,
+        "--initial-cluster",
+        initialCluster,
+        "--initial-cluster-state",
+        "new",
+        "--heartbeat-interval",
+        "50",
+        "--election-timeout",
+        "500",
+      ],
+      { stdio: "ignore" },
+    );
   };
   const kill = async (m: Member) => {
     const child = m.process;

@@ -31,10 +31,14 @@ export class FakeClock implements Clock {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
       const timer = this.setTimeout(resolve, ms);
-      signal?.addEventListener("abort", () => {
-        timer.cancel();
-        reject(signal.reason);
-      }, { once: true });
+      signal?.addEventListener(
+        "abort",
+        () => {
+          timer.cancel();
+          reject(signal.reason);
+        },
+        { once: true },
+      );
     });
   }
 

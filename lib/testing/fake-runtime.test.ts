@@ -8,27 +8,42 @@ import { FakeRuntime } from "./fake-runtime.ts";
 const scripts = Object.values(CONTRACT_SCRIPTS);
 const scripted = (cmd: string[] | undefined) => scripts.find((s) => JSON.stringify(s.cmd) === JSON.stringify(cmd));
 
-runtimeContract("FakeRuntime", () => {
-  const runtime = new FakeRuntime();
-  runtime.program = (body) => scripted(body.Cmd)?.program;
-  runtime.execHandler = async (_id, cmd): Promise<ExecResult> => {
-    const script = scripted(cmd);
-    if (script && "exec" in script) {
-      await runtime.clock.sleep(("takesMs" in script.exec ? script.exec.takesMs : 0) ?? 0);
-      return script.exec.result;
-    }
-    return { exitCode: cmd[0] === "true" ? 0 : 127, stdout: "", stderr: "" };
-  };
-  return runtime;
-}, { image: "local/busybox:stable", prefix: "fake-" });
+runtimeContract(
+  "FakeRuntime",
+  () => {
+    const runtime = new FakeRuntime();
+    runtime.program = (body) => scripted(body.Cmd)?.program;
+    runtime.execHandler = async (_id, cmd): Promise<ExecResult> => {
+      const script = scripted(cmd);
+      if (script && "exec" in script) {
+        await runtime.clock.sleep(("takesMs" in script.exec ? script.exec.takesMs : 0) ?? 0);
+        return script.exec.result;
+      }
+      return { exitCode: cmd[0] === "true" ? 0 : 127, stdout: "", stderr: "" };
+    };
+    return runtime;
+  },
+  { image: "local/busybox:stable", prefix: "fake-" },
+);
 
 describe("FakeRuntime hooks", () => {
-  const body = { name: "k8s_app_web_default_u1_0", Image: "local/busybox:stable", Labels: { [LABEL.podUid]: "u1" }, HostConfig: {} };
+  const body = {
+    name: "k8s_app_web_default_u1_0",
+    Image: "local/busybox:stable",
+    Labels: { [LABEL.podUid]: "u1" },
+    HostConfig: {},
+  };
 
   test("a programmed container prints and exits on fake time", async () => {
     const clock = new FakeClock();
     const runtime = new FakeRuntime(clock);
-    runtime.program = () => ({ output: [{ atMs: 0, text: "hello\n" }, { atMs: 5000, text: "bye\n" }], exitCode: 2 });
+    runtime.program = () => ({
+      output: [
+        { atMs: 0, text: "hello\n" },
+        { atMs: 5000, text: "bye\n" },
+      ],
+      exitCode: 2,
+    });
     const id = await runtime.createContainer(body);
     await runtime.startContainer(id);
     await clock.advance(0);
@@ -49,7 +64,12 @@ describe("FakeRuntime hooks", () => {
     expect((await next).value).toMatchObject({ action: "oom", containerId: id });
     expect((await events.next()).value).toMatchObject({ action: "die" });
     abort.abort();
-    expect(await runtime.inspectContainer(id)).toMatchObject({ running: false, exitCode: 137, oomKilled: true, state: "exited" });
+    expect(await runtime.inspectContainer(id)).toMatchObject({
+      running: false,
+      exitCode: 137,
+      oomKilled: true,
+      state: "exited",
+    });
   });
 
   test("failNext fails one call; an unavailable runtime fails every call", async () => {
@@ -83,7 +103,8 @@ describe("FakeRuntime hooks", () => {
     await clock.advance(10_000);
     runtime.writeLogs(id, "new\n");
     let text = "";
-    for await (const chunk of runtime.logs(id, { since: clock.now() / 1000, timestamps: true })) text += new TextDecoder().decode(chunk);
+    for await (const chunk of runtime.logs(id, { since: clock.now() / 1000, timestamps: true }))
+      text += new TextDecoder().decode(chunk);
     expect(text).toBe(`${new Date(clock.now()).toISOString()} new\n`);
   });
 });

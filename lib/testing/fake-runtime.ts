@@ -2,7 +2,19 @@
 // hooks to make containers print and exit, commands answer and calls fail.
 import type { Clock } from "../clock.ts";
 import { systemClock } from "../clock.ts";
-import { LABEL, type ContainerCreateBody, type ContainerDetails, type ContainerStats, type ContainerSummary, type ExecResult, type LogOptions, type RegistryAuth, type Runtime, type RuntimeEvent, type RuntimeInfo } from "../container/runtime.ts";
+import {
+  LABEL,
+  type ContainerCreateBody,
+  type ContainerDetails,
+  type ContainerStats,
+  type ContainerSummary,
+  type ExecResult,
+  type LogOptions,
+  type RegistryAuth,
+  type Runtime,
+  type RuntimeEvent,
+  type RuntimeInfo,
+} from "../container/runtime.ts";
 import { KubeletError } from "../api/types.ts";
 
 /** What a fake container does once started: output at times (ms after start), then maybe an exit. */
@@ -24,7 +36,11 @@ export class FakeRuntime implements Runtime {
   /** Images present locally; pullImage adds to it. */
   readonly images = new Set<string>(["local/busybox:stable", "registry.k8s.io/pause:3.9"]);
   /** Answers exec calls; default: exit 0 with no output. */
-  execHandler: (id: string, cmd: string[]) => ExecResult | Promise<ExecResult> = () => ({ exitCode: 0, stdout: "", stderr: "" });
+  execHandler: (id: string, cmd: string[]) => ExecResult | Promise<ExecResult> = () => ({
+    exitCode: 0,
+    stdout: "",
+    stderr: "",
+  });
   /** The behaviour of a started container, by its create body; default: runs silently until stopped. */
   program: (body: ContainerCreateBody) => FakeProgram | undefined = () => undefined;
   /** Time each pull takes, on the injected clock. */
@@ -47,7 +63,14 @@ export class FakeRuntime implements Runtime {
   exit(id: string, code: number, options: { oomKilled?: boolean } = {}): void {
     const c = this.#get(id);
     if (!c.running) return;
-    Object.assign(c, { running: false, state: "exited", exitCode: code, oomKilled: options.oomKilled ?? false, finishedAt: new Date(this.clock.now()).toISOString(), pid: 0 });
+    Object.assign(c, {
+      running: false,
+      state: "exited",
+      exitCode: code,
+      oomKilled: options.oomKilled ?? false,
+      finishedAt: new Date(this.clock.now()).toISOString(),
+      pid: 0,
+    });
     if (options.oomKilled) this.#emit("oom", c);
     this.#emit("die", c);
     this.#wakeLogs();
@@ -75,12 +98,15 @@ export class FakeRuntime implements Runtime {
 
   /** A container's whole log. */
   logsOf(id: string): string {
-    return this.#get(id).logLines.map((l) => l.text).join("");
+    return this.#get(id)
+      .logLines.map((l) => l.text)
+      .join("");
   }
 
   #record(method: string, args: unknown[]): void {
     this.calls.push({ method, args });
-    if (!this.available) throw new KubeletError("RuntimeUnavailable", `cannot ${method}: the Docker Engine is unreachable`);
+    if (!this.available)
+      throw new KubeletError("RuntimeUnavailable", `cannot ${method}: the Docker Engine is unreachable`);
     const failure = this.#failures.get(method);
     if (failure) {
       this.#failures.delete(method);
@@ -95,7 +121,8 @@ export class FakeRuntime implements Runtime {
   }
 
   #emit(action: string, c: FakeContainer): void {
-    for (const listener of this.#listeners) listener({ action, containerId: c.id, labels: c.labels, time: this.clock.now() });
+    for (const listener of this.#listeners)
+      listener({ action, containerId: c.id, labels: c.labels, time: this.clock.now() });
   }
 
   #wakeLogs(): void {
@@ -103,11 +130,24 @@ export class FakeRuntime implements Runtime {
   }
 
   #create(body: ContainerCreateBody): string {
-    if ([...this.containers.values()].some((c) => c.name === body.name)) throw new KubeletError("Conflict", `The container name "/${body.name}" is already in use`);
+    if ([...this.containers.values()].some((c) => c.name === body.name))
+      throw new KubeletError("Conflict", `The container name "/${body.name}" is already in use`);
     const id = `fake${String(++this.#seq).padStart(60, "0")}`;
     this.containers.set(id, {
-      id, name: body.name, labels: body.Labels, image: body.Image, imageId: `sha256:${body.Image}`, state: "created", createdAt: this.clock.now(),
-      running: false, exitCode: 0, oomKilled: false, pid: 0, ipAddress: "", body, logLines: [],
+      id,
+      name: body.name,
+      labels: body.Labels,
+      image: body.Image,
+      imageId: `sha256:${body.Image}`,
+      state: "created",
+      createdAt: this.clock.now(),
+      running: false,
+      exitCode: 0,
+      oomKilled: false,
+      pid: 0,
+      ipAddress: "",
+      body,
+      logLines: [],
     });
     return id;
   }
@@ -129,13 +169,34 @@ export class FakeRuntime implements Runtime {
   }
   async info(): Promise<RuntimeInfo> {
     this.#record("info", []);
-    return { version: "fake", apiVersion: "1.41", os: "Fake OS", kernelVersion: "6.0", cpus: 2, memoryBytes: 2 ** 33, hostname: "fake" };
+    return {
+      version: "fake",
+      apiVersion: "1.41",
+      os: "Fake OS",
+      kernelVersion: "6.0",
+      cpus: 2,
+      memoryBytes: 2 ** 33,
+      hostname: "fake",
+    };
   }
   async listContainers(options: { podUid?: string } = {}): Promise<ContainerSummary[]> {
     this.#record("listContainers", [options]);
     return [...this.containers.values()]
-      .filter((c) => c.name.startsWith("k8s_") && c.labels[LABEL.podUid] && (!options.podUid || c.labels[LABEL.podUid] === options.podUid))
-      .map(({ id, name, labels, image, imageId, state, createdAt }) => ({ id, name, labels: { ...labels }, image, imageId, state, createdAt }));
+      .filter(
+        (c) =>
+          c.name.startsWith("k8s_") &&
+          c.labels[LABEL.podUid] &&
+          (!options.podUid || c.labels[LABEL.podUid] === options.podUid),
+      )
+      .map(({ id, name, labels, image, imageId, state, createdAt }) => ({
+        id,
+        name,
+        labels: { ...labels },
+        image,
+        imageId,
+        state,
+        createdAt,
+      }));
   }
   async inspectContainer(id: string): Promise<ContainerDetails> {
     this.#record("inspectContainer", [id]);
@@ -154,7 +215,15 @@ export class FakeRuntime implements Runtime {
     const c = this.#get(id);
     if (c.running) return; // Docker: 304 Not Modified
     const startedAt = new Date(this.clock.now()).toISOString();
-    Object.assign(c, { running: true, state: "running", startedAt, finishedAt: undefined, exitCode: 0, oomKilled: false, pid: 1000 + this.#seq });
+    Object.assign(c, {
+      running: true,
+      state: "running",
+      startedAt,
+      finishedAt: undefined,
+      exitCode: 0,
+      oomKilled: false,
+      pid: 1000 + this.#seq,
+    });
     this.#emit("start", c);
     const program = this.program(c.body);
     if (program) void this.#play(id, program, startedAt);
@@ -182,13 +251,20 @@ export class FakeRuntime implements Runtime {
     if (this.pullDelayMs > 0) await this.clock.sleep(this.pullDelayMs);
     this.images.add(ref);
   }
-  async exec(id: string, cmd: string[], options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<ExecResult> {
+  async exec(
+    id: string,
+    cmd: string[],
+    options: { timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<ExecResult> {
     this.#record("exec", [id, cmd]);
     if (this.#get(id).running === false) throw new KubeletError("Conflict", `Container ${id} is not running`);
     const result = Promise.resolve(this.execHandler(id, cmd));
     if (!options.timeoutMs) return result;
     const timeout = this.clock.sleep(options.timeoutMs).then(() => {
-      throw new KubeletError("ExecTimeout", `cannot exec ${JSON.stringify(cmd)} in container ${id.slice(0, 12)}: no exit within ${options.timeoutMs} ms`);
+      throw new KubeletError(
+        "ExecTimeout",
+        `cannot exec ${JSON.stringify(cmd)} in container ${id.slice(0, 12)}: no exit within ${options.timeoutMs} ms`,
+      );
     });
     return Promise.race([result, timeout]);
   }
@@ -196,7 +272,8 @@ export class FakeRuntime implements Runtime {
     this.#record("logs", [id, options]);
     const encoder = new TextEncoder();
     const c = this.#get(id);
-    const format = (l: { time: number; text: string }) => encoder.encode(options.timestamps ? `${new Date(l.time).toISOString()} ${l.text}` : l.text);
+    const format = (l: { time: number; text: string }) =>
+      encoder.encode(options.timestamps ? `${new Date(l.time).toISOString()} ${l.text}` : l.text);
     const fresh = c.logLines.filter((l) => !options.since || l.time >= options.since * 1000);
     const first = options.tail === undefined ? fresh : fresh.slice(Math.max(0, fresh.length - options.tail));
     let sent = c.logLines.length;
@@ -217,7 +294,17 @@ export class FakeRuntime implements Runtime {
   async stats(id: string): Promise<ContainerStats> {
     this.#record("stats", [id]);
     this.#get(id);
-    return { time: new Date(this.clock.now()).toISOString(), cpuUsageNanoseconds: 1e9, systemCpuNanoseconds: 0, memoryUsageBytes: 2 ** 20, memoryWorkingSetBytes: 2 ** 19, memoryLimitBytes: 0, networkRxBytes: 10, networkTxBytes: 20, pids: 1 };
+    return {
+      time: new Date(this.clock.now()).toISOString(),
+      cpuUsageNanoseconds: 1e9,
+      systemCpuNanoseconds: 0,
+      memoryUsageBytes: 2 ** 20,
+      memoryWorkingSetBytes: 2 ** 19,
+      memoryLimitBytes: 0,
+      networkRxBytes: 10,
+      networkTxBytes: 20,
+      pids: 1,
+    };
   }
   async *events(signal: AbortSignal): AsyncIterable<RuntimeEvent> {
     const queue: RuntimeEvent[] = [];
@@ -230,10 +317,11 @@ export class FakeRuntime implements Runtime {
     try {
       while (!signal.aborted) {
         if (queue.length) yield queue.shift()!;
-        else await new Promise<void>((resolve) => {
-          wake = resolve;
-          signal.addEventListener("abort", () => resolve(), { once: true });
-        });
+        else
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            signal.addEventListener("abort", () => resolve(), { once: true });
+          });
       }
     } finally {
       this.#listeners.delete(listener);

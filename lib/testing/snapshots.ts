@@ -30,8 +30,23 @@ export function recordSnapshots(source: PodSource): SnapshotRecorder {
         return Promise.resolve(found);
       }
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no matching snapshot within ${timeoutMs} ms; last: ${JSON.stringify(snapshots.at(-1)?.pods.map((p) => p.metadata.name))}`)), timeoutMs);
-        waiters.push({ match, resolve: (s) => { clearTimeout(timer); seen = snapshots.indexOf(s) + 1; resolve(s); } });
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `no matching snapshot within ${timeoutMs} ms; last: ${JSON.stringify(snapshots.at(-1)?.pods.map((p) => p.metadata.name))}`,
+              ),
+            ),
+          timeoutMs,
+        );
+        waiters.push({
+          match,
+          resolve: (s) => {
+            clearTimeout(timer);
+            seen = snapshots.indexOf(s) + 1;
+            resolve(s);
+          },
+        });
       });
     },
     stop,

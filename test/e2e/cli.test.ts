@@ -8,17 +8,24 @@ import { KUBELET_BINARY } from "../../lib/testing/services.ts";
 import { runBinary } from "./harness.ts";
 
 const root = join(import.meta.dir, "../..");
-const cases = JSON.parse(readFileSync(join(root, "testdata/manifests/cases.json"), "utf8")) as Array<{ file: string; valid: boolean; issues: string[]; allowPrivileged?: boolean }>;
+const cases = JSON.parse(readFileSync(join(root, "testdata/manifests/cases.json"), "utf8")) as Array<{
+  file: string;
+  valid: boolean;
+  issues: string[];
+  allowPrivileged?: boolean;
+}>;
 
 async function inParallel<T>(tasks: Array<() => Promise<T>>, limit: number): Promise<T[]> {
   const results: T[] = [];
   let next = 0;
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < tasks.length) {
-      const i = next++;
-      results[i] = await tasks[i]!();
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < tasks.length) {
+        const i = next++;
+        results[i] = await tasks[i]!();
+      }
+    }),
+  );
   return results;
 }
 
@@ -34,14 +41,26 @@ describe("the compiled kubelet binary", () => {
   });
 
   test("validates every manifest of the table with the right verdict and issues", async () => {
-    const results = await inParallel(cases.map((c) => async () => {
-      const child = Bun.spawn([KUBELET_BINARY, "validate", join(root, "testdata/manifests", c.file), ...(c.allowPrivileged ? ["--allow_privileged"] : [])], { stdout: "pipe" });
-      const stdout = await new Response(child.stdout).text();
-      return { c, code: await child.exited, stdout };
-    }), 8);
+    const results = await inParallel(
+      cases.map((c) => async () => {
+        const child = Bun.spawn(
+          [
+            KUBELET_BINARY,
+            "validate",
+            join(root, "testdata/manifests", c.file),
+            ...(c.allowPrivileged ? ["--allow_privileged"] : []),
+          ],
+          { stdout: "pipe" },
+        );
+        const stdout = await new Response(child.stdout).text();
+        return { c, code: await child.exited, stdout };
+      }),
+      8,
+    );
     for (const { c, code, stdout } of results) {
       expect({ file: c.file, code }).toEqual({ file: c.file, code: c.valid ? 0 : 1 });
-      for (const issue of c.issues) expect({ file: c.file, issue, found: stdout.includes(issue) }).toEqual({ file: c.file, issue, found: true });
+      for (const issue of c.issues)
+        expect({ file: c.file, issue, found: stdout.includes(issue) }).toEqual({ file: c.file, issue, found: true });
     }
   }, 60_000);
 
@@ -53,13 +72,20 @@ describe("the compiled kubelet binary", () => {
   });
 
   test("reads a manifest from stdin with -", () => {
-    const { code, stdout } = runBinary(["validate", "-"], { input: readFileSync(join(root, "testdata/manifests/invalid/missing-image.yaml"), "utf8") });
+    const { code, stdout } = runBinary(["validate", "-"], {
+      input: readFileSync(join(root, "testdata/manifests/invalid/missing-image.yaml"), "utf8"),
+    });
     expect(code).toBe(1);
     expect(stdout).toContain("-[0] default/noimg: spec.containers[0].image: Required value");
   });
 
   test("gives tools JSON with -o json", () => {
-    const { stdout } = runBinary(["validate", "-o", "json", join(root, "testdata/manifests/invalid/dup-container.yaml")]);
+    const { stdout } = runBinary([
+      "validate",
+      "-o",
+      "json",
+      join(root, "testdata/manifests/invalid/dup-container.yaml"),
+    ]);
     const report = JSON.parse(stdout);
     expect(report.invalid).toBe(1);
     expect(report.pods[0].issues[0]).toMatchObject({ path: "spec.containers[1].name", type: "Duplicate value" });
@@ -71,7 +97,14 @@ describe("the compiled kubelet binary", () => {
   });
 
   test("shows defaults < config file < flags with --show-origin", () => {
-    const { code, stdout } = runBinary(["print-config", "--config_file", join(root, "testdata/config/kubelet.yaml"), "--port", "4000", "--show-origin"]);
+    const { code, stdout } = runBinary([
+      "print-config",
+      "--config_file",
+      join(root, "testdata/config/kubelet.yaml"),
+      "--port",
+      "4000",
+      "--show-origin",
+    ]);
     expect(code).toBe(0);
     expect(stdout).toContain("port: 4000  # flag");
     expect(stdout).toContain("sync_frequency: 30s  # file");
@@ -79,7 +112,11 @@ describe("the compiled kubelet binary", () => {
   });
 
   test("exits 2 with the usage for an unknown flag, a bad value or exclusive flags", () => {
-    for (const args of [["run", "--bogus"], ["print-config", "--port", "x"], ["run", "--etcd_servers", "a", "--etcd_config", "b"]]) {
+    for (const args of [
+      ["run", "--bogus"],
+      ["print-config", "--port", "x"],
+      ["run", "--etcd_servers", "a", "--etcd_config", "b"],
+    ]) {
       const { code, stderr } = runBinary(args);
       expect({ args, code }).toEqual({ args, code: 2 });
       expect(stderr).toContain("Usage: kubelet");
@@ -88,7 +125,11 @@ describe("the compiled kubelet binary", () => {
 
   test("runs the same sources under deno", { timeout: 120_000 }, () => {
     const deno = join(root, "node_modules/.bin/deno");
-    const result = spawnSync(deno, ["run", "-A", "--no-lock", join(root, "bin/kubelet.ts"), "validate", join(root, "testdata/pods")], { encoding: "utf8", cwd: root, timeout: 120_000 });
+    const result = spawnSync(
+      deno,
+      ["run", "-A", "--no-lock", join(root, "bin/kubelet.ts"), "validate", join(root, "testdata/pods")],
+      { encoding: "utf8", cwd: root, timeout: 120_000 },
+    );
     expect(result.stderr).not.toContain("error:");
     expect(result.status).toBe(0);
     expect(result.stdout).toContain("3 pods valid");

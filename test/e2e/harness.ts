@@ -21,16 +21,33 @@ export interface PodContainer {
 
 /** The kubelet's containers of a pod, running and dead, from the real daemon. */
 export function podContainers(services: TestServices, pod: string, namespace = "default"): PodContainer[] {
-  const out = docker(services, "ps", "-a", "--no-trunc", "--filter", `label=io.kubernetes.pod.name=${pod}`,
-    "--filter", `label=io.kubernetes.pod.namespace=${namespace}`, "--format", "{{json .}}");
-  return out.split("\n").filter(Boolean).map((line) => {
-    const row = JSON.parse(line) as { ID: string; Names: string; State: string; Labels: string };
-    const labels = Object.fromEntries(row.Labels.split(",").filter(Boolean).map((kv) => {
-      const eq = kv.indexOf("=");
-      return [kv.slice(0, eq), kv.slice(eq + 1)];
-    }));
-    return { id: row.ID, name: row.Names, state: row.State, labels };
-  });
+  const out = docker(
+    services,
+    "ps",
+    "-a",
+    "--no-trunc",
+    "--filter",
+    `label=io.kubernetes.pod.name=${pod}`,
+    "--filter",
+    `label=io.kubernetes.pod.namespace=${namespace}`,
+    "--format",
+    "{{json .}}",
+  );
+  return out
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => {
+      const row = JSON.parse(line) as { ID: string; Names: string; State: string; Labels: string };
+      const labels = Object.fromEntries(
+        row.Labels.split(",")
+          .filter(Boolean)
+          .map((kv) => {
+            const eq = kv.indexOf("=");
+            return [kv.slice(0, eq), kv.slice(eq + 1)];
+          }),
+      );
+      return { id: row.ID, name: row.Names, state: row.State, labels };
+    });
 }
 
 /** Removes every container of the given pods (test clean-up). */
@@ -42,7 +59,11 @@ export function removePods(services: TestServices, ...pods: string[]): void {
 }
 
 /** Polls `check` every 100 ms until it returns a truthy value or `timeoutMs` passes. */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 30_000): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | Promise<T>,
+  timeoutMs = 30_000,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -52,7 +73,8 @@ export async function waitFor<T>(what: string, check: () => T | Promise<T>, time
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${last}` : ""}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${last}` : ""}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -71,12 +93,25 @@ export { freePortNumber as freePort } from "../../lib/testing/ports.ts";
 
 /** Flags every test kubelet gets: the test daemon, no bridge network, a private root dir. */
 export function baseFlags(services: TestServices, rootDir: string): string[] {
-  return ["--docker_endpoint", services.dockerHost, "--pod_network_mode", "none", "--root_dir", rootDir, "--log_format", "json"];
+  return [
+    "--docker_endpoint",
+    services.dockerHost,
+    "--pod_network_mode",
+    "none",
+    "--root_dir",
+    rootDir,
+    "--log_format",
+    "json",
+  ];
 }
 
 /** Runs the compiled binary to completion. */
 export function runBinary(args: string[], options: { input?: string; timeoutMs?: number } = {}) {
-  const result = spawnSync(KUBELET_BINARY, args, { encoding: "utf8", input: options.input, timeout: options.timeoutMs ?? 120_000 });
+  const result = spawnSync(KUBELET_BINARY, args, {
+    encoding: "utf8",
+    input: options.input,
+    timeout: options.timeoutMs ?? 120_000,
+  });
   return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
 }
 

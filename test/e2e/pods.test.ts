@@ -4,7 +4,18 @@ import { afterAll, expect, test } from "bun:test";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
-import { baseFlags, docker, freePort, KubeletProcess, podContainers, removeDir, removePods, runBinary, tempDir, waitFor } from "./harness.ts";
+import {
+  baseFlags,
+  docker,
+  freePort,
+  KubeletProcess,
+  podContainers,
+  removeDir,
+  removePods,
+  runBinary,
+  tempDir,
+  waitFor,
+} from "./harness.ts";
 
 describeWithServices("pods on the real Docker Engine", (services) => {
   const rootDir = tempDir("pods-root");
@@ -16,12 +27,17 @@ describeWithServices("pods on the real Docker Engine", (services) => {
     removeDir(hostDir);
   });
   const inspect = (id: string) => JSON.parse(docker(services, "inspect", id))[0];
-  const app = (pod: string, name = "app") => podContainers(services, pod).find((c) => c.labels["io.kubernetes.container.name"] === name && c.state === "running");
+  const app = (pod: string, name = "app") =>
+    podContainers(services, pod).find(
+      (c) => c.labels["io.kubernetes.container.name"] === name && c.state === "running",
+    );
 
   test("env with $(VAR) and $$ rules, downward API, mounts and resource limits reach the container", () => {
     const dir = tempDir("pods-spec");
     writeFileSync(join(hostDir, "greeting"), "hi from the host\n");
-    writeFileSync(join(dir, "spec.yaml"), `apiVersion: v1
+    writeFileSync(
+      join(dir, "spec.yaml"),
+      `apiVersion: v1
 kind: Pod
 metadata: { name: e2e-spec, labels: { tier: web } }
 spec:
@@ -43,7 +59,8 @@ spec:
   volumes:
     - { name: scratch, emptyDir: {} }
     - { name: host, hostPath: { path: ${hostDir}, type: Directory } }
-`);
+`,
+    );
     const result = runBinary(["runonce", "-c", dir, ...baseFlags(services, rootDir), "--runonce_timeout", "60s"]);
     removeDir(dir);
     expect(result.stdout).toContain("1 pods running");
@@ -60,9 +77,13 @@ spec:
     expect(docker(services, "exec", c.Id, "cat", "/host/greeting")).toBe("hi from the host");
   });
 
-  test("a container failing its liveness probe (exec, no curl in the image) is restarted", { timeout: 60_000 }, async () => {
+  test("a container failing its liveness probe (exec, no curl in the image) is restarted", {
+    timeout: 60_000,
+  }, async () => {
     const dir = tempDir("pods-live");
-    writeFileSync(join(dir, "live.yaml"), `apiVersion: v1
+    writeFileSync(
+      join(dir, "live.yaml"),
+      `apiVersion: v1
 kind: Pod
 metadata: { name: e2e-live }
 spec:
@@ -72,20 +93,39 @@ spec:
       image: ${services.busybox}
       command: ["sh", "-c", "touch /tmp/healthy; sleep 2; rm /tmp/healthy; exec sleep 3600"]
       livenessProbe: { exec: { command: ["test", "-e", "/tmp/healthy"] }, periodSeconds: 1, failureThreshold: 2 }
-`);
-    const kubelet = new KubeletProcess(["run", "-c", dir, ...baseFlags(services, rootDir), "--port", String(await freePort())]);
+`,
+    );
+    const kubelet = new KubeletProcess([
+      "run",
+      "-c",
+      dir,
+      ...baseFlags(services, rootDir),
+      "--port",
+      String(await freePort()),
+    ]);
     try {
-      await waitFor("a restart after the liveness failures", () => podContainers(services, "e2e-live").some((c) => c.labels["io.kubernetes.container.restartCount"] === "1" && c.state === "running"), 30_000);
+      await waitFor(
+        "a restart after the liveness failures",
+        () =>
+          podContainers(services, "e2e-live").some(
+            (c) => c.labels["io.kubernetes.container.restartCount"] === "1" && c.state === "running",
+          ),
+        30_000,
+      );
     } finally {
       await kubelet.stop();
       removeDir(dir);
     }
   });
 
-  test("runs postStart after the start and preStop before the stop, within the grace period", { timeout: 60_000 }, async () => {
+  test("runs postStart after the start and preStop before the stop, within the grace period", {
+    timeout: 60_000,
+  }, async () => {
     const dir = tempDir("pods-hooks");
     const marks = tempDir("pods-hooks-marks");
-    writeFileSync(join(dir, "hooks.yaml"), `apiVersion: v1
+    writeFileSync(
+      join(dir, "hooks.yaml"),
+      `apiVersion: v1
 kind: Pod
 metadata: { name: e2e-hooks }
 spec:
@@ -99,13 +139,25 @@ spec:
         preStop: { exec: { command: ["sh", "-c", "echo pre-stop >> /marks/log"] } }
       volumeMounts: [{ name: marks, mountPath: /marks }]
   volumes: [{ name: marks, hostPath: { path: ${marks} } }]
-`);
-    const kubelet = new KubeletProcess(["run", "-c", dir, ...baseFlags(services, rootDir), "--port", String(await freePort())]);
+`,
+    );
+    const kubelet = new KubeletProcess([
+      "run",
+      "-c",
+      dir,
+      ...baseFlags(services, rootDir),
+      "--port",
+      String(await freePort()),
+    ]);
     try {
       await waitFor("postStart", () => readFileSync(join(marks, "log"), "utf8").includes("post-start"), 20_000);
       rmSync(join(dir, "hooks.yaml"));
       await waitFor("the pod gone", () => podContainers(services, "e2e-hooks").length === 0, 30_000);
-      expect(readFileSync(join(marks, "log"), "utf8").split("\n").filter(Boolean)).toEqual(["post-start", "pre-stop", "term"]);
+      expect(readFileSync(join(marks, "log"), "utf8").split("\n").filter(Boolean)).toEqual([
+        "post-start",
+        "pre-stop",
+        "term",
+      ]);
     } finally {
       await kubelet.stop();
       removeDir(dir);
@@ -119,40 +171,69 @@ spec:
       docker(services, "tag", services.busybox, `${services.registry}/qps/app${i}:1`);
       docker(services, "push", `${services.registry}/qps/app${i}:1`);
       docker(services, "rmi", `${services.registry}/qps/app${i}:1`);
-      writeFileSync(join(dir, `p${i}.yaml`), `apiVersion: v1
+      writeFileSync(
+        join(dir, `p${i}.yaml`),
+        `apiVersion: v1
 kind: Pod
 metadata: { name: e2e-qps-${i} }
 spec:
   terminationGracePeriodSeconds: 1
   containers: [{ name: app, image: "${services.registry}/qps/app${i}:1", command: ["sleep", "3600"] }]
-`);
+`,
+      );
     }
     const started = Date.now();
-    const result = runBinary(["runonce", "-c", dir, ...baseFlags(services, rootDir), "--registry_qps", "1", "--registry_burst", "1", "--runonce_timeout", "60s"]);
+    const result = runBinary([
+      "runonce",
+      "-c",
+      dir,
+      ...baseFlags(services, rootDir),
+      "--registry_qps",
+      "1",
+      "--registry_burst",
+      "1",
+      "--runonce_timeout",
+      "60s",
+    ]);
     removeDir(dir);
     expect(result.stdout).toContain("3 pods running");
     // Three pulls at one per second with a burst of one cannot finish in under two seconds.
     expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
   });
 
-  test("a registry outage becomes ImagePullBackOff and the pod starts once the image can be pulled", { timeout: 90_000 }, async () => {
+  test("a registry outage becomes ImagePullBackOff and the pod starts once the image can be pulled", {
+    timeout: 90_000,
+  }, async () => {
     const dir = tempDir("pods-outage");
     const image = `${services.registry}/outage/app${Date.now()}:1`;
-    writeFileSync(join(dir, "outage.yaml"), `apiVersion: v1
+    writeFileSync(
+      join(dir, "outage.yaml"),
+      `apiVersion: v1
 kind: Pod
 metadata: { name: e2e-outage }
 spec:
   terminationGracePeriodSeconds: 1
   containers: [{ name: app, image: "${image}", command: ["sleep", "3600"] }]
-`);
+`,
+    );
     const port = await freePort();
     const kubelet = new KubeletProcess(["run", "-c", dir, ...baseFlags(services, rootDir), "--port", String(port)]);
     try {
       const reason = async () => {
-        const list = (await (await fetch(`http://127.0.0.1:${port}/pods`)).json()) as { items: Array<{ metadata: { name: string }; status?: { containerStatuses?: Array<{ state?: { waiting?: { reason?: string } } }> } }> };
-        return list.items.find((p) => p.metadata.name === "e2e-outage")?.status?.containerStatuses?.[0]?.state?.waiting?.reason;
+        const list = (await (await fetch(`http://127.0.0.1:${port}/pods`)).json()) as {
+          items: Array<{
+            metadata: { name: string };
+            status?: { containerStatuses?: Array<{ state?: { waiting?: { reason?: string } } }> };
+          }>;
+        };
+        return list.items.find((p) => p.metadata.name === "e2e-outage")?.status?.containerStatuses?.[0]?.state?.waiting
+          ?.reason;
       };
-      await waitFor("ImagePullBackOff", async () => (await reason().catch(() => undefined)) === "ImagePullBackOff", 20_000);
+      await waitFor(
+        "ImagePullBackOff",
+        async () => (await reason().catch(() => undefined)) === "ImagePullBackOff",
+        20_000,
+      );
       docker(services, "tag", services.busybox, image);
       docker(services, "push", image);
       docker(services, "rmi", image);

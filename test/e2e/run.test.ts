@@ -4,7 +4,16 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
-import { baseFlags, freePort, KubeletProcess, podContainers, removeDir, removePods, tempDir, waitFor } from "./harness.ts";
+import {
+  baseFlags,
+  freePort,
+  KubeletProcess,
+  podContainers,
+  removeDir,
+  removePods,
+  tempDir,
+  waitFor,
+} from "./harness.ts";
 
 const pod = (name: string, body: string) => `apiVersion: v1
 kind: Pod
@@ -19,27 +28,51 @@ describeWithServices("kubelet run", (services) => {
   const pods = ["e2e-run-app", "e2e-run-crash", "e2e-run-backup", "e2e-run-etcd"];
   let port = 0;
   let kubelet: KubeletProcess;
-  const start = () => new KubeletProcess(["run", "-c", manifests, ...baseFlags(services, rootDir), "--port", String(port),
-    "--sync_frequency", "2s", "--etcd_servers", services.etcd, "--hostname_override", "e2e-node"]);
+  const start = () =>
+    new KubeletProcess([
+      "run",
+      "-c",
+      manifests,
+      ...baseFlags(services, rootDir),
+      "--port",
+      String(port),
+      "--sync_frequency",
+      "2s",
+      "--etcd_servers",
+      services.etcd,
+      "--hostname_override",
+      "e2e-node",
+    ]);
   const running = (name: string, container: string) =>
-    podContainers(services, name).find((c) => c.labels["io.kubernetes.container.name"] === container && c.state === "running");
+    podContainers(services, name).find(
+      (c) => c.labels["io.kubernetes.container.name"] === container && c.state === "running",
+    );
   const api = (path: string, init?: RequestInit) => fetch(`http://127.0.0.1:${port}${path}`, init);
 
   beforeAll(async () => {
     port = await freePort();
-    writeFileSync(join(manifests, "app.yaml"), pod("e2e-run-app", `  containers:
+    writeFileSync(
+      join(manifests, "app.yaml"),
+      pod(
+        "e2e-run-app",
+        `  containers:
     - name: app
       image: ${services.busybox}
       command: ["sh", "-c", "echo started $(GREETING); exec sleep 3600"]
       env: [{ name: GREETING, value: v1 }]
-`));
+`,
+      ),
+    );
     kubelet = start();
   });
 
   afterAll(async () => {
     await kubelet?.stop("SIGKILL");
     removePods(services, ...pods);
-    await fetch(`${services.etcd}/v3/kv/deleterange`, { method: "POST", body: JSON.stringify({ key: btoa("/registry/hosts/e2e-node/kubelet") }) }).catch(() => {});
+    await fetch(`${services.etcd}/v3/kv/deleterange`, {
+      method: "POST",
+      body: JSON.stringify({ key: btoa("/registry/hosts/e2e-node/kubelet") }),
+    }).catch(() => {});
     removeDir(manifests);
     removeDir(rootDir);
   });
@@ -54,9 +87,18 @@ describeWithServices("kubelet run", (services) => {
   test("serves /healthz and a PodList in which the pod is Running and Ready", async () => {
     await waitFor("healthz ok", async () => (await api("/healthz")).status === 200);
     const list = await waitFor("pod Running", async () => {
-      const body = (await (await api("/pods")).json()) as { kind: string; items: Array<{ metadata: { name: string }; status?: { phase?: string; conditions?: Array<{ type: string; status: string }> } }> };
+      const body = (await (await api("/pods")).json()) as {
+        kind: string;
+        items: Array<{
+          metadata: { name: string };
+          status?: { phase?: string; conditions?: Array<{ type: string; status: string }> };
+        }>;
+      };
       const item = body.items.find((p) => p.metadata.name === "e2e-run-app");
-      return item?.status?.phase === "Running" && item.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? body : undefined;
+      return item?.status?.phase === "Running" &&
+        item.status.conditions?.some((c) => c.type === "Ready" && c.status === "True")
+        ? body
+        : undefined;
     });
     expect(list.kind).toBe("PodList");
   });
@@ -67,7 +109,10 @@ describeWithServices("kubelet run", (services) => {
       return text.includes("started v1") ? text : undefined;
     });
     expect(logs).toContain("started v1");
-    const exec = await api(`/run/default/e2e-run-app/app?command=sh&command=-c&command=${encodeURIComponent("echo $GREETING; exit 4")}`, { method: "POST" });
+    const exec = await api(
+      `/run/default/e2e-run-app/app?command=sh&command=-c&command=${encodeURIComponent("echo $GREETING; exit 4")}`,
+      { method: "POST" },
+    );
     expect(exec.headers.get("x-exit-code")).toBe("4");
     expect(await exec.text()).toBe("v1\n");
     const metrics = await (await api("/metrics")).text();
@@ -80,43 +125,85 @@ describeWithServices("kubelet run", (services) => {
     const pause = before.find((c) => c.name.startsWith("k8s_POD_"))!;
     const app = before.find((c) => c.labels["io.kubernetes.container.name"] === "app" && c.state === "running")!;
     // An editor's atomic save: write a temp file, rename over the manifest.
-    writeFileSync(join(manifests, ".app.yaml.tmp"), pod("e2e-run-app", `  containers:
+    writeFileSync(
+      join(manifests, ".app.yaml.tmp"),
+      pod(
+        "e2e-run-app",
+        `  containers:
     - name: app
       image: ${services.busybox}
       command: ["sh", "-c", "echo started $(GREETING); exec sleep 3600"]
       env: [{ name: GREETING, value: v2 }]
-`));
+`,
+      ),
+    );
     renameSync(join(manifests, ".app.yaml.tmp"), join(manifests, "app.yaml"));
-    const replaced = await waitFor("app replaced", () => {
-      const now = running("e2e-run-app", "app");
-      return now && now.id !== app.id ? now : undefined;
-    }, 15_000);
+    const replaced = await waitFor(
+      "app replaced",
+      () => {
+        const now = running("e2e-run-app", "app");
+        return now && now.id !== app.id ? now : undefined;
+      },
+      15_000,
+    );
     expect(replaced.id).not.toBe(app.id);
-    expect(running("e2e-run-app", "POD")?.id ?? podContainers(services, "e2e-run-app").find((c) => c.name.startsWith("k8s_POD_") && c.state === "running")?.id).toBe(pause.id);
+    expect(
+      running("e2e-run-app", "POD")?.id ??
+        podContainers(services, "e2e-run-app").find((c) => c.name.startsWith("k8s_POD_") && c.state === "running")?.id,
+    ).toBe(pause.id);
   });
 
   test("editor backup files in the manifest directory are never run", async () => {
-    writeFileSync(join(manifests, "backup.yaml~"), pod("e2e-run-backup", `  containers:
+    writeFileSync(
+      join(manifests, "backup.yaml~"),
+      pod(
+        "e2e-run-backup",
+        `  containers:
     - { name: app, image: ${services.busybox}, command: ["sleep", "3600"] }
-`));
+`,
+      ),
+    );
     writeFileSync(join(manifests, ".backup.yaml.swp"), "binary junk");
     await Bun.sleep(2500);
     expect(podContainers(services, "e2e-run-backup")).toHaveLength(0);
   });
 
   test("a crashing container is restarted with a growing restart count", async () => {
-    writeFileSync(join(manifests, "crash.yaml"), pod("e2e-run-crash", `  containers:
+    writeFileSync(
+      join(manifests, "crash.yaml"),
+      pod(
+        "e2e-run-crash",
+        `  containers:
     - { name: crash, image: ${services.busybox}, command: ["sh", "-c", "sleep 0.2; exit 3"] }
-`));
-    await waitFor("second attempt", () =>
-      podContainers(services, "e2e-run-crash").some((c) => c.labels["io.kubernetes.container.name"] === "crash" && Number(c.labels["io.kubernetes.container.restartCount"]) >= 1), 20_000);
+`,
+      ),
+    );
+    await waitFor(
+      "second attempt",
+      () =>
+        podContainers(services, "e2e-run-crash").some(
+          (c) =>
+            c.labels["io.kubernetes.container.name"] === "crash" &&
+            Number(c.labels["io.kubernetes.container.restartCount"]) >= 1,
+        ),
+      20_000,
+    );
     rmSync(join(manifests, "crash.yaml"));
   });
 
   test("a pod written to etcd for this host runs", async () => {
-    const manifest = JSON.stringify([{ apiVersion: "v1", kind: "Pod", metadata: { name: "e2e-run-etcd" },
-      spec: { containers: [{ name: "app", image: services.busybox, command: ["sleep", "3600"] }] } }]);
-    const put = await fetch(`${services.etcd}/v3/kv/put`, { method: "POST", body: JSON.stringify({ key: btoa("/registry/hosts/e2e-node/kubelet"), value: btoa(manifest) }) });
+    const manifest = JSON.stringify([
+      {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "e2e-run-etcd" },
+        spec: { containers: [{ name: "app", image: services.busybox, command: ["sleep", "3600"] }] },
+      },
+    ]);
+    const put = await fetch(`${services.etcd}/v3/kv/put`, {
+      method: "POST",
+      body: JSON.stringify({ key: btoa("/registry/hosts/e2e-node/kubelet"), value: btoa(manifest) }),
+    });
     expect(put.status).toBe(200);
     await waitFor("etcd pod running", () => running("e2e-run-etcd", "app"), 20_000);
   });
@@ -125,7 +212,11 @@ describeWithServices("kubelet run", (services) => {
     const before = running("e2e-run-app", "app")!;
     await kubelet.stop("SIGKILL");
     kubelet = start();
-    await waitFor("healthz after restart", async () => (await api("/healthz").catch(() => undefined))?.status === 200, 20_000);
+    await waitFor(
+      "healthz after restart",
+      async () => (await api("/healthz").catch(() => undefined))?.status === 200,
+      20_000,
+    );
     await Bun.sleep(3000); // more than one sync period
     const after = running("e2e-run-app", "app");
     expect(after?.id).toBe(before.id);

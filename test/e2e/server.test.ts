@@ -4,7 +4,16 @@ import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
-import { baseFlags, freePort, KubeletProcess, podContainers, removeDir, removePods, tempDir, waitFor } from "./harness.ts";
+import {
+  baseFlags,
+  freePort,
+  KubeletProcess,
+  podContainers,
+  removeDir,
+  removePods,
+  tempDir,
+  waitFor,
+} from "./harness.ts";
 
 describeWithServices("info server on a real port", (services) => {
   const dir = tempDir("server-manifests");
@@ -17,7 +26,9 @@ describeWithServices("info server on a real port", (services) => {
   beforeAll(async () => {
     port = await freePort();
     writeFileSync(join(dir, "tokens"), "e2e-token\n");
-    writeFileSync(join(dir, "ticker.yaml"), `apiVersion: v1
+    writeFileSync(
+      join(dir, "ticker.yaml"),
+      `apiVersion: v1
 kind: Pod
 metadata: { name: e2e-ticker }
 spec:
@@ -26,8 +37,18 @@ spec:
     - name: app
       image: ${services.busybox}
       command: ["sh", "-c", "i=0; while [ $i -lt 8 ]; do echo tick $i; i=$((i+1)); sleep 0.3; done; exit 1"]
-`);
-    kubelet = new KubeletProcess(["run", "-c", dir, ...baseFlags(services, rootDir), "--port", String(port), "--auth_token_file", join(dir, "tokens")]);
+`,
+    );
+    kubelet = new KubeletProcess([
+      "run",
+      "-c",
+      dir,
+      ...baseFlags(services, rootDir),
+      "--port",
+      String(port),
+      "--auth_token_file",
+      join(dir, "tokens"),
+    ]);
     await waitFor("server", async () => (await fetch(url("/healthz")).catch(() => undefined))?.status === 200, 20_000);
   });
   afterAll(async () => {
@@ -38,16 +59,23 @@ spec:
   });
 
   test("with a token file, debugging routes refuse requests without the token and accept it", async () => {
-    await waitFor("container", () => podContainers(services, "e2e-ticker").some((c) => c.labels["io.kubernetes.container.name"] === "app"));
+    await waitFor("container", () =>
+      podContainers(services, "e2e-ticker").some((c) => c.labels["io.kubernetes.container.name"] === "app"),
+    );
     expect((await fetch(url("/containerLogs/default/e2e-ticker/app"))).status).toBe(401);
-    expect((await fetch(url("/containerLogs/default/e2e-ticker/app"), { headers: { authorization: "Bearer nope" } })).status).toBe(401);
+    expect(
+      (await fetch(url("/containerLogs/default/e2e-ticker/app"), { headers: { authorization: "Bearer nope" } })).status,
+    ).toBe(401);
     expect((await fetch(url("/containerLogs/default/e2e-ticker/app"), { headers: auth })).status).toBe(200);
     expect((await fetch(url("/pods"))).status).toBe(200);
   });
 
   test("follows a container's log as it is written, and ends the stream when the client leaves", async () => {
     const abort = new AbortController();
-    const response = await fetch(url("/containerLogs/default/e2e-ticker/app?follow=true"), { headers: auth, signal: abort.signal });
+    const response = await fetch(url("/containerLogs/default/e2e-ticker/app?follow=true"), {
+      headers: auth,
+      signal: abort.signal,
+    });
     const reader = response.body!.getReader();
     let text = "";
     const decoder = new TextDecoder();
@@ -61,7 +89,14 @@ spec:
   }, 30_000);
 
   test("serves the previous instance's log after a restart", async () => {
-    await waitFor("a restart", () => podContainers(services, "e2e-ticker").some((c) => Number(c.labels["io.kubernetes.container.restartCount"]) >= 1), 30_000);
+    await waitFor(
+      "a restart",
+      () =>
+        podContainers(services, "e2e-ticker").some(
+          (c) => Number(c.labels["io.kubernetes.container.restartCount"]) >= 1,
+        ),
+      30_000,
+    );
     const previous = await fetch(url("/containerLogs/default/e2e-ticker/app?previous=true"), { headers: auth });
     expect(previous.status).toBe(200);
     expect(await previous.text()).toContain("tick 7");
@@ -77,16 +112,41 @@ describeWithServices("info server with TLS client certificates", (services) => {
     const result = spawnSync("sh", ["-c", command], { cwd: dir, encoding: "utf8" });
     if (result.status !== 0) throw new Error(`${command}: ${result.stderr}`);
   };
-  const curl = (...args: string[]) => spawnSync("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", join(dir, "ca.crt"), ...args], { encoding: "utf8" }).stdout;
+  const curl = (...args: string[]) =>
+    spawnSync("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", join(dir, "ca.crt"), ...args], {
+      encoding: "utf8",
+    }).stdout;
 
   beforeAll(async () => {
     sh("openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 1 -subj /CN=e2e-ca");
-    sh("openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=127.0.0.1 && printf 'subjectAltName=IP:127.0.0.1' > ext && openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 1 -extfile ext");
-    sh("openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj /CN=operator && openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt -days 1");
+    sh(
+      "openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=127.0.0.1 && printf 'subjectAltName=IP:127.0.0.1' > ext && openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 1 -extfile ext",
+    );
+    sh(
+      "openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj /CN=operator && openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt -days 1",
+    );
     port = await freePort();
-    kubelet = new KubeletProcess(["run", "-c", join(dir, "manifests"), ...baseFlags(services, rootDir), "--port", String(port),
-      "--tls_cert_file", join(dir, "server.crt"), "--tls_private_key_file", join(dir, "server.key"), "--client_ca_file", join(dir, "ca.crt")]);
-    await waitFor("TLS server", () => curl("--cert", join(dir, "client.crt"), "--key", join(dir, "client.key"), `https://127.0.0.1:${port}/pods`) === "200", 20_000);
+    kubelet = new KubeletProcess([
+      "run",
+      "-c",
+      join(dir, "manifests"),
+      ...baseFlags(services, rootDir),
+      "--port",
+      String(port),
+      "--tls_cert_file",
+      join(dir, "server.crt"),
+      "--tls_private_key_file",
+      join(dir, "server.key"),
+      "--client_ca_file",
+      join(dir, "ca.crt"),
+    ]);
+    await waitFor(
+      "TLS server",
+      () =>
+        curl("--cert", join(dir, "client.crt"), "--key", join(dir, "client.key"), `https://127.0.0.1:${port}/pods`) ===
+        "200",
+      20_000,
+    );
   });
   afterAll(async () => {
     await kubelet?.stop("SIGKILL");
@@ -95,7 +155,9 @@ describeWithServices("info server with TLS client certificates", (services) => {
   });
 
   test("serves clients with a certificate from the client CA and refuses the handshake without one", () => {
-    expect(curl("--cert", join(dir, "client.crt"), "--key", join(dir, "client.key"), `https://127.0.0.1:${port}/pods`)).toBe("200");
+    expect(
+      curl("--cert", join(dir, "client.crt"), "--key", join(dir, "client.key"), `https://127.0.0.1:${port}/pods`),
+    ).toBe("200");
     expect(curl(`https://127.0.0.1:${port}/pods`)).toBe("000");
   });
 });

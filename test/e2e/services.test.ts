@@ -8,7 +8,9 @@ describeWithServices("the test services", (services) => {
     const runtime = createDockerRuntime({ endpoint: services.dockerHost });
     await runtime.ping();
     expect((await runtime.info()).version).toBeTruthy();
-    const networks = (await (await fetch("http://docker/networks", { unix: services.dockerHost.replace("unix://", "") } as RequestInit)).json()) as Array<{ Name: string }>;
+    const networks = (await (
+      await fetch("http://docker/networks", { unix: services.dockerHost.replace("unix://", "") } as RequestInit)
+    ).json()) as Array<{ Name: string }>;
     expect(networks.map((n) => n.Name)).not.toContain("bridge");
   });
 
@@ -24,7 +26,9 @@ describeWithServices("the test services", (services) => {
   });
 
   test("the registry serves the Docker Hub stand-ins", async () => {
-    const tags = (await (await fetch(`http://${services.registry}/v2/library/busybox/tags/list`)).json()) as { tags: string[] };
+    const tags = (await (await fetch(`http://${services.registry}/v2/library/busybox/tags/list`)).json()) as {
+      tags: string[];
+    };
     expect(tags.tags).toContain("1.35");
   });
 });
