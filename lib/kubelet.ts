@@ -12,7 +12,8 @@ import { createImageManager } from "./node/images.ts";
 import { createInfoServer, type HealthReport } from "./server/info-server.ts";
 import type { Logger } from "./log.ts";
 import type { KubeletMetrics } from "./metrics.ts";
-import { serve, type RunningServer } from "./platform/serve.ts";
+import { serve } from "./platform/serve.ts";
+import type { RunningServer } from "./platform/types.ts";
 import { createProbeManager } from "./node/probes.ts";
 import { createPrometheusMetrics } from "./server/prometheus.ts";
 import { formatRunOnceReport, runPodsOnce } from "./sync/runonce.ts";
@@ -29,7 +30,9 @@ export interface RunOptions {
   signal: AbortSignal;
 }
 
-/** Runs the kubelet until `signal` aborts; containers are left running. Throws KubeletError on fatal start-up errors. */
+/**
+ * Runs the kubelet until `signal` aborts; containers are left running. Throws KubeletError on fatal start-up errors.
+ */
 export async function runKubelet(config: KubeletConfig, { log, signal }: RunOptions): Promise<void> {
   const insecure = checkServerSecurity(config);
   if (insecure) throw new KubeletError("InsecureServer", insecure);

@@ -1,12 +1,13 @@
-// The kubelet library's one public file, in pipeline order:
-//   manifests     manifest.ts (text → pods), validation.ts (Kubernetes-style checks)
-//   sources       sources/file.ts, sources/url.ts, sources/etcd.ts; push-routes.ts on the server
-//   merge store   store.ts (PodConfig/podStorage: SET/ADD/UPDATE/REMOVE, notification modes)
-//   sync loop     sync-loop.ts (triggers, pod workers), pod-sync.ts (one step for one pod),
-//                 pod-status.ts, container-config.ts, images.ts, probes.ts, volumes.ts
-//   runtime       container/runtime.ts (the port), container/docker.ts (Docker Engine)
-//   info server   info-server.ts (Hono), prometheus.ts, auth.ts, platform/serve.ts
-//   wiring        kubelet.ts (run and runonce), config.ts, cli.ts
+// The kubelet library's one public file, in pipeline order (each folder is a layer; its main
+// file's header says what it owns and may import):
+//   api/        types.ts (pod model), manifest.ts (text → pods), validation.ts, quantity.ts, expand.ts
+//   sources/    file.ts, url.ts, etcd.ts (source.ts: the protocol); store.ts, the merge store
+//   sync/       sync-loop.ts (triggers, pod workers), pod-sync.ts (one step for one pod),
+//               pod-status.ts, runonce.ts
+//   node/       images.ts, volumes.ts, probes.ts, events.ts, backoff.ts
+//   container/  runtime.ts (the port), docker.ts (Docker Engine), container-config.ts
+//   server/     info-server.ts (Hono), push-routes.ts, auth.ts, prometheus.ts; platform/ adapters
+//   wiring      kubelet.ts (the composition root), config/, cli/
 export { readManifests, podSpecHash, type ManifestContext, type ManifestResult } from "./api/manifest.ts";
 export { validatePod, type ValidationOptions } from "./api/validation.ts";
 export { createFileSource } from "./sources/file.ts";

@@ -1,3 +1,8 @@
+// Layer api/ (first in the data flow): the pod model and everything pure about manifests —
+// types, decoding (manifest.ts, the only yaml import), validation, quantities, $(VAR) expansion,
+// manifest file lists. No I/O beyond reading a directory listing; imports nothing else of the
+// kubelet's, and every other layer may import it.
+//
 // The pod model every part of the kubelet shares: a defaulted Kubernetes v1 Pod, the
 // updates the merge store emits, and the status the sync loop reports.
 import type {
@@ -55,7 +60,10 @@ export interface PodUpdate {
 export interface FieldIssue {
   /** Field path as Kubernetes prints it, e.g. `spec.containers[1].name`. */
   path: string;
-  /** Kubernetes error type: "Required value", "Invalid value", "Duplicate value", "Unsupported value", "Forbidden", "Too long", "Not supported". */
+  /**
+   * Kubernetes error type: "Required value", "Invalid value", "Duplicate value", "Unsupported value", "Forbidden",
+   * "Too long", "Not supported".
+   */
   type: string;
   /** Offending value when there is one (printed JSON-quoted, as Kubernetes does). */
   value?: unknown;

@@ -1,3 +1,7 @@
+// Layer cli/: subcommands (run, runonce, validate, print-config) and the only place errors become
+// exit codes. Imports config/ and api/; lib/kubelet.ts (and with it everything heavy) only lazily,
+// for run and runonce.
+//
 // The only cac import: subcommands, flags in both spellings, usage errors, exit codes
 // (0 success, 1 failure, 2 usage). Heavy parts (Docker, etcd, the server) load only for run/runonce.
 import cac, { type Command } from "cac";

@@ -1,3 +1,6 @@
+// Layer config/: the flag table, the config file, precedence and print-config. Imports api/ only;
+// the composition root (lib/kubelet.ts) maps the settings onto each part's own options.
+//
 // The kubelet's configuration: the flag table, Go-style value parsing, the YAML config file,
 // precedence (defaults < config file < flags) and print-config.
 import { readFileSync } from "node:fs";

@@ -1,3 +1,7 @@
+// Layer container/ (last in the data flow): the Runtime port (this file), the Docker adapter
+// (docker.ts, the only dockerode import), Docker create bodies, registry credentials and
+// instrumentation. Imports api/ and the shared log and metrics; nothing above it.
+//
 // The container runtime port: everything the kubelet asks of Docker, in plain data.
 // lib/container/docker.ts implements it with dockerode; lib/testing/fake-runtime.ts records it.
 
@@ -175,13 +179,18 @@ export interface Runtime {
   /** Resolves when the daemon answers; throws RuntimeUnavailable otherwise. */
   ping(signal?: AbortSignal): Promise<void>;
   info(): Promise<RuntimeInfo>;
-  /** The kubelet's own containers only (name `k8s_…` with a pod uid label), running and dead; one pod's with `podUid`. */
+  /**
+   * The kubelet's own containers only (name `k8s_…` with a pod uid label), running and dead; one pod's with `podUid`.
+   */
   listContainers(options?: { podUid?: string }): Promise<ContainerSummary[]>;
   inspectContainer(id: string): Promise<ContainerDetails>;
   /** Creates a container and returns its id. */
   createContainer(body: ContainerCreateBody): Promise<string>;
   startContainer(id: string): Promise<void>;
-  /** SIGTERM (or the image's stop signal), then SIGKILL after `graceSeconds`. Stopping a stopped container is not an error. */
+  /**
+   * SIGTERM (or the image's stop signal), then SIGKILL after `graceSeconds`. Stopping a stopped container is not an
+   * error.
+   */
   stopContainer(id: string, graceSeconds: number): Promise<void>;
   /** Removes a container (force kills a running one). Removing a missing container is not an error. */
   removeContainer(id: string): Promise<void>;

@@ -1,5 +1,5 @@
 // Bun.serve adapter (bun and the compiled binary).
-import type { FetchHandler, RunningServer, ServeOptions } from "./serve.ts";
+import type { FetchHandler, RunningServer, ServeOptions } from "./types.ts";
 
 declare const Bun: {
   serve(options: Record<string, unknown>): { port: number; stop(closeActive?: boolean): Promise<void> | void };

@@ -1,5 +1,5 @@
 // Deno.serve adapter.
-import type { FetchHandler, RunningServer, ServeOptions } from "./serve.ts";
+import type { FetchHandler, RunningServer, ServeOptions } from "./types.ts";
 
 declare const Deno: {
   serve(options: Record<string, unknown>, handler: FetchHandler): { addr: { port: number }; shutdown(): Promise<void> };

@@ -1,7 +1,7 @@
 // Node adapter through @hono/node-server.
 import { serve } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
-import type { FetchHandler, RunningServer, ServeOptions } from "./serve.ts";
+import type { FetchHandler, RunningServer, ServeOptions } from "./types.ts";
 
 export function serveNode(fetch: FetchHandler, options: ServeOptions): Promise<RunningServer> {
   if (options.tls) throw new Error("TLS is not available under node: run the compiled binary");

@@ -4,13 +4,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import type { KubeletConfig } from "../config/config-types.ts";
 import { KubeletError } from "../api/types.ts";
-
-export interface TlsFiles {
-  cert: string;
-  key: string;
-  /** Client CA bundle: clients must present a certificate it signed. */
-  ca?: string;
-}
+import type { TlsFiles } from "../platform/types.ts";
 
 export interface Authenticator {
   /** Whether protected routes need credentials (beyond loopback, or when tokens are configured). */

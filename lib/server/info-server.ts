@@ -1,3 +1,8 @@
+// Layer server/: the Hono info server, its push routes, authentication and the Prometheus registry.
+// It reads state through the interfaces the composition root hands it (the Runtime port, pod
+// statuses, the event recorder) and imports api/, config types, node/events.ts and
+// platform/types.ts; never sync/ or sources/ directly.
+//
 // The info server (Hono): health, pods with statuses, machine spec, stats, metrics, events, and
 // the debugging handlers (logs, exec, /logs/, pushes) behind authentication beyond loopback.
 import { Hono, type Context, type MiddlewareHandler } from "hono";

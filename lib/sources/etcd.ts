@@ -13,7 +13,9 @@ import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source
 
 export interface EtcdSourceOptions {
   endpoints?: string[];
-  /** --etcd_config: the 2014 go-etcd JSON or `{endpoints, caFile, certFile, keyFile, username, password, dialTimeout}`. */
+  /**
+   * --etcd_config: the 2014 go-etcd JSON or `{endpoints, caFile, certFile, keyFile, username, password, dialTimeout}`.
+   */
   configFile?: string;
   hostname: string;
   clock?: Clock;

@@ -1,3 +1,8 @@
+// Layer sync/: turns the store's desired state into running pods — the sync loop and pod workers
+// (this file), one pod's sync step, pod status, runonce. Imports api/, sources/store.ts (the
+// updates), node/ (images, volumes, probes, events, back-off) and the container/ Runtime port; never
+// an adapter (docker.ts) and never server/.
+//
 // The sync loop: store updates, Docker events and a resync every --sync_frequency trigger pod
 // workers (one sync in flight per pod, the latest spec wins, bounded parallelism). Pods no source
 // wants are killed only once every source has reported; a kubelet restart adopts what runs.

@@ -13,7 +13,10 @@ export interface TestServices {
   etcd: string;
   /** `127.0.0.1:PORT` of the registry (also dockerd's Docker Hub mirror). */
   registry: string;
-  /** Local images (pinned tags, so pull policy is IfNotPresent): busybox with sh/sleep/httpd/nc…, and a pause image that exits on SIGTERM. */
+  /**
+   * Local images (pinned tags, so pull policy is IfNotPresent): busybox with sh/sleep/httpd/nc…, and a pause image
+   * that exits on SIGTERM.
+   */
   busybox: string;
   pause: string;
 }
