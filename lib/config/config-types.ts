@@ -51,6 +51,21 @@ export interface KubeletConfig {
   enableDebuggingHandlers: boolean;
   /** maximum_dead_containers_per_container */
   maximumDeadContainersPerContainer: number;
+  /** maximum_dead_containers (-1 = no limit) */
+  maximumDeadContainers: number;
+  /** minimum_container_ttl_duration */
+  minimumContainerTtlDuration: number;
+  /** image_gc_high_threshold / image_gc_low_threshold, percent of the image filesystem */
+  imageGcHighThreshold: number;
+  imageGcLowThreshold: number;
+  /** minimum_image_ttl_duration */
+  minimumImageTtlDuration: number;
+  /** eviction_hard / eviction_soft: signal → threshold ("100Mi", "10%"); eviction_soft_grace_period: signal → duration */
+  evictionHard: Record<string, string>;
+  evictionSoft: Record<string, string>;
+  evictionSoftGracePeriod: Record<string, string>;
+  /** eviction_pressure_transition_period */
+  evictionPressureTransitionPeriod: number;
   /** auth_token_file: bearer tokens, one per line. */
   authTokenFile: string;
   /** tls_cert_file / tls_private_key_file / client_ca_file */
@@ -91,6 +106,15 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   runonceTimeout: 300_000,
   enableDebuggingHandlers: true,
   maximumDeadContainersPerContainer: 1,
+  maximumDeadContainers: -1,
+  minimumContainerTtlDuration: 0,
+  imageGcHighThreshold: 85,
+  imageGcLowThreshold: 80,
+  minimumImageTtlDuration: 120_000,
+  evictionHard: { "memory.available": "100Mi", "nodefs.available": "10%", "imagefs.available": "15%" },
+  evictionSoft: {},
+  evictionSoftGracePeriod: {},
+  evictionPressureTransitionPeriod: 300_000,
   authTokenFile: "",
   tlsCertFile: "",
   tlsPrivateKeyFile: "",

@@ -10,7 +10,18 @@ import { KubeletError } from "../api/types.ts";
 
 export { DEFAULT_CONFIG, type KubeletConfig };
 
-export type ValueType = "string" | "bool" | "uint" | "float" | "duration" | "list" | "headers" | "logformat";
+export type ValueType =
+  | "string"
+  | "bool"
+  | "uint"
+  | "int"
+  | "percent"
+  | "float"
+  | "duration"
+  | "list"
+  | "headers"
+  | "signals"
+  | "logformat";
 
 /** One flag: its snake_case name (the 2014 spelling), its config key and how its value parses. */
 export interface FlagSpec {
@@ -180,6 +191,67 @@ export const FLAGS: FlagSpec[] = [
     description: "Dead instances kept per container",
   },
   {
+    flag: "maximum_dead_containers",
+    key: "maximumDeadContainers",
+    type: "int",
+    description: "Dead containers kept on the node in all (-1 = no limit; the oldest go first)",
+  },
+  {
+    flag: "minimum_container_ttl_duration",
+    key: "minimumContainerTtlDuration",
+    type: "duration",
+    description: "Minimum age of a dead container before it may be garbage collected",
+  },
+  {
+    flag: "image_gc_high_threshold",
+    key: "imageGcHighThreshold",
+    type: "percent",
+    aliases: ["imageGCHighThresholdPercent"],
+    description: "Disk usage (percent) of the image filesystem above which image garbage collection runs",
+  },
+  {
+    flag: "image_gc_low_threshold",
+    key: "imageGcLowThreshold",
+    type: "percent",
+    aliases: ["imageGCLowThresholdPercent"],
+    description: "Disk usage (percent) image garbage collection frees down to",
+  },
+  {
+    flag: "minimum_image_ttl_duration",
+    key: "minimumImageTtlDuration",
+    type: "duration",
+    aliases: ["imageMinimumGCAge"],
+    description: "Minimum age of an unused image before it may be garbage collected",
+  },
+  {
+    flag: "eviction_hard",
+    key: "evictionHard",
+    type: "signals",
+    aliases: ["evictionHard"],
+    description: "Hard eviction thresholds, e.g. memory.available<100Mi,nodefs.available<10%",
+  },
+  {
+    flag: "eviction_soft",
+    key: "evictionSoft",
+    type: "signals",
+    aliases: ["evictionSoft"],
+    description: "Soft eviction thresholds (need --eviction_soft_grace_period), e.g. memory.available<300Mi",
+  },
+  {
+    flag: "eviction_soft_grace_period",
+    key: "evictionSoftGracePeriod",
+    type: "signals",
+    aliases: ["evictionSoftGracePeriod"],
+    description: "How long a soft threshold must hold before eviction, e.g. memory.available=1m30s",
+  },
+  {
+    flag: "eviction_pressure_transition_period",
+    key: "evictionPressureTransitionPeriod",
+    type: "duration",
+    aliases: ["evictionPressureTransitionPeriod"],
+    description: "How long a pressure condition stays set after its threshold was last met",
+  },
+  {
     flag: "auth_token_file",
     key: "authTokenFile",
     type: "string",
@@ -286,6 +358,29 @@ export function parseValue(spec: FlagSpec, raw: unknown): KubeletConfig[keyof Ku
       if (!Number.isInteger(n) || n < 0) throw bad("expected a non-negative integer");
       if (spec.key.toLowerCase().endsWith("port") && n > 65535) throw bad("a port is at most 65535");
       return n;
+    }
+    case "int": {
+      const n = typeof last === "number" ? last : /^-?\d+$/.test(String(last)) ? Number(last) : NaN;
+      if (!Number.isInteger(n) || n < -1) throw bad("expected an integer, -1 for no limit");
+      return n;
+    }
+    case "percent": {
+      const n = typeof last === "number" ? last : /^\d+$/.test(String(last)) ? Number(last) : NaN;
+      if (!Number.isInteger(n) || n < 0 || n > 100) throw bad("expected a percentage from 0 to 100");
+      return n;
+    }
+    case "signals": {
+      // KubeletConfiguration gives a mapping; the flag gives "signal<value" (or "signal=value") pairs.
+      if (values.length === 1 && typeof last === "object" && last !== null)
+        return Object.fromEntries(Object.entries(last as Record<string, unknown>).map(([k, v]) => [k, String(v)]));
+      const map: Record<string, string> = {};
+      for (const pair of values.flatMap((v) => String(v).split(",")).map((p) => p.trim())) {
+        if (!pair) continue;
+        const match = /^([a-z.]+)\s*[<=]\s*(\S+)$/.exec(pair);
+        if (!match) throw bad(`"${pair}" is not of the form signal<quantity, e.g. memory.available<100Mi`);
+        map[match[1]!] = match[2]!;
+      }
+      return map;
     }
     case "float": {
       const n = typeof last === "number" ? last : Number(String(last).trim() || NaN);
@@ -398,6 +493,12 @@ export function resolveConfig(
     origins.configFile = "flag";
   }
   apply(flags, "flag", "");
+  if (config.imageGcLowThreshold > config.imageGcHighThreshold) {
+    throw new KubeletError(
+      "InvalidValue",
+      `--image_gc_low_threshold (${config.imageGcLowThreshold}) must not be above --image_gc_high_threshold (${config.imageGcHighThreshold})`,
+    );
+  }
   if (config.etcdServers.length > 0 && config.etcdConfig) {
     throw new KubeletError(
       "ExclusiveFlags",
