@@ -10,6 +10,7 @@ import {
   type ContainerStats,
   type ContainerSummary,
   type ExecResult,
+  type ImageSummary,
   type LogOptions,
   type RegistryAuth,
   type Runtime,
@@ -282,6 +283,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
         cpus: info.NCPU,
         memoryBytes: info.MemTotal,
         hostname: info.Name,
+        dockerRootDir: info.DockerRootDir,
       };
     },
     async listContainers(listOptions = {}) {
@@ -396,6 +398,52 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       }
       if (signal?.aborted) throw signal.reason;
       if (failure) throw new KubeletError("ImagePullFailed", `cannot ${action}: ${failure}`);
+    },
+    async listImages(): Promise<ImageSummary[]> {
+      const [images, containers] = await call(
+        "list images",
+        (abortSignal) =>
+          Promise.all([
+            invoke<Docker.ImageInfo[]>(docker, "listImages", { abortSignal }),
+            docker.listContainers({ all: true, abortSignal }),
+          ]),
+        limits(),
+      );
+      const used = new Set(containers.map((c) => c.ImageID));
+      return images.map((i) => ({
+        id: i.Id,
+        tags: (i.RepoTags ?? []).filter((t) => t !== "<none>:<none>"),
+        sizeBytes: i.Size,
+        createdAt: i.Created * 1000,
+        inUse: used.has(i.Id),
+      }));
+    },
+    async removeImage(id) {
+      await call(
+        `remove image ${short(id.replace(/^sha256:/, ""))}`,
+        async (abortSignal) => {
+          // Never forced (force also deletes images of stopped containers): an image tagged in several repositories is
+          // removed tag by tag, the last untag deleting it; a container using it answers 409 (Conflict).
+          let tags: string[];
+          try {
+            tags = (await invoke<Docker.ImageInspectInfo>(docker.getImage(id), "inspect", { abortSignal })).RepoTags ?? [];
+          } catch (error) {
+            if ((error as DockerError).statusCode === 404) return;
+            throw error;
+          }
+          // Untagging one of several tags succeeds even under a container: check for users first.
+          const imageId = id.startsWith("sha256:") ? id : `sha256:${id}`;
+          const users = (await docker.listContainers({ all: true, abortSignal })).filter((c) => c.ImageID === imageId);
+          if (users.length)
+            throw new KubeletError(
+              "Conflict",
+              `cannot remove image ${short(id.replace(/^sha256:/, ""))}: container ${short(users[0]!.Id)} uses it`,
+            );
+          for (const ref of tags.length ? tags : [id])
+            await tolerating([404], () => invoke(docker.getImage(ref), "remove", { abortSignal }))();
+        },
+        limits(),
+      );
     },
     exec,
     logs,

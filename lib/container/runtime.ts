@@ -126,6 +126,20 @@ export interface RuntimeInfo {
   cpus: number;
   memoryBytes: number;
   hostname: string;
+  /** The daemon's data root (where images and writable layers live): the image filesystem. */
+  dockerRootDir: string;
+}
+
+/** A local image, for image garbage collection. */
+export interface ImageSummary {
+  id: string;
+  /** repo:tag references ([] for a dangling image). */
+  tags: string[];
+  sizeBytes: number;
+  /** ms since the epoch. */
+  createdAt: number;
+  /** Whether any container on the daemon (any state, the kubelet's or not) uses it. */
+  inUse: boolean;
 }
 
 /** Result of running a command in a container. */
@@ -197,6 +211,10 @@ export interface Runtime {
   /** The local image's id, or undefined when not present. */
   imageId(ref: string): Promise<string | undefined>;
   pullImage(ref: string, auth?: RegistryAuth, signal?: AbortSignal): Promise<void>;
+  /** Every local image. */
+  listImages(): Promise<ImageSummary[]>;
+  /** Removes an image and all its tags; Conflict when a container uses it, missing is not an error. */
+  removeImage(id: string): Promise<void>;
   exec(id: string, cmd: string[], options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<ExecResult>;
   /** Container output (stdout and stderr interleaved), demultiplexed. */
   logs(id: string, options?: LogOptions): AsyncIterable<Uint8Array>;
