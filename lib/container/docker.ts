@@ -426,7 +426,8 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
           // removed tag by tag, the last untag deleting it; a container using it answers 409 (Conflict).
           let tags: string[];
           try {
-            tags = (await invoke<Docker.ImageInspectInfo>(docker.getImage(id), "inspect", { abortSignal })).RepoTags ?? [];
+            tags =
+              (await invoke<Docker.ImageInspectInfo>(docker.getImage(id), "inspect", { abortSignal })).RepoTags ?? [];
           } catch (error) {
             if ((error as DockerError).statusCode === 404) return;
             throw error;

@@ -27,6 +27,8 @@ export interface ImageManagerOptions {
   log?: Logger;
   metrics?: KubeletMetrics;
   events?: EventRecorder;
+  /** Refuses a pull that would fill the image filesystem (image GC's check); throws with the reason. */
+  checkSpace?: (image: string) => Promise<void>;
 }
 
 /** A token bucket: `burst` pulls at once, refilled at `qps` per second; waits, never drops. */
@@ -78,6 +80,7 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
     options.events?.record(pod, "Normal", "Pulling", `Pulling image "${image}"`);
     const started = clock.now();
     try {
+      await options.checkSpace?.(image);
       await runtime.pullImage(image, credentialsFor(image, configPaths));
       const id = await runtime.imageId(image);
       if (!id) throw new KubeletError("ImagePullFailed", `image ${image} is missing right after its pull`);
