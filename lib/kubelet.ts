@@ -3,11 +3,14 @@
 import { access, constants, mkdir } from "node:fs/promises";
 import { hostname as osHostname, networkInterfaces } from "node:os";
 import { checkServerSecurity, loadAuthenticator } from "./server/auth.ts";
-import { systemClock } from "./clock.ts";
+import { every, systemClock } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 import { instrumentRuntime } from "./container/instrumented.ts";
 import { createEventRecorder } from "./node/events.ts";
+import { createContainerGc } from "./node/container-gc.ts";
+import { statFs } from "./node/filesystem.ts";
+import { createImageGc } from "./node/image-gc.ts";
 import { createImageManager } from "./node/images.ts";
 import { createInfoServer, type HealthReport } from "./server/info-server.ts";
 import type { Logger } from "./log.ts";
@@ -53,6 +56,19 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
     () => log.info(`Docker Engine at ${endpoint} answers`),
     (error: Error) => log.warn(`${error.message}; will keep retrying (running containers are left alone)`),
   );
+  const imageGc = createImageGc(
+    {
+      highThresholdPercent: config.imageGcHighThreshold,
+      lowThresholdPercent: config.imageGcLowThreshold,
+      minAgeMs: config.minimumImageTtlDuration,
+      pauseImage: config.networkContainerImage,
+      nodeName: node.name,
+      clock: systemClock,
+      log: log.child("image-gc"),
+      events,
+    },
+    { runtime, statFs },
+  );
   const store = createPodStore({
     sources: sources.map((s) => s.name),
     allowPrivileged: config.allowPrivileged,
@@ -66,14 +82,20 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
       networkMode: config.podNetworkMode,
       pauseImage: config.networkContainerImage,
       allowPrivileged: config.allowPrivileged,
-      maxDeadPerContainer: config.maximumDeadContainersPerContainer,
       syncFrequencyMs: config.syncFrequency,
     },
     {
       store,
       runtime,
       images: createImageManager(
-        { qps: config.registryQps, burst: config.registryBurst, log: log.child("images"), metrics, events },
+        {
+          qps: config.registryQps,
+          burst: config.registryBurst,
+          log: log.child("images"),
+          metrics,
+          events,
+          checkSpace: imageGc.checkSpaceForPull,
+        },
         runtime,
       ),
       volumes: createVolumeManager({ rootDir: config.rootDir, log: log.child("volumes") }),
@@ -132,7 +154,28 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
       }
     }
     log.info("kubelet started", { node: node.name, sources: sources.map((s) => s.name) });
+    const containerGc = createContainerGc(
+      {
+        minAgeMs: config.minimumContainerTtlDuration,
+        maxPerPodContainer: config.maximumDeadContainersPerContainer,
+        maxContainers: config.maximumDeadContainers,
+      },
+      {
+        runtime,
+        desiredPods: () => new Set(syncLoop.pods().map((p) => p.metadata.uid)),
+        allSourcesReady: () => store.allSourcesReady(),
+        clock: systemClock,
+        log: log.child("container-gc"),
+      },
+    );
+    const warn = (what: string) => (error: Error) => log.warn(`${what} failed: ${error.message}`);
+    // The periods of the Go kubelet's managers; image GC checks statfs more often than it lists images.
+    const managers = [
+      every(systemClock, 60_000, signal, containerGc, warn("container garbage collection")),
+      every(systemClock, 10_000, signal, imageGc.garbageCollect, warn("image garbage collection")),
+    ];
     await syncLoop.run(signal);
+    await Promise.all(managers);
   } finally {
     await Promise.allSettled([...stopSources.map((stop) => stop()), ...servers.map((s) => s.stop())]);
     log.info("kubelet stopped; containers left running");

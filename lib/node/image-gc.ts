@@ -30,13 +30,16 @@ export interface ImageGcDeps {
 export interface ImageGc {
   /** The image filesystem's usage now (statfs of Docker's data root). */
   imageFs(): Promise<FsStats>;
-  /** One pass: above the high threshold, frees unused images down to the low threshold; records events on failure. */
+  /** One pass (run every few seconds: below the threshold it is a statfs): above the high threshold, frees unused images down to the low threshold; records events on failure. */
   garbageCollect(): Promise<void>;
   /** Removes unused images, least recently used first, until `bytes` are freed; returns the bytes freed. */
   freeSpace(bytes: number): Promise<number>;
   /** Throws NoDiskSpace when the image filesystem stays above the high threshold even after a collection. */
   checkSpaceForPull(image: string): Promise<void>;
 }
+
+/** How often image use is recorded while the disk is fine (the Go kubelet's image GC period). */
+const DETECTION_PERIOD_MS = 300_000;
 
 interface ImageRecord {
   firstDetected: number;
@@ -47,6 +50,7 @@ export function createImageGc(options: ImageGcOptions, deps: ImageGcDeps): Image
   const { clock, log, events } = options;
   const { runtime } = deps;
   const records = new Map<string, ImageRecord>();
+  let lastDetection = -Infinity;
   let dataRoot: string | undefined;
 
   const imageFs = async () => deps.statFs((dataRoot ??= (await runtime.info()).dockerRootDir));
@@ -56,6 +60,7 @@ export function createImageGc(options: ImageGcOptions, deps: ImageGcDeps): Image
   /** Refreshes the records: new images are first detected now, images in use were last used now. */
   const detect = async (): Promise<ImageSummary[]> => {
     const now = clock.now();
+    lastDetection = now;
     const images = await runtime.listImages();
     const present = new Set(images.map((i) => i.id));
     for (const id of records.keys()) if (!present.has(id)) records.delete(id);
@@ -101,7 +106,8 @@ export function createImageGc(options: ImageGcOptions, deps: ImageGcDeps): Image
     }
     const used = usedPercent(fs);
     if (used < options.highThresholdPercent) {
-      await detect();
+      // statfs is cheap and runs every pass; listing images (for least-recently-used times) only now and then.
+      if (clock.now() - lastDetection >= DETECTION_PERIOD_MS) await detect();
       return;
     }
     const target = fs.capacityBytes - fs.availableBytes - (fs.capacityBytes * options.lowThresholdPercent) / 100;

@@ -1,6 +1,6 @@
 // One step of the sync loop for one pod: make its containers match its spec once. Sandbox (pause
 // container), init containers in order, app containers by restart policy with crash-loop back-off,
-// spec-hash replacement, lifecycle hooks, graceful termination and dead-container clean-up.
+// spec-hash replacement, lifecycle hooks and graceful termination (dead containers: node/container-gc.ts).
 import { Backoff } from "../node/backoff.ts";
 import type { Clock } from "../clock.ts";
 import {
@@ -28,7 +28,6 @@ export interface PodSyncOptions {
   networkMode: string;
   pauseImage: string;
   allowPrivileged: boolean;
-  maxDeadPerContainer: number;
 }
 
 export interface PodSyncDeps {
@@ -64,8 +63,6 @@ export interface PodSyncer {
   syncPod(pod: Pod, observed: Observed, livenessFailed: ReadonlySet<string>): Promise<SyncResult>;
   /** Stops a pod's containers gracefully (preStop, SIGTERM, then SIGKILL), removes them and its volumes. */
   killPod(podUid: string, observed: Observed, pod?: Pod): Promise<void>;
-  /** Removes dead instances beyond the limit. */
-  collectGarbage(observed: Observed): Promise<void>;
   /** Forgets back-off state of a removed pod. */
   forget(podUid: string): void;
 }
@@ -431,21 +428,6 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
       volumeCache.delete(podUid);
       await deps.volumes.teardown(podUid);
       crashBackoff.resetWhere((key) => key.startsWith(`${podUid}/`));
-    },
-    async collectGarbage(observed) {
-      const byName = new Map<string, ContainerDetails[]>();
-      for (const c of observed)
-        if (!c.running)
-          (
-            byName.get(c.labels[LABEL.containerName]!) ??
-            byName.set(c.labels[LABEL.containerName]!, []).get(c.labels[LABEL.containerName]!)!
-          ).push(c);
-      const extra = [...byName.values()].flatMap((dead) =>
-        dead
-          .sort((a, b) => Number(b.labels[LABEL.restartCount] ?? 0) - Number(a.labels[LABEL.restartCount] ?? 0))
-          .slice(Math.max(0, options.maxDeadPerContainer)),
-      );
-      await removeAll(extra);
     },
     forget(podUid) {
       volumeCache.delete(podUid);

@@ -17,7 +17,7 @@ export interface RunOnceDeps {
   clock: Clock;
   log: Logger;
   events: EventRecorder;
-  options: Omit<PodSyncOptions, "maxDeadPerContainer">;
+  options: PodSyncOptions;
 }
 
 export interface PodOutcome {
@@ -55,10 +55,14 @@ export async function runPodsOnce(
   const { clock, runtime } = deps;
   const began = clock.now();
   await runtime.ping();
-  const syncer = createPodSyncer(
-    { ...deps.options, maxDeadPerContainer: 5 },
-    { runtime, images: deps.images, volumes: deps.volumes, clock, log: deps.log, events: deps.events },
-  );
+  const syncer = createPodSyncer(deps.options, {
+    runtime,
+    images: deps.images,
+    volumes: deps.volumes,
+    clock,
+    log: deps.log,
+    events: deps.events,
+  });
   const outcomes = new Map<string, PodOutcome>();
   const waiting = new Map<string, Map<string, Waiting>>();
   const podIPs = new Map<string, string>();

@@ -22,7 +22,6 @@ const options: PodSyncOptions = {
   networkMode: "none",
   pauseImage: "registry.k8s.io/pause:3.9",
   allowPrivileged: false,
-  maxDeadPerContainer: 1,
 };
 const volumes: VolumeManager = { setup: async () => new Map(), teardown: async () => {}, podDirs: async () => [] };
 
@@ -216,19 +215,6 @@ describe("pod sync step", () => {
       [pause, 2],
     ]);
     expect(h.runtime.containers.size).toBe(0);
-  });
-
-  test("keeps at most maxDeadPerContainer dead instances", async () => {
-    const h = harness();
-    const pod = testPod("gc", spec());
-    await h.sync(pod);
-    for (let i = 0; i < 3; i++) {
-      h.runtime.exit(h.app(pod)[0]!.id, 0);
-      await h.clock.advance(600_000);
-      await h.sync(pod);
-    }
-    await h.syncer.collectGarbage((await h.syncer.observe()).get(pod.metadata.uid)!);
-    expect(h.app(pod).filter((c) => !c.running)).toHaveLength(1);
   });
 });
 

@@ -222,8 +222,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     }
     const states: Record<string, number> = {};
     let runningPods = 0;
-    for (const [uid, containers] of observed) {
-      if (desired.has(uid)) await syncer.collectGarbage(containers);
+    for (const containers of observed.values()) {
       if (containers.some((c) => c.running)) runningPods++;
       for (const c of containers)
         states[c.running ? "running" : c.state === "created" ? "created" : "exited"] =
