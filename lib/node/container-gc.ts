@@ -57,7 +57,17 @@ export function createContainerGc(policy: ContainerGcPolicy, deps: ContainerGcDe
       for (const c of instances.slice(Math.max(0, policy.maxPerPodContainer))) doomed.add(c.id);
     }
     if (policy.maxContainers >= 0) {
-      const left = dead.filter((c) => !doomed.has(c.id)).sort((a, b) => a.createdAt - b.createdAt);
+      // Listings give creation times in whole seconds; inspect (ms) to order containers made in the same second.
+      const left = await Promise.all(
+        dead
+          .filter((c) => !doomed.has(c.id))
+          .map((c) =>
+            dead.length - doomed.size > policy.maxContainers
+              ? deps.runtime.inspectContainer(c.id).catch(() => c)
+              : c,
+          ),
+      );
+      left.sort((a, b) => a.createdAt - b.createdAt);
       for (const c of left.slice(0, Math.max(0, left.length - policy.maxContainers))) doomed.add(c.id);
     }
     const removed: string[] = [];
