@@ -2,12 +2,14 @@
 // for `kubelet run` and `kubelet runonce`. The only place concrete implementations meet.
 import { access, constants, mkdir } from "node:fs/promises";
 import { hostname as osHostname, networkInterfaces } from "node:os";
+import { join } from "node:path";
 import { checkServerSecurity, loadAuthenticator } from "./server/auth.ts";
 import { every, systemClock } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 import { instrumentRuntime } from "./container/instrumented.ts";
 import { createEventRecorder } from "./node/events.ts";
+import { backoffFile } from "./node/backoff-file.ts";
 import { createContainerGc } from "./node/container-gc.ts";
 import { statFs } from "./node/filesystem.ts";
 import { createImageGc } from "./node/image-gc.ts";
@@ -95,11 +97,13 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
           metrics,
           events,
           checkSpace: imageGc.checkSpaceForPull,
+          backoffPersistence: backoffFile(join(config.rootDir, "backoff", "image-pull.json"), log.child("images")),
         },
         runtime,
       ),
       volumes: createVolumeManager({ rootDir: config.rootDir, log: log.child("volumes") }),
       createProbeManager,
+      backoffPersistence: backoffFile(join(config.rootDir, "backoff", "crashloop.json"), log.child("sync")),
       clock: systemClock,
       log: log.child("sync"),
       metrics,

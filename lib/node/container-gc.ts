@@ -62,9 +62,7 @@ export function createContainerGc(policy: ContainerGcPolicy, deps: ContainerGcDe
         dead
           .filter((c) => !doomed.has(c.id))
           .map((c) =>
-            dead.length - doomed.size > policy.maxContainers
-              ? deps.runtime.inspectContainer(c.id).catch(() => c)
-              : c,
+            dead.length - doomed.size > policy.maxContainers ? deps.runtime.inspectContainer(c.id).catch(() => c) : c,
           ),
       );
       left.sort((a, b) => a.createdAt - b.createdAt);

@@ -1,6 +1,6 @@
 // Image pulls: pull policy, a token bucket over all pulls (--registry_qps/--registry_burst),
 // one pull per image at a time, and per-image back-off (ErrImagePull → ImagePullBackOff).
-import { Backoff } from "./backoff.ts";
+import { Backoff, type BackoffPersistence } from "./backoff.ts";
 import { systemClock, type Clock } from "../clock.ts";
 import type { Runtime } from "../container/runtime.ts";
 import { credentialsFor, defaultDockerConfigPaths } from "../container/docker-credentials.ts";
@@ -29,6 +29,8 @@ export interface ImageManagerOptions {
   events?: EventRecorder;
   /** Refuses a pull that would fill the image filesystem (image GC's check); throws with the reason. */
   checkSpace?: (image: string) => Promise<void>;
+  /** Keeps the image-pull back-off across kubelet restarts. */
+  backoffPersistence?: BackoffPersistence;
 }
 
 /** A token bucket: `burst` pulls at once, refilled at `qps` per second; waits, never drops. */
@@ -70,7 +72,7 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
   const clock = options.clock ?? systemClock;
   const log = options.log ?? silentLogger;
   const bucket = new TokenBucket(options.qps, options.burst, clock);
-  const backoff = new Backoff(10_000, 300_000, clock);
+  const backoff = new Backoff(10_000, 300_000, clock, options.backoffPersistence);
   const failures = new Map<string, string>();
   const inflight = new Map<string, Promise<string>>();
   const configPaths = options.dockerConfigPaths ?? defaultDockerConfigPaths();

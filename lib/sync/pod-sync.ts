@@ -1,7 +1,7 @@
 // One step of the sync loop for one pod: make its containers match its spec once. Sandbox (pause
 // container), init containers in order, app containers by restart policy with crash-loop back-off,
 // spec-hash replacement, lifecycle hooks and graceful termination (dead containers: node/container-gc.ts).
-import { Backoff } from "../node/backoff.ts";
+import { Backoff, type BackoffPersistence } from "../node/backoff.ts";
 import type { Clock } from "../clock.ts";
 import {
   buildContainer,
@@ -39,6 +39,8 @@ export interface PodSyncDeps {
   log: Logger;
   metrics?: KubeletMetrics;
   events: EventRecorder;
+  /** Keeps the crash-loop back-off across kubelet restarts. */
+  backoffPersistence?: BackoffPersistence;
 }
 
 export interface SyncResult {
@@ -82,7 +84,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
       };
     },
   });
-  const crashBackoff = new Backoff(10_000, 300_000, clock);
+  const crashBackoff = new Backoff(10_000, 300_000, clock, deps.backoffPersistence);
   const inspected = new Map<string, ContainerDetails>();
   const volumeCache = new Map<string, { hash: string; paths: Map<string, VolumeMount> }>();
   let node: PodContext["node"] | undefined;

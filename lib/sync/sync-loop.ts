@@ -8,6 +8,7 @@
 // wants are killed only once every source has reported; a kubelet restart adopts what runs.
 import type { Clock, Timer } from "../clock.ts";
 import { LABEL, type Runtime } from "../container/runtime.ts";
+import type { BackoffPersistence } from "../node/backoff.ts";
 import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager } from "../node/images.ts";
 import type { Logger } from "../log.ts";
@@ -35,6 +36,8 @@ export interface SyncLoopDeps {
   log: Logger;
   metrics: KubeletMetrics;
   events: EventRecorder;
+  /** Keeps the crash-loop back-off across kubelet restarts. */
+  backoffPersistence?: BackoffPersistence;
 }
 
 export interface SyncLoop {
