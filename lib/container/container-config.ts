@@ -116,7 +116,7 @@ export function buildPauseContainer(pod: Pod, ctx: PodContext): ContainerCreateB
 export function buildContainer(
   pod: Pod,
   container: V1Container,
-  ctx: PodContext & { pauseId: string; attempt: number; init: boolean },
+  ctx: PodContext & { pauseId: string; attempt: number; init: boolean; terminationLog?: string },
 ): ContainerCreateBody {
   const env = resolveEnv(pod, container, ctx);
   const lookup = (name: string) => env.get(name);
@@ -151,6 +151,12 @@ export function buildContainer(
       [LABEL.containerHash]: containerHash(container),
       [LABEL.restartCount]: String(ctx.attempt),
       ...(ctx.init ? { [LABEL.initContainer]: "true" } : {}),
+      ...(container.terminationMessagePath
+        ? {
+            [LABEL.terminationMessagePath]: container.terminationMessagePath,
+            [LABEL.terminationMessagePolicy]: container.terminationMessagePolicy ?? "File",
+          }
+        : {}),
     },
     ...(container.tty ? { Tty: true } : {}),
     ...(container.stdin ? { OpenStdin: true, StdinOnce: container.stdinOnce ?? false } : {}),
@@ -158,7 +164,12 @@ export function buildContainer(
       NetworkMode: `container:${ctx.pauseId}`,
       IpcMode: `container:${ctx.pauseId}`,
       ...(pod.spec.hostPID ? { PidMode: "host" } : {}),
-      Binds: binds(container, ctx.volumePaths),
+      Binds: [
+        ...binds(container, ctx.volumePaths),
+        ...(ctx.terminationLog && container.terminationMessagePath
+          ? [`${ctx.terminationLog}:${container.terminationMessagePath}`]
+          : []),
+      ],
       ...(memory !== undefined ? { Memory: memory, MemorySwap: memory } : {}),
       ...(cpuLimit !== undefined ? { CpuQuota: Math.max(1000, cpuLimit * 100), CpuPeriod: 100_000 } : {}),
       CpuShares: Math.max(2, Math.floor(((cpuRequest ?? 0) * 1024) / 1000)),

@@ -18,6 +18,9 @@ export const LABEL = {
   /** "true" on init containers. */
   initContainer: "io.kubernetes.container.init",
   terminationGracePeriod: "io.kubernetes.pod.terminationGracePeriod",
+  /** The container's terminationMessagePath and terminationMessagePolicy (dockershim's labels). */
+  terminationMessagePath: "io.kubernetes.container.terminationMessagePath",
+  terminationMessagePolicy: "io.kubernetes.container.terminationMessagePolicy",
   /** JSON of the pod's spec hash and source, so a restarted kubelet can tell what it ran. */
   podHash: "io.kubernetes.pod.hash",
 } as const;
@@ -56,6 +59,8 @@ export interface ContainerDetails extends ContainerSummary {
   logPath?: string;
   /** Network settings: IP of the container in its network, "" for none/host. */
   ipAddress: string;
+  /** Not the runtime's: the kubelet fills it from the termination log (or the log tail) once the container is dead. */
+  terminationMessage?: string;
 }
 
 /**

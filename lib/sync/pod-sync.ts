@@ -57,6 +57,9 @@ export interface SyncResult {
 export type Observed = ContainerDetails[];
 
 const TEN_MINUTES = 600_000;
+/** FallbackToLogsOnError takes at most this much of the log's end (the Go kubelet's limits). */
+const FALLBACK_LOG_LINES = 80;
+const FALLBACK_LOG_BYTES = 2048;
 
 export interface PodSyncer {
   /** Every kubelet container (or one pod's), inspected, grouped by pod uid. */
@@ -86,6 +89,24 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
   });
   const crashBackoff = new Backoff(10_000, 300_000, clock, deps.backoffPersistence);
   const inspected = new Map<string, ContainerDetails>();
+  /** Containers whose OOM kill has been reported, per pod. */
+  const oomReported = new Map<string, Set<string>>();
+  const reportOom = (pod: Pod, c: ContainerDetails) => {
+    const seen =
+      oomReported.get(pod.metadata.uid) ?? oomReported.set(pod.metadata.uid, new Set()).get(pod.metadata.uid)!;
+    if (seen.has(c.id)) return;
+    seen.add(c.id);
+    const name = c.labels[LABEL.containerName]!;
+    const spec = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((s) => s.name === name);
+    const limit = spec?.resources?.limits?.memory;
+    events.record(
+      pod,
+      "Warning",
+      "OOMKilling",
+      `Memory cgroup out of memory: container ${name} was killed${limit !== undefined ? ` at its memory limit ${limit}` : ""} (exit code ${c.exitCode})`,
+      `spec.${c.labels[LABEL.initContainer] ? "initContainers" : "containers"}{${name}}`,
+    );
+  };
   const volumeCache = new Map<string, { hash: string; paths: Map<string, VolumeMount> }>();
   let node: PodContext["node"] | undefined;
 
@@ -112,6 +133,8 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
             if ((error as KubeletError).code === "NotFound") return;
             throw error;
           }
+          if (!details.running && details.labels[LABEL.terminationMessagePath])
+            details.terminationMessage = await terminationMessage(details);
           inspected.set(key, details);
         }
         const uid = summary.labels[LABEL.podUid]!;
@@ -120,6 +143,25 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     );
     if (!podUid) for (const key of inspected.keys()) if (!live.has(key)) inspected.delete(key);
     return byPod;
+  };
+
+  /** The kubelet's rule: the termination log's content; with FallbackToLogsOnError, a failed container's last log lines. */
+  const terminationMessage = async (c: ContainerDetails): Promise<string> => {
+    const uid = c.labels[LABEL.podUid]!;
+    const name = c.labels[LABEL.containerName]!;
+    const written = await deps.volumes
+      .readTerminationLog(uid, name, Number(c.labels[LABEL.restartCount] ?? 0))
+      .catch(() => "");
+    if (written || c.labels[LABEL.terminationMessagePolicy] !== "FallbackToLogsOnError" || c.exitCode === 0)
+      return written;
+    const chunks: Uint8Array[] = [];
+    try {
+      for await (const chunk of runtime.logs(c.id, { tail: FALLBACK_LOG_LINES })) chunks.push(chunk);
+    } catch {
+      return "";
+    }
+    const tail = Buffer.concat(chunks);
+    return tail.subarray(Math.max(0, tail.length - FALLBACK_LOG_BYTES)).toString("utf8");
   };
 
   const stopContainer = async (pod: Pod | undefined, c: ContainerDetails, graceSeconds: number, reason: string) => {
@@ -198,7 +240,12 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     }
     let id: string;
     try {
-      id = await runtime.createContainer(buildContainer(pod, spec, { ...ctx, pauseId: pause.id, attempt, init }));
+      const terminationLog = spec.terminationMessagePath
+        ? await deps.volumes.terminationLog(pod.metadata.uid, spec.name, attempt)
+        : undefined;
+      id = await runtime.createContainer(
+        buildContainer(pod, spec, { ...ctx, pauseId: pause.id, attempt, init, terminationLog }),
+      );
     } catch (error) {
       if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
       deps.metrics?.containerStarted(init ? "init_container" : "container", true);
@@ -242,6 +289,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
   ): Promise<Omit<SyncResult, "changed">> => {
     const waiting = new Map<string, Waiting>();
     let retryAfterMs: number | undefined;
+    for (const c of observed) if (c.oomKilled && !c.running) reportOom(pod, c);
     const retry = (ms: number) => (retryAfterMs = Math.min(retryAfterMs ?? Infinity, Math.max(50, ms)));
     const grace = pod.spec.terminationGracePeriodSeconds ?? 30;
 
@@ -433,6 +481,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     },
     forget(podUid) {
       volumeCache.delete(podUid);
+      oomReported.delete(podUid);
       crashBackoff.resetWhere((key) => key.startsWith(`${podUid}/`));
     },
   };

@@ -9,6 +9,7 @@ import { noopMetrics } from "../metrics.ts";
 import { createPodSyncer, type PodSyncOptions } from "./pod-sync.ts";
 import { createProbeManager } from "../node/probes.ts";
 import { createPodStore } from "../sources/store.ts";
+import { computePodStatus } from "./pod-status.ts";
 import { createSyncLoop } from "./sync-loop.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
@@ -23,7 +24,15 @@ const options: PodSyncOptions = {
   pauseImage: "registry.k8s.io/pause:3.9",
   allowPrivileged: false,
 };
-const volumes: VolumeManager = { setup: async () => new Map(), teardown: async () => {}, podDirs: async () => [] };
+/** What containers wrote to their termination logs, by `<uid>/<name>/<attempt>`. */
+const terminationLogs = new Map<string, string>();
+const volumes: VolumeManager = {
+  setup: async () => new Map(),
+  teardown: async () => {},
+  podDirs: async () => [],
+  terminationLog: async (uid, name, attempt) => `/fake/pods/${uid}/containers/${name}/${attempt}`,
+  readTerminationLog: async (uid, name, attempt) => terminationLogs.get(`${uid}/${name}/${attempt}`) ?? "",
+};
 
 function harness() {
   const clock = new FakeClock();
@@ -215,6 +224,76 @@ describe("pod sync step", () => {
       [pause, 2],
     ]);
     expect(h.runtime.containers.size).toBe(0);
+  });
+});
+
+describe("termination messages and OOM kills", () => {
+  const status = async (h: ReturnType<typeof harness>, pod: Pod) =>
+    computePodStatus({
+      pod,
+      containers: (await h.syncer.observe()).get(pod.metadata.uid) ?? [],
+      waiting: new Map(),
+      isReady: () => true,
+      isStarted: () => true,
+      hostIP: "10.0.0.1",
+      podIP: "",
+      firstSeen: 0,
+    }).containerStatuses![0]!;
+
+  test("what a container wrote to its terminationMessagePath is its terminated state's message", async () => {
+    const h = harness();
+    const pod = testPod("msg", spec({ restartPolicy: "Never" }));
+    await h.sync(pod);
+    const app = h.app(pod)[0]!;
+    expect(app.body.HostConfig.Binds).toContain(`/fake/pods/${pod.metadata.uid}/containers/app/0:/dev/termination-log`);
+    expect(app.labels[LABEL.terminationMessagePolicy]).toBe("File");
+    terminationLogs.set(`${pod.metadata.uid}/app/0`, "bad config: port 80 in use");
+    h.runtime.writeLogs(app.id, "log line\n");
+    h.runtime.exit(app.id, 2);
+    expect((await status(h, pod)).state?.terminated).toMatchObject({
+      exitCode: 2,
+      reason: "Error",
+      message: "bad config: port 80 in use",
+    });
+  });
+
+  test("FallbackToLogsOnError takes the log's last lines when a failed container wrote no message", async () => {
+    const h = harness();
+    const fallback = testPod(
+      "fallback",
+      spec({
+        restartPolicy: "Never",
+        containers: [{ name: "app", image: "local/busybox:stable", terminationMessagePolicy: "FallbackToLogsOnError" }],
+      }),
+    );
+    await h.sync(fallback);
+    const app = h.app(fallback)[0]!;
+    h.runtime.writeLogs(app.id, Array.from({ length: 100 }, (_, i) => `line ${i}\n`).join(""));
+    h.runtime.exit(app.id, 1);
+    const message = (await status(h, fallback)).state!.terminated!.message!;
+    expect(message.split("\n").filter(Boolean)).toEqual(Array.from({ length: 80 }, (_, i) => `line ${i + 20}`));
+  });
+
+  test("a container killed at its memory limit shows OOMKilled and one OOMKilling event", async () => {
+    const h = harness();
+    const pod = testPod(
+      "oom",
+      spec({
+        containers: [{ name: "app", image: "local/busybox:stable", resources: { limits: { memory: "16Mi" } } }],
+      }),
+    );
+    await h.sync(pod);
+    h.runtime.exit(h.app(pod)[0]!.id, 137, { oomKilled: true });
+    await h.sync(pod);
+    await h.sync(pod);
+    expect((await status(h, pod)).lastState?.terminated).toMatchObject({ reason: "OOMKilled", exitCode: 137 });
+    const oom = h.events.list().filter((e) => e.reason === "OOMKilling");
+    expect(oom).toHaveLength(1);
+    expect(oom[0]).toMatchObject({
+      type: "Warning",
+      message: "Memory cgroup out of memory: container app was killed at its memory limit 16Mi (exit code 137)",
+      involvedObject: { name: "oom", fieldPath: "spec.containers{app}" },
+    });
   });
 });
 
