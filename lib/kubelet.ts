@@ -4,15 +4,13 @@ import { access, constants, mkdir } from "node:fs/promises";
 import { hostname as osHostname, networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { checkServerSecurity, loadAuthenticator } from "./server/auth.ts";
-import { every, systemClock } from "./clock.ts";
+import { systemClock } from "./clock.ts";
+import { createNodeManagers } from "./node-managers.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 import { instrumentRuntime } from "./container/instrumented.ts";
 import { createEventRecorder } from "./node/events.ts";
 import { backoffFile } from "./node/backoff-file.ts";
-import { createContainerGc } from "./node/container-gc.ts";
-import { statFs } from "./node/filesystem.ts";
-import { createImageGc } from "./node/image-gc.ts";
 import { createImageManager } from "./node/images.ts";
 import { createInfoServer, type HealthReport } from "./server/info-server.ts";
 import type { Logger } from "./log.ts";
@@ -58,19 +56,13 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
     () => log.info(`Docker Engine at ${endpoint} answers`),
     (error: Error) => log.warn(`${error.message}; will keep retrying (running containers are left alone)`),
   );
-  const imageGc = createImageGc(
-    {
-      highThresholdPercent: config.imageGcHighThreshold,
-      lowThresholdPercent: config.imageGcLowThreshold,
-      minAgeMs: config.minimumImageTtlDuration,
-      pauseImage: config.networkContainerImage,
-      nodeName: node.name,
-      clock: systemClock,
-      log: log.child("image-gc"),
-      events,
-    },
-    { runtime, statFs },
-  );
+  const managers = createNodeManagers(config, {
+    runtime,
+    events,
+    nodeName: node.name,
+    clock: systemClock,
+    log,
+  });
   const store = createPodStore({
     sources: sources.map((s) => s.name),
     allowPrivileged: config.allowPrivileged,
@@ -96,7 +88,7 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
           log: log.child("images"),
           metrics,
           events,
-          checkSpace: imageGc.checkSpaceForPull,
+          checkSpace: managers.imageGc.checkSpaceForPull,
           backoffPersistence: backoffFile(join(config.rootDir, "backoff", "image-pull.json"), log.child("images")),
         },
         runtime,
@@ -129,7 +121,7 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
             message: store.allSourcesReady() ? "ok" : "waiting for the first read of every source",
           },
         ];
-        return { ok: checks.every((c) => c.ok), checks };
+        return { ok: checks.every((c) => c.ok), checks, conditions: managers.conditions() };
       };
       const deps = {
         config,
@@ -138,6 +130,7 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
         runtime,
         push: store,
         health,
+        summary: managers.summary,
         metrics,
         events,
         allowPrivileged: config.allowPrivileged,
@@ -158,28 +151,17 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
       }
     }
     log.info("kubelet started", { node: node.name, sources: sources.map((s) => s.name) });
-    const containerGc = createContainerGc(
+    const running = managers.run(
       {
-        minAgeMs: config.minimumContainerTtlDuration,
-        maxPerPodContainer: config.maximumDeadContainersPerContainer,
-        maxContainers: config.maximumDeadContainers,
-      },
-      {
-        runtime,
-        desiredPods: () => new Set(syncLoop.pods().map((p) => p.metadata.uid)),
+        pods: () => syncLoop.pods(),
+        activePods: () => syncLoop.activePods(),
+        evict: (pod, message) => syncLoop.evict(pod, message),
         allSourcesReady: () => store.allSourcesReady(),
-        clock: systemClock,
-        log: log.child("container-gc"),
       },
+      signal,
     );
-    const warn = (what: string) => (error: Error) => log.warn(`${what} failed: ${error.message}`);
-    // The periods of the Go kubelet's managers; image GC checks statfs more often than it lists images.
-    const managers = [
-      every(systemClock, 60_000, signal, containerGc, warn("container garbage collection")),
-      every(systemClock, 10_000, signal, imageGc.garbageCollect, warn("image garbage collection")),
-    ];
     await syncLoop.run(signal);
-    await Promise.all(managers);
+    await running;
   } finally {
     await Promise.allSettled([...stopSources.map((stop) => stop()), ...servers.map((s) => s.stop())]);
     log.info("kubelet stopped; containers left running");

@@ -124,7 +124,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
   const limits = (signal?: AbortSignal): CallLimits => ({ timeoutMs, signal });
   const short = (id: string) => id.slice(0, 12);
 
-  const summary = (c: Docker.ContainerInfo): ContainerSummary => ({
+  const summary = (c: Docker.ContainerInfo & { SizeRw?: number }): ContainerSummary => ({
     id: c.Id,
     name: (c.Names[0] ?? "").replace(/^\//, ""),
     labels: c.Labels ?? {},
@@ -132,6 +132,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     imageId: c.ImageID,
     state: c.State as ContainerSummary["state"],
     createdAt: c.Created * 1000,
+    ...(c.SizeRw !== undefined ? { sizeRwBytes: c.SizeRw } : {}),
   });
 
   /** Docker answers a stopped/started container's stop/start with 304 and a gone one with 404. */
@@ -290,7 +291,8 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       const label = listOptions.podUid ? `${LABEL.podUid}=${listOptions.podUid}` : LABEL.podUid;
       const list = await call(
         "list containers",
-        (abortSignal) => docker.listContainers({ all: true, filters: { label: [label] }, abortSignal }),
+        (abortSignal) =>
+          docker.listContainers({ all: true, size: !!listOptions.size, filters: { label: [label] }, abortSignal }),
         limits(),
       );
       return list.map(summary).filter((c) => c.name.startsWith("k8s_"));

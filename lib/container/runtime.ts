@@ -42,6 +42,8 @@ export interface ContainerSummary {
   state: ContainerState;
   /** Creation time, ms since the epoch. */
   createdAt: number;
+  /** Bytes in the container's writable layer; only when listed with `size` (costly: the daemon walks the layer). */
+  sizeRwBytes?: number;
 }
 
 /** A container as inspected: state details for statuses, restarts and back-off. */
@@ -201,7 +203,7 @@ export interface Runtime {
   /**
    * The kubelet's own containers only (name `k8s_…` with a pod uid label), running and dead; one pod's with `podUid`.
    */
-  listContainers(options?: { podUid?: string }): Promise<ContainerSummary[]>;
+  listContainers(options?: { podUid?: string; size?: boolean }): Promise<ContainerSummary[]>;
   inspectContainer(id: string): Promise<ContainerDetails>;
   /** Creates a container and returns its id. */
   createContainer(body: ContainerCreateBody): Promise<string>;

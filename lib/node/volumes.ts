@@ -30,6 +30,11 @@ export interface VolumeManager {
 /** The kubelet's cap on a termination message (bytes). */
 export const MAX_TERMINATION_MESSAGE = 4096;
 
+/** Where a pod's emptyDir volume lives on the host. */
+export function emptyDirPath(rootDir: string, podUid: string, volume: string): string {
+  return join(rootDir, "pods", podUid, "volumes", "kubernetes.io~empty-dir", volume);
+}
+
 export function createVolumeManager(options: { rootDir: string; log?: Logger }): VolumeManager {
   const log = options.log ?? silentLogger;
   const podsDir = join(options.rootDir, "pods");
@@ -44,7 +49,7 @@ export function createVolumeManager(options: { rootDir: string; log?: Logger }):
       const paths = new Map<string, VolumeMount>();
       for (const volume of pod.spec.volumes ?? []) {
         if (volume.emptyDir) {
-          const dir = join(podsDir, pod.metadata.uid, "volumes", "kubernetes.io~empty-dir", volume.name);
+          const dir = emptyDirPath(options.rootDir, pod.metadata.uid, volume.name);
           await mkdir(dir, { recursive: true, mode: 0o777 });
           if (volume.emptyDir.medium === "Memory" && !(await isMountPoint(dir))) {
             const size =

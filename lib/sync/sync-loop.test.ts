@@ -401,6 +401,34 @@ describe("sync loop", () => {
     await l.stop();
   });
 
+  test("an evicted pod is stopped, reported Failed/Evicted and not started again until its manifest changes", async () => {
+    const l = await loop();
+    const pod = testPod("hog", spec());
+    l.store.apply("file", { pods: [pod], rejected: [] });
+    await l.settle();
+    expect(l.syncLoop.activePods().map((p) => p.metadata.name)).toEqual(["hog"]);
+    const message = "The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. ";
+    await l.syncLoop.evict(pod, message);
+    expect(l.runtime.containers.size).toBe(0);
+    expect(l.syncLoop.pods()[0]!.status).toMatchObject({ phase: "Failed", reason: "Evicted", message });
+    expect(l.syncLoop.activePods()).toEqual([]);
+    await l.clock.advance(10_000); // a full resync
+    await l.settle();
+    expect(l.runtime.containers.size).toBe(0);
+    l.store.apply("file", { pods: [pod], rejected: [] }); // the same manifest again: still evicted
+    await l.settle();
+    expect(l.runtime.containers.size).toBe(0);
+    const edited = testPod(
+      "hog",
+      spec({ containers: [{ name: "app", image: "local/busybox:stable", command: ["sleep", "1"] }] }),
+    );
+    l.store.apply("file", { pods: [edited], rejected: [] });
+    await l.settle();
+    expect([...l.runtime.containers.values()].filter((c) => c.running)).toHaveLength(2);
+    expect(l.syncLoop.pods()[0]!.status?.phase).toBe("Running");
+    await l.stop();
+  });
+
   test("a dead container is restarted on the runtime's die event, not at the next resync", async () => {
     const l = await loop();
     const pod = testPod("web", spec());

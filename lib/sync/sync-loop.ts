@@ -49,6 +49,13 @@ export interface SyncLoop {
   lastSyncAt(): number;
   /** Changes whenever pods() would answer differently. */
   version(): number;
+  /** Desired pods that are neither evicted nor finished: what the eviction manager may choose from. */
+  activePods(): Pod[];
+  /**
+   * Evicts a pod: stops and removes its containers and volumes, and reports it Failed with reason Evicted and
+   * `message` until its manifest changes. Resolves when the pod is stopped.
+   */
+  evict(pod: Pod, message: string): Promise<void>;
 }
 
 interface Worker {
@@ -70,6 +77,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   const waitingByPod = new Map<string, Map<string, Waiting>>();
   const podIPs = new Map<string, string>();
   const livenessFailed = new Set<string>();
+  /** Evicted pods: the manifest hash they were evicted with, the message, and who waits for the stop. */
+  const evicted = new Map<string, { hash: string | undefined; message: string; stopped: Array<() => void> }>();
   const workers = new Map<string, Worker>();
   const slots = { free: options.parallelism ?? 4, queue: [] as Array<() => void> };
   let lastSync = 0;
@@ -120,7 +129,13 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       const handed = worker.observed;
       worker.observed = undefined;
       const observed = (handed ?? (await syncer.observe(uid))).get(uid) ?? [];
-      if (pod) {
+      const eviction = evicted.get(uid);
+      if (pod && eviction) {
+        // An evicted pod is not started again: its containers and volumes go, its status stays Failed.
+        if (observed.length > 0) await syncer.killPod(uid, observed, pod);
+        updateStatus(pod, []);
+        for (const resolve of eviction.stopped.splice(0)) resolve();
+      } else if (pod) {
         const result = await syncer.syncPod(pod, observed, livenessFailed);
         for (const c of observed) livenessFailed.delete(c.id);
         waitingByPod.set(uid, result.waiting);
@@ -152,7 +167,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
 
   const updateStatus = (pod: Pod, observed: Observed) => {
     const uid = pod.metadata.uid;
-    const status = computePodStatus({
+    const eviction = evicted.get(uid);
+    const computed = computePodStatus({
       pod,
       containers: observed,
       waiting: waitingByPod.get(uid) ?? new Map(),
@@ -163,6 +179,9 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       firstSeen: firstSeen.get(uid) ?? clock.now(),
       previous: statuses.get(uid),
     });
+    const status = eviction
+      ? { ...computed, phase: "Failed" as const, reason: "Evicted", message: eviction.message }
+      : computed;
     if (JSON.stringify(statuses.get(uid)) !== JSON.stringify(status)) version++;
     statuses.set(uid, status);
     if (!started.has(uid) && status.containerStatuses?.every((c) => c.state?.running)) {
@@ -173,6 +192,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
 
   const forget = (uid: string) => {
     removed.delete(uid);
+    for (const resolve of evicted.get(uid)?.stopped.splice(0) ?? []) resolve();
+    evicted.delete(uid);
     statuses.delete(uid);
     waitingByPod.delete(uid);
     podIPs.delete(uid);
@@ -189,6 +210,11 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     removed.delete(uid);
     version++;
     if (!firstSeen.has(uid)) firstSeen.set(uid, clock.now());
+    const eviction = evicted.get(uid);
+    if (eviction && eviction.hash !== pod.metadata.annotations[ANNOTATION.hash]) {
+      evicted.delete(uid); // a changed manifest is a new pod as far as eviction goes
+      for (const resolve of eviction.stopped.splice(0)) resolve();
+    }
     if (!before || before.metadata.annotations[ANNOTATION.hash] !== pod.metadata.annotations[ANNOTATION.hash])
       trigger(uid);
   };
@@ -280,6 +306,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       }
       stopping = true;
       unsubscribe();
+      for (const eviction of evicted.values()) for (const resolve of eviction.stopped.splice(0)) resolve();
       for (const worker of workers.values()) worker.retry?.cancel();
       for (const uid of desired.keys()) probes.removePod(uid);
       await events;
@@ -295,6 +322,25 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     },
     lastSyncAt: () => lastSync,
     version: () => version,
+    activePods: () =>
+      [...desired.values()].filter((pod) => {
+        const phase = statuses.get(pod.metadata.uid)?.phase;
+        return !evicted.has(pod.metadata.uid) && phase !== "Succeeded" && phase !== "Failed";
+      }),
+    evict(pod, message) {
+      const uid = pod.metadata.uid;
+      if (!desired.has(uid)) return Promise.resolve();
+      log.warn(`evicting pod ${podKey(pod)}: ${message}`);
+      deps.events.record(pod, "Warning", "Evicted", message);
+      const stopped = new Promise<void>((resolve) => {
+        const entry = evicted.get(uid) ?? { hash: pod.metadata.annotations[ANNOTATION.hash], message, stopped: [] };
+        entry.stopped.push(resolve);
+        evicted.set(uid, entry);
+      });
+      version++;
+      trigger(uid);
+      return stopped;
+    },
   };
 }
 

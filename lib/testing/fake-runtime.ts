@@ -36,6 +36,8 @@ export class FakeRuntime implements Runtime {
   readonly containers = new Map<string, FakeContainer>();
   /** Images present locally; pullImage adds to it. */
   readonly images = new Set<string>(["local/busybox:stable", "registry.k8s.io/pause:3.9"]);
+  /** Writable-layer sizes of containers by id (default 4096), listed with `size`. */
+  readonly containerSizes = new Map<string, number>();
   /** Sizes and creation times of images by reference (default 1 MB, epoch). */
   readonly imageSizes = new Map<string, number>();
   readonly imageCreated = new Map<string, number>();
@@ -184,7 +186,7 @@ export class FakeRuntime implements Runtime {
       dockerRootDir: "/var/lib/docker",
     };
   }
-  async listContainers(options: { podUid?: string } = {}): Promise<ContainerSummary[]> {
+  async listContainers(options: { podUid?: string; size?: boolean } = {}): Promise<ContainerSummary[]> {
     this.#record("listContainers", [options]);
     return [...this.containers.values()]
       .filter(
@@ -201,6 +203,7 @@ export class FakeRuntime implements Runtime {
         imageId,
         state,
         createdAt,
+        ...(options.size ? { sizeRwBytes: this.containerSizes.get(id) ?? 4096 } : {}),
       }));
   }
   async inspectContainer(id: string): Promise<ContainerDetails> {
