@@ -374,9 +374,11 @@ export function parseValue(spec: FlagSpec, raw: unknown): KubeletConfig[keyof Ku
       if (values.length === 1 && typeof last === "object" && last !== null)
         return Object.fromEntries(Object.entries(last as Record<string, unknown>).map(([k, v]) => [k, String(v)]));
       const map: Record<string, string> = {};
+      // The command-line parser hands an empty argument (`--eviction_hard ""`: no thresholds) over as 0.
+      if (last === 0) return map;
       for (const pair of values.flatMap((v) => String(v).split(",")).map((p) => p.trim())) {
         if (!pair) continue;
-        const match = /^([a-z.]+)\s*[<=]\s*(\S+)$/.exec(pair);
+        const match = /^([A-Za-z.]+)\s*[<=]\s*(\S+)$/.exec(pair);
         if (!match) throw bad(`"${pair}" is not of the form signal<quantity, e.g. memory.available<100Mi`);
         map[match[1]!] = match[2]!;
       }

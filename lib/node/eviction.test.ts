@@ -172,6 +172,14 @@ describe("eviction manager", () => {
     ]);
   });
 
+  test("a pod not measured yet is never chosen, however the ranking would place it", async () => {
+    usage.delete(pods[2]!.metadata.uid); // best-effort: no stats yet
+    const m = manager({ "memory.available": "100Mi" });
+    memory(50 * Mi);
+    await m.synchronize();
+    expect(evicted.map((e) => e.name)).toEqual(["burstable"]);
+  });
+
   test("critical pods are evicted last, lower priority first", async () => {
     const critical = testPod("critical", { priorityClassName: "system-node-critical", containers: [container()] });
     const low = testPod("low", { priority: -5, containers: [container({ memory: "100Mi" })] });

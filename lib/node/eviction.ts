@@ -123,10 +123,10 @@ export function createEvictionManager(options: EvictionOptions, deps: EvictionDe
       updateConditions(met);
       const evictedForStorage = await emptyDirOverLimit();
       if (evictedForStorage) return evictedForStorage;
-      const active = met
+      const passed = met
         .filter((t) => now - firstObserved.get(t)! >= t.gracePeriodMs)
         .sort((a, b) => SIGNAL_ORDER.indexOf(a.signal) - SIGNAL_ORDER.indexOf(b.signal));
-      const threshold = active[0];
+      const threshold = passed[0];
       if (!threshold) return undefined;
       const resource = starvedResource(threshold.signal);
       if (resource !== "memory") {
@@ -140,12 +140,14 @@ export function createEvictionManager(options: EvictionOptions, deps: EvictionDe
           return undefined;
         }
       }
-      const pods = deps.activePods();
+      const active = deps.activePods();
+      const usage = await deps.podUsage(active, resource);
+      // A pod not measured yet (just started) is not ranked: an unknown usage must not pick the victim.
+      const pods = active.filter((p) => usage.has(p.metadata.uid));
       if (!pods.length) {
-        log.warn(`${threshold.signal} below its threshold, but no pod can be evicted`);
+        log.warn(`${threshold.signal} below its threshold, but no measured pod can be evicted`);
         return undefined;
       }
-      const usage = await deps.podUsage(pods, resource);
       const byUid = new Map(pods.map((p) => [p.metadata.uid, p]));
       const ranked = rankForEviction(
         pods.map((p) => ({
