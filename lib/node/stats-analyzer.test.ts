@@ -107,4 +107,23 @@ describe("resource analyzer", () => {
     await s.analyzer.refresh();
     expect(s.walks()).toBe(2);
   });
+
+  test("a container that starts between walks is measured at the next collection", async () => {
+    const s = setup();
+    await s.analyzer.refresh();
+    const id = s.runtime.seed(
+      {
+        name: "k8s_late_web_default_x_0",
+        Image: "local/busybox:stable",
+        Labels: { [LABEL.podUid]: s.analyzer.summary()!.pods[0]!.podRef.uid, [LABEL.containerName]: "late" },
+        HostConfig: {},
+      },
+      { running: true, state: "running" },
+    );
+    s.runtime.containerSizes.set(id, 1234);
+    await s.clock.advance(10_000);
+    await s.analyzer.refresh();
+    expect(s.walks()).toBe(2);
+    expect(s.analyzer.summary()!.pods[0]!.containers.find((c) => c.name === "late")?.rootfs?.usedBytes).toBe(1234);
+  });
 });

@@ -111,17 +111,25 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
     }
     fs = next;
     fsAt = clock.now();
+    return listed;
   };
 
   return {
     async refresh() {
       const pods = deps.pods();
-      if (clock.now() - fsAt >= options.fsPeriodMs) await walkFilesystems(pods);
-      const [node, cpu, containers] = await Promise.all([
+      const [node, cpu, listed] = await Promise.all([
         deps.measureNode(),
         (deps.nodeCpu ?? procStatCpu)(),
         deps.runtime.listContainers(),
       ]);
+      let containers = listed;
+      // A new pod or container is measured at the next collection, not a whole fs period later.
+      const unseen =
+        pods.some((p) => !fs.volumes.has(p.metadata.uid)) ||
+        containers.some((c) => c.state === "running" && !fs.rootfs.has(c.id));
+      if (unseen || clock.now() - fsAt >= options.fsPeriodMs) {
+        containers = await walkFilesystems(pods);
+      }
       const running = containers.filter((c) => c.state === "running");
       const stats = new Map<string, ContainerStats | undefined>(
         await Promise.all(
