@@ -103,13 +103,16 @@ ${spec}`,
     test("a threshold just above available memory evicts the BestEffort pod holding it, not the Guaranteed one", async () => {
       removePods(services, "e2e-evict-disk");
       removeDir(join(manifests, "e2e-evict-disk.yaml"));
-      // 1 GiB held in a shell variable by the BestEffort pod; the Guaranteed pod sleeps within its limits.
+      // ~1 GiB held by the BestEffort pod in a memory-backed emptyDir (tmpfs pages count in the working set, and
+      // eviction's teardown unmounts them); the Guaranteed pod sleeps within its limits.
       manifest(
         "e2e-evict-besteffort",
         `  containers:
     - name: hog
       image: ${services.busybox}
-      command: ["sh", "-c", "s=x; i=0; while [ $i -lt 30 ]; do s=$s$s; i=$((i+1)); done; echo held; exec sleep 3600"]
+      command: ["sh", "-c", "i=0; while [ $i -lt 520 ]; do cat /bin/busybox >> /mem/blob; i=$((i+1)); done; exec sleep 3600"]
+      volumeMounts: [{ name: mem, mountPath: /mem }]
+  volumes: [{ name: mem, emptyDir: { medium: Memory, sizeLimit: 2Gi } }]
 `,
       );
       manifest(
