@@ -5,6 +5,10 @@ import { hostname as osHostname, networkInterfaces } from "node:os";
 import { checkServerSecurity, loadAuthenticator } from "./server/auth.ts";
 import { systemClock } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
+import type { Runtime } from "./container/runtime.ts";
+import type { FleetReporterDeps } from "./node/fleet-reporter.ts";
+import type { Readiness } from "./node/node-status.ts";
+import pkg from "../package.json" with { type: "json" };
 import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 import { instrumentRuntime } from "./container/instrumented.ts";
 import { createEventRecorder } from "./node/events.ts";
@@ -85,26 +89,36 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
     },
   );
 
+  const health = async (): Promise<HealthReport> => {
+    const checks = [
+      await runtime.ping().then(
+        () => ({ name: "docker", ok: true, message: "ok" }),
+        (e: Error) => ({ name: "docker", ok: false, message: e.message }),
+      ),
+      syncCheck(syncLoop.lastSyncAt(), config.syncFrequency),
+      {
+        name: "sources",
+        ok: store.allSourcesReady(),
+        message: store.allSourcesReady() ? "ok" : "waiting for the first read of every source",
+      },
+    ];
+    return { ok: checks.every((c) => c.ok), checks };
+  };
   const servers: RunningServer[] = [];
+  const fleet = await createFleetMode(config, node, {
+    runtime,
+    health,
+    pods: () => syncLoop.pods(),
+    podsVersion: () => syncLoop.version(),
+    events: () => events.list(),
+    port: () => servers[0]?.port ?? 0,
+    log: log.child("fleet"),
+  });
+
   const stopSources = sources.map((source) => source.start((snapshot) => store.apply(source.name, snapshot)));
   try {
     if (config.enableServer) {
       const auth = await loadAuthenticator(config);
-      const health = async (): Promise<HealthReport> => {
-        const checks = [
-          await runtime.ping().then(
-            () => ({ name: "docker", ok: true, message: "ok" }),
-            (e: Error) => ({ name: "docker", ok: false, message: e.message }),
-          ),
-          syncCheck(syncLoop.lastSyncAt(), config.syncFrequency),
-          {
-            name: "sources",
-            ok: store.allSourcesReady(),
-            message: store.allSourcesReady() ? "ok" : "waiting for the first read of every source",
-          },
-        ];
-        return { ok: checks.every((c) => c.ok), checks };
-      };
       const deps = {
         config,
         pods: () => syncLoop.pods(),
@@ -132,9 +146,10 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
       }
     }
     log.info("kubelet started", { node: node.name, sources: sources.map((s) => s.name) });
-    await syncLoop.run(signal);
+    await Promise.all([syncLoop.run(signal), fleet?.run(signal)]);
   } finally {
     await Promise.allSettled([...stopSources.map((stop) => stop()), ...servers.map((s) => s.stop())]);
+    fleet?.close();
     log.info("kubelet stopped; containers left running");
   }
 }
@@ -250,6 +265,72 @@ async function createSources(
     );
   }
   return sources;
+}
+
+/**
+ * Fleet mode (etcd configured, --register_node on): the node record, pod statuses and events written to etcd on
+ * the node's lease. Loaded only when used, like the etcd source.
+ */
+async function createFleetMode(
+  config: KubeletConfig,
+  node: { name: string; ip: string },
+  deps: Pick<FleetReporterDeps, "pods" | "podsVersion" | "events"> & {
+    runtime: Runtime;
+    health(): Promise<HealthReport>;
+    /** The info server's port once it listens (0 = none). */
+    port(): number;
+    log: Logger;
+  },
+): Promise<{ run(signal: AbortSignal): Promise<void>; close(): void } | undefined> {
+  if (!config.registerNode || (config.etcdServers.length === 0 && !config.etcdConfig)) return undefined;
+  const [{ createEtcdClient, etcdClientOptions }, { createFleetReporter }, status] = await Promise.all([
+    import("./sources/etcd-client.ts"),
+    import("./node/fleet-reporter.ts"),
+    import("./node/node-status.ts"),
+  ]);
+  const client = createEtcdClient(
+    etcdClientOptions({ endpoints: config.etcdServers, configFile: config.etcdConfig || undefined }),
+  );
+  const host = status.readHostFacts(config.rootDir);
+  const reporter = createFleetReporter(
+    {
+      hostname: node.name,
+      leaseDurationMs: config.nodeLeaseDuration,
+      updateFrequencyMs: config.nodeStatusUpdateFrequency,
+      reportFrequencyMs: config.nodeStatusReportFrequency,
+      clock: systemClock,
+      log: deps.log,
+    },
+    {
+      store: client,
+      pods: deps.pods,
+      podsVersion: deps.podsVersion,
+      events: deps.events,
+      async node(previous) {
+        const [health, runtime] = await Promise.all([deps.health(), deps.runtime.info().catch(() => undefined)]);
+        return status.buildNode({
+          name: node.name,
+          hostIP: node.ip,
+          port: deps.port(),
+          kubeletVersion: `v${pkg.version}`,
+          host,
+          runtime,
+          readiness: nodeReadiness(health),
+          pressure: status.noPressure.conditions(),
+          now: new Date().toISOString(),
+          previous,
+        });
+      },
+    },
+  );
+  return { run: (signal) => reporter.run(signal), close: () => client.close() };
+}
+
+/** Ready from the same checks as /healthz: Docker answers and the sync loop is not stuck. */
+function nodeReadiness(health: HealthReport): Readiness {
+  const why: Record<string, string> = { docker: "container runtime is down", syncloop: "sync loop is not healthy" };
+  const failing = health.checks.filter((c) => !c.ok && why[c.name]);
+  return { ready: failing.length === 0, message: failing.map((c) => `${why[c.name]}: ${c.message}`).join("; ") };
 }
 
 /** Creates root_dir and checks it is writable, so volume set-up cannot fail later for that reason. */

@@ -174,6 +174,33 @@ export const FLAGS: FlagSpec[] = [
     description: "Enables server endpoints for log collection and local running of containers and commands",
   },
   {
+    flag: "register_node",
+    key: "registerNode",
+    type: "bool",
+    aliases: ["registerNode"],
+    description: "With etcd: write the node record, its pods' statuses and events to etcd (fleet mode)",
+  },
+  {
+    flag: "node_lease_duration",
+    key: "nodeLeaseDuration",
+    type: "duration",
+    description: "TTL of the etcd lease the node's records live on; they vanish this long after the kubelet dies",
+  },
+  {
+    flag: "node_status_update_frequency",
+    key: "nodeStatusUpdateFrequency",
+    type: "duration",
+    aliases: ["nodeStatusUpdateFrequency"],
+    description: "How often the node's lease is renewed and its status computed",
+  },
+  {
+    flag: "node_status_report_frequency",
+    key: "nodeStatusReportFrequency",
+    type: "duration",
+    aliases: ["nodeStatusReportFrequency"],
+    description: "How often the node record is rewritten when nothing changed (its heartbeat times)",
+  },
+  {
     flag: "maximum_dead_containers_per_container",
     key: "maximumDeadContainersPerContainer",
     type: "uint",
@@ -402,6 +429,18 @@ export function resolveConfig(
     throw new KubeletError(
       "ExclusiveFlags",
       "--etcd_servers and --etcd_config are mutually exclusive: give one of them",
+    );
+  }
+  if (config.nodeLeaseDuration < 1000 || config.nodeLeaseDuration % 1000 !== 0) {
+    throw new KubeletError(
+      "InvalidValue",
+      `--node_lease_duration "${formatDuration(config.nodeLeaseDuration)}": etcd leases are whole seconds, at least 1s`,
+    );
+  }
+  if (config.nodeStatusUpdateFrequency <= 0 || config.nodeStatusUpdateFrequency >= config.nodeLeaseDuration) {
+    throw new KubeletError(
+      "InvalidValue",
+      `--node_status_update_frequency "${formatDuration(config.nodeStatusUpdateFrequency)}" must be above 0 and below --node_lease_duration (${formatDuration(config.nodeLeaseDuration)}), or the lease expires between renewals`,
     );
   }
   return { config, origins };

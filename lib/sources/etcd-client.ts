@@ -33,6 +33,11 @@ export interface EtcdClient {
   list(prefix: string): Promise<{ entries: EtcdEntry[]; revision: number }>;
   put(key: string, value: string, lease?: string): Promise<void>;
   delete(key: string): Promise<void>;
+  /**
+   * Puts (`value` set, on `lease`) and deletes (`value` undefined) in transactions of at most 100 operations:
+   * a batch of changes costs etcd one revision. Throws "LeaseNotFound" when the lease has expired.
+   */
+  apply(changes: Array<{ key: string; value?: string }>, lease?: string): Promise<void>;
   /** Grants a lease of `ttlSeconds` and returns its id. */
   grantLease(ttlSeconds: number): Promise<string>;
   /** Renews the lease; resolves to its TTL. Throws a KubeletError "LeaseNotFound" when etcd no longer has it. */
@@ -66,6 +71,9 @@ export function etcdClientOptions(options: { endpoints?: string[]; configFile?: 
   return clientOptions;
 }
 
+/** etcd's default --max-txn-ops is 128. */
+const TXN_OPS = 100;
+
 /** Calls to a member that does not answer fail after this, so a lost cluster is noticed and retried. */
 const CALL_TIMEOUT_MS = 5000;
 
@@ -89,10 +97,22 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
     },
     async put(key, value, lease) {
       const builder = client.put(key).value(value).options(deadline());
-      await (lease ? builder.lease(lease) : builder).exec();
+      await (lease ? builder.lease(lease) : builder).exec().catch(leaseError(lease));
     },
     async delete(key) {
       await client.delete().key(key).options(deadline()).exec();
+    },
+    async apply(changes, lease) {
+      for (let i = 0; i < changes.length; i += TXN_OPS) {
+        const success = changes
+          .slice(i, i + TXN_OPS)
+          .map(({ key, value }) =>
+            value === undefined
+              ? { request_delete_range: { key: Buffer.from(key) } }
+              : { request_put: { key: Buffer.from(key), value: Buffer.from(value), lease: lease ?? "0" } },
+          );
+        await client.kv.txn({ compare: [], success, failure: [] }, deadline()).catch(leaseError(lease));
+      }
     },
     async grantLease(ttlSeconds) {
       return String((await client.leaseClient.leaseGrant({ TTL: ttlSeconds }, deadline())).ID);
@@ -140,6 +160,15 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
       };
     },
     close: () => client.close(),
+  };
+}
+
+/** etcd's "requested lease not found" as the KubeletError callers check by code. */
+function leaseError(lease: string | undefined) {
+  return (error: Error): never => {
+    if (/lease not found/.test(error.message))
+      throw new KubeletError("LeaseNotFound", `etcd lease ${lease} has expired`, { cause: error });
+    throw error;
   };
 }
 
