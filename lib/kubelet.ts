@@ -11,6 +11,7 @@ import type { Readiness } from "./node/node-status.ts";
 import pkg from "../package.json" with { type: "json" };
 import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 import { instrumentRuntime } from "./container/instrumented.ts";
+import { scopeRuntimeToNode } from "./container/node-scoped.ts";
 import { createEventRecorder } from "./node/events.ts";
 import { createImageManager } from "./node/images.ts";
 import { createInfoServer, type HealthReport } from "./server/info-server.ts";
@@ -45,7 +46,10 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
   const metrics = createPrometheusMetrics();
   const events = createEventRecorder({ log: log.child("events") });
   const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
-  const runtime = instrumentRuntime(createDockerRuntime({ endpoint, log: log.child("docker") }), metrics);
+  const runtime = instrumentRuntime(
+    scopeRuntimeToNode(createDockerRuntime({ endpoint, log: log.child("docker") }), node.name),
+    metrics,
+  );
   const sources = await createSources(config, node.name, log, metrics);
   if (sources.length === 0 && !(config.enableServer && config.enableDebuggingHandlers)) {
     throw new KubeletError(
@@ -194,10 +198,13 @@ export async function runOnce(
     for (const issue of r.issues.filter((i) => i.severity === "error")) out.write(`  ${formatIssue(issue)}\n`);
   }
   const events = createEventRecorder({ log: log.child("events") });
-  const runtime = createDockerRuntime({
-    endpoint: resolveDockerEndpoint(config.dockerEndpoint, process.env),
-    log: log.child("docker"),
-  });
+  const runtime = scopeRuntimeToNode(
+    createDockerRuntime({
+      endpoint: resolveDockerEndpoint(config.dockerEndpoint, process.env),
+      log: log.child("docker"),
+    }),
+    node.name,
+  );
   const report = await runPodsOnce(
     store.mergedState(),
     {

@@ -12,6 +12,8 @@ export interface EtcdEntry {
   value: string;
   /** Id of the lease the key is attached to; "0" when none. */
   lease: string;
+  /** Revision of the key's last write. */
+  modRevision: number;
 }
 
 /** A watch in progress: `done` settles when it ends (resolves) or fails (rejects). */
@@ -80,10 +82,11 @@ const CALL_TIMEOUT_MS = 5000;
 export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
   const client = new Etcd3(options as IOptions);
   const deadline = () => ({ deadline: new Date(Date.now() + CALL_TIMEOUT_MS) });
-  const entry = (kv: { key: Buffer; value: Buffer; lease: string }): EtcdEntry => ({
+  const entry = (kv: { key: Buffer; value: Buffer; lease: string; mod_revision: string }): EtcdEntry => ({
     key: kv.key.toString("utf8"),
     value: kv.value.toString("utf8"),
     lease: String(kv.lease ?? "0"),
+    modRevision: Number(kv.mod_revision),
   });
   return {
     async get(key) {
