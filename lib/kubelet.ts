@@ -6,8 +6,8 @@ import { checkServerSecurity, loadAuthenticator } from "./server/auth.ts";
 import { systemClock } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import type { Runtime } from "./container/runtime.ts";
-import type { FleetReporterDeps } from "./node/fleet-reporter.ts";
-import type { Readiness } from "./node/node-status.ts";
+import { createFleetReporter, type FleetReporterDeps } from "./node/fleet-reporter.ts";
+import { buildNode, noPressure, readHostFacts, readinessFrom, type PressureObserver } from "./node/node-status.ts";
 import pkg from "../package.json" with { type: "json" };
 import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 import { instrumentRuntime } from "./container/instrumented.ts";
@@ -116,6 +116,8 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
     podsVersion: () => syncLoop.version(),
     events: () => events.list(),
     port: () => servers[0]?.port ?? 0,
+    // The eviction manager, once there is one, reports the pressure conditions here.
+    pressure: noPressure,
     log: log.child("fleet"),
   });
 
@@ -276,7 +278,7 @@ async function createSources(
 
 /**
  * Fleet mode (etcd configured, --register_node on): the node record, pod statuses and events written to etcd on
- * the node's lease. Loaded only when used, like the etcd source.
+ * the node's lease. The etcd client loads only when used, like the etcd source.
  */
 async function createFleetMode(
   config: KubeletConfig,
@@ -286,19 +288,16 @@ async function createFleetMode(
     health(): Promise<HealthReport>;
     /** The info server's port once it listens (0 = none). */
     port(): number;
+    pressure: PressureObserver;
     log: Logger;
   },
 ): Promise<{ run(signal: AbortSignal): Promise<void>; close(): void } | undefined> {
   if (!config.registerNode || (config.etcdServers.length === 0 && !config.etcdConfig)) return undefined;
-  const [{ createEtcdClient, etcdClientOptions }, { createFleetReporter }, status] = await Promise.all([
-    import("./sources/etcd-client.ts"),
-    import("./node/fleet-reporter.ts"),
-    import("./node/node-status.ts"),
-  ]);
+  const { createEtcdClient, etcdClientOptions } = await import("./sources/etcd-client.ts");
   const client = createEtcdClient(
     etcdClientOptions({ endpoints: config.etcdServers, configFile: config.etcdConfig || undefined }),
   );
-  const host = status.readHostFacts(config.rootDir);
+  const host = readHostFacts(config.rootDir);
   const reporter = createFleetReporter(
     {
       hostname: node.name,
@@ -315,15 +314,15 @@ async function createFleetMode(
       events: deps.events,
       async node(previous) {
         const [health, runtime] = await Promise.all([deps.health(), deps.runtime.info().catch(() => undefined)]);
-        return status.buildNode({
+        return buildNode({
           name: node.name,
           hostIP: node.ip,
           port: deps.port(),
           kubeletVersion: `v${pkg.version}`,
           host,
           runtime,
-          readiness: nodeReadiness(health),
-          pressure: status.noPressure.conditions(),
+          readiness: readinessFrom(health.checks),
+          pressure: deps.pressure.conditions(),
           now: new Date().toISOString(),
           previous,
         });
@@ -331,13 +330,6 @@ async function createFleetMode(
     },
   );
   return { run: (signal) => reporter.run(signal), close: () => client.close() };
-}
-
-/** Ready from the same checks as /healthz: Docker answers and the sync loop is not stuck. */
-function nodeReadiness(health: HealthReport): Readiness {
-  const why: Record<string, string> = { docker: "container runtime is down", syncloop: "sync loop is not healthy" };
-  const failing = health.checks.filter((c) => !c.ok && why[c.name]);
-  return { ready: failing.length === 0, message: failing.map((c) => `${why[c.name]}: ${c.message}`).join("; ") };
 }
 
 /** Creates root_dir and checks it is writable, so volume set-up cannot fail later for that reason. */

@@ -127,6 +127,22 @@ test("while etcd is away the latest state is kept and written when it answers, u
   await h.stop();
 });
 
+test("a change made while etcd briefly does not answer is written when it does, on the same lease", async () => {
+  const h = harness();
+  h.setPods([["a", "Pending"]]);
+  await h.clock.advance(1000);
+  const lease = h.etcd.data.get(fleetKeys.node("n1"))!.lease;
+  h.etcd.down = true;
+  h.setPods([["a", "Running"]]);
+  await h.clock.advance(5000);
+  expect(h.statuses()).toEqual({ a: "Pending" });
+  h.etcd.down = false;
+  await h.clock.advance(1000);
+  expect(h.statuses()).toEqual({ a: "Running" });
+  expect(h.etcd.data.get(fleetKeys.status("n1", "default", "a"))!.lease).toBe(lease);
+  await h.stop();
+});
+
 test("the node record is rewritten when a condition changes, not for its heartbeat alone until the report frequency", async () => {
   const h = harness();
   await h.clock.advance(1000);

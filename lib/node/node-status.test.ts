@@ -1,6 +1,6 @@
 // The Node record: identity, capacity, nodeInfo and conditions with their transition times.
 import { expect, test } from "bun:test";
-import { buildNode, nodeSignature, noPressure, readHostFacts, type NodeInput } from "./node-status.ts";
+import { buildNode, nodeSignature, noPressure, readHostFacts, readinessFrom, type NodeInput } from "./node-status.ts";
 
 const input = (overrides: Partial<NodeInput> = {}): NodeInput => ({
   name: "n1",
@@ -88,6 +88,20 @@ test("Ready turns False with the reason, and lastTransitionTime moves only when 
     "2026-01-01T00:00:00.000Z",
   );
   expect(nodeSignature(down)).not.toBe(nodeSignature(same));
+});
+
+test("the node is not Ready when Docker does not answer or the sync loop is stuck; waiting sources do not matter", () => {
+  const check = (name: string, ok: boolean, message = "ok") => ({ name, ok, message });
+  expect(readinessFrom([check("docker", true), check("syncloop", true), check("sources", false, "waiting")])).toEqual({
+    ready: true,
+    message: "",
+  });
+  expect(
+    readinessFrom([check("docker", false, "connect ENOENT"), check("syncloop", false, "last sync 45s ago")]),
+  ).toEqual({
+    ready: false,
+    message: "container runtime is down: connect ENOENT; sync loop is not healthy: last sync 45s ago",
+  });
 });
 
 test("the machine's facts are read from the system", () => {

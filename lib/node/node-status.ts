@@ -68,6 +68,13 @@ export interface Readiness {
   message: string;
 }
 
+/** Ready from the /healthz checks: Docker answers ("docker") and the sync loop is not stuck ("syncloop"). */
+export function readinessFrom(checks: Array<{ name: string; ok: boolean; message: string }>): Readiness {
+  const why: Record<string, string> = { docker: "container runtime is down", syncloop: "sync loop is not healthy" };
+  const failing = checks.filter((c) => !c.ok && why[c.name]);
+  return { ready: failing.length === 0, message: failing.map((c) => `${why[c.name]}: ${c.message}`).join("; ") };
+}
+
 export interface NodeInput {
   name: string;
   hostIP: string;
