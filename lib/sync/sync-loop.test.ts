@@ -1,6 +1,7 @@
 // The sync loop and its pod sync step on a fake runtime and a fake clock.
 import { describe, expect, test } from "bun:test";
-import { buildContainer, buildPauseContainer, containerHash } from "../container/container-config.ts";
+import { buildContainer, buildPauseContainer } from "../container/container-config.ts";
+import { containerHash } from "../api/hash.ts";
 import { LABEL } from "../container/runtime.ts";
 import { createEventRecorder } from "../node/events.ts";
 import { createImageManager } from "../node/images.ts";
