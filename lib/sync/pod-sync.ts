@@ -86,7 +86,11 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
   // so no pod's resource fieldRefs are computed from a made-up node.
   const nodeInfo = async () => {
     if (!node) {
-      const info = await runtime.info();
+      const info = await runtime.info().catch((error: KubeletError) => {
+        throw new KubeletError(error.code ?? "RuntimeError", `cannot read the node's capacity: ${error.message}`, {
+          cause: error,
+        });
+      });
       node = { cpus: info.cpus, memoryBytes: info.memoryBytes };
     }
     return node;
@@ -237,6 +241,9 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     // A deleted pod's plan has neither a sandbox to keep nor one to create: the kills were all of it.
     if (!pod || (!plan.sandbox && !plan.createSandbox)) return { waiting, podIP: "" };
 
+    const starts = plan.nextInitContainer ? [plan.nextInitContainer] : plan.containersToStart;
+    // Resource fieldRefs need the node's capacity: without it nothing is created, and the sync is retried.
+    if (plan.createSandbox || starts.length) await nodeInfo();
     let sandbox = plan.sandbox;
     if (plan.createSandbox) {
       try {
@@ -274,7 +281,6 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
         Date.parse(container.startedAt ?? "") || clock.now(),
         probeHost,
       );
-    const starts = plan.nextInitContainer ? [plan.nextInitContainer] : plan.containersToStart;
     if (!starts.length) return { waiting, retryAfterMs, podIP };
     let ctx: PodContext;
     try {
