@@ -20,6 +20,8 @@ import { instancesOf, shouldRestart, type Waiting } from "./pod-status.ts";
 import { runProbe, type ProbeManager } from "../node/probes.ts";
 import { KubeletError, podKey, type Pod, type V1Container } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
+import type { CgroupManager } from "../node/cgroups.ts";
+import type { DnsConfigurer } from "../node/dns.ts";
 import type { LifecycleHandler } from "kubernetes-types/core/v1.d.ts";
 
 export interface PodSyncOptions {
@@ -29,6 +31,10 @@ export interface PodSyncOptions {
   pauseImage: string;
   allowPrivileged: boolean;
   maxDeadPerContainer: number;
+  /** See PodContext: the oom_score_adj floor and the CFS quota settings. */
+  oomScoreAdjMin?: number;
+  cfsQuota?: boolean;
+  cfsPeriodUs?: number;
 }
 
 export interface PodSyncDeps {
@@ -40,6 +46,10 @@ export interface PodSyncDeps {
   log: Logger;
   metrics?: KubeletMetrics;
   events: EventRecorder;
+  /** Pod cgroups (cgroupsPerQOS); absent = Docker's default cgroup. */
+  cgroups?: Pick<CgroupManager, "ensurePod" | "removePod">;
+  /** Pod resolv.conf files; absent = Docker's own resolv.conf. */
+  dns?: DnsConfigurer;
 }
 
 export interface SyncResult {
@@ -410,6 +420,11 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
       allowPrivileged: options.allowPrivileged,
       volumePaths: volumes.paths,
       node: await nodeInfo(),
+      ...(deps.cgroups ? { cgroupParent: await deps.cgroups.ensurePod(pod) } : {}),
+      ...(deps.dns ? { resolvConfPath: await deps.dns.resolvConfFor(pod) } : {}),
+      oomScoreAdjMin: options.oomScoreAdjMin,
+      cfsQuota: options.cfsQuota,
+      cfsPeriodUs: options.cfsPeriodUs,
     };
   };
 
@@ -429,7 +444,9 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
       await removeAll(observed);
       deps.probes?.removePod(podUid);
       volumeCache.delete(podUid);
+      deps.dns?.forget(podUid);
       await deps.volumes.teardown(podUid);
+      await deps.cgroups?.removePod(podUid);
       crashBackoff.resetWhere((key) => key.startsWith(`${podUid}/`));
     },
     async collectGarbage(observed) {
