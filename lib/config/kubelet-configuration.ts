@@ -373,3 +373,18 @@ export function isZeroValue(value: unknown): boolean {
 export function verdictOf(row: FieldRow): "honoured" | "not applicable" | "structure" {
   return row.key ? "honoured" : row.notApplicable ? "not applicable" : "structure";
 }
+
+/** The README section "Using your existing kubelet config": every field and its verdict, from this table. */
+export function configurationMarkdown(flagOf: (key: keyof KubeletConfig) => string): string {
+  const rows = KUBELET_CONFIGURATION.filter((r) => r.type !== "object");
+  const refused = (r: FieldRow) => (r.refuse ? " (values it cannot honour safely are refused)" : "");
+  return [
+    "| honoured field | setting |",
+    "| --- | --- |",
+    ...rows.filter((r) => r.key).map((r) => `| \`${r.path}\` | \`--${flagOf(r.key!)}\`${refused(r)} |`),
+    "",
+    "| accepted, not applicable here | why |",
+    "| --- | --- |",
+    ...rows.filter((r) => r.notApplicable).map((r) => `| \`${r.path}\` | ${r.notApplicable}${refused(r)} |`),
+  ].join("\n");
+}
