@@ -433,6 +433,10 @@ async function createFleetMode(
     etcdClientOptions({ endpoints: config.etcdServers, configFile: config.etcdConfig || undefined }),
   );
   const host = readHostFacts(config.rootDir);
+  const allocatable = nodeAllocatable(
+    { milliCpu: host.cpus * 1000, memoryBytes: host.memoryBytes },
+    { kube: config.kubeReserved, system: config.systemReserved, evictionHard: config.evictionHard },
+  );
   const reporter = createFleetReporter(
     {
       hostname: node.name,
@@ -455,6 +459,8 @@ async function createFleetMode(
           port: deps.port(),
           kubeletVersion: `v${pkg.version}`,
           host,
+          maxPods: config.maxPods,
+          allocatable,
           runtime,
           readiness: readinessFrom(health.checks),
           pressure: deps.pressure.conditions(),

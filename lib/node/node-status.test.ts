@@ -7,6 +7,8 @@ const input = (overrides: Partial<NodeInput> = {}): NodeInput => ({
   hostIP: "10.0.0.1",
   port: 10250,
   kubeletVersion: "v0.1.0",
+  maxPods: 110,
+  allocatable: { milliCpu: 1500, memoryBytes: 3 * 1024 ** 3 },
   host: {
     hostname: "machine",
     cpus: 2,
@@ -46,7 +48,12 @@ test("a Node carries the well-known labels, capacity, nodeInfo, addresses and th
     pods: "110",
     "ephemeral-storage": "104857600Ki",
   });
-  expect(node.status!.allocatable).toEqual(node.status!.capacity!);
+  expect(node.status!.allocatable).toEqual({
+    cpu: "1500m",
+    memory: "3145728Ki",
+    pods: "110",
+    "ephemeral-storage": "104857600Ki",
+  });
   expect(node.status!.nodeInfo).toMatchObject({
     containerRuntimeVersion: "docker://20.10.24",
     kubeletVersion: "v0.1.0",

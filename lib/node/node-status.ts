@@ -6,9 +6,6 @@ import { cpus, hostname as osHostname, release, totalmem } from "node:os";
 import type { RuntimeInfo } from "../container/runtime.ts";
 import type { V1Node, V1NodeCondition } from "../api/types.ts";
 
-/** The modern kubelet's default --max-pods. */
-export const MAX_PODS = 110;
-
 /** Facts about the machine that do not change while the kubelet runs. */
 export interface HostFacts {
   hostname: string;
@@ -82,6 +79,10 @@ export interface NodeInput {
   port: number;
   kubeletVersion: string;
   host: HostFacts;
+  /** --max_pods */
+  maxPods: number;
+  /** Capacity less kubeReserved, systemReserved and the hard eviction threshold (node/cgroups.ts). */
+  allocatable: { milliCpu: number; memoryBytes: number };
   /** undefined when Docker did not answer. */
   runtime?: RuntimeInfo;
   readiness: Readiness;
@@ -98,10 +99,16 @@ export function buildNode(input: NodeInput): V1Node {
   const capacity: Record<string, string> = {
     cpu: String(host.cpus),
     memory: `${Math.floor(host.memoryBytes / 1024)}Ki`,
-    pods: String(MAX_PODS),
+    pods: String(input.maxPods),
   };
   if (host.ephemeralStorageBytes > 0)
     capacity["ephemeral-storage"] = `${Math.floor(host.ephemeralStorageBytes / 1024)}Ki`;
+  const milliCpu = input.allocatable.milliCpu;
+  const allocatable = {
+    ...capacity,
+    cpu: milliCpu % 1000 === 0 ? String(milliCpu / 1000) : `${milliCpu}m`,
+    memory: `${Math.floor(input.allocatable.memoryBytes / 1024)}Ki`,
+  };
   const before = new Map((input.previous?.status?.conditions ?? []).map((c) => [c.type, c]));
   const condition = (type: string, status: "True" | "False", reason: string, message: string): V1NodeCondition => {
     const last = before.get(type);
@@ -135,8 +142,7 @@ export function buildNode(input: NodeInput): V1Node {
     spec: {},
     status: {
       capacity,
-      // No --kube_reserved / --system_reserved yet: all of the machine is allocatable.
-      allocatable: { ...capacity },
+      allocatable,
       conditions,
       addresses: [
         { type: "InternalIP", address: input.hostIP },
