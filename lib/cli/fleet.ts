@@ -11,6 +11,7 @@ export interface NodeRow {
   ready: string;
   /** Seconds since the node last renewed its lease; undefined when the lease could not be read. */
   heartbeatAgeSeconds?: number;
+  /** Pods whose containers are all running. */
   podsRunning: number;
   podsDesired: number;
   runtime: string;
@@ -71,7 +72,10 @@ export async function readFleet(client: Pick<EtcdClient, "list" | "leaseTimeToLi
               ? `NotReady${ready.message ? ` (${ready.message})` : ""}`
               : "Unknown",
         heartbeatAgeSeconds: lease ? lease.granted - lease.ttl : undefined,
-        podsRunning: own.filter((p) => p.phase === "Running").length,
+        // Phase Running includes a crash loop (restartPolicy Always): count pods whose containers all run.
+        podsRunning: own.filter(
+          (p) => p.phase === "Running" && (p.status.containerStatuses ?? []).every((c) => c.state?.running),
+        ).length,
         podsDesired: own.length,
         runtime: node.status?.nodeInfo?.containerRuntimeVersion ?? "",
         kubelet: node.status?.nodeInfo?.kubeletVersion ?? "",
