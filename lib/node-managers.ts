@@ -9,12 +9,14 @@ import type { Pod } from "./api/types.ts";
 import type { Logger } from "./log.ts";
 import { createContainerGc } from "./node/container-gc.ts";
 import type { EventRecorder } from "./node/events.ts";
+import type { PodUsage as CgroupUsage } from "./node/cgroups.ts";
 import { createEvictionManager, type NodeCondition, type PodUsage } from "./node/eviction.ts";
 import { parseThresholds, type StarvedResource } from "./node/eviction-thresholds.ts";
 import { diskUsage, statFs } from "./node/filesystem.ts";
 import { createImageGc, type ImageGc } from "./node/image-gc.ts";
 import { createNodeSignals } from "./node/node-signals.ts";
 import { createStatsAnalyzer, type StatsSummary } from "./node/stats-analyzer.ts";
+import type { PressureObserver } from "./node/node-status.ts";
 import { emptyDirPath } from "./node/volumes.ts";
 
 /** What the managers need of the rest of the kubelet (bound late: the sync loop is made after the image GC). */
@@ -30,6 +32,8 @@ export interface NodeManagers {
   imageGc: ImageGc;
   summary(): StatsSummary | undefined;
   conditions(): NodeCondition[];
+  /** The conditions for the node record (fleet mode). */
+  pressure: PressureObserver;
   /** Runs every manager on its period until the signal aborts. */
   run(node: ManagedNode, signal: AbortSignal): Promise<void>;
 }
@@ -39,7 +43,15 @@ const WALK_BUDGET = 200_000;
 
 export function createNodeManagers(
   config: KubeletConfig,
-  deps: { runtime: Runtime; events: EventRecorder; nodeName: string; clock: Clock; log: Logger },
+  deps: {
+    runtime: Runtime;
+    events: EventRecorder;
+    nodeName: string;
+    clock: Clock;
+    log: Logger;
+    /** Pod cgroup usage (cgroupsPerQOS) for the pods' totals in /stats/summary. */
+    podCgroupUsage?: (uid: string) => Promise<CgroupUsage | undefined>;
+  },
 ): NodeManagers {
   const { runtime, clock, log } = deps;
   // Bad thresholds fail the start, naming the flag (parseThresholds' messages).
@@ -71,58 +83,77 @@ export function createNodeManagers(
     statFs,
   });
   const emptyDir = (uid: string, volume: string) => diskUsage(emptyDirPath(config.rootDir, uid, volume), WALK_BUDGET);
-  let conditions: () => NodeCondition[] = () => [];
-  let summary: () => StatsSummary | undefined = () => undefined;
+  /** The rest of the kubelet, known once run() starts; nothing below calls it before. */
+  let node: ManagedNode | undefined;
+  const analyzer = createStatsAnalyzer(
+    { nodeName: deps.nodeName, fsPeriodMs: Math.max(1000, config.volumeStatsAggPeriod), clock },
+    {
+      runtime,
+      pods: () => node?.pods() ?? [],
+      measureNode,
+      emptyDirUsage: emptyDir,
+      podCgroupUsage: deps.podCgroupUsage,
+    },
+  );
+  /** Eviction ranks pods by the analyzer's last collection (at most one period old), never measuring on its own. */
+  const podUsage = async (pods: Pod[], resource: StarvedResource) => {
+    const usage = new Map<string, PodUsage>();
+    for (const pod of analyzer.summary()?.pods ?? []) {
+      if (!pods.some((p) => p.metadata.uid === pod.podRef.uid)) continue;
+      const containers = pod.containers.map((c) => ({
+        name: c.name,
+        usage:
+          resource === "memory"
+            ? c.memory.workingSetBytes
+            : resource === "inodes"
+              ? (c.rootfs?.inodesUsed ?? 0)
+              : (c.rootfs?.usedBytes ?? 0) + (c.logs?.usedBytes ?? 0),
+      }));
+      const volumes = pod.volume.reduce((n, v) => n + (resource === "inodes" ? v.inodesUsed : v.usedBytes), 0);
+      usage.set(pod.podRef.uid, {
+        total: containers.reduce((n, c) => n + c.usage, 0) + (resource === "memory" ? 0 : volumes),
+        containers,
+      });
+    }
+    return usage;
+  };
+  const eviction = createEvictionManager(
+    {
+      thresholds,
+      pressureTransitionPeriodMs: config.evictionPressureTransitionPeriod,
+      clock,
+      log: log.child("eviction"),
+    },
+    {
+      observe: async () => (await measureNode()).observations,
+      activePods: () => node?.activePods() ?? [],
+      podUsage,
+      emptyDirUsage: async (pod, volume) => (await emptyDir(pod.metadata.uid, volume)).bytes,
+      reclaimImages: (bytes) => imageGc.freeSpace(bytes),
+      evict: (pod, message) => node?.evict(pod, message) ?? Promise.resolve(),
+    },
+  );
 
   return {
     imageGc,
-    summary: () => summary(),
-    conditions: () => conditions(),
-    async run(node, signal) {
-      const analyzer = createStatsAnalyzer(
-        { nodeName: deps.nodeName, fsPeriodMs: 60_000, clock },
-        { runtime, pods: node.pods, measureNode, emptyDirUsage: emptyDir },
-      );
-      summary = analyzer.summary;
-      const podUsage = async (pods: Pod[], resource: StarvedResource) => {
-        const stats = analyzer.summary();
-        const usage = new Map<string, PodUsage>();
-        for (const pod of stats?.pods ?? []) {
-          if (!pods.some((p) => p.metadata.uid === pod.podRef.uid)) continue;
-          const containers = pod.containers.map((c) => ({
-            name: c.name,
-            usage:
-              resource === "memory"
-                ? c.memory.workingSetBytes
-                : resource === "inodes"
-                  ? (c.rootfs?.inodesUsed ?? 0)
-                  : (c.rootfs?.usedBytes ?? 0) + (c.logs?.usedBytes ?? 0),
-          }));
-          const volumes = pod.volume.reduce((n, v) => n + (resource === "inodes" ? v.inodesUsed : v.usedBytes), 0);
-          usage.set(pod.podRef.uid, {
-            total: containers.reduce((n, c) => n + c.usage, 0) + (resource === "memory" ? 0 : volumes),
-            containers,
-          });
-        }
-        return usage;
-      };
-      const eviction = createEvictionManager(
+    summary: analyzer.summary,
+    conditions: eviction.conditions,
+    pressure: {
+      conditions: () => [
+        ...eviction
+          .conditions()
+          .map(({ type, status, reason, message }) => ({ type, pressure: status === "True", reason, message })),
+        // PID pressure is not measured here: reported as the kubelet does without a pid.available threshold.
         {
-          thresholds,
-          pressureTransitionPeriodMs: config.evictionPressureTransitionPeriod,
-          clock,
-          log: log.child("eviction"),
+          type: "PIDPressure" as const,
+          pressure: false,
+          reason: "KubeletHasSufficientPID",
+          message: "kubelet has sufficient PID available",
         },
-        {
-          observe: async () => (await measureNode()).observations,
-          activePods: node.activePods,
-          podUsage,
-          emptyDirUsage: async (pod, volume) => (await emptyDir(pod.metadata.uid, volume)).bytes,
-          reclaimImages: (bytes) => imageGc.freeSpace(bytes),
-          evict: node.evict,
-        },
-      );
-      conditions = eviction.conditions;
+      ],
+    },
+    async run(managed, signal) {
+      node = managed;
       const containerGc = createContainerGc(
         {
           minAgeMs: config.minimumContainerTtlDuration,
@@ -131,8 +162,8 @@ export function createNodeManagers(
         },
         {
           runtime,
-          desiredPods: () => new Set(node.pods().map((p) => p.metadata.uid)),
-          allSourcesReady: node.allSourcesReady,
+          desiredPods: () => new Set(managed.pods().map((p) => p.metadata.uid)),
+          allSourcesReady: managed.allSourcesReady,
           clock,
           log: log.child("container-gc"),
         },

@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { formatDuration, parseDuration, printConfig, resolveConfig } from "./config.ts";
 
@@ -38,7 +40,12 @@ describe("eviction and GC settings", () => {
       minimumImageTtlDuration: 120_000,
       minimumContainerTtlDuration: 0,
       maximumDeadContainers: -1,
-      evictionHard: { "memory.available": "100Mi", "nodefs.available": "10%", "imagefs.available": "15%" },
+      evictionHard: {
+        "memory.available": "100Mi",
+        "nodefs.available": "10%",
+        "nodefs.inodesFree": "5%",
+        "imagefs.available": "15%",
+      },
       evictionPressureTransitionPeriod: 300_000,
     });
   });
@@ -55,15 +62,15 @@ describe("eviction and GC settings", () => {
     expect(resolveConfig({}, file).config.evictionHard).toEqual({ "memory.available": "200Mi" });
     expect(resolveConfig({ evictionHard: 0 }).config.evictionHard).toEqual({});
   });
-  test("reject a malformed threshold, a low threshold above the high one and a negative dead-container limit", () => {
+  test("reject a malformed threshold, a low threshold above the high one, a percentage over 100 and a non-integer limit", () => {
     expect(() => resolveConfig({ evictionHard: "memory.available" })).toThrow(
-      /--eviction_hard: "memory.available" is not of the form signal<quantity/,
+      /for --eviction_hard: expected "signal<quantity" pairs/,
     );
     expect(() => resolveConfig({ imageGcLowThreshold: "90" })).toThrow(
       "--image_gc_low_threshold (90) must not be above --image_gc_high_threshold (85)",
     );
     expect(() => resolveConfig({ imageGcHighThreshold: "101" })).toThrow(/expected a percentage from 0 to 100/);
-    expect(() => resolveConfig({ maximumDeadContainers: "-2" })).toThrow(/expected an integer, -1 for no limit/);
+    expect(() => resolveConfig({ maximumDeadContainers: "some" })).toThrow(/expected an integer/);
   });
 });
 
@@ -106,6 +113,26 @@ describe("precedence: defaults < config file < flags", () => {
   test("accepts lists as commas and as repetition", () => {
     expect(resolveConfig({ etcdServers: ["http://a:2379,http://b:2379", "http://c:2379"] }).config.etcdServers).toEqual(
       ["http://a:2379", "http://b:2379", "http://c:2379"],
+    );
+  });
+
+  test("takes fleet mode's lease and frequencies from KubeletConfiguration, and refuses a lease that expires between renewals", () => {
+    const dir = mkdtempSync(join(tmpdir(), "kubelet-config-fleet-"));
+    const path = join(dir, "kubelet.yaml");
+    writeFileSync(
+      path,
+      "kind: KubeletConfiguration\nnodeLeaseDurationSeconds: 20\nnodeStatusUpdateFrequency: 5s\nregisterNode: false\n",
+    );
+    expect(resolveConfig({}, path).config).toMatchObject({
+      nodeLeaseDuration: 20_000,
+      nodeStatusUpdateFrequency: 5000,
+      registerNode: false,
+    });
+    expect(() => resolveConfig({ nodeLeaseDuration: "10s", nodeStatusUpdateFrequency: "10s" })).toThrow(
+      /--node_status_update_frequency "10s" must be above 0 and below --node_lease_duration \(10s\)/,
+    );
+    expect(() => resolveConfig({ nodeLeaseDuration: "1500ms" })).toThrow(
+      /--node_lease_duration "1.5s": etcd leases are whole seconds/,
     );
   });
 

@@ -22,9 +22,9 @@ describe("back-off kept in root_dir", () => {
     await file.flushed();
     await clock.advance(5000);
     const after = new Backoff(10_000, 300_000, clock, backoffFile(join(dir, "a", "crashloop.json"), silentLogger));
-    expect(after.delay("pod/app")).toBe(20_000);
+    expect(after.get("pod/app")?.delayMs).toBe(20_000);
     expect(after.remaining("pod/app")).toBe(15_000);
-    expect(after.delay("other/app")).toBe(0);
+    expect(after.get("other/app")).toBeUndefined();
     expect(after.next("pod/app")).toBe(40_000);
   });
 
@@ -34,7 +34,9 @@ describe("back-off kept in root_dir", () => {
     new Backoff(10_000, 300_000, clock, file).next("old");
     await file.flushed();
     await clock.advance(600_000);
-    expect(new Backoff(10_000, 300_000, clock, backoffFile(join(dir, "b.json"), silentLogger)).delay("old")).toBe(0);
+    expect(
+      new Backoff(10_000, 300_000, clock, backoffFile(join(dir, "b.json"), silentLogger)).get("old"),
+    ).toBeUndefined();
   });
 
   test("writes are atomic and the last state wins when changes come faster than the disk", async () => {
@@ -50,6 +52,6 @@ describe("back-off kept in root_dir", () => {
   test("a corrupt file starts empty instead of failing the kubelet", () => {
     const path = join(dir, "d.json");
     writeFileSync(path, "{not json");
-    expect(new Backoff(10_000, 300_000, new FakeClock(), backoffFile(path, silentLogger)).delay("x")).toBe(0);
+    expect(new Backoff(10_000, 300_000, new FakeClock(), backoffFile(path, silentLogger)).get("x")).toBeUndefined();
   });
 });

@@ -2,10 +2,11 @@
 // optionally kept on disk so a kubelet restart does not reset a crash loop to "restart at once".
 import type { Clock } from "../clock.ts";
 
-/** One key's state: its current delay and when the last failure was recorded (ms since the epoch). */
+/** One key's back-off: it may retry at `at + delayMs`. */
 export interface BackoffEntry {
-  delayMs: number;
-  at: number;
+  readonly delayMs: number;
+  /** When the last failure was recorded (ms since the epoch). */
+  readonly at: number;
 }
 
 /** Where a back-off keeps its entries across restarts (lib/node/backoff-file.ts). */
@@ -46,9 +47,9 @@ export class Backoff {
     return Math.max(0, entry.at + entry.delayMs - this.clock.now());
   }
 
-  /** The current delay of a key (0 when it has none). */
-  delay(key: string): number {
-    return this.#entries.get(key)?.delayMs ?? 0;
+  /** A key's state, for pure planners that take the time as an argument. */
+  get(key: string): BackoffEntry | undefined {
+    return this.#entries.get(key);
   }
 
   reset(key: string): void {

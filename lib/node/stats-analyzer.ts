@@ -7,6 +7,7 @@ import { readFile } from "node:fs/promises";
 import type { Clock } from "../clock.ts";
 import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerStats, type Runtime } from "../container/runtime.ts";
 import type { Pod } from "../api/types.ts";
+import type { PodUsage } from "./cgroups.ts";
 import type { DiskUsage, FsStats } from "./filesystem.ts";
 import type { NodeMeasurement } from "./node-signals.ts";
 
@@ -36,6 +37,7 @@ export interface PodSummaryStats {
   containers: ContainerSummaryStats[];
   network: { time: string; rxBytes: number; txBytes: number };
   volume: Array<SummaryFs & { name: string }>;
+  cpu: { time: string; usageCoreNanoSeconds: number };
   memory: { time: string; usageBytes: number; workingSetBytes: number };
   "ephemeral-storage": SummaryFs;
 }
@@ -67,6 +69,8 @@ export interface StatsAnalyzerDeps {
   measureNode(): Promise<NodeMeasurement>;
   /** Usage of a pod's emptyDir volume (hostPath volumes are the host's, not the pod's: not counted). */
   emptyDirUsage(podUid: string, volume: string): Promise<DiskUsage>;
+  /** A pod's CPU and memory from its pod cgroup (cgroupsPerQOS), as the kubelet's summary reads them. */
+  podCgroupUsage?(podUid: string): Promise<PodUsage | undefined>;
   /** Cumulative node CPU (ns); defaults to /proc/stat. */
   nodeCpu?(): Promise<number>;
 }
@@ -131,6 +135,13 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
         containers = await walkFilesystems(pods);
       }
       const running = containers.filter((c) => c.state === "running");
+      const cgroupUsage = new Map(
+        await Promise.all(
+          pods.map(
+            async (p) => [p.metadata.uid, await deps.podCgroupUsage?.(p.metadata.uid).catch(() => undefined)] as const,
+          ),
+        ),
+      );
       const stats = new Map<string, ContainerStats | undefined>(
         await Promise.all(
           running.map(async (c) => [c.id, await deps.runtime.stats(c.id).catch(() => undefined)] as const),
@@ -179,6 +190,7 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
             containerStats.reduce((n, c) => n + (c.rootfs?.usedBytes ?? 0) + (c.logs?.usedBytes ?? 0), 0) +
             volumes.reduce((n, v) => n + v.usedBytes, 0);
           const pauseStats = pause ? stats.get(pause.id) : undefined;
+          const cgroup = cgroupUsage.get(pod.metadata.uid);
           return {
             podRef: { name: pod.metadata.name, namespace: pod.metadata.namespace, uid: pod.metadata.uid },
             ...(pod.status?.startTime ? { startTime: pod.status.startTime } : {}),
@@ -189,10 +201,16 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
               txBytes: pauseStats?.networkTxBytes ?? 0,
             },
             volume: volumes,
+            cpu: {
+              time: now,
+              usageCoreNanoSeconds:
+                cgroup?.cpuUsageNanoseconds ?? containerStats.reduce((n, c) => n + c.cpu.usageCoreNanoSeconds, 0),
+            },
             memory: {
               time: now,
-              usageBytes: containerStats.reduce((n, c) => n + c.memory.usageBytes, 0),
-              workingSetBytes: containerStats.reduce((n, c) => n + c.memory.workingSetBytes, 0),
+              usageBytes: cgroup?.memoryUsageBytes ?? containerStats.reduce((n, c) => n + c.memory.usageBytes, 0),
+              workingSetBytes:
+                cgroup?.memoryWorkingSetBytes ?? containerStats.reduce((n, c) => n + c.memory.workingSetBytes, 0),
             },
             "ephemeral-storage": usedFs(ephemeral, fsTime, node.nodeFs),
           };

@@ -50,6 +50,43 @@ export interface InfoServerDeps {
   logDir?: string;
 }
 
+/** `/healthz` (failing checks named; `?verbose`: every check and the pressure conditions) and `/healthz/{check}`. */
+function addHealthRoutes(app: Hono, health: InfoServerDeps["health"]): void {
+  app.get("/healthz", async (c) => {
+    const report = await health();
+    if (c.req.query("verbose") !== undefined) {
+      const lines = [
+        ...report.checks.map((x) => (x.ok ? `[+]${x.name} ok` : `[-]${x.name} failed: ${x.message}`)),
+        ...(report.conditions ?? []).map(
+          (x) => `[${x.status === "True" ? "!" : "+"}]${x.type}=${x.status} ${x.reason}: ${x.message}`,
+        ),
+        report.ok ? "healthz check passed" : "healthz check failed",
+      ];
+      return c.text(lines.join("\n") + "\n", report.ok ? 200 : 500);
+    }
+    if (report.ok) return c.text("ok");
+    return c.text(
+      report.checks
+        .filter((x) => !x.ok)
+        .map((x) => `[-]${x.name} failed: ${x.message}`)
+        .join("\n") + "\nhealthz check failed",
+      500,
+    );
+  });
+  app.get("/healthz/:check", async (c) => {
+    const check = (await health()).checks.find((x) => x.name === c.req.param("check"));
+    if (!check) return c.json(status(404, "NotFound", `no health check named "${c.req.param("check")}"`), 404);
+    return check.ok ? c.text("ok") : c.text(`${check.name} failed: ${check.message}`, 500);
+  });
+}
+
+/** The plain health listener (--healthz_port, 10248 by default, as the kubelet has): /healthz only. */
+export function createHealthzServer(health: InfoServerDeps["health"]): Hono {
+  const app = new Hono();
+  addHealthRoutes(app, health);
+  return app;
+}
+
 export function createInfoServer(deps: InfoServerDeps): Hono {
   const app = new Hono();
   const logDir = deps.logDir ?? "/var/log";
@@ -74,32 +111,7 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   );
 
   // --- read-only endpoints
-  app.get("/healthz", async (c) => {
-    const report = await deps.health();
-    if (c.req.query("verbose") !== undefined) {
-      const lines = [
-        ...report.checks.map((x) => (x.ok ? `[+]${x.name} ok` : `[-]${x.name} failed: ${x.message}`)),
-        ...(report.conditions ?? []).map(
-          (x) => `[${x.status === "True" ? "!" : "+"}]${x.type}=${x.status} ${x.reason}: ${x.message}`,
-        ),
-        report.ok ? "healthz check passed" : "healthz check failed",
-      ];
-      return c.text(lines.join("\n") + "\n", report.ok ? 200 : 500);
-    }
-    if (report.ok) return c.text("ok");
-    return c.text(
-      report.checks
-        .filter((x) => !x.ok)
-        .map((x) => `[-]${x.name} failed: ${x.message}`)
-        .join("\n") + "\nhealthz check failed",
-      500,
-    );
-  });
-  app.get("/healthz/:check", async (c) => {
-    const check = (await deps.health()).checks.find((x) => x.name === c.req.param("check"));
-    if (!check) throw new HttpError(404, `no health check named "${c.req.param("check")}"`);
-    return check.ok ? c.text("ok") : c.text(`${check.name} failed: ${check.message}`, 500);
-  });
+  addHealthRoutes(app, deps.health);
 
   let podListCache: { version: number; body: string } | undefined;
   app.get("/pods", (c) => {
