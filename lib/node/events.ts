@@ -1,7 +1,7 @@
 // Layer node/: the managers that serve every pod on the node — images (pulls, policies, QPS),
-// volumes, probes, back-off and the event recorder (this file), and the coming GC, eviction and
-// node-status managers. Imports api/, the container/ Runtime port and the shared log, clock and
-// metrics; never sync/ or server/.
+// volumes, probes, back-off, the event recorder (this file), image and container GC, eviction,
+// the stats analyzer and node status. Imports api/, the container/ Runtime port and the shared
+// log, clock and metrics; never sync/ or server/.
 //
 // Kubernetes-style events (Pulled, Started, BackOff, Unhealthy…) kept in a bounded ring
 // for GET /events and for runonce's failure reasons.
