@@ -1,6 +1,7 @@
 // Part of the composition root: wires the managers that keep the node alive over months — image
-// GC, container GC, the resource analyzer behind /stats/summary and the eviction manager — onto
-// the real host (statfs, /proc, the memory cgroup) and runs each on the Go kubelet's period.
+// GC, container GC, the resource analyzer behind /stats/summary, the eviction manager and the
+// system OOM watcher — onto the real host (statfs, /proc, the memory cgroup, /dev/kmsg) and runs
+// each on the Go kubelet's period.
 import { every, type Clock } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { parseDuration } from "./config/config.ts";
@@ -15,6 +16,7 @@ import { parseThresholds, type StarvedResource } from "./node/eviction-threshold
 import { diskUsage, statFs } from "./node/filesystem.ts";
 import { createImageGc, type ImageGc } from "./node/image-gc.ts";
 import { createNodeSignals } from "./node/node-signals.ts";
+import { watchSystemOoms } from "./node/oom-watcher.ts";
 import { createStatsAnalyzer, type StatsSummary } from "./node/stats-analyzer.ts";
 import type { PressureObserver } from "./node/node-status.ts";
 import { emptyDirPath } from "./node/volumes.ts";
@@ -172,6 +174,7 @@ export function createNodeManagers(
       // The Go kubelet's periods: container GC 1m, eviction and stats 10s; image GC checks statfs every 10s and
       // lists images only above its threshold or every 5m.
       await Promise.all([
+        watchSystemOoms({ nodeName: deps.nodeName, events: deps.events, log: log.child("oom"), clock }, signal),
         every(clock, 60_000, signal, containerGc, warn("container garbage collection")),
         every(clock, 10_000, signal, imageGc.garbageCollect, warn("image garbage collection")),
         every(
