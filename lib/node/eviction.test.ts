@@ -173,7 +173,8 @@ describe("eviction manager", () => {
   });
 
   test("a pod not measured yet is never chosen, however the ranking would place it", async () => {
-    usage.delete(pods[2]!.metadata.uid); // best-effort: no stats yet
+    usage.delete(pods[2]!.metadata.uid); // best-effort: no stats yet (as 0 it would rank first: 0 over its request)
+    use(pods[1]!, 50 * Mi); // burstable and guaranteed within their requests
     const m = manager({ "memory.available": "100Mi" });
     memory(50 * Mi);
     await m.synchronize();

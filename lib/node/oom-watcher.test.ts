@@ -13,6 +13,10 @@ const AT_LIMIT = [
   "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=c216,mems_allowed=0,oom_memcg=/kubepods/burstable/pod607f,task_memcg=/kubepods/burstable/pod607f/c216,task=sh,pid=18600,uid=0",
   "Memory cgroup out of memory: Killed process 18600 (sh) total-vm:26852kB, anon-rss:15232kB, file-rss:1516kB, shmem-rss:0kB, UID:0 pgtables:80kB oom_score_adj:999",
 ];
+const SERVICE_AT_LIMIT = [
+  "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/system.slice/app.service,task_memcg=/system.slice/app.service,task=app,pid=31,uid=0",
+  "Memory cgroup out of memory: Killed process 31 (app) total-vm:1kB, anon-rss:1kB",
+];
 const IN_CONTAINER_GLOBAL = [
   "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/docker/4f1c9a,task=java,pid=777,uid=0",
   "Out of memory: Killed process 777 (java) total-vm:1kB, anon-rss:1kB",
@@ -37,6 +41,7 @@ describe("system OOM watcher", () => {
     const last = (lines: string[]) => lines.map(createOomParser()).at(-1)!;
     expect(isSystemOom(last(GLOBAL))).toBe(true);
     expect(isSystemOom(last(AT_LIMIT))).toBe(false);
+    expect(isSystemOom(last(SERVICE_AT_LIMIT))).toBe(false);
     expect(isSystemOom(last(IN_CONTAINER_GLOBAL))).toBe(false);
   });
 
