@@ -2,6 +2,8 @@
 // original v1beta1/v1beta2 ContainerManifest, converts them to the Pod model and applies defaults.
 import { createHash } from "node:crypto";
 import { parse, parseAllDocuments, stringify } from "yaml";
+import { toConfigObject, type ConfigObject } from "./config-objects.ts";
+import { stableJson } from "./stable-json.ts";
 import { ANNOTATION, type FieldIssue, type Pod, type RejectedPod, type SourceName, type V1Container } from "./types.ts";
 
 /** Where the text came from: stamped on every pod and every rejection. */
@@ -14,6 +16,8 @@ export interface ManifestContext {
 export interface ManifestResult {
   pods: Pod[];
   rejected: RejectedPod[];
+  /** ConfigMaps and Secrets found beside the pods (not validated: see validateConfigObject). */
+  configs: ConfigObject[];
 }
 
 /** Parses one YAML (or JSON) document; throws on syntax errors. For configuration files. */
@@ -36,16 +40,17 @@ type Json = Record<string, unknown>;
  * see validatePod). Unparsable documents and unsupported kinds come back as rejections.
  */
 export function readManifests(text: string, ctx: ManifestContext): ManifestResult {
-  const result: ManifestResult = { pods: [], rejected: [] };
+  const result: ManifestResult = { pods: [], rejected: [], configs: [] };
   const documents = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: false });
   const list = Array.isArray(documents) ? documents : [documents];
   list.forEach((doc, index) => {
-    const reject = (issue: FieldIssue, pod?: string) =>
+    const reject = (issue: FieldIssue, pod?: string, kind?: ConfigObject["kind"]) =>
       result.rejected.push({
         source: ctx.source,
         origin: ctx.origin,
         document: index,
         ...(pod ? { pod } : {}),
+        ...(kind ? { kind } : {}),
         issues: [issue],
       });
     if (doc.errors.length > 0) {
@@ -61,6 +66,22 @@ export function readManifests(text: string, ctx: ManifestContext): ManifestResul
     const value = doc.toJS({ maxAliasCount: 100 }) as unknown;
     if (value === null || value === undefined) return;
     for (const { manifest, path } of flatten(value, "")) {
+      if (isObject(manifest) && (manifest.kind === "ConfigMap" || manifest.kind === "Secret")) {
+        if (manifest.apiVersion !== "v1")
+          reject(
+            {
+              path: path ? `${path}.apiVersion` : "apiVersion",
+              type: "Unsupported value",
+              value: manifest.apiVersion ?? "",
+              detail: 'supported values: "v1"',
+              severity: "error",
+            },
+            describe(manifest),
+            manifest.kind,
+          );
+        else result.configs.push(toConfigObject(manifest, { ...ctx, document: index }));
+        continue;
+      }
       const converted = toPod(manifest, path);
       if ("issue" in converted) {
         reject(converted.issue, describe(manifest));
@@ -140,7 +161,8 @@ function toPod(manifest: unknown, path: string): { pod: Json } | { issue: FieldI
       path: at("kind"),
       type: "Unsupported value",
       value: manifest.kind,
-      detail: "only Pod, PodList, List and ContainerManifest (v1beta1/v1beta2) can run on a kubelet",
+      detail:
+        "only Pod, PodList, List, ConfigMap, Secret and ContainerManifest (v1beta1/v1beta2) are read by a kubelet",
       severity: "error",
     },
   };
@@ -274,19 +296,6 @@ export function podSpecHash(pod: Pod): string {
     spec: pod.spec,
   };
   return createHash("sha256").update(stableJson(meaning)).digest("hex").slice(0, 16);
-}
-
-/** JSON with object keys sorted, so equal values always serialise the same. */
-export function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
-  if (isObject(value)) {
-    return `{${Object.keys(value)
-      .filter((k) => value[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${stableJson(value[k])}`)
-      .join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
 }
 
 function describe(manifest: unknown): string | undefined {

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { validateConfigObject } from "./config-objects.ts";
 import { readManifests } from "./manifest.ts";
 import { formatIssue } from "./types.ts";
 import { validatePod } from "./validation.ts";
@@ -15,10 +16,17 @@ interface Case {
 const dir = join(import.meta.dir, "../../testdata/manifests");
 const cases = JSON.parse(readFileSync(join(dir, "cases.json"), "utf8")) as Case[];
 
-/** Every issue a file produces: parse rejections, then each pod's validation. */
+/** Every issue a file produces: parse rejections, then each pod's and each ConfigMap's or Secret's validation. */
 function issuesOf(file: string, allowPrivileged: boolean) {
-  const { pods, rejected } = readManifests(readFileSync(join(dir, file), "utf8"), { source: "file", origin: file });
-  return [...rejected.flatMap((r) => r.issues), ...pods.flatMap((pod) => validatePod(pod, { allowPrivileged }))];
+  const { pods, rejected, configs } = readManifests(readFileSync(join(dir, file), "utf8"), {
+    source: "file",
+    origin: file,
+  });
+  return [
+    ...rejected.flatMap((r) => r.issues),
+    ...pods.flatMap((pod) => validatePod(pod, { allowPrivileged })),
+    ...configs.flatMap((object) => validateConfigObject(object)),
+  ];
 }
 
 describe("the manifest table in testdata/manifests", () => {

@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto";
 import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerCreateBody } from "./runtime.ts";
 import { expand } from "../api/expand.ts";
-import { stableJson } from "../api/manifest.ts";
+import { stableJson } from "../api/stable-json.ts";
 import { milliCpu, parseQuantity } from "../api/quantity.ts";
 import { KubeletError, ANNOTATION, type Pod, type V1Container } from "../api/types.ts";
 
