@@ -243,7 +243,8 @@ const SCHEMA: Record<string, Record<string, string>> = {
     configMap: "ProjectedRef",
     secret: "ProjectedRef",
     downwardAPI: "DownwardAPIProjection",
-    serviceAccountToken: "xservice account tokens are issued by an API server, which a standalone kubelet does not have",
+    serviceAccountToken:
+      "xservice account tokens are issued by an API server, which a standalone kubelet does not have",
     clusterTrustBundle: "xcluster trust bundles live in an API server, which a standalone kubelet does not have",
   },
   ProjectedRef: { name: "", items: "[KeyToPath]", optional: "" },
@@ -402,7 +403,13 @@ function checkVolumes(volumes: Json[], error: ErrorFn): Set<string> {
   return names;
 }
 
-const DOWNWARD_VOLUME_FIELDS = ["metadata.name", "metadata.namespace", "metadata.uid", "metadata.labels", "metadata.annotations"];
+const DOWNWARD_VOLUME_FIELDS = [
+  "metadata.name",
+  "metadata.namespace",
+  "metadata.uid",
+  "metadata.labels",
+  "metadata.annotations",
+];
 const MODE_MSG = "must be a number between 0 and 0777 (octal), both inclusive";
 
 /** configMap, secret, projected and downwardAPI volumes: names, items, paths and modes. */
@@ -426,7 +433,8 @@ function checkConfigVolume(volume: Json, path: string, error: ErrorFn): void {
     items.forEach((item: Json, i: number) => {
       const p = `${at}.items[${i}]`;
       if (!item.key) error(`${p}.key`, "Required value");
-      else for (const message of configKeyErrors(String(item.key))) error(`${p}.key`, "Invalid value", item.key, message);
+      else
+        for (const message of configKeyErrors(String(item.key))) error(`${p}.key`, "Invalid value", item.key, message);
       checkPath(item.path, `${p}.path`);
       checkMode(item.mode, `${p}.mode`);
     });
@@ -479,7 +487,8 @@ function checkConfigVolume(volume: Json, path: string, error: ErrorFn): void {
         (k) => source[k] !== undefined && source[k] !== null,
       );
       if (kinds.length === 0) error(at, "Required value", undefined, "must specify exactly 1 volume type");
-      else if (kinds.length > 1) error(`${at}.${kinds[1]}`, "Forbidden", undefined, "may not specify more than 1 volume type");
+      else if (kinds.length > 1)
+        error(`${at}.${kinds[1]}`, "Forbidden", undefined, "may not specify more than 1 volume type");
       for (const kind of ["configMap", "secret"] as const) {
         if (!source[kind]) continue;
         if (!source[kind].name) error(`${at}.${kind}.name`, "Required value");
