@@ -33,6 +33,9 @@ export interface ConfigLookup {
   get(kind: ConfigKind, namespace: string, name: string): ConfigObject | undefined;
 }
 
+/** A lookup that knows no objects (tools that read pods alone, tests). */
+export const noConfigs: ConfigLookup = { get: () => undefined };
+
 /** `ConfigMap/default/app`, the key config objects are known by. */
 export function configKey(kind: ConfigKind, namespace: string, name: string): string {
   return `${kind}/${namespace}/${name}`;

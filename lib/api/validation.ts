@@ -356,6 +356,11 @@ export function validatePod(pod: Pod, options: ValidationOptions): FieldIssue[] 
   return issues;
 }
 
+/** Kubernetes' IsEnvVarName. */
+export function isEnvVarName(name: string): boolean {
+  return ENV_NAME.test(name);
+}
+
 type ErrorFn = (path: string, type: string, value?: unknown, detail?: string) => void;
 
 function checkVolumes(volumes: Json[], error: ErrorFn): Set<string> {

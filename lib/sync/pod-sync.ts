@@ -20,6 +20,7 @@ import { instancesOf, shouldRestart, type Waiting } from "./pod-status.ts";
 import { runProbe, type ProbeManager } from "../node/probes.ts";
 import { KubeletError, podKey, type Pod, type V1Container } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
+import type { ConfigLookup } from "../api/config-objects.ts";
 import type { LifecycleHandler } from "kubernetes-types/core/v1.d.ts";
 
 export interface PodSyncOptions {
@@ -33,6 +34,8 @@ export interface PodSyncOptions {
 
 export interface PodSyncDeps {
   runtime: Runtime;
+  /** ConfigMaps and Secrets for env, envFrom and volumes. */
+  configs: ConfigLookup;
   images: ImageManager;
   volumes: VolumeManager;
   probes?: ProbeManager;
@@ -202,6 +205,11 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
       id = await runtime.createContainer(buildContainer(pod, spec, { ...ctx, pauseId: pause.id, attempt, init }));
     } catch (error) {
       if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
+      if ((error as KubeletError).code === "CreateContainerConfigError") {
+        // Not the container's fault: no crash back-off; the pod is synced again when the object appears.
+        events.record(pod, "Warning", "Failed", `Error: ${(error as Error).message}`, field);
+        return { reason: "CreateContainerConfigError", message: (error as Error).message };
+      }
       deps.metrics?.containerStarted(init ? "init_container" : "container", true);
       events.record(pod, "Warning", "Failed", `Error: ${(error as Error).message}`, field);
       return { reason: "CreateContainerError", message: (error as Error).message };
@@ -395,10 +403,10 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
   };
 
   const context = async (pod: Pod, podIP: string): Promise<PodContext> => {
-    const hash = JSON.stringify(pod.spec.volumes ?? []);
+    const hash = deps.volumes.version(pod);
     let volumes = volumeCache.get(pod.metadata.uid);
     if (!volumes || volumes.hash !== hash) {
-      volumes = { hash, paths: await deps.volumes.setup(pod) };
+      volumes = { hash, paths: await deps.volumes.setup(pod, await nodeInfo()) };
       volumeCache.set(pod.metadata.uid, volumes);
     }
     return {
@@ -410,6 +418,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
       allowPrivileged: options.allowPrivileged,
       volumePaths: volumes.paths,
       node: await nodeInfo(),
+      configs: deps.configs,
     };
   };
 

@@ -9,11 +9,13 @@ import { computePodStatus, type Waiting } from "./pod-status.ts";
 import { createPodSyncer, type PodSyncOptions } from "./pod-sync.ts";
 import { podKey, type Pod, type V1PodStatus } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
+import type { ConfigLookup } from "../api/config-objects.ts";
 
 export interface RunOnceDeps {
   runtime: Runtime;
   images: ImageManager;
   volumes: VolumeManager;
+  configs: ConfigLookup;
   clock: Clock;
   log: Logger;
   events: EventRecorder;
@@ -57,7 +59,15 @@ export async function runPodsOnce(
   await runtime.ping();
   const syncer = createPodSyncer(
     { ...deps.options, maxDeadPerContainer: 5 },
-    { runtime, images: deps.images, volumes: deps.volumes, clock, log: deps.log, events: deps.events },
+    {
+      runtime,
+      images: deps.images,
+      volumes: deps.volumes,
+      configs: deps.configs,
+      clock,
+      log: deps.log,
+      events: deps.events,
+    },
   );
   const outcomes = new Map<string, PodOutcome>();
   const waiting = new Map<string, Map<string, Waiting>>();

@@ -12,7 +12,8 @@ import { createPodStore } from "../sources/store.ts";
 import { createSyncLoop } from "./sync-loop.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
-import { testPod } from "../testing/pods.ts";
+import { testConfig, testPod } from "../testing/pods.ts";
+import { noConfigs } from "../api/config-objects.ts";
 import type { Pod, V1PodSpec } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
 
@@ -24,14 +25,27 @@ const options: PodSyncOptions = {
   allowPrivileged: false,
   maxDeadPerContainer: 1,
 };
-const volumes: VolumeManager = { setup: async () => new Map(), teardown: async () => {}, podDirs: async () => [] };
+const volumes: VolumeManager = {
+  setup: async () => new Map(),
+  version: () => "",
+  teardown: async () => {},
+  podDirs: async () => [],
+};
 
 function harness() {
   const clock = new FakeClock();
   const runtime = new FakeRuntime(clock);
   const events = createEventRecorder({ clock });
   const images = createImageManager({ qps: 0, burst: 10, clock, events, dockerConfigPaths: [] }, runtime);
-  const syncer = createPodSyncer(options, { runtime, images, volumes, clock, log: silentLogger, events });
+  const syncer = createPodSyncer(options, {
+    runtime,
+    images,
+    volumes,
+    configs: noConfigs,
+    clock,
+    log: silentLogger,
+    events,
+  });
   const sync = async (pod: Pod) => syncer.syncPod(pod, (await syncer.observe()).get(pod.metadata.uid) ?? [], new Set());
   const app = (pod: Pod, name = "app") =>
     [...runtime.containers.values()]
@@ -280,6 +294,7 @@ describe("sync loop", () => {
         allowPrivileged: false,
         volumePaths: new Map(),
         node: { cpus: 2, memoryBytes: 0 },
+        configs: noConfigs,
       }),
       { running: true, state: "running" },
     );
@@ -293,6 +308,7 @@ describe("sync loop", () => {
         allowPrivileged: false,
         volumePaths: new Map(),
         node: { cpus: 2, memoryBytes: 0 },
+        configs: noConfigs,
         pauseId: pause,
         attempt: 0,
         init: false,
@@ -305,6 +321,38 @@ describe("sync loop", () => {
       l.runtime.calls.filter((c) => ["createContainer", "stopContainer", "removeContainer"].includes(c.method)),
     ).toEqual([]);
     expect(l.syncLoop.pods()[0]!.status?.phase).toBe("Running");
+    await l.stop();
+  });
+
+  test("a pod whose ConfigMap is missing waits with CreateContainerConfigError and starts once it appears", async () => {
+    const l = await loop();
+    const pod = testPod(
+      "cfg",
+      spec({
+        containers: [
+          {
+            name: "app",
+            image: "local/busybox:stable",
+            env: [{ name: "MODE", valueFrom: { configMapKeyRef: { name: "settings", key: "mode" } } }],
+          },
+        ],
+      }),
+    );
+    l.store.apply("file", { pods: [pod], rejected: [] });
+    await l.settle();
+    const app = l.syncLoop.pods()[0]!.status!.containerStatuses!.find((c) => c.name === "app")!;
+    expect(app.state?.waiting).toEqual({
+      reason: "CreateContainerConfigError",
+      message: 'configmap "settings" not found',
+    });
+    const settings = testConfig("ConfigMap", "settings", { data: { mode: "fast" } });
+    l.store.apply("file", { pods: [pod], rejected: [], configs: [settings] });
+    await l.settle();
+    expect(l.syncLoop.pods()[0]!.status!.containerStatuses![0]!.state?.running).toBeDefined();
+    const created = l.runtime.calls
+      .filter((c) => c.method === "createContainer")
+      .map((c) => c.args[0] as { Env?: string[] });
+    expect(created.at(-1)!.Env).toContain("MODE=fast");
     await l.stop();
   });
 
@@ -321,6 +369,7 @@ describe("sync loop", () => {
         allowPrivileged: false,
         volumePaths: new Map(),
         node: { cpus: 2, memoryBytes: 0 },
+        configs: noConfigs,
       }),
       { running: true, state: "running" },
     );
