@@ -30,6 +30,19 @@ export function stringifyYaml(value: unknown, options: { flow?: boolean } = {}):
   return stringify(value, { lineWidth: 0, ...(options.flow ? { collectionStyle: "flow" as const } : {}) });
 }
 
+/**
+ * `defaultMode: 0644` is octal to Kubernetes (its YAML reader is YAML 1.1) but decimal 644 to YAML 1.2:
+ * read a leading-zero integer as octal, so file modes mean what their authors and Kubernetes mean.
+ */
+const LEGACY_OCTAL = {
+  identify: () => false,
+  default: true,
+  tag: "tag:yaml.org,2002:int",
+  format: "OCT",
+  test: /^0[0-7]+$/,
+  resolve: (text: string) => Number.parseInt(text, 8),
+};
+
 /** Annotation holding the document index a pod came from within its origin. */
 export const DOCUMENT_ANNOTATION = "kubelet.io/config.document";
 
@@ -41,7 +54,11 @@ type Json = Record<string, unknown>;
  */
 export function readManifests(text: string, ctx: ManifestContext): ManifestResult {
   const result: ManifestResult = { pods: [], rejected: [], configs: [] };
-  const documents = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: false });
+  const documents = parseAllDocuments(text, {
+    prettyErrors: true,
+    uniqueKeys: false,
+    customTags: (tags) => [LEGACY_OCTAL, ...tags],
+  });
   const list = Array.isArray(documents) ? documents : [documents];
   list.forEach((doc, index) => {
     const reject = (issue: FieldIssue, pod?: string, kind?: ConfigObject["kind"]) =>

@@ -61,6 +61,15 @@ describe("readManifests", () => {
     );
   });
 
+  test("reads a leading-zero integer (defaultMode: 0400) as octal, as Kubernetes' YAML 1.1 reader does", () => {
+    const pod = readManifests(
+      "{apiVersion: v1, kind: Pod, metadata: {name: a}, spec: {containers: [{name: c, image: b}], volumes: [{name: v, secret: {secretName: s, defaultMode: 0400}}], terminationGracePeriodSeconds: 10}}",
+      { source: "file", origin: "a" },
+    ).pods[0]!;
+    expect(pod.spec.volumes![0]!.secret!.defaultMode).toBe(0o400);
+    expect(pod.spec.terminationGracePeriodSeconds).toBe(10);
+  });
+
   test("applies the Kubernetes defaults", () => {
     const pod = readManifests(
       "{apiVersion: v1, kind: Pod, metadata: {name: a}, spec: {containers: [{name: c, image: busybox, ports: [{containerPort: 80}], livenessProbe: {exec: {command: [true]}}}, {name: d, image: 'busybox:1.35'}]}}",
