@@ -2,7 +2,7 @@
 // validation with Kubernetes' rules and wording, and the bytes of each key. Secret values never
 // appear in an issue, a hash input that is logged, or any message.
 import { createHash } from "node:crypto";
-import { stableJson } from "./stable-json.ts";
+import { stableJson } from "./hash.ts";
 import { ANNOTATION, type FieldIssue } from "./types.ts";
 
 export type ConfigKind = "ConfigMap" | "Secret";
@@ -80,7 +80,7 @@ export function toConfigObject(raw: Json, origin: { source: string; origin: stri
   if (kind === "Secret") object.type = typeof raw.type === "string" && raw.type ? raw.type : SECRET_TYPES.opaque;
   object.metadata.annotations[ANNOTATION.source] = origin.source;
   object.metadata.annotations[ANNOTATION.origin] = origin.origin;
-  object.metadata.annotations["kubelet.io/config.document"] = String(origin.document);
+  object.metadata.annotations[ANNOTATION.document] = String(origin.document);
   object.metadata.annotations[ANNOTATION.hash] = configHash(object);
   documentFields.set(object, Object.keys(raw));
   return object;

@@ -10,7 +10,6 @@ import {
   type ConfigLookup,
   type ConfigObject,
 } from "../api/config-objects.ts";
-import { DOCUMENT_ANNOTATION } from "../api/manifest.ts";
 import {
   ANNOTATION,
   formatIssue,
@@ -61,8 +60,8 @@ export function createConfigStore(options: {
   const reject = (source: SourceName, object: ConfigObject, issues: FieldIssue[]): RejectedPod => ({
     source,
     origin: object.metadata.annotations[ANNOTATION.origin] ?? source,
-    ...(object.metadata.annotations[DOCUMENT_ANNOTATION] !== undefined
-      ? { document: Number(object.metadata.annotations[DOCUMENT_ANNOTATION]) }
+    ...(object.metadata.annotations[ANNOTATION.document] !== undefined
+      ? { document: Number(object.metadata.annotations[ANNOTATION.document]) }
       : {}),
     pod: `${object.metadata.namespace}/${object.metadata.name}`,
     kind: object.kind,
@@ -199,6 +198,6 @@ function hashOf(object: ConfigObject): string {
 
 function origin(object: ConfigObject): string {
   const at = object.metadata.annotations[ANNOTATION.origin] ?? object.metadata.annotations[ANNOTATION.source];
-  const document = object.metadata.annotations[DOCUMENT_ANNOTATION];
+  const document = object.metadata.annotations[ANNOTATION.document];
   return `${at ?? "unknown source"}${document !== undefined ? `[${document}]` : ""}`;
 }
