@@ -151,7 +151,7 @@ export function checkConfigRefs(pod: Pod, lookup: ConfigLookup): FieldIssue[] {
           path: `${ref.path}.name`,
           type: "Not found",
           value: ref.name,
-          detail: `no ${ref.kind} ${namespace}/${ref.name} among the manifests given: the pod would wait with CreateContainerConfigError (mark the reference optional: true if it may be absent)`,
+          detail: `no ${ref.kind} ${namespace}/${ref.name} in the manifests read: the pod would wait with CreateContainerConfigError (mark the reference optional: true if it may be absent)`,
           severity: "error",
         });
       else if (ref.use === "imagePullSecret")
@@ -159,7 +159,7 @@ export function checkConfigRefs(pod: Pod, lookup: ConfigLookup): FieldIssue[] {
           path: `${ref.path}.name`,
           type: "Not found",
           value: ref.name,
-          detail: `no Secret ${namespace}/${ref.name} among the manifests given: images are pulled with the node's credentials`,
+          detail: `no Secret ${namespace}/${ref.name} in the manifests read: images are pulled with the node's credentials`,
           severity: "warning",
         });
       continue;

@@ -2,7 +2,7 @@
 // labels, Kubernetes `$(VAR)` expansion, downward-API env, resources and security settings.
 import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerCreateBody } from "./runtime.ts";
 import { expand } from "../api/expand.ts";
-import { containerHash, podSandboxHash } from "../api/hash.ts";
+import { containerFieldHashes, containerHash, podSandboxHash, sandboxFieldHashes } from "../api/hash.ts";
 import { milliCpu, parseQuantity } from "../api/quantity.ts";
 import { KubeletError, ANNOTATION, type Pod, type V1Container } from "../api/types.ts";
 import { configBytes, type ConfigKind, type ConfigLookup } from "../api/config-objects.ts";
@@ -68,6 +68,7 @@ export function buildPauseContainer(pod: Pod, ctx: PodContext): ContainerCreateB
       [LABEL.containerName]: POD_INFRA_CONTAINER_NAME,
       [LABEL.containerType]: "podsandbox",
       [LABEL.podHash]: podSandboxHash(pod, ctx.networkMode),
+      [LABEL.fieldHashes]: sandboxFieldHashes(pod, ctx.networkMode),
     },
     ...(hostNetwork || ctx.networkMode === "none" ? {} : { Hostname: pod.spec.hostname ?? pod.metadata.name }),
     ...(Object.keys(exposed).length ? { ExposedPorts: exposed } : {}),
@@ -119,6 +120,7 @@ export function buildContainer(
       [LABEL.containerName]: container.name,
       [LABEL.containerType]: "container",
       [LABEL.containerHash]: containerHash(container),
+      [LABEL.fieldHashes]: containerFieldHashes(container),
       [LABEL.restartCount]: String(ctx.attempt),
       ...(ctx.init ? { [LABEL.initContainer]: "true" } : {}),
     },
