@@ -6,7 +6,7 @@ import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager } from "../node/images.ts";
 import type { Logger } from "../log.ts";
 import { computePodStatus, type Waiting } from "./pod-status.ts";
-import { createPodSyncer, type PodSyncOptions } from "./pod-sync.ts";
+import { createPodSyncer, type PodSyncDeps, type PodSyncOptions } from "./pod-sync.ts";
 import { podKey, type Pod, type V1PodStatus } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
 import type { ConfigLookup } from "../api/config-objects.ts";
@@ -20,6 +20,8 @@ export interface RunOnceDeps {
   log: Logger;
   events: EventRecorder;
   options: Omit<PodSyncOptions, "maxDeadPerContainer">;
+  cgroups?: PodSyncDeps["cgroups"];
+  dns?: PodSyncDeps["dns"];
 }
 
 export interface PodOutcome {
@@ -67,6 +69,8 @@ export async function runPodsOnce(
       clock,
       log: deps.log,
       events: deps.events,
+      cgroups: deps.cgroups,
+      dns: deps.dns,
     },
   );
   const outcomes = new Map<string, PodOutcome>();
