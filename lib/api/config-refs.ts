@@ -10,6 +10,8 @@ export interface ConfigRef {
   name: string;
   /** Field path of the reference, e.g. `spec.volumes[0].configMap`. */
   path: string;
+  /** The field naming the object under `path`: `name`, or `secretName` for a secret volume. */
+  nameField?: "secretName";
   optional: boolean;
   /** Keys the reference needs, with the field path naming each. */
   keys: Array<{ key: string; path: string }>;
@@ -43,6 +45,7 @@ export function podConfigRefs(pod: Pod): ConfigRef[] {
         kind: "Secret",
         name: volume.secret.secretName ?? "",
         path: `${base}.secret`,
+        nameField: "secretName",
         optional: volume.secret.optional === true,
         keys: keysOf(volume.secret.items, `${base}.secret`),
         use: "volume",
@@ -148,7 +151,7 @@ export function checkConfigRefs(pod: Pod, lookup: ConfigLookup): FieldIssue[] {
     if (!object) {
       if (!ref.optional)
         issues.push({
-          path: `${ref.path}.name`,
+          path: `${ref.path}.${ref.nameField ?? "name"}`,
           type: "Not found",
           value: ref.name,
           detail: `no ${ref.kind} ${namespace}/${ref.name} in the manifests read: the pod would wait with CreateContainerConfigError (mark the reference optional: true if it may be absent)`,

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { validateConfigObject } from "./config-objects.ts";
+import { validateConfigObject, type ConfigLookup } from "./config-objects.ts";
+import { checkConfigRefs } from "./config-refs.ts";
 import { readManifests } from "./manifest.ts";
 import { formatIssue } from "./types.ts";
 import { validatePod } from "./validation.ts";
@@ -16,15 +17,22 @@ interface Case {
 const dir = join(import.meta.dir, "../../testdata/manifests");
 const cases = JSON.parse(readFileSync(join(dir, "cases.json"), "utf8")) as Case[];
 
-/** Every issue a file produces: parse rejections, then each pod's and each ConfigMap's or Secret's validation. */
+/**
+ * Every issue a file produces, as `kubelet validate` finds them: parse rejections, each pod's validation and its
+ * references to the file's ConfigMaps and Secrets, each ConfigMap's or Secret's validation.
+ */
 function issuesOf(file: string, allowPrivileged: boolean) {
   const { pods, rejected, configs } = readManifests(readFileSync(join(dir, file), "utf8"), {
     source: "file",
     origin: file,
   });
+  const lookup: ConfigLookup = {
+    get: (kind, namespace, name) =>
+      configs.find((o) => o.kind === kind && o.metadata.namespace === namespace && o.metadata.name === name),
+  };
   return [
     ...rejected.flatMap((r) => r.issues),
-    ...pods.flatMap((pod) => validatePod(pod, { allowPrivileged })),
+    ...pods.flatMap((pod) => [...validatePod(pod, { allowPrivileged }), ...checkConfigRefs(pod, lookup)]),
     ...configs.flatMap((object) => validateConfigObject(object)),
   ];
 }
