@@ -299,7 +299,16 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
         Date.parse(container.startedAt ?? "") || clock.now(),
         probeHost,
       );
-    if (!starts.length) return { waiting, retryAfterMs, podIP };
+    if (!starts.length) {
+      // Running containers see their ConfigMap, Secret and downward API files follow changes, without a restart.
+      if (plan.sandbox)
+        await mountVolumes(pod).catch((error: Error) => {
+          if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
+          events.record(pod, "Warning", "FailedMount", error.message);
+          retry(10_000);
+        });
+      return { waiting, retryAfterMs, podIP };
+    }
     let ctx: PodContext;
     try {
       ctx = await context(pod, podIP);
@@ -362,13 +371,19 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     return { ...result, changed: changed(done) };
   };
 
-  const context = async (pod: Pod, podIP: string): Promise<PodContext> => {
+  /** Sets a pod's volumes up, and rewrites them whenever what they hold changed (a ConfigMap edit, a label). */
+  const mountVolumes = async (pod: Pod) => {
     const hash = deps.volumes.version(pod);
     let volumes = volumeCache.get(pod.metadata.uid);
     if (!volumes || volumes.hash !== hash) {
       volumes = { hash, paths: await deps.volumes.setup(pod, await nodeInfo()) };
       volumeCache.set(pod.metadata.uid, volumes);
     }
+    return volumes;
+  };
+
+  const context = async (pod: Pod, podIP: string): Promise<PodContext> => {
+    const volumes = await mountVolumes(pod);
     return {
       nodeName: options.hostname,
       hostIP: options.hostIP,

@@ -9,7 +9,7 @@ import { silentLogger } from "../log.ts";
 import { noopMetrics } from "../metrics.ts";
 import { createPodSyncer, type PodSyncOptions } from "./pod-sync.ts";
 import { createProbeManager } from "../node/probes.ts";
-import { createPodStore } from "../sources/store.ts";
+import { createPodStore, type PodStore } from "../sources/store.ts";
 import { createSyncLoop } from "./sync-loop.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
@@ -269,7 +269,10 @@ describe("pod sync step", () => {
 });
 
 describe("sync loop", () => {
-  async function loop(sources: Array<"file" | "etcd"> = ["file"]) {
+  async function loop(
+    sources: Array<"file" | "etcd"> = ["file"],
+    volumeManager: (store: PodStore) => VolumeManager = () => volumes,
+  ) {
     const clock = new FakeClock();
     const runtime = new FakeRuntime(clock);
     const store = createPodStore({ sources });
@@ -280,7 +283,7 @@ describe("sync loop", () => {
         store,
         runtime,
         images: createImageManager({ qps: 0, burst: 10, clock, dockerConfigPaths: [] }, runtime),
-        volumes,
+        volumes: volumeManager(store),
         createProbeManager,
         clock,
         log: silentLogger,
@@ -375,6 +378,44 @@ describe("sync loop", () => {
       .filter((c) => c.method === "createContainer")
       .map((c) => c.args[0] as { Env?: string[] });
     expect(created.at(-1)!.Env).toContain("MODE=fast");
+    await l.stop();
+  });
+
+  test("a changed ConfigMap rewrites a running pod's volume at once, without restarting its container", async () => {
+    const written: string[] = [];
+    const l = await loop(["file"], (store) => ({
+      ...volumes,
+      version: (pod) => store.configs.get("ConfigMap", pod.metadata.namespace, "settings")?.data?.mode ?? "-",
+      setup: async (pod) => {
+        written.push(store.configs.get("ConfigMap", pod.metadata.namespace, "settings")?.data?.mode ?? "-");
+        return new Map([["config", { hostPath: "/tmp/config" }]]);
+      },
+    }));
+    const pod = testPod(
+      "vol",
+      spec({
+        containers: [
+          {
+            name: "app",
+            image: "local/busybox:stable",
+            volumeMounts: [{ name: "config", mountPath: "/etc/config" }],
+          },
+        ],
+        volumes: [{ name: "config", configMap: { name: "settings" } }],
+      }),
+    );
+    const settings = (mode: string) => testConfig("ConfigMap", "settings", { data: { mode } });
+    l.store.apply("file", { pods: [pod], rejected: [], configs: [settings("fast")] });
+    await l.settle();
+    const before = l.runtime.calls.length;
+    l.store.apply("file", { pods: [pod], rejected: [], configs: [settings("slow")] });
+    await l.settle();
+    expect(written).toEqual(["fast", "slow"]);
+    expect(
+      l.runtime.calls
+        .slice(before)
+        .filter((c) => ["createContainer", "stopContainer", "removeContainer"].includes(c.method)),
+    ).toEqual([]);
     await l.stop();
   });
 
