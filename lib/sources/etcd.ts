@@ -2,15 +2,12 @@
 // the ConfigMaps and Secrets under …/configmaps/ and …/secrets/, read once, then watched (the whole
 // host prefix) from the next revision. A lost connection never empties the source;
 // only an empty list or a delete the watch confirms does.
-import { Etcd3, type IOptions } from "etcd3";
-import { readFileSync } from "node:fs";
 import { systemClock, type Clock } from "../clock.ts";
-import { parseDuration } from "../config/config.ts";
 import { silentLogger, type Logger } from "../log.ts";
 import type { ConfigObject } from "../api/config-objects.ts";
-import { parseYaml, readManifests, type ManifestResult } from "../api/manifest.ts";
+import { readManifests, type ManifestResult } from "../api/manifest.ts";
 import type { KubeletMetrics } from "../metrics.ts";
-import { KubeletError } from "../api/types.ts";
+import { createEtcdClient, etcdClientOptions } from "./etcd-client.ts";
 import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
 
 export interface EtcdSourceOptions {
@@ -70,16 +67,12 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
   const log = options.log ?? silentLogger;
   const key = etcdKeyFor(options.hostname);
   const prefix = `/registry/hosts/${options.hostname}/`;
-  const clientOptions = options.configFile
-    ? readEtcdConfig(options.configFile)
-    : { hosts: options.endpoints ?? [], dialTimeout: 5000 };
-  if (clientOptions.hosts.length === 0)
-    throw new KubeletError("InvalidValue", "the etcd source needs at least one endpoint");
+  const clientOptions = etcdClientOptions(options);
 
   return {
     name: "etcd",
     start(emit) {
-      const client = new Etcd3(clientOptions as IOptions);
+      const client = createEtcdClient(clientOptions);
       const stop = new AbortController();
       let lastSignature: string | undefined;
       const values = new Map<string, string>();
@@ -113,38 +106,26 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
         name === key || name.startsWith(`${prefix}configmaps/`) || name.startsWith(`${prefix}secrets/`);
 
       const session = async () => {
-        const response = await client.getAll().prefix(prefix).exec();
+        const { entries, revision } = await client.list(prefix);
         values.clear();
-        for (const kv of response.kvs) {
-          const name = kv.key.toString("utf8");
-          if (relevant(name)) values.set(name, kv.value.toString("utf8"));
-        }
+        for (const entry of entries) if (relevant(entry.key)) values.set(entry.key, entry.value);
         publish();
-        const watcher = await client
-          .watch()
-          .prefix(prefix)
-          .startRevision(String(Number(response.header.revision) + 1))
-          .create();
-        await new Promise<void>((resolve, reject) => {
-          watcher.on("put", (kv) => {
-            const name = kv.key.toString("utf8");
-            if (!relevant(name)) return;
-            values.set(name, kv.value.toString("utf8"));
+        const watch = await client.watch({ prefix }, revision + 1, {
+          put: (entry) => {
+            if (!relevant(entry.key)) return;
+            values.set(entry.key, entry.value);
             publish();
-          });
-          watcher.on("delete", (kv) => {
-            if (!values.delete(kv.key.toString("utf8"))) return;
-            publish();
-          });
-          watcher.on("disconnected", () => log.warn(`lost the etcd watch on ${prefix}; reconnecting (pods are kept)`));
-          watcher.on("connected", () => log.debug(`watching ${prefix}`));
-          watcher.on("error", (error) => reject(error));
-          watcher.on("end", () => resolve());
-          const cancel = () => void watcher.cancel().then(resolve, resolve);
-          if (stop.signal.aborted)
-            cancel(); // stopped while the watch was being set up
-          else stop.signal.addEventListener("abort", cancel, { once: true });
+          },
+          delete: (name) => {
+            if (values.delete(name)) publish();
+          },
+          disconnected: () => log.warn(`lost the etcd watch on ${prefix}; reconnecting (pods are kept)`),
+          connected: () => log.debug(`watching ${prefix}`),
         });
+        if (stop.signal.aborted)
+          void watch.cancel(); // stopped while the watch was being set up
+        else stop.signal.addEventListener("abort", () => void watch.cancel(), { once: true });
+        await watch.done;
       };
 
       const loop = async () => {
@@ -172,59 +153,4 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
       };
     },
   };
-}
-
-interface EtcdClientOptions {
-  hosts: string[];
-  dialTimeout: number;
-  credentials?: { rootCertificate: Buffer; privateKey?: Buffer; certChain?: Buffer };
-  auth?: { username: string; password: string };
-}
-
-/** Reads --etcd_config; errors name the file and the key. */
-export function readEtcdConfig(path: string): EtcdClientOptions {
-  const fail = (why: string) => new KubeletError("InvalidConfigFile", `--etcd_config "${path}": ${why}`);
-  let doc: Record<string, any>;
-  try {
-    doc = parseYaml(readFileSync(path, "utf8")) as Record<string, any>;
-  } catch (error) {
-    throw fail((error as Error).message);
-  }
-  if (!doc || typeof doc !== "object") throw fail("expected a mapping");
-  const legacy =
-    doc.cluster || doc.config
-      ? {
-          endpoints: doc.cluster?.machines,
-          caFile: doc.config?.caCertFiles?.[0],
-          certFile: doc.config?.certFile,
-          keyFile: doc.config?.keyFile,
-          dialTimeout: doc.config?.timeout,
-        }
-      : doc;
-  const endpoints = legacy.endpoints;
-  if (!Array.isArray(endpoints) || endpoints.length === 0)
-    throw fail(`"endpoints" (or cluster.machines) must list at least one URL`);
-  const file = (name: string, value: unknown) => {
-    try {
-      return readFileSync(String(value));
-    } catch (error) {
-      throw fail(`${name}: ${(error as Error).message}`);
-    }
-  };
-  const options: EtcdClientOptions = { hosts: endpoints.map(String), dialTimeout: 5000 };
-  if (legacy.dialTimeout !== undefined) {
-    options.dialTimeout =
-      typeof legacy.dialTimeout === "number" ? legacy.dialTimeout / 1e6 : parseDuration(String(legacy.dialTimeout));
-  }
-  if (legacy.caFile) {
-    options.credentials = { rootCertificate: file("caFile", legacy.caFile) };
-    if (legacy.certFile) options.credentials.certChain = file("certFile", legacy.certFile);
-    if (legacy.keyFile) options.credentials.privateKey = file("keyFile", legacy.keyFile);
-  }
-  if (legacy.username) options.auth = { username: String(legacy.username), password: String(legacy.password ?? "") };
-  for (const name of Object.keys(legacy)) {
-    if (!["endpoints", "caFile", "certFile", "keyFile", "username", "password", "dialTimeout"].includes(name))
-      throw fail(`unknown setting "${name}"`);
-  }
-  return options;
 }
