@@ -3,6 +3,7 @@
 import type { ConfigKind, ConfigLookup } from "./config-objects.ts";
 import { configBytes } from "./config-objects.ts";
 import type { FieldIssue, Pod } from "./types.ts";
+import { isEnvVarName } from "./validation.ts";
 
 /** One reference from a pod to a ConfigMap or Secret. */
 export interface ConfigRef {
@@ -15,6 +16,8 @@ export interface ConfigRef {
   optional: boolean;
   /** Keys the reference needs, with the field path naming each. */
   keys: Array<{ key: string; path: string }>;
+  /** envFrom's prefix (envFrom references only). */
+  prefix?: string;
   /** How the pod uses it: volumes follow changes, env is read when a container starts. */
   use: "volume" | "env" | "imagePullSecret";
 }
@@ -88,6 +91,7 @@ export function podConfigRefs(pod: Pod): ConfigRef[] {
             path: `${at}.configMapRef`,
             optional: source.configMapRef.optional === true,
             keys: [],
+            prefix: source.prefix ?? "",
             use: "env",
           });
         if (source.secretRef)
@@ -97,6 +101,7 @@ export function podConfigRefs(pod: Pod): ConfigRef[] {
             path: `${at}.secretRef`,
             optional: source.secretRef.optional === true,
             keys: [],
+            prefix: source.prefix ?? "",
             use: "env",
           });
       });
@@ -177,6 +182,14 @@ export function checkConfigRefs(pod: Pod, lookup: ConfigLookup): FieldIssue[] {
           detail: `couldn't find key ${key} in ${ref.kind} ${namespace}/${ref.name}`,
           severity: "error",
         });
+    const skipped = ref.prefix === undefined ? [] : [...bytes.keys()].filter((k) => !isEnvVarName(`${ref.prefix}${k}`));
+    if (skipped.length)
+      issues.push({
+        path: ref.path,
+        type: "Invalid value",
+        detail: `keys [${skipped.join(", ")}] from the EnvFrom ${ref.kind.toLowerCase()} ${namespace}/${ref.name} were skipped since they are considered invalid environment variable names`,
+        severity: "warning",
+      });
     if (ref.use === "env" && !object.immutable)
       issues.push({
         path: ref.path,
