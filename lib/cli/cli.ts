@@ -1,6 +1,6 @@
-// Layer cli/: subcommands (run, runonce, validate, print-config, fleet) and the only place errors
-// become exit codes. Imports config/ and api/; lib/kubelet.ts (and with it everything heavy) only
-// lazily, for run and runonce; the etcd client only lazily, for fleet.
+// Layer cli/: subcommands (run, runonce, plan, validate, print-config, fleet) and the only place
+// errors become exit codes. Imports config/ and api/; lib/kubelet.ts (and with it everything heavy)
+// only lazily, for run, runonce and plan; the etcd client only lazily, for fleet.
 //
 // The only cac import: subcommands, flags in both spellings, usage errors, exit codes
 // (0 success, 1 failure, 2 usage). Heavy parts (Docker, etcd, the server) load only for run/runonce.
@@ -12,6 +12,7 @@ import { createLogger } from "../log.ts";
 import { runtimeName } from "../platform/runtime.ts";
 import type { FleetSection } from "./fleet.ts";
 import { validateCommand } from "./validate.ts";
+import { PLAN_EXIT, planCommand } from "./plan.ts";
 
 declare const KUBELET_COMMIT: string | undefined;
 
@@ -127,6 +128,15 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       },
     );
   });
+  const plan = withConfigFlags(
+    cli.command("plan", "Print what a sync would do to this node, without doing it (exit 0 none, 2 changes, 1 errors)"),
+  ).option("-o, --output <format>", "text or json", { default: "text" });
+  plan.action((options) => {
+    const format = outputFormat(options.output, ["text", "json"], plan) as "text" | "json";
+    const { config } = resolve(options, plan);
+    const log = createLogger({ format: config.logFormat || undefined, verbosity: Math.min(config.verbosity, 0) });
+    result = planCommand(config, { format, out: io.stdout, err: io.stderr, log });
+  });
   const print = withConfigFlags(
     cli.command("print-config", "Print the effective configuration (defaults < --config_file < flags)"),
   )
@@ -176,7 +186,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
         cli.outputHelp();
         return 2;
       }
-      throw new UsageError(`unknown command "${cli.args[0]}": use run, runonce, validate, print-config or fleet`);
+      throw new UsageError(`unknown command "${cli.args[0]}": use run, runonce, plan, validate, print-config or fleet`);
     }
     await cli.runMatchedCommand();
     return await result;
@@ -190,7 +200,8 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       io.stderr.write(
         `Usage: kubelet ${command ? command.rawName : "<command>"} [flags]; see 'kubelet ${command ? command.name + " " : ""}--help'\n`,
       );
-      return 2;
+      // plan's 2 means "changes", as with terraform's -detailed-exitcode: its usage errors are errors.
+      return command?.name === "plan" ? PLAN_EXIT.error : 2;
     }
     io.stderr.write(`kubelet: ${err.message}\n`);
     return 1;
