@@ -88,7 +88,12 @@ export function createNodeManagers(
   /** The rest of the kubelet, known once run() starts; nothing below calls it before. */
   let node: ManagedNode | undefined;
   const analyzer = createStatsAnalyzer(
-    { nodeName: deps.nodeName, fsPeriodMs: Math.max(1000, config.volumeStatsAggPeriod), clock },
+    {
+      nodeName: deps.nodeName,
+      fsPeriodMs: Math.max(1000, config.volumeStatsAggPeriod),
+      containerStatsPeriodMs: 30_000,
+      clock,
+    },
     {
       runtime,
       pods: () => node?.pods() ?? [],

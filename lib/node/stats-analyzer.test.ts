@@ -40,7 +40,7 @@ describe("resource analyzer", () => {
     runtime.containerSizes.set(app, 8192);
     let walks = 0;
     const analyzer = createStatsAnalyzer(
-      { nodeName: "node-a", fsPeriodMs: 60_000, clock },
+      { nodeName: "node-a", fsPeriodMs: 60_000, containerStatsPeriodMs: 30_000, clock },
       {
         runtime,
         pods: () => [pod],
@@ -106,6 +106,21 @@ describe("resource analyzer", () => {
     await s.clock.advance(50_000);
     await s.analyzer.refresh();
     expect(s.walks()).toBe(2);
+  });
+
+  test("asks Docker for a container's CPU and memory once per container stats period, not at every collection", async () => {
+    const s = setup();
+    const statsCalls = () => s.runtime.calls.filter((c) => c.method === "stats").length;
+    await s.analyzer.refresh();
+    expect(statsCalls()).toBe(2); // pause and app
+    await s.clock.advance(10_000);
+    await s.analyzer.refresh();
+    await s.clock.advance(10_000);
+    await s.analyzer.refresh();
+    expect(statsCalls()).toBe(2);
+    await s.clock.advance(10_000);
+    await s.analyzer.refresh();
+    expect(statsCalls()).toBe(4);
   });
 
   test("a container that starts between walks is measured at the next collection", async () => {

@@ -59,6 +59,11 @@ export interface StatsAnalyzerOptions {
   nodeName: string;
   /** Period of the filesystem walks (rootfs, logs, volumes); the Go kubelet's --volume_stats_agg_period is 1m. */
   fsPeriodMs: number;
+  /**
+   * How old a container's CPU and memory sample may get before it is asked of Docker again (one stats call per
+   * container; node memory and pod cgroups are read every collection, they are file reads).
+   */
+  containerStatsPeriodMs: number;
   clock: Clock;
 }
 
@@ -94,6 +99,7 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
   let last: StatsSummary | undefined;
   let fs: FsCache = { rootfs: new Map(), logs: new Map(), volumes: new Map() };
   let fsAt = -Infinity;
+  const samples = new Map<string, { at: number; sample: ContainerStats | undefined }>();
 
   const walkFilesystems = async (pods: Pod[]) => {
     const listed = await deps.runtime.listContainers({ size: true });
@@ -142,11 +148,17 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
           ),
         ),
       );
-      const stats = new Map<string, ContainerStats | undefined>(
-        await Promise.all(
-          running.map(async (c) => [c.id, await deps.runtime.stats(c.id).catch(() => undefined)] as const),
-        ),
+      const due = running.filter(
+        (c) => clock.now() - (samples.get(c.id)?.at ?? -Infinity) >= options.containerStatsPeriodMs,
       );
+      await Promise.all(
+        due.map(async (c) => {
+          const sample = await deps.runtime.stats(c.id).catch(() => undefined);
+          samples.set(c.id, { at: clock.now(), sample });
+        }),
+      );
+      for (const id of samples.keys()) if (!running.some((c) => c.id === id)) samples.delete(id);
+      const stats = new Map(running.map((c) => [c.id, samples.get(c.id)?.sample]));
       const now = new Date(clock.now()).toISOString();
       const fsTime = new Date(fsAt).toISOString();
       last = {
