@@ -1,0 +1,262 @@
+// The release and its installer, end to end and offline: `bun build.ts --release` writes two
+// release directories (v0.1.0 and v0.2.0-test), a Bun server on 127.0.0.1 hosts them, and
+// `curl -fsSL …/install.sh | sh -s -- …` installs, re-runs, upgrades, refuses and uninstalls.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { removeDir, tempDir } from "./harness.ts";
+
+declare const Bun: {
+  serve(options: { hostname: string; port: number; fetch(request: Request): Response | Promise<Response> }): {
+    port: number;
+    stop(closeActive?: boolean): void;
+  };
+  file(path: string): Blob;
+};
+
+const root = join(import.meta.dir, "../..");
+const work = tempDir("install");
+const releases = { a: join(work, "release-a"), b: join(work, "release-b") };
+const fakeBin = join(work, "fake-bin");
+const systemctlLog = join(work, "systemctl.log");
+const requests: string[] = [];
+let server: { port: number; stop(closeActive?: boolean): void };
+let url = "";
+
+/** Builds a release directory with build.ts itself (the code `npm run release` runs). */
+function buildRelease(out: string, version: string): void {
+  const build = spawnSync(
+    join(root, "node_modules/.bin/bun"),
+    ["build.ts", "--release", "--out", out, "--version", version],
+    { cwd: root, encoding: "utf8" },
+  );
+  if (build.status !== 0) throw new Error(`bun build.ts --release failed: ${build.stderr}`);
+}
+
+/** /a/ and /b/ serve the two releases; /corrupt/ serves release a with every binary's last byte flipped. */
+async function serveReleases(request: Request): Promise<Response> {
+  const path = new URL(request.url).pathname;
+  requests.push(path);
+  const [, name, file] = path.split("/");
+  const dir = name === "b" ? releases.b : releases.a;
+  if (!file || !["a", "b", "corrupt"].includes(name!) || !existsSync(join(dir, file)))
+    return new Response("not found", { status: 404 });
+  if (name !== "corrupt" || !file.startsWith("kubelet-")) return new Response(Bun.file(join(dir, file)));
+  const bytes = new Uint8Array(await Bun.file(join(dir, file)).arrayBuffer());
+  bytes[bytes.length - 1]! ^= 0xff;
+  return new Response(bytes);
+}
+
+/** `curl -fsSL <url>/install.sh | sh -s -- <args>`, with the fake systemctl first on PATH. */
+function install(
+  release: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; out: string }> {
+  const quoted = args.map((a) => `'${a}'`).join(" ");
+  return new Promise((resolve) => {
+    const child = spawn("sh", ["-c", `curl -fsSL ${url}/${release}/install.sh | sh -s -- ${quoted}`], {
+      env: {
+        ...process.env,
+        PATH: `${fakeBin}:${process.env.PATH}`,
+        DOCKER_HOST: `unix://${join(work, "no-docker.sock")}`,
+        KUBELET_BASE_URL: `${url}/${release}`,
+        ...env,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (out += d));
+    child.on("exit", (code) => resolve({ code: code ?? -1, out }));
+  });
+}
+
+const sha256 = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
+const versionOf = (bin: string) => spawnSync(bin, ["--version"], { encoding: "utf8" }).stdout.trim();
+
+beforeAll(() => {
+  buildRelease(releases.a, "0.1.0");
+  buildRelease(releases.b, "0.2.0-test");
+  mkdirSync(fakeBin);
+  // A stand-in systemctl, so no test can ever touch the machine's own systemd.
+  writeFileSync(join(fakeBin, "systemctl"), `#!/bin/sh\necho "$*" >> '${systemctlLog}'\nexit 3\n`);
+  chmodSync(join(fakeBin, "systemctl"), 0o755);
+  server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: serveReleases });
+  url = `http://127.0.0.1:${server.port}`;
+}, 120_000);
+
+afterAll(() => {
+  server?.stop(true);
+  removeDir(work);
+});
+
+describe("the release directory (bun build.ts --release)", () => {
+  test("holds a binary per Linux target, SHA256SUMS over them and install.sh", () => {
+    expect(readdirSync(releases.a).sort()).toEqual([
+      "SHA256SUMS",
+      "install.sh",
+      "kubelet-linux-arm64",
+      "kubelet-linux-arm64-musl",
+      "kubelet-linux-x64",
+      "kubelet-linux-x64-baseline",
+      "kubelet-linux-x64-musl",
+    ]);
+    const sums = readFileSync(join(releases.a, "SHA256SUMS"), "utf8").trim().split("\n");
+    expect(sums).toHaveLength(5);
+    for (const line of sums) {
+      const [hash, name] = line.split("  ");
+      expect(sha256(join(releases.a, name!))).toBe(hash!);
+    }
+  });
+
+  test("embeds the release version and the git commit (kubelet --version)", () => {
+    const commit = spawnSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root, encoding: "utf8" }).stdout.trim();
+    const host = process.arch === "arm64" ? "arm64" : "x64";
+    expect(versionOf(join(releases.b, `kubelet-linux-${host}`))).toStartWith(
+      `kubelet v0.2.0-test (commit ${commit}, bun `,
+    );
+  });
+
+  test("install.sh is POSIX sh that shellcheck passes", () => {
+    const shellcheck = spawnSync("shellcheck", ["--shell=sh", join(releases.a, "install.sh")], { encoding: "utf8" });
+    if (shellcheck.error && process.env.CI !== "true") return console.warn("shellcheck is not installed: skipped");
+    expect(shellcheck.stdout + shellcheck.stderr).toBe("");
+    expect(shellcheck.status).toBe(0);
+  });
+});
+
+describe("curl -fsSL …/install.sh | sh -s -- --prefix DIR --no-systemd", () => {
+  const prefix = join(work, "prefix");
+  const bin = join(prefix, "bin/kubelet");
+  const config = join(prefix, "etc/kubelet/config.yaml");
+
+  test("installs a binary that runs, the manifests directory and a commented config file", async () => {
+    const { code, out } = await install("a", ["--prefix", prefix, "--no-systemd"]);
+    expect(out).toContain(`kubelet v0.1.0 installed at ${bin}`);
+    expect(code).toBe(0);
+    expect(versionOf(bin)).toStartWith("kubelet v0.1.0 ");
+    expect(statSync(join(prefix, "etc/kubelet/manifests")).isDirectory()).toBe(true);
+    const text = readFileSync(config, "utf8");
+    expect(text).toContain(`\nconfig: ${join(prefix, "etc/kubelet/manifests")}\n`);
+    expect(text).toContain("\n# sync_frequency: 10s\n");
+    expect(spawnSync(bin, ["print-config", "--config_file", config], { encoding: "utf8" }).status).toBe(0);
+  });
+
+  test("a second run changes nothing, says so, and downloads only SHA256SUMS", async () => {
+    const before = statSync(bin);
+    requests.length = 0;
+    const { code, out } = await install("a", ["--prefix", prefix, "--no-systemd"]);
+    expect(code).toBe(0);
+    expect(out).toContain("nothing to do: kubelet v0.1.0 is installed");
+    expect(requests.filter((p) => p.includes("kubelet-linux"))).toEqual([]);
+    expect(statSync(bin).ino).toBe(before.ino);
+    expect(statSync(bin).mtimeMs).toBe(before.mtimeMs);
+  });
+
+  test("refuses a binary that does not match SHA256SUMS and keeps the installed one", async () => {
+    const before = sha256(bin);
+    const { code, out } = await install("corrupt", ["--prefix", prefix, "--no-systemd", "--version", "0.2.0-test"]);
+    expect(code).toBe(1);
+    expect(out).toMatch(/install\.sh: checksum mismatch for http:\/\/127\.0\.0\.1:\d+\/corrupt\/kubelet-linux-/);
+    expect(out).toContain(`v0.1.0 at ${bin} is untouched`);
+    expect(sha256(bin)).toBe(before);
+    expect(readdirSync(join(prefix, "bin"))).toEqual(["kubelet"]);
+  });
+
+  test("--dry-run prints each step and changes nothing", async () => {
+    const before = sha256(bin);
+    const { code, out } = await install("b", ["--prefix", prefix, "--no-systemd", "--dry-run"]);
+    expect(code).toBe(0);
+    expect(out).toContain(`dry run: would upgrade ${bin} from v0.1.0`);
+    expect(out).toContain("nothing was changed");
+    expect(sha256(bin)).toBe(before);
+    const fresh = join(work, "dry-prefix");
+    const first = await install("a", ["--prefix", fresh, "--dry-run"]);
+    expect(first.out).toContain(`dry run: would install ${url}/a/kubelet-linux-`);
+    expect(first.out).toContain(`dry run: would write ${join(fresh, "etc/kubelet/config.yaml")}`);
+    expect(first.out).toContain("dry run: would write /etc/systemd/system/kubelet.service");
+    expect(first.code).toBe(0);
+    expect(existsSync(fresh)).toBe(false);
+  });
+
+  test("an upgrade to another release replaces the binary in place and keeps the operator's config", async () => {
+    writeFileSync(config, "config: /srv/pods\nsync_frequency: 1m\n");
+    const { code, out } = await install("b", ["--prefix", prefix, "--no-systemd"]);
+    expect(out).toContain(`kubelet v0.2.0-test installed at ${bin} (was v0.1.0)`);
+    expect(out).toContain(`keeping ${config}`);
+    expect(code).toBe(0);
+    expect(versionOf(bin)).toStartWith("kubelet v0.2.0-test ");
+    expect(readFileSync(config, "utf8")).toBe("config: /srv/pods\nsync_frequency: 1m\n");
+  });
+
+  test("--version refuses a release directory that holds another version", async () => {
+    const { code, out } = await install("a", ["--prefix", prefix, "--no-systemd", "--version", "0.3.0"]);
+    expect(out).toContain("holds kubelet v0.1.0, not the requested v0.3.0: nothing was installed");
+    expect(code).toBe(1);
+    expect(versionOf(bin)).toStartWith("kubelet v0.2.0-test ");
+  });
+
+  test("--uninstall removes the binary and keeps config and manifests", async () => {
+    const { code, out } = await install("a", ["--prefix", prefix, "--no-systemd", "--uninstall"]);
+    expect(code).toBe(0);
+    expect(out).toContain(`remove ${bin}`);
+    expect(existsSync(bin)).toBe(false);
+    expect(existsSync(config)).toBe(true);
+    expect(existsSync(join(prefix, "etc/kubelet/manifests"))).toBe(true);
+    const again = await install("a", ["--prefix", prefix, "--no-systemd", "--uninstall"]);
+    expect(again.out).toContain("nothing to remove");
+  });
+});
+
+describe("the systemd unit and the checks around it", () => {
+  test("writes kubelet.service: after Docker, restart always, run --config_file; --uninstall removes it", async () => {
+    const prefix = join(work, "unit-prefix");
+    const unitDir = join(work, "units");
+    const env = { KUBELET_UNIT_DIR: unitDir };
+    const { code, out } = await install("a", ["--prefix", prefix], env);
+    expect(code).toBe(0);
+    const unit = readFileSync(join(unitDir, "kubelet.service"), "utf8");
+    const lines = unit.split("\n");
+    for (const line of [
+      "After=docker.service network-online.target",
+      "Wants=docker.service network-online.target",
+      `ExecStart=${prefix}/bin/kubelet run --config_file ${prefix}/etc/kubelet/config.yaml`,
+      "Restart=always",
+      "StandardError=journal",
+      "WantedBy=multi-user.target",
+    ])
+      expect(lines).toContain(line);
+    if (!existsSync("/run/systemd/system")) expect(out).toContain("systemd is not running here");
+    const again = await install("a", ["--prefix", prefix], env);
+    expect(again.out).toContain("nothing to do");
+    const removed = await install("a", ["--prefix", prefix, "--uninstall"], env);
+    expect(removed.code).toBe(0);
+    expect(existsSync(join(unitDir, "kubelet.service"))).toBe(false);
+    expect(existsSync(join(prefix, "bin/kubelet"))).toBe(false);
+  });
+
+  test("says what to install when Docker is not reachable", async () => {
+    const { out } = await install("a", ["--prefix", join(work, "nodocker"), "--no-systemd", "--dry-run"]);
+    expect(out).toContain(`Docker is not reachable at unix://${join(work, "no-docker.sock")}`);
+    expect(out).toContain("apt-get install docker.io");
+    expect(out).toContain("--install-docker");
+  });
+
+  test("refuses an unknown architecture with one clear line", async () => {
+    const fakeUname = join(work, "mips-bin");
+    mkdirSync(fakeUname, { recursive: true });
+    writeFileSync(join(fakeUname, "uname"), '#!/bin/sh\n[ "$1" = -m ] && echo mips64 || echo Linux\n');
+    chmodSync(join(fakeUname, "uname"), 0o755);
+    const { code, out } = await install("a", ["--prefix", join(work, "mips"), "--no-systemd"], {
+      PATH: `${fakeUname}:${fakeBin}:${process.env.PATH}`,
+    });
+    expect(code).toBe(1);
+    expect(out.trim()).toBe(
+      'install.sh: unsupported architecture "mips64": kubelet releases are built for x86_64 and aarch64 (Linux)',
+    );
+    expect(existsSync(join(work, "mips"))).toBe(false);
+  });
+});
