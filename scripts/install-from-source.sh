@@ -19,18 +19,27 @@ for arg in "$@"; do
 done
 [ "$systemd" = 1 ] || args+=(--no-systemd)
 
-if ! command -v npm >/dev/null; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
+NODE_HOWTO="install NodeSource's Node.js 20 (it bundles npm): curl -fsSL https://deb.nodesource.com/setup_20.x | sudo bash - && sudo apt-get install -y nodejs"
+if ! command -v npm >/dev/null || [ "$(node_major)" -lt 20 ]; then
+  # Debian's npm package depends on Debian's nodejs: install the pair only when that nodejs is new
+  # enough (Debian 13), never over another nodejs (NodeSource's conflicts with Debian's npm).
+  candidate=$(apt-cache policy nodejs 2>/dev/null | sed -n 's/^ *Candidate: \([0-9]*\).*/\1/p')
+  if ! command -v node >/dev/null && [ "$(id -u)" = 0 ] && [ "${candidate:-0}" -ge 20 ]; then
     printf '==> installing Node.js and npm (apt-get install nodejs npm) to build the kubelet\n' >&2
     DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends nodejs npm >/dev/null
   else
-    die "building needs Node.js >= 20 with npm: install them (apt-get install nodejs npm), then run this again"
+    die "building needs Node.js >= 20 with npm (found: $(node --version 2>/dev/null || echo none); this distribution's nodejs: ${candidate:-none}): $NODE_HOWTO"
   fi
 fi
-node_major=$(node -p 'process.versions.node.split(".")[0]')
-[ "$node_major" -ge 20 ] || die "building needs Node.js >= 20, this is $(node --version): see the README's Node.js note"
-
 [ -x node_modules/.bin/bun ] || npm ci --no-audit --no-fund >&2
-node_modules/.bin/bun build.ts --release >&2
+# Only this architecture's binaries (install.sh picks among them by libc and CPU); each other target
+# would mean downloading another bun runtime.
+case "$(uname -m)" in
+x86_64 | amd64) targets=linux-x64,linux-x64-baseline,linux-x64-musl ;;
+aarch64 | arm64) targets=linux-arm64,linux-arm64-musl ;;
+*) die "unsupported architecture \"$(uname -m)\": the kubelet builds for x86_64 and aarch64 (Linux)" ;;
+esac
+node_modules/.bin/bun build.ts --release --targets "$targets" >&2
 exec sh dist/release/install.sh --base-url "file://$PWD/dist/release" "${args[@]}"
