@@ -28,6 +28,8 @@ export const ANNOTATION = {
   hash: "kubernetes.io/config.hash",
   /** The file, URL or etcd key the pod was read from. */
   origin: "kubelet.io/config.origin",
+  /** Which document of a multi-document file the pod came from (0-based). */
+  document: "kubelet.io/config.document",
 } as const;
 
 /**

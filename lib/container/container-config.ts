@@ -1,9 +1,8 @@
 // Pure: a pod and one of its containers → the Docker create body, with the dockershim names and
 // labels, Kubernetes `$(VAR)` expansion, downward-API env, resources and security settings.
-import { createHash } from "node:crypto";
 import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerCreateBody } from "./runtime.ts";
 import { expand } from "../api/expand.ts";
-import { stableJson } from "../api/manifest.ts";
+import { containerHash, podSandboxHash } from "../api/hash.ts";
 import { milliCpu, parseQuantity } from "../api/quantity.ts";
 import { KubeletError, ANNOTATION, type Pod, type V1Container } from "../api/types.ts";
 
@@ -29,39 +28,6 @@ export interface PodContext {
 /** `k8s_<container>_<pod>_<namespace>_<uid>_<attempt>`, the dockershim name. */
 export function containerName(pod: Pod, container: string, attempt: number): string {
   return `k8s_${container}_${pod.metadata.name}_${pod.metadata.namespace}_${pod.metadata.uid}_${attempt}`;
-}
-
-/** Parses a dockershim name; undefined for names the kubelet did not make. */
-export function parseContainerName(
-  name: string,
-): { container: string; pod: string; namespace: string; uid: string; attempt: number } | undefined {
-  const parts = name.replace(/^\//, "").split("_");
-  if (parts.length !== 6 || parts[0] !== "k8s" || !/^\d+$/.test(parts[5]!)) return undefined;
-  return { container: parts[1]!, pod: parts[2]!, namespace: parts[3]!, uid: parts[4]!, attempt: Number(parts[5]) };
-}
-
-/** Stable hash of a container's spec: a change replaces just that container. */
-export function containerHash(container: V1Container): string {
-  return createHash("sha256").update(stableJson(container)).digest("hex").slice(0, 8);
-}
-
-/** Hash of what the pause container embodies; a change recreates the whole pod. */
-export function podSandboxHash(pod: Pod, networkMode: string): string {
-  const ports = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].flatMap((c) =>
-    (c.ports ?? [])
-      .filter((p) => p.hostPort)
-      .map((p) => `${p.hostIP ?? ""}:${p.hostPort}:${p.containerPort}/${p.protocol}`),
-  );
-  const sandbox = {
-    hostNetwork: !!pod.spec.hostNetwork,
-    hostIPC: !!pod.spec.hostIPC,
-    hostPID: !!pod.spec.hostPID,
-    hostname: pod.spec.hostname ?? "",
-    ports,
-    networkMode,
-    volumes: pod.spec.volumes ?? [],
-  };
-  return createHash("sha256").update(stableJson(sandbox)).digest("hex").slice(0, 8);
 }
 
 function podLabels(pod: Pod): Record<string, string> {

@@ -22,6 +22,8 @@ export interface StatusInput {
   firstSeen: number;
   /** The status computed last time: conditions keep their transition times while unchanged. */
   previous?: V1PodStatus;
+  /** The time of this computation (ms, from the injected clock): a changed condition's transition time. */
+  now: number;
 }
 
 /** Instances of one container of the pod, newest attempt first. */
@@ -88,7 +90,7 @@ function containerStatus(spec: V1Container, input: StatusInput): V1ContainerStat
 /** The pod's status in the Kubernetes shape. */
 export function computePodStatus(input: StatusInput): V1PodStatus {
   const { pod } = input;
-  const now = new Date().toISOString();
+  const now = new Date(input.now).toISOString();
   const initStatuses = (pod.spec.initContainers ?? []).map((c) => containerStatus(c, input));
   const statuses = pod.spec.containers.map((c) => containerStatus(c, input));
   const initialized =

@@ -85,6 +85,7 @@ export async function runPodsOnce(
         hostIP: deps.options.hostIP,
         podIP: podIPs.get(pod.metadata.uid) ?? "",
         firstSeen: began,
+        now: clock.now(),
       });
       const statuses = [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])];
       const stuck = statuses.find((s) => s.state?.waiting && TERMINAL.has(s.state.waiting.reason ?? ""));
