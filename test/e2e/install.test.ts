@@ -6,6 +6,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { describeWithServices } from "../../lib/testing/services.ts";
 import { removeDir, tempDir } from "./harness.ts";
 
 declare const Bun: {
@@ -26,10 +27,10 @@ let server: { port: number; stop(closeActive?: boolean): void };
 let url = "";
 
 /** Builds a release directory with build.ts itself (the code `npm run release` runs). */
-function buildRelease(out: string, version: string): void {
+function buildRelease(out: string, version: string, targets?: string): void {
   const build = spawnSync(
     join(root, "node_modules/.bin/bun"),
-    ["build.ts", "--release", "--out", out, "--version", version],
+    ["build.ts", "--release", "--out", out, "--version", version, ...(targets ? ["--targets", targets] : [])],
     { cwd: root, encoding: "utf8" },
   );
   if (build.status !== 0) throw new Error(`bun build.ts --release failed: ${build.stderr}`);
@@ -79,7 +80,12 @@ const versionOf = (bin: string) => spawnSync(bin, ["--version"], { encoding: "ut
 
 beforeAll(() => {
   buildRelease(releases.a, "0.1.0");
-  buildRelease(releases.b, "0.2.0-test");
+  // The upgrade needs only this architecture's binaries (the installer picks among them by libc and CPU).
+  buildRelease(
+    releases.b,
+    "0.2.0-test",
+    process.arch === "arm64" ? "linux-arm64,linux-arm64-musl" : "linux-x64,linux-x64-baseline,linux-x64-musl",
+  );
   mkdirSync(fakeBin);
   // A stand-in systemctl, so no test can ever touch the machine's own systemd.
   writeFileSync(join(fakeBin, "systemctl"), `#!/bin/sh\necho "$*" >> '${systemctlLog}'\nexit 3\n`);
@@ -259,4 +265,21 @@ describe("the systemd unit and the checks around it", () => {
     );
     expect(existsSync(join(work, "mips"))).toBe(false);
   });
+});
+
+describeWithServices("scripts/install-from-source.sh (the README's first command, from a clone)", (services) => {
+  test("builds a release of this checkout and installs it through install.sh, without a unit", () => {
+    const prefix = join(work, "from-source");
+    const result = spawnSync("bash", ["scripts/install-from-source.sh", "--prefix", prefix], {
+      cwd: root,
+      encoding: "utf8",
+      // A Docker Engine that answers, so --install-docker (its default) has nothing to install.
+      env: { ...process.env, PATH: `${fakeBin}:${process.env.PATH}`, DOCKER_HOST: services.dockerHost },
+    });
+    expect(result.stderr).toContain(`==> install file://${root}/dist/release/kubelet-linux-`);
+    expect(result.status).toBe(0);
+    expect(versionOf(join(prefix, "bin/kubelet"))).toMatch(/^kubelet v\d+\.\d+\.\d+ \(commit [0-9a-f]+, bun /);
+    expect(existsSync(join(prefix, "etc/kubelet/config.yaml"))).toBe(true);
+    expect(result.stderr).not.toContain("kubelet.service"); // --no-systemd unless --systemd is given
+  }, 120_000);
 });
