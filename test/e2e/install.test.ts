@@ -55,10 +55,16 @@ function install(
   release: string,
   args: string[],
   env: Record<string, string> = {},
+  asUser?: number,
 ): Promise<{ code: number; out: string }> {
   const quoted = args.map((a) => `'${a}'`).join(" ");
+  const pipeline = `curl -fsSL ${url}/${release}/install.sh | sh -s -- ${quoted}`;
+  const command =
+    asUser === undefined
+      ? ["sh", "-c", pipeline]
+      : ["setpriv", `--reuid=${asUser}`, `--regid=${asUser}`, "--clear-groups", "sh", "-c", pipeline];
   return new Promise((resolve) => {
-    const child = spawn("sh", ["-c", `curl -fsSL ${url}/${release}/install.sh | sh -s -- ${quoted}`], {
+    const child = spawn(command[0]!, command.slice(1), {
       env: {
         ...process.env,
         PATH: `${fakeBin}:${process.env.PATH}`,
@@ -249,6 +255,26 @@ describe("the systemd unit and the checks around it", () => {
     expect(out).toContain(`Docker is not reachable at unix://${join(work, "no-docker.sock")}`);
     expect(out).toContain("apt-get install docker.io");
     expect(out).toContain("--install-docker");
+  });
+
+  test("installs without root into $HOME/.local with --no-systemd, and says why it needs root without it", async () => {
+    // Run as nobody when the tests run as root; as the current user otherwise.
+    const uid = process.getuid?.() === 0 ? 65534 : undefined;
+    const home = join(work, "home");
+    mkdirSync(home, { mode: 0o777 });
+    chmodSync(work, 0o755);
+    if (uid !== undefined) spawnSync("chown", [`${uid}:${uid}`, home]);
+    const prefix = join(home, ".local");
+    const { code, out } = await install("a", ["--prefix", prefix, "--no-systemd"], { HOME: home }, uid);
+    expect(out).toContain(`kubelet v0.1.0 installed at ${prefix}/bin/kubelet`);
+    expect(code).toBe(0);
+    expect(statSync(join(prefix, "etc/kubelet/config.yaml")).uid).toBe(uid ?? process.getuid!());
+    if (uid === undefined) return;
+    const withUnit = await install("a", ["--prefix", join(home, "other")], { HOME: home }, uid);
+    expect(withUnit.out.trim()).toBe(
+      'install.sh: writing /etc/systemd/system/kubelet.service needs root: rerun with sudo, or add --no-systemd (with --prefix "$HOME/.local" to install as a user)',
+    );
+    expect(withUnit.code).toBe(1);
   });
 
   test("refuses an unknown architecture with one clear line", async () => {
