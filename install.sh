@@ -128,7 +128,8 @@ step() {
 
 have() { command -v "$1" >/dev/null 2>&1; }
 
-systemd_running() { [ -d /run/systemd/system ] && have systemctl; }
+# sd_booted(3)'s test; KUBELET_SYSTEMD_RUNTIME_DIR lets the tests drive a stand-in systemctl.
+systemd_running() { [ -d "${KUBELET_SYSTEMD_RUNTIME_DIR:-/run/systemd/system}" ] && have systemctl; }
 
 # The release asset for this machine: kubelet-linux-<arch>[-musl|-baseline].
 release_asset() {

@@ -93,8 +93,23 @@ beforeAll(() => {
     process.arch === "arm64" ? "linux-arm64,linux-arm64-musl" : "linux-x64,linux-x64-baseline,linux-x64-musl",
   );
   mkdirSync(fakeBin);
-  // A stand-in systemctl, so no test can ever touch the machine's own systemd.
-  writeFileSync(join(fakeBin, "systemctl"), `#!/bin/sh\necho "$*" >> '${systemctlLog}'\nexit 3\n`);
+  // A stand-in systemctl that records each call and keeps enabled/active state in files, so no test
+  // can ever touch the machine's own systemd.
+  writeFileSync(
+    join(fakeBin, "systemctl"),
+    `#!/bin/sh
+echo "$*" >> '${systemctlLog}'
+state='${work}/systemd-state'
+mkdir -p "$state"
+case "$1" in
+is-enabled) [ -f "$state/enabled" ] ;;
+is-active) [ -f "$state/active" ] ;;
+enable) touch "$state/enabled" ;;
+start | restart) touch "$state/active" ;;
+disable) rm -f "$state/enabled"; [ "$2" = --now ] && rm -f "$state/active" ;;
+esac
+`,
+  );
   chmodSync(join(fakeBin, "systemctl"), 0o755);
   server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: serveReleases });
   url = `http://127.0.0.1:${server.port}`;
@@ -248,6 +263,33 @@ describe("the systemd unit and the checks around it", () => {
     expect(removed.code).toBe(0);
     expect(existsSync(join(unitDir, "kubelet.service"))).toBe(false);
     expect(existsSync(join(prefix, "bin/kubelet"))).toBe(false);
+  });
+
+  test("where systemd runs: enables and starts the service, leaves it alone on a re-run, restarts it on upgrade", async () => {
+    const prefix = join(work, "systemd-prefix");
+    const running = join(work, "run-systemd-system");
+    mkdirSync(running);
+    const env = { KUBELET_UNIT_DIR: join(work, "systemd-units"), KUBELET_SYSTEMD_RUNTIME_DIR: running };
+    const calls = async (release: string, args: string[] = []) => {
+      writeFileSync(systemctlLog, "");
+      const { code, out } = await install(release, ["--prefix", prefix, ...args], env);
+      expect(code, out).toBe(0);
+      return readFileSync(systemctlLog, "utf8").trim().split("\n").filter(Boolean);
+    };
+    expect(await calls("a")).toEqual([
+      "daemon-reload",
+      "is-enabled --quiet kubelet.service",
+      "enable --quiet kubelet.service",
+      "is-active --quiet kubelet.service",
+      "start kubelet.service",
+    ]);
+    expect(await calls("a")).toEqual(["is-enabled --quiet kubelet.service", "is-active --quiet kubelet.service"]);
+    expect(await calls("b")).toEqual([
+      "is-enabled --quiet kubelet.service",
+      "is-active --quiet kubelet.service",
+      "restart kubelet.service",
+    ]);
+    expect(await calls("b", ["--uninstall"])).toEqual(["disable --now --quiet kubelet.service", "daemon-reload"]);
   });
 
   test("says what to install when Docker is not reachable", async () => {
