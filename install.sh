@@ -162,7 +162,8 @@ download() { # url file
     if have curl; then
       curl -fsSL --retry 3 --connect-timeout 10 -o "$2" "$1" || die "cannot download $1 (curl exit $?)"
     elif have wget; then
-      wget -q -T 30 -t 3 -O "$2" "$1" || die "cannot download $1 (wget exit $?)"
+      # Options GNU and busybox wget share (busybox 1.35's wget crashes on -T).
+      wget -q -O "$2" "$1" || die "cannot download $1 (wget exit $?)"
     else
       die "neither curl nor wget is installed: install one (apt-get install curl) and run this again"
     fi

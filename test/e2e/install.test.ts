@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
 import { removeDir, tempDir } from "./harness.ts";
@@ -50,7 +50,10 @@ async function serveReleases(request: Request): Promise<Response> {
   return new Response(bytes);
 }
 
-/** `curl -fsSL <url>/install.sh | sh -s -- <args>`, with the fake systemctl first on PATH. */
+/**
+ * `curl -fsSL <url>/install.sh | sh -s -- <args>` (`wget -qO-` where PATH has no curl), with the
+ * fake systemctl first on PATH; the `sh` that runs install.sh is the first on that PATH.
+ */
 function install(
   release: string,
   args: string[],
@@ -58,11 +61,12 @@ function install(
   asUser?: number,
 ): Promise<{ code: number; out: string }> {
   const quoted = args.map((a) => `'${a}'`).join(" ");
-  const pipeline = `curl -fsSL ${url}/${release}/install.sh | sh -s -- ${quoted}`;
+  const fetch = `$(command -v curl >/dev/null && echo curl -fsSL || echo wget -qO-) ${url}/${release}/install.sh`;
+  const pipeline = `${fetch} | sh -s -- ${quoted}`;
   const command =
     asUser === undefined
-      ? ["sh", "-c", pipeline]
-      : ["setpriv", `--reuid=${asUser}`, `--regid=${asUser}`, "--clear-groups", "sh", "-c", pipeline];
+      ? ["/bin/sh", "-c", pipeline]
+      : ["setpriv", `--reuid=${asUser}`, `--regid=${asUser}`, "--clear-groups", "/bin/sh", "-c", pipeline];
   return new Promise((resolve) => {
     const child = spawn(command[0]!, command.slice(1), {
       env: {
@@ -238,7 +242,7 @@ describe("curl -fsSL …/install.sh | sh -s -- --prefix DIR --no-systemd", () =>
   });
 });
 
-describe("the systemd unit and the checks around it", () => {
+describe("the systemd unit, other shells, users and machines", () => {
   test("writes kubelet.service: after Docker, restart always, run --config_file; --uninstall removes it", async () => {
     const prefix = join(work, "unit-prefix");
     const unitDir = join(work, "units");
@@ -317,6 +321,21 @@ describe("the systemd unit and the checks around it", () => {
       'install.sh: writing /etc/systemd/system/kubelet.service needs root: rerun with sudo, or add --no-systemd (with --prefix "$HOME/.local" to install as a user)',
     );
     expect(withUnit.code).toBe(1);
+  });
+
+  test("runs under busybox sh with only busybox's tools, downloading with wget", async () => {
+    const busybox = spawnSync("sh", ["-c", "command -v busybox"], { encoding: "utf8" }).stdout.trim();
+    if (!busybox && process.env.CI !== "true") return console.warn("busybox is not installed: skipped");
+    const tools = join(work, "busybox-bin");
+    mkdirSync(tools);
+    expect(spawnSync(busybox, ["--install", "-s", tools]).status).toBe(0);
+    rmSync(join(tools, "curl"), { force: true });
+    const prefix = join(work, "busybox-prefix");
+    const { code, out } = await install("a", ["--prefix", prefix, "--no-systemd"], { PATH: tools });
+    expect(out).toContain(`kubelet v0.1.0 installed at ${prefix}/bin/kubelet`);
+    expect(out).toContain("Docker is not reachable"); // no docker CLI and no curl to ask the socket
+    expect(code).toBe(0);
+    expect(versionOf(join(prefix, "bin/kubelet"))).toStartWith("kubelet v0.1.0 ");
   });
 
   test("refuses an unknown architecture with one clear line", async () => {
