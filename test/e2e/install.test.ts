@@ -21,7 +21,7 @@ const root = join(import.meta.dir, "../..");
 const work = tempDir("install");
 const releases = { a: join(work, "release-a"), b: join(work, "release-b") };
 const fakeBin = join(work, "fake-bin");
-const systemctlLog = join(work, "systemctl.log");
+const callLog = join(work, "calls.log");
 const requests: string[] = [];
 let server: { port: number; stop(closeActive?: boolean): void };
 let url = "";
@@ -102,7 +102,7 @@ beforeAll(() => {
   writeFileSync(
     join(fakeBin, "systemctl"),
     `#!/bin/sh
-echo "$*" >> '${systemctlLog}'
+echo "$*" >> '${callLog}'
 state='${work}/systemd-state'
 mkdir -p "$state"
 case "$1" in
@@ -275,10 +275,10 @@ describe("the systemd unit, other shells, users and machines", () => {
     mkdirSync(running);
     const env = { KUBELET_UNIT_DIR: join(work, "systemd-units"), KUBELET_SYSTEMD_RUNTIME_DIR: running };
     const calls = async (release: string, args: string[] = []) => {
-      writeFileSync(systemctlLog, "");
+      writeFileSync(callLog, "");
       const { code, out } = await install(release, ["--prefix", prefix, ...args], env);
       expect(code, out).toBe(0);
-      return readFileSync(systemctlLog, "utf8").trim().split("\n").filter(Boolean);
+      return readFileSync(callLog, "utf8").trim().split("\n").filter(Boolean);
     };
     expect(await calls("a")).toEqual([
       "daemon-reload",
@@ -301,6 +301,42 @@ describe("the systemd unit, other shells, users and machines", () => {
     expect(out).toContain(`Docker is not reachable at unix://${join(work, "no-docker.sock")}`);
     expect(out).toContain("apt-get install docker.io");
     expect(out).toContain("--install-docker");
+  });
+
+  test("--install-docker installs docker.io with apt-get when Docker does not answer (Debian/Ubuntu, root)", async () => {
+    const debian =
+      existsSync("/etc/os-release") && /^(ID|ID_LIKE)=.*(debian|ubuntu)/m.test(readFileSync("/etc/os-release", "utf8"));
+    if (!debian || process.getuid?.() !== 0) return console.warn("needs root on Debian or Ubuntu: skipped");
+    // Stand-ins: apt-get records its calls and "installs" a docker that answers from then on.
+    const tools = join(work, "apt-bin");
+    const installed = join(work, "docker-installed");
+    mkdirSync(tools);
+    writeFileSync(
+      join(tools, "apt-get"),
+      `#!/bin/sh\necho "apt-get $*" >> '${callLog}'\n[ "$1" = install ] && touch '${installed}'\nexit 0\n`,
+    );
+    writeFileSync(join(tools, "docker"), `#!/bin/sh\n[ -f '${installed}' ]\n`);
+    for (const tool of ["apt-get", "docker"]) chmodSync(join(tools, tool), 0o755);
+    writeFileSync(callLog, "");
+    const { code, out } = await install(
+      "a",
+      ["--prefix", join(work, "docker-prefix"), "--no-systemd", "--install-docker"],
+      {
+        PATH: `${tools}:${fakeBin}:${process.env.PATH}`,
+      },
+    );
+    expect(code).toBe(0);
+    expect(out).toContain("install Docker Engine (apt-get install docker.io)");
+    expect(out).not.toContain("Docker is not reachable");
+    const calls = readFileSync(callLog, "utf8").trim().split("\n");
+    expect(calls).toEqual([
+      "apt-get update -q",
+      "apt-get install -y -q --no-install-recommends docker.io ca-certificates",
+    ]);
+    const again = await install("a", ["--prefix", join(work, "docker-prefix"), "--no-systemd", "--install-docker"], {
+      PATH: `${tools}:${fakeBin}:${process.env.PATH}`,
+    });
+    expect(again.out).toContain("nothing to do");
   });
 
   test("installs without root into $HOME/.local with --no-systemd, and says why it needs root without it", async () => {
