@@ -95,6 +95,13 @@ while [ $# -gt 0 ]; do
   shift
 done
 
+# Absolute paths only: they end up in the unit's ExecStart and in config.yaml.
+for path in "$PREFIX" "$CONFIG_DIR" "$MANIFESTS" "$UNIT_DIR"; do
+  case "$path" in
+  "" | /*) ;;
+  *) usage_error "\"$path\" is a relative path: give --prefix, --config-dir and --manifests as absolute paths" ;;
+  esac
+done
 PREFIX=${PREFIX%/}
 case "$PREFIX" in
 /usr/local | /usr | "") CONFIG_DIR=${CONFIG_DIR:-/etc/kubelet} ;;

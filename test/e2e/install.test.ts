@@ -374,6 +374,12 @@ describe("the systemd unit, other shells, users and machines", () => {
     expect(versionOf(join(prefix, "bin/kubelet"))).toStartWith("kubelet v0.1.0 ");
   });
 
+  test("refuses a relative --prefix, which would end up in the unit's ExecStart, as a usage error", async () => {
+    const { code, out } = await install("a", ["--prefix", "relative/dir", "--no-systemd"]);
+    expect(out).toContain('install.sh: "relative/dir" is a relative path');
+    expect(code).toBe(2);
+  });
+
   test("refuses an unknown architecture with one clear line", async () => {
     const fakeUname = join(work, "mips-bin");
     mkdirSync(fakeUname, { recursive: true });
