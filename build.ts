@@ -23,8 +23,9 @@ const RELEASE_TARGETS = [
 ];
 
 // Measured by bench/startup.bench.ts: --bytecode (ESM, for bin/kubelet.ts's top-level await) starts
-// `--version` 3-6x and `validate` 2-2.5x faster for 6.4 MB more; --minify saves 1.2 MB; the source map
-// (1.7 MB) keeps stack traces readable. Leaving ssh2 out would save 0.4 MB but breaks ssh:// endpoints.
+// `--version` 3.5-6x and `validate` about 2x faster for 6.5 MiB more; --minify saves 1.25 MiB; the
+// source map (1.7 MiB) keeps stack traces readable. Leaving ssh2 out would save 0.3 MiB, but
+// docker-modem loads it eagerly, so `run` would fail.
 const COMPILE_FLAGS = ["--compile", "--minify", "--sourcemap", "--bytecode", "--format", "esm"];
 
 function option(args: string[], name: string): string | undefined {

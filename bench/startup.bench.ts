@@ -27,8 +27,11 @@ const out = mkdtempSync(join(tmpdir(), "kubelet-startup-"));
 const variants: Array<{ name: string; flags: string[] }> = [
   { name: "--compile (baseline)", flags: [] },
   { name: "--minify", flags: ["--minify"] },
-  { name: "--minify --sourcemap (release)", flags: ["--minify", "--sourcemap"] },
-  { name: "--minify --sourcemap --bytecode", flags: ["--minify", "--sourcemap", "--bytecode", "--format", "esm"] },
+  { name: "--minify --sourcemap", flags: ["--minify", "--sourcemap"] },
+  {
+    name: "--minify --sourcemap --bytecode (release)",
+    flags: ["--minify", "--sourcemap", "--bytecode", "--format", "esm"],
+  },
   // ssh:// Docker endpoints need ssh2 (and its optional native cpu-features); docker-modem loads it eagerly,
   // so this build fails at `run`: measured only to size what dropping it would save.
   {
