@@ -312,8 +312,19 @@ check_docker() {
     if step "install Docker Engine (apt-get install docker.io)"; then
       DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
       DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends docker.io ca-certificates >/dev/null
-      ! systemd_running || systemctl enable --now docker.service >/dev/null
-      docker_reachable || warn "Docker Engine installed but not answering at $where: start it (systemctl start docker)"
+      if systemd_running; then
+        systemctl enable --now docker.service >/dev/null
+      elif ! docker_reachable && have dockerd; then
+        # A container or a minimal VM: no init system to own the daemon, so start it detached.
+        say "start dockerd (no systemd here; its log: /var/log/dockerd.log)"
+        setsid dockerd >/var/log/dockerd.log 2>&1 </dev/null &
+        tries=0
+        while [ "$tries" -lt 100 ] && ! docker_reachable; do
+          sleep 0.2
+          tries=$((tries + 1))
+        done
+      fi
+      docker_reachable || warn "Docker Engine installed but not answering at $where: see /var/log/dockerd.log or journalctl -u docker"
     fi
     return 0
   fi
