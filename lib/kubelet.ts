@@ -31,6 +31,7 @@ import type { PodSource, SourceSnapshot } from "./sources/source.ts";
 import { createUrlSource } from "./sources/url.ts";
 import { createPodStore } from "./sources/store.ts";
 import { createSyncLoop } from "./sync/sync-loop.ts";
+import type { AdmissionPolicy } from "./sync/admission.ts";
 import { formatIssue, KubeletError, type SourceName } from "./api/types.ts";
 import { createVolumeManager } from "./node/volumes.ts";
 
@@ -121,6 +122,7 @@ async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions
       allowPrivileged: config.allowPrivileged,
       maxDeadPerContainer: config.maximumDeadContainersPerContainer,
       syncFrequencyMs: config.syncFrequency,
+      admission: admissionPolicy(config),
       ...placement.options,
     },
     {
@@ -264,6 +266,7 @@ export async function runOnce(
       clock: systemClock,
       log: log.child("runonce"),
       events,
+      admission: admissionPolicy(config),
       options: {
         hostname: node.name,
         hostIP: node.ip,
@@ -342,6 +345,16 @@ async function podPlacement(config: KubeletConfig, events: EventRecorder, log: L
         : ""),
   );
   return { options, deps: { dns, cgroups } };
+}
+
+/** Who may run what here: --max_pods and the sources allowed each host namespace. */
+function admissionPolicy(config: KubeletConfig): AdmissionPolicy {
+  return {
+    maxPods: config.maxPods,
+    hostNetworkSources: config.hostNetworkSources,
+    hostPidSources: config.hostPidSources,
+    hostIpcSources: config.hostIpcSources,
+  };
 }
 
 async function createSources(
