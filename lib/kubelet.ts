@@ -129,10 +129,7 @@ async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions
       ...placement.deps,
       store,
       runtime,
-      images: createImageManager(
-        { qps: config.registryQps, burst: config.registryBurst, log: log.child("images"), metrics, events },
-        runtime,
-      ),
+      images: createImageManager({ ...pullOptions(config), log: log.child("images"), metrics, events }, runtime),
       volumes: createVolumeManager({ rootDir: config.rootDir, log: log.child("volumes") }),
       createProbeManager,
       clock: systemClock,
@@ -258,10 +255,7 @@ export async function runOnce(
     {
       ...placement.deps,
       runtime,
-      images: createImageManager(
-        { qps: config.registryQps, burst: config.registryBurst, log: log.child("images"), events },
-        runtime,
-      ),
+      images: createImageManager({ ...pullOptions(config), log: log.child("images"), events }, runtime),
       volumes: createVolumeManager({ rootDir: config.rootDir, log: log.child("volumes") }),
       clock: systemClock,
       log: log.child("runonce"),
@@ -345,6 +339,17 @@ async function podPlacement(config: KubeletConfig, events: EventRecorder, log: L
         : ""),
   );
   return { options, deps: { dns, cgroups } };
+}
+
+/** How images are pulled: the registry QPS bucket, serialized or parallel pulls, the progress deadline. */
+function pullOptions(config: KubeletConfig) {
+  return {
+    qps: config.registryQps,
+    burst: config.registryBurst,
+    serialize: config.serializeImagePulls,
+    maxParallel: config.maxParallelImagePulls,
+    progressDeadlineMs: config.imagePullProgressDeadline,
+  };
 }
 
 /** Who may run what here: --max_pods and the sources allowed each host namespace. */

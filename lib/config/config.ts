@@ -671,6 +671,10 @@ function checkConfig(config: KubeletConfig): void {
     throw invalid(
       "--enforce_node_allocatable=pods needs --cgroups_per_qos=true (the kubepods cgroup is what it bounds): set enforceNodeAllocatable to none or enable cgroupsPerQOS",
     );
+  if (config.imagePullProgressDeadline <= 0)
+    throw invalid(
+      `--image_pull_progress_deadline: must be positive, got ${formatDuration(config.imagePullProgressDeadline)} (a pull with no progress for this long is cancelled)`,
+    );
   if (config.serializeImagePulls && config.maxParallelImagePulls > 1)
     throw invalid("--max_parallel_image_pulls needs --serialize_image_pulls=false");
   if (config.podPidsLimit < -1 || config.podPidsLimit === 0)

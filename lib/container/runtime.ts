@@ -198,7 +198,16 @@ export interface Runtime {
   removeContainer(id: string): Promise<void>;
   /** The local image's id, or undefined when not present. */
   imageId(ref: string): Promise<string | undefined>;
-  pullImage(ref: string, auth?: RegistryAuth, signal?: AbortSignal): Promise<void>;
+  /**
+   * Pulls an image; `onProgress` hears every progress message (a layer's status and bytes), so a
+   * caller can cancel, through `signal`, a pull that stopped moving. Throws ImagePullFailed.
+   */
+  pullImage(
+    ref: string,
+    auth?: RegistryAuth,
+    signal?: AbortSignal,
+    onProgress?: (progress: string) => void,
+  ): Promise<void>;
   exec(id: string, cmd: string[], options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<ExecResult>;
   /** Container output (stdout and stderr interleaved), demultiplexed. */
   logs(id: string, options?: LogOptions): AsyncIterable<Uint8Array>;

@@ -45,6 +45,10 @@ export class FakeRuntime implements Runtime {
   program: (body: ContainerCreateBody) => FakeProgram | undefined = () => undefined;
   /** Time each pull takes, on the injected clock. */
   pullDelayMs = 0;
+  /** A progress message this often during a pull's delay (0 = none). */
+  pullProgressEveryMs = 0;
+  /** Images whose pull never progresses nor ends until its signal aborts (a stalled registry). */
+  readonly stalledPulls = new Set<string>();
   /** false: every call fails with RuntimeUnavailable, as with a stopped daemon. */
   available = true;
   #failures = new Map<string, Error>();
@@ -246,9 +250,25 @@ export class FakeRuntime implements Runtime {
     this.#record("imageId", [ref]);
     return this.images.has(ref) ? `sha256:${ref}` : undefined;
   }
-  async pullImage(ref: string, auth?: RegistryAuth): Promise<void> {
+  async pullImage(
+    ref: string,
+    auth?: RegistryAuth,
+    signal?: AbortSignal,
+    onProgress?: (progress: string) => void,
+  ): Promise<void> {
     this.#record("pullImage", [ref, auth]);
-    if (this.pullDelayMs > 0) await this.clock.sleep(this.pullDelayMs);
+    if (this.stalledPulls.has(ref)) {
+      await new Promise((_, reject) => {
+        if (signal?.aborted) reject(signal.reason);
+        signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
+      });
+    }
+    for (let left = this.pullDelayMs; left > 0; ) {
+      const step = this.pullProgressEveryMs > 0 ? Math.min(this.pullProgressEveryMs, left) : left;
+      await this.clock.sleep(step, signal);
+      left -= step;
+      onProgress?.(`${ref}: Downloading ${this.pullDelayMs - left}/${this.pullDelayMs}`);
+    }
     this.images.add(ref);
   }
   async exec(
