@@ -8,7 +8,8 @@ import type { ResolvedConfig } from "./config/config.ts";
 import { acquireLock } from "./node/lock-file.ts";
 import { cpus, totalmem } from "node:os";
 import { GUARANTEED_OOM_SCORE_ADJ, POD_INFRA_OOM_SCORE_ADJ } from "./api/qos.ts";
-import { cgroupPath, createCgroupManager, nodeAllocatable } from "./node/cgroups.ts";
+import { cgroupPath, cgroupVersion, createCgroupManager, nodeAllocatable } from "./node/cgroups.ts";
+import { chooseCgroupDriver, hostDefaultDriver, planQosCgroups } from "./node/cgroup-driver.ts";
 import { createDnsConfigurer } from "./node/dns.ts";
 import type { EventRecorder } from "./node/events.ts";
 import { oomScoreAdjFloor } from "./node/oom-score.ts";
@@ -16,6 +17,7 @@ import { systemClock } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 import { instrumentRuntime } from "./container/instrumented.ts";
+import type { Runtime } from "./container/runtime.ts";
 import { createEventRecorder } from "./node/events.ts";
 import { createImageManager } from "./node/images.ts";
 import { createHealthzServer, createInfoServer, type HealthReport } from "./server/info-server.ts";
@@ -67,7 +69,7 @@ export async function runKubelet(config: KubeletConfig, options: RunOptions): Pr
     stop.abort();
   });
   try {
-    await runLocked(config, { log, signal: stop.signal });
+    await runLocked(config, { log, signal: stop.signal, resolved: options.resolved });
   } finally {
     options.signal.removeEventListener("abort", onAbort);
     await lock.release();
@@ -89,7 +91,10 @@ function logSettings(config: KubeletConfig, resolved: NonNullable<RunOptions["re
     log.warn(`config file field ${note.field} is accepted but not applicable here: ${note.why}`);
 }
 
-async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions, "log" | "signal">): Promise<void> {
+async function runLocked(
+  config: KubeletConfig,
+  { log, signal, resolved }: Pick<RunOptions, "log" | "signal" | "resolved">,
+): Promise<void> {
   const node = nodeIdentity(config);
   const metrics = createPrometheusMetrics();
   const events = createEventRecorder({ log: log.child("events") });
@@ -106,7 +111,7 @@ async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions
     () => log.info(`Docker Engine at ${endpoint} answers`),
     (error: Error) => log.warn(`${error.message}; will keep retrying (running containers are left alone)`),
   );
-  const placement = await podPlacement(config, events, log);
+  const placement = await podPlacement(config, { events, log, runtime, explicit: explicitIn(resolved) });
   const store = createPodStore({
     sources: sources.map((s) => s.name),
     allowPrivileged: config.allowPrivileged,
@@ -208,7 +213,7 @@ async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions
 /** `runonce`: reads the file and URL sources once, starts every pod, waits; true when all made it. */
 export async function runOnce(
   config: KubeletConfig,
-  { log, signal, out, tty }: RunOptions & { out: NodeJS.WritableStream; tty: boolean },
+  { log, signal, out, tty, resolved }: RunOptions & { out: NodeJS.WritableStream; tty: boolean },
 ): Promise<boolean> {
   await prepareRootDir(config.rootDir);
   const node = nodeIdentity(config);
@@ -249,7 +254,7 @@ export async function runOnce(
     endpoint: resolveDockerEndpoint(config.dockerEndpoint, process.env),
     log: log.child("docker"),
   });
-  const placement = await podPlacement(config, events, log);
+  const placement = await podPlacement(config, { events, log, runtime, explicit: explicitIn(resolved) });
   const report = await runPodsOnce(
     store.mergedState(),
     {
@@ -280,7 +285,20 @@ export async function runOnce(
  * Where and how pods run on this node: QoS cgroups bounded by node allocatable, the oom_score_adj
  * floor, CFS quota settings and each pod's resolv.conf.
  */
-async function podPlacement(config: KubeletConfig, events: EventRecorder, log: Logger) {
+/** Whether a setting was given (flag or config file); without origins (a programmatic caller) every value counts as given. */
+function explicitIn(resolved: RunOptions["resolved"]) {
+  return (key: keyof KubeletConfig) => !resolved || resolved.origins[key] !== "default";
+}
+
+async function podPlacement(
+  config: KubeletConfig,
+  {
+    events,
+    log,
+    runtime,
+    explicit,
+  }: { events: EventRecorder; log: Logger; runtime: Runtime; explicit: (key: keyof KubeletConfig) => boolean },
+) {
   const dns = createDnsConfigurer(
     {
       clusterDns: config.clusterDns,
@@ -300,9 +318,24 @@ async function podPlacement(config: KubeletConfig, events: EventRecorder, log: L
     cfsQuota: config.cpuCfsQuota,
     cfsPeriodUs: config.cpuCfsQuotaPeriod * 1000,
   };
-  if (!config.cgroupsPerQos) return { options, deps: { dns } };
+  const version = cgroupVersion();
+  // The driver must be Docker's: pods placed under cgroupfs paths on a systemd Docker fail every create.
+  const reported = await runtime.info().then(
+    (info) => info.cgroupDriver,
+    () => undefined,
+  );
+  const { driver, source } = chooseCgroupDriver(config.cgroupDriver, reported, hostDefaultDriver(version));
+  const plan = planQosCgroups({
+    cgroupsPerQos: config.cgroupsPerQos,
+    enforcePods: config.enforceNodeAllocatable.includes("pods"),
+    explicit: explicit("cgroupsPerQos") || explicit("enforceNodeAllocatable"),
+    version,
+    driver,
+  });
+  if (plan.warning) log.warn(plan.warning);
+  if (!plan.qos) return { options, deps: { dns } };
   const cgroups = createCgroupManager({
-    driver: config.cgroupDriver,
+    driver,
     root: config.cgroupRoot,
     cfsQuota: config.cpuCfsQuota,
     cfsPeriodUs: config.cpuCfsQuotaPeriod * 1000,
@@ -310,14 +343,14 @@ async function podPlacement(config: KubeletConfig, events: EventRecorder, log: L
     log: log.child("cgroups"),
   });
   const capacity = { milliCpu: cpus().length * 1000, memoryBytes: totalmem() };
-  const allocatable = config.enforceNodeAllocatable.includes("pods")
+  const allocatable = plan.enforcePods
     ? nodeAllocatable(capacity, {
         kube: config.kubeReserved,
         system: config.systemReserved,
         evictionHard: config.evictionHard,
       })
     : undefined;
-  const kubepods = cgroupPath(config.cgroupRoot, ["kubepods"], config.cgroupDriver);
+  const kubepods = cgroupPath(config.cgroupRoot, ["kubepods"], driver);
   try {
     await cgroups.init(allocatable);
   } catch (error) {
@@ -333,7 +366,7 @@ async function podPlacement(config: KubeletConfig, events: EventRecorder, log: L
   if (ignored.length)
     log.warn(`reserved ${[...new Set(ignored)].join(", ")} are not enforced here: only cpu and memory bound kubepods`);
   log.info(
-    `pods run under ${kubepods} (cgroup v${cgroups.version}, ${config.cgroupDriver} driver)` +
+    `pods run under ${kubepods} (cgroup v${cgroups.version}, ${driver} driver, ${source})` +
       (allocatable
         ? `, bounded by node allocatable: cpu ${allocatable.milliCpu}m, memory ${allocatable.memoryBytes} bytes (capacity − kubeReserved − systemReserved − evictionHard memory.available)`
         : ""),

@@ -267,7 +267,7 @@ export const FLAGS: FlagSpec[] = [
     key: "cgroupDriver",
     type: "string",
     choices: ["cgroupfs", "systemd"],
-    description: "cgroupfs or systemd: must match the container runtime's",
+    description: "cgroupfs or systemd: must match the container runtime's (default: the runtime's)",
   },
   {
     flag: "kube_reserved",

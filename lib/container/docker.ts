@@ -285,6 +285,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
         cpus: info.NCPU,
         memoryBytes: info.MemTotal,
         hostname: info.Name,
+        cgroupDriver: info.CgroupDriver,
       };
     },
     async listContainers(listOptions = {}) {

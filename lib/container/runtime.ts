@@ -128,6 +128,8 @@ export interface RuntimeInfo {
   cpus: number;
   memoryBytes: number;
   hostname: string;
+  /** The runtime's cgroup driver ("cgroupfs", "systemd", "none"), when it says. */
+  cgroupDriver?: string;
 }
 
 /** Result of running a command in a container. */

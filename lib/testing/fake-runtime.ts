@@ -43,6 +43,8 @@ export class FakeRuntime implements Runtime {
   });
   /** The behaviour of a started container, by its create body; default: runs silently until stopped. */
   program: (body: ContainerCreateBody) => FakeProgram | undefined = () => undefined;
+  /** What info() reports as the runtime's cgroup driver. */
+  cgroupDriver = "cgroupfs";
   /** Time each pull takes, on the injected clock. */
   pullDelayMs = 0;
   /** A progress message this often during a pull's delay (0 = none). */
@@ -181,6 +183,7 @@ export class FakeRuntime implements Runtime {
       cpus: 2,
       memoryBytes: 2 ** 33,
       hostname: "fake",
+      cgroupDriver: this.cgroupDriver,
     };
   }
   async listContainers(options: { podUid?: string } = {}): Promise<ContainerSummary[]> {
