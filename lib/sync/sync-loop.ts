@@ -241,8 +241,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     }
     record.status = rejectedStatus(rejection, options.hostIP);
     if (before?.message === rejection.message) return;
+    // A Warning event is also the log line (the recorder logs warnings).
     deps.events.record(record.pod, "Warning", rejection.reason, rejection.message);
-    log.warn(`pod ${podKey(record.pod)} rejected: ${rejection.reason}: ${rejection.message}`);
   };
 
   /** Pods refused for lack of room get the room an admitted pod left, oldest first. */
