@@ -144,6 +144,7 @@ describeWithServices("admission on a real node", (services) => {
   });
 
   test("when an admitted pod's manifest is deleted, the pod refused for room starts", async () => {
+    expect((await reported("e2e-admit-new"))?.status?.reason).toBe("OutOfpods");
     unlinkSync(join(manifests, "e2e-admit-old.yaml"));
     await waitFor("the refused pod running", () => running("e2e-admit-new"), 60_000);
     expect((await reported("e2e-admit-new"))?.status?.phase).toBe("Running");
