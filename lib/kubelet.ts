@@ -15,9 +15,13 @@ import type { EventRecorder } from "./node/events.ts";
 import { oomScoreAdjFloor } from "./node/oom-score.ts";
 import { systemClock } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
+import type { Runtime } from "./container/runtime.ts";
+import { createFleetReporter, type FleetReporterDeps } from "./node/fleet-reporter.ts";
+import { buildNode, noPressure, readHostFacts, readinessFrom, type PressureObserver } from "./node/node-status.ts";
+import pkg from "../package.json" with { type: "json" };
 import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 import { instrumentRuntime } from "./container/instrumented.ts";
-import type { Runtime } from "./container/runtime.ts";
+import { scopeRuntimeToNode } from "./container/node-scoped.ts";
 import { createEventRecorder } from "./node/events.ts";
 import { createImageManager } from "./node/images.ts";
 import { createHealthzServer, createInfoServer, type HealthReport } from "./server/info-server.ts";
@@ -99,7 +103,10 @@ async function runLocked(
   const metrics = createPrometheusMetrics();
   const events = createEventRecorder({ log: log.child("events") });
   const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
-  const runtime = instrumentRuntime(createDockerRuntime({ endpoint, log: log.child("docker") }), metrics);
+  const runtime = instrumentRuntime(
+    scopeRuntimeToNode(createDockerRuntime({ endpoint, log: log.child("docker") }), node.name),
+    metrics,
+  );
   const sources = await createSources(config, node.name, log, metrics);
   if (sources.length === 0 && !(config.enableServer && config.enableDebuggingHandlers)) {
     throw new KubeletError(
@@ -160,6 +167,18 @@ async function runLocked(
     return { ok: checks.every((c) => c.ok), checks };
   };
   const servers: RunningServer[] = [];
+  const fleet = await createFleetMode(config, node, {
+    runtime,
+    health,
+    pods: () => syncLoop.pods(),
+    podsVersion: () => syncLoop.version(),
+    events: () => events.list(),
+    port: () => servers[0]?.port ?? 0,
+    // The eviction manager, once there is one, reports the pressure conditions here.
+    pressure: noPressure,
+    log: log.child("fleet"),
+  });
+
   const stopSources = sources.map((source) => source.start((snapshot) => store.apply(source.name, snapshot)));
   try {
     if (config.enableServer) {
@@ -203,9 +222,10 @@ async function runLocked(
       );
     }
     log.info("kubelet started", { node: node.name, sources: sources.map((s) => s.name) });
-    await syncLoop.run(signal);
+    await Promise.all([syncLoop.run(signal), fleet?.run(signal)]);
   } finally {
     await Promise.allSettled([...stopSources.map((stop) => stop()), ...servers.map((s) => s.stop())]);
+    fleet?.close();
     log.info("kubelet stopped; containers left running");
   }
 }
@@ -250,10 +270,13 @@ export async function runOnce(
     for (const issue of r.issues.filter((i) => i.severity === "error")) out.write(`  ${formatIssue(issue)}\n`);
   }
   const events = createEventRecorder({ log: log.child("events") });
-  const runtime = createDockerRuntime({
-    endpoint: resolveDockerEndpoint(config.dockerEndpoint, process.env),
-    log: log.child("docker"),
-  });
+  const runtime = scopeRuntimeToNode(
+    createDockerRuntime({
+      endpoint: resolveDockerEndpoint(config.dockerEndpoint, process.env),
+      log: log.child("docker"),
+    }),
+    node.name,
+  );
   const placement = await podPlacement(config, { events, log, runtime, explicit: explicitIn(resolved) });
   const report = await runPodsOnce(
     store.mergedState(),
@@ -281,14 +304,15 @@ export async function runOnce(
   return report.ok && rejected.length === 0;
 }
 
-/**
- * Where and how pods run on this node: QoS cgroups bounded by node allocatable, the oom_score_adj
- * floor, CFS quota settings and each pod's resolv.conf.
- */
 /** Whether a setting was given (flag or config file); without origins (a programmatic caller) every value counts as given. */
 function explicitIn(resolved: RunOptions["resolved"]) {
   return (key: keyof KubeletConfig) => !resolved || resolved.origins[key] !== "default";
 }
+
+/**
+ * Where and how pods run on this node: the cgroup driver (Docker's), QoS cgroups bounded by node
+ * allocatable, the oom_score_adj floor, CFS quota settings and each pod's resolv.conf.
+ */
 
 async function podPlacement(
   config: KubeletConfig,
@@ -436,6 +460,68 @@ async function createSources(
     );
   }
   return sources;
+}
+
+/**
+ * Fleet mode (etcd configured, --register_node on): the node record, pod statuses and events written to etcd on
+ * the node's lease. The etcd client loads only when used, like the etcd source.
+ */
+async function createFleetMode(
+  config: KubeletConfig,
+  node: { name: string; ip: string },
+  deps: Pick<FleetReporterDeps, "pods" | "podsVersion" | "events"> & {
+    runtime: Runtime;
+    health(): Promise<HealthReport>;
+    /** The info server's port once it listens (0 = none). */
+    port(): number;
+    pressure: PressureObserver;
+    log: Logger;
+  },
+): Promise<{ run(signal: AbortSignal): Promise<void>; close(): void } | undefined> {
+  if (!config.registerNode || (config.etcdServers.length === 0 && !config.etcdConfig)) return undefined;
+  const { createEtcdClient, etcdClientOptions } = await import("./sources/etcd-client.ts");
+  const client = createEtcdClient(
+    etcdClientOptions({ endpoints: config.etcdServers, configFile: config.etcdConfig || undefined }),
+  );
+  const host = readHostFacts(config.rootDir);
+  const allocatable = nodeAllocatable(
+    { milliCpu: host.cpus * 1000, memoryBytes: host.memoryBytes },
+    { kube: config.kubeReserved, system: config.systemReserved, evictionHard: config.evictionHard },
+  );
+  const reporter = createFleetReporter(
+    {
+      hostname: node.name,
+      leaseDurationMs: config.nodeLeaseDuration,
+      updateFrequencyMs: config.nodeStatusUpdateFrequency,
+      reportFrequencyMs: config.nodeStatusReportFrequency,
+      clock: systemClock,
+      log: deps.log,
+    },
+    {
+      store: client,
+      pods: deps.pods,
+      podsVersion: deps.podsVersion,
+      events: deps.events,
+      async node(previous) {
+        const [health, runtime] = await Promise.all([deps.health(), deps.runtime.info().catch(() => undefined)]);
+        return buildNode({
+          name: node.name,
+          hostIP: node.ip,
+          port: deps.port(),
+          kubeletVersion: `v${pkg.version}`,
+          host,
+          maxPods: config.maxPods,
+          allocatable,
+          runtime,
+          readiness: readinessFrom(health.checks),
+          pressure: deps.pressure.conditions(),
+          now: new Date().toISOString(),
+          previous,
+        });
+      },
+    },
+  );
+  return { run: (signal) => reporter.run(signal), close: () => client.close() };
 }
 
 /** Creates root_dir and checks it is writable, so volume set-up cannot fail later for that reason. */

@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { startEtcdCluster, type EtcdCluster } from "../testing/etcd-cluster.ts";
 import { describeWithServices } from "../testing/services.ts";
 import { names, recordSnapshots } from "../testing/snapshots.ts";
-import { createEtcdSource, etcdKeyFor, readEtcdConfig } from "./etcd.ts";
+import { readEtcdConfig } from "./etcd-client.ts";
+import { createEtcdSource, etcdKeyFor } from "./etcd.ts";
 
 const pod = (name: string) => ({
   apiVersion: "v1",
