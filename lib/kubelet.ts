@@ -33,12 +33,14 @@ import { createProbeManager } from "./node/probes.ts";
 import { createPrometheusMetrics } from "./server/prometheus.ts";
 import { formatRunOnceReport, runPodsOnce } from "./sync/runonce.ts";
 import { createFileSource } from "./sources/file.ts";
-import type { PodSource, SourceSnapshot } from "./sources/source.ts";
+import type { PodSource, SourceSnapshot, StopSource } from "./sources/source.ts";
 import { createUrlSource } from "./sources/url.ts";
 import { createPodStore } from "./sources/store.ts";
 import { createSyncLoop } from "./sync/sync-loop.ts";
 import type { AdmissionPolicy } from "./sync/admission.ts";
-import { formatIssue, KubeletError, type SourceName } from "./api/types.ts";
+import { formatIssue, KubeletError, type RejectedPod, type SourceName } from "./api/types.ts";
+import { LABEL, type ContainerDetails } from "./container/runtime.ts";
+import { planNode, type NodePlan } from "./sync/node-plan.ts";
 import { createVolumeManager } from "./node/volumes.ts";
 
 export interface RunOptions {
@@ -141,8 +143,11 @@ async function runLocked(
       ...placement.deps,
       store,
       runtime,
-      images: createImageManager({ ...pullOptions(config), log: log.child("images"), metrics, events }, runtime),
-      volumes: createVolumeManager({ rootDir: config.rootDir, log: log.child("volumes") }),
+      images: createImageManager(
+        { ...pullOptions(config), configs: store.configs, log: log.child("images"), metrics, events },
+        runtime,
+      ),
+      volumes: createVolumeManager({ rootDir: config.rootDir, configs: store.configs, log: log.child("volumes") }),
       createProbeManager,
       clock: systemClock,
       log: log.child("sync"),
@@ -283,8 +288,12 @@ export async function runOnce(
     {
       ...placement.deps,
       runtime,
-      images: createImageManager({ ...pullOptions(config), log: log.child("images"), events }, runtime),
-      volumes: createVolumeManager({ rootDir: config.rootDir, log: log.child("volumes") }),
+      images: createImageManager(
+        { ...pullOptions(config), configs: store.configs, log: log.child("images"), events },
+        runtime,
+      ),
+      volumes: createVolumeManager({ rootDir: config.rootDir, configs: store.configs, log: log.child("volumes") }),
+      configs: store.configs,
       clock: systemClock,
       log: log.child("runonce"),
       events,
@@ -304,6 +313,82 @@ export async function runOnce(
   return report.ok && rejected.length === 0;
 }
 
+/**
+ * `plan`: reads every configured source once, observes the node through Docker (reads only: list,
+ * inspect, image look-ups) and returns what a sync would do, with the manifests that were rejected.
+ */
+export async function planOnce(
+  config: KubeletConfig,
+  { log }: { log: Logger },
+): Promise<{ plan: NodePlan; rejected: RejectedPod[] }> {
+  const node = nodeIdentity(config);
+  const sources = await createSources(config, node.name, log, undefined);
+  if (sources.length === 0)
+    throw new KubeletError("NoSources", "plan needs --config, --manifest_url or --etcd_servers/--etcd_config");
+  const store = createPodStore({
+    sources: sources.map((s) => s.name),
+    allowPrivileged: config.allowPrivileged,
+    log: log.child("config"),
+  });
+  for (const source of sources) store.apply(source.name, await readSourceOnce(source));
+  const runtime = createDockerRuntime({
+    endpoint: resolveDockerEndpoint(config.dockerEndpoint, process.env),
+    log: log.child("docker"),
+  });
+  await runtime.ping();
+  const observed = new Map<string, ContainerDetails[]>();
+  for (const summary of await runtime.listContainers()) {
+    const details = await runtime.inspectContainer(summary.id).catch(() => undefined);
+    const uid = summary.labels[LABEL.podUid];
+    if (details && uid) (observed.get(uid) ?? observed.set(uid, []).get(uid)!).push(details);
+  }
+  const pods = store.mergedState();
+  const images = new Set([
+    config.networkContainerImage,
+    ...pods.flatMap((p) => [...(p.spec.initContainers ?? []), ...p.spec.containers].map((c) => c.image ?? "")),
+  ]);
+  const present = new Set<string>();
+  for (const image of images) if (await runtime.imageId(image)) present.add(image);
+  const plan = planNode({
+    pods,
+    observed,
+    networkMode: config.podNetworkMode,
+    pauseImage: config.networkContainerImage,
+    imagePresent: (image) => present.has(image),
+    configs: store.configs,
+    now: Date.now(),
+    unreadSources: new Set(
+      store
+        .rejected()
+        .filter((r) => r.issues.some((i) => i.path === "<document>" || i.path === "<file>"))
+        .map((r) => r.source),
+    ),
+  });
+  return { plan, rejected: store.rejected() };
+}
+
+/**
+ * One read of a source: file and URL sources read their origin (a failure throws); the etcd source is
+ * started, heard once and stopped, within 10 s.
+ */
+async function readSourceOnce(source: PodSource | (PodSource & { readOnce(): Promise<SourceSnapshot> })) {
+  if ("readOnce" in source) return source.readOnce();
+  let stop: StopSource | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await new Promise<SourceSnapshot>((resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new KubeletError("SourceUnavailable", `no answer from the ${source.name} source within 10s`)),
+        10_000,
+      );
+      stop = source.start(resolve);
+    });
+  } finally {
+    clearTimeout(timer);
+    await stop?.();
+  }
+}
+
 /** Whether a setting was given (flag or config file); without origins (a programmatic caller) every value counts as given. */
 function explicitIn(resolved: RunOptions["resolved"]) {
   return (key: keyof KubeletConfig) => !resolved || resolved.origins[key] !== "default";
@@ -313,7 +398,6 @@ function explicitIn(resolved: RunOptions["resolved"]) {
  * Where and how pods run on this node: the cgroup driver (Docker's), QoS cgroups bounded by node
  * allocatable, the oom_score_adj floor, CFS quota settings and each pod's resolv.conf.
  */
-
 async function podPlacement(
   config: KubeletConfig,
   {
@@ -423,7 +507,7 @@ async function createSources(
   config: KubeletConfig,
   nodeName: string,
   log: Logger,
-  metrics: KubeletMetrics,
+  metrics: KubeletMetrics | undefined,
 ): Promise<PodSource[]> {
   const sources: PodSource[] = [];
   if (config.config)

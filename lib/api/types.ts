@@ -103,6 +103,8 @@ export interface RejectedPod {
   document?: number;
   /** `namespace/name` when it could be read. */
   pod?: string;
+  /** Set when the object is a ConfigMap or Secret rather than a pod. */
+  kind?: "ConfigMap" | "Secret";
   issues: FieldIssue[];
 }
 

@@ -1,24 +1,28 @@
-// Layer cli/: subcommands (run, runonce, validate, print-config, fleet) and the only place errors
-// become exit codes. Imports config/ and api/; lib/kubelet.ts (and with it everything heavy) only
-// lazily, for run and runonce; the etcd client only lazily, for fleet.
+// Layer cli/: subcommands (run, runonce, plan, validate, print-config, fleet) and the only place
+// errors become exit codes. Imports config/ and api/; lib/kubelet.ts (and with it everything heavy)
+// only lazily, for run, runonce and plan; the etcd client only lazily, for fleet.
 //
 // The only cac import: subcommands, flags in both spellings, usage errors, exit codes
 // (0 success, 1 failure, 2 usage). Heavy parts (Docker, etcd, the server) load only for run/runonce.
 import cac, { type Command } from "cac";
 import pkg from "../../package.json" with { type: "json" };
-import { FLAGS, printConfig, resolveConfig, type ResolvedConfig } from "../config/config.ts";
+import { commentedConfigFile, FLAGS, printConfig, resolveConfig, type ResolvedConfig } from "../config/config.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
 import { createLogger } from "../log.ts";
 import { runtimeName } from "../platform/runtime.ts";
 import type { FleetSection } from "./fleet.ts";
 import { validateCommand } from "./validate.ts";
+import { PLAN_EXIT, planCommand } from "./plan.ts";
 
+// Baked in by build.ts (--define); absent when running from source.
 declare const KUBELET_COMMIT: string | undefined;
+declare const KUBELET_VERSION: string | undefined;
 
 /** `kubelet v0.1.0 (commit abc1234, bun 1.4.5)`. */
 export function versionLine(): string {
   const commit = typeof KUBELET_COMMIT === "string" ? KUBELET_COMMIT : "dev";
-  return `kubelet v${pkg.version} (commit ${commit}, ${runtimeName()})`;
+  const version = typeof KUBELET_VERSION === "string" ? KUBELET_VERSION : pkg.version;
+  return `kubelet v${version} (commit ${commit}, ${runtimeName()})`;
 }
 
 class UsageError extends Error {
@@ -35,7 +39,7 @@ const STDIN_PATH = "/dev/stdin";
 const BOOLEAN_FLAGS = new Set(
   FLAGS.filter((f) => f.type === "bool")
     .map((f) => f.flag.replace(/_/g, "-"))
-    .concat(["show-origin", "help", "version", "watch"]),
+    .concat(["show-origin", "commented", "help", "version", "watch"]),
 );
 
 /**
@@ -127,13 +131,27 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       },
     );
   });
+  const plan = withConfigFlags(
+    cli.command("plan", "Print what a sync would do to this node, without doing it (exit 0 none, 2 changes, 1 errors)"),
+  ).option("-o, --output <format>", "text or json", { default: "text" });
+  plan.action((options) => {
+    const format = outputFormat(options.output, ["text", "json"], plan) as "text" | "json";
+    const { config } = resolve(options, plan);
+    const log = createLogger({ format: config.logFormat || undefined, verbosity: Math.min(config.verbosity, 0) });
+    result = planCommand(config, { format, out: io.stdout, err: io.stderr, log });
+  });
   const print = withConfigFlags(
     cli.command("print-config", "Print the effective configuration (defaults < --config_file < flags)"),
   )
     .option("--show-origin", "Mark each value with where it came from: default, file or flag")
+    .option("--commented", "Print a config file: every key described, defaults commented out (what install.sh writes)")
     .option("-o, --output <format>", "yaml or json", { default: "yaml" });
   print.action((options) => {
     const format = outputFormat(options.output, ["yaml", "json"], print) as "yaml" | "json";
+    if (options.commented === true || options.commented === "true") {
+      io.stdout.write(commentedConfigFile(resolve(options, print)));
+      return;
+    }
     io.stdout.write(
       printConfig(resolve(options, print), {
         format,
@@ -176,7 +194,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
         cli.outputHelp();
         return 2;
       }
-      throw new UsageError(`unknown command "${cli.args[0]}": use run, runonce, validate, print-config or fleet`);
+      throw new UsageError(`unknown command "${cli.args[0]}": use run, runonce, plan, validate, print-config or fleet`);
     }
     await cli.runMatchedCommand();
     return await result;
@@ -190,7 +208,8 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       io.stderr.write(
         `Usage: kubelet ${command ? command.rawName : "<command>"} [flags]; see 'kubelet ${command ? command.name + " " : ""}--help'\n`,
       );
-      return 2;
+      // plan's 2 means "changes", as with terraform's -detailed-exitcode: its usage errors are errors.
+      return command?.name === "plan" ? PLAN_EXIT.error : 2;
     }
     io.stderr.write(`kubelet: ${err.message}\n`);
     return 1;

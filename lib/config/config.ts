@@ -12,6 +12,7 @@ import {
   configurationField,
   fieldNamesUnder,
   isZeroValue,
+  KUBELET_CONFIGURATION,
   typeMismatch,
 } from "./kubelet-configuration.ts";
 
@@ -37,7 +38,7 @@ export interface FlagSpec {
   type: ValueType;
   description: string;
   short?: string;
-  /** The only values accepted (an enum such as cgroup_driver). */
+  /** The only values accepted (an enum such as cgroup_driver); "" among them = the default may be written out. */
   choices?: string[];
 }
 
@@ -290,7 +291,7 @@ export const FLAGS: FlagSpec[] = [
     flag: "cgroup_driver",
     key: "cgroupDriver",
     type: "string",
-    choices: ["cgroupfs", "systemd"],
+    choices: ["", "cgroupfs", "systemd"],
     description: "cgroupfs or systemd: must match the container runtime's (default: the runtime's)",
   },
   {
@@ -462,7 +463,10 @@ export function parseValue(spec: FlagSpec, raw: unknown): KubeletConfig[keyof Ku
     case "string": {
       if (typeof last === "object") throw bad("expected a string");
       const text = String(last ?? "");
-      if (spec.choices && !spec.choices.includes(text)) throw bad(`expected one of ${spec.choices.join(", ")}`);
+      if (spec.choices && !spec.choices.includes(text))
+        throw bad(
+          `expected one of ${spec.choices.filter(Boolean).join(", ")}${spec.choices.includes("") ? ' (or "" for the default)' : ""}`,
+        );
       return text;
     }
     case "bool": {
@@ -545,7 +549,8 @@ export function parseValue(spec: FlagSpec, raw: unknown): KubeletConfig[keyof Ku
       return out;
     }
     case "logformat":
-      if (last !== "text" && last !== "json") throw bad("expected text or json");
+      // "" is the default a written-out config file shows: text on a TTY, else json
+      if (last !== "text" && last !== "json" && last !== "") throw bad("expected text or json");
       return last;
   }
 }
@@ -761,4 +766,29 @@ export function printConfig(
     "\n" +
     notes
   );
+}
+
+/**
+ * The config file an installer writes (`print-config --commented`): every key with what it does,
+ * its flag and KubeletConfiguration names, commented out at its default; keys set by a flag or
+ * the config file are written out, so the file starts from the installer's choices.
+ */
+export function commentedConfigFile(resolved: ResolvedConfig): string {
+  const lines = [
+    "# kubelet configuration, read by `kubelet run --config_file <this file>`.",
+    "# Keys are flag names (sync_frequency) or KubeletConfiguration names (syncFrequency); a flag given",
+    "# on the command line wins over this file. Each commented line shows a setting at its default:",
+    "# uncomment it to change it. `kubelet print-config --config_file <this file> --show-origin` checks it.",
+  ];
+  for (const spec of FLAGS) {
+    const value = resolved.config[spec.key];
+    const text = stringifyYaml(spec.type === "duration" ? formatDuration(value as number) : value, {
+      flow: true,
+    }).trimEnd();
+    const fields = KUBELET_CONFIGURATION.filter((row) => row.key === spec.key).map((row) => row.path);
+    const names = [`--${spec.flag}`, ...(spec.short ? [`-${spec.short}`] : []), ...fields];
+    lines.push("", `# ${spec.description}. [${names.join(", ")}]`);
+    lines.push(`${resolved.origins[spec.key] === "default" ? "# " : ""}${spec.flag}: ${text}`);
+  }
+  return lines.join("\n") + "\n";
 }

@@ -207,7 +207,7 @@ export const KUBELET_CONFIGURATION: FieldRow[] = [
   notApplicable(
     "configMapAndSecretChangeDetectionStrategy",
     "string",
-    `configMap and secret volumes need an API server`,
+    "ConfigMaps and Secrets come from the pod sources, which push every change (as the Watch strategy does)",
   ),
   honoured("systemReserved", "stringMap", "systemReserved"),
   honoured("kubeReserved", "stringMap", "kubeReserved"),

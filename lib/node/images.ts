@@ -4,8 +4,14 @@
 // (--image_pull_progress_deadline), and per-image back-off (ErrImagePull → ImagePullBackOff).
 import { Backoff } from "./backoff.ts";
 import { systemClock, type Clock, type Timer } from "../clock.ts";
-import type { Runtime } from "../container/runtime.ts";
-import { credentialsFor, defaultDockerConfigPaths } from "../container/docker-credentials.ts";
+import type { RegistryAuth, Runtime } from "../container/runtime.ts";
+import {
+  credentialsFor,
+  credentialsFromAuths,
+  defaultDockerConfigPaths,
+  type AuthEntry,
+} from "../container/docker-credentials.ts";
+import { configBytes, type ConfigLookup } from "../api/config-objects.ts";
 import type { EventRecorder } from "./events.ts";
 import { silentLogger, type Logger } from "../log.ts";
 import type { KubeletMetrics } from "../metrics.ts";
@@ -31,6 +37,8 @@ export interface ImageManagerOptions {
   /** --image_pull_progress_deadline: a pull with no progress message for this long is cancelled (ms, default 1m). */
   progressDeadlineMs?: number;
   dockerConfigPaths?: string[];
+  /** Where the pod's imagePullSecrets (kubernetes.io/dockerconfigjson Secrets) are found. */
+  configs?: ConfigLookup;
   clock?: Clock;
   log?: Logger;
   metrics?: KubeletMetrics;
@@ -101,7 +109,7 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
    * One pull on the runtime, cancelled when no progress message arrives for the deadline (the
    * dockershim's progress reporter): a stalled registry must not hold the pull slot for ever.
    */
-  const pullWithDeadline = async (image: string) => {
+  const pullWithDeadline = async (image: string, auth: RegistryAuth | undefined) => {
     const controller = new AbortController();
     let latest = "";
     let timer: Timer | undefined;
@@ -118,13 +126,30 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
     };
     arm();
     try {
-      await runtime.pullImage(image, credentialsFor(image, configPaths), controller.signal, (progress) => {
+      await runtime.pullImage(image, auth, controller.signal, (progress) => {
         latest = progress;
         arm();
       });
     } finally {
       timer?.cancel();
     }
+  };
+
+  /** The pod's imagePullSecrets come first, as in Kubernetes; the node's config.json is the fallback. */
+  const pullSecretCredentials = (image: string, pod: Pod) => {
+    for (const ref of pod.spec.imagePullSecrets ?? []) {
+      const secret = options.configs?.get("Secret", pod.metadata.namespace, ref.name ?? "");
+      const json = secret && configBytes(secret).get(".dockerconfigjson");
+      if (!json) continue;
+      try {
+        const auths = (JSON.parse(json.toString("utf8")) as { auths?: Record<string, AuthEntry> }).auths ?? {};
+        const found = credentialsFromAuths(image, auths);
+        if (found) return found;
+      } catch {
+        // validated on admission; an unreadable one is simply not used
+      }
+    }
+    return undefined;
   };
 
   const pull = async (image: string, pod: Pod): Promise<string> => {
@@ -141,7 +166,7 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
     options.events?.record(pod, "Normal", "Pulling", `Pulling image "${image}"`);
     const started = clock.now();
     try {
-      await pullWithDeadline(image);
+      await pullWithDeadline(image, pullSecretCredentials(image, pod) ?? credentialsFor(image, configPaths));
       const id = await runtime.imageId(image);
       if (!id) throw new KubeletError("ImagePullFailed", `image ${image} is missing right after its pull`);
       const seconds = (clock.now() - started) / 1000;

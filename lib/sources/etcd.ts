@@ -1,9 +1,11 @@
-// The etcd source (--etcd_servers / --etcd_config): the key /registry/hosts/<hostname>/kubelet,
-// read once, then watched from the next revision. A lost connection never empties the source;
+// The etcd source (--etcd_servers / --etcd_config): the key /registry/hosts/<hostname>/kubelet and
+// the ConfigMaps and Secrets under …/configmaps/ and …/secrets/, read once, then watched (the whole
+// host prefix) from the next revision. A lost connection never empties the source;
 // only an empty list or a delete the watch confirms does.
 import { systemClock, type Clock } from "../clock.ts";
 import { silentLogger, type Logger } from "../log.ts";
-import { readManifests } from "../api/manifest.ts";
+import type { ConfigObject } from "../api/config-objects.ts";
+import { readManifests, type ManifestResult } from "../api/manifest.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 import { createEtcdClient, etcdClientOptions } from "./etcd-client.ts";
 import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
@@ -20,6 +22,41 @@ export interface EtcdSourceOptions {
   metrics?: KubeletMetrics;
 }
 
+/**
+ * Parses one etcd value: the host's key holds pods (and may hold ConfigMaps and Secrets beside them);
+ * keys under configmaps/ and secrets/ hold only objects of that kind.
+ */
+function readKey(name: string, text: string, podKey: string, prefix: string): ManifestResult {
+  const result = readManifests(text, { source: "etcd", origin: name });
+  if (name === podKey) return result;
+  const kind = name.startsWith(`${prefix}configmaps/`) ? "ConfigMap" : "Secret";
+  const misplaced = (what: string, pod?: string) => ({
+    source: "etcd" as const,
+    origin: name,
+    ...(pod ? { pod } : {}),
+    issues: [
+      {
+        path: "kind",
+        type: "Unsupported value",
+        value: what,
+        detail: `only ${kind} documents are read from ${prefix}${kind === "ConfigMap" ? "configmaps" : "secrets"}/…; put pods under ${podKey}`,
+        severity: "error" as const,
+      },
+    ],
+  });
+  return {
+    pods: [],
+    configs: result.configs.filter((c) => c.kind === kind),
+    rejected: [
+      ...result.rejected,
+      ...result.pods.map((p) => misplaced("Pod", `${p.metadata.namespace}/${p.metadata.name}`)),
+      ...result.configs
+        .filter((c) => c.kind !== kind)
+        .map((c) => misplaced(c.kind, `${c.metadata.namespace}/${c.metadata.name}`)),
+    ],
+  };
+}
+
 /** The key a host's pods live under. */
 export function etcdKeyFor(hostname: string): string {
   return `/registry/hosts/${hostname}/kubelet`;
@@ -29,6 +66,7 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? silentLogger;
   const key = etcdKeyFor(options.hostname);
+  const prefix = `/registry/hosts/${options.hostname}/`;
   const clientOptions = etcdClientOptions(options);
 
   return {
@@ -37,27 +75,52 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
       const client = createEtcdClient(clientOptions);
       const stop = new AbortController();
       let lastSignature: string | undefined;
-      let lastGood: SourceSnapshot | undefined;
-      const publish = (value: string | undefined) => {
-        const parsed =
-          value === undefined ? { pods: [], rejected: [] } : readManifests(value, { source: "etcd", origin: key });
-        const broken = parsed.rejected.some((r) => r.issues.some((i) => i.path === "<document>"));
-        const snapshot = broken && lastGood ? { pods: lastGood.pods, rejected: parsed.rejected } : parsed;
-        if (!broken) lastGood = parsed;
+      const values = new Map<string, string>();
+      const parsedByKey = new Map<string, { text: string; result: ManifestResult }>();
+      const lastGood = new Map<string, ManifestResult>();
+      const publish = () => {
+        const snapshot: SourceSnapshot & { configs: ConfigObject[] } = { pods: [], rejected: [], configs: [] };
+        for (const name of [...values.keys()].sort()) {
+          const text = values.get(name)!;
+          let cached = parsedByKey.get(name);
+          if (cached?.text !== text) {
+            cached = { text, result: readKey(name, text, key, prefix) };
+            parsedByKey.set(name, cached);
+          }
+          const parsed = cached.result;
+          const broken = parsed.rejected.some((r) => r.issues.some((i) => i.path === "<document>"));
+          const good = broken ? lastGood.get(name) : parsed;
+          if (!broken) lastGood.set(name, parsed);
+          snapshot.pods.push(...(good?.pods ?? []));
+          snapshot.configs.push(...(good?.configs ?? []));
+          snapshot.rejected.push(...parsed.rejected);
+        }
+        for (const name of [...parsedByKey.keys()])
+          if (!values.has(name)) parsedByKey.delete(name), lastGood.delete(name);
         const signature = snapshotSignature(snapshot);
         if (signature === lastSignature) return;
         lastSignature = signature;
         emit(snapshot);
       };
+      const relevant = (name: string) =>
+        name === key || name.startsWith(`${prefix}configmaps/`) || name.startsWith(`${prefix}secrets/`);
 
       const session = async () => {
-        const { entry, revision } = await client.get(key);
-        publish(entry?.value);
-        const watch = await client.watch({ key }, revision + 1, {
-          put: (kv) => publish(kv.value),
-          delete: () => publish(undefined),
-          disconnected: () => log.warn(`lost the etcd watch on ${key}; reconnecting (pods are kept)`),
-          connected: () => log.debug(`watching ${key}`),
+        const { entries, revision } = await client.list(prefix);
+        values.clear();
+        for (const entry of entries) if (relevant(entry.key)) values.set(entry.key, entry.value);
+        publish();
+        const watch = await client.watch({ prefix }, revision + 1, {
+          put: (entry) => {
+            if (!relevant(entry.key)) return;
+            values.set(entry.key, entry.value);
+            publish();
+          },
+          delete: (name) => {
+            if (values.delete(name)) publish();
+          },
+          disconnected: () => log.warn(`lost the etcd watch on ${prefix}; reconnecting (pods are kept)`),
+          connected: () => log.debug(`watching ${prefix}`),
         });
         if (stop.signal.aborted)
           void watch.cancel(); // stopped while the watch was being set up

@@ -1,5 +1,6 @@
 // runonce on a fake runtime: admission as the kubelet's runOnce applies it, spec.nodeName in the report.
 import { expect, test } from "bun:test";
+import { noConfigs } from "../api/config-objects.ts";
 import { createEventRecorder } from "../node/events.ts";
 import { createImageManager } from "../node/images.ts";
 import { silentLogger } from "../log.ts";
@@ -18,10 +19,11 @@ test("runonce starts the pods maxPods admits, reports the rest as OutOfpods, and
     {
       runtime,
       images: createImageManager({ qps: 0, burst: 10, clock, dockerConfigPaths: [] }, runtime),
-      volumes: { setup: async () => new Map(), teardown: async () => {}, podDirs: async () => [] },
+      volumes: { setup: async () => new Map(), version: () => "", teardown: async () => {}, podDirs: async () => [] },
       clock,
       log: silentLogger,
       events,
+      configs: noConfigs,
       admission: { maxPods: 1, hostNetworkSources: ["file"], hostPidSources: ["*"], hostIpcSources: ["*"] },
       options: { hostname: "node-1", hostIP: "10.0.0.1", networkMode: "none", pauseImage: "p", allowPrivileged: false },
     },

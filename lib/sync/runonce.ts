@@ -10,11 +10,13 @@ import { createPodSyncer, type PodSyncDeps, type PodSyncOptions } from "./pod-sy
 import { podKey, type Pod, type V1PodStatus } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
 import { admissionOrder, admitPod, boundToNode, rejectedStatus, type AdmissionPolicy } from "./admission.ts";
+import type { ConfigLookup } from "../api/config-objects.ts";
 
 export interface RunOnceDeps {
   runtime: Runtime;
   images: ImageManager;
   volumes: VolumeManager;
+  configs: ConfigLookup;
   clock: Clock;
   log: Logger;
   events: EventRecorder;
@@ -66,6 +68,7 @@ export async function runPodsOnce(
       runtime,
       images: deps.images,
       volumes: deps.volumes,
+      configs: deps.configs,
       clock,
       log: deps.log,
       events: deps.events,
