@@ -292,7 +292,8 @@ export const FLAGS: FlagSpec[] = [
     key: "cgroupDriver",
     type: "string",
     choices: ["", "cgroupfs", "systemd"],
-    description: "cgroupfs or systemd: must match the container runtime's (default: the runtime's)",
+    description:
+      "cgroupfs or systemd, as the container runtime's (\"\" = the runtime's; a different one refuses to start)",
   },
   {
     flag: "kube_reserved",
