@@ -8,7 +8,8 @@ import type { ResolvedConfig } from "./config/config.ts";
 import { acquireLock } from "./node/lock-file.ts";
 import { cpus, totalmem } from "node:os";
 import { GUARANTEED_OOM_SCORE_ADJ, POD_INFRA_OOM_SCORE_ADJ } from "./api/qos.ts";
-import { cgroupPath, createCgroupManager, nodeAllocatable } from "./node/cgroups.ts";
+import { cgroupPath, cgroupVersion, createCgroupManager, nodeAllocatable } from "./node/cgroups.ts";
+import { chooseCgroupDriver, hostDefaultDriver, planQosCgroups } from "./node/cgroup-driver.ts";
 import { createDnsConfigurer } from "./node/dns.ts";
 import type { EventRecorder } from "./node/events.ts";
 import { oomScoreAdjFloor } from "./node/oom-score.ts";
@@ -38,6 +39,7 @@ import type { PodSource, SourceSnapshot, StopSource } from "./sources/source.ts"
 import { createUrlSource } from "./sources/url.ts";
 import { createPodStore } from "./sources/store.ts";
 import { createSyncLoop } from "./sync/sync-loop.ts";
+import type { AdmissionPolicy } from "./sync/admission.ts";
 import { formatIssue, KubeletError, type RejectedPod, type SourceName } from "./api/types.ts";
 import { LABEL, type ContainerDetails } from "./container/runtime.ts";
 import { planNode, type NodePlan } from "./sync/node-plan.ts";
@@ -75,7 +77,7 @@ export async function runKubelet(config: KubeletConfig, options: RunOptions): Pr
     stop.abort();
   });
   try {
-    await runLocked(config, { log, signal: stop.signal });
+    await runLocked(config, { log, signal: stop.signal, resolved: options.resolved });
   } finally {
     options.signal.removeEventListener("abort", onAbort);
     await lock.release();
@@ -97,7 +99,10 @@ function logSettings(config: KubeletConfig, resolved: NonNullable<RunOptions["re
     log.warn(`config file field ${note.field} is accepted but not applicable here: ${note.why}`);
 }
 
-async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions, "log" | "signal">): Promise<void> {
+async function runLocked(
+  config: KubeletConfig,
+  { log, signal, resolved }: Pick<RunOptions, "log" | "signal" | "resolved">,
+): Promise<void> {
   const node = nodeIdentity(config);
   const metrics = createPrometheusMetrics();
   const events = createEventRecorder({ log: log.child("events") });
@@ -117,7 +122,7 @@ async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions
     () => log.info(`Docker Engine at ${endpoint} answers`),
     (error: Error) => log.warn(`${error.message}; will keep retrying (running containers are left alone)`),
   );
-  const placement = await podPlacement(config, events, log);
+  const placement = await podPlacement(config, { events, log, runtime, explicit: explicitIn(resolved) });
   const managers = createNodeManagers(config, {
     runtime,
     events,
@@ -140,6 +145,7 @@ async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions
       pauseImage: config.networkContainerImage,
       allowPrivileged: config.allowPrivileged,
       syncFrequencyMs: config.syncFrequency,
+      admission: admissionPolicy(config),
       ...placement.options,
     },
     {
@@ -148,8 +154,7 @@ async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions
       runtime,
       images: createImageManager(
         {
-          qps: config.registryQps,
-          burst: config.registryBurst,
+          ...pullOptions(config),
           configs: store.configs,
           log: log.child("images"),
           metrics,
@@ -262,7 +267,7 @@ async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions
 /** `runonce`: reads the file and URL sources once, starts every pod, waits; true when all made it. */
 export async function runOnce(
   config: KubeletConfig,
-  { log, signal, out, tty }: RunOptions & { out: NodeJS.WritableStream; tty: boolean },
+  { log, signal, out, tty, resolved }: RunOptions & { out: NodeJS.WritableStream; tty: boolean },
 ): Promise<boolean> {
   await prepareRootDir(config.rootDir);
   const node = nodeIdentity(config);
@@ -306,20 +311,14 @@ export async function runOnce(
     }),
     node.name,
   );
-  const placement = await podPlacement(config, events, log);
+  const placement = await podPlacement(config, { events, log, runtime, explicit: explicitIn(resolved) });
   const report = await runPodsOnce(
     store.mergedState(),
     {
       ...placement.deps,
       runtime,
       images: createImageManager(
-        {
-          qps: config.registryQps,
-          burst: config.registryBurst,
-          configs: store.configs,
-          log: log.child("images"),
-          events,
-        },
+        { ...pullOptions(config), configs: store.configs, log: log.child("images"), events },
         runtime,
       ),
       volumes: createVolumeManager({ rootDir: config.rootDir, configs: store.configs, log: log.child("volumes") }),
@@ -327,6 +326,7 @@ export async function runOnce(
       clock: systemClock,
       log: log.child("runonce"),
       events,
+      admission: admissionPolicy(config),
       options: {
         hostname: node.name,
         hostIP: node.ip,
@@ -418,11 +418,24 @@ async function readSourceOnce(source: PodSource | (PodSource & { readOnce(): Pro
   }
 }
 
+/** Whether a setting was given (flag or config file); without origins (a programmatic caller) every value counts as given. */
+function explicitIn(resolved: RunOptions["resolved"]) {
+  return (key: keyof KubeletConfig) => !resolved || resolved.origins[key] !== "default";
+}
+
 /**
- * Where and how pods run on this node: QoS cgroups bounded by node allocatable, the oom_score_adj
- * floor, CFS quota settings and each pod's resolv.conf.
+ * Where and how pods run on this node: the cgroup driver (Docker's), QoS cgroups bounded by node
+ * allocatable, the oom_score_adj floor, CFS quota settings and each pod's resolv.conf.
  */
-async function podPlacement(config: KubeletConfig, events: EventRecorder, log: Logger) {
+async function podPlacement(
+  config: KubeletConfig,
+  {
+    events,
+    log,
+    runtime,
+    explicit,
+  }: { events: EventRecorder; log: Logger; runtime: Runtime; explicit: (key: keyof KubeletConfig) => boolean },
+) {
   const dns = createDnsConfigurer(
     {
       clusterDns: config.clusterDns,
@@ -442,9 +455,24 @@ async function podPlacement(config: KubeletConfig, events: EventRecorder, log: L
     cfsQuota: config.cpuCfsQuota,
     cfsPeriodUs: config.cpuCfsQuotaPeriod * 1000,
   };
-  if (!config.cgroupsPerQos) return { options, deps: { dns } };
+  const version = cgroupVersion();
+  // The driver must be Docker's: pods placed under cgroupfs paths on a systemd Docker fail every create.
+  const reported = await runtime.info().then(
+    (info) => info.cgroupDriver,
+    () => undefined,
+  );
+  const { driver, source } = chooseCgroupDriver(config.cgroupDriver, reported, hostDefaultDriver(version));
+  const plan = planQosCgroups({
+    cgroupsPerQos: config.cgroupsPerQos,
+    enforcePods: config.enforceNodeAllocatable.includes("pods"),
+    explicit: explicit("cgroupsPerQos") || explicit("enforceNodeAllocatable"),
+    version,
+    driver,
+  });
+  if (plan.warning) log.warn(plan.warning);
+  if (!plan.qos) return { options, deps: { dns } };
   const cgroups = createCgroupManager({
-    driver: config.cgroupDriver,
+    driver,
     root: config.cgroupRoot,
     cfsQuota: config.cpuCfsQuota,
     cfsPeriodUs: config.cpuCfsQuotaPeriod * 1000,
@@ -452,14 +480,14 @@ async function podPlacement(config: KubeletConfig, events: EventRecorder, log: L
     log: log.child("cgroups"),
   });
   const capacity = { milliCpu: cpus().length * 1000, memoryBytes: totalmem() };
-  const allocatable = config.enforceNodeAllocatable.includes("pods")
+  const allocatable = plan.enforcePods
     ? nodeAllocatable(capacity, {
         kube: config.kubeReserved,
         system: config.systemReserved,
         evictionHard: config.evictionHard,
       })
     : undefined;
-  const kubepods = cgroupPath(config.cgroupRoot, ["kubepods"], config.cgroupDriver);
+  const kubepods = cgroupPath(config.cgroupRoot, ["kubepods"], driver);
   try {
     await cgroups.init(allocatable);
   } catch (error) {
@@ -475,12 +503,33 @@ async function podPlacement(config: KubeletConfig, events: EventRecorder, log: L
   if (ignored.length)
     log.warn(`reserved ${[...new Set(ignored)].join(", ")} are not enforced here: only cpu and memory bound kubepods`);
   log.info(
-    `pods run under ${kubepods} (cgroup v${cgroups.version}, ${config.cgroupDriver} driver)` +
+    `pods run under ${kubepods} (cgroup v${cgroups.version}, ${driver} driver, ${source})` +
       (allocatable
         ? `, bounded by node allocatable: cpu ${allocatable.milliCpu}m, memory ${allocatable.memoryBytes} bytes (capacity − kubeReserved − systemReserved − evictionHard memory.available)`
         : ""),
   );
   return { options, deps: { dns, cgroups } };
+}
+
+/** How images are pulled: the registry QPS bucket, serialized or parallel pulls, the progress deadline. */
+function pullOptions(config: KubeletConfig) {
+  return {
+    qps: config.registryQps,
+    burst: config.registryBurst,
+    serialize: config.serializeImagePulls,
+    maxParallel: config.maxParallelImagePulls,
+    progressDeadlineMs: config.imagePullProgressDeadline,
+  };
+}
+
+/** Who may run what here: --max_pods and the sources allowed each host namespace. */
+function admissionPolicy(config: KubeletConfig): AdmissionPolicy {
+  return {
+    maxPods: config.maxPods,
+    hostNetworkSources: config.hostNetworkSources,
+    hostPidSources: config.hostPidSources,
+    hostIpcSources: config.hostIpcSources,
+  };
 }
 
 async function createSources(

@@ -268,7 +268,14 @@ async function startRunOnce(resolved: ResolvedConfig, command: Command, io: Io):
   const onSignal = () => stop.abort();
   process.once("SIGTERM", onSignal).once("SIGINT", onSignal);
   try {
-    return (await runOnce(config, { log, signal: stop.signal, out: io.stdout, tty: io.stdout.isTTY === true })) ? 0 : 1;
+    const ok = await runOnce(config, {
+      log,
+      signal: stop.signal,
+      out: io.stdout,
+      tty: io.stdout.isTTY === true,
+      resolved,
+    });
+    return ok ? 0 : 1;
   } catch (error) {
     io.stderr.write(`kubelet: ${(error as Error).message}\n`);
     return 1;

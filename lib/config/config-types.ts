@@ -98,10 +98,10 @@ export interface KubeletConfig {
   clusterDns: string[];
   clusterDomain: string;
   resolvConf: string;
-  /** cgroups_per_qos, cgroup_root, cgroup_driver. */
+  /** cgroups_per_qos, cgroup_root, cgroup_driver ("" = the container runtime's). */
   cgroupsPerQos: boolean;
   cgroupRoot: string;
-  cgroupDriver: "cgroupfs" | "systemd";
+  cgroupDriver: "" | "cgroupfs" | "systemd";
   /** kube_reserved / system_reserved: resource name → quantity. */
   kubeReserved: Record<string, string>;
   systemReserved: Record<string, string>;
@@ -184,7 +184,7 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   resolvConf: "/etc/resolv.conf",
   cgroupsPerQos: true,
   cgroupRoot: "/",
-  cgroupDriver: "cgroupfs",
+  cgroupDriver: "",
   kubeReserved: {},
   systemReserved: {},
   evictionHard: {

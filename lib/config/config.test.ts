@@ -148,6 +148,18 @@ describe("precedence: defaults < config file < flags", () => {
     expect(() => resolveConfig({ syncFrequency: "10" })).toThrow(/--sync_frequency/);
   });
 
+  test("refuses pull settings that cannot work: a zero progress deadline, parallel pulls while serialized", () => {
+    expect(() => resolveConfig({ imagePullProgressDeadline: "0s" })).toThrow(
+      /--image_pull_progress_deadline: must be positive, got 0s/,
+    );
+    expect(() => resolveConfig({ maxParallelImagePulls: "3" })).toThrow(
+      /--max_parallel_image_pulls needs --serialize_image_pulls=false/,
+    );
+    expect(
+      resolveConfig({ maxParallelImagePulls: "3", serializeImagePulls: "false" }).config.maxParallelImagePulls,
+    ).toBe(3);
+  });
+
   test("print-config marks every value with where it came from", () => {
     const text = printConfig(resolveConfig({ port: "1234" }, file), { format: "yaml", showOrigin: true });
     expect(text).toContain("port: 1234  # flag");

@@ -39,7 +39,7 @@ export interface FlagSpec {
   type: ValueType;
   description: string;
   short?: string;
-  /** The only values accepted (an enum such as cgroup_driver). */
+  /** The only values accepted (an enum such as cgroup_driver); "" among them = the default may be written out. */
   choices?: string[];
 }
 
@@ -292,8 +292,9 @@ export const FLAGS: FlagSpec[] = [
     flag: "cgroup_driver",
     key: "cgroupDriver",
     type: "string",
-    choices: ["cgroupfs", "systemd"],
-    description: "cgroupfs or systemd: must match the container runtime's",
+    choices: ["", "cgroupfs", "systemd"],
+    description:
+      "cgroupfs or systemd, as the container runtime's (\"\" = the runtime's; a different one refuses to start)",
   },
   {
     flag: "kube_reserved",
@@ -519,7 +520,10 @@ export function parseValue(spec: FlagSpec, raw: unknown): KubeletConfig[keyof Ku
     case "string": {
       if (typeof last === "object") throw bad("expected a string");
       const text = String(last ?? "");
-      if (spec.choices && !spec.choices.includes(text)) throw bad(`expected one of ${spec.choices.join(", ")}`);
+      if (spec.choices && !spec.choices.includes(text))
+        throw bad(
+          `expected one of ${spec.choices.filter(Boolean).join(", ")}${spec.choices.includes("") ? ' (or "" for the default)' : ""}`,
+        );
       return text;
     }
     case "bool": {
@@ -771,6 +775,10 @@ function checkConfig(config: KubeletConfig): void {
   if (config.enforceNodeAllocatable.includes("pods") && !config.cgroupsPerQos)
     throw invalid(
       "--enforce_node_allocatable=pods needs --cgroups_per_qos=true (the kubepods cgroup is what it bounds): set enforceNodeAllocatable to none or enable cgroupsPerQOS",
+    );
+  if (config.imagePullProgressDeadline <= 0)
+    throw invalid(
+      `--image_pull_progress_deadline: must be positive, got ${formatDuration(config.imagePullProgressDeadline)} (a pull with no progress for this long is cancelled)`,
     );
   if (config.serializeImagePulls && config.maxParallelImagePulls > 1)
     throw invalid("--max_parallel_image_pulls needs --serialize_image_pulls=false");

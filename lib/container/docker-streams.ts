@@ -86,12 +86,27 @@ export async function* parseEvents(
   }
 }
 
-/** The first error a pull's progress stream carries (Docker reports pull failures in-band), or undefined. */
-export async function pullError(source: AsyncIterable<Uint8Array>): Promise<string | undefined> {
+/**
+ * The first error a pull's progress stream carries (Docker reports pull failures in-band), or
+ * undefined; every other message goes to `onProgress` as Docker prints it ("abc123: Downloading 1.2MB/4MB").
+ */
+export async function pullError(
+  source: AsyncIterable<Uint8Array>,
+  onProgress?: (progress: string) => void,
+): Promise<string | undefined> {
   for await (const line of lines(source)) {
     try {
-      const message = JSON.parse(line) as { error?: string; errorDetail?: { message?: string } };
+      const message = JSON.parse(line) as {
+        error?: string;
+        errorDetail?: { message?: string };
+        id?: string;
+        status?: string;
+        progress?: string;
+      };
       if (message.error || message.errorDetail?.message) return message.errorDetail?.message ?? message.error;
+      onProgress?.(
+        [message.id ? `${message.id}:` : "", message.status ?? "", message.progress ?? ""].filter(Boolean).join(" "),
+      );
     } catch {
       return `unparsable pull progress: ${line.slice(0, 200)}`;
     }

@@ -57,6 +57,7 @@ function mapError(error: unknown, action: string): KubeletError {
 }
 
 interface CallLimits {
+  /** Infinity = no deadline of its own (the caller's signal ends it). */
   timeoutMs: number;
   signal?: AbortSignal;
   /** The call opens a stream: the deadline ends at the response, the caller's signal stays linked. */
@@ -73,10 +74,12 @@ async function call<T>(action: string, fn: (signal: AbortSignal) => PromiseLike<
   if (limits.signal?.aborted) onAbort();
   limits.signal?.addEventListener("abort", onAbort, { once: true });
   let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, limits.timeoutMs);
+  const timer = Number.isFinite(limits.timeoutMs)
+    ? setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+      }, limits.timeoutMs)
+    : undefined;
   // Also race the abort, for the calls (exec start) whose dockerode method takes no signal.
   const aborted = new Promise<never>((_, reject) =>
     controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true }),
@@ -285,6 +288,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
         memoryBytes: info.MemTotal,
         hostname: info.Name,
         dockerRootDir: info.DockerRootDir,
+        cgroupDriver: info.CgroupDriver,
       };
     },
     async listContainers(listOptions = {}) {
@@ -380,17 +384,20 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
         throw error;
       }
     },
-    async pullImage(ref: string, auth?: RegistryAuth, signal?: AbortSignal) {
+    async pullImage(ref: string, auth?: RegistryAuth, signal?: AbortSignal, onProgress?: (progress: string) => void) {
       const action = `pull image ${ref}`;
       let failure: string | undefined;
       try {
         const stream = (await call(
           action,
           (abortSignal) => docker.pull(ref, { ...(auth ? { authconfig: auth } : {}), abortSignal }),
-          { timeoutMs: Math.max(timeoutMs, 120_000), signal, stream: true },
+          // Docker answers a pull with its first progress message, which a stalled registry may
+          // never let it send: a caller that watches progress owns the deadline (no RuntimeUnavailable).
+          { timeoutMs: onProgress ? Infinity : Math.max(timeoutMs, 120_000), signal, stream: true },
         )) as unknown as AsyncIterable<Uint8Array> & { destroy(): void };
         try {
-          failure = await pullError(stream);
+          onProgress?.("pulling");
+          failure = await pullError(stream, onProgress);
         } finally {
           stream.destroy();
         }

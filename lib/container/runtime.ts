@@ -139,6 +139,8 @@ export interface RuntimeInfo {
   hostname: string;
   /** The daemon's data root (where images and writable layers live): the image filesystem. */
   dockerRootDir: string;
+  /** The runtime's cgroup driver ("cgroupfs", "systemd", "none"), when it says. */
+  cgroupDriver?: string;
 }
 
 /** A local image, for image garbage collection. */
@@ -221,7 +223,16 @@ export interface Runtime {
   removeContainer(id: string): Promise<void>;
   /** The local image's id, or undefined when not present. */
   imageId(ref: string): Promise<string | undefined>;
-  pullImage(ref: string, auth?: RegistryAuth, signal?: AbortSignal): Promise<void>;
+  /**
+   * Pulls an image; `onProgress` hears every progress message (a layer's status and bytes), so a
+   * caller can cancel, through `signal`, a pull that stopped moving. Throws ImagePullFailed.
+   */
+  pullImage(
+    ref: string,
+    auth?: RegistryAuth,
+    signal?: AbortSignal,
+    onProgress?: (progress: string) => void,
+  ): Promise<void>;
   /** Every local image. */
   listImages(): Promise<ImageSummary[]>;
   /** Removes an image and all its tags; Conflict when a container uses it, missing is not an error. */

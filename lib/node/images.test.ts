@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { createDockerRuntime } from "../container/docker.ts";
 import { credentialsFor, registryOf } from "../container/docker-credentials.ts";
 import { createEventRecorder } from "./events.ts";
-import { createImageManager, TokenBucket } from "./images.ts";
+import { createImageManager, TokenBucket, type ImageManagerOptions } from "./images.ts";
 import { noopMetrics } from "../metrics.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
@@ -18,13 +18,13 @@ import type { ConfigLookup } from "../api/config-objects.ts";
 
 const pod = testPod("p");
 
-function setup(qps = 0, burst = 10) {
+function setup(qps = 0, burst = 10, pulls: Partial<ImageManagerOptions> = {}) {
   const clock = new FakeClock();
   const runtime = new FakeRuntime(clock);
   const events = createEventRecorder({ clock });
   const pullMetrics: boolean[] = [];
   const metrics = { ...noopMetrics, imagePull: (_seconds: number, failed: boolean) => void pullMetrics.push(failed) };
-  const images = createImageManager({ qps, burst, clock, events, metrics, dockerConfigPaths: [] }, runtime);
+  const images = createImageManager({ qps, burst, clock, events, metrics, dockerConfigPaths: [], ...pulls }, runtime);
   return {
     clock,
     runtime,
@@ -154,6 +154,71 @@ describe("image manager", () => {
       ["registry.example.com/team/app:1", { username: "u", password: "p", serveraddress: "registry.example.com" }],
       ["busybox:1.35", undefined],
     ]);
+  });
+});
+
+describe("pull slots and the progress deadline", () => {
+  /** The images whose pull has begun, in order. */
+  const begun = (s: ReturnType<typeof setup>) =>
+    s.runtime.calls.filter((c) => c.method === "pullImage").map((c) => c.args[0]);
+
+  test("pulls are serialized by default: a second image waits until the first is pulled", async () => {
+    const s = setup();
+    s.runtime.pullDelayMs = 5000;
+    const both = [s.images.ensureImage("a:1", "Always", pod), s.images.ensureImage("b:1", "Always", pod)];
+    await s.clock.advance(0);
+    expect(begun(s)).toEqual(["a:1"]);
+    await s.clock.advance(5000);
+    expect(begun(s)).toEqual(["a:1", "b:1"]);
+    await s.clock.advance(5000);
+    await Promise.all(both);
+  });
+
+  test("unserialized pulls run up to maxParallel at once, then queue; 0 means no limit", async () => {
+    for (const [maxParallel, atOnce] of [
+      [2, 2],
+      [0, 3],
+    ] as const) {
+      const s = setup(0, 10, { serialize: false, maxParallel });
+      s.runtime.pullDelayMs = 5000;
+      const all = ["a:1", "b:1", "c:1"].map((image) => s.images.ensureImage(image, "Always", pod));
+      await s.clock.advance(0);
+      expect(begun(s)).toHaveLength(atOnce);
+      await s.clock.advance(5000);
+      expect(begun(s)).toHaveLength(3);
+      await s.clock.advance(5000);
+      await Promise.all(all);
+    }
+  });
+
+  test("a pull with no progress for the deadline is cancelled as ErrImagePull, backs off, and frees the slot", async () => {
+    const s = setup(0, 10, { progressDeadlineMs: 60_000 });
+    s.runtime.stalledPulls.add("stuck:1");
+    const stuck = s.images.ensureImage("stuck:1", "IfNotPresent", pod);
+    stuck.catch(() => {});
+    const next = s.images.ensureImage("other:1", "IfNotPresent", pod);
+    await s.clock.advance(59_999);
+    expect(begun(s)).toEqual(["stuck:1"]);
+    await s.clock.advance(1);
+    await expect(stuck).rejects.toMatchObject({
+      code: "ErrImagePull",
+      message:
+        'Failed to pull image "stuck:1": Cancel pulling image "stuck:1" because of no progress for 60s, latest progress: ""',
+    });
+    await next;
+    expect(begun(s)).toEqual(["stuck:1", "other:1"]);
+    await expect(s.images.ensureImage("stuck:1", "IfNotPresent", pod)).rejects.toMatchObject({
+      code: "ImagePullBackOff",
+    });
+  });
+
+  test("progress messages keep a slow pull alive past the deadline", async () => {
+    const s = setup(0, 10, { progressDeadlineMs: 60_000 });
+    s.runtime.pullDelayMs = 150_000;
+    s.runtime.pullProgressEveryMs = 50_000;
+    const slow = s.images.ensureImage("slow:1", "IfNotPresent", pod);
+    await s.clock.advance(150_000);
+    expect(await slow).toBe("sha256:slow:1");
   });
 });
 

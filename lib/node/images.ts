@@ -1,8 +1,10 @@
 // Image pulls: pull policy, a token bucket over all pulls (--registry_qps/--registry_burst),
-// one pull per image at a time, and per-image back-off (ErrImagePull → ImagePullBackOff).
+// one pull per image at a time, pulls one after another (--serialize_image_pulls) or a bounded
+// number at once (--max_parallel_image_pulls), a pull that makes no progress cancelled
+// (--image_pull_progress_deadline), and per-image back-off (ErrImagePull → ImagePullBackOff).
 import { Backoff, type BackoffPersistence } from "./backoff.ts";
-import { systemClock, type Clock } from "../clock.ts";
-import type { Runtime } from "../container/runtime.ts";
+import { systemClock, type Clock, type Timer } from "../clock.ts";
+import type { RegistryAuth, Runtime } from "../container/runtime.ts";
 import {
   credentialsFor,
   credentialsFromAuths,
@@ -28,6 +30,12 @@ export interface ImageManager {
 export interface ImageManagerOptions {
   qps: number;
   burst: number;
+  /** --serialize_image_pulls: one pull at a time (default true, as the kubelet). */
+  serialize?: boolean;
+  /** --max_parallel_image_pulls: pulls at once when not serialized (0 = no limit). */
+  maxParallel?: number;
+  /** --image_pull_progress_deadline: a pull with no progress message for this long is cancelled (ms, default 1m). */
+  progressDeadlineMs?: number;
   dockerConfigPaths?: string[];
   /** Where the pod's imagePullSecrets (kubernetes.io/dockerconfigjson Secrets) are found. */
   configs?: ConfigLookup;
@@ -75,6 +83,19 @@ export class TokenBucket {
   }
 }
 
+/** A counting semaphore: at most `limit` holders, the others wait in arrival order. */
+function slots(limit: number): () => Promise<() => void> {
+  let free = limit;
+  const queue: Array<() => void> = [];
+  const release = () => {
+    const next = queue.shift();
+    if (next) next();
+    else free++;
+  };
+  return () =>
+    free > 0 ? (free--, Promise.resolve(release)) : new Promise((resolve) => queue.push(() => resolve(release)));
+}
+
 /** The image manager over a runtime: policy, QPS bucket, shared pulls, back-off, credentials, events. */
 export function createImageManager(options: ImageManagerOptions, runtime: Runtime): ImageManager {
   const clock = options.clock ?? systemClock;
@@ -84,6 +105,39 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
   const failures = new Map<string, string>();
   const inflight = new Map<string, Promise<string>>();
   const configPaths = options.dockerConfigPaths ?? defaultDockerConfigPaths();
+  const parallel = (options.serialize ?? true) ? 1 : options.maxParallel || Infinity;
+  const acquire = slots(parallel);
+  const deadline = options.progressDeadlineMs ?? 60_000;
+
+  /**
+   * One pull on the runtime, cancelled when no progress message arrives for the deadline (the
+   * dockershim's progress reporter): a stalled registry must not hold the pull slot for ever.
+   */
+  const pullWithDeadline = async (image: string, auth: RegistryAuth | undefined) => {
+    const controller = new AbortController();
+    let latest = "";
+    let timer: Timer | undefined;
+    const arm = () => {
+      timer?.cancel();
+      timer = clock.setTimeout(() => {
+        controller.abort(
+          new KubeletError(
+            "ImagePullStalled",
+            `Cancel pulling image "${image}" because of no progress for ${deadline / 1000}s, latest progress: "${latest}"`,
+          ),
+        );
+      }, deadline);
+    };
+    arm();
+    try {
+      await runtime.pullImage(image, auth, controller.signal, (progress) => {
+        latest = progress;
+        arm();
+      });
+    } finally {
+      timer?.cancel();
+    }
+  };
 
   /** The pod's imagePullSecrets come first, as in Kubernetes; the node's config.json is the fallback. */
   const pullSecretCredentials = (image: string, pod: Pod) => {
@@ -103,12 +157,21 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
   };
 
   const pull = async (image: string, pod: Pod): Promise<string> => {
+    const release = await acquire();
+    try {
+      return await pullNow(image, pod);
+    } finally {
+      release();
+    }
+  };
+
+  const pullNow = async (image: string, pod: Pod): Promise<string> => {
     await bucket.take();
     options.events?.record(pod, "Normal", "Pulling", `Pulling image "${image}"`);
     const started = clock.now();
     try {
       await options.checkSpace?.(image);
-      await runtime.pullImage(image, pullSecretCredentials(image, pod) ?? credentialsFor(image, configPaths));
+      await pullWithDeadline(image, pullSecretCredentials(image, pod) ?? credentialsFor(image, configPaths));
       const id = await runtime.imageId(image);
       if (!id) throw new KubeletError("ImagePullFailed", `image ${image} is missing right after its pull`);
       const seconds = (clock.now() - started) / 1000;

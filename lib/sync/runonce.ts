@@ -9,6 +9,7 @@ import { computePodStatus, type Waiting } from "./pod-status.ts";
 import { createPodSyncer, type PodSyncDeps, type PodSyncOptions } from "./pod-sync.ts";
 import { podKey, type Pod, type V1PodStatus } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
+import { admissionOrder, admitPod, boundToNode, rejectedStatus, type AdmissionPolicy } from "./admission.ts";
 import type { ConfigLookup } from "../api/config-objects.ts";
 
 export interface RunOnceDeps {
@@ -22,6 +23,8 @@ export interface RunOnceDeps {
   options: PodSyncOptions;
   cgroups?: PodSyncDeps["cgroups"];
   dns?: PodSyncDeps["dns"];
+  /** --max_pods and the host-namespace sources, applied as the kubelet's runOnce does; absent = admit all. */
+  admission?: AdmissionPolicy;
 }
 
 export interface PodOutcome {
@@ -52,7 +55,7 @@ const TERMINAL = new Set([
 ]);
 
 export async function runPodsOnce(
-  pods: Pod[],
+  wanted: Pod[],
   deps: RunOnceDeps,
   options: { timeoutMs: number; signal: AbortSignal; tty?: boolean; out?: NodeJS.WritableStream },
 ): Promise<RunOnceReport> {
@@ -74,7 +77,18 @@ export async function runPodsOnce(
   const waiting = new Map<string, Map<string, Waiting>>();
   const podIPs = new Map<string, string>();
   const noFailures = new Set<string>();
-  let pending = [...pods];
+  const pods = admissionOrder(wanted).map((pod) => boundToNode(pod, deps.options.hostname));
+  let pending: Pod[] = [];
+  for (const pod of pods) {
+    const rejection = deps.admission && admitPod(pod, pending.length, deps.admission);
+    if (!rejection) {
+      pending.push(pod);
+      continue;
+    }
+    deps.events.record(pod, "Warning", rejection.reason, rejection.message);
+    const status = rejectedStatus(rejection, deps.options.hostIP);
+    outcomes.set(pod.metadata.uid, { pod, ok: false, status, reason: `${rejection.reason}: ${rejection.message}` });
+  }
   for (let round = 0; pending.length > 0; round++) {
     const observed = await syncer.observe();
     await Promise.all(

@@ -11,9 +11,10 @@ import { createPodSyncer, type PodSyncOptions } from "./pod-sync.ts";
 import { createProbeManager } from "../node/probes.ts";
 import { createPodStore, type PodStore } from "../sources/store.ts";
 import { computePodStatus } from "./pod-status.ts";
-import { createSyncLoop } from "./sync-loop.ts";
+import { createSyncLoop, type SyncLoopOptions } from "./sync-loop.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
+import { fakeVolumes } from "../testing/fake-volumes.ts";
 import { testConfig, testPod } from "../testing/pods.ts";
 import { noConfigs } from "../api/config-objects.ts";
 import type { Pod, V1PodSpec } from "../api/types.ts";
@@ -28,14 +29,7 @@ const options: PodSyncOptions = {
 };
 /** What containers wrote to their termination logs, by `<uid>/<name>/<attempt>`. */
 const terminationLogs = new Map<string, string>();
-const volumes: VolumeManager = {
-  setup: async () => new Map(),
-  version: () => "",
-  teardown: async () => {},
-  podDirs: async () => [],
-  terminationLog: async (uid, name, attempt) => `/fake/pods/${uid}/containers/${name}/${attempt}`,
-  readTerminationLog: async (uid, name, attempt) => terminationLogs.get(`${uid}/${name}/${attempt}`) ?? "",
-};
+const volumes = fakeVolumes(terminationLogs);
 
 function harness() {
   const clock = new FakeClock();
@@ -334,13 +328,14 @@ describe("sync loop", () => {
   async function loop(
     sources: Array<"file" | "etcd"> = ["file"],
     volumeManager: (store: PodStore) => VolumeManager = () => volumes,
+    extra: Partial<SyncLoopOptions> = {},
   ) {
     const clock = new FakeClock();
     const runtime = new FakeRuntime(clock);
     const store = createPodStore({ sources });
     const events = createEventRecorder({ clock });
     const syncLoop = createSyncLoop(
-      { ...options, syncFrequencyMs: 10_000 },
+      { ...options, syncFrequencyMs: 10_000, ...extra },
       {
         store,
         runtime,
@@ -364,6 +359,7 @@ describe("sync loop", () => {
       store,
       syncLoop,
       settle,
+      events,
       stop: async () => (stop.abort(), await clock.advance(6000), await running),
     };
   }
@@ -572,5 +568,86 @@ describe("sync loop", () => {
     const a = testPod("a", spec()).spec.containers[0]!;
     const b = testPod("a", spec({ restartPolicy: "OnFailure" })).spec.containers[0]!;
     expect(containerHash(a)).toBe(containerHash(b));
+  });
+
+  describe("admission", () => {
+    const policy = { maxPods: 2, hostNetworkSources: ["*"], hostPidSources: ["*"], hostIpcSources: ["*"] };
+    const running = (l: { runtime: FakeRuntime }, pod: Pod) =>
+      [...l.runtime.containers.values()].some(
+        (c) => c.labels[LABEL.podUid] === pod.metadata.uid && c.labels[LABEL.containerName] === "app" && c.running,
+      );
+    const aged = (name: string, time: string, over: Partial<V1PodSpec> = {}): Pod => {
+      const pod = testPod(name, spec(over));
+      return { ...pod, metadata: { ...pod.metadata, creationTimestamp: time } };
+    };
+
+    test("pods beyond maxPods are rejected as OutOfpods with a Warning event, the oldest kept, and reported in pods()", async () => {
+      const l = await loop(["file"], undefined, { admission: policy });
+      const [a, b, c] = [
+        aged("a", "2026-01-01T00:00:00Z"),
+        aged("b", "2026-01-02T00:00:00Z"),
+        aged("c", "2026-01-03T00:00:00Z"),
+      ];
+      l.store.apply("file", { pods: [c, b, a], rejected: [] });
+      await l.settle();
+      expect([a, b, c].map((pod) => running(l, pod))).toEqual([true, true, false]);
+      const reported = l.syncLoop.pods().find((p) => p.metadata.name === "c")!;
+      expect(reported.status).toMatchObject({
+        phase: "Failed",
+        reason: "OutOfpods",
+        message: "Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2",
+      });
+      expect(l.events.list().filter((e) => e.reason === "OutOfpods")).toMatchObject([
+        { type: "Warning", involvedObject: { name: "c" } },
+      ]);
+      await l.stop();
+    });
+
+    test("a pod refused for room is admitted, oldest first, when an admitted pod leaves", async () => {
+      const l = await loop(["file"], undefined, { admission: policy });
+      const [a, b, c, d] = ["a", "b", "c", "d"].map((n, i) => aged(n, `2026-01-0${i + 1}T00:00:00Z`)) as [
+        Pod,
+        Pod,
+        Pod,
+        Pod,
+      ];
+      l.store.apply("file", { pods: [a, b, c, d], rejected: [] });
+      await l.settle();
+      l.store.apply("file", { pods: [b, c, d], rejected: [] });
+      await l.settle();
+      expect([b, c, d].map((pod) => running(l, pod))).toEqual([true, true, false]);
+      expect(l.syncLoop.pods().find((p) => p.metadata.name === "c")!.status?.phase).toBe("Running");
+      await l.stop();
+    });
+
+    test("a newer pod never displaces a running one, and a pod whose edit asks for a forbidden host namespace is stopped", async () => {
+      const l = await loop(["file"], undefined, { admission: { ...policy, hostPidSources: ["etcd"] } });
+      const a = aged("a", "2026-01-05T00:00:00Z");
+      l.store.apply("file", { pods: [a], rejected: [] });
+      await l.settle();
+      const older = aged("b", "2026-01-01T00:00:00Z");
+      const third = aged("c", "2026-01-02T00:00:00Z");
+      l.store.apply("file", { pods: [a, older, third], rejected: [] });
+      await l.settle();
+      expect([a, older, third].map((pod) => running(l, pod))).toEqual([true, true, false]);
+      const edited = aged("a", "2026-01-05T00:00:00Z", { hostPID: true });
+      l.store.apply("file", { pods: [edited, older, third], rejected: [] });
+      await l.settle();
+      expect(running(l, edited)).toBe(false);
+      expect(l.syncLoop.pods().find((p) => p.metadata.name === "a")!.status).toMatchObject({
+        phase: "Failed",
+        reason: "CapabilitiesForbidden",
+      });
+      expect(running(l, third)).toBe(true);
+      await l.stop();
+    });
+
+    test("every pod the loop reports carries spec.nodeName, the node's name", async () => {
+      const l = await loop();
+      l.store.apply("file", { pods: [testPod("web", spec())], rejected: [] });
+      await l.settle();
+      expect(l.syncLoop.pods().map((p) => p.spec.nodeName)).toEqual(["node"]);
+      await l.stop();
+    });
   });
 });

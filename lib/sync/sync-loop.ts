@@ -23,11 +23,22 @@ import { configKey } from "../api/config-objects.ts";
 import { podConfigRefs } from "../api/config-refs.ts";
 import type { CgroupManager } from "../node/cgroups.ts";
 import type { DnsConfigurer } from "../node/dns.ts";
+import {
+  admissionOrder,
+  admitPod,
+  boundToNode,
+  OUT_OF_PODS,
+  rejectedStatus,
+  type AdmissionPolicy,
+  type Rejection,
+} from "./admission.ts";
 
 export interface SyncLoopOptions extends PodSyncOptions {
   syncFrequencyMs: number;
   /** Pods synced at once (default 4). */
   parallelism?: number;
+  /** --max_pods and the host-namespace sources; absent = every valid pod is admitted. */
+  admission?: AdmissionPolicy;
 }
 
 export interface SyncLoopDeps {
@@ -74,6 +85,8 @@ interface PodRecord {
   pod?: Pod;
   /** Whether a source wants the pod now. */
   wanted: boolean;
+  /** Why the pod is not admitted (it is reported as Failed and none of its containers run). */
+  rejected?: Rejection;
   /** When the kubelet first accepted the pod (ms). */
   firstSeen: number;
   /** Whether every container has run once (the pod start latency was recorded). */
@@ -176,7 +189,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
         if (observed.length > 0) await syncer.killPod(uid, observed, record.pod);
         updateStatus(record, record.pod, []);
         stoppedEviction(record);
-      } else if (record.wanted && record.pod) {
+      } else if (record.wanted && record.pod && !record.rejected) {
         const pod = record.pod;
         const result = await syncer.syncPod(pod, observed, record.livenessFailed);
         for (const c of observed) record.livenessFailed.delete(c.id);
@@ -185,9 +198,9 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
         if (result.retryAfterMs !== undefined) record.retry = clock.setTimeout(() => trigger(uid), result.retryAfterMs);
         updateStatus(record, pod, result.changed ? ((await syncer.observe(uid)).get(uid) ?? []) : observed);
         metrics.podWorker(record.started ? "sync" : "create", (clock.now() - began) / 1000);
-      } else if (!record.wanted && observed.length > 0 && store.allSourcesReady()) {
+      } else if (observed.length > 0 && (record.rejected || store.allSourcesReady())) {
         log.info(
-          `pod ${observed[0]!.labels[LABEL.podNamespace]}/${observed[0]!.labels[LABEL.podName]} is no longer wanted by any source: stopping it`,
+          `pod ${observed[0]!.labels[LABEL.podNamespace]}/${observed[0]!.labels[LABEL.podName]} ${record.rejected ? `was rejected (${record.rejected.reason})` : "is no longer wanted by any source"}: stopping it`,
         );
         await syncer.killPod(uid, observed, record.pod);
         probes.removePod(uid);
@@ -240,25 +253,63 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     probes.removePod(uid);
   };
 
+  /**
+   * Admission hook: decides a new or changed pod against the pods admitted before it. A rejection is
+   * reported once (status, Warning event, log); a rejected pod's containers are stopped by its sync.
+   */
+  const admit = (record: PodRecord) => {
+    const policy = options.admission;
+    if (!policy || !record.pod) return;
+    const admitted = [...records.values()].filter((r) => r !== record && r.wanted && !r.rejected).length;
+    const rejection = admitPod(record.pod, admitted, policy);
+    const before = record.rejected;
+    record.rejected = rejection;
+    if (!rejection) {
+      if (before) record.status = undefined;
+      return;
+    }
+    record.status = rejectedStatus(rejection, options.hostIP);
+    if (before?.message === rejection.message) return;
+    // A Warning event is also the log line (the recorder logs warnings).
+    deps.events.record(record.pod, "Warning", rejection.reason, rejection.message);
+  };
+
+  /** Pods refused for lack of room get the room an admitted pod left, oldest first. */
+  const readmit = () => {
+    const waiting = [...records.values()].filter((r) => r.wanted && r.rejected?.reason === OUT_OF_PODS);
+    for (const pod of admissionOrder(waiting.map((r) => r.pod!))) {
+      const record = records.get(pod.metadata.uid)!;
+      admit(record);
+      if (!record.rejected) trigger(pod.metadata.uid);
+    }
+  };
+
   const accept = (pod: Pod) => {
     const record = recordOf(pod.metadata.uid);
     const before = record.wanted ? record.pod : undefined;
-    record.pod = pod;
+    record.pod = boundToNode(pod, options.hostname);
     record.wanted = true;
     version++;
     if (record.eviction && record.eviction.hash !== pod.metadata.annotations[ANNOTATION.hash]) {
       stoppedEviction(record); // a changed manifest is a new pod as far as eviction goes
       record.eviction = undefined;
     }
-    if (!before || before.metadata.annotations[ANNOTATION.hash] !== pod.metadata.annotations[ANNOTATION.hash])
+    if (!before || before.metadata.annotations[ANNOTATION.hash] !== pod.metadata.annotations[ANNOTATION.hash]) {
+      const held = before !== undefined && !record.rejected;
+      admit(record);
       trigger(pod.metadata.uid);
+      if (held && record.rejected) readmit();
+    }
   };
 
   const drop = (uid: string, pod?: Pod) => {
     const record = recordOf(uid);
+    const freed = record.wanted && !record.rejected;
     record.wanted = false;
+    record.rejected = undefined;
     record.pod ??= pod;
     trigger(uid);
+    if (freed) readmit();
   };
 
   const onUpdate = (update: { op: string; pods: Pod[] }) => {
@@ -266,11 +317,11 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     if (update.op === "SET") {
       const next = new Set(update.pods.map((p) => p.metadata.uid));
       for (const [uid] of wanted()) if (!next.has(uid)) drop(uid);
-      for (const pod of update.pods) accept(pod);
+      for (const pod of admissionOrder(update.pods)) accept(pod);
     } else if (update.op === "REMOVE") {
       for (const pod of update.pods) drop(pod.metadata.uid, pod);
     } else {
-      for (const pod of update.pods) accept(pod);
+      for (const pod of admissionOrder(update.pods)) accept(pod);
     }
   };
 
@@ -329,7 +380,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     async run(signal) {
       const unsubscribe = store.subscribe(onUpdate);
       const unsubscribeConfigs = store.subscribeConfigs(onConfigChange);
-      for (const pod of store.mergedState()) accept(pod);
+      for (const pod of admissionOrder(store.mergedState())) accept(pod);
       void store.whenAllSourcesReady().then(() => !signal.aborted && void resync().catch(() => {}));
       const events = watchEvents(signal);
       let failures = 0;

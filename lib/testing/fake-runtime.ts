@@ -49,8 +49,14 @@ export class FakeRuntime implements Runtime {
   });
   /** The behaviour of a started container, by its create body; default: runs silently until stopped. */
   program: (body: ContainerCreateBody) => FakeProgram | undefined = () => undefined;
+  /** What info() reports as the runtime's cgroup driver. */
+  cgroupDriver = "cgroupfs";
   /** Time each pull takes, on the injected clock. */
   pullDelayMs = 0;
+  /** A progress message this often during a pull's delay (0 = none). */
+  pullProgressEveryMs = 0;
+  /** Images whose pull never progresses nor ends until its signal aborts (a stalled registry). */
+  readonly stalledPulls = new Set<string>();
   /** false: every call fails with RuntimeUnavailable, as with a stopped daemon. */
   available = true;
   #failures = new Map<string, Error>();
@@ -184,6 +190,7 @@ export class FakeRuntime implements Runtime {
       memoryBytes: 2 ** 33,
       hostname: "fake",
       dockerRootDir: "/var/lib/docker",
+      cgroupDriver: this.cgroupDriver,
     };
   }
   async listContainers(options: { podUid?: string; size?: boolean } = {}): Promise<ContainerSummary[]> {
@@ -254,9 +261,25 @@ export class FakeRuntime implements Runtime {
     this.#record("imageId", [ref]);
     return this.images.has(ref) ? `sha256:${ref}` : undefined;
   }
-  async pullImage(ref: string, auth?: RegistryAuth): Promise<void> {
+  async pullImage(
+    ref: string,
+    auth?: RegistryAuth,
+    signal?: AbortSignal,
+    onProgress?: (progress: string) => void,
+  ): Promise<void> {
     this.#record("pullImage", [ref, auth]);
-    if (this.pullDelayMs > 0) await this.clock.sleep(this.pullDelayMs);
+    if (this.stalledPulls.has(ref)) {
+      await new Promise((_, reject) => {
+        if (signal?.aborted) reject(signal.reason);
+        signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
+      });
+    }
+    for (let left = this.pullDelayMs; left > 0; ) {
+      const step = this.pullProgressEveryMs > 0 ? Math.min(this.pullProgressEveryMs, left) : left;
+      await this.clock.sleep(step, signal);
+      left -= step;
+      onProgress?.(`${ref}: Downloading ${this.pullDelayMs - left}/${this.pullDelayMs}`);
+    }
     this.images.add(ref);
   }
   async listImages(): Promise<ImageSummary[]> {

@@ -1,0 +1,78 @@
+// Admission: the pod count, host-namespace sources, the order pods are admitted in, spec.nodeName.
+import { describe, expect, test } from "bun:test";
+import { admissionOrder, admitPod, boundToNode, rejectedStatus, type AdmissionPolicy } from "./admission.ts";
+import { testPod } from "../testing/pods.ts";
+
+const open: AdmissionPolicy = { maxPods: 110, hostNetworkSources: ["*"], hostPidSources: ["*"], hostIpcSources: ["*"] };
+
+describe("admitPod", () => {
+  test("admits a pod while fewer than maxPods are admitted and refuses the next with OutOfpods", () => {
+    const pod = testPod("web");
+    expect(admitPod(pod, 2, { ...open, maxPods: 3 })).toBeUndefined();
+    expect(admitPod(pod, 3, { ...open, maxPods: 3 })).toEqual({
+      reason: "OutOfpods",
+      message: "Node didn't have enough resource: pods, requested: 1, used: 3, capacity: 3",
+    });
+  });
+
+  for (const [field, flag, key, words] of [
+    ["hostNetwork", "host_network_sources", "hostNetworkSources", "host networking"],
+    ["hostPID", "host_pid_sources", "hostPidSources", "host PID"],
+    ["hostIPC", "host_ipc_sources", "hostIpcSources", "host IPC"],
+  ] as const) {
+    test(`${field} from a source not in --${flag} is CapabilitiesForbidden; a listed source or * is admitted`, () => {
+      const fromUrl = testPod("web", { [field]: true }, { source: "url" });
+      const rejection = admitPod(fromUrl, 0, { ...open, [key]: ["file"] });
+      expect(rejection?.reason).toBe("CapabilitiesForbidden");
+      expect(rejection?.message).toBe(
+        `pod with UID "${fromUrl.metadata.uid}" specified ${words}, but is disallowed: the url source is not in --${flag} (file)`,
+      );
+      expect(admitPod(fromUrl, 0, { ...open, [key]: ["file", "url"] })).toBeUndefined();
+      expect(admitPod(fromUrl, 0, { ...open, [key]: ["*"] })).toBeUndefined();
+      expect(admitPod(testPod("plain", {}, { source: "url" }), 0, { ...open, [key]: [] })).toBeUndefined();
+    });
+  }
+
+  test("a forbidden host namespace is reported before a full node", () => {
+    const pod = testPod("web", { hostNetwork: true }, { source: "http" });
+    expect(admitPod(pod, 5, { ...open, maxPods: 5, hostNetworkSources: ["file"] })?.reason).toBe(
+      "CapabilitiesForbidden",
+    );
+  });
+});
+
+describe("admissionOrder", () => {
+  test("sorts by creationTimestamp, pods without one last, ties in arrival order", () => {
+    const at = (name: string, time?: string) => {
+      const pod = testPod(name);
+      return time ? { ...pod, metadata: { ...pod.metadata, creationTimestamp: time } } : pod;
+    };
+    const order = admissionOrder([
+      at("c"),
+      at("b", "2026-01-02T00:00:00Z"),
+      at("d"),
+      at("a", "2026-01-01T00:00:00Z"),
+      at("e", "2026-01-02T00:00:00Z"),
+    ]);
+    expect(order.map((p) => p.metadata.name)).toEqual(["a", "b", "e", "c", "d"]);
+  });
+});
+
+describe("reports", () => {
+  test("a rejected pod is Failed with the kubelet's reason and 'Pod was rejected:' message", () => {
+    expect(rejectedStatus({ reason: "OutOfpods", message: "full" }, "10.0.0.1")).toMatchObject({
+      phase: "Failed",
+      reason: "OutOfpods",
+      message: "Pod was rejected: full",
+      hostIP: "10.0.0.1",
+    });
+  });
+
+  test("boundToNode sets spec.nodeName to the node's name, overriding what the manifest said", () => {
+    const pod = testPod("web", { nodeName: "elsewhere" });
+    expect(boundToNode(pod, "node-1").spec.nodeName).toBe("node-1");
+    expect(pod.spec.nodeName).toBe("elsewhere");
+    const bound = boundToNode(pod, "node-1");
+    expect(boundToNode(bound, "node-1")).toBe(bound);
+  });
+});

@@ -1,0 +1,80 @@
+// Pod admission, the kubelet's admit handlers that apply to a standalone node: the pod count
+// (--max_pods, the predicate handler's "pods" resource) and which sources may ask for the host's
+// network, PID and IPC namespaces (--host_*_sources, the capabilities handler). Pure: the sync loop
+// and runonce decide with it and report a rejection as a Failed pod with a Warning event.
+import { ANNOTATION, type Pod, type V1PodStatus } from "../api/types.ts";
+
+/** Who may run what on this node. */
+export interface AdmissionPolicy {
+  /** --max_pods: admitted pods at most. */
+  maxPods: number;
+  /** --host_network_sources, --host_pid_sources, --host_ipc_sources: source names, "*" = all. */
+  hostNetworkSources: string[];
+  hostPidSources: string[];
+  hostIpcSources: string[];
+}
+
+/** Why a pod is not admitted: the kubelet's reason (the event's reason too) and message. */
+export interface Rejection {
+  reason: "OutOfpods" | "CapabilitiesForbidden";
+  message: string;
+}
+
+/** Reason of a pod refused for lack of room: it may be admitted once an admitted pod leaves. */
+export const OUT_OF_PODS = "OutOfpods";
+
+/**
+ * Admits `pod` next to `admitted` already-admitted pods, or says why not, in the kubelet's words:
+ * host namespaces first (a policy answer that waiting cannot change), then the pod count.
+ */
+export function admitPod(pod: Pod, admitted: number, policy: AdmissionPolicy): Rejection | undefined {
+  const source = pod.metadata.annotations[ANNOTATION.source] ?? "";
+  const checks = [
+    [pod.spec.hostNetwork, policy.hostNetworkSources, "host networking", "host_network_sources"],
+    [pod.spec.hostPID, policy.hostPidSources, "host PID", "host_pid_sources"],
+    [pod.spec.hostIPC, policy.hostIpcSources, "host IPC", "host_ipc_sources"],
+  ] as const;
+  for (const [asks, sources, what, flag] of checks)
+    if (asks && !sources.includes("*") && !sources.includes(source))
+      return {
+        reason: "CapabilitiesForbidden",
+        message: `pod with UID "${pod.metadata.uid}" specified ${what}, but is disallowed: the ${source || "unknown"} source is not in --${flag} (${sources.join(",") || "empty"})`,
+      };
+  if (admitted + 1 > policy.maxPods)
+    return {
+      reason: OUT_OF_PODS,
+      message: `Node didn't have enough resource: pods, requested: 1, used: ${admitted}, capacity: ${policy.maxPods}`,
+    };
+  return undefined;
+}
+
+/**
+ * The order pods are admitted in, as the kubelet's HandlePodAdditions sorts them: by
+ * metadata.creationTimestamp, pods without one after those with, ties in the given order.
+ */
+export function admissionOrder(pods: Pod[]): Pod[] {
+  const created = (pod: Pod) => {
+    const time = Date.parse(String(pod.metadata.creationTimestamp ?? ""));
+    return Number.isNaN(time) ? Infinity : time;
+  };
+  return pods
+    .map((pod, index) => ({ pod, index, time: created(pod) }))
+    .sort((a, b) => (a.time === b.time ? a.index - b.index : a.time < b.time ? -1 : 1))
+    .map(({ pod }) => pod);
+}
+
+/** A rejected pod's status, as the kubelet's rejectPod writes it. */
+export function rejectedStatus(rejection: Rejection, hostIP: string): V1PodStatus {
+  return {
+    phase: "Failed",
+    reason: rejection.reason,
+    message: `Pod was rejected: ${rejection.message}`,
+    hostIP,
+    conditions: [{ type: "PodScheduled", status: "True" }],
+  };
+}
+
+/** The pod as this node runs and reports it: spec.nodeName is the node's name, as the kubelet's sources default it. */
+export function boundToNode(pod: Pod, nodeName: string): Pod {
+  return pod.spec.nodeName === nodeName ? pod : { ...pod, spec: { ...pod.spec, nodeName } };
+}

@@ -1,0 +1,48 @@
+// runonce on a fake runtime: admission as the kubelet's runOnce applies it, spec.nodeName in the report.
+import { fakeVolumes } from "../testing/fake-volumes.ts";
+import { expect, test } from "bun:test";
+import { noConfigs } from "../api/config-objects.ts";
+import { createEventRecorder } from "../node/events.ts";
+import { createImageManager } from "../node/images.ts";
+import { silentLogger } from "../log.ts";
+import { runPodsOnce } from "./runonce.ts";
+import { FakeClock } from "../testing/fake-clock.ts";
+import { FakeRuntime } from "../testing/fake-runtime.ts";
+import { testPod } from "../testing/pods.ts";
+
+test("runonce starts the pods maxPods admits, reports the rest as OutOfpods, and binds every pod to the node", async () => {
+  const clock = new FakeClock();
+  const runtime = new FakeRuntime(clock);
+  const events = createEventRecorder({ clock });
+  const image = { containers: [{ name: "app", image: "local/busybox:stable", command: ["sleep", "3600"] }] };
+  const report = await runPodsOnce(
+    [testPod("a", image), testPod("b", image), testPod("c", { ...image, hostNetwork: true }, { source: "url" })],
+    {
+      runtime,
+      images: createImageManager({ qps: 0, burst: 10, clock, dockerConfigPaths: [] }, runtime),
+      volumes: fakeVolumes(),
+      clock,
+      log: silentLogger,
+      events,
+      configs: noConfigs,
+      admission: { maxPods: 1, hostNetworkSources: ["file"], hostPidSources: ["*"], hostIpcSources: ["*"] },
+      options: { hostname: "node-1", hostIP: "10.0.0.1", networkMode: "none", pauseImage: "p", allowPrivileged: false },
+    },
+    { timeoutMs: 10_000, signal: new AbortController().signal },
+  );
+  expect(report.ok).toBe(false);
+  expect(report.pods.map((o) => [o.pod.metadata.name, o.ok, o.status.reason ?? "", o.pod.spec.nodeName])).toEqual([
+    ["a", true, "", "node-1"],
+    ["b", false, "OutOfpods", "node-1"],
+    ["c", false, "CapabilitiesForbidden", "node-1"],
+  ]);
+  expect(
+    events
+      .list()
+      .filter((e) => e.type === "Warning")
+      .map((e) => [e.involvedObject.name, e.reason]),
+  ).toEqual([
+    ["b", "OutOfpods"],
+    ["c", "CapabilitiesForbidden"],
+  ]);
+});
