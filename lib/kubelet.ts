@@ -7,6 +7,7 @@ import { systemClock } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 import { instrumentRuntime } from "./container/instrumented.ts";
+import type { Runtime } from "./container/runtime.ts";
 import { createEventRecorder } from "./node/events.ts";
 import { createImageManager } from "./node/images.ts";
 import { createInfoServer, type HealthReport } from "./server/info-server.ts";
@@ -40,8 +41,8 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
   const node = nodeIdentity(config);
   const metrics = createPrometheusMetrics();
   const events = createEventRecorder({ log: log.child("events") });
-  const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
-  const runtime = instrumentRuntime(createDockerRuntime({ endpoint, log: log.child("docker") }), metrics);
+  const opened = await openRuntime(config, log);
+  const runtime = instrumentRuntime(opened.runtime, metrics);
   const sources = await createSources(config, node.name, log, metrics);
   if (sources.length === 0 && !(config.enableServer && config.enableDebuggingHandlers)) {
     throw new KubeletError(
@@ -50,7 +51,7 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
     );
   }
   await runtime.ping().then(
-    () => log.info(`Docker Engine at ${endpoint} answers`),
+    () => log.info(`${opened.description} answers`),
     (error: Error) => log.warn(`${error.message}; will keep retrying (running containers are left alone)`),
   );
   const store = createPodStore({
@@ -179,10 +180,7 @@ export async function runOnce(
     for (const issue of r.issues.filter((i) => i.severity === "error")) out.write(`  ${formatIssue(issue)}\n`);
   }
   const events = createEventRecorder({ log: log.child("events") });
-  const runtime = createDockerRuntime({
-    endpoint: resolveDockerEndpoint(config.dockerEndpoint, process.env),
-    log: log.child("docker"),
-  });
+  const { runtime } = await openRuntime(config, log);
   const report = await runPodsOnce(
     store.mergedState(),
     {
@@ -207,6 +205,31 @@ export async function runOnce(
   );
   out.write(formatRunOnceReport(report) + "\n");
   return report.ok && rejected.length === 0;
+}
+
+/** The runtime --container_runtime names: the built-in Docker shim, or a CRI runtime over gRPC. */
+async function openRuntime(config: KubeletConfig, log: Logger): Promise<{ runtime: Runtime; description: string }> {
+  if (config.containerRuntime === "docker") {
+    const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
+    return {
+      runtime: createDockerRuntime({ endpoint, log: log.child("docker") }),
+      description: `Docker Engine at ${endpoint}`,
+    };
+  }
+  // Loaded only when used: gRPC and the runtime.v1 descriptor cost Docker mode and --version nothing.
+  const [{ createCriClient }, { createCriRuntime }] = await Promise.all([
+    import("./container/cri-client.ts"),
+    import("./container/cri.ts"),
+  ]);
+  const client = createCriClient({
+    runtimeEndpoint: config.containerRuntimeEndpoint,
+    imageEndpoint: config.imageServiceEndpoint,
+    requestTimeoutMs: config.runtimeRequestTimeout,
+  });
+  return {
+    runtime: createCriRuntime(client, { podLogsDir: config.podLogsDir, clock: systemClock }),
+    description: `CRI runtime at ${client.endpoint}`,
+  };
 }
 
 async function createSources(

@@ -10,7 +10,16 @@ import { KubeletError } from "../api/types.ts";
 
 export { DEFAULT_CONFIG, type KubeletConfig };
 
-export type ValueType = "string" | "bool" | "uint" | "float" | "duration" | "list" | "headers" | "logformat";
+export type ValueType =
+  | "string"
+  | "bool"
+  | "uint"
+  | "float"
+  | "duration"
+  | "list"
+  | "headers"
+  | "logformat"
+  | "runtime";
 
 /** One flag: its snake_case name (the 2014 spelling), its config key and how its value parses. */
 export interface FlagSpec {
@@ -114,6 +123,42 @@ export const FLAGS: FlagSpec[] = [
     key: "dockerEndpoint",
     type: "string",
     description: "If non-empty, use this for the docker endpoint to communicate with",
+  },
+  {
+    flag: "container_runtime",
+    key: "containerRuntime",
+    type: "runtime",
+    description:
+      "The container runtime to use: docker (built in) or remote (a CRI runtime at --container_runtime_endpoint)",
+  },
+  {
+    flag: "container_runtime_endpoint",
+    key: "containerRuntimeEndpoint",
+    type: "string",
+    aliases: ["containerRuntimeEndpoint"],
+    description:
+      "The endpoint of the remote runtime service (unix socket), e.g. unix:///run/containerd/containerd.sock",
+  },
+  {
+    flag: "image_service_endpoint",
+    key: "imageServiceEndpoint",
+    type: "string",
+    aliases: ["imageServiceEndpoint"],
+    description: "The endpoint of the remote image service; defaults to --container_runtime_endpoint",
+  },
+  {
+    flag: "runtime_request_timeout",
+    key: "runtimeRequestTimeout",
+    type: "duration",
+    aliases: ["runtimeRequestTimeout"],
+    description: "Timeout of every runtime request except long-running ones (pull, logs, exec)",
+  },
+  {
+    flag: "pod_logs_dir",
+    key: "podLogsDir",
+    type: "string",
+    aliases: ["podLogsDir"],
+    description: "Where a remote runtime writes container logs (<dir>/<namespace>_<pod>_<uid>/<container>/<n>.log)",
   },
   {
     flag: "etcd_servers",
@@ -329,6 +374,9 @@ export function parseValue(spec: FlagSpec, raw: unknown): KubeletConfig[keyof Ku
     }
     case "logformat":
       if (last !== "text" && last !== "json") throw bad("expected text or json");
+      return last;
+    case "runtime":
+      if (last !== "docker" && last !== "remote") throw bad("expected docker or remote");
       return last;
   }
 }
