@@ -1,7 +1,7 @@
 // Container logs as the CRI runtimes write them (one file per container instance, each line
 // `<RFC3339Nano> <stdout|stderr> <P|F> <text>`): the kubelet reads them itself, as the Go kubelet's
 // kuberuntime/logs does, with tail, since, timestamps and follow.
-import { open, stat } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import type { LogOptions } from "./runtime.ts";
 
 /** One parsed CRI log line; `partial` lines (P) continue in the next entry. */
@@ -116,12 +116,4 @@ export async function* readCriLog(
   } finally {
     await handle.close();
   }
-}
-
-/** Whether a log file exists (a container that never started has none yet). */
-export async function logFileExists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false,
-  );
 }
