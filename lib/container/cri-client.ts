@@ -63,7 +63,8 @@ function mapError(error: grpc.ServiceError, method: string, endpoint: string): K
     );
   if (error.code === grpc.status.NOT_FOUND || /not found|does not exist/i.test(detail))
     return new KubeletError("NotFound", `cannot ${method}: ${detail}`, { cause: error });
-  if (error.code === grpc.status.FAILED_PRECONDITION)
+  // containerd answers Unknown for a container in the wrong state; the port calls that a conflict, as Docker's 409.
+  if (error.code === grpc.status.FAILED_PRECONDITION || /is in CONTAINER_\w+ state|is not running/.test(detail))
     return new KubeletError("Conflict", `cannot ${method}: ${detail}`, { cause: error });
   if (error.code === grpc.status.CANCELLED)
     return new KubeletError("Aborted", `cannot ${method}: cancelled`, { cause: error });
@@ -76,24 +77,10 @@ export function createCriClient(options: CriClientOptions): CriClient {
   const imageAddress = criAddress(options.imageEndpoint || options.runtimeEndpoint, "--image_service_endpoint");
   const { runtime: Runtime, image: Image } = loadServices();
   const credentials = grpc.credentials.createInsecure();
-  // A private subchannel pool: a reconnect (below) must really open a new connection.
-  const channelOptions = {
-    "grpc.max_receive_message_length": 16 * 1024 * 1024,
-    "grpc.use_local_subchannel_pool": 1,
-  };
-  const connect = () => ({
+  const channelOptions = { "grpc.max_receive_message_length": 16 * 1024 * 1024 };
+  const clients = {
     runtime: new Runtime(runtimeAddress, credentials, channelOptions),
     image: new Image(imageAddress, credentials, channelOptions),
-  });
-  let clients = connect();
-  // Under Bun, a connection can stop delivering replies that containerd has sent (seen after a fast
-  // error reply); later calls on it then wait out their deadline. A missed deadline therefore
-  // replaces the connection, so one lost reply costs one call, not every call after it.
-  const reconnect = (stale: ReturnType<typeof connect>) => {
-    if (clients !== stale) return;
-    clients = connect();
-    stale.runtime.close();
-    stale.image.close();
   };
 
   const call = <T>(
@@ -104,14 +91,12 @@ export function createCriClient(options: CriClientOptions): CriClient {
   ): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       const address = service === "runtime" ? runtimeAddress : imageAddress;
-      const used = clients;
-      const client = used[service];
+      const client = clients[service];
       const timeoutMs = limits.timeoutMs === undefined ? options.requestTimeoutMs : limits.timeoutMs;
       const callOptions: grpc.CallOptions = timeoutMs === null ? {} : { deadline: Date.now() + timeoutMs };
       const fn = (client as unknown as Record<string, Unary>)[method]!;
       const pending = fn.call(client, request, new grpc.Metadata(), callOptions, (error, response) => {
         limits.signal?.removeEventListener("abort", cancel);
-        if (error?.code === grpc.status.DEADLINE_EXCEEDED) reconnect(used);
         if (error) reject(mapError(error, method, address));
         else resolve(response as T);
       });
