@@ -42,7 +42,7 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
   const metrics = createPrometheusMetrics();
   const events = createEventRecorder({ log: log.child("events") });
   const opened = await openRuntime(config, log);
-  const runtime = instrumentRuntime(opened.runtime, metrics);
+  const runtime = instrumentRuntime(opened.runtime, metrics, config.containerRuntime);
   const sources = await createSources(config, node.name, log, metrics);
   if (sources.length === 0 && !(config.enableServer && config.enableDebuggingHandlers)) {
     throw new KubeletError(
@@ -180,7 +180,7 @@ export async function runOnce(
     for (const issue of r.issues.filter((i) => i.severity === "error")) out.write(`  ${formatIssue(issue)}\n`);
   }
   const events = createEventRecorder({ log: log.child("events") });
-  const { runtime } = await openRuntime(config, log);
+  const { runtime, description } = await openRuntime(config, log);
   const report = await runPodsOnce(
     store.mergedState(),
     {
@@ -203,7 +203,8 @@ export async function runOnce(
     },
     { timeoutMs: config.runonceTimeout, signal, tty, out },
   );
-  out.write(formatRunOnceReport(report) + "\n");
+  const info = await runtime.info().catch(() => undefined);
+  out.write(formatRunOnceReport(report, info ? `${info.name} ${info.version} (${description})` : description) + "\n");
   return report.ok && rejected.length === 0;
 }
 

@@ -268,7 +268,9 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     async info(): Promise<RuntimeInfo> {
       const v = await client.version();
       return {
-        version: `${v.runtime_name} ${v.runtime_version}`,
+        name: v.runtime_name,
+        type: "remote",
+        version: v.runtime_version,
         apiVersion: v.runtime_api_version,
         os: type(),
         kernelVersion: release(),

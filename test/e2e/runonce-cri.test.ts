@@ -37,6 +37,7 @@ describeWithServices("kubelet runonce on containerd", (services) => {
 
   test("runs the example pods on containerd, prints the table, and a second run adopts them", async () => {
     const first = runBinary(["runonce", "-c", "testdata/pods", ...flags, "--runonce_timeout", "90s"]);
+    expect(first.stdout).toMatch(/^RUNTIME containerd \S+ \(CRI runtime at unix:\/\//m);
     expect(first.stdout).toContain("default/web");
     expect(first.stdout).toContain("3 pods running or completed");
     expect(first.code).toBe(0);
