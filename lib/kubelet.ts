@@ -1,12 +1,13 @@
 // Composition root: wires the real parts — sources → merge store → sync loop → info server —
 // for `kubelet run` and `kubelet runonce`. The only place concrete implementations meet.
-import { access, constants, mkdir } from "node:fs/promises";
+import { access, constants, mkdir, readFile } from "node:fs/promises";
 import { hostname as osHostname, networkInterfaces } from "node:os";
 import { checkServerSecurity, loadAuthenticator } from "./server/auth.ts";
 import { systemClock } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 import { instrumentRuntime } from "./container/instrumented.ts";
+import { clampOomScores, oomScoreFloor } from "./container/oom-limit.ts";
 import type { Runtime } from "./container/runtime.ts";
 import { createEventRecorder } from "./node/events.ts";
 import { createImageManager } from "./node/images.ts";
@@ -210,6 +211,12 @@ export async function runOnce(
 
 /** The runtime --container_runtime names: the built-in Docker shim, or a CRI runtime over gRPC. */
 async function openRuntime(config: KubeletConfig, log: Logger): Promise<{ runtime: Runtime; description: string }> {
+  const opened = await openRawRuntime(config, log);
+  const status = await readFile("/proc/self/status", "utf8").catch(() => "");
+  return { ...opened, runtime: clampOomScores(opened.runtime, oomScoreFloor(status), log.child("runtime")) };
+}
+
+async function openRawRuntime(config: KubeletConfig, log: Logger): Promise<{ runtime: Runtime; description: string }> {
   if (config.containerRuntime === "docker") {
     const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
     return {

@@ -5,6 +5,7 @@ import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerCreateBody } from "./run
 import { expand } from "../api/expand.ts";
 import { stableJson } from "../api/manifest.ts";
 import { milliCpu, parseQuantity } from "../api/quantity.ts";
+import { containerOomScoreAdj, POD_INFRA_OOM_SCORE_ADJ } from "../api/qos.ts";
 import { KubeletError, ANNOTATION, type Pod, type V1Container } from "../api/types.ts";
 
 /** A volume as the containers of a pod see it: where it is on the host. */
@@ -107,6 +108,7 @@ export function buildPauseContainer(pod: Pod, ctx: PodContext): ContainerCreateB
       ...(pod.spec.hostPID ? { PidMode: "host" } : {}),
       ...(Object.keys(bindings).length ? { PortBindings: bindings } : {}),
       CpuShares: 2,
+      OomScoreAdj: POD_INFRA_OOM_SCORE_ADJ,
       LogConfig: LOG_CONFIG,
     },
   };
@@ -167,6 +169,7 @@ export function buildContainer(
       ...(security.capabilities?.add?.length ? { CapAdd: security.capabilities.add.map(capability) } : {}),
       ...(security.capabilities?.drop?.length ? { CapDrop: security.capabilities.drop.map(capability) } : {}),
       ...(podSecurity.supplementalGroups?.length ? { GroupAdd: podSecurity.supplementalGroups.map(String) } : {}),
+      OomScoreAdj: containerOomScoreAdj(pod, container, ctx.node.memoryBytes),
       LogConfig: LOG_CONFIG,
     },
   };
