@@ -1,17 +1,29 @@
 // Composition root: wires the real parts — sources → merge store → sync loop → info server —
 // for `kubelet run` and `kubelet runonce`. The only place concrete implementations meet.
-import { access, constants, mkdir, readFile } from "node:fs/promises";
+import { access, constants, mkdir } from "node:fs/promises";
 import { hostname as osHostname, networkInterfaces } from "node:os";
-import { checkServerSecurity, loadAuthenticator } from "./server/auth.ts";
+import { join } from "node:path";
+import { checkServerSecurity, loadAuthenticator, securityNotice } from "./server/auth.ts";
+import type { ResolvedConfig } from "./config/config.ts";
+import { acquireLock } from "./node/lock-file.ts";
+import { cpus, totalmem } from "node:os";
+import { GUARANTEED_OOM_SCORE_ADJ, POD_INFRA_OOM_SCORE_ADJ } from "./api/qos.ts";
+import { cgroupPath, createCgroupManager, nodeAllocatable } from "./node/cgroups.ts";
+import { createDnsConfigurer } from "./node/dns.ts";
+import type { EventRecorder } from "./node/events.ts";
+import { oomScoreAdjFloor } from "./node/oom-score.ts";
 import { systemClock } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
+import type { Runtime } from "./container/runtime.ts";
+import { createFleetReporter, type FleetReporterDeps } from "./node/fleet-reporter.ts";
+import { buildNode, noPressure, readHostFacts, readinessFrom, type PressureObserver } from "./node/node-status.ts";
+import pkg from "../package.json" with { type: "json" };
 import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 import { instrumentRuntime } from "./container/instrumented.ts";
-import { clampOomScores, oomScoreFloor } from "./container/oom-limit.ts";
-import type { Runtime } from "./container/runtime.ts";
+import { scopeRuntimeToNode } from "./container/node-scoped.ts";
 import { createEventRecorder } from "./node/events.ts";
 import { createImageManager } from "./node/images.ts";
-import { createInfoServer, type HealthReport } from "./server/info-server.ts";
+import { createHealthzServer, createInfoServer, type HealthReport } from "./server/info-server.ts";
 import type { Logger } from "./log.ts";
 import type { KubeletMetrics } from "./metrics.ts";
 import { serve } from "./platform/serve.ts";
@@ -20,30 +32,75 @@ import { createProbeManager } from "./node/probes.ts";
 import { createPrometheusMetrics } from "./server/prometheus.ts";
 import { formatRunOnceReport, runPodsOnce } from "./sync/runonce.ts";
 import { createFileSource } from "./sources/file.ts";
-import type { PodSource, SourceSnapshot } from "./sources/source.ts";
+import type { PodSource, SourceSnapshot, StopSource } from "./sources/source.ts";
 import { createUrlSource } from "./sources/url.ts";
 import { createPodStore } from "./sources/store.ts";
 import { createSyncLoop } from "./sync/sync-loop.ts";
-import { formatIssue, KubeletError, type SourceName } from "./api/types.ts";
+import { formatIssue, KubeletError, type RejectedPod, type SourceName } from "./api/types.ts";
+import { LABEL, type ContainerDetails } from "./container/runtime.ts";
+import { planNode, type NodePlan } from "./sync/node-plan.ts";
 import { createVolumeManager } from "./node/volumes.ts";
 
 export interface RunOptions {
   log: Logger;
   signal: AbortSignal;
+  /** Logged first, as the kubelet does (`kubelet v0.1.0 (commit …)`). */
+  version?: string;
+  /** Where each setting came from and the config file's fields that do not apply, logged once at start. */
+  resolved?: Pick<ResolvedConfig, "origins" | "notApplicable" | "fileFields">;
 }
 
 /**
  * Runs the kubelet until `signal` aborts; containers are left running. Throws KubeletError on fatal start-up errors.
  */
-export async function runKubelet(config: KubeletConfig, { log, signal }: RunOptions): Promise<void> {
+export async function runKubelet(config: KubeletConfig, options: RunOptions): Promise<void> {
+  const { log } = options;
+  if (options.version) log.info(options.version);
+  if (options.resolved) logSettings(config, options.resolved, log);
   const insecure = checkServerSecurity(config);
   if (insecure) throw new KubeletError("InsecureServer", insecure);
+  const notice = securityNotice(config);
+  if (notice) log.warn(notice);
   await prepareRootDir(config.rootDir);
+  const lockPath = config.lockFile || join(config.rootDir, "kubelet.lock");
+  const lock = await acquireLock({ path: lockPath, exitOnContention: config.exitOnLockContention });
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  options.signal.addEventListener("abort", onAbort, { once: true });
+  if (options.signal.aborted) stop.abort();
+  void lock.contended.then(() => {
+    log.info(`a newer kubelet asked for --lock_file "${lockPath}": releasing it and exiting`);
+    stop.abort();
+  });
+  try {
+    await runLocked(config, { log, signal: stop.signal });
+  } finally {
+    options.signal.removeEventListener("abort", onAbort);
+    await lock.release();
+  }
+}
+
+/** Each setting that is not a default, with where it came from; then the file's fields that do not apply here. */
+function logSettings(config: KubeletConfig, resolved: NonNullable<RunOptions["resolved"]>, log: Logger): void {
+  const settings = Object.fromEntries(
+    (Object.keys(resolved.origins) as Array<keyof KubeletConfig>)
+      .filter((key) => resolved.origins[key] !== "default")
+      .map((key) => [
+        key,
+        `${JSON.stringify(key === "authTokenFile" ? "<set>" : config[key])} (${resolved.origins[key]}${resolved.fileFields[key] ? `: ${resolved.fileFields[key]}` : ""})`,
+      ]),
+  );
+  log.info("effective settings (defaults apart)", settings);
+  for (const note of resolved.notApplicable)
+    log.warn(`config file field ${note.field} is accepted but not applicable here: ${note.why}`);
+}
+
+async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions, "log" | "signal">): Promise<void> {
   const node = nodeIdentity(config);
   const metrics = createPrometheusMetrics();
   const events = createEventRecorder({ log: log.child("events") });
   const opened = await openRuntime(config, log);
-  const runtime = instrumentRuntime(opened.runtime, metrics, config.containerRuntime);
+  const runtime = instrumentRuntime(scopeRuntimeToNode(opened.runtime, node.name), metrics, config.containerRuntime);
   const sources = await createSources(config, node.name, log, metrics);
   if (sources.length === 0 && !(config.enableServer && config.enableDebuggingHandlers)) {
     throw new KubeletError(
@@ -55,6 +112,7 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
     () => log.info(`${opened.description} answers`),
     (error: Error) => log.warn(`${error.message}; will keep retrying (running containers are left alone)`),
   );
+  const placement = await podPlacement(config, events, log);
   const store = createPodStore({
     sources: sources.map((s) => s.name),
     allowPrivileged: config.allowPrivileged,
@@ -70,15 +128,24 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
       allowPrivileged: config.allowPrivileged,
       maxDeadPerContainer: config.maximumDeadContainersPerContainer,
       syncFrequencyMs: config.syncFrequency,
+      ...placement.options,
     },
     {
+      ...placement.deps,
       store,
       runtime,
       images: createImageManager(
-        { qps: config.registryQps, burst: config.registryBurst, log: log.child("images"), metrics, events },
+        {
+          qps: config.registryQps,
+          burst: config.registryBurst,
+          configs: store.configs,
+          log: log.child("images"),
+          metrics,
+          events,
+        },
         runtime,
       ),
-      volumes: createVolumeManager({ rootDir: config.rootDir, log: log.child("volumes") }),
+      volumes: createVolumeManager({ rootDir: config.rootDir, configs: store.configs, log: log.child("volumes") }),
       createProbeManager,
       clock: systemClock,
       log: log.child("sync"),
@@ -87,26 +154,38 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
     },
   );
 
+  const health = async (): Promise<HealthReport> => {
+    const checks = [
+      await runtime.ping().then(
+        () => ({ name: "docker", ok: true, message: "ok" }),
+        (e: Error) => ({ name: "docker", ok: false, message: e.message }),
+      ),
+      syncCheck(syncLoop.lastSyncAt(), config.syncFrequency),
+      {
+        name: "sources",
+        ok: store.allSourcesReady(),
+        message: store.allSourcesReady() ? "ok" : "waiting for the first read of every source",
+      },
+    ];
+    return { ok: checks.every((c) => c.ok), checks };
+  };
   const servers: RunningServer[] = [];
+  const fleet = await createFleetMode(config, node, {
+    runtime,
+    health,
+    pods: () => syncLoop.pods(),
+    podsVersion: () => syncLoop.version(),
+    events: () => events.list(),
+    port: () => servers[0]?.port ?? 0,
+    // The eviction manager, once there is one, reports the pressure conditions here.
+    pressure: noPressure,
+    log: log.child("fleet"),
+  });
+
   const stopSources = sources.map((source) => source.start((snapshot) => store.apply(source.name, snapshot)));
   try {
     if (config.enableServer) {
       const auth = await loadAuthenticator(config);
-      const health = async (): Promise<HealthReport> => {
-        const checks = [
-          await runtime.ping().then(
-            () => ({ name: "docker", ok: true, message: "ok" }),
-            (e: Error) => ({ name: "docker", ok: false, message: e.message }),
-          ),
-          syncCheck(syncLoop.lastSyncAt(), config.syncFrequency),
-          {
-            name: "sources",
-            ok: store.allSourcesReady(),
-            message: store.allSourcesReady() ? "ok" : "waiting for the first read of every source",
-          },
-        ];
-        return { ok: checks.every((c) => c.ok), checks };
-      };
       const deps = {
         config,
         pods: () => syncLoop.pods(),
@@ -118,6 +197,7 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
         events,
         allowPrivileged: config.allowPrivileged,
         auth,
+        ...(placement.deps.cgroups ? { podUsage: placement.deps.cgroups.podUsage } : {}),
         log: log.child("server"),
       };
       const main = await serve(createInfoServer(deps), { hostname: config.address, port: config.port, tls: auth.tls });
@@ -133,10 +213,22 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
         log.info(`read-only server listening on ${config.address}:${config.readOnlyPort}`);
       }
     }
+    if (config.healthzPort > 0) {
+      // Like the kubelet, a health listener that cannot bind is reported, never fatal.
+      await serve(createHealthzServer(health), { hostname: config.healthzBindAddress, port: config.healthzPort }).then(
+        (server) => {
+          servers.push(server);
+          log.info(`healthz listening on ${config.healthzBindAddress}:${server.port}`);
+        },
+        (error: Error) =>
+          log.error(`cannot serve healthz on ${config.healthzBindAddress}:${config.healthzPort}: ${error.message}`),
+      );
+    }
     log.info("kubelet started", { node: node.name, sources: sources.map((s) => s.name) });
-    await syncLoop.run(signal);
+    await Promise.all([syncLoop.run(signal), fleet?.run(signal)]);
   } finally {
     await Promise.allSettled([...stopSources.map((stop) => stop()), ...servers.map((s) => s.stop())]);
+    fleet?.close();
     log.info("kubelet stopped; containers left running");
   }
 }
@@ -181,16 +273,27 @@ export async function runOnce(
     for (const issue of r.issues.filter((i) => i.severity === "error")) out.write(`  ${formatIssue(issue)}\n`);
   }
   const events = createEventRecorder({ log: log.child("events") });
-  const { runtime, description } = await openRuntime(config, log);
+  const opened = await openRuntime(config, log);
+  const { description } = opened;
+  const runtime = scopeRuntimeToNode(opened.runtime, node.name);
+  const placement = await podPlacement(config, events, log);
   const report = await runPodsOnce(
     store.mergedState(),
     {
+      ...placement.deps,
       runtime,
       images: createImageManager(
-        { qps: config.registryQps, burst: config.registryBurst, log: log.child("images"), events },
+        {
+          qps: config.registryQps,
+          burst: config.registryBurst,
+          configs: store.configs,
+          log: log.child("images"),
+          events,
+        },
         runtime,
       ),
-      volumes: createVolumeManager({ rootDir: config.rootDir, log: log.child("volumes") }),
+      volumes: createVolumeManager({ rootDir: config.rootDir, configs: store.configs, log: log.child("volumes") }),
+      configs: store.configs,
       clock: systemClock,
       log: log.child("runonce"),
       events,
@@ -200,6 +303,7 @@ export async function runOnce(
         networkMode: config.podNetworkMode,
         pauseImage: config.networkContainerImage,
         allowPrivileged: config.allowPrivileged,
+        ...placement.options,
       },
     },
     { timeoutMs: config.runonceTimeout, signal, tty, out },
@@ -211,12 +315,6 @@ export async function runOnce(
 
 /** The runtime --container_runtime names: the built-in Docker shim, or a CRI runtime over gRPC. */
 async function openRuntime(config: KubeletConfig, log: Logger): Promise<{ runtime: Runtime; description: string }> {
-  const opened = await openRawRuntime(config, log);
-  const status = await readFile("/proc/self/status", "utf8").catch(() => "");
-  return { ...opened, runtime: clampOomScores(opened.runtime, oomScoreFloor(status), log.child("runtime")) };
-}
-
-async function openRawRuntime(config: KubeletConfig, log: Logger): Promise<{ runtime: Runtime; description: string }> {
   if (config.containerRuntime === "docker") {
     const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
     return {
@@ -240,11 +338,152 @@ async function openRawRuntime(config: KubeletConfig, log: Logger): Promise<{ run
   };
 }
 
+/**
+ * `plan`: reads every configured source once, observes the node through Docker (reads only: list,
+ * inspect, image look-ups) and returns what a sync would do, with the manifests that were rejected.
+ */
+export async function planOnce(
+  config: KubeletConfig,
+  { log }: { log: Logger },
+): Promise<{ plan: NodePlan; rejected: RejectedPod[] }> {
+  const node = nodeIdentity(config);
+  const sources = await createSources(config, node.name, log, undefined);
+  if (sources.length === 0)
+    throw new KubeletError("NoSources", "plan needs --config, --manifest_url or --etcd_servers/--etcd_config");
+  const store = createPodStore({
+    sources: sources.map((s) => s.name),
+    allowPrivileged: config.allowPrivileged,
+    log: log.child("config"),
+  });
+  for (const source of sources) store.apply(source.name, await readSourceOnce(source));
+  const runtime = createDockerRuntime({
+    endpoint: resolveDockerEndpoint(config.dockerEndpoint, process.env),
+    log: log.child("docker"),
+  });
+  await runtime.ping();
+  const observed = new Map<string, ContainerDetails[]>();
+  for (const summary of await runtime.listContainers()) {
+    const details = await runtime.inspectContainer(summary.id).catch(() => undefined);
+    const uid = summary.labels[LABEL.podUid];
+    if (details && uid) (observed.get(uid) ?? observed.set(uid, []).get(uid)!).push(details);
+  }
+  const pods = store.mergedState();
+  const images = new Set([
+    config.networkContainerImage,
+    ...pods.flatMap((p) => [...(p.spec.initContainers ?? []), ...p.spec.containers].map((c) => c.image ?? "")),
+  ]);
+  const present = new Set<string>();
+  for (const image of images) if (await runtime.imageId(image)) present.add(image);
+  const plan = planNode({
+    pods,
+    observed,
+    networkMode: config.podNetworkMode,
+    pauseImage: config.networkContainerImage,
+    imagePresent: (image) => present.has(image),
+    configs: store.configs,
+    now: Date.now(),
+    unreadSources: new Set(
+      store
+        .rejected()
+        .filter((r) => r.issues.some((i) => i.path === "<document>" || i.path === "<file>"))
+        .map((r) => r.source),
+    ),
+  });
+  return { plan, rejected: store.rejected() };
+}
+
+/**
+ * One read of a source: file and URL sources read their origin (a failure throws); the etcd source is
+ * started, heard once and stopped, within 10 s.
+ */
+async function readSourceOnce(source: PodSource | (PodSource & { readOnce(): Promise<SourceSnapshot> })) {
+  if ("readOnce" in source) return source.readOnce();
+  let stop: StopSource | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await new Promise<SourceSnapshot>((resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new KubeletError("SourceUnavailable", `no answer from the ${source.name} source within 10s`)),
+        10_000,
+      );
+      stop = source.start(resolve);
+    });
+  } finally {
+    clearTimeout(timer);
+    await stop?.();
+  }
+}
+
+/**
+ * Where and how pods run on this node: QoS cgroups bounded by node allocatable, the oom_score_adj
+ * floor, CFS quota settings and each pod's resolv.conf.
+ */
+async function podPlacement(config: KubeletConfig, events: EventRecorder, log: Logger) {
+  const dns = createDnsConfigurer(
+    {
+      clusterDns: config.clusterDns,
+      clusterDomain: config.clusterDomain,
+      resolvConf: config.resolvConf,
+      rootDir: config.rootDir,
+    },
+    { events },
+  );
+  const oom = await oomScoreAdjFloor();
+  if (oom.why)
+    log.warn(
+      `the kernel refuses negative oom_score_adj here (${oom.why}): containers get at least ${oom.floor} (Guaranteed ${GUARANTEED_OOM_SCORE_ADJ} and pod sandboxes ${POD_INFRA_OOM_SCORE_ADJ} are clamped)`,
+    );
+  const options = {
+    oomScoreAdjMin: oom.floor,
+    cfsQuota: config.cpuCfsQuota,
+    cfsPeriodUs: config.cpuCfsQuotaPeriod * 1000,
+  };
+  if (!config.cgroupsPerQos) return { options, deps: { dns } };
+  const cgroups = createCgroupManager({
+    driver: config.cgroupDriver,
+    root: config.cgroupRoot,
+    cfsQuota: config.cpuCfsQuota,
+    cfsPeriodUs: config.cpuCfsQuotaPeriod * 1000,
+    pidsLimit: config.podPidsLimit,
+    log: log.child("cgroups"),
+  });
+  const capacity = { milliCpu: cpus().length * 1000, memoryBytes: totalmem() };
+  const allocatable = config.enforceNodeAllocatable.includes("pods")
+    ? nodeAllocatable(capacity, {
+        kube: config.kubeReserved,
+        system: config.systemReserved,
+        evictionHard: config.evictionHard,
+      })
+    : undefined;
+  const kubepods = cgroupPath(config.cgroupRoot, ["kubepods"], config.cgroupDriver);
+  try {
+    await cgroups.init(allocatable);
+  } catch (error) {
+    throw new KubeletError(
+      "CgroupSetupFailed",
+      `cannot set up the QoS cgroups under ${kubepods}: ${(error as Error).message}; run as root, or give --cgroups_per_qos=false --enforce_node_allocatable=none to leave pods in Docker's default cgroup`,
+      { cause: error },
+    );
+  }
+  const ignored = Object.keys({ ...config.kubeReserved, ...config.systemReserved }).filter(
+    (name) => name !== "cpu" && name !== "memory",
+  );
+  if (ignored.length)
+    log.warn(`reserved ${[...new Set(ignored)].join(", ")} are not enforced here: only cpu and memory bound kubepods`);
+  log.info(
+    `pods run under ${kubepods} (cgroup v${cgroups.version}, ${config.cgroupDriver} driver)` +
+      (allocatable
+        ? `, bounded by node allocatable: cpu ${allocatable.milliCpu}m, memory ${allocatable.memoryBytes} bytes (capacity − kubeReserved − systemReserved − evictionHard memory.available)`
+        : ""),
+  );
+  return { options, deps: { dns, cgroups } };
+}
+
 async function createSources(
   config: KubeletConfig,
   nodeName: string,
   log: Logger,
-  metrics: KubeletMetrics,
+  metrics: KubeletMetrics | undefined,
 ): Promise<PodSource[]> {
   const sources: PodSource[] = [];
   if (config.config)
@@ -281,6 +520,68 @@ async function createSources(
     );
   }
   return sources;
+}
+
+/**
+ * Fleet mode (etcd configured, --register_node on): the node record, pod statuses and events written to etcd on
+ * the node's lease. The etcd client loads only when used, like the etcd source.
+ */
+async function createFleetMode(
+  config: KubeletConfig,
+  node: { name: string; ip: string },
+  deps: Pick<FleetReporterDeps, "pods" | "podsVersion" | "events"> & {
+    runtime: Runtime;
+    health(): Promise<HealthReport>;
+    /** The info server's port once it listens (0 = none). */
+    port(): number;
+    pressure: PressureObserver;
+    log: Logger;
+  },
+): Promise<{ run(signal: AbortSignal): Promise<void>; close(): void } | undefined> {
+  if (!config.registerNode || (config.etcdServers.length === 0 && !config.etcdConfig)) return undefined;
+  const { createEtcdClient, etcdClientOptions } = await import("./sources/etcd-client.ts");
+  const client = createEtcdClient(
+    etcdClientOptions({ endpoints: config.etcdServers, configFile: config.etcdConfig || undefined }),
+  );
+  const host = readHostFacts(config.rootDir);
+  const allocatable = nodeAllocatable(
+    { milliCpu: host.cpus * 1000, memoryBytes: host.memoryBytes },
+    { kube: config.kubeReserved, system: config.systemReserved, evictionHard: config.evictionHard },
+  );
+  const reporter = createFleetReporter(
+    {
+      hostname: node.name,
+      leaseDurationMs: config.nodeLeaseDuration,
+      updateFrequencyMs: config.nodeStatusUpdateFrequency,
+      reportFrequencyMs: config.nodeStatusReportFrequency,
+      clock: systemClock,
+      log: deps.log,
+    },
+    {
+      store: client,
+      pods: deps.pods,
+      podsVersion: deps.podsVersion,
+      events: deps.events,
+      async node(previous) {
+        const [health, runtime] = await Promise.all([deps.health(), deps.runtime.info().catch(() => undefined)]);
+        return buildNode({
+          name: node.name,
+          hostIP: node.ip,
+          port: deps.port(),
+          kubeletVersion: `v${pkg.version}`,
+          host,
+          maxPods: config.maxPods,
+          allocatable,
+          runtime,
+          readiness: readinessFrom(health.checks),
+          pressure: deps.pressure.conditions(),
+          now: new Date().toISOString(),
+          previous,
+        });
+      },
+    },
+  );
+  return { run: (signal) => reporter.run(signal), close: () => client.close() };
 }
 
 /** Creates root_dir and checks it is writable, so volume set-up cannot fail later for that reason. */

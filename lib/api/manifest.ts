@@ -2,7 +2,9 @@
 // original v1beta1/v1beta2 ContainerManifest, converts them to the Pod model and applies defaults.
 import { createHash } from "node:crypto";
 import { parse, parseAllDocuments, stringify } from "yaml";
+import { toConfigObject, type ConfigObject } from "./config-objects.ts";
 import { ANNOTATION, type FieldIssue, type Pod, type RejectedPod, type SourceName, type V1Container } from "./types.ts";
+import { podSpecHash } from "./hash.ts";
 
 /** Where the text came from: stamped on every pod and every rejection. */
 export interface ManifestContext {
@@ -14,6 +16,8 @@ export interface ManifestContext {
 export interface ManifestResult {
   pods: Pod[];
   rejected: RejectedPod[];
+  /** ConfigMaps and Secrets found beside the pods (not validated: see validateConfigObject). */
+  configs: ConfigObject[];
 }
 
 /** Parses one YAML (or JSON) document; throws on syntax errors. For configuration files. */
@@ -26,8 +30,18 @@ export function stringifyYaml(value: unknown, options: { flow?: boolean } = {}):
   return stringify(value, { lineWidth: 0, ...(options.flow ? { collectionStyle: "flow" as const } : {}) });
 }
 
-/** Annotation holding the document index a pod came from within its origin. */
-export const DOCUMENT_ANNOTATION = "kubelet.io/config.document";
+/**
+ * `defaultMode: 0644` is octal to Kubernetes (its YAML reader is YAML 1.1) but decimal 644 to YAML 1.2:
+ * read a leading-zero integer as octal, so file modes mean what their authors and Kubernetes mean.
+ */
+const LEGACY_OCTAL = {
+  identify: () => false,
+  default: true,
+  tag: "tag:yaml.org,2002:int",
+  format: "OCT",
+  test: /^0[0-7]+$/,
+  resolve: (text: string) => Number.parseInt(text, 8),
+};
 
 type Json = Record<string, unknown>;
 
@@ -36,16 +50,21 @@ type Json = Record<string, unknown>;
  * see validatePod). Unparsable documents and unsupported kinds come back as rejections.
  */
 export function readManifests(text: string, ctx: ManifestContext): ManifestResult {
-  const result: ManifestResult = { pods: [], rejected: [] };
-  const documents = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: false });
+  const result: ManifestResult = { pods: [], rejected: [], configs: [] };
+  const documents = parseAllDocuments(text, {
+    prettyErrors: true,
+    uniqueKeys: false,
+    customTags: (tags) => [LEGACY_OCTAL, ...tags],
+  });
   const list = Array.isArray(documents) ? documents : [documents];
   list.forEach((doc, index) => {
-    const reject = (issue: FieldIssue, pod?: string) =>
+    const reject = (issue: FieldIssue, pod?: string, kind?: ConfigObject["kind"]) =>
       result.rejected.push({
         source: ctx.source,
         origin: ctx.origin,
         document: index,
         ...(pod ? { pod } : {}),
+        ...(kind ? { kind } : {}),
         issues: [issue],
       });
     if (doc.errors.length > 0) {
@@ -61,6 +80,22 @@ export function readManifests(text: string, ctx: ManifestContext): ManifestResul
     const value = doc.toJS({ maxAliasCount: 100 }) as unknown;
     if (value === null || value === undefined) return;
     for (const { manifest, path } of flatten(value, "")) {
+      if (isObject(manifest) && (manifest.kind === "ConfigMap" || manifest.kind === "Secret")) {
+        if (manifest.apiVersion !== "v1")
+          reject(
+            {
+              path: path ? `${path}.apiVersion` : "apiVersion",
+              type: "Unsupported value",
+              value: manifest.apiVersion ?? "",
+              detail: 'supported values: "v1"',
+              severity: "error",
+            },
+            describe(manifest),
+            manifest.kind,
+          );
+        else result.configs.push(toConfigObject(manifest, { ...ctx, document: index }));
+        continue;
+      }
       const converted = toPod(manifest, path);
       if ("issue" in converted) {
         reject(converted.issue, describe(manifest));
@@ -140,7 +175,8 @@ function toPod(manifest: unknown, path: string): { pod: Json } | { issue: FieldI
       path: at("kind"),
       type: "Unsupported value",
       value: manifest.kind,
-      detail: "only Pod, PodList, List and ContainerManifest (v1beta1/v1beta2) can run on a kubelet",
+      detail:
+        "only Pod, PodList, List, ConfigMap, Secret and ContainerManifest (v1beta1/v1beta2) are read by a kubelet",
       severity: "error",
     },
   };
@@ -223,7 +259,7 @@ function finish(raw: Json, ctx: ManifestContext, document: number): Pod {
     typeof metadata.uid === "string" && metadata.uid ? metadata.uid : stableUid(ctx.source, namespace, name);
   annotations[ANNOTATION.source] = ctx.source;
   annotations[ANNOTATION.origin] = ctx.origin;
-  annotations[DOCUMENT_ANNOTATION] = String(document);
+  annotations[ANNOTATION.document] = String(document);
   annotations[ANNOTATION.hash] = podSpecHash(pod);
   return pod;
 }
@@ -256,37 +292,6 @@ export function defaultPullPolicy(image: string): "Always" | "IfNotPresent" {
 function stableUid(source: string, namespace: string, name: string): string {
   const hex = createHash("sha256").update(`${source}/${namespace}/${name}`).digest("hex");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
-}
-
-const BOOKKEEPING = new Set<string>([ANNOTATION.source, ANNOTATION.origin, ANNOTATION.hash, DOCUMENT_ANNOTATION]);
-
-/** Stable hash of what a pod means (name, namespace, labels, annotations, spec), key order aside. */
-export function podSpecHash(pod: Pod): string {
-  const annotations = Object.fromEntries(
-    Object.entries(pod.metadata.annotations ?? {}).filter(([k]) => !BOOKKEEPING.has(k)),
-  );
-  const meaning = {
-    name: pod.metadata.name,
-    namespace: pod.metadata.namespace,
-    uid: pod.metadata.uid,
-    labels: pod.metadata.labels ?? {},
-    annotations,
-    spec: pod.spec,
-  };
-  return createHash("sha256").update(stableJson(meaning)).digest("hex").slice(0, 16);
-}
-
-/** JSON with object keys sorted, so equal values always serialise the same. */
-export function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
-  if (isObject(value)) {
-    return `{${Object.keys(value)
-      .filter((k) => value[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${stableJson(value[k])}`)
-      .join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
 }
 
 function describe(manifest: unknown): string | undefined {

@@ -1,12 +1,13 @@
 // Pure: a pod and one of its containers → the Docker create body, with the dockershim names and
 // labels, Kubernetes `$(VAR)` expansion, downward-API env, resources and security settings.
-import { createHash } from "node:crypto";
 import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerCreateBody } from "./runtime.ts";
 import { expand } from "../api/expand.ts";
-import { stableJson } from "../api/manifest.ts";
-import { milliCpu, parseQuantity } from "../api/quantity.ts";
+import { containerFieldHashes, containerHash, podSandboxHash, sandboxFieldHashes } from "../api/hash.ts";
 import { containerOomScoreAdj, POD_INFRA_OOM_SCORE_ADJ } from "../api/qos.ts";
+import { milliCpu, parseQuantity } from "../api/quantity.ts";
 import { KubeletError, ANNOTATION, type Pod, type V1Container } from "../api/types.ts";
+import { configBytes, type ConfigKind, type ConfigLookup } from "../api/config-objects.ts";
+import { isEnvVarName } from "../api/validation.ts";
 
 /** A volume as the containers of a pod see it: where it is on the host. */
 export interface VolumeMount {
@@ -25,44 +26,22 @@ export interface PodContext {
   allowPrivileged: boolean;
   volumePaths: Map<string, VolumeMount>;
   node: { cpus: number; memoryBytes: number };
+  /** ConfigMaps and Secrets for env and envFrom. */
+  configs: ConfigLookup;
+  /** HostConfig.CgroupParent of every container of the pod (its pod cgroup); unset = Docker's default. */
+  cgroupParent?: string;
+  /** The lowest oom_score_adj the kernel lets the runtime set here (0 where negative values are refused). */
+  oomScoreAdjMin?: number;
+  /** cpuCFSQuota and cpuCFSQuotaPeriod (µs); quota on by default with a 100 ms period. */
+  cfsQuota?: boolean;
+  cfsPeriodUs?: number;
+  /** The pod's resolv.conf on the host, mounted at /etc/resolv.conf of its containers. */
+  resolvConfPath?: string;
 }
 
 /** `k8s_<container>_<pod>_<namespace>_<uid>_<attempt>`, the dockershim name. */
 export function containerName(pod: Pod, container: string, attempt: number): string {
   return `k8s_${container}_${pod.metadata.name}_${pod.metadata.namespace}_${pod.metadata.uid}_${attempt}`;
-}
-
-/** Parses a dockershim name; undefined for names the kubelet did not make. */
-export function parseContainerName(
-  name: string,
-): { container: string; pod: string; namespace: string; uid: string; attempt: number } | undefined {
-  const parts = name.replace(/^\//, "").split("_");
-  if (parts.length !== 6 || parts[0] !== "k8s" || !/^\d+$/.test(parts[5]!)) return undefined;
-  return { container: parts[1]!, pod: parts[2]!, namespace: parts[3]!, uid: parts[4]!, attempt: Number(parts[5]) };
-}
-
-/** Stable hash of a container's spec: a change replaces just that container. */
-export function containerHash(container: V1Container): string {
-  return createHash("sha256").update(stableJson(container)).digest("hex").slice(0, 8);
-}
-
-/** Hash of what the pause container embodies; a change recreates the whole pod. */
-export function podSandboxHash(pod: Pod, networkMode: string): string {
-  const ports = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].flatMap((c) =>
-    (c.ports ?? [])
-      .filter((p) => p.hostPort)
-      .map((p) => `${p.hostIP ?? ""}:${p.hostPort}:${p.containerPort}/${p.protocol}`),
-  );
-  const sandbox = {
-    hostNetwork: !!pod.spec.hostNetwork,
-    hostIPC: !!pod.spec.hostIPC,
-    hostPID: !!pod.spec.hostPID,
-    hostname: pod.spec.hostname ?? "",
-    ports,
-    networkMode,
-    volumes: pod.spec.volumes ?? [],
-  };
-  return createHash("sha256").update(stableJson(sandbox)).digest("hex").slice(0, 8);
 }
 
 function podLabels(pod: Pod): Record<string, string> {
@@ -99,6 +78,7 @@ export function buildPauseContainer(pod: Pod, ctx: PodContext): ContainerCreateB
       [LABEL.containerName]: POD_INFRA_CONTAINER_NAME,
       [LABEL.containerType]: "podsandbox",
       [LABEL.podHash]: podSandboxHash(pod, ctx.networkMode),
+      [LABEL.fieldHashes]: sandboxFieldHashes(pod, ctx.networkMode),
     },
     ...(hostNetwork || ctx.networkMode === "none" ? {} : { Hostname: pod.spec.hostname ?? pod.metadata.name }),
     ...(Object.keys(exposed).length ? { ExposedPorts: exposed } : {}),
@@ -108,7 +88,8 @@ export function buildPauseContainer(pod: Pod, ctx: PodContext): ContainerCreateB
       ...(pod.spec.hostPID ? { PidMode: "host" } : {}),
       ...(Object.keys(bindings).length ? { PortBindings: bindings } : {}),
       CpuShares: 2,
-      OomScoreAdj: POD_INFRA_OOM_SCORE_ADJ,
+      OomScoreAdj: Math.max(ctx.oomScoreAdjMin ?? -1000, POD_INFRA_OOM_SCORE_ADJ),
+      ...(ctx.cgroupParent ? { CgroupParent: ctx.cgroupParent } : {}),
       LogConfig: LOG_CONFIG,
     },
   };
@@ -138,6 +119,7 @@ export function buildContainer(
   const cpuLimit = limits.cpu !== undefined ? milliCpu(limits.cpu)! : undefined;
   const cpuRequest = requests.cpu !== undefined ? milliCpu(requests.cpu)! : cpuLimit;
   const capability = (name: string) => name.replace(/^CAP_/i, "").toUpperCase();
+  const period = ctx.cfsPeriodUs ?? 100_000;
   return {
     name: containerName(pod, container.name, ctx.attempt),
     Image: container.image!,
@@ -151,6 +133,7 @@ export function buildContainer(
       [LABEL.containerName]: container.name,
       [LABEL.containerType]: "container",
       [LABEL.containerHash]: containerHash(container),
+      [LABEL.fieldHashes]: containerFieldHashes(container),
       [LABEL.restartCount]: String(ctx.attempt),
       ...(ctx.init ? { [LABEL.initContainer]: "true" } : {}),
     },
@@ -160,19 +143,31 @@ export function buildContainer(
       NetworkMode: `container:${ctx.pauseId}`,
       IpcMode: `container:${ctx.pauseId}`,
       ...(pod.spec.hostPID ? { PidMode: "host" } : {}),
-      Binds: binds(container, ctx.volumePaths),
+      Binds: [
+        ...binds(container, ctx.volumePaths),
+        ...(ctx.resolvConfPath && !mountsAt(container, "/etc/resolv.conf")
+          ? [`${ctx.resolvConfPath}:/etc/resolv.conf:ro`]
+          : []),
+      ],
       ...(memory !== undefined ? { Memory: memory, MemorySwap: memory } : {}),
-      ...(cpuLimit !== undefined ? { CpuQuota: Math.max(1000, cpuLimit * 100), CpuPeriod: 100_000 } : {}),
+      ...(cpuLimit !== undefined && ctx.cfsQuota !== false
+        ? { CpuQuota: Math.max(1000, Math.floor((cpuLimit * period) / 1000)), CpuPeriod: period }
+        : {}),
       CpuShares: Math.max(2, Math.floor(((cpuRequest ?? 0) * 1024) / 1000)),
+      OomScoreAdj: Math.max(ctx.oomScoreAdjMin ?? -1000, containerOomScoreAdj(pod, container, ctx.node.memoryBytes)),
+      ...(ctx.cgroupParent ? { CgroupParent: ctx.cgroupParent } : {}),
       ...(security.privileged ? { Privileged: true } : {}),
       ...(security.readOnlyRootFilesystem ? { ReadonlyRootfs: true } : {}),
       ...(security.capabilities?.add?.length ? { CapAdd: security.capabilities.add.map(capability) } : {}),
       ...(security.capabilities?.drop?.length ? { CapDrop: security.capabilities.drop.map(capability) } : {}),
       ...(podSecurity.supplementalGroups?.length ? { GroupAdd: podSecurity.supplementalGroups.map(String) } : {}),
-      OomScoreAdj: containerOomScoreAdj(pod, container, ctx.node.memoryBytes),
       LogConfig: LOG_CONFIG,
     },
   };
+}
+
+function mountsAt(container: V1Container, path: string): boolean {
+  return (container.volumeMounts ?? []).some((m) => m.mountPath === path);
 }
 
 function binds(container: V1Container, volumes: Map<string, VolumeMount>): string[] {
@@ -185,15 +180,49 @@ function binds(container: V1Container, volumes: Map<string, VolumeMount>): strin
   });
 }
 
-/** The container's environment in order: values may reference earlier entries with `$(NAME)`. */
+/**
+ * The container's environment in order: envFrom first, then env (which may reference earlier entries
+ * with `$(NAME)`). A missing ConfigMap, Secret or key that is not optional throws
+ * KubeletError("CreateContainerConfigError") with the kubelet's message.
+ */
 export function resolveEnv(pod: Pod, container: V1Container, ctx: PodContext): Map<string, string> {
   const env = new Map<string, string>();
+  const namespace = pod.metadata.namespace;
+  const lookup = (kind: ConfigKind, name: string, optional: boolean | undefined) => {
+    const object = ctx.configs.get(kind, namespace, name);
+    if (!object && !optional)
+      throw new KubeletError(
+        "CreateContainerConfigError",
+        `${kind === "ConfigMap" ? "configmap" : "secret"} "${name}" not found`,
+      );
+    return object && configBytes(object);
+  };
+  for (const source of container.envFrom ?? []) {
+    const [kind, ref] = source.configMapRef
+      ? (["ConfigMap", source.configMapRef] as const)
+      : (["Secret", source.secretRef!] as const);
+    // Keys that are no valid variable names are skipped, as Kubernetes does (`validate` warns about them).
+    for (const [key, value] of lookup(kind, ref.name ?? "", ref.optional) ?? [])
+      if (isEnvVarName(`${source.prefix ?? ""}${key}`)) env.set(`${source.prefix ?? ""}${key}`, value.toString("utf8"));
+  }
   for (const variable of container.env ?? []) {
     let value: string;
-    if (variable.valueFrom?.fieldRef) value = fieldValue(pod, variable.valueFrom.fieldRef.fieldPath, ctx);
-    else if (variable.valueFrom?.resourceFieldRef)
-      value = resourceValue(container, variable.valueFrom.resourceFieldRef, ctx);
-    else value = expand(variable.value ?? "", (name) => env.get(name));
+    const from = variable.valueFrom;
+    const keyRef = from?.configMapKeyRef ?? from?.secretKeyRef;
+    if (from?.fieldRef) value = fieldValue(pod, from.fieldRef.fieldPath, ctx);
+    else if (from?.resourceFieldRef) value = resourceFieldValue(container, from.resourceFieldRef, ctx.node);
+    else if (keyRef) {
+      const kind = from!.configMapKeyRef ? "ConfigMap" : "Secret";
+      const bytes = lookup(kind, keyRef.name ?? "", keyRef.optional)?.get(keyRef.key);
+      if (bytes === undefined) {
+        if (keyRef.optional) continue;
+        throw new KubeletError(
+          "CreateContainerConfigError",
+          `couldn't find key ${keyRef.key} in ${kind} ${namespace}/${keyRef.name}`,
+        );
+      }
+      value = bytes.toString("utf8");
+    } else value = expand(variable.value ?? "", (name) => env.get(name));
     env.set(variable.name, value);
   }
   return env;
@@ -223,21 +252,16 @@ function fieldValue(pod: Pod, path: string, ctx: PodContext): string {
   }
 }
 
-function resourceValue(
+/** A resourceFieldRef's value (env or downward API file): the container's figure, or the node's for a missing limit. */
+export function resourceFieldValue(
   container: V1Container,
   ref: { resource: string; divisor?: string | number },
-  ctx: PodContext,
+  node: PodContext["node"],
 ): string {
   const [kind, name] = ref.resource.split(".") as ["limits" | "requests", "cpu" | "memory"];
   const raw = container.resources?.[kind]?.[name];
   const value =
-    raw !== undefined
-      ? parseQuantity(raw)!
-      : kind === "limits"
-        ? name === "cpu"
-          ? ctx.node.cpus
-          : ctx.node.memoryBytes
-        : 0;
+    raw !== undefined ? parseQuantity(raw)! : kind === "limits" ? (name === "cpu" ? node.cpus : node.memoryBytes) : 0;
   const divisor = ref.divisor !== undefined ? parseQuantity(ref.divisor) || 1 : 1;
   return String(Math.ceil(value / divisor));
 }

@@ -20,6 +20,8 @@ export const LABEL = {
   terminationGracePeriod: "io.kubernetes.pod.terminationGracePeriod",
   /** JSON of the pod's spec hash and source, so a restarted kubelet can tell what it ran. */
   podHash: "io.kubernetes.pod.hash",
+  /** A short hash per field of the container spec (or of the sandbox), so `kubelet plan` can name what changed. */
+  fieldHashes: "kubelet.io/field-hashes",
 } as const;
 
 /** Container name of the pod infra ("pause") container in names and labels. */
@@ -97,6 +99,8 @@ export interface ContainerCreateBody {
     SecurityOpt?: string[];
     GroupAdd?: string[];
     OomScoreAdj?: number;
+    /** The pod cgroup: a path (cgroupfs driver) or a slice name (systemd). */
+    CgroupParent?: string;
     ShmSize?: number;
     ExtraHosts?: string[];
     Dns?: string[];
