@@ -6,7 +6,7 @@
 // Usage: bash scripts/services.sh up && bun build.ts && bun bench/cri.bench.ts [--trials 15] [--idle-seconds 30]
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { createCriClient } from "../lib/container/cri-client.ts";
 import type { PodSandboxConfig } from "../lib/container/cri-types.ts";
@@ -157,7 +157,8 @@ const ticks = () => {
   const fields = readFileSync(`/proc/${remote.child.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
   return Number(fields[11]) + Number(fields[12]);
 };
-await Bun.sleep(3000);
+// Let start-up work (statuses, first probes, the pods' own start) finish before measuring.
+await Bun.sleep(20_000);
 const ticks0 = ticks();
 await Bun.sleep(idleSeconds * 1000);
 const idlePercent = ((ticks() - ticks0) / 100 / idleSeconds) * 100;
@@ -175,7 +176,11 @@ cri.close();
 removeDir(root);
 
 const machine = `${cpus().length} × ${cpus()[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`;
-console.log(`machine: ${machine}`);
+console.log(
+  `machine: ${machine}; load average at the end: ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")}`,
+);
 console.log(
   `| 1 pod → running on containerd, p50 / p95 (${trials} trials) | kubelet ${ms(percentile(viaKubelet, 50))} / ${ms(percentile(viaKubelet, 95))} | raw CRI client ${ms(percentile(viaRaw, 50))} / ${ms(percentile(viaRaw, 95))} | ${(percentile(viaKubelet, 50) / percentile(viaRaw, 50)).toFixed(2)}× / ${(percentile(viaKubelet, 95) / percentile(viaRaw, 95)).toFixed(2)}× |`,
 );
