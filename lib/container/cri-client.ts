@@ -49,6 +49,12 @@ function loadServices() {
 /** Maps a gRPC status to the port's codes, naming the socket and what answered. */
 function mapError(error: grpc.ServiceError, method: string, endpoint: string): KubeletError {
   const detail = error.details || error.message;
+  if (error.code === grpc.status.UNAVAILABLE && /Protocol error/.test(detail))
+    return new KubeletError(
+      "RuntimeUnavailable",
+      `cannot ${method}: something answered at ${endpoint}, but not with gRPC over HTTP/2 (a Docker socket? use --container_runtime docker with --docker_endpoint): ${detail}`,
+      { cause: error },
+    );
   if (error.code === grpc.status.UNAVAILABLE || error.code === grpc.status.DEADLINE_EXCEEDED)
     return new KubeletError(
       "RuntimeUnavailable",

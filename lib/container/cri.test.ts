@@ -46,6 +46,12 @@ describeWithServices("CRI runtime", (services) => {
         message: expect.stringContaining(missing),
       });
       bad.close();
+      const docker = createCriClient({ runtimeEndpoint: services.dockerHost, requestTimeoutMs: 2000 });
+      expect(await docker.version().catch((e: unknown) => e)).toMatchObject({
+        code: "RuntimeUnavailable",
+        message: expect.stringContaining(`something answered at ${services.dockerHost}, but not with gRPC`),
+      });
+      docker.close();
     });
 
     test("names sandboxes and containers the dockershim way for every layer above", async () => {
