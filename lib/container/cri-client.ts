@@ -152,7 +152,9 @@ export function createCriClient(options: CriClientOptions): CriClient {
         { container_id: id, cmd, timeout: Math.ceil(timeoutMs / 1000) },
         { timeoutMs: timeoutMs > 0 ? timeoutMs : null, signal },
       ).catch((error: KubeletError) => {
-        if ((error.cause as grpc.ServiceError)?.code === grpc.status.DEADLINE_EXCEEDED)
+        // The deadline travels with the call: containerd may hit it first and answer Unknown.
+        const cause = error.cause as grpc.ServiceError | undefined;
+        if (cause?.code === grpc.status.DEADLINE_EXCEEDED || /deadline exceeded/i.test(cause?.details ?? ""))
           throw new KubeletError(
             "ExecTimeout",
             `cannot ExecSync in container ${id.slice(0, 12)}: no exit within ${timeoutMs} ms`,
