@@ -65,8 +65,17 @@ spec:
   });
   afterAll(async () => {
     await kubelet?.stop("SIGKILL");
+    // A start the killed kubelet asked for may still be in flight ("container is in starting state").
     for (const s of await client.listPodSandbox())
-      if (PODS.includes(s.labels["io.kubernetes.pod.name"] ?? "")) await client.removePodSandbox(s.id);
+      if (PODS.includes(s.labels["io.kubernetes.pod.name"] ?? "")) {
+        await client.stopPodSandbox(s.id);
+        await waitFor("sandbox removed", () =>
+          client.removePodSandbox(s.id).then(
+            () => true,
+            () => false,
+          ),
+        );
+      }
     client.close();
     removeDir(dir);
     removeDir(rootDir);

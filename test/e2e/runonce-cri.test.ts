@@ -4,7 +4,7 @@ import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { createCriClient } from "../../lib/container/cri-client.ts";
 import { describeWithServices } from "../../lib/testing/services.ts";
-import { removeDir, runBinary, tempDir } from "./harness.ts";
+import { removeDir, runBinary, tempDir, waitFor } from "./harness.ts";
 
 const PODS = ["web", "worker", "legacy-sleeper"];
 
@@ -29,7 +29,12 @@ describeWithServices("kubelet runonce on containerd", (services) => {
     for (const s of await client.listPodSandbox())
       if (PODS.includes(s.labels["io.kubernetes.pod.name"] ?? "")) {
         await client.stopPodSandbox(s.id);
-        await client.removePodSandbox(s.id);
+        await waitFor("sandbox removed", () =>
+          client.removePodSandbox(s.id).then(
+            () => true,
+            () => false,
+          ),
+        );
       }
     client.close();
     removeDir(rootDir);
