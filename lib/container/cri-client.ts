@@ -118,7 +118,6 @@ export function createCriClient(options: CriClientOptions): CriClient {
   return {
     endpoint: runtimeAddress,
     version: () => rt("Version", { version: "v1" }),
-    status: async () => (await rt<any>("Status", {})).status?.conditions ?? [],
     runPodSandbox: async (config) => (await rt<any>("RunPodSandbox", { config })).pod_sandbox_id,
     stopPodSandbox: async (id) => void (await rt("StopPodSandbox", { pod_sandbox_id: id })),
     removePodSandbox: async (id) => void (await rt("RemovePodSandbox", { pod_sandbox_id: id })),
@@ -162,18 +161,11 @@ export function createCriClient(options: CriClientOptions): CriClient {
         throw error;
       }),
     containerStats: async (id) => (await rt<any>("ContainerStats", { container_id: id })).stats,
-    listImages: async () => (await img<any>("ListImages", {})).images,
     imageStatus: async (ref) => (await img<any>("ImageStatus", { image: { image: ref } })).image ?? undefined,
     // Pulls are as long as the image is big; the caller's signal bounds them.
     pullImage: async (ref, auth, signal) =>
       (await img<any>("PullImage", { image: { image: ref }, auth: auth ?? null }, { timeoutMs: null, signal }))
         .image_ref,
-    removeImage: async (ref) => void (await img("RemoveImage", { image: { image: ref } })),
-    imageFsInfo: async () =>
-      ((await img<any>("ImageFsInfo", {})).image_filesystems as any[]).map((f) => ({
-        mountpoint: f.fs_id?.mountpoint ?? "",
-        usedBytes: f.used_bytes?.value ?? 0,
-      })),
     close: () => {
       clients.runtime.close();
       clients.image.close();

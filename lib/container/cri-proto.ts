@@ -21,15 +21,11 @@ service RuntimeService {
   rpc ContainerStatus(ContainerStatusRequest) returns (ContainerStatusResponse) {}
   rpc ExecSync(ExecSyncRequest) returns (ExecSyncResponse) {}
   rpc ContainerStats(ContainerStatsRequest) returns (ContainerStatsResponse) {}
-  rpc Status(StatusRequest) returns (StatusResponse) {}
 }
 
 service ImageService {
-  rpc ListImages(ListImagesRequest) returns (ListImagesResponse) {}
   rpc ImageStatus(ImageStatusRequest) returns (ImageStatusResponse) {}
   rpc PullImage(PullImageRequest) returns (PullImageResponse) {}
-  rpc RemoveImage(RemoveImageRequest) returns (RemoveImageResponse) {}
-  rpc ImageFsInfo(ImageFsInfoRequest) returns (ImageFsInfoResponse) {}
 }
 
 message VersionRequest { string version = 1; }
@@ -340,21 +336,7 @@ message ContainerStats {
 }
 message ContainerStatsResponse { ContainerStats stats = 1; }
 
-message RuntimeCondition {
-  string type = 1;
-  bool status = 2;
-  string reason = 3;
-  string message = 4;
-}
-message RuntimeStatus { repeated RuntimeCondition conditions = 1; }
-message StatusRequest { bool verbose = 1; }
-message StatusResponse {
-  RuntimeStatus status = 1;
-  map<string, string> info = 2;
-}
 
-message ImageFilter { ImageSpec image = 1; }
-message ListImagesRequest { ImageFilter filter = 1; }
 message Image {
   string id = 1;
   repeated string repo_tags = 2;
@@ -363,7 +345,6 @@ message Image {
   Int64Value uid = 5;
   string username = 6;
 }
-message ListImagesResponse { repeated Image images = 1; }
 message ImageStatusRequest {
   ImageSpec image = 1;
   bool verbose = 2;
@@ -386,8 +367,4 @@ message PullImageRequest {
   PodSandboxConfig sandbox_config = 3;
 }
 message PullImageResponse { string image_ref = 1; }
-message RemoveImageRequest { ImageSpec image = 1; }
-message RemoveImageResponse {}
-message ImageFsInfoRequest {}
-message ImageFsInfoResponse { repeated FilesystemUsage image_filesystems = 1; }
 `;

@@ -149,7 +149,6 @@ export interface CriClient {
   /** The socket(s) it talks to, for messages. */
   readonly endpoint: string;
   version(): Promise<{ runtime_name: string; runtime_version: string; runtime_api_version: string }>;
-  status(): Promise<Array<{ type: string; status: boolean; reason: string; message: string }>>;
   runPodSandbox(config: PodSandboxConfig): Promise<string>;
   stopPodSandbox(id: string): Promise<void>;
   removePodSandbox(id: string): Promise<void>;
@@ -169,11 +168,8 @@ export interface CriClient {
     signal?: AbortSignal,
   ): Promise<{ stdout: Uint8Array; stderr: Uint8Array; exit_code: number }>;
   containerStats(id: string): Promise<CriContainerStats>;
-  listImages(): Promise<CriImage[]>;
   /** The image, or undefined when it is not present. */
   imageStatus(image: string): Promise<CriImage | undefined>;
   pullImage(image: string, auth?: CriAuth, signal?: AbortSignal): Promise<string>;
-  removeImage(image: string): Promise<void>;
-  imageFsInfo(): Promise<Array<{ mountpoint: string; usedBytes: number }>>;
   close(): void;
 }
