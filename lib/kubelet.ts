@@ -106,11 +106,8 @@ async function runLocked(
   const node = nodeIdentity(config);
   const metrics = createPrometheusMetrics();
   const events = createEventRecorder({ log: log.child("events") });
-  const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
-  const runtime = instrumentRuntime(
-    scopeRuntimeToNode(createDockerRuntime({ endpoint, log: log.child("docker") }), node.name),
-    metrics,
-  );
+  const opened = await openRuntime(config, log);
+  const runtime = instrumentRuntime(scopeRuntimeToNode(opened.runtime, node.name), metrics, config.containerRuntime);
   const sources = await createSources(config, node.name, log, metrics);
   if (sources.length === 0 && !(config.enableServer && config.enableDebuggingHandlers)) {
     throw new KubeletError(
@@ -119,7 +116,7 @@ async function runLocked(
     );
   }
   await runtime.ping().then(
-    () => log.info(`Docker Engine at ${endpoint} answers`),
+    () => log.info(`${opened.description} answers`),
     (error: Error) => log.warn(`${error.message}; will keep retrying (running containers are left alone)`),
   );
   const placement = await podPlacement(config, { events, log, runtime, explicit: explicitIn(resolved) });
@@ -304,13 +301,9 @@ export async function runOnce(
     for (const issue of r.issues.filter((i) => i.severity === "error")) out.write(`  ${formatIssue(issue)}\n`);
   }
   const events = createEventRecorder({ log: log.child("events") });
-  const runtime = scopeRuntimeToNode(
-    createDockerRuntime({
-      endpoint: resolveDockerEndpoint(config.dockerEndpoint, process.env),
-      log: log.child("docker"),
-    }),
-    node.name,
-  );
+  const opened = await openRuntime(config, log);
+  const { description } = opened;
+  const runtime = scopeRuntimeToNode(opened.runtime, node.name);
   const placement = await podPlacement(config, { events, log, runtime, explicit: explicitIn(resolved) });
   const report = await runPodsOnce(
     store.mergedState(),
@@ -338,8 +331,34 @@ export async function runOnce(
     },
     { timeoutMs: config.runonceTimeout, signal, tty, out },
   );
-  out.write(formatRunOnceReport(report) + "\n");
+  const info = await runtime.info().catch(() => undefined);
+  out.write(formatRunOnceReport(report, info ? `${info.name} ${info.version} (${description})` : description) + "\n");
   return report.ok && rejected.length === 0;
+}
+
+/** The runtime --container_runtime names: the built-in Docker shim, or a CRI runtime over gRPC. */
+async function openRuntime(config: KubeletConfig, log: Logger): Promise<{ runtime: Runtime; description: string }> {
+  if (config.containerRuntime === "docker") {
+    const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
+    return {
+      runtime: createDockerRuntime({ endpoint, log: log.child("docker") }),
+      description: `Docker Engine at ${endpoint}`,
+    };
+  }
+  // Loaded only when used: gRPC and the runtime.v1 descriptor cost Docker mode and --version nothing.
+  const [{ createCriClient }, { createCriRuntime }] = await Promise.all([
+    import("./container/cri-client.ts"),
+    import("./container/cri.ts"),
+  ]);
+  const client = createCriClient({
+    runtimeEndpoint: config.containerRuntimeEndpoint,
+    imageEndpoint: config.imageServiceEndpoint,
+    requestTimeoutMs: config.runtimeRequestTimeout,
+  });
+  return {
+    runtime: createCriRuntime(client, { podLogsDir: config.podLogsDir, clock: systemClock }),
+    description: `CRI runtime at ${client.endpoint}`,
+  };
 }
 
 /**

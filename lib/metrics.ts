@@ -3,8 +3,11 @@
 
 /** Records the events /metrics reports, named after the real kubelet's metrics. */
 export interface KubeletMetrics {
-  /** kubelet_runtime_operations_total / _errors_total / _duration_seconds{operation_type}. */
-  runtimeOperation(operation: string, seconds: number, failed: boolean): void;
+  /**
+   * kubelet_runtime_operations_total / _errors_total / _duration_seconds{operation_type}, plus `runtime_type`
+   * (docker or remote) when the caller knows it.
+   */
+  runtimeOperation(operation: string, seconds: number, failed: boolean, runtimeType?: string): void;
   /** kubelet_pod_start_duration_seconds: pod first seen → all containers running. */
   podStart(seconds: number): void;
   /** kubelet_pod_worker_duration_seconds{operation_type: create|update|sync}. */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Real services for the tests: a private dockerd (no bridge), etcd and a registry on loopback,
-# plus the local test images. Usage: services.sh install|up|down|status.
+# Real services for the tests: a private dockerd (no bridge), a private containerd (CRI plugin,
+# loopback-only CNI stub), etcd and a registry on loopback, plus the local test images. Usage: services.sh install|up|down|status.
 # `up` writes $DIR/env (shell KEY=VALUE lines) that scripts/test.sh and the tests read.
 set -euo pipefail
 
@@ -8,7 +8,7 @@ DIR=${KUBELET_TEST_DIR:-/tmp/kubelet-test-services}
 ETCD_PORT=${KUBELET_TEST_ETCD_PORT:-12379}
 REGISTRY_PORT=${KUBELET_TEST_REGISTRY_PORT:-15000}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-PACKAGES=(docker.io etcd-server etcd-client docker-registry busybox-static gcc libc6-dev curl openssl wrk shellcheck)
+PACKAGES=(docker.io containerd containernetworking-plugins etcd-server etcd-client docker-registry busybox-static gcc libc6-dev curl openssl wrk shellcheck)
 
 log() { printf 'services: %s\n' "$*" >&2; }
 
@@ -81,6 +81,90 @@ YML
   wait_for registry 200 curl -sf "http://127.0.0.1:$REGISTRY_PORT/v2/"
 }
 
+# containerd's CRI refuses a sandbox whose CNI result names no interface, and the network rule
+# forbids a bridge: this stub configures nothing and reports an eth0 holding 127.0.0.1/8.
+write_cni() {
+  mkdir -p "$DIR/containerd/cni-bin" "$DIR/containerd/cni"
+  cp /usr/lib/cni/loopback "$DIR/containerd/cni-bin/loopback"
+  cat >"$DIR/containerd/cni-bin/noop-eth0" <<'SH'
+#!/bin/sh
+case "$CNI_COMMAND" in
+  ADD)
+    cat >/dev/null
+    printf '{"cniVersion":"0.4.0","interfaces":[{"name":"eth0","sandbox":"%s"}],"ips":[{"version":"4","interface":0,"address":"127.0.0.1/8"}]}\n' "$CNI_NETNS" ;;
+  VERSION) printf '{"cniVersion":"0.4.0","supportedVersions":["0.3.0","0.3.1","0.4.0"]}\n' ;;
+  *) cat >/dev/null ;;
+esac
+SH
+  chmod +x "$DIR/containerd/cni-bin/noop-eth0"
+  echo '{"cniVersion":"0.4.0","name":"lo-only","plugins":[{"type":"noop-eth0"}]}' >"$DIR/containerd/cni/10-lo-only.conflist"
+}
+
+start_containerd() {
+  running containerd && return 0
+  local c=$DIR/containerd
+  # A containerd killed with its session leaves shims and mounts behind (see start_dockerd).
+  pkill -9 -f -- "-address $c/containerd.sock" 2>/dev/null || true
+  awk -v dir="$c/" 'index($2, dir) == 1 { print $2 }' /proc/self/mounts | sort -r | while read -r mnt; do
+    umount -l "$mnt" 2>/dev/null || true
+  done
+  rm -f "$c/containerd.sock" "$c/containerd.sock.ttrpc"
+  mkdir -p "$c"
+  write_cni
+  # Our own daemon beside any system one: private root, state, socket and runc root.
+  # restrict_oom_score_adj: these machines refuse a negative oom_score_adj (no CAP_SYS_RESOURCE).
+  cat >"$c/config.toml" <<TOML
+version = 2
+root = "$c/root"
+state = "$c/state"
+[grpc]
+  address = "$c/containerd.sock"
+[ttrpc]
+  address = "$c/containerd.sock.ttrpc"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "docker.io/local/pause:latest"
+  disable_tcp_service = true
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  disable_apparmor = true
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        BinaryName = "/usr/sbin/runc"
+        Root = "$c/runc"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "$c/cni-bin"
+    conf_dir = "$c/cni"
+    max_conf_num = 1
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "$c/certs.d"
+TOML
+  # Plain HTTP to the loopback registry, as dockerd's mirror does for Docker Hub names.
+  local reg="127.0.0.1:$REGISTRY_PORT"
+  mkdir -p "$c/certs.d/$reg" "$c/certs.d/docker.io"
+  printf 'server = "http://%s"\n[host."http://%s"]\n  capabilities = ["pull", "resolve"]\n' "$reg" "$reg" >"$c/certs.d/$reg/hosts.toml"
+  printf 'server = "https://registry-1.docker.io"\n[host."http://%s"]\n  capabilities = ["pull", "resolve"]\n' "$reg" >"$c/certs.d/docker.io/hosts.toml"
+  setsid containerd --config "$c/config.toml" >"$DIR/containerd.log" 2>&1 &
+  echo $! >"$DIR/containerd.pid"
+  wait_for containerd 300 ctr -a "$c/containerd.sock" version
+}
+
+# The same local images in containerd's k8s.io namespace (the CRI's), under the names dockerd knows.
+import_images() {
+  local ctr=(ctr -a "$DIR/containerd/containerd.sock" -n k8s.io)
+  "${ctr[@]}" images check "name==docker.io/local/busybox:stable" 2>/dev/null | grep -q stable && return 0
+  local tar="$DIR/images.tar"
+  docker -H "unix://$DIR/docker.sock" save -o "$tar" local/busybox:latest local/busybox:stable local/pause:latest \
+    registry.k8s.io/pause:3.9 registry.k8s.io/busybox:1.27.2
+  "${ctr[@]}" images import "$tar" >/dev/null
+  rm -f "$tar"
+}
+
 build_images() {
   local docker=(docker -H "unix://$DIR/docker.sock")
   local reg="127.0.0.1:$REGISTRY_PORT"
@@ -123,6 +207,7 @@ KUBELET_TEST_ETCD=http://127.0.0.1:$ETCD_PORT
 KUBELET_TEST_REGISTRY=127.0.0.1:$REGISTRY_PORT
 KUBELET_TEST_BUSYBOX=local/busybox:stable
 KUBELET_TEST_PAUSE=local/pause:latest
+KUBELET_TEST_CONTAINERD=unix://$DIR/containerd/containerd.sock
 ENV
 }
 
@@ -132,9 +217,11 @@ up() {
   start_registry
   start_dockerd
   start_etcd
+  start_containerd
   build_images
+  import_images
   write_env
-  log "up: docker unix://$DIR/docker.sock, etcd :$ETCD_PORT, registry :$REGISTRY_PORT (env in $DIR/env)"
+  log "up: docker unix://$DIR/docker.sock, containerd unix://$DIR/containerd/containerd.sock, etcd :$ETCD_PORT, registry :$REGISTRY_PORT (env in $DIR/env)"
 }
 
 down() {
@@ -143,7 +230,13 @@ down() {
     local ids; ids=$(docker -H "unix://$DIR/docker.sock" ps -aq 2>/dev/null || true)
     [ -n "$ids" ] && docker -H "unix://$DIR/docker.sock" rm -f $ids >/dev/null 2>&1 || true
   fi
-  for s in etcd registry dockerd; do
+  if running containerd; then
+    local ctr=(ctr -a "$DIR/containerd/containerd.sock" -n k8s.io)
+    local tasks; tasks=$("${ctr[@]}" tasks ls -q 2>/dev/null || true)
+    for t in $tasks; do "${ctr[@]}" tasks kill -s KILL "$t" >/dev/null 2>&1 || true; done
+    for t in $tasks; do "${ctr[@]}" tasks rm -f "$t" >/dev/null 2>&1 || true; done
+  fi
+  for s in etcd registry containerd dockerd; do
     if running "$s"; then
       kill "$(cat "$DIR/$s.pid")" 2>/dev/null || true
       for _ in $(seq 100); do running "$s" || break; sleep 0.1; done
@@ -154,7 +247,7 @@ down() {
 }
 
 status() {
-  for s in dockerd etcd registry; do
+  for s in dockerd containerd etcd registry; do
     if running "$s"; then echo "$s: running (pid $(cat "$DIR/$s.pid"))"; else echo "$s: stopped"; fi
   done
 }

@@ -31,6 +31,16 @@ export interface KubeletConfig {
   podNetworkMode: string;
   /** docker_endpoint ("" = $DOCKER_HOST, then unix:///var/run/docker.sock) */
   dockerEndpoint: string;
+  /** container_runtime: "docker" (the built-in shim) or "remote" (a CRI runtime). */
+  containerRuntime: "docker" | "remote";
+  /** container_runtime_endpoint (containerRuntimeEndpoint) */
+  containerRuntimeEndpoint: string;
+  /** image_service_endpoint ("" = the runtime endpoint) */
+  imageServiceEndpoint: string;
+  /** runtime_request_timeout, ms */
+  runtimeRequestTimeout: number;
+  /** pod_logs_dir (podLogsDir) */
+  podLogsDir: string;
   /** etcd_servers */
   etcdServers: string[];
   /** etcd_config */
@@ -145,6 +155,11 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   networkContainerImage: "registry.k8s.io/pause:3.9",
   podNetworkMode: "bridge",
   dockerEndpoint: "",
+  containerRuntime: "docker",
+  containerRuntimeEndpoint: "unix:///run/containerd/containerd.sock",
+  imageServiceEndpoint: "",
+  runtimeRequestTimeout: 120_000,
+  podLogsDir: "/var/log/pods",
   etcdServers: [],
   etcdConfig: "",
   rootDir: "/var/lib/kubelet",

@@ -30,7 +30,8 @@ export type ValueType =
   | "headers"
   | "map"
   | "thresholds"
-  | "logformat";
+  | "logformat"
+  | "runtime";
 
 /** One flag: its snake_case name (the 2014 spelling), its config key and how its value parses. */
 export interface FlagSpec {
@@ -124,6 +125,38 @@ export const FLAGS: FlagSpec[] = [
     key: "dockerEndpoint",
     type: "string",
     description: "If non-empty, use this for the docker endpoint to communicate with",
+  },
+  {
+    flag: "container_runtime",
+    key: "containerRuntime",
+    type: "runtime",
+    description:
+      "The container runtime to use: docker (built in) or remote (a CRI runtime at --container_runtime_endpoint)",
+  },
+  {
+    flag: "container_runtime_endpoint",
+    key: "containerRuntimeEndpoint",
+    type: "string",
+    description:
+      "The endpoint of the remote runtime service (unix socket), e.g. unix:///run/containerd/containerd.sock",
+  },
+  {
+    flag: "image_service_endpoint",
+    key: "imageServiceEndpoint",
+    type: "string",
+    description: "The endpoint of the remote image service; defaults to --container_runtime_endpoint",
+  },
+  {
+    flag: "runtime_request_timeout",
+    key: "runtimeRequestTimeout",
+    type: "duration",
+    description: "Timeout of every runtime request except long-running ones (pull, logs, exec)",
+  },
+  {
+    flag: "pod_logs_dir",
+    key: "podLogsDir",
+    type: "string",
+    description: "Where a remote runtime writes container logs (<dir>/<namespace>_<pod>_<uid>/<container>/<n>.log)",
   },
   {
     flag: "etcd_servers",
@@ -615,6 +648,9 @@ export function parseValue(spec: FlagSpec, raw: unknown): KubeletConfig[keyof Ku
     case "logformat":
       // "" is the default a written-out config file shows: text on a TTY, else json
       if (last !== "text" && last !== "json" && last !== "") throw bad("expected text or json");
+      return last;
+    case "runtime":
+      if (last !== "docker" && last !== "remote") throw bad("expected docker or remote");
       return last;
   }
 }

@@ -16,6 +16,7 @@ const root = join(import.meta.dir, "../..");
 describeWithServices("Docker runtime", (services) => {
   runtimeContract("Docker runtime contract", () => createDockerRuntime({ endpoint: services.dockerHost }), {
     image: services.busybox,
+    pause: services.pause,
     prefix: "rt-",
   });
 

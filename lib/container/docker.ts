@@ -280,6 +280,8 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
         limits(),
       );
       return {
+        name: "docker",
+        type: "docker",
         version: version.Version,
         apiVersion: version.ApiVersion,
         os: info.OperatingSystem,

@@ -63,3 +63,12 @@ describe("instrumented runtime", () => {
     expect(recorded).toEqual([]);
   });
 });
+
+test("labels each runtime operation with the runtime type it ran on", async () => {
+  const { createPrometheusMetrics } = await import("../server/prometheus.ts");
+  const metrics = createPrometheusMetrics();
+  await instrumentRuntime(new FakeRuntime(), metrics, "remote").ping();
+  expect(metrics.render()).toContain(
+    'kubelet_runtime_operations_total{operation_type="version",runtime_type="remote"} 1',
+  );
+});

@@ -130,6 +130,10 @@ export interface RegistryAuth {
 
 /** What the runtime reports about itself (for /spec and /healthz). */
 export interface RuntimeInfo {
+  /** "docker", or the CRI runtime's own name ("containerd", "cri-o"). */
+  name: string;
+  /** How the kubelet talks to it: the built-in Docker shim, or runtime.v1 over gRPC. */
+  type: "docker" | "remote";
   version: string;
   apiVersion: string;
   os: string;

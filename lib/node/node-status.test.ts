@@ -21,6 +21,8 @@ const input = (overrides: Partial<NodeInput> = {}): NodeInput => ({
     bootID: "b",
   },
   runtime: {
+    name: "docker",
+    type: "docker",
     version: "20.10.24",
     apiVersion: "1.41",
     os: "linux",

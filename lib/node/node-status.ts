@@ -155,7 +155,9 @@ export function buildNode(input: NodeInput): V1Node {
         bootID: host.bootID,
         kernelVersion: host.kernelVersion,
         osImage: host.osImage,
-        containerRuntimeVersion: input.runtime ? `docker://${input.runtime.version}` : "docker://unknown",
+        containerRuntimeVersion: input.runtime
+          ? `${input.runtime.name}://${input.runtime.version}`
+          : "docker://unknown",
         kubeletVersion: input.kubeletVersion,
         kubeProxyVersion: "",
         operatingSystem: "linux",

@@ -160,7 +160,9 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
       machine_id: hostname(),
       kernel_version: release(),
       os: osType(),
-      docker_version: info?.version ?? "unknown",
+      container_runtime: info ? `${info.name}://${info.version}` : "unknown",
+      container_runtime_type: info?.type ?? "unknown",
+      docker_version: info?.type === "docker" ? info.version : "",
       docker_api_version: info?.apiVersion ?? "unknown",
     };
   };

@@ -172,10 +172,11 @@ export function createPrometheusMetrics(): KubeletMetrics & { render(): string; 
   };
 
   return {
-    runtimeOperation(operation, seconds, failed) {
-      operations.inc({ operation_type: operation });
-      if (failed) operationErrors.inc({ operation_type: operation });
-      operationDuration.observe(seconds, { operation_type: operation });
+    runtimeOperation(operation, seconds, failed, runtimeType) {
+      const labels = { operation_type: operation, ...(runtimeType ? { runtime_type: runtimeType } : {}) };
+      operations.inc(labels);
+      if (failed) operationErrors.inc(labels);
+      operationDuration.observe(seconds, labels);
     },
     podStart: (seconds) => podStart.observe(seconds),
     podWorker: (operation, seconds) => podWorker.observe(seconds, { operation_type: operation }),

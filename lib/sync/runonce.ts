@@ -140,8 +140,8 @@ export async function runPodsOnce(
   return { ok: ordered.every((o) => o.ok), pods: ordered, elapsedMs: clock.now() - began };
 }
 
-/** A table of pods and container states, then a verdict line. */
-export function formatRunOnceReport(report: RunOnceReport): string {
+/** The runtime that ran the pods, a table of pods and container states, then a verdict line. */
+export function formatRunOnceReport(report: RunOnceReport, runtime?: string): string {
   const rows = [["POD", "CONTAINER", "STATE", "RESTARTS", "REASON"]];
   for (const { pod, status } of report.pods) {
     for (const c of [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])]) {
@@ -171,5 +171,5 @@ export function formatRunOnceReport(report: RunOnceReport): string {
     failed.length === 0
       ? `${report.pods.length} pods running or completed (${seconds}s)`
       : `${failed.length} of ${report.pods.length} pods did not start (${seconds}s):\n${failed.map((o) => `  ${podKey(o.pod)}: ${o.reason}`).join("\n")}`;
-  return `${table}\n${verdict}`;
+  return `${runtime ? `RUNTIME ${runtime}\n` : ""}${table}\n${verdict}`;
 }

@@ -23,7 +23,7 @@ runtimeContract(
     };
     return runtime;
   },
-  { image: "local/busybox:stable", prefix: "fake-" },
+  { image: "local/busybox:stable", pause: "registry.k8s.io/pause:3.9", prefix: "fake-" },
 );
 
 describe("FakeRuntime hooks", () => {

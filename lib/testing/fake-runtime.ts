@@ -182,6 +182,8 @@ export class FakeRuntime implements Runtime {
   async info(): Promise<RuntimeInfo> {
     this.#record("info", []);
     return {
+      name: "fake",
+      type: "docker",
       version: "fake",
       apiVersion: "1.41",
       os: "Fake OS",

@@ -19,6 +19,8 @@ export interface TestServices {
    */
   busybox: string;
   pause: string;
+  /** `unix:///…/containerd.sock` of the private containerd (CRI plugin, loopback-only CNI stub). */
+  containerd: string;
 }
 
 /** Reads the services' addresses from the environment or from $KUBELET_TEST_DIR/env. */
@@ -32,7 +34,13 @@ export function testServices(): TestServices | undefined {
       if (eq > 0) env[line.slice(0, eq)] = line.slice(eq + 1);
     }
   }
-  if (!env.KUBELET_TEST_DOCKER_HOST || !env.KUBELET_TEST_ETCD || !env.KUBELET_TEST_REGISTRY) return undefined;
+  if (
+    !env.KUBELET_TEST_DOCKER_HOST ||
+    !env.KUBELET_TEST_ETCD ||
+    !env.KUBELET_TEST_REGISTRY ||
+    !env.KUBELET_TEST_CONTAINERD
+  )
+    return undefined;
   return {
     dir: env.KUBELET_TEST_DIR ?? dir,
     dockerHost: env.KUBELET_TEST_DOCKER_HOST,
@@ -40,6 +48,7 @@ export function testServices(): TestServices | undefined {
     registry: env.KUBELET_TEST_REGISTRY,
     busybox: env.KUBELET_TEST_BUSYBOX ?? "local/busybox:stable",
     pause: env.KUBELET_TEST_PAUSE ?? "local/pause:latest",
+    containerd: env.KUBELET_TEST_CONTAINERD,
   };
 }
 

@@ -116,7 +116,9 @@ describeWithServices("kubelet run", (services) => {
     expect(exec.headers.get("x-exit-code")).toBe("4");
     expect(await exec.text()).toBe("v1\n");
     const metrics = await (await api("/metrics")).text();
-    expect(metrics).toMatch(/kubelet_runtime_operations_total\{operation_type="create_container"\} \d+/);
+    expect(metrics).toMatch(
+      /kubelet_runtime_operations_total\{operation_type="create_container",runtime_type="docker"\} \d+/,
+    );
     expect(metrics).toMatch(/kubelet_running_pods \d+/);
   });
 

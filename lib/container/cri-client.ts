@@ -1,0 +1,180 @@
+// The only @grpc/grpc-js, @grpc/proto-loader and protobufjs import: a runtime.v1 client on a unix
+// socket. Loaded with a dynamic import by the composition root only when --container_runtime is
+// remote, so `kubelet --version` and Docker mode never pay for gRPC or the descriptor.
+import * as grpc from "@grpc/grpc-js";
+import { fromJSON } from "@grpc/proto-loader";
+import protobuf from "protobufjs";
+import { KubeletError } from "../api/types.ts";
+import { CRI_PROTO } from "./cri-proto.ts";
+import type { CriClient } from "./cri-types.ts";
+
+export interface CriClientOptions {
+  /** `unix:///run/containerd/containerd.sock` (a bare path is accepted too). */
+  runtimeEndpoint: string;
+  /** Defaults to the runtime endpoint. */
+  imageEndpoint?: string;
+  /** --runtime_request_timeout: the deadline of every call but image pulls. */
+  requestTimeoutMs: number;
+}
+
+type Unary = (
+  request: object,
+  metadata: grpc.Metadata,
+  options: grpc.CallOptions,
+  cb: grpc.requestCallback<any>,
+) => grpc.ClientUnaryCall;
+
+/** `unix:///x` or `/x` → the address grpc-js takes; anything else is refused with the fix. */
+export function criAddress(endpoint: string, flag: string): string {
+  if (endpoint.startsWith("unix://")) return endpoint;
+  if (endpoint.startsWith("/")) return `unix://${endpoint}`;
+  throw new KubeletError(
+    "InvalidEndpoint",
+    `${flag} "${endpoint}": only unix sockets are supported; use unix:///run/containerd/containerd.sock`,
+  );
+}
+
+let services: { runtime: grpc.ServiceClientConstructor; image: grpc.ServiceClientConstructor } | undefined;
+
+function loadServices() {
+  if (services) return services;
+  // keepCase: without it proto-loader camelCases the fields and snake_case requests are dropped silently.
+  const root = protobuf.parse(CRI_PROTO, { keepCase: true }).root;
+  const definition = fromJSON(root.toJSON(), { keepCase: true, longs: Number, enums: String, defaults: true });
+  const pkg = (grpc.loadPackageDefinition(definition) as any).runtime.v1;
+  services = { runtime: pkg.RuntimeService, image: pkg.ImageService };
+  return services;
+}
+
+/** Maps a gRPC status to the port's codes, naming the socket and what answered. */
+function mapError(error: grpc.ServiceError, method: string, endpoint: string): KubeletError {
+  const detail = error.details || error.message;
+  if (error.code === grpc.status.UNAVAILABLE && /Protocol error/.test(detail))
+    return new KubeletError(
+      "RuntimeUnavailable",
+      `cannot ${method}: something answered at ${endpoint}, but not with gRPC over HTTP/2 (a Docker socket? use --container_runtime docker with --docker_endpoint): ${detail}`,
+      { cause: error },
+    );
+  if (error.code === grpc.status.UNAVAILABLE || error.code === grpc.status.DEADLINE_EXCEEDED)
+    return new KubeletError(
+      "RuntimeUnavailable",
+      `cannot ${method}: the container runtime at ${endpoint} did not answer: ${detail}`,
+      { cause: error },
+    );
+  if (error.code === grpc.status.UNIMPLEMENTED)
+    return new KubeletError(
+      "RuntimeUnavailable",
+      `cannot ${method}: ${endpoint} answered but does not serve runtime.v1 (${detail}); is it a CRI runtime with the CRI plugin enabled?`,
+      { cause: error },
+    );
+  if (error.code === grpc.status.NOT_FOUND || /not found|does not exist/i.test(detail))
+    return new KubeletError("NotFound", `cannot ${method}: ${detail}`, { cause: error });
+  // containerd answers Unknown for a container in the wrong state; the port calls that a conflict, as Docker's 409.
+  if (error.code === grpc.status.FAILED_PRECONDITION || /is in CONTAINER_\w+ state|is not running/.test(detail))
+    return new KubeletError("Conflict", `cannot ${method}: ${detail}`, { cause: error });
+  if (error.code === grpc.status.CANCELLED)
+    return new KubeletError("Aborted", `cannot ${method}: cancelled`, { cause: error });
+  return new KubeletError("RuntimeError", `cannot ${method}: ${detail}`, { cause: error });
+}
+
+/** Opens (lazily: the first call connects) a runtime.v1 client on the given sockets. */
+export function createCriClient(options: CriClientOptions): CriClient {
+  const runtimeAddress = criAddress(options.runtimeEndpoint, "--container_runtime_endpoint");
+  const imageAddress = criAddress(options.imageEndpoint || options.runtimeEndpoint, "--image_service_endpoint");
+  const { runtime: Runtime, image: Image } = loadServices();
+  const credentials = grpc.credentials.createInsecure();
+  const channelOptions = { "grpc.max_receive_message_length": 16 * 1024 * 1024 };
+  const clients = {
+    runtime: new Runtime(runtimeAddress, credentials, channelOptions),
+    image: new Image(imageAddress, credentials, channelOptions),
+  };
+
+  const call = <T>(
+    service: "runtime" | "image",
+    method: string,
+    request: object,
+    limits: { timeoutMs?: number | null; signal?: AbortSignal } = {},
+  ): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const address = service === "runtime" ? runtimeAddress : imageAddress;
+      const client = clients[service];
+      const timeoutMs = limits.timeoutMs === undefined ? options.requestTimeoutMs : limits.timeoutMs;
+      const callOptions: grpc.CallOptions = timeoutMs === null ? {} : { deadline: Date.now() + timeoutMs };
+      const fn = (client as unknown as Record<string, Unary>)[method]!;
+      const pending = fn.call(client, request, new grpc.Metadata(), callOptions, (error, response) => {
+        limits.signal?.removeEventListener("abort", cancel);
+        if (error) reject(mapError(error, method, address));
+        else resolve(response as T);
+      });
+      const cancel = () => pending.cancel();
+      if (limits.signal?.aborted) cancel();
+      limits.signal?.addEventListener("abort", cancel, { once: true });
+    });
+  const rt = <T>(method: string, request: object, limits?: { timeoutMs?: number | null; signal?: AbortSignal }) =>
+    call<T>("runtime", method, request, limits);
+  const img = <T>(method: string, request: object, limits?: { timeoutMs?: number | null; signal?: AbortSignal }) =>
+    call<T>("image", method, request, limits);
+
+  return {
+    endpoint: runtimeAddress,
+    version: () => rt("Version", { version: "v1" }),
+    runPodSandbox: async (config) => (await rt<any>("RunPodSandbox", { config })).pod_sandbox_id,
+    stopPodSandbox: async (id) => void (await rt("StopPodSandbox", { pod_sandbox_id: id })),
+    removePodSandbox: async (id) => void (await rt("RemovePodSandbox", { pod_sandbox_id: id })),
+    podSandboxStatus: async (id) => (await rt<any>("PodSandboxStatus", { pod_sandbox_id: id })).status,
+    listPodSandbox: async (filter = {}) =>
+      (
+        await rt<any>("ListPodSandbox", {
+          filter: { id: filter.id ?? "", label_selector: filter.labelSelector ?? {} },
+        })
+      ).items,
+    createContainer: async (sandboxId, config, sandboxConfig) =>
+      (await rt<any>("CreateContainer", { pod_sandbox_id: sandboxId, config, sandbox_config: sandboxConfig }))
+        .container_id,
+    startContainer: async (id) => void (await rt("StartContainer", { container_id: id })),
+    // The runtime itself waits out the grace period: the deadline must outlast it.
+    stopContainer: async (id, timeout) =>
+      void (await rt(
+        "StopContainer",
+        { container_id: id, timeout },
+        { timeoutMs: options.requestTimeoutMs + timeout * 1000 },
+      )),
+    removeContainer: async (id) => void (await rt("RemoveContainer", { container_id: id })),
+    listContainers: async (labelSelector) =>
+      (await rt<any>("ListContainers", { filter: labelSelector ? { label_selector: labelSelector } : null }))
+        .containers,
+    containerStatus: async (id) => (await rt<any>("ContainerStatus", { container_id: id })).status,
+    // The CRI counts whole seconds; the call's own deadline keeps a sub-second timeout exact.
+    execSync: (id, cmd, timeoutMs, signal) =>
+      rt<{ stdout: Uint8Array; stderr: Uint8Array; exit_code: number }>(
+        "ExecSync",
+        { container_id: id, cmd, timeout: Math.ceil(timeoutMs / 1000) },
+        { timeoutMs: timeoutMs > 0 ? timeoutMs : null, signal },
+      ).catch((error: KubeletError) => {
+        // The deadline travels with the call: containerd may hit it first and answer Unknown.
+        const cause = error.cause as grpc.ServiceError | undefined;
+        if (cause?.code === grpc.status.DEADLINE_EXCEEDED || /deadline exceeded/i.test(cause?.details ?? ""))
+          throw new KubeletError(
+            "ExecTimeout",
+            `cannot ExecSync in container ${id.slice(0, 12)}: no exit within ${timeoutMs} ms`,
+          );
+        throw error;
+      }),
+    containerStats: async (id) => (await rt<any>("ContainerStats", { container_id: id })).stats,
+    imageStatus: async (ref) => (await img<any>("ImageStatus", { image: { image: ref } })).image ?? undefined,
+    // Pulls are as long as the image is big; the caller's signal bounds them.
+    pullImage: async (ref, auth, signal) =>
+      (await img<any>("PullImage", { image: { image: ref }, auth: auth ?? null }, { timeoutMs: null, signal }))
+        .image_ref,
+    listImages: async () => (await img<any>("ListImages", {})).images ?? [],
+    removeImage: async (ref) => void (await img<any>("RemoveImage", { image: { image: ref } })),
+    imageFsMountpoints: async () =>
+      ((await img<any>("ImageFsInfo", {})).image_filesystems ?? []).map(
+        (fs: { fs_id?: { mountpoint?: string } }) => fs.fs_id?.mountpoint ?? "",
+      ),
+    close: () => {
+      clients.runtime.close();
+      clients.image.close();
+    },
+  };
+}

@@ -1,0 +1,180 @@
+// runtime.v1 messages in plain data, with the CRI's own snake_case names (the gRPC client passes
+// them as they are): only the fields the kubelet sets or reads. See cri-proto.ts.
+
+export type NamespaceMode = "POD" | "CONTAINER" | "NODE" | "TARGET";
+export type SandboxState = "SANDBOX_READY" | "SANDBOX_NOTREADY";
+export type CriContainerState = "CONTAINER_CREATED" | "CONTAINER_RUNNING" | "CONTAINER_EXITED" | "CONTAINER_UNKNOWN";
+
+export interface NamespaceOption {
+  network?: NamespaceMode;
+  pid?: NamespaceMode;
+  ipc?: NamespaceMode;
+}
+
+export interface PodSandboxMetadata {
+  name: string;
+  uid: string;
+  namespace: string;
+  attempt: number;
+}
+
+export interface PodSandboxConfig {
+  metadata: PodSandboxMetadata;
+  hostname?: string;
+  log_directory?: string;
+  dns_config?: { servers?: string[]; searches?: string[]; options?: string[] };
+  port_mappings?: Array<{
+    protocol?: "TCP" | "UDP" | "SCTP";
+    container_port: number;
+    host_port?: number;
+    host_ip?: string;
+  }>;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  linux?: {
+    cgroup_parent?: string;
+    security_context?: { namespace_options?: NamespaceOption; privileged?: boolean };
+    sysctls?: Record<string, string>;
+  };
+}
+
+export interface CriMount {
+  container_path: string;
+  host_path: string;
+  readonly?: boolean;
+}
+
+export interface ContainerConfig {
+  metadata: { name: string; attempt: number };
+  image: { image: string };
+  command?: string[];
+  args?: string[];
+  working_dir?: string;
+  envs?: Array<{ key: string; value: string }>;
+  mounts?: CriMount[];
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  log_path?: string;
+  stdin?: boolean;
+  stdin_once?: boolean;
+  tty?: boolean;
+  linux?: {
+    resources?: {
+      cpu_period?: number;
+      cpu_quota?: number;
+      cpu_shares?: number;
+      memory_limit_in_bytes?: number;
+      oom_score_adj?: number;
+      memory_swap_limit_in_bytes?: number;
+    };
+    security_context?: {
+      capabilities?: { add_capabilities?: string[]; drop_capabilities?: string[] };
+      privileged?: boolean;
+      namespace_options?: NamespaceOption;
+      run_as_user?: { value: number };
+      run_as_username?: string;
+      run_as_group?: { value: number };
+      readonly_rootfs?: boolean;
+      supplemental_groups?: number[];
+    };
+  };
+}
+
+export interface PodSandbox {
+  id: string;
+  metadata: PodSandboxMetadata;
+  state: SandboxState;
+  /** Nanoseconds since the epoch. */
+  created_at: number;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+export interface PodSandboxStatus extends PodSandbox {
+  network?: { ip: string } | null;
+}
+
+export interface CriContainer {
+  id: string;
+  pod_sandbox_id: string;
+  metadata: { name: string; attempt: number };
+  image: { image: string } | null;
+  image_ref: string;
+  state: CriContainerState;
+  created_at: number;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+export interface CriContainerStatus {
+  id: string;
+  metadata: { name: string; attempt: number };
+  state: CriContainerState;
+  created_at: number;
+  started_at: number;
+  finished_at: number;
+  exit_code: number;
+  image: { image: string } | null;
+  image_ref: string;
+  reason: string;
+  message: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  log_path: string;
+}
+
+export interface CriImage {
+  id: string;
+  repo_tags: string[];
+  repo_digests: string[];
+  size: number;
+}
+
+export interface CriContainerStats {
+  cpu: { timestamp: number; usage_core_nano_seconds: { value: number } | null } | null;
+  memory: { timestamp: number; working_set_bytes: { value: number } | null } | null;
+  writable_layer: { used_bytes: { value: number } | null } | null;
+}
+
+export interface CriAuth {
+  username?: string;
+  password?: string;
+  auth?: string;
+  server_address?: string;
+  identity_token?: string;
+}
+
+/** The CRI's RuntimeService and ImageService as promises: what the gRPC client offers. */
+export interface CriClient {
+  /** The socket(s) it talks to, for messages. */
+  readonly endpoint: string;
+  version(): Promise<{ runtime_name: string; runtime_version: string; runtime_api_version: string }>;
+  runPodSandbox(config: PodSandboxConfig): Promise<string>;
+  stopPodSandbox(id: string): Promise<void>;
+  removePodSandbox(id: string): Promise<void>;
+  podSandboxStatus(id: string): Promise<PodSandboxStatus>;
+  listPodSandbox(filter?: { id?: string; labelSelector?: Record<string, string> }): Promise<PodSandbox[]>;
+  createContainer(sandboxId: string, config: ContainerConfig, sandboxConfig: PodSandboxConfig): Promise<string>;
+  startContainer(id: string): Promise<void>;
+  stopContainer(id: string, timeoutSeconds: number): Promise<void>;
+  removeContainer(id: string): Promise<void>;
+  listContainers(labelSelector?: Record<string, string>): Promise<CriContainer[]>;
+  containerStatus(id: string): Promise<CriContainerStatus>;
+  /** Runs a command; past `timeoutMs` (0: none) rejects with ExecTimeout. */
+  execSync(
+    id: string,
+    cmd: string[],
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<{ stdout: Uint8Array; stderr: Uint8Array; exit_code: number }>;
+  containerStats(id: string): Promise<CriContainerStats>;
+  /** The image, or undefined when it is not present. */
+  imageStatus(image: string): Promise<CriImage | undefined>;
+  pullImage(image: string, auth?: CriAuth, signal?: AbortSignal): Promise<string>;
+  listImages(): Promise<CriImage[]>;
+  /** Removes an image by id or reference; a missing one is not an error (the CRI's rule). */
+  removeImage(image: string): Promise<void>;
+  /** Mount points of the filesystems holding images (the image filesystem). */
+  imageFsMountpoints(): Promise<string[]>;
+  close(): void;
+}

@@ -1,0 +1,62 @@
+// The CRI runtime against a private containerd: the shared contract, plus what only the CRI shows.
+import { afterAll, describe, expect, test } from "bun:test";
+import { systemClock } from "../clock.ts";
+import { describeWithServices } from "../testing/services.ts";
+import { createCriClient } from "./cri-client.ts";
+import { createCriRuntime } from "./cri.ts";
+import { LABEL } from "./runtime.ts";
+import { runtimeContract } from "./runtime-contract.ts";
+import { join } from "node:path";
+
+describeWithServices("CRI runtime", (services) => {
+  const podLogsDir = join(services.dir, "pod-logs");
+  const client = createCriClient({ runtimeEndpoint: services.containerd, requestTimeoutMs: 10_000 });
+  const make = () => createCriRuntime(client, { podLogsDir, relistPeriodMs: 100, clock: systemClock });
+  runtimeContract("CRI runtime contract", make, {
+    image: services.busybox,
+    pause: services.pause,
+    prefix: "cri-",
+    strangers: false,
+  });
+
+  describe("what only the CRI shows", () => {
+    const runtime = make();
+    const sandboxes: string[] = [];
+    afterAll(async () => {
+      for (const id of sandboxes) await runtime.removeContainer(id);
+    });
+
+    test("never lists sandboxes and containers the kubelet did not create", async () => {
+      const id = await client.runPodSandbox({
+        metadata: { name: "stranger", namespace: "default", uid: `stranger-${Date.now()}`, attempt: 0 },
+        hostname: "stranger",
+        log_directory: join(podLogsDir, "stranger"),
+        labels: { [LABEL.podUid]: "stranger" },
+        linux: { security_context: { namespace_options: { network: "POD", pid: "CONTAINER", ipc: "POD" } } },
+      });
+      sandboxes.push(id);
+      expect((await runtime.listContainers()).some((c) => c.id === id)).toBe(false);
+    });
+
+    test("answers a bad endpoint with an error naming the socket", async () => {
+      const missing = join(services.dir, "no-such.sock");
+      const bad = createCriClient({ runtimeEndpoint: `unix://${missing}`, requestTimeoutMs: 2000 });
+      expect(await bad.version().catch((e: unknown) => e)).toMatchObject({
+        code: "RuntimeUnavailable",
+        message: expect.stringContaining(missing),
+      });
+      bad.close();
+      const docker = createCriClient({ runtimeEndpoint: services.dockerHost, requestTimeoutMs: 2000 });
+      expect(await docker.version().catch((e: unknown) => e)).toMatchObject({
+        code: "RuntimeUnavailable",
+        message: expect.stringContaining(`something answered at ${services.dockerHost}, but not with gRPC`),
+      });
+      docker.close();
+    });
+
+    test("names sandboxes and containers the dockershim way for every layer above", async () => {
+      const listed = await runtime.listContainers();
+      for (const c of listed) expect(c.name).toMatch(/^k8s_[^_]+_[^_]+_[^_]+_[^_]+_\d+$/);
+    });
+  });
+});
