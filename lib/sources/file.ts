@@ -1,6 +1,6 @@
 // The file source (-c/--config): a manifest file or a directory of them, watched with chokidar so
 // an edit is seen at once, and re-listed every --file_check_frequency in case a watch event was lost.
-import { watch, type FSWatcher } from "chokidar";
+import { watch, type ChokidarOptions } from "chokidar";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname } from "node:path";
@@ -12,6 +12,17 @@ import type { KubeletMetrics } from "../metrics.ts";
 import type { Pod, RejectedPod } from "../api/types.ts";
 import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
 
+/** The part of a chokidar watcher the source uses. */
+export interface ManifestWatcher {
+  on(event: "all", listener: (event: string, path: string) => void): unknown;
+  on(event: "ready", listener: () => void): unknown;
+  on(event: "error", listener: (error: unknown) => void): unknown;
+  close(): Promise<void>;
+}
+
+/** Starts watching paths (chokidar's `watch`; tests pass a watcher that sees nothing). */
+export type WatchManifests = (paths: string[], options: ChokidarOptions) => ManifestWatcher;
+
 export interface FileSourceOptions {
   path: string;
   /** Full re-list period, ms (--file_check_frequency). */
@@ -21,6 +32,8 @@ export interface FileSourceOptions {
   metrics?: KubeletMetrics;
   /** Quiet time after a watch event before re-reading, ms; coalesces an editor's write bursts. */
   debounceMs?: number;
+  /** Default: chokidar. */
+  watch?: WatchManifests;
 }
 
 export type FileSource = PodSource & { readOnce(): Promise<SourceSnapshot> };
@@ -134,10 +147,10 @@ export function createFileSource(options: FileSourceOptions): FileSource {
       };
       // Watch the parent too, so a path that does not exist yet is noticed when it appears; then
       // start over, because a watcher made for a missing path does not see inside it.
-      let watcher: FSWatcher;
+      let watcher: ManifestWatcher;
       const startWatcher = () => {
         const existed = existsSync(options.path);
-        watcher = watch([options.path, dirname(options.path)], {
+        watcher = (options.watch ?? watch)([options.path, dirname(options.path)], {
           ignoreInitial: true,
           depth: 0,
           atomic: true,
