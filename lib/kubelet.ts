@@ -5,6 +5,7 @@ import { hostname as osHostname, networkInterfaces } from "node:os";
 import { checkServerSecurity, loadAuthenticator } from "./server/auth.ts";
 import { systemClock } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
+import { readEtcdConfig } from "./config/etcd-config.ts";
 import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 import { instrumentRuntime } from "./container/instrumented.ts";
 import { createEventRecorder } from "./node/events.ts";
@@ -241,8 +242,7 @@ async function createSources(
     const { createEtcdSource } = await import("./sources/etcd.ts");
     sources.push(
       createEtcdSource({
-        endpoints: config.etcdServers,
-        configFile: config.etcdConfig || undefined,
+        ...(config.etcdConfig ? readEtcdConfig(config.etcdConfig) : { endpoints: config.etcdServers }),
         hostname: nodeName,
         log: log.child("source/etcd"),
         metrics,

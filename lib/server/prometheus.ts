@@ -129,6 +129,11 @@ export function createPrometheusMetrics(): KubeletMetrics & { render(): string; 
     "prober_probe_total",
     "Cumulative number of a liveness, readiness or startup probe for a container by result.",
   );
+  const openStreams = new Counter(
+    "kubelet_runtime_open_streams",
+    "Number of container runtime streams (followed logs, events) the kubelet holds open",
+    "gauge",
+  );
   const processStart = Date.now() / 1000 - process.uptime();
   const registry: Metric[] = [
     runningPods,
@@ -143,6 +148,7 @@ export function createPrometheusMetrics(): KubeletMetrics & { render(): string; 
     startErrors,
     restarts,
     sourceErrors,
+    openStreams,
   ];
 
   const processMetrics = () => {
@@ -192,6 +198,7 @@ export function createPrometheusMetrics(): KubeletMetrics & { render(): string; 
       for (const [state, count] of Object.entries(byState)) runningContainers.set({ container_state: state }, count);
     },
     sourceError: (source) => sourceErrors.inc({ source }),
+    runtimeStream: (streamType, delta) => openStreams.inc({ stream_type: streamType }, delta),
     render: () => registry.map((m) => m.render()).join("\n") + "\n" + processMetrics() + "\n",
     renderProbes: () => probes.render() + "\n",
   };

@@ -2,21 +2,21 @@
 // read once, then watched from the next revision. A lost connection never empties the source;
 // only an empty list or a delete the watch confirms does.
 import { Etcd3, type IOptions } from "etcd3";
-import { readFileSync } from "node:fs";
 import { systemClock, type Clock } from "../clock.ts";
-import { parseDuration } from "../config/config.ts";
 import { silentLogger, type Logger } from "../log.ts";
-import { parseYaml, readManifests } from "../api/manifest.ts";
+import { readManifests } from "../api/manifest.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 import { KubeletError } from "../api/types.ts";
 import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
 
 export interface EtcdSourceOptions {
-  endpoints?: string[];
-  /**
-   * --etcd_config: the 2014 go-etcd JSON or `{endpoints, caFile, certFile, keyFile, username, password, dialTimeout}`.
-   */
-  configFile?: string;
+  /** Client URLs of the members (http://ip:port or https://…). */
+  endpoints: string[];
+  /** How long to wait for a connection, ms (default 5 s). */
+  dialTimeoutMs?: number;
+  /** PEM contents: the CA to trust, and a client certificate and key to present. */
+  tls?: { ca: Buffer; cert?: Buffer; key?: Buffer };
+  auth?: { username: string; password: string };
   hostname: string;
   clock?: Clock;
   log?: Logger;
@@ -32,16 +32,27 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? silentLogger;
   const key = etcdKeyFor(options.hostname);
-  const clientOptions = options.configFile
-    ? readEtcdConfig(options.configFile)
-    : { hosts: options.endpoints ?? [], dialTimeout: 5000 };
-  if (clientOptions.hosts.length === 0)
+  if (options.endpoints.length === 0)
     throw new KubeletError("InvalidValue", "the etcd source needs at least one endpoint");
+  const clientOptions: IOptions = {
+    hosts: options.endpoints,
+    dialTimeout: options.dialTimeoutMs ?? 5000,
+    ...(options.tls
+      ? {
+          credentials: {
+            rootCertificate: options.tls.ca,
+            ...(options.tls.cert ? { certChain: options.tls.cert } : {}),
+            ...(options.tls.key ? { privateKey: options.tls.key } : {}),
+          },
+        }
+      : {}),
+    ...(options.auth ? { auth: options.auth } : {}),
+  };
 
   return {
     name: "etcd",
     start(emit) {
-      const client = new Etcd3(clientOptions as IOptions);
+      const client = new Etcd3(clientOptions);
       const stop = new AbortController();
       let lastSignature: string | undefined;
       let lastGood: SourceSnapshot | undefined;
@@ -105,59 +116,4 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
       };
     },
   };
-}
-
-interface EtcdClientOptions {
-  hosts: string[];
-  dialTimeout: number;
-  credentials?: { rootCertificate: Buffer; privateKey?: Buffer; certChain?: Buffer };
-  auth?: { username: string; password: string };
-}
-
-/** Reads --etcd_config; errors name the file and the key. */
-export function readEtcdConfig(path: string): EtcdClientOptions {
-  const fail = (why: string) => new KubeletError("InvalidConfigFile", `--etcd_config "${path}": ${why}`);
-  let doc: Record<string, any>;
-  try {
-    doc = parseYaml(readFileSync(path, "utf8")) as Record<string, any>;
-  } catch (error) {
-    throw fail((error as Error).message);
-  }
-  if (!doc || typeof doc !== "object") throw fail("expected a mapping");
-  const legacy =
-    doc.cluster || doc.config
-      ? {
-          endpoints: doc.cluster?.machines,
-          caFile: doc.config?.caCertFiles?.[0],
-          certFile: doc.config?.certFile,
-          keyFile: doc.config?.keyFile,
-          dialTimeout: doc.config?.timeout,
-        }
-      : doc;
-  const endpoints = legacy.endpoints;
-  if (!Array.isArray(endpoints) || endpoints.length === 0)
-    throw fail(`"endpoints" (or cluster.machines) must list at least one URL`);
-  const file = (name: string, value: unknown) => {
-    try {
-      return readFileSync(String(value));
-    } catch (error) {
-      throw fail(`${name}: ${(error as Error).message}`);
-    }
-  };
-  const options: EtcdClientOptions = { hosts: endpoints.map(String), dialTimeout: 5000 };
-  if (legacy.dialTimeout !== undefined) {
-    options.dialTimeout =
-      typeof legacy.dialTimeout === "number" ? legacy.dialTimeout / 1e6 : parseDuration(String(legacy.dialTimeout));
-  }
-  if (legacy.caFile) {
-    options.credentials = { rootCertificate: file("caFile", legacy.caFile) };
-    if (legacy.certFile) options.credentials.certChain = file("certFile", legacy.certFile);
-    if (legacy.keyFile) options.credentials.privateKey = file("keyFile", legacy.keyFile);
-  }
-  if (legacy.username) options.auth = { username: String(legacy.username), password: String(legacy.password ?? "") };
-  for (const name of Object.keys(legacy)) {
-    if (!["endpoints", "caFile", "certFile", "keyFile", "username", "password", "dialTimeout"].includes(name))
-      throw fail(`unknown setting "${name}"`);
-  }
-  return options;
 }
