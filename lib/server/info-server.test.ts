@@ -167,6 +167,23 @@ describe("info server", () => {
     expect((await s.app.request("/run/default/web/app?cmd=ls", { method: "GET" })).status).toBe(405);
   });
 
+  test("a known path asked with another method is 405 naming the methods its routes serve; others are 404", async () => {
+    const wrong = await s.app.request("/run/default/web/app", { method: "GET" });
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get("allow")).toBe("POST");
+    expect(await wrong.json()).toMatchObject({ kind: "Status", reason: "MethodNotAllowed", code: 405 });
+    const pods = await s.app.request("/pods", { method: "DELETE" });
+    expect(pods.status).toBe(405);
+    expect(pods.headers.get("allow")).toBe("GET, POST, PUT");
+    expect((await s.app.request("/metrics", { method: "POST" })).headers.get("allow")).toBe("GET");
+    const unknown = await s.app.request("/nothing/here");
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({
+      reason: "NotFound",
+      message: expect.stringContaining("/nothing/here"),
+    });
+  });
+
   test("GET /logs serves files under the log directory and refuses every way out of it", async () => {
     expect(await (await s.app.request("/logs/syslog")).text()).toBe("boot ok\n");
     expect(await (await s.app.request("/logs/")).text()).toContain("app/");
