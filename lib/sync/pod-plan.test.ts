@@ -1,10 +1,10 @@
 // computePodActions over a table, in the manner of the Go kubelet's TestComputePodActions: each row
 // is a pod, its containers as observed, back-off state and the time; the expected plan is spelled out.
 import { describe, expect, test } from "bun:test";
-import { containerHash, podSandboxHash } from "../api/hash.ts";
 import type { Pod, V1PodSpec } from "../api/types.ts";
 import type { BackoffEntry } from "../node/backoff.ts";
-import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerDetails } from "../container/runtime.ts";
+import { POD_INFRA_CONTAINER_NAME } from "../container/runtime.ts";
+import { observedContainers, type Instance } from "../testing/containers.ts";
 import { testPod } from "../testing/pods.ts";
 import { computePodActions, type PodActions } from "./pod-plan.ts";
 
@@ -16,55 +16,6 @@ const one = { name: "one", image: "local/busybox:stable" };
 const two = { name: "two", image: "local/busybox:stable" };
 
 const pod = (spec: Partial<V1PodSpec> = {}) => testPod("web", { containers: [app], ...spec });
-
-interface Instance {
-  /** Container name; "POD" is the sandbox. */
-  name: string;
-  running?: boolean;
-  exitCode?: number;
-  attempt?: number;
-  /** Hash label; the spec's own unless given. */
-  hash?: string;
-  /** How long it ran before it died, ms (default 1 s). */
-  ranMs?: number;
-  init?: boolean;
-}
-
-/** Containers as the runtime would report them for `of`. */
-function observed(of: Pod, instances: Instance[]): ContainerDetails[] {
-  const specs = [...(of.spec.initContainers ?? []), ...of.spec.containers];
-  return instances.map((i, n) => {
-    const sandbox = i.name === POD_INFRA_CONTAINER_NAME;
-    const spec = specs.find((s) => s.name === i.name);
-    const running = i.running ?? true;
-    const finished = NOW - 5000;
-    return {
-      id: `${i.name}-${i.attempt ?? 0}`,
-      name: `k8s_${i.name}_web_default_${of.metadata.uid}_${i.attempt ?? 0}`,
-      labels: {
-        [LABEL.podUid]: of.metadata.uid,
-        [LABEL.containerName]: i.name,
-        [LABEL.restartCount]: String(i.attempt ?? 0),
-        [LABEL.terminationGracePeriod]: "20",
-        ...(sandbox
-          ? { [LABEL.podHash]: i.hash ?? podSandboxHash(of, NETWORK) }
-          : { [LABEL.containerHash]: i.hash ?? (spec ? containerHash(spec) : "gone") }),
-        ...(i.init ? { [LABEL.initContainer]: "true" } : {}),
-      },
-      image: "local/busybox:stable",
-      imageId: "sha256:1",
-      state: running ? "running" : "exited",
-      createdAt: NOW - 100_000 + n,
-      running,
-      exitCode: running ? 0 : (i.exitCode ?? 0),
-      startedAt: new Date(running ? NOW - 60_000 : finished - (i.ranMs ?? 1000)).toISOString(),
-      ...(running ? {} : { finishedAt: new Date(finished).toISOString() }),
-      oomKilled: false,
-      pid: running ? 100 + n : 0,
-      ipAddress: "",
-    };
-  });
-}
 
 /** The plan as short strings, so a row states the whole expected plan. */
 function summary(plan: PodActions) {
@@ -389,7 +340,7 @@ describe("computePodActions (the Go kubelet's TestComputePodActions table)", () 
       const plan = computePodActions({
         pod: row.pod,
         deleted: row.deleted,
-        observed: observed(of, row.instances),
+        observed: observedContainers(of, row.instances, { now: NOW, networkMode: NETWORK }),
         networkMode: NETWORK,
         livenessFailed: new Set(row.liveness ?? []),
         backoff: entries,
@@ -403,7 +354,7 @@ describe("computePodActions (the Go kubelet's TestComputePodActions table)", () 
     const of = pod();
     const input = {
       pod: of,
-      observed: observed(of, [SANDBOX, dead("app", 1)]),
+      observed: observedContainers(of, [SANDBOX, dead("app", 1)], { now: NOW, networkMode: NETWORK }),
       networkMode: NETWORK,
       livenessFailed: new Set<string>(),
       backoff: new Map<string, BackoffEntry>(),
