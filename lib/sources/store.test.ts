@@ -364,6 +364,7 @@ describe("merge store reports", () => {
 
   test("the default mode is SnapshotAndUpdates; with no configured sources the store is ready at once", async () => {
     const store = createPodStore({ sources: [] });
+    await store.whenAllSourcesReady();
     const updates: PodUpdate[] = [];
     store.subscribe((u) => updates.push(u));
     store.merge("http", "ADD", [testPod("a", {}, { source: "http" })]);
@@ -372,8 +373,90 @@ describe("merge store reports", () => {
       ["SET", "*"],
       ["UPDATE", "http"],
     ]);
+    expect(store.mergedState().map((p) => p.metadata.name)).toEqual(["a"]);
     expect(store.allSourcesReady()).toBe(true);
-    await store.whenAllSourcesReady();
+  });
+
+  test("privileged pods are dropped by default; without a logger a failing listener is still survived", () => {
+    const store = createPodStore({ sources: ["file"] });
+    store.subscribe(() => {
+      throw new Error("boom");
+    });
+    const privileged = testPod("p", {
+      containers: [{ name: "c", image: "b:1", securityContext: { privileged: true } }],
+    });
+    store.apply("file", { pods: [privileged, testPod("ok")], rejected: [] });
+    expect(store.mergedState().map((p) => p.metadata.name)).toEqual(["ok"]);
+  });
+
+  test("a configured source that has not reported has no rejections; a Snapshot update comes from *", () => {
+    const { store, updates } = recorder("Snapshot", ["file", "url"] as never);
+    store.apply("file", { pods: [testPod("a")], rejected: [] });
+    expect(store.rejected()).toStrictEqual([]);
+    expect(updates.map((u) => u.source)).toEqual(["*"]);
+  });
+
+  test("a logged drop lists only the errors, joined; warnings of a pod are logged apart, joined", () => {
+    const r = reporting();
+    r.store.apply("file", {
+      pods: [],
+      rejected: [
+        {
+          source: "file",
+          origin: "x.yaml",
+          pod: "default/x",
+          issues: [
+            { path: "a", type: "Required value", severity: "error" },
+            { path: "b", type: "Ignored field", severity: "warning" },
+            { path: "c", type: "Invalid value", severity: "error" },
+          ],
+        },
+      ],
+    });
+    expect(r.warnings.map(([m]) => m)).toEqual([
+      "dropping pod default/x from file x.yaml: a: Required value; c: Invalid value",
+    ]);
+    const noisy = inFile("n", "n.yaml", undefined, {
+      nodeSelector: { disk: "ssd" },
+      containers: [{ name: "c", image: "" }],
+      bogus: true,
+    } as never);
+    r.store.apply("file", { pods: [noisy], rejected: [] });
+    const podWarnings = r.warnings.map(([m]) => m).filter((m) => m.startsWith("pod default/n"));
+    expect(podWarnings).toHaveLength(1);
+    expect(podWarnings[0]).toContain("spec.nodeSelector");
+    expect(podWarnings[0]).toContain("; ");
+    expect(podWarnings[0]).not.toContain("Required value");
+  });
+
+  test("REMOVE of several pods clears each one's problems; REMOVE of a pod never stored changes nothing", () => {
+    const r = reporting({ mode: "Incremental" });
+    const updates: PodUpdate[] = [];
+    r.store.subscribe((u) => updates.push(u));
+    r.store.merge("file", "ADD", [inFile("a", "a.yaml"), inFile("a", "a.yaml"), inFile("b", "b.yaml")]);
+    r.store.merge("url", "ADD", [testPod("u", {}, { source: "url" })]);
+    r.store.merge("file", "REMOVE", [inFile("a", "a.yaml"), inFile("b", "b.yaml")]);
+    expect(r.store.rejected()).toEqual([]);
+    const before = updates.length;
+    r.store.merge("file", "REMOVE", [testPod("u")]);
+    expect(updates.length).toBe(before);
+    r.store.merge("file", "ADD", [testPod("u")]);
+    expect(r.store.rejected().map((x) => x.issues[0]!.detail)).toEqual([
+      "pod default/u already comes from the url source, which keeps it",
+    ]);
+  });
+
+  test("a SET with one invalid edit keeps that pod's last good version and still removes the pods it no longer lists", () => {
+    const { store } = recorder("Snapshot");
+    store.apply("file", { pods: [testPod("keep"), testPod("gone"), testPod("bad")], rejected: [] });
+    store.apply("file", {
+      pods: [testPod("keep"), testPod("bad", { containers: [{ name: "c", image: "" }] })],
+      rejected: [],
+    });
+    expect(store.mergedState().map((p) => [p.metadata.name, p.spec.containers[0]!.image]).sort()).toEqual([
+      ["bad", "local/busybox:latest"],
+      ["keep", "local/busybox:latest"],
+    ]);
   });
 
   test("a pod handed over again unchanged is kept as the stored object and emits nothing", () => {

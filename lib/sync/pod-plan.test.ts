@@ -19,8 +19,14 @@ const pod = (spec: Partial<V1PodSpec> = {}) => testPod("web", { containers: [app
 
 /** The plan as short strings, so a row states the whole expected plan. */
 function summary(plan: PodActions) {
-  const start = (s: { spec: { name: string }; attempt: number; resetBackoff: boolean; restart: boolean }) =>
-    `${s.spec.name}#${s.attempt}${s.resetBackoff ? " reset" : ""}${s.restart ? " restart" : ""}`;
+  const start = (s: {
+    spec: { name: string };
+    attempt: number;
+    init: boolean;
+    resetBackoff: boolean;
+    restart: boolean;
+  }) =>
+    `${s.spec.name}#${s.attempt}${s.init ? " init" : ""}${s.resetBackoff ? " reset" : ""}${s.restart ? " restart" : ""}`;
   return {
     killPod: plan.killPod,
     grace: plan.graceSeconds,
@@ -88,7 +94,7 @@ const rows: Row[] = [
     name: "a fresh pod with init containers gets a sandbox and its first init container only",
     pod: initPod(),
     instances: [],
-    want: { killPod: true, sandbox: undefined, createSandbox: "#0 no sandbox", init: "one#0" },
+    want: { killPod: true, sandbox: undefined, createSandbox: "#0 no sandbox", init: "one#0 init" },
   },
   {
     name: "a running pod that matches its spec is left alone",
@@ -225,19 +231,19 @@ const rows: Row[] = [
     name: "a completed init container hands over to the next",
     pod: initPod(),
     instances: [SANDBOX, dead("one", 0, { init: true })],
-    want: { init: "two#0" },
+    want: { init: "two#0 init" },
   },
   {
     name: "a failed init container is retried under OnFailure",
     pod: initPod("OnFailure"),
     instances: [SANDBOX, dead("one", 2, { init: true })],
-    want: { init: "one#1 restart" },
+    want: { init: "one#1 init restart" },
   },
   {
     name: "a failed init container is retried under Always (init containers restart OnFailure)",
     pod: initPod("Always"),
     instances: [SANDBOX, dead("one", 0, { init: true }), dead("two", 1, { init: true, attempt: 1 })],
-    want: { init: "two#2 restart" },
+    want: { init: "two#2 init restart" },
   },
   {
     name: "a failed init container fails the pod under Never",
@@ -317,6 +323,34 @@ const rows: Row[] = [
     },
   },
   {
+    name: "a stale sandbox still running beside a dead one: the sandbox changed",
+    pod: pod({ hostNetwork: true }),
+    instances: [
+      { ...SANDBOX, hash: "old", attempt: 1 },
+      { ...dead(POD_INFRA_CONTAINER_NAME, 0), hash: "old" },
+    ],
+    want: {
+      killPod: true,
+      sandbox: undefined,
+      createSandbox: "#2 changed",
+      stopSandboxes: ["POD-1"],
+      remove: ["POD-1", "POD-0"],
+      start: ["app#0"],
+    },
+  },
+  {
+    name: "once one app container ran, init containers stay done and the other app containers start",
+    pod: pod({ initContainers: [one], containers: [app, side] }),
+    instances: [SANDBOX, ok("app")],
+    want: { keep: ["app-0"], start: ["side#0"] },
+  },
+  {
+    name: "a pod neither wanted nor on the runtime, its spec unknown, needs nothing",
+    deleted: true,
+    instances: [],
+    want: { sandbox: undefined },
+  },
+  {
     name: "a deleted pod with nothing left on the runtime needs nothing",
     pod: pod(),
     deleted: true,
@@ -346,7 +380,7 @@ describe("computePodActions (the Go kubelet's TestComputePodActions table)", () 
         backoff: entries,
         now: NOW,
       });
-      expect(summary(plan)).toEqual({ ...NOTHING, ...row.want });
+      expect(summary(plan)).toStrictEqual({ ...NOTHING, ...row.want });
     });
   }
 

@@ -95,6 +95,19 @@ describe("pod phase", () => {
       "Pending",
     ],
     [
+      "the second init container failed under Never, the third never ran",
+      {
+        restartPolicy: "Never",
+        initContainers: [
+          { name: "i1", image: "x" },
+          { name: "i2", image: "x" },
+          { name: "i3", image: "x" },
+        ],
+      },
+      [SANDBOX, dead("i1", 0, { init: true }), dead("i2", 1, { init: true })],
+      "Failed",
+    ],
+    [
       "init done, app running",
       { initContainers: [{ name: "init", image: "x" }] },
       [SANDBOX, dead("init", 0, { init: true }), { name: "app" }],
@@ -121,6 +134,25 @@ describe("container statuses", () => {
     expect(pulling.containerStatuses![0]!.state).toEqual({
       waiting: { reason: "ErrImagePull", message: "no such image" },
     });
+  });
+
+  test("a container without an image reference or image id reports them empty", () => {
+    const [noImage] = statusOf(pod({ containers: [{ name: "app" }] }), []).containerStatuses!;
+    expect(noImage!.image).toBe("");
+    const containers = observedContainers(pod(), [SANDBOX, { name: "app" }], { now: NOW });
+    containers[1]!.imageId = "";
+    const [running] = computePodStatus({
+      pod: pod(),
+      containers,
+      waiting: new Map(),
+      isReady: () => false,
+      isStarted: () => false,
+      hostIP: "10.0.0.1",
+      podIP: "",
+      firstSeen: FIRST_SEEN,
+      now: NOW,
+    }).containerStatuses!;
+    expect(running!.imageID).toBe("");
   });
 
   test("a running container reports its start, ids, and readiness and start from the probes", () => {
@@ -196,6 +228,37 @@ describe("container statuses", () => {
 });
 
 describe("pod conditions", () => {
+  const twoInits = {
+    initContainers: [
+      { name: "i1", image: "x" },
+      { name: "i2", image: "x" },
+    ],
+    containers: [app, side],
+  };
+  const initialized = (instances: Instance[]) => condition(statusOf(pod(twoInits), instances), "Initialized")!.status;
+  test("Initialized: every init container completed, or app containers already ran in this sandbox", () => {
+    expect(initialized([SANDBOX, dead("i1", 0, { init: true }), dead("i2", 0, { init: true })])).toBe("True");
+    expect(initialized([SANDBOX, dead("i1", 0, { init: true }), { name: "i2", init: true }])).toBe("False");
+    expect(initialized([SANDBOX, dead("i1", 0, { init: true })])).toBe("False");
+    expect(initialized([SANDBOX, { name: "app" }])).toBe("True");
+  });
+
+  test("ContainersReady needs every container ready; PodReadyToStartContainers needs a running sandbox", () => {
+    const one = statusOf(pod({ containers: [app, side] }), [SANDBOX, { name: "app" }, { name: "side" }], {
+      ready: ["app-0"],
+    });
+    expect(condition(one, "ContainersReady")!.status).toBe("False");
+    const deadSandbox = statusOf(pod(), [{ ...SANDBOX, running: false }, { name: "app" }]);
+    expect(condition(deadSandbox, "PodReadyToStartContainers")!.status).toBe("False");
+    const appOnly = statusOf(pod(), [{ name: "app" }]);
+    expect(condition(appOnly, "PodReadyToStartContainers")!.status).toBe("False");
+  });
+
+  test("a previous status without conditions gives every condition the current time", () => {
+    const status = statusOf(pod(), [SANDBOX, { name: "app" }], { previous: { phase: "Running" }, now: NOW + 1 });
+    expect(status.conditions!.every((c) => c.lastTransitionTime === new Date(NOW + 1).toISOString())).toBe(true);
+  });
+
   test("a running, ready pod: every condition True, transition times from the injected clock", () => {
     const status = statusOf(pod(), [SANDBOX, { name: "app" }], { ready: ["app-0"] });
     expect(status.conditions).toEqual(
@@ -267,7 +330,8 @@ describe("pod status fields", () => {
 describe("helpers", () => {
   test("instancesOf orders a container's instances newest attempt first, then newest created", () => {
     const of = pod();
-    const containers = observedContainers(of, [{ name: "app", attempt: 1 }, { name: "app", attempt: 3 }, SANDBOX], {
+    // The higher attempt wins even when it was created first.
+    const containers = observedContainers(of, [{ name: "app", attempt: 3 }, { name: "app", attempt: 1 }, SANDBOX], {
       now: NOW,
     });
     expect(instancesOf(containers, "app").map((c) => c.id)).toEqual(["app-3", "app-1"]);
