@@ -7,7 +7,8 @@ import { silentLogger, type Logger } from "../log.ts";
 import { readManifests } from "../api/manifest.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 import { KubeletError } from "../api/types.ts";
-import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
+import { readKeepingLastGood, type LastGood } from "./last-good.ts";
+import { snapshotSignature, type PodSource } from "./source.ts";
 
 export interface EtcdSourceOptions {
   /** Client URLs of the members (http://ip:port or https://…). */
@@ -55,13 +56,14 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
       const client = new Etcd3(clientOptions);
       const stop = new AbortController();
       let lastSignature: string | undefined;
-      let lastGood: SourceSnapshot | undefined;
+      let lastGood: LastGood | undefined;
+      /** A value (undefined: the key was deleted, which means no pods) → a snapshot, if it changed. */
       const publish = (value: string | undefined) => {
-        const parsed =
-          value === undefined ? { pods: [], rejected: [] } : readManifests(value, { source: "etcd", origin: key });
-        const broken = parsed.rejected.some((r) => r.issues.some((i) => i.path === "<document>"));
-        const snapshot = broken && lastGood ? { pods: lastGood.pods, rejected: parsed.rejected } : parsed;
-        if (!broken) lastGood = parsed;
+        const read = readKeepingLastGood(value ?? "", lastGood, (text) =>
+          readManifests(text, { source: "etcd", origin: key }),
+        );
+        lastGood = read.last;
+        const snapshot = read.snapshot;
         const signature = snapshotSignature(snapshot);
         if (signature === lastSignature) return;
         lastSignature = signature;

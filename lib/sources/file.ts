@@ -9,7 +9,7 @@ import { silentLogger, type Logger } from "../log.ts";
 import { isManifestFile, listManifestFiles } from "../api/manifest-files.ts";
 import { readManifests } from "../api/manifest.ts";
 import type { KubeletMetrics } from "../metrics.ts";
-import type { Pod, RejectedPod } from "../api/types.ts";
+import { readKeepingLastGood, type LastGood } from "./last-good.ts";
 import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
 
 /** The part of a chokidar watcher the source uses. */
@@ -38,16 +38,10 @@ export interface FileSourceOptions {
 
 export type FileSource = PodSource & { readOnce(): Promise<SourceSnapshot> };
 
-interface FileState {
-  text: string;
-  pods: Pod[];
-  rejected: RejectedPod[];
-}
-
 export function createFileSource(options: FileSourceOptions): FileSource {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? silentLogger;
-  const lastGood = new Map<string, FileState>();
+  const lastGood = new Map<string, LastGood>();
   let missingReported = false;
 
   /** Reads every manifest file once; a file that stops parsing keeps its last good pods. */
@@ -85,24 +79,12 @@ export function createFileSource(options: FileSourceOptions): FileSource {
         });
         continue;
       }
-      const previous = lastGood.get(file);
-      const state =
-        previous?.text === text ? previous : { text, ...readManifests(text, { source: "file", origin: file }) };
-      const broken = state.rejected.some((r) => r.issues.some((i) => i.path === "<document>"));
-      if (broken && previous && previous !== state) {
-        // Mid-edit or a typo: keep what ran before, loudly, until the file is fixed or deleted.
-        snapshot.pods.push(...previous.pods);
-        snapshot.rejected.push(
-          ...state.rejected.map((r) => ({
-            ...r,
-            issues: r.issues.map((i) => ({ ...i, detail: `${i.detail}; keeping the pods from its last good version` })),
-          })),
-        );
-        continue;
-      }
-      if (!broken) lastGood.set(file, state);
-      snapshot.pods.push(...state.pods);
-      snapshot.rejected.push(...state.rejected);
+      const { snapshot: read, last } = readKeepingLastGood(text, lastGood.get(file), (text) =>
+        readManifests(text, { source: "file", origin: file }),
+      );
+      if (last) lastGood.set(file, last);
+      snapshot.pods.push(...read.pods);
+      snapshot.rejected.push(...read.rejected);
     }
     for (const file of lastGood.keys()) if (!files.includes(file)) lastGood.delete(file);
     return snapshot;

@@ -453,7 +453,12 @@ describe("merge store reports", () => {
       pods: [testPod("keep"), testPod("bad", { containers: [{ name: "c", image: "" }] })],
       rejected: [],
     });
-    expect(store.mergedState().map((p) => [p.metadata.name, p.spec.containers[0]!.image]).sort()).toEqual([
+    expect(
+      store
+        .mergedState()
+        .map((p) => [p.metadata.name, p.spec.containers[0]!.image])
+        .sort(),
+    ).toEqual([
       ["bad", "local/busybox:latest"],
       ["keep", "local/busybox:latest"],
     ]);
