@@ -39,7 +39,7 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
   if (insecure) throw new KubeletError("InsecureServer", insecure);
   await prepareRootDir(config.rootDir);
   const node = nodeIdentity(config);
-  const metrics = createPrometheusMetrics();
+  const metrics = createPrometheusMetrics({ log: log.child("metrics") });
   const events = createEventRecorder({ log: log.child("events") });
   const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
   const runtime = instrumentRuntime(createDockerRuntime({ endpoint, log: log.child("docker") }), metrics);

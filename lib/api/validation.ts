@@ -7,6 +7,8 @@ export interface ValidationOptions {
   allowPrivileged: boolean;
 }
 
+// Raw manifest input arrives in any shape, whatever the types say, and these checks are what find
+// out: `any` lets them read a field before they know its type (every use checks the type first).
 type Json = Record<string, any>;
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

@@ -132,7 +132,10 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   });
 
   const machine = async () => {
-    const info = await deps.runtime.info().catch(() => undefined);
+    const info = await deps.runtime.info().catch((error: Error) => {
+      deps.log?.warn(`GET /spec: cannot read the Docker Engine's version: ${error.message}; reporting "unknown"`);
+      return undefined;
+    });
     return {
       num_cores: cpus().length,
       cpu_frequency_khz: Math.round((cpus()[0]?.speed ?? 0) * 1000),
@@ -151,7 +154,12 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   const containerStats = (id: string) => {
     const hit = statsCache.get(id);
     if (hit && Date.now() - hit.at < 1000) return hit.value;
-    const value = deps.runtime.stats(id).catch(() => undefined);
+    const value = deps.runtime.stats(id).catch((error: Error & { code?: string }) => {
+      // A container that stopped between the listing and this read has no stats: expected, not a fault.
+      if (error.code === "NotFound") deps.log?.debug(`container ${id} is gone: no stats for it`);
+      else deps.log?.warn(`cannot read the stats of container ${id}: ${error.message}; leaving it out`);
+      return undefined;
+    });
     statsCache.set(id, { at: Date.now(), value });
     return value;
   };
@@ -328,6 +336,7 @@ async function serveLogFile(c: Context, root: string): Promise<Response> {
         .join("\n") + "\n",
     );
   }
+  // Node's web ReadableStream type and the DOM lib's describe the same stream but do not unify in TypeScript.
   return new Response(Readable.toWeb(createReadStream(real)) as unknown as ReadableStream, {
     headers: { "content-type": "text/plain; charset=utf-8", "content-length": String(info.size) },
   });
