@@ -7,6 +7,7 @@ import { DEFAULT_CONFIG, type KubeletConfig } from "../config/config-types.ts";
 import { LABEL } from "../container/runtime.ts";
 import { createEventRecorder } from "../node/events.ts";
 import { createInfoServer, type InfoServerDeps } from "./info-server.ts";
+import { silentLogger } from "../log.ts";
 import { createPrometheusMetrics } from "./prometheus.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { testPod } from "../testing/pods.ts";
@@ -111,6 +112,18 @@ describe("info server", () => {
     });
     expect((await s.app.request("/podInfo?podID=nope")).status).toBe(404);
     expect((await s.app.request("/podInfo")).status).toBe(400);
+  });
+
+  test("GET /spec still answers when the Docker Engine does not, and the warning says why", async () => {
+    const warnings: string[] = [];
+    const log = { ...silentLogger, warn: (m: string) => warnings.push(m) };
+    const failing = setup({}, { log });
+    failing.runtime.failNext("info", new Error("connect ENOENT /var/run/docker.sock"));
+    const spec = (await (await failing.app.request("/spec")).json()) as Record<string, unknown>;
+    expect(spec.docker_version).toBe("unknown");
+    expect(warnings).toEqual([
+      `GET /spec: cannot read the Docker Engine's version: connect ENOENT /var/run/docker.sock; reporting "unknown"`,
+    ]);
   });
 
   test("GET /spec describes the machine and the Docker Engine", async () => {
