@@ -47,6 +47,7 @@ describe("the pause container", () => {
         NetworkMode: "bridge",
         IpcMode: "shareable",
         CpuShares: 2,
+        OomScoreAdj: -998,
         LogConfig: { Type: "json-file", Config: { "max-size": "10m", "max-file": "2" } },
       },
     });
@@ -120,6 +121,7 @@ describe("an app container", () => {
         IpcMode: "container:pause-id",
         Binds: [],
         CpuShares: 2,
+        OomScoreAdj: 1000,
         LogConfig: { Type: "json-file", Config: { "max-size": "10m", "max-file": "2" } },
       },
     });

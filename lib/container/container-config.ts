@@ -3,6 +3,7 @@
 import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerCreateBody } from "./runtime.ts";
 import { expand } from "../api/expand.ts";
 import { containerHash, podSandboxHash } from "../api/hash.ts";
+import { containerOomScoreAdj, POD_INFRA_OOM_SCORE_ADJ } from "../api/qos.ts";
 import { milliCpu, parseQuantity } from "../api/quantity.ts";
 import { KubeletError, ANNOTATION, type Pod, type V1Container } from "../api/types.ts";
 
@@ -23,6 +24,15 @@ export interface PodContext {
   allowPrivileged: boolean;
   volumePaths: Map<string, VolumeMount>;
   node: { cpus: number; memoryBytes: number };
+  /** HostConfig.CgroupParent of every container of the pod (its pod cgroup); unset = Docker's default. */
+  cgroupParent?: string;
+  /** The lowest oom_score_adj the kernel lets the runtime set here (0 where negative values are refused). */
+  oomScoreAdjMin?: number;
+  /** cpuCFSQuota and cpuCFSQuotaPeriod (µs); quota on by default with a 100 ms period. */
+  cfsQuota?: boolean;
+  cfsPeriodUs?: number;
+  /** The pod's resolv.conf on the host, mounted at /etc/resolv.conf of its containers. */
+  resolvConfPath?: string;
 }
 
 /** `k8s_<container>_<pod>_<namespace>_<uid>_<attempt>`, the dockershim name. */
@@ -73,6 +83,8 @@ export function buildPauseContainer(pod: Pod, ctx: PodContext): ContainerCreateB
       ...(pod.spec.hostPID ? { PidMode: "host" } : {}),
       ...(Object.keys(bindings).length ? { PortBindings: bindings } : {}),
       CpuShares: 2,
+      OomScoreAdj: Math.max(ctx.oomScoreAdjMin ?? -1000, POD_INFRA_OOM_SCORE_ADJ),
+      ...(ctx.cgroupParent ? { CgroupParent: ctx.cgroupParent } : {}),
       LogConfig: LOG_CONFIG,
     },
   };
@@ -102,6 +114,7 @@ export function buildContainer(
   const cpuLimit = limits.cpu !== undefined ? milliCpu(limits.cpu)! : undefined;
   const cpuRequest = requests.cpu !== undefined ? milliCpu(requests.cpu)! : cpuLimit;
   const capability = (name: string) => name.replace(/^CAP_/i, "").toUpperCase();
+  const period = ctx.cfsPeriodUs ?? 100_000;
   return {
     name: containerName(pod, container.name, ctx.attempt),
     Image: container.image!,
@@ -124,10 +137,19 @@ export function buildContainer(
       NetworkMode: `container:${ctx.pauseId}`,
       IpcMode: `container:${ctx.pauseId}`,
       ...(pod.spec.hostPID ? { PidMode: "host" } : {}),
-      Binds: binds(container, ctx.volumePaths),
+      Binds: [
+        ...binds(container, ctx.volumePaths),
+        ...(ctx.resolvConfPath && !mountsAt(container, "/etc/resolv.conf")
+          ? [`${ctx.resolvConfPath}:/etc/resolv.conf:ro`]
+          : []),
+      ],
       ...(memory !== undefined ? { Memory: memory, MemorySwap: memory } : {}),
-      ...(cpuLimit !== undefined ? { CpuQuota: Math.max(1000, cpuLimit * 100), CpuPeriod: 100_000 } : {}),
+      ...(cpuLimit !== undefined && ctx.cfsQuota !== false
+        ? { CpuQuota: Math.max(1000, Math.floor((cpuLimit * period) / 1000)), CpuPeriod: period }
+        : {}),
       CpuShares: Math.max(2, Math.floor(((cpuRequest ?? 0) * 1024) / 1000)),
+      OomScoreAdj: Math.max(ctx.oomScoreAdjMin ?? -1000, containerOomScoreAdj(pod, container, ctx.node.memoryBytes)),
+      ...(ctx.cgroupParent ? { CgroupParent: ctx.cgroupParent } : {}),
       ...(security.privileged ? { Privileged: true } : {}),
       ...(security.readOnlyRootFilesystem ? { ReadonlyRootfs: true } : {}),
       ...(security.capabilities?.add?.length ? { CapAdd: security.capabilities.add.map(capability) } : {}),
@@ -136,6 +158,10 @@ export function buildContainer(
       LogConfig: LOG_CONFIG,
     },
   };
+}
+
+function mountsAt(container: V1Container, path: string): boolean {
+  return (container.volumeMounts ?? []).some((m) => m.mountPath === path);
 }
 
 function binds(container: V1Container, volumes: Map<string, VolumeMount>): string[] {

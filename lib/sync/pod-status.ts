@@ -1,6 +1,7 @@
 // Pure: a pod's spec, its containers as observed and the sync's waiting reasons → a Kubernetes
 // PodStatus (phase, conditions, container statuses).
 import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerDetails } from "../container/runtime.ts";
+import { podQosClass } from "../api/qos.ts";
 import type { Pod, PodPhase, V1Container, V1ContainerStatus, V1PodCondition, V1PodStatus } from "../api/types.ts";
 
 /** Why a container is not running, as the sync last saw it. */
@@ -124,7 +125,7 @@ export function computePodStatus(input: StatusInput): V1PodStatus {
     startTime: new Date(input.firstSeen).toISOString(),
     ...(initStatuses.length ? { initContainerStatuses: initStatuses } : {}),
     containerStatuses: statuses,
-    qosClass: qosClass(pod),
+    qosClass: podQosClass(pod),
   };
 }
 
@@ -142,21 +143,4 @@ function podPhase(pod: Pod, init: V1ContainerStatus[], app: V1ContainerStatus[],
   const exitCodes = app.map((s) => (s.state?.terminated ?? s.lastState?.terminated)?.exitCode ?? 0);
   if (exitCodes.every((code) => code === 0)) return "Succeeded";
   return policy === "Never" ? "Failed" : "Running";
-}
-
-function qosClass(pod: Pod): "Guaranteed" | "Burstable" | "BestEffort" {
-  const containers = pod.spec.containers;
-  const any = containers.some(
-    (c) => Object.keys(c.resources?.requests ?? {}).length || Object.keys(c.resources?.limits ?? {}).length,
-  );
-  if (!any) return "BestEffort";
-  const guaranteed = containers.every((c) =>
-    ["cpu", "memory"].every(
-      (r) =>
-        c.resources?.limits?.[r] !== undefined &&
-        (c.resources?.requests?.[r] === undefined ||
-          String(c.resources.requests[r]) === String(c.resources.limits![r])),
-    ),
-  );
-  return guaranteed ? "Guaranteed" : "Burstable";
 }

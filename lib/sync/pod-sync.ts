@@ -26,6 +26,8 @@ import {
 import { runProbe, type ProbeManager } from "../node/probes.ts";
 import { KubeletError, podKey, type Pod } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
+import type { CgroupManager } from "../node/cgroups.ts";
+import type { DnsConfigurer } from "../node/dns.ts";
 import type { LifecycleHandler } from "kubernetes-types/core/v1.d.ts";
 
 export interface PodSyncOptions {
@@ -35,6 +37,10 @@ export interface PodSyncOptions {
   pauseImage: string;
   allowPrivileged: boolean;
   maxDeadPerContainer: number;
+  /** See PodContext: the oom_score_adj floor and the CFS quota settings. */
+  oomScoreAdjMin?: number;
+  cfsQuota?: boolean;
+  cfsPeriodUs?: number;
 }
 
 export interface PodSyncDeps {
@@ -46,6 +52,10 @@ export interface PodSyncDeps {
   log: Logger;
   metrics?: KubeletMetrics;
   events: EventRecorder;
+  /** Pod cgroups (cgroupsPerQOS); absent = Docker's default cgroup. */
+  cgroups?: Pick<CgroupManager, "ensurePod" | "removePod">;
+  /** Pod resolv.conf files; absent = Docker's own resolv.conf. */
+  dns?: DnsConfigurer;
 }
 
 export interface SyncResult {
@@ -360,6 +370,11 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
       allowPrivileged: options.allowPrivileged,
       volumePaths: volumes.paths,
       node: await nodeInfo(),
+      ...(deps.cgroups ? { cgroupParent: await deps.cgroups.ensurePod(pod) } : {}),
+      ...(deps.dns ? { resolvConfPath: await deps.dns.resolvConfFor(pod) } : {}),
+      oomScoreAdjMin: options.oomScoreAdjMin,
+      cfsQuota: options.cfsQuota,
+      cfsPeriodUs: options.cfsPeriodUs,
     };
   };
 
@@ -370,7 +385,9 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
       await execute(pod, planFor(pod, observed, new Set(), true), noneDone());
       deps.probes?.removePod(podUid);
       forget(podUid);
+      deps.dns?.forget(podUid);
       await deps.volumes.teardown(podUid);
+      await deps.cgroups?.removePod(podUid);
     },
     async collectGarbage(observed) {
       const byName = new Map<string, ContainerDetails[]>();

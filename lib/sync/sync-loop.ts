@@ -18,6 +18,8 @@ import type { createProbeManager } from "../node/probes.ts";
 import type { PodStore } from "../sources/store.ts";
 import { ANNOTATION, podKey, type Pod, type V1PodStatus } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
+import type { CgroupManager } from "../node/cgroups.ts";
+import type { DnsConfigurer } from "../node/dns.ts";
 
 export interface SyncLoopOptions extends PodSyncOptions {
   syncFrequencyMs: number;
@@ -35,6 +37,8 @@ export interface SyncLoopDeps {
   log: Logger;
   metrics: KubeletMetrics;
   events: EventRecorder;
+  cgroups?: Pick<CgroupManager, "ensurePod" | "removePod" | "removeOrphans">;
+  dns?: DnsConfigurer;
 }
 
 export interface SyncLoop {
@@ -246,6 +250,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       for (const uid of observed.keys()) if (!isWanted(uid)) trigger(uid, observed);
       const dirs = await deps.volumes.podDirs();
       for (const uid of dirs) if (!isWanted(uid) && !observed.has(uid)) await deps.volumes.teardown(uid);
+      await deps.cgroups?.removeOrphans(new Set([...[...wanted()].map(([uid]) => uid), ...observed.keys()]));
     }
     const states: Record<string, number> = {};
     let runningPods = 0;
