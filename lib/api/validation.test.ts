@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readManifests } from "./manifest.ts";
 import { formatIssue } from "./types.ts";
@@ -38,6 +38,23 @@ describe("the manifest table in testdata/manifests", () => {
       for (const expected of c.issues) expect(printed.some((line) => line.startsWith(expected))).toBe(true);
     });
   }
+});
+
+// Every issue of every case, exactly: wording, field paths, values and severities are the interface
+// (operators read them, and Kubernetes wording is the contract), so any change shows up as a diff of
+// issues.golden.json. After a deliberate change: UPDATE_GOLDEN=1 bun test lib/api/validation.test.ts.
+describe("the issues of each case, exactly", () => {
+  const goldenPath = join(dir, "issues.golden.json");
+  const actual = Object.fromEntries(
+    cases.map((c) => [
+      c.file,
+      issuesOf(c.file, c.allowPrivileged ?? false).map((i) => `${i.severity} ${formatIssue(i)}`),
+    ]),
+  );
+  if (process.env.UPDATE_GOLDEN === "1") writeFileSync(goldenPath, `${JSON.stringify(actual, null, 2)}\n`);
+  const golden = JSON.parse(readFileSync(goldenPath, "utf8")) as Record<string, string[]>;
+  test("issues.golden.json covers every case", () => expect(Object.keys(golden).sort()).toEqual(Object.keys(actual).sort()));
+  for (const c of cases) test(c.file, () => expect(actual[c.file]).toEqual(golden[c.file]!));
 });
 
 describe("readManifests", () => {
