@@ -40,21 +40,36 @@ describe("the manifest table in testdata/manifests", () => {
   }
 });
 
-// Every issue of every case, exactly: wording, field paths, values and severities are the interface
-// (operators read them, and Kubernetes wording is the contract), so any change shows up as a diff of
-// issues.golden.json. After a deliberate change: UPDATE_GOLDEN=1 bun test lib/api/validation.test.ts.
-describe("the issues of each case, exactly", () => {
-  const goldenPath = join(dir, "issues.golden.json");
-  const actual = Object.fromEntries(
+// Every case, exactly: the issues (wording, field paths, values, severities: operators read them, and
+// Kubernetes wording is the contract) and the pods (defaults, conversions, uids, annotations), so any
+// change shows up as a diff of the golden files. After a deliberate change, regenerate and review the
+// diff: UPDATE_GOLDEN=1 bun test lib/api/validation.test.ts.
+function golden<T>(name: string, actual: Record<string, T>): Record<string, T> {
+  const path = join(dir, name);
+  if (process.env.UPDATE_GOLDEN === "1") writeFileSync(path, `${JSON.stringify(actual, null, 2)}\n`);
+  return JSON.parse(readFileSync(path, "utf8")) as Record<string, T>;
+}
+
+describe("each case, exactly as in the golden files", () => {
+  const read = (file: string) => readManifests(readFileSync(join(dir, file), "utf8"), { source: "file", origin: file });
+  const issues = Object.fromEntries(
     cases.map((c) => [
       c.file,
       issuesOf(c.file, c.allowPrivileged ?? false).map((i) => `${i.severity} ${formatIssue(i)}`),
     ]),
   );
-  if (process.env.UPDATE_GOLDEN === "1") writeFileSync(goldenPath, `${JSON.stringify(actual, null, 2)}\n`);
-  const golden = JSON.parse(readFileSync(goldenPath, "utf8")) as Record<string, string[]>;
-  test("issues.golden.json covers every case", () => expect(Object.keys(golden).sort()).toEqual(Object.keys(actual).sort()));
-  for (const c of cases) test(c.file, () => expect(actual[c.file]).toEqual(golden[c.file]!));
+  const pods = Object.fromEntries(cases.map((c) => [c.file, read(c.file).pods]));
+  const goldenIssues = golden("issues.golden.json", issues);
+  const goldenPods = golden("pods.golden.json", pods);
+  test("the golden files cover every case", () => {
+    expect(Object.keys(goldenIssues).sort()).toEqual(cases.map((c) => c.file).sort());
+    expect(Object.keys(goldenPods).sort()).toEqual(cases.map((c) => c.file).sort());
+  });
+  for (const c of cases)
+    test(`${c.file}: issues and pods`, () => {
+      expect(issues[c.file]).toEqual(goldenIssues[c.file]!);
+      expect(JSON.parse(JSON.stringify(pods[c.file]))).toStrictEqual(goldenPods[c.file]!);
+    });
 });
 
 describe("readManifests", () => {
