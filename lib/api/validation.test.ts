@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { readManifests } from "./manifest.ts";
+import { defaultPullPolicy, readManifests } from "./manifest.ts";
 import { formatIssue } from "./types.ts";
 import { validatePod } from "./validation.ts";
 
@@ -52,11 +52,24 @@ function golden<T>(name: string, actual: Record<string, T>): Record<string, T> {
 
 describe("each case, exactly as in the golden files", () => {
   const read = (file: string) => readManifests(readFileSync(join(dir, file), "utf8"), { source: "file", origin: file });
+  // Rejections carry where they come from (document, pod) as well as their issues; pods' issues follow.
   const issues = Object.fromEntries(
-    cases.map((c) => [
-      c.file,
-      issuesOf(c.file, c.allowPrivileged ?? false).map((i) => `${i.severity} ${formatIssue(i)}`),
-    ]),
+    cases.map((c) => {
+      const { pods, rejected } = read(c.file);
+      return [
+        c.file,
+        [
+          ...rejected.flatMap((r) =>
+            r.issues.map((i) => `${i.severity} [document ${r.document}${r.pod ? `, ${r.pod}` : ""}] ${formatIssue(i)}`),
+          ),
+          ...pods.flatMap((pod) =>
+            validatePod(pod, { allowPrivileged: c.allowPrivileged ?? false }).map(
+              (i) => `${i.severity} ${formatIssue(i)}`,
+            ),
+          ),
+        ],
+      ];
+    }),
   );
   const pods = Object.fromEntries(cases.map((c) => [c.file, read(c.file).pods]));
   const goldenIssues = golden("issues.golden.json", issues);
@@ -70,6 +83,21 @@ describe("each case, exactly as in the golden files", () => {
       expect(issues[c.file]).toEqual(goldenIssues[c.file]!);
       expect(JSON.parse(JSON.stringify(pods[c.file]))).toStrictEqual(goldenPods[c.file]!);
     });
+});
+
+test("the default pull policy is Always for :latest or no tag, IfNotPresent for any other tag or a digest", () => {
+  const table: Array<[string, string]> = [
+    ["busybox", "Always"],
+    ["busybox:latest", "Always"],
+    ["busybox:1.35", "IfNotPresent"],
+    ["registry:5000/busybox", "Always"],
+    ["registry:5000/team/busybox:latest", "Always"],
+    ["registry:5000/busybox:1.35", "IfNotPresent"],
+    ["busybox@sha256:0123", "IfNotPresent"],
+    ["busybox:latest@sha256:0123", "IfNotPresent"],
+    ["", "Always"],
+  ];
+  expect(table.map(([image]) => [image, defaultPullPolicy(image)])).toEqual(table);
 });
 
 describe("readManifests", () => {
