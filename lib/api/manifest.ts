@@ -2,6 +2,7 @@
 // original v1beta1/v1beta2 ContainerManifest, converts them to the Pod model and applies defaults.
 import { createHash } from "node:crypto";
 import { parse, parseAllDocuments, stringify } from "yaml";
+import { toConfigObject, type ConfigObject } from "./config-objects.ts";
 import { ANNOTATION, type FieldIssue, type Pod, type RejectedPod, type SourceName, type V1Container } from "./types.ts";
 import { podSpecHash } from "./hash.ts";
 
@@ -15,6 +16,8 @@ export interface ManifestContext {
 export interface ManifestResult {
   pods: Pod[];
   rejected: RejectedPod[];
+  /** ConfigMaps and Secrets found beside the pods (not validated: see validateConfigObject). */
+  configs: ConfigObject[];
 }
 
 /** Parses one YAML (or JSON) document; throws on syntax errors. For configuration files. */
@@ -27,6 +30,19 @@ export function stringifyYaml(value: unknown, options: { flow?: boolean } = {}):
   return stringify(value, { lineWidth: 0, ...(options.flow ? { collectionStyle: "flow" as const } : {}) });
 }
 
+/**
+ * `defaultMode: 0644` is octal to Kubernetes (its YAML reader is YAML 1.1) but decimal 644 to YAML 1.2:
+ * read a leading-zero integer as octal, so file modes mean what their authors and Kubernetes mean.
+ */
+const LEGACY_OCTAL = {
+  identify: () => false,
+  default: true,
+  tag: "tag:yaml.org,2002:int",
+  format: "OCT",
+  test: /^0[0-7]+$/,
+  resolve: (text: string) => Number.parseInt(text, 8),
+};
+
 type Json = Record<string, unknown>;
 
 /**
@@ -34,16 +50,21 @@ type Json = Record<string, unknown>;
  * see validatePod). Unparsable documents and unsupported kinds come back as rejections.
  */
 export function readManifests(text: string, ctx: ManifestContext): ManifestResult {
-  const result: ManifestResult = { pods: [], rejected: [] };
-  const documents = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: false });
+  const result: ManifestResult = { pods: [], rejected: [], configs: [] };
+  const documents = parseAllDocuments(text, {
+    prettyErrors: true,
+    uniqueKeys: false,
+    customTags: (tags) => [LEGACY_OCTAL, ...tags],
+  });
   const list = Array.isArray(documents) ? documents : [documents];
   list.forEach((doc, index) => {
-    const reject = (issue: FieldIssue, pod?: string) =>
+    const reject = (issue: FieldIssue, pod?: string, kind?: ConfigObject["kind"]) =>
       result.rejected.push({
         source: ctx.source,
         origin: ctx.origin,
         document: index,
         ...(pod ? { pod } : {}),
+        ...(kind ? { kind } : {}),
         issues: [issue],
       });
     if (doc.errors.length > 0) {
@@ -59,6 +80,22 @@ export function readManifests(text: string, ctx: ManifestContext): ManifestResul
     const value = doc.toJS({ maxAliasCount: 100 }) as unknown;
     if (value === null || value === undefined) return;
     for (const { manifest, path } of flatten(value, "")) {
+      if (isObject(manifest) && (manifest.kind === "ConfigMap" || manifest.kind === "Secret")) {
+        if (manifest.apiVersion !== "v1")
+          reject(
+            {
+              path: path ? `${path}.apiVersion` : "apiVersion",
+              type: "Unsupported value",
+              value: manifest.apiVersion ?? "",
+              detail: 'supported values: "v1"',
+              severity: "error",
+            },
+            describe(manifest),
+            manifest.kind,
+          );
+        else result.configs.push(toConfigObject(manifest, { ...ctx, document: index }));
+        continue;
+      }
       const converted = toPod(manifest, path);
       if ("issue" in converted) {
         reject(converted.issue, describe(manifest));
@@ -138,7 +175,8 @@ function toPod(manifest: unknown, path: string): { pod: Json } | { issue: FieldI
       path: at("kind"),
       type: "Unsupported value",
       value: manifest.kind,
-      detail: "only Pod, PodList, List and ContainerManifest (v1beta1/v1beta2) can run on a kubelet",
+      detail:
+        "only Pod, PodList, List, ConfigMap, Secret and ContainerManifest (v1beta1/v1beta2) are read by a kubelet",
       severity: "error",
     },
   };

@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { validateConfigObject, type ConfigLookup } from "./config-objects.ts";
+import { checkConfigRefs } from "./config-refs.ts";
 import { defaultPullPolicy, readManifests } from "./manifest.ts";
 import { formatIssue } from "./types.ts";
 import { validatePod } from "./validation.ts";
@@ -15,10 +17,24 @@ interface Case {
 const dir = join(import.meta.dir, "../../testdata/manifests");
 const cases = JSON.parse(readFileSync(join(dir, "cases.json"), "utf8")) as Case[];
 
-/** Every issue a file produces: parse rejections, then each pod's validation. */
+/**
+ * Every issue a file produces, as `kubelet validate` finds them: parse rejections, each pod's validation and its
+ * references to the file's ConfigMaps and Secrets, each ConfigMap's or Secret's validation.
+ */
 function issuesOf(file: string, allowPrivileged: boolean) {
-  const { pods, rejected } = readManifests(readFileSync(join(dir, file), "utf8"), { source: "file", origin: file });
-  return [...rejected.flatMap((r) => r.issues), ...pods.flatMap((pod) => validatePod(pod, { allowPrivileged }))];
+  const { pods, rejected, configs } = readManifests(readFileSync(join(dir, file), "utf8"), {
+    source: "file",
+    origin: file,
+  });
+  const lookup: ConfigLookup = {
+    get: (kind, namespace, name) =>
+      configs.find((o) => o.kind === kind && o.metadata.namespace === namespace && o.metadata.name === name),
+  };
+  return [
+    ...rejected.flatMap((r) => r.issues),
+    ...pods.flatMap((pod) => [...validatePod(pod, { allowPrivileged }), ...checkConfigRefs(pod, lookup)]),
+    ...configs.flatMap((object) => validateConfigObject(object)),
+  ];
 }
 
 describe("the manifest table in testdata/manifests", () => {
@@ -52,26 +68,24 @@ function golden<T>(name: string, actual: Record<string, T>): Record<string, T> {
 
 describe("each case, exactly as in the golden files", () => {
   const read = (file: string) => readManifests(readFileSync(join(dir, file), "utf8"), { source: "file", origin: file });
-  // Rejections carry where they come from (document, pod) as well as their issues; pods' issues follow.
+  // Rejections carry where they come from (document, pod) as well as their issues; the rest as issuesOf.
   const issues = Object.fromEntries(
     cases.map((c) => {
-      const { pods, rejected } = read(c.file);
-      return [
-        c.file,
-        [
-          ...rejected.flatMap((r) =>
-            r.issues.map((i) => `${i.severity} [document ${r.document}${r.pod ? `, ${r.pod}` : ""}] ${formatIssue(i)}`),
-          ),
-          ...pods.flatMap((pod) =>
-            validatePod(pod, { allowPrivileged: c.allowPrivileged ?? false }).map(
-              (i) => `${i.severity} ${formatIssue(i)}`,
-            ),
-          ),
-        ],
-      ];
+      const located = read(c.file).rejected.flatMap((r) =>
+        r.issues.map((i) => `${i.severity} [document ${r.document}${r.pod ? `, ${r.pod}` : ""}] ${formatIssue(i)}`),
+      );
+      const rest = issuesOf(c.file, c.allowPrivileged ?? false)
+        .slice(located.length)
+        .map((i) => `${i.severity} ${formatIssue(i)}`);
+      return [c.file, [...located, ...rest]];
     }),
   );
-  const pods = Object.fromEntries(cases.map((c) => [c.file, read(c.file).pods]));
+  const pods = Object.fromEntries(
+    cases.map((c) => {
+      const { pods, configs } = read(c.file);
+      return [c.file, [...pods, ...configs]];
+    }),
+  );
   const goldenIssues = golden("issues.golden.json", issues);
   const goldenPods = golden("pods.golden.json", pods);
   test("the golden files cover every case", () => {
@@ -111,6 +125,15 @@ describe("readManifests", () => {
     expect(read("busybox:1").metadata.annotations["kubernetes.io/config.hash"]).not.toBe(
       read("busybox:2").metadata.annotations["kubernetes.io/config.hash"],
     );
+  });
+
+  test("reads a leading-zero integer (defaultMode: 0400) as octal, as Kubernetes' YAML 1.1 reader does", () => {
+    const pod = readManifests(
+      "{apiVersion: v1, kind: Pod, metadata: {name: a}, spec: {containers: [{name: c, image: b}], volumes: [{name: v, secret: {secretName: s, defaultMode: 0400}}], terminationGracePeriodSeconds: 10}}",
+      { source: "file", origin: "a" },
+    ).pods[0]!;
+    expect(pod.spec.volumes![0]!.secret!.defaultMode).toBe(0o400);
+    expect(pod.spec.terminationGracePeriodSeconds).toBe(10);
   });
 
   test("applies the Kubernetes defaults", () => {

@@ -1,23 +1,29 @@
-// Layer cli/: subcommands (run, runonce, validate, print-config) and the only place errors become
-// exit codes. Imports config/ and api/; lib/kubelet.ts (and with it everything heavy) only lazily,
-// for run and runonce.
+// Layer cli/: subcommands (run, runonce, plan, validate, print-config, fleet) and the only place
+// errors become exit codes. Imports config/ and api/; lib/kubelet.ts (and with it everything heavy)
+// only lazily, for run, runonce and plan; the etcd client only lazily, for fleet.
 //
 // The only cac import: subcommands, flags in both spellings, usage errors, exit codes
 // (0 success, 1 failure, 2 usage). Heavy parts (Docker, etcd, the server) load only for run/runonce.
+import { etcdSettings } from "../config/etcd-config.ts";
 import cac, { type Command } from "cac";
 import pkg from "../../package.json" with { type: "json" };
-import { FLAGS, printConfig, resolveConfig, type ResolvedConfig } from "../config/config.ts";
+import { commentedConfigFile, FLAGS, printConfig, resolveConfig, type ResolvedConfig } from "../config/config.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
 import { createLogger } from "../log.ts";
 import { runtimeName } from "../platform/runtime.ts";
+import type { FleetSection } from "./fleet.ts";
 import { validateCommand } from "./validate.ts";
+import { PLAN_EXIT, planCommand } from "./plan.ts";
 
+// Baked in by build.ts (--define); absent when running from source.
 declare const KUBELET_COMMIT: string | undefined;
+declare const KUBELET_VERSION: string | undefined;
 
 /** `kubelet v0.1.0 (commit abc1234, bun 1.4.5)`. */
 export function versionLine(): string {
   const commit = typeof KUBELET_COMMIT === "string" ? KUBELET_COMMIT : "dev";
-  return `kubelet v${pkg.version} (commit ${commit}, ${runtimeName()})`;
+  const version = typeof KUBELET_VERSION === "string" ? KUBELET_VERSION : pkg.version;
+  return `kubelet v${version} (commit ${commit}, ${runtimeName()})`;
 }
 
 class UsageError extends Error {
@@ -34,7 +40,7 @@ const STDIN_PATH = "/dev/stdin";
 const BOOLEAN_FLAGS = new Set(
   FLAGS.filter((f) => f.type === "bool")
     .map((f) => f.flag.replace(/_/g, "-"))
-    .concat(["show-origin", "help", "version"]),
+    .concat(["show-origin", "commented", "help", "version", "watch"]),
 );
 
 /**
@@ -126,19 +132,54 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       },
     );
   });
+  const plan = withConfigFlags(
+    cli.command("plan", "Print what a sync would do to this node, without doing it (exit 0 none, 2 changes, 1 errors)"),
+  ).option("-o, --output <format>", "text or json", { default: "text" });
+  plan.action((options) => {
+    const format = outputFormat(options.output, ["text", "json"], plan) as "text" | "json";
+    const { config } = resolve(options, plan);
+    const log = createLogger({ format: config.logFormat || undefined, verbosity: Math.min(config.verbosity, 0) });
+    result = planCommand(config, { format, out: io.stdout, err: io.stderr, log });
+  });
   const print = withConfigFlags(
     cli.command("print-config", "Print the effective configuration (defaults < --config_file < flags)"),
   )
     .option("--show-origin", "Mark each value with where it came from: default, file or flag")
+    .option("--commented", "Print a config file: every key described, defaults commented out (what install.sh writes)")
     .option("-o, --output <format>", "yaml or json", { default: "yaml" });
   print.action((options) => {
     const format = outputFormat(options.output, ["yaml", "json"], print) as "yaml" | "json";
+    if (options.commented === true || options.commented === "true") {
+      io.stdout.write(commentedConfigFile(resolve(options, print)));
+      return;
+    }
     io.stdout.write(
       printConfig(resolve(options, print), {
         format,
         showOrigin: options.showOrigin === true || options.showOrigin === "true",
       }),
     );
+  });
+  const fleet = cli
+    .command("fleet [section]", "Nodes and pods of every kubelet sharing an etcd (section: nodes, pods or events)")
+    .option("--etcd-servers <value>", "etcd endpoints, comma separated or repeated")
+    .option("--etcd-config <path>", "etcd client config file (endpoints, TLS, auth)")
+    .option("-o, --output <format>", "table, json or yaml", { default: "table" })
+    .option("-w, --watch", "Print again on every change until interrupted");
+  fleet.action((section: string | undefined, options) => {
+    const chosen = section ?? "all";
+    if (!["all", "nodes", "pods", "events"].includes(chosen))
+      throw new UsageError(`unknown fleet section "${chosen}": use nodes, pods or events`, fleet);
+    const format = outputFormat(options.output, ["table", "json", "yaml"], fleet) as "table" | "json" | "yaml";
+    const etcd = resolve({ etcdServers: options.etcdServers, etcdConfig: options.etcdConfig }, fleet);
+    if (etcd.config.etcdServers.length === 0 && !etcd.config.etcdConfig)
+      throw new UsageError("fleet needs --etcd_servers or --etcd_config", fleet);
+    result = startFleet(etcd.config, {
+      section: chosen as FleetSection,
+      format,
+      watch: options.watch === true || options.watch === "true",
+      io,
+    });
   });
   cli.help();
   if (argv.includes("--version")) {
@@ -154,7 +195,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
         cli.outputHelp();
         return 2;
       }
-      throw new UsageError(`unknown command "${cli.args[0]}": use run, runonce, validate or print-config`);
+      throw new UsageError(`unknown command "${cli.args[0]}": use run, runonce, plan, validate, print-config or fleet`);
     }
     await cli.runMatchedCommand();
     return await result;
@@ -168,7 +209,8 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       io.stderr.write(
         `Usage: kubelet ${command ? command.rawName : "<command>"} [flags]; see 'kubelet ${command ? command.name + " " : ""}--help'\n`,
       );
-      return 2;
+      // plan's 2 means "changes", as with terraform's -detailed-exitcode: its usage errors are errors.
+      return command?.name === "plan" ? PLAN_EXIT.error : 2;
     }
     io.stderr.write(`kubelet: ${err.message}\n`);
     return 1;
@@ -233,6 +275,33 @@ async function startRunOnce(resolved: ResolvedConfig, command: Command, io: Io):
     return 1;
   } finally {
     process.off("SIGTERM", onSignal).off("SIGINT", onSignal);
+  }
+}
+
+async function startFleet(
+  config: KubeletConfig,
+  options: { section: FleetSection; format: "table" | "json" | "yaml"; watch: boolean; io: Io },
+): Promise<number> {
+  const [{ createEtcdClient }, { fleetCommand }] = await Promise.all([
+    import("../sources/etcd-client.ts"),
+    import("./fleet.ts"),
+  ]);
+  const settings = etcdSettings(config);
+  const client = createEtcdClient(settings);
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once("SIGTERM", onSignal).once("SIGINT", onSignal);
+  try {
+    await fleetCommand({ client, ...options, out: options.io.stdout, signal: stop.signal });
+    return 0;
+  } catch (error) {
+    options.io.stderr.write(
+      `kubelet: cannot read the fleet from etcd (${settings.endpoints.join(",")}): ${(error as Error).message}\n`,
+    );
+    return 1;
+  } finally {
+    process.off("SIGTERM", onSignal).off("SIGINT", onSignal);
+    client.close();
   }
 }
 

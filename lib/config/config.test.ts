@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { formatDuration, parseDuration, printConfig, resolveConfig } from "./config.ts";
+import { commentedConfigFile, FLAGS, formatDuration, parseDuration, printConfig, resolveConfig } from "./config.ts";
 
 const file = join(import.meta.dir, "../../testdata/config/kubelet.yaml");
 
@@ -72,6 +74,26 @@ describe("precedence: defaults < config file < flags", () => {
     );
   });
 
+  test("takes fleet mode's lease and frequencies from KubeletConfiguration, and refuses a lease that expires between renewals", () => {
+    const dir = mkdtempSync(join(tmpdir(), "kubelet-config-fleet-"));
+    const path = join(dir, "kubelet.yaml");
+    writeFileSync(
+      path,
+      "kind: KubeletConfiguration\nnodeLeaseDurationSeconds: 20\nnodeStatusUpdateFrequency: 5s\nregisterNode: false\n",
+    );
+    expect(resolveConfig({}, path).config).toMatchObject({
+      nodeLeaseDuration: 20_000,
+      nodeStatusUpdateFrequency: 5000,
+      registerNode: false,
+    });
+    expect(() => resolveConfig({ nodeLeaseDuration: "10s", nodeStatusUpdateFrequency: "10s" })).toThrow(
+      /--node_status_update_frequency "10s" must be above 0 and below --node_lease_duration \(10s\)/,
+    );
+    expect(() => resolveConfig({ nodeLeaseDuration: "1500ms" })).toThrow(
+      /--node_lease_duration "1.5s": etcd leases are whole seconds/,
+    );
+  });
+
   test("refuses --etcd_servers together with --etcd_config", () => {
     expect(() => resolveConfig({ etcdServers: "http://a:2379", etcdConfig: "/etc/etcd.json" })).toThrow(
       /mutually exclusive/,
@@ -89,5 +111,38 @@ describe("precedence: defaults < config file < flags", () => {
     expect(text).toContain("port: 1234  # flag");
     expect(text).toContain("sync_frequency: 30s  # file");
     expect(text).toContain("root_dir: /var/lib/kubelet  # default");
+  });
+});
+
+describe("the commented config file (print-config --commented, written by install.sh)", () => {
+  const readBack = (text: string) => {
+    const dir = mkdtempSync(join(tmpdir(), "kubelet-config-"));
+    try {
+      writeFileSync(join(dir, "config.yaml"), text);
+      return resolveConfig({}, join(dir, "config.yaml"));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  test("sets only the values given and leaves every other key commented at its default", () => {
+    const text = commentedConfigFile(resolveConfig({ config: "/etc/kubelet/manifests" }));
+    const active = text.split("\n").filter((line) => line && !line.startsWith("#"));
+    expect(active).toEqual(["config: /etc/kubelet/manifests"]);
+    for (const spec of FLAGS.filter((f) => f.key !== "config")) expect(text).toContain(`\n# ${spec.flag}: `);
+    expect(readBack(text).origins.syncFrequency).toBe("default");
+    expect(readBack(text).config.config).toBe("/etc/kubelet/manifests");
+  });
+
+  test("reads back as exactly the defaults once every line is uncommented", () => {
+    const text = commentedConfigFile(resolveConfig({}));
+    const uncommented = text.replace(/^# ([a-z_]+: )/gm, "$1");
+    const { config, origins } = readBack(uncommented);
+    expect(config).toEqual({ ...resolveConfig({}).config, configFile: config.configFile });
+    for (const spec of FLAGS) expect(origins[spec.key]).toBe("file");
+  });
+
+  test("names each key's flag and KubeletConfiguration alias", () => {
+    expect(commentedConfigFile(resolveConfig({}))).toContain('[--config, -c, staticPodPath]\n# config: ""');
   });
 });

@@ -12,6 +12,7 @@ import {
   configurationField,
   fieldNamesUnder,
   isZeroValue,
+  KUBELET_CONFIGURATION,
   typeMismatch,
 } from "./kubelet-configuration.ts";
 
@@ -176,6 +177,30 @@ export const FLAGS: FlagSpec[] = [
     key: "enableDebuggingHandlers",
     type: "bool",
     description: "Enables server endpoints for log collection and local running of containers and commands",
+  },
+  {
+    flag: "register_node",
+    key: "registerNode",
+    type: "bool",
+    description: "With etcd: write the node record, its pods' statuses and events to etcd (fleet mode)",
+  },
+  {
+    flag: "node_lease_duration",
+    key: "nodeLeaseDuration",
+    type: "duration",
+    description: "TTL of the etcd lease the node's records live on; they vanish this long after the kubelet dies",
+  },
+  {
+    flag: "node_status_update_frequency",
+    key: "nodeStatusUpdateFrequency",
+    type: "duration",
+    description: "How often the node's lease is renewed and its status computed",
+  },
+  {
+    flag: "node_status_report_frequency",
+    key: "nodeStatusReportFrequency",
+    type: "duration",
+    description: "How often the node record is rewritten when nothing changed (its heartbeat times)",
   },
   {
     flag: "maximum_dead_containers_per_container",
@@ -521,7 +546,8 @@ export function parseValue(spec: FlagSpec, raw: unknown): KubeletConfig[keyof Ku
       return out;
     }
     case "logformat":
-      if (last !== "text" && last !== "json") throw bad("expected text or json");
+      // "" is the default a written-out config file shows: text on a TTY, else json
+      if (last !== "text" && last !== "json" && last !== "") throw bad("expected text or json");
       return last;
   }
 }
@@ -661,6 +687,14 @@ export function resolveConfig(
 /** Cross-field checks, with the kubelet's own limits. */
 function checkConfig(config: KubeletConfig): void {
   const invalid = (message: string) => new KubeletError("InvalidValue", message);
+  if (config.nodeLeaseDuration < 1000 || config.nodeLeaseDuration % 1000 !== 0)
+    throw invalid(
+      `--node_lease_duration "${formatDuration(config.nodeLeaseDuration)}": etcd leases are whole seconds, at least 1s`,
+    );
+  if (config.nodeStatusUpdateFrequency <= 0 || config.nodeStatusUpdateFrequency >= config.nodeLeaseDuration)
+    throw invalid(
+      `--node_status_update_frequency "${formatDuration(config.nodeStatusUpdateFrequency)}" must be above 0 and below --node_lease_duration (${formatDuration(config.nodeLeaseDuration)}), or the lease expires between renewals`,
+    );
   if (config.cpuCfsQuotaPeriod < 1 || config.cpuCfsQuotaPeriod > 1000)
     throw invalid(
       `--cpu_cfs_quota_period: must be between 1ms and 1s, got ${formatDuration(config.cpuCfsQuotaPeriod)}`,
@@ -725,4 +759,29 @@ export function printConfig(
     "\n" +
     notes
   );
+}
+
+/**
+ * The config file an installer writes (`print-config --commented`): every key with what it does,
+ * its flag and KubeletConfiguration names, commented out at its default; keys set by a flag or
+ * the config file are written out, so the file starts from the installer's choices.
+ */
+export function commentedConfigFile(resolved: ResolvedConfig): string {
+  const lines = [
+    "# kubelet configuration, read by `kubelet run --config_file <this file>`.",
+    "# Keys are flag names (sync_frequency) or KubeletConfiguration names (syncFrequency); a flag given",
+    "# on the command line wins over this file. Each commented line shows a setting at its default:",
+    "# uncomment it to change it. `kubelet print-config --config_file <this file> --show-origin` checks it.",
+  ];
+  for (const spec of FLAGS) {
+    const value = resolved.config[spec.key];
+    const text = stringifyYaml(spec.type === "duration" ? formatDuration(value as number) : value, {
+      flow: true,
+    }).trimEnd();
+    const fields = KUBELET_CONFIGURATION.filter((row) => row.key === spec.key).map((row) => row.path);
+    const names = [`--${spec.flag}`, ...(spec.short ? [`-${spec.short}`] : []), ...fields];
+    lines.push("", `# ${spec.description}. [${names.join(", ")}]`);
+    lines.push(`${resolved.origins[spec.key] === "default" ? "# " : ""}${spec.flag}: ${text}`);
+  }
+  return lines.join("\n") + "\n";
 }

@@ -65,6 +65,11 @@ export function readEtcdConfig(path: string): EtcdClientSettings {
   return settings;
 }
 
+/** The etcd settings of --etcd_servers or --etcd_config (one of them; the configuration rejects both). */
+export function etcdSettings(config: { etcdServers: string[]; etcdConfig?: string }): EtcdClientSettings {
+  return config.etcdConfig ? readEtcdConfig(config.etcdConfig) : { endpoints: config.etcdServers, dialTimeoutMs: 5000 };
+}
+
 function isMapping(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

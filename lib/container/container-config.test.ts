@@ -1,7 +1,7 @@
 // The Docker create bodies: the pause container and app containers, exact to the field, with
 // dockershim names and labels, $(VAR) expansion, downward API, resources and security settings.
 import { describe, expect, test } from "bun:test";
-import { containerHash, podSandboxHash } from "../api/hash.ts";
+import { containerFieldHashes, containerHash, podSandboxHash, sandboxFieldHashes } from "../api/hash.ts";
 import { ANNOTATION, type Pod, type V1Container, type V1PodSpec } from "../api/types.ts";
 import { testPod } from "../testing/pods.ts";
 import { buildContainer, buildPauseContainer, containerName, resolveEnv, type PodContext } from "./container-config.ts";
@@ -16,6 +16,7 @@ const ctx: PodContext = {
   allowPrivileged: false,
   volumePaths: new Map([["data", { hostPath: "/var/lib/kubelet/pods/u/volumes/data" }]]),
   node: { cpus: 4, memoryBytes: 8 * 2 ** 30 },
+  configs: { get: () => undefined },
 };
 const app: V1Container = { name: "app", image: "local/busybox:stable" };
 const pod = (spec: Partial<V1PodSpec> = {}, labels?: Record<string, string>) => {
@@ -41,6 +42,7 @@ describe("the pause container", () => {
         [LABEL.containerName]: "POD",
         [LABEL.containerType]: "podsandbox",
         [LABEL.podHash]: podSandboxHash(p, "bridge"),
+        [LABEL.fieldHashes]: sandboxFieldHashes(p, "bridge"),
       },
       Hostname: "web",
       HostConfig: {
@@ -115,6 +117,7 @@ describe("an app container", () => {
         [LABEL.containerType]: "container",
         [LABEL.containerHash]: containerHash(p.spec.containers[0]!),
         [LABEL.restartCount]: "2",
+        [LABEL.fieldHashes]: containerFieldHashes(p.spec.containers[0]!),
       },
       HostConfig: {
         NetworkMode: "container:pause-id",

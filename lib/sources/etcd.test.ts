@@ -69,6 +69,38 @@ describeWithServices("etcd source", () => {
     await r.stop();
   });
 
+  test("ConfigMaps and Secrets under the host's configmaps/ and secrets/ keys come with its pods and follow edits", async () => {
+    const host = "node-cfg";
+    const endpoint = single.endpoints[0]!;
+    await put(endpoint, etcdKeyFor(host), JSON.stringify([pod("web")]));
+    await put(
+      endpoint,
+      `/registry/hosts/${host}/configmaps/settings`,
+      "{apiVersion: v1, kind: ConfigMap, metadata: {name: settings}, data: {mode: fast}}",
+    );
+    const r = recordSnapshots(createEtcdSource({ endpoints: single.endpoints, hostname: host }));
+    const first = await r.next((s) => s.pods.length === 1 && (s.configs ?? []).length === 1);
+    expect(first.configs![0]!.data).toEqual({ mode: "fast" });
+    await put(
+      endpoint,
+      `/registry/hosts/${host}/secrets/token`,
+      "{apiVersion: v1, kind: Secret, metadata: {name: token}, stringData: {t: x}}",
+    );
+    const both = await r.next((s) => (s.configs ?? []).length === 2);
+    expect(both.configs!.map((c) => `${c.kind}/${c.metadata.name}`).sort()).toEqual([
+      "ConfigMap/settings",
+      "Secret/token",
+    ]);
+    await put(endpoint, `/registry/hosts/${host}/configmaps/settings`, JSON.stringify(pod("misplaced")));
+    const misplaced = await r.next((s) => s.rejected.length > 0);
+    expect(misplaced.pods.map((p) => p.metadata.name)).toEqual(["web"]);
+    expect(misplaced.rejected[0]!.issues[0]!.detail).toContain("only ConfigMap documents are read from");
+    await remove(endpoint, `/registry/hosts/${host}/secrets/token`);
+    await remove(endpoint, `/registry/hosts/${host}/configmaps/settings`);
+    expect((await r.next((s) => (s.configs ?? []).length === 0 && s.rejected.length === 0)).pods).toHaveLength(1);
+    await r.stop();
+  });
+
   test("an absent key is an empty source, and other hosts' keys are ignored", async () => {
     await put(single.endpoints[0]!, etcdKeyFor("node-b"), JSON.stringify([pod("not-mine")]));
     const r = recordSnapshots(createEtcdSource({ endpoints: single.endpoints, hostname: "node-c" }));

@@ -1,27 +1,57 @@
-// The etcd source (--etcd_servers / --etcd_config): the key /registry/hosts/<hostname>/kubelet,
-// read once, then watched from the next revision. A lost connection never empties the source;
+// The etcd source (--etcd_servers / --etcd_config): the key /registry/hosts/<hostname>/kubelet and
+// the ConfigMaps and Secrets under …/configmaps/ and …/secrets/, read once, then watched (the whole
+// host prefix) from the next revision. A lost connection never empties the source;
 // only an empty list or a delete the watch confirms does.
-import { Etcd3, type IOptions } from "etcd3";
 import { systemClock, type Clock } from "../clock.ts";
 import { silentLogger, type Logger } from "../log.ts";
-import { readManifests } from "../api/manifest.ts";
+import type { ConfigObject } from "../api/config-objects.ts";
+import { readManifests, type ManifestResult } from "../api/manifest.ts";
 import type { KubeletMetrics } from "../metrics.ts";
-import { KubeletError } from "../api/types.ts";
+import { createEtcdClient, type EtcdClientOptions } from "./etcd-client.ts";
 import { readKeepingLastGood, type LastGood } from "./last-good.ts";
-import { snapshotSignature, type PodSource } from "./source.ts";
+import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
 
-export interface EtcdSourceOptions {
-  /** Client URLs of the members (http://ip:port or https://…). */
-  endpoints: string[];
-  /** How long to wait for a connection, ms (default 5 s). */
-  dialTimeoutMs?: number;
-  /** PEM contents: the CA to trust, and a client certificate and key to present. */
-  tls?: { ca: Buffer; cert?: Buffer; key?: Buffer };
-  auth?: { username: string; password: string };
+/** Connection settings (lib/config/etcd-config.ts reads them from the flags), the host and the parts. */
+export interface EtcdSourceOptions extends EtcdClientOptions {
   hostname: string;
   clock?: Clock;
   log?: Logger;
   metrics?: KubeletMetrics;
+}
+
+/**
+ * Parses one etcd value: the host's key holds pods (and may hold ConfigMaps and Secrets beside them);
+ * keys under configmaps/ and secrets/ hold only objects of that kind.
+ */
+function readKey(name: string, text: string, podKey: string, prefix: string): ManifestResult {
+  const result = readManifests(text, { source: "etcd", origin: name });
+  if (name === podKey) return result;
+  const kind = name.startsWith(`${prefix}configmaps/`) ? "ConfigMap" : "Secret";
+  const misplaced = (what: string, pod?: string) => ({
+    source: "etcd" as const,
+    origin: name,
+    ...(pod ? { pod } : {}),
+    issues: [
+      {
+        path: "kind",
+        type: "Unsupported value",
+        value: what,
+        detail: `only ${kind} documents are read from ${prefix}${kind === "ConfigMap" ? "configmaps" : "secrets"}/…; put pods under ${podKey}`,
+        severity: "error" as const,
+      },
+    ],
+  });
+  return {
+    pods: [],
+    configs: result.configs.filter((c) => c.kind === kind),
+    rejected: [
+      ...result.rejected,
+      ...result.pods.map((p) => misplaced("Pod", `${p.metadata.namespace}/${p.metadata.name}`)),
+      ...result.configs
+        .filter((c) => c.kind !== kind)
+        .map((c) => misplaced(c.kind, `${c.metadata.namespace}/${c.metadata.name}`)),
+    ],
+  };
 }
 
 /** The key a host's pods live under. */
@@ -33,64 +63,58 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? silentLogger;
   const key = etcdKeyFor(options.hostname);
-  if (options.endpoints.length === 0)
-    throw new KubeletError("InvalidValue", "the etcd source needs at least one endpoint");
-  const clientOptions: IOptions = {
-    hosts: options.endpoints,
-    dialTimeout: options.dialTimeoutMs ?? 5000,
-    ...(options.tls
-      ? {
-          credentials: {
-            rootCertificate: options.tls.ca,
-            ...(options.tls.cert ? { certChain: options.tls.cert } : {}),
-            ...(options.tls.key ? { privateKey: options.tls.key } : {}),
-          },
-        }
-      : {}),
-    ...(options.auth ? { auth: options.auth } : {}),
-  };
+  const prefix = `/registry/hosts/${options.hostname}/`;
 
   return {
     name: "etcd",
     start(emit) {
-      const client = new Etcd3(clientOptions);
+      const client = createEtcdClient(options);
       const stop = new AbortController();
       let lastSignature: string | undefined;
-      let lastGood: LastGood | undefined;
-      /** A value (undefined: the key was deleted, which means no pods) → a snapshot, if it changed. */
-      const publish = (value: string | undefined) => {
-        const read = readKeepingLastGood(value ?? "", lastGood, (text) =>
-          readManifests(text, { source: "etcd", origin: key }),
-        );
-        lastGood = read.last;
-        const snapshot = read.snapshot;
+      const values = new Map<string, string>();
+      /** Per key, the last value that parsed: a broken value keeps its pods and objects (last-good.ts). */
+      const lastGood = new Map<string, LastGood>();
+      const publish = () => {
+        const snapshot: SourceSnapshot & { configs: ConfigObject[] } = { pods: [], rejected: [], configs: [] };
+        for (const name of [...values.keys()].sort()) {
+          const read = readKeepingLastGood(values.get(name)!, lastGood.get(name), (text) =>
+            readKey(name, text, key, prefix),
+          );
+          if (read.last) lastGood.set(name, read.last);
+          snapshot.pods.push(...read.snapshot.pods);
+          snapshot.configs.push(...read.snapshot.configs);
+          snapshot.rejected.push(...read.snapshot.rejected);
+        }
+        for (const name of [...lastGood.keys()]) if (!values.has(name)) lastGood.delete(name);
         const signature = snapshotSignature(snapshot);
         if (signature === lastSignature) return;
         lastSignature = signature;
         emit(snapshot);
       };
+      const relevant = (name: string) =>
+        name === key || name.startsWith(`${prefix}configmaps/`) || name.startsWith(`${prefix}secrets/`);
 
       const session = async () => {
-        const response = await client.get(key).exec();
-        const kv = response.kvs[0];
-        publish(kv ? kv.value.toString("utf8") : undefined);
-        const watcher = await client
-          .watch()
-          .key(key)
-          .startRevision(String(Number(response.header.revision) + 1))
-          .create();
-        await new Promise<void>((resolve, reject) => {
-          watcher.on("put", (kv) => publish(kv.value.toString("utf8")));
-          watcher.on("delete", () => publish(undefined));
-          watcher.on("disconnected", () => log.warn(`lost the etcd watch on ${key}; reconnecting (pods are kept)`));
-          watcher.on("connected", () => log.debug(`watching ${key}`));
-          watcher.on("error", (error) => reject(error));
-          watcher.on("end", () => resolve());
-          const cancel = () => void watcher.cancel().then(resolve, resolve);
-          if (stop.signal.aborted)
-            cancel(); // stopped while the watch was being set up
-          else stop.signal.addEventListener("abort", cancel, { once: true });
+        const { entries, revision } = await client.list(prefix);
+        values.clear();
+        for (const entry of entries) if (relevant(entry.key)) values.set(entry.key, entry.value);
+        publish();
+        const watch = await client.watch({ prefix }, revision + 1, {
+          put: (entry) => {
+            if (!relevant(entry.key)) return;
+            values.set(entry.key, entry.value);
+            publish();
+          },
+          delete: (name) => {
+            if (values.delete(name)) publish();
+          },
+          disconnected: () => log.warn(`lost the etcd watch on ${prefix}; reconnecting (pods are kept)`),
+          connected: () => log.debug(`watching ${prefix}`),
         });
+        if (stop.signal.aborted)
+          void watch.cancel(); // stopped while the watch was being set up
+        else stop.signal.addEventListener("abort", () => void watch.cancel(), { once: true });
+        await watch.done;
       };
 
       const loop = async () => {

@@ -1,4 +1,4 @@
-// The file source (-c/--config): a manifest file or a directory of them, watched with chokidar so
+// The file source (-c/--config): a manifest file or a directory of them (pods, ConfigMaps, Secrets), watched with chokidar so
 // an edit is seen at once, and re-listed every --file_check_frequency in case a watch event was lost.
 import { watch, type ChokidarOptions } from "chokidar";
 import { existsSync } from "node:fs";
@@ -9,6 +9,7 @@ import { silentLogger, type Logger } from "../log.ts";
 import { isManifestFile, listManifestFiles } from "../api/manifest-files.ts";
 import { readManifests } from "../api/manifest.ts";
 import type { KubeletMetrics } from "../metrics.ts";
+import type { ConfigObject } from "../api/config-objects.ts";
 import { readKeepingLastGood, type LastGood } from "./last-good.ts";
 import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
 
@@ -58,7 +59,7 @@ export function createFileSource(options: FileSourceOptions): FileSource {
       lastGood.clear();
       return { pods: [], rejected: [] };
     }
-    const snapshot: SourceSnapshot = { pods: [], rejected: [] };
+    const snapshot: SourceSnapshot & { configs: ConfigObject[] } = { pods: [], rejected: [], configs: [] };
     for (const file of files) {
       let text: string;
       try {
@@ -84,6 +85,7 @@ export function createFileSource(options: FileSourceOptions): FileSource {
       );
       if (last) lastGood.set(file, last);
       snapshot.pods.push(...read.pods);
+      snapshot.configs.push(...read.configs);
       snapshot.rejected.push(...read.rejected);
     }
     for (const file of lastGood.keys()) if (!files.includes(file)) lastGood.delete(file);

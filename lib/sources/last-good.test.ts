@@ -53,7 +53,7 @@ describe("keep the last good pod set", () => {
   for (const row of rows)
     test(row.name, () => {
       let last: LastGood | undefined;
-      let snapshot = { pods: [], rejected: [] } as ReturnType<typeof readKeepingLastGood>["snapshot"];
+      let snapshot: ReturnType<typeof readKeepingLastGood>["snapshot"] = { pods: [], configs: [], rejected: [] };
       for (const text of row.reads) ({ snapshot, last } = readKeepingLastGood(text, last, parse));
       expect(snapshot.pods.map((p) => p.metadata.name)).toEqual(row.pods);
       expect(snapshot.rejected).toHaveLength(row.rejected);

@@ -1,11 +1,10 @@
 // "Keep the last good pod set when a read fails", for every source: a text (a file, a URL's body, an
-// etcd value) with a document that does not parse keeps the pods of the last text that did, and its
-// rejections say so; mid-edit saves and typos never stop running pods.
+// etcd value) with a document that does not parse keeps the pods (and ConfigMaps and Secrets) of the
+// last text that did, and its rejections say so; mid-edit saves and typos never stop running pods.
 import type { ManifestResult } from "../api/manifest.ts";
-import type { SourceSnapshot } from "./source.ts";
 
 /** The last text that parsed, with what it gave. */
-export interface LastGood extends SourceSnapshot {
+export interface LastGood extends ManifestResult {
   text: string;
 }
 
@@ -14,7 +13,7 @@ export function readKeepingLastGood(
   text: string,
   last: LastGood | undefined,
   parse: (text: string) => ManifestResult,
-): { snapshot: SourceSnapshot; last: LastGood | undefined } {
+): { snapshot: ManifestResult; last: LastGood | undefined } {
   if (last?.text === text) return { snapshot: last, last };
   const parsed = parse(text);
   const broken = parsed.rejected.some((r) => r.issues.some((i) => i.path === "<document>"));
@@ -24,5 +23,5 @@ export function readKeepingLastGood(
     ...r,
     issues: r.issues.map((i) => ({ ...i, detail: `${i.detail}; keeping the pods from its last good version` })),
   }));
-  return { snapshot: { pods: last.pods, rejected }, last };
+  return { snapshot: { pods: last.pods, configs: last.configs, rejected }, last };
 }

@@ -1,6 +1,6 @@
 // Drives the compiled kubelet and the real dockerd for end-to-end tests.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { KUBELET_BINARY, type TestServices } from "../../lib/testing/services.ts";
@@ -84,7 +84,14 @@ export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `kubelet-${prefix}-`));
 }
 
+/** Removes a directory, unmounting first what the kubelet mounted in it (tmpfs of Secret and memory volumes). */
 export function removeDir(dir: string): void {
+  const mounts = readFileSync("/proc/self/mounts", "utf8")
+    .split("\n")
+    .map((line) => line.split(" ")[1] ?? "")
+    .filter((point) => point.startsWith(`${dir}/`))
+    .sort((a, b) => b.length - a.length);
+  for (const point of mounts) spawnSync("umount", [point]);
   rmSync(dir, { recursive: true, force: true });
   removeCgroupRoot(dir);
 }
@@ -132,9 +139,10 @@ export function removeCgroupRoot(rootDir: string): void {
   }
 }
 
-/** Runs the compiled binary to completion. */
-export function runBinary(args: string[], options: { input?: string; timeoutMs?: number } = {}) {
-  const result = spawnSync(KUBELET_BINARY, args, {
+/** Runs the compiled binary (or `options.command`, e.g. deno running the source) to completion. */
+export function runBinary(args: string[], options: { input?: string; timeoutMs?: number; command?: string[] } = {}) {
+  const [file, ...prefix] = options.command ?? [KUBELET_BINARY];
+  const result = spawnSync(file!, [...prefix, ...args], {
     encoding: "utf8",
     input: options.input,
     timeout: options.timeoutMs ?? 120_000,
@@ -147,8 +155,10 @@ export class KubeletProcess {
   readonly child: ChildProcess;
   output = "";
 
-  constructor(args: string[]) {
-    this.child = spawn(KUBELET_BINARY, args, { stdio: ["ignore", "pipe", "pipe"] });
+  /** `command` replaces the compiled binary, e.g. `["deno", "run", "-A", "bin/kubelet.ts"]`. */
+  constructor(args: string[], command: string[] = [KUBELET_BINARY]) {
+    const [file, ...prefix] = command;
+    this.child = spawn(file!, [...prefix, ...args], { stdio: ["ignore", "pipe", "pipe"] });
     this.child.stdout!.on("data", (d) => (this.output += d));
     this.child.stderr!.on("data", (d) => (this.output += d));
   }
