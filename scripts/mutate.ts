@@ -16,7 +16,10 @@ const groups: Record<string, { mutate: string[]; tests: string[] }> = {
     mutate: ["lib/sync/pod-plan.ts", "lib/sync/pod-status.ts", "lib/node/backoff.ts"],
     tests: ["lib/sync/pod-plan.test.ts", "lib/sync/pod-status.test.ts", "lib/node/backoff.test.ts"],
   },
-  container: { mutate: ["lib/container/container-config.ts"], tests: ["lib/container/container-config.test.ts"] },
+  container: {
+    mutate: ["lib/container/container-config.ts"],
+    tests: ["lib/container/container-config.test.ts", "lib/container/container-config-env.test.ts"],
+  },
 };
 
 /** Stryker's configuration for one group. */
