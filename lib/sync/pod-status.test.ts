@@ -83,6 +83,12 @@ describe("pod phase", () => {
       "Pending",
     ],
     [
+      "init container running under Never",
+      { restartPolicy: "Never", initContainers: [{ name: "init", image: "x" }] },
+      [SANDBOX, { name: "init", init: true }],
+      "Pending",
+    ],
+    [
       "init container failed under Never",
       { restartPolicy: "Never", initContainers: [{ name: "init", image: "x" }] },
       [SANDBOX, dead("init", 1, { init: true })],
