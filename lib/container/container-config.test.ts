@@ -312,4 +312,30 @@ describe("an app container", () => {
     ]);
     expect(body(pod(), { ...app, stdin: true }).StdinOnce).toBe(false);
   });
+
+  test("node settings: the pod cgroup as parent, the pod's resolv.conf unless it mounts its own, CFS quota and its period", () => {
+    const node = { cgroupParent: "/kubepods/pod-u", resolvConfPath: "/var/lib/kubelet/pods/u/resolv.conf" };
+    const b = body(
+      pod(),
+      { ...app, resources: { limits: { cpu: "500m", memory: "64Mi" } } },
+      { ...node, cfsPeriodUs: 50_000 },
+    );
+    expect(b.HostConfig).toMatchObject({
+      CgroupParent: "/kubepods/pod-u",
+      Binds: ["/var/lib/kubelet/pods/u/resolv.conf:/etc/resolv.conf:ro"],
+      CpuQuota: 25_000,
+      CpuPeriod: 50_000,
+    });
+    expect(buildPauseContainer(pod(), { ...ctx, ...node }).HostConfig.CgroupParent).toBe("/kubepods/pod-u");
+    const ownResolv = body(pod(), { ...app, volumeMounts: [{ name: "data", mountPath: "/etc/resolv.conf" }] }, node);
+    expect(ownResolv.HostConfig.Binds).toEqual(["/var/lib/kubelet/pods/u/volumes/data:/etc/resolv.conf"]);
+    const noQuota = body(pod(), { ...app, resources: { limits: { cpu: "1" } } }, { cfsQuota: false });
+    expect([noQuota.HostConfig.CpuQuota, noQuota.HostConfig.CpuPeriod, noQuota.HostConfig.CgroupParent]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    expect(body(pod(), app, { oomScoreAdjMin: 0 }).HostConfig.OomScoreAdj).toBe(1000);
+    expect(buildPauseContainer(pod(), { ...ctx, oomScoreAdjMin: 0 }).HostConfig.OomScoreAdj).toBe(0);
+  });
 });
