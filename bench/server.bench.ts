@@ -52,6 +52,7 @@ const app = createInfoServer({
   runtime: new FakeRuntime(),
   push: { merge() {}, mergeConfigs() {} },
   health: async () => ({ ok: true, checks: [] }),
+  summary: () => undefined,
   metrics: createPrometheusMetrics(),
   events: createEventRecorder(),
   allowPrivileged: false,

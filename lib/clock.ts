@@ -15,6 +15,20 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/** Runs `fn` now and then every `ms` until the signal aborts; a failing run is reported and the next one still comes. */
+export async function every(
+  clock: Clock,
+  ms: number,
+  signal: AbortSignal,
+  fn: () => Promise<unknown>,
+  onError: (error: Error) => void,
+): Promise<void> {
+  while (!signal.aborted) {
+    await fn().catch(onError);
+    await clock.sleep(ms, signal).catch(() => {});
+  }
+}
+
 /** The real clock. */
 export const systemClock: Clock = {
   now: () => Date.now(),

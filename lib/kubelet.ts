@@ -17,7 +17,9 @@ import type { KubeletConfig } from "./config/config-types.ts";
 import { etcdSettings } from "./config/etcd-config.ts";
 import type { Runtime } from "./container/runtime.ts";
 import { createFleetReporter, type FleetReporterDeps } from "./node/fleet-reporter.ts";
-import { buildNode, noPressure, readHostFacts, readinessFrom, type PressureObserver } from "./node/node-status.ts";
+import { buildNode, readHostFacts, readinessFrom, type PressureObserver } from "./node/node-status.ts";
+import { backoffFile } from "./node/backoff-file.ts";
+import { createNodeManagers } from "./node-managers.ts";
 import pkg from "../package.json" with { type: "json" };
 import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 import { instrumentRuntime } from "./container/instrumented.ts";
@@ -117,6 +119,14 @@ async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions
     (error: Error) => log.warn(`${error.message}; will keep retrying (running containers are left alone)`),
   );
   const placement = await podPlacement(config, events, log);
+  const managers = createNodeManagers(config, {
+    runtime,
+    events,
+    nodeName: node.name,
+    clock: systemClock,
+    log,
+    ...(placement.deps.cgroups ? { podCgroupUsage: placement.deps.cgroups.podUsage } : {}),
+  });
   const store = createPodStore({
     sources: sources.map((s) => s.name),
     allowPrivileged: config.allowPrivileged,
@@ -130,7 +140,6 @@ async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions
       networkMode: config.podNetworkMode,
       pauseImage: config.networkContainerImage,
       allowPrivileged: config.allowPrivileged,
-      maxDeadPerContainer: config.maximumDeadContainersPerContainer,
       syncFrequencyMs: config.syncFrequency,
       ...placement.options,
     },
@@ -146,11 +155,14 @@ async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions
           log: log.child("images"),
           metrics,
           events,
+          checkSpace: managers.imageGc.checkSpaceForPull,
+          backoffPersistence: backoffFile(join(config.rootDir, "backoff", "image-pull.json"), log.child("images")),
         },
         runtime,
       ),
       volumes: createVolumeManager({ rootDir: config.rootDir, configs: store.configs, log: log.child("volumes") }),
       createProbeManager,
+      backoffPersistence: backoffFile(join(config.rootDir, "backoff", "crashloop.json"), log.child("sync")),
       clock: systemClock,
       log: log.child("sync"),
       metrics,
@@ -171,7 +183,7 @@ async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions
         message: store.allSourcesReady() ? "ok" : "waiting for the first read of every source",
       },
     ];
-    return { ok: checks.every((c) => c.ok), checks };
+    return { ok: checks.every((c) => c.ok), checks, conditions: managers.conditions() };
   };
   const servers: RunningServer[] = [];
   const fleet = await createFleetMode(config, node, {
@@ -181,8 +193,7 @@ async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions
     podsVersion: () => syncLoop.version(),
     events: () => events.list(),
     port: () => servers[0]?.port ?? 0,
-    // The eviction manager, once there is one, reports the pressure conditions here.
-    pressure: noPressure,
+    pressure: managers.pressure,
     log: log.child("fleet"),
   });
 
@@ -197,11 +208,11 @@ async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions
         runtime,
         push: store,
         health,
+        summary: managers.summary,
         metrics,
         events,
         allowPrivileged: config.allowPrivileged,
         auth,
-        ...(placement.deps.cgroups ? { podUsage: placement.deps.cgroups.podUsage } : {}),
         log: log.child("server"),
       };
       const main = await serve(createInfoServer(deps), { hostname: config.address, port: config.port, tls: auth.tls });
@@ -229,7 +240,19 @@ async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions
       );
     }
     log.info("kubelet started", { node: node.name, sources: sources.map((s) => s.name) });
-    await Promise.all([syncLoop.run(signal), fleet?.run(signal)]);
+    await Promise.all([
+      syncLoop.run(signal),
+      fleet?.run(signal),
+      managers.run(
+        {
+          pods: () => syncLoop.pods(),
+          activePods: () => syncLoop.activePods(),
+          evict: (pod, message) => syncLoop.evict(pod, message),
+          allSourcesReady: () => store.allSourcesReady(),
+        },
+        signal,
+      ),
+    ]);
   } finally {
     await Promise.allSettled([...stopSources.map((stop) => stop()), ...servers.map((s) => s.stop())]);
     fleet?.close();

@@ -8,11 +8,13 @@
 //   sync/       sync-loop.ts (triggers, pod workers), pod-plan.ts (pure: one pod's plan),
 //               pod-sync.ts (carries a plan out), pod-status.ts, runonce.ts, node-plan.ts (`kubelet plan`)
 //   node/       images.ts, volumes.ts (atomic-writer.ts, volume-payload.ts), probes.ts (grpc-probe.ts),
-//               events.ts, backoff.ts; node-status.ts and fleet-reporter.ts (fleet mode: the node record,
-//               pod statuses, events in etcd)
+//               events.ts, backoff.ts; image-gc.ts, container-gc.ts, eviction.ts (eviction-thresholds.ts,
+//               node-signals.ts), stats-analyzer.ts, oom-watcher.ts (keeping the node alive);
+//               node-status.ts and fleet-reporter.ts (fleet mode: the node record, pod statuses, events)
 //   container/  runtime.ts (the port), docker.ts (Docker Engine), container-config.ts, node-scoped.ts
 //   server/     info-server.ts (Hono), push-routes.ts, auth.ts, prometheus.ts; platform/ adapters
-//   wiring      kubelet.ts (the composition root), config/, cli/ (fleet.ts: the fleet view)
+//   wiring      kubelet.ts (the composition root; node-managers.ts its part for the node managers), config/,
+//               cli/ (fleet.ts: the fleet view)
 export { readManifests, type ManifestContext, type ManifestResult } from "./api/manifest.ts";
 export { podSpecHash } from "./api/hash.ts";
 export { validatePod, type ValidationOptions } from "./api/validation.ts";
@@ -36,6 +38,11 @@ export { createProbeManager, runProbe, type ProbeManager } from "./node/probes.t
 export { createVolumeManager, type VolumeManager } from "./node/volumes.ts";
 export { writeAtomically } from "./node/atomic-writer.ts";
 export { buildNode, noPressure, type PressureObserver } from "./node/node-status.ts";
+export { createImageGc, type ImageGc } from "./node/image-gc.ts";
+export { createContainerGc, type ContainerGc } from "./node/container-gc.ts";
+export { createEvictionManager, type EvictionManager, type NodeCondition } from "./node/eviction.ts";
+export { parseThresholds, rankForEviction, type Threshold } from "./node/eviction-thresholds.ts";
+export { createStatsAnalyzer, type StatsAnalyzer, type StatsSummary } from "./node/stats-analyzer.ts";
 export { createFleetReporter, fleetKeys, type FleetReporter, type FleetStore } from "./node/fleet-reporter.ts";
 export { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 export { LABEL, type Runtime, type ContainerCreateBody } from "./container/runtime.ts";

@@ -14,7 +14,12 @@ const groups: Record<string, { mutate: string[]; tests: string[] }> = {
   store: { mutate: ["lib/sources/store.ts"], tests: ["lib/sources/store.test.ts"] },
   plan: {
     mutate: ["lib/sync/pod-plan.ts", "lib/sync/pod-status.ts", "lib/node/backoff.ts"],
-    tests: ["lib/sync/pod-plan.test.ts", "lib/sync/pod-status.test.ts", "lib/node/backoff.test.ts"],
+    tests: [
+      "lib/sync/pod-plan.test.ts",
+      "lib/sync/pod-status.test.ts",
+      "lib/node/backoff.test.ts",
+      "lib/node/backoff-delays.test.ts",
+    ],
   },
   container: {
     mutate: ["lib/container/container-config.ts"],

@@ -59,6 +59,22 @@ export interface KubeletConfig {
   nodeStatusReportFrequency: number;
   /** maximum_dead_containers_per_container */
   maximumDeadContainersPerContainer: number;
+  /** maximum_dead_containers (-1 = no limit) */
+  maximumDeadContainers: number;
+  /** minimum_container_ttl_duration */
+  minimumContainerTtlDuration: number;
+  /** image_gc_high_threshold / image_gc_low_threshold, percent of the image filesystem */
+  imageGcHighThreshold: number;
+  imageGcLowThreshold: number;
+  /** minimum_image_ttl_duration */
+  minimumImageTtlDuration: number;
+  /** volume_stats_agg_period: period of the stats analyzer's disk walks */
+  volumeStatsAggPeriod: number;
+  /** eviction_soft: signal → threshold ("100Mi", "10%"); eviction_soft_grace_period: signal → duration */
+  evictionSoft: Record<string, string>;
+  evictionSoftGracePeriod: Record<string, string>;
+  /** eviction_pressure_transition_period */
+  evictionPressureTransitionPeriod: number;
   /** auth_token_file: bearer tokens, one per line. */
   authTokenFile: string;
   /** tls_cert_file / tls_private_key_file / client_ca_file */
@@ -143,6 +159,15 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   nodeStatusUpdateFrequency: 10_000,
   nodeStatusReportFrequency: 300_000,
   maximumDeadContainersPerContainer: 1,
+  maximumDeadContainers: -1,
+  minimumContainerTtlDuration: 0,
+  imageGcHighThreshold: 85,
+  imageGcLowThreshold: 80,
+  minimumImageTtlDuration: 120_000,
+  volumeStatsAggPeriod: 60_000,
+  evictionSoft: {},
+  evictionSoftGracePeriod: {},
+  evictionPressureTransitionPeriod: 300_000,
   authTokenFile: "",
   tlsCertFile: "",
   tlsPrivateKeyFile: "",

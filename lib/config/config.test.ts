@@ -32,6 +32,48 @@ describe("durations", () => {
   });
 });
 
+describe("eviction and GC settings", () => {
+  test("take the modern kubelet's defaults", () => {
+    expect(resolveConfig({}).config).toMatchObject({
+      imageGcHighThreshold: 85,
+      imageGcLowThreshold: 80,
+      minimumImageTtlDuration: 120_000,
+      minimumContainerTtlDuration: 0,
+      maximumDeadContainers: -1,
+      evictionHard: {
+        "memory.available": "100Mi",
+        "nodefs.available": "10%",
+        "nodefs.inodesFree": "5%",
+        "imagefs.available": "15%",
+      },
+      evictionPressureTransitionPeriod: 300_000,
+    });
+  });
+  test("read thresholds from the flag form and the KubeletConfiguration mapping", () => {
+    expect(resolveConfig({ evictionHard: "memory.available<1Gi,nodefs.inodesFree<5%" }).config.evictionHard).toEqual({
+      "memory.available": "1Gi",
+      "nodefs.inodesFree": "5%",
+    });
+    expect(resolveConfig({ evictionSoftGracePeriod: "memory.available=1m30s" }).config.evictionSoftGracePeriod).toEqual(
+      {
+        "memory.available": "1m30s",
+      },
+    );
+    expect(resolveConfig({}, file).config.evictionHard).toEqual({ "memory.available": "200Mi" });
+    expect(resolveConfig({ evictionHard: 0 }).config.evictionHard).toEqual({});
+  });
+  test("reject a malformed threshold, a low threshold above the high one, a percentage over 100 and a non-integer limit", () => {
+    expect(() => resolveConfig({ evictionHard: "memory.available" })).toThrow(
+      /for --eviction_hard: expected "signal<quantity" pairs/,
+    );
+    expect(() => resolveConfig({ imageGcLowThreshold: "90" })).toThrow(
+      "--image_gc_low_threshold (90) must not be above --image_gc_high_threshold (85)",
+    );
+    expect(() => resolveConfig({ imageGcHighThreshold: "101" })).toThrow(/expected a percentage from 0 to 100/);
+    expect(() => resolveConfig({ maximumDeadContainers: "some" })).toThrow(/expected an integer/);
+  });
+});
+
 describe("precedence: defaults < config file < flags", () => {
   test("keeps the original kubelet's defaults when nothing is given", () => {
     const { config, origins } = resolveConfig({});

@@ -23,6 +23,7 @@ export type ValueType =
   | "bool"
   | "uint"
   | "int"
+  | "percent"
   | "float"
   | "duration"
   | "list"
@@ -310,7 +311,62 @@ export const FLAGS: FlagSpec[] = [
     flag: "eviction_hard",
     key: "evictionHard",
     type: "thresholds",
-    description: "Hard eviction thresholds (memory.available<100Mi); memory.available bounds node allocatable",
+    description:
+      "Hard eviction thresholds (memory.available<100Mi,nodefs.available<10%); memory.available also bounds node allocatable",
+  },
+  {
+    flag: "eviction_soft",
+    key: "evictionSoft",
+    type: "thresholds",
+    description: "Soft eviction thresholds (need --eviction_soft_grace_period), e.g. memory.available<300Mi",
+  },
+  {
+    flag: "eviction_soft_grace_period",
+    key: "evictionSoftGracePeriod",
+    type: "map",
+    description: "How long a soft threshold must hold before eviction, e.g. memory.available=1m30s",
+  },
+  {
+    flag: "eviction_pressure_transition_period",
+    key: "evictionPressureTransitionPeriod",
+    type: "duration",
+    description: "How long a pressure condition stays set after its threshold was last met",
+  },
+  {
+    flag: "maximum_dead_containers",
+    key: "maximumDeadContainers",
+    type: "int",
+    description: "Dead containers kept on the node in all (-1 = no limit; the oldest go first)",
+  },
+  {
+    flag: "minimum_container_ttl_duration",
+    key: "minimumContainerTtlDuration",
+    type: "duration",
+    description: "Minimum age of a dead container before it may be garbage collected",
+  },
+  {
+    flag: "volume_stats_agg_period",
+    key: "volumeStatsAggPeriod",
+    type: "duration",
+    description: "How often /stats/summary measures disk usage (volumes, container layers, logs)",
+  },
+  {
+    flag: "image_gc_high_threshold",
+    key: "imageGcHighThreshold",
+    type: "percent",
+    description: "Disk usage (percent) of the image filesystem above which image garbage collection runs",
+  },
+  {
+    flag: "image_gc_low_threshold",
+    key: "imageGcLowThreshold",
+    type: "percent",
+    description: "Disk usage (percent) image garbage collection frees down to",
+  },
+  {
+    flag: "minimum_image_ttl_duration",
+    key: "minimumImageTtlDuration",
+    type: "duration",
+    description: "Minimum age of an unused image before it may be garbage collected",
   },
   {
     flag: "enforce_node_allocatable",
@@ -484,6 +540,11 @@ export function parseValue(spec: FlagSpec, raw: unknown): KubeletConfig[keyof Ku
       if (!Number.isInteger(n)) throw bad("expected an integer");
       return n;
     }
+    case "percent": {
+      const n = typeof last === "number" ? last : /^\d+$/.test(String(last)) ? Number(last) : NaN;
+      if (!Number.isInteger(n) || n < 0 || n > 100) throw bad("expected a percentage from 0 to 100");
+      return n;
+    }
     case "float": {
       const n = typeof last === "number" ? last : Number(String(last).trim() || NaN);
       if (!Number.isFinite(n) || n < 0) throw bad("expected a non-negative number");
@@ -534,6 +595,8 @@ export function parseValue(spec: FlagSpec, raw: unknown): KubeletConfig[keyof Ku
       }
       const separator = spec.type === "map" ? "=" : "<";
       const out: Record<string, string> = {};
+      // The command-line parser hands an empty argument (`--eviction_hard ""`: none) over as 0.
+      if (last === 0) return out;
       for (const pair of values
         .flatMap((v) => String(v).split(","))
         .map((p) => p.trim())
@@ -694,6 +757,10 @@ function checkConfig(config: KubeletConfig): void {
   if (config.nodeStatusUpdateFrequency <= 0 || config.nodeStatusUpdateFrequency >= config.nodeLeaseDuration)
     throw invalid(
       `--node_status_update_frequency "${formatDuration(config.nodeStatusUpdateFrequency)}" must be above 0 and below --node_lease_duration (${formatDuration(config.nodeLeaseDuration)}), or the lease expires between renewals`,
+    );
+  if (config.imageGcLowThreshold > config.imageGcHighThreshold)
+    throw invalid(
+      `--image_gc_low_threshold (${config.imageGcLowThreshold}) must not be above --image_gc_high_threshold (${config.imageGcHighThreshold})`,
     );
   if (config.cpuCfsQuotaPeriod < 1 || config.cpuCfsQuotaPeriod > 1000)
     throw invalid(

@@ -41,8 +41,6 @@ export interface FieldRow {
 const NO_API_SERVER = "there is no API server: this kubelet runs pods from files, a URL, etcd and HTTP pushes";
 const NO_NODE_OBJECT = "there is no Node object to register or update (no API server)";
 const DOCKER_LOGS = "container logs are kept by Docker's json-file driver (10 MiB × 2 per container)";
-const EVICTION = "eviction is not implemented here; only memory.available of evictionHard is used (node allocatable)";
-const IMAGE_GC = "image garbage collection is not implemented here";
 
 /** Refuses every value except the ones a kubelet without that manager behaves like. */
 const only =
@@ -124,11 +122,15 @@ export const KUBELET_CONFIGURATION: FieldRow[] = [
   honoured("nodeStatusUpdateFrequency", "duration", "nodeStatusUpdateFrequency"),
   honoured("nodeStatusReportFrequency", "duration", "nodeStatusReportFrequency"),
   honoured("nodeLeaseDurationSeconds", "int", "nodeLeaseDuration", { convert: (seconds) => `${seconds}s` }),
-  notApplicable("imageMinimumGCAge", "duration", IMAGE_GC),
-  notApplicable("imageMaximumGCAge", "duration", IMAGE_GC),
-  notApplicable("imageGCHighThresholdPercent", "int", IMAGE_GC),
-  notApplicable("imageGCLowThresholdPercent", "int", IMAGE_GC),
-  notApplicable("volumeStatsAggPeriod", "duration", "volume usage is not aggregated"),
+  honoured("imageMinimumGCAge", "duration", "minimumImageTtlDuration"),
+  notApplicable(
+    "imageMaximumGCAge",
+    "duration",
+    "images are collected by disk usage, least recently used first; no maximum age",
+  ),
+  honoured("imageGCHighThresholdPercent", "int", "imageGcHighThreshold"),
+  honoured("imageGCLowThresholdPercent", "int", "imageGcLowThreshold"),
+  honoured("volumeStatsAggPeriod", "duration", "volumeStatsAggPeriod"),
   notApplicable("kubeletCgroups", "string", "the kubelet's own cgroup is left to its service manager"),
   notApplicable("systemCgroups", "string", "system processes are not moved into a cgroup"),
   honoured("cgroupRoot", "string", "cgroupRoot"),
@@ -179,12 +181,12 @@ export const KUBELET_CONFIGURATION: FieldRow[] = [
   honoured("serializeImagePulls", "bool", "serializeImagePulls", POINTER),
   honoured("maxParallelImagePulls", "int", "maxParallelImagePulls", POINTER),
   honoured("evictionHard", "stringMap", "evictionHard"),
-  notApplicable("evictionSoft", "stringMap", EVICTION),
-  notApplicable("evictionSoftGracePeriod", "stringMap", EVICTION),
-  notApplicable("evictionPressureTransitionPeriod", "duration", EVICTION),
-  notApplicable("evictionMaxPodGracePeriod", "int", EVICTION),
-  notApplicable("evictionMinimumReclaim", "stringMap", EVICTION),
-  notApplicable("mergeDefaultEvictionSettings", "bool", EVICTION),
+  honoured("evictionSoft", "stringMap", "evictionSoft"),
+  honoured("evictionSoftGracePeriod", "stringMap", "evictionSoftGracePeriod"),
+  honoured("evictionPressureTransitionPeriod", "duration", "evictionPressureTransitionPeriod"),
+  notApplicable("evictionMaxPodGracePeriod", "int", "an evicted pod stops with its own terminationGracePeriodSeconds"),
+  notApplicable("evictionMinimumReclaim", "stringMap", "eviction reclaims until the threshold is no longer met"),
+  notApplicable("mergeDefaultEvictionSettings", "bool", "given evictionHard thresholds replace the defaults"),
   notApplicable("podsPerCore", "int", "only maxPods bounds the number of pods"),
   notApplicable("enableControllerAttachDetach", "bool", "there are no attachable volumes (no API server)"),
   notApplicable("protectKernelDefaults", "bool", "kernel settings are neither checked nor changed"),
@@ -231,7 +233,7 @@ export const KUBELET_CONFIGURATION: FieldRow[] = [
   notApplicable("allowedUnsafeSysctls", "strings", "pod sysctls are not applied"),
   notApplicable("volumePluginDir", "string", "no volume plugins (emptyDir and hostPath only)"),
   notApplicable("providerID", "string", NO_NODE_OBJECT),
-  notApplicable("kernelMemcgNotification", "bool", EVICTION),
+  notApplicable("kernelMemcgNotification", "bool", "memory is measured every 10 s; no memcg threshold notifications"),
   row("logging", "object"),
   honoured("logging.format", "string", "logFormat"),
   notApplicable("logging.flushFrequency", "nanosOrDuration", "log lines are written at once"),

@@ -118,6 +118,8 @@ describe("an app container", () => {
         [LABEL.containerHash]: containerHash(p.spec.containers[0]!),
         [LABEL.restartCount]: "2",
         [LABEL.fieldHashes]: containerFieldHashes(p.spec.containers[0]!),
+        [LABEL.terminationMessagePath]: "/dev/termination-log",
+        [LABEL.terminationMessagePolicy]: "File",
       },
       HostConfig: {
         NetworkMode: "container:pause-id",

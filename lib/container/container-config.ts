@@ -99,7 +99,7 @@ export function buildPauseContainer(pod: Pod, ctx: PodContext): ContainerCreateB
 export function buildContainer(
   pod: Pod,
   container: V1Container,
-  ctx: PodContext & { pauseId: string; attempt: number; init: boolean },
+  ctx: PodContext & { pauseId: string; attempt: number; init: boolean; terminationLog?: string },
 ): ContainerCreateBody {
   const env = resolveEnv(pod, container, ctx);
   const lookup = (name: string) => env.get(name);
@@ -136,6 +136,12 @@ export function buildContainer(
       [LABEL.fieldHashes]: containerFieldHashes(container),
       [LABEL.restartCount]: String(ctx.attempt),
       ...(ctx.init ? { [LABEL.initContainer]: "true" } : {}),
+      ...(container.terminationMessagePath
+        ? {
+            [LABEL.terminationMessagePath]: container.terminationMessagePath,
+            [LABEL.terminationMessagePolicy]: container.terminationMessagePolicy ?? "File",
+          }
+        : {}),
     },
     ...(container.tty ? { Tty: true } : {}),
     ...(container.stdin ? { OpenStdin: true, StdinOnce: container.stdinOnce ?? false } : {}),
@@ -145,6 +151,9 @@ export function buildContainer(
       ...(pod.spec.hostPID ? { PidMode: "host" } : {}),
       Binds: [
         ...binds(container, ctx.volumePaths),
+        ...(ctx.terminationLog && container.terminationMessagePath
+          ? [`${ctx.terminationLog}:${container.terminationMessagePath}`]
+          : []),
         ...(ctx.resolvConfPath && !mountsAt(container, "/etc/resolv.conf")
           ? [`${ctx.resolvConfPath}:/etc/resolv.conf:ro`]
           : []),

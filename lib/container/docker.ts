@@ -10,6 +10,7 @@ import {
   type ContainerStats,
   type ContainerSummary,
   type ExecResult,
+  type ImageSummary,
   type LogOptions,
   type RegistryAuth,
   type Runtime,
@@ -123,7 +124,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
   const limits = (signal?: AbortSignal): CallLimits => ({ timeoutMs, signal });
   const short = (id: string) => id.slice(0, 12);
 
-  const summary = (c: Docker.ContainerInfo): ContainerSummary => ({
+  const summary = (c: Docker.ContainerInfo & { SizeRw?: number }): ContainerSummary => ({
     id: c.Id,
     name: (c.Names[0] ?? "").replace(/^\//, ""),
     labels: c.Labels ?? {},
@@ -131,6 +132,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     imageId: c.ImageID,
     state: c.State as ContainerSummary["state"],
     createdAt: c.Created * 1000,
+    ...(c.SizeRw !== undefined ? { sizeRwBytes: c.SizeRw } : {}),
   });
 
   /** Docker answers a stopped/started container's stop/start with 304 and a gone one with 404. */
@@ -282,13 +284,15 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
         cpus: info.NCPU,
         memoryBytes: info.MemTotal,
         hostname: info.Name,
+        dockerRootDir: info.DockerRootDir,
       };
     },
     async listContainers(listOptions = {}) {
       const label = listOptions.podUid ? `${LABEL.podUid}=${listOptions.podUid}` : LABEL.podUid;
       const list = await call(
         "list containers",
-        (abortSignal) => docker.listContainers({ all: true, filters: { label: [label] }, abortSignal }),
+        (abortSignal) =>
+          docker.listContainers({ all: true, size: !!listOptions.size, filters: { label: [label] }, abortSignal }),
         limits(),
       );
       return list.map(summary).filter((c) => c.name.startsWith("k8s_"));
@@ -396,6 +400,53 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       }
       if (signal?.aborted) throw signal.reason;
       if (failure) throw new KubeletError("ImagePullFailed", `cannot ${action}: ${failure}`);
+    },
+    async listImages(): Promise<ImageSummary[]> {
+      const [images, containers] = await call(
+        "list images",
+        (abortSignal) =>
+          Promise.all([
+            invoke<Docker.ImageInfo[]>(docker, "listImages", { abortSignal }),
+            docker.listContainers({ all: true, abortSignal }),
+          ]),
+        limits(),
+      );
+      const used = new Set(containers.map((c) => c.ImageID));
+      return images.map((i) => ({
+        id: i.Id,
+        tags: (i.RepoTags ?? []).filter((t) => t !== "<none>:<none>"),
+        sizeBytes: i.Size,
+        createdAt: i.Created * 1000,
+        inUse: used.has(i.Id),
+      }));
+    },
+    async removeImage(id) {
+      await call(
+        `remove image ${short(id.replace(/^sha256:/, ""))}`,
+        async (abortSignal) => {
+          // Never forced (force also deletes images of stopped containers): an image tagged in several repositories is
+          // removed tag by tag, the last untag deleting it; a container using it answers 409 (Conflict).
+          let tags: string[];
+          try {
+            tags =
+              (await invoke<Docker.ImageInspectInfo>(docker.getImage(id), "inspect", { abortSignal })).RepoTags ?? [];
+          } catch (error) {
+            if ((error as DockerError).statusCode === 404) return;
+            throw error;
+          }
+          // Untagging one of several tags succeeds even under a container: check for users first.
+          const imageId = id.startsWith("sha256:") ? id : `sha256:${id}`;
+          const users = (await docker.listContainers({ all: true, abortSignal })).filter((c) => c.ImageID === imageId);
+          if (users.length)
+            throw new KubeletError(
+              "Conflict",
+              `cannot remove image ${short(id.replace(/^sha256:/, ""))}: container ${short(users[0]!.Id)} uses it`,
+            );
+          for (const ref of tags.length ? tags : [id])
+            await tolerating([404], () => invoke(docker.getImage(ref), "remove", { abortSignal }))();
+        },
+        limits(),
+      );
     },
     exec,
     logs,

@@ -16,6 +16,8 @@ export const RUNTIME_OPERATIONS = {
   removeContainer: "remove_container",
   imageId: "inspect_image",
   pullImage: "pull_image",
+  listImages: "list_images",
+  removeImage: "remove_image",
   exec: "exec",
   stats: "container_stats",
 } as const satisfies Partial<Record<keyof Runtime, string>>;
@@ -46,6 +48,8 @@ export function instrumentRuntime(runtime: Runtime, metrics: KubeletMetrics): Ru
     removeContainer: measured(RUNTIME_OPERATIONS.removeContainer, runtime.removeContainer),
     imageId: measured(RUNTIME_OPERATIONS.imageId, runtime.imageId),
     pullImage: measured(RUNTIME_OPERATIONS.pullImage, runtime.pullImage),
+    listImages: measured(RUNTIME_OPERATIONS.listImages, runtime.listImages),
+    removeImage: measured(RUNTIME_OPERATIONS.removeImage, runtime.removeImage),
     exec: measured(RUNTIME_OPERATIONS.exec, runtime.exec),
     stats: measured(RUNTIME_OPERATIONS.stats, runtime.stats),
     logs: (id, options) => counted("logs", runtime.logs(id, options)),

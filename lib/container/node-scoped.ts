@@ -20,6 +20,9 @@ export function scopeRuntimeToNode(runtime: Runtime, node: string): Runtime {
     removeContainer: (id) => runtime.removeContainer(id),
     imageId: (ref) => runtime.imageId(ref),
     pullImage: (ref, auth, signal) => runtime.pullImage(ref, auth, signal),
+    // Images are the daemon's, shared by every node on it: in use means by any container (listImages says so).
+    listImages: () => runtime.listImages(),
+    removeImage: (id) => runtime.removeImage(id),
     exec: (id, cmd, options) => runtime.exec(id, cmd, options),
     logs: (id, options) => runtime.logs(id, options),
     stats: (id) => runtime.stats(id),

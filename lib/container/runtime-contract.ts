@@ -213,6 +213,17 @@ export function runtimeContract(
       expect(await runtime.imageId(`${options.prefix}never-pulled/nothing:0`)).toBeUndefined();
     });
 
+    test("lists images with the ones containers use marked, and will not remove those", async () => {
+      const id = await create();
+      const imageId = (await runtime.inspectContainer(id)).imageId;
+      const listed = (await runtime.listImages()).find((i) => i.id === imageId);
+      expect(listed).toMatchObject({ inUse: true, tags: expect.arrayContaining([options.image]) });
+      expect(listed!.sizeBytes).toBeGreaterThan(0);
+      await expect(runtime.removeImage(imageId)).rejects.toMatchObject({ code: "Conflict" });
+      expect(await runtime.imageId(options.image)).toBe(imageId);
+      await runtime.removeImage(`sha256:${"0".repeat(64)}`); // missing: not an error
+    });
+
     test("reports create, start, die and destroy events with the container's labels", async () => {
       const abort = new AbortController();
       const seen: Array<{ id: string; action: string }> = [];

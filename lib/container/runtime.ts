@@ -18,6 +18,9 @@ export const LABEL = {
   /** "true" on init containers. */
   initContainer: "io.kubernetes.container.init",
   terminationGracePeriod: "io.kubernetes.pod.terminationGracePeriod",
+  /** The container's terminationMessagePath and terminationMessagePolicy (dockershim's labels). */
+  terminationMessagePath: "io.kubernetes.container.terminationMessagePath",
+  terminationMessagePolicy: "io.kubernetes.container.terminationMessagePolicy",
   /** JSON of the pod's spec hash and source, so a restarted kubelet can tell what it ran. */
   podHash: "io.kubernetes.pod.hash",
   /** A short hash per field of the container spec (or of the sandbox), so `kubelet plan` can name what changed. */
@@ -41,6 +44,8 @@ export interface ContainerSummary {
   state: ContainerState;
   /** Creation time, ms since the epoch. */
   createdAt: number;
+  /** Bytes in the container's writable layer; only when listed with `size` (costly: the daemon walks the layer). */
+  sizeRwBytes?: number;
 }
 
 /** A container as inspected: state details for statuses, restarts and back-off. */
@@ -58,6 +63,8 @@ export interface ContainerDetails extends ContainerSummary {
   logPath?: string;
   /** Network settings: IP of the container in its network, "" for none/host. */
   ipAddress: string;
+  /** Not the runtime's: the kubelet fills it from the termination log (or the log tail) once the container is dead. */
+  terminationMessage?: string;
 }
 
 /**
@@ -130,6 +137,20 @@ export interface RuntimeInfo {
   cpus: number;
   memoryBytes: number;
   hostname: string;
+  /** The daemon's data root (where images and writable layers live): the image filesystem. */
+  dockerRootDir: string;
+}
+
+/** A local image, for image garbage collection. */
+export interface ImageSummary {
+  id: string;
+  /** repo:tag references ([] for a dangling image). */
+  tags: string[];
+  sizeBytes: number;
+  /** ms since the epoch. */
+  createdAt: number;
+  /** Whether any container on the daemon (any state, the kubelet's or not) uses it. */
+  inUse: boolean;
 }
 
 /** Result of running a command in a container. */
@@ -186,7 +207,7 @@ export interface Runtime {
   /**
    * The kubelet's own containers only (name `k8s_…` with a pod uid label), running and dead; one pod's with `podUid`.
    */
-  listContainers(options?: { podUid?: string }): Promise<ContainerSummary[]>;
+  listContainers(options?: { podUid?: string; size?: boolean }): Promise<ContainerSummary[]>;
   inspectContainer(id: string): Promise<ContainerDetails>;
   /** Creates a container and returns its id. */
   createContainer(body: ContainerCreateBody): Promise<string>;
@@ -201,6 +222,10 @@ export interface Runtime {
   /** The local image's id, or undefined when not present. */
   imageId(ref: string): Promise<string | undefined>;
   pullImage(ref: string, auth?: RegistryAuth, signal?: AbortSignal): Promise<void>;
+  /** Every local image. */
+  listImages(): Promise<ImageSummary[]>;
+  /** Removes an image and all its tags; Conflict when a container uses it, missing is not an error. */
+  removeImage(id: string): Promise<void>;
   exec(id: string, cmd: string[], options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<ExecResult>;
   /** Container output (stdout and stderr interleaved), demultiplexed. */
   logs(id: string, options?: LogOptions): AsyncIterable<Uint8Array>;

@@ -1,36 +1,57 @@
-// Keyed exponential back-off on a fake clock: free first retry, doubling, a ceiling, resets.
-import { expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { silentLogger } from "../log.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { Backoff } from "./backoff.ts";
+import { backoffFile } from "./backoff-file.ts";
 
-test("each failure doubles the delay from the initial one up to the ceiling, per key", () => {
-  const backoff = new Backoff(10_000, 40_000, new FakeClock());
-  expect([1, 2, 3, 4].map(() => backoff.next("a"))).toEqual([10_000, 20_000, 40_000, 40_000]);
-  expect(backoff.next("b")).toBe(10_000);
-});
+describe("back-off kept in root_dir", () => {
+  const dir = mkdtempSync(join(tmpdir(), "kubelet-backoff-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-test("remaining counts down on the clock from the last failure; a key never seen is free", async () => {
-  const clock = new FakeClock();
-  const backoff = new Backoff(10_000, 300_000, clock);
-  expect(backoff.remaining("a")).toBe(0);
-  expect(backoff.get("a")).toBeUndefined();
-  backoff.next("a");
-  await clock.advance(4000);
-  expect(backoff.remaining("a")).toBe(6000);
-  expect(backoff.get("a")).toEqual({ delayMs: 10_000, at: clock.now() - 4000 });
-  await clock.advance(7000);
-  expect(backoff.remaining("a")).toBe(0);
-});
+  test("a new back-off over the same file resumes the delays where the last one left them", async () => {
+    const clock = new FakeClock();
+    const file = backoffFile(join(dir, "a", "crashloop.json"), silentLogger);
+    const before = new Backoff(10_000, 300_000, clock, file);
+    before.next("pod/app");
+    before.next("pod/app");
+    before.next("other/app");
+    before.reset("other/app");
+    await file.flushed();
+    await clock.advance(5000);
+    const after = new Backoff(10_000, 300_000, clock, backoffFile(join(dir, "a", "crashloop.json"), silentLogger));
+    expect(after.get("pod/app")?.delayMs).toBe(20_000);
+    expect(after.remaining("pod/app")).toBe(15_000);
+    expect(after.get("other/app")).toBeUndefined();
+    expect(after.next("pod/app")).toBe(40_000);
+  });
 
-test("reset forgets one key; resetWhere forgets the keys that match", () => {
-  const backoff = new Backoff(10_000, 300_000, new FakeClock());
-  for (const key of ["pod1/a", "pod1/b", "pod2/a"]) backoff.next(key);
-  backoff.reset("pod1/a");
-  expect(backoff.get("pod1/a")).toBeUndefined();
-  backoff.resetWhere((key) => key.startsWith("pod1/"));
-  expect(["pod1/a", "pod1/b", "pod2/a"].map((key) => backoff.get(key)?.delayMs)).toEqual([
-    undefined,
-    undefined,
-    10_000,
-  ]);
+  test("entries idle for twice the longest delay are forgotten on load", async () => {
+    const clock = new FakeClock();
+    const file = backoffFile(join(dir, "b.json"), silentLogger);
+    new Backoff(10_000, 300_000, clock, file).next("old");
+    await file.flushed();
+    await clock.advance(600_000);
+    expect(
+      new Backoff(10_000, 300_000, clock, backoffFile(join(dir, "b.json"), silentLogger)).get("old"),
+    ).toBeUndefined();
+  });
+
+  test("writes are atomic and the last state wins when changes come faster than the disk", async () => {
+    const clock = new FakeClock();
+    const path = join(dir, "c.json");
+    const file = backoffFile(path, silentLogger);
+    const backoff = new Backoff(10_000, 300_000, clock, file);
+    for (let i = 0; i < 50; i++) backoff.next(`k${i}`);
+    await file.flushed();
+    expect(Object.keys(JSON.parse(readFileSync(path, "utf8")))).toHaveLength(50);
+  });
+
+  test("a corrupt file starts empty instead of failing the kubelet", () => {
+    const path = join(dir, "d.json");
+    writeFileSync(path, "{not json");
+    expect(new Backoff(10_000, 300_000, new FakeClock(), backoffFile(path, silentLogger)).get("x")).toBeUndefined();
+  });
 });

@@ -1,4 +1,5 @@
-// Keyed exponential back-off (the Kubernetes flowcontrol.Backoff): crash loops and image pulls.
+// Keyed exponential back-off (the Kubernetes flowcontrol.Backoff): crash loops and image pulls,
+// optionally kept on disk so a kubelet restart does not reset a crash loop to "restart at once".
 import type { Clock } from "../clock.ts";
 
 /** One key's back-off: it may retry at `at + delayMs`. */
@@ -6,6 +7,13 @@ export interface BackoffEntry {
   readonly delayMs: number;
   /** When the last failure was recorded (ms since the epoch). */
   readonly at: number;
+}
+
+/** Where a back-off keeps its entries across restarts (lib/node/backoff-file.ts). */
+export interface BackoffPersistence {
+  load(): Record<string, BackoffEntry>;
+  /** Called after every change with all entries; writes are the persistence's business (async, atomic). */
+  save(entries: Record<string, BackoffEntry>): void;
 }
 
 /** Per-key back-off: the first retry is free, then `initialMs` doubling up to `maxMs`. */
@@ -16,13 +24,19 @@ export class Backoff {
     readonly initialMs: number,
     readonly maxMs: number,
     readonly clock: Clock,
-  ) {}
+    readonly persistence?: BackoffPersistence,
+  ) {
+    // Entries idle for twice the longest delay are forgotten, as flowcontrol.Backoff's GC does.
+    for (const [key, entry] of Object.entries(persistence?.load() ?? {}))
+      if (clock.now() - entry.at < 2 * maxMs) this.#entries.set(key, entry);
+  }
 
   /** Records a retry now; returns the delay the next retry must wait. */
   next(key: string): number {
     const entry = this.#entries.get(key);
     const delayMs = entry ? Math.min(entry.delayMs * 2, this.maxMs) : this.initialMs;
     this.#entries.set(key, { delayMs, at: this.clock.now() });
+    this.#changed();
     return delayMs;
   }
 
@@ -39,11 +53,17 @@ export class Backoff {
   }
 
   reset(key: string): void {
-    this.#entries.delete(key);
+    if (this.#entries.delete(key)) this.#changed();
   }
 
   /** Forgets keys that match, e.g. every container of a removed pod. */
   resetWhere(match: (key: string) => boolean): void {
-    for (const key of this.#entries.keys()) if (match(key)) this.#entries.delete(key);
+    let changed = false;
+    for (const key of this.#entries.keys()) if (match(key)) changed = this.#entries.delete(key) || changed;
+    if (changed) this.#changed();
+  }
+
+  #changed(): void {
+    this.persistence?.save(Object.fromEntries(this.#entries));
   }
 }

@@ -1,7 +1,7 @@
 // Layer node/: the managers that serve every pod on the node — images (pulls, policies, QPS),
-// volumes, probes, back-off and the event recorder (this file), and the coming GC, eviction and
-// node-status managers. Imports api/, the container/ Runtime port and the shared log, clock and
-// metrics; never sync/ or server/.
+// volumes, probes, back-off, the event recorder (this file), image and container GC, eviction,
+// the stats analyzer and node status. Imports api/, the container/ Runtime port and the shared
+// log, clock and metrics; never sync/ or server/.
 //
 // Kubernetes-style events (Pulled, Started, BackOff, Unhealthy…) kept in a bounded ring
 // for GET /events and for runonce's failure reasons.
@@ -13,7 +13,7 @@ export interface KubeEvent {
   type: "Normal" | "Warning";
   reason: string;
   message: string;
-  involvedObject: { kind: "Pod"; namespace: string; name: string; uid: string; fieldPath?: string };
+  involvedObject: { kind: "Pod" | "Node"; namespace: string; name: string; uid: string; fieldPath?: string };
   firstTimestamp: string;
   lastTimestamp: string;
   count: number;
@@ -22,7 +22,8 @@ export interface KubeEvent {
 /** Records events; repeats of the same object/reason/message are folded into one with a count. */
 export interface EventRecorder {
   record(
-    pod: { metadata: { namespace: string; name: string; uid: string } },
+    /** A pod, or the node (kind "Node": image GC, eviction, system OOM). */
+    pod: { kind?: "Pod" | "Node"; metadata: { namespace: string; name: string; uid: string } },
     type: KubeEvent["type"],
     reason: string,
     message: string,
@@ -30,6 +31,11 @@ export interface EventRecorder {
   ): void;
   /** Oldest first. */
   list(): KubeEvent[];
+}
+
+/** The node as an event's involved object. */
+export function nodeRef(name: string): { kind: "Node"; metadata: { namespace: string; name: string; uid: string } } {
+  return { kind: "Node", metadata: { namespace: "", name, uid: name } };
 }
 
 export function createEventRecorder(options: { capacity?: number; clock?: Clock; log?: Logger } = {}): EventRecorder {
@@ -52,7 +58,7 @@ export function createEventRecorder(options: { capacity?: number; clock?: Clock;
           type,
           reason,
           message,
-          involvedObject: { kind: "Pod", namespace, name, uid, ...(fieldPath ? { fieldPath } : {}) },
+          involvedObject: { kind: pod.kind ?? "Pod", namespace, name, uid, ...(fieldPath ? { fieldPath } : {}) },
           firstTimestamp: now,
           lastTimestamp: now,
           count: 1,
@@ -60,7 +66,11 @@ export function createEventRecorder(options: { capacity?: number; clock?: Clock;
         if (byKey.size > capacity) byKey.delete(byKey.keys().next().value!);
       }
       const log = type === "Warning" ? options.log?.warn : options.log?.debug;
-      log?.call(options.log, message, { pod: `${namespace}/${name}`, reason, ...(fieldPath ? { fieldPath } : {}) });
+      log?.call(options.log, message, {
+        [pod.kind === "Node" ? "node" : "pod"]: pod.kind === "Node" ? name : `${namespace}/${name}`,
+        reason,
+        ...(fieldPath ? { fieldPath } : {}),
+      });
     },
     list: () => [...byKey.values()],
   };

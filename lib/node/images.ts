@@ -1,6 +1,6 @@
 // Image pulls: pull policy, a token bucket over all pulls (--registry_qps/--registry_burst),
 // one pull per image at a time, and per-image back-off (ErrImagePull → ImagePullBackOff).
-import { Backoff } from "./backoff.ts";
+import { Backoff, type BackoffPersistence } from "./backoff.ts";
 import { systemClock, type Clock } from "../clock.ts";
 import type { Runtime } from "../container/runtime.ts";
 import {
@@ -35,6 +35,10 @@ export interface ImageManagerOptions {
   log?: Logger;
   metrics?: KubeletMetrics;
   events?: EventRecorder;
+  /** Refuses a pull that would fill the image filesystem (image GC's check); throws with the reason. */
+  checkSpace?: (image: string) => Promise<void>;
+  /** Keeps the image-pull back-off across kubelet restarts. */
+  backoffPersistence?: BackoffPersistence;
 }
 
 /** A token bucket: `burst` pulls at once, refilled at `qps` per second; waits, never drops. */
@@ -76,7 +80,7 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
   const clock = options.clock ?? systemClock;
   const log = options.log ?? silentLogger;
   const bucket = new TokenBucket(options.qps, options.burst, clock);
-  const backoff = new Backoff(10_000, 300_000, clock);
+  const backoff = new Backoff(10_000, 300_000, clock, options.backoffPersistence);
   const failures = new Map<string, string>();
   const inflight = new Map<string, Promise<string>>();
   const configPaths = options.dockerConfigPaths ?? defaultDockerConfigPaths();
@@ -103,6 +107,7 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
     options.events?.record(pod, "Normal", "Pulling", `Pulling image "${image}"`);
     const started = clock.now();
     try {
+      await options.checkSpace?.(image);
       await runtime.pullImage(image, pullSecretCredentials(image, pod) ?? credentialsFor(image, configPaths));
       const id = await runtime.imageId(image);
       if (!id) throw new KubeletError("ImagePullFailed", `image ${image} is missing right after its pull`);

@@ -28,6 +28,7 @@ const input = (overrides: Partial<NodeInput> = {}): NodeInput => ({
     cpus: 2,
     memoryBytes: 1,
     hostname: "machine",
+    dockerRootDir: "/var/lib/docker",
   },
   readiness: { ready: true, message: "" },
   pressure: noPressure.conditions(),

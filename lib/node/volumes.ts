@@ -30,6 +30,21 @@ export interface VolumeManager {
   teardown(podUid: string): Promise<void>;
   /** Uids that have a pod directory. */
   podDirs(): Promise<string[]>;
+  /**
+   * Creates the empty host file mounted at a container instance's terminationMessagePath
+   * (`pods/<uid>/containers/<name>/<attempt>`), dropping those of attempts long gone; returns its path.
+   */
+  terminationLog(podUid: string, container: string, attempt: number): Promise<string>;
+  /** Up to 4 KiB of what an instance wrote to its termination log ("" when none). */
+  readTerminationLog(podUid: string, container: string, attempt: number): Promise<string>;
+}
+
+/** The kubelet's cap on a termination message (bytes). */
+export const MAX_TERMINATION_MESSAGE = 4096;
+
+/** Where a pod's emptyDir volume lives on the host. */
+export function emptyDirPath(rootDir: string, podUid: string, volume: string): string {
+  return join(rootDir, "pods", podUid, "volumes", "kubernetes.io~empty-dir", volume);
 }
 
 export function createVolumeManager(options: { rootDir: string; configs: ConfigLookup; log?: Logger }): VolumeManager {
@@ -88,7 +103,7 @@ export function createVolumeManager(options: { rootDir: string; configs: ConfigL
             log.debug(`wrote volume "${volume.name}" of pod ${pod.metadata.namespace}/${pod.metadata.name}`);
           paths.set(volume.name, { hostPath: dir });
         } else if (volume.emptyDir) {
-          const dir = join(podsDir, pod.metadata.uid, "volumes", "kubernetes.io~empty-dir", volume.name);
+          const dir = emptyDirPath(options.rootDir, pod.metadata.uid, volume.name);
           await mkdir(dir, { recursive: true, mode: 0o777 });
           if (volume.emptyDir.medium === "Memory" && !(await isMountPoint(dir, log))) {
             const size =
@@ -134,6 +149,29 @@ export function createVolumeManager(options: { rootDir: string; configs: ConfigL
       }
       // rm never follows symlinks, so a link to a host path cannot take the host path with it.
       await rm(dir, { recursive: true, force: true });
+    },
+    async terminationLog(podUid, container, attempt) {
+      const dir = join(podsDir, podUid, "containers", container);
+      await mkdir(dir, { recursive: true });
+      // A crash loop makes one file per attempt: keep the last few (statuses show the latest two).
+      for (const name of await readdir(dir))
+        if (/^\d+$/.test(name) && Number(name) < attempt - 2) await rm(join(dir, name), { force: true });
+      const path = join(dir, String(attempt));
+      await (await open(path, "w", 0o666)).close();
+      return path;
+    },
+    async readTerminationLog(podUid, container, attempt) {
+      const file = await open(join(podsDir, podUid, "containers", container, String(attempt)), "r").catch(
+        () => undefined,
+      );
+      if (!file) return "";
+      try {
+        const buffer = Buffer.alloc(MAX_TERMINATION_MESSAGE);
+        const { bytesRead } = await file.read(buffer, 0, MAX_TERMINATION_MESSAGE, 0);
+        return buffer.subarray(0, bytesRead).toString("utf8");
+      } finally {
+        await file.close();
+      }
     },
     async podDirs() {
       try {

@@ -70,6 +70,7 @@ function setup(config: Partial<KubeletConfig> = {}, extra: Partial<InfoServerDep
       mergeConfigs: (_source, op, objects) => mergedConfigs.push({ op, objects }),
     },
     health: async () => ({ ok: true, checks: [{ name: "docker", ok: true, message: "ok" }] }),
+    summary: () => undefined,
     metrics,
     events: createEventRecorder(),
     allowPrivileged: false,
@@ -137,17 +138,44 @@ describe("info server", () => {
     expect(spec.num_cores).toBeGreaterThan(0);
   });
 
-  test("GET /stats/summary reports node and per-container usage in the kubelet's shape", async () => {
-    const summary = (await (await s.app.request("/stats/summary")).json()) as {
-      node: { nodeName: string };
-      pods: Array<{
-        podRef: { name: string };
-        containers: Array<{ name: string; memory: { workingSetBytes: number } }>;
-      }>;
-    };
-    expect(summary.node.nodeName).toBeTruthy();
-    expect(summary.pods[0]!.podRef.name).toBe("web");
-    expect(summary.pods[0]!.containers[0]).toMatchObject({ name: "app", memory: { workingSetBytes: 2 ** 19 } });
+  test("GET /healthz?verbose lists every check and the node's pressure conditions", async () => {
+    const app = setup(
+      {},
+      {
+        health: async () => ({
+          ok: true,
+          checks: [{ name: "docker", ok: true, message: "ok" }],
+          conditions: [
+            {
+              type: "MemoryPressure",
+              status: "True",
+              reason: "KubeletHasInsufficientMemory",
+              message: "kubelet has insufficient memory available",
+            },
+            {
+              type: "DiskPressure",
+              status: "False",
+              reason: "KubeletHasNoDiskPressure",
+              message: "kubelet has no disk pressure",
+            },
+          ],
+        }),
+      },
+    ).app;
+    const response = await app.request("/healthz?verbose");
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe(
+      "[+]docker ok\n[!]MemoryPressure=True KubeletHasInsufficientMemory: kubelet has insufficient memory available\n[+]DiskPressure=False KubeletHasNoDiskPressure: kubelet has no disk pressure\nhealthz check passed\n",
+    );
+  });
+
+  test("GET /stats/summary serves the analyzer's last collection, and 503 before its first", async () => {
+    const before = await s.app.request("/stats/summary");
+    expect(before.status).toBe(503);
+    expect(await before.text()).toContain("the resource analyzer has not run");
+    const summary = { node: { nodeName: "n" }, pods: [] } as never;
+    const after = await setup({}, { summary: () => summary }).app.request("/stats/summary");
+    expect(await after.json()).toEqual(summary);
   });
 
   test("GET /metrics is Prometheus text with the real kubelet's names", async () => {

@@ -1,21 +1,21 @@
 // Layer server/: the Hono info server, its push routes, authentication and the Prometheus registry.
 // It reads state through the interfaces the composition root hands it (the Runtime port, pod
-// statuses, the event recorder) and imports api/, config types, node/events.ts and
-// platform/types.ts; never sync/ or sources/ directly.
+// statuses, the event recorder, the stats analyzer's summary) and imports api/, config types,
+// node/events.ts, the node/stats-analyzer.ts types and platform/types.ts; never sync/ or sources/.
 //
 // The info server (Hono): health, pods with statuses, machine spec, stats, metrics, events, and
 // the debugging handlers (logs, exec, /logs/, pushes) behind authentication beyond loopback.
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { createReadStream } from "node:fs";
-import { readdir, readFile, realpath, stat } from "node:fs/promises";
-import { cpus, hostname, totalmem, freemem, release, type as osType } from "node:os";
+import { readdir, realpath, stat } from "node:fs/promises";
+import { cpus, hostname, totalmem, release, type as osType } from "node:os";
 import { resolve as resolvePath, sep } from "node:path";
 import { Readable } from "node:stream";
 import type { Authenticator } from "./auth.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
-import { LABEL, type Runtime } from "../container/runtime.ts";
+import type { Runtime } from "../container/runtime.ts";
 import type { EventRecorder } from "../node/events.ts";
-import type { PodUsage } from "../node/cgroups.ts";
+import type { StatsSummary } from "../node/stats-analyzer.ts";
 import type { Logger } from "../log.ts";
 import { createPushRoutes, type PushTarget } from "./push-routes.ts";
 import { HTTPException } from "hono/http-exception";
@@ -25,6 +25,8 @@ import type { Pod } from "../api/types.ts";
 export interface HealthReport {
   ok: boolean;
   checks: Array<{ name: string; ok: boolean; message: string }>;
+  /** The node's conditions (MemoryPressure, DiskPressure): details, not failures of the kubelet. */
+  conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
 }
 
 export interface InfoServerDeps {
@@ -36,23 +38,33 @@ export interface InfoServerDeps {
   runtime: Runtime;
   push: PushTarget;
   health(): Promise<HealthReport>;
+  /** The resource analyzer's last collection (/stats/summary); undefined before its first. */
+  summary(): StatsSummary | undefined;
   metrics: { render(): string; renderProbes(): string };
   events: EventRecorder;
   allowPrivileged: boolean;
   /** The read-only port's app: GET endpoints only. */
   readOnly?: boolean;
   auth?: Authenticator;
-  /** A pod's usage from its cgroup, for /stats/summary. */
-  podUsage?: (uid: string) => Promise<PodUsage | undefined>;
   log?: Logger;
   /** Root of GET /logs/ (default /var/log). */
   logDir?: string;
 }
 
-/** `/healthz` (failing checks named) and `/healthz/{check}`. */
+/** `/healthz` (failing checks named; `?verbose`: every check and the pressure conditions) and `/healthz/{check}`. */
 function addHealthRoutes(app: Hono, health: InfoServerDeps["health"]): void {
   app.get("/healthz", async (c) => {
     const report = await health();
+    if (c.req.query("verbose") !== undefined) {
+      const lines = [
+        ...report.checks.map((x) => (x.ok ? `[+]${x.name} ok` : `[-]${x.name} failed: ${x.message}`)),
+        ...(report.conditions ?? []).map(
+          (x) => `[${x.status === "True" ? "!" : "+"}]${x.type}=${x.status} ${x.reason}: ${x.message}`,
+        ),
+        report.ok ? "healthz check passed" : "healthz check failed",
+      ];
+      return c.text(lines.join("\n") + "\n", report.ok ? 200 : 500);
+    }
     if (report.ok) return c.text("ok");
     return c.text(
       report.checks
@@ -165,83 +177,10 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   app.get("/spec", async (c) => c.json(await machine()));
   app.get("/spec/", async (c) => c.json(await machine()));
 
-  const statsCache = new Map<string, { at: number; value: Promise<unknown> }>();
-  const containerStats = (id: string) => {
-    const hit = statsCache.get(id);
-    if (hit && Date.now() - hit.at < 1000) return hit.value;
-    const value = deps.runtime.stats(id).catch((error: Error & { code?: string }) => {
-      // A container that stopped between the listing and this read has no stats: expected, not a fault.
-      if (error.code === "NotFound") deps.log?.debug(`container ${id} is gone: no stats for it`);
-      else deps.log?.warn(`cannot read the stats of container ${id}: ${error.message}; leaving it out`);
-      return undefined;
-    });
-    statsCache.set(id, { at: Date.now(), value });
-    return value;
-  };
-  // Pod totals come from the pod cgroup (cgroupsPerQOS), as the kubelet's summary reads them.
-  const podLevel = async (uid: string, now: string) => {
-    const usage = await deps.podUsage?.(uid).catch((error: Error) => {
-      deps.log?.warn(`cannot read the cgroup usage of pod ${uid}: ${error.message}; leaving its totals out`);
-      return undefined;
-    });
-    return usage
-      ? {
-          cpu: { time: now, usageCoreNanoSeconds: usage.cpuUsageNanoseconds },
-          memory: { time: now, usageBytes: usage.memoryUsageBytes, workingSetBytes: usage.memoryWorkingSetBytes },
-        }
-      : {};
-  };
-  app.get("/stats/summary", async (c) => {
-    const containers = (await deps.runtime.listContainers()).filter((x) => x.state === "running");
-    const now = new Date().toISOString();
-    const pods = await Promise.all(
-      deps.pods().map(async (pod) => {
-        const own = containers.filter((x) => x.labels[LABEL.podUid] === pod.metadata.uid);
-        const stats = await Promise.all(
-          own.map(async (x) => ({
-            x,
-            s: (await containerStats(x.id)) as Awaited<ReturnType<Runtime["stats"]>> | undefined,
-          })),
-        );
-        const pause = stats.find(({ x }) => x.labels[LABEL.containerName] === "POD");
-        return {
-          podRef: { name: pod.metadata.name, namespace: pod.metadata.namespace, uid: pod.metadata.uid },
-          startTime: pod.status?.startTime,
-          ...(await podLevel(pod.metadata.uid, now)),
-          containers: stats
-            .filter(({ x }) => x.labels[LABEL.containerName] !== "POD" && x.labels)
-            .map(({ x, s }) => ({
-              name: x.labels[LABEL.containerName],
-              startTime: new Date(x.createdAt).toISOString(),
-              cpu: { time: s?.time ?? now, usageCoreNanoSeconds: s?.cpuUsageNanoseconds ?? 0 },
-              memory: {
-                time: s?.time ?? now,
-                usageBytes: s?.memoryUsageBytes ?? 0,
-                workingSetBytes: s?.memoryWorkingSetBytes ?? 0,
-              },
-            })),
-          network: {
-            time: pause?.s?.time ?? now,
-            rxBytes: pause?.s?.networkRxBytes ?? 0,
-            txBytes: pause?.s?.networkTxBytes ?? 0,
-          },
-        };
-      }),
-    );
-    return c.json({
-      node: {
-        nodeName: deps.config.hostnameOverride || hostname(),
-        startTime: new Date(Date.now() - process.uptime() * 1000).toISOString(),
-        cpu: { time: now, usageCoreNanoSeconds: await nodeCpuNanoseconds() },
-        memory: {
-          time: now,
-          availableBytes: freemem(),
-          usageBytes: totalmem() - freemem(),
-          workingSetBytes: totalmem() - freemem(),
-        },
-      },
-      pods,
-    });
+  app.get("/stats/summary", (c) => {
+    const summary = deps.summary();
+    if (!summary) throw httpError(503, "stats are not collected yet: the resource analyzer has not run; retry shortly");
+    return c.json(summary);
   });
   app.get("/stats/:pod/:container", async (c) => {
     const { pod, container } = c.req.param();
@@ -369,10 +308,4 @@ async function serveLogFile(c: Context, root: string): Promise<Response> {
   return new Response(Readable.toWeb(createReadStream(real)) as unknown as ReadableStream, {
     headers: { "content-type": "text/plain; charset=utf-8", "content-length": String(info.size) },
   });
-}
-
-async function nodeCpuNanoseconds(): Promise<number> {
-  const line = (await readFile("/proc/stat", "utf8").catch(() => "")).split("\n")[0] ?? "";
-  const [, user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0] = line.trim().split(/\s+/).map(Number);
-  return (user + nice + system + irq + softirq) * 1e7; // USER_HZ 100 → ns
 }

@@ -55,7 +55,7 @@ function stateOf(c: ContainerDetails): V1ContainerStatus["state"] {
     terminated: {
       exitCode: c.exitCode,
       reason: terminatedReason(c),
-      ...(c.error ? { message: c.error } : {}),
+      ...(c.terminationMessage || c.error ? { message: c.terminationMessage || c.error } : {}),
       ...(c.startedAt ? { startedAt: c.startedAt } : {}),
       ...(c.finishedAt ? { finishedAt: c.finishedAt } : {}),
       containerID: `docker://${c.id}`,

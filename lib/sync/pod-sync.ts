@@ -1,8 +1,8 @@
 // One step of the sync loop for one pod: observe its containers, plan with computePodActions
 // (pod-plan.ts, pure) and carry the plan out on the Runtime port (this file, the executor): image
 // pulls, Docker create bodies, lifecycle hooks, graceful termination, events, back-off bookkeeping,
-// and dead-container clean-up.
-import { Backoff } from "../node/backoff.ts";
+// termination messages and OOM kills (dead containers: node/container-gc.ts).
+import { Backoff, type BackoffPersistence } from "../node/backoff.ts";
 import type { Clock } from "../clock.ts";
 import {
   buildContainer,
@@ -37,7 +37,6 @@ export interface PodSyncOptions {
   networkMode: string;
   pauseImage: string;
   allowPrivileged: boolean;
-  maxDeadPerContainer: number;
   /** See PodContext: the oom_score_adj floor and the CFS quota settings. */
   oomScoreAdjMin?: number;
   cfsQuota?: boolean;
@@ -59,6 +58,8 @@ export interface PodSyncDeps {
   cgroups?: Pick<CgroupManager, "ensurePod" | "removePod">;
   /** Pod resolv.conf files; absent = Docker's own resolv.conf. */
   dns?: DnsConfigurer;
+  /** Keeps the crash-loop back-off across kubelet restarts. */
+  backoffPersistence?: BackoffPersistence;
 }
 
 export interface SyncResult {
@@ -81,8 +82,6 @@ export interface PodSyncer {
   syncPod(pod: Pod, observed: Observed, livenessFailed: ReadonlySet<string>): Promise<SyncResult>;
   /** Stops a pod's containers gracefully (preStop, SIGTERM, then SIGKILL), removes them and its volumes. */
   killPod(podUid: string, observed: Observed, pod?: Pod): Promise<void>;
-  /** Removes dead instances beyond the limit. */
-  collectGarbage(observed: Observed): Promise<void>;
   /** Forgets back-off state of a removed pod. */
   forget(podUid: string): void;
 }
@@ -90,8 +89,26 @@ export interface PodSyncer {
 export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): PodSyncer {
   const { clock, log, events } = deps;
   const { runtime } = deps;
-  const crashBackoff = new Backoff(10_000, 300_000, clock);
+  const crashBackoff = new Backoff(10_000, 300_000, clock, deps.backoffPersistence);
   const inspected = new Map<string, ContainerDetails>();
+  /** Containers whose OOM kill has been reported, per pod. */
+  const oomReported = new Map<string, Set<string>>();
+  const reportOom = (pod: Pod, c: ContainerDetails) => {
+    const seen =
+      oomReported.get(pod.metadata.uid) ?? oomReported.set(pod.metadata.uid, new Set()).get(pod.metadata.uid)!;
+    if (seen.has(c.id)) return;
+    seen.add(c.id);
+    const name = c.labels[LABEL.containerName]!;
+    const spec = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((s) => s.name === name);
+    const limit = spec?.resources?.limits?.memory;
+    events.record(
+      pod,
+      "Warning",
+      "OOMKilling",
+      `Memory cgroup out of memory: container ${name} was killed${limit !== undefined ? ` at its memory limit ${limit}` : ""} (exit code ${c.exitCode})`,
+      `spec.${c.labels[LABEL.initContainer] ? "initContainers" : "containers"}{${name}}`,
+    );
+  };
   const volumeCache = new Map<string, { hash: string; paths: Map<string, VolumeMount> }>();
   let node: PodContext["node"] | undefined;
 
@@ -126,6 +143,8 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
             if ((error as KubeletError).code === "NotFound") return;
             throw error;
           }
+          if (!details.running && details.labels[LABEL.terminationMessagePath])
+            details.terminationMessage = await terminationMessage(details);
           inspected.set(key, details);
         }
         const uid = summary.labels[LABEL.podUid]!;
@@ -134,6 +153,25 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     );
     if (!podUid) for (const key of inspected.keys()) if (!live.has(key)) inspected.delete(key);
     return byPod;
+  };
+
+  /** The kubelet's rule: the termination log's content; with FallbackToLogsOnError, a failed container's last log lines. */
+  const terminationMessage = async (c: ContainerDetails): Promise<string> => {
+    const uid = c.labels[LABEL.podUid]!;
+    const name = c.labels[LABEL.containerName]!;
+    const written = await deps.volumes
+      .readTerminationLog(uid, name, Number(c.labels[LABEL.restartCount] ?? 0))
+      .catch(() => "");
+    if (written || c.labels[LABEL.terminationMessagePolicy] !== "FallbackToLogsOnError" || c.exitCode === 0)
+      return written;
+    const chunks: Uint8Array[] = [];
+    try {
+      for await (const chunk of runtime.logs(c.id, { tail: FALLBACK_LOG_LINES })) chunks.push(chunk);
+    } catch {
+      return "";
+    }
+    const tail = Buffer.concat(chunks);
+    return tail.subarray(Math.max(0, tail.length - FALLBACK_LOG_BYTES)).toString("utf8");
   };
 
   /** Stops one container: its preStop hook within the grace period, the Killing event, then SIGTERM/SIGKILL. */
@@ -191,7 +229,12 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     }
     let id: string;
     try {
-      id = await runtime.createContainer(buildContainer(pod, spec, { ...ctx, pauseId: sandboxId, attempt, init }));
+      const terminationLog = spec.terminationMessagePath
+        ? await deps.volumes.terminationLog(pod.metadata.uid, spec.name, attempt)
+        : undefined;
+      id = await runtime.createContainer(
+        buildContainer(pod, spec, { ...ctx, pauseId: sandboxId, attempt, init, terminationLog }),
+      );
       done.created++;
     } catch (error) {
       if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
@@ -351,6 +394,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
 
   const forget = (podUid: string) => {
     volumeCache.delete(podUid);
+    oomReported.delete(podUid);
     crashBackoff.resetWhere((key) => key.startsWith(`${podUid}/`));
   };
 
@@ -366,6 +410,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     });
 
   const syncPod = async (pod: Pod, observed: Observed, livenessFailed: ReadonlySet<string>): Promise<SyncResult> => {
+    for (const c of observed) if (c.oomKilled && !c.running) reportOom(pod, c);
     const done = noneDone();
     const result = await execute(pod, planFor(pod, observed, livenessFailed, false), done);
     return { ...result, changed: changed(done) };
@@ -413,24 +458,13 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
       await deps.volumes.teardown(podUid);
       await deps.cgroups?.removePod(podUid);
     },
-    async collectGarbage(observed) {
-      const byName = new Map<string, ContainerDetails[]>();
-      for (const c of observed)
-        if (!c.running)
-          (
-            byName.get(c.labels[LABEL.containerName]!) ??
-            byName.set(c.labels[LABEL.containerName]!, []).get(c.labels[LABEL.containerName]!)!
-          ).push(c);
-      const extra = [...byName.values()].flatMap((dead) =>
-        dead
-          .sort((a, b) => Number(b.labels[LABEL.restartCount] ?? 0) - Number(a.labels[LABEL.restartCount] ?? 0))
-          .slice(Math.max(0, options.maxDeadPerContainer)),
-      );
-      await Promise.all(extra.map((c) => runtime.removeContainer(c.id)));
-    },
     forget,
   };
 }
+
+/** FallbackToLogsOnError takes at most this much of the log's end (the Go kubelet's limits). */
+const FALLBACK_LOG_LINES = 80;
+const FALLBACK_LOG_BYTES = 2048;
 
 /** What one executed plan did on the runtime. */
 interface Done {

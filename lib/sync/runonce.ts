@@ -19,7 +19,7 @@ export interface RunOnceDeps {
   clock: Clock;
   log: Logger;
   events: EventRecorder;
-  options: Omit<PodSyncOptions, "maxDeadPerContainer">;
+  options: PodSyncOptions;
   cgroups?: PodSyncDeps["cgroups"];
   dns?: PodSyncDeps["dns"];
 }
@@ -59,20 +59,17 @@ export async function runPodsOnce(
   const { clock, runtime } = deps;
   const began = clock.now();
   await runtime.ping();
-  const syncer = createPodSyncer(
-    { ...deps.options, maxDeadPerContainer: 5 },
-    {
-      runtime,
-      images: deps.images,
-      volumes: deps.volumes,
-      configs: deps.configs,
-      clock,
-      log: deps.log,
-      events: deps.events,
-      cgroups: deps.cgroups,
-      dns: deps.dns,
-    },
-  );
+  const syncer = createPodSyncer(deps.options, {
+    runtime,
+    images: deps.images,
+    volumes: deps.volumes,
+    configs: deps.configs,
+    clock,
+    log: deps.log,
+    events: deps.events,
+    cgroups: deps.cgroups,
+    dns: deps.dns,
+  });
   const outcomes = new Map<string, PodOutcome>();
   const waiting = new Map<string, Map<string, Waiting>>();
   const podIPs = new Map<string, string>();

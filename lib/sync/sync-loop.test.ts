@@ -10,6 +10,7 @@ import { noopMetrics } from "../metrics.ts";
 import { createPodSyncer, type PodSyncOptions } from "./pod-sync.ts";
 import { createProbeManager } from "../node/probes.ts";
 import { createPodStore, type PodStore } from "../sources/store.ts";
+import { computePodStatus } from "./pod-status.ts";
 import { createSyncLoop } from "./sync-loop.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
@@ -24,13 +25,16 @@ const options: PodSyncOptions = {
   networkMode: "none",
   pauseImage: "registry.k8s.io/pause:3.9",
   allowPrivileged: false,
-  maxDeadPerContainer: 1,
 };
+/** What containers wrote to their termination logs, by `<uid>/<name>/<attempt>`. */
+const terminationLogs = new Map<string, string>();
 const volumes: VolumeManager = {
   setup: async () => new Map(),
   version: () => "",
   teardown: async () => {},
   podDirs: async () => [],
+  terminationLog: async (uid, name, attempt) => `/fake/pods/${uid}/containers/${name}/${attempt}`,
+  readTerminationLog: async (uid, name, attempt) => terminationLogs.get(`${uid}/${name}/${attempt}`) ?? "",
 };
 
 function harness() {
@@ -253,18 +257,76 @@ describe("pod sync step", () => {
     ]);
     expect(h.runtime.containers.size).toBe(0);
   });
+});
 
-  test("keeps at most maxDeadPerContainer dead instances", async () => {
+describe("termination messages and OOM kills", () => {
+  const status = async (h: ReturnType<typeof harness>, pod: Pod) =>
+    computePodStatus({
+      pod,
+      containers: (await h.syncer.observe()).get(pod.metadata.uid) ?? [],
+      waiting: new Map(),
+      isReady: () => true,
+      isStarted: () => true,
+      hostIP: "10.0.0.1",
+      podIP: "",
+      firstSeen: 0,
+      now: h.clock.now(),
+    }).containerStatuses![0]!;
+
+  test("what a container wrote to its terminationMessagePath is its terminated state's message", async () => {
     const h = harness();
-    const pod = testPod("gc", spec());
+    const pod = testPod("msg", spec({ restartPolicy: "Never" }));
     await h.sync(pod);
-    for (let i = 0; i < 3; i++) {
-      h.runtime.exit(h.app(pod)[0]!.id, 0);
-      await h.clock.advance(600_000);
-      await h.sync(pod);
-    }
-    await h.syncer.collectGarbage((await h.syncer.observe()).get(pod.metadata.uid)!);
-    expect(h.app(pod).filter((c) => !c.running)).toHaveLength(1);
+    const app = h.app(pod)[0]!;
+    expect(app.body.HostConfig.Binds).toContain(`/fake/pods/${pod.metadata.uid}/containers/app/0:/dev/termination-log`);
+    expect(app.labels[LABEL.terminationMessagePolicy]).toBe("File");
+    terminationLogs.set(`${pod.metadata.uid}/app/0`, "bad config: port 80 in use");
+    h.runtime.writeLogs(app.id, "log line\n");
+    h.runtime.exit(app.id, 2);
+    expect((await status(h, pod)).state?.terminated).toMatchObject({
+      exitCode: 2,
+      reason: "Error",
+      message: "bad config: port 80 in use",
+    });
+  });
+
+  test("FallbackToLogsOnError takes the log's last lines when a failed container wrote no message", async () => {
+    const h = harness();
+    const fallback = testPod(
+      "fallback",
+      spec({
+        restartPolicy: "Never",
+        containers: [{ name: "app", image: "local/busybox:stable", terminationMessagePolicy: "FallbackToLogsOnError" }],
+      }),
+    );
+    await h.sync(fallback);
+    const app = h.app(fallback)[0]!;
+    h.runtime.writeLogs(app.id, Array.from({ length: 100 }, (_, i) => `line ${i}\n`).join(""));
+    h.runtime.exit(app.id, 1);
+    const message = (await status(h, fallback)).state!.terminated!.message!;
+    expect(message.split("\n").filter(Boolean)).toEqual(Array.from({ length: 80 }, (_, i) => `line ${i + 20}`));
+  });
+
+  test("a container killed at its memory limit shows OOMKilled and one OOMKilling event", async () => {
+    const h = harness();
+    const pod = testPod(
+      "oom",
+      spec({
+        containers: [{ name: "app", image: "local/busybox:stable", resources: { limits: { memory: "16Mi" } } }],
+      }),
+    );
+    await h.sync(pod);
+    h.runtime.exit(h.app(pod)[0]!.id, 137, { oomKilled: true });
+    await h.sync(pod);
+    await h.sync(pod);
+    expect((await status(h, pod)).lastState?.terminated).toMatchObject({ reason: "OOMKilled", exitCode: 137 });
+    const oom = h.events.list().filter((e) => e.reason === "OOMKilling");
+    expect(oom).toHaveLength(1);
+    expect(oom[0]).toMatchObject({
+      type: "Warning",
+      message: "Memory cgroup out of memory: container app was killed at its memory limit 16Mi (exit code 137)",
+      involvedObject: { name: "oom", fieldPath: "spec.containers{app}" },
+    });
   });
 });
 
@@ -445,6 +507,34 @@ describe("sync loop", () => {
     await l.clock.advance(10_000);
     await l.settle();
     expect(l.runtime.containers.size).toBe(0);
+    await l.stop();
+  });
+
+  test("an evicted pod is stopped, reported Failed/Evicted and not started again until its manifest changes", async () => {
+    const l = await loop();
+    const pod = testPod("hog", spec());
+    l.store.apply("file", { pods: [pod], rejected: [] });
+    await l.settle();
+    expect(l.syncLoop.activePods().map((p) => p.metadata.name)).toEqual(["hog"]);
+    const message = "The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. ";
+    await l.syncLoop.evict(pod, message);
+    expect(l.runtime.containers.size).toBe(0);
+    expect(l.syncLoop.pods()[0]!.status).toMatchObject({ phase: "Failed", reason: "Evicted", message });
+    expect(l.syncLoop.activePods()).toEqual([]);
+    await l.clock.advance(10_000); // a full resync
+    await l.settle();
+    expect(l.runtime.containers.size).toBe(0);
+    l.store.apply("file", { pods: [pod], rejected: [] }); // the same manifest again: still evicted
+    await l.settle();
+    expect(l.runtime.containers.size).toBe(0);
+    const edited = testPod(
+      "hog",
+      spec({ containers: [{ name: "app", image: "local/busybox:stable", command: ["sleep", "1"] }] }),
+    );
+    l.store.apply("file", { pods: [edited], rejected: [] });
+    await l.settle();
+    expect([...l.runtime.containers.values()].filter((c) => c.running)).toHaveLength(2);
+    expect(l.syncLoop.pods()[0]!.status?.phase).toBe("Running");
     await l.stop();
   });
 

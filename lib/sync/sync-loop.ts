@@ -8,6 +8,7 @@
 // wants are killed only once every source has reported; a kubelet restart adopts what runs.
 import type { Clock, Timer } from "../clock.ts";
 import { LABEL, type Runtime } from "../container/runtime.ts";
+import type { BackoffPersistence } from "../node/backoff.ts";
 import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager } from "../node/images.ts";
 import type { Logger } from "../log.ts";
@@ -41,6 +42,8 @@ export interface SyncLoopDeps {
   events: EventRecorder;
   cgroups?: Pick<CgroupManager, "ensurePod" | "removePod" | "removeOrphans">;
   dns?: DnsConfigurer;
+  /** Keeps the crash-loop back-off across kubelet restarts. */
+  backoffPersistence?: BackoffPersistence;
 }
 
 export interface SyncLoop {
@@ -52,6 +55,13 @@ export interface SyncLoop {
   lastSyncAt(): number;
   /** Changes whenever pods() would answer differently. */
   version(): number;
+  /** Wanted pods that are neither evicted nor finished: what the eviction manager may choose from. */
+  activePods(): Pod[];
+  /**
+   * Evicts a pod: stops and removes its containers and volumes, and reports it Failed with reason Evicted and
+   * `message` until its manifest changes. Resolves when the pod is stopped (or the loop stops).
+   */
+  evict(pod: Pod, message: string): Promise<void>;
 }
 
 /**
@@ -82,7 +92,14 @@ interface PodRecord {
   retry?: Timer;
   /** A fresh observation handed over by the resync, saving a listing per pod. */
   observed?: Map<string, Observed>;
+  /** Evicted: the manifest hash it was evicted with (a new one lifts the eviction), the message, who awaits the stop. */
+  eviction?: { hash: string | undefined; message: string; stopped: Array<() => void> };
 }
+
+/** Wakes whoever awaits an eviction's stop. */
+const stoppedEviction = (record: PodRecord) => {
+  for (const resolve of record.eviction?.stopped.splice(0) ?? []) resolve();
+};
 
 export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): SyncLoop {
   const { store, runtime, clock, log, metrics } = deps;
@@ -154,7 +171,12 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       const handed = record.observed;
       record.observed = undefined;
       const observed = (handed ?? (await syncer.observe(uid))).get(uid) ?? [];
-      if (record.wanted && record.pod) {
+      if (record.wanted && record.pod && record.eviction) {
+        // An evicted pod is not started again: its containers and volumes go, its status stays Failed.
+        if (observed.length > 0) await syncer.killPod(uid, observed, record.pod);
+        updateStatus(record, record.pod, []);
+        stoppedEviction(record);
+      } else if (record.wanted && record.pod) {
         const pod = record.pod;
         const result = await syncer.syncPod(pod, observed, record.livenessFailed);
         for (const c of observed) record.livenessFailed.delete(c.id);
@@ -186,7 +208,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   };
 
   const updateStatus = (record: PodRecord, pod: Pod, observed: Observed) => {
-    const status = computePodStatus({
+    const computed = computePodStatus({
       pod,
       containers: observed,
       waiting: record.waiting,
@@ -198,6 +220,9 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       previous: record.status,
       now: clock.now(),
     });
+    const status = record.eviction
+      ? { ...computed, phase: "Failed" as const, reason: "Evicted", message: record.eviction.message }
+      : computed;
     if (JSON.stringify(record.status) !== JSON.stringify(status)) version++;
     record.status = status;
     if (!record.started && status.containerStatuses?.every((c) => c.state?.running)) {
@@ -208,6 +233,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
 
   /** The one place a pod's record ends: its back-off, volumes cache and probes go with it. */
   const forget = (uid: string) => {
+    const record = records.get(uid);
+    if (record) stoppedEviction(record);
     records.delete(uid);
     syncer.forget(uid);
     probes.removePod(uid);
@@ -219,6 +246,10 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     record.pod = pod;
     record.wanted = true;
     version++;
+    if (record.eviction && record.eviction.hash !== pod.metadata.annotations[ANNOTATION.hash]) {
+      stoppedEviction(record); // a changed manifest is a new pod as far as eviction goes
+      record.eviction = undefined;
+    }
     if (!before || before.metadata.annotations[ANNOTATION.hash] !== pod.metadata.annotations[ANNOTATION.hash])
       trigger(pod.metadata.uid);
   };
@@ -265,8 +296,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     }
     const states: Record<string, number> = {};
     let runningPods = 0;
-    for (const [uid, containers] of observed) {
-      if (isWanted(uid)) await syncer.collectGarbage(containers);
+    for (const containers of observed.values()) {
       if (containers.some((c) => c.running)) runningPods++;
       for (const c of containers)
         states[c.running ? "running" : c.state === "created" ? "created" : "exited"] =
@@ -329,6 +359,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       stopping = true;
       unsubscribe();
       unsubscribeConfigs();
+      for (const record of records.values()) stoppedEviction(record);
       for (const record of records.values()) record.retry?.cancel();
       for (const [uid] of wanted()) probes.removePod(uid);
       await events;
@@ -344,6 +375,21 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     },
     lastSyncAt: () => lastSync,
     version: () => version,
+    activePods: () =>
+      wanted()
+        .filter(([, r]) => !r.eviction && r.status?.phase !== "Succeeded" && r.status?.phase !== "Failed")
+        .map(([, r]) => r.pod!),
+    evict(pod, message) {
+      const record = records.get(pod.metadata.uid);
+      if (!record?.wanted || stopping) return Promise.resolve();
+      log.warn(`evicting pod ${podKey(pod)}: ${message}`);
+      deps.events.record(pod, "Warning", "Evicted", message);
+      record.eviction ??= { hash: pod.metadata.annotations[ANNOTATION.hash], message, stopped: [] };
+      const stopped = new Promise<void>((resolve) => record.eviction!.stopped.push(resolve));
+      version++;
+      trigger(pod.metadata.uid);
+      return stopped;
+    },
   };
 }
 

@@ -9,6 +9,7 @@ import {
   type ContainerStats,
   type ContainerSummary,
   type ExecResult,
+  type ImageSummary,
   type LogOptions,
   type RegistryAuth,
   type Runtime,
@@ -36,6 +37,11 @@ export class FakeRuntime implements Runtime {
   readonly containers = new Map<string, FakeContainer>();
   /** Images present locally; pullImage adds to it. */
   readonly images = new Set<string>(["local/busybox:stable", "registry.k8s.io/pause:3.9"]);
+  /** Writable-layer sizes of containers by id (default 4096), listed with `size`. */
+  readonly containerSizes = new Map<string, number>();
+  /** Sizes and creation times of images by reference (default 1 MB, epoch). */
+  readonly imageSizes = new Map<string, number>();
+  readonly imageCreated = new Map<string, number>();
   /** Answers exec calls; default: exit 0 with no output. */
   execHandler: (id: string, cmd: string[]) => ExecResult | Promise<ExecResult> = () => ({
     exitCode: 0,
@@ -178,9 +184,10 @@ export class FakeRuntime implements Runtime {
       cpus: 2,
       memoryBytes: 2 ** 33,
       hostname: "fake",
+      dockerRootDir: "/var/lib/docker",
     };
   }
-  async listContainers(options: { podUid?: string } = {}): Promise<ContainerSummary[]> {
+  async listContainers(options: { podUid?: string; size?: boolean } = {}): Promise<ContainerSummary[]> {
     this.#record("listContainers", [options]);
     return [...this.containers.values()]
       .filter(
@@ -197,6 +204,7 @@ export class FakeRuntime implements Runtime {
         imageId,
         state,
         createdAt,
+        ...(options.size ? { sizeRwBytes: this.containerSizes.get(id) ?? 4096 } : {}),
       }));
   }
   async inspectContainer(id: string): Promise<ContainerDetails> {
@@ -251,6 +259,24 @@ export class FakeRuntime implements Runtime {
     this.#record("pullImage", [ref, auth]);
     if (this.pullDelayMs > 0) await this.clock.sleep(this.pullDelayMs);
     this.images.add(ref);
+  }
+  async listImages(): Promise<ImageSummary[]> {
+    this.#record("listImages", []);
+    const used = new Set([...this.containers.values()].map((c) => c.imageId));
+    return [...this.images].map((ref) => ({
+      id: `sha256:${ref}`,
+      tags: [ref],
+      sizeBytes: this.imageSizes.get(ref) ?? 1_000_000,
+      createdAt: this.imageCreated.get(ref) ?? 0,
+      inUse: used.has(`sha256:${ref}`),
+    }));
+  }
+  async removeImage(id: string): Promise<void> {
+    this.#record("removeImage", [id]);
+    const ref = id.replace(/^sha256:/, "");
+    if ([...this.containers.values()].some((c) => c.imageId === id))
+      throw new KubeletError("Conflict", `cannot remove image ${ref}: image is being used by a container`);
+    this.images.delete(ref);
   }
   async exec(
     id: string,

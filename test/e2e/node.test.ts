@@ -168,14 +168,19 @@ describeWithServices("an operator's node", (services) => {
 
   test("/stats/summary reads pod usage from the pod cgroup", async () => {
     await running("e2e-qos-besteffort");
-    const summary = (await (await fetch(`http://127.0.0.1:${port}/stats/summary`)).json()) as {
+    type Summary = {
       pods: Array<{
         podRef: { name: string };
         memory?: { usageBytes: number };
         cpu?: { usageCoreNanoSeconds: number };
       }>;
     };
-    const pod = summary.pods.find((p) => p.podRef.name === "e2e-qos-besteffort")!;
+    // The resource analyzer collects every 10 s: wait for a collection that has the pod.
+    const pod = await waitFor("the pod in /stats/summary", async () => {
+      const response = await fetch(`http://127.0.0.1:${port}/stats/summary`);
+      if (response.status !== 200) return undefined;
+      return ((await response.json()) as Summary).pods.find((p) => p.podRef.name === "e2e-qos-besteffort");
+    });
     expect(pod.memory!.usageBytes).toBeGreaterThan(0);
     expect(pod.cpu!.usageCoreNanoSeconds).toBeGreaterThan(0);
   });

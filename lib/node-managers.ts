@@ -1,0 +1,198 @@
+// Part of the composition root: wires the managers that keep the node alive over months — image
+// GC, container GC, the resource analyzer behind /stats/summary, the eviction manager and the
+// system OOM watcher — onto the real host (statfs, /proc, the memory cgroup, /dev/kmsg) and runs
+// each on the Go kubelet's period.
+import { every, type Clock } from "./clock.ts";
+import type { KubeletConfig } from "./config/config-types.ts";
+import { parseDuration } from "./config/config.ts";
+import type { Runtime } from "./container/runtime.ts";
+import type { Pod } from "./api/types.ts";
+import type { Logger } from "./log.ts";
+import { createContainerGc } from "./node/container-gc.ts";
+import type { EventRecorder } from "./node/events.ts";
+import type { PodUsage as CgroupUsage } from "./node/cgroups.ts";
+import { createEvictionManager, type NodeCondition, type PodUsage } from "./node/eviction.ts";
+import { parseThresholds, type StarvedResource } from "./node/eviction-thresholds.ts";
+import { diskUsage, statFs } from "./node/filesystem.ts";
+import { createImageGc, type ImageGc } from "./node/image-gc.ts";
+import { createNodeSignals } from "./node/node-signals.ts";
+import { watchSystemOoms } from "./node/oom-watcher.ts";
+import { createStatsAnalyzer, type StatsSummary } from "./node/stats-analyzer.ts";
+import type { PressureObserver } from "./node/node-status.ts";
+import { emptyDirPath } from "./node/volumes.ts";
+
+/** What the managers need of the rest of the kubelet (bound late: the sync loop is made after the image GC). */
+export interface ManagedNode {
+  /** Desired pods with statuses. */
+  pods(): Pod[];
+  activePods(): Pod[];
+  evict(pod: Pod, message: string): Promise<void>;
+  allSourcesReady(): boolean;
+}
+
+export interface NodeManagers {
+  imageGc: ImageGc;
+  summary(): StatsSummary | undefined;
+  conditions(): NodeCondition[];
+  /** The conditions for the node record (fleet mode). */
+  pressure: PressureObserver;
+  /** Runs every manager on its period until the signal aborts. */
+  run(node: ManagedNode, signal: AbortSignal): Promise<void>;
+}
+
+/** Largest emptyDir walk (entries) per volume and pass: a volume of millions of files cannot stall the managers. */
+const WALK_BUDGET = 200_000;
+
+export function createNodeManagers(
+  config: KubeletConfig,
+  deps: {
+    runtime: Runtime;
+    events: EventRecorder;
+    nodeName: string;
+    clock: Clock;
+    log: Logger;
+    /** Pod cgroup usage (cgroupsPerQOS) for the pods' totals in /stats/summary. */
+    podCgroupUsage?: (uid: string) => Promise<CgroupUsage | undefined>;
+  },
+): NodeManagers {
+  const { runtime, clock, log } = deps;
+  // Bad thresholds fail the start, naming the flag (parseThresholds' messages).
+  const thresholds = parseThresholds(
+    { hard: config.evictionHard, soft: config.evictionSoft, softGracePeriod: config.evictionSoftGracePeriod },
+    parseDuration,
+  );
+  const imageGc = createImageGc(
+    {
+      highThresholdPercent: config.imageGcHighThreshold,
+      lowThresholdPercent: config.imageGcLowThreshold,
+      minAgeMs: config.minimumImageTtlDuration,
+      pauseImage: config.networkContainerImage,
+      nodeName: deps.nodeName,
+      clock,
+      log: log.child("image-gc"),
+      events: deps.events,
+    },
+    { runtime, statFs },
+  );
+  let dataRoot: Promise<string> | undefined;
+  const measureNode = createNodeSignals({
+    rootDir: config.rootDir,
+    imageFsPath: () =>
+      (dataRoot ??= runtime.info().then((i) => i.dockerRootDir)).catch((error) => {
+        dataRoot = undefined; // ask again next time: the daemon may be back
+        throw error;
+      }),
+    statFs,
+  });
+  const emptyDir = (uid: string, volume: string) => diskUsage(emptyDirPath(config.rootDir, uid, volume), WALK_BUDGET);
+  /** The rest of the kubelet, known once run() starts; nothing below calls it before. */
+  let node: ManagedNode | undefined;
+  const analyzer = createStatsAnalyzer(
+    {
+      nodeName: deps.nodeName,
+      fsPeriodMs: Math.max(1000, config.volumeStatsAggPeriod),
+      containerStatsPeriodMs: 30_000,
+      clock,
+    },
+    {
+      runtime,
+      pods: () => node?.pods() ?? [],
+      measureNode,
+      emptyDirUsage: emptyDir,
+      podCgroupUsage: deps.podCgroupUsage,
+    },
+  );
+  /** Eviction ranks pods by the analyzer's last collection (at most one period old), never measuring on its own. */
+  const podUsage = async (pods: Pod[], resource: StarvedResource) => {
+    const usage = new Map<string, PodUsage>();
+    for (const pod of analyzer.summary()?.pods ?? []) {
+      if (!pods.some((p) => p.metadata.uid === pod.podRef.uid)) continue;
+      const containers = pod.containers.map((c) => ({
+        name: c.name,
+        usage:
+          resource === "memory"
+            ? c.memory.workingSetBytes
+            : resource === "inodes"
+              ? (c.rootfs?.inodesUsed ?? 0)
+              : (c.rootfs?.usedBytes ?? 0) + (c.logs?.usedBytes ?? 0),
+      }));
+      const volumes = pod.volume.reduce((n, v) => n + (resource === "inodes" ? v.inodesUsed : v.usedBytes), 0);
+      usage.set(pod.podRef.uid, {
+        total: containers.reduce((n, c) => n + c.usage, 0) + (resource === "memory" ? 0 : volumes),
+        containers,
+      });
+    }
+    return usage;
+  };
+  const eviction = createEvictionManager(
+    {
+      thresholds,
+      pressureTransitionPeriodMs: config.evictionPressureTransitionPeriod,
+      clock,
+      log: log.child("eviction"),
+    },
+    {
+      observe: async () => (await measureNode()).observations,
+      activePods: () => node?.activePods() ?? [],
+      podUsage,
+      emptyDirUsage: async (pod, volume) => (await emptyDir(pod.metadata.uid, volume)).bytes,
+      reclaimImages: (bytes) => imageGc.freeSpace(bytes),
+      evict: (pod, message) => node?.evict(pod, message) ?? Promise.resolve(),
+    },
+  );
+
+  return {
+    imageGc,
+    summary: analyzer.summary,
+    conditions: eviction.conditions,
+    pressure: {
+      conditions: () => [
+        ...eviction
+          .conditions()
+          .map(({ type, status, reason, message }) => ({ type, pressure: status === "True", reason, message })),
+        // PID pressure is not measured here: reported as the kubelet does without a pid.available threshold.
+        {
+          type: "PIDPressure" as const,
+          pressure: false,
+          reason: "KubeletHasSufficientPID",
+          message: "kubelet has sufficient PID available",
+        },
+      ],
+    },
+    async run(managed, signal) {
+      node = managed;
+      const containerGc = createContainerGc(
+        {
+          minAgeMs: config.minimumContainerTtlDuration,
+          maxPerPodContainer: config.maximumDeadContainersPerContainer,
+          maxContainers: config.maximumDeadContainers,
+        },
+        {
+          runtime,
+          desiredPods: () => new Set(managed.pods().map((p) => p.metadata.uid)),
+          allSourcesReady: managed.allSourcesReady,
+          clock,
+          log: log.child("container-gc"),
+        },
+      );
+      const warn = (what: string) => (error: Error) => log.warn(`${what} failed: ${error.message}`);
+      // The Go kubelet's periods: container GC 1m, eviction and stats 10s; image GC checks statfs every 10s and
+      // lists images only above its threshold or every 5m.
+      await Promise.all([
+        watchSystemOoms({ nodeName: deps.nodeName, events: deps.events, log: log.child("oom"), clock }, signal),
+        every(clock, 60_000, signal, containerGc, warn("container garbage collection")),
+        every(clock, 10_000, signal, imageGc.garbageCollect, warn("image garbage collection")),
+        every(
+          clock,
+          10_000,
+          signal,
+          async () => {
+            await analyzer.refresh().catch(warn("stats collection"));
+            await eviction.synchronize();
+          },
+          warn("eviction"),
+        ),
+      ]);
+    },
+  };
+}

@@ -1,0 +1,179 @@
+// Pure eviction arithmetic, after the Go kubelet's eviction helpers: parsing --eviction_hard /
+// --eviction_soft / --eviction_soft_grace_period into thresholds, deciding which thresholds an
+// observation meets, and ranking pods for eviction under memory or disk pressure.
+import { parseQuantity } from "../api/quantity.ts";
+import { KubeletError } from "../api/types.ts";
+
+/** The eviction signals this kubelet measures (the Go kubelet's names). */
+export const SIGNALS = [
+  "memory.available",
+  "nodefs.available",
+  "nodefs.inodesFree",
+  "imagefs.available",
+  "imagefs.inodesFree",
+] as const;
+export type Signal = (typeof SIGNALS)[number];
+
+/** The node resource a signal starves, as named in conditions and eviction messages. */
+export type StarvedResource = "memory" | "ephemeral-storage" | "inodes";
+
+/** One threshold: `signal < value`, either a quantity or a fraction of capacity. */
+export interface Threshold {
+  signal: Signal;
+  quantity?: number;
+  /** 0–1 of the signal's capacity. */
+  percentage?: number;
+  /** 0 for hard thresholds. */
+  gracePeriodMs: number;
+  /** The text the user gave, for messages ("100Mi", "10%"). */
+  text: string;
+}
+
+/** What a signal measured: how much is available out of how much. */
+export interface Observation {
+  available: number;
+  capacity: number;
+}
+
+export type Observations = Partial<Record<Signal, Observation>>;
+
+export interface ThresholdSettings {
+  hard: Record<string, string>;
+  soft: Record<string, string>;
+  softGracePeriod: Record<string, string>;
+}
+
+/** Parses the flags into thresholds; bad input throws InvalidValue naming the flag, the signal and the fix. */
+export function parseThresholds(settings: ThresholdSettings, parseDuration: (text: string) => number): Threshold[] {
+  const thresholds: Threshold[] = [];
+  const signal = (flag: string, name: string): Signal => {
+    if ((SIGNALS as readonly string[]).includes(name)) return name as Signal;
+    throw new KubeletError(
+      "InvalidValue",
+      `invalid value for --${flag}: unsupported eviction signal "${name}" (supported: ${SIGNALS.join(", ")})`,
+    );
+  };
+  const value = (flag: string, name: string, text: string): Pick<Threshold, "quantity" | "percentage"> => {
+    const bad = (why: string) =>
+      new KubeletError("InvalidValue", `invalid value for --${flag}: ${name}<${text}: ${why}`);
+    if (text.endsWith("%")) {
+      const percent = Number(text.slice(0, -1));
+      if (!Number.isFinite(percent) || text === "%") throw bad("expected a percentage such as 10%");
+      if (percent < 0 || percent > 100) throw bad("a percentage must be between 0% and 100%");
+      return { percentage: percent / 100 };
+    }
+    const quantity = parseQuantity(text);
+    if (quantity === undefined) throw bad("expected a quantity such as 100Mi or a percentage such as 10%");
+    if (quantity < 0) throw bad("a threshold must not be negative");
+    return { quantity };
+  };
+  for (const [name, text] of Object.entries(settings.hard)) {
+    thresholds.push({
+      signal: signal("eviction_hard", name),
+      ...value("eviction_hard", name, text),
+      gracePeriodMs: 0,
+      text,
+    });
+  }
+  for (const name of Object.keys(settings.softGracePeriod)) {
+    signal("eviction_soft_grace_period", name);
+    if (!(name in settings.soft))
+      throw new KubeletError(
+        "InvalidValue",
+        `invalid value for --eviction_soft_grace_period: ${name} has a grace period but no --eviction_soft threshold`,
+      );
+  }
+  for (const [name, text] of Object.entries(settings.soft)) {
+    const grace = settings.softGracePeriod[name];
+    if (grace === undefined)
+      throw new KubeletError(
+        "InvalidValue",
+        `invalid value for --eviction_soft: ${name} needs a grace period: add --eviction_soft_grace_period ${name}=1m30s`,
+      );
+    let gracePeriodMs: number;
+    try {
+      gracePeriodMs = parseDuration(grace);
+    } catch (error) {
+      throw new KubeletError(
+        "InvalidValue",
+        `invalid value for --eviction_soft_grace_period: ${name}=${grace}: ${(error as Error).message}`,
+      );
+    }
+    if (gracePeriodMs <= 0)
+      throw new KubeletError(
+        "InvalidValue",
+        `invalid value for --eviction_soft_grace_period: ${name}=${grace}: the grace period must be positive`,
+      );
+    thresholds.push({
+      signal: signal("eviction_soft", name),
+      ...value("eviction_soft", name, text),
+      gracePeriodMs,
+      text,
+    });
+  }
+  return thresholds;
+}
+
+/** The threshold's quantity for a capacity (a percentage is of the capacity). */
+export function thresholdQuantity(threshold: Threshold, capacity: number): number {
+  return threshold.quantity ?? Math.round((threshold.percentage ?? 0) * capacity);
+}
+
+/** Thresholds the observations meet (available below the threshold); unmeasured signals meet none. */
+export function thresholdsMet(thresholds: Threshold[], observations: Observations): Threshold[] {
+  return thresholds.filter((t) => {
+    const seen = observations[t.signal];
+    return seen !== undefined && seen.available < thresholdQuantity(t, seen.capacity);
+  });
+}
+
+/** The resource a signal starves. */
+export function starvedResource(signal: Signal): StarvedResource {
+  if (signal === "memory.available") return "memory";
+  return signal.endsWith("inodesFree") ? "inodes" : "ephemeral-storage";
+}
+
+/** The node condition a signal sets. */
+export function pressureCondition(signal: Signal): "MemoryPressure" | "DiskPressure" {
+  return signal === "memory.available" ? "MemoryPressure" : "DiskPressure";
+}
+
+/** What the ranking knows of one pod. */
+export interface RankedPod {
+  uid: string;
+  /** spec.priority (0 when unset). */
+  priority: number;
+  /** Critical pods (system-node-critical, system-cluster-critical or priority ≥ 2000000000) go last. */
+  critical: boolean;
+  /** Sum of the containers' requests for the starved resource (bytes). */
+  request: number;
+  /** Usage of the starved resource (bytes, or inodes). */
+  usage: number;
+}
+
+/**
+ * The kubelet's eviction order: non-critical before critical, pods using more than they request before pods
+ * within their requests, lower priority first, then the largest usage (above request) first. BestEffort pods request
+ * nothing, so any usage exceeds it: they go before Burstable pods within their requests.
+ */
+export function rankForEviction(pods: RankedPod[]): RankedPod[] {
+  return [...pods].sort(
+    (a, b) =>
+      Number(a.critical) - Number(b.critical) ||
+      Number(b.usage > b.request) - Number(a.usage > a.request) ||
+      a.priority - b.priority ||
+      b.usage - b.request - (a.usage - a.request),
+  );
+}
+
+/** Bytes the Kubernetes way in messages: 104857600 → "100Mi", 1536 → "1536". */
+export function formatBytes(bytes: number): string {
+  for (const [suffix, size] of [
+    ["Gi", 2 ** 30],
+    ["Mi", 2 ** 20],
+    ["Ki", 2 ** 10],
+  ] as const)
+    if (bytes >= size && bytes % size === 0) return `${bytes / size}${suffix}`;
+  if (bytes >= 2 ** 20) return `${Math.round(bytes / 2 ** 10)}Ki`;
+  return String(Math.round(bytes));
+}

@@ -1,0 +1,120 @@
+import { beforeEach, describe, expect, test } from "bun:test";
+import { FakeClock } from "../testing/fake-clock.ts";
+import { FakeRuntime } from "../testing/fake-runtime.ts";
+import { silentLogger } from "../log.ts";
+import { createEventRecorder } from "./events.ts";
+import type { FsStats } from "./filesystem.ts";
+import { createImageGc } from "./image-gc.ts";
+import { createImageManager } from "./images.ts";
+
+const MB = 1_000_000;
+
+describe("image garbage collection", () => {
+  let clock: FakeClock;
+  let runtime: FakeRuntime;
+  let events: ReturnType<typeof createEventRecorder>;
+  /** A 100 MB image filesystem whose use is 10 MB plus the images present. */
+  const statFs = async (): Promise<FsStats> => {
+    const used = 10 * MB + [...runtime.images].reduce((n, ref) => n + (runtime.imageSizes.get(ref) ?? 0), 0);
+    return {
+      capacityBytes: 100 * MB,
+      availableBytes: 100 * MB - used,
+      usedBytes: used,
+      inodes: 1000,
+      inodesFree: 900,
+      inodesUsed: 100,
+    };
+  };
+  const gc = (minAgeMs = 60_000) =>
+    createImageGc(
+      {
+        highThresholdPercent: 85,
+        lowThresholdPercent: 80,
+        minAgeMs,
+        pauseImage: "registry.k8s.io/pause:3.9",
+        nodeName: "node-a",
+        clock,
+        log: silentLogger,
+        events,
+      },
+      { runtime, statFs },
+    );
+  const image = (ref: string, mb: number) => {
+    runtime.images.add(ref);
+    runtime.imageSizes.set(ref, mb * MB);
+  };
+
+  beforeEach(() => {
+    clock = new FakeClock();
+    runtime = new FakeRuntime(clock);
+    events = createEventRecorder({ clock });
+    runtime.images.clear();
+    image("registry.k8s.io/pause:3.9", 1);
+  });
+
+  test("below the high threshold nothing is removed", async () => {
+    image("old/a:1", 30);
+    const manager = gc(0);
+    await manager.garbageCollect();
+    expect(runtime.images.has("old/a:1")).toBe(true);
+    expect(runtime.calls.filter((c) => c.method === "removeImage")).toEqual([]);
+  });
+
+  test("above the high threshold it frees least recently used unused images down to the low threshold", async () => {
+    image("first/used-long-ago:1", 20);
+    image("second/used-recently:1", 20);
+    image("never/used:1", 20);
+    image("in-use/app:1", 20);
+    const manager = gc(0);
+    const create = (name: string, ref: string) =>
+      runtime.createContainer({ name, Image: ref, Labels: {}, HostConfig: {} });
+    const first = await create("a", "first/used-long-ago:1");
+    await manager.freeSpace(0); // a detection pass records what containers use
+    await runtime.removeContainer(first);
+    await clock.advance(1000);
+    const second = await create("b", "second/used-recently:1");
+    await create("c", "in-use/app:1");
+    await manager.freeSpace(0);
+    await runtime.removeContainer(second);
+    await manager.garbageCollect(); // 91% used: 11 MB to free; the never-used image is the least recently used
+    expect([...runtime.images].sort()).toEqual([
+      "first/used-long-ago:1",
+      "in-use/app:1",
+      "registry.k8s.io/pause:3.9",
+      "second/used-recently:1",
+    ]);
+    runtime.imageSizes.set("in-use/app:1", 40 * MB); // 91% again: next the image used longest ago, never the used one
+    await manager.garbageCollect();
+    expect([...runtime.images].sort()).toEqual(["in-use/app:1", "registry.k8s.io/pause:3.9", "second/used-recently:1"]);
+  });
+
+  test("never removes the pause image nor an image seen for less than the minimum age", async () => {
+    runtime.imageSizes.set("registry.k8s.io/pause:3.9", 50 * MB);
+    image("young/a:1", 40);
+    const manager = gc(120_000);
+    await manager.garbageCollect();
+    expect(runtime.images.has("young/a:1")).toBe(true);
+    expect(runtime.images.has("registry.k8s.io/pause:3.9")).toBe(true);
+    expect(events.list().map((e) => [e.reason, e.involvedObject.kind])).toEqual([["FreeDiskSpaceFailed", "Node"]]);
+    await clock.advance(120_000);
+    await manager.garbageCollect();
+    expect(runtime.images.has("young/a:1")).toBe(false);
+  });
+
+  test("a pull that would fill the image filesystem is refused with ErrImagePull and the reason", async () => {
+    image("young/a:1", 89);
+    const manager = gc(120_000);
+    const images = createImageManager(
+      { qps: 0, burst: 10, clock, events, dockerConfigPaths: [], checkSpace: manager.checkSpaceForPull },
+      runtime,
+    );
+    const pod = { metadata: { namespace: "default", name: "p", uid: "u" } } as never;
+    await expect(images.ensureImage("new/b:1", "IfNotPresent", pod)).rejects.toMatchObject({
+      code: "ErrImagePull",
+      message: expect.stringMatching(
+        /Failed to pull image "new\/b:1": the image filesystem .* is 100% full, above --image_gc_high_threshold 85%/,
+      ),
+    });
+    expect(runtime.calls.filter((c) => c.method === "pullImage")).toEqual([]);
+  });
+});

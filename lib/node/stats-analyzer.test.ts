@@ -1,0 +1,144 @@
+import { describe, expect, test } from "bun:test";
+import { LABEL } from "../container/runtime.ts";
+import { FakeClock } from "../testing/fake-clock.ts";
+import { FakeRuntime } from "../testing/fake-runtime.ts";
+import { testPod } from "../testing/pods.ts";
+import type { FsStats } from "./filesystem.ts";
+import { createStatsAnalyzer } from "./stats-analyzer.ts";
+
+const fs = (capacity: number, available: number): FsStats => ({
+  capacityBytes: capacity,
+  availableBytes: available,
+  usedBytes: capacity - available,
+  inodes: 1000,
+  inodesFree: 400,
+  inodesUsed: 600,
+});
+
+describe("resource analyzer", () => {
+  function setup() {
+    const clock = new FakeClock();
+    const runtime = new FakeRuntime(clock);
+    const pod = testPod("web", {
+      volumes: [
+        { name: "scratch", emptyDir: {} },
+        { name: "host", hostPath: { path: "/srv" } },
+      ],
+    });
+    const container = (name: string) =>
+      runtime.seed(
+        {
+          name: `k8s_${name}_web_default_${pod.metadata.uid}_0`,
+          Image: "local/busybox:stable",
+          Labels: { [LABEL.podUid]: pod.metadata.uid, [LABEL.containerName]: name, [LABEL.restartCount]: "0" },
+          HostConfig: {},
+        },
+        { running: true, state: "running" },
+      );
+    container("POD");
+    const app = container("app");
+    runtime.containerSizes.set(app, 8192);
+    let walks = 0;
+    const analyzer = createStatsAnalyzer(
+      { nodeName: "node-a", fsPeriodMs: 60_000, containerStatsPeriodMs: 30_000, clock },
+      {
+        runtime,
+        pods: () => [pod],
+        measureNode: async () => ({
+          memory: { capacityBytes: 8e9, availableBytes: 6e9, workingSetBytes: 2e9 },
+          nodeFs: fs(100e9, 40e9),
+          imageFs: fs(50e9, 10e9),
+          observations: {},
+        }),
+        emptyDirUsage: async () => (walks++, { bytes: 12_288, inodes: 3, complete: true }),
+        nodeCpu: async () => 5e9,
+      },
+    );
+    return { clock, runtime, analyzer, walks: () => walks };
+  }
+
+  test("nothing is served before the first collection, and requests never measure", async () => {
+    const s = setup();
+    expect(s.analyzer.summary()).toBeUndefined();
+    await s.analyzer.refresh();
+    const calls = s.runtime.calls.length;
+    s.analyzer.summary();
+    expect(s.runtime.calls.length).toBe(calls);
+  });
+
+  test("reports node memory and filesystems, pod volumes (emptyDir only), container rootfs, logs and memory in the kubelet's Summary shape", async () => {
+    const s = setup();
+    await s.analyzer.refresh();
+    const summary = s.analyzer.summary()!;
+    expect(summary.node).toMatchObject({
+      nodeName: "node-a",
+      cpu: { usageCoreNanoSeconds: 5e9 },
+      memory: { availableBytes: 6e9, usageBytes: 2e9, workingSetBytes: 2e9 },
+      fs: {
+        capacityBytes: 100e9,
+        availableBytes: 40e9,
+        usedBytes: 60e9,
+        inodes: 1000,
+        inodesFree: 400,
+        inodesUsed: 600,
+      },
+      runtime: { imageFs: { capacityBytes: 50e9, availableBytes: 10e9 } },
+    });
+    const [pod] = summary.pods;
+    expect(pod!.podRef.name).toBe("web");
+    expect(pod!.containers).toHaveLength(1);
+    expect(pod!.containers[0]).toMatchObject({
+      name: "app",
+      memory: { workingSetBytes: 2 ** 19 },
+      rootfs: { usedBytes: 8192, capacityBytes: 50e9 },
+    });
+    expect(pod!.volume).toEqual([expect.objectContaining({ name: "scratch", usedBytes: 12_288, inodesUsed: 3 })]);
+    expect(pod!["ephemeral-storage"].usedBytes).toBe(8192 + 12_288);
+    expect(pod!.network).toMatchObject({ rxBytes: 10, txBytes: 20 });
+  });
+
+  test("walks filesystems once per fs period, not at every collection", async () => {
+    const s = setup();
+    await s.analyzer.refresh();
+    await s.clock.advance(10_000);
+    await s.analyzer.refresh();
+    expect(s.walks()).toBe(1);
+    await s.clock.advance(50_000);
+    await s.analyzer.refresh();
+    expect(s.walks()).toBe(2);
+  });
+
+  test("asks Docker for a container's CPU and memory once per container stats period, not at every collection", async () => {
+    const s = setup();
+    const statsCalls = () => s.runtime.calls.filter((c) => c.method === "stats").length;
+    await s.analyzer.refresh();
+    expect(statsCalls()).toBe(2); // pause and app
+    await s.clock.advance(10_000);
+    await s.analyzer.refresh();
+    await s.clock.advance(10_000);
+    await s.analyzer.refresh();
+    expect(statsCalls()).toBe(2);
+    await s.clock.advance(10_000);
+    await s.analyzer.refresh();
+    expect(statsCalls()).toBe(4);
+  });
+
+  test("a container that starts between walks is measured at the next collection", async () => {
+    const s = setup();
+    await s.analyzer.refresh();
+    const id = s.runtime.seed(
+      {
+        name: "k8s_late_web_default_x_0",
+        Image: "local/busybox:stable",
+        Labels: { [LABEL.podUid]: s.analyzer.summary()!.pods[0]!.podRef.uid, [LABEL.containerName]: "late" },
+        HostConfig: {},
+      },
+      { running: true, state: "running" },
+    );
+    s.runtime.containerSizes.set(id, 1234);
+    await s.clock.advance(10_000);
+    await s.analyzer.refresh();
+    expect(s.walks()).toBe(2);
+    expect(s.analyzer.summary()!.pods[0]!.containers.find((c) => c.name === "late")?.rootfs?.usedBytes).toBe(1234);
+  });
+});
