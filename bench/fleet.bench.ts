@@ -18,7 +18,7 @@ const seconds = arg("--seconds", 60);
 const podCount = arg("--pods", 50);
 
 const etcd = await startEtcdCluster(1);
-const client = createEtcdClient({ hosts: etcd.endpoints, dialTimeout: 2000 });
+const client = createEtcdClient({ endpoints: etcd.endpoints, dialTimeoutMs: 2000 });
 const revision = async () => (await client.get("/")).revision;
 const names = Array.from({ length: podCount }, (_, i) => `bench-fleet-${i}`);
 

@@ -15,6 +15,7 @@ import type { EventRecorder } from "./node/events.ts";
 import { oomScoreAdjFloor } from "./node/oom-score.ts";
 import { systemClock } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
+import { etcdSettings } from "./config/etcd-config.ts";
 import type { Runtime } from "./container/runtime.ts";
 import { createFleetReporter, type FleetReporterDeps } from "./node/fleet-reporter.ts";
 import { buildNode, readHostFacts, readinessFrom, type PressureObserver } from "./node/node-status.ts";
@@ -104,7 +105,7 @@ async function runLocked(
   { log, signal, resolved }: Pick<RunOptions, "log" | "signal" | "resolved">,
 ): Promise<void> {
   const node = nodeIdentity(config);
-  const metrics = createPrometheusMetrics();
+  const metrics = createPrometheusMetrics({ log: log.child("metrics") });
   const events = createEventRecorder({ log: log.child("events") });
   const opened = await openRuntime(config, log);
   const runtime = instrumentRuntime(scopeRuntimeToNode(opened.runtime, node.name), metrics, config.containerRuntime);
@@ -583,8 +584,7 @@ async function createSources(
     const { createEtcdSource } = await import("./sources/etcd.ts");
     sources.push(
       createEtcdSource({
-        endpoints: config.etcdServers,
-        configFile: config.etcdConfig || undefined,
+        ...etcdSettings(config),
         hostname: nodeName,
         log: log.child("source/etcd"),
         metrics,
@@ -611,10 +611,8 @@ async function createFleetMode(
   },
 ): Promise<{ run(signal: AbortSignal): Promise<void>; close(): void } | undefined> {
   if (!config.registerNode || (config.etcdServers.length === 0 && !config.etcdConfig)) return undefined;
-  const { createEtcdClient, etcdClientOptions } = await import("./sources/etcd-client.ts");
-  const client = createEtcdClient(
-    etcdClientOptions({ endpoints: config.etcdServers, configFile: config.etcdConfig || undefined }),
-  );
+  const { createEtcdClient } = await import("./sources/etcd-client.ts");
+  const client = createEtcdClient(etcdSettings(config));
   const host = readHostFacts(config.rootDir);
   const allocatable = nodeAllocatable(
     { milliCpu: host.cpus * 1000, memoryBytes: host.memoryBytes },

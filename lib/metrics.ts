@@ -28,6 +28,11 @@ export interface KubeletMetrics {
   setRunning(pods: number, containersByState: Record<string, number>): void;
   /** kubelet_config_source_errors_total{source}: invalid manifests and unreachable origins. */
   sourceError(source: string): void;
+  /**
+   * kubelet_runtime_open_streams{stream_type}: runtime streams held open (followed logs, events), +1 when one
+   * opens, -1 when it is closed. The real kubelet has no such gauge; this one shows a stream is released.
+   */
+  runtimeStream(streamType: "logs" | "events", delta: 1 | -1): void;
 }
 
 /** A sink that records nothing (unit tests, library use). */
@@ -41,4 +46,5 @@ export const noopMetrics: KubeletMetrics = {
   containerRestarted() {},
   setRunning() {},
   sourceError() {},
+  runtimeStream() {},
 };

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { validateConfigObject, type ConfigLookup } from "./config-objects.ts";
 import { checkConfigRefs } from "./config-refs.ts";
-import { readManifests } from "./manifest.ts";
+import { defaultPullPolicy, readManifests } from "./manifest.ts";
 import { formatIssue } from "./types.ts";
 import { validatePod } from "./validation.ts";
 
@@ -54,6 +54,64 @@ describe("the manifest table in testdata/manifests", () => {
       for (const expected of c.issues) expect(printed.some((line) => line.startsWith(expected))).toBe(true);
     });
   }
+});
+
+// Every case, exactly: the issues (wording, field paths, values, severities: operators read them, and
+// Kubernetes wording is the contract) and the pods (defaults, conversions, uids, annotations), so any
+// change shows up as a diff of the golden files. After a deliberate change, regenerate and review the
+// diff: UPDATE_GOLDEN=1 bun test lib/api/validation.test.ts.
+function golden<T>(name: string, actual: Record<string, T>): Record<string, T> {
+  const path = join(dir, name);
+  if (process.env.UPDATE_GOLDEN === "1") writeFileSync(path, `${JSON.stringify(actual, null, 2)}\n`);
+  return JSON.parse(readFileSync(path, "utf8")) as Record<string, T>;
+}
+
+describe("each case, exactly as in the golden files", () => {
+  const read = (file: string) => readManifests(readFileSync(join(dir, file), "utf8"), { source: "file", origin: file });
+  // Rejections carry where they come from (document, pod) as well as their issues; the rest as issuesOf.
+  const issues = Object.fromEntries(
+    cases.map((c) => {
+      const located = read(c.file).rejected.flatMap((r) =>
+        r.issues.map((i) => `${i.severity} [document ${r.document}${r.pod ? `, ${r.pod}` : ""}] ${formatIssue(i)}`),
+      );
+      const rest = issuesOf(c.file, c.allowPrivileged ?? false)
+        .slice(located.length)
+        .map((i) => `${i.severity} ${formatIssue(i)}`);
+      return [c.file, [...located, ...rest]];
+    }),
+  );
+  const pods = Object.fromEntries(
+    cases.map((c) => {
+      const { pods, configs } = read(c.file);
+      return [c.file, [...pods, ...configs]];
+    }),
+  );
+  const goldenIssues = golden("issues.golden.json", issues);
+  const goldenPods = golden("pods.golden.json", pods);
+  test("the golden files cover every case", () => {
+    expect(Object.keys(goldenIssues).sort()).toEqual(cases.map((c) => c.file).sort());
+    expect(Object.keys(goldenPods).sort()).toEqual(cases.map((c) => c.file).sort());
+  });
+  for (const c of cases)
+    test(`${c.file}: issues and pods`, () => {
+      expect(issues[c.file]).toEqual(goldenIssues[c.file]!);
+      expect(JSON.parse(JSON.stringify(pods[c.file]))).toStrictEqual(goldenPods[c.file]!);
+    });
+});
+
+test("the default pull policy is Always for :latest or no tag, IfNotPresent for any other tag or a digest", () => {
+  const table: Array<[string, string]> = [
+    ["busybox", "Always"],
+    ["busybox:latest", "Always"],
+    ["busybox:1.35", "IfNotPresent"],
+    ["registry:5000/busybox", "Always"],
+    ["registry:5000/team/busybox:latest", "Always"],
+    ["registry:5000/busybox:1.35", "IfNotPresent"],
+    ["busybox@sha256:0123", "IfNotPresent"],
+    ["busybox:latest@sha256:0123", "IfNotPresent"],
+    ["", "Always"],
+  ];
+  expect(table.map(([image]) => [image, defaultPullPolicy(image)])).toEqual(table);
 });
 
 describe("readManifests", () => {

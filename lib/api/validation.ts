@@ -8,6 +8,8 @@ export interface ValidationOptions {
   allowPrivileged: boolean;
 }
 
+// Raw manifest input arrives in any shape, whatever the types say, and these checks are what find
+// out: `any` lets them read a field before they know its type (every use checks the type first).
 type Json = Record<string, any>;
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -776,7 +778,9 @@ function checkResources(c: V1Container, path: string, error: ErrorFn): void {
 /** Reports unknown fields (typos), ignored fields (warnings) and impossible ones (errors). */
 function checkFields(value: Json, type: string, path: string, issues: FieldIssue[]): void {
   const fields = SCHEMA[type];
-  if (!fields || typeof value !== "object" || value === null) return;
+  // A type name the table does not define is a bug in the table, not in the manifest: say so.
+  if (!fields) throw new Error(`validation schema: no type named ${JSON.stringify(type)} (at ${path})`);
+  if (typeof value !== "object" || value === null) return;
   for (const key of Object.keys(value)) {
     const at = path ? `${path}.${key}` : key;
     const kind = fields[key];

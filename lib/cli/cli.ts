@@ -4,6 +4,7 @@
 //
 // The only cac import: subcommands, flags in both spellings, usage errors, exit codes
 // (0 success, 1 failure, 2 usage). Heavy parts (Docker, etcd, the server) load only for run/runonce.
+import { etcdSettings } from "../config/etcd-config.ts";
 import cac, { type Command } from "cac";
 import pkg from "../../package.json" with { type: "json" };
 import { commentedConfigFile, FLAGS, printConfig, resolveConfig, type ResolvedConfig } from "../config/config.ts";
@@ -288,15 +289,12 @@ async function startFleet(
   config: KubeletConfig,
   options: { section: FleetSection; format: "table" | "json" | "yaml"; watch: boolean; io: Io },
 ): Promise<number> {
-  const [{ createEtcdClient, etcdClientOptions }, { fleetCommand }] = await Promise.all([
+  const [{ createEtcdClient }, { fleetCommand }] = await Promise.all([
     import("../sources/etcd-client.ts"),
     import("./fleet.ts"),
   ]);
-  const clientOptions = etcdClientOptions({
-    endpoints: config.etcdServers,
-    configFile: config.etcdConfig || undefined,
-  });
-  const client = createEtcdClient(clientOptions);
+  const settings = etcdSettings(config);
+  const client = createEtcdClient(settings);
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.once("SIGTERM", onSignal).once("SIGINT", onSignal);
@@ -305,7 +303,7 @@ async function startFleet(
     return 0;
   } catch (error) {
     options.io.stderr.write(
-      `kubelet: cannot read the fleet from etcd (${clientOptions.hosts.join(",")}): ${(error as Error).message}\n`,
+      `kubelet: cannot read the fleet from etcd (${settings.endpoints.join(",")}): ${(error as Error).message}\n`,
     );
     return 1;
   } finally {

@@ -41,6 +41,17 @@ describeWithServices("Docker runtime", (services) => {
   };
   const docker = (...args: string[]) =>
     execFileSync("docker", ["-H", services.dockerHost, ...args], { encoding: "utf8" }).trim();
+  /** Follows a container's log until `line` has been written. */
+  const logLine = async (id: string, line: string) => {
+    const abort = new AbortController();
+    let text = "";
+    for await (const chunk of runtime.logs(id, { follow: true, signal: abort.signal })) {
+      text += new TextDecoder().decode(chunk);
+      if (text.includes(`${line}\n`)) break;
+    }
+    abort.abort();
+    expect(text).toContain(line);
+  };
 
   test("forces Docker's restart policy to no, whatever the body asks: restarts are the kubelet's decision", async () => {
     const id = await run({ HostConfig: { NetworkMode: "none", RestartPolicy: { Name: "always" } as never } });
@@ -63,8 +74,8 @@ describeWithServices("Docker runtime", (services) => {
     await runtime.stopContainer(stubborn, 1);
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
     expect((await runtime.inspectContainer(stubborn)).exitCode).toBe(137);
-    const polite = await run({ Cmd: ["sh", "-c", "trap 'exit 0' TERM; sleep 60 & wait"] });
-    await Bun.sleep(200);
+    const polite = await run({ Cmd: ["sh", "-c", "trap 'exit 0' TERM; echo trapped; sleep 60 & wait"] });
+    await logLine(polite, "trapped"); // the trap is set: SIGTERM now ends it
     started = Date.now();
     await runtime.stopContainer(polite, 10);
     expect(Date.now() - started).toBeLessThan(5000);
@@ -72,10 +83,11 @@ describeWithServices("Docker runtime", (services) => {
   });
 
   test("returns raw logs for a TTY container, and lines with timestamps on request", async () => {
-    const id = await run({ Cmd: ["sh", "-c", "echo tty; sleep 60"], Tty: true });
-    await Bun.sleep(300);
+    // It exits after its one line, so a followed read ends when the whole log has been read.
+    const id = await run({ Cmd: ["sh", "-c", "echo tty"], Tty: true });
     let text = "";
-    for await (const chunk of runtime.logs(id, { timestamps: true })) text += new TextDecoder().decode(chunk);
+    for await (const chunk of runtime.logs(id, { timestamps: true, follow: true }))
+      text += new TextDecoder().decode(chunk);
     expect(text).toMatch(/^\d{4}-\d\d-\d\dT\S+ tty\r?\n$/);
   });
 

@@ -62,6 +62,25 @@ describe("instrumented runtime", () => {
     expect(text).toBe("hello\n");
     expect(recorded).toEqual([]);
   });
+
+  test("counts a followed log stream as open until its reader leaves", async () => {
+    const fake = new FakeRuntime();
+    let open = 0;
+    const runtime = instrumentRuntime(fake, { ...noopMetrics, runtimeStream: (_type, delta) => (open += delta) });
+    const id = fake.seed(
+      { name: "k8s_app_p_default_u_0", Image: "x", Labels: {}, HostConfig: {} },
+      { running: true, state: "running" },
+    );
+    fake.setLogs(id, "hello\n");
+    const abort = new AbortController();
+    const stream = runtime.logs(id, { follow: true, signal: abort.signal })[Symbol.asyncIterator]();
+    expect(new TextDecoder().decode((await stream.next()).value)).toBe("hello\n");
+    expect(open).toBe(1);
+    const pending = stream.next(); // waits for a line that never comes, as a follow does
+    abort.abort();
+    expect((await pending).done).toBe(true);
+    expect(open).toBe(0);
+  });
 });
 
 test("labels each runtime operation with the runtime type it ran on", async () => {

@@ -1,9 +1,10 @@
 // A Runtime that records every non-streaming call in the runtime operation metrics, under the
-// operation names the real kubelet uses for kubelet_runtime_operations_*{operation_type}.
+// operation names the real kubelet uses for kubelet_runtime_operations_*{operation_type}, and counts
+// the streams (followed logs, events) held open, so a stream left behind by a gone client shows.
 import type { KubeletMetrics } from "../metrics.ts";
 import type { Runtime } from "./runtime.ts";
 
-/** Operation name of each non-streaming method (logs and events are streams and stay unmeasured). */
+/** Operation name of each non-streaming method (logs and events are streams: counted while open). */
 export const RUNTIME_OPERATIONS = {
   ping: "version",
   info: "info",
@@ -55,7 +56,17 @@ export function instrumentRuntime(
     removeImage: measured(RUNTIME_OPERATIONS.removeImage, runtime.removeImage),
     exec: measured(RUNTIME_OPERATIONS.exec, runtime.exec),
     stats: measured(RUNTIME_OPERATIONS.stats, runtime.stats),
-    logs: (id, options) => runtime.logs(id, options),
-    events: (signal) => runtime.events(signal),
+    logs: (id, options) => counted("logs", runtime.logs(id, options)),
+    events: (signal) => counted("events", runtime.events(signal)),
   };
+
+  /** Counts a stream as open from its first read until it ends or its reader returns. */
+  async function* counted<T>(streamType: "logs" | "events", stream: AsyncIterable<T>): AsyncGenerator<T> {
+    metrics.runtimeStream(streamType, 1);
+    try {
+      yield* stream;
+    } finally {
+      metrics.runtimeStream(streamType, -1);
+    }
+  }
 }

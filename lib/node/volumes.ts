@@ -88,7 +88,7 @@ export function createVolumeManager(options: { rootDir: string; configs: ConfigL
           const payload = volumePayload(pod, volume, options.configs, node);
           await mkdir(dir, { recursive: true, mode: 0o755 });
           // Secret material must never reach a disk: secret and projected volumes live on a tmpfs.
-          if ((volume.secret || volume.projected) && !(await isMountPoint(dir))) {
+          if ((volume.secret || volume.projected) && !(await isMountPoint(dir, log))) {
             try {
               await run("mount", ["-t", "tmpfs", "-o", "mode=0755", "tmpfs", dir]);
             } catch (error) {
@@ -105,7 +105,7 @@ export function createVolumeManager(options: { rootDir: string; configs: ConfigL
         } else if (volume.emptyDir) {
           const dir = emptyDirPath(options.rootDir, pod.metadata.uid, volume.name);
           await mkdir(dir, { recursive: true, mode: 0o777 });
-          if (volume.emptyDir.medium === "Memory" && !(await isMountPoint(dir))) {
+          if (volume.emptyDir.medium === "Memory" && !(await isMountPoint(dir, log))) {
             const size =
               volume.emptyDir.sizeLimit !== undefined
                 ? `,size=${Math.round(parseQuantity(volume.emptyDir.sizeLimit)!)}`
@@ -142,7 +142,7 @@ export function createVolumeManager(options: { rootDir: string; configs: ConfigL
     },
     async teardown(podUid) {
       const dir = join(podsDir, podUid);
-      for (const mountPoint of await mountsUnder(dir)) {
+      for (const mountPoint of await mountsUnder(dir, log)) {
         await run("umount", [mountPoint]).catch((error) =>
           log.warn(`cannot unmount ${mountPoint}: ${(error as Error).message}`),
         );
@@ -215,13 +215,16 @@ async function checkHostPath(path: string, type: string, fail: (why: string) => 
   }
 }
 
-async function isMountPoint(dir: string): Promise<boolean> {
-  return (await mountsUnder(dir)).includes(dir);
+async function isMountPoint(dir: string, log: Logger): Promise<boolean> {
+  return (await mountsUnder(dir, log)).includes(dir);
 }
 
-/** Mount points at or below `dir`, deepest first. */
-async function mountsUnder(dir: string): Promise<string[]> {
-  const table = await readFile("/proc/self/mounts", "utf8").catch(() => "");
+/** Mount points at or below `dir`, deepest first (none, with a warning, when the mount table cannot be read). */
+async function mountsUnder(dir: string, log: Logger): Promise<string[]> {
+  const table = await readFile("/proc/self/mounts", "utf8").catch((error: Error) => {
+    log.warn(`cannot read /proc/self/mounts (${error.message}): tmpfs volumes under ${dir} are not seen`);
+    return "";
+  });
   return table
     .split("\n")
     .map((line) => line.split(" ")[1]?.replace(/\\040/g, " "))

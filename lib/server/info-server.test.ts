@@ -7,6 +7,7 @@ import { DEFAULT_CONFIG, type KubeletConfig } from "../config/config-types.ts";
 import { LABEL } from "../container/runtime.ts";
 import { createEventRecorder } from "../node/events.ts";
 import { createInfoServer, type InfoServerDeps } from "./info-server.ts";
+import { silentLogger } from "../log.ts";
 import { createPrometheusMetrics } from "./prometheus.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { testPod } from "../testing/pods.ts";
@@ -119,6 +120,18 @@ describe("info server", () => {
     expect((await s.app.request("/podInfo")).status).toBe(400);
   });
 
+  test("GET /spec still answers when the Docker Engine does not, and the warning says why", async () => {
+    const warnings: string[] = [];
+    const log = { ...silentLogger, warn: (m: string) => warnings.push(m) };
+    const failing = setup({}, { log });
+    failing.runtime.failNext("info", new Error("connect ENOENT /var/run/docker.sock"));
+    const spec = (await (await failing.app.request("/spec")).json()) as Record<string, unknown>;
+    expect(spec.docker_version).toBe("unknown");
+    expect(warnings).toEqual([
+      `GET /spec: cannot read the Docker Engine's version: connect ENOENT /var/run/docker.sock; reporting "unknown"`,
+    ]);
+  });
+
   test("GET /spec describes the machine and the Docker Engine", async () => {
     const spec = (await (await s.app.request("/spec/")).json()) as Record<string, unknown>;
     expect(spec).toMatchObject({ docker_version: "fake" });
@@ -198,6 +211,23 @@ describe("info server", () => {
     expect(response.headers.get("x-exit-code")).toBe("3");
     expect(await response.text()).toBe("ran ls -l");
     expect((await s.app.request("/run/default/web/app?cmd=ls", { method: "GET" })).status).toBe(405);
+  });
+
+  test("a known path asked with another method is 405 naming the methods its routes serve; others are 404", async () => {
+    const wrong = await s.app.request("/run/default/web/app", { method: "GET" });
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get("allow")).toBe("POST");
+    expect(await wrong.json()).toMatchObject({ kind: "Status", reason: "MethodNotAllowed", code: 405 });
+    const pods = await s.app.request("/pods", { method: "DELETE" });
+    expect(pods.status).toBe(405);
+    expect(pods.headers.get("allow")).toBe("GET, POST, PUT");
+    expect((await s.app.request("/metrics", { method: "POST" })).headers.get("allow")).toBe("GET");
+    const unknown = await s.app.request("/nothing/here");
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({
+      reason: "NotFound",
+      message: expect.stringContaining("/nothing/here"),
+    });
   });
 
   test("GET /logs serves files under the log directory and refuses every way out of it", async () => {

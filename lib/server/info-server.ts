@@ -18,7 +18,8 @@ import type { EventRecorder } from "../node/events.ts";
 import type { StatsSummary } from "../node/stats-analyzer.ts";
 import type { Logger } from "../log.ts";
 import { createPushRoutes, type PushTarget } from "./push-routes.ts";
-import { HttpError, pickContainer, REASON, status } from "./server-support.ts";
+import { HTTPException } from "hono/http-exception";
+import { httpError, pickContainer, REASON, status, type StatusCauses } from "./server-support.ts";
 import type { Pod } from "../api/types.ts";
 
 export interface HealthReport {
@@ -92,10 +93,10 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   const logDir = deps.logDir ?? "/var/log";
 
   app.onError((error, c) => {
-    if (error instanceof HttpError)
+    if (error instanceof HTTPException)
       return c.json(
-        status(error.code, REASON[error.code] ?? "Failure", error.message, error.causes),
-        error.code as 400,
+        status(error.status, REASON[error.status] ?? "Failure", error.message, error.cause as StatusCauses | undefined),
+        error.status,
       );
     const code = (error as { code?: string }).code;
     if (code === "NotFound") return c.json(status(404, "NotFound", error.message), 404);
@@ -103,12 +104,18 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     deps.log?.error(`${c.req.method} ${c.req.path} failed: ${error.message}`);
     return c.json(status(500, "InternalError", error.message), 500);
   });
-  app.notFound((c) =>
-    c.json(
+  app.notFound((c) => {
+    // A known path asked with a method it does not serve is a 405 naming the ones it does, as the API server answers.
+    const allowed = allowedMethods(app, c.req.path);
+    if (allowed.length) {
+      c.header("Allow", allowed.join(", "));
+      return c.json(status(405, "MethodNotAllowed", `method ${c.req.method} is not allowed on ${c.req.path}`), 405);
+    }
+    return c.json(
       status(404, "NotFound", `the server could not find the requested resource: ${c.req.method} ${c.req.path}`),
       404,
-    ),
-  );
+    );
+  });
 
   // --- read-only endpoints
   addHealthRoutes(app, deps.health);
@@ -126,15 +133,15 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   app.get("/pods/:namespace/:name", (c) => {
     const { namespace, name } = c.req.param();
     const pod = deps.pods().find((p) => p.metadata.namespace === namespace && p.metadata.name === name);
-    if (!pod) throw new HttpError(404, `pods "${name}" not found in namespace "${namespace}"`);
+    if (!pod) throw httpError(404, `pods "${name}" not found in namespace "${namespace}"`);
     return c.json(pod);
   });
   app.get("/podInfo", (c) => {
     const podID = c.req.query("podID");
     const namespace = c.req.query("podNamespace") ?? "default";
-    if (!podID) throw new HttpError(400, "missing podID query parameter");
+    if (!podID) throw httpError(400, "missing podID query parameter");
     const pod = deps.pods().find((p) => p.metadata.name === podID && p.metadata.namespace === namespace);
-    if (!pod) throw new HttpError(404, `pod "${podID}" not found in namespace "${namespace}"`);
+    if (!pod) throw httpError(404, `pod "${podID}" not found in namespace "${namespace}"`);
     const info = Object.fromEntries(
       (pod.status?.containerStatuses ?? []).map((s) => [
         s.name,
@@ -152,7 +159,10 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   });
 
   const machine = async () => {
-    const info = await deps.runtime.info().catch(() => undefined);
+    const info = await deps.runtime.info().catch((error: Error) => {
+      deps.log?.warn(`GET /spec: cannot read the Docker Engine's version: ${error.message}; reporting "unknown"`);
+      return undefined;
+    });
     return {
       num_cores: cpus().length,
       cpu_frequency_khz: Math.round((cpus()[0]?.speed ?? 0) * 1000),
@@ -171,8 +181,7 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
 
   app.get("/stats/summary", (c) => {
     const summary = deps.summary();
-    if (!summary)
-      throw new HttpError(503, "stats are not collected yet: the resource analyzer has not run; retry shortly");
+    if (!summary) throw httpError(503, "stats are not collected yet: the resource analyzer has not run; retry shortly");
     return c.json(summary);
   });
   app.get("/stats/:pod/:container", async (c) => {
@@ -195,12 +204,12 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   // --- debugging handlers and pushes: never on the read-only port, authenticated beyond loopback
   const guarded = new Hono();
   const guard: MiddlewareHandler = async (c, next) => {
-    if (deps.readOnly) throw new HttpError(403, "forbidden: the read-only port serves GET endpoints only");
+    if (deps.readOnly) throw httpError(403, "forbidden: the read-only port serves GET endpoints only");
     if (!deps.config.enableDebuggingHandlers)
-      throw new HttpError(404, "debugging handlers are disabled (--enable_debugging_handlers=false)");
+      throw httpError(404, "debugging handlers are disabled (--enable_debugging_handlers=false)");
     if (deps.auth?.required && deps.auth.check(c.req.raw) !== "ok") {
       c.header("WWW-Authenticate", 'Bearer realm="kubelet"');
-      throw new HttpError(401, "Unauthorized: a valid bearer token or client certificate is required");
+      throw httpError(401, "Unauthorized: a valid bearer token or client certificate is required");
     }
     await next();
   };
@@ -211,9 +220,9 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     const tail = c.req.query("tailLines");
     const since = c.req.query("sinceSeconds");
     if (tail !== undefined && !/^\d+$/.test(tail))
-      throw new HttpError(400, `tailLines must be a non-negative integer, got "${tail}"`);
+      throw httpError(400, `tailLines must be a non-negative integer, got "${tail}"`);
     if (since !== undefined && !/^\d+$/.test(since))
-      throw new HttpError(400, `sinceSeconds must be a non-negative integer, got "${since}"`);
+      throw httpError(400, `sinceSeconds must be a non-negative integer, got "${since}"`);
     const abort = new AbortController();
     c.req.raw.signal.addEventListener("abort", () => abort.abort(), { once: true });
     const chunks = deps.runtime.logs(chosen.id, {
@@ -245,7 +254,7 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     const { namespace, pod, container } = c.req.param();
     const commands = c.req.queries("command");
     const cmd = commands?.length ? commands : (c.req.query("cmd") ?? "").split(" ").filter(Boolean);
-    if (cmd.length === 0) throw new HttpError(400, "missing command: give ?cmd=… or ?command=…&command=…");
+    if (cmd.length === 0) throw httpError(400, "missing command: give ?cmd=… or ?command=…&command=…");
     const chosen = await pickContainer(deps.runtime, namespace, pod, container);
     const result = await deps.runtime.exec(chosen.id, cmd, { timeoutMs: 60_000 });
     return c.body(result.stdout + result.stderr, 200, {
@@ -258,22 +267,14 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   guarded.route("/", createPushRoutes(deps.push, deps.allowPrivileged));
   app.route("/", guarded);
 
-  // Known paths answered with the wrong method: 405, as the API server does.
-  const methods: Array<[string, string[]]> = [
-    ["/pods", ["GET", "PUT", "POST"]],
-    ["/container", ["POST"]],
-    ["/containers", ["POST"]],
-    ["/run/:namespace/:pod/:container", ["POST"]],
-    ["/healthz", ["GET"]],
-    ["/metrics", ["GET"]],
-  ];
-  for (const [path, allowed] of methods) {
-    app.all(path, (c) => {
-      c.header("Allow", allowed.join(", "));
-      throw new HttpError(405, `method ${c.req.method} is not allowed on ${c.req.path}`);
-    });
-  }
   return app;
+}
+
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+
+/** The methods the app's own routes serve on `path` (middleware, registered for every method, aside). */
+function allowedMethods(app: Hono, path: string): string[] {
+  return METHODS.filter((method) => app.router.match(method, path)[0].some(([[, route]]) => route.method === method));
 }
 
 function flag(c: Context, name: string): boolean {
@@ -284,17 +285,17 @@ function flag(c: Context, name: string): boolean {
 /** Files under the log directory only: no `..`, no symlink that leads outside. */
 async function serveLogFile(c: Context, root: string): Promise<Response> {
   const relative = decodeURIComponent(c.req.path.replace(/^\/logs\/?/, ""));
-  if (relative.split("/").includes("..") || relative.includes("\0")) throw new HttpError(400, "invalid log path");
+  if (relative.split("/").includes("..") || relative.includes("\0")) throw httpError(400, "invalid log path");
   const rootReal = await realpath(root).catch(() => root);
   const target = resolvePath(rootReal, relative);
   let real: string;
   try {
     real = await realpath(target);
   } catch {
-    throw new HttpError(404, `log file "${relative}" not found`);
+    throw httpError(404, `log file "${relative}" not found`);
   }
   if (real !== rootReal && !real.startsWith(rootReal + sep))
-    throw new HttpError(403, "forbidden: the path leads outside the log directory");
+    throw httpError(403, "forbidden: the path leads outside the log directory");
   const info = await stat(real);
   if (info.isDirectory()) {
     const entries = await readdir(real, { withFileTypes: true });
@@ -305,6 +306,7 @@ async function serveLogFile(c: Context, root: string): Promise<Response> {
         .join("\n") + "\n",
     );
   }
+  // Node's web ReadableStream type and the DOM lib's describe the same stream but do not unify in TypeScript.
   return new Response(Readable.toWeb(createReadStream(real)) as unknown as ReadableStream, {
     headers: { "content-type": "text/plain; charset=utf-8", "content-length": String(info.size) },
   });

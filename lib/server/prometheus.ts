@@ -1,6 +1,7 @@
 // A small Prometheus registry (counters, gauges, histograms, text format 0.0.4) and the kubelet's
 // metrics on it, named as the real kubelet names them.
 import { readdirSync, readFileSync } from "node:fs";
+import type { Logger } from "../log.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 
 type Labels = Record<string, string>;
@@ -77,7 +78,9 @@ const POD_START_BUCKETS = [
 ];
 
 /** The kubelet's metrics and their text exposition (/metrics and /metrics/probes). */
-export function createPrometheusMetrics(): KubeletMetrics & { render(): string; renderProbes(): string } {
+export function createPrometheusMetrics(
+  options: { log?: Logger } = {},
+): KubeletMetrics & { render(): string; renderProbes(): string } {
   const runningPods = new Counter("kubelet_running_pods", "Number of pods that have a running pod sandbox", "gauge");
   const runningContainers = new Counter(
     "kubelet_running_containers",
@@ -129,6 +132,11 @@ export function createPrometheusMetrics(): KubeletMetrics & { render(): string; 
     "prober_probe_total",
     "Cumulative number of a liveness, readiness or startup probe for a container by result.",
   );
+  const openStreams = new Counter(
+    "kubelet_runtime_open_streams",
+    "Number of container runtime streams (followed logs, events) the kubelet holds open",
+    "gauge",
+  );
   const processStart = Date.now() / 1000 - process.uptime();
   const registry: Metric[] = [
     runningPods,
@@ -143,18 +151,31 @@ export function createPrometheusMetrics(): KubeletMetrics & { render(): string; 
     startErrors,
     restarts,
     sourceErrors,
+    openStreams,
   ];
+
+  // A collector that cannot read /proc says so once, not at every scrape, and reports its fallback.
+  const failed = new Set<string>();
+  const collect = <T>(what: string, fallback: T, read: () => T): T => {
+    try {
+      return read();
+    } catch (error) {
+      if (!failed.has(what))
+        options.log?.warn(`metrics: cannot read ${what}: ${(error as Error).message}; reporting ${fallback}`);
+      failed.add(what);
+      return fallback;
+    }
+  };
 
   const processMetrics = () => {
     const usage = process.cpuUsage();
-    let fds = 0;
-    try {
-      fds = readdirSync("/proc/self/fd").length;
-    } catch {}
-    let rss = process.memoryUsage().rss;
-    try {
-      rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? 0) * 1024 || rss;
-    } catch {}
+    const fds = collect("/proc/self/fd for process_open_fds", 0, () => readdirSync("/proc/self/fd").length);
+    const heapRss = process.memoryUsage().rss;
+    const rss = collect(
+      "/proc/self/status for process_resident_memory_bytes",
+      heapRss,
+      () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? 0) * 1024 || heapRss,
+    );
     return [
       "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.",
       "# TYPE process_cpu_seconds_total counter",
@@ -193,6 +214,7 @@ export function createPrometheusMetrics(): KubeletMetrics & { render(): string; 
       for (const [state, count] of Object.entries(byState)) runningContainers.set({ container_state: state }, count);
     },
     sourceError: (source) => sourceErrors.inc({ source }),
+    runtimeStream: (streamType, delta) => openStreams.inc({ stream_type: streamType }, delta),
     render: () => registry.map((m) => m.render()).join("\n") + "\n" + processMetrics() + "\n",
     renderProbes: () => probes.render() + "\n",
   };

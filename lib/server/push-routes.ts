@@ -3,7 +3,7 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { readManifests } from "../api/manifest.ts";
-import { HttpError } from "./server-support.ts";
+import { httpError } from "./server-support.ts";
 import { formatIssue, type Pod, type PodOperation, type RejectedPod } from "../api/types.ts";
 import { validatePod } from "../api/validation.ts";
 import { describeConfig, validateConfigObject, type ConfigKind, type ConfigObject } from "../api/config-objects.ts";
@@ -36,9 +36,8 @@ function parseBody(
       causes.push({ field: issue.path, message: `${describeConfig(object)}: ${formatIssue(issue)}` });
     }
   }
-  if (causes.length)
-    throw new HttpError(400, `invalid pod manifest: ${causes.map((c) => c.message).join("; ")}`, causes);
-  if (expect === "one" && pods.length !== 1) throw new HttpError(400, `expected exactly one pod, got ${pods.length}`);
+  if (causes.length) throw httpError(400, `invalid pod manifest: ${causes.map((c) => c.message).join("; ")}`, causes);
+  if (expect === "one" && pods.length !== 1) throw httpError(400, `expected exactly one pod, got ${pods.length}`);
   return { pods, configs };
 }
 
@@ -47,7 +46,7 @@ export function createPushRoutes(target: PushTarget, allowPrivileged: boolean): 
   const limit = bodyLimit({
     maxSize: MAX_BODY,
     onError: () => {
-      throw new HttpError(413, `request body is larger than ${MAX_BODY} bytes`);
+      throw httpError(413, `request body is larger than ${MAX_BODY} bytes`);
     },
   });
   const accepted = (pods: Pod[], configs: ConfigObject[]) => ({

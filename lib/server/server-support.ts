@@ -1,4 +1,6 @@
 // Helpers the info server's routes share: Kubernetes Status errors and container lookup by labels.
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerSummary, type Runtime } from "../container/runtime.ts";
 
 /** A Kubernetes Status failure body. */
@@ -31,15 +33,12 @@ export const REASON: Record<number, string> = {
   503: "ServiceUnavailable",
 };
 
-/** An HTTP error with a Kubernetes reason, turned into a Status response by the app. */
-export class HttpError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly causes?: Array<{ field: string; message: string }>,
-  ) {
-    super(message);
-  }
+/** Field-level causes of a 400, carried as the HTTPException's cause into the Status body. */
+export type StatusCauses = Array<{ field: string; message: string }>;
+
+/** Hono's HTTPException with the message the Status body carries; onError renders it. */
+export function httpError(code: ContentfulStatusCode, message: string, causes?: StatusCauses): HTTPException {
+  return new HTTPException(code, { message, ...(causes ? { cause: causes } : {}) });
 }
 
 /** The kubelet's instances of a pod's container, newest attempt first. Only kubelet containers exist here. */
@@ -77,7 +76,7 @@ export async function pickContainer(
   const chosen = previous ? instances[1] : instances[0];
   if (!chosen) {
     const what = previous ? `previous terminated container "${container}"` : `container "${container}"`;
-    throw new HttpError(404, `${what} in pod "${pod}" in namespace "${namespace}" not found`);
+    throw httpError(404, `${what} in pod "${pod}" in namespace "${namespace}" not found`);
   }
   return chosen;
 }

@@ -23,7 +23,7 @@ describeWithServices("etcd client", () => {
   fleetStoreContract(
     "real",
     async () => {
-      const client = createEtcdClient({ hosts: cluster.endpoints, dialTimeout: 5000 });
+      const client = createEtcdClient({ endpoints: cluster.endpoints });
       clients.push(client);
       return client;
     },

@@ -1,9 +1,7 @@
 // The only etcd3 import: a narrow etcd client (get, list, put on a lease, delete, leases, watch) shared
-// by the etcd source, the fleet reporter and `kubelet fleet`, and --etcd_config parsing.
+// by the etcd source, the fleet reporter and `kubelet fleet`. It takes plain settings; --etcd_config is
+// read by lib/config/etcd-config.ts.
 import { Etcd3, type IOptions } from "etcd3";
-import { readFileSync } from "node:fs";
-import { parseDuration } from "../config/config.ts";
-import { parseYaml } from "../api/manifest.ts";
 import { KubeletError } from "../api/types.ts";
 
 /** One key as etcd stores it. */
@@ -56,21 +54,15 @@ export interface EtcdClient {
   close(): void;
 }
 
-/** Connection settings: from --etcd_servers, or read from --etcd_config by readEtcdConfig. */
+/** Connection settings (the composition root reads them from --etcd_servers or --etcd_config). */
 export interface EtcdClientOptions {
-  hosts: string[];
-  dialTimeout: number;
-  credentials?: { rootCertificate: Buffer; privateKey?: Buffer; certChain?: Buffer };
+  /** Client URLs of the members (http://ip:port or https://…). */
+  endpoints: string[];
+  /** How long to wait for a connection, ms (default 5 s). */
+  dialTimeoutMs?: number;
+  /** PEM contents: the CA to trust, and a client certificate and key to present. */
+  tls?: { ca: Buffer; cert?: Buffer; key?: Buffer };
   auth?: { username: string; password: string };
-}
-
-/** The client settings of --etcd_servers or --etcd_config; throws when there is no endpoint. */
-export function etcdClientOptions(options: { endpoints?: string[]; configFile?: string }): EtcdClientOptions {
-  const clientOptions = options.configFile
-    ? readEtcdConfig(options.configFile)
-    : { hosts: options.endpoints ?? [], dialTimeout: 5000 };
-  if (clientOptions.hosts.length === 0) throw new KubeletError("InvalidValue", "etcd needs at least one endpoint");
-  return clientOptions;
 }
 
 /** etcd's default --max-txn-ops is 128. */
@@ -80,7 +72,21 @@ const TXN_OPS = 100;
 const CALL_TIMEOUT_MS = 5000;
 
 export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
-  const client = new Etcd3(options as IOptions);
+  if (options.endpoints.length === 0) throw new KubeletError("InvalidValue", "etcd needs at least one endpoint");
+  const client = new Etcd3({
+    hosts: options.endpoints,
+    dialTimeout: options.dialTimeoutMs ?? 5000,
+    ...(options.tls
+      ? {
+          credentials: {
+            rootCertificate: options.tls.ca,
+            ...(options.tls.cert ? { certChain: options.tls.cert } : {}),
+            ...(options.tls.key ? { privateKey: options.tls.key } : {}),
+          },
+        }
+      : {}),
+    ...(options.auth ? { auth: options.auth } : {}),
+  } satisfies IOptions);
   const deadline = () => ({ deadline: new Date(Date.now() + CALL_TIMEOUT_MS) });
   const entry = (kv: { key: Buffer; value: Buffer; lease: string; mod_revision: string }): EtcdEntry => ({
     key: kv.key.toString("utf8"),
@@ -173,52 +179,4 @@ function leaseError(lease: string | undefined) {
       throw new KubeletError("LeaseNotFound", `etcd lease ${lease} has expired`, { cause: error });
     throw error;
   };
-}
-
-/** Reads --etcd_config; errors name the file and the key. */
-export function readEtcdConfig(path: string): EtcdClientOptions {
-  const fail = (why: string) => new KubeletError("InvalidConfigFile", `--etcd_config "${path}": ${why}`);
-  let doc: Record<string, any>;
-  try {
-    doc = parseYaml(readFileSync(path, "utf8")) as Record<string, any>;
-  } catch (error) {
-    throw fail((error as Error).message);
-  }
-  if (!doc || typeof doc !== "object") throw fail("expected a mapping");
-  const legacy =
-    doc.cluster || doc.config
-      ? {
-          endpoints: doc.cluster?.machines,
-          caFile: doc.config?.caCertFiles?.[0],
-          certFile: doc.config?.certFile,
-          keyFile: doc.config?.keyFile,
-          dialTimeout: doc.config?.timeout,
-        }
-      : doc;
-  const endpoints = legacy.endpoints;
-  if (!Array.isArray(endpoints) || endpoints.length === 0)
-    throw fail(`"endpoints" (or cluster.machines) must list at least one URL`);
-  const file = (name: string, value: unknown) => {
-    try {
-      return readFileSync(String(value));
-    } catch (error) {
-      throw fail(`${name}: ${(error as Error).message}`);
-    }
-  };
-  const options: EtcdClientOptions = { hosts: endpoints.map(String), dialTimeout: 5000 };
-  if (legacy.dialTimeout !== undefined) {
-    options.dialTimeout =
-      typeof legacy.dialTimeout === "number" ? legacy.dialTimeout / 1e6 : parseDuration(String(legacy.dialTimeout));
-  }
-  if (legacy.caFile) {
-    options.credentials = { rootCertificate: file("caFile", legacy.caFile) };
-    if (legacy.certFile) options.credentials.certChain = file("certFile", legacy.certFile);
-    if (legacy.keyFile) options.credentials.privateKey = file("keyFile", legacy.keyFile);
-  }
-  if (legacy.username) options.auth = { username: String(legacy.username), password: String(legacy.password ?? "") };
-  for (const name of Object.keys(legacy)) {
-    if (!["endpoints", "caFile", "certFile", "keyFile", "username", "password", "dialTimeout"].includes(name))
-      throw fail(`unknown setting "${name}"`);
-  }
-  return options;
 }

@@ -7,15 +7,12 @@ import { silentLogger, type Logger } from "../log.ts";
 import type { ConfigObject } from "../api/config-objects.ts";
 import { readManifests, type ManifestResult } from "../api/manifest.ts";
 import type { KubeletMetrics } from "../metrics.ts";
-import { createEtcdClient, etcdClientOptions } from "./etcd-client.ts";
+import { createEtcdClient, type EtcdClientOptions } from "./etcd-client.ts";
+import { readKeepingLastGood, type LastGood } from "./last-good.ts";
 import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
 
-export interface EtcdSourceOptions {
-  endpoints?: string[];
-  /**
-   * --etcd_config: the 2014 go-etcd JSON or `{endpoints, caFile, certFile, keyFile, username, password, dialTimeout}`.
-   */
-  configFile?: string;
+/** Connection settings (lib/config/etcd-config.ts reads them from the flags), the host and the parts. */
+export interface EtcdSourceOptions extends EtcdClientOptions {
   hostname: string;
   clock?: Clock;
   log?: Logger;
@@ -67,36 +64,28 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
   const log = options.log ?? silentLogger;
   const key = etcdKeyFor(options.hostname);
   const prefix = `/registry/hosts/${options.hostname}/`;
-  const clientOptions = etcdClientOptions(options);
 
   return {
     name: "etcd",
     start(emit) {
-      const client = createEtcdClient(clientOptions);
+      const client = createEtcdClient(options);
       const stop = new AbortController();
       let lastSignature: string | undefined;
       const values = new Map<string, string>();
-      const parsedByKey = new Map<string, { text: string; result: ManifestResult }>();
-      const lastGood = new Map<string, ManifestResult>();
+      /** Per key, the last value that parsed: a broken value keeps its pods and objects (last-good.ts). */
+      const lastGood = new Map<string, LastGood>();
       const publish = () => {
         const snapshot: SourceSnapshot & { configs: ConfigObject[] } = { pods: [], rejected: [], configs: [] };
         for (const name of [...values.keys()].sort()) {
-          const text = values.get(name)!;
-          let cached = parsedByKey.get(name);
-          if (cached?.text !== text) {
-            cached = { text, result: readKey(name, text, key, prefix) };
-            parsedByKey.set(name, cached);
-          }
-          const parsed = cached.result;
-          const broken = parsed.rejected.some((r) => r.issues.some((i) => i.path === "<document>"));
-          const good = broken ? lastGood.get(name) : parsed;
-          if (!broken) lastGood.set(name, parsed);
-          snapshot.pods.push(...(good?.pods ?? []));
-          snapshot.configs.push(...(good?.configs ?? []));
-          snapshot.rejected.push(...parsed.rejected);
+          const read = readKeepingLastGood(values.get(name)!, lastGood.get(name), (text) =>
+            readKey(name, text, key, prefix),
+          );
+          if (read.last) lastGood.set(name, read.last);
+          snapshot.pods.push(...read.snapshot.pods);
+          snapshot.configs.push(...read.snapshot.configs);
+          snapshot.rejected.push(...read.snapshot.rejected);
         }
-        for (const name of [...parsedByKey.keys()])
-          if (!values.has(name)) parsedByKey.delete(name), lastGood.delete(name);
+        for (const name of [...lastGood.keys()]) if (!values.has(name)) lastGood.delete(name);
         const signature = snapshotSignature(snapshot);
         if (signature === lastSignature) return;
         lastSignature = signature;

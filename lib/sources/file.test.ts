@@ -4,7 +4,8 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { names, recordSnapshots, type SnapshotRecorder } from "../testing/snapshots.ts";
-import { createFileSource } from "./file.ts";
+import { FakeClock } from "../testing/fake-clock.ts";
+import { createFileSource, type WatchManifests } from "./file.ts";
 
 const pod = (name: string, image = "busybox:1.35") =>
   `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec:\n  containers: [{name: c, image: "${image}"}]\n`;
@@ -133,8 +134,19 @@ describe("file source", () => {
 
   test("re-lists every check period even without watch events", async () => {
     fresh();
-    const source = createFileSource({ path: dir, checkFrequency: 60_000 });
+    const clock = new FakeClock();
+    // A watcher that never reports anything: only the periodic re-list can see the new file.
+    const blind: WatchManifests = () => ({ on: () => undefined, close: async () => {} });
+    const r = (recorder = recordSnapshots(
+      createFileSource({ path: dir, checkFrequency: 60_000, clock, watch: blind }),
+    ));
+    expect(names(await r.next(() => true))).toEqual([]);
     writeFileSync(join(dir, "a.yaml"), pod("a"));
-    expect(names(await source.readOnce())).toEqual(["a"]);
+    await clock.advance(59_999);
+    // No read was started before the period ended: the re-list timer is the only one, still pending.
+    expect(clock.pendingTimers).toBe(1);
+    expect(r.snapshots).toHaveLength(1);
+    await clock.advance(1);
+    expect(names(await r.next((s) => s.pods.length > 0))).toEqual(["a"]);
   });
 });

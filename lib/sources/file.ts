@@ -1,6 +1,6 @@
 // The file source (-c/--config): a manifest file or a directory of them (pods, ConfigMaps, Secrets), watched with chokidar so
 // an edit is seen at once, and re-listed every --file_check_frequency in case a watch event was lost.
-import { watch, type FSWatcher } from "chokidar";
+import { watch, type ChokidarOptions } from "chokidar";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname } from "node:path";
@@ -10,8 +10,19 @@ import { isManifestFile, listManifestFiles } from "../api/manifest-files.ts";
 import { readManifests } from "../api/manifest.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 import type { ConfigObject } from "../api/config-objects.ts";
-import type { Pod, RejectedPod } from "../api/types.ts";
+import { readKeepingLastGood, type LastGood } from "./last-good.ts";
 import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
+
+/** The part of a chokidar watcher the source uses. */
+export interface ManifestWatcher {
+  on(event: "all", listener: (event: string, path: string) => void): unknown;
+  on(event: "ready", listener: () => void): unknown;
+  on(event: "error", listener: (error: unknown) => void): unknown;
+  close(): Promise<void>;
+}
+
+/** Starts watching paths (chokidar's `watch`; tests pass a watcher that sees nothing). */
+export type WatchManifests = (paths: string[], options: ChokidarOptions) => ManifestWatcher;
 
 export interface FileSourceOptions {
   path: string;
@@ -22,21 +33,16 @@ export interface FileSourceOptions {
   metrics?: KubeletMetrics;
   /** Quiet time after a watch event before re-reading, ms; coalesces an editor's write bursts. */
   debounceMs?: number;
+  /** Default: chokidar. */
+  watch?: WatchManifests;
 }
 
 export type FileSource = PodSource & { readOnce(): Promise<SourceSnapshot> };
 
-interface FileState {
-  text: string;
-  pods: Pod[];
-  rejected: RejectedPod[];
-  configs: ConfigObject[];
-}
-
 export function createFileSource(options: FileSourceOptions): FileSource {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? silentLogger;
-  const lastGood = new Map<string, FileState>();
+  const lastGood = new Map<string, LastGood>();
   let missingReported = false;
 
   /** Reads every manifest file once; a file that stops parsing keeps its last good pods. */
@@ -74,26 +80,13 @@ export function createFileSource(options: FileSourceOptions): FileSource {
         });
         continue;
       }
-      const previous = lastGood.get(file);
-      const state =
-        previous?.text === text ? previous : { text, ...readManifests(text, { source: "file", origin: file }) };
-      const broken = state.rejected.some((r) => r.issues.some((i) => i.path === "<document>"));
-      if (broken && previous && previous !== state) {
-        // Mid-edit or a typo: keep what ran before, loudly, until the file is fixed or deleted.
-        snapshot.pods.push(...previous.pods);
-        snapshot.configs.push(...previous.configs);
-        snapshot.rejected.push(
-          ...state.rejected.map((r) => ({
-            ...r,
-            issues: r.issues.map((i) => ({ ...i, detail: `${i.detail}; keeping the pods from its last good version` })),
-          })),
-        );
-        continue;
-      }
-      if (!broken) lastGood.set(file, state);
-      snapshot.pods.push(...state.pods);
-      snapshot.configs.push(...state.configs);
-      snapshot.rejected.push(...state.rejected);
+      const { snapshot: read, last } = readKeepingLastGood(text, lastGood.get(file), (text) =>
+        readManifests(text, { source: "file", origin: file }),
+      );
+      if (last) lastGood.set(file, last);
+      snapshot.pods.push(...read.pods);
+      snapshot.configs.push(...read.configs);
+      snapshot.rejected.push(...read.rejected);
     }
     for (const file of lastGood.keys()) if (!files.includes(file)) lastGood.delete(file);
     return snapshot;
@@ -138,10 +131,10 @@ export function createFileSource(options: FileSourceOptions): FileSource {
       };
       // Watch the parent too, so a path that does not exist yet is noticed when it appears; then
       // start over, because a watcher made for a missing path does not see inside it.
-      let watcher: FSWatcher;
+      let watcher: ManifestWatcher;
       const startWatcher = () => {
         const existed = existsSync(options.path);
-        watcher = watch([options.path, dirname(options.path)], {
+        watcher = (options.watch ?? watch)([options.path, dirname(options.path)], {
           ignoreInitial: true,
           depth: 0,
           atomic: true,

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { createPodStore, type NotificationMode } from "./store.ts";
 import { testPod } from "../testing/pods.ts";
+import { noopMetrics } from "../metrics.ts";
 import type { Pod, PodUpdate } from "../api/types.ts";
 
 // Go's table used a pod without containers; Kubernetes requires one, so "more containers" stands in.
@@ -70,6 +71,7 @@ describe("the Go v0.4 config test table", () => {
       const { store, updates } = recorder(mode);
       store.apply("file", { pods: [testPod("a"), testPod("b")], rejected: [] });
       const count = updates.length;
+      expect(count).toBeGreaterThan(0); // the first SET did emit: silence below is the store's choice
       store.apply("file", { pods: [testPod("a"), testPod("b")], rejected: [] });
       expect(updates.length).toBe(count);
     });
@@ -195,3 +197,281 @@ function createPodStoreWith(allowPrivileged: boolean, pod: Pod): Pod[] {
   store.apply("file", { pods: [pod], rejected: [] });
   return store.mergedState();
 }
+
+describe("merge store reports", () => {
+  function reporting(options: { sources?: Array<"file" | "url" | "etcd">; mode?: NotificationMode } = {}) {
+    const warnings: Array<[string, unknown]> = [];
+    const errors: string[] = [];
+    const sourceErrors: string[] = [];
+    const log = {
+      debug() {},
+      info() {},
+      error: (m: string) => errors.push(m),
+      warn: (m: string, fields?: unknown) => warnings.push([m, fields]),
+      child: () => log,
+    };
+    const metrics = { ...noopMetrics, sourceError: (s: string) => sourceErrors.push(s) };
+    const store = createPodStore({ sources: options.sources ?? ["file"], mode: options.mode, log, metrics });
+    return { store, warnings, errors, sourceErrors };
+  }
+  const inFile = (name: string, file: string, document?: number, spec = {}) => {
+    const pod = testPod(name, spec, { origin: file });
+    if (document === undefined) delete pod.metadata.annotations["kubelet.io/config.document"];
+    else pod.metadata.annotations["kubelet.io/config.document"] = String(document);
+    return pod;
+  };
+
+  test("a duplicate in one source is reported with both origins, document indexes included, and logged once", () => {
+    const r = reporting();
+    const twice = () =>
+      r.store.apply("file", { pods: [inFile("a", "all.yaml", 0), inFile("a", "all.yaml", 2)], rejected: [] });
+    twice();
+    expect(r.store.rejected()).toEqual([
+      {
+        source: "file",
+        origin: "all.yaml",
+        document: 2,
+        pod: "default/a",
+        issues: [
+          {
+            path: "metadata.name",
+            type: "Duplicate value",
+            value: "a",
+            detail: "pod default/a is already defined in all.yaml[0]; the first one wins",
+            severity: "error",
+          },
+        ],
+      },
+    ]);
+    twice();
+    expect(r.warnings).toEqual([
+      [
+        'dropping pod default/a from file all.yaml: metadata.name: Duplicate value: "a": pod default/a is already defined in all.yaml[0]; the first one wins',
+        { source: "file", origin: "all.yaml" },
+      ],
+    ]);
+    expect(r.sourceErrors).toEqual(["file"]);
+  });
+
+  test("a name another source holds is reported naming that source; a pod without an origin is named by its source", () => {
+    const r = reporting({ sources: ["file", "url"] });
+    const fromUrl = testPod("a", {}, { source: "url" });
+    delete fromUrl.metadata.annotations["kubelet.io/config.origin"];
+    r.store.apply("url", { pods: [fromUrl], rejected: [] });
+    r.store.apply("file", { pods: [inFile("a", "a.yaml")], rejected: [] });
+    expect(r.store.rejected()).toEqual([
+      {
+        source: "file",
+        origin: "a.yaml",
+        pod: "default/a",
+        issues: [
+          {
+            path: "metadata.name",
+            type: "Duplicate value",
+            value: "a",
+            detail: "pod default/a already comes from the url source, which keeps it",
+            severity: "error",
+          },
+        ],
+      },
+    ]);
+    const dupInUrl = reporting({ sources: ["url"] });
+    dupInUrl.store.apply("url", { pods: [fromUrl, fromUrl], rejected: [] });
+    expect(dupInUrl.store.rejected()[0]!.issues[0]!.detail).toBe(
+      "pod default/a is already defined in url; the first one wins",
+    );
+    expect(dupInUrl.store.rejected()[0]!.origin).toBe("url");
+  });
+
+  test("an invalid pod is reported with its errors only, and its problem is logged again once it changes", () => {
+    const r = reporting();
+    const bad = (name: string) =>
+      inFile("a", "a.yaml", undefined, { containers: [{ name, image: "" }], nodeSelector: { disk: "ssd" } });
+    r.store.apply("file", { pods: [bad("c")], rejected: [] });
+    const [rejected] = r.store.rejected();
+    expect(rejected!.issues.every((i) => i.severity === "error")).toBe(true);
+    expect(rejected!.issues.map((i) => i.path)).toEqual(["spec.containers[0].image"]);
+    const dropped = r.warnings.filter(([m]) => m.startsWith("dropping"));
+    expect(dropped).toEqual([
+      [
+        "dropping pod default/a from file a.yaml: spec.containers[0].image: Required value",
+        { source: "file", origin: "a.yaml" },
+      ],
+    ]);
+    expect(r.warnings.filter(([m]) => m.startsWith("pod default/a from a.yaml: spec.nodeSelector"))).toHaveLength(1);
+    r.store.apply("file", { pods: [bad("c")], rejected: [] });
+    r.store.apply("file", { pods: [bad("Not A Name")], rejected: [] });
+    expect(r.warnings.filter(([m]) => m.startsWith("dropping"))).toHaveLength(2);
+    expect(r.sourceErrors).toEqual(["file", "file"]);
+  });
+
+  test("a parse rejection without a pod is logged by its document", () => {
+    const r = reporting();
+    const broken = (document?: number) => ({
+      source: "file" as const,
+      origin: "bad.yaml",
+      ...(document !== undefined ? { document } : {}),
+      issues: [{ path: "<document>", type: "Invalid value", detail: "bad indentation", severity: "error" as const }],
+    });
+    r.store.apply("file", { pods: [], rejected: [broken(3)] });
+    r.store.apply("file", { pods: [], rejected: [broken()] });
+    expect(r.warnings.map(([m]) => m)).toEqual([
+      "dropping document 3 from file bad.yaml: <document>: Invalid value: bad indentation",
+      "dropping document 0 from file bad.yaml: <document>: Invalid value: bad indentation",
+    ]);
+  });
+
+  test("ADD and UPDATE keep the problems of pods they do not mention; REMOVE clears the problems of the pods it removes", () => {
+    const r = reporting({ mode: "Incremental" });
+    r.store.merge("file", "ADD", [inFile("a", "a.yaml"), inFile("a", "a.yaml")]);
+    expect(r.store.rejected().map((x) => x.pod)).toEqual(["default/a"]);
+    r.store.merge("file", "ADD", [inFile("b", "b.yaml")]);
+    r.store.merge("file", "UPDATE", [inFile("b", "b.yaml", undefined, { restartPolicy: "Never" })]);
+    expect(r.store.rejected().map((x) => x.pod)).toEqual(["default/a"]);
+    r.store.merge("file", "ADD", [inFile("a", "a.yaml")]);
+    expect(r.store.rejected()).toEqual([]);
+    r.store.merge("file", "ADD", [inFile("c", "c.yaml", undefined, { containers: [{ name: "c", image: "" }] })]);
+    r.store.merge("file", "REMOVE", [inFile("b", "b.yaml")]);
+    expect(r.store.rejected().map((x) => x.pod)).toEqual(["default/c"]);
+    r.store.merge("file", "REMOVE", [inFile("c", "c.yaml")]);
+    expect(r.store.rejected()).toEqual([]);
+    expect(r.store.mergedState().map((p) => p.metadata.name)).toEqual(["a"]);
+  });
+
+  test("rejections are listed in source order", () => {
+    const r = reporting({ sources: ["file", "url"] });
+    const invalid = (source: "file" | "url") =>
+      testPod("x", { containers: [{ name: "c", image: "" }] }, { source, origin: source });
+    r.store.apply("url", { pods: [invalid("url")], rejected: [] });
+    r.store.apply("file", { pods: [invalid("file")], rejected: [] });
+    expect(r.store.rejected().map((x) => x.source)).toEqual(["file", "url"]);
+  });
+
+  test("a failing listener is logged and the others still get the update; unsubscribe stops delivery", () => {
+    const r = reporting();
+    const seen: string[] = [];
+    r.store.subscribe(() => {
+      throw new Error("boom");
+    });
+    const unsubscribe = r.store.subscribe((u) => seen.push(u.op));
+    r.store.apply("file", { pods: [testPod("a")], rejected: [] });
+    expect(r.errors).toEqual(["pod update listener failed: boom"]);
+    expect(seen).toEqual(["SET"]);
+    unsubscribe();
+    r.store.apply("file", { pods: [], rejected: [] });
+    expect(seen).toEqual(["SET"]);
+  });
+
+  test("the default mode is SnapshotAndUpdates; with no configured sources the store is ready at once", async () => {
+    const store = createPodStore({ sources: [] });
+    await store.whenAllSourcesReady();
+    const updates: PodUpdate[] = [];
+    store.subscribe((u) => updates.push(u));
+    store.merge("http", "ADD", [testPod("a", {}, { source: "http" })]);
+    store.merge("http", "UPDATE", [testPod("a", { restartPolicy: "Never" }, { source: "http" })]);
+    expect(updates.map((u) => [u.op, u.source])).toEqual([
+      ["SET", "*"],
+      ["UPDATE", "http"],
+    ]);
+    expect(store.mergedState().map((p) => p.metadata.name)).toEqual(["a"]);
+    expect(store.allSourcesReady()).toBe(true);
+  });
+
+  test("privileged pods are dropped by default; without a logger a failing listener is still survived", () => {
+    const store = createPodStore({ sources: ["file"] });
+    store.subscribe(() => {
+      throw new Error("boom");
+    });
+    const privileged = testPod("p", {
+      containers: [{ name: "c", image: "b:1", securityContext: { privileged: true } }],
+    });
+    store.apply("file", { pods: [privileged, testPod("ok")], rejected: [] });
+    expect(store.mergedState().map((p) => p.metadata.name)).toEqual(["ok"]);
+  });
+
+  test("a configured source that has not reported has no rejections; a Snapshot update comes from *", () => {
+    const { store, updates } = recorder("Snapshot", ["file", "url"] as never);
+    store.apply("file", { pods: [testPod("a")], rejected: [] });
+    expect(store.rejected()).toStrictEqual([]);
+    expect(updates.map((u) => u.source)).toEqual(["*"]);
+  });
+
+  test("a logged drop lists only the errors, joined; warnings of a pod are logged apart, joined", () => {
+    const r = reporting();
+    r.store.apply("file", {
+      pods: [],
+      rejected: [
+        {
+          source: "file",
+          origin: "x.yaml",
+          pod: "default/x",
+          issues: [
+            { path: "a", type: "Required value", severity: "error" },
+            { path: "b", type: "Ignored field", severity: "warning" },
+            { path: "c", type: "Invalid value", severity: "error" },
+          ],
+        },
+      ],
+    });
+    expect(r.warnings.map(([m]) => m)).toEqual([
+      "dropping pod default/x from file x.yaml: a: Required value; c: Invalid value",
+    ]);
+    const noisy = inFile("n", "n.yaml", undefined, {
+      nodeSelector: { disk: "ssd" },
+      containers: [{ name: "c", image: "" }],
+      bogus: true,
+    } as never);
+    r.store.apply("file", { pods: [noisy], rejected: [] });
+    const podWarnings = r.warnings.map(([m]) => m).filter((m) => m.startsWith("pod default/n"));
+    expect(podWarnings).toHaveLength(1);
+    expect(podWarnings[0]).toContain("spec.nodeSelector");
+    expect(podWarnings[0]).toContain("; ");
+    expect(podWarnings[0]).not.toContain("Required value");
+  });
+
+  test("REMOVE of several pods clears each one's problems; REMOVE of a pod never stored changes nothing", () => {
+    const r = reporting({ mode: "Incremental" });
+    const updates: PodUpdate[] = [];
+    r.store.subscribe((u) => updates.push(u));
+    r.store.merge("file", "ADD", [inFile("a", "a.yaml"), inFile("a", "a.yaml"), inFile("b", "b.yaml")]);
+    r.store.merge("url", "ADD", [testPod("u", {}, { source: "url" })]);
+    r.store.merge("file", "REMOVE", [inFile("a", "a.yaml"), inFile("b", "b.yaml")]);
+    expect(r.store.rejected()).toEqual([]);
+    const before = updates.length;
+    r.store.merge("file", "REMOVE", [testPod("u")]);
+    expect(updates.length).toBe(before);
+    r.store.merge("file", "ADD", [testPod("u")]);
+    expect(r.store.rejected().map((x) => x.issues[0]!.detail)).toEqual([
+      "pod default/u already comes from the url source, which keeps it",
+    ]);
+  });
+
+  test("a SET with one invalid edit keeps that pod's last good version and still removes the pods it no longer lists", () => {
+    const { store } = recorder("Snapshot");
+    store.apply("file", { pods: [testPod("keep"), testPod("gone"), testPod("bad")], rejected: [] });
+    store.apply("file", {
+      pods: [testPod("keep"), testPod("bad", { containers: [{ name: "c", image: "" }] })],
+      rejected: [],
+    });
+    expect(
+      store
+        .mergedState()
+        .map((p) => [p.metadata.name, p.spec.containers[0]!.image])
+        .sort(),
+    ).toEqual([
+      ["bad", "local/busybox:latest"],
+      ["keep", "local/busybox:latest"],
+    ]);
+  });
+
+  test("a pod handed over again unchanged is kept as the stored object and emits nothing", () => {
+    const { store, updates } = recorder("Incremental");
+    const a = testPod("a");
+    store.apply("file", { pods: [a], rejected: [] });
+    const again = testPod("a");
+    delete again.metadata.annotations["kubernetes.io/config.hash"];
+    store.apply("file", { pods: [again], rejected: [] });
+    expect(store.mergedState()[0]).toBe(a);
+    expect(updates).toHaveLength(1);
+  });
+});

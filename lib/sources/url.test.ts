@@ -16,6 +16,7 @@ describe("URL source", () => {
   let status = 200;
   let delayMs = 0;
   let requests: Request[] = [];
+  let onRequest = () => {};
   let server: ReturnType<typeof Bun.serve>;
   const etag = () => `"${Bun.hash(body).toString(16)}"`;
   beforeAll(() => {
@@ -24,6 +25,7 @@ describe("URL source", () => {
       port: 0,
       async fetch(req) {
         requests.push(req);
+        onRequest();
         if (delayMs) await Bun.sleep(delayMs);
         if (status !== 200) return new Response("boom", { status });
         if (req.headers.get("if-none-match") === etag()) return new Response(null, { status: 304 });
@@ -38,6 +40,7 @@ describe("URL source", () => {
     status = 200;
     delayMs = 0;
     requests = [];
+    onRequest = () => {};
   };
 
   test("reads a list of manifests and sends the configured headers", async () => {
@@ -64,7 +67,9 @@ describe("URL source", () => {
     reset();
     const r = recordSnapshots(createUrlSource({ url: url(), checkFrequency: 50 }));
     await r.next((s) => s.pods.length === 1);
-    await Bun.sleep(200);
+    // Polls are sequential: the 4th request arrives only after the 3rd answer (a 304) was handled.
+    await new Promise<void>((resolve) => (onRequest = () => requests.length >= 4 && resolve()));
+    expect(requests.slice(1, 3).map((q) => q.headers.get("if-none-match"))).toEqual([etag(), etag()]);
     expect(r.snapshots).toHaveLength(1);
     body = JSON.stringify({ apiVersion: "v1", kind: "List", items: [pod("a"), pod("b")] });
     expect(names(await r.next((s) => s.pods.length === 2))).toEqual(["a", "b"]);

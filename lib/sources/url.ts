@@ -4,7 +4,8 @@ import { systemClock, type Clock, type Timer } from "../clock.ts";
 import { silentLogger, type Logger } from "../log.ts";
 import { readManifests } from "../api/manifest.ts";
 import type { KubeletMetrics } from "../metrics.ts";
-import { KubeletError, type Pod } from "../api/types.ts";
+import { KubeletError } from "../api/types.ts";
+import { readKeepingLastGood, type LastGood } from "./last-good.ts";
 import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
 
 export interface UrlSourceOptions {
@@ -31,7 +32,7 @@ export function createUrlSource(options: UrlSourceOptions): UrlSource {
   const log = options.log ?? silentLogger;
   const maxBytes = options.maxBytes ?? 10 * 2 ** 20;
   let validators: { etag?: string; lastModified?: string } = {};
-  let lastBody: string | undefined;
+  let lastGood: LastGood | undefined;
   let lastSnapshot: SourceSnapshot | undefined;
 
   /** One GET; resolves to the current snapshot, or throws KubeletError("SourceUnavailable"). */
@@ -70,15 +71,12 @@ export function createUrlSource(options: UrlSourceOptions): UrlSource {
       etag: response.headers.get("etag") ?? undefined,
       lastModified: response.headers.get("last-modified") ?? undefined,
     };
-    if (body === lastBody && lastSnapshot) return lastSnapshot;
-    const parsed = readManifests(body, { source: "url", origin: options.url });
-    const broken = parsed.rejected.some((r) => r.issues.some((i) => i.path === "<document>"));
-    const pods: Pod[] = broken && lastSnapshot ? lastSnapshot.pods : parsed.pods;
-    const configs = broken && lastSnapshot ? (lastSnapshot.configs ?? []) : parsed.configs;
-    const snapshot = { pods, rejected: parsed.rejected, configs };
-    if (!broken) lastBody = body;
-    if (!broken || !lastSnapshot) lastSnapshot = snapshot;
-    return snapshot;
+    const read = readKeepingLastGood(body, lastGood, (text) =>
+      readManifests(text, { source: "url", origin: options.url }),
+    );
+    lastGood = read.last;
+    lastSnapshot = read.snapshot;
+    return read.snapshot;
   };
 
   return {

@@ -1,10 +1,10 @@
 // computePodActions over a table, in the manner of the Go kubelet's TestComputePodActions: each row
 // is a pod, its containers as observed, back-off state and the time; the expected plan is spelled out.
 import { describe, expect, test } from "bun:test";
-import { containerHash, podSandboxHash } from "../api/hash.ts";
 import type { Pod, V1PodSpec } from "../api/types.ts";
 import type { BackoffEntry } from "../node/backoff.ts";
-import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerDetails } from "../container/runtime.ts";
+import { POD_INFRA_CONTAINER_NAME } from "../container/runtime.ts";
+import { observedContainers, type Instance } from "../testing/containers.ts";
 import { testPod } from "../testing/pods.ts";
 import { computePodActions, type PodActions } from "./pod-plan.ts";
 
@@ -17,59 +17,16 @@ const two = { name: "two", image: "local/busybox:stable" };
 
 const pod = (spec: Partial<V1PodSpec> = {}) => testPod("web", { containers: [app], ...spec });
 
-interface Instance {
-  /** Container name; "POD" is the sandbox. */
-  name: string;
-  running?: boolean;
-  exitCode?: number;
-  attempt?: number;
-  /** Hash label; the spec's own unless given. */
-  hash?: string;
-  /** How long it ran before it died, ms (default 1 s). */
-  ranMs?: number;
-  init?: boolean;
-}
-
-/** Containers as the runtime would report them for `of`. */
-function observed(of: Pod, instances: Instance[]): ContainerDetails[] {
-  const specs = [...(of.spec.initContainers ?? []), ...of.spec.containers];
-  return instances.map((i, n) => {
-    const sandbox = i.name === POD_INFRA_CONTAINER_NAME;
-    const spec = specs.find((s) => s.name === i.name);
-    const running = i.running ?? true;
-    const finished = NOW - 5000;
-    return {
-      id: `${i.name}-${i.attempt ?? 0}`,
-      name: `k8s_${i.name}_web_default_${of.metadata.uid}_${i.attempt ?? 0}`,
-      labels: {
-        [LABEL.podUid]: of.metadata.uid,
-        [LABEL.containerName]: i.name,
-        [LABEL.restartCount]: String(i.attempt ?? 0),
-        [LABEL.terminationGracePeriod]: "20",
-        ...(sandbox
-          ? { [LABEL.podHash]: i.hash ?? podSandboxHash(of, NETWORK) }
-          : { [LABEL.containerHash]: i.hash ?? (spec ? containerHash(spec) : "gone") }),
-        ...(i.init ? { [LABEL.initContainer]: "true" } : {}),
-      },
-      image: "local/busybox:stable",
-      imageId: "sha256:1",
-      state: running ? "running" : "exited",
-      createdAt: NOW - 100_000 + n,
-      running,
-      exitCode: running ? 0 : (i.exitCode ?? 0),
-      startedAt: new Date(running ? NOW - 60_000 : finished - (i.ranMs ?? 1000)).toISOString(),
-      ...(running ? {} : { finishedAt: new Date(finished).toISOString() }),
-      oomKilled: false,
-      pid: running ? 100 + n : 0,
-      ipAddress: "",
-    };
-  });
-}
-
 /** The plan as short strings, so a row states the whole expected plan. */
 function summary(plan: PodActions) {
-  const start = (s: { spec: { name: string }; attempt: number; resetBackoff: boolean; restart: boolean }) =>
-    `${s.spec.name}#${s.attempt}${s.resetBackoff ? " reset" : ""}${s.restart ? " restart" : ""}`;
+  const start = (s: {
+    spec: { name: string };
+    attempt: number;
+    init: boolean;
+    resetBackoff: boolean;
+    restart: boolean;
+  }) =>
+    `${s.spec.name}#${s.attempt}${s.init ? " init" : ""}${s.resetBackoff ? " reset" : ""}${s.restart ? " restart" : ""}`;
   return {
     killPod: plan.killPod,
     grace: plan.graceSeconds,
@@ -137,7 +94,7 @@ const rows: Row[] = [
     name: "a fresh pod with init containers gets a sandbox and its first init container only",
     pod: initPod(),
     instances: [],
-    want: { killPod: true, sandbox: undefined, createSandbox: "#0 no sandbox", init: "one#0" },
+    want: { killPod: true, sandbox: undefined, createSandbox: "#0 no sandbox", init: "one#0 init" },
   },
   {
     name: "a running pod that matches its spec is left alone",
@@ -274,19 +231,19 @@ const rows: Row[] = [
     name: "a completed init container hands over to the next",
     pod: initPod(),
     instances: [SANDBOX, dead("one", 0, { init: true })],
-    want: { init: "two#0" },
+    want: { init: "two#0 init" },
   },
   {
     name: "a failed init container is retried under OnFailure",
     pod: initPod("OnFailure"),
     instances: [SANDBOX, dead("one", 2, { init: true })],
-    want: { init: "one#1 restart" },
+    want: { init: "one#1 init restart" },
   },
   {
     name: "a failed init container is retried under Always (init containers restart OnFailure)",
     pod: initPod("Always"),
     instances: [SANDBOX, dead("one", 0, { init: true }), dead("two", 1, { init: true, attempt: 1 })],
-    want: { init: "two#2 restart" },
+    want: { init: "two#2 init restart" },
   },
   {
     name: "a failed init container fails the pod under Never",
@@ -366,6 +323,34 @@ const rows: Row[] = [
     },
   },
   {
+    name: "a stale sandbox still running beside a dead one: the sandbox changed",
+    pod: pod({ hostNetwork: true }),
+    instances: [
+      { ...SANDBOX, hash: "old", attempt: 1 },
+      { ...dead(POD_INFRA_CONTAINER_NAME, 0), hash: "old" },
+    ],
+    want: {
+      killPod: true,
+      sandbox: undefined,
+      createSandbox: "#2 changed",
+      stopSandboxes: ["POD-1"],
+      remove: ["POD-1", "POD-0"],
+      start: ["app#0"],
+    },
+  },
+  {
+    name: "once one app container ran, init containers stay done and the other app containers start",
+    pod: pod({ initContainers: [one], containers: [app, side] }),
+    instances: [SANDBOX, ok("app")],
+    want: { keep: ["app-0"], start: ["side#0"] },
+  },
+  {
+    name: "a pod neither wanted nor on the runtime, its spec unknown, needs nothing",
+    deleted: true,
+    instances: [],
+    want: { sandbox: undefined },
+  },
+  {
     name: "a deleted pod with nothing left on the runtime needs nothing",
     pod: pod(),
     deleted: true,
@@ -389,13 +374,13 @@ describe("computePodActions (the Go kubelet's TestComputePodActions table)", () 
       const plan = computePodActions({
         pod: row.pod,
         deleted: row.deleted,
-        observed: observed(of, row.instances),
+        observed: observedContainers(of, row.instances, { now: NOW, networkMode: NETWORK }),
         networkMode: NETWORK,
         livenessFailed: new Set(row.liveness ?? []),
         backoff: entries,
         now: NOW,
       });
-      expect(summary(plan)).toEqual({ ...NOTHING, ...row.want });
+      expect(summary(plan)).toStrictEqual({ ...NOTHING, ...row.want });
     });
   }
 
@@ -403,7 +388,7 @@ describe("computePodActions (the Go kubelet's TestComputePodActions table)", () 
     const of = pod();
     const input = {
       pod: of,
-      observed: observed(of, [SANDBOX, dead("app", 1)]),
+      observed: observedContainers(of, [SANDBOX, dead("app", 1)], { now: NOW, networkMode: NETWORK }),
       networkMode: NETWORK,
       livenessFailed: new Set<string>(),
       backoff: new Map<string, BackoffEntry>(),

@@ -114,7 +114,8 @@ export function computePodStatus(input: StatusInput): V1PodStatus {
     conditions: [
       condition("PodReadyToStartContainers", sandbox),
       condition("Initialized", initialized, "ContainersNotInitialized"),
-      condition("Ready", containersReady && phase === "Running", "ContainersNotReady"),
+      // Ready containers are running containers, so the pod is Running; no readiness gates here.
+      condition("Ready", containersReady, "ContainersNotReady"),
       condition("ContainersReady", containersReady, "ContainersNotReady"),
       condition("PodScheduled", true),
     ],
@@ -134,15 +135,12 @@ function podPhase(pod: Pod, init: V1ContainerStatus[], app: V1ContainerStatus[],
     const failed = init.some((s) => (s.state?.terminated?.exitCode ?? 0) !== 0 && policy === "Never");
     return failed ? "Failed" : "Pending";
   }
-  const running = app.filter((s) => s.state?.running).length;
-  const terminated = app.filter((s) => s.state?.terminated || (s.state?.waiting && s.lastState?.terminated));
-  if (running > 0) return "Running";
+  if (app.some((s) => s.state?.running)) return "Running";
   if (app.some((s) => !s.containerID)) return "Pending";
-  if (terminated.length === app.length) {
-    const exitCodes = app.map((s) => (s.state?.terminated ?? s.lastState?.terminated)?.exitCode ?? 0);
-    if (policy === "Always") return "Running"; // restarting
-    if (exitCodes.every((code) => code === 0)) return "Succeeded";
-    return policy === "Never" ? "Failed" : "Running";
-  }
-  return "Pending";
+  // Every container has run and none runs now: each shows its last exit as terminated (or as lastState
+  // while it waits to restart).
+  if (policy === "Always") return "Running"; // restarting
+  const exitCodes = app.map((s) => (s.state?.terminated ?? s.lastState?.terminated)?.exitCode ?? 0);
+  if (exitCodes.every((code) => code === 0)) return "Succeeded";
+  return policy === "Never" ? "Failed" : "Running";
 }

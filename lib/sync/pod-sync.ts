@@ -201,7 +201,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     }
     const host = pod.spec.hostNetwork ? "127.0.0.1" : c.ipAddress;
     const { result, message } = await runProbe(
-      handler as never,
+      handler,
       { runtime, containerId: c.id, host },
       Math.max(1000, timeoutMs),
     );

@@ -357,6 +357,12 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     lastSync = clock.now();
   };
 
+  /** A full sync outside the periodic ones; a failure is logged and left to the next period. */
+  const resyncNow = (why: string) =>
+    void resync().catch((error: Error) =>
+      log.warn(`full sync ${why} failed: ${error.message}; the next periodic sync retries`),
+    );
+
   const watchEvents = async (signal: AbortSignal) => {
     let delay = 500;
     while (!signal.aborted) {
@@ -372,7 +378,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       }
       await clock.sleep(delay, signal).catch(() => {});
       delay = Math.min(delay * 2, 30_000);
-      if (!signal.aborted) void resync().catch(() => {}); // catch up on what happened while blind
+      if (!signal.aborted) resyncNow("to catch up on what happened while the events stream was down");
     }
   };
 
@@ -381,7 +387,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       const unsubscribe = store.subscribe(onUpdate);
       const unsubscribeConfigs = store.subscribeConfigs(onConfigChange);
       for (const pod of admissionOrder(store.mergedState())) accept(pod);
-      void store.whenAllSourcesReady().then(() => !signal.aborted && void resync().catch(() => {}));
+      void store.whenAllSourcesReady().then(() => !signal.aborted && resyncNow("now that every source has reported"));
       const events = watchEvents(signal);
       let failures = 0;
       while (!signal.aborted) {

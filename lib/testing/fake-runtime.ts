@@ -32,7 +32,8 @@ interface FakeContainer extends ContainerDetails {
 
 /** The in-memory Runtime; `calls` records every call in order. */
 export class FakeRuntime implements Runtime {
-  readonly calls: Array<{ method: string; args: unknown[] }> = [];
+  /** Every call in order, with the injected clock's time at the call. */
+  readonly calls: Array<{ method: string; args: unknown[]; at: number }> = [];
   readonly containers = new Map<string, FakeContainer>();
   /** Images present locally; pullImage adds to it. */
   readonly images = new Set<string>(["local/busybox:stable", "registry.k8s.io/pause:3.9"]);
@@ -116,7 +117,7 @@ export class FakeRuntime implements Runtime {
   }
 
   #record(method: string, args: unknown[]): void {
-    this.calls.push({ method, args });
+    this.calls.push({ method, args, at: this.clock.now() });
     if (!this.available)
       throw new KubeletError("RuntimeUnavailable", `cannot ${method}: the Docker Engine is unreachable`);
     const failure = this.#failures.get(method);

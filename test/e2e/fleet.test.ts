@@ -67,7 +67,7 @@ describeWithServices("fleet mode on a three-member etcd", (services) => {
 
   beforeAll(async () => {
     cluster = await startEtcdCluster(3);
-    client = createEtcdClient({ hosts: cluster.endpoints, dialTimeout: 2000 });
+    client = createEtcdClient({ endpoints: cluster.endpoints, dialTimeoutMs: 2000 });
     await client.put(etcdKeyFor(node), JSON.stringify([podManifest(services, "e2e-fleet-ha-a", "exec sleep 3600")]));
     kubelet = fleetKubelet(services, cluster.endpoints, node, rootDir, ["-c", manifests]);
   });
@@ -169,7 +169,7 @@ describeWithServices("fleet mode: pod statuses and the fleet view", (services) =
 
   beforeAll(async () => {
     etcd = await startEtcdCluster(1);
-    client = createEtcdClient({ hosts: etcd.endpoints, dialTimeout: 2000 });
+    client = createEtcdClient({ endpoints: etcd.endpoints, dialTimeoutMs: 2000 });
     await client.put(
       etcdKeyFor("e2e-fleet-1"),
       JSON.stringify([

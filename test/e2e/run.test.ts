@@ -25,7 +25,7 @@ ${body}`;
 describeWithServices("kubelet run", (services) => {
   const manifests = tempDir("run-manifests");
   const rootDir = tempDir("run-root");
-  const pods = ["e2e-run-app", "e2e-run-crash", "e2e-run-backup", "e2e-run-etcd"];
+  const pods = ["e2e-run-app", "e2e-run-crash", "e2e-run-backup", "e2e-run-after-backup", "e2e-run-etcd"];
   let port = 0;
   let kubelet: KubeletProcess;
   const start = () =>
@@ -166,7 +166,18 @@ describeWithServices("kubelet run", (services) => {
       ),
     );
     writeFileSync(join(manifests, ".backup.yaml.swp"), "binary junk");
-    await Bun.sleep(2500);
+    // A good manifest written after them: once its pod runs, the kubelet has read the directory with the
+    // backup files in it, so their absence below is a decision, not a read that has not happened yet.
+    writeFileSync(
+      join(manifests, "after-backup.yaml"),
+      pod(
+        "e2e-run-after-backup",
+        `  containers:
+    - { name: app, image: ${services.busybox}, command: ["sleep", "3600"] }
+`,
+      ),
+    );
+    await waitFor("the pod written after the backups running", () => running("e2e-run-after-backup", "app"));
     expect(podContainers(services, "e2e-run-backup")).toHaveLength(0);
   });
 

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
 import {
   baseFlags,
+  docker,
   freePort,
   KubeletProcess,
   podContainers,
@@ -39,6 +40,20 @@ spec:
       command: ["sh", "-c", "i=0; while [ $i -lt 8 ]; do echo tick $i; i=$((i+1)); sleep 0.3; done; exit 1"]
 `,
     );
+    // Writes nothing after "ready": every later line of its log is one the test wrote.
+    writeFileSync(
+      join(dir, "quiet.yaml"),
+      `apiVersion: v1
+kind: Pod
+metadata: { name: e2e-quiet }
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: app
+      image: ${services.busybox}
+      command: ["sh", "-c", "echo ready; exec sleep 3600"]
+`,
+    );
     kubelet = new KubeletProcess([
       "run",
       "-c",
@@ -53,7 +68,7 @@ spec:
   });
   afterAll(async () => {
     await kubelet?.stop("SIGKILL");
-    removePods(services, "e2e-ticker");
+    removePods(services, "e2e-ticker", "e2e-quiet");
     removeDir(dir);
     removeDir(rootDir);
   });
@@ -71,21 +86,44 @@ spec:
   });
 
   test("follows a container's log as it is written, and ends the stream when the client leaves", async () => {
+    const quiet = await waitFor("the quiet container running", () =>
+      podContainers(services, "e2e-quiet").find(
+        (c) => c.labels["io.kubernetes.container.name"] === "app" && c.state === "running",
+      ),
+    );
+    const openLogStreams = async () =>
+      Number(
+        /kubelet_runtime_open_streams\{stream_type="logs"\} (\d+)/.exec(
+          await (await fetch(url("/metrics"), { headers: auth })).text(),
+        )?.[1] ?? 0,
+      );
+    const baseline = await openLogStreams();
     const abort = new AbortController();
-    const response = await fetch(url("/containerLogs/default/e2e-ticker/app?follow=true"), {
+    const response = await fetch(url("/containerLogs/default/e2e-quiet/app?follow=true"), {
       headers: auth,
       signal: abort.signal,
     });
     const reader = response.body!.getReader();
     let text = "";
     const decoder = new TextDecoder();
-    while (!/tick [2-9]/.test(text)) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += decoder.decode(value);
+    const readUntil = async (pattern: RegExp) => {
+      while (!pattern.test(text)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the log stream ended before ${pattern}; got ${JSON.stringify(text)}`);
+        text += decoder.decode(value);
+      }
+    };
+    await readUntil(/ready\n/);
+    expect(await openLogStreams()).toBe(baseline + 1);
+    // Lines written to the container's stdout only now, after the stream is connected, must arrive on it.
+    for (const line of ["after-connect-1", "after-connect-2"]) {
+      docker(services, "exec", quiet.id, "sh", "-c", `echo ${line} > /proc/1/fd/1`);
+      await readUntil(new RegExp(`${line}\n`));
     }
+    expect(text).toBe("ready\nafter-connect-1\nafter-connect-2\n");
     abort.abort();
-    expect(text).toMatch(/tick \d/);
+    // The client left: the kubelet's Docker log stream closes, within a second.
+    await waitFor("the Docker log stream closed", async () => (await openLogStreams()) === baseline, 1000);
   }, 30_000);
 
   test("serves the previous instance's log after a restart", async () => {

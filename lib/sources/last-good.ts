@@ -1,0 +1,27 @@
+// "Keep the last good pod set when a read fails", for every source: a text (a file, a URL's body, an
+// etcd value) with a document that does not parse keeps the pods (and ConfigMaps and Secrets) of the
+// last text that did, and its rejections say so; mid-edit saves and typos never stop running pods.
+import type { ManifestResult } from "../api/manifest.ts";
+
+/** The last text that parsed, with what it gave. */
+export interface LastGood extends ManifestResult {
+  text: string;
+}
+
+/** Reads `text` with `parse`; `last` is the previous return's `last` (undefined at first). */
+export function readKeepingLastGood(
+  text: string,
+  last: LastGood | undefined,
+  parse: (text: string) => ManifestResult,
+): { snapshot: ManifestResult; last: LastGood | undefined } {
+  if (last?.text === text) return { snapshot: last, last };
+  const parsed = parse(text);
+  const broken = parsed.rejected.some((r) => r.issues.some((i) => i.path === "<document>"));
+  if (!broken) return { snapshot: parsed, last: { text, ...parsed } };
+  if (!last) return { snapshot: parsed, last };
+  const rejected = parsed.rejected.map((r) => ({
+    ...r,
+    issues: r.issues.map((i) => ({ ...i, detail: `${i.detail}; keeping the pods from its last good version` })),
+  }));
+  return { snapshot: { pods: last.pods, configs: last.configs, rejected }, last };
+}

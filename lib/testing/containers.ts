@@ -1,0 +1,64 @@
+// Builders of observed containers (ContainerDetails) for tests of the pure planners and status.
+import { containerHash, podSandboxHash } from "../api/hash.ts";
+import type { Pod } from "../api/types.ts";
+import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerDetails } from "../container/runtime.ts";
+
+export interface Instance {
+  /** Container name; "POD" is the sandbox. */
+  name: string;
+  running?: boolean;
+  exitCode?: number;
+  attempt?: number;
+  /** Hash label; the spec's own unless given. */
+  hash?: string;
+  /** How long it ran before it died, ms (default 1 s). */
+  ranMs?: number;
+  init?: boolean;
+  oomKilled?: boolean;
+  /** Docker's error text: the container could not start. */
+  error?: string;
+}
+
+/**
+ * Containers as the runtime would report them for `of`: ids `<name>-<attempt>`, the labels the kubelet
+ * writes (hashes of the current spec unless an instance says otherwise), dead ones finished 5 s before `now`.
+ */
+export function observedContainers(
+  of: Pod,
+  instances: Instance[],
+  { now, networkMode = "none" }: { now: number; networkMode?: string },
+): ContainerDetails[] {
+  const specs = [...(of.spec.initContainers ?? []), ...of.spec.containers];
+  return instances.map((i, n) => {
+    const sandbox = i.name === POD_INFRA_CONTAINER_NAME;
+    const spec = specs.find((s) => s.name === i.name);
+    const running = i.running ?? true;
+    const finished = now - 5000;
+    return {
+      id: `${i.name}-${i.attempt ?? 0}`,
+      name: `k8s_${i.name}_web_default_${of.metadata.uid}_${i.attempt ?? 0}`,
+      labels: {
+        [LABEL.podUid]: of.metadata.uid,
+        [LABEL.containerName]: i.name,
+        [LABEL.restartCount]: String(i.attempt ?? 0),
+        [LABEL.terminationGracePeriod]: "20",
+        ...(sandbox
+          ? { [LABEL.podHash]: i.hash ?? podSandboxHash(of, networkMode) }
+          : { [LABEL.containerHash]: i.hash ?? (spec ? containerHash(spec) : "gone") }),
+        ...(i.init ? { [LABEL.initContainer]: "true" } : {}),
+      },
+      image: "local/busybox:stable",
+      imageId: "sha256:1",
+      state: running ? "running" : "exited",
+      createdAt: now - 100_000 + n,
+      running,
+      exitCode: running ? 0 : (i.exitCode ?? 0),
+      startedAt: new Date(running ? now - 60_000 : finished - (i.ranMs ?? 1000)).toISOString(),
+      ...(running ? {} : { finishedAt: new Date(finished).toISOString() }),
+      oomKilled: i.oomKilled ?? false,
+      ...(i.error ? { error: i.error } : {}),
+      pid: running ? 100 + n : 0,
+      ipAddress: "",
+    };
+  });
+}
