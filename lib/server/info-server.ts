@@ -172,7 +172,7 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
       os: osType(),
       container_runtime: info ? `${info.name}://${info.version}` : "unknown",
       container_runtime_type: info?.type ?? "unknown",
-      docker_version: info?.type === "docker" ? info.version : "",
+      docker_version: info ? (info.type === "docker" ? info.version : "") : "unknown",
       docker_api_version: info?.apiVersion ?? "unknown",
     };
   };
