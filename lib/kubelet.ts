@@ -56,6 +56,7 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
   const store = createPodStore({
     sources: sources.map((s) => s.name),
     allowPrivileged: config.allowPrivileged,
+    allowSensitiveHostPaths: config.allowSensitiveHostPaths,
     log: log.child("config"),
     metrics,
   });
@@ -115,6 +116,8 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
         metrics,
         events,
         allowPrivileged: config.allowPrivileged,
+        allowSensitiveHostPaths: config.allowSensitiveHostPaths,
+        maxManifestBytes: config.maxManifestBytes,
         auth,
         log: log.child("server"),
       };
@@ -152,6 +155,7 @@ export async function runOnce(
       createFileSource({
         path: config.config,
         checkFrequency: config.fileCheckFrequency,
+        maxBytes: config.maxManifestBytes,
         log: log.child("source/file"),
       }),
     );
@@ -161,6 +165,7 @@ export async function runOnce(
         url: config.manifestUrl,
         headers: config.manifestUrlHeader,
         checkFrequency: config.httpCheckFrequency,
+        maxBytes: config.maxManifestBytes,
         log: log.child("source/url"),
       }),
     );
@@ -168,6 +173,7 @@ export async function runOnce(
   const store = createPodStore({
     sources: readers.map((r) => r.name),
     allowPrivileged: config.allowPrivileged,
+    allowSensitiveHostPaths: config.allowSensitiveHostPaths,
     log: log.child("config"),
   });
   for (const reader of readers) store.apply(reader.name, await reader.readOnce());
@@ -221,6 +227,7 @@ async function createSources(
       createFileSource({
         path: config.config,
         checkFrequency: config.fileCheckFrequency,
+        maxBytes: config.maxManifestBytes,
         log: log.child("source/file"),
         metrics,
       }),
@@ -231,6 +238,7 @@ async function createSources(
         url: config.manifestUrl,
         headers: config.manifestUrlHeader,
         checkFrequency: config.httpCheckFrequency,
+        maxBytes: config.maxManifestBytes,
         log: log.child("source/url"),
         metrics,
       }),
@@ -244,6 +252,7 @@ async function createSources(
         endpoints: config.etcdServers,
         configFile: config.etcdConfig || undefined,
         hostname: nodeName,
+        maxBytes: config.maxManifestBytes,
         log: log.child("source/etcd"),
         metrics,
       }),

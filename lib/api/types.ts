@@ -1,6 +1,6 @@
 // Layer api/ (first in the data flow): the pod model and everything pure about manifests —
 // types, decoding (manifest.ts, the only yaml import), validation, quantities, $(VAR) expansion,
-// manifest file lists. No I/O beyond reading a directory listing; imports nothing else of the
+// manifest file lists. No I/O beyond listing and reading manifest files; imports nothing else of the
 // kubelet's, and every other layer may import it.
 //
 // The pod model every part of the kubelet shares: a defaulted Kubernetes v1 Pod, the
@@ -29,6 +29,11 @@ export const ANNOTATION = {
   /** The file, URL or etcd key the pod was read from. */
   origin: "kubelet.io/config.origin",
 } as const;
+
+/** Annotation marking a pod converted from the 2014 format, whose rules validation then applies. */
+export const FORMAT_ANNOTATION = "kubelet.io/config.format";
+/** FORMAT_ANNOTATION's value for a v1beta1/v1beta2 ContainerManifest. */
+export const CONTAINER_MANIFEST = "ContainerManifest";
 
 /**
  * A pod after parsing, conversion and defaulting: name, namespace and uid are always set,

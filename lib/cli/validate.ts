@@ -1,13 +1,15 @@
 // `kubelet validate`: manifests from files, directories and stdin → a verdict per pod, every
 // issue with file, document and field path. Returns the exit code (0 valid, 1 invalid).
-import { readFile } from "node:fs/promises";
-import { listManifestFiles } from "../api/manifest-files.ts";
+import { listManifestFiles, readManifestFile } from "../api/manifest-files.ts";
+import { DEFAULT_MAX_MANIFEST_BYTES, tooLarge } from "../api/manifest-text.ts";
 import { DOCUMENT_ANNOTATION, readManifests } from "../api/manifest.ts";
 import { formatIssue, podKey, type FieldIssue } from "../api/types.ts";
 import { validatePod } from "../api/validation.ts";
 
 export interface ValidateOptions {
   allowPrivileged: boolean;
+  allowSensitiveHostPaths?: boolean;
+  maxBytes?: number;
   format: "text" | "json";
   out: NodeJS.WritableStream;
   readStdin: () => Promise<string>;
@@ -43,18 +45,23 @@ export async function validateCommand(paths: string[], options: ValidateOptions)
   }
   const seen = new Map<string, string>();
   for (const file of files) {
-    let text: string;
+    const maxBytes = options.maxBytes ?? DEFAULT_MAX_MANIFEST_BYTES;
+    let text: string | Uint8Array | undefined;
     try {
-      text = file === "-" ? await options.readStdin() : await readFile(file, "utf8");
+      text = file === "-" ? await options.readStdin() : await readManifestFile(file, maxBytes);
     } catch (error) {
       unreadable.push({ path: file, message: (error as Error).message });
       continue;
     }
-    const result = readManifests(text, { source: "file", origin: file });
+    if (text === undefined) {
+      verdicts.push({ file, document: 0, valid: false, issues: [tooLarge(undefined, maxBytes)] });
+      continue;
+    }
+    const result = readManifests(text, { source: "file", origin: file }, { maxBytes });
     for (const rejected of result.rejected)
       verdicts.push({ file, document: rejected.document, pod: rejected.pod, valid: false, issues: rejected.issues });
     for (const pod of result.pods) {
-      const issues = validatePod(pod, { allowPrivileged: options.allowPrivileged });
+      const issues = validatePod(pod, options);
       const key = podKey(pod);
       const document = Number(pod.metadata.annotations[DOCUMENT_ANNOTATION]);
       const first = seen.get(key);

@@ -206,7 +206,7 @@ describe("info server", () => {
     ]);
   });
 
-  test("an invalid push is a 400 Status naming every field error; an oversized one is 413", async () => {
+  test("an invalid push is a 400 Status naming every field error; one over the manifest size limit is 413", async () => {
     const response = await s.app.request("/container", {
       method: "POST",
       body: JSON.stringify({
@@ -222,8 +222,8 @@ describe("info server", () => {
     expect(s.merged).toEqual([]);
     const big = await s.app.request("/containers", {
       method: "POST",
-      body: "x".repeat(1024 * 1024 + 1),
-      headers: { "content-length": String(1024 * 1024 + 1) },
+      body: "x".repeat(10 * 2 ** 20 + 1),
+      headers: { "content-length": String(10 * 2 ** 20 + 1) },
     });
     expect(big.status).toBe(413);
   });

@@ -37,6 +37,10 @@ export interface InfoServerDeps {
   metrics: { render(): string; renderProbes(): string };
   events: EventRecorder;
   allowPrivileged: boolean;
+  /** --allow_sensitive_host_paths, for pushed pods. */
+  allowSensitiveHostPaths?: boolean;
+  /** --max_manifest_bytes, the push routes' body limit. */
+  maxManifestBytes?: number;
   /** The read-only port's app: GET endpoints only. */
   readOnly?: boolean;
   auth?: Authenticator;
@@ -279,7 +283,14 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   });
   guarded.get("/logs/*", async (c) => serveLogFile(c, logDir));
   guarded.get("/logs", async (c) => serveLogFile(c, logDir));
-  guarded.route("/", createPushRoutes(deps.push, deps.allowPrivileged));
+  guarded.route(
+    "/",
+    createPushRoutes(deps.push, {
+      allowPrivileged: deps.allowPrivileged,
+      allowSensitiveHostPaths: deps.allowSensitiveHostPaths,
+      maxBytes: deps.maxManifestBytes,
+    }),
+  );
   app.route("/", guarded);
 
   // Known paths answered with the wrong method: 405, as the API server does.

@@ -18,6 +18,8 @@ export interface EtcdSourceOptions {
    */
   configFile?: string;
   hostname: string;
+  /** Largest value read, bytes (--max_manifest_bytes). */
+  maxBytes?: number;
   clock?: Clock;
   log?: Logger;
   metrics?: KubeletMetrics;
@@ -45,9 +47,11 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
       const stop = new AbortController();
       let lastSignature: string | undefined;
       let lastGood: SourceSnapshot | undefined;
-      const publish = (value: string | undefined) => {
+      const publish = (value: Buffer | undefined) => {
         const parsed =
-          value === undefined ? { pods: [], rejected: [] } : readManifests(value, { source: "etcd", origin: key });
+          value === undefined
+            ? { pods: [], rejected: [] }
+            : readManifests(value, { source: "etcd", origin: key }, { maxBytes: options.maxBytes });
         const broken = parsed.rejected.some((r) => r.issues.some((i) => i.path === "<document>"));
         const snapshot = broken && lastGood ? { pods: lastGood.pods, rejected: parsed.rejected } : parsed;
         if (!broken) lastGood = parsed;
@@ -60,14 +64,14 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
       const session = async () => {
         const response = await client.get(key).exec();
         const kv = response.kvs[0];
-        publish(kv ? kv.value.toString("utf8") : undefined);
+        publish(kv ? kv.value : undefined);
         const watcher = await client
           .watch()
           .key(key)
           .startRevision(String(Number(response.header.revision) + 1))
           .create();
         await new Promise<void>((resolve, reject) => {
-          watcher.on("put", (kv) => publish(kv.value.toString("utf8")));
+          watcher.on("put", (kv) => publish(kv.value));
           watcher.on("delete", () => publish(undefined));
           watcher.on("disconnected", () => log.warn(`lost the etcd watch on ${key}; reconnecting (pods are kept)`));
           watcher.on("connected", () => log.debug(`watching ${key}`));

@@ -2,12 +2,12 @@
 // an edit is seen at once, and re-listed every --file_check_frequency in case a watch event was lost.
 import { watch, type FSWatcher } from "chokidar";
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { systemClock, type Clock, type Timer } from "../clock.ts";
 import { silentLogger, type Logger } from "../log.ts";
-import { isManifestFile, listManifestFiles } from "../api/manifest-files.ts";
+import { isManifestFile, listManifestFiles, readManifestFile } from "../api/manifest-files.ts";
 import { readManifests } from "../api/manifest.ts";
+import { DEFAULT_MAX_MANIFEST_BYTES, tooLarge } from "../api/manifest-text.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 import type { Pod, RejectedPod } from "../api/types.ts";
 import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
@@ -21,12 +21,14 @@ export interface FileSourceOptions {
   metrics?: KubeletMetrics;
   /** Quiet time after a watch event before re-reading, ms; coalesces an editor's write bursts. */
   debounceMs?: number;
+  /** Largest manifest file read, bytes (--max_manifest_bytes); larger ones are refused unread. */
+  maxBytes?: number;
 }
 
 export type FileSource = PodSource & { readOnce(): Promise<SourceSnapshot> };
 
 interface FileState {
-  text: string;
+  text: Buffer;
   pods: Pod[];
   rejected: RejectedPod[];
 }
@@ -35,6 +37,7 @@ export function createFileSource(options: FileSourceOptions): FileSource {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? silentLogger;
   const lastGood = new Map<string, FileState>();
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_MANIFEST_BYTES;
   let missingReported = false;
 
   /** Reads every manifest file once; a file that stops parsing keeps its last good pods. */
@@ -53,9 +56,9 @@ export function createFileSource(options: FileSourceOptions): FileSource {
     }
     const snapshot: SourceSnapshot = { pods: [], rejected: [] };
     for (const file of files) {
-      let text: string;
+      let text: Buffer | undefined;
       try {
-        text = await readFile(file, "utf8");
+        text = await readManifestFile(file, maxBytes);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === "ENOENT") continue; // deleted between list and read
         snapshot.rejected.push({
@@ -72,9 +75,17 @@ export function createFileSource(options: FileSourceOptions): FileSource {
         });
         continue;
       }
+      if (!text) {
+        snapshot.rejected.push({ source: "file", origin: file, document: 0, issues: [tooLarge(undefined, maxBytes)] });
+        const previous = lastGood.get(file);
+        if (previous) snapshot.pods.push(...previous.pods);
+        continue;
+      }
       const previous = lastGood.get(file);
       const state =
-        previous?.text === text ? previous : { text, ...readManifests(text, { source: "file", origin: file }) };
+        previous && previous.text.equals(text)
+          ? previous
+          : { text, ...readManifests(text, { source: "file", origin: file }, { maxBytes }) };
       const broken = state.rejected.some((r) => r.issues.some((i) => i.path === "<document>"));
       if (broken && previous && previous !== state) {
         // Mid-edit or a typo: keep what ran before, loudly, until the file is fixed or deleted.

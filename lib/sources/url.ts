@@ -3,6 +3,7 @@
 import { systemClock, type Clock, type Timer } from "../clock.ts";
 import { silentLogger, type Logger } from "../log.ts";
 import { readManifests } from "../api/manifest.ts";
+import { DEFAULT_MAX_MANIFEST_BYTES } from "../api/manifest-text.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 import { KubeletError, type Pod } from "../api/types.ts";
 import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
@@ -29,9 +30,9 @@ const QUIET_LOG_PERIOD_MS = 60_000;
 export function createUrlSource(options: UrlSourceOptions): UrlSource {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? silentLogger;
-  const maxBytes = options.maxBytes ?? 10 * 2 ** 20;
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_MANIFEST_BYTES;
   let validators: { etag?: string; lastModified?: string } = {};
-  let lastBody: string | undefined;
+  let lastBody: Buffer | undefined;
   let lastSnapshot: SourceSnapshot | undefined;
 
   /** One GET; resolves to the current snapshot, or throws KubeletError("SourceUnavailable"). */
@@ -70,8 +71,8 @@ export function createUrlSource(options: UrlSourceOptions): UrlSource {
       etag: response.headers.get("etag") ?? undefined,
       lastModified: response.headers.get("last-modified") ?? undefined,
     };
-    if (body === lastBody && lastSnapshot) return lastSnapshot;
-    const parsed = readManifests(body, { source: "url", origin: options.url });
+    if (lastBody?.equals(body) && lastSnapshot) return lastSnapshot;
+    const parsed = readManifests(body, { source: "url", origin: options.url }, { maxBytes });
     const broken = parsed.rejected.some((r) => r.issues.some((i) => i.path === "<document>"));
     const pods: Pod[] = broken && lastSnapshot ? lastSnapshot.pods : parsed.pods;
     const snapshot = { pods, rejected: parsed.rejected };
@@ -128,7 +129,7 @@ export function createUrlSource(options: UrlSourceOptions): UrlSource {
   };
 }
 
-async function readLimited(response: Response, maxBytes: number, url: string): Promise<string> {
+async function readLimited(response: Response, maxBytes: number, url: string): Promise<Buffer> {
   const declared = Number(response.headers.get("content-length") ?? 0);
   if (declared > maxBytes) {
     await response.body?.cancel();
@@ -138,7 +139,7 @@ async function readLimited(response: Response, maxBytes: number, url: string): P
     );
   }
   const reader = response.body?.getReader();
-  if (!reader) return "";
+  if (!reader) return Buffer.alloc(0);
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
@@ -151,5 +152,5 @@ async function readLimited(response: Response, maxBytes: number, url: string): P
     }
     chunks.push(value);
   }
-  return new TextDecoder().decode(Buffer.concat(chunks));
+  return Buffer.concat(chunks);
 }
