@@ -283,7 +283,9 @@ function fromContainerManifest(manifest: Json): Json {
     }
     if (privileged !== undefined) container.securityContext = { privileged };
     if (imagePullPolicy !== undefined)
-      container.imagePullPolicy = PULL_POLICY[imagePullPolicy as string] ?? imagePullPolicy;
+      container.imagePullPolicy = Object.hasOwn(PULL_POLICY, imagePullPolicy as string)
+        ? PULL_POLICY[imagePullPolicy as string]
+        : imagePullPolicy;
     if (Array.isArray(env))
       container.env = env.map((e: Json) =>
         isObject(e) && e.name === undefined && e.key !== undefined ? { name: e.key, value: e.value } : e,
@@ -314,7 +316,7 @@ function fromContainerManifest(manifest: Json): Json {
   if (volumes.length) spec.volumes = volumes;
   if (isObject(manifest.restartPolicy)) {
     const key = Object.keys(manifest.restartPolicy)[0];
-    spec.restartPolicy = key ? (RESTART_POLICY[key] ?? key) : "Always";
+    spec.restartPolicy = key ? (Object.hasOwn(RESTART_POLICY, key) ? RESTART_POLICY[key] : key) : "Always";
   }
   if (manifest.hostNetwork !== undefined) spec.hostNetwork = manifest.hostNetwork;
   if (manifest.dnsPolicy !== undefined) spec.dnsPolicy = manifest.dnsPolicy;

@@ -223,7 +223,7 @@ export function checkFields(value: unknown, type: string, path: string, issues: 
     if (!fields || !isObject(next.value)) continue;
     for (const [key, item] of Object.entries(next.value)) {
       const at = next.path ? `${next.path}.${key}` : key;
-      const kind = fields[key];
+      const kind = Object.hasOwn(fields, key) ? fields[key] : undefined;
       if (item === undefined || item === null) continue;
       if (kind === undefined) {
         issues.push({
@@ -280,7 +280,13 @@ function checkScalar(value: unknown, kind: string, path: string, issues: FieldIs
 
 /** `spec.containers[0].ports[0].containerPort: Invalid value: "80": must be an integer, not a string`. */
 function wrongType(path: string, value: unknown, expected: string): FieldIssue {
-  const actual = Array.isArray(value) ? "a list" : isObject(value) ? "a map" : `a ${typeof value}`;
+  const actual = Array.isArray(value)
+    ? "a list"
+    : isObject(value)
+      ? "a map"
+      : typeof value === "number"
+        ? String(value)
+        : `a ${typeof value}`;
   const hint =
     typeof value === "string" && expected === "an integer" && /^-?\d+$/.test(value)
       ? ` (write ${value} without quotes)`
@@ -290,7 +296,7 @@ function wrongType(path: string, value: unknown, expected: string): FieldIssue {
   return {
     path,
     type: "Invalid value",
-    ...(isObject(value) || Array.isArray(value) ? {} : { value }),
+    ...(isObject(value) || Array.isArray(value) || typeof value === "number" ? {} : { value }),
     detail: `must be ${expected}, not ${actual}${hint}`,
     severity: "error",
   };
