@@ -19,7 +19,7 @@ const MAX_PATH_BYTES = 4096;
 export function checkLengths(pod: Pod): FieldIssue[] {
   const issues: FieldIssue[] = [];
   const limit = (path: string, value: string | undefined, max: number, why = "") => {
-    if (value !== undefined && bytes(value) > max) issues.push(tooLong(path, max, why));
+    if (value != null && bytes(value) > max) issues.push(tooLong(path, max, why));
   };
   const { metadata, spec } = pod;
   limit("metadata.name", metadata.name, 253);
@@ -51,7 +51,7 @@ type Limit = (path: string, value: string | undefined, max: number, why?: string
 
 function checkContainer(c: V1Container, path: string, limit: Limit, issues: FieldIssue[]): void {
   limit(`${path}.name`, c.name, 63);
-  if (c.image !== undefined) {
+  if (c.image != null) {
     const at = c.image.indexOf("@");
     const reference = at === -1 ? c.image : c.image.slice(0, at);
     const colon = reference.indexOf(":", reference.lastIndexOf("/") + 1);

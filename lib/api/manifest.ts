@@ -107,6 +107,7 @@ export function readManifests(
       );
     }
     if (value === null || value === undefined) return;
+    dropNulls(value);
     for (const { manifest, path } of flatten(value, "")) {
       const converted = toPod(manifest, path);
       if ("issue" in converted) {
@@ -141,6 +142,10 @@ function checkStructure(doc: Document, at: (offset: number) => { line: number; c
     for (const item of node.items as unknown[]) {
       if (isPair(item)) {
         const key = item.key as YamlNode | null;
+        if (isMap(key) || isSeq(key)) {
+          const pos = at(key.range?.[0] ?? 0);
+          return unparsable(pos.line, pos.col, "a mapping key must be a string, not a map or a list");
+        }
         if (isScalar(key)) {
           const name = String(key.value);
           const offset = key.range?.[0] ?? 0;
@@ -160,6 +165,20 @@ function checkStructure(doc: Document, at: (offset: number) => { line: number; c
     }
   }
   return undefined;
+}
+
+/** Removes `field: null` everywhere: Kubernetes decodes an explicit null as an unset field. */
+function dropNulls(value: unknown): void {
+  const stack = [value];
+  while (stack.length) {
+    const node = stack.pop();
+    if (Array.isArray(node)) stack.push(...node);
+    else if (isObject(node))
+      for (const [key, item] of Object.entries(node)) {
+        if (item === null) delete node[key];
+        else stack.push(item);
+      }
+  }
 }
 
 function firstAlias(doc: Document): YamlNode | undefined {

@@ -222,7 +222,8 @@ export function checkFields(value: unknown, type: string, path: string, issues: 
     const fields = SCHEMA[next.type];
     if (!fields || !isObject(next.value)) continue;
     for (const [key, item] of Object.entries(next.value)) {
-      const at = next.path ? `${next.path}.${key}` : key;
+      const name = key === "" ? '""' : key;
+      const at = next.path ? `${next.path}.${name}` : name;
       const kind = Object.hasOwn(fields, key) ? fields[key] : undefined;
       if (item === undefined || item === null) continue;
       if (kind === undefined) {
