@@ -96,9 +96,10 @@ describe("the parser and validator under mutated manifests", () => {
           expect(verdict(text).map(formatIssue)).toEqual(first.map(formatIssue));
         },
       ),
+      // endOnFailure: shrinking a mutant of a whole pod takes minutes; the counterexample is printed as found.
       { numRuns: 3000, endOnFailure: true },
     );
-  });
+  }, 120_000);
 
   test("damaged text never throws and every parse error gives a line and column (2,000 mutants)", () => {
     const texts = readdirSync(VALID)
@@ -125,5 +126,5 @@ describe("the parser and validator under mutated manifests", () => {
       ),
       { numRuns: 2000, endOnFailure: true },
     );
-  });
+  }, 120_000);
 });
