@@ -228,6 +228,74 @@ describe("info server", () => {
     expect(big.status).toBe(413);
   });
 
+  test("a push that does not parse is a 400 naming the request, the document, line and column", async () => {
+    const response = await s.app.request("/pods", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: '{"apiVersion": "v1", "kind": "Pod",\n "metadata": {"name": "a"}, "spec": {"containers": [}',
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { message: string; details: { causes: Array<{ field: string }> } };
+    expect(body.message).toStartWith(
+      "invalid pod manifest: POST /pods[0]: <document>: Invalid value: cannot parse YAML/JSON at line 2, column ",
+    );
+    expect(body.details.causes[0]!.field).toBe("<document>");
+    const latin1 = await s.app.request("/pods", {
+      method: "POST",
+      body: Buffer.from("metadata: {name: caf\xe9}", "latin1"),
+    });
+    expect(((await latin1.json()) as { message: string }).message).toContain("invalid UTF-8 byte sequence");
+    expect(s.merged).toEqual([]);
+  });
+
+  test("a push of a foreign media type is a 415", async () => {
+    for (const type of ["multipart/form-data; boundary=x", "image/png", "application/octet-stream"]) {
+      const response = await s.app.request("/pods", { method: "POST", headers: { "content-type": type }, body: "x" });
+      expect(response.status).toBe(415);
+    }
+    expect(s.merged).toEqual([]);
+  });
+
+  test("a push whose body never ends is cut off with a 408 after the body timeout", async () => {
+    const slow = setup({}, { pushBodyTimeoutMs: 50 });
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => controller.enqueue(new TextEncoder().encode("apiVersion: v1\n")),
+    });
+    const response = await slow.app.request("/pods", { method: "POST", body, duplex: "half" } as RequestInit);
+    expect(response.status).toBe(408);
+    expect(slow.merged).toEqual([]);
+  });
+
+  test("a streamed push over the size limit is a 413 even without a content-length", async () => {
+    const small = setup({}, { maxManifestBytes: 1000 });
+    let chunks = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull: (controller) =>
+        ++chunks > 20 ? controller.close() : controller.enqueue(new TextEncoder().encode(`# ${"x".repeat(500)}\n`)),
+    });
+    const response = await small.app.request("/pods", { method: "POST", body, duplex: "half" } as RequestInit);
+    expect(response.status).toBe(413);
+  });
+
+  test("a pushed pod with a hostPath at the Docker socket is refused unless sensitive host paths are allowed", async () => {
+    const manifest = JSON.stringify({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "sock" },
+      spec: {
+        containers: [{ name: "c", image: "busybox", volumeMounts: [{ name: "s", mountPath: "/s" }] }],
+        volumes: [{ name: "s", hostPath: { path: "/var/run/docker.sock" } }],
+      },
+    });
+    const refused = await s.app.request("/pods", { method: "POST", body: manifest });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { message: string }).message).toContain(
+      'spec.volumes[0].hostPath.path: Forbidden: "/var/run/docker.sock": may not mount a sensitive host path',
+    );
+    const allowed = setup({}, { allowSensitiveHostPaths: true });
+    expect((await allowed.app.request("/pods", { method: "POST", body: manifest })).status).toBe(201);
+  });
+
   test("beyond loopback, debugging routes need a valid bearer token; reads stay open", async () => {
     const tokens = join(logDir, "..", `tokens-${Date.now()}`);
     writeFileSync(tokens, "# operators\ns3cret-token\n");

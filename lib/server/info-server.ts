@@ -41,6 +41,8 @@ export interface InfoServerDeps {
   allowSensitiveHostPaths?: boolean;
   /** --max_manifest_bytes, the push routes' body limit. */
   maxManifestBytes?: number;
+  /** How long a push may take to send its body, ms (default 30 s). */
+  pushBodyTimeoutMs?: number;
   /** The read-only port's app: GET endpoints only. */
   readOnly?: boolean;
   auth?: Authenticator;
@@ -289,6 +291,7 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
       allowPrivileged: deps.allowPrivileged,
       allowSensitiveHostPaths: deps.allowSensitiveHostPaths,
       maxBytes: deps.maxManifestBytes,
+      bodyTimeoutMs: deps.pushBodyTimeoutMs,
     }),
   );
   app.route("/", guarded);

@@ -26,7 +26,9 @@ export const REASON: Record<number, string> = {
   403: "Forbidden",
   404: "NotFound",
   405: "MethodNotAllowed",
+  408: "Timeout",
   413: "RequestEntityTooLarge",
+  415: "UnsupportedMediaType",
   500: "InternalError",
   503: "ServiceUnavailable",
 };
