@@ -159,6 +159,22 @@ describe("info server", () => {
     expect((await s.app.request("/containerLogs/default/web/app?tailLines=x")).status).toBe(400);
   });
 
+  test("1,000 concurrent log followers: 100 stream, the rest get 429, and a closed stream frees its place", async () => {
+    const responses = await Promise.all(
+      Array.from({ length: 1000 }, () => s.app.request("/containerLogs/default/web/app?follow=true")),
+    );
+    const streaming = responses.filter((r) => r.status === 200);
+    expect(streaming.length).toBe(100);
+    expect(responses.filter((r) => r.status === 429).length).toBe(900);
+    expect((await s.app.request("/healthz")).status).toBe(200);
+    await streaming[0]!.body!.cancel();
+    const again = await s.app.request("/containerLogs/default/web/app?follow=true");
+    expect(again.status).toBe(200);
+    expect((await s.app.request("/containerLogs/default/web/app?follow=true")).status).toBe(429);
+    await Promise.all([again, ...streaming.slice(1)].map((r) => r.body!.cancel()));
+    expect((await s.app.request("/containerLogs/default/web/app?follow=true")).status).toBe(200);
+  });
+
   test("POST /run executes in the container and returns the exit code in a header", async () => {
     s.runtime.execHandler = (_id, cmd) => ({ exitCode: 3, stdout: `ran ${cmd.join(" ")}`, stderr: "" });
     const response = await s.app.request("/run/default/web/app?cmd=ls%20-l", { method: "POST" });

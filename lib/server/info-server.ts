@@ -43,6 +43,8 @@ export interface InfoServerDeps {
   maxManifestBytes?: number;
   /** How long a push may take to send its body, ms (default 30 s). */
   pushBodyTimeoutMs?: number;
+  /** Log streams followed at once (default 100); each holds a Docker connection, so more are refused with 429. */
+  maxLogFollowers?: number;
   /** The read-only port's app: GET endpoints only. */
   readOnly?: boolean;
   auth?: Authenticator;
@@ -235,6 +237,8 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     await next();
   };
   guarded.use("*", guard);
+  const maxFollowers = deps.maxLogFollowers ?? 100;
+  let followers = 0;
   guarded.get("/containerLogs/:namespace/:pod/:container", async (c) => {
     const { namespace, pod, container } = c.req.param();
     const chosen = await pickContainer(deps.runtime, namespace, pod, container, flag(c, "previous"));
@@ -244,10 +248,22 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
       throw new HttpError(400, `tailLines must be a non-negative integer, got "${tail}"`);
     if (since !== undefined && !/^\d+$/.test(since))
       throw new HttpError(400, `sinceSeconds must be a non-negative integer, got "${since}"`);
+    const follow = flag(c, "follow");
+    if (follow && followers >= maxFollowers) {
+      c.header("Retry-After", "10");
+      throw new HttpError(429, `too many log streams followed at once (${maxFollowers}): close one and retry`);
+    }
+    let released = !follow;
+    if (follow) followers++;
+    const release = () => {
+      if (!released) followers--;
+      released = true;
+    };
     const abort = new AbortController();
     c.req.raw.signal.addEventListener("abort", () => abort.abort(), { once: true });
+    abort.signal.addEventListener("abort", release, { once: true });
     const chunks = deps.runtime.logs(chosen.id, {
-      follow: flag(c, "follow"),
+      follow,
       timestamps: flag(c, "timestamps"),
       ...(tail !== undefined ? { tail: Number(tail) } : {}),
       ...(since !== undefined ? { since: Math.floor(Date.now() / 1000) - Number(since) } : {}),
@@ -258,9 +274,12 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
       async pull(controller) {
         try {
           const { done, value } = await iterator.next();
-          if (done) controller.close();
-          else controller.enqueue(value);
+          if (done) {
+            release();
+            controller.close();
+          } else controller.enqueue(value);
         } catch (error) {
+          release();
           controller.error(error);
         }
       },

@@ -29,6 +29,7 @@ export const REASON: Record<number, string> = {
   408: "Timeout",
   413: "RequestEntityTooLarge",
   415: "UnsupportedMediaType",
+  429: "TooManyRequests",
   500: "InternalError",
   503: "ServiceUnavailable",
 };
