@@ -2,14 +2,23 @@
 // for `kubelet run` and `kubelet runonce`. The only place concrete implementations meet.
 import { access, constants, mkdir } from "node:fs/promises";
 import { hostname as osHostname, networkInterfaces } from "node:os";
-import { checkServerSecurity, loadAuthenticator } from "./server/auth.ts";
+import { join } from "node:path";
+import { checkServerSecurity, loadAuthenticator, securityNotice } from "./server/auth.ts";
+import type { ResolvedConfig } from "./config/config.ts";
+import { acquireLock } from "./node/lock-file.ts";
+import { cpus, totalmem } from "node:os";
+import { GUARANTEED_OOM_SCORE_ADJ, POD_INFRA_OOM_SCORE_ADJ } from "./api/qos.ts";
+import { cgroupPath, createCgroupManager, nodeAllocatable } from "./node/cgroups.ts";
+import { createDnsConfigurer } from "./node/dns.ts";
+import type { EventRecorder } from "./node/events.ts";
+import { oomScoreAdjFloor } from "./node/oom-score.ts";
 import { systemClock } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 import { instrumentRuntime } from "./container/instrumented.ts";
 import { createEventRecorder } from "./node/events.ts";
 import { createImageManager } from "./node/images.ts";
-import { createInfoServer, type HealthReport } from "./server/info-server.ts";
+import { createHealthzServer, createInfoServer, type HealthReport } from "./server/info-server.ts";
 import type { Logger } from "./log.ts";
 import type { KubeletMetrics } from "./metrics.ts";
 import { serve } from "./platform/serve.ts";
@@ -28,15 +37,58 @@ import { createVolumeManager } from "./node/volumes.ts";
 export interface RunOptions {
   log: Logger;
   signal: AbortSignal;
+  /** Logged first, as the kubelet does (`kubelet v0.1.0 (commit …)`). */
+  version?: string;
+  /** Where each setting came from and the config file's fields that do not apply, logged once at start. */
+  resolved?: Pick<ResolvedConfig, "origins" | "notApplicable" | "fileFields">;
 }
 
 /**
  * Runs the kubelet until `signal` aborts; containers are left running. Throws KubeletError on fatal start-up errors.
  */
-export async function runKubelet(config: KubeletConfig, { log, signal }: RunOptions): Promise<void> {
+export async function runKubelet(config: KubeletConfig, options: RunOptions): Promise<void> {
+  const { log } = options;
+  if (options.version) log.info(options.version);
+  if (options.resolved) logSettings(config, options.resolved, log);
   const insecure = checkServerSecurity(config);
   if (insecure) throw new KubeletError("InsecureServer", insecure);
+  const notice = securityNotice(config);
+  if (notice) log.warn(notice);
   await prepareRootDir(config.rootDir);
+  const lockPath = config.lockFile || join(config.rootDir, "kubelet.lock");
+  const lock = await acquireLock({ path: lockPath, exitOnContention: config.exitOnLockContention });
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  options.signal.addEventListener("abort", onAbort, { once: true });
+  if (options.signal.aborted) stop.abort();
+  void lock.contended.then(() => {
+    log.info(`a newer kubelet asked for --lock_file "${lockPath}": releasing it and exiting`);
+    stop.abort();
+  });
+  try {
+    await runLocked(config, { log, signal: stop.signal });
+  } finally {
+    options.signal.removeEventListener("abort", onAbort);
+    await lock.release();
+  }
+}
+
+/** Each setting that is not a default, with where it came from; then the file's fields that do not apply here. */
+function logSettings(config: KubeletConfig, resolved: NonNullable<RunOptions["resolved"]>, log: Logger): void {
+  const settings = Object.fromEntries(
+    (Object.keys(resolved.origins) as Array<keyof KubeletConfig>)
+      .filter((key) => resolved.origins[key] !== "default")
+      .map((key) => [
+        key,
+        `${JSON.stringify(key === "authTokenFile" ? "<set>" : config[key])} (${resolved.origins[key]}${resolved.fileFields[key] ? `: ${resolved.fileFields[key]}` : ""})`,
+      ]),
+  );
+  log.info("effective settings (defaults apart)", settings);
+  for (const note of resolved.notApplicable)
+    log.warn(`config file field ${note.field} is accepted but not applicable here: ${note.why}`);
+}
+
+async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions, "log" | "signal">): Promise<void> {
   const node = nodeIdentity(config);
   const metrics = createPrometheusMetrics();
   const events = createEventRecorder({ log: log.child("events") });
@@ -53,6 +105,7 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
     () => log.info(`Docker Engine at ${endpoint} answers`),
     (error: Error) => log.warn(`${error.message}; will keep retrying (running containers are left alone)`),
   );
+  const placement = await podPlacement(config, events, log);
   const store = createPodStore({
     sources: sources.map((s) => s.name),
     allowPrivileged: config.allowPrivileged,
@@ -69,8 +122,10 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
       allowPrivileged: config.allowPrivileged,
       maxDeadPerContainer: config.maximumDeadContainersPerContainer,
       syncFrequencyMs: config.syncFrequency,
+      ...placement.options,
     },
     {
+      ...placement.deps,
       store,
       runtime,
       images: createImageManager(
@@ -86,26 +141,26 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
     },
   );
 
+  const health = async (): Promise<HealthReport> => {
+    const checks = [
+      await runtime.ping().then(
+        () => ({ name: "docker", ok: true, message: "ok" }),
+        (e: Error) => ({ name: "docker", ok: false, message: e.message }),
+      ),
+      syncCheck(syncLoop.lastSyncAt(), config.syncFrequency),
+      {
+        name: "sources",
+        ok: store.allSourcesReady(),
+        message: store.allSourcesReady() ? "ok" : "waiting for the first read of every source",
+      },
+    ];
+    return { ok: checks.every((c) => c.ok), checks };
+  };
   const servers: RunningServer[] = [];
   const stopSources = sources.map((source) => source.start((snapshot) => store.apply(source.name, snapshot)));
   try {
     if (config.enableServer) {
       const auth = await loadAuthenticator(config);
-      const health = async (): Promise<HealthReport> => {
-        const checks = [
-          await runtime.ping().then(
-            () => ({ name: "docker", ok: true, message: "ok" }),
-            (e: Error) => ({ name: "docker", ok: false, message: e.message }),
-          ),
-          syncCheck(syncLoop.lastSyncAt(), config.syncFrequency),
-          {
-            name: "sources",
-            ok: store.allSourcesReady(),
-            message: store.allSourcesReady() ? "ok" : "waiting for the first read of every source",
-          },
-        ];
-        return { ok: checks.every((c) => c.ok), checks };
-      };
       const deps = {
         config,
         pods: () => syncLoop.pods(),
@@ -119,6 +174,7 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
         allowSensitiveHostPaths: config.allowSensitiveHostPaths,
         maxManifestBytes: config.maxManifestBytes,
         auth,
+        ...(placement.deps.cgroups ? { podUsage: placement.deps.cgroups.podUsage } : {}),
         log: log.child("server"),
       };
       const main = await serve(createInfoServer(deps), { hostname: config.address, port: config.port, tls: auth.tls });
@@ -133,6 +189,17 @@ export async function runKubelet(config: KubeletConfig, { log, signal }: RunOpti
         );
         log.info(`read-only server listening on ${config.address}:${config.readOnlyPort}`);
       }
+    }
+    if (config.healthzPort > 0) {
+      // Like the kubelet, a health listener that cannot bind is reported, never fatal.
+      await serve(createHealthzServer(health), { hostname: config.healthzBindAddress, port: config.healthzPort }).then(
+        (server) => {
+          servers.push(server);
+          log.info(`healthz listening on ${config.healthzBindAddress}:${server.port}`);
+        },
+        (error: Error) =>
+          log.error(`cannot serve healthz on ${config.healthzBindAddress}:${config.healthzPort}: ${error.message}`),
+      );
     }
     log.info("kubelet started", { node: node.name, sources: sources.map((s) => s.name) });
     await syncLoop.run(signal);
@@ -189,9 +256,11 @@ export async function runOnce(
     endpoint: resolveDockerEndpoint(config.dockerEndpoint, process.env),
     log: log.child("docker"),
   });
+  const placement = await podPlacement(config, events, log);
   const report = await runPodsOnce(
     store.mergedState(),
     {
+      ...placement.deps,
       runtime,
       images: createImageManager(
         { qps: config.registryQps, burst: config.registryBurst, log: log.child("images"), events },
@@ -207,12 +276,78 @@ export async function runOnce(
         networkMode: config.podNetworkMode,
         pauseImage: config.networkContainerImage,
         allowPrivileged: config.allowPrivileged,
+        ...placement.options,
       },
     },
     { timeoutMs: config.runonceTimeout, signal, tty, out },
   );
   out.write(formatRunOnceReport(report) + "\n");
   return report.ok && rejected.length === 0;
+}
+
+/**
+ * Where and how pods run on this node: QoS cgroups bounded by node allocatable, the oom_score_adj
+ * floor, CFS quota settings and each pod's resolv.conf.
+ */
+async function podPlacement(config: KubeletConfig, events: EventRecorder, log: Logger) {
+  const dns = createDnsConfigurer(
+    {
+      clusterDns: config.clusterDns,
+      clusterDomain: config.clusterDomain,
+      resolvConf: config.resolvConf,
+      rootDir: config.rootDir,
+    },
+    { events },
+  );
+  const oom = await oomScoreAdjFloor();
+  if (oom.why)
+    log.warn(
+      `the kernel refuses negative oom_score_adj here (${oom.why}): containers get at least ${oom.floor} (Guaranteed ${GUARANTEED_OOM_SCORE_ADJ} and pod sandboxes ${POD_INFRA_OOM_SCORE_ADJ} are clamped)`,
+    );
+  const options = {
+    oomScoreAdjMin: oom.floor,
+    cfsQuota: config.cpuCfsQuota,
+    cfsPeriodUs: config.cpuCfsQuotaPeriod * 1000,
+  };
+  if (!config.cgroupsPerQos) return { options, deps: { dns } };
+  const cgroups = createCgroupManager({
+    driver: config.cgroupDriver,
+    root: config.cgroupRoot,
+    cfsQuota: config.cpuCfsQuota,
+    cfsPeriodUs: config.cpuCfsQuotaPeriod * 1000,
+    pidsLimit: config.podPidsLimit,
+    log: log.child("cgroups"),
+  });
+  const capacity = { milliCpu: cpus().length * 1000, memoryBytes: totalmem() };
+  const allocatable = config.enforceNodeAllocatable.includes("pods")
+    ? nodeAllocatable(capacity, {
+        kube: config.kubeReserved,
+        system: config.systemReserved,
+        evictionHard: config.evictionHard,
+      })
+    : undefined;
+  const kubepods = cgroupPath(config.cgroupRoot, ["kubepods"], config.cgroupDriver);
+  try {
+    await cgroups.init(allocatable);
+  } catch (error) {
+    throw new KubeletError(
+      "CgroupSetupFailed",
+      `cannot set up the QoS cgroups under ${kubepods}: ${(error as Error).message}; run as root, or give --cgroups_per_qos=false --enforce_node_allocatable=none to leave pods in Docker's default cgroup`,
+      { cause: error },
+    );
+  }
+  const ignored = Object.keys({ ...config.kubeReserved, ...config.systemReserved }).filter(
+    (name) => name !== "cpu" && name !== "memory",
+  );
+  if (ignored.length)
+    log.warn(`reserved ${[...new Set(ignored)].join(", ")} are not enforced here: only cpu and memory bound kubepods`);
+  log.info(
+    `pods run under ${kubepods} (cgroup v${cgroups.version}, ${config.cgroupDriver} driver)` +
+      (allocatable
+        ? `, bounded by node allocatable: cpu ${allocatable.milliCpu}m, memory ${allocatable.memoryBytes} bytes (capacity − kubeReserved − systemReserved − evictionHard memory.available)`
+        : ""),
+  );
+  return { options, deps: { dns, cgroups } };
 }
 
 async function createSources(

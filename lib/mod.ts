@@ -1,14 +1,16 @@
 // The kubelet library's one public file, in pipeline order (each folder is a layer; its main
 // file's header says what it owns and may import):
-//   api/        types.ts (pod model), manifest.ts (text → pods), validation.ts, quantity.ts, expand.ts
+//   api/        types.ts (pod model), manifest.ts (text → pods), validation.ts, quantity.ts, expand.ts,
+//               hash.ts (pod, container and sandbox hashes)
 //   sources/    file.ts, url.ts, etcd.ts (source.ts: the protocol); store.ts, the merge store
-//   sync/       sync-loop.ts (triggers, pod workers), pod-sync.ts (one step for one pod),
-//               pod-status.ts, runonce.ts
+//   sync/       sync-loop.ts (triggers, pod workers), pod-plan.ts (pure: one pod's plan),
+//               pod-sync.ts (carries a plan out), pod-status.ts, runonce.ts
 //   node/       images.ts, volumes.ts, probes.ts, events.ts, backoff.ts
 //   container/  runtime.ts (the port), docker.ts (Docker Engine), container-config.ts
 //   server/     info-server.ts (Hono), push-routes.ts, auth.ts, prometheus.ts; platform/ adapters
 //   wiring      kubelet.ts (the composition root), config/, cli/
-export { readManifests, podSpecHash, type ManifestContext, type ManifestResult } from "./api/manifest.ts";
+export { readManifests, type ManifestContext, type ManifestResult } from "./api/manifest.ts";
+export { podSpecHash } from "./api/hash.ts";
 export { validatePod, type ValidationOptions } from "./api/validation.ts";
 export { createFileSource } from "./sources/file.ts";
 export { createUrlSource } from "./sources/url.ts";
@@ -16,6 +18,7 @@ export { createEtcdSource, etcdKeyFor } from "./sources/etcd.ts";
 export type { PodSource, SourceSnapshot, StopSource } from "./sources/source.ts";
 export { createPodStore, type NotificationMode, type PodStore, type PodStoreOptions } from "./sources/store.ts";
 export { createSyncLoop, type SyncLoop, type SyncLoopOptions } from "./sync/sync-loop.ts";
+export { computePodActions, type PodActions, type PodPlanInput } from "./sync/pod-plan.ts";
 export { createPodSyncer, type PodSyncer } from "./sync/pod-sync.ts";
 export { computePodStatus } from "./sync/pod-status.ts";
 export { runPodsOnce, formatRunOnceReport, type RunOnceReport } from "./sync/runonce.ts";

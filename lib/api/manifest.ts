@@ -7,13 +7,13 @@ import { DEFAULT_MAX_MANIFEST_BYTES, decodeManifestText, MAX_MANIFEST_DEPTH, unp
 import {
   ANNOTATION,
   CONTAINER_MANIFEST,
-  FORMAT_ANNOTATION,
   type FieldIssue,
   type Pod,
   type RejectedPod,
   type SourceName,
   type V1Container,
 } from "./types.ts";
+import { podSpecHash } from "./hash.ts";
 
 /** Where the text came from: stamped on every pod and every rejection. */
 export interface ManifestContext {
@@ -36,9 +36,6 @@ export function parseYaml(text: string): unknown {
 export function stringifyYaml(value: unknown, options: { flow?: boolean } = {}): string {
   return stringify(value, { lineWidth: 0, ...(options.flow ? { collectionStyle: "flow" as const } : {}) });
 }
-
-/** Annotation holding the document index a pod came from within its origin. */
-export const DOCUMENT_ANNOTATION = "kubelet.io/config.document";
 
 type Json = Record<string, unknown>;
 
@@ -339,7 +336,7 @@ function fromContainerManifest(manifest: Json): Json {
   }
   if (manifest.hostNetwork !== undefined) spec.hostNetwork = manifest.hostNetwork;
   if (manifest.dnsPolicy !== undefined) spec.dnsPolicy = manifest.dnsPolicy;
-  const metadata: Json = { name: manifest.id ?? "", annotations: { [FORMAT_ANNOTATION]: CONTAINER_MANIFEST } };
+  const metadata: Json = { name: manifest.id ?? "", annotations: { [ANNOTATION.format]: CONTAINER_MANIFEST } };
   if (manifest.uuid) metadata.uid = manifest.uuid;
   return { apiVersion: "v1", kind: "Pod", metadata, spec };
 }
@@ -372,7 +369,7 @@ function finish(raw: Json, ctx: ManifestContext, document: number): Pod {
     typeof metadata.uid === "string" && metadata.uid ? metadata.uid : stableUid(ctx.source, namespace, name);
   annotations[ANNOTATION.source] = ctx.source;
   annotations[ANNOTATION.origin] = ctx.origin;
-  annotations[DOCUMENT_ANNOTATION] = String(document);
+  annotations[ANNOTATION.document] = String(document);
   annotations[ANNOTATION.hash] = podSpecHash(pod);
   return pod;
 }
@@ -405,43 +402,6 @@ export function defaultPullPolicy(image: string): "Always" | "IfNotPresent" {
 function stableUid(source: string, namespace: string, name: string): string {
   const hex = createHash("sha256").update(`${source}/${namespace}/${name}`).digest("hex");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
-}
-
-const BOOKKEEPING = new Set<string>([
-  ANNOTATION.source,
-  ANNOTATION.origin,
-  ANNOTATION.hash,
-  DOCUMENT_ANNOTATION,
-  FORMAT_ANNOTATION,
-]);
-
-/** Stable hash of what a pod means (name, namespace, labels, annotations, spec), key order aside. */
-export function podSpecHash(pod: Pod): string {
-  const annotations = Object.fromEntries(
-    Object.entries(pod.metadata.annotations ?? {}).filter(([k]) => !BOOKKEEPING.has(k)),
-  );
-  const meaning = {
-    name: pod.metadata.name,
-    namespace: pod.metadata.namespace,
-    uid: pod.metadata.uid,
-    labels: pod.metadata.labels ?? {},
-    annotations,
-    spec: pod.spec,
-  };
-  return createHash("sha256").update(stableJson(meaning)).digest("hex").slice(0, 16);
-}
-
-/** JSON with object keys sorted, so equal values always serialise the same. */
-export function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
-  if (isObject(value)) {
-    return `{${Object.keys(value)
-      .filter((k) => value[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${stableJson(value[k])}`)
-      .join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
 }
 
 function describe(manifest: unknown): string | undefined {

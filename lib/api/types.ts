@@ -28,11 +28,13 @@ export const ANNOTATION = {
   hash: "kubernetes.io/config.hash",
   /** The file, URL or etcd key the pod was read from. */
   origin: "kubelet.io/config.origin",
+  /** Which document of a multi-document file the pod came from (0-based). */
+  document: "kubelet.io/config.document",
+  /** Set to CONTAINER_MANIFEST on a pod converted from the 2014 format, whose rules validation then applies. */
+  format: "kubelet.io/config.format",
 } as const;
 
-/** Annotation marking a pod converted from the 2014 format, whose rules validation then applies. */
-export const FORMAT_ANNOTATION = "kubelet.io/config.format";
-/** FORMAT_ANNOTATION's value for a v1beta1/v1beta2 ContainerManifest. */
+/** ANNOTATION.format's value for a v1beta1/v1beta2 ContainerManifest. */
 export const CONTAINER_MANIFEST = "ContainerManifest";
 
 /**

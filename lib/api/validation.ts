@@ -4,7 +4,7 @@ import { checkLengths } from "./field-limits.ts";
 import { checkHostPathSafety } from "./host-paths.ts";
 import { parseQuantity } from "./quantity.ts";
 import { checkFields, SCHEMA } from "./schema.ts";
-import { CONTAINER_MANIFEST, FORMAT_ANNOTATION, type FieldIssue, type Pod, type V1Container } from "./types.ts";
+import { ANNOTATION, CONTAINER_MANIFEST, type FieldIssue, type Pod, type V1Container } from "./types.ts";
 
 export interface ValidationOptions {
   allowPrivileged: boolean;
@@ -110,7 +110,7 @@ export function validatePod(pod: Pod, options: ValidationOptions): FieldIssue[] 
 
   const volumeNames = checkVolumes(spec.volumes ?? [], error);
   // The 2014 format allowed a manifest without containers (the pod is then just its network).
-  const containerless = metadata.annotations[FORMAT_ANNOTATION] === CONTAINER_MANIFEST;
+  const containerless = metadata.annotations[ANNOTATION.format] === CONTAINER_MANIFEST;
   if (!Array.isArray(spec.containers) || (spec.containers.length === 0 && !containerless))
     error("spec.containers", "Required value");
   const names = new Set<string>();

@@ -100,7 +100,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   const run = withConfigFlags(cli.command("run", "Run the kubelet until SIGTERM/SIGINT (containers keep running)"));
   run.action((options) => {
     const resolved = resolve(options, run);
-    result = resolved.config.runonce ? startRunOnce(resolved, run, io) : startRun(resolved.config, io);
+    result = resolved.config.runonce ? startRunOnce(resolved, run, io) : startRun(resolved, io);
   });
   const runonce = withConfigFlags(
     cli.command("runonce", "Start the pods of --config / --manifest_url once, wait until they run, exit 0 or 1"),
@@ -210,7 +210,8 @@ function checkRunOnce(config: KubeletConfig, origins: ResolvedConfig["origins"],
     throw new UsageError("runonce needs --config and/or --manifest_url", command);
 }
 
-async function startRun(config: KubeletConfig, io: Io): Promise<number> {
+async function startRun(resolved: ResolvedConfig, io: Io): Promise<number> {
+  const { config } = resolved;
   const log = createLogger({ format: config.logFormat || undefined, verbosity: config.verbosity });
   const { runKubelet } = await import("../kubelet.ts");
   const stop = new AbortController();
@@ -220,7 +221,7 @@ async function startRun(config: KubeletConfig, io: Io): Promise<number> {
   };
   process.once("SIGTERM", onSignal).once("SIGINT", onSignal);
   try {
-    await runKubelet(config, { log, signal: stop.signal });
+    await runKubelet(config, { log, signal: stop.signal, version: versionLine(), resolved });
     return 0;
   } catch (error) {
     log.error((error as Error).message, { code: (error as { code?: string }).code });

@@ -2,8 +2,8 @@
 // issue with file, document and field path. Returns the exit code (0 valid, 1 invalid).
 import { listManifestFiles, readManifestFile } from "../api/manifest-files.ts";
 import { DEFAULT_MAX_MANIFEST_BYTES, tooLarge } from "../api/manifest-text.ts";
-import { DOCUMENT_ANNOTATION, readManifests } from "../api/manifest.ts";
-import { formatIssue, podKey, type FieldIssue } from "../api/types.ts";
+import { readManifests } from "../api/manifest.ts";
+import { ANNOTATION, formatIssue, podKey, type FieldIssue } from "../api/types.ts";
 import { validatePod } from "../api/validation.ts";
 
 export interface ValidateOptions {
@@ -63,7 +63,7 @@ export async function validateCommand(paths: string[], options: ValidateOptions)
     for (const pod of result.pods) {
       const issues = validatePod(pod, options);
       const key = podKey(pod);
-      const document = Number(pod.metadata.annotations[DOCUMENT_ANNOTATION]);
+      const document = Number(pod.metadata.annotations[ANNOTATION.document]);
       const first = seen.get(key);
       if (first)
         issues.push({

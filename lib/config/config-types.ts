@@ -67,6 +67,46 @@ export interface KubeletConfig {
   verbosity: number;
   /** config_file: the YAML file the values above may come from. */
   configFile: string;
+  /** anonymous_auth (authentication.anonymous.enabled): false closes every protected route to anonymous callers. */
+  anonymousAuth: boolean;
+  /** authorization_mode (authorization.mode): AlwaysAllow, or Webhook (no API server here: fails closed). */
+  authorizationMode: "AlwaysAllow" | "Webhook";
+  /** healthz_port (0 = off) and healthz_bind_address: the plain health listener. */
+  healthzPort: number;
+  healthzBindAddress: string;
+  /** cluster_dns, cluster_domain, resolv_conf ("" = no host resolver). */
+  clusterDns: string[];
+  clusterDomain: string;
+  resolvConf: string;
+  /** cgroups_per_qos, cgroup_root, cgroup_driver. */
+  cgroupsPerQos: boolean;
+  cgroupRoot: string;
+  cgroupDriver: "cgroupfs" | "systemd";
+  /** kube_reserved / system_reserved: resource name → quantity. */
+  kubeReserved: Record<string, string>;
+  systemReserved: Record<string, string>;
+  /** eviction_hard: signal → threshold ("100Mi" or "10%"). */
+  evictionHard: Record<string, string>;
+  /** enforce_node_allocatable: "pods" or "none". */
+  enforceNodeAllocatable: string[];
+  /** pod_pids_limit (-1 = unlimited) */
+  podPidsLimit: number;
+  /** cpu_cfs_quota, cpu_cfs_quota_period */
+  cpuCfsQuota: boolean;
+  cpuCfsQuotaPeriod: number;
+  /** max_pods */
+  maxPods: number;
+  /** serialize_image_pulls, max_parallel_image_pulls (0 = no limit), image_pull_progress_deadline */
+  serializeImagePulls: boolean;
+  maxParallelImagePulls: number;
+  imagePullProgressDeadline: number;
+  /** lock_file, exit_on_lock_contention */
+  lockFile: string;
+  exitOnLockContention: boolean;
+  /** host_network_sources, host_pid_sources, host_ipc_sources: sources allowed host namespaces ("*" = all). */
+  hostNetworkSources: string[];
+  hostPidSources: string[];
+  hostIpcSources: string[];
 }
 
 /** Built-in defaults, the original kubelet's where it had the flag. */
@@ -104,4 +144,35 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   logFormat: "",
   verbosity: 1,
   configFile: "",
+  anonymousAuth: true,
+  authorizationMode: "AlwaysAllow",
+  healthzPort: 10248,
+  healthzBindAddress: "127.0.0.1",
+  clusterDns: [],
+  clusterDomain: "",
+  resolvConf: "/etc/resolv.conf",
+  cgroupsPerQos: true,
+  cgroupRoot: "/",
+  cgroupDriver: "cgroupfs",
+  kubeReserved: {},
+  systemReserved: {},
+  evictionHard: {
+    "memory.available": "100Mi",
+    "nodefs.available": "10%",
+    "nodefs.inodesFree": "5%",
+    "imagefs.available": "15%",
+  },
+  enforceNodeAllocatable: ["pods"],
+  podPidsLimit: -1,
+  cpuCfsQuota: true,
+  cpuCfsQuotaPeriod: 100,
+  maxPods: 110,
+  serializeImagePulls: true,
+  maxParallelImagePulls: 0,
+  imagePullProgressDeadline: 60_000,
+  lockFile: "",
+  exitOnLockContention: false,
+  hostNetworkSources: ["*"],
+  hostPidSources: ["*"],
+  hostIpcSources: ["*"],
 };

@@ -7,10 +7,28 @@ import { readFileSync } from "node:fs";
 import { DEFAULT_CONFIG, type KubeletConfig } from "./config-types.ts";
 import { parseYaml, stringifyYaml } from "../api/manifest.ts";
 import { KubeletError } from "../api/types.ts";
+import {
+  closestName,
+  configurationField,
+  fieldNamesUnder,
+  isZeroValue,
+  typeMismatch,
+} from "./kubelet-configuration.ts";
 
 export { DEFAULT_CONFIG, type KubeletConfig };
 
-export type ValueType = "string" | "bool" | "uint" | "float" | "duration" | "list" | "headers" | "logformat";
+export type ValueType =
+  | "string"
+  | "bool"
+  | "uint"
+  | "int"
+  | "float"
+  | "duration"
+  | "list"
+  | "headers"
+  | "map"
+  | "thresholds"
+  | "logformat";
 
 /** One flag: its snake_case name (the 2014 spelling), its config key and how its value parses. */
 export interface FlagSpec {
@@ -19,8 +37,8 @@ export interface FlagSpec {
   type: ValueType;
   description: string;
   short?: string;
-  /** KubeletConfiguration (modern config file) names accepted for this key. */
-  aliases?: string[];
+  /** The only values accepted (an enum such as cgroup_driver). */
+  choices?: string[];
 }
 
 /** Every configuration flag, in the order `--help` lists them. */
@@ -30,42 +48,36 @@ export const FLAGS: FlagSpec[] = [
     key: "config",
     type: "string",
     short: "c",
-    aliases: ["staticPodPath"],
     description: "Path to the config file or directory of files (pod manifests)",
   },
   {
     flag: "sync_frequency",
     key: "syncFrequency",
     type: "duration",
-    aliases: ["syncFrequency"],
     description: "Max period between synchronizing running containers and config",
   },
   {
     flag: "file_check_frequency",
     key: "fileCheckFrequency",
     type: "duration",
-    aliases: ["fileCheckFrequency"],
     description: "Duration between checking config files for new data",
   },
   {
     flag: "http_check_frequency",
     key: "httpCheckFrequency",
     type: "duration",
-    aliases: ["httpCheckFrequency"],
     description: "Duration between checking http for new data",
   },
   {
     flag: "manifest_url",
     key: "manifestUrl",
     type: "string",
-    aliases: ["staticPodURL"],
     description: "URL for accessing the container manifest",
   },
   {
     flag: "manifest_url_header",
     key: "manifestUrlHeader",
     type: "headers",
-    aliases: ["staticPodURLHeader"],
     description: "'Key: Value' header sent with --manifest_url (repeatable)",
   },
   { flag: "enable_server", key: "enableServer", type: "bool", description: "Enable the info server" },
@@ -73,21 +85,18 @@ export const FLAGS: FlagSpec[] = [
     flag: "address",
     key: "address",
     type: "string",
-    aliases: ["address"],
     description: "The IP address for the info server to serve on",
   },
   {
     flag: "port",
     key: "port",
     type: "uint",
-    aliases: ["port"],
     description: "The port for the info server to serve on",
   },
   {
     flag: "read_only_port",
     key: "readOnlyPort",
     type: "uint",
-    aliases: ["readOnlyPort"],
     description: "A read-only port for the info server (0 = off)",
   },
   {
@@ -100,7 +109,6 @@ export const FLAGS: FlagSpec[] = [
     flag: "network_container_image",
     key: "networkContainerImage",
     type: "string",
-    aliases: ["podInfraContainerImage"],
     description: "The image that network containers in each pod will use",
   },
   {
@@ -131,7 +139,6 @@ export const FLAGS: FlagSpec[] = [
     flag: "root_dir",
     key: "rootDir",
     type: "string",
-    aliases: ["rootDir"],
     description: "Directory path for managing kubelet files (volume mounts, etc)",
   },
   {
@@ -156,14 +163,12 @@ export const FLAGS: FlagSpec[] = [
     flag: "registry_qps",
     key: "registryQps",
     type: "float",
-    aliases: ["registryPullQPS"],
     description: "If > 0, limit registry pull QPS to this value; 0 = unlimited",
   },
   {
     flag: "registry_burst",
     key: "registryBurst",
     type: "uint",
-    aliases: ["registryBurst"],
     description: "Maximum size of bursty pulls (only with --registry_qps > 0)",
   },
   {
@@ -182,7 +187,6 @@ export const FLAGS: FlagSpec[] = [
     flag: "enable_debugging_handlers",
     key: "enableDebuggingHandlers",
     type: "bool",
-    aliases: ["enableDebuggingHandlers"],
     description: "Enables server endpoints for log collection and local running of containers and commands",
   },
   {
@@ -201,14 +205,12 @@ export const FLAGS: FlagSpec[] = [
     flag: "tls_cert_file",
     key: "tlsCertFile",
     type: "string",
-    aliases: ["tlsCertFile"],
     description: "TLS certificate of the info server",
   },
   {
     flag: "tls_private_key_file",
     key: "tlsPrivateKeyFile",
     type: "string",
-    aliases: ["tlsPrivateKeyFile"],
     description: "TLS private key of the info server",
   },
   {
@@ -216,6 +218,164 @@ export const FLAGS: FlagSpec[] = [
     key: "clientCaFile",
     type: "string",
     description: "CA bundle for verifying client certificates",
+  },
+  {
+    flag: "anonymous_auth",
+    key: "anonymousAuth",
+    type: "bool",
+    description: "Allow anonymous requests to the protected routes (false: only a token or client certificate)",
+  },
+  {
+    flag: "authorization_mode",
+    key: "authorizationMode",
+    type: "string",
+    choices: ["AlwaysAllow", "Webhook"],
+    description: "AlwaysAllow, or Webhook (needs an API server: every protected route then requires credentials)",
+  },
+  {
+    flag: "healthz_port",
+    key: "healthzPort",
+    type: "uint",
+    description: "Port of the plain /healthz listener (0 = off)",
+  },
+  {
+    flag: "healthz_bind_address",
+    key: "healthzBindAddress",
+    type: "string",
+    description: "Address of the /healthz listener",
+  },
+  {
+    flag: "cluster_dns",
+    key: "clusterDns",
+    type: "list",
+    description: "DNS server addresses for pods with dnsPolicy ClusterFirst (comma separated)",
+  },
+  {
+    flag: "cluster_domain",
+    key: "clusterDomain",
+    type: "string",
+    description: "Cluster DNS domain: pods search <ns>.svc.<domain>, svc.<domain>, <domain>",
+  },
+  {
+    flag: "resolv_conf",
+    key: "resolvConf",
+    type: "string",
+    description: 'Resolver configuration used as the basis of pods\' DNS ("" = none)',
+  },
+  {
+    flag: "cgroups_per_qos",
+    key: "cgroupsPerQos",
+    type: "bool",
+    description: "Run pods under kubepods/{burstable,besteffort}/pod<uid> cgroups",
+  },
+  {
+    flag: "cgroup_root",
+    key: "cgroupRoot",
+    type: "string",
+    description: "Root cgroup of the pods' hierarchy",
+  },
+  {
+    flag: "cgroup_driver",
+    key: "cgroupDriver",
+    type: "string",
+    choices: ["cgroupfs", "systemd"],
+    description: "cgroupfs or systemd: must match the container runtime's",
+  },
+  {
+    flag: "kube_reserved",
+    key: "kubeReserved",
+    type: "map",
+    description: "Resources reserved for Kubernetes daemons (cpu=100m,memory=256Mi)",
+  },
+  {
+    flag: "system_reserved",
+    key: "systemReserved",
+    type: "map",
+    description: "Resources reserved for the operating system (cpu=100m,memory=256Mi)",
+  },
+  {
+    flag: "eviction_hard",
+    key: "evictionHard",
+    type: "thresholds",
+    description: "Hard eviction thresholds (memory.available<100Mi); memory.available bounds node allocatable",
+  },
+  {
+    flag: "enforce_node_allocatable",
+    key: "enforceNodeAllocatable",
+    type: "list",
+    description: "pods (bound the kubepods cgroup by node allocatable) or none",
+  },
+  {
+    flag: "pod_pids_limit",
+    key: "podPidsLimit",
+    type: "int",
+    description: "Maximum number of processes in any pod (-1 = unlimited)",
+  },
+  {
+    flag: "cpu_cfs_quota",
+    key: "cpuCfsQuota",
+    type: "bool",
+    description: "Enforce CPU limits with CFS quota",
+  },
+  {
+    flag: "cpu_cfs_quota_period",
+    key: "cpuCfsQuotaPeriod",
+    type: "duration",
+    description: "CFS quota period (1ms to 1s)",
+  },
+  {
+    flag: "max_pods",
+    key: "maxPods",
+    type: "uint",
+    description: "Pods beyond this number are rejected (the newest first)",
+  },
+  {
+    flag: "serialize_image_pulls",
+    key: "serializeImagePulls",
+    type: "bool",
+    description: "Pull one image at a time",
+  },
+  {
+    flag: "max_parallel_image_pulls",
+    key: "maxParallelImagePulls",
+    type: "uint",
+    description: "Most image pulls at once when not serialized (0 = no limit)",
+  },
+  {
+    flag: "image_pull_progress_deadline",
+    key: "imagePullProgressDeadline",
+    type: "duration",
+    description: "Cancel a pull that makes no progress for this long",
+  },
+  {
+    flag: "lock_file",
+    key: "lockFile",
+    type: "string",
+    description: "Lock file held while running: a second kubelet on it exits naming the holder",
+  },
+  {
+    flag: "exit_on_lock_contention",
+    key: "exitOnLockContention",
+    type: "bool",
+    description: "Release --lock_file and exit when another kubelet asks for it",
+  },
+  {
+    flag: "host_network_sources",
+    key: "hostNetworkSources",
+    type: "list",
+    description: "Sources allowed to run pods with hostNetwork (file, url, etcd, http; * = all)",
+  },
+  {
+    flag: "host_pid_sources",
+    key: "hostPidSources",
+    type: "list",
+    description: "Sources allowed to run pods with hostPID (* = all)",
+  },
+  {
+    flag: "host_ipc_sources",
+    key: "hostIpcSources",
+    type: "list",
+    description: "Sources allowed to run pods with hostIPC (* = all)",
   },
   {
     flag: "log_format",
@@ -237,6 +397,10 @@ export type Origin = "default" | "file" | "flag";
 export interface ResolvedConfig {
   config: KubeletConfig;
   origins: Record<keyof KubeletConfig, Origin>;
+  /** Config file fields accepted but not applicable here, reported at start-up and by print-config. */
+  notApplicable: ConfigNote[];
+  /** For values from the file: the field that set them (`staticPodPath`). */
+  fileFields: Partial<Record<keyof KubeletConfig, string>>;
 }
 
 const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -283,9 +447,12 @@ export function parseValue(spec: FlagSpec, raw: unknown): KubeletConfig[keyof Ku
   const values = Array.isArray(raw) ? raw : [raw];
   const last = values[values.length - 1];
   switch (spec.type) {
-    case "string":
+    case "string": {
       if (typeof last === "object") throw bad("expected a string");
-      return String(last ?? "");
+      const text = String(last ?? "");
+      if (spec.choices && !spec.choices.includes(text)) throw bad(`expected one of ${spec.choices.join(", ")}`);
+      return text;
+    }
     case "bool": {
       if (typeof last === "boolean") return last;
       const text = String(last);
@@ -297,6 +464,11 @@ export function parseValue(spec: FlagSpec, raw: unknown): KubeletConfig[keyof Ku
       const n = typeof last === "number" ? last : /^\d+$/.test(String(last)) ? Number(last) : NaN;
       if (!Number.isInteger(n) || n < 0) throw bad("expected a non-negative integer");
       if (spec.key.toLowerCase().endsWith("port") && n > 65535) throw bad("a port is at most 65535");
+      return n;
+    }
+    case "int": {
+      const n = typeof last === "number" ? last : /^-?\d+$/.test(String(last)) ? Number(last) : NaN;
+      if (!Number.isInteger(n)) throw bad("expected an integer");
       return n;
     }
     case "float": {
@@ -339,14 +511,53 @@ export function parseValue(spec: FlagSpec, raw: unknown): KubeletConfig[keyof Ku
       }
       return headers;
     }
+    case "map":
+    case "thresholds": {
+      // The file gives a mapping; the command line "k=v,k2=v2" (thresholds: "memory.available<100Mi").
+      if (values.length === 1 && typeof last === "object" && last !== null) {
+        const entries = Object.entries(last as Record<string, unknown>);
+        for (const [k, v] of entries) if (typeof v !== "string") throw bad(`${k}: expected a string such as "100Mi"`);
+        return Object.fromEntries(entries) as Record<string, string>;
+      }
+      const separator = spec.type === "map" ? "=" : "<";
+      const out: Record<string, string> = {};
+      for (const pair of values
+        .flatMap((v) => String(v).split(","))
+        .map((p) => p.trim())
+        .filter(Boolean)) {
+        const at = pair.indexOf(separator);
+        if (at <= 0)
+          throw bad(spec.type === "map" ? 'expected "name=quantity" pairs' : 'expected "signal<quantity" pairs');
+        out[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+      }
+      return out;
+    }
     case "logformat":
       if (last !== "text" && last !== "json") throw bad("expected text or json");
       return last;
   }
 }
 
-/** Reads the YAML config file into raw values by key; unknown keys are errors naming the file. */
-export function readConfigFile(path: string): Partial<Record<keyof KubeletConfig, unknown>> {
+/** A field of the config file that is accepted but has no effect here, and why. */
+export interface ConfigNote {
+  field: string;
+  why: string;
+}
+
+export interface ConfigFileValues {
+  values: Partial<Record<keyof KubeletConfig, unknown>>;
+  /** The file's name for each value, for error messages. */
+  fields: Partial<Record<keyof KubeletConfig, string>>;
+  notApplicable: ConfigNote[];
+}
+
+/**
+ * Reads a config file: KubeletConfiguration (kubelet.config.k8s.io/v1beta1) field names, or this
+ * kubelet's flag names. Unknown fields (with the closest real name), wrong types and values that
+ * cannot be honoured safely are errors naming the file and the field.
+ */
+export function readConfigFile(path: string): ConfigFileValues {
+  const fail = (message: string) => new KubeletError("InvalidConfigFile", `--config_file "${path}": ${message}`);
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -359,27 +570,52 @@ export function readConfigFile(path: string): Partial<Record<keyof KubeletConfig
   } catch (error) {
     throw new KubeletError("InvalidConfigFile", `cannot parse --config_file "${path}": ${(error as Error).message}`);
   }
-  if (doc === null || doc === undefined) return {};
-  if (typeof doc !== "object" || Array.isArray(doc))
-    throw new KubeletError("InvalidConfigFile", `--config_file "${path}": expected a mapping of settings`);
-  const out: Partial<Record<keyof KubeletConfig, unknown>> = {};
-  for (const [name, value] of Object.entries(doc as Record<string, unknown>)) {
-    if (name === "kind" || name === "apiVersion") continue;
-    const spec = findFlag(name);
-    if (!spec)
-      throw new KubeletError(
-        "InvalidConfigFile",
-        `--config_file "${path}": unknown setting "${name}" (settings are flag names such as sync_frequency, or KubeletConfiguration names such as staticPodPath)`,
-      );
-    out[spec.key] = value;
-  }
+  const out: ConfigFileValues = { values: {}, fields: {}, notApplicable: [] };
+  if (doc === null || doc === undefined) return out;
+  if (typeof doc !== "object" || Array.isArray(doc)) throw fail("expected a mapping of settings");
+  const { kind, apiVersion, ...fields } = doc as Record<string, unknown>;
+  if (kind !== undefined && kind !== "KubeletConfiguration")
+    throw fail(`kind: Unsupported value: "${kind}": supported values: "KubeletConfiguration"`);
+  if (apiVersion !== undefined && !/^kubelet\.config\.k8s\.io\/v1(beta1)?$/.test(String(apiVersion)))
+    throw fail(`apiVersion: Unsupported value: "${apiVersion}": supported values: "kubelet.config.k8s.io/v1beta1"`);
+  const walk = (mapping: Record<string, unknown>, parent: string) => {
+    for (const [name, value] of Object.entries(mapping)) {
+      const fieldPath = parent ? `${parent}.${name}` : name;
+      const row = configurationField(fieldPath);
+      if (!row) {
+        const spec = parent ? undefined : findFlag(name);
+        if (spec) {
+          out.values[spec.key] = value;
+          out.fields[spec.key] = name;
+          continue;
+        }
+        const guess = closestName(name, [...fieldNamesUnder(parent), ...(parent ? [] : FLAGS.map((f) => f.flag))]);
+        throw fail(
+          `unknown field "${fieldPath}"${guess ? ` (did you mean ${parent ? `${parent}.` : ""}${guess}?)` : ""}: settings are KubeletConfiguration fields (kubelet.config.k8s.io/v1beta1) or flag names such as sync_frequency`,
+        );
+      }
+      const expected = typeMismatch(row.type, value);
+      if (expected) throw fail(`${fieldPath}: expected ${expected}, got ${JSON.stringify(value)}`);
+      if (value === null || value === undefined) continue;
+      const refusal = row.refuse?.(value);
+      if (refusal) throw fail(`${fieldPath}: ${refusal}`);
+      if (row.type === "object") walk(value as Record<string, unknown>, fieldPath);
+      else if (row.key) {
+        if (!row.pointer && isZeroValue(value)) continue;
+        out.values[row.key] = row.convert ? row.convert(value) : value;
+        out.fields[row.key] = fieldPath;
+      } else if (row.notApplicable && (row.pointer || !isZeroValue(value)))
+        out.notApplicable.push({ field: fieldPath, why: row.notApplicable });
+    }
+  };
+  walk(fields, "");
   return out;
 }
 
-/** The flag spec for a flag name in any spelling (`etcd_servers`, `etcd-servers`, `etcdServers`, alias). */
+/** The flag spec for a flag name in any spelling (`etcd_servers`, `etcd-servers`, `etcdServers`). */
 export function findFlag(name: string): FlagSpec | undefined {
   const snake = name.replace(/-/g, "_");
-  return FLAGS.find((f) => f.flag === snake || f.key === name || f.aliases?.includes(name));
+  return FLAGS.find((f) => f.flag === snake || f.key === name);
 }
 
 /** defaults < config file < flags; `flags` holds raw command-line values by config key. */
@@ -387,25 +623,39 @@ export function resolveConfig(
   flags: Partial<Record<keyof KubeletConfig, unknown>>,
   configFile?: string,
 ): ResolvedConfig {
-  const config = { ...DEFAULT_CONFIG, manifestUrlHeader: {}, etcdServers: [] } as KubeletConfig;
+  const config = structuredClone(DEFAULT_CONFIG);
   const origins = Object.fromEntries(Object.keys(DEFAULT_CONFIG).map((k) => [k, "default"])) as Record<
     keyof KubeletConfig,
     Origin
   >;
-  const apply = (values: Partial<Record<keyof KubeletConfig, unknown>>, origin: Origin, where: string) => {
+  const apply = (
+    values: Partial<Record<keyof KubeletConfig, unknown>>,
+    origin: Origin,
+    where: string,
+    fields: Partial<Record<keyof KubeletConfig, string>> = {},
+  ) => {
     for (const [key, raw] of Object.entries(values) as Array<[keyof KubeletConfig, unknown]>) {
       const spec = FLAGS.find((f) => f.key === key);
       if (!spec || raw === undefined) continue;
       try {
         (config as unknown as Record<string, unknown>)[key] = parseValue(spec, raw);
       } catch (error) {
-        throw new KubeletError("InvalidValue", `${where}${(error as Error).message}`);
+        const message = (error as Error).message;
+        const field = fields[key];
+        throw new KubeletError(
+          "InvalidValue",
+          `${where}${field ? message.replace(`for --${spec.flag}:`, `for ${field}:`) : message}`,
+        );
       }
       origins[key] = origin;
     }
   };
+  let notApplicable: ConfigNote[] = [];
+  let fileFields: ResolvedConfig["fileFields"] = {};
   if (configFile) {
-    apply(readConfigFile(configFile), "file", `--config_file "${configFile}": `);
+    const file = readConfigFile(configFile);
+    ({ notApplicable, fields: fileFields } = file);
+    apply(file.values, "file", `--config_file "${configFile}": `, file.fields);
     config.configFile = configFile;
     origins.configFile = "flag";
   }
@@ -416,7 +666,36 @@ export function resolveConfig(
       "--etcd_servers and --etcd_config are mutually exclusive: give one of them",
     );
   }
-  return { config, origins };
+  checkConfig(config);
+  return { config, origins, notApplicable, fileFields };
+}
+
+/** Cross-field checks, with the kubelet's own limits. */
+function checkConfig(config: KubeletConfig): void {
+  const invalid = (message: string) => new KubeletError("InvalidValue", message);
+  if (config.cpuCfsQuotaPeriod < 1 || config.cpuCfsQuotaPeriod > 1000)
+    throw invalid(
+      `--cpu_cfs_quota_period: must be between 1ms and 1s, got ${formatDuration(config.cpuCfsQuotaPeriod)}`,
+    );
+  if (config.enforceNodeAllocatable.includes("none") && config.enforceNodeAllocatable.length > 1)
+    throw invalid('--enforce_node_allocatable: "none" cannot be combined with other values');
+  if (config.enforceNodeAllocatable.includes("pods") && !config.cgroupsPerQos)
+    throw invalid(
+      "--enforce_node_allocatable=pods needs --cgroups_per_qos=true (the kubepods cgroup is what it bounds): set enforceNodeAllocatable to none or enable cgroupsPerQOS",
+    );
+  if (config.serializeImagePulls && config.maxParallelImagePulls > 1)
+    throw invalid("--max_parallel_image_pulls needs --serialize_image_pulls=false");
+  if (config.podPidsLimit < -1 || config.podPidsLimit === 0)
+    throw invalid(`--pod_pids_limit: must be -1 (unlimited) or positive, got ${config.podPidsLimit}`);
+  for (const [name, list] of [
+    ["host_network_sources", config.hostNetworkSources],
+    ["host_pid_sources", config.hostPidSources],
+    ["host_ipc_sources", config.hostIpcSources],
+  ] as const) {
+    const unknown = list.filter((s) => !["*", "file", "url", "etcd", "http"].includes(s));
+    if (unknown.length)
+      throw invalid(`--${name}: unknown source ${unknown.join(", ")}: use file, url, etcd, http or *`);
+  }
 }
 
 /** The effective configuration as snake_case YAML (or JSON), optionally marking each value's origin. */
@@ -424,26 +703,38 @@ export function printConfig(
   resolved: ResolvedConfig,
   options: { format: "yaml" | "json"; showOrigin: boolean },
 ): string {
+  const origin = (key: keyof KubeletConfig) =>
+    resolved.origins[key] === "file" && resolved.fileFields[key]
+      ? `file (${resolved.fileFields[key]})`
+      : resolved.origins[key];
   const entries = FLAGS.map((spec) => {
     const value = resolved.config[spec.key];
-    return [
-      spec.flag,
-      spec.type === "duration" ? formatDuration(value as number) : value,
-      resolved.origins[spec.key],
-    ] as const;
+    return [spec.flag, spec.type === "duration" ? formatDuration(value as number) : value, origin(spec.key)] as const;
   });
   const values = Object.fromEntries(entries.map(([flag, value]) => [flag, value]));
   if (resolved.config.configFile) values.config_file = resolved.config.configFile;
   if (options.format === "json") {
     const body = options.showOrigin
-      ? { config: values, origins: Object.fromEntries(entries.map(([flag, , origin]) => [flag, origin])) }
+      ? {
+          config: values,
+          origins: Object.fromEntries(entries.map(([flag, , from]) => [flag, from])),
+          notApplicable: resolved.notApplicable,
+        }
       : values;
     return JSON.stringify(body, null, 2) + "\n";
   }
-  if (!options.showOrigin) return stringifyYaml(values);
+  const notes = resolved.notApplicable.length
+    ? [
+        "# accepted from the config file but not applicable here:",
+        ...resolved.notApplicable.map((n) => `#   ${n.field}: ${n.why}`),
+      ].join("\n") + "\n"
+    : "";
+  if (!options.showOrigin) return stringifyYaml(values) + notes;
   return (
     entries
-      .map(([flag, value, origin]) => `${flag}: ${stringifyYaml(value, { flow: true }).trimEnd()}  # ${origin}`)
-      .join("\n") + "\n"
+      .map(([flag, value, from]) => `${flag}: ${stringifyYaml(value, { flow: true }).trimEnd()}  # ${from}`)
+      .join("\n") +
+    "\n" +
+    notes
   );
 }

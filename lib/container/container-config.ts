@@ -1,9 +1,9 @@
 // Pure: a pod and one of its containers → the Docker create body, with the dockershim names and
 // labels, Kubernetes `$(VAR)` expansion, downward-API env, resources and security settings.
-import { createHash } from "node:crypto";
 import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerCreateBody } from "./runtime.ts";
 import { expand } from "../api/expand.ts";
-import { stableJson } from "../api/manifest.ts";
+import { containerHash, podSandboxHash } from "../api/hash.ts";
+import { containerOomScoreAdj, POD_INFRA_OOM_SCORE_ADJ } from "../api/qos.ts";
 import { milliCpu, parseQuantity } from "../api/quantity.ts";
 import { KubeletError, ANNOTATION, type Pod, type V1Container } from "../api/types.ts";
 
@@ -24,44 +24,20 @@ export interface PodContext {
   allowPrivileged: boolean;
   volumePaths: Map<string, VolumeMount>;
   node: { cpus: number; memoryBytes: number };
+  /** HostConfig.CgroupParent of every container of the pod (its pod cgroup); unset = Docker's default. */
+  cgroupParent?: string;
+  /** The lowest oom_score_adj the kernel lets the runtime set here (0 where negative values are refused). */
+  oomScoreAdjMin?: number;
+  /** cpuCFSQuota and cpuCFSQuotaPeriod (µs); quota on by default with a 100 ms period. */
+  cfsQuota?: boolean;
+  cfsPeriodUs?: number;
+  /** The pod's resolv.conf on the host, mounted at /etc/resolv.conf of its containers. */
+  resolvConfPath?: string;
 }
 
 /** `k8s_<container>_<pod>_<namespace>_<uid>_<attempt>`, the dockershim name. */
 export function containerName(pod: Pod, container: string, attempt: number): string {
   return `k8s_${container}_${pod.metadata.name}_${pod.metadata.namespace}_${pod.metadata.uid}_${attempt}`;
-}
-
-/** Parses a dockershim name; undefined for names the kubelet did not make. */
-export function parseContainerName(
-  name: string,
-): { container: string; pod: string; namespace: string; uid: string; attempt: number } | undefined {
-  const parts = name.replace(/^\//, "").split("_");
-  if (parts.length !== 6 || parts[0] !== "k8s" || !/^\d+$/.test(parts[5]!)) return undefined;
-  return { container: parts[1]!, pod: parts[2]!, namespace: parts[3]!, uid: parts[4]!, attempt: Number(parts[5]) };
-}
-
-/** Stable hash of a container's spec: a change replaces just that container. */
-export function containerHash(container: V1Container): string {
-  return createHash("sha256").update(stableJson(container)).digest("hex").slice(0, 8);
-}
-
-/** Hash of what the pause container embodies; a change recreates the whole pod. */
-export function podSandboxHash(pod: Pod, networkMode: string): string {
-  const ports = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].flatMap((c) =>
-    (c.ports ?? [])
-      .filter((p) => p.hostPort)
-      .map((p) => `${p.hostIP ?? ""}:${p.hostPort}:${p.containerPort}/${p.protocol}`),
-  );
-  const sandbox = {
-    hostNetwork: !!pod.spec.hostNetwork,
-    hostIPC: !!pod.spec.hostIPC,
-    hostPID: !!pod.spec.hostPID,
-    hostname: pod.spec.hostname ?? "",
-    ports,
-    networkMode,
-    volumes: pod.spec.volumes ?? [],
-  };
-  return createHash("sha256").update(stableJson(sandbox)).digest("hex").slice(0, 8);
 }
 
 function podLabels(pod: Pod): Record<string, string> {
@@ -107,6 +83,8 @@ export function buildPauseContainer(pod: Pod, ctx: PodContext): ContainerCreateB
       ...(pod.spec.hostPID ? { PidMode: "host" } : {}),
       ...(Object.keys(bindings).length ? { PortBindings: bindings } : {}),
       CpuShares: 2,
+      OomScoreAdj: Math.max(ctx.oomScoreAdjMin ?? -1000, POD_INFRA_OOM_SCORE_ADJ),
+      ...(ctx.cgroupParent ? { CgroupParent: ctx.cgroupParent } : {}),
       LogConfig: LOG_CONFIG,
     },
   };
@@ -136,6 +114,7 @@ export function buildContainer(
   const cpuLimit = limits.cpu !== undefined ? milliCpu(limits.cpu)! : undefined;
   const cpuRequest = requests.cpu !== undefined ? milliCpu(requests.cpu)! : cpuLimit;
   const capability = (name: string) => name.replace(/^CAP_/i, "").toUpperCase();
+  const period = ctx.cfsPeriodUs ?? 100_000;
   return {
     name: containerName(pod, container.name, ctx.attempt),
     Image: container.image!,
@@ -158,10 +137,19 @@ export function buildContainer(
       NetworkMode: `container:${ctx.pauseId}`,
       IpcMode: `container:${ctx.pauseId}`,
       ...(pod.spec.hostPID ? { PidMode: "host" } : {}),
-      Binds: binds(container, ctx.volumePaths),
+      Binds: [
+        ...binds(container, ctx.volumePaths),
+        ...(ctx.resolvConfPath && !mountsAt(container, "/etc/resolv.conf")
+          ? [`${ctx.resolvConfPath}:/etc/resolv.conf:ro`]
+          : []),
+      ],
       ...(memory !== undefined ? { Memory: memory, MemorySwap: memory } : {}),
-      ...(cpuLimit !== undefined ? { CpuQuota: Math.max(1000, cpuLimit * 100), CpuPeriod: 100_000 } : {}),
+      ...(cpuLimit !== undefined && ctx.cfsQuota !== false
+        ? { CpuQuota: Math.max(1000, Math.floor((cpuLimit * period) / 1000)), CpuPeriod: period }
+        : {}),
       CpuShares: Math.max(2, Math.floor(((cpuRequest ?? 0) * 1024) / 1000)),
+      OomScoreAdj: Math.max(ctx.oomScoreAdjMin ?? -1000, containerOomScoreAdj(pod, container, ctx.node.memoryBytes)),
+      ...(ctx.cgroupParent ? { CgroupParent: ctx.cgroupParent } : {}),
       ...(security.privileged ? { Privileged: true } : {}),
       ...(security.readOnlyRootFilesystem ? { ReadonlyRootfs: true } : {}),
       ...(security.capabilities?.add?.length ? { CapAdd: security.capabilities.add.map(capability) } : {}),
@@ -170,6 +158,10 @@ export function buildContainer(
       LogConfig: LOG_CONFIG,
     },
   };
+}
+
+function mountsAt(container: V1Container, path: string): boolean {
+  return (container.volumeMounts ?? []).some((m) => m.mountPath === path);
 }
 
 function binds(container: V1Container, volumes: Map<string, VolumeMount>): string[] {

@@ -97,6 +97,8 @@ export interface ContainerCreateBody {
     SecurityOpt?: string[];
     GroupAdd?: string[];
     OomScoreAdj?: number;
+    /** The pod cgroup: a path (cgroupfs driver) or a slice name (systemd). */
+    CgroupParent?: string;
     ShmSize?: number;
     ExtraHosts?: string[];
     Dns?: string[];

@@ -1,15 +1,16 @@
 // Keyed exponential back-off (the Kubernetes flowcontrol.Backoff): crash loops and image pulls.
 import type { Clock } from "../clock.ts";
 
-interface Entry {
-  delayMs: number;
-  /** When the last failure was recorded. */
-  at: number;
+/** One key's back-off: it may retry at `at + delayMs`. */
+export interface BackoffEntry {
+  readonly delayMs: number;
+  /** When the last failure was recorded (ms since the epoch). */
+  readonly at: number;
 }
 
 /** Per-key back-off: the first retry is free, then `initialMs` doubling up to `maxMs`. */
 export class Backoff {
-  readonly #entries = new Map<string, Entry>();
+  readonly #entries = new Map<string, BackoffEntry>();
 
   constructor(
     readonly initialMs: number,
@@ -32,9 +33,9 @@ export class Backoff {
     return Math.max(0, entry.at + entry.delayMs - this.clock.now());
   }
 
-  /** The current delay of a key (0 when it has none). */
-  delay(key: string): number {
-    return this.#entries.get(key)?.delayMs ?? 0;
+  /** A key's state, for pure planners that take the time as an argument. */
+  get(key: string): BackoffEntry | undefined {
+    return this.#entries.get(key);
   }
 
   reset(key: string): void {

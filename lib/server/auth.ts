@@ -26,6 +26,29 @@ export function checkServerSecurity(config: KubeletConfig): string | undefined {
   return `refusing to serve debugging handlers (exec, logs, pod pushes) on ${config.address} without authentication: give --auth_token_file or --client_ca_file (with --tls_cert_file/--tls_private_key_file), listen on 127.0.0.1, or set --enable_debugging_handlers=false`;
 }
 
+/** Whether the operator's file asked that no anonymous request reach the protected routes, on any address. */
+export function failsClosed(config: KubeletConfig): boolean {
+  return !config.anonymousAuth || config.authorizationMode === "Webhook";
+}
+
+/** What start-up says about the protected routes when the configuration closes them to anonymous callers. */
+export function securityNotice(config: KubeletConfig): string | undefined {
+  if (!config.enableServer || !config.enableDebuggingHandlers || !failsClosed(config)) return undefined;
+  const why = [
+    ...(!config.anonymousAuth ? ["authentication.anonymous.enabled is false"] : []),
+    ...(config.authorizationMode === "Webhook"
+      ? ["authorization.mode is Webhook, which needs an API server (SubjectAccessReview); failing closed"]
+      : []),
+  ].join("; ");
+  const means = [
+    ...(config.authTokenFile ? [`a bearer token from --auth_token_file "${config.authTokenFile}"`] : []),
+    ...(config.clientCaFile ? [`a client certificate signed by "${config.clientCaFile}"`] : []),
+  ];
+  return means.length
+    ? `${why}: debugging and write routes require ${means.join(" or ")}`
+    : `${why}: debugging and write routes answer 401 to every request (no --auth_token_file and no client CA to authenticate against)`;
+}
+
 const digest = (text: string) => createHash("sha256").update(text).digest();
 
 export async function loadAuthenticator(config: KubeletConfig): Promise<Authenticator> {
@@ -62,7 +85,7 @@ export async function loadAuthenticator(config: KubeletConfig): Promise<Authenti
   // With a client CA the TLS handshake itself rejects clients without a valid certificate.
   const certified = !!tls?.ca;
   return {
-    required: !isLoopback(config.address) || tokens.length > 0,
+    required: !isLoopback(config.address) || tokens.length > 0 || failsClosed(config),
     tls,
     check(request) {
       if (certified) return "ok";

@@ -356,3 +356,43 @@ describe("server security", () => {
     ).toBeUndefined();
   });
 });
+
+describe("security fails closed", () => {
+  test("with anonymous authentication off, protected routes refuse anonymous callers even on loopback", async () => {
+    const { loadAuthenticator, securityNotice } = await import("./auth.ts");
+    const config = { ...DEFAULT_CONFIG, address: "127.0.0.1", anonymousAuth: false };
+    const secured = setup(config, { auth: await loadAuthenticator(config) });
+    expect((await secured.app.request("/containerLogs/default/web/app")).status).toBe(401);
+    expect((await secured.app.request("/pods", { method: "PUT", body: "[]" })).status).toBe(401);
+    expect((await secured.app.request("/healthz")).status).toBe(200);
+    expect(securityNotice(config)).toMatch(/anonymous.enabled is false: debugging and write routes answer 401/);
+  });
+
+  test("authorization mode Webhook (no API server) closes the routes; a token from the file still opens them", async () => {
+    const tokens = join(logDir, "..", `tokens-webhook-${Date.now()}`);
+    writeFileSync(tokens, "op-token\n");
+    const { loadAuthenticator, securityNotice } = await import("./auth.ts");
+    const closed = { ...DEFAULT_CONFIG, authorizationMode: "Webhook" as const };
+    expect(
+      (
+        await setup(closed, { auth: await loadAuthenticator(closed) }).app.request("/run/default/web/app?cmd=id", {
+          method: "POST",
+        })
+      ).status,
+    ).toBe(401);
+    const config = { ...closed, authTokenFile: tokens };
+    const secured = setup(config, { auth: await loadAuthenticator(config) });
+    expect((await secured.app.request("/containerLogs/default/web/app")).status).toBe(401);
+    const withToken = { headers: { authorization: "Bearer op-token" } };
+    expect((await secured.app.request("/containerLogs/default/web/app", withToken)).status).toBe(200);
+    expect(securityNotice(config)).toMatch(
+      /Webhook.*failing closed: debugging and write routes require a bearer token/,
+    );
+  });
+
+  test("the defaults keep loopback open, as before", async () => {
+    const { loadAuthenticator, securityNotice } = await import("./auth.ts");
+    expect((await loadAuthenticator(DEFAULT_CONFIG)).required).toBe(false);
+    expect(securityNotice(DEFAULT_CONFIG)).toBeUndefined();
+  });
+});

@@ -15,6 +15,7 @@ import type { Authenticator } from "./auth.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
 import { LABEL, type Runtime } from "../container/runtime.ts";
 import type { EventRecorder } from "../node/events.ts";
+import type { PodUsage } from "../node/cgroups.ts";
 import type { Logger } from "../log.ts";
 import { createPushRoutes, type PushTarget } from "./push-routes.ts";
 import { HttpError, pickContainer, REASON, status } from "./server-support.ts";
@@ -48,9 +49,38 @@ export interface InfoServerDeps {
   /** The read-only port's app: GET endpoints only. */
   readOnly?: boolean;
   auth?: Authenticator;
+  /** A pod's usage from its cgroup, for /stats/summary. */
+  podUsage?: (uid: string) => Promise<PodUsage | undefined>;
   log?: Logger;
   /** Root of GET /logs/ (default /var/log). */
   logDir?: string;
+}
+
+/** `/healthz` (failing checks named) and `/healthz/{check}`. */
+function addHealthRoutes(app: Hono, health: InfoServerDeps["health"]): void {
+  app.get("/healthz", async (c) => {
+    const report = await health();
+    if (report.ok) return c.text("ok");
+    return c.text(
+      report.checks
+        .filter((x) => !x.ok)
+        .map((x) => `[-]${x.name} failed: ${x.message}`)
+        .join("\n") + "\nhealthz check failed",
+      500,
+    );
+  });
+  app.get("/healthz/:check", async (c) => {
+    const check = (await health()).checks.find((x) => x.name === c.req.param("check"));
+    if (!check) return c.json(status(404, "NotFound", `no health check named "${c.req.param("check")}"`), 404);
+    return check.ok ? c.text("ok") : c.text(`${check.name} failed: ${check.message}`, 500);
+  });
+}
+
+/** The plain health listener (--healthz_port, 10248 by default, as the kubelet has): /healthz only. */
+export function createHealthzServer(health: InfoServerDeps["health"]): Hono {
+  const app = new Hono();
+  addHealthRoutes(app, health);
+  return app;
 }
 
 export function createInfoServer(deps: InfoServerDeps): Hono {
@@ -77,22 +107,7 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   );
 
   // --- read-only endpoints
-  app.get("/healthz", async (c) => {
-    const report = await deps.health();
-    if (report.ok) return c.text("ok");
-    return c.text(
-      report.checks
-        .filter((x) => !x.ok)
-        .map((x) => `[-]${x.name} failed: ${x.message}`)
-        .join("\n") + "\nhealthz check failed",
-      500,
-    );
-  });
-  app.get("/healthz/:check", async (c) => {
-    const check = (await deps.health()).checks.find((x) => x.name === c.req.param("check"));
-    if (!check) throw new HttpError(404, `no health check named "${c.req.param("check")}"`);
-    return check.ok ? c.text("ok") : c.text(`${check.name} failed: ${check.message}`, 500);
-  });
+  addHealthRoutes(app, deps.health);
 
   let podListCache: { version: number; body: string } | undefined;
   app.get("/pods", (c) => {
@@ -156,6 +171,16 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     statsCache.set(id, { at: Date.now(), value });
     return value;
   };
+  // Pod totals come from the pod cgroup (cgroupsPerQOS), as the kubelet's summary reads them.
+  const podLevel = async (uid: string, now: string) => {
+    const usage = await deps.podUsage?.(uid).catch(() => undefined);
+    return usage
+      ? {
+          cpu: { time: now, usageCoreNanoSeconds: usage.cpuUsageNanoseconds },
+          memory: { time: now, usageBytes: usage.memoryUsageBytes, workingSetBytes: usage.memoryWorkingSetBytes },
+        }
+      : {};
+  };
   app.get("/stats/summary", async (c) => {
     const containers = (await deps.runtime.listContainers()).filter((x) => x.state === "running");
     const now = new Date().toISOString();
@@ -172,6 +197,7 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
         return {
           podRef: { name: pod.metadata.name, namespace: pod.metadata.namespace, uid: pod.metadata.uid },
           startTime: pod.status?.startTime,
+          ...(await podLevel(pod.metadata.uid, now)),
           containers: stats
             .filter(({ x }) => x.labels[LABEL.containerName] !== "POD" && x.labels)
             .map(({ x, s }) => ({

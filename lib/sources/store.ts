@@ -15,7 +15,7 @@ import {
   type SourceName,
 } from "../api/types.ts";
 import { validatePod } from "../api/validation.ts";
-import { DOCUMENT_ANNOTATION, podSpecHash } from "../api/manifest.ts";
+import { podSpecHash } from "../api/hash.ts";
 
 /** How changes reach listeners (the Go PodConfigNotificationMode). */
 export type NotificationMode = "Snapshot" | "SnapshotAndUpdates" | "Incremental";
@@ -109,8 +109,8 @@ export function createPodStore(options: PodStoreOptions): PodStore {
   const reject = (source: SourceName, pod: Pod, issues: FieldIssue[]): RejectedPod => ({
     source,
     origin: pod.metadata.annotations[ANNOTATION.origin] ?? source,
-    ...(pod.metadata.annotations[DOCUMENT_ANNOTATION] !== undefined
-      ? { document: Number(pod.metadata.annotations[DOCUMENT_ANNOTATION]) }
+    ...(pod.metadata.annotations[ANNOTATION.document] !== undefined
+      ? { document: Number(pod.metadata.annotations[ANNOTATION.document]) }
       : {}),
     pod: podKey(pod),
     issues,
@@ -280,7 +280,7 @@ function hashOf(pod: Pod): string {
 
 function describeOrigin(pod: Pod): string {
   const origin = pod.metadata.annotations[ANNOTATION.origin];
-  const document = pod.metadata.annotations[DOCUMENT_ANNOTATION];
+  const document = pod.metadata.annotations[ANNOTATION.document];
   return origin
     ? `${origin}${document !== undefined ? `[${document}]` : ""}`
     : (pod.metadata.annotations[ANNOTATION.source] ?? "unknown source");

@@ -1,6 +1,7 @@
 // Pure: a pod's spec, its containers as observed and the sync's waiting reasons → a Kubernetes
 // PodStatus (phase, conditions, container statuses).
 import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerDetails } from "../container/runtime.ts";
+import { podQosClass } from "../api/qos.ts";
 import type { Pod, PodPhase, V1Container, V1ContainerStatus, V1PodCondition, V1PodStatus } from "../api/types.ts";
 
 /** Why a container is not running, as the sync last saw it. */
@@ -22,6 +23,8 @@ export interface StatusInput {
   firstSeen: number;
   /** The status computed last time: conditions keep their transition times while unchanged. */
   previous?: V1PodStatus;
+  /** The time of this computation (ms, from the injected clock): a changed condition's transition time. */
+  now: number;
 }
 
 /** Instances of one container of the pod, newest attempt first. */
@@ -88,7 +91,7 @@ function containerStatus(spec: V1Container, input: StatusInput): V1ContainerStat
 /** The pod's status in the Kubernetes shape. */
 export function computePodStatus(input: StatusInput): V1PodStatus {
   const { pod } = input;
-  const now = new Date().toISOString();
+  const now = new Date(input.now).toISOString();
   const initStatuses = (pod.spec.initContainers ?? []).map((c) => containerStatus(c, input));
   const statuses = pod.spec.containers.map((c) => containerStatus(c, input));
   const initialized =
@@ -121,7 +124,7 @@ export function computePodStatus(input: StatusInput): V1PodStatus {
     startTime: new Date(input.firstSeen).toISOString(),
     ...(initStatuses.length ? { initContainerStatuses: initStatuses } : {}),
     containerStatuses: statuses,
-    qosClass: qosClass(pod),
+    qosClass: podQosClass(pod),
   };
 }
 
@@ -142,21 +145,4 @@ function podPhase(pod: Pod, init: V1ContainerStatus[], app: V1ContainerStatus[],
     return policy === "Never" ? "Failed" : "Running";
   }
   return "Pending";
-}
-
-function qosClass(pod: Pod): "Guaranteed" | "Burstable" | "BestEffort" {
-  const containers = pod.spec.containers;
-  const any = containers.some(
-    (c) => Object.keys(c.resources?.requests ?? {}).length || Object.keys(c.resources?.limits ?? {}).length,
-  );
-  if (!any) return "BestEffort";
-  const guaranteed = containers.every((c) =>
-    ["cpu", "memory"].every(
-      (r) =>
-        c.resources?.limits?.[r] !== undefined &&
-        (c.resources?.requests?.[r] === undefined ||
-          String(c.resources.requests[r]) === String(c.resources.limits![r])),
-    ),
-  );
-  return guaranteed ? "Guaranteed" : "Burstable";
 }

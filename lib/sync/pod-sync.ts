@@ -1,25 +1,33 @@
-// One step of the sync loop for one pod: make its containers match its spec once. Sandbox (pause
-// container), init containers in order, app containers by restart policy with crash-loop back-off,
-// spec-hash replacement, lifecycle hooks, graceful termination and dead-container clean-up.
+// One step of the sync loop for one pod: observe its containers, plan with computePodActions
+// (pod-plan.ts, pure) and carry the plan out on the Runtime port (this file, the executor): image
+// pulls, Docker create bodies, lifecycle hooks, graceful termination, events, back-off bookkeeping,
+// and dead-container clean-up.
 import { Backoff } from "../node/backoff.ts";
 import type { Clock } from "../clock.ts";
 import {
   buildContainer,
   buildPauseContainer,
-  containerHash,
-  podSandboxHash,
   type PodContext,
   type VolumeMount,
 } from "../container/container-config.ts";
-import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerDetails, type Runtime } from "../container/runtime.ts";
+import { LABEL, type ContainerDetails, type Runtime } from "../container/runtime.ts";
 import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager, PullPolicy } from "../node/images.ts";
 import type { Logger } from "../log.ts";
 import type { KubeletMetrics } from "../metrics.ts";
-import { instancesOf, shouldRestart, type Waiting } from "./pod-status.ts";
+import type { Waiting } from "./pod-status.ts";
+import {
+  computePodActions,
+  SANDBOX_STOP_GRACE_SECONDS,
+  type ContainerToKill,
+  type ContainerToStart,
+  type PodActions,
+} from "./pod-plan.ts";
 import { runProbe, type ProbeManager } from "../node/probes.ts";
-import { KubeletError, podKey, type Pod, type V1Container } from "../api/types.ts";
+import { KubeletError, podKey, type Pod } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
+import type { CgroupManager } from "../node/cgroups.ts";
+import type { DnsConfigurer } from "../node/dns.ts";
 import type { LifecycleHandler } from "kubernetes-types/core/v1.d.ts";
 
 export interface PodSyncOptions {
@@ -29,6 +37,10 @@ export interface PodSyncOptions {
   pauseImage: string;
   allowPrivileged: boolean;
   maxDeadPerContainer: number;
+  /** See PodContext: the oom_score_adj floor and the CFS quota settings. */
+  oomScoreAdjMin?: number;
+  cfsQuota?: boolean;
+  cfsPeriodUs?: number;
 }
 
 export interface PodSyncDeps {
@@ -40,6 +52,10 @@ export interface PodSyncDeps {
   log: Logger;
   metrics?: KubeletMetrics;
   events: EventRecorder;
+  /** Pod cgroups (cgroupsPerQOS); absent = Docker's default cgroup. */
+  cgroups?: Pick<CgroupManager, "ensurePod" | "removePod">;
+  /** Pod resolv.conf files; absent = Docker's own resolv.conf. */
+  dns?: DnsConfigurer;
 }
 
 export interface SyncResult {
@@ -54,8 +70,6 @@ export interface SyncResult {
 
 /** A pod's observed containers: every instance of every container, including dead ones. */
 export type Observed = ContainerDetails[];
-
-const TEN_MINUTES = 600_000;
 
 export interface PodSyncer {
   /** Every kubelet container (or one pod's), inspected, grouped by pod uid. */
@@ -72,29 +86,25 @@ export interface PodSyncer {
 
 export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): PodSyncer {
   const { clock, log, events } = deps;
-  // Counts calls that change containers, so a step can tell whether it did anything.
-  let mutations = 0;
-  const mutating = new Set(["createContainer", "startContainer", "stopContainer", "removeContainer"]);
-  const runtime = new Proxy(deps.runtime, {
-    get(target, key, receiver) {
-      const value = Reflect.get(target, key, receiver);
-      if (typeof value !== "function") return value;
-      return (...args: unknown[]) => {
-        if (mutating.has(key as string)) mutations++;
-        return value.apply(target, args);
-      };
-    },
-  });
+  const { runtime } = deps;
   const crashBackoff = new Backoff(10_000, 300_000, clock);
   const inspected = new Map<string, ContainerDetails>();
   const volumeCache = new Map<string, { hash: string; paths: Map<string, VolumeMount> }>();
   let node: PodContext["node"] | undefined;
 
-  const nodeInfo = async () =>
-    (node ??= await runtime.info().then(
-      (i) => ({ cpus: i.cpus, memoryBytes: i.memoryBytes }),
-      () => ({ cpus: 1, memoryBytes: 0 }),
-    ));
+  // Only an answer is cached: a failed info() (Docker restarting) fails this sync, and the next asks again,
+  // so no pod's resource fieldRefs are computed from a made-up node.
+  const nodeInfo = async () => {
+    if (!node) {
+      const info = await runtime.info().catch((error: KubeletError) => {
+        throw new KubeletError(error.code ?? "RuntimeError", `cannot read the node's capacity: ${error.message}`, {
+          cause: error,
+        });
+      });
+      node = { cpus: info.cpus, memoryBytes: info.memoryBytes };
+    }
+    return node;
+  };
 
   const observe = async (podUid?: string) => {
     const list = await runtime.listContainers(podUid ? { podUid } : {});
@@ -123,32 +133,16 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     return byPod;
   };
 
-  const stopContainer = async (pod: Pod | undefined, c: ContainerDetails, graceSeconds: number, reason: string) => {
+  /** Stops one container: its preStop hook within the grace period, the Killing event, then SIGTERM/SIGKILL. */
+  const stopContainer = async (pod: Pod | undefined, kill: ContainerToKill, graceSeconds: number) => {
+    const { container: c, spec } = kill;
     const started = clock.now();
-    const spec =
-      pod &&
-      [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find(
-        (s) => s.name === c.labels[LABEL.containerName],
-      );
-    if (pod && c.running && spec?.lifecycle?.preStop) {
+    const field = `spec.${c.labels[LABEL.initContainer] === "true" ? "initContainers" : "containers"}{${c.labels[LABEL.containerName]}}`;
+    if (pod && spec?.lifecycle?.preStop) {
       const message = await runHook(spec.lifecycle.preStop, c, pod, graceSeconds * 1000).catch((e: Error) => e.message);
-      if (message)
-        events.record(
-          pod,
-          "Warning",
-          "FailedPreStopHook",
-          `PreStopHook failed: ${message}`,
-          `spec.containers{${spec.name}}`,
-        );
+      if (message) events.record(pod, "Warning", "FailedPreStopHook", `PreStopHook failed: ${message}`, field);
     }
-    if (pod && c.running)
-      events.record(
-        pod,
-        "Normal",
-        "Killing",
-        `Stopping container ${c.labels[LABEL.containerName]}: ${reason}`,
-        `spec.containers{${c.labels[LABEL.containerName]}}`,
-      );
+    if (pod) events.record(pod, "Normal", "Killing", kill.message, field);
     const remaining = Math.max(0, graceSeconds - (clock.now() - started) / 1000);
     deps.probes?.removeContainer(c.id);
     await runtime.stopContainer(c.id, remaining);
@@ -173,18 +167,13 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     return result === "success" ? undefined : message;
   };
 
-  const removeAll = async (containers: Observed) => {
-    await Promise.all(containers.map((c) => runtime.removeContainer(c.id)));
-  };
-
   /** Creates and starts one container instance; returns why it is not running when it failed. */
   const startContainer = async (
     pod: Pod,
-    spec: V1Container,
+    { spec, attempt, init }: ContainerToStart,
     ctx: PodContext,
-    pause: ContainerDetails,
-    attempt: number,
-    init: boolean,
+    sandboxId: string,
+    done: Done,
   ): Promise<Waiting | undefined> => {
     const field = `spec.${init ? "initContainers" : "containers"}{${spec.name}}`;
     try {
@@ -199,7 +188,8 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     }
     let id: string;
     try {
-      id = await runtime.createContainer(buildContainer(pod, spec, { ...ctx, pauseId: pause.id, attempt, init }));
+      id = await runtime.createContainer(buildContainer(pod, spec, { ...ctx, pauseId: sandboxId, attempt, init }));
+      done.created++;
     } catch (error) {
       if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
       deps.metrics?.containerStarted(init ? "init_container" : "container", true);
@@ -224,55 +214,50 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
       if (failure) {
         events.record(pod, "Warning", "FailedPostStartHook", `PostStartHook failed: ${failure}`, field);
         await runtime.stopContainer(id, pod.spec.terminationGracePeriodSeconds ?? 30);
+        done.killed++;
         return { reason: "PostStartHookError", message: failure };
       }
     }
     return undefined;
   };
 
-  const syncPod = async (pod: Pod, observed: Observed, livenessFailed: ReadonlySet<string>): Promise<SyncResult> => {
-    const before = mutations;
-    const result = await syncPodStep(pod, observed, livenessFailed);
-    return { ...result, changed: mutations !== before };
-  };
-
-  const syncPodStep = async (
-    pod: Pod,
-    observed: Observed,
-    livenessFailed: ReadonlySet<string>,
-  ): Promise<Omit<SyncResult, "changed">> => {
+  /** Carries a plan out: kills, then removals, the sandbox, then starts; reports what it did. */
+  const execute = async (pod: Pod | undefined, plan: PodActions, done: Done): Promise<Omit<SyncResult, "changed">> => {
     const waiting = new Map<string, Waiting>();
     let retryAfterMs: number | undefined;
     const retry = (ms: number) => (retryAfterMs = Math.min(retryAfterMs ?? Infinity, Math.max(50, ms)));
-    const grace = pod.spec.terminationGracePeriodSeconds ?? 30;
+    if (pod && plan.createSandbox && plan.containersToKill.length)
+      log.info(`pod ${podKey(pod)}: its sandbox changed or died; recreating the pod`);
+    await Promise.all(
+      plan.containersToKill.map(async (kill) => {
+        await stopContainer(pod, kill, plan.graceSeconds);
+        if (kill.reason === "SpecChanged")
+          crashBackoff.reset(`${kill.container.labels[LABEL.podUid]}/${kill.spec!.name}`);
+        done.killed++;
+      }),
+    );
+    await Promise.all(
+      plan.sandboxesToStop.map(async (c) => {
+        await runtime.stopContainer(c.id, SANDBOX_STOP_GRACE_SECONDS);
+        done.killed++;
+      }),
+    );
+    await Promise.all(
+      plan.containersToRemove.map(async (id) => {
+        await runtime.removeContainer(id);
+        done.removed++;
+      }),
+    );
+    // A deleted pod's plan has neither a sandbox to keep nor one to create: the kills were all of it.
+    if (!pod || (!plan.sandbox && !plan.createSandbox)) return { waiting, podIP: "" };
 
-    // The sandbox: one running pause container whose hash matches the pod-level spec.
-    const sandboxHash = podSandboxHash(pod, options.networkMode);
-    const pauses = instancesOf(observed, POD_INFRA_CONTAINER_NAME);
-    let pause = pauses.find((p) => p.running && p.labels[LABEL.podHash] === sandboxHash);
-    let containers = observed.filter((c) => c.labels[LABEL.containerName] !== POD_INFRA_CONTAINER_NAME);
-    if (!pause) {
-      if (observed.some((c) => c.running)) {
-        log.info(`pod ${podKey(pod)}: its sandbox changed or died; recreating the pod`);
-        await Promise.all(
-          observed
-            .filter((c) => c.running && c.labels[LABEL.containerName] !== POD_INFRA_CONTAINER_NAME)
-            .map((c) => stopContainer(pod, c, grace, "pod sandbox changed")),
-        );
-        await Promise.all(observed.filter((c) => c.running).map((c) => runtime.stopContainer(c.id, grace)));
-      }
-      await removeAll(observed);
-      containers = [];
-      const attempt = pauses.reduce((n, p) => Math.max(n, Number(p.labels[LABEL.restartCount] ?? 0) + 1), 0);
+    const starts = plan.nextInitContainer ? [plan.nextInitContainer] : plan.containersToStart;
+    // Resource fieldRefs need the node's capacity: without it nothing is created, and the sync is retried.
+    if (plan.createSandbox || starts.length) await nodeInfo();
+    let sandbox = plan.sandbox;
+    if (plan.createSandbox) {
       try {
-        await deps.images.ensureImage(options.pauseImage, "IfNotPresent", pod);
-        const body = buildPauseContainer(pod, { ...(await context(pod, "")) });
-        body.name = body.name.replace(/_0$/, `_${attempt}`);
-        body.Labels[LABEL.restartCount] = String(attempt);
-        const id = await runtime.createContainer(body);
-        await runtime.startContainer(id);
-        deps.metrics?.containerStarted("podsandbox", false);
-        pause = await runtime.inspectContainer(id);
+        sandbox = await createSandbox(pod, plan.createSandbox.attempt, done);
       } catch (error) {
         if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
         deps.metrics?.containerStarted("podsandbox", true);
@@ -284,7 +269,29 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
         return { waiting, retryAfterMs, podIP: "" };
       }
     }
-    const podIP = pod.spec.hostNetwork ? options.hostIP : pause.ipAddress;
+    const podIP = pod.spec.hostNetwork ? options.hostIP : sandbox!.ipAddress;
+
+    for (const b of plan.backingOff) {
+      waiting.set(b.name, { reason: "CrashLoopBackOff", message: b.message });
+      events.record(
+        pod,
+        "Warning",
+        "BackOff",
+        "Back-off restarting failed container",
+        `spec.${b.init ? "initContainers" : "containers"}{${b.name}}`,
+      );
+      retry(b.waitMs);
+    }
+    const probeHost = pod.spec.hostNetwork ? "127.0.0.1" : podIP;
+    for (const { spec, container } of plan.containersToKeep)
+      deps.probes?.addContainer(
+        pod,
+        spec,
+        container.id,
+        Date.parse(container.startedAt ?? "") || clock.now(),
+        probeHost,
+      );
+    if (!starts.length) return { waiting, retryAfterMs, podIP };
     let ctx: PodContext;
     try {
       ctx = await context(pod, podIP);
@@ -295,103 +302,56 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
       retry(10_000);
       return { waiting, retryAfterMs, podIP };
     }
-    const probeHost = pod.spec.hostNetwork ? "127.0.0.1" : podIP;
-
-    // Containers the spec no longer names go first.
-    const names = new Set([...(pod.spec.initContainers ?? []), ...pod.spec.containers].map((c) => c.name));
-    for (const c of containers.filter((c) => !names.has(c.labels[LABEL.containerName]!))) {
-      if (c.running) await stopContainer(pod, c, grace, "no longer in the pod spec");
-      await runtime.removeContainer(c.id);
-    }
-
-    // Init containers, in order, each to completion, unless app containers already ran in this sandbox.
-    const appStarted = pod.spec.containers.some((spec) => instancesOf(containers, spec.name).length > 0);
-    if (!appStarted) {
-      for (const spec of pod.spec.initContainers ?? []) {
-        const [latest] = instancesOf(containers, spec.name);
-        if (latest?.running) return { waiting, retryAfterMs, podIP };
-        if (latest && latest.exitCode === 0) continue;
-        if (latest && !shouldRestart(pod.spec.restartPolicy === "Never" ? "Never" : "OnFailure", latest.exitCode)) {
-          return { waiting, retryAfterMs, podIP }; // Never: the pod has failed
-        }
-        const key = `${pod.metadata.uid}/${spec.name}`;
-        const wait = latest ? crashBackoff.remaining(key) : 0;
-        if (wait > 0) {
-          waiting.set(spec.name, {
-            reason: "CrashLoopBackOff",
-            message: `back-off ${Math.round(crashBackoff.delay(key) / 1000)}s restarting failed container=${spec.name} pod=${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})`,
-          });
-          retry(wait);
-          return { waiting, retryAfterMs, podIP };
-        }
-        if (latest) crashBackoff.next(key);
-        const attempt = latest ? Number(latest.labels[LABEL.restartCount] ?? 0) + 1 : 0;
-        const failed = await startContainer(pod, spec, ctx, pause, attempt, true);
-        if (failed) {
-          waiting.set(spec.name, failed);
-          retry(failed.reason === "ErrImagePull" ? 1000 : 10_000);
-        }
-        return { waiting, retryAfterMs, podIP };
-      }
-    }
-
-    // App containers.
     await Promise.all(
-      pod.spec.containers.map(async (spec) => {
-        const instances = instancesOf(containers, spec.name);
-        const [latest] = instances;
-        const key = `${pod.metadata.uid}/${spec.name}`;
-        const hash = containerHash(spec);
-        if (latest?.running) {
-          if (latest.labels[LABEL.containerHash] !== hash) {
-            await stopContainer(pod, latest, grace, "its spec changed");
-            crashBackoff.reset(key);
-          } else if (livenessFailed.has(latest.id)) {
-            await stopContainer(pod, latest, grace, "it failed its liveness probe");
-            if (!shouldRestart(pod.spec.restartPolicy, 1)) return;
-          } else {
-            deps.probes?.addContainer(
-              pod,
-              spec,
-              latest.id,
-              Date.parse(latest.startedAt ?? "") || clock.now(),
-              probeHost,
-            );
-            return;
-          }
-        } else if (latest) {
-          const changed = latest.labels[LABEL.containerHash] !== hash;
-          if (!changed && !shouldRestart(pod.spec.restartPolicy, latest.exitCode)) return;
-          const ran = Date.parse(latest.finishedAt ?? "") - Date.parse(latest.startedAt ?? "");
-          if (ran >= TEN_MINUTES || changed) crashBackoff.reset(key);
-          const wait = crashBackoff.remaining(key);
-          if (wait > 0) {
-            waiting.set(spec.name, {
-              reason: "CrashLoopBackOff",
-              message: `back-off ${Math.round(crashBackoff.delay(key) / 1000)}s restarting failed container=${spec.name} pod=${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})`,
-            });
-            events.record(
-              pod,
-              "Warning",
-              "BackOff",
-              "Back-off restarting failed container",
-              `spec.containers{${spec.name}}`,
-            );
-            retry(wait);
-            return;
-          }
+      starts.map(async (start) => {
+        const key = `${pod.metadata.uid}/${start.spec.name}`;
+        if (start.resetBackoff) crashBackoff.reset(key);
+        if (start.restart) {
           crashBackoff.next(key);
           deps.metrics?.containerRestarted();
         }
-        const attempt = latest ? Number(latest.labels[LABEL.restartCount] ?? 0) + 1 : 0;
-        const failed = await startContainer(pod, spec, ctx, pause!, attempt, false);
+        const failed = await startContainer(pod, start, ctx, sandbox!.id, done);
         if (failed) {
-          waiting.set(spec.name, failed);
+          waiting.set(start.spec.name, failed);
           retry(failed.reason === "ErrImagePull" ? 1000 : failed.reason === "ImagePullBackOff" ? 5000 : 10_000);
         }
       }),
     );
     return { waiting, retryAfterMs, podIP };
+  };
+
+  const createSandbox = async (pod: Pod, attempt: number, done: Done): Promise<ContainerDetails> => {
+    await deps.images.ensureImage(options.pauseImage, "IfNotPresent", pod);
+    const body = buildPauseContainer(pod, await context(pod, ""));
+    body.name = body.name.replace(/_0$/, `_${attempt}`);
+    body.Labels[LABEL.restartCount] = String(attempt);
+    const id = await runtime.createContainer(body);
+    done.created++;
+    await runtime.startContainer(id);
+    deps.metrics?.containerStarted("podsandbox", false);
+    return runtime.inspectContainer(id);
+  };
+
+  const forget = (podUid: string) => {
+    volumeCache.delete(podUid);
+    crashBackoff.resetWhere((key) => key.startsWith(`${podUid}/`));
+  };
+
+  const planFor = (pod: Pod | undefined, observed: Observed, livenessFailed: ReadonlySet<string>, deleted: boolean) =>
+    computePodActions({
+      pod,
+      deleted,
+      observed,
+      networkMode: options.networkMode,
+      livenessFailed,
+      backoff: crashBackoff,
+      now: clock.now(),
+    });
+
+  const syncPod = async (pod: Pod, observed: Observed, livenessFailed: ReadonlySet<string>): Promise<SyncResult> => {
+    const done = noneDone();
+    const result = await execute(pod, planFor(pod, observed, livenessFailed, false), done);
+    return { ...result, changed: changed(done) };
   };
 
   const context = async (pod: Pod, podIP: string): Promise<PodContext> => {
@@ -410,6 +370,11 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
       allowPrivileged: options.allowPrivileged,
       volumePaths: volumes.paths,
       node: await nodeInfo(),
+      ...(deps.cgroups ? { cgroupParent: await deps.cgroups.ensurePod(pod) } : {}),
+      ...(deps.dns ? { resolvConfPath: await deps.dns.resolvConfFor(pod) } : {}),
+      oomScoreAdjMin: options.oomScoreAdjMin,
+      cfsQuota: options.cfsQuota,
+      cfsPeriodUs: options.cfsPeriodUs,
     };
   };
 
@@ -417,20 +382,12 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     observe,
     syncPod,
     async killPod(podUid, observed, pod) {
-      const grace =
-        pod?.spec.terminationGracePeriodSeconds ?? Number(observed[0]?.labels[LABEL.terminationGracePeriod] ?? 30);
-      const apps = observed.filter((c) => c.running && c.labels[LABEL.containerName] !== POD_INFRA_CONTAINER_NAME);
-      await Promise.all(apps.map((c) => stopContainer(pod, c, grace, "the pod was removed from its source")));
-      await Promise.all(
-        observed
-          .filter((c) => c.running && c.labels[LABEL.containerName] === POD_INFRA_CONTAINER_NAME)
-          .map((c) => runtime.stopContainer(c.id, 2)),
-      );
-      await removeAll(observed);
+      await execute(pod, planFor(pod, observed, new Set(), true), noneDone());
       deps.probes?.removePod(podUid);
-      volumeCache.delete(podUid);
+      forget(podUid);
+      deps.dns?.forget(podUid);
       await deps.volumes.teardown(podUid);
-      crashBackoff.resetWhere((key) => key.startsWith(`${podUid}/`));
+      await deps.cgroups?.removePod(podUid);
     },
     async collectGarbage(observed) {
       const byName = new Map<string, ContainerDetails[]>();
@@ -445,11 +402,18 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
           .sort((a, b) => Number(b.labels[LABEL.restartCount] ?? 0) - Number(a.labels[LABEL.restartCount] ?? 0))
           .slice(Math.max(0, options.maxDeadPerContainer)),
       );
-      await removeAll(extra);
+      await Promise.all(extra.map((c) => runtime.removeContainer(c.id)));
     },
-    forget(podUid) {
-      volumeCache.delete(podUid);
-      crashBackoff.resetWhere((key) => key.startsWith(`${podUid}/`));
-    },
+    forget,
   };
 }
+
+/** What one executed plan did on the runtime. */
+interface Done {
+  created: number;
+  killed: number;
+  removed: number;
+}
+
+const noneDone = (): Done => ({ created: 0, killed: 0, removed: 0 });
+const changed = (done: Done) => done.created + done.killed + done.removed > 0;

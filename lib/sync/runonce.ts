@@ -6,7 +6,7 @@ import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager } from "../node/images.ts";
 import type { Logger } from "../log.ts";
 import { computePodStatus, type Waiting } from "./pod-status.ts";
-import { createPodSyncer, type PodSyncOptions } from "./pod-sync.ts";
+import { createPodSyncer, type PodSyncDeps, type PodSyncOptions } from "./pod-sync.ts";
 import { podKey, type Pod, type V1PodStatus } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
 
@@ -18,6 +18,8 @@ export interface RunOnceDeps {
   log: Logger;
   events: EventRecorder;
   options: Omit<PodSyncOptions, "maxDeadPerContainer">;
+  cgroups?: PodSyncDeps["cgroups"];
+  dns?: PodSyncDeps["dns"];
 }
 
 export interface PodOutcome {
@@ -57,7 +59,16 @@ export async function runPodsOnce(
   await runtime.ping();
   const syncer = createPodSyncer(
     { ...deps.options, maxDeadPerContainer: 5 },
-    { runtime, images: deps.images, volumes: deps.volumes, clock, log: deps.log, events: deps.events },
+    {
+      runtime,
+      images: deps.images,
+      volumes: deps.volumes,
+      clock,
+      log: deps.log,
+      events: deps.events,
+      cgroups: deps.cgroups,
+      dns: deps.dns,
+    },
   );
   const outcomes = new Map<string, PodOutcome>();
   const waiting = new Map<string, Map<string, Waiting>>();
@@ -85,6 +96,7 @@ export async function runPodsOnce(
         hostIP: deps.options.hostIP,
         podIP: podIPs.get(pod.metadata.uid) ?? "",
         firstSeen: began,
+        now: clock.now(),
       });
       const statuses = [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])];
       const stuck = statuses.find((s) => s.state?.waiting && TERMINAL.has(s.state.waiting.reason ?? ""));

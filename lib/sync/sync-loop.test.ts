@@ -1,6 +1,7 @@
 // The sync loop and its pod sync step on a fake runtime and a fake clock.
 import { describe, expect, test } from "bun:test";
-import { buildContainer, buildPauseContainer, containerHash } from "../container/container-config.ts";
+import { buildContainer, buildPauseContainer } from "../container/container-config.ts";
+import { containerHash } from "../api/hash.ts";
 import { LABEL } from "../container/runtime.ts";
 import { createEventRecorder } from "../node/events.ts";
 import { createImageManager } from "../node/images.ts";
@@ -201,6 +202,27 @@ describe("pod sync step", () => {
     await h.clock.advance(10_000);
     await h.sync(pod);
     expect(h.app(pod, "app")[0]!.running).toBe(true);
+  });
+
+  test("a failed info() at start-up is not cached: nothing is created, and the next sync reads the node's capacity", async () => {
+    const h = harness();
+    const pod = testPod(
+      "limits",
+      spec({
+        containers: [
+          {
+            name: "app",
+            image: "local/busybox:stable",
+            env: [{ name: "CPUS", valueFrom: { resourceFieldRef: { resource: "limits.cpu" } } }],
+          },
+        ],
+      }),
+    );
+    h.runtime.failNext("info", new Error("Docker is restarting"));
+    await expect(h.sync(pod)).rejects.toThrow("cannot read the node's capacity: Docker is restarting");
+    expect(h.runtime.containers.size).toBe(0);
+    await h.sync(pod);
+    expect(h.app(pod)[0]!.body.Env).toContain("CPUS=2");
   });
 
   test("killPod stops app containers before the pause container and removes them all", async () => {

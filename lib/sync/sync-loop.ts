@@ -18,6 +18,8 @@ import type { createProbeManager } from "../node/probes.ts";
 import type { PodStore } from "../sources/store.ts";
 import { ANNOTATION, podKey, type Pod, type V1PodStatus } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
+import type { CgroupManager } from "../node/cgroups.ts";
+import type { DnsConfigurer } from "../node/dns.ts";
 
 export interface SyncLoopOptions extends PodSyncOptions {
   syncFrequencyMs: number;
@@ -35,6 +37,8 @@ export interface SyncLoopDeps {
   log: Logger;
   metrics: KubeletMetrics;
   events: EventRecorder;
+  cgroups?: Pick<CgroupManager, "ensurePod" | "removePod" | "removeOrphans">;
+  dns?: DnsConfigurer;
 }
 
 export interface SyncLoop {
@@ -48,9 +52,31 @@ export interface SyncLoop {
   version(): number;
 }
 
-interface Worker {
+/**
+ * Everything the loop knows about one pod (the Go kubelet's pod worker state), created by `recordOf`
+ * and deleted by `forget` only, so no per-pod fact outlives the pod or is missing for it.
+ */
+interface PodRecord {
+  /** The pod's latest spec: wanted by a source, or the last spec of a pod no source wants (for its
+   *  preStop hooks and grace period). Undefined for a pod adopted from the runtime and never wanted. */
+  pod?: Pod;
+  /** Whether a source wants the pod now. */
+  wanted: boolean;
+  /** When the kubelet first accepted the pod (ms). */
+  firstSeen: number;
+  /** Whether every container has run once (the pod start latency was recorded). */
+  started: boolean;
+  status?: V1PodStatus;
+  /** Why containers are not running, as the last sync saw it. */
+  waiting: Map<string, Waiting>;
+  podIP: string;
+  /** Ids of containers whose liveness probe failed since the last sync. */
+  livenessFailed: Set<string>;
+  /** A sync is running. */
   busy: boolean;
+  /** Another sync was asked for while one ran. */
   again: boolean;
+  /** A sync scheduled for when a back-off ends or after a failure. */
   retry?: Timer;
   /** A fresh observation handed over by the resync, saving a listing per pod. */
   observed?: Map<string, Observed>;
@@ -58,27 +84,38 @@ interface Worker {
 
 export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): SyncLoop {
   const { store, runtime, clock, log, metrics } = deps;
-  const desired = new Map<string, Pod>();
-  /** The last spec of pods no source wants any more: their preStop hooks and grace periods. */
-  const removed = new Map<string, Pod>();
-  const firstSeen = new Map<string, number>();
-  const started = new Set<string>();
-  const statuses = new Map<string, V1PodStatus>();
-  const waitingByPod = new Map<string, Map<string, Waiting>>();
-  const podIPs = new Map<string, string>();
-  const livenessFailed = new Set<string>();
-  const workers = new Map<string, Worker>();
+  const records = new Map<string, PodRecord>();
   const slots = { free: options.parallelism ?? 4, queue: [] as Array<() => void> };
   let lastSync = 0;
   let stopping = false;
   let version = 0;
+
+  const recordOf = (uid: string): PodRecord => {
+    let record = records.get(uid);
+    if (!record)
+      records.set(
+        uid,
+        (record = {
+          wanted: false,
+          firstSeen: clock.now(),
+          started: false,
+          waiting: new Map(),
+          podIP: "",
+          livenessFailed: new Set(),
+          busy: false,
+          again: false,
+        }),
+      );
+    return record;
+  };
+  const wanted = () => [...records.entries()].filter(([, r]) => r.wanted);
 
   const probes = deps.createProbeManager(
     { clock, log: log.child("probes"), metrics, events: deps.events },
     {
       runtime,
       onLivenessFailure: (uid, _name, containerId) => {
-        livenessFailed.add(containerId);
+        records.get(uid)?.livenessFailed.add(containerId);
         trigger(uid);
       },
       onChange: (uid) => trigger(uid),
@@ -96,103 +133,98 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
 
   const trigger = (uid: string, observed?: Map<string, Observed>) => {
     if (stopping) return;
-    let worker = workers.get(uid);
-    if (!worker) workers.set(uid, (worker = { busy: false, again: false }));
-    worker.observed = worker.busy ? undefined : observed;
-    if (worker.busy) {
-      worker.again = true;
+    const record = recordOf(uid);
+    record.observed = record.busy ? undefined : observed;
+    if (record.busy) {
+      record.again = true;
       return;
     }
-    worker.retry?.cancel();
-    worker.retry = undefined;
-    worker.busy = true;
-    void work(uid, worker);
+    record.retry?.cancel();
+    record.retry = undefined;
+    record.busy = true;
+    void work(uid, record);
   };
 
-  const work = async (uid: string, worker: Worker) => {
+  const work = async (uid: string, record: PodRecord) => {
     await acquire();
     const began = clock.now();
     try {
-      const pod = desired.get(uid);
-      const handed = worker.observed;
-      worker.observed = undefined;
+      const handed = record.observed;
+      record.observed = undefined;
       const observed = (handed ?? (await syncer.observe(uid))).get(uid) ?? [];
-      if (pod) {
-        const result = await syncer.syncPod(pod, observed, livenessFailed);
-        for (const c of observed) livenessFailed.delete(c.id);
-        waitingByPod.set(uid, result.waiting);
-        podIPs.set(uid, result.podIP);
-        if (result.retryAfterMs !== undefined) worker.retry = clock.setTimeout(() => trigger(uid), result.retryAfterMs);
-        updateStatus(pod, result.changed ? ((await syncer.observe(uid)).get(uid) ?? []) : observed);
-        metrics.podWorker(started.has(uid) ? "sync" : "create", (clock.now() - began) / 1000);
-      } else if (observed.length > 0 && store.allSourcesReady()) {
+      if (record.wanted && record.pod) {
+        const pod = record.pod;
+        const result = await syncer.syncPod(pod, observed, record.livenessFailed);
+        for (const c of observed) record.livenessFailed.delete(c.id);
+        record.waiting = result.waiting;
+        record.podIP = result.podIP;
+        if (result.retryAfterMs !== undefined) record.retry = clock.setTimeout(() => trigger(uid), result.retryAfterMs);
+        updateStatus(record, pod, result.changed ? ((await syncer.observe(uid)).get(uid) ?? []) : observed);
+        metrics.podWorker(record.started ? "sync" : "create", (clock.now() - began) / 1000);
+      } else if (!record.wanted && observed.length > 0 && store.allSourcesReady()) {
         log.info(
           `pod ${observed[0]!.labels[LABEL.podNamespace]}/${observed[0]!.labels[LABEL.podName]} is no longer wanted by any source: stopping it`,
         );
-        await syncer.killPod(uid, observed, removed.get(uid));
-        forget(uid);
+        await syncer.killPod(uid, observed, record.pod);
+        probes.removePod(uid);
       }
     } catch (error) {
       const e = error as Error & { code?: string };
       if (e.code === "RuntimeUnavailable") log.warn(`sync of pod ${uid} paused: ${e.message}`);
-      else log.error(`sync of pod ${desired.get(uid) ? podKey(desired.get(uid)!) : uid} failed: ${e.message}`);
-      worker.retry = clock.setTimeout(() => trigger(uid), 5000);
+      else log.error(`sync of pod ${record.pod ? podKey(record.pod) : uid} failed: ${e.message}`);
+      record.retry = clock.setTimeout(() => trigger(uid), 5000);
     } finally {
       release();
-      worker.busy = false;
-      if (worker.again && !stopping) {
-        worker.again = false;
+      record.busy = false;
+      if (record.again && !stopping) {
+        record.again = false;
         trigger(uid);
-      } else if (!desired.has(uid) && !worker.retry) workers.delete(uid);
+      } else if (!record.wanted && !record.retry) forget(uid);
     }
   };
 
-  const updateStatus = (pod: Pod, observed: Observed) => {
-    const uid = pod.metadata.uid;
+  const updateStatus = (record: PodRecord, pod: Pod, observed: Observed) => {
     const status = computePodStatus({
       pod,
       containers: observed,
-      waiting: waitingByPod.get(uid) ?? new Map(),
+      waiting: record.waiting,
       isReady: (id) => probes.isReady(id),
       isStarted: (id) => probes.isStarted(id),
       hostIP: options.hostIP,
-      podIP: podIPs.get(uid) ?? "",
-      firstSeen: firstSeen.get(uid) ?? clock.now(),
-      previous: statuses.get(uid),
+      podIP: record.podIP,
+      firstSeen: record.firstSeen,
+      previous: record.status,
+      now: clock.now(),
     });
-    if (JSON.stringify(statuses.get(uid)) !== JSON.stringify(status)) version++;
-    statuses.set(uid, status);
-    if (!started.has(uid) && status.containerStatuses?.every((c) => c.state?.running)) {
-      started.add(uid);
-      metrics.podStart((clock.now() - (firstSeen.get(uid) ?? clock.now())) / 1000);
+    if (JSON.stringify(record.status) !== JSON.stringify(status)) version++;
+    record.status = status;
+    if (!record.started && status.containerStatuses?.every((c) => c.state?.running)) {
+      record.started = true;
+      metrics.podStart((clock.now() - record.firstSeen) / 1000);
     }
   };
 
+  /** The one place a pod's record ends: its back-off, volumes cache and probes go with it. */
   const forget = (uid: string) => {
-    removed.delete(uid);
-    statuses.delete(uid);
-    waitingByPod.delete(uid);
-    podIPs.delete(uid);
-    firstSeen.delete(uid);
-    started.delete(uid);
+    records.delete(uid);
     syncer.forget(uid);
     probes.removePod(uid);
   };
 
   const accept = (pod: Pod) => {
-    const uid = pod.metadata.uid;
-    const before = desired.get(uid);
-    desired.set(uid, pod);
-    removed.delete(uid);
+    const record = recordOf(pod.metadata.uid);
+    const before = record.wanted ? record.pod : undefined;
+    record.pod = pod;
+    record.wanted = true;
     version++;
-    if (!firstSeen.has(uid)) firstSeen.set(uid, clock.now());
     if (!before || before.metadata.annotations[ANNOTATION.hash] !== pod.metadata.annotations[ANNOTATION.hash])
-      trigger(uid);
+      trigger(pod.metadata.uid);
   };
 
-  const drop = (uid: string, pod: Pod) => {
-    desired.delete(uid);
-    removed.set(uid, pod);
+  const drop = (uid: string, pod?: Pod) => {
+    const record = recordOf(uid);
+    record.wanted = false;
+    record.pod ??= pod;
     trigger(uid);
   };
 
@@ -200,12 +232,10 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     version++;
     if (update.op === "SET") {
       const next = new Set(update.pods.map((p) => p.metadata.uid));
-      for (const [uid, pod] of [...desired]) {
-        if (!next.has(uid)) drop(uid, pod);
-      }
+      for (const [uid] of wanted()) if (!next.has(uid)) drop(uid);
       for (const pod of update.pods) accept(pod);
     } else if (update.op === "REMOVE") {
-      for (const pod of update.pods) drop(pod.metadata.uid, desired.get(pod.metadata.uid) ?? pod);
+      for (const pod of update.pods) drop(pod.metadata.uid, pod);
     } else {
       for (const pod of update.pods) accept(pod);
     }
@@ -214,16 +244,18 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   /** Every pod, every orphan, garbage and leftover pod directories. */
   const resync = async () => {
     const observed = await syncer.observe();
-    for (const uid of desired.keys()) trigger(uid, observed);
+    const isWanted = (uid: string) => records.get(uid)?.wanted === true;
+    for (const [uid] of wanted()) trigger(uid, observed);
     if (store.allSourcesReady()) {
-      for (const uid of observed.keys()) if (!desired.has(uid)) trigger(uid, observed);
+      for (const uid of observed.keys()) if (!isWanted(uid)) trigger(uid, observed);
       const dirs = await deps.volumes.podDirs();
-      for (const uid of dirs) if (!desired.has(uid) && !observed.has(uid)) await deps.volumes.teardown(uid);
+      for (const uid of dirs) if (!isWanted(uid) && !observed.has(uid)) await deps.volumes.teardown(uid);
+      await deps.cgroups?.removeOrphans(new Set([...[...wanted()].map(([uid]) => uid), ...observed.keys()]));
     }
     const states: Record<string, number> = {};
     let runningPods = 0;
     for (const [uid, containers] of observed) {
-      if (desired.has(uid)) await syncer.collectGarbage(containers);
+      if (isWanted(uid)) await syncer.collectGarbage(containers);
       if (containers.some((c) => c.running)) runningPods++;
       for (const c of containers)
         states[c.running ? "running" : c.state === "created" ? "created" : "exited"] =
@@ -278,17 +310,17 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       }
       stopping = true;
       unsubscribe();
-      for (const worker of workers.values()) worker.retry?.cancel();
-      for (const uid of desired.keys()) probes.removePod(uid);
+      for (const record of records.values()) record.retry?.cancel();
+      for (const [uid] of wanted()) probes.removePod(uid);
       await events;
       // Let syncs in flight finish their current step so no container is left half-created.
       const deadline = clock.now() + 5000;
-      while ([...workers.values()].some((w) => w.busy) && clock.now() < deadline) await clock.sleep(50);
+      while ([...records.values()].some((r) => r.busy) && clock.now() < deadline) await clock.sleep(50);
     },
     pods() {
-      return [...desired.values()].map((pod) => ({
-        ...pod,
-        status: statuses.get(pod.metadata.uid) ?? pendingStatus(options.hostIP),
+      return wanted().map(([, record]) => ({
+        ...record.pod!,
+        status: record.status ?? pendingStatus(options.hostIP),
       }));
     },
     lastSyncAt: () => lastSync,

@@ -1,8 +1,8 @@
 // Drives the compiled kubelet and the real dockerd for end-to-end tests.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { KUBELET_BINARY, type TestServices } from "../../lib/testing/services.ts";
 
 /** Runs the docker CLI against the test daemon; throws on failure. */
@@ -86,6 +86,7 @@ export function tempDir(prefix: string): string {
 
 export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
+  removeCgroupRoot(dir);
 }
 
 /** A free TCP port on loopback. */
@@ -102,7 +103,33 @@ export function baseFlags(services: TestServices, rootDir: string): string[] {
     rootDir,
     "--log_format",
     "json",
+    "--healthz_port",
+    "0",
+    "--cgroup_root",
+    testCgroupRoot(rootDir),
   ];
+}
+
+/** A cgroup root of the test's own, so test kubelets never share /kubepods with anything else. */
+export function testCgroupRoot(rootDir: string): string {
+  return `/kubelet-test/${basename(rootDir)}`;
+}
+
+/** Removes a test's cgroup tree in every hierarchy (deepest first); cgroups still in use stay. */
+export function removeCgroupRoot(rootDir: string): void {
+  for (const controller of readdirSync("/sys/fs/cgroup")) {
+    const top = join("/sys/fs/cgroup", controller, testCgroupRoot(rootDir));
+    if (!existsSync(top)) continue;
+    const dirs: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true }))
+        if (entry.isDirectory()) walk(join(dir, entry.name));
+      dirs.push(dir);
+    };
+    walk(top);
+    for (const dir of dirs) spawnSync("rmdir", [dir]);
+    spawnSync("rmdir", [join("/sys/fs/cgroup", controller, "kubelet-test")]);
+  }
 }
 
 /** Runs the compiled binary to completion. */

@@ -1,0 +1,390 @@
+// Every field of KubeletConfiguration (kubelet.config.k8s.io/v1beta1, as in kubernetes/kubernetes
+// staging/src/k8s.io/kubelet/config/v1beta1/types.go), each with its type and exactly one verdict:
+// honoured (the setting it sets), not applicable here (and why), or refused for values that could
+// not run safely. The single source for the config file's checks, print-config and the README.
+import type { KubeletConfig } from "./config-types.ts";
+
+export type FieldType =
+  | "bool"
+  | "string"
+  | "int"
+  | "float"
+  | "duration"
+  | "nanosOrDuration"
+  | "strings"
+  | "stringMap"
+  | "headerMap"
+  | "boolMap"
+  | "object"
+  | "objects"
+  | "anyMap";
+
+export interface FieldRow {
+  /** Dotted path in the file: `authentication.x509.clientCAFile`. */
+  path: string;
+  type: FieldType;
+  /** Honoured: the kubelet setting this field sets. */
+  key?: keyof KubeletConfig;
+  /** Accepted but not applicable on this kubelet: why (reported once at start-up). */
+  notApplicable?: string;
+  /** Values that would make this kubelet run less safely or differently than the file asks: why, or undefined. */
+  refuse?: (value: unknown) => string | undefined;
+  /**
+   * A pointer field in Go (`*bool`, `*int32`): an explicit zero is a value. For the other fields the
+   * kubelet's defaulting treats a zero value (`0s`, `0`, `""`) as unset, as kubeadm's files rely on.
+   */
+  pointer?: boolean;
+  /** Turns the file's value into the setting's (units or scales that differ). */
+  convert?: (value: unknown) => unknown;
+}
+
+const NO_API_SERVER = "there is no API server: this kubelet runs pods from files, a URL, etcd and HTTP pushes";
+const NO_NODE_OBJECT = "there is no Node object to register or update (no API server)";
+const DOCKER_LOGS = "container logs are kept by Docker's json-file driver (10 MiB × 2 per container)";
+const EVICTION = "eviction is not implemented here; only memory.available of evictionHard is used (node allocatable)";
+const IMAGE_GC = "image garbage collection is not implemented here";
+
+/** Refuses every value except the ones a kubelet without that manager behaves like. */
+const only =
+  (allowed: unknown[], why: string) =>
+  (value: unknown): string | undefined =>
+    allowed.includes(value) ? undefined : `${JSON.stringify(value)} ${why}`;
+
+const row = (path: string, type: FieldType, verdict: Omit<FieldRow, "path" | "type"> = {}): FieldRow => ({
+  path,
+  type,
+  ...verdict,
+});
+const honoured = (
+  path: string,
+  type: FieldType,
+  key: keyof KubeletConfig,
+  options: Pick<FieldRow, "refuse" | "pointer" | "convert"> = {},
+) => row(path, type, { key, ...options });
+const POINTER = { pointer: true };
+const notApplicable = (path: string, type: FieldType, why: string, refuse?: FieldRow["refuse"]) =>
+  row(path, type, { notApplicable: why, ...(refuse ? { refuse } : {}) });
+
+/** The whole KubeletConfiguration, in types.go order. Objects list their fields after them. */
+export const KUBELET_CONFIGURATION: FieldRow[] = [
+  honoured("enableServer", "bool", "enableServer", POINTER),
+  honoured("staticPodPath", "string", "config"),
+  notApplicable("podLogsDir", "string", DOCKER_LOGS),
+  honoured("syncFrequency", "duration", "syncFrequency"),
+  honoured("fileCheckFrequency", "duration", "fileCheckFrequency"),
+  honoured("httpCheckFrequency", "duration", "httpCheckFrequency"),
+  honoured("staticPodURL", "string", "manifestUrl"),
+  honoured("staticPodURLHeader", "headerMap", "manifestUrlHeader"),
+  honoured("address", "string", "address"),
+  honoured("port", "int", "port"),
+  honoured("readOnlyPort", "int", "readOnlyPort"),
+  honoured("tlsCertFile", "string", "tlsCertFile"),
+  honoured("tlsPrivateKeyFile", "string", "tlsPrivateKeyFile"),
+  notApplicable("tlsCipherSuites", "strings", "the TLS library's default suites are used (TLS 1.2+ only)"),
+  notApplicable("tlsCurvePreferences", "objects", "the TLS library's default curves are used"),
+  notApplicable(
+    "tlsMinVersion",
+    "string",
+    "the server accepts TLS 1.2 and later",
+    only(["", "VersionTLS10", "VersionTLS11", "VersionTLS12"], "cannot be enforced: the server accepts TLS 1.2"),
+  ),
+  notApplicable("rotateCertificates", "bool", `${NO_API_SERVER} (certificates.k8s.io)`),
+  notApplicable("serverTLSBootstrap", "bool", `${NO_API_SERVER} (certificates.k8s.io)`),
+  row("authentication", "object"),
+  row("authentication.x509", "object"),
+  honoured("authentication.x509.clientCAFile", "string", "clientCaFile"),
+  row("authentication.webhook", "object"),
+  notApplicable(
+    "authentication.webhook.enabled",
+    "bool",
+    `TokenReview needs an API server; bearer tokens come from --auth_token_file`,
+  ),
+  notApplicable("authentication.webhook.cacheTTL", "duration", NO_API_SERVER),
+  row("authentication.anonymous", "object"),
+  honoured("authentication.anonymous.enabled", "bool", "anonymousAuth", POINTER),
+  row("authorization", "object"),
+  honoured("authorization.mode", "string", "authorizationMode"),
+  row("authorization.webhook", "object"),
+  notApplicable("authorization.webhook.cacheAuthorizedTTL", "duration", NO_API_SERVER),
+  notApplicable("authorization.webhook.cacheUnauthorizedTTL", "duration", NO_API_SERVER),
+  honoured("registryPullQPS", "int", "registryQps", POINTER),
+  honoured("registryBurst", "int", "registryBurst"),
+  notApplicable("imagePullCredentialsVerificationPolicy", "string", `pull secrets need an API server`),
+  notApplicable("preloadedImagesVerificationAllowlist", "strings", `pull secrets need an API server`),
+  notApplicable("eventRecordQPS", "int", "events are kept in memory (GET /events), not posted"),
+  notApplicable("eventBurst", "int", "events are kept in memory (GET /events), not posted"),
+  honoured("enableDebuggingHandlers", "bool", "enableDebuggingHandlers", POINTER),
+  notApplicable("enableContentionProfiling", "bool", "there is no pprof handler"),
+  honoured("healthzPort", "int", "healthzPort", POINTER),
+  honoured("healthzBindAddress", "string", "healthzBindAddress"),
+  notApplicable("oomScoreAdj", "int", "the kubelet's own OOM score is left to its service manager (OOMScoreAdjust=)"),
+  honoured("clusterDomain", "string", "clusterDomain"),
+  honoured("clusterDNS", "strings", "clusterDns"),
+  notApplicable("streamingConnectionIdleTimeout", "duration", "deprecated: no effect in the kubelet either"),
+  notApplicable("nodeStatusUpdateFrequency", "duration", NO_NODE_OBJECT),
+  notApplicable("nodeStatusReportFrequency", "duration", NO_NODE_OBJECT),
+  notApplicable("nodeLeaseDurationSeconds", "int", NO_NODE_OBJECT),
+  notApplicable("imageMinimumGCAge", "duration", IMAGE_GC),
+  notApplicable("imageMaximumGCAge", "duration", IMAGE_GC),
+  notApplicable("imageGCHighThresholdPercent", "int", IMAGE_GC),
+  notApplicable("imageGCLowThresholdPercent", "int", IMAGE_GC),
+  notApplicable("volumeStatsAggPeriod", "duration", "volume usage is not aggregated"),
+  notApplicable("kubeletCgroups", "string", "the kubelet's own cgroup is left to its service manager"),
+  notApplicable("systemCgroups", "string", "system processes are not moved into a cgroup"),
+  honoured("cgroupRoot", "string", "cgroupRoot"),
+  honoured("cgroupsPerQOS", "bool", "cgroupsPerQos", POINTER),
+  honoured("cgroupDriver", "string", "cgroupDriver"),
+  notApplicable(
+    "cpuManagerPolicy",
+    "string",
+    "no CPU manager: containers share every CPU",
+    only(["", "none", "None"], "needs a CPU manager, which this kubelet does not have: remove it or set none"),
+  ),
+  notApplicable("singleProcessOOMKill", "bool", "Docker's OOM behaviour applies (per process on cgroup v1)"),
+  notApplicable("cpuManagerPolicyOptions", "stringMap", "no CPU manager"),
+  notApplicable("cpuManagerReconcilePeriod", "duration", "no CPU manager"),
+  notApplicable("draManagerReconcilePeriod", "duration", "dynamic resource allocation needs an API server"),
+  notApplicable(
+    "memoryManagerPolicy",
+    "string",
+    "no memory manager",
+    only(["", "None", "none"], "needs a memory manager, which this kubelet does not have: remove it or set None"),
+  ),
+  notApplicable(
+    "topologyManagerPolicy",
+    "string",
+    "no topology manager: pods are admitted without NUMA alignment",
+    only(
+      ["", "none", "best-effort"],
+      "would reject pods without NUMA alignment, which this kubelet cannot compute: remove it or set none",
+    ),
+  ),
+  notApplicable("topologyManagerScope", "string", "no topology manager"),
+  notApplicable("topologyManagerPolicyOptions", "stringMap", "no topology manager"),
+  notApplicable("qosReserved", "stringMap", "memory is not reserved per QoS tier"),
+  notApplicable("runtimeRequestTimeout", "duration", "Docker calls use their own timeouts"),
+  notApplicable("hairpinMode", "string", "pods use Docker's network or none; there is no CNI bridge"),
+  honoured("maxPods", "int", "maxPods"),
+  notApplicable("podCIDR", "string", "pod addresses come from the Docker network (--pod_network_mode)"),
+  honoured("podPidsLimit", "int", "podPidsLimit", POINTER),
+  honoured("resolvConf", "string", "resolvConf", POINTER),
+  honoured("runOnce", "bool", "runonce"),
+  honoured("cpuCFSQuota", "bool", "cpuCfsQuota", POINTER),
+  honoured("cpuCFSQuotaPeriod", "duration", "cpuCfsQuotaPeriod", POINTER),
+  notApplicable("nodeStatusMaxImages", "int", NO_NODE_OBJECT),
+  notApplicable("maxOpenFiles", "int", "the kubelet's file limit is left to its service manager (LimitNOFILE=)"),
+  notApplicable("contentType", "string", NO_API_SERVER),
+  notApplicable("kubeAPIQPS", "int", NO_API_SERVER),
+  notApplicable("kubeAPIBurst", "int", NO_API_SERVER),
+  honoured("serializeImagePulls", "bool", "serializeImagePulls", POINTER),
+  honoured("maxParallelImagePulls", "int", "maxParallelImagePulls", POINTER),
+  honoured("evictionHard", "stringMap", "evictionHard"),
+  notApplicable("evictionSoft", "stringMap", EVICTION),
+  notApplicable("evictionSoftGracePeriod", "stringMap", EVICTION),
+  notApplicable("evictionPressureTransitionPeriod", "duration", EVICTION),
+  notApplicable("evictionMaxPodGracePeriod", "int", EVICTION),
+  notApplicable("evictionMinimumReclaim", "stringMap", EVICTION),
+  notApplicable("mergeDefaultEvictionSettings", "bool", EVICTION),
+  notApplicable("podsPerCore", "int", "only maxPods bounds the number of pods"),
+  notApplicable("enableControllerAttachDetach", "bool", "there are no attachable volumes (no API server)"),
+  notApplicable("protectKernelDefaults", "bool", "kernel settings are neither checked nor changed"),
+  notApplicable("makeIPTablesUtilChains", "bool", "iptables is never touched"),
+  notApplicable("iptablesMasqueradeBit", "int", "deprecated: no effect in the kubelet either"),
+  notApplicable("iptablesDropBit", "int", "deprecated: no effect in the kubelet either"),
+  notApplicable("featureGates", "boolMap", "feature gates do not apply: every feature here is always on or absent"),
+  notApplicable("failSwapOn", "bool", "swap is not checked; pods get no swap (MemorySwap = Memory)"),
+  row("memorySwap", "object"),
+  notApplicable(
+    "memorySwap.swapBehavior",
+    "string",
+    "containers with a memory limit get no swap",
+    only(["", "NoSwap"], "is not implemented: containers with a memory limit get no swap; remove it or set NoSwap"),
+  ),
+  notApplicable("containerLogMaxSize", "string", DOCKER_LOGS),
+  notApplicable("containerLogMaxFiles", "int", DOCKER_LOGS),
+  notApplicable("containerLogMaxWorkers", "int", DOCKER_LOGS),
+  notApplicable("containerLogMonitorInterval", "duration", DOCKER_LOGS),
+  notApplicable(
+    "configMapAndSecretChangeDetectionStrategy",
+    "string",
+    `configMap and secret volumes need an API server`,
+  ),
+  honoured("systemReserved", "stringMap", "systemReserved"),
+  honoured("kubeReserved", "stringMap", "kubeReserved"),
+  notApplicable(
+    "reservedSystemCPUs",
+    "string",
+    "no CPU manager",
+    only(["", undefined], "needs a CPU manager to keep pods off those CPUs: remove it"),
+  ),
+  notApplicable("showHiddenMetricsForVersion", "string", "no metric is hidden"),
+  notApplicable("systemReservedCgroup", "string", "only the pods' share is enforced (enforceNodeAllocatable: pods)"),
+  notApplicable("kubeReservedCgroup", "string", "only the pods' share is enforced (enforceNodeAllocatable: pods)"),
+  honoured("enforceNodeAllocatable", "strings", "enforceNodeAllocatable", {
+    refuse: (value) => {
+      const wrong = (value as string[]).filter((v) => v !== "pods" && v !== "none");
+      return wrong.length
+        ? `${wrong.join(", ")}: only pods and none are enforced here; limiting ${wrong.join(", ")} cgroups is not implemented`
+        : undefined;
+    },
+  }),
+  notApplicable("allowedUnsafeSysctls", "strings", "pod sysctls are not applied"),
+  notApplicable("volumePluginDir", "string", "no volume plugins (emptyDir and hostPath only)"),
+  notApplicable("providerID", "string", NO_NODE_OBJECT),
+  notApplicable("kernelMemcgNotification", "bool", EVICTION),
+  row("logging", "object"),
+  honoured("logging.format", "string", "logFormat"),
+  notApplicable("logging.flushFrequency", "nanosOrDuration", "log lines are written at once"),
+  // klog's V(0) is this kubelet's info level (1), V(2) and above its debug level (2).
+  honoured("logging.verbosity", "int", "verbosity", { convert: (v) => Math.min(2, (v as number) + 1) }),
+  notApplicable("logging.vmodule", "objects", "verbosity is global"),
+  notApplicable("logging.options", "anyMap", "log output options are fixed: text on a terminal, else JSON"),
+  notApplicable("enableSystemLogHandler", "bool", "/logs/ is a debugging handler (enableDebuggingHandlers)"),
+  notApplicable("enableSystemLogQuery", "bool", "/logs/ serves files under /var/log only, with no query"),
+  notApplicable(
+    "shutdownGracePeriod",
+    "duration",
+    "node shutdown is not watched: pods keep running when the kubelet stops",
+  ),
+  notApplicable("shutdownGracePeriodCriticalPods", "duration", "node shutdown is not watched"),
+  notApplicable("shutdownGracePeriodByPodPriority", "objects", "node shutdown is not watched"),
+  row("crashLoopBackOff", "object"),
+  notApplicable(
+    "crashLoopBackOff.maxContainerRestartPeriod",
+    "duration",
+    "crash-loop back-off is fixed at 10 s to 300 s",
+  ),
+  notApplicable("reservedMemory", "objects", "no memory manager"),
+  notApplicable("enableProfilingHandler", "bool", "there is no pprof handler"),
+  notApplicable("enableDebugFlagsHandler", "bool", "there is no /debug/flags handler"),
+  notApplicable("seccompDefault", "bool", "Docker applies its default seccomp profile to every container already"),
+  notApplicable("memoryThrottlingFactor", "float", "memory.high (MemoryQoS, cgroup v2) is not set"),
+  notApplicable("memoryReservationPolicy", "string", "memory.min (MemoryQoS, cgroup v2) is not set"),
+  notApplicable("registerWithTaints", "objects", NO_NODE_OBJECT),
+  notApplicable("registerNode", "bool", NO_NODE_OBJECT),
+  notApplicable("tracing", "anyMap", "there is no OpenTelemetry exporter"),
+  notApplicable("localStorageCapacityIsolation", "bool", "ephemeral-storage is neither measured nor limited"),
+  notApplicable(
+    "containerRuntimeEndpoint",
+    "string",
+    "this kubelet drives the Docker Engine API: give its socket with --docker_endpoint",
+  ),
+  notApplicable("imageServiceEndpoint", "string", "images are pulled through the Docker Engine API"),
+  notApplicable("failCgroupV1", "bool", "cgroup v1 and v2 are both supported"),
+  row("userNamespaces", "object"),
+  notApplicable("userNamespaces.idsPerPod", "int", "pods do not run in user namespaces"),
+];
+
+const BY_PATH = new Map(KUBELET_CONFIGURATION.map((r) => [r.path, r]));
+
+/** The row for a dotted path, if the field exists. */
+export function configurationField(path: string): FieldRow | undefined {
+  return BY_PATH.get(path);
+}
+
+/** The names of the fields directly under `parent` ("" for the top level). */
+export function fieldNamesUnder(parent: string): string[] {
+  const prefix = parent ? `${parent}.` : "";
+  return KUBELET_CONFIGURATION.filter(
+    (r) => r.path.startsWith(prefix) && !r.path.slice(prefix.length).includes("."),
+  ).map((r) => r.path.slice(prefix.length));
+}
+
+/** The closest of `names` to a misspelt `name` (edit distance, case-insensitive), when one is close enough. */
+export function closestName(name: string, names: string[]): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const candidate of names) {
+    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase());
+    if (!best || distance < best.distance) best = { name: candidate, distance };
+  }
+  return best && best.distance <= Math.max(2, Math.floor(name.length / 3)) ? best.name : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++)
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+const TYPE_NAMES: Record<FieldType, string> = {
+  bool: "a boolean (true or false)",
+  string: "a string",
+  int: "an integer",
+  float: "a number",
+  duration: 'a duration string such as "1m30s"',
+  nanosOrDuration: 'nanoseconds or a duration string such as "5s"',
+  strings: "a list of strings",
+  stringMap: 'a mapping of strings such as {memory: "100Mi"}',
+  headerMap: "a mapping of header names to lists of strings",
+  boolMap: "a mapping of names to booleans",
+  object: "a mapping",
+  objects: "a list",
+  anyMap: "a mapping",
+};
+
+/** Undefined when `value` has the field's type, else what was expected ("a boolean (true or false)"). */
+export function typeMismatch(type: FieldType, value: unknown): string | undefined {
+  const isMap = typeof value === "object" && value !== null && !Array.isArray(value);
+  const ok = (() => {
+    switch (type) {
+      case "bool":
+        return typeof value === "boolean";
+      case "string":
+        return typeof value === "string";
+      case "int":
+        return Number.isInteger(value);
+      case "float":
+        return typeof value === "number";
+      case "duration":
+        return typeof value === "string";
+      case "nanosOrDuration":
+        return typeof value === "string" || Number.isInteger(value);
+      case "strings":
+        return Array.isArray(value) && value.every((v) => typeof v === "string");
+      case "stringMap":
+        return isMap && Object.values(value).every((v) => typeof v === "string");
+      case "headerMap":
+        return isMap && Object.values(value).every((v) => Array.isArray(v) && v.every((s) => typeof s === "string"));
+      case "boolMap":
+        return isMap && Object.values(value).every((v) => typeof v === "boolean");
+      case "object":
+      case "anyMap":
+        return isMap;
+      case "objects":
+        return Array.isArray(value);
+    }
+  })();
+  return ok || value === null ? undefined : TYPE_NAMES[type];
+}
+
+/** Whether Go's defaulting would treat `value` as unset for a non-pointer field. */
+export function isZeroValue(value: unknown): boolean {
+  if (value === "" || value === 0 || value === false || value === "0s" || value === "0") return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return typeof value === "object" && value !== null && Object.keys(value).length === 0;
+}
+
+/** The verdict of a row as one word, for print-config and the README. */
+export function verdictOf(row: FieldRow): "honoured" | "not applicable" | "structure" {
+  return row.key ? "honoured" : row.notApplicable ? "not applicable" : "structure";
+}
+
+/** The README section "Using your existing kubelet config": every field and its verdict, from this table. */
+export function configurationMarkdown(flagOf: (key: keyof KubeletConfig) => string): string {
+  const rows = KUBELET_CONFIGURATION.filter((r) => r.type !== "object");
+  const refused = (r: FieldRow) => (r.refuse ? " (values it cannot honour safely are refused)" : "");
+  return [
+    "| honoured field | setting |",
+    "| --- | --- |",
+    ...rows.filter((r) => r.key).map((r) => `| \`${r.path}\` | \`--${flagOf(r.key!)}\`${refused(r)} |`),
+    "",
+    "| accepted, not applicable here | why |",
+    "| --- | --- |",
+    ...rows.filter((r) => r.notApplicable).map((r) => `| \`${r.path}\` | ${r.notApplicable}${refused(r)} |`),
+  ].join("\n");
+}

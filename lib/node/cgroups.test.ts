@@ -1,0 +1,83 @@
+import { describe, expect, test } from "bun:test";
+import { testPod } from "../testing/pods.ts";
+import {
+  cgroupFiles,
+  cgroupPath,
+  nodeAllocatable,
+  podCgroupName,
+  podResourceConfig,
+  runtimeCgroupParent,
+} from "./cgroups.ts";
+
+describe("cgroup names", () => {
+  test("cgroupfs paths nest kubepods/<qos>/pod<uid> under the cgroup root", () => {
+    expect(cgroupPath("/", podCgroupName("Burstable", "ab-12"), "cgroupfs")).toBe("/kubepods/burstable/podab-12");
+    expect(cgroupPath("/custom", podCgroupName("Guaranteed", "ab-12"), "cgroupfs")).toBe("/custom/kubepods/podab-12");
+  });
+
+  test("systemd names are nested slices with dashes escaped, and Docker gets the leaf slice", () => {
+    const name = podCgroupName("BestEffort", "ab-12");
+    expect(cgroupPath("/", name, "systemd")).toBe(
+      "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podab_12.slice",
+    );
+    expect(runtimeCgroupParent("/", name, "systemd")).toBe("kubepods-besteffort-podab_12.slice");
+  });
+});
+
+describe("cgroup files", () => {
+  test("v1 writes shares, CFS quota and period, memory and pids in their controllers", () => {
+    expect(
+      cgroupFiles(1, { cpuShares: 256, cpuQuota: 25_000, cpuPeriod: 100_000, memoryLimit: 1024, pidsLimit: 10 }),
+    ).toEqual([
+      ["cpu", "cpu.shares", "256"],
+      ["cpu", "cpu.cfs_period_us", "100000"],
+      ["cpu", "cpu.cfs_quota_us", "25000"],
+      ["memory", "memory.limit_in_bytes", "1024"],
+      ["pids", "pids.max", "10"],
+    ]);
+  });
+
+  test("v2 converts shares to cpu.weight and writes cpu.max, memory.max and pids.max", () => {
+    expect(cgroupFiles(2, { cpuShares: 1024, cpuQuota: 50_000, cpuPeriod: 100_000 })).toEqual([
+      ["", "cpu.weight", "39"],
+      ["", "cpu.max", "50000 100000"],
+      ["", "memory.max", "max"],
+      ["", "pids.max", "max"],
+    ]);
+  });
+});
+
+describe("pod limits and node allocatable", () => {
+  const options = { cfsQuota: true, cfsPeriodUs: 100_000, pidsLimit: 100 };
+  test("a pod's limits are the sum of its containers' only when every container has one", () => {
+    const pod = testPod("p", {
+      containers: [
+        { name: "a", image: "x", resources: { limits: { cpu: "250m", memory: "64Mi" } } },
+        { name: "b", image: "x", resources: { limits: { cpu: "250m", memory: "64Mi" } } },
+      ],
+    });
+    expect(podResourceConfig(pod, options)).toEqual({
+      cpuShares: 512,
+      cpuQuota: 50_000,
+      cpuPeriod: 100_000,
+      memoryLimit: 128 * 2 ** 20,
+      pidsLimit: 100,
+    });
+    pod.spec.containers[1]!.resources = { requests: { cpu: "100m" } };
+    expect(podResourceConfig(pod, options)).toEqual({ cpuShares: 358, pidsLimit: 100 });
+    expect(podResourceConfig(pod, { ...options, cfsQuota: false }).cpuQuota).toBeUndefined();
+  });
+
+  test("allocatable is capacity minus both reservations and the hard eviction threshold", () => {
+    expect(
+      nodeAllocatable(
+        { milliCpu: 4000, memoryBytes: 8 * 2 ** 30 },
+        {
+          kube: { cpu: "500m", memory: "1Gi" },
+          system: { cpu: "0.5", memory: "512Mi" },
+          evictionHard: { "memory.available": "10%" },
+        },
+      ),
+    ).toEqual({ milliCpu: 3000, memoryBytes: Math.round(8 * 2 ** 30 - 2 ** 30 - 512 * 2 ** 20 - 0.1 * 8 * 2 ** 30) });
+  });
+});
