@@ -1,0 +1,234 @@
+// Faults survived, end to end on the real services: a kill -9 with 30 pods, a manifest URL that
+// fails in every way, and a container that crashes forever. Each asserts that nothing was lost.
+import { afterAll, describe, expect, test } from "bun:test";
+import { createServer, type Server } from "node:http";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describeWithServices, type TestServices } from "../../lib/testing/services.ts";
+import {
+  baseFlags,
+  docker,
+  freePort,
+  KubeletProcess,
+  podContainers,
+  removeDir,
+  removePods,
+  tempDir,
+  waitFor,
+} from "./harness.ts";
+
+const manifest = (name: string, image: string, command: string[], extra = "") => `apiVersion: v1
+kind: Pod
+metadata: {name: ${name}}
+spec:
+  terminationGracePeriodSeconds: 1
+${extra}  containers:
+  - {name: app, image: ${image}, command: ${JSON.stringify(command)}}
+`;
+
+/** CPU time (user + system) of a process, seconds. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
+function peakRssMb(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/status`, "utf8").match(/^VmHWM:\s+(\d+) kB/m)![1]) / 1024;
+}
+
+/** Ids of every container (running or not) of pods whose names start with `prefix`. */
+function containerIds(services: TestServices, prefix: string): string[] {
+  return docker(services, "ps", "-a", "--no-trunc", "--filter", `name=k8s_`, "--format", "{{.ID}} {{.Names}}")
+    .split("\n")
+    .filter((line) => line.includes(`_${prefix}`))
+    .map((line) => line.split(" ")[0]!)
+    .sort();
+}
+
+interface PodList {
+  items: Array<{
+    metadata: { name: string };
+    status?: {
+      phase?: string;
+      containerStatuses?: Array<{ ready: boolean; restartCount: number; state?: { waiting?: { reason?: string } } }>;
+    };
+  }>;
+}
+
+async function podList(port: number): Promise<PodList> {
+  return (await (await fetch(`http://127.0.0.1:${port}/pods`)).json()) as PodList;
+}
+
+describeWithServices("faults", (services) => {
+  const dirs: string[] = [];
+  const kubelets: KubeletProcess[] = [];
+  const dir = (prefix: string) => {
+    const d = tempDir(prefix);
+    dirs.push(d);
+    return d;
+  };
+  const start = (args: string[]) => {
+    const k = new KubeletProcess(args);
+    kubelets.push(k);
+    return k;
+  };
+  afterAll(async () => {
+    await Promise.all(kubelets.map((k) => k.stop("SIGKILL")));
+    const ids = containerIds(services, "e2e-fault-");
+    if (ids.length) docker(services, "rm", "-f", ...ids);
+    for (const d of dirs) removeDir(d);
+  });
+
+  test("kill -9 with 30 pods and a restart: no container restarted or recreated, every status right within a sync", async () => {
+    const manifests = dir("fault-kill-manifests");
+    const rootDir = dir("fault-kill-root");
+    const names = Array.from({ length: 30 }, (_, i) => `e2e-fault-kill-${String(i).padStart(2, "0")}`);
+    for (const name of names)
+      writeFileSync(join(manifests, `${name}.yaml`), manifest(name, services.busybox, ["sleep", "3600"]));
+    const port = await freePort();
+    const args = [
+      "run",
+      "-c",
+      manifests,
+      ...baseFlags(services, rootDir),
+      "--port",
+      String(port),
+      "--sync_frequency",
+      "2s",
+    ];
+    let kubelet = start(args);
+    const allRunning = async () => {
+      const list = await podList(port).catch(() => undefined);
+      const mine = list?.items.filter((p) => p.metadata.name.startsWith("e2e-fault-kill-")) ?? [];
+      return (
+        mine.length === 30 &&
+        mine.every((p) => p.status?.phase === "Running" && p.status.containerStatuses?.every((c) => c.ready))
+      );
+    };
+    await waitFor("30 pods running", allRunning, 150_000);
+    const before = containerIds(services, "e2e-fault-kill-");
+    expect(before.length).toBe(60); // a pause and an app container per pod
+    await kubelet.stop("SIGKILL");
+    kubelet = start(args);
+    // The first sync after the restart (2 s) must find every pod as it was.
+    await waitFor("every status right after the restart", allRunning, 15_000);
+    expect(containerIds(services, "e2e-fault-kill-")).toEqual(before);
+    const restarts = (await podList(port)).items.flatMap(
+      (p) => p.status?.containerStatuses?.map((c) => c.restartCount) ?? [],
+    );
+    expect(restarts.every((n) => n === 0)).toBe(true);
+    await kubelet.stop("SIGKILL");
+    for (const name of names) removePods(services, name);
+  }, 240_000);
+
+  describe("the manifest URL", () => {
+    let server: Server | undefined;
+    afterAll(() => server?.close());
+
+    test("answering 500, garbage, a 50 MB body and then nothing at all: the pods it served keep running, memory stays bounded", async () => {
+      let mode: "good" | "500" | "garbage" | "huge" | "hang" = "good";
+      const good = manifest("e2e-fault-url", services.busybox, ["sleep", "3600"]);
+      server = createServer((req, res) => {
+        if (mode === "good") return res.end(good);
+        if (mode === "500") return res.writeHead(500).end("database on fire");
+        if (mode === "garbage") return res.end("\u0000{{{ not: [a, manifest");
+        if (mode === "huge") {
+          // 50 MB without a content-length, so only the streaming limit can stop it.
+          res.writeHead(200, { "content-type": "application/yaml" });
+          let sent = 0;
+          const chunk = Buffer.alloc(1 << 20, "a");
+          const pump = () => {
+            while (sent < 50 && res.write(chunk)) sent++;
+            if (sent >= 50) res.end();
+            else res.once("drain", pump);
+          };
+          res.on("error", () => {});
+          return pump();
+        }
+        // "hang": never answer
+      });
+      const urlPort = await freePort();
+      await new Promise<void>((resolve) => server!.listen(urlPort, "127.0.0.1", resolve));
+      const rootDir = dir("fault-url-root");
+      const port = await freePort();
+      const kubelet = start([
+        "run",
+        "--manifest_url",
+        `http://127.0.0.1:${urlPort}/pods.yaml`,
+        "--http_check_frequency",
+        "1s",
+        ...baseFlags(services, rootDir),
+        "--port",
+        String(port),
+      ]);
+      const running = () =>
+        podContainers(services, "e2e-fault-url").find(
+          (c) => c.labels["io.kubernetes.container.name"] === "app" && c.state === "running",
+        );
+      const before = await waitFor("the URL's pod", running, 60_000);
+      const logged = (text: string) => () => kubelet.output.includes(text);
+      mode = "500";
+      await waitFor("the 500 logged", logged("HTTP 500"), 20_000);
+      mode = "garbage";
+      await waitFor("the garbage refused", logged("keeping the pods"), 20_000);
+      mode = "huge";
+      await waitFor("the 50 MB body refused", logged("over the 10485760-byte limit"), 30_000);
+      mode = "hang";
+      await waitFor("the hang timed out", logged("no answer within 10s"), 30_000);
+      expect(running()?.id).toBe(before.id);
+      expect(peakRssMb(kubelet.child.pid!)).toBeLessThan(200);
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+      await kubelet.stop("SIGKILL");
+      removePods(services, "e2e-fault-url");
+    }, 180_000);
+  });
+
+  test("a container that exits at once forever: CrashLoopBackOff with growing delays, and the kubelet idle in between", async () => {
+    const manifests = dir("fault-crash-manifests");
+    const rootDir = dir("fault-crash-root");
+    writeFileSync(join(manifests, "crash.yaml"), manifest("e2e-fault-crash", services.busybox, ["false"]));
+    const port = await freePort();
+    const kubelet = start(["run", "-c", manifests, ...baseFlags(services, rootDir), "--port", String(port)]);
+    const since = Math.floor(Date.now() / 1000) - 1;
+    // Start times of the app container's instances, from the daemon's event log: watching them
+    // costs the kubelet nothing, so its CPU use is its own.
+    const starts = () =>
+      docker(
+        services,
+        "events",
+        "--since",
+        String(since),
+        "--until",
+        String(Math.floor(Date.now() / 1000) + 1),
+        "--filter",
+        "event=start",
+        "--filter",
+        "label=io.kubernetes.pod.name=e2e-fault-crash",
+        "--filter",
+        "label=io.kubernetes.container.name=app",
+        "--format",
+        "{{.TimeNano}}",
+      )
+        .split("\n")
+        .filter(Boolean)
+        .map((ns) => Number(BigInt(ns) / 1_000_000n));
+    // The CPU window is the 20 s back-off itself: from the crash after the first back-off, once
+    // handled (the pod waits in CrashLoopBackOff), to the next start.
+    await waitFor("the restart after the first back-off", () => starts().length >= 3, 60_000);
+    const waitingReason = async () =>
+      (await podList(port)).items.find((p) => p.metadata.name === "e2e-fault-crash")?.status?.containerStatuses?.[0]
+        ?.state?.waiting?.reason;
+    await waitFor("CrashLoopBackOff again", async () => (await waitingReason()) === "CrashLoopBackOff", 30_000);
+    const cpuStart = cpuSeconds(kubelet.child.pid!);
+    const windowStart = Date.now();
+    // Free first retry, then 10 s, then 20 s of back-off: four starts.
+    const seen = await waitFor("two back-off periods", () => (starts().length >= 4 ? starts() : undefined), 90_000);
+    const cpu = (cpuSeconds(kubelet.child.pid!) - cpuStart) / ((Date.now() - windowStart) / 1000);
+    const gaps = seen.slice(1).map((at, i) => at - seen[i]!);
+    expect(gaps[1]!).toBeGreaterThanOrEqual(9_000);
+    expect(gaps[2]!).toBeGreaterThan(gaps[1]! * 1.5);
+    expect(cpu).toBeLessThan(0.01);
+    await kubelet.stop("SIGKILL");
+    removePods(services, "e2e-fault-crash");
+  }, 180_000);
+});
