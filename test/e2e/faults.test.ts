@@ -1,9 +1,12 @@
 // Faults survived, end to end on the real services: a kill -9 with 30 pods, a manifest URL that
 // fails in every way, and a container that crashes forever. Each asserts that nothing was lost.
 import { afterAll, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
 import { createServer, type Server } from "node:http";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { etcdKeyFor } from "../../lib/sources/etcd.ts";
+import { putSomewhere, startEtcdCluster } from "../../lib/testing/etcd-cluster.ts";
 import { describeWithServices, type TestServices } from "../../lib/testing/services.ts";
 import {
   baseFlags,
@@ -43,6 +46,35 @@ function containerIds(services: TestServices, prefix: string): string[] {
     .filter((line) => line.includes(`_${prefix}`))
     .map((line) => line.split(" ")[0]!)
     .sort();
+}
+
+/** The daemon's events of a kind for the given pods' containers between two times (ms). */
+function dockerEvents(
+  services: TestServices,
+  pods: string[],
+  events: string[],
+  since: number,
+  until: number,
+): string[] {
+  return docker(
+    services,
+    "events",
+    "--since",
+    String(Math.floor(since / 1000)),
+    "--until",
+    String(Math.ceil(until / 1000)),
+    ...events.flatMap((e) => ["--filter", `event=${e}`]),
+    ...pods.flatMap((p) => ["--filter", `label=io.kubernetes.pod.name=${p}`]),
+    "--format",
+    "{{.Action}} {{.Actor.Attributes.name}}",
+  )
+    .split("\n")
+    .filter(Boolean);
+}
+
+/** When a container last started, ms since the epoch. */
+function startedAt(services: TestServices, id: string): number {
+  return Date.parse(docker(services, "inspect", "--format", "{{.State.StartedAt}}", id));
 }
 
 interface PodList {
@@ -231,4 +263,191 @@ describeWithServices("faults", (services) => {
     await kubelet.stop("SIGKILL");
     removePods(services, "e2e-fault-crash");
   }, 180_000);
+
+  test("etcd: one member of three killed, then all three down for 30 s: pods run untouched; back up, later changes apply", async () => {
+    const cluster = await startEtcdCluster(3);
+    const node = "e2e-fault-node";
+    const key = etcdKeyFor(node);
+    const pods = (...names: string[]) =>
+      names.map((n) => manifest(`e2e-fault-etcd-${n}`, services.busybox, ["sleep", "3600"])).join("---\n");
+    const runningApp = (name: string) => () =>
+      podContainers(services, `e2e-fault-etcd-${name}`).find(
+        (c) => c.labels["io.kubernetes.container.name"] === "app" && c.state === "running",
+      );
+    try {
+      await putSomewhere(cluster.endpoints, key, pods("a"));
+      const rootDir = dir("fault-etcd-root");
+      const kubelet = start([
+        "run",
+        "--etcd_servers",
+        cluster.endpoints.join(","),
+        "--hostname_override",
+        node,
+        ...baseFlags(services, rootDir),
+        "--port",
+        String(await freePort()),
+      ]);
+      const a = await waitFor("pod a from etcd", runningApp("a"), 60_000);
+      const since = Date.now();
+      await cluster.kill(0);
+      await putSomewhere(cluster.endpoints.slice(1), key, pods("a", "b"));
+      const b = await waitFor("pod b through the two members left", runningApp("b"), 60_000);
+      await cluster.kill(1);
+      await cluster.kill(2);
+      await Bun.sleep(30_000); // the outage itself, not a wait for an outcome
+      expect(kubelet.child.exitCode).toBeNull();
+      await Promise.all([cluster.restart(0), cluster.restart(1), cluster.restart(2)]);
+      await putSomewhere(cluster.endpoints, key, pods("a", "b", "c"));
+      await waitFor("pod c after the outage", runningApp("c"), 60_000);
+      expect(runningApp("a")()?.id).toBe(a.id);
+      expect(runningApp("b")()?.id).toBe(b.id);
+      expect(
+        dockerEvents(services, ["e2e-fault-etcd-a", "e2e-fault-etcd-b"], ["kill", "die", "destroy"], since, Date.now()),
+      ).toEqual([]);
+      await kubelet.stop("SIGKILL");
+      removePods(services, "e2e-fault-etcd-a", "e2e-fault-etcd-b", "e2e-fault-etcd-c");
+    } finally {
+      await cluster.stop();
+    }
+  }, 240_000);
+
+  test("root_dir on a full tmpfs: a pod that needs a volume gets a clear error, the others run, and it runs once space returns", async () => {
+    const rootDir = dir("fault-full-root");
+    const manifests = dir("fault-full-manifests");
+    const mount = spawnSync("mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", rootDir], { encoding: "utf8" });
+    expect(mount.stderr).toBe("");
+    try {
+      const kubelet = start([
+        "run",
+        "-c",
+        manifests,
+        ...baseFlags(services, rootDir),
+        "--port",
+        String(await freePort()),
+      ]);
+      await waitFor("the kubelet started", () => kubelet.output.includes("kubelet started"), 30_000);
+      spawnSync("dd", ["if=/dev/zero", `of=${join(rootDir, "filler")}`, "bs=64k"]); // until ENOSPC
+      writeFileSync(
+        join(manifests, "plain.yaml"),
+        manifest("e2e-fault-full-plain", services.busybox, ["sleep", "3600"]),
+      );
+      writeFileSync(
+        join(manifests, "volume.yaml"),
+        manifest(
+          "e2e-fault-full-volume",
+          services.busybox,
+          ["sleep", "3600"],
+          "  volumes: [{name: scratch, emptyDir: {}}]\n",
+        ).replace("command:", "volumeMounts: [{name: scratch, mountPath: /scratch}], command:"),
+      );
+      const runningApp = (pod: string) => () =>
+        podContainers(services, pod).find(
+          (c) => c.labels["io.kubernetes.container.name"] === "app" && c.state === "running",
+        );
+      await waitFor("the pod without volumes", runningApp("e2e-fault-full-plain"), 60_000);
+      await waitFor(
+        "a clear error for the pod with a volume",
+        () => /e2e-fault-full-volume[^\n]*(no space left on device|ENOSPC)/i.test(kubelet.output),
+        60_000,
+      );
+      expect(runningApp("e2e-fault-full-volume")()).toBeUndefined();
+      rmSync(join(rootDir, "filler"));
+      await waitFor("the pod with a volume once space returns", runningApp("e2e-fault-full-volume"), 60_000);
+      await kubelet.stop("SIGKILL");
+      removePods(services, "e2e-fault-full-plain", "e2e-fault-full-volume");
+    } finally {
+      spawnSync("umount", ["-l", rootDir]);
+    }
+  }, 180_000);
+
+  // Last: it restarts the test dockerd, which every other test needs.
+  test("dockerd stopped for 20 s with its containers: the kubelet stays up, /healthz names the outage, the pod comes back by itself, pause first and the init container again", async () => {
+    const manifests = dir("fault-docker-manifests");
+    const rootDir = dir("fault-docker-root");
+    writeFileSync(
+      join(manifests, "web.yaml"),
+      manifest(
+        "e2e-fault-docker",
+        services.busybox,
+        ["sleep", "3600"],
+        `  initContainers:\n  - {name: init, image: ${services.busybox}, command: ["true"]}\n`,
+      ),
+    );
+    const port = await freePort();
+    const kubelet = start([
+      "run",
+      "-c",
+      manifests,
+      ...baseFlags(services, rootDir),
+      "--port",
+      String(port),
+      "--sync_frequency",
+      "2s",
+    ]);
+    const byName = (name: string) => () =>
+      podContainers(services, "e2e-fault-docker").find((c) => c.labels["io.kubernetes.container.name"] === name);
+    const before = await waitFor(
+      "the app running",
+      () => {
+        const c = byName("app")();
+        return c?.state === "running" ? c : undefined;
+      },
+      60_000,
+    );
+    const pid = Number(readFileSync(join(services.dir, "dockerd.pid"), "utf8"));
+    process.kill(pid, "SIGTERM");
+    await waitFor(
+      "dockerd gone",
+      () => {
+        try {
+          process.kill(pid, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      60_000,
+    );
+    const outage = Date.now();
+    const health = await waitFor(
+      "/healthz naming the outage",
+      async () => {
+        const response = await fetch(`http://127.0.0.1:${port}/healthz?verbose`).catch(() => undefined);
+        const text = await response?.text();
+        return response?.status === 500 && /docker/i.test(text ?? "") ? text : undefined;
+      },
+      30_000,
+    );
+    expect(health).toMatch(/docker/i);
+    await Bun.sleep(Math.max(0, outage + 20_000 - Date.now())); // the outage itself
+    expect(kubelet.child.exitCode).toBeNull();
+    const up = spawnSync("bash", [join(import.meta.dir, "../../scripts/services.sh"), "up"], {
+      encoding: "utf8",
+      env: { ...process.env, KUBELET_TEST_DIR: services.dir },
+    });
+    expect(up.status).toBe(0);
+    const restarted = Date.now() - 1000;
+    const app = await waitFor(
+      "the app back by itself",
+      () => {
+        const c = byName("app")();
+        return c?.state === "running" && c.id !== before.id ? c : undefined;
+      },
+      120_000,
+    );
+    const pause = podContainers(services, "e2e-fault-docker").find(
+      (c) => c.labels["io.kubernetes.container.name"] === "POD" && c.state === "running",
+    )!;
+    const init = byName("init")()!;
+    expect(startedAt(services, init.id)).toBeGreaterThan(restarted);
+    expect(startedAt(services, pause.id)).toBeLessThanOrEqual(startedAt(services, init.id));
+    expect(startedAt(services, init.id)).toBeLessThanOrEqual(startedAt(services, app.id));
+    await waitFor(
+      "/healthz ok again",
+      async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200,
+      30_000,
+    );
+    await kubelet.stop("SIGKILL");
+    removePods(services, "e2e-fault-docker");
+  }, 240_000);
 });
