@@ -1,7 +1,7 @@
 // `npm run bench`: every benchmark in bench/ (each a standalone script printing markdown), one
 // after the other on the same machine and services, then bench/results.md with the machine noted.
 // Usage: bash scripts/services.sh up && bun build.ts && bun bench/run.ts [--soak-seconds 600] [--only NAME]
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, release, totalmem } from "node:os";
 import { join } from "node:path";
@@ -30,12 +30,34 @@ const dockerVersion = spawnSync("docker", ["-H", services.dockerHost, "version",
 const commit = spawnSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8", cwd: dir }).stdout.trim();
 const load = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 
+/**
+ * Runs one script in a process group of its own and ends the whole group when the script exits:
+ * a kubelet a benchmark left behind would otherwise stop the next benchmark's pods as unwanted.
+ */
+function runGroup(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(bun, args, { detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d));
+    child.stderr.on("data", (d: Buffer) => (stderr = (stderr + d).slice(-100_000)));
+    child.on("exit", () => {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        // the group is already empty
+      }
+    });
+    child.on("close", (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
 const sections: string[] = [];
 let failed = 0;
 for (const { file, args } of scripts) {
   const started = Date.now();
   process.stderr.write(`bench: ${file} ${args.join(" ")}\n`);
-  const result = spawnSync(bun, [join(dir, file), ...args], { encoding: "utf8", maxBuffer: 64 * 2 ** 20 });
+  const result = await runGroup([join(dir, file), ...args]);
   const seconds = ((Date.now() - started) / 1000).toFixed(0);
   if (result.status !== 0) failed++;
   sections.push(

@@ -311,12 +311,20 @@ describeWithServices("faults", (services) => {
     }
   }, 240_000);
 
-  test("root_dir on a full tmpfs: a pod that needs a volume gets a clear error, the others run, and it runs once space returns", async () => {
+  test("root_dir on a full tmpfs: running pods are untouched, a new pod that needs a volume gets a clear error and runs once space returns", async () => {
     const rootDir = dir("fault-full-root");
     const manifests = dir("fault-full-manifests");
     const mount = spawnSync("mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", rootDir], { encoding: "utf8" });
     expect(mount.stderr).toBe("");
+    const runningApp = (pod: string) => () =>
+      podContainers(services, pod).find(
+        (c) => c.labels["io.kubernetes.container.name"] === "app" && c.state === "running",
+      );
     try {
+      writeFileSync(
+        join(manifests, "plain.yaml"),
+        manifest("e2e-fault-full-plain", services.busybox, ["sleep", "3600"]),
+      );
       const kubelet = start([
         "run",
         "-c",
@@ -325,12 +333,9 @@ describeWithServices("faults", (services) => {
         "--port",
         String(await freePort()),
       ]);
-      await waitFor("the kubelet started", () => kubelet.output.includes("kubelet started"), 30_000);
+      const plain = await waitFor("the pod without volumes", runningApp("e2e-fault-full-plain"), 60_000);
+      const since = Date.now();
       spawnSync("dd", ["if=/dev/zero", `of=${join(rootDir, "filler")}`, "bs=64k"]); // until ENOSPC
-      writeFileSync(
-        join(manifests, "plain.yaml"),
-        manifest("e2e-fault-full-plain", services.busybox, ["sleep", "3600"]),
-      );
       writeFileSync(
         join(manifests, "volume.yaml"),
         manifest(
@@ -340,19 +345,21 @@ describeWithServices("faults", (services) => {
           "  volumes: [{name: scratch, emptyDir: {}}]\n",
         ).replace("command:", "volumeMounts: [{name: scratch, mountPath: /scratch}], command:"),
       );
-      const runningApp = (pod: string) => () =>
-        podContainers(services, pod).find(
-          (c) => c.labels["io.kubernetes.container.name"] === "app" && c.state === "running",
-        );
-      await waitFor("the pod without volumes", runningApp("e2e-fault-full-plain"), 60_000);
       await waitFor(
-        "a clear error for the pod with a volume",
-        () => /e2e-fault-full-volume[^\n]*(no space left on device|ENOSPC)/i.test(kubelet.output),
+        "a clear error for the new pod",
+        () =>
+          kubelet.output
+            .split("\n")
+            .some((line) => line.includes("e2e-fault-full-volume") && /no space left on device/i.test(line)),
         60_000,
       );
       expect(runningApp("e2e-fault-full-volume")()).toBeUndefined();
       rmSync(join(rootDir, "filler"));
-      await waitFor("the pod with a volume once space returns", runningApp("e2e-fault-full-volume"), 60_000);
+      await waitFor("the new pod once space returns", runningApp("e2e-fault-full-volume"), 60_000);
+      expect(runningApp("e2e-fault-full-plain")()?.id).toBe(plain.id);
+      expect(dockerEvents(services, ["e2e-fault-full-plain"], ["kill", "die", "destroy"], since, Date.now())).toEqual(
+        [],
+      );
       await kubelet.stop("SIGKILL");
       removePods(services, "e2e-fault-full-plain", "e2e-fault-full-volume");
     } finally {
