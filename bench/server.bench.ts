@@ -50,7 +50,7 @@ const app = createInfoServer({
   pods: () => pods,
   podsVersion: () => 1,
   runtime: new FakeRuntime(),
-  push: { merge() {} },
+  push: { merge() {}, mergeConfigs() {} },
   health: async () => ({ ok: true, checks: [] }),
   metrics: createPrometheusMetrics(),
   events: createEventRecorder(),

@@ -14,8 +14,13 @@ import type { EventRecorder } from "./node/events.ts";
 import { oomScoreAdjFloor } from "./node/oom-score.ts";
 import { systemClock } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
+import type { Runtime } from "./container/runtime.ts";
+import { createFleetReporter, type FleetReporterDeps } from "./node/fleet-reporter.ts";
+import { buildNode, noPressure, readHostFacts, readinessFrom, type PressureObserver } from "./node/node-status.ts";
+import pkg from "../package.json" with { type: "json" };
 import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 import { instrumentRuntime } from "./container/instrumented.ts";
+import { scopeRuntimeToNode } from "./container/node-scoped.ts";
 import { createEventRecorder } from "./node/events.ts";
 import { createImageManager } from "./node/images.ts";
 import { createHealthzServer, createInfoServer, type HealthReport } from "./server/info-server.ts";
@@ -27,11 +32,13 @@ import { createProbeManager } from "./node/probes.ts";
 import { createPrometheusMetrics } from "./server/prometheus.ts";
 import { formatRunOnceReport, runPodsOnce } from "./sync/runonce.ts";
 import { createFileSource } from "./sources/file.ts";
-import type { PodSource, SourceSnapshot } from "./sources/source.ts";
+import type { PodSource, SourceSnapshot, StopSource } from "./sources/source.ts";
 import { createUrlSource } from "./sources/url.ts";
 import { createPodStore } from "./sources/store.ts";
 import { createSyncLoop } from "./sync/sync-loop.ts";
-import { formatIssue, KubeletError, type SourceName } from "./api/types.ts";
+import { formatIssue, KubeletError, type RejectedPod, type SourceName } from "./api/types.ts";
+import { LABEL, type ContainerDetails } from "./container/runtime.ts";
+import { planNode, type NodePlan } from "./sync/node-plan.ts";
 import { createVolumeManager } from "./node/volumes.ts";
 
 export interface RunOptions {
@@ -93,7 +100,10 @@ async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions
   const metrics = createPrometheusMetrics();
   const events = createEventRecorder({ log: log.child("events") });
   const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
-  const runtime = instrumentRuntime(createDockerRuntime({ endpoint, log: log.child("docker") }), metrics);
+  const runtime = instrumentRuntime(
+    scopeRuntimeToNode(createDockerRuntime({ endpoint, log: log.child("docker") }), node.name),
+    metrics,
+  );
   const sources = await createSources(config, node.name, log, metrics);
   if (sources.length === 0 && !(config.enableServer && config.enableDebuggingHandlers)) {
     throw new KubeletError(
@@ -129,10 +139,17 @@ async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions
       store,
       runtime,
       images: createImageManager(
-        { qps: config.registryQps, burst: config.registryBurst, log: log.child("images"), metrics, events },
+        {
+          qps: config.registryQps,
+          burst: config.registryBurst,
+          configs: store.configs,
+          log: log.child("images"),
+          metrics,
+          events,
+        },
         runtime,
       ),
-      volumes: createVolumeManager({ rootDir: config.rootDir, log: log.child("volumes") }),
+      volumes: createVolumeManager({ rootDir: config.rootDir, configs: store.configs, log: log.child("volumes") }),
       createProbeManager,
       clock: systemClock,
       log: log.child("sync"),
@@ -157,6 +174,18 @@ async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions
     return { ok: checks.every((c) => c.ok), checks };
   };
   const servers: RunningServer[] = [];
+  const fleet = await createFleetMode(config, node, {
+    runtime,
+    health,
+    pods: () => syncLoop.pods(),
+    podsVersion: () => syncLoop.version(),
+    events: () => events.list(),
+    port: () => servers[0]?.port ?? 0,
+    // The eviction manager, once there is one, reports the pressure conditions here.
+    pressure: noPressure,
+    log: log.child("fleet"),
+  });
+
   const stopSources = sources.map((source) => source.start((snapshot) => store.apply(source.name, snapshot)));
   try {
     if (config.enableServer) {
@@ -202,9 +231,10 @@ async function runLocked(config: KubeletConfig, { log, signal }: Pick<RunOptions
       );
     }
     log.info("kubelet started", { node: node.name, sources: sources.map((s) => s.name) });
-    await syncLoop.run(signal);
+    await Promise.all([syncLoop.run(signal), fleet?.run(signal)]);
   } finally {
     await Promise.allSettled([...stopSources.map((stop) => stop()), ...servers.map((s) => s.stop())]);
+    fleet?.close();
     log.info("kubelet stopped; containers left running");
   }
 }
@@ -252,10 +282,13 @@ export async function runOnce(
     for (const issue of r.issues.filter((i) => i.severity === "error")) out.write(`  ${formatIssue(issue)}\n`);
   }
   const events = createEventRecorder({ log: log.child("events") });
-  const runtime = createDockerRuntime({
-    endpoint: resolveDockerEndpoint(config.dockerEndpoint, process.env),
-    log: log.child("docker"),
-  });
+  const runtime = scopeRuntimeToNode(
+    createDockerRuntime({
+      endpoint: resolveDockerEndpoint(config.dockerEndpoint, process.env),
+      log: log.child("docker"),
+    }),
+    node.name,
+  );
   const placement = await podPlacement(config, events, log);
   const report = await runPodsOnce(
     store.mergedState(),
@@ -263,10 +296,17 @@ export async function runOnce(
       ...placement.deps,
       runtime,
       images: createImageManager(
-        { qps: config.registryQps, burst: config.registryBurst, log: log.child("images"), events },
+        {
+          qps: config.registryQps,
+          burst: config.registryBurst,
+          configs: store.configs,
+          log: log.child("images"),
+          events,
+        },
         runtime,
       ),
-      volumes: createVolumeManager({ rootDir: config.rootDir, log: log.child("volumes") }),
+      volumes: createVolumeManager({ rootDir: config.rootDir, configs: store.configs, log: log.child("volumes") }),
+      configs: store.configs,
       clock: systemClock,
       log: log.child("runonce"),
       events,
@@ -283,6 +323,82 @@ export async function runOnce(
   );
   out.write(formatRunOnceReport(report) + "\n");
   return report.ok && rejected.length === 0;
+}
+
+/**
+ * `plan`: reads every configured source once, observes the node through Docker (reads only: list,
+ * inspect, image look-ups) and returns what a sync would do, with the manifests that were rejected.
+ */
+export async function planOnce(
+  config: KubeletConfig,
+  { log }: { log: Logger },
+): Promise<{ plan: NodePlan; rejected: RejectedPod[] }> {
+  const node = nodeIdentity(config);
+  const sources = await createSources(config, node.name, log, undefined);
+  if (sources.length === 0)
+    throw new KubeletError("NoSources", "plan needs --config, --manifest_url or --etcd_servers/--etcd_config");
+  const store = createPodStore({
+    sources: sources.map((s) => s.name),
+    allowPrivileged: config.allowPrivileged,
+    log: log.child("config"),
+  });
+  for (const source of sources) store.apply(source.name, await readSourceOnce(source));
+  const runtime = createDockerRuntime({
+    endpoint: resolveDockerEndpoint(config.dockerEndpoint, process.env),
+    log: log.child("docker"),
+  });
+  await runtime.ping();
+  const observed = new Map<string, ContainerDetails[]>();
+  for (const summary of await runtime.listContainers()) {
+    const details = await runtime.inspectContainer(summary.id).catch(() => undefined);
+    const uid = summary.labels[LABEL.podUid];
+    if (details && uid) (observed.get(uid) ?? observed.set(uid, []).get(uid)!).push(details);
+  }
+  const pods = store.mergedState();
+  const images = new Set([
+    config.networkContainerImage,
+    ...pods.flatMap((p) => [...(p.spec.initContainers ?? []), ...p.spec.containers].map((c) => c.image ?? "")),
+  ]);
+  const present = new Set<string>();
+  for (const image of images) if (await runtime.imageId(image)) present.add(image);
+  const plan = planNode({
+    pods,
+    observed,
+    networkMode: config.podNetworkMode,
+    pauseImage: config.networkContainerImage,
+    imagePresent: (image) => present.has(image),
+    configs: store.configs,
+    now: Date.now(),
+    unreadSources: new Set(
+      store
+        .rejected()
+        .filter((r) => r.issues.some((i) => i.path === "<document>" || i.path === "<file>"))
+        .map((r) => r.source),
+    ),
+  });
+  return { plan, rejected: store.rejected() };
+}
+
+/**
+ * One read of a source: file and URL sources read their origin (a failure throws); the etcd source is
+ * started, heard once and stopped, within 10 s.
+ */
+async function readSourceOnce(source: PodSource | (PodSource & { readOnce(): Promise<SourceSnapshot> })) {
+  if ("readOnce" in source) return source.readOnce();
+  let stop: StopSource | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await new Promise<SourceSnapshot>((resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new KubeletError("SourceUnavailable", `no answer from the ${source.name} source within 10s`)),
+        10_000,
+      );
+      stop = source.start(resolve);
+    });
+  } finally {
+    clearTimeout(timer);
+    await stop?.();
+  }
 }
 
 /**
@@ -354,7 +470,7 @@ async function createSources(
   config: KubeletConfig,
   nodeName: string,
   log: Logger,
-  metrics: KubeletMetrics,
+  metrics: KubeletMetrics | undefined,
 ): Promise<PodSource[]> {
   const sources: PodSource[] = [];
   if (config.config)
@@ -394,6 +510,68 @@ async function createSources(
     );
   }
   return sources;
+}
+
+/**
+ * Fleet mode (etcd configured, --register_node on): the node record, pod statuses and events written to etcd on
+ * the node's lease. The etcd client loads only when used, like the etcd source.
+ */
+async function createFleetMode(
+  config: KubeletConfig,
+  node: { name: string; ip: string },
+  deps: Pick<FleetReporterDeps, "pods" | "podsVersion" | "events"> & {
+    runtime: Runtime;
+    health(): Promise<HealthReport>;
+    /** The info server's port once it listens (0 = none). */
+    port(): number;
+    pressure: PressureObserver;
+    log: Logger;
+  },
+): Promise<{ run(signal: AbortSignal): Promise<void>; close(): void } | undefined> {
+  if (!config.registerNode || (config.etcdServers.length === 0 && !config.etcdConfig)) return undefined;
+  const { createEtcdClient, etcdClientOptions } = await import("./sources/etcd-client.ts");
+  const client = createEtcdClient(
+    etcdClientOptions({ endpoints: config.etcdServers, configFile: config.etcdConfig || undefined }),
+  );
+  const host = readHostFacts(config.rootDir);
+  const allocatable = nodeAllocatable(
+    { milliCpu: host.cpus * 1000, memoryBytes: host.memoryBytes },
+    { kube: config.kubeReserved, system: config.systemReserved, evictionHard: config.evictionHard },
+  );
+  const reporter = createFleetReporter(
+    {
+      hostname: node.name,
+      leaseDurationMs: config.nodeLeaseDuration,
+      updateFrequencyMs: config.nodeStatusUpdateFrequency,
+      reportFrequencyMs: config.nodeStatusReportFrequency,
+      clock: systemClock,
+      log: deps.log,
+    },
+    {
+      store: client,
+      pods: deps.pods,
+      podsVersion: deps.podsVersion,
+      events: deps.events,
+      async node(previous) {
+        const [health, runtime] = await Promise.all([deps.health(), deps.runtime.info().catch(() => undefined)]);
+        return buildNode({
+          name: node.name,
+          hostIP: node.ip,
+          port: deps.port(),
+          kubeletVersion: `v${pkg.version}`,
+          host,
+          maxPods: config.maxPods,
+          allocatable,
+          runtime,
+          readiness: readinessFrom(health.checks),
+          pressure: deps.pressure.conditions(),
+          now: new Date().toISOString(),
+          previous,
+        });
+      },
+    },
+  );
+  return { run: (signal) => reporter.run(signal), close: () => client.close() };
 }
 
 /** Creates root_dir and checks it is writable, so volume set-up cannot fail later for that reason. */

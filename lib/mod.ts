@@ -1,36 +1,49 @@
 // The kubelet library's one public file, in pipeline order (each folder is a layer; its main
 // file's header says what it owns and may import):
 //   api/        types.ts (pod model), manifest.ts (text → pods), validation.ts, quantity.ts, expand.ts,
-//               hash.ts (pod, container and sandbox hashes)
-//   sources/    file.ts, url.ts, etcd.ts (source.ts: the protocol); store.ts, the merge store
+//               hash.ts (pod, container and sandbox hashes), config-objects.ts (ConfigMaps, Secrets),
+//               config-refs.ts (what a pod reads of them)
+//   sources/    file.ts, url.ts, etcd.ts, etcd-client.ts (source.ts: the protocol); store.ts, the merge store
+//               (config-store.ts: its ConfigMaps and Secrets)
 //   sync/       sync-loop.ts (triggers, pod workers), pod-plan.ts (pure: one pod's plan),
-//               pod-sync.ts (carries a plan out), pod-status.ts, runonce.ts
-//   node/       images.ts, volumes.ts, probes.ts, events.ts, backoff.ts
-//   container/  runtime.ts (the port), docker.ts (Docker Engine), container-config.ts
+//               pod-sync.ts (carries a plan out), pod-status.ts, runonce.ts, node-plan.ts (`kubelet plan`)
+//   node/       images.ts, volumes.ts (atomic-writer.ts, volume-payload.ts), probes.ts (grpc-probe.ts),
+//               events.ts, backoff.ts; node-status.ts and fleet-reporter.ts (fleet mode: the node record,
+//               pod statuses, events in etcd)
+//   container/  runtime.ts (the port), docker.ts (Docker Engine), container-config.ts, node-scoped.ts
 //   server/     info-server.ts (Hono), push-routes.ts, auth.ts, prometheus.ts; platform/ adapters
-//   wiring      kubelet.ts (the composition root), config/, cli/
+//   wiring      kubelet.ts (the composition root), config/, cli/ (fleet.ts: the fleet view)
 export { readManifests, type ManifestContext, type ManifestResult } from "./api/manifest.ts";
 export { podSpecHash } from "./api/hash.ts";
 export { validatePod, type ValidationOptions } from "./api/validation.ts";
+export { validateConfigObject, type ConfigObject, type ConfigLookup } from "./api/config-objects.ts";
+export { podConfigRefs, checkConfigRefs } from "./api/config-refs.ts";
 export { createFileSource } from "./sources/file.ts";
 export { createUrlSource } from "./sources/url.ts";
 export { createEtcdSource, etcdKeyFor } from "./sources/etcd.ts";
+export { createEtcdClient, etcdClientOptions, readEtcdConfig, type EtcdClient } from "./sources/etcd-client.ts";
 export type { PodSource, SourceSnapshot, StopSource } from "./sources/source.ts";
 export { createPodStore, type NotificationMode, type PodStore, type PodStoreOptions } from "./sources/store.ts";
 export { createSyncLoop, type SyncLoop, type SyncLoopOptions } from "./sync/sync-loop.ts";
 export { computePodActions, type PodActions, type PodPlanInput } from "./sync/pod-plan.ts";
 export { createPodSyncer, type PodSyncer } from "./sync/pod-sync.ts";
 export { computePodStatus } from "./sync/pod-status.ts";
+export { planNode, type NodePlan } from "./sync/node-plan.ts";
 export { runPodsOnce, formatRunOnceReport, type RunOnceReport } from "./sync/runonce.ts";
 export { createImageManager, type ImageManager } from "./node/images.ts";
 export { createProbeManager, runProbe, type ProbeManager } from "./node/probes.ts";
 export { createVolumeManager, type VolumeManager } from "./node/volumes.ts";
+export { writeAtomically } from "./node/atomic-writer.ts";
+export { buildNode, noPressure, type PressureObserver } from "./node/node-status.ts";
+export { createFleetReporter, fleetKeys, type FleetReporter, type FleetStore } from "./node/fleet-reporter.ts";
 export { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 export { LABEL, type Runtime, type ContainerCreateBody } from "./container/runtime.ts";
+export { scopeRuntimeToNode, NODE_LABEL } from "./container/node-scoped.ts";
 export { createInfoServer, type InfoServerDeps } from "./server/info-server.ts";
 export { createPrometheusMetrics } from "./server/prometheus.ts";
 export { runKubelet, runOnce } from "./kubelet.ts";
 export { resolveConfig, printConfig, parseDuration, FLAGS } from "./config/config.ts";
 export { DEFAULT_CONFIG, type KubeletConfig } from "./config/config-types.ts";
 export { main } from "./cli/cli.ts";
+export { readFleet, formatFleetTable, type FleetView } from "./cli/fleet.ts";
 export type { Pod, PodUpdate, PodOperation, FieldIssue, RejectedPod, SourceName } from "./api/types.ts";

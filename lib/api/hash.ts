@@ -53,23 +53,60 @@ export function containerHash(container: V1Container): string {
   return sha256(container, 8);
 }
 
-/** Hash of what the pod sandbox embodies; a change recreates the whole pod. */
-export function podSandboxHash(pod: Pod, networkMode: string): string {
+/** What the pod sandbox embodies, field by field. */
+function sandboxFields(pod: Pod, networkMode: string): Record<string, unknown> {
   const ports = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].flatMap((c) =>
     (c.ports ?? [])
       .filter((p) => p.hostPort)
       .map((p) => `${p.hostIP ?? ""}:${p.hostPort}:${p.containerPort}/${p.protocol}`),
   );
-  return sha256(
-    {
-      hostNetwork: !!pod.spec.hostNetwork,
-      hostIPC: !!pod.spec.hostIPC,
-      hostPID: !!pod.spec.hostPID,
-      hostname: pod.spec.hostname ?? "",
-      ports,
-      networkMode,
-      volumes: pod.spec.volumes ?? [],
-    },
-    8,
+  return {
+    hostNetwork: !!pod.spec.hostNetwork,
+    hostIPC: !!pod.spec.hostIPC,
+    hostPID: !!pod.spec.hostPID,
+    hostname: pod.spec.hostname ?? "",
+    ports,
+    networkMode,
+    volumes: pod.spec.volumes ?? [],
+  };
+}
+
+/** Hash of what the pod sandbox embodies; a change recreates the whole pod. */
+export function podSandboxHash(pod: Pod, networkMode: string): string {
+  return sha256(sandboxFields(pod, networkMode), 8);
+}
+
+/**
+ * A short hash per field (`{"image":"1a2b",…}`), stamped as a label beside the spec hash so that a
+ * change can be explained field by field (`kubelet plan`) without keeping the old spec anywhere.
+ */
+export function fieldHashes(value: object): string {
+  return stableJson(
+    Object.fromEntries(
+      Object.entries(value)
+        .filter(([, v]) => v !== undefined)
+        .map(([k, v]) => [k, sha256(v, 4)]),
+    ),
   );
+}
+
+export function containerFieldHashes(container: V1Container): string {
+  return fieldHashes(container);
+}
+
+export function sandboxFieldHashes(pod: Pod, networkMode: string): string {
+  return fieldHashes(sandboxFields(pod, networkMode));
+}
+
+/** The fields whose hashes differ between two fieldHashes labels; undefined when `before` is missing or unreadable. */
+export function changedFields(before: string | undefined, after: string): string[] | undefined {
+  if (!before) return undefined;
+  let old: Record<string, string>;
+  try {
+    old = JSON.parse(before) as Record<string, string>;
+  } catch {
+    return undefined;
+  }
+  const now = JSON.parse(after) as Record<string, string>;
+  return [...new Set([...Object.keys(old), ...Object.keys(now)])].filter((k) => old[k] !== now[k]).sort();
 }

@@ -13,6 +13,7 @@ import {
   type SourceName,
   type V1Container,
 } from "./types.ts";
+import { toConfigObject, type ConfigObject } from "./config-objects.ts";
 import { podSpecHash } from "./hash.ts";
 
 /** Where the text came from: stamped on every pod and every rejection. */
@@ -25,6 +26,8 @@ export interface ManifestContext {
 export interface ManifestResult {
   pods: Pod[];
   rejected: RejectedPod[];
+  /** ConfigMaps and Secrets found beside the pods (not validated: see validateConfigObject). */
+  configs: ConfigObject[];
 }
 
 /** Parses one YAML (or JSON) document; throws on syntax errors. For configuration files. */
@@ -36,6 +39,19 @@ export function parseYaml(text: string): unknown {
 export function stringifyYaml(value: unknown, options: { flow?: boolean } = {}): string {
   return stringify(value, { lineWidth: 0, ...(options.flow ? { collectionStyle: "flow" as const } : {}) });
 }
+
+/**
+ * `defaultMode: 0644` is octal to Kubernetes (its YAML reader is YAML 1.1) but decimal 644 to YAML 1.2:
+ * read a leading-zero integer as octal, so file modes mean what their authors and Kubernetes mean.
+ */
+const LEGACY_OCTAL = {
+  identify: () => false,
+  default: true,
+  tag: "tag:yaml.org,2002:int",
+  format: "OCT",
+  test: /^0[0-7]+$/,
+  resolve: (text: string) => Number.parseInt(text, 8),
+};
 
 type Json = Record<string, unknown>;
 
@@ -59,13 +75,14 @@ export function readManifests(
   ctx: ManifestContext,
   limits: ManifestLimits = {},
 ): ManifestResult {
-  const result: ManifestResult = { pods: [], rejected: [] };
-  const reject = (document: number, issue: FieldIssue, pod?: string) =>
+  const result: ManifestResult = { pods: [], rejected: [], configs: [] };
+  const reject = (document: number, issue: FieldIssue, pod?: string, kind?: ConfigObject["kind"]) =>
     result.rejected.push({
       source: ctx.source,
       origin: ctx.origin,
       document,
       ...(pod ? { pod } : {}),
+      ...(kind ? { kind } : {}),
       issues: [issue],
     });
   const decoded = decodeManifestText(input, limits.maxBytes ?? DEFAULT_MAX_MANIFEST_BYTES);
@@ -74,7 +91,12 @@ export function readManifests(
     return result;
   }
   const lines = new LineCounter();
-  const documents = parseAllDocuments(decoded.text, { prettyErrors: true, uniqueKeys: false, lineCounter: lines });
+  const documents = parseAllDocuments(decoded.text, {
+    prettyErrors: true,
+    uniqueKeys: false,
+    lineCounter: lines,
+    customTags: (tags) => [LEGACY_OCTAL, ...tags],
+  });
   const list = Array.isArray(documents) ? documents : [documents];
   const at = (offset: number) => lines.linePos(offset);
   list.forEach((doc, index) => {
@@ -106,6 +128,23 @@ export function readManifests(
     if (value === null || value === undefined) return;
     dropNulls(value);
     for (const { manifest, path } of flatten(value, "")) {
+      if (isObject(manifest) && (manifest.kind === "ConfigMap" || manifest.kind === "Secret")) {
+        if (manifest.apiVersion !== "v1")
+          reject(
+            index,
+            {
+              path: path ? `${path}.apiVersion` : "apiVersion",
+              type: "Unsupported value",
+              value: manifest.apiVersion ?? "",
+              detail: 'supported values: "v1"',
+              severity: "error",
+            },
+            describe(manifest),
+            manifest.kind,
+          );
+        else result.configs.push(toConfigObject(manifest, { ...ctx, document: index }));
+        continue;
+      }
       const converted = toPod(manifest, path);
       if ("issue" in converted) {
         reject(index, converted.issue, describe(manifest));
@@ -272,7 +311,8 @@ function toPod(manifest: unknown, path: string): { pod: Json } | { issue: FieldI
       path: at("kind"),
       type: "Unsupported value",
       value: manifest.kind,
-      detail: "only Pod, PodList, List and ContainerManifest (v1beta1/v1beta2) can run on a kubelet",
+      detail:
+        "only Pod, PodList, List, ConfigMap, Secret and ContainerManifest (v1beta1/v1beta2) are read by a kubelet",
       severity: "error",
     },
   };

@@ -3,8 +3,6 @@
 // semantic checks after it only ever see the shapes they expect.
 import type { FieldIssue } from "./types.ts";
 
-const NO_API_SERVER = "a standalone kubelet has no API server to read it from";
-
 /**
  * Known fields by object type, with the type of each value: a scalar ("string", "int", "bool",
  * "quantity", "intstr"), "strings"/"ints" (lists of them), "labels" (a map of strings),
@@ -60,7 +58,7 @@ export const SCHEMA: Record<string, Record<string, string>> = {
     overhead: "!",
     enableServiceLinks: "!",
     readinessGates: "!",
-    imagePullSecrets: "!registry credentials come from the Docker config.json on this node",
+    imagePullSecrets: "[LocalRef]",
     dnsConfig: "!",
     hostAliases: "!",
     shareProcessNamespace: "!",
@@ -109,7 +107,7 @@ export const SCHEMA: Record<string, Record<string, string>> = {
     stdin: "bool",
     stdinOnce: "bool",
     tty: "bool",
-    envFrom: `xenvFrom reads ConfigMaps and Secrets: ${NO_API_SERVER}; use env values`,
+    envFrom: "[EnvFrom]",
     volumeDevices: "xvolumeDevices are not supported by this kubelet",
     resizePolicy: "!",
     restartPolicy: "xsidecar containers (restartPolicy on a container) are not supported by this kubelet",
@@ -119,9 +117,13 @@ export const SCHEMA: Record<string, Record<string, string>> = {
   EnvSource: {
     fieldRef: "FieldRef",
     resourceFieldRef: "ResourceFieldRef",
-    configMapKeyRef: `xconfigMapKeyRef: ${NO_API_SERVER}`,
-    secretKeyRef: `xsecretKeyRef: ${NO_API_SERVER}`,
+    configMapKeyRef: "KeyRef",
+    secretKeyRef: "KeyRef",
   },
+  EnvFrom: { prefix: "string", configMapRef: "OptionalRef", secretRef: "OptionalRef" },
+  OptionalRef: { name: "string", optional: "bool" },
+  KeyRef: { name: "string", key: "string", optional: "bool" },
+  LocalRef: { name: "string" },
   FieldRef: { fieldPath: "string", apiVersion: "string" },
   ResourceFieldRef: { resource: "string", containerName: "string", divisor: "quantity" },
   Resources: { limits: "quantities", requests: "quantities", claims: "!" },
@@ -138,7 +140,7 @@ export const SCHEMA: Record<string, Record<string, string>> = {
     exec: "Exec",
     httpGet: "HttpGet",
     tcpSocket: "TcpSocket",
-    grpc: "xgrpc probes are not supported by this kubelet; use exec, httpGet or tcpSocket",
+    grpc: "Grpc",
     initialDelaySeconds: "int",
     periodSeconds: "int",
     timeoutSeconds: "int",
@@ -152,6 +154,7 @@ export const SCHEMA: Record<string, Record<string, string>> = {
   HttpGet: { path: "string", port: "intstr", host: "string", scheme: "string", httpHeaders: "[Header]" },
   Header: { name: "string", value: "string" },
   TcpSocket: { port: "intstr", host: "string" },
+  Grpc: { port: "intstr", service: "string" },
   Sleep: { seconds: "int" },
   SecurityContext: {
     privileged: "bool",
@@ -172,13 +175,13 @@ export const SCHEMA: Record<string, Record<string, string>> = {
     name: "string",
     emptyDir: "EmptyDir",
     hostPath: "HostPath",
+    configMap: "ConfigMapVolume",
+    secret: "SecretVolume",
+    projected: "Projected",
+    downwardAPI: "DownwardAPIVolume",
     ...Object.fromEntries(
       [
-        "configMap",
-        "secret",
         "persistentVolumeClaim",
-        "projected",
-        "downwardAPI",
         "nfs",
         "iscsi",
         "csi",
@@ -202,9 +205,28 @@ export const SCHEMA: Record<string, Record<string, string>> = {
         "scaleIO",
         "storageos",
         "vsphereVolume",
-      ].map((k) => [k, `x${k} volumes are not supported by a standalone kubelet; use hostPath or emptyDir`]),
+      ].map((k) => [
+        k,
+        `x${k} volumes are not supported by a standalone kubelet; use hostPath, emptyDir, configMap, secret, projected or downwardAPI`,
+      ]),
     ),
   },
+  ConfigMapVolume: { name: "string", items: "[KeyToPath]", defaultMode: "int", optional: "bool" },
+  SecretVolume: { secretName: "string", items: "[KeyToPath]", defaultMode: "int", optional: "bool" },
+  KeyToPath: { key: "string", path: "string", mode: "int" },
+  Projected: { sources: "[ProjectedSource]", defaultMode: "int" },
+  ProjectedSource: {
+    configMap: "ProjectedRef",
+    secret: "ProjectedRef",
+    downwardAPI: "DownwardAPIProjection",
+    serviceAccountToken:
+      "xservice account tokens are issued by an API server, which a standalone kubelet does not have",
+    clusterTrustBundle: "xcluster trust bundles live in an API server, which a standalone kubelet does not have",
+  },
+  ProjectedRef: { name: "string", items: "[KeyToPath]", optional: "bool" },
+  DownwardAPIVolume: { items: "[DownwardItem]", defaultMode: "int" },
+  DownwardAPIProjection: { items: "[DownwardItem]" },
+  DownwardItem: { path: "string", fieldRef: "FieldRef", resourceFieldRef: "ResourceFieldRef", mode: "int" },
   EmptyDir: { medium: "string", sizeLimit: "quantity" },
   HostPath: { path: "string", type: "string" },
 };

@@ -8,6 +8,8 @@
 import type {
   Container as V1Container,
   ContainerStatus as V1ContainerStatus,
+  Node as V1Node,
+  NodeCondition as V1NodeCondition,
   Pod as V1Pod,
   PodCondition as V1PodCondition,
   PodSpec as V1PodSpec,
@@ -16,7 +18,17 @@ import type {
 } from "kubernetes-types/core/v1.d.ts";
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 
-export type { V1Container, V1ContainerStatus, V1Pod, V1PodCondition, V1PodSpec, V1PodStatus, V1Volume };
+export type {
+  V1Container,
+  V1ContainerStatus,
+  V1Node,
+  V1NodeCondition,
+  V1Pod,
+  V1PodCondition,
+  V1PodSpec,
+  V1PodStatus,
+  V1Volume,
+};
 
 /** Where desired pods come from; also the value of the `kubernetes.io/config.source` annotation. */
 export type SourceName = "file" | "url" | "etcd" | "http";
@@ -96,6 +108,8 @@ export interface RejectedPod {
   document?: number;
   /** `namespace/name` when it could be read. */
   pod?: string;
+  /** Set when the object is a ConfigMap or Secret rather than a pod. */
+  kind?: "ConfigMap" | "Secret";
   issues: FieldIssue[];
 }
 

@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { validateConfigObject, type ConfigLookup } from "./config-objects.ts";
+import { checkConfigRefs } from "./config-refs.ts";
 import { readManifests } from "./manifest.ts";
 import { formatIssue } from "./types.ts";
 import { validatePod } from "./validation.ts";
@@ -15,10 +17,24 @@ interface Case {
 const dir = join(import.meta.dir, "../../testdata/manifests");
 const cases = JSON.parse(readFileSync(join(dir, "cases.json"), "utf8")) as Case[];
 
-/** Every issue a file produces: parse rejections, then each pod's validation. */
+/**
+ * Every issue a file produces, as `kubelet validate` finds them: parse rejections, each pod's validation and its
+ * references to the file's ConfigMaps and Secrets, each ConfigMap's or Secret's validation.
+ */
 function issuesOf(file: string, allowPrivileged: boolean) {
-  const { pods, rejected } = readManifests(readFileSync(join(dir, file), "utf8"), { source: "file", origin: file });
-  return [...rejected.flatMap((r) => r.issues), ...pods.flatMap((pod) => validatePod(pod, { allowPrivileged }))];
+  const { pods, rejected, configs } = readManifests(readFileSync(join(dir, file), "utf8"), {
+    source: "file",
+    origin: file,
+  });
+  const lookup: ConfigLookup = {
+    get: (kind, namespace, name) =>
+      configs.find((o) => o.kind === kind && o.metadata.namespace === namespace && o.metadata.name === name),
+  };
+  return [
+    ...rejected.flatMap((r) => r.issues),
+    ...pods.flatMap((pod) => [...validatePod(pod, { allowPrivileged }), ...checkConfigRefs(pod, lookup)]),
+    ...configs.flatMap((object) => validateConfigObject(object)),
+  ];
 }
 
 describe("the manifest table in testdata/manifests", () => {
@@ -51,6 +67,15 @@ describe("readManifests", () => {
     expect(read("busybox:1").metadata.annotations["kubernetes.io/config.hash"]).not.toBe(
       read("busybox:2").metadata.annotations["kubernetes.io/config.hash"],
     );
+  });
+
+  test("reads a leading-zero integer (defaultMode: 0400) as octal, as Kubernetes' YAML 1.1 reader does", () => {
+    const pod = readManifests(
+      "{apiVersion: v1, kind: Pod, metadata: {name: a}, spec: {containers: [{name: c, image: b}], volumes: [{name: v, secret: {secretName: s, defaultMode: 0400}}], terminationGracePeriodSeconds: 10}}",
+      { source: "file", origin: "a" },
+    ).pods[0]!;
+    expect(pod.spec.volumes![0]!.secret!.defaultMode).toBe(0o400);
+    expect(pod.spec.terminationGracePeriodSeconds).toBe(10);
   });
 
   test("applies the Kubernetes defaults", () => {

@@ -1,5 +1,6 @@
 // Pure checks of a defaulted pod, with Kubernetes' field paths and wording. Errors stop a pod;
 // warnings (fields a standalone kubelet ignores, unknown fields) are reported and the pod runs.
+import { configKeyErrors } from "./config-objects.ts";
 import { checkLengths } from "./field-limits.ts";
 import { checkHostPathSafety } from "./host-paths.ts";
 import { parseQuantity } from "./quantity.ts";
@@ -143,6 +144,11 @@ export function validatePod(pod: Pod, options: ValidationOptions): FieldIssue[] 
   return issues;
 }
 
+/** Kubernetes' IsEnvVarName. */
+export function isEnvVarName(name: string): boolean {
+  return ENV_NAME.test(name);
+}
+
 type ErrorFn = (path: string, type: string, value?: unknown, detail?: string) => void;
 
 function checkVolumes(volumes: Json[], error: ErrorFn): Set<string> {
@@ -171,6 +177,7 @@ function checkVolumes(volumes: Json[], error: ErrorFn): Set<string> {
         );
       }
     }
+    checkConfigVolume(volume, path, error);
     if (volume.emptyDir) {
       const emptyDir = volume.emptyDir as Json;
       if (!["", "Memory", undefined].includes(emptyDir.medium))
@@ -186,6 +193,102 @@ function checkVolumes(volumes: Json[], error: ErrorFn): Set<string> {
     }
   });
   return names;
+}
+
+const DOWNWARD_VOLUME_FIELDS = [
+  "metadata.name",
+  "metadata.namespace",
+  "metadata.uid",
+  "metadata.labels",
+  "metadata.annotations",
+];
+const MODE_MSG = "must be a number between 0 and 0777 (octal), both inclusive";
+
+/** configMap, secret, projected and downwardAPI volumes: names, items, paths and modes. */
+function checkConfigVolume(volume: Json, path: string, error: ErrorFn): void {
+  const checkMode = (value: unknown, at: string) => {
+    if (value !== undefined && !(Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 0o777))
+      error(at, "Invalid value", value, MODE_MSG);
+  };
+  const paths = new Set<string>();
+  const checkPath = (value: unknown, at: string) => {
+    if (!value) return error(at, "Required value");
+    const text = String(value);
+    if (text.startsWith("/")) error(at, "Invalid value", text, "must be a relative path");
+    else if (text.split("/").includes("..")) error(at, "Invalid value", text, "must not contain '..'");
+    else if (text.startsWith("..")) error(at, "Invalid value", text, "must not start with '..'");
+    else if (paths.has(text)) error(at, "Invalid value", text, "conflicting duplicate paths");
+    paths.add(text);
+  };
+  const checkItems = (items: unknown, at: string) => {
+    if (!Array.isArray(items)) return;
+    items.forEach((item: Json, i: number) => {
+      const p = `${at}.items[${i}]`;
+      if (!item.key) error(`${p}.key`, "Required value");
+      else
+        for (const message of configKeyErrors(String(item.key))) error(`${p}.key`, "Invalid value", item.key, message);
+      checkPath(item.path, `${p}.path`);
+      checkMode(item.mode, `${p}.mode`);
+    });
+  };
+  const checkDownward = (items: unknown, at: string) => {
+    if (!Array.isArray(items)) return;
+    items.forEach((item: Json, i: number) => {
+      const p = `${at}.items[${i}]`;
+      checkPath(item.path, `${p}.path`);
+      checkMode(item.mode, `${p}.mode`);
+      const fieldPath = item.fieldRef?.fieldPath;
+      if (item.fieldRef && item.resourceFieldRef)
+        error(p, "Invalid value", "", "fieldRef and resourceFieldRef can not be specified simultaneously");
+      else if (!item.fieldRef && !item.resourceFieldRef)
+        error(p, "Required value", undefined, "one of fieldRef and resourceFieldRef is required");
+      if (
+        item.fieldRef &&
+        !DOWNWARD_VOLUME_FIELDS.includes(fieldPath ?? "") &&
+        !/^metadata\.(labels|annotations)\['[^']+'\]$/.test(fieldPath ?? "")
+      )
+        error(
+          `${p}.fieldRef.fieldPath`,
+          "Unsupported value",
+          fieldPath,
+          `supported values: ${DOWNWARD_VOLUME_FIELDS.map((f) => JSON.stringify(f)).join(", ")}, metadata.labels['<KEY>'], metadata.annotations['<KEY>']`,
+        );
+      if (item.resourceFieldRef && !item.resourceFieldRef.containerName)
+        error(`${p}.resourceFieldRef.containerName`, "Required value");
+    });
+  };
+  if (volume.configMap) {
+    if (!volume.configMap.name) error(`${path}.configMap.name`, "Required value");
+    checkItems(volume.configMap.items, `${path}.configMap`);
+    checkMode(volume.configMap.defaultMode, `${path}.configMap.defaultMode`);
+  }
+  if (volume.secret) {
+    if (!volume.secret.secretName) error(`${path}.secret.secretName`, "Required value");
+    checkItems(volume.secret.items, `${path}.secret`);
+    checkMode(volume.secret.defaultMode, `${path}.secret.defaultMode`);
+  }
+  if (volume.downwardAPI) {
+    checkDownward(volume.downwardAPI.items, `${path}.downwardAPI`);
+    checkMode(volume.downwardAPI.defaultMode, `${path}.downwardAPI.defaultMode`);
+  }
+  if (volume.projected) {
+    checkMode(volume.projected.defaultMode, `${path}.projected.defaultMode`);
+    (Array.isArray(volume.projected.sources) ? volume.projected.sources : []).forEach((source: Json, i: number) => {
+      const at = `${path}.projected.sources[${i}]`;
+      const kinds = ["configMap", "secret", "downwardAPI", "serviceAccountToken", "clusterTrustBundle"].filter(
+        (k) => source[k] !== undefined && source[k] !== null,
+      );
+      if (kinds.length === 0) error(at, "Required value", undefined, "must specify exactly 1 volume type");
+      else if (kinds.length > 1)
+        error(`${at}.${kinds[1]}`, "Forbidden", undefined, "may not specify more than 1 volume type");
+      for (const kind of ["configMap", "secret"] as const) {
+        if (!source[kind]) continue;
+        if (!source[kind].name) error(`${at}.${kind}.name`, "Required value");
+        checkItems(source[kind].items, `${at}.${kind}`);
+      }
+      if (source.downwardAPI) checkDownward(source.downwardAPI.items, `${at}.downwardAPI`);
+    });
+  }
 }
 
 interface ContainerContext {
@@ -277,6 +380,15 @@ function checkContainer(c: V1Container, path: string, ctx: ContainerContext, err
           `supported values: ${FIELD_REFS.map((f) => JSON.stringify(f)).join(", ")}, metadata.labels['<KEY>'], metadata.annotations['<KEY>']`,
         );
       }
+      for (const kind of ["configMapKeyRef", "secretKeyRef"] as const) {
+        const ref = env.valueFrom[kind];
+        if (!ref) continue;
+        if (!ref.name) error(`${p}.valueFrom.${kind}.name`, "Required value");
+        if (!ref.key) error(`${p}.valueFrom.${kind}.key`, "Required value");
+        else
+          for (const message of configKeyErrors(ref.key))
+            error(`${p}.valueFrom.${kind}.key`, "Invalid value", ref.key, message);
+      }
       const resource = env.valueFrom.resourceFieldRef?.resource;
       if (
         env.valueFrom.resourceFieldRef &&
@@ -290,6 +402,20 @@ function checkContainer(c: V1Container, path: string, ctx: ContainerContext, err
         );
       }
     }
+  });
+  (c.envFrom ?? []).forEach((source, j) => {
+    const p = `${path}.envFrom[${j}]`;
+    const kinds = (["configMapRef", "secretRef"] as const).filter((k) => source[k]);
+    if (kinds.length === 0) error(p, "Required value", undefined, "one of configMapRef or secretRef is required");
+    else if (kinds.length > 1) error(p, "Invalid value", "", "may not have more than one field specified at a time");
+    for (const kind of kinds) if (!source[kind]!.name) error(`${p}.${kind}.name`, "Required value");
+    if (source.prefix && !ENV_NAME.test(source.prefix))
+      error(
+        `${p}.prefix`,
+        "Invalid value",
+        source.prefix,
+        "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit",
+      );
   });
   const mountPaths = new Set<string>();
   (c.volumeMounts ?? []).forEach((mount, j) => {
@@ -371,7 +497,19 @@ function checkHandler(handler: Json, path: string, kinds: string[], portNames: S
     error(`${path}.exec.command`, "Required value");
   if (kind === "sleep" && !(Number.isInteger(body.seconds) && body.seconds >= 0))
     error(`${path}.sleep.seconds`, "Invalid value", body.seconds, "must be greater than or equal to 0");
-  if (kind === "httpGet" || kind === "tcpSocket" || kind === "grpc") {
+  if (kind === "grpc") {
+    if (body.port === undefined) error(`${path}.grpc.port`, "Required value");
+    else if (!isPort(body.port))
+      error(
+        `${path}.grpc.port`,
+        "Invalid value",
+        body.port,
+        typeof body.port === "string" && !/^\d+$/.test(body.port)
+          ? "must be a port number (gRPC probes take no named ports)"
+          : "must be between 1 and 65535, inclusive",
+      );
+  }
+  if (kind === "httpGet" || kind === "tcpSocket") {
     const port = body.port;
     const ok =
       typeof port === "number"

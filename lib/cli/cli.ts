@@ -1,6 +1,6 @@
-// Layer cli/: subcommands (run, runonce, validate, print-config) and the only place errors become
-// exit codes. Imports config/ and api/; lib/kubelet.ts (and with it everything heavy) only lazily,
-// for run and runonce.
+// Layer cli/: subcommands (run, runonce, plan, validate, print-config, fleet) and the only place
+// errors become exit codes. Imports config/ and api/; lib/kubelet.ts (and with it everything heavy)
+// only lazily, for run, runonce and plan; the etcd client only lazily, for fleet.
 //
 // The only cac import: subcommands, flags in both spellings, usage errors, exit codes
 // (0 success, 1 failure, 2 usage). Heavy parts (Docker, etcd, the server) load only for run/runonce.
@@ -10,7 +10,9 @@ import { FLAGS, printConfig, resolveConfig, type ResolvedConfig } from "../confi
 import type { KubeletConfig } from "../config/config-types.ts";
 import { createLogger } from "../log.ts";
 import { runtimeName } from "../platform/runtime.ts";
+import type { FleetSection } from "./fleet.ts";
 import { validateCommand } from "./validate.ts";
+import { PLAN_EXIT, planCommand } from "./plan.ts";
 
 declare const KUBELET_COMMIT: string | undefined;
 
@@ -34,7 +36,7 @@ const STDIN_PATH = "/dev/stdin";
 const BOOLEAN_FLAGS = new Set(
   FLAGS.filter((f) => f.type === "bool")
     .map((f) => f.flag.replace(/_/g, "-"))
-    .concat(["show-origin", "help", "version"]),
+    .concat(["show-origin", "help", "version", "watch"]),
 );
 
 /**
@@ -133,6 +135,15 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       },
     );
   });
+  const plan = withConfigFlags(
+    cli.command("plan", "Print what a sync would do to this node, without doing it (exit 0 none, 2 changes, 1 errors)"),
+  ).option("-o, --output <format>", "text or json", { default: "text" });
+  plan.action((options) => {
+    const format = outputFormat(options.output, ["text", "json"], plan) as "text" | "json";
+    const { config } = resolve(options, plan);
+    const log = createLogger({ format: config.logFormat || undefined, verbosity: Math.min(config.verbosity, 0) });
+    result = planCommand(config, { format, out: io.stdout, err: io.stderr, log });
+  });
   const print = withConfigFlags(
     cli.command("print-config", "Print the effective configuration (defaults < --config_file < flags)"),
   )
@@ -146,6 +157,27 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
         showOrigin: options.showOrigin === true || options.showOrigin === "true",
       }),
     );
+  });
+  const fleet = cli
+    .command("fleet [section]", "Nodes and pods of every kubelet sharing an etcd (section: nodes, pods or events)")
+    .option("--etcd-servers <value>", "etcd endpoints, comma separated or repeated")
+    .option("--etcd-config <path>", "etcd client config file (endpoints, TLS, auth)")
+    .option("-o, --output <format>", "table, json or yaml", { default: "table" })
+    .option("-w, --watch", "Print again on every change until interrupted");
+  fleet.action((section: string | undefined, options) => {
+    const chosen = section ?? "all";
+    if (!["all", "nodes", "pods", "events"].includes(chosen))
+      throw new UsageError(`unknown fleet section "${chosen}": use nodes, pods or events`, fleet);
+    const format = outputFormat(options.output, ["table", "json", "yaml"], fleet) as "table" | "json" | "yaml";
+    const etcd = resolve({ etcdServers: options.etcdServers, etcdConfig: options.etcdConfig }, fleet);
+    if (etcd.config.etcdServers.length === 0 && !etcd.config.etcdConfig)
+      throw new UsageError("fleet needs --etcd_servers or --etcd_config", fleet);
+    result = startFleet(etcd.config, {
+      section: chosen as FleetSection,
+      format,
+      watch: options.watch === true || options.watch === "true",
+      io,
+    });
   });
   cli.help();
   if (argv.includes("--version")) {
@@ -161,7 +193,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
         cli.outputHelp();
         return 2;
       }
-      throw new UsageError(`unknown command "${cli.args[0]}": use run, runonce, validate or print-config`);
+      throw new UsageError(`unknown command "${cli.args[0]}": use run, runonce, plan, validate, print-config or fleet`);
     }
     await cli.runMatchedCommand();
     return await result;
@@ -175,7 +207,8 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       io.stderr.write(
         `Usage: kubelet ${command ? command.rawName : "<command>"} [flags]; see 'kubelet ${command ? command.name + " " : ""}--help'\n`,
       );
-      return 2;
+      // plan's 2 means "changes", as with terraform's -detailed-exitcode: its usage errors are errors.
+      return command?.name === "plan" ? PLAN_EXIT.error : 2;
     }
     io.stderr.write(`kubelet: ${err.message}\n`);
     return 1;
@@ -247,6 +280,36 @@ async function startRunOnce(resolved: ResolvedConfig, command: Command, io: Io):
     return 1;
   } finally {
     process.off("SIGTERM", onSignal).off("SIGINT", onSignal);
+  }
+}
+
+async function startFleet(
+  config: KubeletConfig,
+  options: { section: FleetSection; format: "table" | "json" | "yaml"; watch: boolean; io: Io },
+): Promise<number> {
+  const [{ createEtcdClient, etcdClientOptions }, { fleetCommand }] = await Promise.all([
+    import("../sources/etcd-client.ts"),
+    import("./fleet.ts"),
+  ]);
+  const clientOptions = etcdClientOptions({
+    endpoints: config.etcdServers,
+    configFile: config.etcdConfig || undefined,
+  });
+  const client = createEtcdClient(clientOptions);
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once("SIGTERM", onSignal).once("SIGINT", onSignal);
+  try {
+    await fleetCommand({ client, ...options, out: options.io.stdout, signal: stop.signal });
+    return 0;
+  } catch (error) {
+    options.io.stderr.write(
+      `kubelet: cannot read the fleet from etcd (${clientOptions.hosts.join(",")}): ${(error as Error).message}\n`,
+    );
+    return 1;
+  } finally {
+    process.off("SIGTERM", onSignal).off("SIGINT", onSignal);
+    client.close();
   }
 }
 

@@ -1,10 +1,20 @@
-// `kubelet validate`: manifests from files, directories and stdin → a verdict per pod, every
-// issue with file, document and field path. Returns the exit code (0 valid, 1 invalid).
+// `kubelet validate`: manifests from files, directories and stdin → a verdict per pod and per
+// ConfigMap or Secret, every issue with file, document and field path; references from pods to
+// ConfigMaps and Secrets are checked across all the files given. Returns the exit code (0 valid, 1 invalid).
 import { listManifestFiles, readManifestFile } from "../api/manifest-files.ts";
 import { DEFAULT_MAX_MANIFEST_BYTES, tooLarge } from "../api/manifest-text.ts";
 import { readManifests } from "../api/manifest.ts";
 import { ANNOTATION, formatIssue, podKey, type FieldIssue } from "../api/types.ts";
 import { validatePod } from "../api/validation.ts";
+import {
+  configKey,
+  configKeyOf,
+  describeConfig,
+  validateConfigObject,
+  type ConfigLookup,
+  type ConfigObject,
+} from "../api/config-objects.ts";
+import { checkConfigRefs } from "../api/config-refs.ts";
 
 export interface ValidateOptions {
   allowPrivileged: boolean;
@@ -18,7 +28,9 @@ export interface ValidateOptions {
 interface PodVerdict {
   file: string;
   document?: number;
+  /** `namespace/name` of the pod (or of the ConfigMap or Secret when `kind` is set). */
   pod?: string;
+  kind?: "ConfigMap" | "Secret";
   valid: boolean;
   issues: FieldIssue[];
 }
@@ -43,7 +55,8 @@ export async function validateCommand(paths: string[], options: ValidateOptions)
       });
     }
   }
-  const seen = new Map<string, string>();
+  // Every file first: a pod may name a ConfigMap or Secret defined in any of them.
+  const read: Array<{ file: string; result: ReturnType<typeof readManifests> }> = [];
   for (const file of files) {
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_MANIFEST_BYTES;
     let text: string | Uint8Array | undefined;
@@ -57,11 +70,48 @@ export async function validateCommand(paths: string[], options: ValidateOptions)
       verdicts.push({ file, document: 0, valid: false, issues: [tooLarge(undefined, maxBytes)] });
       continue;
     }
-    const result = readManifests(text, { source: "file", origin: file }, { maxBytes });
+    read.push({ file, result: readManifests(text, { source: "file", origin: file }, { maxBytes }) });
+  }
+  const objects = new Map<string, ConfigObject>();
+  for (const { file, result } of read) {
     for (const rejected of result.rejected)
-      verdicts.push({ file, document: rejected.document, pod: rejected.pod, valid: false, issues: rejected.issues });
+      verdicts.push({
+        file,
+        document: rejected.document,
+        pod: rejected.pod,
+        ...(rejected.kind ? { kind: rejected.kind } : {}),
+        valid: false,
+        issues: rejected.issues,
+      });
+    for (const object of result.configs) {
+      const issues = validateConfigObject(object);
+      const key = configKeyOf(object);
+      const first = objects.get(key);
+      if (first)
+        issues.push({
+          path: "metadata.name",
+          type: "Duplicate value",
+          value: object.metadata.name,
+          detail: `${describeConfig(object)} is already defined in ${first.metadata.annotations[ANNOTATION.origin]}[${first.metadata.annotations[ANNOTATION.document]}]; the first one wins`,
+          severity: "error",
+        });
+      const valid = !issues.some((i) => i.severity === "error");
+      if (valid && !first) objects.set(key, object);
+      verdicts.push({
+        file,
+        document: Number(object.metadata.annotations[ANNOTATION.document]),
+        pod: `${object.metadata.namespace}/${object.metadata.name}`,
+        kind: object.kind,
+        valid,
+        issues,
+      });
+    }
+  }
+  const lookup: ConfigLookup = { get: (kind, namespace, name) => objects.get(configKey(kind, namespace, name)) };
+  const seen = new Map<string, string>();
+  for (const { file, result } of read) {
     for (const pod of result.pods) {
-      const issues = validatePod(pod, options);
+      const issues = [...validatePod(pod, options), ...checkConfigRefs(pod, lookup)];
       const key = podKey(pod);
       const document = Number(pod.metadata.annotations[ANNOTATION.document]);
       const first = seen.get(key);
@@ -77,30 +127,43 @@ export async function validateCommand(paths: string[], options: ValidateOptions)
       verdicts.push({ file, document, pod: key, valid: !issues.some((i) => i.severity === "error"), issues });
     }
   }
-  const invalid = verdicts.filter((v) => !v.valid).length;
+  const invalid = verdicts.filter((v) => !v.valid && !v.kind).length;
+  const configVerdicts = verdicts.filter((v) => v.kind);
+  const invalidConfigs = configVerdicts.filter((v) => !v.valid).length;
+  const podVerdicts = verdicts.length - configVerdicts.length;
   const warnings = verdicts.reduce((n, v) => n + v.issues.filter((i) => i.severity === "warning").length, 0);
-  const code = invalid > 0 || unreadable.length > 0 ? 1 : 0;
+  const code = invalid > 0 || invalidConfigs > 0 || unreadable.length > 0 ? 1 : 0;
   if (options.format === "json") {
     options.out.write(
-      JSON.stringify({ valid: verdicts.length - invalid, invalid, warnings, unreadable, pods: verdicts }, null, 2) +
-        "\n",
+      JSON.stringify(
+        {
+          valid: podVerdicts - invalid,
+          invalid,
+          warnings,
+          unreadable,
+          pods: verdicts.filter((v) => !v.kind),
+          configs: configVerdicts,
+        },
+        null,
+        2,
+      ) + "\n",
     );
     return code;
   }
   for (const { path, message } of unreadable) options.out.write(`FAIL ${path}: cannot read: ${message}\n`);
   for (const v of verdicts) {
     options.out.write(
-      `${v.valid ? "ok  " : "FAIL"} ${v.file}${v.document !== undefined && !v.pod ? `[${v.document}]` : ""}  ${v.pod ?? ""}\n`,
+      `${v.valid ? "ok  " : "FAIL"} ${v.file}${v.document !== undefined && !v.pod ? `[${v.document}]` : ""}  ${v.kind ? `${v.kind} ` : ""}${v.pod ?? ""}\n`,
     );
     for (const issue of v.issues) {
       options.out.write(
-        `  ${issue.severity === "error" ? "error" : "warn "} ${v.file}[${v.document ?? 0}]${v.pod ? ` ${v.pod}` : ""}: ${formatIssue(issue)}\n`,
+        `  ${issue.severity === "error" ? "error" : "warn "} ${v.file}[${v.document ?? 0}]${v.pod ? ` ${v.kind ? `${v.kind} ` : ""}${v.pod}` : ""}: ${formatIssue(issue)}\n`,
       );
     }
   }
   const fileCount = new Set(verdicts.map((v) => v.file)).size;
   options.out.write(
-    `${verdicts.length - invalid} pods valid, ${invalid} invalid, ${warnings} warnings in ${fileCount} files${unreadable.length ? `, ${unreadable.length} unreadable` : ""}\n`,
+    `${podVerdicts - invalid} pods valid, ${invalid} invalid, ${warnings} warnings in ${fileCount} files${configVerdicts.length ? `; ${configVerdicts.length - invalidConfigs} ConfigMaps/Secrets valid, ${invalidConfigs} invalid` : ""}${unreadable.length ? `, ${unreadable.length} unreadable` : ""}\n`,
   );
   return code;
 }

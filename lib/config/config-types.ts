@@ -53,6 +53,14 @@ export interface KubeletConfig {
   runonceTimeout: number;
   /** enable_debugging_handlers */
   enableDebuggingHandlers: boolean;
+  /** register_node: fleet mode's writes to etcd. */
+  registerNode: boolean;
+  /** node_lease_duration */
+  nodeLeaseDuration: number;
+  /** node_status_update_frequency */
+  nodeStatusUpdateFrequency: number;
+  /** node_status_report_frequency */
+  nodeStatusReportFrequency: number;
   /** maximum_dead_containers_per_container */
   maximumDeadContainersPerContainer: number;
   /** auth_token_file: bearer tokens, one per line. */
@@ -136,6 +144,10 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   runonce: false,
   runonceTimeout: 300_000,
   enableDebuggingHandlers: true,
+  registerNode: true,
+  nodeLeaseDuration: 40_000,
+  nodeStatusUpdateFrequency: 10_000,
+  nodeStatusReportFrequency: 300_000,
   maximumDeadContainersPerContainer: 1,
   authTokenFile: "",
   tlsCertFile: "",

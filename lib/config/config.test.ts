@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { formatDuration, parseDuration, printConfig, resolveConfig } from "./config.ts";
 
@@ -69,6 +71,26 @@ describe("precedence: defaults < config file < flags", () => {
   test("accepts lists as commas and as repetition", () => {
     expect(resolveConfig({ etcdServers: ["http://a:2379,http://b:2379", "http://c:2379"] }).config.etcdServers).toEqual(
       ["http://a:2379", "http://b:2379", "http://c:2379"],
+    );
+  });
+
+  test("takes fleet mode's lease and frequencies from KubeletConfiguration, and refuses a lease that expires between renewals", () => {
+    const dir = mkdtempSync(join(tmpdir(), "kubelet-config-fleet-"));
+    const path = join(dir, "kubelet.yaml");
+    writeFileSync(
+      path,
+      "kind: KubeletConfiguration\nnodeLeaseDurationSeconds: 20\nnodeStatusUpdateFrequency: 5s\nregisterNode: false\n",
+    );
+    expect(resolveConfig({}, path).config).toMatchObject({
+      nodeLeaseDuration: 20_000,
+      nodeStatusUpdateFrequency: 5000,
+      registerNode: false,
+    });
+    expect(() => resolveConfig({ nodeLeaseDuration: "10s", nodeStatusUpdateFrequency: "10s" })).toThrow(
+      /--node_status_update_frequency "10s" must be above 0 and below --node_lease_duration \(10s\)/,
+    );
+    expect(() => resolveConfig({ nodeLeaseDuration: "1500ms" })).toThrow(
+      /--node_lease_duration "1.5s": etcd leases are whole seconds/,
     );
   });
 

@@ -190,6 +190,30 @@ export const FLAGS: FlagSpec[] = [
     description: "Enables server endpoints for log collection and local running of containers and commands",
   },
   {
+    flag: "register_node",
+    key: "registerNode",
+    type: "bool",
+    description: "With etcd: write the node record, its pods' statuses and events to etcd (fleet mode)",
+  },
+  {
+    flag: "node_lease_duration",
+    key: "nodeLeaseDuration",
+    type: "duration",
+    description: "TTL of the etcd lease the node's records live on; they vanish this long after the kubelet dies",
+  },
+  {
+    flag: "node_status_update_frequency",
+    key: "nodeStatusUpdateFrequency",
+    type: "duration",
+    description: "How often the node's lease is renewed and its status computed",
+  },
+  {
+    flag: "node_status_report_frequency",
+    key: "nodeStatusReportFrequency",
+    type: "duration",
+    description: "How often the node record is rewritten when nothing changed (its heartbeat times)",
+  },
+  {
     flag: "maximum_dead_containers_per_container",
     key: "maximumDeadContainersPerContainer",
     type: "uint",
@@ -673,6 +697,14 @@ export function resolveConfig(
 /** Cross-field checks, with the kubelet's own limits. */
 function checkConfig(config: KubeletConfig): void {
   const invalid = (message: string) => new KubeletError("InvalidValue", message);
+  if (config.nodeLeaseDuration < 1000 || config.nodeLeaseDuration % 1000 !== 0)
+    throw invalid(
+      `--node_lease_duration "${formatDuration(config.nodeLeaseDuration)}": etcd leases are whole seconds, at least 1s`,
+    );
+  if (config.nodeStatusUpdateFrequency <= 0 || config.nodeStatusUpdateFrequency >= config.nodeLeaseDuration)
+    throw invalid(
+      `--node_status_update_frequency "${formatDuration(config.nodeStatusUpdateFrequency)}" must be above 0 and below --node_lease_duration (${formatDuration(config.nodeLeaseDuration)}), or the lease expires between renewals`,
+    );
   if (config.cpuCfsQuotaPeriod < 1 || config.cpuCfsQuotaPeriod > 1000)
     throw invalid(
       `--cpu_cfs_quota_period: must be between 1ms and 1s, got ${formatDuration(config.cpuCfsQuotaPeriod)}`,

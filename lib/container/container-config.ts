@@ -2,10 +2,12 @@
 // labels, Kubernetes `$(VAR)` expansion, downward-API env, resources and security settings.
 import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerCreateBody } from "./runtime.ts";
 import { expand } from "../api/expand.ts";
-import { containerHash, podSandboxHash } from "../api/hash.ts";
+import { containerFieldHashes, containerHash, podSandboxHash, sandboxFieldHashes } from "../api/hash.ts";
 import { containerOomScoreAdj, POD_INFRA_OOM_SCORE_ADJ } from "../api/qos.ts";
 import { milliCpu, parseQuantity } from "../api/quantity.ts";
 import { KubeletError, ANNOTATION, type Pod, type V1Container } from "../api/types.ts";
+import { configBytes, type ConfigKind, type ConfigLookup } from "../api/config-objects.ts";
+import { isEnvVarName } from "../api/validation.ts";
 
 /** A volume as the containers of a pod see it: where it is on the host. */
 export interface VolumeMount {
@@ -24,6 +26,8 @@ export interface PodContext {
   allowPrivileged: boolean;
   volumePaths: Map<string, VolumeMount>;
   node: { cpus: number; memoryBytes: number };
+  /** ConfigMaps and Secrets for env and envFrom. */
+  configs: ConfigLookup;
   /** HostConfig.CgroupParent of every container of the pod (its pod cgroup); unset = Docker's default. */
   cgroupParent?: string;
   /** The lowest oom_score_adj the kernel lets the runtime set here (0 where negative values are refused). */
@@ -74,6 +78,7 @@ export function buildPauseContainer(pod: Pod, ctx: PodContext): ContainerCreateB
       [LABEL.containerName]: POD_INFRA_CONTAINER_NAME,
       [LABEL.containerType]: "podsandbox",
       [LABEL.podHash]: podSandboxHash(pod, ctx.networkMode),
+      [LABEL.fieldHashes]: sandboxFieldHashes(pod, ctx.networkMode),
     },
     ...(hostNetwork || ctx.networkMode === "none" ? {} : { Hostname: pod.spec.hostname ?? pod.metadata.name }),
     ...(Object.keys(exposed).length ? { ExposedPorts: exposed } : {}),
@@ -128,6 +133,7 @@ export function buildContainer(
       [LABEL.containerName]: container.name,
       [LABEL.containerType]: "container",
       [LABEL.containerHash]: containerHash(container),
+      [LABEL.fieldHashes]: containerFieldHashes(container),
       [LABEL.restartCount]: String(ctx.attempt),
       ...(ctx.init ? { [LABEL.initContainer]: "true" } : {}),
     },
@@ -174,15 +180,49 @@ function binds(container: V1Container, volumes: Map<string, VolumeMount>): strin
   });
 }
 
-/** The container's environment in order: values may reference earlier entries with `$(NAME)`. */
+/**
+ * The container's environment in order: envFrom first, then env (which may reference earlier entries
+ * with `$(NAME)`). A missing ConfigMap, Secret or key that is not optional throws
+ * KubeletError("CreateContainerConfigError") with the kubelet's message.
+ */
 export function resolveEnv(pod: Pod, container: V1Container, ctx: PodContext): Map<string, string> {
   const env = new Map<string, string>();
+  const namespace = pod.metadata.namespace;
+  const lookup = (kind: ConfigKind, name: string, optional: boolean | undefined) => {
+    const object = ctx.configs.get(kind, namespace, name);
+    if (!object && !optional)
+      throw new KubeletError(
+        "CreateContainerConfigError",
+        `${kind === "ConfigMap" ? "configmap" : "secret"} "${name}" not found`,
+      );
+    return object && configBytes(object);
+  };
+  for (const source of container.envFrom ?? []) {
+    const [kind, ref] = source.configMapRef
+      ? (["ConfigMap", source.configMapRef] as const)
+      : (["Secret", source.secretRef!] as const);
+    // Keys that are no valid variable names are skipped, as Kubernetes does (`validate` warns about them).
+    for (const [key, value] of lookup(kind, ref.name ?? "", ref.optional) ?? [])
+      if (isEnvVarName(`${source.prefix ?? ""}${key}`)) env.set(`${source.prefix ?? ""}${key}`, value.toString("utf8"));
+  }
   for (const variable of container.env ?? []) {
     let value: string;
-    if (variable.valueFrom?.fieldRef) value = fieldValue(pod, variable.valueFrom.fieldRef.fieldPath, ctx);
-    else if (variable.valueFrom?.resourceFieldRef)
-      value = resourceValue(container, variable.valueFrom.resourceFieldRef, ctx);
-    else value = expand(variable.value ?? "", (name) => env.get(name));
+    const from = variable.valueFrom;
+    const keyRef = from?.configMapKeyRef ?? from?.secretKeyRef;
+    if (from?.fieldRef) value = fieldValue(pod, from.fieldRef.fieldPath, ctx);
+    else if (from?.resourceFieldRef) value = resourceFieldValue(container, from.resourceFieldRef, ctx.node);
+    else if (keyRef) {
+      const kind = from!.configMapKeyRef ? "ConfigMap" : "Secret";
+      const bytes = lookup(kind, keyRef.name ?? "", keyRef.optional)?.get(keyRef.key);
+      if (bytes === undefined) {
+        if (keyRef.optional) continue;
+        throw new KubeletError(
+          "CreateContainerConfigError",
+          `couldn't find key ${keyRef.key} in ${kind} ${namespace}/${keyRef.name}`,
+        );
+      }
+      value = bytes.toString("utf8");
+    } else value = expand(variable.value ?? "", (name) => env.get(name));
     env.set(variable.name, value);
   }
   return env;
@@ -212,21 +252,16 @@ function fieldValue(pod: Pod, path: string, ctx: PodContext): string {
   }
 }
 
-function resourceValue(
+/** A resourceFieldRef's value (env or downward API file): the container's figure, or the node's for a missing limit. */
+export function resourceFieldValue(
   container: V1Container,
   ref: { resource: string; divisor?: string | number },
-  ctx: PodContext,
+  node: PodContext["node"],
 ): string {
   const [kind, name] = ref.resource.split(".") as ["limits" | "requests", "cpu" | "memory"];
   const raw = container.resources?.[kind]?.[name];
   const value =
-    raw !== undefined
-      ? parseQuantity(raw)!
-      : kind === "limits"
-        ? name === "cpu"
-          ? ctx.node.cpus
-          : ctx.node.memoryBytes
-        : 0;
+    raw !== undefined ? parseQuantity(raw)! : kind === "limits" ? (name === "cpu" ? node.cpus : node.memoryBytes) : 0;
   const divisor = ref.divisor !== undefined ? parseQuantity(ref.divisor) || 1 : 1;
   return String(Math.ceil(value / divisor));
 }

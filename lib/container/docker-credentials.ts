@@ -6,7 +6,8 @@ import type { RegistryAuth } from "./runtime.ts";
 
 const DOCKER_HUB = new Set(["docker.io", "index.docker.io", "registry-1.docker.io", "registry.hub.docker.com"]);
 
-interface AuthEntry {
+/** One registry's entry in a config.json `auths` map. */
+export interface AuthEntry {
   auth?: string;
   username?: string;
   password?: string;
@@ -50,18 +51,24 @@ function readAuths(path: string): Record<string, AuthEntry> {
 
 /** Credentials for the image's registry from the first config file that has them, or undefined. */
 export function credentialsFor(image: string, paths: string[]): RegistryAuth | undefined {
-  const registry = registryOf(image);
   for (const path of paths) {
-    const entry = Object.entries(readAuths(path)).find(([key]) => hostOfKey(key) === registry)?.[1];
-    if (!entry) continue;
-    const decoded = entry.auth ? Buffer.from(entry.auth, "base64").toString("utf8") : undefined;
-    const colon = decoded?.indexOf(":") ?? -1;
-    return {
-      username: decoded !== undefined && colon >= 0 ? decoded.slice(0, colon) : entry.username,
-      password: decoded !== undefined && colon >= 0 ? decoded.slice(colon + 1) : entry.password,
-      serveraddress: registry === "docker.io" ? "https://index.docker.io/v1/" : registry,
-      ...(entry.identitytoken ? { identitytoken: entry.identitytoken } : {}),
-    };
+    const found = credentialsFromAuths(image, readAuths(path));
+    if (found) return found;
   }
   return undefined;
+}
+
+/** Credentials for the image's registry from one config.json `auths` map (a file, or a dockerconfigjson Secret). */
+export function credentialsFromAuths(image: string, auths: Record<string, AuthEntry>): RegistryAuth | undefined {
+  const registry = registryOf(image);
+  const entry = Object.entries(auths).find(([key]) => hostOfKey(key) === registry)?.[1];
+  if (!entry) return undefined;
+  const decoded = entry.auth ? Buffer.from(entry.auth, "base64").toString("utf8") : undefined;
+  const colon = decoded?.indexOf(":") ?? -1;
+  return {
+    username: decoded !== undefined && colon >= 0 ? decoded.slice(0, colon) : entry.username,
+    password: decoded !== undefined && colon >= 0 ? decoded.slice(colon + 1) : entry.password,
+    serveraddress: registry === "docker.io" ? "https://index.docker.io/v1/" : registry,
+    ...(entry.identitytoken ? { identitytoken: entry.identitytoken } : {}),
+  };
 }

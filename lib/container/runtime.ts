@@ -20,6 +20,8 @@ export const LABEL = {
   terminationGracePeriod: "io.kubernetes.pod.terminationGracePeriod",
   /** JSON of the pod's spec hash and source, so a restarted kubelet can tell what it ran. */
   podHash: "io.kubernetes.pod.hash",
+  /** A short hash per field of the container spec (or of the sandbox), so `kubelet plan` can name what changed. */
+  fieldHashes: "kubelet.io/field-hashes",
 } as const;
 
 /** Container name of the pod infra ("pause") container in names and labels. */

@@ -11,9 +11,10 @@ import { createImageManager, TokenBucket } from "./images.ts";
 import { noopMetrics } from "../metrics.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
-import { testPod } from "../testing/pods.ts";
+import { testConfig, testPod } from "../testing/pods.ts";
 import { describeWithServices } from "../testing/services.ts";
 import { KubeletError } from "../api/types.ts";
+import type { ConfigLookup } from "../api/config-objects.ts";
 
 const pod = testPod("p");
 
@@ -152,6 +153,45 @@ describe("image manager", () => {
     expect(runtime.calls.filter((c) => c.method === "pullImage").map((c) => c.args)).toEqual([
       ["registry.example.com/team/app:1", { username: "u", password: "p", serveraddress: "registry.example.com" }],
       ["busybox:1.35", undefined],
+    ]);
+  });
+});
+
+describe("image pull secrets", () => {
+  test("a pod's dockerconfigjson Secret is used before the node's config.json, for its registry only", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "kubelet-docker-config-"));
+    writeFileSync(
+      join(dir, "config.json"),
+      JSON.stringify({ auths: { "registry.example.com": { auth: Buffer.from("node:n").toString("base64") } } }),
+    );
+    const secret = testConfig(
+      "Secret",
+      "regcred",
+      {
+        type: "kubernetes.io/dockerconfigjson",
+        stringData: {
+          ".dockerconfigjson": JSON.stringify({
+            auths: { "https://registry.example.com": { username: "pod", password: "s" } },
+          }),
+        },
+      },
+      { namespace: "team" },
+    );
+    const configs: ConfigLookup = {
+      get: (kind, namespace, name) =>
+        kind === "Secret" && namespace === "team" && name === "regcred" ? secret : undefined,
+    };
+    const runtime = new FakeRuntime(new FakeClock());
+    const images = createImageManager(
+      { qps: 0, burst: 0, configs, dockerConfigPaths: [join(dir, "config.json")] },
+      runtime,
+    );
+    const withSecret = testPod("p", { imagePullSecrets: [{ name: "regcred" }] }, { namespace: "team" });
+    await images.ensureImage("registry.example.com/team/app:1", "Always", withSecret);
+    await images.ensureImage("registry.example.com/team/app:1", "Always", pod);
+    expect(runtime.calls.filter((c) => c.method === "pullImage").map((c) => c.args[1])).toEqual([
+      { username: "pod", password: "s", serveraddress: "registry.example.com" },
+      { username: "node", password: "n", serveraddress: "registry.example.com" },
     ]);
   });
 });

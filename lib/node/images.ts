@@ -3,7 +3,13 @@
 import { Backoff } from "./backoff.ts";
 import { systemClock, type Clock } from "../clock.ts";
 import type { Runtime } from "../container/runtime.ts";
-import { credentialsFor, defaultDockerConfigPaths } from "../container/docker-credentials.ts";
+import {
+  credentialsFor,
+  credentialsFromAuths,
+  defaultDockerConfigPaths,
+  type AuthEntry,
+} from "../container/docker-credentials.ts";
+import { configBytes, type ConfigLookup } from "../api/config-objects.ts";
 import type { EventRecorder } from "./events.ts";
 import { silentLogger, type Logger } from "../log.ts";
 import type { KubeletMetrics } from "../metrics.ts";
@@ -23,6 +29,8 @@ export interface ImageManagerOptions {
   qps: number;
   burst: number;
   dockerConfigPaths?: string[];
+  /** Where the pod's imagePullSecrets (kubernetes.io/dockerconfigjson Secrets) are found. */
+  configs?: ConfigLookup;
   clock?: Clock;
   log?: Logger;
   metrics?: KubeletMetrics;
@@ -73,12 +81,29 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
   const inflight = new Map<string, Promise<string>>();
   const configPaths = options.dockerConfigPaths ?? defaultDockerConfigPaths();
 
+  /** The pod's imagePullSecrets come first, as in Kubernetes; the node's config.json is the fallback. */
+  const pullSecretCredentials = (image: string, pod: Pod) => {
+    for (const ref of pod.spec.imagePullSecrets ?? []) {
+      const secret = options.configs?.get("Secret", pod.metadata.namespace, ref.name ?? "");
+      const json = secret && configBytes(secret).get(".dockerconfigjson");
+      if (!json) continue;
+      try {
+        const auths = (JSON.parse(json.toString("utf8")) as { auths?: Record<string, AuthEntry> }).auths ?? {};
+        const found = credentialsFromAuths(image, auths);
+        if (found) return found;
+      } catch {
+        // validated on admission; an unreadable one is simply not used
+      }
+    }
+    return undefined;
+  };
+
   const pull = async (image: string, pod: Pod): Promise<string> => {
     await bucket.take();
     options.events?.record(pod, "Normal", "Pulling", `Pulling image "${image}"`);
     const started = clock.now();
     try {
-      await runtime.pullImage(image, credentialsFor(image, configPaths));
+      await runtime.pullImage(image, pullSecretCredentials(image, pod) ?? credentialsFor(image, configPaths));
       const id = await runtime.imageId(image);
       if (!id) throw new KubeletError("ImagePullFailed", `image ${image} is missing right after its pull`);
       const seconds = (clock.now() - started) / 1000;

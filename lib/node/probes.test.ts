@@ -7,6 +7,7 @@ import { FakeClock } from "../testing/fake-clock.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { testPod } from "../testing/pods.ts";
 import { freePortNumber } from "../testing/ports.ts";
+import { startHealthServer } from "../testing/grpc-health.ts";
 import { describeWithServices } from "../testing/services.ts";
 
 describe("probe handlers", () => {
@@ -148,5 +149,37 @@ describeWithServices("exec probes in a real container", (services) => {
       message: 'command ["sh","-c","echo not ready; exit 1"] exited with 1: not ready',
     });
     expect((await runProbe({ exec: { command: ["sleep", "5"] } }, target, 300)).message).toContain("timeout");
+  });
+});
+
+describe("gRPC probes", () => {
+  const target = { runtime: new FakeRuntime(), containerId: "none", host: "127.0.0.1" };
+
+  test("grpc.health.v1 SERVING passes; NOT_SERVING fails with the kubelet's message; the service is sent", async () => {
+    const server = await startHealthServer();
+    try {
+      expect(await runProbe({ grpc: { port: server.port } }, target, 1000)).toEqual({ result: "success", message: "" });
+      server.set("NOT_SERVING", "api");
+      expect(await runProbe({ grpc: { port: server.port, service: "api" } }, target, 1000)).toEqual({
+        result: "failure",
+        message: 'service unhealthy (responded with "NOT_SERVING")',
+      });
+      server.set("SERVING", "api");
+      expect((await runProbe({ grpc: { port: server.port, service: "api" } }, target, 1000)).result).toBe("success");
+      server.set("UNKNOWN");
+      expect((await runProbe({ grpc: { port: server.port } }, target, 1000)).message).toBe(
+        'service unhealthy (responded with "UNKNOWN")',
+      );
+      expect(server.asked).toEqual(["", "api", "api", ""]);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("a gRPC probe of a closed port fails naming the address and the timeout", async () => {
+    const port = await freePortNumber();
+    const { result, message } = await runProbe({ grpc: { port } }, target, 500);
+    expect(result).toBe("failure");
+    expect(message).toStartWith(`timeout: failed to connect service "127.0.0.1:${port}" within 0.5s`);
   });
 });

@@ -1,5 +1,5 @@
 // Liveness, readiness and startup probes, run by the kubelet itself: exec through the runtime (no
-// curl needed in the image), HTTP and TCP from the kubelet process. One worker per probe.
+// curl needed in the image), HTTP, TCP and gRPC (grpc-probe.ts) from the kubelet process. One worker per probe.
 import { connect } from "node:net";
 import { systemClock, type Clock, type Timer } from "../clock.ts";
 import type { Runtime } from "../container/runtime.ts";
@@ -8,6 +8,7 @@ import { silentLogger, type Logger } from "../log.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 import type { Pod, V1Container } from "../api/types.ts";
 import type { Probe as V1Probe } from "kubernetes-types/core/v1.d.ts";
+import { grpcProbe } from "./grpc-probe.ts";
 
 export type ProbeResult = "success" | "failure";
 type ProbeType = "Liveness" | "Readiness" | "Startup";
@@ -69,6 +70,14 @@ export async function runProbe(
         socket.once("error", (error) => reject(new Error(`dial tcp ${host}:${port}: ${error.message}`)));
       });
       return { result: "success", message: "" };
+    }
+    if (probe.grpc) {
+      if (!target.host)
+        return {
+          result: "failure",
+          message: "gRPC probe failed: the pod has no network address (use hostNetwork or an exec probe)",
+        };
+      return await grpcProbe(target.host, probe.grpc.port, probe.grpc.service ?? "", timeoutMs);
     }
     return { result: "failure", message: "probe has no supported handler" };
   } catch (error) {

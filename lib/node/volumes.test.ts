@@ -5,6 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { testPod } from "../testing/pods.ts";
 import { createVolumeManager } from "./volumes.ts";
+import { noConfigs } from "../api/config-objects.ts";
+
+const NODE = { cpus: 2, memoryBytes: 2 ** 30 };
 
 const root = () => mkdtempSync(join(tmpdir(), "kubelet-volumes-"));
 const isRoot = process.getuid?.() === 0;
@@ -12,14 +15,14 @@ const isRoot = process.getuid?.() === 0;
 describe("volume manager", () => {
   test("creates emptyDir volumes under <root_dir>/pods/<uid>/volumes and removes them with the pod", async () => {
     const rootDir = root();
-    const volumes = createVolumeManager({ rootDir });
+    const volumes = createVolumeManager({ configs: noConfigs, rootDir });
     const pod = testPod("v", {
       volumes: [{ name: "scratch", emptyDir: {} }],
       containers: [
         { name: "c", image: "b:1", volumeMounts: [{ name: "scratch", mountPath: "/s", subPath: "logs/app" }] },
       ],
     });
-    const paths = await volumes.setup(pod);
+    const paths = await volumes.setup(pod, NODE);
     const dir = join(rootDir, "pods", pod.metadata.uid, "volumes", "kubernetes.io~empty-dir", "scratch");
     expect(paths.get("scratch")).toEqual({ hostPath: dir });
     expect(statSync(join(dir, "logs/app")).isDirectory()).toBe(true);
@@ -32,9 +35,9 @@ describe("volume manager", () => {
     "mounts a tmpfs with the size limit for medium Memory, and unmounts it on teardown",
     async () => {
       const rootDir = root();
-      const volumes = createVolumeManager({ rootDir });
+      const volumes = createVolumeManager({ configs: noConfigs, rootDir });
       const pod = testPod("m", { volumes: [{ name: "cache", emptyDir: { medium: "Memory", sizeLimit: "8Mi" } }] });
-      const dir = (await volumes.setup(pod)).get("cache")!.hostPath;
+      const dir = (await volumes.setup(pod, NODE)).get("cache")!.hostPath;
       const mount = readFileSync("/proc/self/mounts", "utf8")
         .split("\n")
         .find((l) => l.split(" ")[1] === dir);
@@ -50,35 +53,35 @@ describe("volume manager", () => {
     const host = root();
     writeFileSync(join(host, "file"), "x");
     mkdirSync(join(host, "dir"));
-    const volumes = createVolumeManager({ rootDir });
+    const volumes = createVolumeManager({ configs: noConfigs, rootDir });
     const withHostPath = (path: string, type: string) =>
       testPod("h", { volumes: [{ name: "h", hostPath: { path, type } }] });
-    await volumes.setup(withHostPath(join(host, "new/dir"), "DirectoryOrCreate"));
+    await volumes.setup(withHostPath(join(host, "new/dir"), "DirectoryOrCreate"), NODE);
     expect(statSync(join(host, "new/dir")).isDirectory()).toBe(true);
-    await volumes.setup(withHostPath(join(host, "created"), "FileOrCreate"));
+    await volumes.setup(withHostPath(join(host, "created"), "FileOrCreate"), NODE);
     expect(statSync(join(host, "created")).isFile()).toBe(true);
-    await volumes.setup(withHostPath(join(host, "dir"), "Directory"));
-    await expect(volumes.setup(withHostPath(join(host, "file"), "Directory"))).rejects.toThrow(
+    await volumes.setup(withHostPath(join(host, "dir"), "Directory"), NODE);
+    await expect(volumes.setup(withHostPath(join(host, "file"), "Directory"), NODE)).rejects.toThrow(
       `hostPath type check failed: ${join(host, "file")} is not a directory`,
     );
-    await expect(volumes.setup(withHostPath(join(host, "missing"), "File"))).rejects.toMatchObject({
+    await expect(volumes.setup(withHostPath(join(host, "missing"), "File"), NODE)).rejects.toMatchObject({
       code: "VolumeSetupFailed",
     });
-    await expect(volumes.setup(withHostPath(join(host, "file"), "Socket"))).rejects.toThrow("is not a socket");
+    await expect(volumes.setup(withHostPath(join(host, "file"), "Socket"), NODE)).rejects.toThrow("is not a socket");
   });
 
   test("teardown never touches what a hostPath points at", async () => {
     const rootDir = root();
     const host = root();
     writeFileSync(join(host, "precious"), "keep");
-    const volumes = createVolumeManager({ rootDir });
+    const volumes = createVolumeManager({ configs: noConfigs, rootDir });
     const pod = testPod("keep", {
       volumes: [
         { name: "h", hostPath: { path: host } },
         { name: "e", emptyDir: {} },
       ],
     });
-    await volumes.setup(pod);
+    await volumes.setup(pod, NODE);
     await volumes.teardown(pod.metadata.uid);
     expect(readFileSync(join(host, "precious"), "utf8")).toBe("keep");
   });

@@ -1,5 +1,7 @@
-// Pod volumes on the host: emptyDir under <root_dir>/pods/<uid>/volumes (tmpfs for medium Memory)
-// and hostPath with its type checks. Pod directories are removed once their pod is gone.
+// Pod volumes on the host: emptyDir under <root_dir>/pods/<uid>/volumes (tmpfs for medium Memory),
+// hostPath with its type checks, and configMap, secret, projected and downwardAPI volumes written by
+// the atomic writer (Secrets and projected volumes on a tmpfs, never on disk). Pod directories are
+// removed once their pod is gone.
 import { execFile } from "node:child_process";
 import { mkdir, open, readdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
@@ -7,20 +9,30 @@ import { promisify } from "node:util";
 import type { VolumeMount } from "../container/container-config.ts";
 import { silentLogger, type Logger } from "../log.ts";
 import { parseQuantity } from "../api/quantity.ts";
-import { KubeletError, type Pod } from "../api/types.ts";
+import { ANNOTATION, KubeletError, type Pod } from "../api/types.ts";
+import type { ConfigLookup } from "../api/config-objects.ts";
+import { podConfigRefs } from "../api/config-refs.ts";
+import { writeAtomically } from "./atomic-writer.ts";
+import { isProjectedKind, volumePayload } from "./volume-payload.ts";
 
 const run = promisify(execFile);
 
 export interface VolumeManager {
-  /** Creates/checks every volume of a pod; returns volume name → host path. */
-  setup(pod: Pod): Promise<Map<string, VolumeMount>>;
+  /**
+   * Creates/checks every volume of a pod and (re)writes the files of its configMap, secret, projected and
+   * downwardAPI volumes; returns volume name → host path. A missing ConfigMap or Secret throws
+   * KubeletError("CreateContainerConfigError").
+   */
+  setup(pod: Pod, node: { cpus: number; memoryBytes: number }): Promise<Map<string, VolumeMount>>;
+  /** Changes whenever setup would write something different (the spec, a referenced object, labels). */
+  version(pod: Pod): string;
   /** Unmounts and removes a pod's directory (never touches hostPath targets). */
   teardown(podUid: string): Promise<void>;
   /** Uids that have a pod directory. */
   podDirs(): Promise<string[]>;
 }
 
-export function createVolumeManager(options: { rootDir: string; log?: Logger }): VolumeManager {
+export function createVolumeManager(options: { rootDir: string; configs: ConfigLookup; log?: Logger }): VolumeManager {
   const log = options.log ?? silentLogger;
   const podsDir = join(options.rootDir, "pods");
   const fail = (pod: Pod, volume: string, why: string) =>
@@ -30,10 +42,52 @@ export function createVolumeManager(options: { rootDir: string; log?: Logger }):
     );
 
   return {
-    async setup(pod) {
+    version(pod) {
+      const objects = podConfigRefs(pod)
+        .filter((ref) => ref.use === "volume")
+        .map((ref) => {
+          const object = options.configs.get(ref.kind, pod.metadata.namespace, ref.name);
+          return `${ref.kind}/${ref.name}#${object?.metadata.annotations[ANNOTATION.hash] ?? "-"}`;
+        });
+      const downward = (pod.spec.volumes ?? []).some(
+        (v) => v.downwardAPI || v.projected?.sources?.some((s) => s.downwardAPI),
+      );
+      return JSON.stringify([
+        pod.spec.volumes ?? [],
+        objects,
+        downward ? [pod.metadata.labels, pod.metadata.annotations] : [],
+      ]);
+    },
+    async setup(pod, node) {
       const paths = new Map<string, VolumeMount>();
       for (const volume of pod.spec.volumes ?? []) {
-        if (volume.emptyDir) {
+        if (isProjectedKind(volume)) {
+          const plugin = volume.configMap
+            ? "kubernetes.io~configmap"
+            : volume.secret
+              ? "kubernetes.io~secret"
+              : volume.projected
+                ? "kubernetes.io~projected"
+                : "kubernetes.io~downward-api";
+          const dir = join(podsDir, pod.metadata.uid, "volumes", plugin, volume.name);
+          const payload = volumePayload(pod, volume, options.configs, node);
+          await mkdir(dir, { recursive: true, mode: 0o755 });
+          // Secret material must never reach a disk: secret and projected volumes live on a tmpfs.
+          if ((volume.secret || volume.projected) && !(await isMountPoint(dir))) {
+            try {
+              await run("mount", ["-t", "tmpfs", "-o", "mode=0755", "tmpfs", dir]);
+            } catch (error) {
+              throw fail(
+                pod,
+                volume.name,
+                `cannot mount a tmpfs for its Secret files (the kubelet must run as root): ${(error as { stderr?: string }).stderr?.trim() || (error as Error).message}`,
+              );
+            }
+          }
+          if (await writeAtomically(dir, payload))
+            log.debug(`wrote volume "${volume.name}" of pod ${pod.metadata.namespace}/${pod.metadata.name}`);
+          paths.set(volume.name, { hostPath: dir });
+        } else if (volume.emptyDir) {
           const dir = join(podsDir, pod.metadata.uid, "volumes", "kubernetes.io~empty-dir", volume.name);
           await mkdir(dir, { recursive: true, mode: 0o777 });
           if (volume.emptyDir.medium === "Memory" && !(await isMountPoint(dir))) {
@@ -56,7 +110,11 @@ export function createVolumeManager(options: { rootDir: string; log?: Logger }):
           await checkHostPath(volume.hostPath.path, volume.hostPath.type ?? "", (why) => fail(pod, volume.name, why));
           paths.set(volume.name, { hostPath: volume.hostPath.path });
         } else {
-          throw fail(pod, volume.name, "only emptyDir and hostPath volumes are supported");
+          throw fail(
+            pod,
+            volume.name,
+            "only emptyDir, hostPath, configMap, secret, projected and downwardAPI volumes are supported",
+          );
         }
       }
       for (const container of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {

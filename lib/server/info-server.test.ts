@@ -10,6 +10,7 @@ import { createInfoServer, type InfoServerDeps } from "./info-server.ts";
 import { createPrometheusMetrics } from "./prometheus.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { testPod } from "../testing/pods.ts";
+import type { ConfigObject } from "../api/config-objects.ts";
 import type { Pod, PodOperation } from "../api/types.ts";
 
 const logDir = mkdtempSync(join(tmpdir(), "kubelet-varlog-"));
@@ -38,6 +39,7 @@ function setup(config: Partial<KubeletConfig> = {}, extra: Partial<InfoServerDep
   );
   runtime.setLogs(id, "line 1\nline 2\n");
   const merged: Array<{ op: PodOperation; pods: Pod[] }> = [];
+  const mergedConfigs: Array<{ op: PodOperation; objects: ConfigObject[] }> = [];
   const metrics = createPrometheusMetrics();
   metrics.runtimeOperation("create_container", 0.2, false);
   metrics.probe("Liveness", "successful", { container: "app", pod: "web", namespace: "default" });
@@ -62,7 +64,10 @@ function setup(config: Partial<KubeletConfig> = {}, extra: Partial<InfoServerDep
       },
     ],
     runtime,
-    push: { merge: (_source, op, pods) => merged.push({ op, pods }) },
+    push: {
+      merge: (_source, op, pods) => merged.push({ op, pods }),
+      mergeConfigs: (_source, op, objects) => mergedConfigs.push({ op, objects }),
+    },
     health: async () => ({ ok: true, checks: [{ name: "docker", ok: true, message: "ok" }] }),
     metrics,
     events: createEventRecorder(),
@@ -70,7 +75,7 @@ function setup(config: Partial<KubeletConfig> = {}, extra: Partial<InfoServerDep
     logDir,
     ...extra,
   });
-  return { app, runtime, merged, id };
+  return { app, runtime, merged, mergedConfigs, id };
 }
 
 describe("info server", () => {
@@ -220,6 +225,43 @@ describe("info server", () => {
       "ADD pushed",
       "REMOVE pushed",
     ]);
+  });
+
+  test("pushes carry ConfigMaps and Secrets beside the pod; DELETE /configmaps and /secrets remove one", async () => {
+    const body = `apiVersion: v1
+kind: ConfigMap
+metadata: { name: settings }
+data: { mode: fast }
+---
+apiVersion: v1
+kind: Secret
+metadata: { name: token }
+stringData: { token: s3cr3t }
+---
+apiVersion: v1
+kind: Pod
+metadata: { name: pushed }
+spec: { containers: [{ name: c, image: "busybox:1.35" }] }
+`;
+    expect((await s.app.request("/pods", { method: "PUT", body })).status).toBe(200);
+    expect((await s.app.request("/configmaps/default/settings", { method: "DELETE" })).status).toBe(200);
+    expect((await s.app.request("/secrets/default/token", { method: "DELETE" })).status).toBe(200);
+    expect(
+      s.mergedConfigs.map((m) => `${m.op} ${m.objects.map((o) => `${o.kind}/${o.metadata.name}`).join(",")}`),
+    ).toEqual(["SET ConfigMap/settings,Secret/token", "REMOVE ConfigMap/settings", "REMOVE Secret/token"]);
+    expect(s.merged.map((m) => `${m.op} ${m.pods.map((p) => p.metadata.name)}`)).toEqual(["SET pushed"]);
+  });
+
+  test("an invalid pushed Secret is a 400 that names the field and never echoes the value", async () => {
+    const response = await s.app.request("/pods", {
+      method: "PUT",
+      body: "{apiVersion: v1, kind: Secret, metadata: {name: pw}, data: {password: 'hunter2!'}}",
+    });
+    expect(response.status).toBe(400);
+    const text = await response.text();
+    expect(text).toContain("data[password]");
+    expect(text).not.toContain("hunter2");
+    expect(s.mergedConfigs).toEqual([]);
   });
 
   test("an invalid push is a 400 Status naming every field error; one over the manifest size limit is 413", async () => {

@@ -1,13 +1,16 @@
-// Pods pushed over HTTP (the 2014 debugging handlers and a modern REST shape), merged as source "http".
+// Pods, ConfigMaps and Secrets pushed over HTTP (the 2014 debugging handlers and a modern REST shape),
+// merged as source "http".
 import { Hono, type Context } from "hono";
 import { DEFAULT_MAX_MANIFEST_BYTES } from "../api/manifest-text.ts";
 import { readManifests } from "../api/manifest.ts";
 import { HttpError } from "./server-support.ts";
 import { formatIssue, type Pod, type PodOperation, type RejectedPod } from "../api/types.ts";
 import { validatePod, type ValidationOptions } from "../api/validation.ts";
+import { describeConfig, validateConfigObject, type ConfigKind, type ConfigObject } from "../api/config-objects.ts";
 
 export interface PushTarget {
   merge(source: "http", op: PodOperation, pods: Pod[], rejected?: RejectedPod[]): void;
+  mergeConfigs(source: "http", op: PodOperation, objects: ConfigObject[]): void;
 }
 
 export interface PushOptions extends ValidationOptions {
@@ -29,8 +32,13 @@ const MANIFEST_TYPES = new Set([
 ]);
 
 /** Parses and validates a pushed body; any error rejects the whole request with every cause. */
-function parseBody(body: Uint8Array, origin: string, options: PushOptions, expect: "one" | "many"): Pod[] {
-  const { pods, rejected } = readManifests(body, { source: "http", origin }, { maxBytes: options.maxBytes });
+function parseBody(
+  body: Uint8Array,
+  origin: string,
+  options: PushOptions,
+  expect: "one" | "many",
+): { pods: Pod[]; configs: ConfigObject[] } {
+  const { pods, rejected, configs } = readManifests(body, { source: "http", origin }, { maxBytes: options.maxBytes });
   const causes = rejected.flatMap((r) =>
     r.issues.map((i) => ({ field: i.path, message: `${origin}[${r.document ?? 0}]: ${formatIssue(i)}` })),
   );
@@ -42,10 +50,15 @@ function parseBody(body: Uint8Array, origin: string, options: PushOptions, expec
       });
     }
   }
+  for (const object of configs) {
+    for (const issue of validateConfigObject(object).filter((i) => i.severity === "error")) {
+      causes.push({ field: issue.path, message: `${describeConfig(object)}: ${formatIssue(issue)}` });
+    }
+  }
   if (causes.length)
     throw new HttpError(400, `invalid pod manifest: ${causes.map((c) => c.message).join("; ")}`, causes);
   if (expect === "one" && pods.length !== 1) throw new HttpError(400, `expected exactly one pod, got ${pods.length}`);
-  return pods;
+  return { pods, configs };
 }
 
 /** The request body, refused past `maxBytes` (413), past the deadline (408) or of a foreign media type (415). */
@@ -96,11 +109,11 @@ export function createPushRoutes(target: PushTarget, options: PushOptions): Hono
       options,
       expect,
     );
-  const accepted = (pods: Pod[]) => ({
+  const accepted = (pods: Pod[], configs: ConfigObject[]) => ({
     kind: "Status",
     apiVersion: "v1",
     status: "Success",
-    message: `accepted ${pods.length} pod(s)`,
+    message: `accepted ${pods.length} pod(s)${configs.length ? ` and ${configs.length} ConfigMap(s)/Secret(s)` : ""}`,
     code: 200,
   });
   // The 2014 routes and PUT /pods all replace the pushed set.
@@ -110,16 +123,39 @@ export function createPushRoutes(target: PushTarget, options: PushOptions): Hono
     ["put", "/pods", "many"],
   ] as const) {
     app[method](path, async (c) => {
-      const pods = await pushed(c, expect);
+      const { pods, configs } = await pushed(c, expect);
+      target.mergeConfigs("http", "SET", configs);
       target.merge("http", "SET", pods);
-      return c.json(accepted(pods));
+      return c.json(accepted(pods, configs));
     });
   }
   app.post("/pods", async (c) => {
-    const pods = await pushed(c, "one");
+    const { pods, configs } = await pushed(c, "one");
+    target.mergeConfigs("http", "ADD", configs);
     target.merge("http", "ADD", pods);
-    return c.json(accepted(pods), 201);
+    return c.json(accepted(pods, configs), 201);
   });
+  for (const [path, kind] of [
+    ["configmaps", "ConfigMap"],
+    ["secrets", "Secret"],
+  ] as const) {
+    app.delete(`/${path}/:namespace/:name`, (c) => {
+      const { namespace, name } = c.req.param();
+      const stub: ConfigObject = {
+        apiVersion: "v1",
+        kind: kind as ConfigKind,
+        metadata: { namespace, name, annotations: {} },
+      };
+      target.mergeConfigs("http", "REMOVE", [stub]);
+      return c.json({
+        kind: "Status",
+        apiVersion: "v1",
+        status: "Success",
+        message: `${kind} ${namespace}/${name} removed from the pushed set`,
+        code: 200,
+      });
+    });
+  }
   app.delete("/pods/:namespace/:name", (c) => {
     const { namespace, name } = c.req.param();
     const stub = {

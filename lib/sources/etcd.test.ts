@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { put, putSomewhere, remove, startEtcdCluster, type EtcdCluster } from "../testing/etcd-cluster.ts";
 import { describeWithServices } from "../testing/services.ts";
 import { names, recordSnapshots } from "../testing/snapshots.ts";
-import { createEtcdSource, etcdKeyFor, readEtcdConfig } from "./etcd.ts";
+import { readEtcdConfig } from "./etcd-client.ts";
+import { createEtcdSource, etcdKeyFor } from "./etcd.ts";
 
 const pod = (name: string) => ({
   apiVersion: "v1",
@@ -38,6 +39,38 @@ describeWithServices("etcd source", () => {
     await r.next((s) => s.pods.length === 1);
     await remove(single.endpoints[0]!, key);
     expect((await r.next((s) => s.pods.length === 0)).pods).toEqual([]);
+    await r.stop();
+  });
+
+  test("ConfigMaps and Secrets under the host's configmaps/ and secrets/ keys come with its pods and follow edits", async () => {
+    const host = "node-cfg";
+    const endpoint = single.endpoints[0]!;
+    await put(endpoint, etcdKeyFor(host), JSON.stringify([pod("web")]));
+    await put(
+      endpoint,
+      `/registry/hosts/${host}/configmaps/settings`,
+      "{apiVersion: v1, kind: ConfigMap, metadata: {name: settings}, data: {mode: fast}}",
+    );
+    const r = recordSnapshots(createEtcdSource({ endpoints: single.endpoints, hostname: host }));
+    const first = await r.next((s) => s.pods.length === 1 && (s.configs ?? []).length === 1);
+    expect(first.configs![0]!.data).toEqual({ mode: "fast" });
+    await put(
+      endpoint,
+      `/registry/hosts/${host}/secrets/token`,
+      "{apiVersion: v1, kind: Secret, metadata: {name: token}, stringData: {t: x}}",
+    );
+    const both = await r.next((s) => (s.configs ?? []).length === 2);
+    expect(both.configs!.map((c) => `${c.kind}/${c.metadata.name}`).sort()).toEqual([
+      "ConfigMap/settings",
+      "Secret/token",
+    ]);
+    await put(endpoint, `/registry/hosts/${host}/configmaps/settings`, JSON.stringify(pod("misplaced")));
+    const misplaced = await r.next((s) => s.rejected.length > 0);
+    expect(misplaced.pods.map((p) => p.metadata.name)).toEqual(["web"]);
+    expect(misplaced.rejected[0]!.issues[0]!.detail).toContain("only ConfigMap documents are read from");
+    await remove(endpoint, `/registry/hosts/${host}/secrets/token`);
+    await remove(endpoint, `/registry/hosts/${host}/configmaps/settings`);
+    expect((await r.next((s) => (s.configs ?? []).length === 0 && s.rejected.length === 0)).pods).toHaveLength(1);
     await r.stop();
   });
 

@@ -1,14 +1,13 @@
-// The etcd source (--etcd_servers / --etcd_config): the key /registry/hosts/<hostname>/kubelet,
-// read once, then watched from the next revision. A lost connection never empties the source;
+// The etcd source (--etcd_servers / --etcd_config): the key /registry/hosts/<hostname>/kubelet and
+// the ConfigMaps and Secrets under …/configmaps/ and …/secrets/, read once, then watched (the whole
+// host prefix) from the next revision. A lost connection never empties the source;
 // only an empty list or a delete the watch confirms does.
-import { Etcd3, type IOptions } from "etcd3";
-import { readFileSync } from "node:fs";
 import { systemClock, type Clock } from "../clock.ts";
-import { parseDuration } from "../config/config.ts";
 import { silentLogger, type Logger } from "../log.ts";
-import { parseYaml, readManifests } from "../api/manifest.ts";
+import type { ConfigObject } from "../api/config-objects.ts";
+import { readManifests, type ManifestResult } from "../api/manifest.ts";
 import type { KubeletMetrics } from "../metrics.ts";
-import { KubeletError } from "../api/types.ts";
+import { createEtcdClient, etcdClientOptions } from "./etcd-client.ts";
 import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
 
 export interface EtcdSourceOptions {
@@ -25,6 +24,41 @@ export interface EtcdSourceOptions {
   metrics?: KubeletMetrics;
 }
 
+/**
+ * Parses one etcd value: the host's key holds pods (and may hold ConfigMaps and Secrets beside them);
+ * keys under configmaps/ and secrets/ hold only objects of that kind.
+ */
+function readKey(name: string, text: string, podKey: string, prefix: string, maxBytes?: number): ManifestResult {
+  const result = readManifests(text, { source: "etcd", origin: name }, { maxBytes });
+  if (name === podKey) return result;
+  const kind = name.startsWith(`${prefix}configmaps/`) ? "ConfigMap" : "Secret";
+  const misplaced = (what: string, pod?: string) => ({
+    source: "etcd" as const,
+    origin: name,
+    ...(pod ? { pod } : {}),
+    issues: [
+      {
+        path: "kind",
+        type: "Unsupported value",
+        value: what,
+        detail: `only ${kind} documents are read from ${prefix}${kind === "ConfigMap" ? "configmaps" : "secrets"}/…; put pods under ${podKey}`,
+        severity: "error" as const,
+      },
+    ],
+  });
+  return {
+    pods: [],
+    configs: result.configs.filter((c) => c.kind === kind),
+    rejected: [
+      ...result.rejected,
+      ...result.pods.map((p) => misplaced("Pod", `${p.metadata.namespace}/${p.metadata.name}`)),
+      ...result.configs
+        .filter((c) => c.kind !== kind)
+        .map((c) => misplaced(c.kind, `${c.metadata.namespace}/${c.metadata.name}`)),
+    ],
+  };
+}
+
 /** The key a host's pods live under. */
 export function etcdKeyFor(hostname: string): string {
   return `/registry/hosts/${hostname}/kubelet`;
@@ -34,54 +68,66 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? silentLogger;
   const key = etcdKeyFor(options.hostname);
-  const clientOptions = options.configFile
-    ? readEtcdConfig(options.configFile)
-    : { hosts: options.endpoints ?? [], dialTimeout: 5000 };
-  if (clientOptions.hosts.length === 0)
-    throw new KubeletError("InvalidValue", "the etcd source needs at least one endpoint");
+  const prefix = `/registry/hosts/${options.hostname}/`;
+  const clientOptions = etcdClientOptions(options);
 
   return {
     name: "etcd",
     start(emit) {
-      const client = new Etcd3(clientOptions as IOptions);
+      const client = createEtcdClient(clientOptions);
       const stop = new AbortController();
       let lastSignature: string | undefined;
-      let lastGood: SourceSnapshot | undefined;
-      const publish = (value: Buffer | undefined) => {
-        const parsed =
-          value === undefined
-            ? { pods: [], rejected: [] }
-            : readManifests(value, { source: "etcd", origin: key }, { maxBytes: options.maxBytes });
-        const broken = parsed.rejected.some((r) => r.issues.some((i) => i.path === "<document>"));
-        const snapshot = broken && lastGood ? { pods: lastGood.pods, rejected: parsed.rejected } : parsed;
-        if (!broken) lastGood = parsed;
+      const values = new Map<string, string>();
+      const parsedByKey = new Map<string, { text: string; result: ManifestResult }>();
+      const lastGood = new Map<string, ManifestResult>();
+      const publish = () => {
+        const snapshot: SourceSnapshot & { configs: ConfigObject[] } = { pods: [], rejected: [], configs: [] };
+        for (const name of [...values.keys()].sort()) {
+          const text = values.get(name)!;
+          let cached = parsedByKey.get(name);
+          if (cached?.text !== text) {
+            cached = { text, result: readKey(name, text, key, prefix, options.maxBytes) };
+            parsedByKey.set(name, cached);
+          }
+          const parsed = cached.result;
+          const broken = parsed.rejected.some((r) => r.issues.some((i) => i.path === "<document>"));
+          const good = broken ? lastGood.get(name) : parsed;
+          if (!broken) lastGood.set(name, parsed);
+          snapshot.pods.push(...(good?.pods ?? []));
+          snapshot.configs.push(...(good?.configs ?? []));
+          snapshot.rejected.push(...parsed.rejected);
+        }
+        for (const name of [...parsedByKey.keys()])
+          if (!values.has(name)) parsedByKey.delete(name), lastGood.delete(name);
         const signature = snapshotSignature(snapshot);
         if (signature === lastSignature) return;
         lastSignature = signature;
         emit(snapshot);
       };
+      const relevant = (name: string) =>
+        name === key || name.startsWith(`${prefix}configmaps/`) || name.startsWith(`${prefix}secrets/`);
 
       const session = async () => {
-        const response = await client.get(key).exec();
-        const kv = response.kvs[0];
-        publish(kv ? kv.value : undefined);
-        const watcher = await client
-          .watch()
-          .key(key)
-          .startRevision(String(Number(response.header.revision) + 1))
-          .create();
-        await new Promise<void>((resolve, reject) => {
-          watcher.on("put", (kv) => publish(kv.value));
-          watcher.on("delete", () => publish(undefined));
-          watcher.on("disconnected", () => log.warn(`lost the etcd watch on ${key}; reconnecting (pods are kept)`));
-          watcher.on("connected", () => log.debug(`watching ${key}`));
-          watcher.on("error", (error) => reject(error));
-          watcher.on("end", () => resolve());
-          const cancel = () => void watcher.cancel().then(resolve, resolve);
-          if (stop.signal.aborted)
-            cancel(); // stopped while the watch was being set up
-          else stop.signal.addEventListener("abort", cancel, { once: true });
+        const { entries, revision } = await client.list(prefix);
+        values.clear();
+        for (const entry of entries) if (relevant(entry.key)) values.set(entry.key, entry.value);
+        publish();
+        const watch = await client.watch({ prefix }, revision + 1, {
+          put: (entry) => {
+            if (!relevant(entry.key)) return;
+            values.set(entry.key, entry.value);
+            publish();
+          },
+          delete: (name) => {
+            if (values.delete(name)) publish();
+          },
+          disconnected: () => log.warn(`lost the etcd watch on ${prefix}; reconnecting (pods are kept)`),
+          connected: () => log.debug(`watching ${prefix}`),
         });
+        if (stop.signal.aborted)
+          void watch.cancel(); // stopped while the watch was being set up
+        else stop.signal.addEventListener("abort", () => void watch.cancel(), { once: true });
+        await watch.done;
       };
 
       const loop = async () => {
@@ -109,59 +155,4 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
       };
     },
   };
-}
-
-interface EtcdClientOptions {
-  hosts: string[];
-  dialTimeout: number;
-  credentials?: { rootCertificate: Buffer; privateKey?: Buffer; certChain?: Buffer };
-  auth?: { username: string; password: string };
-}
-
-/** Reads --etcd_config; errors name the file and the key. */
-export function readEtcdConfig(path: string): EtcdClientOptions {
-  const fail = (why: string) => new KubeletError("InvalidConfigFile", `--etcd_config "${path}": ${why}`);
-  let doc: Record<string, any>;
-  try {
-    doc = parseYaml(readFileSync(path, "utf8")) as Record<string, any>;
-  } catch (error) {
-    throw fail((error as Error).message);
-  }
-  if (!doc || typeof doc !== "object") throw fail("expected a mapping");
-  const legacy =
-    doc.cluster || doc.config
-      ? {
-          endpoints: doc.cluster?.machines,
-          caFile: doc.config?.caCertFiles?.[0],
-          certFile: doc.config?.certFile,
-          keyFile: doc.config?.keyFile,
-          dialTimeout: doc.config?.timeout,
-        }
-      : doc;
-  const endpoints = legacy.endpoints;
-  if (!Array.isArray(endpoints) || endpoints.length === 0)
-    throw fail(`"endpoints" (or cluster.machines) must list at least one URL`);
-  const file = (name: string, value: unknown) => {
-    try {
-      return readFileSync(String(value));
-    } catch (error) {
-      throw fail(`${name}: ${(error as Error).message}`);
-    }
-  };
-  const options: EtcdClientOptions = { hosts: endpoints.map(String), dialTimeout: 5000 };
-  if (legacy.dialTimeout !== undefined) {
-    options.dialTimeout =
-      typeof legacy.dialTimeout === "number" ? legacy.dialTimeout / 1e6 : parseDuration(String(legacy.dialTimeout));
-  }
-  if (legacy.caFile) {
-    options.credentials = { rootCertificate: file("caFile", legacy.caFile) };
-    if (legacy.certFile) options.credentials.certChain = file("certFile", legacy.certFile);
-    if (legacy.keyFile) options.credentials.privateKey = file("keyFile", legacy.keyFile);
-  }
-  if (legacy.username) options.auth = { username: String(legacy.username), password: String(legacy.password ?? "") };
-  for (const name of Object.keys(legacy)) {
-    if (!["endpoints", "caFile", "certFile", "keyFile", "username", "password", "dialTimeout"].includes(name))
-      throw fail(`unknown setting "${name}"`);
-  }
-  return options;
 }

@@ -1,4 +1,4 @@
-// The file source (-c/--config): a manifest file or a directory of them, watched with chokidar so
+// The file source (-c/--config): a manifest file or a directory of them (pods, ConfigMaps, Secrets), watched with chokidar so
 // an edit is seen at once, and re-listed every --file_check_frequency in case a watch event was lost.
 import { watch, type FSWatcher } from "chokidar";
 import { existsSync } from "node:fs";
@@ -9,6 +9,7 @@ import { isManifestFile, listManifestFiles, readManifestFile } from "../api/mani
 import { readManifests } from "../api/manifest.ts";
 import { DEFAULT_MAX_MANIFEST_BYTES, tooLarge } from "../api/manifest-text.ts";
 import type { KubeletMetrics } from "../metrics.ts";
+import type { ConfigObject } from "../api/config-objects.ts";
 import type { Pod, RejectedPod } from "../api/types.ts";
 import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
 
@@ -31,6 +32,7 @@ interface FileState {
   text: Buffer;
   pods: Pod[];
   rejected: RejectedPod[];
+  configs: ConfigObject[];
 }
 
 export function createFileSource(options: FileSourceOptions): FileSource {
@@ -54,7 +56,7 @@ export function createFileSource(options: FileSourceOptions): FileSource {
       lastGood.clear();
       return { pods: [], rejected: [] };
     }
-    const snapshot: SourceSnapshot = { pods: [], rejected: [] };
+    const snapshot: SourceSnapshot & { configs: ConfigObject[] } = { pods: [], rejected: [], configs: [] };
     for (const file of files) {
       let text: Buffer | undefined;
       try {
@@ -90,6 +92,7 @@ export function createFileSource(options: FileSourceOptions): FileSource {
       if (broken && previous && previous !== state) {
         // Mid-edit or a typo: keep what ran before, loudly, until the file is fixed or deleted.
         snapshot.pods.push(...previous.pods);
+        snapshot.configs.push(...previous.configs);
         snapshot.rejected.push(
           ...state.rejected.map((r) => ({
             ...r,
@@ -100,6 +103,7 @@ export function createFileSource(options: FileSourceOptions): FileSource {
       }
       if (!broken) lastGood.set(file, state);
       snapshot.pods.push(...state.pods);
+      snapshot.configs.push(...state.configs);
       snapshot.rejected.push(...state.rejected);
     }
     for (const file of lastGood.keys()) if (!files.includes(file)) lastGood.delete(file);

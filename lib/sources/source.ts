@@ -3,7 +3,8 @@
 // Go kubelet keeps both in pkg/kubelet/config. Imports api/ and the shared log, clock and metrics;
 // never sync/, node/, container/ or server/.
 //
-// The protocol every pod source speaks to the merge store.
+// The protocol every pod source speaks to the merge store (pods, and the ConfigMaps and Secrets beside them).
+import type { ConfigObject } from "../api/config-objects.ts";
 import type { Pod, RejectedPod, SourceName } from "../api/types.ts";
 
 /**
@@ -15,6 +16,8 @@ import type { Pod, RejectedPod, SourceName } from "../api/types.ts";
 export interface SourceSnapshot {
   pods: Pod[];
   rejected: RejectedPod[];
+  /** The ConfigMaps and Secrets it lists (absent: none). */
+  configs?: ConfigObject[];
 }
 
 /** Stops a running source; resolves when its watchers and timers are gone. */
@@ -26,8 +29,12 @@ export interface PodSource {
   start(emit: (snapshot: SourceSnapshot) => void): StopSource;
 }
 
-/** What makes two snapshots the same: pod identities and hashes, and the standing problems. */
+/** What makes two snapshots the same: pod and config identities and hashes, and the standing problems. */
 export function snapshotSignature(snapshot: SourceSnapshot): string {
+  const configs = (snapshot.configs ?? []).map(
+    (c) =>
+      `${c.kind}/${c.metadata.namespace}/${c.metadata.name}#${c.metadata.annotations["kubernetes.io/config.hash"]}`,
+  );
   const pods = snapshot.pods.map(
     (p) =>
       `${p.metadata.namespace}/${p.metadata.name}@${p.metadata.uid}#${p.metadata.annotations["kubernetes.io/config.hash"]}`,
@@ -35,5 +42,5 @@ export function snapshotSignature(snapshot: SourceSnapshot): string {
   const rejected = snapshot.rejected.map(
     (r) => `${r.origin}|${r.document}|${r.pod}|${r.issues.map((i) => `${i.path}:${i.type}:${i.detail}`).join(";")}`,
   );
-  return JSON.stringify([pods, rejected]);
+  return JSON.stringify([pods, rejected, configs]);
 }

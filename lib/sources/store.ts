@@ -1,5 +1,6 @@
 // The merge store (the Go PodConfig/podStorage): per-source pod state, SET/ADD/UPDATE/REMOVE,
-// three notification modes, strictly ordered delivery, and reports of every pod it drops.
+// three notification modes, strictly ordered delivery, and reports of every pod it drops. The
+// ConfigMaps and Secrets that come with the pods are kept per source the same way (config-store.ts).
 import type { Logger } from "../log.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 import type { SourceSnapshot } from "./source.ts";
@@ -16,6 +17,8 @@ import {
 } from "../api/types.ts";
 import { validatePod } from "../api/validation.ts";
 import { podSpecHash } from "../api/hash.ts";
+import type { ConfigLookup, ConfigObject } from "../api/config-objects.ts";
+import { createConfigStore } from "./config-store.ts";
 
 /** How changes reach listeners (the Go PodConfigNotificationMode). */
 export type NotificationMode = "Snapshot" | "SnapshotAndUpdates" | "Incremental";
@@ -34,8 +37,17 @@ export interface PodStoreOptions {
 export interface PodStore {
   /** Applies one operation from a source; `rejected` are the source's parse-level rejections. */
   merge(source: SourceName, op: PodOperation, pods: Pod[], rejected?: RejectedPod[]): void;
-  /** A source snapshot: merge(source, "SET", snapshot.pods, snapshot.rejected). */
+  /**
+   * A source snapshot: its ConfigMaps and Secrets (mergeConfigs SET), then merge(source, "SET", snapshot.pods,
+   * snapshot.rejected), so a new pod finds the objects that came with it.
+   */
   apply(source: SourceName, snapshot: SourceSnapshot): void;
+  /** Applies one operation to a source's ConfigMaps and Secrets. */
+  mergeConfigs(source: SourceName, op: PodOperation, objects: ConfigObject[]): void;
+  /** The accepted ConfigMaps and Secrets, first claiming source wins. */
+  readonly configs: ConfigLookup;
+  /** Called with the keys (`ConfigMap/ns/name`) of objects that appeared, changed or went away. */
+  subscribeConfigs(listener: (changed: ReadonlySet<string>) => void): () => void;
   /** Listeners run synchronously, in order; returns the unsubscribe function. */
   subscribe(listener: (update: PodUpdate) => void): () => void;
   /** Re-sends the merged state as a SET, even when empty. */
@@ -88,6 +100,8 @@ export function createPodStore(options: PodStoreOptions): PodStore {
       draining = false;
     }
   };
+
+  const configStore = createConfigStore({ order, log: options.log, metrics: options.metrics });
 
   const mergedState = () => order.flatMap((source) => [...(pods.get(source)?.values() ?? [])]);
 
@@ -174,7 +188,7 @@ export function createPodStore(options: PodStoreOptions): PodStore {
       if (before.has(signature)) continue;
       options.metrics?.sourceError(source);
       options.log?.warn(
-        `dropping ${r.pod ? `pod ${r.pod}` : `document ${r.document ?? 0}`} from ${source} ${r.origin}: ${r.issues
+        `dropping ${r.pod ? `${r.kind ?? "pod"} ${r.pod}` : `document ${r.document ?? 0}`} from ${source} ${r.origin}: ${r.issues
           .filter((i) => i.severity === "error")
           .map(formatIssue)
           .join("; ")}`,
@@ -253,7 +267,17 @@ export function createPodStore(options: PodStoreOptions): PodStore {
 
   return {
     merge,
-    apply: (source, snapshot) => merge(source, "SET", snapshot.pods, snapshot.rejected),
+    apply: (source, snapshot) => {
+      if (!order.includes(source)) order.push(source);
+      configStore.merge(source, "SET", snapshot.configs ?? []);
+      merge(source, "SET", snapshot.pods, snapshot.rejected);
+    },
+    mergeConfigs: (source, op, objects) => {
+      if (!order.includes(source)) order.push(source);
+      configStore.merge(source, op, objects);
+    },
+    configs: configStore,
+    subscribeConfigs: configStore.subscribe,
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
@@ -262,7 +286,7 @@ export function createPodStore(options: PodStoreOptions): PodStore {
     mergedState,
     allSourcesReady: () => options.sources.every((s) => seen.has(s)),
     whenAllSourcesReady: () => ready,
-    rejected: () => order.flatMap((source) => problems.get(source) ?? []),
+    rejected: () => [...order.flatMap((source) => problems.get(source) ?? []), ...configStore.rejected()],
   };
 }
 

@@ -75,7 +75,8 @@ export function createUrlSource(options: UrlSourceOptions): UrlSource {
     const parsed = readManifests(body, { source: "url", origin: options.url }, { maxBytes });
     const broken = parsed.rejected.some((r) => r.issues.some((i) => i.path === "<document>"));
     const pods: Pod[] = broken && lastSnapshot ? lastSnapshot.pods : parsed.pods;
-    const snapshot = { pods, rejected: parsed.rejected };
+    const configs = broken && lastSnapshot ? (lastSnapshot.configs ?? []) : parsed.configs;
+    const snapshot = { pods, rejected: parsed.rejected, configs };
     if (!broken) lastBody = body;
     if (!broken || !lastSnapshot) lastSnapshot = snapshot;
     return snapshot;

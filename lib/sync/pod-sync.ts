@@ -26,6 +26,7 @@ import {
 import { runProbe, type ProbeManager } from "../node/probes.ts";
 import { KubeletError, podKey, type Pod } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
+import type { ConfigLookup } from "../api/config-objects.ts";
 import type { CgroupManager } from "../node/cgroups.ts";
 import type { DnsConfigurer } from "../node/dns.ts";
 import type { LifecycleHandler } from "kubernetes-types/core/v1.d.ts";
@@ -45,6 +46,8 @@ export interface PodSyncOptions {
 
 export interface PodSyncDeps {
   runtime: Runtime;
+  /** ConfigMaps and Secrets for env, envFrom and volumes. */
+  configs: ConfigLookup;
   images: ImageManager;
   volumes: VolumeManager;
   probes?: ProbeManager;
@@ -192,6 +195,11 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
       done.created++;
     } catch (error) {
       if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
+      if ((error as KubeletError).code === "CreateContainerConfigError") {
+        // Not the container's fault: no crash back-off; the pod is synced again when the object appears.
+        events.record(pod, "Warning", "Failed", `Error: ${(error as Error).message}`, field);
+        return { reason: "CreateContainerConfigError", message: (error as Error).message };
+      }
       deps.metrics?.containerStarted(init ? "init_container" : "container", true);
       events.record(pod, "Warning", "Failed", `Error: ${(error as Error).message}`, field);
       return { reason: "CreateContainerError", message: (error as Error).message };
@@ -291,7 +299,16 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
         Date.parse(container.startedAt ?? "") || clock.now(),
         probeHost,
       );
-    if (!starts.length) return { waiting, retryAfterMs, podIP };
+    if (!starts.length) {
+      // Running containers see their ConfigMap, Secret and downward API files follow changes, without a restart.
+      if (plan.sandbox)
+        await mountVolumes(pod).catch((error: Error) => {
+          if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
+          events.record(pod, "Warning", "FailedMount", error.message);
+          retry(10_000);
+        });
+      return { waiting, retryAfterMs, podIP };
+    }
     let ctx: PodContext;
     try {
       ctx = await context(pod, podIP);
@@ -354,13 +371,19 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     return { ...result, changed: changed(done) };
   };
 
-  const context = async (pod: Pod, podIP: string): Promise<PodContext> => {
-    const hash = JSON.stringify(pod.spec.volumes ?? []);
+  /** Sets a pod's volumes up, and rewrites them whenever what they hold changed (a ConfigMap edit, a label). */
+  const mountVolumes = async (pod: Pod) => {
+    const hash = deps.volumes.version(pod);
     let volumes = volumeCache.get(pod.metadata.uid);
     if (!volumes || volumes.hash !== hash) {
-      volumes = { hash, paths: await deps.volumes.setup(pod) };
+      volumes = { hash, paths: await deps.volumes.setup(pod, await nodeInfo()) };
       volumeCache.set(pod.metadata.uid, volumes);
     }
+    return volumes;
+  };
+
+  const context = async (pod: Pod, podIP: string): Promise<PodContext> => {
+    const volumes = await mountVolumes(pod);
     return {
       nodeName: options.hostname,
       hostIP: options.hostIP,
@@ -370,6 +393,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
       allowPrivileged: options.allowPrivileged,
       volumePaths: volumes.paths,
       node: await nodeInfo(),
+      configs: deps.configs,
       ...(deps.cgroups ? { cgroupParent: await deps.cgroups.ensurePod(pod) } : {}),
       ...(deps.dns ? { resolvConfPath: await deps.dns.resolvConfFor(pod) } : {}),
       oomScoreAdjMin: options.oomScoreAdjMin,

@@ -9,11 +9,13 @@ import { computePodStatus, type Waiting } from "./pod-status.ts";
 import { createPodSyncer, type PodSyncDeps, type PodSyncOptions } from "./pod-sync.ts";
 import { podKey, type Pod, type V1PodStatus } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
+import type { ConfigLookup } from "../api/config-objects.ts";
 
 export interface RunOnceDeps {
   runtime: Runtime;
   images: ImageManager;
   volumes: VolumeManager;
+  configs: ConfigLookup;
   clock: Clock;
   log: Logger;
   events: EventRecorder;
@@ -63,6 +65,7 @@ export async function runPodsOnce(
       runtime,
       images: deps.images,
       volumes: deps.volumes,
+      configs: deps.configs,
       clock,
       log: deps.log,
       events: deps.events,

@@ -9,11 +9,12 @@ import { silentLogger } from "../log.ts";
 import { noopMetrics } from "../metrics.ts";
 import { createPodSyncer, type PodSyncOptions } from "./pod-sync.ts";
 import { createProbeManager } from "../node/probes.ts";
-import { createPodStore } from "../sources/store.ts";
+import { createPodStore, type PodStore } from "../sources/store.ts";
 import { createSyncLoop } from "./sync-loop.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
-import { testPod } from "../testing/pods.ts";
+import { testConfig, testPod } from "../testing/pods.ts";
+import { noConfigs } from "../api/config-objects.ts";
 import type { Pod, V1PodSpec } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
 
@@ -25,14 +26,27 @@ const options: PodSyncOptions = {
   allowPrivileged: false,
   maxDeadPerContainer: 1,
 };
-const volumes: VolumeManager = { setup: async () => new Map(), teardown: async () => {}, podDirs: async () => [] };
+const volumes: VolumeManager = {
+  setup: async () => new Map(),
+  version: () => "",
+  teardown: async () => {},
+  podDirs: async () => [],
+};
 
 function harness() {
   const clock = new FakeClock();
   const runtime = new FakeRuntime(clock);
   const events = createEventRecorder({ clock });
   const images = createImageManager({ qps: 0, burst: 10, clock, events, dockerConfigPaths: [] }, runtime);
-  const syncer = createPodSyncer(options, { runtime, images, volumes, clock, log: silentLogger, events });
+  const syncer = createPodSyncer(options, {
+    runtime,
+    images,
+    volumes,
+    configs: noConfigs,
+    clock,
+    log: silentLogger,
+    events,
+  });
   const sync = async (pod: Pod) => syncer.syncPod(pod, (await syncer.observe()).get(pod.metadata.uid) ?? [], new Set());
   const app = (pod: Pod, name = "app") =>
     [...runtime.containers.values()]
@@ -255,7 +269,10 @@ describe("pod sync step", () => {
 });
 
 describe("sync loop", () => {
-  async function loop(sources: Array<"file" | "etcd"> = ["file"]) {
+  async function loop(
+    sources: Array<"file" | "etcd"> = ["file"],
+    volumeManager: (store: PodStore) => VolumeManager = () => volumes,
+  ) {
     const clock = new FakeClock();
     const runtime = new FakeRuntime(clock);
     const store = createPodStore({ sources });
@@ -266,7 +283,7 @@ describe("sync loop", () => {
         store,
         runtime,
         images: createImageManager({ qps: 0, burst: 10, clock, dockerConfigPaths: [] }, runtime),
-        volumes,
+        volumes: volumeManager(store),
         createProbeManager,
         clock,
         log: silentLogger,
@@ -302,6 +319,7 @@ describe("sync loop", () => {
         allowPrivileged: false,
         volumePaths: new Map(),
         node: { cpus: 2, memoryBytes: 0 },
+        configs: noConfigs,
       }),
       { running: true, state: "running" },
     );
@@ -315,6 +333,7 @@ describe("sync loop", () => {
         allowPrivileged: false,
         volumePaths: new Map(),
         node: { cpus: 2, memoryBytes: 0 },
+        configs: noConfigs,
         pauseId: pause,
         attempt: 0,
         init: false,
@@ -327,6 +346,76 @@ describe("sync loop", () => {
       l.runtime.calls.filter((c) => ["createContainer", "stopContainer", "removeContainer"].includes(c.method)),
     ).toEqual([]);
     expect(l.syncLoop.pods()[0]!.status?.phase).toBe("Running");
+    await l.stop();
+  });
+
+  test("a pod whose ConfigMap is missing waits with CreateContainerConfigError and starts once it appears", async () => {
+    const l = await loop();
+    const pod = testPod(
+      "cfg",
+      spec({
+        containers: [
+          {
+            name: "app",
+            image: "local/busybox:stable",
+            env: [{ name: "MODE", valueFrom: { configMapKeyRef: { name: "settings", key: "mode" } } }],
+          },
+        ],
+      }),
+    );
+    l.store.apply("file", { pods: [pod], rejected: [] });
+    await l.settle();
+    const app = l.syncLoop.pods()[0]!.status!.containerStatuses!.find((c) => c.name === "app")!;
+    expect(app.state?.waiting).toEqual({
+      reason: "CreateContainerConfigError",
+      message: 'configmap "settings" not found',
+    });
+    const settings = testConfig("ConfigMap", "settings", { data: { mode: "fast" } });
+    l.store.apply("file", { pods: [pod], rejected: [], configs: [settings] });
+    await l.settle();
+    expect(l.syncLoop.pods()[0]!.status!.containerStatuses![0]!.state?.running).toBeDefined();
+    const created = l.runtime.calls
+      .filter((c) => c.method === "createContainer")
+      .map((c) => c.args[0] as { Env?: string[] });
+    expect(created.at(-1)!.Env).toContain("MODE=fast");
+    await l.stop();
+  });
+
+  test("a changed ConfigMap rewrites a running pod's volume at once, without restarting its container", async () => {
+    const written: string[] = [];
+    const l = await loop(["file"], (store) => ({
+      ...volumes,
+      version: (pod) => store.configs.get("ConfigMap", pod.metadata.namespace, "settings")?.data?.mode ?? "-",
+      setup: async (pod) => {
+        written.push(store.configs.get("ConfigMap", pod.metadata.namespace, "settings")?.data?.mode ?? "-");
+        return new Map([["config", { hostPath: "/tmp/config" }]]);
+      },
+    }));
+    const pod = testPod(
+      "vol",
+      spec({
+        containers: [
+          {
+            name: "app",
+            image: "local/busybox:stable",
+            volumeMounts: [{ name: "config", mountPath: "/etc/config" }],
+          },
+        ],
+        volumes: [{ name: "config", configMap: { name: "settings" } }],
+      }),
+    );
+    const settings = (mode: string) => testConfig("ConfigMap", "settings", { data: { mode } });
+    l.store.apply("file", { pods: [pod], rejected: [], configs: [settings("fast")] });
+    await l.settle();
+    const before = l.runtime.calls.length;
+    l.store.apply("file", { pods: [pod], rejected: [], configs: [settings("slow")] });
+    await l.settle();
+    expect(written).toEqual(["fast", "slow"]);
+    expect(
+      l.runtime.calls
+        .slice(before)
+        .filter((c) => ["createContainer", "stopContainer", "removeContainer"].includes(c.method)),
+    ).toEqual([]);
     await l.stop();
   });
 
@@ -343,6 +432,7 @@ describe("sync loop", () => {
         allowPrivileged: false,
         volumePaths: new Map(),
         node: { cpus: 2, memoryBytes: 0 },
+        configs: noConfigs,
       }),
       { running: true, state: "running" },
     );

@@ -18,6 +18,8 @@ import type { createProbeManager } from "../node/probes.ts";
 import type { PodStore } from "../sources/store.ts";
 import { ANNOTATION, podKey, type Pod, type V1PodStatus } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
+import { configKey } from "../api/config-objects.ts";
+import { podConfigRefs } from "../api/config-refs.ts";
 import type { CgroupManager } from "../node/cgroups.ts";
 import type { DnsConfigurer } from "../node/dns.ts";
 
@@ -121,7 +123,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       onChange: (uid) => trigger(uid),
     },
   );
-  const syncer = createPodSyncer(options, { ...deps, probes });
+  const syncer = createPodSyncer(options, { ...deps, probes, configs: store.configs });
 
   const acquire = () =>
     slots.free > 0 ? (slots.free--, Promise.resolve()) : new Promise<void>((resolve) => slots.queue.push(resolve));
@@ -241,6 +243,15 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     }
   };
 
+  /** A ConfigMap or Secret appeared, changed or went away: sync the pods that read it (volumes follow at once). */
+  const onConfigChange = (changed: ReadonlySet<string>) => {
+    for (const [uid, record] of wanted()) {
+      const pod = record.pod!;
+      const refs = podConfigRefs(pod);
+      if (refs.some((ref) => changed.has(configKey(ref.kind, pod.metadata.namespace, ref.name)))) trigger(uid);
+    }
+  };
+
   /** Every pod, every orphan, garbage and leftover pod directories. */
   const resync = async () => {
     const observed = await syncer.observe();
@@ -287,6 +298,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   return {
     async run(signal) {
       const unsubscribe = store.subscribe(onUpdate);
+      const unsubscribeConfigs = store.subscribeConfigs(onConfigChange);
       for (const pod of store.mergedState()) accept(pod);
       void store.whenAllSourcesReady().then(() => !signal.aborted && void resync().catch(() => {}));
       const events = watchEvents(signal);
@@ -310,6 +322,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       }
       stopping = true;
       unsubscribe();
+      unsubscribeConfigs();
       for (const record of records.values()) record.retry?.cancel();
       for (const [uid] of wanted()) probes.removePod(uid);
       await events;

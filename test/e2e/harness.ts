@@ -1,6 +1,6 @@
 // Drives the compiled kubelet and the real dockerd for end-to-end tests.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { KUBELET_BINARY, type TestServices } from "../../lib/testing/services.ts";
@@ -84,7 +84,14 @@ export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `kubelet-${prefix}-`));
 }
 
+/** Removes a directory, unmounting first what the kubelet mounted in it (tmpfs of Secret and memory volumes). */
 export function removeDir(dir: string): void {
+  const mounts = readFileSync("/proc/self/mounts", "utf8")
+    .split("\n")
+    .map((line) => line.split(" ")[1] ?? "")
+    .filter((point) => point.startsWith(`${dir}/`))
+    .sort((a, b) => b.length - a.length);
+  for (const point of mounts) spawnSync("umount", [point]);
   rmSync(dir, { recursive: true, force: true });
   removeCgroupRoot(dir);
 }

@@ -1,0 +1,30 @@
+// A Runtime that sees only one node's containers, so kubelets with different --hostname_override can
+// share a Docker Engine (a fleet on one machine, tests) without stopping each other's pods as orphans.
+// Containers are labelled with the node at creation; unlabelled ones (created before the label
+// existed) stay visible, so an upgraded kubelet still adopts what it ran.
+import type { Runtime } from "./runtime.ts";
+
+/** The node (the kubelet's node name) a container was created for. */
+export const NODE_LABEL = "kubelet.io/node";
+
+export function scopeRuntimeToNode(runtime: Runtime, node: string): Runtime {
+  const mine = (labels: Record<string, string>) => labels[NODE_LABEL] === undefined || labels[NODE_LABEL] === node;
+  return {
+    ping: (signal) => runtime.ping(signal),
+    info: () => runtime.info(),
+    listContainers: async (options) => (await runtime.listContainers(options)).filter((c) => mine(c.labels)),
+    inspectContainer: (id) => runtime.inspectContainer(id),
+    createContainer: (body) => runtime.createContainer({ ...body, Labels: { ...body.Labels, [NODE_LABEL]: node } }),
+    startContainer: (id) => runtime.startContainer(id),
+    stopContainer: (id, grace) => runtime.stopContainer(id, grace),
+    removeContainer: (id) => runtime.removeContainer(id),
+    imageId: (ref) => runtime.imageId(ref),
+    pullImage: (ref, auth, signal) => runtime.pullImage(ref, auth, signal),
+    exec: (id, cmd, options) => runtime.exec(id, cmd, options),
+    logs: (id, options) => runtime.logs(id, options),
+    stats: (id) => runtime.stats(id),
+    async *events(signal) {
+      for await (const event of runtime.events(signal)) if (mine(event.labels)) yield event;
+    },
+  };
+}

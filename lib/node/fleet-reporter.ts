@@ -1,0 +1,193 @@
+// Fleet mode's write path (the modern kubelet's nodeLeaseController, syncNodeStatus and status
+// manager in one loop): the Node record, each pod's status and the recent events, all on one etcd
+// lease of --node_lease_duration renewed every --node_status_update_frequency, so a dead node's
+// records vanish by themselves.
+//
+// Decisions: the loop owns all timing and compares what etcd should hold with what it last wrote,
+// so nothing is ever queued: while etcd is away only the latest state is kept, and it is written
+// when etcd answers again (a lost lease is granted anew and everything rewritten). Changes seen in
+// one --coalesce window are written in one transaction. The Node record's heartbeat times alone
+// never cause a write before --node_status_report_frequency: the lease renewal is the heartbeat.
+import type { Clock } from "../clock.ts";
+import type { Logger } from "../log.ts";
+import type { Pod, V1Node } from "../api/types.ts";
+import type { KubeEvent } from "./events.ts";
+import { nodeSignature } from "./node-status.ts";
+
+/** Where the fleet's records live. */
+export const fleetKeys = {
+  node: (node: string) => `/registry/nodes/${node}`,
+  nodes: "/registry/nodes/",
+  statuses: (node: string) => `/registry/hosts/${node}/status/`,
+  status: (node: string, namespace: string, name: string) => `/registry/hosts/${node}/status/${namespace}/${name}`,
+  events: (node: string) => `/registry/hosts/${node}/events/`,
+  event: (node: string, namespace: string, name: string) => `/registry/hosts/${node}/events/${namespace}/${name}`,
+  hosts: "/registry/hosts/",
+};
+
+/** The part of the etcd client the reporter uses (lib/sources/etcd-client.ts implements it). */
+export interface FleetStore {
+  list(prefix: string): Promise<{ entries: Array<{ key: string }> }>;
+  apply(changes: Array<{ key: string; value?: string }>, lease?: string): Promise<void>;
+  grantLease(ttlSeconds: number): Promise<string>;
+  keepAlive(lease: string): Promise<number>;
+}
+
+export interface FleetReporterOptions {
+  hostname: string;
+  /** --node_lease_duration */
+  leaseDurationMs: number;
+  /** --node_status_update_frequency: lease renewal and node status refresh. */
+  updateFrequencyMs: number;
+  /** --node_status_report_frequency: the Node record is rewritten at least this often. */
+  reportFrequencyMs: number;
+  /** Changes within this window are written together (default 1 s). */
+  coalesceMs?: number;
+  /** Events kept in etcd per node (default 100, the most recent). */
+  eventLimit?: number;
+  clock: Clock;
+  log: Logger;
+}
+
+export interface FleetReporterDeps {
+  store: FleetStore;
+  /** The node's record as of now; `previous` keeps condition transition times. */
+  node(previous?: V1Node): Promise<V1Node>;
+  /** Desired pods with their latest status (what /pods serves). */
+  pods(): Pod[];
+  /** Changes whenever pods() would answer differently. */
+  podsVersion(): number;
+  /** The event recorder's log, oldest first. */
+  events(): KubeEvent[];
+}
+
+export interface FleetReporter {
+  /** Writes until the signal aborts. The lease is left to expire, as a killed kubelet's would. */
+  run(signal: AbortSignal): Promise<void>;
+}
+
+export function createFleetReporter(options: FleetReporterOptions, deps: FleetReporterDeps): FleetReporter {
+  const { clock, log } = options;
+  const { store } = deps;
+  const host = options.hostname;
+  const coalesceMs = options.coalesceMs ?? 1000;
+  const eventLimit = options.eventLimit ?? 100;
+  const ttlSeconds = Math.max(1, Math.round(options.leaseDurationMs / 1000));
+
+  let lease: string | undefined;
+  let renewedAt = 0;
+  /** What etcd holds under the current lease, as far as this loop knows. */
+  const written = new Map<string, string>();
+  let built: { node: V1Node; at: number } | undefined;
+  let nodeValue: { json: string; signature: string; at: number } | undefined;
+  let podRecords: { version: number; records: Map<string, string> } | undefined;
+
+  const refreshNode = async (now: number, force: boolean) => {
+    if (!force && built && now - built.at < options.updateFrequencyMs) return;
+    const node = await deps.node(built?.node);
+    built = { node, at: now };
+    const signature = nodeSignature(node);
+    if (force || !nodeValue || nodeValue.signature !== signature || now - nodeValue.at >= options.reportFrequencyMs)
+      nodeValue = { json: JSON.stringify(node), signature, at: now };
+  };
+
+  const podStatusRecords = () => {
+    const version = deps.podsVersion();
+    if (podRecords?.version === version) return podRecords.records;
+    const records = new Map<string, string>();
+    for (const pod of deps.pods())
+      records.set(fleetKeys.status(host, pod.metadata.namespace, pod.metadata.name), JSON.stringify(pod.status ?? {}));
+    podRecords = { version, records };
+    return records;
+  };
+
+  const eventRecords = () => {
+    const records = new Map<string, string>();
+    for (const event of deps.events().slice(-eventLimit)) {
+      const { namespace, name } = event.involvedObject;
+      const eventName = `${name}.${eventId(event)}`;
+      records.set(
+        fleetKeys.event(host, namespace, eventName),
+        JSON.stringify({
+          apiVersion: "v1",
+          kind: "Event",
+          metadata: { name: eventName, namespace },
+          ...event,
+          source: { component: "kubelet", host },
+        }),
+      );
+    }
+    return records;
+  };
+
+  /** A lease to write on: renewed when due, granted anew (and every record rewritten) when lost. */
+  const ensureLease = async (now: number): Promise<string> => {
+    if (lease && now - renewedAt >= options.updateFrequencyMs) {
+      try {
+        await store.keepAlive(lease);
+        renewedAt = now;
+      } catch (error) {
+        if ((error as { code?: string }).code !== "LeaseNotFound") throw error;
+        log.warn(`etcd lease of node ${host} expired while etcd was away: registering again`);
+        lease = undefined;
+      }
+    }
+    if (lease) return lease;
+    const granted = await store.grantLease(ttlSeconds);
+    // Records of an earlier lease (a previous run, or before an outage) are cleaned up or rewritten.
+    written.clear();
+    for (const prefix of [fleetKeys.statuses(host), fleetKeys.events(host)])
+      for (const { key } of (await store.list(prefix)).entries) written.set(key, "");
+    lease = granted;
+    renewedAt = now;
+    built = undefined;
+    log.info(`node ${host} registered in etcd (lease ${granted}, ${ttlSeconds}s)`);
+    return granted;
+  };
+
+  const round = async () => {
+    const now = clock.now();
+    const id = await ensureLease(now);
+    await refreshNode(now, written.size === 0 || !written.has(fleetKeys.node(host)));
+    const desired = new Map([[fleetKeys.node(host), nodeValue!.json], ...podStatusRecords(), ...eventRecords()]);
+    const changes: Array<{ key: string; value?: string }> = [];
+    for (const [key, value] of desired) if (written.get(key) !== value) changes.push({ key, value });
+    for (const key of written.keys()) if (!desired.has(key)) changes.push({ key });
+    if (changes.length === 0) return;
+    try {
+      await store.apply(changes, id);
+    } catch (error) {
+      if ((error as { code?: string }).code === "LeaseNotFound") lease = undefined;
+      throw error;
+    }
+    for (const { key, value } of changes) value === undefined ? written.delete(key) : written.set(key, value);
+  };
+
+  return {
+    async run(signal) {
+      let failures = 0;
+      while (!signal.aborted) {
+        try {
+          await round();
+          if (failures > 0) log.info(`etcd reachable again: node ${host} and its pods' statuses are up to date`);
+          failures = 0;
+        } catch (error) {
+          failures++;
+          if (failures <= 3 || failures % 60 === 0)
+            log.warn(
+              `cannot write node ${host}'s status to etcd: ${(error as Error).message}; retrying (the latest state is kept)`,
+            );
+        }
+        await clock.sleep(coalesceMs, signal).catch(() => {});
+      }
+    },
+  };
+}
+
+/** A stable id per event (object, field, reason, message), so a repeat rewrites the same key with its count. */
+function eventId(event: KubeEvent): string {
+  const text = `${event.involvedObject.uid}\0${event.involvedObject.fieldPath ?? ""}\0${event.reason}\0${event.message}`;
+  let hash = 0xcbf29ce484222325n;
+  for (let i = 0; i < text.length; i++) hash = BigInt.asUintN(64, (hash ^ BigInt(text.charCodeAt(i))) * 0x100000001b3n);
+  return hash.toString(16).padStart(16, "0");
+}

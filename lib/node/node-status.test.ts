@@ -1,0 +1,119 @@
+// The Node record: identity, capacity, nodeInfo and conditions with their transition times.
+import { expect, test } from "bun:test";
+import { buildNode, nodeSignature, noPressure, readHostFacts, readinessFrom, type NodeInput } from "./node-status.ts";
+
+const input = (overrides: Partial<NodeInput> = {}): NodeInput => ({
+  name: "n1",
+  hostIP: "10.0.0.1",
+  port: 10250,
+  kubeletVersion: "v0.1.0",
+  maxPods: 110,
+  allocatable: { milliCpu: 1500, memoryBytes: 3 * 1024 ** 3 },
+  host: {
+    hostname: "machine",
+    cpus: 2,
+    memoryBytes: 4 * 1024 ** 3,
+    ephemeralStorageBytes: 100 * 1024 ** 3,
+    kernelVersion: "6.1.0",
+    osImage: "Debian GNU/Linux 12 (bookworm)",
+    architecture: "amd64",
+    machineID: "m",
+    bootID: "b",
+  },
+  runtime: {
+    version: "20.10.24",
+    apiVersion: "1.41",
+    os: "linux",
+    kernelVersion: "6.1.0",
+    cpus: 2,
+    memoryBytes: 1,
+    hostname: "machine",
+  },
+  readiness: { ready: true, message: "" },
+  pressure: noPressure.conditions(),
+  now: "2026-01-01T00:00:00.000Z",
+  ...overrides,
+});
+
+test("a Node carries the well-known labels, capacity, nodeInfo, addresses and the kubelet's port", () => {
+  const node = buildNode(input());
+  expect(node.metadata!.labels).toEqual({
+    "kubernetes.io/hostname": "n1",
+    "kubernetes.io/os": "linux",
+    "kubernetes.io/arch": "amd64",
+  });
+  expect(node.status!.capacity).toEqual({
+    cpu: "2",
+    memory: "4194304Ki",
+    pods: "110",
+    "ephemeral-storage": "104857600Ki",
+  });
+  expect(node.status!.allocatable).toEqual({
+    cpu: "1500m",
+    memory: "3145728Ki",
+    pods: "110",
+    "ephemeral-storage": "104857600Ki",
+  });
+  expect(node.status!.nodeInfo).toMatchObject({
+    containerRuntimeVersion: "docker://20.10.24",
+    kubeletVersion: "v0.1.0",
+  });
+  expect(node.status!.addresses).toContainEqual({ type: "InternalIP", address: "10.0.0.1" });
+  expect(node.status!.daemonEndpoints).toEqual({ kubeletEndpoint: { Port: 10250 } });
+  expect(node.status!.conditions!.map((c) => `${c.type}=${c.status}:${c.reason}`)).toEqual([
+    "MemoryPressure=False:KubeletHasSufficientMemory",
+    "DiskPressure=False:KubeletHasNoDiskPressure",
+    "PIDPressure=False:KubeletHasSufficientPID",
+    "Ready=True:KubeletReady",
+  ]);
+});
+
+test("Ready turns False with the reason, and lastTransitionTime moves only when a status changes", () => {
+  const first = buildNode(input());
+  const same = buildNode(input({ now: "2026-01-01T00:00:10.000Z", previous: first }));
+  const ready = (n: typeof first) => n.status!.conditions!.find((c) => c.type === "Ready")!;
+  expect(ready(same)).toMatchObject({
+    lastHeartbeatTime: "2026-01-01T00:00:10.000Z",
+    lastTransitionTime: "2026-01-01T00:00:00.000Z",
+  });
+  expect(nodeSignature(same)).toBe(nodeSignature(first));
+  const down = buildNode(
+    input({
+      now: "2026-01-01T00:00:20.000Z",
+      previous: same,
+      readiness: { ready: false, message: "container runtime is down: connect ENOENT" },
+      runtime: undefined,
+    }),
+  );
+  expect(ready(down)).toMatchObject({
+    status: "False",
+    reason: "KubeletNotReady",
+    message: "container runtime is down: connect ENOENT",
+    lastTransitionTime: "2026-01-01T00:00:20.000Z",
+  });
+  expect(down.status!.conditions!.find((c) => c.type === "MemoryPressure")!.lastTransitionTime).toBe(
+    "2026-01-01T00:00:00.000Z",
+  );
+  expect(nodeSignature(down)).not.toBe(nodeSignature(same));
+});
+
+test("the node is not Ready when Docker does not answer or the sync loop is stuck; waiting sources do not matter", () => {
+  const check = (name: string, ok: boolean, message = "ok") => ({ name, ok, message });
+  expect(readinessFrom([check("docker", true), check("syncloop", true), check("sources", false, "waiting")])).toEqual({
+    ready: true,
+    message: "",
+  });
+  expect(
+    readinessFrom([check("docker", false, "connect ENOENT"), check("syncloop", false, "last sync 45s ago")]),
+  ).toEqual({
+    ready: false,
+    message: "container runtime is down: connect ENOENT; sync loop is not healthy: last sync 45s ago",
+  });
+});
+
+test("the machine's facts are read from the system", () => {
+  const facts = readHostFacts("/");
+  expect(facts.cpus).toBeGreaterThan(0);
+  expect(facts.ephemeralStorageBytes).toBeGreaterThan(0);
+  expect(facts.architecture).not.toBe("x64");
+});

@@ -1,0 +1,122 @@
+import { describe, expect, test } from "bun:test";
+import { noConfigs, type ConfigLookup } from "../api/config-objects.ts";
+import type { Pod, V1PodSpec } from "../api/types.ts";
+import { buildContainer, buildPauseContainer, type PodContext } from "../container/container-config.ts";
+import { LABEL, type ContainerDetails } from "../container/runtime.ts";
+import { FakeRuntime } from "../testing/fake-runtime.ts";
+import { testConfig, testPod } from "../testing/pods.ts";
+import { planNode, type NodePlan } from "./node-plan.ts";
+
+const PAUSE = "registry.k8s.io/pause:3.9";
+const ctx: PodContext = {
+  nodeName: "node",
+  hostIP: "",
+  podIP: "",
+  networkMode: "none",
+  pauseImage: PAUSE,
+  allowPrivileged: false,
+  volumePaths: new Map(),
+  node: { cpus: 2, memoryBytes: 0 },
+  configs: noConfigs,
+};
+const spec = (over: Partial<V1PodSpec> = {}): Partial<V1PodSpec> => ({
+  containers: [{ name: "app", image: "busybox:1.36", command: ["sleep", "3600"] }],
+  ...over,
+});
+
+/** A node running `pods` exactly as the kubelet would have created them. */
+async function nodeRunning(...pods: Pod[]): Promise<Map<string, ContainerDetails[]>> {
+  const runtime = new FakeRuntime();
+  for (const pod of pods) {
+    const pauseId = runtime.seed(buildPauseContainer(pod, ctx), { running: true, state: "running" });
+    for (const c of pod.spec.containers)
+      runtime.seed(buildContainer(pod, c, { ...ctx, pauseId, attempt: 0, init: false }), {
+        running: true,
+        state: "running",
+      });
+  }
+  const observed = new Map<string, ContainerDetails[]>();
+  for (const summary of await runtime.listContainers()) {
+    const uid = summary.labels[LABEL.podUid]!;
+    (observed.get(uid) ?? observed.set(uid, []).get(uid)!).push(await runtime.inspectContainer(summary.id));
+  }
+  return observed;
+}
+
+const plan = (
+  pods: Pod[],
+  observed: Map<string, ContainerDetails[]>,
+  over: { present?: string[]; configs?: ConfigLookup; unreadSources?: Set<string> } = {},
+): NodePlan =>
+  planNode({
+    pods,
+    observed,
+    networkMode: "none",
+    pauseImage: PAUSE,
+    imagePresent: (image) => (over.present ?? [PAUSE, "busybox:1.36"]).includes(image),
+    configs: over.configs ?? noConfigs,
+    now: Date.now(),
+    ...(over.unreadSources ? { unreadSources: over.unreadSources } : {}),
+  });
+const actions = (p: NodePlan) =>
+  p.pods.flatMap((r) => r.actions.map((a) => `${r.pod} ${a.action} ${a.container ?? a.image ?? ""} | ${a.reason}`));
+
+describe("node plan", () => {
+  test("on an empty node: create the pod, its containers, and pull the images that are missing", () => {
+    const result = plan([testPod("web", spec())], new Map(), { present: [] });
+    expect(result.changes).toBe(true);
+    expect(actions(result)).toEqual([
+      "default/web create-pod  | not on the node",
+      `default/web pull-image ${PAUSE} | not present (pull policy IfNotPresent)`,
+      "default/web pull-image busybox:1.36 | not present (pull policy IfNotPresent)",
+      "default/web start-container app | new",
+    ]);
+    expect(result.pulls).toEqual([PAUSE, "busybox:1.36"]);
+  });
+
+  test("on a converged node: no changes and no pod listed", async () => {
+    const pod = testPod("web", spec());
+    const result = plan([pod], await nodeRunning(pod));
+    expect(result).toEqual({ changes: false, pods: [], pulls: [] });
+  });
+
+  test("a changed image and env replace the container, naming exactly those fields", async () => {
+    const before = testPod("web", spec());
+    const after = testPod(
+      "web",
+      spec({
+        containers: [
+          { name: "app", image: "busybox:1.37", command: ["sleep", "3600"], env: [{ name: "A", value: "b" }] },
+        ],
+      }),
+    );
+    const result = plan([after], await nodeRunning(before), { present: [PAUSE, "busybox:1.36", "busybox:1.37"] });
+    expect(actions(result)).toEqual(["default/web replace-container app | spec changed: env, image"]);
+    expect(result.pods[0]!.actions[0]!.fields).toEqual(["env", "image"]);
+  });
+
+  test("a pod-level change recreates the pod, naming the sandbox field", async () => {
+    const before = testPod("web", spec());
+    const result = plan([testPod("web", spec({ hostNetwork: true }))], await nodeRunning(before));
+    expect(actions(result)[0]).toBe("default/web recreate-pod  | its sandbox changed: hostNetwork");
+  });
+
+  test("an orphan is removed, unless its source had a manifest that could not be read", async () => {
+    const observed = await nodeRunning(testPod("old", spec()));
+    expect(actions(plan([], observed))).toEqual([
+      "default/old remove-pod  | no source wants it (2 running, 2 containers in all)",
+    ]);
+    expect(plan([], observed, { unreadSources: new Set(["file"]) })).toEqual({ changes: false, pods: [], pulls: [] });
+  });
+
+  test("a start that would stop at a missing ConfigMap says so", () => {
+    const pod = testPod("cfg", spec({ volumes: [{ name: "v", configMap: { name: "settings" } }] }));
+    const missing = plan([pod], new Map());
+    expect(actions(missing).at(-1)).toStartWith(
+      'default/cfg wait  | spec.volumes[0].configMap.name: Not found: "settings"',
+    );
+    const settings = testConfig("ConfigMap", "settings", { data: { a: "1" } });
+    const found = plan([pod], new Map(), { configs: { get: (kind) => (kind === "ConfigMap" ? settings : undefined) } });
+    expect(actions(found).some((a) => a.includes(" wait "))).toBe(false);
+  });
+});

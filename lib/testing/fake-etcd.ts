@@ -1,0 +1,65 @@
+// An in-memory etcd for the fleet reporter's unit tests: keys, leases that expire by hand, a
+// revision per write, and an outage switch. Passes the same contract suite as the real client.
+import { KubeletError } from "../api/types.ts";
+import type { FleetStore } from "../node/fleet-reporter.ts";
+
+export class FakeEtcd implements FleetStore {
+  readonly data = new Map<string, { value: string; lease: string }>();
+  readonly leases = new Set<string>();
+  /** Bumped once per put/delete or transaction, as etcd's revision is. */
+  revision = 1;
+  keepAlives = 0;
+  /** While true every call fails as an unreachable cluster does. */
+  down = false;
+  #nextLease = 100;
+
+  #reachable(): void {
+    if (this.down) throw new Error("14 UNAVAILABLE: No connection established");
+  }
+
+  /** Expires a lease with every key on it, as etcd does when its TTL runs out. */
+  expire(lease: string): void {
+    this.leases.delete(lease);
+    for (const [key, entry] of this.data) if (entry.lease === lease) this.data.delete(key);
+    this.revision++;
+  }
+
+  /** Values under a prefix, parsed. */
+  values(prefix: string): Map<string, any> {
+    return new Map([...this.data].filter(([k]) => k.startsWith(prefix)).map(([k, v]) => [k, JSON.parse(v.value)]));
+  }
+
+  async list(prefix: string) {
+    this.#reachable();
+    return { entries: [...this.data.keys()].filter((k) => k.startsWith(prefix)).map((key) => ({ key })) };
+  }
+
+  async apply(changes: Array<{ key: string; value?: string }>, lease?: string) {
+    this.#reachable();
+    if (lease && !this.leases.has(lease)) throw new KubeletError("LeaseNotFound", `etcd lease ${lease} has expired`);
+    for (const { key, value } of changes) {
+      if (value === undefined) this.data.delete(key);
+      else this.data.set(key, { value, lease: lease ?? "0" });
+    }
+    this.revision++;
+  }
+
+  async grantLease(_ttlSeconds: number) {
+    this.#reachable();
+    const id = String(this.#nextLease++);
+    this.leases.add(id);
+    return id;
+  }
+
+  async keepAlive(lease: string) {
+    this.#reachable();
+    this.keepAlives++;
+    if (!this.leases.has(lease)) throw new KubeletError("LeaseNotFound", `etcd lease ${lease} has expired`);
+    return 40;
+  }
+
+  async revokeLease(lease: string) {
+    this.#reachable();
+    this.expire(lease);
+  }
+}

@@ -1,0 +1,309 @@
+// Fleet mode end to end: compiled kubelets writing their node record, lease, pod statuses and events
+// to a real etcd (one member, or three with failures), and `kubelet fleet` reading them back.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { V1Node, V1PodStatus } from "../../lib/api/types.ts";
+import { fleetKeys } from "../../lib/node/fleet-reporter.ts";
+import { createEtcdClient, type EtcdClient } from "../../lib/sources/etcd-client.ts";
+import { etcdKeyFor } from "../../lib/sources/etcd.ts";
+import { startEtcdCluster, type EtcdCluster } from "../../lib/testing/etcd-cluster.ts";
+import { describeWithServices, type TestServices } from "../../lib/testing/services.ts";
+import { baseFlags, KubeletProcess, removeDir, removePods, runBinary, tempDir, waitFor } from "./harness.ts";
+
+const LEASE_SECONDS = 6;
+
+function podManifest(services: TestServices, name: string, command: string) {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name },
+    spec: {
+      terminationGracePeriodSeconds: 1,
+      containers: [{ name: "app", image: services.busybox, command: ["sh", "-c", command] }],
+    },
+  };
+}
+
+/** A kubelet in fleet mode with a short lease, reading its pods from etcd. */
+function fleetKubelet(
+  services: TestServices,
+  endpoints: string[],
+  hostname: string,
+  rootDir: string,
+  extra: string[] = [],
+) {
+  return new KubeletProcess([
+    "run",
+    ...baseFlags(services, rootDir),
+    "--etcd_servers",
+    endpoints.join(","),
+    "--hostname_override",
+    hostname,
+    "--port",
+    "0",
+    "--sync_frequency",
+    "2s",
+    "--node_lease_duration",
+    `${LEASE_SECONDS}s`,
+    "--node_status_update_frequency",
+    "1s",
+    ...extra,
+  ]);
+}
+
+async function statusOf(client: EtcdClient, node: string, name: string): Promise<V1PodStatus | undefined> {
+  const { entry } = await client.get(fleetKeys.status(node, "default", name));
+  return entry ? (JSON.parse(entry.value) as V1PodStatus) : undefined;
+}
+
+describeWithServices("fleet mode on a three-member etcd", (services) => {
+  let cluster: EtcdCluster;
+  let client: EtcdClient;
+  let kubelet: KubeletProcess;
+  const rootDir = tempDir("fleet-ha");
+  const manifests = tempDir("fleet-ha-manifests");
+  const node = "e2e-fleet-ha";
+
+  beforeAll(async () => {
+    cluster = await startEtcdCluster(3);
+    client = createEtcdClient({ hosts: cluster.endpoints, dialTimeout: 2000 });
+    await client.put(etcdKeyFor(node), JSON.stringify([podManifest(services, "e2e-fleet-ha-a", "exec sleep 3600")]));
+    kubelet = fleetKubelet(services, cluster.endpoints, node, rootDir, ["-c", manifests]);
+  });
+  afterAll(async () => {
+    await kubelet?.stop("SIGKILL");
+    removePods(services, "e2e-fleet-ha-a", "e2e-fleet-ha-b");
+    client?.close();
+    await cluster?.stop();
+    removeDir(rootDir);
+    removeDir(manifests);
+  });
+
+  const lease = async () => {
+    const { entry } = await client.get(fleetKeys.node(node));
+    return entry && entry.lease !== "0"
+      ? { id: entry.lease, ...(await client.leaseTimeToLive(entry.lease)) }
+      : undefined;
+  };
+  /** Waits until the lease is renewed: its remaining TTL climbs back after having dropped. */
+  const renewed = async (id: string) => {
+    let low = Infinity;
+    await waitFor(
+      "a lease renewal",
+      async () => {
+        const now = await client.leaseTimeToLive(id);
+        if (!now) throw new Error("the lease is gone");
+        const up = now.ttl > low;
+        low = Math.min(low, now.ttl);
+        return up;
+      },
+      LEASE_SECONDS * 2000,
+    );
+  };
+
+  test("the node key appears on a lease of --node_lease_duration, with the pod's status on the same lease", async () => {
+    const first = await waitFor("the node key with a lease", lease);
+    expect(first.granted).toBe(LEASE_SECONDS);
+    const entry = await waitFor("the pod's status key", () =>
+      client.get(fleetKeys.status(node, "default", "e2e-fleet-ha-a")).then((r) => r.entry),
+    );
+    expect(entry.lease).toBe(first.id);
+    const record = JSON.parse((await client.get(fleetKeys.node(node))).entry!.value) as V1Node;
+    expect(record.metadata!.labels!["kubernetes.io/hostname"]).toBe(node);
+    expect(record.status!.nodeInfo!.containerRuntimeVersion).toMatch(/^docker:\/\//);
+    await renewed(first.id);
+  });
+
+  test("keeps renewing through the loss of one member", async () => {
+    const before = (await lease())!;
+    await cluster.kill(0);
+    // Two lease durations with a member gone: without renewals the lease would expire.
+    await new Promise((r) => setTimeout(r, 2 * LEASE_SECONDS * 1000));
+    const after = await waitFor("the node key", lease);
+    expect(after.id).toBe(before.id);
+    await renewed(after.id);
+    await cluster.restart(0);
+  });
+
+  test("after a 30 s outage of the whole cluster it writes the state it reached meanwhile, by itself", async () => {
+    await Promise.all([0, 1, 2].map((i) => cluster.kill(i)));
+    // A pod added while etcd is away (from the file source): its status must reach etcd when it returns.
+    writeFileSync(
+      join(manifests, "b.json"),
+      JSON.stringify(podManifest(services, "e2e-fleet-ha-b", "exec sleep 3600")),
+    );
+    await new Promise((r) => setTimeout(r, 30_000));
+    await Promise.all([0, 1, 2].map((i) => cluster.restart(i)));
+    const status = await waitFor(
+      "the new pod's status in etcd",
+      () => statusOf(client, node, "e2e-fleet-ha-b"),
+      60_000,
+    );
+    expect(status.phase).toBe("Running");
+    const after = await waitFor("the node key", lease);
+    await renewed(after.id);
+  });
+
+  test("a kubelet killed with -9 disappears from etcd within the lease duration", async () => {
+    await waitFor("the node key", lease);
+    await kubelet.stop("SIGKILL");
+    const killedAt = Date.now();
+    await waitFor(
+      "the node key to vanish",
+      async () => !(await client.get(fleetKeys.node(node))).entry,
+      (LEASE_SECONDS + 3) * 1000,
+    );
+    expect(Date.now() - killedAt).toBeLessThan((LEASE_SECONDS + 2) * 1000);
+    expect((await client.list(`/registry/hosts/${node}/status/`)).entries).toEqual([]);
+  });
+});
+
+describeWithServices("fleet mode: pod statuses and the fleet view", (services) => {
+  let etcd: EtcdCluster;
+  let client: EtcdClient;
+  const kubelets: KubeletProcess[] = [];
+  const roots = [tempDir("fleet-1"), tempDir("fleet-2")];
+  const idle = Array.from({ length: 20 }, (_, i) => `e2e-fleet-idle-${i}`);
+  const names = ["e2e-fleet-up", "e2e-fleet-crash", "e2e-fleet-gone", "e2e-fleet-other", ...idle];
+
+  beforeAll(async () => {
+    etcd = await startEtcdCluster(1);
+    client = createEtcdClient({ hosts: etcd.endpoints, dialTimeout: 2000 });
+    await client.put(
+      etcdKeyFor("e2e-fleet-1"),
+      JSON.stringify([
+        podManifest(services, "e2e-fleet-up", "exec sleep 3600"),
+        podManifest(services, "e2e-fleet-crash", "echo dying; exit 3"),
+        podManifest(services, "e2e-fleet-gone", "exec sleep 3600"),
+      ]),
+    );
+    await client.put(
+      etcdKeyFor("e2e-fleet-2"),
+      JSON.stringify([podManifest(services, "e2e-fleet-other", "exec sleep 3600")]),
+    );
+    kubelets.push(
+      fleetKubelet(services, etcd.endpoints, "e2e-fleet-1", roots[0]!),
+      fleetKubelet(services, etcd.endpoints, "e2e-fleet-2", roots[1]!),
+    );
+  });
+  afterAll(async () => {
+    await Promise.all(kubelets.map((k) => k.stop("SIGKILL")));
+    removePods(services, ...names);
+    client?.close();
+    await etcd?.stop();
+    roots.forEach(removeDir);
+  });
+
+  test("statuses follow the pods: one running, one crash-looping with its restarts, one deleted", async () => {
+    await waitFor(
+      "e2e-fleet-up Running",
+      async () => (await statusOf(client, "e2e-fleet-1", "e2e-fleet-up"))?.phase === "Running",
+    );
+    const crash = await waitFor(
+      "CrashLoopBackOff in etcd",
+      async () => {
+        const status = await statusOf(client, "e2e-fleet-1", "e2e-fleet-crash");
+        const c = status?.containerStatuses?.[0];
+        return c?.state?.waiting?.reason === "CrashLoopBackOff" && (c.restartCount ?? 0) >= 1 ? c : undefined;
+      },
+      60_000,
+    );
+    expect(crash.lastState?.terminated?.exitCode).toBe(3);
+    await waitFor(
+      "e2e-fleet-gone Running",
+      async () => (await statusOf(client, "e2e-fleet-1", "e2e-fleet-gone"))?.phase === "Running",
+    );
+    await client.put(
+      etcdKeyFor("e2e-fleet-1"),
+      JSON.stringify([
+        podManifest(services, "e2e-fleet-up", "exec sleep 3600"),
+        podManifest(services, "e2e-fleet-crash", "echo dying; exit 3"),
+      ]),
+    );
+    await waitFor(
+      "the deleted pod's status key gone",
+      async () => !(await statusOf(client, "e2e-fleet-1", "e2e-fleet-gone")),
+    );
+    const events = (await client.list(fleetKeys.events("e2e-fleet-1"))).entries.map((e) => JSON.parse(e.value));
+    expect(events.some((e) => e.type === "Warning" && e.reason === "BackOff")).toBe(true);
+  });
+
+  test("two kubelets on one etcd each run only their own pods, and the fleet view shows both", async () => {
+    await waitFor(
+      "e2e-fleet-other Running",
+      async () => (await statusOf(client, "e2e-fleet-2", "e2e-fleet-other"))?.phase === "Running",
+    );
+    expect((await client.list(fleetKeys.statuses("e2e-fleet-2"))).entries.map((e) => e.key)).toEqual([
+      fleetKeys.status("e2e-fleet-2", "default", "e2e-fleet-other"),
+    ]);
+    const json = runBinary(["fleet", "--etcd_servers", etcd.endpoints[0]!, "-o", "json"]);
+    expect(json.code).toBe(0);
+    const view = JSON.parse(json.stdout) as {
+      nodes: Array<{ name: string; ready: string }>;
+      pods: Array<{ node: string; name: string }>;
+    };
+    expect(view.nodes.map((n) => `${n.name} ${n.ready}`)).toEqual(["e2e-fleet-1 Ready", "e2e-fleet-2 Ready"]);
+    expect(view.pods.map((p) => `${p.node} ${p.name}`)).toEqual([
+      "e2e-fleet-1 e2e-fleet-crash",
+      "e2e-fleet-1 e2e-fleet-up",
+      "e2e-fleet-2 e2e-fleet-other",
+    ]);
+    const table = runBinary(["fleet", "--etcd_servers", etcd.endpoints[0]!]);
+    expect(table.stdout).toMatch(/^NODE\s+STATUS\s+HEARTBEAT\s+PODS\s+RUNTIME\s+KUBELET$/m);
+    expect(table.stdout).toMatch(/^e2e-fleet-2\s+Ready\s+\d+s\s+1\/1\s+docker:\/\/\S+\s+v\d/m);
+    expect(table.stdout).toMatch(/^e2e-fleet-1\s+default\/e2e-fleet-crash\s+\w+\s+0\/1\s+\d+\s+CrashLoopBackOff$/m);
+  });
+
+  test("--watch prints the fleet again when a pod's status changes", async () => {
+    const watch = new KubeletProcess(["fleet", "pods", "--etcd_servers", etcd.endpoints[0]!, "--watch"]);
+    try {
+      await waitFor("the first table", () => watch.output.includes("e2e-fleet-other"));
+      await client.put(
+        etcdKeyFor("e2e-fleet-2"),
+        JSON.stringify([
+          podManifest(services, "e2e-fleet-other", "exec sleep 3600"),
+          podManifest(services, "e2e-fleet-idle-0", "exec sleep 3600"),
+        ]),
+      );
+      await waitFor(
+        "a table with the new pod Running",
+        () => /e2e-fleet-2\s+default\/e2e-fleet-idle-0\s+Running/.test(watch.output),
+        60_000,
+      );
+    } finally {
+      await watch.stop();
+    }
+  });
+
+  test("20 idle pods cost etcd no writes in 60 s beyond the lease keep-alive", async () => {
+    // Only steady pods from here on: the crash loop would write on every restart.
+    await client.put(
+      etcdKeyFor("e2e-fleet-1"),
+      JSON.stringify([podManifest(services, "e2e-fleet-up", "exec sleep 3600")]),
+    );
+    await client.put(
+      etcdKeyFor("e2e-fleet-2"),
+      JSON.stringify(idle.map((name) => podManifest(services, name, "exec sleep 3600"))),
+    );
+    const settled = async () => {
+      const one = (await client.list(fleetKeys.statuses("e2e-fleet-1"))).entries;
+      const two = (await client.list(fleetKeys.statuses("e2e-fleet-2"))).entries;
+      const running = [...one, ...two].filter((e) => JSON.parse(e.value).phase === "Running").length;
+      return one.length === 1 && two.length === 20 && running === 21;
+    };
+    await waitFor("21 pods Running in etcd", settled, 120_000);
+    // A few seconds for the last transitions (readiness, dead containers collected) to land.
+    await new Promise((r) => setTimeout(r, 5000));
+    const leaseId = (await client.get(fleetKeys.node("e2e-fleet-2"))).entry!.lease;
+    const before = (await client.get(fleetKeys.node("e2e-fleet-2"))).revision;
+    await new Promise((r) => setTimeout(r, 60_000));
+    const after = (await client.get(fleetKeys.node("e2e-fleet-2"))).revision;
+    console.log(
+      `fleet idle: ${after - before} etcd writes in 60 s from 2 nodes with 21 pods (lease kept alive every 1 s)`,
+    );
+    const written = (await client.list("/registry/")).entries.filter((e) => e.modRevision > before).map((e) => e.key);
+    expect({ writes: after - before, written }).toEqual({ writes: 0, written: [] });
+    expect((await client.leaseTimeToLive(leaseId))!.ttl).toBeGreaterThan(0);
+  }, 240_000);
+});
