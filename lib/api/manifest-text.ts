@@ -38,13 +38,7 @@ export function decodeManifestText(input: string | Uint8Array, maxBytes: number)
   const deep = flowDepthOverflow(text, MAX_MANIFEST_DEPTH);
   if (deep !== undefined) {
     const { line, col } = lineCol(text, deep);
-    return {
-      issue: unparsable(
-        line,
-        col,
-        `nested more than ${MAX_MANIFEST_DEPTH} levels deep: a pod manifest needs about 10; remove the extra nesting`,
-      ),
-    };
+    return { issue: tooDeep(line, col) };
   }
   return { text };
 }
@@ -57,6 +51,15 @@ export function tooLarge(size: number | undefined, maxBytes: number): FieldIssue
     detail: `may not be more than ${maxBytes} bytes${size === undefined ? "" : ` (it has ${size})`}: split it into several manifests or raise --max_manifest_bytes`,
     severity: "error",
   };
+}
+
+/** The issue for nesting deeper than MAX_MANIFEST_DEPTH. */
+export function tooDeep(line: number, col: number): FieldIssue {
+  return unparsable(
+    line,
+    col,
+    `nested more than ${MAX_MANIFEST_DEPTH} levels deep: a pod manifest needs about 10; remove the extra nesting`,
+  );
 }
 
 /** The issue for a document that cannot be parsed, with its 1-based line and column. */

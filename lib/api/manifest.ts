@@ -3,7 +3,13 @@
 import { createHash } from "node:crypto";
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parse, parseAllDocuments, stringify } from "yaml";
 import type { Document, Node as YamlNode } from "yaml";
-import { DEFAULT_MAX_MANIFEST_BYTES, decodeManifestText, MAX_MANIFEST_DEPTH, unparsable } from "./manifest-text.ts";
+import {
+  DEFAULT_MAX_MANIFEST_BYTES,
+  decodeManifestText,
+  MAX_MANIFEST_DEPTH,
+  tooDeep,
+  unparsable,
+} from "./manifest-text.ts";
 import {
   ANNOTATION,
   CONTAINER_MANIFEST,
@@ -168,11 +174,7 @@ function checkStructure(doc: Document, at: (offset: number) => { line: number; c
     if (!isMap(node) && !isSeq(node)) continue;
     if (depth >= MAX_MANIFEST_DEPTH) {
       const pos = at(node.range?.[0] ?? 0);
-      return unparsable(
-        pos.line,
-        pos.col,
-        `nested more than ${MAX_MANIFEST_DEPTH} levels deep: a pod manifest needs about 10; remove the extra nesting`,
-      );
+      return tooDeep(pos.line, pos.col);
     }
     const keys = new Map<string, number>();
     for (const item of node.items as unknown[]) {

@@ -1,6 +1,6 @@
 // Faults survived, end to end on the real services: a kill -9 with 30 pods, a manifest URL that
 // fails in every way, and a container that crashes forever. Each asserts that nothing was lost.
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -104,10 +104,18 @@ describeWithServices("faults", (services) => {
     kubelets.push(k);
     return k;
   };
-  afterAll(async () => {
-    await Promise.all(kubelets.map((k) => k.stop("SIGKILL")));
+  // A kubelet stops every pod it does not know: start from a daemon without kubelet containers,
+  // and end each test's kubelets with the test, pass or fail, so none outlives it.
+  beforeAll(() => {
+    const leftovers = docker(services, "ps", "-aq", "--filter", "name=k8s_").split("\n").filter(Boolean);
+    if (leftovers.length) docker(services, "rm", "-f", ...leftovers);
+  });
+  afterEach(async () => {
+    await Promise.all(kubelets.splice(0).map((k) => k.stop("SIGKILL")));
     const ids = containerIds(services, "e2e-fault-");
     if (ids.length) docker(services, "rm", "-f", ...ids);
+  });
+  afterAll(() => {
     for (const d of dirs) removeDir(d);
   });
 
