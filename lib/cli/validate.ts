@@ -111,7 +111,9 @@ export async function validateCommand(paths: string[], options: ValidateOptions)
   const seen = new Map<string, string>();
   for (const { file, result } of read) {
     for (const pod of result.pods) {
-      const issues = [...validatePod(pod, options), ...checkConfigRefs(pod, lookup)];
+      const issues = validatePod(pod, options);
+      // References are followed only through a pod that validates: its fields may not have the shapes they need.
+      if (!issues.some((i) => i.severity === "error")) issues.push(...checkConfigRefs(pod, lookup));
       const key = podKey(pod);
       const document = Number(pod.metadata.annotations[ANNOTATION.document]);
       const first = seen.get(key);
