@@ -1,93 +1,393 @@
-#!/usr/bin/env bash
-# Installs the kubelet on a Debian/Ubuntu node: a Docker Engine when none answers, the kubelet
-# binary in /usr/local/bin, its directories, and (with --systemd) a service.
+#!/bin/sh
+# Installs the kubelet on a Linux node from a release directory (built by `npm run release`):
+# picks the binary for this machine, verifies it against SHA256SUMS, installs it atomically,
+# writes a commented config file and a systemd unit once, and starts the service.
 #
-#   bash install.sh                      # from a checkout: builds dist/kubelet with the repo's toolchain
-#   curl -fsSL <release>/install.sh | KUBELET_BINARY_URL=<release>/kubelet-linux-x64 bash
-#   bash install.sh --systemd            # also installs and starts kubelet.service (manifests in /etc/kubelet/manifests)
-set -euo pipefail
+#   curl -fsSL https://<release>/install.sh | sh -s -- [options]
+#
+# POSIX sh (dash, busybox ash), so it runs on any node; `sh install.sh --help` lists the options.
+set -eu
 
-PREFIX=${PREFIX:-/usr/local}
-MANIFESTS=${KUBELET_MANIFESTS:-/etc/kubelet/manifests}
-ROOT_DIR=${KUBELET_ROOT_DIR:-/var/lib/kubelet}
-with_systemd=0
-for arg in "$@"; do
-  case "$arg" in
-    --systemd) with_systemd=1 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
-    *) echo "install.sh: unknown option $arg" >&2; exit 2 ;;
+# The release directory this script was published with; filled in by `bun build.ts --release --base-url URL`.
+KUBELET_RELEASE_URL=''
+PROJECT_RELEASES=https://github.com/kubelet-project/kubelet/releases
+
+usage() {
+  cat <<'EOF'
+Usage: curl -fsSL <release>/install.sh | sh -s -- [options]
+
+Options (each also an environment variable; an option wins over its variable):
+  --version X        KUBELET_VERSION         install version X (default: the release at the base URL)
+  --base-url URL     KUBELET_BASE_URL        release directory holding kubelet-linux-* and SHA256SUMS
+                                             (default: where this script was published, else the
+                                             project's releases: latest, or vX with --version)
+  --prefix DIR       KUBELET_PREFIX          install DIR/bin/kubelet (default /usr/local)
+  --config-dir DIR   KUBELET_CONFIG_DIR      config.yaml goes here (default /etc/kubelet, or
+                                             DIR/etc/kubelet for a --prefix other than /usr/local or /usr)
+  --manifests DIR    KUBELET_MANIFESTS       pod manifests the service runs (default <config dir>/manifests)
+  --no-systemd       KUBELET_NO_SYSTEMD=1    write no kubelet.service (KUBELET_UNIT_DIR: where it goes,
+                                             default /etc/systemd/system)
+  --install-docker   KUBELET_INSTALL_DOCKER=1  install docker.io (Debian/Ubuntu) when Docker is not reachable
+  --uninstall        KUBELET_UNINSTALL=1     remove the binary and the unit; keep config, manifests, root dir
+  --dry-run          KUBELET_DRY_RUN=1       print each step, change nothing
+  -h, --help                                 this text
+
+Without root: --prefix "$HOME/.local" --no-systemd
+EOF
+}
+
+say() { printf '==> %s\n' "$*" >&2; }
+warn() { printf 'install.sh: warning: %s\n' "$*" >&2; }
+die() {
+  printf 'install.sh: %s\n' "$*" >&2
+  exit 1
+}
+usage_error() {
+  printf 'install.sh: %s\nUsage: sh install.sh [options]; see sh install.sh --help\n' "$*" >&2
+  exit 2
+}
+
+VERSION=${KUBELET_VERSION:-}
+BASE_URL=${KUBELET_BASE_URL:-}
+PREFIX=${KUBELET_PREFIX:-/usr/local}
+CONFIG_DIR=${KUBELET_CONFIG_DIR:-}
+MANIFESTS=${KUBELET_MANIFESTS:-}
+NO_SYSTEMD=${KUBELET_NO_SYSTEMD:-0}
+INSTALL_DOCKER=${KUBELET_INSTALL_DOCKER:-0}
+UNINSTALL=${KUBELET_UNINSTALL:-0}
+DRY_RUN=${KUBELET_DRY_RUN:-0}
+UNIT_DIR=${KUBELET_UNIT_DIR:-/etc/systemd/system}
+
+while [ $# -gt 0 ]; do
+  option=$1
+  case "$option" in
+  --*=*)
+    value=${option#*=}
+    option=${option%%=*}
+    ;;
+  *) value=${2-} ;;
   esac
+  case "$option" in
+  --version | --base-url | --prefix | --config-dir | --manifests)
+    if [ "$option" = "$1" ]; then
+      [ $# -ge 2 ] || usage_error "$option needs a value"
+      shift
+    fi
+    [ -n "$value" ] || usage_error "$option needs a value"
+    case "$option" in
+    --version) VERSION=${value#v} ;;
+    --base-url) BASE_URL=$value ;;
+    --prefix) PREFIX=$value ;;
+    --config-dir) CONFIG_DIR=$value ;;
+    --manifests) MANIFESTS=$value ;;
+    esac
+    ;;
+  --no-systemd) NO_SYSTEMD=1 ;;
+  --install-docker) INSTALL_DOCKER=1 ;;
+  --uninstall) UNINSTALL=1 ;;
+  --dry-run) DRY_RUN=1 ;;
+  -h | --help)
+    usage
+    exit 0
+    ;;
+  *) usage_error "unknown option \"$1\"" ;;
+  esac
+  shift
 done
 
-say() { printf '\033[1m==>\033[0m %s\n' "$*" >&2; }
-die() { printf 'install.sh: %s\n' "$*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || die "run as root (sudo bash install.sh): it installs packages and writes $PREFIX/bin"
+# Absolute paths only: they end up in the unit's ExecStart and in config.yaml.
+for path in "$PREFIX" "$CONFIG_DIR" "$MANIFESTS" "$UNIT_DIR"; do
+  case "$path" in
+  "" | /*) ;;
+  *) usage_error "\"$path\" is a relative path: give --prefix, --config-dir and --manifests as absolute paths" ;;
+  esac
+done
+PREFIX=${PREFIX%/}
+case "$PREFIX" in
+/usr/local | /usr | "") CONFIG_DIR=${CONFIG_DIR:-/etc/kubelet} ;;
+*) CONFIG_DIR=${CONFIG_DIR:-$PREFIX/etc/kubelet} ;;
+esac
+MANIFESTS=${MANIFESTS:-$CONFIG_DIR/manifests}
+BIN="$PREFIX/bin/kubelet"
+CONFIG="$CONFIG_DIR/config.yaml"
+UNIT="$UNIT_DIR/kubelet.service"
+changes=0
+tmp=''
+tmp_binary=''
 
-apt_install() {
-  export DEBIAN_FRONTEND=noninteractive
-  [ -n "${apt_updated:-}" ] || { apt-get update -q >/dev/null; apt_updated=1; }
-  apt-get install -y -q --no-install-recommends "$@" >/dev/null
+cleanup() {
+  [ -z "$tmp_binary" ] || rm -f "$tmp_binary"
+  [ -z "$tmp" ] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# One change to the machine: announced, counted, and skipped (returns 1) in a dry run.
+step() {
+  changes=$((changes + 1))
+  if [ "$DRY_RUN" = 1 ]; then
+    say "dry run: would $*"
+    return 1
+  fi
+  say "$*"
 }
 
-ensure_docker() {
-  if command -v docker >/dev/null && docker info >/dev/null 2>&1; then return; fi
-  command -v dockerd >/dev/null || { say "installing Docker Engine (docker.io)"; apt_install docker.io ca-certificates; }
-  if [ -d /run/systemd/system ]; then
-    systemctl enable --now docker.service >/dev/null 2>&1 || true
-  fi
-  if ! docker info >/dev/null 2>&1; then
-    say "starting dockerd (no systemd here; log in /var/log/dockerd.log)"
-    setsid dockerd >/var/log/dockerd.log 2>&1 &
-  fi
-  for _ in $(seq 100); do docker info >/dev/null 2>&1 && return; sleep 0.2; done
-  die "the Docker Engine did not come up: see /var/log/dockerd.log or 'journalctl -u docker'"
-}
+have() { command -v "$1" >/dev/null 2>&1; }
 
-fetch_binary() {
-  local out=$1 here
-  if [ -n "${KUBELET_BINARY_URL:-}" ]; then
-    say "downloading $KUBELET_BINARY_URL"
-    command -v curl >/dev/null || apt_install curl ca-certificates
-    curl -fsSL "$KUBELET_BINARY_URL" -o "$out"
+# sd_booted(3)'s test; KUBELET_SYSTEMD_RUNTIME_DIR lets the tests drive a stand-in systemctl.
+systemd_running() { [ -d "${KUBELET_SYSTEMD_RUNTIME_DIR:-/run/systemd/system}" ] && have systemctl; }
+
+# The release asset for this machine: kubelet-linux-<arch>[-musl|-baseline].
+release_asset() {
+  os=$(uname -s)
+  machine=$(uname -m)
+  [ "$os" = Linux ] || die "unsupported operating system \"$os\": kubelet releases are built for Linux (x86_64, aarch64)"
+  case "$machine" in
+  x86_64 | amd64) arch=x64 ;;
+  aarch64 | arm64) arch=arm64 ;;
+  *) die "unsupported architecture \"$machine\": kubelet releases are built for x86_64 and aarch64 (Linux)" ;;
+  esac
+  for loader in /lib/ld-musl-*.so.1; do
+    if [ -e "$loader" ]; then
+      echo "kubelet-linux-$arch-musl"
+      return
+    fi
+  done
+  # The default x64 build needs AVX2 (Haswell, 2013); older CPUs get the baseline build.
+  if [ "$arch" = x64 ] && [ -r /proc/cpuinfo ] && ! grep -q '^flags.* avx2' /proc/cpuinfo; then
+    echo "kubelet-linux-x64-baseline"
     return
   fi
-  here=$(cd "$(dirname "${BASH_SOURCE[0]:-$0}")" 2>/dev/null && pwd || true)
-  [ -n "$here" ] && [ -f "$here/build.ts" ] && [ -f "$here/package.json" ] ||
-    die "not in a kubelet checkout: set KUBELET_BINARY_URL to a release binary"
-  command -v npm >/dev/null || { say "installing Node.js and npm (to build)"; apt_install nodejs npm; }
-  say "building the kubelet from $here"
-  (cd "$here" && { [ -x node_modules/.bin/bun ] || npm install --no-audit --no-fund >&2; } && node_modules/.bin/bun build.ts >&2)
-  cp "$here/dist/kubelet" "$out"
+  echo "kubelet-linux-$arch"
 }
 
-install_service() {
-  [ -d /run/systemd/system ] || die "--systemd: this machine does not run systemd"
-  cat >/etc/systemd/system/kubelet.service <<UNIT
+download() { # url file
+  case "$1" in
+  file://*) cp "${1#file://}" "$2" 2>/dev/null || die "cannot read $1" ;;
+  *)
+    if have curl; then
+      curl -fsSL --retry 3 --connect-timeout 10 -o "$2" "$1" || die "cannot download $1 (curl exit $?)"
+    elif have wget; then
+      # Options GNU and busybox wget share (busybox 1.35's wget crashes on -T).
+      wget -q -O "$2" "$1" || die "cannot download $1 (wget exit $?)"
+    else
+      die "neither curl nor wget is installed: install one (apt-get install curl) and run this again"
+    fi
+    ;;
+  esac
+}
+
+sha256() {
+  if have sha256sum; then
+    sha256sum "$1" | cut -d' ' -f1
+  elif have shasum; then
+    shasum -a 256 "$1" | cut -d' ' -f1
+  elif have openssl; then
+    openssl dgst -sha256 -r "$1" | cut -d' ' -f1
+  else
+    die "no sha256sum, shasum or openssl to verify the download with: install coreutils"
+  fi
+}
+
+# "0.1.0" from "kubelet v0.1.0 (commit abc1234, bun 1.4.5)"; empty when the binary does not run.
+binary_version() { "$1" --version 2>/dev/null | sed -n 's/^kubelet v\([^ ]*\).*/\1/p'; }
+
+default_base_url() {
+  if [ -n "$KUBELET_RELEASE_URL" ]; then
+    echo "$KUBELET_RELEASE_URL"
+  elif [ -n "$VERSION" ]; then
+    echo "$PROJECT_RELEASES/download/v$VERSION"
+  else
+    echo "$PROJECT_RELEASES/latest/download"
+  fi
+}
+
+# Installs the release binary unless the one in place already has its checksum (sets binary_changed).
+install_binary() {
+  asset=$(release_asset)
+  base=${BASE_URL:-$(default_base_url)}
+  base=${base%/}
+  tmp=$(mktemp -d)
+  download "$base/SHA256SUMS" "$tmp/SHA256SUMS"
+  expected=$(awk -v f="$asset" '$2 == f || $2 == "*" f { print $1; exit }' "$tmp/SHA256SUMS")
+  [ -n "$expected" ] || die "$base/SHA256SUMS lists no $asset: that release has no binary for this machine"
+  installed=''
+  if [ -f "$BIN" ]; then
+    installed=$(binary_version "$BIN")
+    if [ "$(sha256 "$BIN")" = "$expected" ] && { [ -z "$VERSION" ] || [ "$installed" = "$VERSION" ]; }; then
+      say "kubelet v$installed at $BIN is already the release at $base (same checksum): binary unchanged"
+      return
+    fi
+  fi
+  if [ -n "$installed" ]; then
+    action="upgrade $BIN from v$installed with $base/$asset"
+  else
+    action="install $base/$asset as $BIN"
+  fi
+  binary_changed=1
+  step "$action" || return 0
+  mkdir -p "$PREFIX/bin" 2>/dev/null ||
+    die "cannot create $PREFIX/bin: run as root (sudo sh), or choose --prefix \"\$HOME/.local\" --no-systemd"
+  # A temporary file in the target directory, so the final mv is an atomic rename on one file system.
+  tmp_binary=$(mktemp "$PREFIX/bin/.kubelet.XXXXXX") ||
+    die "cannot write to $PREFIX/bin: run as root (sudo sh), or choose --prefix \"\$HOME/.local\" --no-systemd"
+  download "$base/$asset" "$tmp_binary"
+  actual=$(sha256 "$tmp_binary")
+  [ "$actual" = "$expected" ] ||
+    die "checksum mismatch for $base/$asset: SHA256SUMS says $expected, the download is $actual; nothing was installed${installed:+ (v$installed at $BIN is untouched)}"
+  chmod 0755 "$tmp_binary"
+  new=$(binary_version "$tmp_binary")
+  [ -n "$new" ] || die "$base/$asset does not run on this machine ($(uname -sm)): nothing was installed"
+  [ -z "$VERSION" ] || [ "$new" = "$VERSION" ] ||
+    die "$base holds kubelet v$new, not the requested v$VERSION: nothing was installed (check --base-url)"
+  mv -f "$tmp_binary" "$BIN"
+  tmp_binary=''
+  say "kubelet v$new installed at $BIN${installed:+ (was v$installed)}"
+}
+
+write_config() {
+  if [ -d "$MANIFESTS" ] || step "create $MANIFESTS (pod manifests)"; then
+    mkdir -p "$MANIFESTS"
+  fi
+  if [ -e "$CONFIG" ]; then
+    say "keeping $CONFIG (an existing config file is never overwritten)"
+  elif step "write $CONFIG (every setting commented at its default; config: $MANIFESTS)"; then
+    # Written by the binary itself, so every key, default and alias matches the version installed.
+    "$BIN" print-config --commented --config "$MANIFESTS" >"$CONFIG.tmp"
+    mv -f "$CONFIG.tmp" "$CONFIG"
+  fi
+}
+
+unit_text() {
+  cat <<EOF
+# Written by the kubelet's install.sh; rerunning it rewrites this file, so put changes in a drop-in
+# (systemctl edit kubelet) and settings in $CONFIG.
 [Unit]
 Description=kubelet: keeps this node's Docker containers matching its pods
+Documentation=https://github.com/kubelet-project/kubelet#readme
 After=docker.service network-online.target
-Wants=docker.service
+Wants=docker.service network-online.target
 
 [Service]
-ExecStart=$PREFIX/bin/kubelet run --config $MANIFESTS --root_dir $ROOT_DIR --log_format json
+ExecStart=$BIN run --config_file $CONFIG
 Restart=always
 RestartSec=2
-KillMode=process
+# stderr is not a TTY here, so the kubelet logs one JSON object per line, with a syslog priority.
+StandardError=journal
+SyslogIdentifier=kubelet
 
 [Install]
 WantedBy=multi-user.target
-UNIT
-  systemctl daemon-reload
-  systemctl enable --now kubelet.service
-  say "kubelet.service started: journalctl -u kubelet -f"
+EOF
 }
 
-ensure_docker
-tmp=$(mktemp)
-trap 'rm -f "$tmp"' EXIT
-fetch_binary "$tmp"
-install -D -m 0755 "$tmp" "$PREFIX/bin/kubelet"
-mkdir -p "$MANIFESTS" "$ROOT_DIR"
-say "installed $("$PREFIX/bin/kubelet" --version)"
-[ "$with_systemd" = 1 ] && install_service
-say "next: kubelet runonce -c <dir of pod manifests>   (or: kubelet run -c $MANIFESTS)"
+# Writes the unit when its text differs (sets unit_changed).
+write_unit() {
+  if [ -f "$UNIT" ] && [ "$(cat "$UNIT")" = "$(unit_text)" ]; then return; fi
+  unit_changed=1
+  step "write $UNIT (ExecStart=$BIN run --config_file $CONFIG)" || return 0
+  mkdir -p "$UNIT_DIR"
+  unit_text >"$UNIT.tmp"
+  mv -f "$UNIT.tmp" "$UNIT"
+}
+
+docker_reachable() {
+  if have docker; then
+    docker version >/dev/null 2>&1
+  else
+    socket=${DOCKER_HOST:-unix:///var/run/docker.sock}
+    have curl && curl -fsS --max-time 5 --unix-socket "${socket#unix://}" http://localhost/_ping >/dev/null 2>&1
+  fi
+}
+
+debian_like() { [ -r /etc/os-release ] && grep -Eq '^(ID|ID_LIKE)=.*(debian|ubuntu)' /etc/os-release; }
+
+check_docker() {
+  docker_reachable && return 0
+  where=${DOCKER_HOST:-unix:///var/run/docker.sock}
+  if [ "$INSTALL_DOCKER" = 1 ]; then
+    debian_like || die "--install-docker knows Debian and Ubuntu only: install Docker Engine (https://docs.docker.com/engine/install/)"
+    [ "$(id -u)" = 0 ] || die "--install-docker needs root: rerun with sudo"
+    if step "install Docker Engine (apt-get install docker.io)"; then
+      DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends docker.io ca-certificates >/dev/null
+      if systemd_running; then
+        systemctl enable --now docker.service >/dev/null
+      elif ! docker_reachable && have dockerd; then
+        # A container or a minimal VM: no init system to own the daemon, so start it detached.
+        say "start dockerd (no systemd here; its log: /var/log/dockerd.log)"
+        setsid dockerd >/var/log/dockerd.log 2>&1 </dev/null &
+        tries=0
+        while [ "$tries" -lt 100 ] && ! docker_reachable; do
+          sleep 0.2
+          tries=$((tries + 1))
+        done
+      fi
+      docker_reachable || warn "Docker Engine installed but not answering at $where: see /var/log/dockerd.log or journalctl -u docker"
+    fi
+    return 0
+  fi
+  warn "Docker is not reachable at $where; the kubelet waits for it. Install Docker Engine: apt-get install docker.io (Debian/Ubuntu; or rerun with --install-docker), or see https://docs.docker.com/engine/install/"
+}
+
+start_service() {
+  if ! systemd_running; then
+    say "systemd is not running here: start the kubelet with $BIN run --config_file $CONFIG"
+    return
+  fi
+  if [ "$unit_changed" = 1 ] && step "reload systemd (systemctl daemon-reload)"; then systemctl daemon-reload; fi
+  if ! systemctl is-enabled --quiet kubelet.service 2>/dev/null && step "enable kubelet.service"; then
+    systemctl enable --quiet kubelet.service
+  fi
+  if ! systemctl is-active --quiet kubelet.service 2>/dev/null; then
+    if step "start kubelet.service"; then systemctl start kubelet.service; fi
+  elif [ "$binary_changed" = 1 ] || [ "$unit_changed" = 1 ]; then
+    if step "restart kubelet.service (new binary or unit)"; then systemctl restart kubelet.service; fi
+  fi
+}
+
+uninstall() {
+  if [ -f "$UNIT" ]; then
+    if systemd_running && step "stop and disable kubelet.service"; then
+      systemctl disable --now --quiet kubelet.service || true
+    fi
+    if step "remove $UNIT"; then
+      rm -f "$UNIT"
+      ! systemd_running || systemctl daemon-reload
+    fi
+  fi
+  if [ -e "$BIN" ] && step "remove $BIN"; then rm -f "$BIN"; fi
+  if [ "$changes" = 0 ]; then
+    say "no kubelet installed at $BIN: nothing to remove"
+  else
+    say "kept $CONFIG, $MANIFESTS and the kubelet's root_dir (/var/lib/kubelet unless configured): remove them by hand if unwanted"
+  fi
+}
+
+if [ "$UNINSTALL" = 1 ]; then
+  uninstall
+  exit 0
+fi
+
+if [ "$NO_SYSTEMD" != 1 ] && [ "$DRY_RUN" != 1 ] && [ "$(id -u)" != 0 ] && [ ! -w "$UNIT_DIR" ]; then
+  die "writing $UNIT needs root: rerun with sudo, or add --no-systemd (with --prefix \"\$HOME/.local\" to install as a user)"
+fi
+
+binary_changed=0
+unit_changed=0
+install_binary
+write_config
+check_docker
+if [ "$NO_SYSTEMD" != 1 ]; then
+  write_unit
+  start_service
+fi
+
+if [ "$DRY_RUN" = 1 ]; then
+  say "dry run: $changes change(s) would be made; nothing was changed"
+elif [ "$changes" = 0 ]; then
+  say "nothing to do: kubelet v$(binary_version "$BIN") is installed at $BIN and configured in $CONFIG"
+else
+  say "done: $("$BIN" --version); pods go in $MANIFESTS, settings in $CONFIG"
+fi

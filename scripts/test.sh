@@ -4,7 +4,7 @@
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-[ -x node_modules/.bin/bun ] || npm install --no-audit --no-fund >&2 || { echo "0 passed, 1 failed"; exit 1; }
+[ -x node_modules/.bin/bun ] || npm ci --no-audit --no-fund >&2 || { echo "0 passed, 1 failed"; exit 1; }
 BUN=node_modules/.bin/bun
 
 DIR=${KUBELET_TEST_DIR:-/tmp/kubelet-test-services}

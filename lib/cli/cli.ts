@@ -6,7 +6,7 @@
 // (0 success, 1 failure, 2 usage). Heavy parts (Docker, etcd, the server) load only for run/runonce.
 import cac, { type Command } from "cac";
 import pkg from "../../package.json" with { type: "json" };
-import { FLAGS, printConfig, resolveConfig, type ResolvedConfig } from "../config/config.ts";
+import { commentedConfigFile, FLAGS, printConfig, resolveConfig, type ResolvedConfig } from "../config/config.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
 import { createLogger } from "../log.ts";
 import { runtimeName } from "../platform/runtime.ts";
@@ -14,12 +14,15 @@ import type { FleetSection } from "./fleet.ts";
 import { validateCommand } from "./validate.ts";
 import { PLAN_EXIT, planCommand } from "./plan.ts";
 
+// Baked in by build.ts (--define); absent when running from source.
 declare const KUBELET_COMMIT: string | undefined;
+declare const KUBELET_VERSION: string | undefined;
 
 /** `kubelet v0.1.0 (commit abc1234, bun 1.4.5)`. */
 export function versionLine(): string {
   const commit = typeof KUBELET_COMMIT === "string" ? KUBELET_COMMIT : "dev";
-  return `kubelet v${pkg.version} (commit ${commit}, ${runtimeName()})`;
+  const version = typeof KUBELET_VERSION === "string" ? KUBELET_VERSION : pkg.version;
+  return `kubelet v${version} (commit ${commit}, ${runtimeName()})`;
 }
 
 class UsageError extends Error {
@@ -36,7 +39,7 @@ const STDIN_PATH = "/dev/stdin";
 const BOOLEAN_FLAGS = new Set(
   FLAGS.filter((f) => f.type === "bool")
     .map((f) => f.flag.replace(/_/g, "-"))
-    .concat(["show-origin", "help", "version", "watch"]),
+    .concat(["show-origin", "commented", "help", "version", "watch"]),
 );
 
 /**
@@ -148,9 +151,14 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     cli.command("print-config", "Print the effective configuration (defaults < --config_file < flags)"),
   )
     .option("--show-origin", "Mark each value with where it came from: default, file or flag")
+    .option("--commented", "Print a config file: every key described, defaults commented out (what install.sh writes)")
     .option("-o, --output <format>", "yaml or json", { default: "yaml" });
   print.action((options) => {
     const format = outputFormat(options.output, ["yaml", "json"], print) as "yaml" | "json";
+    if (options.commented === true || options.commented === "true") {
+      io.stdout.write(commentedConfigFile(resolve(options, print)));
+      return;
+    }
     io.stdout.write(
       printConfig(resolve(options, print), {
         format,

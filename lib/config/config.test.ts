@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { formatDuration, parseDuration, printConfig, resolveConfig } from "./config.ts";
+import { commentedConfigFile, FLAGS, formatDuration, parseDuration, printConfig, resolveConfig } from "./config.ts";
 
 const file = join(import.meta.dir, "../../testdata/config/kubelet.yaml");
 
@@ -111,5 +111,38 @@ describe("precedence: defaults < config file < flags", () => {
     expect(text).toContain("port: 1234  # flag");
     expect(text).toContain("sync_frequency: 30s  # file");
     expect(text).toContain("root_dir: /var/lib/kubelet  # default");
+  });
+});
+
+describe("the commented config file (print-config --commented, written by install.sh)", () => {
+  const readBack = (text: string) => {
+    const dir = mkdtempSync(join(tmpdir(), "kubelet-config-"));
+    try {
+      writeFileSync(join(dir, "config.yaml"), text);
+      return resolveConfig({}, join(dir, "config.yaml"));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  test("sets only the values given and leaves every other key commented at its default", () => {
+    const text = commentedConfigFile(resolveConfig({ config: "/etc/kubelet/manifests" }));
+    const active = text.split("\n").filter((line) => line && !line.startsWith("#"));
+    expect(active).toEqual(["config: /etc/kubelet/manifests"]);
+    for (const spec of FLAGS.filter((f) => f.key !== "config")) expect(text).toContain(`\n# ${spec.flag}: `);
+    expect(readBack(text).origins.syncFrequency).toBe("default");
+    expect(readBack(text).config.config).toBe("/etc/kubelet/manifests");
+  });
+
+  test("reads back as exactly the defaults once every line is uncommented", () => {
+    const text = commentedConfigFile(resolveConfig({}));
+    const uncommented = text.replace(/^# ([a-z_]+: )/gm, "$1");
+    const { config, origins } = readBack(uncommented);
+    expect(config).toEqual({ ...resolveConfig({}).config, configFile: config.configFile });
+    for (const spec of FLAGS) expect(origins[spec.key]).toBe("file");
+  });
+
+  test("names each key's flag and KubeletConfiguration alias", () => {
+    expect(commentedConfigFile(resolveConfig({}))).toContain('[--config, -c, staticPodPath]\n# config: ""');
   });
 });

@@ -12,6 +12,7 @@ import {
   configurationField,
   fieldNamesUnder,
   isZeroValue,
+  KUBELET_CONFIGURATION,
   typeMismatch,
 } from "./kubelet-configuration.ts";
 
@@ -557,7 +558,8 @@ export function parseValue(spec: FlagSpec, raw: unknown): KubeletConfig[keyof Ku
       return out;
     }
     case "logformat":
-      if (last !== "text" && last !== "json") throw bad("expected text or json");
+      // "" is the default a written-out config file shows: text on a TTY, else json
+      if (last !== "text" && last !== "json" && last !== "") throw bad("expected text or json");
       return last;
   }
 }
@@ -769,4 +771,29 @@ export function printConfig(
     "\n" +
     notes
   );
+}
+
+/**
+ * The config file an installer writes (`print-config --commented`): every key with what it does,
+ * its flag and KubeletConfiguration names, commented out at its default; keys set by a flag or
+ * the config file are written out, so the file starts from the installer's choices.
+ */
+export function commentedConfigFile(resolved: ResolvedConfig): string {
+  const lines = [
+    "# kubelet configuration, read by `kubelet run --config_file <this file>`.",
+    "# Keys are flag names (sync_frequency) or KubeletConfiguration names (syncFrequency); a flag given",
+    "# on the command line wins over this file. Each commented line shows a setting at its default:",
+    "# uncomment it to change it. `kubelet print-config --config_file <this file> --show-origin` checks it.",
+  ];
+  for (const spec of FLAGS) {
+    const value = resolved.config[spec.key];
+    const text = stringifyYaml(spec.type === "duration" ? formatDuration(value as number) : value, {
+      flow: true,
+    }).trimEnd();
+    const fields = KUBELET_CONFIGURATION.filter((row) => row.key === spec.key).map((row) => row.path);
+    const names = [`--${spec.flag}`, ...(spec.short ? [`-${spec.short}`] : []), ...fields];
+    lines.push("", `# ${spec.description}. [${names.join(", ")}]`);
+    lines.push(`${resolved.origins[spec.key] === "default" ? "# " : ""}${spec.flag}: ${text}`);
+  }
+  return lines.join("\n") + "\n";
 }

@@ -139,9 +139,10 @@ export function removeCgroupRoot(rootDir: string): void {
   }
 }
 
-/** Runs the compiled binary to completion. */
-export function runBinary(args: string[], options: { input?: string; timeoutMs?: number } = {}) {
-  const result = spawnSync(KUBELET_BINARY, args, {
+/** Runs the compiled binary (or `options.command`, e.g. deno running the source) to completion. */
+export function runBinary(args: string[], options: { input?: string; timeoutMs?: number; command?: string[] } = {}) {
+  const [file, ...prefix] = options.command ?? [KUBELET_BINARY];
+  const result = spawnSync(file!, [...prefix, ...args], {
     encoding: "utf8",
     input: options.input,
     timeout: options.timeoutMs ?? 120_000,
@@ -154,8 +155,10 @@ export class KubeletProcess {
   readonly child: ChildProcess;
   output = "";
 
-  constructor(args: string[]) {
-    this.child = spawn(KUBELET_BINARY, args, { stdio: ["ignore", "pipe", "pipe"] });
+  /** `command` replaces the compiled binary, e.g. `["deno", "run", "-A", "bin/kubelet.ts"]`. */
+  constructor(args: string[], command: string[] = [KUBELET_BINARY]) {
+    const [file, ...prefix] = command;
+    this.child = spawn(file!, [...prefix, ...args], { stdio: ["ignore", "pipe", "pipe"] });
     this.child.stdout!.on("data", (d) => (this.output += d));
     this.child.stderr!.on("data", (d) => (this.output += d));
   }

@@ -1,6 +1,6 @@
 // The soak of bench/soak.ts, shortened to 60 s for every test run (`npm run bench` runs 10 minutes).
 import { expect, test } from "bun:test";
-import { runSoak, soakTable } from "../../bench/soak.ts";
+import { runSoak, soakTable } from "../../bench/soak.bench.ts";
 import { describeWithServices } from "../../lib/testing/services.ts";
 
 describeWithServices("soak", (services) => {

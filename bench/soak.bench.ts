@@ -2,7 +2,7 @@
 // (a changed env value replaces the container) and removed, up to `peak` pods; RSS, CPU and open
 // file descriptors are sampled each second. At the end every manifest is deleted and nothing may
 // be left: no containers, no pod directories, no Docker volumes, no extra file descriptors.
-// Usage: bash scripts/services.sh up && bun build.ts && bun bench/soak.ts [--seconds 600] [--peak 100]
+// Usage: bash scripts/services.sh up && bun build.ts && bun bench/soak.bench.ts [--seconds 600] [--peak 100]
 // Prints a markdown table; writes an SVG plot of RSS and CPU over time (--svg, default bench/soak.svg).
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";

@@ -1,0 +1,414 @@
+// The release and its installer, end to end and offline: `bun build.ts --release` writes two
+// release directories (v0.1.0 and v0.2.0-test), a Bun server on 127.0.0.1 hosts them, and
+// `curl -fsSL …/install.sh | sh -s -- …` installs, re-runs, upgrades, refuses and uninstalls.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describeWithServices } from "../../lib/testing/services.ts";
+import { removeDir, tempDir } from "./harness.ts";
+
+declare const Bun: {
+  serve(options: { hostname: string; port: number; fetch(request: Request): Response | Promise<Response> }): {
+    port: number;
+    stop(closeActive?: boolean): void;
+  };
+  file(path: string): Blob;
+};
+
+const root = join(import.meta.dir, "../..");
+const work = tempDir("install");
+const releases = { a: join(work, "release-a"), b: join(work, "release-b") };
+const fakeBin = join(work, "fake-bin");
+const callLog = join(work, "calls.log");
+const requests: string[] = [];
+let server: { port: number; stop(closeActive?: boolean): void };
+let url = "";
+
+/** Builds a release directory with build.ts itself (the code `npm run release` runs). */
+function buildRelease(out: string, version: string, targets?: string): void {
+  const build = spawnSync(
+    join(root, "node_modules/.bin/bun"),
+    ["build.ts", "--release", "--out", out, "--version", version, ...(targets ? ["--targets", targets] : [])],
+    { cwd: root, encoding: "utf8" },
+  );
+  if (build.status !== 0) throw new Error(`bun build.ts --release failed: ${build.stderr}`);
+}
+
+/** /a/ and /b/ serve the two releases; /corrupt/ serves release a with every binary's last byte flipped. */
+async function serveReleases(request: Request): Promise<Response> {
+  const path = new URL(request.url).pathname;
+  requests.push(path);
+  const [, name, file] = path.split("/");
+  const dir = name === "b" ? releases.b : releases.a;
+  if (!file || !["a", "b", "corrupt"].includes(name!) || !existsSync(join(dir, file)))
+    return new Response("not found", { status: 404 });
+  if (name !== "corrupt" || !file.startsWith("kubelet-")) return new Response(Bun.file(join(dir, file)));
+  const bytes = new Uint8Array(await Bun.file(join(dir, file)).arrayBuffer());
+  bytes[bytes.length - 1]! ^= 0xff;
+  return new Response(bytes);
+}
+
+/**
+ * `curl -fsSL <url>/install.sh | sh -s -- <args>` (`wget -qO-` where PATH has no curl), with the
+ * fake systemctl first on PATH; the `sh` that runs install.sh is the first on that PATH.
+ */
+function install(
+  release: string,
+  args: string[],
+  env: Record<string, string> = {},
+  asUser?: number,
+): Promise<{ code: number; out: string }> {
+  const quoted = args.map((a) => `'${a}'`).join(" ");
+  const fetch = `$(command -v curl >/dev/null && echo curl -fsSL || echo wget -qO-) ${url}/${release}/install.sh`;
+  const pipeline = `${fetch} | sh -s -- ${quoted}`;
+  const command =
+    asUser === undefined
+      ? ["/bin/sh", "-c", pipeline]
+      : ["setpriv", `--reuid=${asUser}`, `--regid=${asUser}`, "--clear-groups", "/bin/sh", "-c", pipeline];
+  return new Promise((resolve) => {
+    const child = spawn(command[0]!, command.slice(1), {
+      env: {
+        ...process.env,
+        PATH: `${fakeBin}:${process.env.PATH}`,
+        DOCKER_HOST: `unix://${join(work, "no-docker.sock")}`,
+        KUBELET_BASE_URL: `${url}/${release}`,
+        ...env,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (out += d));
+    child.on("exit", (code) => resolve({ code: code ?? -1, out }));
+  });
+}
+
+const sha256 = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
+const versionOf = (bin: string) => spawnSync(bin, ["--version"], { encoding: "utf8" }).stdout.trim();
+
+beforeAll(() => {
+  buildRelease(releases.a, "0.1.0");
+  // The upgrade needs only this architecture's binaries (the installer picks among them by libc and CPU).
+  buildRelease(
+    releases.b,
+    "0.2.0-test",
+    process.arch === "arm64" ? "linux-arm64,linux-arm64-musl" : "linux-x64,linux-x64-baseline,linux-x64-musl",
+  );
+  mkdirSync(fakeBin);
+  // A stand-in systemctl that records each call and keeps enabled/active state in files, so no test
+  // can ever touch the machine's own systemd.
+  writeFileSync(
+    join(fakeBin, "systemctl"),
+    `#!/bin/sh
+echo "$*" >> '${callLog}'
+state='${work}/systemd-state'
+mkdir -p "$state"
+case "$1" in
+is-enabled) [ -f "$state/enabled" ] ;;
+is-active) [ -f "$state/active" ] ;;
+enable) touch "$state/enabled" ;;
+start | restart) touch "$state/active" ;;
+disable) rm -f "$state/enabled"; [ "$2" = --now ] && rm -f "$state/active" ;;
+esac
+`,
+  );
+  chmodSync(join(fakeBin, "systemctl"), 0o755);
+  server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: serveReleases });
+  url = `http://127.0.0.1:${server.port}`;
+}, 120_000);
+
+afterAll(() => {
+  server?.stop(true);
+  removeDir(work);
+});
+
+describe("the release directory (bun build.ts --release)", () => {
+  test("holds a binary per Linux target, SHA256SUMS over them and install.sh", () => {
+    expect(readdirSync(releases.a).sort()).toEqual([
+      "SHA256SUMS",
+      "install.sh",
+      "kubelet-linux-arm64",
+      "kubelet-linux-arm64-musl",
+      "kubelet-linux-x64",
+      "kubelet-linux-x64-baseline",
+      "kubelet-linux-x64-musl",
+    ]);
+    const sums = readFileSync(join(releases.a, "SHA256SUMS"), "utf8").trim().split("\n");
+    expect(sums).toHaveLength(5);
+    for (const line of sums) {
+      const [hash, name] = line.split("  ");
+      expect(sha256(join(releases.a, name!))).toBe(hash!);
+    }
+  });
+
+  test("embeds the release version and the git commit (kubelet --version)", () => {
+    const commit = spawnSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root, encoding: "utf8" }).stdout.trim();
+    const host = process.arch === "arm64" ? "arm64" : "x64";
+    expect(versionOf(join(releases.b, `kubelet-linux-${host}`))).toStartWith(
+      `kubelet v0.2.0-test (commit ${commit}, bun `,
+    );
+  });
+
+  test("install.sh is POSIX sh that shellcheck passes", () => {
+    const shellcheck = spawnSync("shellcheck", ["--shell=sh", join(releases.a, "install.sh")], { encoding: "utf8" });
+    if (shellcheck.error && process.env.CI !== "true") return console.warn("shellcheck is not installed: skipped");
+    expect(shellcheck.stdout + shellcheck.stderr).toBe("");
+    expect(shellcheck.status).toBe(0);
+  });
+});
+
+describe("curl -fsSL …/install.sh | sh -s -- --prefix DIR --no-systemd", () => {
+  const prefix = join(work, "prefix");
+  const bin = join(prefix, "bin/kubelet");
+  const config = join(prefix, "etc/kubelet/config.yaml");
+
+  test("installs a binary that runs, the manifests directory and a commented config file", async () => {
+    const { code, out } = await install("a", ["--prefix", prefix, "--no-systemd"]);
+    expect(out).toContain(`kubelet v0.1.0 installed at ${bin}`);
+    expect(code).toBe(0);
+    expect(versionOf(bin)).toStartWith("kubelet v0.1.0 ");
+    expect(statSync(join(prefix, "etc/kubelet/manifests")).isDirectory()).toBe(true);
+    const text = readFileSync(config, "utf8");
+    expect(text).toContain(`\nconfig: ${join(prefix, "etc/kubelet/manifests")}\n`);
+    expect(text).toContain("\n# sync_frequency: 10s\n");
+    expect(spawnSync(bin, ["print-config", "--config_file", config], { encoding: "utf8" }).status).toBe(0);
+  });
+
+  test("a second run changes nothing, says so, and downloads only SHA256SUMS", async () => {
+    const before = statSync(bin);
+    requests.length = 0;
+    const { code, out } = await install("a", ["--prefix", prefix, "--no-systemd"]);
+    expect(code).toBe(0);
+    expect(out).toContain("nothing to do: kubelet v0.1.0 is installed");
+    expect(requests.filter((p) => p.includes("kubelet-linux"))).toEqual([]);
+    expect(statSync(bin).ino).toBe(before.ino);
+    expect(statSync(bin).mtimeMs).toBe(before.mtimeMs);
+  });
+
+  test("refuses a binary that does not match SHA256SUMS and keeps the installed one", async () => {
+    const before = sha256(bin);
+    const { code, out } = await install("corrupt", ["--prefix", prefix, "--no-systemd", "--version", "0.2.0-test"]);
+    expect(code).toBe(1);
+    expect(out).toMatch(/install\.sh: checksum mismatch for http:\/\/127\.0\.0\.1:\d+\/corrupt\/kubelet-linux-/);
+    expect(out).toContain(`v0.1.0 at ${bin} is untouched`);
+    expect(sha256(bin)).toBe(before);
+    expect(readdirSync(join(prefix, "bin"))).toEqual(["kubelet"]);
+  });
+
+  test("--dry-run prints each step and changes nothing", async () => {
+    const before = sha256(bin);
+    const { code, out } = await install("b", ["--prefix", prefix, "--no-systemd", "--dry-run"]);
+    expect(code).toBe(0);
+    expect(out).toContain(`dry run: would upgrade ${bin} from v0.1.0`);
+    expect(out).toContain("nothing was changed");
+    expect(sha256(bin)).toBe(before);
+    const fresh = join(work, "dry-prefix");
+    const first = await install("a", ["--prefix", fresh, "--dry-run"]);
+    expect(first.out).toContain(`dry run: would install ${url}/a/kubelet-linux-`);
+    expect(first.out).toContain(`dry run: would write ${join(fresh, "etc/kubelet/config.yaml")}`);
+    expect(first.out).toContain("dry run: would write /etc/systemd/system/kubelet.service");
+    expect(first.code).toBe(0);
+    expect(existsSync(fresh)).toBe(false);
+  });
+
+  test("an upgrade to another release replaces the binary in place and keeps the operator's config", async () => {
+    writeFileSync(config, "config: /srv/pods\nsync_frequency: 1m\n");
+    const { code, out } = await install("b", ["--prefix", prefix, "--no-systemd"]);
+    expect(out).toContain(`kubelet v0.2.0-test installed at ${bin} (was v0.1.0)`);
+    expect(out).toContain(`keeping ${config}`);
+    expect(code).toBe(0);
+    expect(versionOf(bin)).toStartWith("kubelet v0.2.0-test ");
+    expect(readFileSync(config, "utf8")).toBe("config: /srv/pods\nsync_frequency: 1m\n");
+  });
+
+  test("--version refuses a release directory that holds another version", async () => {
+    const { code, out } = await install("a", ["--prefix", prefix, "--no-systemd", "--version", "0.3.0"]);
+    expect(out).toContain("holds kubelet v0.1.0, not the requested v0.3.0: nothing was installed");
+    expect(code).toBe(1);
+    expect(versionOf(bin)).toStartWith("kubelet v0.2.0-test ");
+  });
+
+  test("--uninstall removes the binary and keeps config and manifests", async () => {
+    const { code, out } = await install("a", ["--prefix", prefix, "--no-systemd", "--uninstall"]);
+    expect(code).toBe(0);
+    expect(out).toContain(`remove ${bin}`);
+    expect(existsSync(bin)).toBe(false);
+    expect(existsSync(config)).toBe(true);
+    expect(existsSync(join(prefix, "etc/kubelet/manifests"))).toBe(true);
+    const again = await install("a", ["--prefix", prefix, "--no-systemd", "--uninstall"]);
+    expect(again.out).toContain("nothing to remove");
+  });
+});
+
+describe("the systemd unit, other shells, users and machines", () => {
+  test("writes kubelet.service: after Docker, restart always, run --config_file; --uninstall removes it", async () => {
+    const prefix = join(work, "unit-prefix");
+    const unitDir = join(work, "units");
+    const env = { KUBELET_UNIT_DIR: unitDir };
+    const { code, out } = await install("a", ["--prefix", prefix], env);
+    expect(code).toBe(0);
+    const unit = readFileSync(join(unitDir, "kubelet.service"), "utf8");
+    const lines = unit.split("\n");
+    for (const line of [
+      "After=docker.service network-online.target",
+      "Wants=docker.service network-online.target",
+      `ExecStart=${prefix}/bin/kubelet run --config_file ${prefix}/etc/kubelet/config.yaml`,
+      "Restart=always",
+      "StandardError=journal",
+      "WantedBy=multi-user.target",
+    ])
+      expect(lines).toContain(line);
+    if (!existsSync("/run/systemd/system")) expect(out).toContain("systemd is not running here");
+    const again = await install("a", ["--prefix", prefix], env);
+    expect(again.out).toContain("nothing to do");
+    const removed = await install("a", ["--prefix", prefix, "--uninstall"], env);
+    expect(removed.code).toBe(0);
+    expect(existsSync(join(unitDir, "kubelet.service"))).toBe(false);
+    expect(existsSync(join(prefix, "bin/kubelet"))).toBe(false);
+  });
+
+  test("where systemd runs: enables and starts the service, leaves it alone on a re-run, restarts it on upgrade", async () => {
+    const prefix = join(work, "systemd-prefix");
+    const running = join(work, "run-systemd-system");
+    mkdirSync(running);
+    const env = { KUBELET_UNIT_DIR: join(work, "systemd-units"), KUBELET_SYSTEMD_RUNTIME_DIR: running };
+    const calls = async (release: string, args: string[] = []) => {
+      writeFileSync(callLog, "");
+      const { code, out } = await install(release, ["--prefix", prefix, ...args], env);
+      expect(code, out).toBe(0);
+      return readFileSync(callLog, "utf8").trim().split("\n").filter(Boolean);
+    };
+    expect(await calls("a")).toEqual([
+      "daemon-reload",
+      "is-enabled --quiet kubelet.service",
+      "enable --quiet kubelet.service",
+      "is-active --quiet kubelet.service",
+      "start kubelet.service",
+    ]);
+    expect(await calls("a")).toEqual(["is-enabled --quiet kubelet.service", "is-active --quiet kubelet.service"]);
+    expect(await calls("b")).toEqual([
+      "is-enabled --quiet kubelet.service",
+      "is-active --quiet kubelet.service",
+      "restart kubelet.service",
+    ]);
+    expect(await calls("b", ["--uninstall"])).toEqual(["disable --now --quiet kubelet.service", "daemon-reload"]);
+  });
+
+  test("says what to install when Docker is not reachable", async () => {
+    const { out } = await install("a", ["--prefix", join(work, "nodocker"), "--no-systemd", "--dry-run"]);
+    expect(out).toContain(`Docker is not reachable at unix://${join(work, "no-docker.sock")}`);
+    expect(out).toContain("apt-get install docker.io");
+    expect(out).toContain("--install-docker");
+  });
+
+  test("--install-docker installs docker.io with apt-get when Docker does not answer (Debian/Ubuntu, root)", async () => {
+    const debian =
+      existsSync("/etc/os-release") && /^(ID|ID_LIKE)=.*(debian|ubuntu)/m.test(readFileSync("/etc/os-release", "utf8"));
+    if (!debian || process.getuid?.() !== 0) return console.warn("needs root on Debian or Ubuntu: skipped");
+    // Stand-ins: apt-get records its calls and "installs" a docker that answers from then on.
+    const tools = join(work, "apt-bin");
+    const installed = join(work, "docker-installed");
+    mkdirSync(tools);
+    writeFileSync(
+      join(tools, "apt-get"),
+      `#!/bin/sh\necho "apt-get $*" >> '${callLog}'\n[ "$1" = install ] && touch '${installed}'\nexit 0\n`,
+    );
+    writeFileSync(join(tools, "docker"), `#!/bin/sh\n[ -f '${installed}' ]\n`);
+    for (const tool of ["apt-get", "docker"]) chmodSync(join(tools, tool), 0o755);
+    writeFileSync(callLog, "");
+    const { code, out } = await install(
+      "a",
+      ["--prefix", join(work, "docker-prefix"), "--no-systemd", "--install-docker"],
+      {
+        PATH: `${tools}:${fakeBin}:${process.env.PATH}`,
+      },
+    );
+    expect(code).toBe(0);
+    expect(out).toContain("install Docker Engine (apt-get install docker.io)");
+    expect(out).not.toContain("Docker is not reachable");
+    const calls = readFileSync(callLog, "utf8").trim().split("\n");
+    expect(calls).toEqual([
+      "apt-get update -q",
+      "apt-get install -y -q --no-install-recommends docker.io ca-certificates",
+    ]);
+    const again = await install("a", ["--prefix", join(work, "docker-prefix"), "--no-systemd", "--install-docker"], {
+      PATH: `${tools}:${fakeBin}:${process.env.PATH}`,
+    });
+    expect(again.out).toContain("nothing to do");
+  });
+
+  test("installs without root into $HOME/.local with --no-systemd, and says why it needs root without it", async () => {
+    // Run as nobody when the tests run as root; as the current user otherwise.
+    const uid = process.getuid?.() === 0 ? 65534 : undefined;
+    const home = join(work, "home");
+    mkdirSync(home, { mode: 0o777 });
+    chmodSync(work, 0o755);
+    if (uid !== undefined) spawnSync("chown", [`${uid}:${uid}`, home]);
+    const prefix = join(home, ".local");
+    const { code, out } = await install("a", ["--prefix", prefix, "--no-systemd"], { HOME: home }, uid);
+    expect(out).toContain(`kubelet v0.1.0 installed at ${prefix}/bin/kubelet`);
+    expect(code).toBe(0);
+    expect(statSync(join(prefix, "etc/kubelet/config.yaml")).uid).toBe(uid ?? process.getuid!());
+    if (uid === undefined) return;
+    const withUnit = await install("a", ["--prefix", join(home, "other")], { HOME: home }, uid);
+    expect(withUnit.out.trim()).toBe(
+      'install.sh: writing /etc/systemd/system/kubelet.service needs root: rerun with sudo, or add --no-systemd (with --prefix "$HOME/.local" to install as a user)',
+    );
+    expect(withUnit.code).toBe(1);
+  });
+
+  test("runs under busybox sh with only busybox's tools, downloading with wget", async () => {
+    const busybox = spawnSync("sh", ["-c", "command -v busybox"], { encoding: "utf8" }).stdout.trim();
+    if (!busybox && process.env.CI !== "true") return console.warn("busybox is not installed: skipped");
+    const tools = join(work, "busybox-bin");
+    mkdirSync(tools);
+    expect(spawnSync(busybox, ["--install", "-s", tools]).status).toBe(0);
+    rmSync(join(tools, "curl"), { force: true });
+    const prefix = join(work, "busybox-prefix");
+    const { code, out } = await install("a", ["--prefix", prefix, "--no-systemd"], { PATH: tools });
+    expect(out).toContain(`kubelet v0.1.0 installed at ${prefix}/bin/kubelet`);
+    expect(out).toContain("Docker is not reachable"); // no docker CLI and no curl to ask the socket
+    expect(code).toBe(0);
+    expect(versionOf(join(prefix, "bin/kubelet"))).toStartWith("kubelet v0.1.0 ");
+  });
+
+  test("refuses a relative --prefix, which would end up in the unit's ExecStart, as a usage error", async () => {
+    const { code, out } = await install("a", ["--prefix", "relative/dir", "--no-systemd"]);
+    expect(out).toContain('install.sh: "relative/dir" is a relative path');
+    expect(code).toBe(2);
+  });
+
+  test("refuses an unknown architecture with one clear line", async () => {
+    const fakeUname = join(work, "mips-bin");
+    mkdirSync(fakeUname, { recursive: true });
+    writeFileSync(join(fakeUname, "uname"), '#!/bin/sh\n[ "$1" = -m ] && echo mips64 || echo Linux\n');
+    chmodSync(join(fakeUname, "uname"), 0o755);
+    const { code, out } = await install("a", ["--prefix", join(work, "mips"), "--no-systemd"], {
+      PATH: `${fakeUname}:${fakeBin}:${process.env.PATH}`,
+    });
+    expect(code).toBe(1);
+    expect(out.trim()).toBe(
+      'install.sh: unsupported architecture "mips64": kubelet releases are built for x86_64 and aarch64 (Linux)',
+    );
+    expect(existsSync(join(work, "mips"))).toBe(false);
+  });
+});
+
+describeWithServices("scripts/install-from-source.sh (the README's first command, from a clone)", (services) => {
+  test("builds a release of this checkout and installs it through install.sh, without a unit", () => {
+    const prefix = join(work, "from-source");
+    const result = spawnSync("bash", ["scripts/install-from-source.sh", "--prefix", prefix], {
+      cwd: root,
+      encoding: "utf8",
+      // A Docker Engine that answers, so --install-docker (its default) has nothing to install.
+      env: { ...process.env, PATH: `${fakeBin}:${process.env.PATH}`, DOCKER_HOST: services.dockerHost },
+    });
+    expect(result.stderr).toContain(`==> install file://${root}/dist/release/kubelet-linux-`);
+    expect(result.status).toBe(0);
+    expect(versionOf(join(prefix, "bin/kubelet"))).toMatch(/^kubelet v\d+\.\d+\.\d+ \(commit [0-9a-f]+, bun /);
+    expect(existsSync(join(prefix, "etc/kubelet/config.yaml"))).toBe(true);
+    expect(result.stderr).not.toContain("kubelet.service"); // --no-systemd unless --systemd is given
+  }, 120_000);
+});
