@@ -132,6 +132,7 @@ async function runLocked(
   const store = createPodStore({
     sources: sources.map((s) => s.name),
     allowPrivileged: config.allowPrivileged,
+    allowSensitiveHostPaths: config.allowSensitiveHostPaths,
     log: log.child("config"),
     metrics,
   });
@@ -214,6 +215,8 @@ async function runLocked(
         metrics,
         events,
         allowPrivileged: config.allowPrivileged,
+        allowSensitiveHostPaths: config.allowSensitiveHostPaths,
+        maxManifestBytes: config.maxManifestBytes,
         auth,
         log: log.child("server"),
       };
@@ -275,6 +278,7 @@ export async function runOnce(
       createFileSource({
         path: config.config,
         checkFrequency: config.fileCheckFrequency,
+        maxBytes: config.maxManifestBytes,
         log: log.child("source/file"),
       }),
     );
@@ -284,6 +288,7 @@ export async function runOnce(
         url: config.manifestUrl,
         headers: config.manifestUrlHeader,
         checkFrequency: config.httpCheckFrequency,
+        maxBytes: config.maxManifestBytes,
         log: log.child("source/url"),
       }),
     );
@@ -291,6 +296,7 @@ export async function runOnce(
   const store = createPodStore({
     sources: readers.map((r) => r.name),
     allowPrivileged: config.allowPrivileged,
+    allowSensitiveHostPaths: config.allowSensitiveHostPaths,
     log: log.child("config"),
   });
   for (const reader of readers) store.apply(reader.name, await reader.readOnce());
@@ -564,6 +570,7 @@ async function createSources(
       createFileSource({
         path: config.config,
         checkFrequency: config.fileCheckFrequency,
+        maxBytes: config.maxManifestBytes,
         log: log.child("source/file"),
         metrics,
       }),
@@ -574,6 +581,7 @@ async function createSources(
         url: config.manifestUrl,
         headers: config.manifestUrlHeader,
         checkFrequency: config.httpCheckFrequency,
+        maxBytes: config.maxManifestBytes,
         log: log.child("source/url"),
         metrics,
       }),
@@ -586,6 +594,7 @@ async function createSources(
       createEtcdSource({
         ...etcdSettings(config),
         hostname: nodeName,
+        maxBytes: config.maxManifestBytes,
         log: log.child("source/etcd"),
         metrics,
       }),

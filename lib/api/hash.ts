@@ -4,7 +4,13 @@ import { createHash } from "node:crypto";
 import { ANNOTATION, type Pod, type V1Container } from "./types.ts";
 
 /** Annotations the kubelet writes itself: they never change what a pod means. */
-const BOOKKEEPING = new Set<string>([ANNOTATION.source, ANNOTATION.origin, ANNOTATION.hash, ANNOTATION.document]);
+const BOOKKEEPING = new Set<string>([
+  ANNOTATION.source,
+  ANNOTATION.origin,
+  ANNOTATION.hash,
+  ANNOTATION.document,
+  ANNOTATION.format,
+]);
 
 /** JSON with object keys sorted, so equal values always serialise the same. */
 export function stableJson(value: unknown): string {

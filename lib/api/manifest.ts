@@ -1,9 +1,25 @@
 // The only yaml import: manifest text → pods. Reads v1 Pod, PodList/List, top-level arrays and the
 // original v1beta1/v1beta2 ContainerManifest, converts them to the Pod model and applies defaults.
 import { createHash } from "node:crypto";
-import { parse, parseAllDocuments, stringify } from "yaml";
+import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parse, parseAllDocuments, stringify } from "yaml";
+import type { Document, Node as YamlNode } from "yaml";
+import {
+  DEFAULT_MAX_MANIFEST_BYTES,
+  decodeManifestText,
+  MAX_MANIFEST_DEPTH,
+  tooDeep,
+  unparsable,
+} from "./manifest-text.ts";
+import {
+  ANNOTATION,
+  CONTAINER_MANIFEST,
+  type FieldIssue,
+  type Pod,
+  type RejectedPod,
+  type SourceName,
+  type V1Container,
+} from "./types.ts";
 import { toConfigObject, type ConfigObject } from "./config-objects.ts";
-import { ANNOTATION, type FieldIssue, type Pod, type RejectedPod, type SourceName, type V1Container } from "./types.ts";
 import { podSpecHash } from "./hash.ts";
 
 /** Where the text came from: stamped on every pod and every rejection. */
@@ -45,44 +61,83 @@ const LEGACY_OCTAL = {
 
 type Json = Record<string, unknown>;
 
+/** Limits on manifest input; the same at every door (file, URL, etcd, pushes, `validate`). */
+export interface ManifestLimits {
+  /** Largest document accepted, bytes (--max_manifest_bytes); checked before parsing. */
+  maxBytes?: number;
+}
+
+/** Alias expansions allowed per document: real manifests use a handful, an alias bomb millions. */
+const MAX_ALIAS_EXPANSIONS = 100;
+
 /**
- * Parses YAML or JSON text holding one or more manifests into defaulted pods (not validated:
- * see validatePod). Unparsable documents and unsupported kinds come back as rejections.
+ * Parses YAML or JSON (text, or bytes that must be UTF-8) holding one or more manifests into
+ * defaulted pods (not validated: see validatePod). Oversized, unparsable, too deeply nested or
+ * ambiguous documents and unsupported kinds come back as rejections with line and column; this
+ * never throws on any input.
  */
-export function readManifests(text: string, ctx: ManifestContext): ManifestResult {
+export function readManifests(
+  input: string | Uint8Array,
+  ctx: ManifestContext,
+  limits: ManifestLimits = {},
+): ManifestResult {
   const result: ManifestResult = { pods: [], rejected: [], configs: [] };
-  const documents = parseAllDocuments(text, {
+  const reject = (document: number, issue: FieldIssue, pod?: string, kind?: ConfigObject["kind"]) =>
+    result.rejected.push({
+      source: ctx.source,
+      origin: ctx.origin,
+      document,
+      ...(pod ? { pod } : {}),
+      ...(kind ? { kind } : {}),
+      issues: [issue],
+    });
+  const decoded = decodeManifestText(input, limits.maxBytes ?? DEFAULT_MAX_MANIFEST_BYTES);
+  if ("issue" in decoded) {
+    reject(0, decoded.issue);
+    return result;
+  }
+  const lines = new LineCounter();
+  const documents = parseAllDocuments(decoded.text, {
     prettyErrors: true,
     uniqueKeys: false,
+    lineCounter: lines,
     customTags: (tags) => [LEGACY_OCTAL, ...tags],
   });
   const list = Array.isArray(documents) ? documents : [documents];
+  const at = (offset: number) => lines.linePos(offset);
   list.forEach((doc, index) => {
-    const reject = (issue: FieldIssue, pod?: string, kind?: ConfigObject["kind"]) =>
-      result.rejected.push({
-        source: ctx.source,
-        origin: ctx.origin,
-        document: index,
-        ...(pod ? { pod } : {}),
-        ...(kind ? { kind } : {}),
-        issues: [issue],
-      });
     if (doc.errors.length > 0) {
       const error = doc.errors[0]!;
-      const at = error.linePos?.[0] ? ` at line ${error.linePos[0].line}, column ${error.linePos[0].col}` : "";
-      return reject({
-        path: "<document>",
-        type: "Invalid value",
-        detail: `cannot parse YAML/JSON${at}: ${error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")}`,
-        severity: "error",
-      });
+      const pos = error.linePos?.[0] ?? at(error.pos[0]);
+      const reason = error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+      return reject(index, unparsable(pos.line, pos.col, `${reason}; check the quoting and indentation there`));
     }
-    const value = doc.toJS({ maxAliasCount: 100 }) as unknown;
+    const structural = checkStructure(doc, at);
+    if (structural) return reject(index, structural);
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: MAX_ALIAS_EXPANSIONS }) as unknown;
+    } catch (error) {
+      const alias = firstAlias(doc);
+      const pos = at(alias?.range?.[0] ?? 0);
+      return reject(
+        index,
+        unparsable(
+          pos.line,
+          pos.col,
+          /alias/i.test((error as Error).message)
+            ? `YAML aliases expand to more than ${MAX_ALIAS_EXPANSIONS} nodes (an alias bomb?): write the values out instead of *aliases`
+            : "the document cannot be converted to JSON; check it against the Pod format",
+        ),
+      );
+    }
     if (value === null || value === undefined) return;
+    dropNulls(value);
     for (const { manifest, path } of flatten(value, "")) {
       if (isObject(manifest) && (manifest.kind === "ConfigMap" || manifest.kind === "Secret")) {
         if (manifest.apiVersion !== "v1")
           reject(
+            index,
             {
               path: path ? `${path}.apiVersion` : "apiVersion",
               type: "Unsupported value",
@@ -98,13 +153,81 @@ export function readManifests(text: string, ctx: ManifestContext): ManifestResul
       }
       const converted = toPod(manifest, path);
       if ("issue" in converted) {
-        reject(converted.issue, describe(manifest));
+        reject(index, converted.issue, describe(manifest));
         continue;
       }
       result.pods.push(finish(converted.pod, ctx, index));
     }
   });
   return result;
+}
+
+/**
+ * Walks a parsed document without recursion: nesting deeper than MAX_MANIFEST_DEPTH and a key
+ * given twice in one map (Kubernetes' strict decoding refuses both; JSON's last-one-wins would
+ * silently drop half of the pod) become a parse issue with line and column.
+ */
+function checkStructure(doc: Document, at: (offset: number) => { line: number; col: number }): FieldIssue | undefined {
+  const stack: Array<{ node: unknown; depth: number }> = [{ node: doc.contents, depth: 0 }];
+  while (stack.length) {
+    const { node, depth } = stack.pop()!;
+    if (!isMap(node) && !isSeq(node)) continue;
+    if (depth >= MAX_MANIFEST_DEPTH) {
+      const pos = at(node.range?.[0] ?? 0);
+      return tooDeep(pos.line, pos.col);
+    }
+    const keys = new Map<string, number>();
+    for (const item of node.items as unknown[]) {
+      if (isPair(item)) {
+        const key = item.key as YamlNode | null;
+        if (isMap(key) || isSeq(key)) {
+          const pos = at(key.range?.[0] ?? 0);
+          return unparsable(pos.line, pos.col, "a mapping key must be a string, not a map or a list");
+        }
+        if (isScalar(key)) {
+          const name = String(key.value);
+          const offset = key.range?.[0] ?? 0;
+          const first = keys.get(name);
+          if (first !== undefined) {
+            const pos = at(offset);
+            return unparsable(
+              pos.line,
+              pos.col,
+              `mapping key ${JSON.stringify(name)} already defined at line ${at(first).line}; remove one of them`,
+            );
+          }
+          keys.set(name, offset);
+        }
+        stack.push({ node: item.value, depth: depth + 1 });
+      } else stack.push({ node: item, depth: depth + 1 });
+    }
+  }
+  return undefined;
+}
+
+/** Removes `field: null` everywhere: Kubernetes decodes an explicit null as an unset field. */
+function dropNulls(value: unknown): void {
+  const stack = [value];
+  while (stack.length) {
+    const node = stack.pop();
+    if (Array.isArray(node)) stack.push(...node);
+    else if (isObject(node))
+      for (const [key, item] of Object.entries(node)) {
+        if (item === null) delete node[key];
+        else stack.push(item);
+      }
+  }
+}
+
+function firstAlias(doc: Document): YamlNode | undefined {
+  const stack: unknown[] = [doc.contents];
+  while (stack.length) {
+    const node = stack.pop();
+    if (isAlias(node)) return node;
+    if (isMap(node) || isSeq(node)) for (const item of node.items as unknown[]) stack.push(item);
+    else if (isPair(node)) stack.push(node.value);
+  }
+  return undefined;
 }
 
 /** Lists and arrays of manifests become their items; everything else is one manifest. */
@@ -138,6 +261,19 @@ function toPod(manifest: unknown, path: string): { pod: Json } | { issue: FieldI
     };
   }
   const version = manifest.version ?? manifest.apiVersion;
+  for (const field of ["metadata", "spec"]) {
+    if (manifest[field] !== undefined && manifest[field] !== null && !isObject(manifest[field])) {
+      return {
+        issue: {
+          path: at(field),
+          type: "Invalid value",
+          value: Array.isArray(manifest[field]) ? "a list" : manifest[field],
+          detail: "must be an object (a map of fields), not a list or a scalar",
+          severity: "error",
+        },
+      };
+    }
+  }
   if (manifest.kind === "Pod") {
     if (manifest.apiVersion !== "v1") {
       return {
@@ -154,7 +290,9 @@ function toPod(manifest: unknown, path: string): { pod: Json } | { issue: FieldI
   }
   if (
     manifest.kind === undefined &&
-    (version === "v1beta1" || version === "v1beta2") &&
+    typeof version === "string" &&
+    // The 2014 validation compared the version case-insensitively ("V1BETA1" is valid).
+    ["v1beta1", "v1beta2"].includes(version.toLowerCase()) &&
     ("containers" in manifest || "id" in manifest)
   ) {
     return { pod: fromContainerManifest(manifest) };
@@ -203,17 +341,28 @@ function fromContainerManifest(manifest: Json): Json {
     }
     if (privileged !== undefined) container.securityContext = { privileged };
     if (imagePullPolicy !== undefined)
-      container.imagePullPolicy = PULL_POLICY[imagePullPolicy as string] ?? imagePullPolicy;
+      container.imagePullPolicy = Object.hasOwn(PULL_POLICY, imagePullPolicy as string)
+        ? PULL_POLICY[imagePullPolicy as string]
+        : imagePullPolicy;
     if (Array.isArray(env))
       container.env = env.map((e: Json) =>
         isObject(e) && e.name === undefined && e.key !== undefined ? { name: e.key, value: e.value } : e,
       );
+    if (Array.isArray(rest.volumeMounts))
+      container.volumeMounts = rest.volumeMounts.map((m: unknown) => {
+        if (!isObject(m)) return m;
+        // v1beta1's deprecated `path` (used when mountPath is empty) and `mountType` (LOCAL/HOST, unused).
+        const { path, mountType: _mountType, ...mount } = m;
+        return mount.mountPath === undefined && path !== undefined ? { ...mount, mountPath: path } : mount;
+      });
     return container;
   });
   const volumes = (Array.isArray(manifest.volumes) ? manifest.volumes : []).map((raw: unknown) => {
     if (!isObject(raw)) return raw;
     const { source, ...rest } = raw;
     const volume: Json = { ...rest };
+    // A volume without a source was an empty directory in 2014.
+    if (source === undefined || source === null) volume.emptyDir = {};
     if (isObject(source)) {
       if (isObject(source.hostDir)) volume.hostPath = { path: source.hostDir.path };
       if (source.emptyDir !== undefined && source.emptyDir !== null) volume.emptyDir = {};
@@ -225,11 +374,11 @@ function fromContainerManifest(manifest: Json): Json {
   if (volumes.length) spec.volumes = volumes;
   if (isObject(manifest.restartPolicy)) {
     const key = Object.keys(manifest.restartPolicy)[0];
-    spec.restartPolicy = key ? (RESTART_POLICY[key] ?? key) : "Always";
+    spec.restartPolicy = key ? (Object.hasOwn(RESTART_POLICY, key) ? RESTART_POLICY[key] : key) : "Always";
   }
   if (manifest.hostNetwork !== undefined) spec.hostNetwork = manifest.hostNetwork;
   if (manifest.dnsPolicy !== undefined) spec.dnsPolicy = manifest.dnsPolicy;
-  const metadata: Json = { name: manifest.id ?? "" };
+  const metadata: Json = { name: manifest.id ?? "", annotations: { [ANNOTATION.format]: CONTAINER_MANIFEST } };
   if (manifest.uuid) metadata.uid = manifest.uuid;
   return { apiVersion: "v1", kind: "Pod", metadata, spec };
 }
@@ -238,8 +387,11 @@ function fromContainerManifest(manifest: Json): Json {
 function finish(raw: Json, ctx: ManifestContext, document: number): Pod {
   const metadata = (isObject(raw.metadata) ? raw.metadata : {}) as Json;
   const spec = (isObject(raw.spec) ? raw.spec : {}) as Json;
-  const name = typeof metadata.name === "string" ? metadata.name : "";
-  const namespace = typeof metadata.namespace === "string" && metadata.namespace ? metadata.namespace : "default";
+  // A name or namespace of the wrong type is kept as written, for validation to report.
+  const name = (metadata.name ?? "") as string;
+  const namespace = (
+    metadata.namespace === undefined || metadata.namespace === "" ? "default" : metadata.namespace
+  ) as string;
   spec.restartPolicy ??= "Always";
   spec.dnsPolicy ??= "ClusterFirst";
   spec.terminationGracePeriodSeconds ??= 30;
@@ -265,10 +417,10 @@ function finish(raw: Json, ctx: ManifestContext, document: number): Pod {
 }
 
 function defaultContainer(container: V1Container): void {
-  container.imagePullPolicy ??= defaultPullPolicy(container.image ?? "");
+  container.imagePullPolicy ??= defaultPullPolicy(typeof container.image === "string" ? container.image : "");
   container.terminationMessagePath ??= "/dev/termination-log";
   container.terminationMessagePolicy ??= "File";
-  for (const port of container.ports ?? []) if (isObject(port)) port.protocol ??= "TCP";
+  if (Array.isArray(container.ports)) for (const port of container.ports) if (isObject(port)) port.protocol ??= "TCP";
   for (const probe of [container.livenessProbe, container.readinessProbe, container.startupProbe]) {
     if (!isObject(probe)) continue;
     probe.initialDelaySeconds ??= 0;

@@ -1,6 +1,6 @@
 // Layer api/ (first in the data flow): the pod model and everything pure about manifests —
 // types, decoding (manifest.ts, the only yaml import), validation, quantities, $(VAR) expansion,
-// manifest file lists. No I/O beyond reading a directory listing; imports nothing else of the
+// manifest file lists. No I/O beyond listing and reading manifest files; imports nothing else of the
 // kubelet's, and every other layer may import it.
 //
 // The pod model every part of the kubelet shares: a defaulted Kubernetes v1 Pod, the
@@ -42,7 +42,12 @@ export const ANNOTATION = {
   origin: "kubelet.io/config.origin",
   /** Which document of a multi-document file the pod came from (0-based). */
   document: "kubelet.io/config.document",
+  /** Set to CONTAINER_MANIFEST on a pod converted from the 2014 format, whose rules validation then applies. */
+  format: "kubelet.io/config.format",
 } as const;
+
+/** ANNOTATION.format's value for a v1beta1/v1beta2 ContainerManifest. */
+export const CONTAINER_MANIFEST = "ContainerManifest";
 
 /**
  * A pod after parsing, conversion and defaulting: name, namespace and uid are always set,

@@ -1,11 +1,16 @@
 // Pure checks of a defaulted pod, with Kubernetes' field paths and wording. Errors stop a pod;
 // warnings (fields a standalone kubelet ignores, unknown fields) are reported and the pod runs.
 import { configKeyErrors } from "./config-objects.ts";
+import { checkLengths } from "./field-limits.ts";
+import { checkHostPathSafety } from "./host-paths.ts";
 import { parseQuantity } from "./quantity.ts";
-import type { FieldIssue, Pod, V1Container } from "./types.ts";
+import { checkFields, SCHEMA } from "./schema.ts";
+import { ANNOTATION, CONTAINER_MANIFEST, type FieldIssue, type Pod, type V1Container } from "./types.ts";
 
 export interface ValidationOptions {
   allowPrivileged: boolean;
+  /** --allow_sensitive_host_paths: hostPath at /, /proc, /etc, the Docker socket… is a warning, not an error. */
+  allowSensitiveHostPaths?: boolean;
 }
 
 // Raw manifest input arrives in any shape, whatever the types say, and these checks are what find
@@ -32,230 +37,6 @@ const FIELD_REFS = [
   "spec.serviceAccountName",
 ];
 
-/**
- * Known fields by object type: "" = a scalar or free-form value, a type name = a nested object,
- * "[Type]" = a list of them, "!…" = known but ignored by a standalone kubelet (a warning),
- * "x…" = known but impossible here (an error, with the reason).
- */
-const SCHEMA: Record<string, Record<string, string>> = {
-  Pod: { apiVersion: "", kind: "", metadata: "Meta", spec: "PodSpec", status: "" },
-  Meta: {
-    name: "",
-    namespace: "",
-    uid: "",
-    labels: "",
-    annotations: "",
-    generateName: "!generateName is not applied to static pods",
-    ownerReferences: "!",
-    finalizers: "!",
-    creationTimestamp: "",
-    resourceVersion: "",
-    generation: "",
-    managedFields: "",
-    selfLink: "",
-    deletionGracePeriodSeconds: "",
-    deletionTimestamp: "",
-  },
-  PodSpec: {
-    containers: "[Container]",
-    initContainers: "[Container]",
-    volumes: "[Volume]",
-    restartPolicy: "",
-    terminationGracePeriodSeconds: "",
-    hostNetwork: "",
-    hostPID: "",
-    hostIPC: "",
-    hostname: "",
-    dnsPolicy: "",
-    nodeName: "",
-    securityContext: "PodSecurityContext",
-    subdomain: "!",
-    affinity: "!",
-    tolerations: "!",
-    nodeSelector: "!",
-    schedulerName: "!",
-    priorityClassName: "!",
-    priority: "!",
-    preemptionPolicy: "!",
-    serviceAccountName: "!",
-    serviceAccount: "!",
-    automountServiceAccountToken: "!",
-    topologySpreadConstraints: "!",
-    runtimeClassName: "!",
-    overhead: "!",
-    enableServiceLinks: "!",
-    readinessGates: "!",
-    imagePullSecrets: "[LocalRef]",
-    dnsConfig: "!",
-    hostAliases: "!",
-    shareProcessNamespace: "!",
-    activeDeadlineSeconds: "!",
-    os: "!",
-    setHostnameAsFQDN: "!",
-    hostUsers: "!",
-    schedulingGates: "!",
-    resourceClaims: "!",
-    resources: "!",
-    ephemeralContainers: "xephemeral containers are not supported by this kubelet",
-  },
-  PodSecurityContext: {
-    runAsUser: "",
-    runAsGroup: "",
-    supplementalGroups: "",
-    runAsNonRoot: "!",
-    fsGroup: "!",
-    fsGroupChangePolicy: "!",
-    seLinuxOptions: "!",
-    seccompProfile: "!",
-    appArmorProfile: "!",
-    sysctls: "!",
-    windowsOptions: "!",
-    supplementalGroupsPolicy: "!",
-    seLinuxChangePolicy: "!",
-  },
-  Container: {
-    name: "",
-    image: "",
-    command: "",
-    args: "",
-    workingDir: "",
-    ports: "[Port]",
-    env: "[Env]",
-    resources: "Resources",
-    volumeMounts: "[Mount]",
-    livenessProbe: "Probe",
-    readinessProbe: "Probe",
-    startupProbe: "Probe",
-    lifecycle: "Lifecycle",
-    terminationMessagePath: "",
-    terminationMessagePolicy: "",
-    imagePullPolicy: "",
-    securityContext: "SecurityContext",
-    stdin: "",
-    stdinOnce: "",
-    tty: "",
-    envFrom: "[EnvFrom]",
-    volumeDevices: "xvolumeDevices are not supported by this kubelet",
-    resizePolicy: "!",
-    restartPolicy: "xsidecar containers (restartPolicy on a container) are not supported by this kubelet",
-  },
-  Port: { name: "", containerPort: "", hostPort: "", hostIP: "", protocol: "" },
-  Env: { name: "", value: "", valueFrom: "EnvSource" },
-  EnvSource: {
-    fieldRef: "FieldRef",
-    resourceFieldRef: "ResourceFieldRef",
-    configMapKeyRef: "KeyRef",
-    secretKeyRef: "KeyRef",
-  },
-  EnvFrom: { prefix: "", configMapRef: "OptionalRef", secretRef: "OptionalRef" },
-  OptionalRef: { name: "", optional: "" },
-  KeyRef: { name: "", key: "", optional: "" },
-  LocalRef: { name: "" },
-  FieldRef: { fieldPath: "", apiVersion: "" },
-  ResourceFieldRef: { resource: "", containerName: "", divisor: "" },
-  Resources: { limits: "", requests: "", claims: "!" },
-  Mount: {
-    name: "",
-    mountPath: "",
-    readOnly: "",
-    subPath: "",
-    subPathExpr: "!",
-    mountPropagation: "!",
-    recursiveReadOnly: "!",
-  },
-  Probe: {
-    exec: "Exec",
-    httpGet: "HttpGet",
-    tcpSocket: "TcpSocket",
-    grpc: "Grpc",
-    initialDelaySeconds: "",
-    periodSeconds: "",
-    timeoutSeconds: "",
-    successThreshold: "",
-    failureThreshold: "",
-    terminationGracePeriodSeconds: "",
-  },
-  Lifecycle: { postStart: "Handler", preStop: "Handler", stopSignal: "!" },
-  Handler: { exec: "Exec", httpGet: "HttpGet", tcpSocket: "TcpSocket", sleep: "Sleep" },
-  Exec: { command: "" },
-  HttpGet: { path: "", port: "", host: "", scheme: "", httpHeaders: "" },
-  TcpSocket: { port: "", host: "" },
-  Grpc: { port: "", service: "" },
-  Sleep: { seconds: "" },
-  SecurityContext: {
-    privileged: "",
-    runAsUser: "",
-    runAsGroup: "",
-    readOnlyRootFilesystem: "",
-    capabilities: "Capabilities",
-    runAsNonRoot: "!",
-    allowPrivilegeEscalation: "!",
-    seLinuxOptions: "!",
-    seccompProfile: "!",
-    appArmorProfile: "!",
-    procMount: "!",
-    windowsOptions: "!",
-  },
-  Capabilities: { add: "", drop: "" },
-  Volume: {
-    name: "",
-    emptyDir: "EmptyDir",
-    hostPath: "HostPath",
-    configMap: "ConfigMapVolume",
-    secret: "SecretVolume",
-    projected: "Projected",
-    downwardAPI: "DownwardAPIVolume",
-    ...Object.fromEntries(
-      [
-        "persistentVolumeClaim",
-        "nfs",
-        "iscsi",
-        "csi",
-        "ephemeral",
-        "gitRepo",
-        "image",
-        "awsElasticBlockStore",
-        "gcePersistentDisk",
-        "azureDisk",
-        "azureFile",
-        "cephfs",
-        "cinder",
-        "fc",
-        "flexVolume",
-        "flocker",
-        "glusterfs",
-        "photonPersistentDisk",
-        "portworxVolume",
-        "quobyte",
-        "rbd",
-        "scaleIO",
-        "storageos",
-        "vsphereVolume",
-      ].map((k) => [
-        k,
-        `x${k} volumes are not supported by a standalone kubelet; use hostPath, emptyDir, configMap, secret, projected or downwardAPI`,
-      ]),
-    ),
-  },
-  ConfigMapVolume: { name: "", items: "[KeyToPath]", defaultMode: "", optional: "" },
-  SecretVolume: { secretName: "", items: "[KeyToPath]", defaultMode: "", optional: "" },
-  KeyToPath: { key: "", path: "", mode: "" },
-  Projected: { sources: "[ProjectedSource]", defaultMode: "" },
-  ProjectedSource: {
-    configMap: "ProjectedRef",
-    secret: "ProjectedRef",
-    downwardAPI: "DownwardAPIProjection",
-    serviceAccountToken:
-      "xservice account tokens are issued by an API server, which a standalone kubelet does not have",
-    clusterTrustBundle: "xcluster trust bundles live in an API server, which a standalone kubelet does not have",
-  },
-  ProjectedRef: { name: "", items: "[KeyToPath]", optional: "" },
-  DownwardAPIVolume: { items: "[DownwardItem]", defaultMode: "" },
-  DownwardAPIProjection: { items: "[DownwardItem]" },
-  DownwardItem: { path: "", fieldRef: "FieldRef", resourceFieldRef: "ResourceFieldRef", mode: "" },
-  EmptyDir: { medium: "", sizeLimit: "" },
-  HostPath: { path: "", type: "" },
-};
 const VOLUME_SOURCES = Object.keys(SCHEMA.Volume!).filter((k) => k !== "name");
 const HOST_PATH_TYPES = [
   "",
@@ -280,16 +61,21 @@ export function validatePod(pod: Pod, options: ValidationOptions): FieldIssue[] 
       severity: "error",
     });
 
-  checkFields(pod as unknown as Json, "Pod", "", issues);
+  checkFields(pod, "Pod", "", issues);
+  // Every check below assumes the shapes the schema describes; a wrong type stops here.
+  if (issues.some((i) => i.severity === "error" && i.type === "Invalid value")) return issues;
+  const lengths = checkLengths(pod);
+  issues.push(...lengths);
+  if (lengths.length) return issues; // a 5 MB name is not worth matching against a regex
+  issues.push(...checkHostPathSafety(pod, options.allowSensitiveHostPaths ?? false));
   const { metadata, spec } = pod;
   if (!metadata.name) error("metadata.name", "Required value", undefined, "name or generateName is required");
-  else if (metadata.name.length > 253) error("metadata.name", "Too long", undefined, "must have at most 253 bytes");
   else if (!DNS1123_SUBDOMAIN.test(metadata.name))
     error("metadata.name", "Invalid value", metadata.name, SUBDOMAIN_MSG);
-  if (metadata.namespace.length > 63 || !DNS1123_LABEL.test(metadata.namespace))
+  if (!DNS1123_LABEL.test(metadata.namespace))
     error("metadata.namespace", "Invalid value", metadata.namespace, LABEL_MSG);
   for (const [key, value] of Object.entries(metadata.labels ?? {})) {
-    if (typeof value !== "string" || value.length > 63 || !LABEL_VALUE.test(value)) {
+    if (!LABEL_VALUE.test(value)) {
       error(
         `metadata.labels`,
         "Invalid value",
@@ -326,7 +112,10 @@ export function validatePod(pod: Pod, options: ValidationOptions): FieldIssue[] 
     error("spec.hostname", "Invalid value", spec.hostname, LABEL_MSG);
 
   const volumeNames = checkVolumes(spec.volumes ?? [], error);
-  if (!Array.isArray(spec.containers) || spec.containers.length === 0) error("spec.containers", "Required value");
+  // The 2014 format allowed a manifest without containers (the pod is then just its network).
+  const containerless = metadata.annotations[ANNOTATION.format] === CONTAINER_MANIFEST;
+  if (!Array.isArray(spec.containers) || (spec.containers.length === 0 && !containerless))
+    error("spec.containers", "Required value");
   const names = new Set<string>();
   const hostPorts = new Set<string>();
   const groups: Array<[string, V1Container[]]> = [
@@ -337,8 +126,7 @@ export function validatePod(pod: Pod, options: ValidationOptions): FieldIssue[] 
     containers.forEach((container, i) => {
       const path = `${base}[${i}]`;
       if (!container.name) error(`${path}.name`, "Required value");
-      else if (container.name.length > 63 || !DNS1123_LABEL.test(container.name))
-        error(`${path}.name`, "Invalid value", container.name, LABEL_MSG);
+      else if (!DNS1123_LABEL.test(container.name)) error(`${path}.name`, "Invalid value", container.name, LABEL_MSG);
       else if (names.has(container.name)) error(`${path}.name`, "Duplicate value", container.name);
       else names.add(container.name);
       checkContainer(
@@ -370,8 +158,7 @@ function checkVolumes(volumes: Json[], error: ErrorFn): Set<string> {
   volumes.forEach((volume, i) => {
     const path = `spec.volumes[${i}]`;
     if (!volume.name) error(`${path}.name`, "Required value");
-    else if (volume.name.length > 63 || !DNS1123_LABEL.test(volume.name))
-      error(`${path}.name`, "Invalid value", volume.name, LABEL_MSG);
+    else if (!DNS1123_LABEL.test(volume.name)) error(`${path}.name`, "Invalid value", volume.name, LABEL_MSG);
     else if (names.has(volume.name)) error(`${path}.name`, "Duplicate value", volume.name);
     else names.add(volume.name);
     const sources = VOLUME_SOURCES.filter((k) => volume[k] !== undefined && volume[k] !== null);
@@ -771,43 +558,6 @@ function checkResources(c: V1Container, path: string, error: ErrorFn): void {
         String(c.resources!.requests![name]),
         `must be less than or equal to ${name} limit of ${c.resources!.limits![name]}`,
       );
-    }
-  }
-}
-
-/** Reports unknown fields (typos), ignored fields (warnings) and impossible ones (errors). */
-function checkFields(value: Json, type: string, path: string, issues: FieldIssue[]): void {
-  const fields = SCHEMA[type];
-  // A type name the table does not define is a bug in the table, not in the manifest: say so.
-  if (!fields) throw new Error(`validation schema: no type named ${JSON.stringify(type)} (at ${path})`);
-  if (typeof value !== "object" || value === null) return;
-  for (const key of Object.keys(value)) {
-    const at = path ? `${path}.${key}` : key;
-    const kind = fields[key];
-    if (value[key] === undefined || value[key] === null) continue;
-    if (kind === undefined) {
-      issues.push({
-        path: at,
-        type: "Unknown field",
-        detail: `unknown field "${at}" is ignored (check the spelling)`,
-        severity: "warning",
-      });
-    } else if (kind.startsWith("!")) {
-      issues.push({
-        path: at,
-        type: "Ignored field",
-        detail: kind.slice(1) || "has no effect on a standalone kubelet",
-        severity: "warning",
-      });
-    } else if (kind.startsWith("x")) {
-      issues.push({ path: at, type: "Unsupported value", detail: kind.slice(1), severity: "error" });
-    } else if (kind.startsWith("[")) {
-      const inner = kind.slice(1, -1);
-      if (Array.isArray(value[key]))
-        value[key].forEach((item: Json, i: number) => checkFields(item, inner, `${at}[${i}]`, issues));
-      else issues.push({ path: at, type: "Invalid value", detail: "must be a list", severity: "error" });
-    } else if (kind) {
-      checkFields(value[key], kind, at, issues);
     }
   }
 }

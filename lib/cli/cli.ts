@@ -117,6 +117,11 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   const validate = cli
     .command("validate [...paths]", "Check pod manifests (files, directories, - for stdin)")
     .option("--allow-privileged", "Accept privileged containers")
+    .option(
+      "--allow-sensitive-host-paths",
+      "Accept hostPath volumes at /, /etc, /proc, the Docker socket… (still a warning)",
+    )
+    .option("--max-manifest-bytes <bytes>", "Largest manifest document accepted", { default: "10485760" })
     .option("-o, --output <format>", "text or json", { default: "text" });
   validate.action((paths: string[], options) => {
     if (paths.length === 0)
@@ -126,6 +131,8 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       paths.map((p) => (p === STDIN_PATH ? "-" : p)),
       {
         allowPrivileged: options.allowPrivileged === true || options.allowPrivileged === "true",
+        allowSensitiveHostPaths: options.allowSensitiveHostPaths === true || options.allowSensitiveHostPaths === "true",
+        maxBytes: byteCount(options.maxManifestBytes, validate),
         format,
         out: io.stdout,
         readStdin: io.readStdin,
@@ -222,6 +229,13 @@ function outputFormat(value: unknown, allowed: string[], command: Command): stri
   if (!allowed.includes(format))
     throw new UsageError(`invalid output format "${format}": use ${allowed.join(" or ")}`, command);
   return format;
+}
+
+function byteCount(value: unknown, command: Command): number {
+  const bytes = Number(value);
+  if (!Number.isSafeInteger(bytes) || bytes <= 0)
+    throw new UsageError(`invalid byte count "${String(value)}": give a positive integer such as 10485760`, command);
+  return bytes;
 }
 
 function checkRunOnce(config: KubeletConfig, origins: ResolvedConfig["origins"], command: Command): void {

@@ -1,8 +1,8 @@
 // `kubelet validate`: manifests from files, directories and stdin → a verdict per pod and per
 // ConfigMap or Secret, every issue with file, document and field path; references from pods to
 // ConfigMaps and Secrets are checked across all the files given. Returns the exit code (0 valid, 1 invalid).
-import { readFile } from "node:fs/promises";
-import { listManifestFiles } from "../api/manifest-files.ts";
+import { listManifestFiles, readManifestFile } from "../api/manifest-files.ts";
+import { DEFAULT_MAX_MANIFEST_BYTES, tooLarge } from "../api/manifest-text.ts";
 import { readManifests } from "../api/manifest.ts";
 import { ANNOTATION, formatIssue, podKey, type FieldIssue } from "../api/types.ts";
 import { validatePod } from "../api/validation.ts";
@@ -18,6 +18,8 @@ import { checkConfigRefs } from "../api/config-refs.ts";
 
 export interface ValidateOptions {
   allowPrivileged: boolean;
+  allowSensitiveHostPaths?: boolean;
+  maxBytes?: number;
   format: "text" | "json";
   out: NodeJS.WritableStream;
   readStdin: () => Promise<string>;
@@ -56,14 +58,19 @@ export async function validateCommand(paths: string[], options: ValidateOptions)
   // Every file first: a pod may name a ConfigMap or Secret defined in any of them.
   const read: Array<{ file: string; result: ReturnType<typeof readManifests> }> = [];
   for (const file of files) {
-    let text: string;
+    const maxBytes = options.maxBytes ?? DEFAULT_MAX_MANIFEST_BYTES;
+    let text: string | Uint8Array | undefined;
     try {
-      text = file === "-" ? await options.readStdin() : await readFile(file, "utf8");
+      text = file === "-" ? await options.readStdin() : await readManifestFile(file, maxBytes);
     } catch (error) {
       unreadable.push({ path: file, message: (error as Error).message });
       continue;
     }
-    read.push({ file, result: readManifests(text, { source: "file", origin: file }) });
+    if (text === undefined) {
+      verdicts.push({ file, document: 0, valid: false, issues: [tooLarge(undefined, maxBytes)] });
+      continue;
+    }
+    read.push({ file, result: readManifests(text, { source: "file", origin: file }, { maxBytes }) });
   }
   const objects = new Map<string, ConfigObject>();
   for (const { file, result } of read) {
@@ -104,10 +111,9 @@ export async function validateCommand(paths: string[], options: ValidateOptions)
   const seen = new Map<string, string>();
   for (const { file, result } of read) {
     for (const pod of result.pods) {
-      const issues = [
-        ...validatePod(pod, { allowPrivileged: options.allowPrivileged }),
-        ...checkConfigRefs(pod, lookup),
-      ];
+      const issues = validatePod(pod, options);
+      // References are followed only through a pod that validates: its fields may not have the shapes they need.
+      if (!issues.some((i) => i.severity === "error")) issues.push(...checkConfigRefs(pod, lookup));
       const key = podKey(pod);
       const document = Number(pod.metadata.annotations[ANNOTATION.document]);
       const first = seen.get(key);

@@ -49,6 +49,10 @@ export interface KubeletConfig {
   rootDir: string;
   /** allow_privileged */
   allowPrivileged: boolean;
+  /** allow_sensitive_host_paths */
+  allowSensitiveHostPaths: boolean;
+  /** max_manifest_bytes: the size limit of a manifest document from any source */
+  maxManifestBytes: number;
   /** registry_qps (0 = unlimited) */
   registryQps: number;
   /** registry_burst */
@@ -164,6 +168,8 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   etcdConfig: "",
   rootDir: "/var/lib/kubelet",
   allowPrivileged: false,
+  allowSensitiveHostPaths: false,
+  maxManifestBytes: 10 * 2 ** 20,
   registryQps: 0,
   registryBurst: 10,
   runonce: false,

@@ -183,6 +183,18 @@ export const FLAGS: FlagSpec[] = [
     description: "If true, allow containers to request privileged mode",
   },
   {
+    flag: "allow_sensitive_host_paths",
+    key: "allowSensitiveHostPaths",
+    type: "bool",
+    description: "If true, allow hostPath volumes at /, /etc, /proc, /sys, /dev or the Docker socket",
+  },
+  {
+    flag: "max_manifest_bytes",
+    key: "maxManifestBytes",
+    type: "uint",
+    description: "Largest manifest document read from a file, URL, etcd or an HTTP push, in bytes",
+  },
+  {
     flag: "registry_qps",
     key: "registryQps",
     type: "float",

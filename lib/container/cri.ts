@@ -14,6 +14,7 @@ import type {
   NamespaceMode,
   PodSandbox,
   PodSandboxConfig,
+  CriImage,
 } from "./cri-types.ts";
 import { relistEvents, type RelistEntry } from "./pleg.ts";
 import {
@@ -177,6 +178,12 @@ export function containerConfig(body: ContainerCreateBody, sandbox: PodSandboxCo
       },
     },
   };
+}
+
+/** Ids of the images containers use: a container's image_ref is an image id or one of its repo digests. */
+function imagesInUse(images: CriImage[], containers: Array<{ image_ref: string }>): Set<string> {
+  const refs = new Set(containers.map((c) => c.image_ref));
+  return new Set(images.filter((i) => refs.has(i.id) || i.repo_digests.some((d) => refs.has(d))).map((i) => i.id));
 }
 
 /** The Runtime port over a runtime.v1 client. */
@@ -368,7 +375,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     },
     async listImages() {
       const [images, containers] = await Promise.all([client.listImages(), client.listContainers()]);
-      const used = new Set(containers.map((c) => c.image_ref));
+      const used = imagesInUse(images, containers);
       // The CRI reports no creation time; image GC's minimum age counts from when the kubelet first saw an image.
       return images.map((i) => ({
         id: i.id,
@@ -379,8 +386,8 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
       }));
     },
     async removeImage(id) {
-      const containers = await client.listContainers();
-      if (containers.some((c) => c.image_ref === id))
+      const [images, containers] = await Promise.all([client.listImages(), client.listContainers()]);
+      if (imagesInUse(images, containers).has(id))
         throw new KubeletError("Conflict", `cannot remove image ${id}: image is being used by a container`);
       await client.removeImage(id);
     },

@@ -255,15 +255,16 @@ export function runtimeContract(
     });
 
     test("lists images with the ones containers use marked, and will not remove those", async () => {
-      const id = await create();
-      const imageId = (await runtime.inspectContainer(id)).imageId;
+      await create();
+      const imageId = await runtime.imageId(options.image);
+      // A container may name its image by digest (the CRI's image_ref after a pull): match by image id.
       const listed = (await runtime.listImages()).find((i) => i.id === imageId);
       expect(listed?.inUse).toBe(true);
       // containerd reports fully qualified names (docker.io/local/busybox:stable), Docker the short ones.
       expect(listed!.tags.some((t) => t === options.image || t.endsWith(`/${options.image}`))).toBe(true);
       expect(listed!.sizeBytes).toBeGreaterThan(0);
-      expect(await rejection(runtime.removeImage(imageId))).toMatchObject({ code: "Conflict" });
-      expect(await runtime.imageId(options.image)).toBe(imageId);
+      expect(await rejection(runtime.removeImage(listed!.id))).toMatchObject({ code: "Conflict" });
+      expect(await runtime.imageId(options.image)).toBe(listed!.id);
       await runtime.removeImage(`sha256:${"0".repeat(64)}`); // missing: not an error
     });
 

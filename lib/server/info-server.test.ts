@@ -205,6 +205,22 @@ describe("info server", () => {
     expect((await s.app.request("/containerLogs/default/web/app?tailLines=x")).status).toBe(400);
   });
 
+  test("1,000 concurrent log followers: 100 stream, the rest get 429, and a closed stream frees its place", async () => {
+    const responses = await Promise.all(
+      Array.from({ length: 1000 }, () => s.app.request("/containerLogs/default/web/app?follow=true")),
+    );
+    const streaming = responses.filter((r) => r.status === 200);
+    expect(streaming.length).toBe(100);
+    expect(responses.filter((r) => r.status === 429).length).toBe(900);
+    expect((await s.app.request("/healthz")).status).toBe(200);
+    await streaming[0]!.body!.cancel();
+    const again = await s.app.request("/containerLogs/default/web/app?follow=true");
+    expect(again.status).toBe(200);
+    expect((await s.app.request("/containerLogs/default/web/app?follow=true")).status).toBe(429);
+    await Promise.all([again, ...streaming.slice(1)].map((r) => r.body!.cancel()));
+    expect((await s.app.request("/containerLogs/default/web/app?follow=true")).status).toBe(200);
+  });
+
   test("POST /run executes in the container and returns the exit code in a header", async () => {
     s.runtime.execHandler = (_id, cmd) => ({ exitCode: 3, stdout: `ran ${cmd.join(" ")}`, stderr: "" });
     const response = await s.app.request("/run/default/web/app?cmd=ls%20-l", { method: "POST" });
@@ -306,7 +322,7 @@ spec: { containers: [{ name: c, image: "busybox:1.35" }] }
     expect(s.mergedConfigs).toEqual([]);
   });
 
-  test("an invalid push is a 400 Status naming every field error; an oversized one is 413", async () => {
+  test("an invalid push is a 400 Status naming every field error; one over the manifest size limit is 413", async () => {
     const response = await s.app.request("/container", {
       method: "POST",
       body: JSON.stringify({
@@ -322,10 +338,78 @@ spec: { containers: [{ name: c, image: "busybox:1.35" }] }
     expect(s.merged).toEqual([]);
     const big = await s.app.request("/containers", {
       method: "POST",
-      body: "x".repeat(1024 * 1024 + 1),
-      headers: { "content-length": String(1024 * 1024 + 1) },
+      body: "x".repeat(10 * 2 ** 20 + 1),
+      headers: { "content-length": String(10 * 2 ** 20 + 1) },
     });
     expect(big.status).toBe(413);
+  });
+
+  test("a push that does not parse is a 400 naming the request, the document, line and column", async () => {
+    const response = await s.app.request("/pods", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: '{"apiVersion": "v1", "kind": "Pod",\n "metadata": {"name": "a"}, "spec": {"containers": [}',
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { message: string; details: { causes: Array<{ field: string }> } };
+    expect(body.message).toStartWith(
+      "invalid pod manifest: POST /pods[0]: <document>: Invalid value: cannot parse YAML/JSON at line 2, column ",
+    );
+    expect(body.details.causes[0]!.field).toBe("<document>");
+    const latin1 = await s.app.request("/pods", {
+      method: "POST",
+      body: Buffer.from("metadata: {name: caf\xe9}", "latin1"),
+    });
+    expect(((await latin1.json()) as { message: string }).message).toContain("invalid UTF-8 byte sequence");
+    expect(s.merged).toEqual([]);
+  });
+
+  test("a push of a foreign media type is a 415", async () => {
+    for (const type of ["multipart/form-data; boundary=x", "image/png", "application/octet-stream"]) {
+      const response = await s.app.request("/pods", { method: "POST", headers: { "content-type": type }, body: "x" });
+      expect(response.status).toBe(415);
+    }
+    expect(s.merged).toEqual([]);
+  });
+
+  test("a push whose body never ends is cut off with a 408 after the body timeout", async () => {
+    const slow = setup({}, { pushBodyTimeoutMs: 50 });
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => controller.enqueue(new TextEncoder().encode("apiVersion: v1\n")),
+    });
+    const response = await slow.app.request("/pods", { method: "POST", body, duplex: "half" } as RequestInit);
+    expect(response.status).toBe(408);
+    expect(slow.merged).toEqual([]);
+  });
+
+  test("a streamed push over the size limit is a 413 even without a content-length", async () => {
+    const small = setup({}, { maxManifestBytes: 1000 });
+    let chunks = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull: (controller) =>
+        ++chunks > 20 ? controller.close() : controller.enqueue(new TextEncoder().encode(`# ${"x".repeat(500)}\n`)),
+    });
+    const response = await small.app.request("/pods", { method: "POST", body, duplex: "half" } as RequestInit);
+    expect(response.status).toBe(413);
+  });
+
+  test("a pushed pod with a hostPath at the Docker socket is refused unless sensitive host paths are allowed", async () => {
+    const manifest = JSON.stringify({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "sock" },
+      spec: {
+        containers: [{ name: "c", image: "busybox", volumeMounts: [{ name: "s", mountPath: "/s" }] }],
+        volumes: [{ name: "s", hostPath: { path: "/var/run/docker.sock" } }],
+      },
+    });
+    const refused = await s.app.request("/pods", { method: "POST", body: manifest });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { message: string }).message).toContain(
+      'spec.volumes[0].hostPath.path: Forbidden: "/var/run/docker.sock": may not mount a sensitive host path',
+    );
+    const allowed = setup({}, { allowSensitiveHostPaths: true });
+    expect((await allowed.app.request("/pods", { method: "POST", body: manifest })).status).toBe(201);
   });
 
   test("beyond loopback, debugging routes need a valid bearer token; reads stay open", async () => {

@@ -43,6 +43,14 @@ export interface InfoServerDeps {
   metrics: { render(): string; renderProbes(): string };
   events: EventRecorder;
   allowPrivileged: boolean;
+  /** --allow_sensitive_host_paths, for pushed pods. */
+  allowSensitiveHostPaths?: boolean;
+  /** --max_manifest_bytes, the push routes' body limit. */
+  maxManifestBytes?: number;
+  /** How long a push may take to send its body, ms (default 30 s). */
+  pushBodyTimeoutMs?: number;
+  /** Log streams followed at once (default 100); each holds a Docker connection, so more are refused with 429. */
+  maxLogFollowers?: number;
   /** The read-only port's app: GET endpoints only. */
   readOnly?: boolean;
   auth?: Authenticator;
@@ -214,6 +222,8 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     await next();
   };
   guarded.use("*", guard);
+  const maxFollowers = deps.maxLogFollowers ?? 100;
+  let followers = 0;
   guarded.get("/containerLogs/:namespace/:pod/:container", async (c) => {
     const { namespace, pod, container } = c.req.param();
     const chosen = await pickContainer(deps.runtime, namespace, pod, container, flag(c, "previous"));
@@ -223,10 +233,22 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
       throw httpError(400, `tailLines must be a non-negative integer, got "${tail}"`);
     if (since !== undefined && !/^\d+$/.test(since))
       throw httpError(400, `sinceSeconds must be a non-negative integer, got "${since}"`);
+    const follow = flag(c, "follow");
+    if (follow && followers >= maxFollowers) {
+      c.header("Retry-After", "10");
+      throw httpError(429, `too many log streams followed at once (${maxFollowers}): close one and retry`);
+    }
+    let released = !follow;
+    if (follow) followers++;
+    const release = () => {
+      if (!released) followers--;
+      released = true;
+    };
     const abort = new AbortController();
     c.req.raw.signal.addEventListener("abort", () => abort.abort(), { once: true });
+    abort.signal.addEventListener("abort", release, { once: true });
     const chunks = deps.runtime.logs(chosen.id, {
-      follow: flag(c, "follow"),
+      follow,
       timestamps: flag(c, "timestamps"),
       ...(tail !== undefined ? { tail: Number(tail) } : {}),
       ...(since !== undefined ? { since: Math.floor(Date.now() / 1000) - Number(since) } : {}),
@@ -237,9 +259,12 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
       async pull(controller) {
         try {
           const { done, value } = await iterator.next();
-          if (done) controller.close();
-          else controller.enqueue(value);
+          if (done) {
+            release();
+            controller.close();
+          } else controller.enqueue(value);
         } catch (error) {
+          release();
           controller.error(error);
         }
       },
@@ -264,7 +289,15 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   });
   guarded.get("/logs/*", async (c) => serveLogFile(c, logDir));
   guarded.get("/logs", async (c) => serveLogFile(c, logDir));
-  guarded.route("/", createPushRoutes(deps.push, deps.allowPrivileged));
+  guarded.route(
+    "/",
+    createPushRoutes(deps.push, {
+      allowPrivileged: deps.allowPrivileged,
+      allowSensitiveHostPaths: deps.allowSensitiveHostPaths,
+      maxBytes: deps.maxManifestBytes,
+      bodyTimeoutMs: deps.pushBodyTimeoutMs,
+    }),
+  );
   app.route("/", guarded);
 
   return app;

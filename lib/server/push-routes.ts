@@ -1,11 +1,11 @@
 // Pods, ConfigMaps and Secrets pushed over HTTP (the 2014 debugging handlers and a modern REST shape),
 // merged as source "http".
-import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
+import { Hono, type Context } from "hono";
+import { DEFAULT_MAX_MANIFEST_BYTES } from "../api/manifest-text.ts";
 import { readManifests } from "../api/manifest.ts";
 import { httpError } from "./server-support.ts";
 import { formatIssue, type Pod, type PodOperation, type RejectedPod } from "../api/types.ts";
-import { validatePod } from "../api/validation.ts";
+import { validatePod, type ValidationOptions } from "../api/validation.ts";
 import { describeConfig, validateConfigObject, type ConfigKind, type ConfigObject } from "../api/config-objects.ts";
 
 export interface PushTarget {
@@ -13,18 +13,37 @@ export interface PushTarget {
   mergeConfigs(source: "http", op: PodOperation, objects: ConfigObject[]): void;
 }
 
-const MAX_BODY = 1024 * 1024;
+export interface PushOptions extends ValidationOptions {
+  /** Largest body, bytes (--max_manifest_bytes). */
+  maxBytes?: number;
+  /** How long a client may take to send its body, ms; a slowloris client is cut off with 408. */
+  bodyTimeoutMs?: number;
+}
+
+/** Media types a manifest may be sent as; curl -d sends form-urlencoded, test clients text/plain. */
+const MANIFEST_TYPES = new Set([
+  "application/json",
+  "application/yaml",
+  "application/x-yaml",
+  "text/yaml",
+  "text/x-yaml",
+  "text/plain",
+  "application/x-www-form-urlencoded",
+]);
 
 /** Parses and validates a pushed body; any error rejects the whole request with every cause. */
 function parseBody(
-  text: string,
-  allowPrivileged: boolean,
+  body: Uint8Array,
+  origin: string,
+  options: PushOptions,
   expect: "one" | "many",
 ): { pods: Pod[]; configs: ConfigObject[] } {
-  const { pods, rejected, configs } = readManifests(text, { source: "http", origin: "http-push" });
-  const causes = rejected.flatMap((r) => r.issues.map((i) => ({ field: i.path, message: formatIssue(i) })));
+  const { pods, rejected, configs } = readManifests(body, { source: "http", origin }, { maxBytes: options.maxBytes });
+  const causes = rejected.flatMap((r) =>
+    r.issues.map((i) => ({ field: i.path, message: `${origin}[${r.document ?? 0}]: ${formatIssue(i)}` })),
+  );
   for (const pod of pods) {
-    for (const issue of validatePod(pod, { allowPrivileged }).filter((i) => i.severity === "error")) {
+    for (const issue of validatePod(pod, options).filter((i) => i.severity === "error")) {
       causes.push({
         field: issue.path,
         message: `${pod.metadata.namespace}/${pod.metadata.name}: ${formatIssue(issue)}`,
@@ -41,14 +60,51 @@ function parseBody(
   return { pods, configs };
 }
 
-export function createPushRoutes(target: PushTarget, allowPrivileged: boolean): Hono {
-  const app = new Hono();
-  const limit = bodyLimit({
-    maxSize: MAX_BODY,
-    onError: () => {
-      throw httpError(413, `request body is larger than ${MAX_BODY} bytes`);
-    },
+/** The request body, refused past `maxBytes` (413), past the deadline (408) or of a foreign media type (415). */
+async function readBody(c: Context, maxBytes: number, timeoutMs: number): Promise<Uint8Array> {
+  const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type && !MANIFEST_TYPES.has(type))
+    throw httpError(415, `unsupported media type "${type}": send the manifest as application/json or application/yaml`);
+  const declared = Number(c.req.header("content-length") ?? 0);
+  if (declared > maxBytes) throw httpError(413, `request body is larger than ${maxBytes} bytes`);
+  const reader = c.req.raw.body?.getReader();
+  if (!reader) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(httpError(408, `request body not received within ${timeoutMs / 1000}s`)),
+      timeoutMs,
+    );
   });
+  try {
+    for (;;) {
+      const { done, value } = await Promise.race([reader.read(), deadline]);
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxBytes) throw httpError(413, `request body is larger than ${maxBytes} bytes`);
+      chunks.push(value);
+    }
+  } catch (error) {
+    void reader.cancel().catch(() => {});
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+  return Buffer.concat(chunks);
+}
+
+export function createPushRoutes(target: PushTarget, options: PushOptions): Hono {
+  const app = new Hono();
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_MANIFEST_BYTES;
+  const pushed = async (c: Context, expect: "one" | "many") =>
+    parseBody(
+      await readBody(c, maxBytes, options.bodyTimeoutMs ?? 30_000),
+      `${c.req.method} ${c.req.path}`,
+      options,
+      expect,
+    );
   const accepted = (pods: Pod[], configs: ConfigObject[]) => ({
     kind: "Status",
     apiVersion: "v1",
@@ -62,15 +118,15 @@ export function createPushRoutes(target: PushTarget, allowPrivileged: boolean): 
     ["post", "/containers", "many"],
     ["put", "/pods", "many"],
   ] as const) {
-    app[method](path, limit, async (c) => {
-      const { pods, configs } = parseBody(await c.req.text(), allowPrivileged, expect);
+    app[method](path, async (c) => {
+      const { pods, configs } = await pushed(c, expect);
       target.mergeConfigs("http", "SET", configs);
       target.merge("http", "SET", pods);
       return c.json(accepted(pods, configs));
     });
   }
-  app.post("/pods", limit, async (c) => {
-    const { pods, configs } = parseBody(await c.req.text(), allowPrivileged, "one");
+  app.post("/pods", async (c) => {
+    const { pods, configs } = await pushed(c, "one");
     target.mergeConfigs("http", "ADD", configs);
     target.merge("http", "ADD", pods);
     return c.json(accepted(pods, configs), 201);

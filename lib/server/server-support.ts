@@ -28,7 +28,10 @@ export const REASON: Record<number, string> = {
   403: "Forbidden",
   404: "NotFound",
   405: "MethodNotAllowed",
+  408: "Timeout",
   413: "RequestEntityTooLarge",
+  415: "UnsupportedMediaType",
+  429: "TooManyRequests",
   500: "InternalError",
   503: "ServiceUnavailable",
 };

@@ -1,7 +1,7 @@
 // The etcd source against real etcd: one member for the basics, three for failover.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { silentLogger } from "../log.ts";
-import { startEtcdCluster, type EtcdCluster } from "../testing/etcd-cluster.ts";
+import { put, putSomewhere, remove, startEtcdCluster, type EtcdCluster } from "../testing/etcd-cluster.ts";
 import { describeWithServices } from "../testing/services.ts";
 import { names, recordSnapshots } from "../testing/snapshots.ts";
 import { createEtcdSource, etcdKeyFor } from "./etcd.ts";
@@ -12,36 +12,6 @@ const pod = (name: string) => ({
   metadata: { name },
   spec: { containers: [{ name: "c", image: "busybox:1.35" }] },
 });
-
-async function put(endpoint: string, key: string, value: string): Promise<void> {
-  const response = await fetch(`${endpoint}/v3/kv/put`, {
-    method: "POST",
-    body: JSON.stringify({ key: btoa(key), value: btoa(value) }),
-  });
-  if (!response.ok) throw new Error(`put ${key}: ${response.status}`);
-}
-
-async function remove(endpoint: string, key: string): Promise<void> {
-  await fetch(`${endpoint}/v3/kv/deleterange`, { method: "POST", body: JSON.stringify({ key: btoa(key) }) });
-}
-
-/** Retries a put until some member accepts it (leader elections take a moment after a kill). */
-async function putSomewhere(endpoints: string[], key: string, value: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    for (const endpoint of endpoints) {
-      if (
-        await put(endpoint, key, value).then(
-          () => true,
-          () => false,
-        )
-      )
-        return;
-    }
-    if (Date.now() > deadline) throw new Error("no etcd member accepted the put");
-    await Bun.sleep(100);
-  }
-}
 
 describeWithServices("etcd source", () => {
   let single: EtcdCluster;

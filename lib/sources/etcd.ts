@@ -14,6 +14,8 @@ import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source
 /** Connection settings (lib/config/etcd-config.ts reads them from the flags), the host and the parts. */
 export interface EtcdSourceOptions extends EtcdClientOptions {
   hostname: string;
+  /** Largest value read, bytes (--max_manifest_bytes). */
+  maxBytes?: number;
   clock?: Clock;
   log?: Logger;
   metrics?: KubeletMetrics;
@@ -23,8 +25,8 @@ export interface EtcdSourceOptions extends EtcdClientOptions {
  * Parses one etcd value: the host's key holds pods (and may hold ConfigMaps and Secrets beside them);
  * keys under configmaps/ and secrets/ hold only objects of that kind.
  */
-function readKey(name: string, text: string, podKey: string, prefix: string): ManifestResult {
-  const result = readManifests(text, { source: "etcd", origin: name });
+function readKey(name: string, text: string, podKey: string, prefix: string, maxBytes?: number): ManifestResult {
+  const result = readManifests(text, { source: "etcd", origin: name }, { maxBytes });
   if (name === podKey) return result;
   const kind = name.startsWith(`${prefix}configmaps/`) ? "ConfigMap" : "Secret";
   const misplaced = (what: string, pod?: string) => ({
@@ -78,7 +80,7 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
         const snapshot: SourceSnapshot & { configs: ConfigObject[] } = { pods: [], rejected: [], configs: [] };
         for (const name of [...values.keys()].sort()) {
           const read = readKeepingLastGood(values.get(name)!, lastGood.get(name), (text) =>
-            readKey(name, text, key, prefix),
+            readKey(name, text, key, prefix, options.maxBytes),
           );
           if (read.last) lastGood.set(name, read.last);
           snapshot.pods.push(...read.snapshot.pods);

@@ -1,6 +1,7 @@
 // The file source on a real directory, with the patterns real editors use.
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { names, recordSnapshots, type SnapshotRecorder } from "../testing/snapshots.ts";
@@ -98,6 +99,42 @@ describe("file source", () => {
     writeFileSync(join(dir, "web.yaml"), pod("web", "busybox:9"));
     expect((await r.next((s) => s.rejected.length === 0)).pods[0]!.spec.containers[0]!.image).toBe("busybox:9");
   });
+
+  test("refuses a file over the size limit and keeps that file's last good pods", async () => {
+    fresh();
+    writeFileSync(join(dir, "web.yaml"), pod("web"));
+    const source = createFileSource({ path: dir, checkFrequency: 60_000, maxBytes: 4096 });
+    expect(names(await source.readOnce())).toEqual(["web"]);
+    writeFileSync(join(dir, "web.yaml"), pod("web", `busybox:${"1".repeat(5000)}`));
+    const over = await source.readOnce();
+    expect(names(over)).toEqual(["web"]);
+    expect(imageOf(over)).toBe("busybox:1.35");
+    expect(over.rejected.map((r) => `${r.origin}: ${r.issues[0]!.type}: ${r.issues[0]!.detail}`)).toEqual([
+      `${join(dir, "web.yaml")}: Too long: may not be more than 4096 bytes: split it into several manifests or raise --max_manifest_bytes`,
+    ]);
+  });
+
+  test("a symlink to a FIFO or a symlink loop named like a manifest is reported, never waited on; the pods beside it run", async () => {
+    fresh();
+    writeFileSync(join(dir, "good.yaml"), pod("good"));
+    expect(spawnSync("mkfifo", [join(dir, ".pipe")]).status).toBe(0);
+    symlinkSync(join(dir, ".pipe"), join(dir, "fifo.yaml"));
+    symlinkSync(join(dir, "loop.yaml"), join(dir, "loop.yaml"));
+    const snapshot = await createFileSource({ path: dir, checkFrequency: 60_000 }).readOnce();
+    expect(names(snapshot)).toEqual(["good"]);
+    expect(snapshot.rejected.map((r) => r.origin).sort()).toEqual([join(dir, "fifo.yaml"), join(dir, "loop.yaml")]);
+    expect(snapshot.rejected.map((r) => r.issues[0]!.detail).join("\n")).toMatch(
+      /not a regular file[^]*ELOOP|ELOOP[^]*not a regular file/,
+    );
+  });
+
+  test("reads a directory of 10,000 manifests", async () => {
+    fresh();
+    for (let i = 0; i < 10_000; i++) writeFileSync(join(dir, `p${String(i).padStart(5, "0")}.yaml`), pod(`p${i}`));
+    const snapshot = await createFileSource({ path: dir, checkFrequency: 60_000 }).readOnce();
+    expect(snapshot.pods.length).toBe(10_000);
+    expect(snapshot.rejected).toEqual([]);
+  }, 60_000);
 
   test("removes a deleted file's pods and sees it again when recreated", async () => {
     fresh();

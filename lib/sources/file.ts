@@ -2,12 +2,12 @@
 // an edit is seen at once, and re-listed every --file_check_frequency in case a watch event was lost.
 import { watch, type ChokidarOptions } from "chokidar";
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { systemClock, type Clock, type Timer } from "../clock.ts";
 import { silentLogger, type Logger } from "../log.ts";
-import { isManifestFile, listManifestFiles } from "../api/manifest-files.ts";
+import { isManifestFile, listManifestFiles, readManifestFile } from "../api/manifest-files.ts";
 import { readManifests } from "../api/manifest.ts";
+import { DEFAULT_MAX_MANIFEST_BYTES, tooLarge } from "../api/manifest-text.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 import type { ConfigObject } from "../api/config-objects.ts";
 import { readKeepingLastGood, type LastGood } from "./last-good.ts";
@@ -35,6 +35,8 @@ export interface FileSourceOptions {
   debounceMs?: number;
   /** Default: chokidar. */
   watch?: WatchManifests;
+  /** Largest manifest file read, bytes (--max_manifest_bytes); larger ones are refused unread. */
+  maxBytes?: number;
 }
 
 export type FileSource = PodSource & { readOnce(): Promise<SourceSnapshot> };
@@ -43,6 +45,7 @@ export function createFileSource(options: FileSourceOptions): FileSource {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? silentLogger;
   const lastGood = new Map<string, LastGood>();
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_MANIFEST_BYTES;
   let missingReported = false;
 
   /** Reads every manifest file once; a file that stops parsing keeps its last good pods. */
@@ -61,9 +64,9 @@ export function createFileSource(options: FileSourceOptions): FileSource {
     }
     const snapshot: SourceSnapshot & { configs: ConfigObject[] } = { pods: [], rejected: [], configs: [] };
     for (const file of files) {
-      let text: string;
+      let text: Buffer | undefined;
       try {
-        text = await readFile(file, "utf8");
+        text = await readManifestFile(file, maxBytes);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === "ENOENT") continue; // deleted between list and read
         snapshot.rejected.push({
@@ -80,8 +83,14 @@ export function createFileSource(options: FileSourceOptions): FileSource {
         });
         continue;
       }
+      if (!text) {
+        snapshot.rejected.push({ source: "file", origin: file, document: 0, issues: [tooLarge(undefined, maxBytes)] });
+        const previous = lastGood.get(file);
+        if (previous) snapshot.pods.push(...previous.pods), snapshot.configs.push(...previous.configs);
+        continue;
+      }
       const { snapshot: read, last } = readKeepingLastGood(text, lastGood.get(file), (text) =>
-        readManifests(text, { source: "file", origin: file }),
+        readManifests(text, { source: "file", origin: file }, { maxBytes }),
       );
       if (last) lastGood.set(file, last);
       snapshot.pods.push(...read.pods);

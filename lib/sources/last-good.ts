@@ -5,16 +5,22 @@ import type { ManifestResult } from "../api/manifest.ts";
 
 /** The last text that parsed, with what it gave. */
 export interface LastGood extends ManifestResult {
-  text: string;
+  text: string | Uint8Array;
+}
+
+/** Byte-for-byte the same text (sources read bytes, so that strict UTF-8 decoding can name bad bytes). */
+function sameText(a: string | Uint8Array, b: string | Uint8Array): boolean {
+  if (typeof a === "string" || typeof b === "string") return a === b;
+  return Buffer.compare(a, b) === 0;
 }
 
 /** Reads `text` with `parse`; `last` is the previous return's `last` (undefined at first). */
-export function readKeepingLastGood(
-  text: string,
+export function readKeepingLastGood<Text extends string | Uint8Array>(
+  text: Text,
   last: LastGood | undefined,
-  parse: (text: string) => ManifestResult,
+  parse: (text: Text) => ManifestResult,
 ): { snapshot: ManifestResult; last: LastGood | undefined } {
-  if (last?.text === text) return { snapshot: last, last };
+  if (last && sameText(last.text, text)) return { snapshot: last, last };
   const parsed = parse(text);
   const broken = parsed.rejected.some((r) => r.issues.some((i) => i.path === "<document>"));
   if (!broken) return { snapshot: parsed, last: { text, ...parsed } };

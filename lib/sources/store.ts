@@ -29,6 +29,7 @@ export interface PodStoreOptions {
   /** The configured sources; readiness waits for each to merge once. Others (pushes) may merge too. */
   sources: SourceName[];
   allowPrivileged?: boolean;
+  allowSensitiveHostPaths?: boolean;
   log?: Logger;
   metrics?: KubeletMetrics;
 }
@@ -62,7 +63,10 @@ export interface PodStore {
 
 export function createPodStore(options: PodStoreOptions): PodStore {
   const mode = options.mode ?? "SnapshotAndUpdates";
-  const allowPrivileged = options.allowPrivileged ?? false;
+  const validation = {
+    allowPrivileged: options.allowPrivileged ?? false,
+    allowSensitiveHostPaths: options.allowSensitiveHostPaths ?? false,
+  };
   const order: SourceName[] = [...options.sources];
   const pods = new Map<SourceName, Map<string, Pod>>();
   const owner = new Map<string, SourceName>();
@@ -106,7 +110,7 @@ export function createPodStore(options: PodStoreOptions): PodStore {
     const hash = hashOf(pod);
     let result = validated.get(hash);
     if (!result) {
-      const issues = validatePod(pod, { allowPrivileged });
+      const issues = validatePod(pod, validation);
       result = { issues, errors: issues.filter((i) => i.severity === "error") };
       validated.set(hash, result);
       const warnings = issues.filter((i) => i.severity === "warning");

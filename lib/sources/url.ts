@@ -3,6 +3,7 @@
 import { systemClock, type Clock, type Timer } from "../clock.ts";
 import { silentLogger, type Logger } from "../log.ts";
 import { readManifests } from "../api/manifest.ts";
+import { DEFAULT_MAX_MANIFEST_BYTES } from "../api/manifest-text.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 import { KubeletError } from "../api/types.ts";
 import { readKeepingLastGood, type LastGood } from "./last-good.ts";
@@ -30,7 +31,7 @@ const QUIET_LOG_PERIOD_MS = 60_000;
 export function createUrlSource(options: UrlSourceOptions): UrlSource {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? silentLogger;
-  const maxBytes = options.maxBytes ?? 10 * 2 ** 20;
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_MANIFEST_BYTES;
   let validators: { etag?: string; lastModified?: string } = {};
   let lastGood: LastGood | undefined;
   let lastSnapshot: SourceSnapshot | undefined;
@@ -72,7 +73,7 @@ export function createUrlSource(options: UrlSourceOptions): UrlSource {
       lastModified: response.headers.get("last-modified") ?? undefined,
     };
     const read = readKeepingLastGood(body, lastGood, (text) =>
-      readManifests(text, { source: "url", origin: options.url }),
+      readManifests(text, { source: "url", origin: options.url }, { maxBytes }),
     );
     lastGood = read.last;
     lastSnapshot = read.snapshot;
@@ -127,7 +128,7 @@ export function createUrlSource(options: UrlSourceOptions): UrlSource {
   };
 }
 
-async function readLimited(response: Response, maxBytes: number, url: string): Promise<string> {
+async function readLimited(response: Response, maxBytes: number, url: string): Promise<Buffer> {
   const declared = Number(response.headers.get("content-length") ?? 0);
   if (declared > maxBytes) {
     await response.body?.cancel();
@@ -137,7 +138,7 @@ async function readLimited(response: Response, maxBytes: number, url: string): P
     );
   }
   const reader = response.body?.getReader();
-  if (!reader) return "";
+  if (!reader) return Buffer.alloc(0);
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
@@ -150,5 +151,5 @@ async function readLimited(response: Response, maxBytes: number, url: string): P
     }
     chunks.push(value);
   }
-  return new TextDecoder().decode(Buffer.concat(chunks));
+  return Buffer.concat(chunks);
 }

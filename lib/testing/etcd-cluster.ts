@@ -97,3 +97,35 @@ export async function startEtcdCluster(size: 1 | 3): Promise<EtcdCluster> {
     },
   };
 }
+
+/** Puts a key through etcd's JSON gateway. */
+export async function put(endpoint: string, key: string, value: string): Promise<void> {
+  const response = await fetch(`${endpoint}/v3/kv/put`, {
+    method: "POST",
+    body: JSON.stringify({ key: btoa(key), value: btoa(value) }),
+  });
+  if (!response.ok) throw new Error(`put ${key}: ${response.status}`);
+}
+
+/** Deletes a key through etcd's JSON gateway. */
+export async function remove(endpoint: string, key: string): Promise<void> {
+  await fetch(`${endpoint}/v3/kv/deleterange`, { method: "POST", body: JSON.stringify({ key: btoa(key) }) });
+}
+
+/** Retries a put until some member accepts it (leader elections take a moment after a kill). */
+export async function putSomewhere(endpoints: string[], key: string, value: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    for (const endpoint of endpoints) {
+      if (
+        await put(endpoint, key, value).then(
+          () => true,
+          () => false,
+        )
+      )
+        return;
+    }
+    if (Date.now() > deadline) throw new Error("no etcd member accepted the put");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -1,0 +1,287 @@
+// Soak: the compiled kubelet under churn on the real dockerd. Every second pods are added, edited
+// (a changed env value replaces the container) and removed, up to `peak` pods; RSS, CPU and open
+// file descriptors are sampled each second. At the end every manifest is deleted and nothing may
+// be left: no containers, no pod directories, no Docker volumes, no extra file descriptors.
+// Usage: bash scripts/services.sh up && bun build.ts && bun bench/soak.bench.ts [--seconds 600] [--peak 100]
+// Prints a markdown table; writes an SVG plot of RSS and CPU over time (--svg, default bench/soak.svg).
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { join } from "node:path";
+import { KUBELET_BINARY, testServices, type TestServices } from "../lib/testing/services.ts";
+import { baseFlags, removeCgroupRoot, removeDir, tempDir } from "../test/e2e/harness.ts";
+
+export interface SoakOptions {
+  seconds: number;
+  peak: number;
+  services: TestServices;
+}
+
+export interface SoakSample {
+  t: number;
+  pods: number;
+  rssMb: number;
+  /** Share of one core used since the previous sample. */
+  cpu: number;
+  fds: number;
+}
+
+export interface SoakReport {
+  options: { seconds: number; peak: number };
+  samples: SoakSample[];
+  actions: { added: number; edited: number; removed: number };
+  /** After every manifest was deleted and the kubelet settled. */
+  leaked: { containers: string[]; podDirs: string[]; volumes: number };
+  fds: { before: number; after: number; added: string[] };
+  /**
+   * RSS halfway through the waves and at the end of the run, both at `peak` pods and both after the
+   * ramp's warm-up (medians of five samples): flat when the second is not above the first.
+   */
+  rss: { afterStartMb: number; midRunMb: number; runEndMb: number; maxMb: number; finalMb: number };
+  cleanupSeconds: number;
+}
+
+const PREFIX = "soak-";
+
+const manifest = (name: string, image: string, generation: number, volume: boolean) => `apiVersion: v1
+kind: Pod
+metadata: {name: ${name}}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: ${image}
+    command: [sleep, "3600"]
+    env: [{name: GENERATION, value: "${generation}"}]
+${volume ? "    volumeMounts: [{name: scratch, mountPath: /scratch}]\n  volumes: [{name: scratch, emptyDir: {}}]\n" : ""}`;
+
+function docker(services: TestServices, ...args: string[]): string {
+  const result = spawnSync("docker", ["-H", services.dockerHost, ...args], { encoding: "utf8" });
+  if (result.status !== 0) throw new Error(`docker ${args.join(" ")}: ${result.stderr}`);
+  return result.stdout.trim();
+}
+
+const soakContainers = (services: TestServices) =>
+  docker(services, "ps", "-a", "--filter", "label=io.kubernetes.pod.namespace=default", "--format", "{{.Names}}")
+    .split("\n")
+    .filter((name) => name.includes(`_${PREFIX}`));
+
+const volumeCount = (services: TestServices) =>
+  docker(services, "volume", "ls", "-q").split("\n").filter(Boolean).length;
+
+/** What each open descriptor points at ("socket:[…]" and "anon_inode:[…]" without their inode). */
+function fdTargets(pid: number): string[] {
+  return readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
+    try {
+      return [readlinkSync(`/proc/${pid}/fd/${fd}`).replace(/\[\d+\]$/, "")];
+    } catch {
+      return []; // closed while listing
+    }
+  });
+}
+
+function procStats(pid: number): { rssMb: number; ticks: number; fds: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return {
+    rssMb: Number(status.match(/^VmRSS:\s+(\d+) kB/m)![1]) / 1024,
+    ticks: Number(stat[11]) + Number(stat[12]),
+    fds: readdirSync(`/proc/${pid}/fd`).length,
+  };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+/** Pod count the churn steers toward at time t: a ramp to `peak`, then waves between 60 % and 100 %. */
+function target(t: number, seconds: number, peak: number): number {
+  const ramp = seconds * 0.2;
+  if (t < ramp) return Math.round((peak * t) / ramp);
+  const phase = ((t - ramp) / Math.max(1, seconds - ramp)) * 4 * Math.PI;
+  return Math.round(peak * (0.8 + 0.2 * Math.cos(phase)));
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function runSoak(options: SoakOptions): Promise<SoakReport> {
+  const { services, seconds, peak } = options;
+  const manifests = tempDir("soak-manifests");
+  const rootDir = tempDir("soak-root");
+  const volumesBefore = volumeCount(services);
+  const child = spawn(
+    KUBELET_BINARY,
+    ["run", "-c", manifests, ...baseFlags(services, rootDir), "--enable_server=false"],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  let stderr = "";
+  child.stderr!.on("data", (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-20_000);
+  });
+  const pid = child.pid!;
+  const live = new Map<string, number>(); // name → generation
+  const actions = { added: 0, edited: 0, removed: 0 };
+  let serial = 0;
+  const write = (name: string, generation: number) =>
+    writeFileSync(
+      join(manifests, `${name}.yaml`),
+      manifest(name, services.busybox, generation, Number(name.slice(PREFIX.length)) % 3 === 0),
+    );
+  const remove = (name: string) => {
+    rmSync(join(manifests, `${name}.yaml`), { force: true });
+    live.delete(name);
+    actions.removed++;
+  };
+  try {
+    await sleep(1000);
+    const start = procStats(pid);
+    const targetsBefore = fdTargets(pid);
+    const samples: SoakSample[] = [];
+    let previous = start;
+    const began = Date.now();
+    for (let t = 1; t <= seconds; t++) {
+      const want = target(t, seconds, peak);
+      for (let i = 0; i < 3 && live.size < want; i++) {
+        const name = `${PREFIX}${serial++}`;
+        live.set(name, 0);
+        write(name, 0);
+        actions.added++;
+      }
+      for (let i = 0; i < 3 && live.size > want; i++) remove([...live.keys()][0]!);
+      const names = [...live.keys()];
+      for (let i = 0; i < 2 && names.length; i++) {
+        const name = names[(t * 7 + i * 13) % names.length]!;
+        live.set(name, live.get(name)! + 1);
+        write(name, live.get(name)!);
+        actions.edited++;
+      }
+      // One pod removed and another added every second, even at the target.
+      if (names.length > 1 && t % 2 === 0) {
+        remove(names[t % names.length]!);
+        const name = `${PREFIX}${serial++}`;
+        live.set(name, 0);
+        write(name, 0);
+        actions.added++;
+      }
+      await sleep(Math.max(0, began + t * 1000 - Date.now()));
+      const now = procStats(pid);
+      samples.push({ t, pods: live.size, rssMb: now.rssMb, cpu: (now.ticks - previous.ticks) / 100, fds: now.fds });
+      previous = now;
+    }
+    for (const name of [...live.keys()]) remove(name);
+    const cleanupStart = Date.now();
+    const deadline = cleanupStart + 180_000;
+    const podsDir = join(rootDir, "pods");
+    const podDirs = () => (existsSync(podsDir) ? readdirSync(podsDir) : []);
+    while (Date.now() < deadline && (soakContainers(services).length > 0 || podDirs().length > 0)) await sleep(500);
+    const cleanupSeconds = (Date.now() - cleanupStart) / 1000;
+    // Idle keep-alive connections to dockerd close on their own: wait for that (30 s at most).
+    const fdDeadline = Date.now() + 30_000;
+    while (Date.now() < fdDeadline && procStats(pid).fds > start.fds) await sleep(500);
+    const end = procStats(pid);
+    const added = fdTargets(pid);
+    for (const target of targetsBefore) added.splice(added.indexOf(target), added.includes(target) ? 1 : 0);
+    const midRun = Math.round(seconds * 0.2 + (seconds * 0.8) / 2);
+    return {
+      options: { seconds, peak },
+      samples,
+      actions,
+      leaked: {
+        containers: soakContainers(services),
+        podDirs: podDirs(),
+        volumes: volumeCount(services) - volumesBefore,
+      },
+      fds: { before: start.fds, after: end.fds, added },
+      rss: {
+        afterStartMb: start.rssMb,
+        midRunMb: median(samples.slice(Math.max(0, midRun - 3), midRun + 2).map((s) => s.rssMb)),
+        runEndMb: median(samples.slice(-5).map((s) => s.rssMb)),
+        maxMb: Math.max(...samples.map((s) => s.rssMb)),
+        finalMb: end.rssMb,
+      },
+      cleanupSeconds,
+    };
+  } catch (error) {
+    throw new Error(`soak failed: ${(error as Error).message}\nkubelet stderr (tail):\n${stderr}`);
+  } finally {
+    child.kill("SIGKILL");
+    const leftovers = soakContainers(services);
+    if (leftovers.length) spawnSync("docker", ["-H", services.dockerHost, "rm", "-f", ...leftovers]);
+    removeDir(manifests);
+    removeDir(rootDir);
+    removeCgroupRoot(rootDir);
+  }
+}
+
+/** The report as a markdown table. */
+export function soakTable(report: SoakReport): string {
+  const cpu = report.samples.map((s) => s.cpu);
+  const mean = cpu.reduce((a, b) => a + b, 0) / Math.max(1, cpu.length);
+  const rows: Array<[string, string]> = [
+    ["duration / peak pods", `${report.options.seconds} s / ${report.options.peak}`],
+    ["pods added / edited / removed", `${report.actions.added} / ${report.actions.edited} / ${report.actions.removed}`],
+    [
+      "RSS after start / max / after clean-up (MB)",
+      `${report.rss.afterStartMb.toFixed(1)} / ${report.rss.maxMb.toFixed(1)} / ${report.rss.finalMb.toFixed(1)}`,
+    ],
+    [
+      `RSS at ${report.options.peak} pods: halfway / end of run (MB)`,
+      `${report.rss.midRunMb.toFixed(1)} / ${report.rss.runEndMb.toFixed(1)}`,
+    ],
+    ["kubelet CPU, mean / max (% of a core)", `${(mean * 100).toFixed(1)} / ${(Math.max(...cpu) * 100).toFixed(1)}`],
+    [
+      "open file descriptors before / after",
+      `${report.fds.before} / ${report.fds.after}${report.fds.added.length ? ` (new: ${report.fds.added.join(", ")})` : ""}`,
+    ],
+    [
+      "leaked containers / pod directories / volumes",
+      `${report.leaked.containers.length} / ${report.leaked.podDirs.length} / ${report.leaked.volumes}`,
+    ],
+    ["clean-up after the last manifest was deleted (s)", report.cleanupSeconds.toFixed(1)],
+  ];
+  return ["| soak | value |", "| --- | --- |", ...rows.map(([k, v]) => `| ${k} | ${v} |`)].join("\n");
+}
+
+/** RSS (MB) and CPU (% of a core) over time, as a self-contained SVG. */
+export function soakSvg(report: SoakReport): string {
+  const width = 800;
+  const height = 300;
+  const pad = 50;
+  const tMax = Math.max(1, ...report.samples.map((s) => s.t));
+  const rssMax = Math.max(1, ...report.samples.map((s) => s.rssMb)) * 1.1;
+  const cpuMax = Math.max(0.05, ...report.samples.map((s) => s.cpu)) * 1.1;
+  const x = (t: number) => pad + ((width - 2 * pad) * t) / tMax;
+  const y = (v: number, max: number) => height - pad - ((height - 2 * pad) * v) / max;
+  const line = (pick: (s: SoakSample) => number, max: number) =>
+    report.samples.map((s) => `${x(s.t).toFixed(1)},${y(pick(s), max).toFixed(1)}`).join(" ");
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">
+<rect width="100%" height="100%" fill="white"/>
+<line x1="${pad}" y1="${height - pad}" x2="${width - pad}" y2="${height - pad}" stroke="black"/>
+<line x1="${pad}" y1="${pad}" x2="${pad}" y2="${height - pad}" stroke="black"/>
+<line x1="${width - pad}" y1="${pad}" x2="${width - pad}" y2="${height - pad}" stroke="black"/>
+<text x="${width / 2}" y="${height - 15}" text-anchor="middle">time (s), 0–${tMax}</text>
+<text x="10" y="${pad - 15}" fill="#1f77b4">RSS (MB), max ${rssMax.toFixed(0)}</text>
+<text x="${width - 10}" y="${pad - 15}" fill="#d62728" text-anchor="end">CPU (% of a core), max ${(cpuMax * 100).toFixed(0)}</text>
+<polyline fill="none" stroke="#d62728" stroke-width="1" points="${line((s) => s.cpu, cpuMax)}"/>
+<polyline fill="none" stroke="#1f77b4" stroke-width="2" points="${line((s) => s.rssMb, rssMax)}"/>
+</svg>
+`;
+}
+
+if (import.meta.main) {
+  const services = testServices();
+  if (!services) throw new Error("services are not running: bash scripts/services.sh up");
+  const arg = (name: string, fallback: string) => {
+    const i = process.argv.indexOf(name);
+    return i > 0 ? process.argv[i + 1]! : fallback;
+  };
+  const report = await runSoak({
+    services,
+    seconds: Number(arg("--seconds", "600")),
+    peak: Number(arg("--peak", "100")),
+  });
+  writeFileSync(arg("--svg", join(import.meta.dir, "soak.svg")), soakSvg(report));
+  console.log(`Soak on ${cpus().length} × ${cpus()[0]?.model ?? "cpu"} (shared machine):\n`);
+  console.log(soakTable(report));
+}
