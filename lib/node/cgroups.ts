@@ -244,9 +244,14 @@ export function createCgroupManager(options: CgroupManagerOptions): CgroupManage
       await create(pathOf(["kubepods", "besteffort"]));
       await apply(pathOf(["kubepods", "besteffort"]), { cpuShares: MIN_SHARES });
       if (allocatable) {
-        await apply(pathOf(["kubepods"]), {
-          cpuShares: milliCpuToShares(allocatable.milliCpu),
-          memoryLimit: allocatable.memoryBytes,
+        // The kernel refuses a memory limit below what the pods already use (EBUSY). Refusing to start would
+        // leave those pods unmanaged: keep the old bound, say so, and let eviction bring the usage down.
+        const bound = { cpuShares: milliCpuToShares(allocatable.milliCpu), memoryLimit: allocatable.memoryBytes };
+        await apply(pathOf(["kubepods"]), bound).catch((error: Error) => {
+          if (!/EBUSY|Device or resource busy/.test(error.message)) throw error;
+          options.log.warn(
+            `${error.message}: the pods already use more memory than node allocatable; kubepods keeps its previous bound until eviction frees memory`,
+          );
         });
       }
     },
