@@ -155,7 +155,7 @@ ${spec}`,
       );
       expect(evicted.phase).toBe("Failed");
       expect(evicted.message).toMatch(
-        /^The node was low on resource: memory\. Threshold quantity: \d+Ki, available: \d+Ki\. Container hog was using \d+Ki, request is 0, has larger consumption of memory\. $/,
+        /^The node was low on resource: memory\. Threshold quantity: \d+Ki, available: \d+Ki\. Container hog was using \d+(?:Ki|Mi|Gi), request is 0, has larger consumption of memory\. $/,
       );
       const verbose = await (await fetch(`http://127.0.0.1:${port}/healthz?verbose`)).text();
       expect(verbose).toContain("[!]MemoryPressure=True KubeletHasInsufficientMemory");

@@ -255,11 +255,17 @@ describeWithServices("faults", (services) => {
         .map((ns) => Number(BigInt(ns) / 1_000_000n));
     // The kubelet's CPU time, sampled from /proc (costs it nothing) for the idle figure below.
     const cpuSamples: Array<{ at: number; cpu: number }> = [];
-    const sampler = setInterval(() => cpuSamples.push({ at: Date.now(), cpu: cpuSeconds(kubelet.child.pid!) }), 250);
+    const sampler = setInterval(() => {
+      // A kubelet that has exited has no CPU to sample; the wait below then fails on its own.
+      if (kubelet.child.exitCode === null) cpuSamples.push({ at: Date.now(), cpu: cpuSeconds(kubelet.child.pid!) });
+    }, 250);
     // Free first retry, then 10 s, then 20 s of back-off: four starts. Nothing asks the kubelet
     // anything meanwhile (its API would cost it CPU): the starts come from the daemon's event log.
-    const seen = await waitFor("two back-off periods", () => (starts().length >= 4 ? starts() : undefined), 90_000);
-    clearInterval(sampler);
+    const seen = await waitFor("two back-off periods", () => (starts().length >= 4 ? starts() : undefined), 90_000)
+      .catch((error: Error) => {
+        throw new Error(`${error.message}; the kubelet said:\n${kubelet.output.slice(-3000)}`);
+      })
+      .finally(() => clearInterval(sampler));
     const waitingReason = async () =>
       (await podList(port)).items.find((p) => p.metadata.name === "e2e-fault-crash")?.status?.containerStatuses?.[0]
         ?.state?.waiting?.reason;
