@@ -6,7 +6,7 @@
 // The sync loop: store updates, Docker events and a resync every --sync_frequency trigger pod
 // workers (one sync in flight per pod, the latest spec wins, bounded parallelism). Pods no source
 // wants are killed only once every source has reported; a kubelet restart adopts what runs.
-import type { Clock, Timer } from "../clock.ts";
+import { type Clock, type Timer, untilAborted } from "../clock.ts";
 import { LABEL, type Runtime } from "../container/runtime.ts";
 import type { BackoffPersistence } from "../node/backoff.ts";
 import type { EventRecorder } from "../node/events.ts";
@@ -392,7 +392,9 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       let failures = 0;
       while (!signal.aborted) {
         try {
-          await resync();
+          // A sync held up by a slow runtime does not hold up a stop: it ends unobserved.
+          await untilAborted(resync(), signal);
+          if (signal.aborted) break;
           if (failures > 0) log.info("Docker Engine reachable again: sync resumed");
           failures = 0;
         } catch (error) {

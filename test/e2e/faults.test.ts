@@ -6,6 +6,7 @@ import { createServer, type Server } from "node:http";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { etcdKeyFor } from "../../lib/sources/etcd.ts";
+import { startDockerProxy } from "../../lib/testing/docker-proxy.ts";
 import { putSomewhere, startEtcdCluster } from "../../lib/testing/etcd-cluster.ts";
 import { describeWithServices, type TestServices } from "../../lib/testing/services.ts";
 import {
@@ -284,6 +285,78 @@ describeWithServices("faults", (services) => {
     await kubelet.stop("SIGKILL");
     removePods(services, "e2e-fault-crash");
   }, 180_000);
+
+  /**
+   * A kubelet with a pod running, talking to the test dockerd through a proxy that then stops answering
+   * (requests are taken and never answered, nothing is closed), stopped by SIGTERM once `inFlight` holds.
+   */
+  const stopOnHungDocker = async (extra: string[], inFlight: (held: string[], port: number) => Promise<boolean>) => {
+    const manifests = dir("fault-hang-manifests");
+    const rootDir = dir("fault-hang-root");
+    const write = (seconds: string) =>
+      writeFileSync(join(manifests, "web.yaml"), manifest("e2e-fault-hang", services.busybox, ["sleep", seconds]));
+    write("3600");
+    const proxy = await startDockerProxy(join(rootDir, "docker.sock"), services.dockerHost);
+    try {
+      const flags = baseFlags(services, rootDir);
+      flags[flags.indexOf("--docker_endpoint") + 1] = proxy.endpoint;
+      const port = await freePort();
+      const kubelet = start(["run", "-c", manifests, ...flags, "--port", String(port), ...extra]);
+      await waitFor(
+        "the pod running",
+        async () => (await podList(port).catch(() => undefined))?.items[0]?.status?.phase === "Running",
+        60_000,
+      );
+      proxy.hang();
+      write("3601"); // a changed pod: its worker starts a sync on the engine that no longer answers
+      await waitFor("the syncs in flight on the hung engine", () => inFlight(proxy.held(), port), 30_000);
+      const code = await kubelet.stop("SIGTERM");
+      return { code, output: kubelet.output };
+    } finally {
+      await proxy.close();
+      removePods(services, "e2e-fault-hang");
+    }
+  };
+  const changedPodSeen = async (port: number) => JSON.stringify((await podList(port)).items[0]).includes('"3601"');
+
+  test("SIGTERM while the Docker Engine stops answering, a full sync and a pod's sync in flight: the kubelet stops on its own, exit 0", async () => {
+    const { code, output } = await stopOnHungDocker(
+      ["--sync_frequency", "1s", "--stop_timeout", "20s"],
+      async (held, port) => held.some((line) => line.includes("/containers/json")) && (await changedPodSeen(port)),
+    );
+    // The engine would hold each call for its 30 s request timeout: a stop that waited on them would overrun 20 s.
+    expect(output).toContain("kubelet stopped; containers left running");
+    expect(output).not.toContain("did not stop within");
+    expect(code).toBe(0);
+  }, 120_000);
+
+  test("SIGTERM during start-up on a Docker Engine that never answers: the kubelet stops at once without starting anything, exit 0", async () => {
+    const manifests = dir("fault-hang-start-manifests");
+    const rootDir = dir("fault-hang-start-root");
+    const proxy = await startDockerProxy(join(rootDir, "docker.sock"), services.dockerHost);
+    try {
+      proxy.hang();
+      const flags = baseFlags(services, rootDir);
+      flags[flags.indexOf("--docker_endpoint") + 1] = proxy.endpoint;
+      const kubelet = start(["run", "-c", manifests, ...flags, "--port", "0", "--stop_timeout", "20s"]);
+      await waitFor("the start-up ping in flight", () => proxy.held().some((line) => line.includes("/_ping")), 30_000);
+      // Each start-up call would wait out its 30 s request timeout: a stop that waited on them would overrun 20 s.
+      expect(await kubelet.stop("SIGTERM")).toBe(0);
+      expect(kubelet.output).toContain("stopped while starting: nothing was started");
+      expect(kubelet.output).not.toContain("kubelet started");
+    } finally {
+      await proxy.close();
+    }
+  }, 120_000);
+
+  test("a stop that overruns --stop_timeout ends anyway: a clear log line and exit code 3", async () => {
+    // A pod's sync in flight on a hung engine holds the stop for up to 5 s, beyond a 1 s stop_timeout.
+    const { code, output } = await stopOnHungDocker(["--stop_timeout", "1s"], (_held, port) => changedPodSeen(port));
+    expect(output).toContain(
+      "did not stop within --stop_timeout 1s of SIGTERM: exiting now with code 3 (containers are left running)",
+    );
+    expect(code).toBe(3);
+  }, 120_000);
 
   test("etcd: one member of three killed, then all three down for 30 s: pods run untouched; back up, later changes apply", async () => {
     const cluster = await startEtcdCluster(3);
