@@ -322,7 +322,10 @@ describeWithServices("faults", (services) => {
   test("SIGTERM while the Docker Engine stops answering, a full sync and a pod's sync in flight: the kubelet stops on its own, exit 0", async () => {
     const { code, output } = await stopOnHungDocker(
       ["--sync_frequency", "1s", "--stop_timeout", "20s"],
-      async (held, port) => held.some((line) => line.includes("/containers/json")) && (await changedPodSeen(port)),
+      // The full sync lists every pod's containers; a pod's sync lists its own (a label filter with the uid).
+      async (held, port) =>
+        held.some((line) => line.includes("/containers/json") && !line.includes("io.kubernetes.pod.uid%3D")) &&
+        (await changedPodSeen(port)),
     );
     // The engine would hold each call for its 30 s request timeout: a stop that waited on them would overrun 20 s.
     expect(output).toContain("kubelet stopped; containers left running");
