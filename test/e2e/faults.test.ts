@@ -240,8 +240,10 @@ describeWithServices("faults", (services) => {
     const rootDir = dir("fault-crash-root");
     writeFileSync(join(manifests, "crash.yaml"), manifest("e2e-fault-crash", services.busybox, ["false"]));
     const port = await freePort();
+    const began = Date.now();
     const kubelet = start(["run", "-c", manifests, ...baseFlags(services, rootDir), "--port", String(port)]);
-    const since = Math.floor(Date.now() / 1000) - 1;
+    // The daemon's --since is in whole seconds: the starts of a run just before (same pod, same labels) are cut here.
+    const since = Math.floor(began / 1000) - 1;
     // Start times of the app container's instances, from the daemon's event log: watching them
     // costs the kubelet nothing, so its CPU use is its own.
     const starts = () =>
@@ -264,7 +266,8 @@ describeWithServices("faults", (services) => {
       )
         .split("\n")
         .filter(Boolean)
-        .map((ns) => Number(BigInt(ns) / 1_000_000n));
+        .map((ns) => Number(BigInt(ns) / 1_000_000n))
+        .filter((at) => at >= began);
     // The kubelet's CPU time, sampled from /proc (costs it nothing) for the idle figure below.
     const cpuSamples: Array<{ at: number; cpu: number }> = [];
     const sampler = setInterval(() => {
@@ -289,9 +292,9 @@ describeWithServices("faults", (services) => {
     const gaps = seen.slice(1).map((at, i) => at - seen[i]!);
     expect(gaps[1]!).toBeGreaterThanOrEqual(9_000);
     expect(gaps[2]!).toBeGreaterThan(gaps[1]! * 1.5);
-    // No hot loop: a retry loop would hold a core (≈100 %). The 1 % is met when the kubelet
-    // runs alone (0.15 % measured from /proc), but under this harness the figure swings between 1 %
-    // and 7 % for a reason not yet found, so the bound here is 10 %.
+    // No hot loop: a retry loop would hold a core (≈100 %). The 1 % is met on a quiet machine (0.2 %
+    // measured from /proc), but the same window reads 5–6 % while other suites load the machine (load
+    // average ≈10), the kubelet's ticks then steady through the whole back-off: not yet explained, so 10 %.
     expect(cpu).toBeLessThan(0.1);
     await kubelet.stop("SIGKILL");
     removePods(services, "e2e-fault-crash");
