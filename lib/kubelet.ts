@@ -197,6 +197,7 @@ async function runLocked(
     return { ok: checks.every((c) => c.ok), checks, conditions: managers.conditions() };
   };
   const servers: RunningServer[] = [];
+  const idleTimeoutSeconds = config.httpIdleTimeout / 1000;
   const fleet = await createFleetMode(config, node, {
     runtime,
     health,
@@ -228,7 +229,12 @@ async function runLocked(
         auth,
         log: log.child("server"),
       };
-      const main = await serve(createInfoServer(deps), { hostname: config.address, port: config.port, tls: auth.tls });
+      const main = await serve(createInfoServer(deps), {
+        hostname: config.address,
+        port: config.port,
+        tls: auth.tls,
+        idleTimeoutSeconds,
+      });
       servers.push(main);
       log.info(`info server listening on ${config.address}:${main.port}${auth.tls ? " (TLS)" : ""}`);
       if (config.readOnlyPort > 0) {
@@ -236,6 +242,7 @@ async function runLocked(
           await serve(createInfoServer({ ...deps, readOnly: true }), {
             hostname: config.address,
             port: config.readOnlyPort,
+            idleTimeoutSeconds,
           }),
         );
         log.info(`read-only server listening on ${config.address}:${config.readOnlyPort}`);
@@ -243,7 +250,11 @@ async function runLocked(
     }
     if (config.healthzPort > 0) {
       // Like the kubelet, a health listener that cannot bind is reported, never fatal.
-      await serve(createHealthzServer(health), { hostname: config.healthzBindAddress, port: config.healthzPort }).then(
+      await serve(createHealthzServer(health), {
+        hostname: config.healthzBindAddress,
+        port: config.healthzPort,
+        idleTimeoutSeconds,
+      }).then(
         (server) => {
           servers.push(server);
           log.info(`healthz listening on ${config.healthzBindAddress}:${server.port}`);

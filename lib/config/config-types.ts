@@ -63,6 +63,8 @@ export interface KubeletConfig {
   runonceTimeout: number;
   /** stop_timeout: the hard deadline of a stop after SIGTERM/SIGINT. */
   stopTimeout: number;
+  /** http_idle_timeout: how long the servers keep a connection with no request in flight, ms (0 = forever). */
+  httpIdleTimeout: number;
   /** enable_debugging_handlers */
   enableDebuggingHandlers: boolean;
   /** register_node: fleet mode's writes to etcd. */
@@ -177,6 +179,7 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   runonce: false,
   runonceTimeout: 300_000,
   stopTimeout: 30_000,
+  httpIdleTimeout: 90_000,
   enableDebuggingHandlers: true,
   registerNode: true,
   nodeLeaseDuration: 40_000,

@@ -136,6 +136,18 @@ describe("precedence: defaults < config file < flags", () => {
     );
   });
 
+  test("takes --http_idle_timeout in whole seconds up to the 255s Bun.serve allows, 0 meaning never", () => {
+    expect(resolveConfig({}).config.httpIdleTimeout).toBe(90_000);
+    expect(resolveConfig({ httpIdleTimeout: "0" }).config.httpIdleTimeout).toBe(0);
+    expect(resolveConfig({ httpIdleTimeout: "4m15s" }).config.httpIdleTimeout).toBe(255_000);
+    expect(() => resolveConfig({ httpIdleTimeout: "5m" })).toThrow(
+      /--http_idle_timeout "5m": must be whole seconds, at most 255s \(0 = never close\)/,
+    );
+    expect(() => resolveConfig({ httpIdleTimeout: "1500ms" })).toThrow(
+      /--http_idle_timeout "1.5s": must be whole seconds/,
+    );
+  });
+
   test("refuses --etcd_servers together with --etcd_config", () => {
     expect(() => resolveConfig({ etcdServers: "http://a:2379", etcdConfig: "/etc/etcd.json" })).toThrow(
       /mutually exclusive/,

@@ -225,6 +225,13 @@ export const FLAGS: FlagSpec[] = [
     description: "How long `run` may take to stop after SIGTERM/SIGINT; past it the kubelet exits anyway, with code 3",
   },
   {
+    flag: "http_idle_timeout",
+    key: "httpIdleTimeout",
+    type: "duration",
+    description:
+      "How long the info, read-only and healthz servers keep open a connection with no request in flight (a kept-alive one, between requests); at most 255s, 0 = never close",
+  },
+  {
     flag: "enable_debugging_handlers",
     key: "enableDebuggingHandlers",
     type: "bool",
@@ -836,6 +843,11 @@ function checkConfig(config: KubeletConfig): void {
     );
   if (config.serializeImagePulls && config.maxParallelImagePulls > 1)
     throw invalid("--max_parallel_image_pulls needs --serialize_image_pulls=false");
+  // Bun.serve counts its idle timeout in whole seconds, at most 255.
+  if (config.httpIdleTimeout % 1000 !== 0 || config.httpIdleTimeout > 255_000)
+    throw invalid(
+      `--http_idle_timeout "${formatDuration(config.httpIdleTimeout)}": must be whole seconds, at most 255s (0 = never close)`,
+    );
   if (config.podPidsLimit < -1 || config.podPidsLimit === 0)
     throw invalid(`--pod_pids_limit: must be -1 (unlimited) or positive, got ${config.podPidsLimit}`);
   for (const [name, list] of [

@@ -1,16 +1,39 @@
 // Bun.serve adapter (bun and the compiled binary).
+import { isLongLived } from "./long-lived.ts";
 import type { FetchHandler, RunningServer, ServeOptions } from "./types.ts";
 
+interface BunServer {
+  port: number;
+  stop(closeActive?: boolean): Promise<void> | void;
+  /** Sets this request's connection idle timeout, seconds (0 = none). */
+  timeout(request: Request, seconds: number): void;
+}
+
 declare const Bun: {
-  serve(options: Record<string, unknown>): { port: number; stop(closeActive?: boolean): Promise<void> | void };
+  serve(options: Record<string, unknown>): BunServer;
 };
 
 export function serveBun(fetch: FetchHandler, options: ServeOptions): RunningServer {
+  const idle = options.idleTimeoutSeconds ?? 90;
   const server = Bun.serve({
     hostname: options.hostname,
     port: options.port,
-    fetch,
-    idleTimeout: 0, // log streams may be quiet for long; clients that leave abort them
+    // Bun's idle timeout covers a connection's whole life: kept-alive between requests (the bound we
+    // want), but also a handler still working (exec waits up to 60 s) and a followed log that is quiet.
+    // So it is lifted while a request is handled and put back once its response is on its way, or,
+    // for a long-lived stream, once that stream ends. Half-sent headers are closed by Bun itself (~10 s).
+    idleTimeout: idle,
+    async fetch(request: Request, self: BunServer) {
+      if (idle > 0) self.timeout(request, 0);
+      const response = await fetch(request);
+      if (idle === 0) return response;
+      if (!isLongLived(response) || !response.body) {
+        self.timeout(request, idle);
+        return response;
+      }
+      const restore = new TransformStream<Uint8Array, Uint8Array>({ flush: () => self.timeout(request, idle) });
+      return new Response(response.body.pipeThrough(restore), response);
+    },
     ...(options.tls
       ? {
           tls: {

@@ -14,6 +14,8 @@ export interface ServeOptions {
   /** 0 picks a free port. */
   port: number;
   tls?: TlsFiles;
+  /** How long a connection with no request in flight stays open, seconds (0 = forever; default 90, as the kubelet's). */
+  idleTimeoutSeconds?: number;
 }
 
 export interface RunningServer {

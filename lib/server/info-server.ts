@@ -1,7 +1,7 @@
 // Layer server/: the Hono info server, its push routes, authentication and the Prometheus registry.
 // It reads state through the interfaces the composition root hands it (the Runtime port, pod
 // statuses, the event recorder, the stats analyzer's summary) and imports api/, config types,
-// node/events.ts, the node/stats-analyzer.ts types and platform/types.ts; never sync/ or sources/.
+// node/events.ts, the node/stats-analyzer.ts types, platform/types.ts and platform/long-lived.ts; never sync/ or sources/.
 //
 // The info server (Hono): health, pods with statuses, machine spec, stats, metrics, events, and
 // the debugging handlers (logs, exec, /logs/, pushes) behind authentication beyond loopback.
@@ -21,6 +21,7 @@ import { createPushRoutes, type PushTarget } from "./push-routes.ts";
 import { HTTPException } from "hono/http-exception";
 import { httpError, pickContainer, REASON, status, type StatusCauses } from "./server-support.ts";
 import type { Pod } from "../api/types.ts";
+import { longLived } from "../platform/long-lived.ts";
 
 export interface HealthReport {
   ok: boolean;
@@ -273,7 +274,8 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
         void iterator.return?.();
       },
     });
-    return new Response(body, { headers: { "content-type": "text/plain; charset=utf-8" } });
+    const response = new Response(body, { headers: { "content-type": "text/plain; charset=utf-8" } });
+    return follow ? longLived(response) : response;
   });
   guarded.post("/run/:namespace/:pod/:container", async (c) => {
     const { namespace, pod, container } = c.req.param();

@@ -1,0 +1,167 @@
+// Slow and idle clients against the compiled binary's info server: --http_idle_timeout closes
+// connections that hold a socket without a request in flight, never a followed log or an exec.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { connect, type Socket } from "node:net";
+import { join } from "node:path";
+import { describeWithServices } from "../../lib/testing/services.ts";
+import {
+  baseFlags,
+  docker,
+  freePort,
+  KubeletProcess,
+  podContainers,
+  removeDir,
+  removePods,
+  tempDir,
+  waitFor,
+} from "./harness.ts";
+
+const IDLE_SECONDS = 2;
+
+/** A raw TCP connection to the server, with what it received and when it was closed. */
+function rawClient(port: number) {
+  const socket: Socket = connect(port, "127.0.0.1");
+  const state = { received: "", closedAt: 0 };
+  socket.on("data", (d) => (state.received += d));
+  socket.on("error", () => {});
+  const closed = new Promise<number>((resolve) =>
+    socket.on("close", () => {
+      state.closedAt = Date.now();
+      resolve(state.closedAt);
+    }),
+  );
+  return { socket, state, closed };
+}
+
+describeWithServices("slow and idle clients", (services) => {
+  const dir = tempDir("slow-clients-manifests");
+  const rootDir = tempDir("slow-clients-root");
+  let port = 0;
+  let kubelet: KubeletProcess;
+  const url = (path: string) => `http://127.0.0.1:${port}${path}`;
+  const healthz = async () => (await fetch(url("/healthz"))).status;
+  // Resolves once a kept-alive connection opened now has been closed for idling: proof that more than
+  // the idle bound has passed on the server's own clock, without sleeping a guessed time.
+  const idleBoundElapsed = async () => {
+    const client = rawClient(port);
+    client.socket.write("GET /healthz HTTP/1.1\r\nHost: kubelet\r\n\r\n");
+    await waitFor("the kept-alive probe's answer", () => client.state.received.endsWith("ok"), 5_000);
+    return client.closed;
+  };
+
+  beforeAll(async () => {
+    port = await freePort();
+    writeFileSync(
+      join(dir, "quiet.yaml"),
+      `apiVersion: v1
+kind: Pod
+metadata: { name: e2e-slow-clients }
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: app
+      image: ${services.busybox}
+      command: ["sh", "-c", "echo ready; exec sleep 3600"]
+`,
+    );
+    kubelet = new KubeletProcess([
+      "run",
+      "-c",
+      dir,
+      ...baseFlags(services, rootDir),
+      "--port",
+      String(port),
+      "--http_idle_timeout",
+      `${IDLE_SECONDS}s`,
+    ]);
+    await waitFor("server", async () => (await healthz().catch(() => 0)) === 200, 20_000);
+  });
+  afterAll(async () => {
+    await kubelet?.stop("SIGKILL");
+    removePods(services, "e2e-slow-clients");
+    removeDir(dir);
+    removeDir(rootDir);
+  });
+
+  test("a kept-alive connection with no request is closed after --http_idle_timeout, and /healthz answers meanwhile", async () => {
+    const client = rawClient(port);
+    client.socket.write("GET /healthz HTTP/1.1\r\nHost: kubelet\r\n\r\n");
+    await waitFor("the answer", () => client.state.received.endsWith("ok"), 5_000);
+    const answeredAt = Date.now();
+    expect(await healthz()).toBe(200);
+    // Bun checks idle connections every few seconds, so the close comes within the bound plus that tick.
+    const closedAt = await Promise.race([client.closed, Bun.sleep(20_000).then(() => 0)]);
+    expect(closedAt).toBeGreaterThan(0);
+    expect(closedAt - answeredAt).toBeLessThan((IDLE_SECONDS + 10) * 1000);
+    expect(await healthz()).toBe(200);
+  }, 30_000);
+
+  test("a client trickling its headers one byte a second is closed before it finishes, while /healthz answers others", async () => {
+    const request = `GET /healthz HTTP/1.1\r\nHost: kubelet\r\nX-Slow: ${"a".repeat(40)}\r\n\r\n`;
+    const client = rawClient(port);
+    const startedAt = Date.now();
+    let sent = 0;
+    const trickle = setInterval(() => {
+      if (!client.socket.destroyed && sent < request.length) client.socket.write(request[sent++]!);
+    }, 1000);
+    try {
+      let answered = 0;
+      while (!client.state.closedAt) {
+        expect(await healthz()).toBe(200);
+        answered++;
+        await Promise.race([client.closed, Bun.sleep(500)]);
+      }
+      expect(answered).toBeGreaterThan(1);
+      expect(sent).toBeLessThan(request.length);
+      expect(client.state.received).toBe("");
+      expect(client.state.closedAt - startedAt).toBeLessThan(20_000);
+    } finally {
+      clearInterval(trickle);
+    }
+  }, 40_000);
+
+  test("a followed log quiet for longer than --http_idle_timeout keeps streaming", async () => {
+    const quiet = await waitFor("the quiet container running", () =>
+      podContainers(services, "e2e-slow-clients").find(
+        (c) => c.labels["io.kubernetes.container.name"] === "app" && c.state === "running",
+      ),
+    );
+    const abort = new AbortController();
+    const response = await fetch(url("/containerLogs/default/e2e-slow-clients/app?follow=true"), {
+      signal: abort.signal,
+    });
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    const readUntil = async (pattern: RegExp) => {
+      while (!pattern.test(text)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the log stream ended before ${pattern}; got ${JSON.stringify(text)}`);
+        text += decoder.decode(value);
+      }
+    };
+    await readUntil(/ready\n/);
+    await idleBoundElapsed();
+    await idleBoundElapsed();
+    docker(services, "exec", quiet.id, "sh", "-c", "echo after-the-quiet > /proc/1/fd/1");
+    await readUntil(/after-the-quiet\n/);
+    expect(text).toBe("ready\nafter-the-quiet\n");
+    abort.abort();
+  }, 60_000);
+
+  test("an exec that answers only after longer than --http_idle_timeout gets its answer", async () => {
+    await waitFor("the quiet container running", () =>
+      podContainers(services, "e2e-slow-clients").find(
+        (c) => c.labels["io.kubernetes.container.name"] === "app" && c.state === "running",
+      ),
+    );
+    const seconds = IDLE_SECONDS + 8;
+    const response = await fetch(
+      url(`/run/default/e2e-slow-clients/app?command=sh&command=-c&command=sleep ${seconds}; echo slept`),
+      { method: "POST" },
+    );
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe("slept\n");
+  }, 60_000);
+});
