@@ -1,7 +1,7 @@
 // Slow and idle clients against the compiled binary's info server: --http_idle_timeout closes
 // connections that hold a socket without a request in flight, never a followed log or an exec.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
@@ -18,6 +18,12 @@ import {
 } from "./harness.ts";
 
 const IDLE_SECONDS = 2;
+
+/** Open file descriptors of a process. */
+const openFds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
+/** Resident memory of a process now, MB. */
+const rssMb = (pid: number) =>
+  Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
 
 /** A raw TCP connection to the server, with what it received and when it was closed. */
 function rawClient(port: number) {
@@ -164,4 +170,48 @@ spec:
     expect(response.status).toBe(200);
     expect(await response.text()).toBe("slept\n");
   }, 60_000);
+
+  test("1,000 followers of a real container's log: 100 stream, the rest get 429 with Retry-After, RSS stays under 256 MB, /healthz answers, every stream ends when the container is removed, no fd is left", async () => {
+    const app = await waitFor("the quiet container running", () =>
+      podContainers(services, "e2e-slow-clients").find(
+        (c) => c.labels["io.kubernetes.container.name"] === "app" && c.state === "running",
+      ),
+    );
+    const pid = kubelet.child.pid!;
+    expect(await healthz()).toBe(200);
+    const fdsBefore = openFds(pid);
+    const rssBefore = rssMb(pid);
+    const clients = Array.from({ length: 1000 }, () => {
+      const client = rawClient(port);
+      client.socket.write(
+        "GET /containerLogs/default/e2e-slow-clients/app?follow=true HTTP/1.1\r\nHost: kubelet\r\nConnection: close\r\n\r\n",
+      );
+      return client;
+    });
+    const status = (c: (typeof clients)[number]) => /^HTTP\/1\.1 (\d+)/.exec(c.state.received)?.[1];
+    await waitFor("every follower answered", () => clients.every(status), 60_000);
+    const streaming = clients.filter((c) => status(c) === "200");
+    const refused = clients.filter((c) => status(c) === "429");
+    expect(streaming.length).toBe(100);
+    expect(refused.length).toBe(900);
+    expect(refused[0]!.state.received).toMatch(/Retry-After: 10/i);
+    expect(refused[0]!.state.received).toContain("too many log streams followed at once (100)");
+    await waitFor("every stream showing the log", () => streaming.every((c) => c.state.received.includes("ready\n")));
+    let peakRss = rssMb(pid);
+    for (let i = 0; i < 5; i++) {
+      expect(await healthz()).toBe(200);
+      peakRss = Math.max(peakRss, rssMb(pid));
+    }
+    console.log(
+      `1,000 followers: RSS ${rssBefore.toFixed(0)} MB before, ${peakRss.toFixed(0)} MB with 100 streams open; ${fdsBefore} fds before`,
+    );
+    expect(peakRss).toBeLessThan(256);
+    docker(services, "rm", "-f", app.id);
+    await waitFor("every stream ended", () => streaming.every((c) => c.state.closedAt > 0), 30_000);
+    for (const c of streaming) expect(c.state.received).toMatch(/\r\n0\r\n\r\n$/);
+    await waitFor("every refused client closed", () => refused.every((c) => c.state.closedAt > 0), 30_000);
+    // The kubelet restarts the container and may hold a connection or two of its own meanwhile.
+    await waitFor(`the kubelet's fds back to ${fdsBefore}`, () => openFds(pid) <= fdsBefore + 2, 30_000);
+    expect(await healthz()).toBe(200);
+  }, 180_000);
 });
