@@ -5,8 +5,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
+import { createCriClient } from "../lib/container/cri-client.ts";
 import { KUBELET_BINARY, type TestServices } from "../lib/testing/services.ts";
-import { freePort, tempDir } from "../test/e2e/harness.ts";
+import { freePort, tempDir, testCgroupRoot } from "../test/e2e/harness.ts";
 
 /** The p-th percentile (nearest rank) of some values. */
 export const percentile = (values: number[], p: number) => {
@@ -145,6 +146,11 @@ export async function startKubelet(
       join(rootDir, "logs"),
       "--port",
       String(port),
+      // Off the shared machine's fixed ports and /kubepods, as the e2e kubelets do.
+      "--healthz_port",
+      "0",
+      "--cgroup_root",
+      testCgroupRoot(rootDir),
       "--log_format",
       "json",
       "-v",
@@ -190,4 +196,26 @@ export function memory(pid: number): { rssMb: number; peakMb: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)![1]) / 1024;
   return { rssMb: kb("VmRSS"), peakMb: kb("VmHWM") };
+}
+
+/**
+ * Counts running app containers of pods whose name starts with `prefix`, on Docker (the Engine API) or
+ * on containerd (a CRI client of the bench's own, opened on first use). `close()` ends that client.
+ */
+export function appCounter(services: TestServices) {
+  const engine = engineApi(services);
+  let cri: ReturnType<typeof createCriClient> | undefined;
+  return {
+    async running(runtime: RuntimeChoice, prefix: string): Promise<number> {
+      if (runtime === "docker") return (await engine.list({ name: [`k8s_app_${prefix}`], status: ["running"] })).length;
+      cri ??= createCriClient({ runtimeEndpoint: services.containerd, requestTimeoutMs: 120_000 });
+      return (await cri.listContainers()).filter(
+        (c) =>
+          c.state === "CONTAINER_RUNNING" &&
+          c.labels["io.kubernetes.container.name"] === "app" &&
+          (c.labels["io.kubernetes.pod.name"] ?? "").startsWith(prefix),
+      ).length;
+    },
+    close: () => cri?.close(),
+  };
 }
