@@ -100,7 +100,7 @@ describeOnRuntimes("run lifecycle", (services, rt) => {
     expect(app.labels["io.kubernetes.container.hash"]).toBeTruthy();
   });
 
-  test("serves a PodList in which the pod is Running and Ready", async () => {
+  test("serves a PodList in which the pod is Running and Ready, with container ids naming the runtime", async () => {
     await kubelet.waitForPod(
       "e2e-run-app",
       "Running and Ready",
@@ -110,6 +110,9 @@ describeOnRuntimes("run lifecycle", (services, rt) => {
     const list = (await (await kubelet.api("/pods")).json()) as { kind: string; items: ApiPod[] };
     expect(list.kind).toBe("PodList");
     expect(list.items.map((p) => p.metadata.name)).toContain("e2e-run-app");
+    // Container ids name the runtime, as the Go kubelet's do: docker://… or containerd://….
+    const app = (await kubelet.pod("e2e-run-app"))!;
+    expect(status(app, "app")?.containerID).toBe(`${rt.label}://${(await rt.running("e2e-run-app", "app"))!.id}`);
   });
 
   test("init containers run to completion first; env, the downward API, volumes and limits reach the app", async () => {
