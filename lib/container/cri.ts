@@ -193,6 +193,14 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
   const sandboxes = new Map<string, PodSandboxConfig>();
   // Which ids are sandboxes: the port has one id space, the CRI two.
   const sandboxIds = new Set<string>();
+  // The runtime's name for container ids (containerd://…), from its Version answer; the kubelet pings at start-up.
+  let runtimeName: string | undefined;
+  const version = async () => {
+    const v = await client.version();
+    runtimeName = v.runtime_name;
+    return v;
+  };
+  const named = <T extends ContainerSummary>(c: T): T => (runtimeName ? { ...c, runtimeName } : c);
 
   const conflict = (error: unknown) => {
     const e = error as KubeletError;
@@ -229,13 +237,13 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     return [
       ...pods.filter((s) => ours(s.labels)).map(sandboxSummary),
       ...containers.filter((c) => ours(c.labels)).map(containerSummary),
-    ];
+    ].map(named);
   };
 
   const inspectContainer = async (id: string): Promise<ContainerDetails> => {
     if (await isSandbox(id)) {
       const s = await client.podSandboxStatus(id);
-      const summary = sandboxSummary(s);
+      const summary = named(sandboxSummary(s));
       return {
         ...summary,
         running: summary.state === "running",
@@ -248,7 +256,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     }
     const c = await client.containerStatus(id);
     const state = CONTAINER_STATES[c.state];
-    return {
+    return named({
       id: c.id,
       name: shimName(c.labels, c.metadata.name, c.metadata.attempt),
       labels: c.labels,
@@ -265,15 +273,15 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
       pid: 0,
       ...(c.log_path ? { logPath: c.log_path } : {}),
       ipAddress: "",
-    };
+    });
   };
 
   return {
     async ping() {
-      await client.version();
+      await version();
     },
     async info(): Promise<RuntimeInfo> {
-      const v = await client.version();
+      const v = await version();
       return {
         name: v.runtime_name,
         type: "remote",

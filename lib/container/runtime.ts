@@ -46,6 +46,11 @@ export interface ContainerSummary {
   createdAt: number;
   /** Bytes in the container's writable layer; only when listed with `size` (costly: the daemon walks the layer). */
   sizeRwBytes?: number;
+  /**
+   * The runtime's name, the scheme of the container's id in pod statuses (`containerd://<id>`, as the Go
+   * kubelet's ContainerID.Type); absent means "docker".
+   */
+  runtimeName?: string;
 }
 
 /** A container as inspected: state details for statuses, restarts and back-off. */

@@ -161,6 +161,28 @@ describe("container statuses", () => {
     expect(running!.imageID).toBe("");
   });
 
+  test("container ids of a CRI runtime carry its name (containerd://…) and the image id is its reference as it is", () => {
+    const containers = observedContainers(pod(), [SANDBOX, { name: "app" }], { now: NOW }).map((c) => ({
+      ...c,
+      runtimeName: "containerd",
+    }));
+    const [running] = computePodStatus({
+      pod: pod(),
+      containers,
+      waiting: new Map(),
+      isReady: () => false,
+      isStarted: () => false,
+      hostIP: "10.0.0.1",
+      podIP: "",
+      firstSeen: FIRST_SEEN,
+      now: NOW,
+    }).containerStatuses!;
+    expect(running).toMatchObject({
+      containerID: `containerd://${containers[1]!.id}`,
+      imageID: containers[1]!.imageId,
+    });
+  });
+
   test("a running container reports its start, ids, and readiness and start from the probes", () => {
     const status = statusOf(pod({ containers: [app, side] }), [SANDBOX, { name: "app" }, { name: "side" }], {
       ready: ["app-0"],

@@ -49,6 +49,15 @@ function terminatedReason(c: ContainerDetails): string {
   return c.exitCode === 0 ? "Completed" : "Error";
 }
 
+/** `<runtime>://<id>`, as the Go kubelet's ContainerID prints. */
+const containerId = (c: ContainerDetails) => `${c.runtimeName ?? "docker"}://${c.id}`;
+
+/** dockershim prefixed image ids with docker-pullable://; CRI runtimes report their image reference as it is. */
+function imageId(c: ContainerDetails): string {
+  if (!c.imageId) return "";
+  return (c.runtimeName ?? "docker") === "docker" ? `docker-pullable://${c.imageId}` : c.imageId;
+}
+
 function stateOf(c: ContainerDetails): V1ContainerStatus["state"] {
   if (c.running) return { running: { startedAt: c.startedAt } };
   return {
@@ -58,7 +67,7 @@ function stateOf(c: ContainerDetails): V1ContainerStatus["state"] {
       ...(c.terminationMessage || c.error ? { message: c.terminationMessage || c.error } : {}),
       ...(c.startedAt ? { startedAt: c.startedAt } : {}),
       ...(c.finishedAt ? { finishedAt: c.finishedAt } : {}),
-      containerID: `docker://${c.id}`,
+      containerID: containerId(c),
     },
   };
 }
@@ -79,8 +88,8 @@ function containerStatus(spec: V1Container, input: StatusInput): V1ContainerStat
   const lastState = waiting && !latest.running ? stateOf(latest) : previous ? stateOf(previous) : {};
   return {
     ...base,
-    imageID: latest.imageId ? `docker-pullable://${latest.imageId}` : "",
-    containerID: `docker://${latest.id}`,
+    imageID: imageId(latest),
+    containerID: containerId(latest),
     state,
     lastState,
     ready: latest.running && input.isReady(latest.id),

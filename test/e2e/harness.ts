@@ -1,9 +1,13 @@
 // Drives the compiled kubelet and the real dockerd for end-to-end tests.
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { KUBELET_BINARY, type TestServices } from "../../lib/testing/services.ts";
+import { commonFlags, testCgroupRoot } from "./harness-runtimes.ts";
+
+export * from "./harness-kubelet.ts";
+export * from "./harness-runtimes.ts";
 
 /** Runs the docker CLI against the test daemon; throws on failure. */
 export function docker(services: TestServices, ...args: string[]): string {
@@ -58,27 +62,6 @@ export function removePods(services: TestServices, ...pods: string[]): void {
   }
 }
 
-/** Polls `check` every 100 ms until it returns a truthy value or `timeoutMs` passes. */
-export async function waitFor<T>(
-  what: string,
-  check: () => T | Promise<T>,
-  timeoutMs = 30_000,
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value) return value as NonNullable<T>;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${last}` : ""}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 /** A fresh temporary directory, removed by the returned cleanup. */
 export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `kubelet-${prefix}-`));
@@ -99,27 +82,9 @@ export function removeDir(dir: string): void {
 /** A free TCP port on loopback. */
 export { freePortNumber as freePort } from "../../lib/testing/ports.ts";
 
-/** Flags every test kubelet gets: the test daemon, no bridge network, a private root dir. */
+/** Flags every Docker-mode test kubelet gets: the test daemon, no bridge network, a private root dir. */
 export function baseFlags(services: TestServices, rootDir: string): string[] {
-  return [
-    "--docker_endpoint",
-    services.dockerHost,
-    "--pod_network_mode",
-    "none",
-    "--root_dir",
-    rootDir,
-    "--log_format",
-    "json",
-    "--healthz_port",
-    "0",
-    "--cgroup_root",
-    testCgroupRoot(rootDir),
-  ];
-}
-
-/** A cgroup root of the test's own, so test kubelets never share /kubepods with anything else. */
-export function testCgroupRoot(rootDir: string): string {
-  return `/kubelet-test/${basename(rootDir)}`;
+  return ["--docker_endpoint", services.dockerHost, ...commonFlags(rootDir)];
 }
 
 /** Removes a test's cgroup tree in every hierarchy (deepest first); cgroups still in use stay. */
@@ -148,27 +113,4 @@ export function runBinary(args: string[], options: { input?: string; timeoutMs?:
     timeout: options.timeoutMs ?? 120_000,
   });
   return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
-}
-
-/** A kubelet running in the background, with its output collected. */
-export class KubeletProcess {
-  readonly child: ChildProcess;
-  output = "";
-
-  /** `command` replaces the compiled binary, e.g. `["deno", "run", "-A", "bin/kubelet.ts"]`. */
-  constructor(args: string[], command: string[] = [KUBELET_BINARY]) {
-    const [file, ...prefix] = command;
-    this.child = spawn(file!, [...prefix, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    this.child.stdout!.on("data", (d) => (this.output += d));
-    this.child.stderr!.on("data", (d) => (this.output += d));
-  }
-
-  /** Resolves with the exit code after SIGTERM (or `signal`). */
-  stop(signal: NodeJS.Signals = "SIGTERM"): Promise<number | null> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return Promise.resolve(this.child.exitCode);
-    return new Promise((resolve) => {
-      this.child.once("exit", (code) => resolve(code));
-      this.child.kill(signal);
-    });
-  }
 }

@@ -1,0 +1,130 @@
+// The end-to-end runtime matrix: KUBELET_TEST_RUNTIME=docker|remote picks one runtime, unset runs
+// every suite on both. Tests observe containers through the kubelet's own Runtime port (the Docker
+// adapter or the CRI one, built by the same factories as the composition root), so one assertion
+// holds on either runtime.
+import { afterAll } from "bun:test";
+import { createCriClient } from "../../lib/container/cri-client.ts";
+import { createCriRuntime } from "../../lib/container/cri.ts";
+import { createDockerRuntime } from "../../lib/container/docker.ts";
+import { type ContainerSummary, LABEL, type Runtime } from "../../lib/container/runtime.ts";
+import { systemClock } from "../../lib/clock.ts";
+import { describeWithServices, type TestServices } from "../../lib/testing/services.ts";
+import { killKubeletsAfterAll, waitFor } from "./harness-kubelet.ts";
+
+export type RuntimeKind = "docker" | "remote";
+
+/** A runtime the suite runs on, with the flags that select it and a view of its containers. */
+export interface RuntimeUnderTest {
+  kind: RuntimeKind;
+  /** "docker" or "containerd": how describe blocks are named. */
+  label: string;
+  /** The kubelet's Runtime port on the same daemon the kubelet under test drives. */
+  runtime: Runtime;
+  /** Flags every test kubelet gets: this runtime, no bridge network, a private root dir and cgroup root. */
+  flags(rootDir: string): string[];
+  /** The kubelet's containers of a pod (the sandbox as `POD`), running and dead. */
+  podContainers(pod: string, namespace?: string): Promise<ContainerSummary[]>;
+  /** The running container named `container` of a pod, if any. */
+  running(pod: string, container: string, namespace?: string): Promise<ContainerSummary | undefined>;
+  /** Removes every container and sandbox of the given pods (test clean-up). */
+  removePods(...pods: string[]): Promise<void>;
+  /** Closes the connection to the runtime. */
+  close(): void;
+}
+
+/** Which runtimes KUBELET_TEST_RUNTIME asks for (unset or empty: both). */
+export function matrixRuntimes(value = process.env.KUBELET_TEST_RUNTIME): RuntimeKind[] {
+  if (!value) return ["docker", "remote"];
+  if (value === "docker" || value === "remote") return [value];
+  throw new Error(`KUBELET_TEST_RUNTIME="${value}": use docker, remote, or leave it unset for both`);
+}
+
+/** Flags of every test kubelet whatever its runtime: no bridge network, a private root dir and cgroup root. */
+export function commonFlags(rootDir: string): string[] {
+  return [
+    "--pod_network_mode",
+    "none",
+    "--root_dir",
+    rootDir,
+    "--log_format",
+    "json",
+    "--healthz_port",
+    "0",
+    "--cgroup_root",
+    testCgroupRoot(rootDir),
+  ];
+}
+
+/** A cgroup root of the test's own, so test kubelets never share /kubepods with anything else. */
+export function testCgroupRoot(rootDir: string): string {
+  return `/kubelet-test/${rootDir.split("/").pop()}`;
+}
+
+/** The runtime `kind` on the test services. */
+export function runtimeUnderTest(services: TestServices, kind: RuntimeKind): RuntimeUnderTest {
+  const client =
+    kind === "remote" ? createCriClient({ runtimeEndpoint: services.containerd, requestTimeoutMs: 30_000 }) : undefined;
+  // The observer reads logs through the kubelet's /containerLogs, never through its own log directory.
+  const runtime = client
+    ? createCriRuntime(client, { podLogsDir: "/nonexistent", clock: systemClock })
+    : createDockerRuntime({ endpoint: services.dockerHost });
+  const podContainers = async (pod: string, namespace = "default") =>
+    (await runtime.listContainers()).filter(
+      (c) => c.labels[LABEL.podName] === pod && c.labels[LABEL.podNamespace] === namespace,
+    );
+  return {
+    kind,
+    label: kind === "docker" ? "docker" : "containerd",
+    runtime,
+    flags: (rootDir) => [
+      ...commonFlags(rootDir),
+      ...(kind === "docker"
+        ? ["--docker_endpoint", services.dockerHost]
+        : [
+            "--container_runtime",
+            "remote",
+            "--container_runtime_endpoint",
+            services.containerd,
+            "--pod_logs_dir",
+            `${rootDir}/pod-logs`,
+          ]),
+    ],
+    podContainers,
+    async running(pod, container, namespace) {
+      return (await podContainers(pod, namespace)).find(
+        (c) => c.labels[LABEL.containerName] === container && c.state === "running",
+      );
+    },
+    async removePods(...pods) {
+      const all = (await Promise.all(pods.map((p) => podContainers(p)))).flat();
+      // Containers before their sandbox: the CRI removes a sandbox only once it is stopped, and a start a
+      // killed kubelet asked for may still be in flight ("container is in starting state"): retry.
+      const sandboxFirst = (c: ContainerSummary) => (c.labels[LABEL.containerName] === "POD" ? 1 : 0);
+      for (const c of all.sort((a, b) => sandboxFirst(a) - sandboxFirst(b)))
+        await waitFor(`removal of ${c.name}`, async () => {
+          await runtime.stopContainer(c.id, 0);
+          await runtime.removeContainer(c.id);
+          return true;
+        });
+    },
+    close: () => client?.close(),
+  };
+}
+
+/**
+ * `describe` once per runtime of the matrix, named "<name> [docker]" / "<name> [containerd]". Kubelets
+ * still running at the end of a block are killed. Without the services (or containerd) the block is
+ * skipped, except under CI=true, where it fails.
+ */
+export function describeOnRuntimes(name: string, fn: (services: TestServices, rt: RuntimeUnderTest) => void): void {
+  for (const kind of matrixRuntimes()) {
+    const label = kind === "docker" ? "docker" : "containerd";
+    describeWithServices(`${name} [${label}]`, (services) => {
+      const rt = runtimeUnderTest(services, kind);
+      fn(services, rt);
+      // Declared last, so they run after the block's own clean-up (which may still use the runtime).
+      killKubeletsAfterAll();
+      afterAll(() => rt.close());
+    });
+  }
+}
