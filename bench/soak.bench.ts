@@ -1,13 +1,15 @@
 // Soak: the compiled kubelet under churn on the real dockerd. Every second pods are added, edited
 // (a changed env value replaces the container) and removed, up to `peak` pods; RSS, CPU and open
 // file descriptors are sampled each second. At the end every manifest is deleted and nothing may
-// be left: no containers, no pod directories, no Docker volumes, no extra file descriptors.
+// be left: no containers, no pod directories, no Docker volumes, no extra file descriptors, no more
+// timers than before the churn (live "Timeout" objects after a full GC, from the kubelet's /debug/heap).
 // Usage: bash scripts/services.sh up && bun build.ts && bun bench/soak.bench.ts [--seconds 600] [--peak 100]
 // Prints a markdown table; writes an SVG plot of RSS and CPU over time (--svg, default bench/soak.svg).
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
+import { freePortNumber } from "../lib/testing/ports.ts";
 import { KUBELET_BINARY, testServices, type TestServices } from "../lib/testing/services.ts";
 import { baseFlags, removeCgroupRoot, removeDir, tempDir } from "../test/e2e/harness.ts";
 
@@ -33,6 +35,8 @@ export interface SoakReport {
   /** After every manifest was deleted and the kubelet settled. */
   leaked: { containers: string[]; podDirs: string[]; volumes: number };
   fds: { before: number; after: number; added: string[] };
+  /** Live timers (heap "Timeout" objects after a full GC) once started, and after clean-up. */
+  timers: { before: number; after: number };
   /**
    * RSS halfway through the waves and at the end of the run, both at `peak` pods and both after the
    * ramp's warm-up (medians of five samples): flat when the second is not above the first.
@@ -105,14 +109,23 @@ function target(t: number, seconds: number, peak: number): number {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The kubelet's live timers: "Timeout" objects on its heap after a full GC (GET /debug/heap). */
+async function liveTimers(port: number): Promise<number> {
+  const response = await fetch(`http://127.0.0.1:${port}/debug/heap`);
+  if (!response.ok) throw new Error(`GET /debug/heap: ${response.status} ${await response.text()}`);
+  const { objectTypeCounts } = (await response.json()) as { objectTypeCounts: Record<string, number> };
+  return objectTypeCounts.Timeout ?? 0;
+}
+
 export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const { services, seconds, peak } = options;
   const manifests = tempDir("soak-manifests");
   const rootDir = tempDir("soak-root");
   const volumesBefore = volumeCount(services);
+  const port = await freePortNumber();
   const child = spawn(
     KUBELET_BINARY,
-    ["run", "-c", manifests, ...baseFlags(services, rootDir), "--enable_server=false"],
+    ["run", "-c", manifests, ...baseFlags(services, rootDir), "--address", "127.0.0.1", "--port", String(port)],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
   let stderr = "";
@@ -135,6 +148,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   };
   try {
     await sleep(1000);
+    const timersBefore = await liveTimers(port);
     const start = procStats(pid);
     const targetsBefore = fdTargets(pid);
     const samples: SoakSample[] = [];
@@ -179,6 +193,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     // Idle keep-alive connections to dockerd close on their own: wait for that (30 s at most).
     const fdDeadline = Date.now() + 30_000;
     while (Date.now() < fdDeadline && procStats(pid).fds > start.fds) await sleep(500);
+    const timersAfter = await liveTimers(port);
     const end = procStats(pid);
     const added = fdTargets(pid);
     for (const target of targetsBefore) added.splice(added.indexOf(target), added.includes(target) ? 1 : 0);
@@ -193,6 +208,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         volumes: volumeCount(services) - volumesBefore,
       },
       fds: { before: start.fds, after: end.fds, added },
+      timers: { before: timersBefore, after: timersAfter },
       rss: {
         afterStartMb: start.rssMb,
         midRunMb: median(samples.slice(Math.max(0, midRun - 3), midRun + 2).map((s) => s.rssMb)),
@@ -234,6 +250,7 @@ export function soakTable(report: SoakReport): string {
       "open file descriptors before / after",
       `${report.fds.before} / ${report.fds.after}${report.fds.added.length ? ` (new: ${report.fds.added.join(", ")})` : ""}`,
     ],
+    ["live timers before / after", `${report.timers.before} / ${report.timers.after}`],
     [
       "leaked containers / pod directories / volumes",
       `${report.leaked.containers.length} / ${report.leaked.podDirs.length} / ${report.leaked.volumes}`,

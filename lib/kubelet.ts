@@ -30,6 +30,7 @@ import { createImageManager } from "./node/images.ts";
 import { createHealthzServer, createInfoServer, type HealthReport } from "./server/info-server.ts";
 import type { Logger } from "./log.ts";
 import type { KubeletMetrics } from "./metrics.ts";
+import { heapObjectCounts } from "./platform/heap.ts";
 import { serve } from "./platform/serve.ts";
 import type { RunningServer } from "./platform/types.ts";
 import { createProbeManager } from "./node/probes.ts";
@@ -228,6 +229,7 @@ async function runLocked(
         maxManifestBytes: config.maxManifestBytes,
         auth,
         log: log.child("server"),
+        heapObjectCounts,
       };
       const main = await serve(createInfoServer(deps), {
         hostname: config.address,

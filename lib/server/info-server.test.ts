@@ -197,6 +197,18 @@ describe("info server", () => {
     );
   });
 
+  test("GET /debug/heap answers the heap's object counts, 404 where the runtime cannot count them", async () => {
+    const counting = setup({}, { heapObjectCounts: async () => ({ Timeout: 3, Promise: 10 }) });
+    expect(await (await counting.app.request("/debug/heap")).json()).toEqual({
+      objectTypeCounts: { Timeout: 3, Promise: 10 },
+    });
+    const blind = setup({}, { heapObjectCounts: async () => undefined });
+    const response = await blind.app.request("/debug/heap");
+    expect(response.status).toBe(404);
+    expect(await response.text()).toContain("heap object counts need the Bun runtime");
+    expect((await s.app.request("/debug/heap")).status).toBe(404);
+  });
+
   test("GET /containerLogs returns the container's output; unknown containers are 404", async () => {
     const response = await s.app.request("/containerLogs/default/web/app?tailLines=10");
     expect(await response.text()).toBe("line 1\nline 2\n");

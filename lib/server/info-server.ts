@@ -4,7 +4,7 @@
 // node/events.ts, the node/stats-analyzer.ts types, platform/types.ts and platform/long-lived.ts; never sync/ or sources/.
 //
 // The info server (Hono): health, pods with statuses, machine spec, stats, metrics, events, and
-// the debugging handlers (logs, exec, /logs/, pushes) behind authentication beyond loopback.
+// the debugging handlers (logs, exec, /logs/, /debug/heap, pushes) behind authentication beyond loopback.
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { createReadStream } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
@@ -58,6 +58,8 @@ export interface InfoServerDeps {
   log?: Logger;
   /** Root of GET /logs/ (default /var/log). */
   logDir?: string;
+  /** Live heap objects by type after a full GC (GET /debug/heap); undefined on a runtime that cannot count them. */
+  heapObjectCounts?(): Promise<Record<string, number> | undefined>;
 }
 
 /** `/healthz` (failing checks named; `?verbose`: every check and the pressure conditions) and `/healthz/{check}`. */
@@ -288,6 +290,12 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
       "content-type": "text/plain; charset=utf-8",
       "x-exit-code": String(result.exitCode),
     });
+  });
+  // Leak hunting: a soak compares these counts (active timers are "Timeout") before and after churn.
+  guarded.get("/debug/heap", async (c) => {
+    const counts = await deps.heapObjectCounts?.();
+    if (!counts) throw httpError(404, "heap object counts need the Bun runtime (the compiled binary)");
+    return c.json({ objectTypeCounts: counts });
   });
   guarded.get("/logs/*", async (c) => serveLogFile(c, logDir));
   guarded.get("/logs", async (c) => serveLogFile(c, logDir));

@@ -4,13 +4,15 @@ import { runSoak, soakTable } from "../../bench/soak.bench.ts";
 import { describeWithServices } from "../../lib/testing/services.ts";
 
 describeWithServices("soak", (services) => {
-  test("60 s of churn up to 30 pods leaves no container, pod directory, volume or file descriptor behind, and RSS flat", async () => {
+  test("60 s of churn up to 30 pods leaves no container, pod directory, volume, file descriptor or timer behind, and RSS flat", async () => {
     const report = await runSoak({ services, seconds: 60, peak: 30 });
     console.log(soakTable(report));
     expect(report.actions.added).toBeGreaterThan(30);
     expect(report.actions.edited).toBeGreaterThan(60);
     expect(report.leaked).toEqual({ containers: [], podDirs: [], volumes: 0 });
     expect(report.fds.after).toBeLessThanOrEqual(report.fds.before);
+    expect(report.timers.before).toBeGreaterThan(0);
+    expect(report.timers.after).toBeLessThanOrEqual(report.timers.before);
     // Flat: at the same pod count, the end of the run needs no more memory than halfway (+10 %).
     expect(report.rss.runEndMb).toBeLessThan(report.rss.midRunMb * 1.1);
   }, 300_000);
