@@ -37,6 +37,8 @@ export interface SoakReport {
   fds: { before: number; after: number; added: string[] };
   /** Live timers (heap "Timeout" objects after a full GC) once started, and after clean-up. */
   timers: { before: number; after: number };
+  /** Heap object types that grew most between those two points. */
+  heapGrowth: Array<{ type: string; before: number; after: number }>;
   /**
    * RSS halfway through the waves and at the end of the run, both at `peak` pods and both after the
    * ramp's warm-up (medians of five samples): flat when the second is not above the first.
@@ -109,12 +111,20 @@ function target(t: number, seconds: number, peak: number): number {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The kubelet's live timers: "Timeout" objects on its heap after a full GC (GET /debug/heap). */
-async function liveTimers(port: number): Promise<number> {
+/** The kubelet's live heap objects by type after a full GC (GET /debug/heap); timers are "Timeout". */
+async function liveHeap(port: number): Promise<Record<string, number>> {
   const response = await fetch(`http://127.0.0.1:${port}/debug/heap`);
   if (!response.ok) throw new Error(`GET /debug/heap: ${response.status} ${await response.text()}`);
-  const { objectTypeCounts } = (await response.json()) as { objectTypeCounts: Record<string, number> };
-  return objectTypeCounts.Timeout ?? 0;
+  return ((await response.json()) as { objectTypeCounts: Record<string, number> }).objectTypeCounts;
+}
+
+/** The object types that grew most from one heap count to the other: where to look for a leak. */
+function heapGrowth(before: Record<string, number>, after: Record<string, number>, top = 5) {
+  return Object.entries(after)
+    .map(([type, count]) => ({ type, before: before[type] ?? 0, after: count }))
+    .filter((row) => row.after > row.before)
+    .sort((a, b) => b.after - b.before - (a.after - a.before))
+    .slice(0, top);
 }
 
 export async function runSoak(options: SoakOptions): Promise<SoakReport> {
@@ -148,7 +158,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   };
   try {
     await sleep(1000);
-    const timersBefore = await liveTimers(port);
+    const heapBefore = await liveHeap(port);
     const start = procStats(pid);
     const targetsBefore = fdTargets(pid);
     const samples: SoakSample[] = [];
@@ -193,7 +203,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     // Idle keep-alive connections to dockerd close on their own: wait for that (30 s at most).
     const fdDeadline = Date.now() + 30_000;
     while (Date.now() < fdDeadline && procStats(pid).fds > start.fds) await sleep(500);
-    const timersAfter = await liveTimers(port);
+    const heapAfter = await liveHeap(port);
     const end = procStats(pid);
     const added = fdTargets(pid);
     for (const target of targetsBefore) added.splice(added.indexOf(target), added.includes(target) ? 1 : 0);
@@ -208,7 +218,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         volumes: volumeCount(services) - volumesBefore,
       },
       fds: { before: start.fds, after: end.fds, added },
-      timers: { before: timersBefore, after: timersAfter },
+      timers: { before: heapBefore.Timeout ?? 0, after: heapAfter.Timeout ?? 0 },
+      heapGrowth: heapGrowth(heapBefore, heapAfter),
       rss: {
         afterStartMb: start.rssMb,
         midRunMb: median(samples.slice(Math.max(0, midRun - 3), midRun + 2).map((s) => s.rssMb)),
@@ -251,6 +262,10 @@ export function soakTable(report: SoakReport): string {
       `${report.fds.before} / ${report.fds.after}${report.fds.added.length ? ` (new: ${report.fds.added.join(", ")})` : ""}`,
     ],
     ["live timers before / after", `${report.timers.before} / ${report.timers.after}`],
+    [
+      "heap objects grown most, before → after clean-up",
+      report.heapGrowth.map((g) => `${g.type} ${g.before} → ${g.after}`).join(", ") || "none",
+    ],
     [
       "leaked containers / pod directories / volumes",
       `${report.leaked.containers.length} / ${report.leaked.podDirs.length} / ${report.leaked.volumes}`,
