@@ -183,6 +183,23 @@ describe("merge store", () => {
     expect(store.mergedState()).toHaveLength(1);
   });
 
+  test("the validation cache does not keep every version: after 200 edits the first is validated (and warned about) again, the live ones are not", () => {
+    const lines: string[] = [];
+    const log = { debug() {}, info() {}, error() {}, warn: (m: string) => lines.push(m), child: () => log };
+    const store = createPodStore({ sources: ["file", "http"], log });
+    const version = (n: number): Pod => testPod("w", { nodeSelector: { disk: `d${n}` } });
+    const other: Pod = testPod("o", { nodeSelector: { disk: "hdd" } });
+    const warned = () => lines.filter((l) => l.includes("spec.nodeSelector")).length;
+    store.apply("http", { pods: [other], rejected: [] });
+    for (let n = 0; n < 200; n++) store.apply("file", { pods: [version(n)], rejected: [] });
+    expect(warned()).toBe(201);
+    store.apply("file", { pods: [version(199)], rejected: [] });
+    store.apply("http", { pods: [other], rejected: [] });
+    expect(warned()).toBe(201);
+    store.apply("file", { pods: [version(0)], rejected: [] });
+    expect(warned()).toBe(202);
+  });
+
   test("privileged pods are dropped unless allowed", () => {
     const privileged = testPod("p", {
       containers: [{ name: "c", image: "busybox:1.35", securityContext: { privileged: true } }],

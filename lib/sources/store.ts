@@ -105,6 +105,22 @@ export function createPodStore(options: PodStoreOptions): PodStore {
 
   const mergedState = () => order.flatMap((source) => [...(pods.get(source)?.values() ?? [])]);
 
+  /** Each source's last incoming pods: with the stored ones, the versions `validated` must keep. */
+  const lastIncoming = new Map<SourceName, Pod[]>();
+  // Without a sweep the cache kept every version ever sent, one entry per edit or new pod for the
+  // life of the kubelet (the soak's churn showed it). The sweep runs only once the cache holds twice
+  // the live versions, so its cost is spread over the validations that filled it.
+  const forgetOldVersions = (source: SourceName, incoming: Pod[]) => {
+    lastIncoming.set(source, incoming);
+    let live = 0;
+    for (const [name, list] of lastIncoming) live += list.length + (pods.get(name)?.size ?? 0);
+    if (validated.size <= 2 * live + 64) return;
+    const keep = new Set<string>();
+    for (const [name, list] of lastIncoming)
+      for (const pod of [...list, ...(pods.get(name)?.values() ?? [])]) keep.add(hashOf(pod));
+    for (const hash of validated.keys()) if (!keep.has(hash)) validated.delete(hash);
+  };
+
   /** Validation errors by pod hash, so an unchanged pod is never re-validated. */
   const errorsOf = (pod: Pod): FieldIssue[] => {
     const hash = hashOf(pod);
@@ -248,6 +264,7 @@ export function createPodStore(options: PodStoreOptions): PodStore {
             ];
       report(source, standing);
     }
+    forgetOldVersions(source, op === "REMOVE" ? [] : incoming);
 
     if (!seen.has(source)) {
       seen.add(source);
