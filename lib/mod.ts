@@ -45,7 +45,8 @@ export { parseThresholds, rankForEviction, type Threshold } from "./node/evictio
 export { createStatsAnalyzer, type StatsAnalyzer, type StatsSummary } from "./node/stats-analyzer.ts";
 export { createFleetReporter, fleetKeys, type FleetReporter, type FleetStore } from "./node/fleet-reporter.ts";
 export { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
-export { LABEL, type Runtime, type ContainerCreateBody } from "./container/runtime.ts";
+export { LABEL, type Runtime } from "./container/runtime.ts";
+export type { ContainerConfig, PodSandboxConfig } from "./container/cri-types.ts";
 export { scopeRuntimeToNode, NODE_LABEL } from "./container/node-scoped.ts";
 export { createInfoServer, type InfoServerDeps } from "./server/info-server.ts";
 export { createPrometheusMetrics } from "./server/prometheus.ts";

@@ -11,13 +11,8 @@ import { join } from "node:path";
 describeWithServices("CRI runtime", (services) => {
   const podLogsDir = join(services.dir, "pod-logs");
   const client = createCriClient({ runtimeEndpoint: services.containerd, requestTimeoutMs: 10_000 });
-  const make = () => createCriRuntime(client, { podLogsDir, relistPeriodMs: 100, clock: systemClock });
-  runtimeContract("CRI runtime contract", make, {
-    image: services.busybox,
-    pause: services.pause,
-    prefix: "cri-",
-    strangers: false,
-  });
+  const make = () => createCriRuntime(client, { relistPeriodMs: 100, clock: systemClock });
+  runtimeContract("CRI runtime contract", make, { image: services.busybox, prefix: "cri-", logDirectory: podLogsDir });
 
   describe("what only the CRI shows", () => {
     const runtime = make();
