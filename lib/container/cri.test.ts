@@ -6,6 +6,7 @@ import { createCriClient } from "./cri-client.ts";
 import { createCriRuntime } from "./cri.ts";
 import { LABEL } from "./runtime.ts";
 import { runtimeContract } from "./runtime-contract.ts";
+import { testSandboxConfig } from "../testing/cri-configs.ts";
 import { join } from "node:path";
 
 describeWithServices("CRI runtime", (services) => {
@@ -47,6 +48,12 @@ describeWithServices("CRI runtime", (services) => {
         message: expect.stringContaining(`something answered at ${services.dockerHost}, but not with gRPC`),
       });
       docker.close();
+    });
+
+    test("names the runtime in what it inspects, the scheme of containerd://… IDs", async () => {
+      const id = await runtime.runPodSandbox(testSandboxConfig(`named-${Date.now()}`, "named"));
+      sandboxes.push(id);
+      expect((await runtime.inspectContainer(id)).runtimeName).toBe("containerd");
     });
 
     test("names sandboxes and containers the dockershim way for every layer above", async () => {

@@ -103,12 +103,24 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     ];
   };
 
+  // Asked once: the runtime's name prefixes container IDs in statuses; a failed call is asked again.
+  let name: Promise<string> | undefined;
+  const runtimeName = () =>
+    (name ??= client.version().then(
+      (v) => v.runtime_name,
+      (error) => {
+        name = undefined;
+        throw error;
+      },
+    ));
+
   const inspectContainer = async (id: string): Promise<ContainerDetails> => {
     if (await isSandbox(id)) {
       const s = await client.podSandboxStatus(id);
       const summary = sandboxSummary(s);
       return {
         ...summary,
+        runtimeName: await runtimeName(),
         running: summary.state === "running",
         exitCode: 0,
         startedAt: ns(s.created_at),
@@ -121,6 +133,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     const state = CONTAINER_STATES[c.state];
     return {
       id: c.id,
+      runtimeName: await runtimeName(),
       name: shimName(c.labels, c.metadata.name, c.metadata.attempt),
       labels: c.labels,
       image: c.image?.image ?? "",

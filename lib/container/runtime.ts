@@ -67,6 +67,11 @@ export interface ContainerDetails extends ContainerSummary {
   logPath?: string;
   /** Network settings: IP of the container in its network, "" for none/host. */
   ipAddress: string;
+  /**
+   * The runtime's name, the scheme of the container's ID in statuses (`containerd://<id>`) as the Go kubelet's
+   * ContainerID.Type; absent = "docker".
+   */
+  runtimeName?: string;
   /** Not the runtime's: the kubelet fills it from the termination log (or the log tail) once the container is dead. */
   terminationMessage?: string;
 }

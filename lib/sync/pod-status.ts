@@ -49,6 +49,13 @@ function terminatedReason(c: ContainerDetails): string {
   return c.exitCode === 0 ? "Completed" : "Error";
 }
 
+/** `<runtime>://<id>`, as the Go kubelet's ContainerID prints: docker://… or containerd://…. */
+const containerId = (c: ContainerDetails) => `${c.runtimeName ?? "docker"}://${c.id}`;
+
+/** Docker's pullable reference, or the CRI's image_ref as the runtime gives it (the Go kubelet's ImageID). */
+const imageId = (c: ContainerDetails) =>
+  !c.imageId ? "" : (c.runtimeName ?? "docker") === "docker" ? `docker-pullable://${c.imageId}` : c.imageId;
+
 function stateOf(c: ContainerDetails): V1ContainerStatus["state"] {
   if (c.running) return { running: { startedAt: c.startedAt } };
   return {
@@ -58,7 +65,7 @@ function stateOf(c: ContainerDetails): V1ContainerStatus["state"] {
       ...(c.terminationMessage || c.error ? { message: c.terminationMessage || c.error } : {}),
       ...(c.startedAt ? { startedAt: c.startedAt } : {}),
       ...(c.finishedAt ? { finishedAt: c.finishedAt } : {}),
-      containerID: `docker://${c.id}`,
+      containerID: containerId(c),
     },
   };
 }
@@ -79,8 +86,8 @@ function containerStatus(spec: V1Container, input: StatusInput): V1ContainerStat
   const lastState = waiting && !latest.running ? stateOf(latest) : previous ? stateOf(previous) : {};
   return {
     ...base,
-    imageID: latest.imageId ? `docker-pullable://${latest.imageId}` : "",
-    containerID: `docker://${latest.id}`,
+    imageID: imageId(latest),
+    containerID: containerId(latest),
     state,
     lastState,
     ready: latest.running && input.isReady(latest.id),
