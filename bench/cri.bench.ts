@@ -3,9 +3,11 @@
 //       client doing RunPodSandbox + CreateContainer + StartContainer, p50/p95, interleaved trials
 //   (2) the same pod YAML on the kubelet with containerd vs the kubelet with Docker: 1 pod and 20 pods
 //   (3) the kubelet's CPU over an idle period with 50 pods on the CRI (the PLEG relists every second)
+//   (4) the same pod YAML through podman `kube play` (Debian's podman 4.3, rootful, its own root and
+//       runroot under the services directory, network none; settings in podmanCommand below): 1 pod, 20 pods
 // Usage: bash scripts/services.sh up && bun build.ts && bun bench/cri.bench.ts [--trials 15] [--idle-seconds 30]
-import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { createCriClient } from "../lib/container/cri-client.ts";
@@ -172,6 +174,71 @@ side.docker = { one: [], twenty: 0 };
 for (let t = 0; t < 5; t++) side.docker.one.push(await kubeletPods(docker, `side${t}x`, 1));
 side.docker.twenty = await kubeletPods(docker, "twenty", 20);
 docker.child.kill("SIGTERM");
+
+/**
+ * podman on its own storage and state (never the machine's), with the settings this machine needs:
+ * cgroupfs, file events, the local pause image as infra, no network, and rlimits below what runc may
+ * set here (podman's default nofile/nproc of 1048576 fail with "error setting rlimit type 7: operation
+ * not permitted"). The bench's images are loaded from the Docker daemon once.
+ */
+function podmanCommand(): string[] | undefined {
+  if (spawnSync("podman", ["--version"]).status !== 0) return undefined;
+  const dir = join(services!.dir, "podman");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, "containers.conf"),
+    `[containers]
+netns = "none"
+default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
+[engine]
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+infra_image = "localhost/${services!.pause}"
+`,
+  );
+  process.env.CONTAINERS_CONF = join(dir, "containers.conf");
+  const command = [
+    "podman",
+    "--root",
+    join(dir, "root"),
+    "--runroot",
+    join(dir, "runroot"),
+    "--tmpdir",
+    join(dir, "tmp"),
+  ];
+  if (spawnSync(command[0]!, [...command.slice(1), "image", "exists", `localhost/${services!.busybox}`]).status !== 0) {
+    const archive = join(dir, "images.tar");
+    spawnSync("docker", ["-H", services!.dockerHost, "save", "-o", archive, services!.busybox, services!.pause]);
+    spawnSync(command[0]!, [...command.slice(1), "load", "-i", archive], { stdio: "ignore" });
+    rmSync(archive, { force: true });
+  }
+  return command;
+}
+
+/** `podman kube play` of `count` pods in one file (podman's way to start several): returns when all run. */
+function podmanPods(command: string[], prefix: string, count: number): number {
+  const file = join(root, `${prefix}.yaml`);
+  const yaml = Array.from({ length: count }, (_, i) =>
+    podYaml(`${prefix}${i}`).replace(services!.busybox, `localhost/${services!.busybox}`),
+  ).join("---\n");
+  writeFileSync(file, yaml);
+  const started = performance.now();
+  const play = spawnSync(command[0]!, [...command.slice(1), "kube", "play", "--network", "none", file], {
+    encoding: "utf8",
+  });
+  const elapsed = performance.now() - started;
+  if (play.status !== 0) throw new Error(`podman kube play failed: ${play.stderr}`);
+  spawnSync(command[0]!, [...command.slice(1), "kube", "down", file], { stdio: "ignore" });
+  return elapsed;
+}
+
+const podman = podmanCommand();
+if (podman) {
+  podmanPods(podman, "warm", 1);
+  side.podman = { one: [], twenty: 0 };
+  for (let t = 0; t < 5; t++) side.podman.one.push(podmanPods(podman, `side${t}x`, 1));
+  side.podman.twenty = podmanPods(podman, "twenty", 20);
+}
 cri.close();
 removeDir(root);
 
@@ -185,5 +252,8 @@ console.log(
   `| 1 pod → running on containerd, p50 / p95 (${trials} trials) | kubelet ${ms(percentile(viaKubelet, 50))} / ${ms(percentile(viaKubelet, 95))} | raw CRI client ${ms(percentile(viaRaw, 50))} / ${ms(percentile(viaRaw, 95))} | ${(percentile(viaKubelet, 50) / percentile(viaRaw, 50)).toFixed(2)}× / ${(percentile(viaKubelet, 95) / percentile(viaRaw, 95)).toFixed(2)}× |`,
 );
 for (const [name, r] of Object.entries(side))
-  console.log(`| kubelet on ${name}: 1 pod p50 (5 trials), 20 pods | ${ms(percentile(r.one, 50))} | ${ms(r.twenty)} |`);
+  console.log(
+    `| ${name === "podman" ? "podman kube play (returns when the pods run)" : `kubelet on ${name}`}: 1 pod p50 (5 trials), 20 pods | ${ms(percentile(r.one, 50))} | ${ms(r.twenty)} |${side.containerd && name !== "containerd" ? ` containerd kubelet vs this: ${(percentile(side.containerd.one, 50) / percentile(r.one, 50)).toFixed(2)}× / ${(side.containerd.twenty / r.twenty).toFixed(2)}× |` : ""}`,
+  );
+if (!podman) console.log("| podman | not installed: apt-get install podman | |");
 console.log(`| idle, 50 pods on the CRI (PLEG relist 1 s), ${idleSeconds} s | ${idlePercent.toFixed(2)} % of a core |`);

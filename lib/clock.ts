@@ -29,6 +29,16 @@ export async function every(
   }
 }
 
+/** `work`'s result, or undefined as soon as `signal` aborts (the work itself carries on, unobserved). */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) return Promise.resolve(undefined);
+  return new Promise<T | undefined>((resolve, reject) => {
+    const onAbort = () => resolve(undefined);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
 /** The real clock. */
 export const systemClock: Clock = {
   now: () => Date.now(),

@@ -13,7 +13,7 @@ import { chooseCgroupDriver, hostDefaultDriver, planQosCgroups } from "./node/cg
 import { createDnsConfigurer } from "./node/dns.ts";
 import type { EventRecorder } from "./node/events.ts";
 import { oomScoreAdjFloor } from "./node/oom-score.ts";
-import { systemClock } from "./clock.ts";
+import { systemClock, untilAborted } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { etcdSettings } from "./config/etcd-config.ts";
 import type { Runtime } from "./container/runtime.ts";
@@ -116,11 +116,19 @@ async function runLocked(
       "no pod source: give --config, --manifest_url or --etcd_servers/--etcd_config (or keep the server's push routes on)",
     );
   }
-  await runtime.ping().then(
-    () => log.info(`${opened.description} answers`),
-    (error: Error) => log.warn(`${error.message}; will keep retrying (running containers are left alone)`),
+  // Start-up waits on the runtime (up to its request timeout per call): a SIGTERM meanwhile ends it there.
+  await untilAborted(
+    runtime.ping().then(
+      () => log.info(`${opened.description} answers`),
+      (error: Error) => log.warn(`${error.message}; will keep retrying (running containers are left alone)`),
+    ),
+    signal,
   );
-  const placement = await podPlacement(config, { events, log, runtime, explicit: explicitIn(resolved) });
+  const placement = await untilAborted(
+    podPlacement(config, { events, log, runtime, explicit: explicitIn(resolved) }),
+    signal,
+  );
+  if (!placement) return void log.info("stopped while starting: nothing was started");
   const managers = createNodeManagers(config, {
     runtime,
     events,

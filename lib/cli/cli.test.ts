@@ -9,7 +9,7 @@ async function run(...argv: string[]) {
   let err = "";
   stdout.on("data", (d) => (out += d));
   stderr.on("data", (d) => (err += d));
-  const code = await main(argv, { stdout, stderr, readStdin: async () => "" });
+  const code = await main(argv, { stdout, stderr, readStdin: async () => "", exit: () => {} });
   return { code, out, err };
 }
 

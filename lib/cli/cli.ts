@@ -3,11 +3,18 @@
 // only lazily, for run, runonce and plan; the etcd client only lazily, for fleet.
 //
 // The only cac import: subcommands, flags in both spellings, usage errors, exit codes
-// (0 success, 1 failure, 2 usage). Heavy parts (Docker, etcd, the server) load only for run/runonce.
+// (0 success, 1 failure, 2 usage, 3 a stop past --stop_timeout). Heavy parts (Docker, etcd, the server) load only for run/runonce.
 import { etcdSettings } from "../config/etcd-config.ts";
 import cac, { type Command } from "cac";
 import pkg from "../../package.json" with { type: "json" };
-import { commentedConfigFile, FLAGS, printConfig, resolveConfig, type ResolvedConfig } from "../config/config.ts";
+import {
+  commentedConfigFile,
+  FLAGS,
+  formatDuration,
+  printConfig,
+  resolveConfig,
+  type ResolvedConfig,
+} from "../config/config.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
 import { createLogger } from "../log.ts";
 import { runtimeName } from "../platform/runtime.ts";
@@ -69,7 +76,12 @@ interface Io {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
   stderr: NodeJS.WritableStream;
   readStdin(): Promise<string>;
+  /** Ends the process once its output is flushed, whatever is still in flight (`run` only). */
+  exit(code: number): void;
 }
+
+/** `run` did not stop within --stop_timeout of SIGTERM/SIGINT and exited anyway. */
+export const EXIT_STOP_TIMEOUT = 3;
 
 /** Runs the CLI and resolves to the process exit code. */
 export async function main(argv: string[], io: Io = defaultIo()): Promise<number> {
@@ -257,21 +269,34 @@ async function startRun(resolved: ResolvedConfig, io: Io): Promise<number> {
   const log = createLogger({ format: config.logFormat || undefined, verbosity: config.verbosity });
   const { runKubelet } = await import("../kubelet.ts");
   const stop = new AbortController();
+  // A stop is bounded whatever holds it (a Docker Engine that does not answer, a handle left open):
+  // past --stop_timeout the kubelet says so and exits. The timer is unref'd: a clean stop never waits on it.
+  let deadline: ReturnType<typeof setTimeout> | undefined;
   const onSignal = (signal: string) => {
-    log.info(`received ${signal}: stopping`);
+    log.info(`received ${signal}: stopping (at most ${formatDuration(config.stopTimeout)})`);
     stop.abort();
+    deadline ??= setTimeout(() => {
+      log.error(
+        `did not stop within --stop_timeout ${formatDuration(config.stopTimeout)} of ${signal}: exiting now with code ${EXIT_STOP_TIMEOUT} (containers are left running)`,
+      );
+      io.exit(EXIT_STOP_TIMEOUT);
+    }, config.stopTimeout);
+    deadline.unref?.();
   };
   process.once("SIGTERM", onSignal).once("SIGINT", onSignal);
+  let code = 0;
   try {
     await runKubelet(config, { log, signal: stop.signal, version: versionLine(), resolved });
-    return 0;
   } catch (error) {
     log.error((error as Error).message, { code: (error as { code?: string }).code });
-    void io;
-    return 1;
+    code = 1;
   } finally {
     process.off("SIGTERM", onSignal).off("SIGINT", onSignal);
   }
+  // The kubelet has stopped: calls still in flight (a pull, a request the engine has not answered)
+  // are abandoned with it rather than holding the process open until their own deadlines.
+  io.exit(code);
+  return code;
 }
 
 async function startRunOnce(resolved: ResolvedConfig, command: Command, io: Io): Promise<number> {
@@ -334,6 +359,15 @@ function defaultIo(): Io {
       const chunks: Buffer[] = [];
       for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
       return Buffer.concat(chunks).toString("utf8");
+    },
+    exit(code) {
+      // Log lines still in the pipe go out first (process.exit drops them), for a second at most.
+      process.exitCode = code;
+      let pending = 2;
+      const done = () => --pending === 0 && process.exit(code);
+      process.stdout.write("", done);
+      process.stderr.write("", done);
+      setTimeout(() => process.exit(code), 1000).unref();
     },
   };
 }

@@ -61,6 +61,8 @@ export interface KubeletConfig {
   runonce: boolean;
   /** runonce_timeout */
   runonceTimeout: number;
+  /** stop_timeout: the hard deadline of a stop after SIGTERM/SIGINT. */
+  stopTimeout: number;
   /** enable_debugging_handlers */
   enableDebuggingHandlers: boolean;
   /** register_node: fleet mode's writes to etcd. */
@@ -174,6 +176,7 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   registryBurst: 10,
   runonce: false,
   runonceTimeout: 300_000,
+  stopTimeout: 30_000,
   enableDebuggingHandlers: true,
   registerNode: true,
   nodeLeaseDuration: 40_000,

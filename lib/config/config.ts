@@ -219,6 +219,12 @@ export const FLAGS: FlagSpec[] = [
     description: "How long runonce waits for every pod to run",
   },
   {
+    flag: "stop_timeout",
+    key: "stopTimeout",
+    type: "duration",
+    description: "How long `run` may take to stop after SIGTERM/SIGINT; past it the kubelet exits anyway, with code 3",
+  },
+  {
     flag: "enable_debugging_handlers",
     key: "enableDebuggingHandlers",
     type: "bool",

@@ -74,8 +74,12 @@ export interface SyncResult {
 export type Observed = ContainerDetails[];
 
 export interface PodSyncer {
-  /** Every kubelet container (or one pod's), inspected, grouped by pod uid. */
-  observe(podUid?: string): Promise<Map<string, Observed>>;
+  /**
+   * Every kubelet container (or one pod's), inspected, grouped by pod uid. `exited`: containers an exit
+   * event just reported, inspected afresh whatever the listing says (dockerd 20.10 lists a container as
+   * running until it has handled its exit, after the die event; an inspect waits for that).
+   */
+  observe(podUid?: string, exited?: ReadonlySet<string>): Promise<Map<string, Observed>>;
   /** Drives one pod one step towards its spec. */
   syncPod(pod: Pod, observed: Observed, livenessFailed: ReadonlySet<string>): Promise<SyncResult>;
   /** Stops a pod's containers gracefully (preStop, SIGTERM, then SIGKILL), removes them and its volumes. */
@@ -124,7 +128,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     return node;
   };
 
-  const observe = async (podUid?: string) => {
+  const observe = async (podUid?: string, exited?: ReadonlySet<string>) => {
     const list = await runtime.listContainers(podUid ? { podUid } : {});
     const byPod = new Map<string, Observed>();
     const live = new Set<string>();
@@ -133,7 +137,8 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
         // A container's details only change with its state, so inspect once per state.
         const key = `${summary.id}:${summary.state}`;
         live.add(key);
-        let details = inspected.get(key);
+        const fresh = exited?.has(summary.id) ?? false;
+        let details = fresh ? undefined : inspected.get(key);
         if (!details) {
           try {
             details = await runtime.inspectContainer(summary.id);
@@ -143,7 +148,8 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
           }
           if (!details.running && details.labels[LABEL.terminationMessagePath])
             details.terminationMessage = await terminationMessage(details);
-          inspected.set(key, details);
+          // Cached under the state the listing gave only when they agree: a stale listing must not pin it.
+          if (!fresh || details.running === (summary.state === "running")) inspected.set(key, details);
         }
         const uid = summary.labels[LABEL.podUid]!;
         (byPod.get(uid) ?? byPod.set(uid, []).get(uid)!).push(details);

@@ -533,6 +533,18 @@ describe("sync loop", () => {
     await l.stop();
   });
 
+  test("a container's exit is acted on at its die event even while the runtime still lists it as running", async () => {
+    const l = await loop();
+    l.store.apply("file", { pods: [testPod("web", spec())], rejected: [] });
+    await l.settle();
+    const app = [...l.runtime.containers.values()].find((c) => c.labels[LABEL.containerName] === "app")!;
+    l.runtime.exit(app.id, 1, { listedAsRunning: true });
+    await l.settle();
+    const apps = [...l.runtime.containers.values()].filter((c) => c.labels[LABEL.containerName] === "app");
+    expect(apps.map((c) => c.running)).toEqual([false, true]);
+    await l.stop();
+  });
+
   test("keeps going while Docker is unreachable and resumes when it returns", async () => {
     const l = await loop();
     l.runtime.available = false;

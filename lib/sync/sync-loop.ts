@@ -6,7 +6,7 @@
 // The sync loop: store updates, Docker events and a resync every --sync_frequency trigger pod
 // workers (one sync in flight per pod, the latest spec wins, bounded parallelism). Pods no source
 // wants are killed only once every source has reported; a kubelet restart adopts what runs.
-import type { Clock, Timer } from "../clock.ts";
+import { type Clock, type Timer, untilAborted } from "../clock.ts";
 import { LABEL, type Runtime } from "../container/runtime.ts";
 import type { BackoffPersistence } from "../node/backoff.ts";
 import type { EventRecorder } from "../node/events.ts";
@@ -105,9 +105,14 @@ interface PodRecord {
   retry?: Timer;
   /** A fresh observation handed over by the resync, saving a listing per pod. */
   observed?: Map<string, Observed>;
+  /** Containers whose exit the runtime's events reported since the pod was last observed. */
+  exited: Set<string>;
   /** Evicted: the manifest hash it was evicted with (a new one lifts the eviction), the message, who awaits the stop. */
   eviction?: { hash: string | undefined; message: string; stopped: Array<() => void> };
 }
+
+/** Runtime events that mean a container stopped running. */
+const EXIT_EVENTS = new Set(["die", "oom"]);
 
 /** Wakes whoever awaits an eviction's stop. */
 const stoppedEviction = (record: PodRecord) => {
@@ -134,6 +139,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
           waiting: new Map(),
           podIP: "",
           livenessFailed: new Set(),
+          exited: new Set(),
           busy: false,
           again: false,
         }),
@@ -183,7 +189,10 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     try {
       const handed = record.observed;
       record.observed = undefined;
-      const observed = (handed ?? (await syncer.observe(uid))).get(uid) ?? [];
+      const exited = record.exited;
+      record.exited = new Set();
+      const observed =
+        (exited.size ? await syncer.observe(uid, exited) : (handed ?? (await syncer.observe(uid)))).get(uid) ?? [];
       if (record.wanted && record.pod && record.eviction) {
         // An evicted pod is not started again: its containers and volumes go, its status stays Failed.
         if (observed.length > 0) await syncer.killPod(uid, observed, record.pod);
@@ -370,7 +379,10 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
         for await (const event of runtime.events(signal)) {
           delay = 500;
           const uid = event.labels[LABEL.podUid];
-          if (uid && !event.action.startsWith("exec_")) trigger(uid);
+          if (!uid || event.action.startsWith("exec_")) continue;
+          // The exit is looked up afresh: the listing may not show it yet (see PodSyncer.observe).
+          if (EXIT_EVENTS.has(event.action)) recordOf(uid).exited.add(event.containerId);
+          trigger(uid);
         }
       } catch (error) {
         if (signal.aborted) break;
@@ -392,7 +404,9 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       let failures = 0;
       while (!signal.aborted) {
         try {
-          await resync();
+          // A sync held up by a slow runtime does not hold up a stop: it ends unobserved.
+          await untilAborted(resync(), signal);
+          if (signal.aborted) break;
           if (failures > 0) log.info("Docker Engine reachable again: sync resumed");
           failures = 0;
         } catch (error) {

@@ -78,6 +78,7 @@ export class FakeRuntime implements Runtime {
   #failures = new Map<string, Error>();
   #seq = 0;
   #listeners = new Set<(e: RuntimeEvent) => void>();
+  #listedAsRunning = new Set<string>();
   #logWaiters = new Set<() => void>();
 
   constructor(readonly clock: Clock = systemClock) {}
@@ -87,10 +88,14 @@ export class FakeRuntime implements Runtime {
     this.#failures.set(method, error);
   }
 
-  /** A running container exits with `code`. */
-  exit(id: string, code: number, options: { oomKilled?: boolean } = {}): void {
+  /**
+   * A running container exits with `code`. `listedAsRunning`: as dockerd 20.10 does, the listing still
+   * shows it running after its die event, until its exit is handled (an inspect waits for that).
+   */
+  exit(id: string, code: number, options: { oomKilled?: boolean; listedAsRunning?: boolean } = {}): void {
     const c = this.#get(id);
     if (!c.running) return;
+    if (options.listedAsRunning) this.#listedAsRunning.add(id);
     Object.assign(c, {
       running: false,
       state: "exited",
@@ -226,13 +231,14 @@ export class FakeRuntime implements Runtime {
         labels: { ...labels },
         image,
         imageId,
-        state,
+        state: this.#listedAsRunning.has(id) ? "running" : state,
         createdAt,
         ...(options.size ? { sizeRwBytes: this.containerSizes.get(id) ?? 4096 } : {}),
       }));
   }
   async inspectContainer(id: string): Promise<ContainerDetails> {
     this.#record("inspectContainer", [id]);
+    this.#listedAsRunning.delete(id);
     const { sandbox: _sandbox, config: _config, sandboxId: _sandboxId, logLines: _logs, ...details } = this.#get(id);
     return structuredClone(details);
   }

@@ -6,6 +6,7 @@ import { createServer, type Server } from "node:http";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { etcdKeyFor } from "../../lib/sources/etcd.ts";
+import { startDockerProxy } from "../../lib/testing/docker-proxy.ts";
 import { putSomewhere, startEtcdCluster } from "../../lib/testing/etcd-cluster.ts";
 import { describeWithServices, type TestServices } from "../../lib/testing/services.ts";
 import {
@@ -91,6 +92,15 @@ async function podList(port: number): Promise<PodList> {
   return (await (await fetch(`http://127.0.0.1:${port}/pods`)).json()) as PodList;
 }
 
+/** Pod syncs the kubelet has completed: kubelet_pod_worker_duration_seconds' count, every operation type. */
+async function podSyncs(port: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  return [...text.matchAll(/^kubelet_pod_worker_duration_seconds_count\{[^}]*\} (\d+)$/gm)].reduce(
+    (sum, match) => sum + Number(match[1]),
+    0,
+  );
+}
+
 describeWithServices("faults", (services) => {
   const dirs: string[] = [];
   const kubelets: KubeletProcess[] = [];
@@ -119,14 +129,14 @@ describeWithServices("faults", (services) => {
     for (const d of dirs) removeDir(d);
   });
 
-  test("kill -9 with 30 pods and a restart: no container restarted or recreated, every status right within a sync", async () => {
+  test("kill -9 with 30 pods and a restart: no container restarted or recreated, every status right at the first sync", async () => {
     const manifests = dir("fault-kill-manifests");
     const rootDir = dir("fault-kill-root");
     const names = Array.from({ length: 30 }, (_, i) => `e2e-fault-kill-${String(i).padStart(2, "0")}`);
     for (const name of names)
       writeFileSync(join(manifests, `${name}.yaml`), manifest(name, services.busybox, ["sleep", "3600"]));
     const port = await freePort();
-    const args = [
+    const args = (syncFrequency: string) => [
       "run",
       "-c",
       manifests,
@@ -134,9 +144,9 @@ describeWithServices("faults", (services) => {
       "--port",
       String(port),
       "--sync_frequency",
-      "2s",
+      syncFrequency,
     ];
-    let kubelet = start(args);
+    let kubelet = start(args("2s"));
     const allRunning = async () => {
       const list = await podList(port).catch(() => undefined);
       const mine = list?.items.filter((p) => p.metadata.name.startsWith("e2e-fault-kill-")) ?? [];
@@ -149,9 +159,11 @@ describeWithServices("faults", (services) => {
     const before = containerIds(services, "e2e-fault-kill-");
     expect(before.length).toBe(60); // a pause and an app container per pod
     await kubelet.stop("SIGKILL");
-    kubelet = start(args);
-    // The first sync after the restart (2 s) must find every pod as it was.
-    await waitFor("every status right after the restart", allRunning, 15_000);
+    // Restarted with a sync period longer than the test: the only syncs are the start-up ones, so what
+    // /pods says once each pod's worker has run once is what the first sync found, not a later one's fix.
+    kubelet = start(args("1h"));
+    await waitFor("every pod's first sync after the restart", async () => (await podSyncs(port)) >= 30, 60_000);
+    expect(await allRunning()).toBe(true);
     expect(containerIds(services, "e2e-fault-kill-")).toEqual(before);
     const restarts = (await podList(port)).items.flatMap(
       (p) => p.status?.containerStatuses?.map((c) => c.restartCount) ?? [],
@@ -228,8 +240,10 @@ describeWithServices("faults", (services) => {
     const rootDir = dir("fault-crash-root");
     writeFileSync(join(manifests, "crash.yaml"), manifest("e2e-fault-crash", services.busybox, ["false"]));
     const port = await freePort();
+    const began = Date.now();
     const kubelet = start(["run", "-c", manifests, ...baseFlags(services, rootDir), "--port", String(port)]);
-    const since = Math.floor(Date.now() / 1000) - 1;
+    // The daemon's --since is in whole seconds: the starts of a run just before (same pod, same labels) are cut here.
+    const since = Math.floor(began / 1000) - 1;
     // Start times of the app container's instances, from the daemon's event log: watching them
     // costs the kubelet nothing, so its CPU use is its own.
     const starts = () =>
@@ -252,7 +266,8 @@ describeWithServices("faults", (services) => {
       )
         .split("\n")
         .filter(Boolean)
-        .map((ns) => Number(BigInt(ns) / 1_000_000n));
+        .map((ns) => Number(BigInt(ns) / 1_000_000n))
+        .filter((at) => at >= began);
     // The kubelet's CPU time, sampled from /proc (costs it nothing) for the idle figure below.
     const cpuSamples: Array<{ at: number; cpu: number }> = [];
     const sampler = setInterval(() => {
@@ -277,13 +292,88 @@ describeWithServices("faults", (services) => {
     const gaps = seen.slice(1).map((at, i) => at - seen[i]!);
     expect(gaps[1]!).toBeGreaterThanOrEqual(9_000);
     expect(gaps[2]!).toBeGreaterThan(gaps[1]! * 1.5);
-    // No hot loop: a retry loop would hold a core (≈100 %). The issue's 1 % is met when the kubelet
-    // runs alone (0.15 % measured from /proc), but under this harness the figure swings between 1 %
-    // and 7 % for a reason not yet found, so the bound here is 10 %.
+    // No hot loop: a retry loop would hold a core (≈100 %). The issue's 1 % is met on a quiet machine (0.2 %
+    // measured from /proc), but the same window reads 5–6 % while other suites load the machine (load
+    // average ≈10), the kubelet's ticks then steady through the whole back-off: not yet explained, so 10 %.
     expect(cpu).toBeLessThan(0.1);
     await kubelet.stop("SIGKILL");
     removePods(services, "e2e-fault-crash");
   }, 180_000);
+
+  /**
+   * A kubelet with a pod running, talking to the test dockerd through a proxy that then stops answering
+   * (requests are taken and never answered, nothing is closed), stopped by SIGTERM once `inFlight` holds.
+   */
+  const stopOnHungDocker = async (extra: string[], inFlight: (held: string[], port: number) => Promise<boolean>) => {
+    const manifests = dir("fault-hang-manifests");
+    const rootDir = dir("fault-hang-root");
+    const write = (seconds: string) =>
+      writeFileSync(join(manifests, "web.yaml"), manifest("e2e-fault-hang", services.busybox, ["sleep", seconds]));
+    write("3600");
+    const proxy = await startDockerProxy(join(rootDir, "docker.sock"), services.dockerHost);
+    try {
+      const flags = baseFlags(services, rootDir);
+      flags[flags.indexOf("--docker_endpoint") + 1] = proxy.endpoint;
+      const port = await freePort();
+      const kubelet = start(["run", "-c", manifests, ...flags, "--port", String(port), ...extra]);
+      await waitFor(
+        "the pod running",
+        async () => (await podList(port).catch(() => undefined))?.items[0]?.status?.phase === "Running",
+        60_000,
+      );
+      proxy.hang();
+      write("3601"); // a changed pod: its worker starts a sync on the engine that no longer answers
+      await waitFor("the syncs in flight on the hung engine", () => inFlight(proxy.held(), port), 30_000);
+      const code = await kubelet.stop("SIGTERM");
+      return { code, output: kubelet.output };
+    } finally {
+      await proxy.close();
+      removePods(services, "e2e-fault-hang");
+    }
+  };
+  const changedPodSeen = async (port: number) => JSON.stringify((await podList(port)).items[0]).includes('"3601"');
+
+  test("SIGTERM while the Docker Engine stops answering, a full sync and a pod's sync in flight: the kubelet stops on its own, exit 0", async () => {
+    const { code, output } = await stopOnHungDocker(
+      ["--sync_frequency", "1s", "--stop_timeout", "20s"],
+      // The full sync lists every pod's containers; a pod's sync lists its own (a label filter with the uid).
+      async (held, port) =>
+        held.some((line) => line.includes("/containers/json") && !line.includes("io.kubernetes.pod.uid%3D")) &&
+        (await changedPodSeen(port)),
+    );
+    // The engine would hold each call for its 30 s request timeout: a stop that waited on them would overrun 20 s.
+    expect(output).toContain("kubelet stopped; containers left running");
+    expect(output).not.toContain("did not stop within");
+    expect(code).toBe(0);
+  }, 120_000);
+
+  test("SIGTERM during start-up on a Docker Engine that never answers: the kubelet stops at once without starting anything, exit 0", async () => {
+    const manifests = dir("fault-hang-start-manifests");
+    const rootDir = dir("fault-hang-start-root");
+    const proxy = await startDockerProxy(join(rootDir, "docker.sock"), services.dockerHost);
+    try {
+      proxy.hang();
+      const flags = baseFlags(services, rootDir);
+      flags[flags.indexOf("--docker_endpoint") + 1] = proxy.endpoint;
+      const kubelet = start(["run", "-c", manifests, ...flags, "--port", "0", "--stop_timeout", "20s"]);
+      await waitFor("the start-up ping in flight", () => proxy.held().some((line) => line.includes("/_ping")), 30_000);
+      // Each start-up call would wait out its 30 s request timeout: a stop that waited on them would overrun 20 s.
+      expect(await kubelet.stop("SIGTERM")).toBe(0);
+      expect(kubelet.output).toContain("stopped while starting: nothing was started");
+      expect(kubelet.output).not.toContain("kubelet started");
+    } finally {
+      await proxy.close();
+    }
+  }, 120_000);
+
+  test("a stop that overruns --stop_timeout ends anyway: a clear log line and exit code 3", async () => {
+    // A pod's sync in flight on a hung engine holds the stop for up to 5 s, beyond a 1 s stop_timeout.
+    const { code, output } = await stopOnHungDocker(["--stop_timeout", "1s"], (_held, port) => changedPodSeen(port));
+    expect(output).toContain(
+      "did not stop within --stop_timeout 1s of SIGTERM: exiting now with code 3 (containers are left running)",
+    );
+    expect(code).toBe(3);
+  }, 120_000);
 
   test("etcd: one member of three killed, then all three down for 30 s: pods run untouched; back up, later changes apply", async () => {
     const cluster = await startEtcdCluster(3);

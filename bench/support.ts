@@ -1,0 +1,221 @@
+// What the kubelet benches share: percentiles, waiting on a condition, the Docker Engine API over its
+// socket (requests and the event stream), a kubelet binary started on either runtime, and a process's
+// CPU and memory read from /proc. Not a bench itself (bench/run.ts runs *.bench.ts only).
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { cpus, loadavg, totalmem } from "node:os";
+import { join } from "node:path";
+import { createCriClient } from "../lib/container/cri-client.ts";
+import { KUBELET_BINARY, type TestServices } from "../lib/testing/services.ts";
+import { freePort, tempDir, testCgroupRoot } from "../test/e2e/harness.ts";
+
+/** The p-th percentile (nearest rank) of some values. */
+export const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+};
+
+export const ms = (n: number) => `${n.toFixed(0)} ms`;
+
+/** The machine line every bench prints first: CPUs, memory, and how busy the shared machine is. */
+export const machine = () =>
+  `machine: ${cpus().length} × ${cpus()[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")} (shared with other engineers' test runs)`;
+
+/** Polls `check` every few ms until it holds. */
+export async function until(check: () => Promise<boolean> | boolean, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms`);
+    await Bun.sleep(10);
+  }
+}
+
+/** The Docker Engine API on the services' daemon. */
+export function engineApi(services: TestServices) {
+  const socket = services.dockerHost.replace("unix://", "");
+  const request = async (method: string, path: string, body?: unknown): Promise<any> => {
+    const response = await fetch(`http://docker${path}`, {
+      method,
+      unix: socket,
+      headers: { "content-type": "application/json" },
+      body: body ? JSON.stringify(body) : undefined,
+    } as RequestInit);
+    if (response.status >= 400) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+    return response.status === 204 || response.status === 304 ? undefined : response.json();
+  };
+  const filters = (f: Record<string, string[]>) => encodeURIComponent(JSON.stringify(f));
+  return {
+    request,
+    /** Containers matching Engine filters (all states unless `status` is given). */
+    list: (f: Record<string, string[]>): Promise<Array<{ Id: string; Names: string[]; State: string }>> =>
+      request("GET", `/containers/json?all=1&filters=${filters(f)}`),
+    async removeAll(f: Record<string, string[]>) {
+      for (const c of await this.list(f)) await request("DELETE", `/containers/${c.Id}?force=1`).catch(() => {});
+    },
+    /**
+     * Follows the daemon's container events from now on; `next(match)` resolves with the first event
+     * (seen before or after the call) that matches and was not handed out yet.
+     */
+    async events(signal: AbortSignal) {
+      const seen: DockerEvent[] = [];
+      const waiters: Array<{ match: (e: DockerEvent) => boolean; resolve: (e: DockerEvent) => void }> = [];
+      const response = await fetch(`http://docker/events?filters=${filters({ type: ["container"] })}`, {
+        unix: socket,
+        signal,
+      } as RequestInit);
+      void (async () => {
+        let buffer = "";
+        const decoder = new TextDecoder();
+        try {
+          for await (const chunk of response.body!) {
+            buffer += decoder.decode(chunk, { stream: true });
+            for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
+              const event = JSON.parse(buffer.slice(0, nl)) as DockerEvent;
+              buffer = buffer.slice(nl + 1);
+              const waiter = waiters.findIndex((w) => w.match(event));
+              if (waiter >= 0) waiters.splice(waiter, 1)[0]!.resolve(event);
+              else seen.push(event);
+            }
+          }
+        } catch {
+          // the signal ended the stream
+        }
+      })();
+      return {
+        next: (match: (e: DockerEvent) => boolean) =>
+          new Promise<DockerEvent>((resolve) => {
+            const index = seen.findIndex(match);
+            if (index >= 0) resolve(seen.splice(index, 1)[0]!);
+            else waiters.push({ match, resolve });
+          }),
+      };
+    },
+  };
+}
+
+/** One event of the Engine's stream: `time_nano` is the daemon's clock, the same for every event. */
+export interface DockerEvent {
+  Action: string;
+  id: string;
+  timeNano: number;
+  Actor: { Attributes: Record<string, string> };
+}
+
+export type RuntimeChoice = "docker" | "remote";
+
+/** A kubelet binary (dist/kubelet) on one runtime, watching its own manifest directory. */
+export interface BenchKubelet {
+  dir: string;
+  rootDir: string;
+  port: number;
+  child: ChildProcess;
+  runtime: RuntimeChoice;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts dist/kubelet on Docker or on containerd through the CRI, pods on network mode none, and waits
+ * for /healthz. `dir`/`rootDir` reuse a previous kubelet's (it adopts the pods that run).
+ */
+export async function startKubelet(
+  services: TestServices,
+  runtime: RuntimeChoice,
+  options: { extraFlags?: string[]; dir?: string; rootDir?: string } = {},
+): Promise<BenchKubelet> {
+  const dir = options.dir ?? tempDir(`bench-${runtime}-manifests`);
+  const rootDir = options.rootDir ?? tempDir(`bench-${runtime}-root`);
+  const port = await freePort();
+  const flags =
+    runtime === "remote"
+      ? ["--container_runtime", "remote", "--container_runtime_endpoint", services.containerd!]
+      : ["--docker_endpoint", services.dockerHost, "--network_container_image", services.pause];
+  const child = spawn(
+    KUBELET_BINARY,
+    [
+      "run",
+      "-c",
+      dir,
+      ...flags,
+      "--pod_network_mode",
+      "none",
+      "--root_dir",
+      rootDir,
+      "--pod_logs_dir",
+      join(rootDir, "logs"),
+      "--port",
+      String(port),
+      // Off the shared machine's fixed ports and /kubepods, as the e2e kubelets do.
+      "--healthz_port",
+      "0",
+      "--cgroup_root",
+      testCgroupRoot(rootDir),
+      "--log_format",
+      "json",
+      "-v",
+      "0",
+      ...(options.extraFlags ?? []),
+    ],
+    { stdio: "ignore" },
+  );
+  await until(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.status === 200);
+  return {
+    dir,
+    rootDir,
+    port,
+    child,
+    runtime,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+/** A busybox pod that sleeps, as every bench writes it. */
+export const sleepingPod = (services: TestServices, name: string) => `apiVersion: v1
+kind: Pod
+metadata: { name: ${name} }
+spec:
+  terminationGracePeriodSeconds: 0
+  containers:
+    - { name: app, image: ${services.busybox}, imagePullPolicy: IfNotPresent, command: ["sleep", "3600"] }
+`;
+
+/** CPU time a process used so far, in seconds (utime + stime from /proc, 100 ticks a second). */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Resident memory now and at its peak, MB, from /proc/<pid>/status. */
+export function memory(pid: number): { rssMb: number; peakMb: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)![1]) / 1024;
+  return { rssMb: kb("VmRSS"), peakMb: kb("VmHWM") };
+}
+
+/**
+ * Counts running app containers of pods whose name starts with `prefix`, on Docker (the Engine API) or
+ * on containerd (a CRI client of the bench's own, opened on first use). `close()` ends that client.
+ */
+export function appCounter(services: TestServices) {
+  const engine = engineApi(services);
+  let cri: ReturnType<typeof createCriClient> | undefined;
+  return {
+    async running(runtime: RuntimeChoice, prefix: string): Promise<number> {
+      if (runtime === "docker") return (await engine.list({ name: [`k8s_app_${prefix}`], status: ["running"] })).length;
+      cri ??= createCriClient({ runtimeEndpoint: services.containerd, requestTimeoutMs: 120_000 });
+      return (await cri.listContainers()).filter(
+        (c) =>
+          c.state === "CONTAINER_RUNNING" &&
+          c.labels["io.kubernetes.container.name"] === "app" &&
+          (c.labels["io.kubernetes.pod.name"] ?? "").startsWith(prefix),
+      ).length;
+    },
+    close: () => cri?.close(),
+  };
+}
