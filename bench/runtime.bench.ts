@@ -3,27 +3,28 @@
 import { execFileSync } from "node:child_process";
 import { createDockerRuntime } from "../lib/container/docker.ts";
 import { LABEL } from "../lib/container/runtime.ts";
+import { testContainerConfig, testSandboxConfig } from "../lib/testing/cri-configs.ts";
 import { testServices } from "../lib/testing/services.ts";
 
 const services = testServices();
 if (!services) throw new Error("test services are not running: run `bash scripts/services.sh up`");
 const rounds = Number(process.argv[2] ?? 3);
-const runtime = createDockerRuntime({ endpoint: services.dockerHost });
+const runtime = createDockerRuntime({
+  endpoint: services.dockerHost,
+  shim: { podInfraImage: services.pause, podNetworkMode: "none" },
+});
 const docker = (...args: string[]) =>
   execFileSync("docker", ["-H", services.dockerHost, ...args], { encoding: "utf8" }).trim();
 const COUNT = 10;
 
+// The containers join one sandbox per round, run before the clock starts: the CLI's join none.
 async function throughRuntime(round: number): Promise<{ ms: number; ids: string[] }> {
+  const sandbox = testSandboxConfig(`rt-bench-${round}-${Date.now()}`, `rt-bench${round}`);
+  const ids: string[] = [await runtime.runPodSandbox(sandbox)];
   const started = performance.now();
-  const ids: string[] = [];
   for (let i = 0; i < COUNT; i++) {
-    const id = await runtime.createContainer({
-      name: `k8s_app_rt-bench${round}x${i}_default_rt-bench_0`,
-      Image: services!.busybox,
-      Cmd: ["sleep", "60"],
-      Labels: { [LABEL.podUid]: "rt-bench" },
-      HostConfig: { NetworkMode: "none" },
-    });
+    const config = testContainerConfig(sandbox, "app", i, services!.busybox, ["sleep", "60"]);
+    const id = await runtime.createContainer(ids[0]!, config, sandbox);
     await runtime.startContainer(id);
     ids.push(id);
   }

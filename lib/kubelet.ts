@@ -151,6 +151,7 @@ async function runLocked(
       hostIP: node.ip,
       networkMode: config.podNetworkMode,
       pauseImage: config.networkContainerImage,
+      podLogsDir: config.podLogsDir,
       allowPrivileged: config.allowPrivileged,
       syncFrequencyMs: config.syncFrequency,
       admission: admissionPolicy(config),
@@ -353,6 +354,7 @@ export async function runOnce(
         hostIP: node.ip,
         networkMode: config.podNetworkMode,
         pauseImage: config.networkContainerImage,
+        podLogsDir: config.podLogsDir,
         allowPrivileged: config.allowPrivileged,
         ...placement.options,
       },
@@ -369,7 +371,11 @@ async function openRuntime(config: KubeletConfig, log: Logger): Promise<{ runtim
   if (config.containerRuntime === "docker") {
     const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
     return {
-      runtime: createDockerRuntime({ endpoint, log: log.child("docker") }),
+      runtime: createDockerRuntime({
+        endpoint,
+        log: log.child("docker"),
+        shim: { podInfraImage: config.networkContainerImage, podNetworkMode: config.podNetworkMode },
+      }),
       description: `Docker Engine at ${endpoint}`,
     };
   }
@@ -384,13 +390,13 @@ async function openRuntime(config: KubeletConfig, log: Logger): Promise<{ runtim
     requestTimeoutMs: config.runtimeRequestTimeout,
   });
   return {
-    runtime: createCriRuntime(client, { podLogsDir: config.podLogsDir, clock: systemClock }),
+    runtime: createCriRuntime(client, { clock: systemClock }),
     description: `CRI runtime at ${client.endpoint}`,
   };
 }
 
 /**
- * `plan`: reads every configured source once, observes the node through Docker (reads only: list,
+ * `plan`: reads every configured source once, observes the node through the runtime port (reads only: list,
  * inspect, image look-ups) and returns what a sync would do, with the manifests that were rejected.
  */
 export async function planOnce(
@@ -407,10 +413,8 @@ export async function planOnce(
     log: log.child("config"),
   });
   for (const source of sources) store.apply(source.name, await readSourceOnce(source));
-  const runtime = createDockerRuntime({
-    endpoint: resolveDockerEndpoint(config.dockerEndpoint, process.env),
-    log: log.child("docker"),
-  });
+  // Through the port, on whichever runtime --container_runtime names; only reads are made.
+  const runtime = scopeRuntimeToNode((await openRuntime(config, log)).runtime, node.name);
   await runtime.ping();
   const observed = new Map<string, ContainerDetails[]>();
   for (const summary of await runtime.listContainers()) {

@@ -11,7 +11,8 @@
 //               events.ts, backoff.ts; image-gc.ts, container-gc.ts, eviction.ts (eviction-thresholds.ts,
 //               node-signals.ts), stats-analyzer.ts, oom-watcher.ts (keeping the node alive);
 //               node-status.ts and fleet-reporter.ts (fleet mode: the node record, pod statuses, events)
-//   container/  runtime.ts (the port), docker.ts (Docker Engine), container-config.ts, node-scoped.ts
+//   container/  runtime.ts (the CRI-shaped port), container-config.ts (pod → CRI configs), docker.ts +
+//               docker-shim.ts (Docker Engine, the dockershim way), cri.ts (runtime.v1), node-scoped.ts
 //   server/     info-server.ts (Hono), push-routes.ts, auth.ts, prometheus.ts; platform/ adapters
 //   wiring      kubelet.ts (the composition root; node-managers.ts its part for the node managers), config/,
 //               cli/ (fleet.ts: the fleet view)
@@ -45,7 +46,8 @@ export { parseThresholds, rankForEviction, type Threshold } from "./node/evictio
 export { createStatsAnalyzer, type StatsAnalyzer, type StatsSummary } from "./node/stats-analyzer.ts";
 export { createFleetReporter, fleetKeys, type FleetReporter, type FleetStore } from "./node/fleet-reporter.ts";
 export { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
-export { LABEL, type Runtime, type ContainerCreateBody } from "./container/runtime.ts";
+export { LABEL, type Runtime } from "./container/runtime.ts";
+export type { ContainerConfig, PodSandboxConfig } from "./container/cri-types.ts";
 export { scopeRuntimeToNode, NODE_LABEL } from "./container/node-scoped.ts";
 export { createInfoServer, type InfoServerDeps } from "./server/info-server.ts";
 export { createPrometheusMetrics } from "./server/prometheus.ts";

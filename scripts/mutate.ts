@@ -22,8 +22,8 @@ const groups: Record<string, { mutate: string[]; tests: string[] }> = {
     ],
   },
   container: {
-    mutate: ["lib/container/container-config.ts"],
-    tests: ["lib/container/container-config.test.ts", "lib/container/container-config-env.test.ts"],
+    mutate: ["lib/container/container-config.ts", "lib/container/docker-shim.ts"],
+    tests: ["lib/container/docker-shim.test.ts", "lib/container/container-config-env.test.ts"],
   },
 };
 

@@ -1,6 +1,10 @@
-// Pure: a pod and one of its containers → the Docker create body, with the dockershim names and
-// labels, Kubernetes `$(VAR)` expansion, downward-API env, resources and security settings.
-import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerCreateBody } from "./runtime.ts";
+// Pure: a pod and one of its containers → the CRI's PodSandboxConfig and ContainerConfig, as the
+// Go kubelet's kuberuntime generates them (generatePodSandboxConfig, generateContainerConfig): the
+// dockershim labels, Kubernetes `$(VAR)` expansion, downward-API env, resources, security settings.
+// Either runtime adapter takes these as they are (docker-shim.ts turns them into Docker bodies).
+import { join } from "node:path";
+import { LABEL, POD_INFRA_CONTAINER_NAME } from "./runtime.ts";
+import type { ContainerConfig, NamespaceMode, PodSandboxConfig } from "./cri-types.ts";
 import { expand } from "../api/expand.ts";
 import { containerFieldHashes, containerHash, podSandboxHash, sandboxFieldHashes } from "../api/hash.ts";
 import { containerOomScoreAdj, POD_INFRA_OOM_SCORE_ADJ } from "../api/qos.ts";
@@ -22,13 +26,14 @@ export interface PodContext {
   podIP: string;
   /** --pod_network_mode. */
   networkMode: string;
-  pauseImage: string;
+  /** --pod_logs_dir: each sandbox logs under `<dir>/<namespace>_<pod>_<uid>` (a CRI runtime writes there). */
+  podLogsDir?: string;
   allowPrivileged: boolean;
   volumePaths: Map<string, VolumeMount>;
   node: { cpus: number; memoryBytes: number };
   /** ConfigMaps and Secrets for env and envFrom. */
   configs: ConfigLookup;
-  /** HostConfig.CgroupParent of every container of the pod (its pod cgroup); unset = Docker's default. */
+  /** The pod cgroup, parent of all its containers; unset = the runtime's default. */
   cgroupParent?: string;
   /** The lowest oom_score_adj the kernel lets the runtime set here (0 where negative values are refused). */
   oomScoreAdjMin?: number;
@@ -39,11 +44,7 @@ export interface PodContext {
   resolvConfPath?: string;
 }
 
-/** `k8s_<container>_<pod>_<namespace>_<uid>_<attempt>`, the dockershim name. */
-export function containerName(pod: Pod, container: string, attempt: number): string {
-  return `k8s_${container}_${pod.metadata.name}_${pod.metadata.namespace}_${pod.metadata.uid}_${attempt}`;
-}
-
+/** The pod's labels on its sandbox and every container (the dockershim's io.kubernetes.* keys). */
 function podLabels(pod: Pod): Record<string, string> {
   return {
     ...(pod.metadata.labels ?? {}),
@@ -55,52 +56,67 @@ function podLabels(pod: Pod): Record<string, string> {
   };
 }
 
-const LOG_CONFIG = { Type: "json-file", Config: { "max-size": "10m", "max-file": "2" } };
+const hostOr = (host: boolean | undefined, otherwise: NamespaceMode): NamespaceMode => (host ? "NODE" : otherwise);
 
-/** The pod infra container: owns the network and IPC namespaces and every host port of the pod. */
-export function buildPauseContainer(pod: Pod, ctx: PodContext): ContainerCreateBody {
-  const exposed: Record<string, Record<string, never>> = {};
-  const bindings: Record<string, Array<{ HostIp?: string; HostPort: string }>> = {};
+/** The pod's namespaces as the CRI names them: the pod's own, or the node's with hostNetwork/IPC/PID. */
+function namespaceOptions(pod: Pod) {
+  return {
+    network: hostOr(pod.spec.hostNetwork, "POD"),
+    ipc: hostOr(pod.spec.hostIPC, "POD"),
+    pid: hostOr(pod.spec.hostPID, "CONTAINER"),
+  };
+}
+
+/**
+ * The pod sandbox (the pause container on Docker): owns the network and IPC namespaces and every host port of the
+ * pod. `attempt` counts the pod's sandboxes (a new one after the last died).
+ */
+export function podSandboxConfig(pod: Pod, ctx: PodContext, attempt: number): PodSandboxConfig {
+  const { name, namespace, uid } = pod.metadata;
+  const ports: NonNullable<PodSandboxConfig["port_mappings"]> = [];
   for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
     for (const port of c.ports ?? []) {
       if (!port.hostPort || pod.spec.hostNetwork) continue;
-      const key = `${port.containerPort}/${(port.protocol ?? "TCP").toLowerCase()}`;
-      exposed[key] = {};
-      (bindings[key] ??= []).push({ HostIp: port.hostIP ?? "", HostPort: String(port.hostPort) });
+      ports.push({
+        protocol: (port.protocol ?? "TCP") as "TCP",
+        container_port: port.containerPort,
+        host_port: port.hostPort,
+        host_ip: port.hostIP ?? "",
+      });
     }
   }
-  const hostNetwork = pod.spec.hostNetwork === true;
   return {
-    name: containerName(pod, POD_INFRA_CONTAINER_NAME, 0),
-    Image: ctx.pauseImage,
-    Labels: {
+    metadata: { name, namespace, uid, attempt },
+    // A host-network pod must leave it empty: the runtime cannot set a hostname without a private UTS namespace.
+    hostname: pod.spec.hostNetwork ? "" : (pod.spec.hostname ?? name),
+    ...(ctx.podLogsDir ? { log_directory: join(ctx.podLogsDir, `${namespace}_${name}_${uid}`) } : {}),
+    port_mappings: ports,
+    labels: {
       ...podLabels(pod),
       [LABEL.containerName]: POD_INFRA_CONTAINER_NAME,
-      [LABEL.containerType]: "podsandbox",
       [LABEL.podHash]: podSandboxHash(pod, ctx.networkMode),
       [LABEL.fieldHashes]: sandboxFieldHashes(pod, ctx.networkMode),
+      [LABEL.restartCount]: String(attempt),
     },
-    ...(hostNetwork || ctx.networkMode === "none" ? {} : { Hostname: pod.spec.hostname ?? pod.metadata.name }),
-    ...(Object.keys(exposed).length ? { ExposedPorts: exposed } : {}),
-    HostConfig: {
-      NetworkMode: hostNetwork ? "host" : ctx.networkMode,
-      IpcMode: pod.spec.hostIPC ? "host" : "shareable",
-      ...(pod.spec.hostPID ? { PidMode: "host" } : {}),
-      ...(Object.keys(bindings).length ? { PortBindings: bindings } : {}),
-      CpuShares: 2,
-      OomScoreAdj: Math.max(ctx.oomScoreAdjMin ?? -1000, POD_INFRA_OOM_SCORE_ADJ),
-      ...(ctx.cgroupParent ? { CgroupParent: ctx.cgroupParent } : {}),
-      LogConfig: LOG_CONFIG,
+    linux: {
+      ...(ctx.cgroupParent ? { cgroup_parent: ctx.cgroupParent } : {}),
+      security_context: { namespace_options: namespaceOptions(pod) },
+      // The Go kubelet's sandbox shares and the infra container's oom_score_adj, above the kernel's floor here.
+      resources: { cpu_shares: 2, oom_score_adj: Math.max(ctx.oomScoreAdjMin ?? -1000, POD_INFRA_OOM_SCORE_ADJ) },
     },
   };
 }
 
-/** An app or init container, joined to the pause container's namespaces. */
-export function buildContainer(
-  pod: Pod,
-  container: V1Container,
-  ctx: PodContext & { pauseId: string; attempt: number; init: boolean; terminationLog?: string },
-): ContainerCreateBody {
+/** What an app or init container's config depends on besides its pod. */
+export interface ContainerContext extends PodContext {
+  attempt: number;
+  init: boolean;
+  /** Host file backing the container's terminationMessagePath. */
+  terminationLog?: string;
+}
+
+/** An app or init container of the pod, created in its sandbox. */
+export function containerConfig(pod: Pod, container: V1Container, ctx: ContainerContext): ContainerConfig {
   const env = resolveEnv(pod, container, ctx);
   const lookup = (name: string) => env.get(name);
   const security = container.securityContext ?? {};
@@ -115,23 +131,31 @@ export function buildContainer(
   const group = security.runAsGroup ?? podSecurity.runAsGroup;
   const limits = container.resources?.limits ?? {};
   const requests = container.resources?.requests ?? {};
-  const memory = limits.memory !== undefined ? Math.round(parseQuantity(limits.memory)!) : undefined;
+  const memory = limits.memory !== undefined ? Math.round(parseQuantity(limits.memory)!) : 0;
   const cpuLimit = limits.cpu !== undefined ? milliCpu(limits.cpu)! : undefined;
   const cpuRequest = requests.cpu !== undefined ? milliCpu(requests.cpu)! : cpuLimit;
   const capability = (name: string) => name.replace(/^CAP_/i, "").toUpperCase();
   const period = ctx.cfsPeriodUs ?? 100_000;
+  const quota = cpuLimit !== undefined && ctx.cfsQuota !== false;
   return {
-    name: containerName(pod, container.name, ctx.attempt),
-    Image: container.image!,
-    ...(container.command ? { Entrypoint: container.command.map((a) => expand(a, lookup)) } : {}),
-    ...(container.args ? { Cmd: container.args.map((a) => expand(a, lookup)) } : container.command ? { Cmd: [] } : {}),
-    Env: [...env].map(([name, value]) => `${name}=${value}`),
-    ...(container.workingDir ? { WorkingDir: container.workingDir } : {}),
-    ...(user !== undefined ? { User: group !== undefined ? `${user}:${group}` : String(user) } : {}),
-    Labels: {
+    metadata: { name: container.name, attempt: ctx.attempt },
+    image: { image: container.image! },
+    ...(container.command ? { command: container.command.map((a) => expand(a, lookup)) } : {}),
+    ...(container.args ? { args: container.args.map((a) => expand(a, lookup)) } : {}),
+    ...(container.workingDir ? { working_dir: container.workingDir } : {}),
+    envs: [...env].map(([key, value]) => ({ key, value })),
+    mounts: [
+      ...mounts(container, ctx.volumePaths),
+      ...(ctx.terminationLog && container.terminationMessagePath
+        ? [{ host_path: ctx.terminationLog, container_path: container.terminationMessagePath }]
+        : []),
+      ...(ctx.resolvConfPath && !mountsAt(container, "/etc/resolv.conf")
+        ? [{ host_path: ctx.resolvConfPath, container_path: "/etc/resolv.conf", readonly: true }]
+        : []),
+    ],
+    labels: {
       ...podLabels(pod),
       [LABEL.containerName]: container.name,
-      [LABEL.containerType]: "container",
       [LABEL.containerHash]: containerHash(container),
       [LABEL.fieldHashes]: containerFieldHashes(container),
       [LABEL.restartCount]: String(ctx.attempt),
@@ -143,34 +167,35 @@ export function buildContainer(
           }
         : {}),
     },
-    ...(container.tty ? { Tty: true } : {}),
-    ...(container.stdin ? { OpenStdin: true, StdinOnce: container.stdinOnce ?? false } : {}),
-    HostConfig: {
-      NetworkMode: `container:${ctx.pauseId}`,
-      IpcMode: `container:${ctx.pauseId}`,
-      ...(pod.spec.hostPID ? { PidMode: "host" } : {}),
-      Binds: [
-        ...binds(container, ctx.volumePaths),
-        ...(ctx.terminationLog && container.terminationMessagePath
-          ? [`${ctx.terminationLog}:${container.terminationMessagePath}`]
-          : []),
-        ...(ctx.resolvConfPath && !mountsAt(container, "/etc/resolv.conf")
-          ? [`${ctx.resolvConfPath}:/etc/resolv.conf:ro`]
-          : []),
-      ],
-      ...(memory !== undefined ? { Memory: memory, MemorySwap: memory } : {}),
-      ...(cpuLimit !== undefined && ctx.cfsQuota !== false
-        ? { CpuQuota: Math.max(1000, Math.floor((cpuLimit * period) / 1000)), CpuPeriod: period }
-        : {}),
-      CpuShares: Math.max(2, Math.floor(((cpuRequest ?? 0) * 1024) / 1000)),
-      OomScoreAdj: Math.max(ctx.oomScoreAdjMin ?? -1000, containerOomScoreAdj(pod, container, ctx.node.memoryBytes)),
-      ...(ctx.cgroupParent ? { CgroupParent: ctx.cgroupParent } : {}),
-      ...(security.privileged ? { Privileged: true } : {}),
-      ...(security.readOnlyRootFilesystem ? { ReadonlyRootfs: true } : {}),
-      ...(security.capabilities?.add?.length ? { CapAdd: security.capabilities.add.map(capability) } : {}),
-      ...(security.capabilities?.drop?.length ? { CapDrop: security.capabilities.drop.map(capability) } : {}),
-      ...(podSecurity.supplementalGroups?.length ? { GroupAdd: podSecurity.supplementalGroups.map(String) } : {}),
-      LogConfig: LOG_CONFIG,
+    // Relative to the sandbox's log_directory, as the Go kubelet lays the files out.
+    log_path: `${container.name}/${ctx.attempt}.log`,
+    tty: container.tty ?? false,
+    stdin: container.stdin ?? false,
+    stdin_once: container.stdin ? (container.stdinOnce ?? false) : false,
+    linux: {
+      resources: {
+        cpu_period: quota ? period : 0,
+        cpu_quota: quota ? Math.max(1000, Math.floor((cpuLimit! * period) / 1000)) : 0,
+        cpu_shares: Math.max(2, Math.floor(((cpuRequest ?? 0) * 1024) / 1000)),
+        memory_limit_in_bytes: memory,
+        oom_score_adj: Math.max(
+          ctx.oomScoreAdjMin ?? -1000,
+          containerOomScoreAdj(pod, container, ctx.node.memoryBytes),
+        ),
+      },
+      security_context: {
+        privileged: security.privileged ?? false,
+        readonly_rootfs: security.readOnlyRootFilesystem ?? false,
+        capabilities: {
+          add_capabilities: (security.capabilities?.add ?? []).map(capability),
+          drop_capabilities: (security.capabilities?.drop ?? []).map(capability),
+        },
+        supplemental_groups: podSecurity.supplementalGroups ?? [],
+        namespace_options: namespaceOptions(pod),
+        ...(user !== undefined ? { run_as_user: { value: user } } : {}),
+        // A group alone is not applied: the runtime sets a group only with a user (the CRI's rule).
+        ...(user !== undefined && group !== undefined ? { run_as_group: { value: group } } : {}),
+      },
     },
   };
 }
@@ -179,13 +204,13 @@ function mountsAt(container: V1Container, path: string): boolean {
   return (container.volumeMounts ?? []).some((m) => m.mountPath === path);
 }
 
-function binds(container: V1Container, volumes: Map<string, VolumeMount>): string[] {
+function mounts(container: V1Container, volumes: Map<string, VolumeMount>): NonNullable<ContainerConfig["mounts"]> {
   return (container.volumeMounts ?? []).map((mount) => {
     const volume = volumes.get(mount.name);
     if (!volume)
       throw new KubeletError("VolumeSetupFailed", `container ${container.name}: volume "${mount.name}" was not set up`);
     const host = mount.subPath ? `${volume.hostPath}/${mount.subPath}` : volume.hostPath;
-    return `${host}:${mount.mountPath}${mount.readOnly ? ":ro" : ""}`;
+    return { host_path: host, container_path: mount.mountPath, ...(mount.readOnly ? { readonly: true } : {}) };
   });
 }
 

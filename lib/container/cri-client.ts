@@ -1,12 +1,15 @@
-// The only @grpc/grpc-js, @grpc/proto-loader and protobufjs import: a runtime.v1 client on a unix
-// socket. Loaded with a dynamic import by the composition root only when --container_runtime is
-// remote, so `kubelet --version` and Docker mode never pay for gRPC or the descriptor.
-import * as grpc from "@grpc/grpc-js";
+// The only @grpc/proto-loader and protobufjs import: a runtime.v1 client on a unix socket, over the
+// shared gRPC loader (grpc.ts). Loaded with a dynamic import by the composition root only when
+// --container_runtime is remote, so `kubelet --version` and Docker mode never pay for gRPC or the descriptor.
+import type * as GrpcTypes from "@grpc/grpc-js";
 import { fromJSON } from "@grpc/proto-loader";
 import protobuf from "protobufjs";
 import { KubeletError } from "../api/types.ts";
 import { CRI_PROTO } from "./cri-proto.ts";
 import type { CriClient } from "./cri-types.ts";
+import { loadGrpc } from "./grpc.ts";
+
+const grpc = await loadGrpc();
 
 export interface CriClientOptions {
   /** `unix:///run/containerd/containerd.sock` (a bare path is accepted too). */
@@ -19,10 +22,10 @@ export interface CriClientOptions {
 
 type Unary = (
   request: object,
-  metadata: grpc.Metadata,
-  options: grpc.CallOptions,
-  cb: grpc.requestCallback<any>,
-) => grpc.ClientUnaryCall;
+  metadata: GrpcTypes.Metadata,
+  options: GrpcTypes.CallOptions,
+  cb: GrpcTypes.requestCallback<any>,
+) => GrpcTypes.ClientUnaryCall;
 
 /** `unix:///x` or `/x` → the address grpc-js takes; anything else is refused with the fix. */
 export function criAddress(endpoint: string, flag: string): string {
@@ -34,7 +37,7 @@ export function criAddress(endpoint: string, flag: string): string {
   );
 }
 
-let services: { runtime: grpc.ServiceClientConstructor; image: grpc.ServiceClientConstructor } | undefined;
+let services: { runtime: GrpcTypes.ServiceClientConstructor; image: GrpcTypes.ServiceClientConstructor } | undefined;
 
 function loadServices() {
   if (services) return services;
@@ -47,7 +50,7 @@ function loadServices() {
 }
 
 /** Maps a gRPC status to the port's codes, naming the socket and what answered. */
-function mapError(error: grpc.ServiceError, method: string, endpoint: string): KubeletError {
+function mapError(error: GrpcTypes.ServiceError, method: string, endpoint: string): KubeletError {
   const detail = error.details || error.message;
   if (error.code === grpc.status.UNAVAILABLE && /Protocol error/.test(detail))
     return new KubeletError(
@@ -99,7 +102,7 @@ export function createCriClient(options: CriClientOptions): CriClient {
       const address = service === "runtime" ? runtimeAddress : imageAddress;
       const client = clients[service];
       const timeoutMs = limits.timeoutMs === undefined ? options.requestTimeoutMs : limits.timeoutMs;
-      const callOptions: grpc.CallOptions = timeoutMs === null ? {} : { deadline: Date.now() + timeoutMs };
+      const callOptions: GrpcTypes.CallOptions = timeoutMs === null ? {} : { deadline: Date.now() + timeoutMs };
       const fn = (client as unknown as Record<string, Unary>)[method]!;
       const pending = fn.call(client, request, new grpc.Metadata(), callOptions, (error, response) => {
         limits.signal?.removeEventListener("abort", cancel);
@@ -152,7 +155,7 @@ export function createCriClient(options: CriClientOptions): CriClient {
         { timeoutMs: timeoutMs > 0 ? timeoutMs : null, signal },
       ).catch((error: KubeletError) => {
         // The deadline travels with the call: containerd may hit it first and answer Unknown.
-        const cause = error.cause as grpc.ServiceError | undefined;
+        const cause = error.cause as GrpcTypes.ServiceError | undefined;
         if (cause?.code === grpc.status.DEADLINE_EXCEEDED || /deadline exceeded/i.test(cause?.details ?? ""))
           throw new KubeletError(
             "ExecTimeout",

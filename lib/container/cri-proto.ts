@@ -93,6 +93,8 @@ message LinuxPodSandboxConfig {
   string cgroup_parent = 1;
   LinuxSandboxSecurityContext security_context = 2;
   map<string, string> sysctls = 3;
+  LinuxContainerResources overhead = 4;
+  LinuxContainerResources resources = 5;
 }
 
 message PodSandboxMetadata {

@@ -35,6 +35,8 @@ export interface PodSandboxConfig {
     cgroup_parent?: string;
     security_context?: { namespace_options?: NamespaceOption; privileged?: boolean };
     sysctls?: Record<string, string>;
+    /** The sandbox's own share and oom_score_adj (the Docker shim applies them to the pause container). */
+    resources?: { cpu_shares?: number; oom_score_adj?: number };
   };
 }
 

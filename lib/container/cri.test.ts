@@ -6,18 +6,14 @@ import { createCriClient } from "./cri-client.ts";
 import { createCriRuntime } from "./cri.ts";
 import { LABEL } from "./runtime.ts";
 import { runtimeContract } from "./runtime-contract.ts";
+import { testSandboxConfig } from "../testing/cri-configs.ts";
 import { join } from "node:path";
 
 describeWithServices("CRI runtime", (services) => {
   const podLogsDir = join(services.dir, "pod-logs");
   const client = createCriClient({ runtimeEndpoint: services.containerd, requestTimeoutMs: 10_000 });
-  const make = () => createCriRuntime(client, { podLogsDir, relistPeriodMs: 100, clock: systemClock });
-  runtimeContract("CRI runtime contract", make, {
-    image: services.busybox,
-    pause: services.pause,
-    prefix: "cri-",
-    strangers: false,
-  });
+  const make = () => createCriRuntime(client, { relistPeriodMs: 100, clock: systemClock });
+  runtimeContract("CRI runtime contract", make, { image: services.busybox, prefix: "cri-", logDirectory: podLogsDir });
 
   describe("what only the CRI shows", () => {
     const runtime = make();
@@ -52,6 +48,12 @@ describeWithServices("CRI runtime", (services) => {
         message: expect.stringContaining(`something answered at ${services.dockerHost}, but not with gRPC`),
       });
       docker.close();
+    });
+
+    test("names the runtime in what it inspects, the scheme of containerd://… IDs", async () => {
+      const id = await runtime.runPodSandbox(testSandboxConfig(`named-${Date.now()}`, "named"));
+      sandboxes.push(id);
+      expect((await runtime.inspectContainer(id)).runtimeName).toBe("containerd");
     });
 
     test("names sandboxes and containers the dockershim way for every layer above", async () => {

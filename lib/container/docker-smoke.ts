@@ -1,11 +1,12 @@
 // Smoke check of the Docker runtime's streaming paths on whichever JS runtime runs it (bun, deno,
 // the compiled binary): exec hijack + demux, logs follow, events. Usage: docker-smoke.ts ENDPOINT IMAGE
+import { testContainerConfig, testSandboxConfig } from "../testing/cri-configs.ts";
 import { createDockerRuntime } from "./docker.ts";
 import { LABEL } from "./runtime.ts";
 
-const [endpoint, image] = process.argv.slice(2).filter((a) => !a.endsWith("docker-smoke.ts"));
-if (!endpoint || !image) throw new Error("usage: docker-smoke.ts ENDPOINT IMAGE");
-const runtime = createDockerRuntime({ endpoint });
+const [endpoint, image, pause] = process.argv.slice(2).filter((a) => !a.endsWith("docker-smoke.ts"));
+if (!endpoint || !image || !pause) throw new Error("usage: docker-smoke.ts ENDPOINT IMAGE PAUSE_IMAGE");
+const runtime = createDockerRuntime({ endpoint, shim: { podInfraImage: pause, podNetworkMode: "none" } });
 const uid = `rt-smoke-${process.pid}-${Date.now()}`;
 const events = new AbortController();
 const actions: string[] = [];
@@ -13,13 +14,10 @@ const watching = (async () => {
   for await (const e of runtime.events(events.signal)) if (e.labels[LABEL.podUid] === uid) actions.push(e.action);
 })();
 await new Promise((resolve) => setTimeout(resolve, 100));
-const id = await runtime.createContainer({
-  name: `k8s_app_${uid}_default_${uid}_0`,
-  Image: image,
-  Cmd: ["sh", "-c", "echo one; sleep 0.3; echo two; exec sleep 60"],
-  Labels: { [LABEL.podUid]: uid },
-  HostConfig: { NetworkMode: "none" },
-});
+const sandbox = testSandboxConfig(uid, "smoke");
+const sandboxId = await runtime.runPodSandbox(sandbox);
+const command = ["sh", "-c", "echo one; sleep 0.3; echo two; exec sleep 60"];
+const id = await runtime.createContainer(sandboxId, testContainerConfig(sandbox, "app", 0, image, command), sandbox);
 try {
   await runtime.startContainer(id);
   const exec = await runtime.exec(id, ["sh", "-c", "echo out; echo err >&2; exit 3"], { timeoutMs: 5000 });
@@ -34,6 +32,7 @@ try {
   console.log(JSON.stringify({ exec, logs, actions }));
 } finally {
   await runtime.removeContainer(id);
+  await runtime.removeContainer(sandboxId);
   events.abort();
   await watching;
 }

@@ -8,33 +8,34 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describeWithServices } from "../testing/services.ts";
 import { createDockerRuntime, resolveDockerEndpoint } from "./docker.ts";
-import { LABEL, type ContainerCreateBody } from "./runtime.ts";
+import type { ContainerConfig } from "./cri-types.ts";
+import { LABEL } from "./runtime.ts";
+import { testContainerConfig, testSandboxConfig } from "../testing/cri-configs.ts";
 import { runtimeContract } from "./runtime-contract.ts";
 
 const root = join(import.meta.dir, "../..");
 
 describeWithServices("Docker runtime", (services) => {
-  runtimeContract("Docker runtime contract", () => createDockerRuntime({ endpoint: services.dockerHost }), {
-    image: services.busybox,
-    pause: services.pause,
-    prefix: "rt-",
-  });
+  const make = () =>
+    createDockerRuntime({
+      endpoint: services.dockerHost,
+      shim: { podInfraImage: services.pause, podNetworkMode: "none" },
+    });
+  runtimeContract("Docker runtime contract", make, { image: services.busybox, prefix: "rt-" });
 
-  const runtime = createDockerRuntime({ endpoint: services.dockerHost });
+  const runtime = make();
   const created: string[] = [];
+  const sandbox = testSandboxConfig(`rt-u${Date.now()}`, "rt-d");
+  let sandboxId: string | undefined;
   afterAll(async () => {
     for (const id of created) await runtime.removeContainer(id);
+    if (sandboxId) await runtime.removeContainer(sandboxId);
   });
   let seq = 0;
-  const run = async (over: Partial<ContainerCreateBody> = {}) => {
-    const id = await runtime.createContainer({
-      name: `k8s_app_rt-d${Date.now()}x${seq++}_default_rt-u_0`,
-      Image: services.busybox,
-      Cmd: ["sleep", "60"],
-      Labels: { [LABEL.podUid]: "rt-u" },
-      HostConfig: { NetworkMode: "none" },
-      ...over,
-    });
+  const run = async (command = ["sleep", "60"], over: Partial<ContainerConfig> = {}) => {
+    sandboxId ??= await runtime.runPodSandbox(sandbox);
+    const config = testContainerConfig(sandbox, "app", seq++, services.busybox, command, over);
+    const id = await runtime.createContainer(sandboxId, config, sandbox);
     created.push(id);
     await runtime.startContainer(id);
     return id;
@@ -53,9 +54,9 @@ describeWithServices("Docker runtime", (services) => {
     expect(text).toContain(line);
   };
 
-  test("forces Docker's restart policy to no, whatever the body asks: restarts are the kubelet's decision", async () => {
-    const id = await run({ HostConfig: { NetworkMode: "none", RestartPolicy: { Name: "always" } as never } });
-    expect(docker("inspect", "-f", "{{.HostConfig.RestartPolicy.Name}}", id)).toBe("no");
+  test("gives the sandbox and its containers Docker's restart policy no: restarts are the kubelet's decision", async () => {
+    const id = await run();
+    expect(docker("inspect", "-f", "{{.HostConfig.RestartPolicy.Name}}", id, sandboxId!)).toBe("no\nno");
   });
 
   test("never lists a container the kubelet does not own, even one named like its own", async () => {
@@ -74,7 +75,7 @@ describeWithServices("Docker runtime", (services) => {
     await runtime.stopContainer(stubborn, 1);
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
     expect((await runtime.inspectContainer(stubborn)).exitCode).toBe(137);
-    const polite = await run({ Cmd: ["sh", "-c", "trap 'exit 0' TERM; echo trapped; sleep 60 & wait"] });
+    const polite = await run(["sh", "-c", "trap 'exit 0' TERM; echo trapped; sleep 60 & wait"]);
     await logLine(polite, "trapped"); // the trap is set: SIGTERM now ends it
     started = Date.now();
     await runtime.stopContainer(polite, 10);
@@ -84,7 +85,7 @@ describeWithServices("Docker runtime", (services) => {
 
   test("returns raw logs for a TTY container, and lines with timestamps on request", async () => {
     // It exits after its one line, so a followed read ends when the whole log has been read.
-    const id = await run({ Cmd: ["sh", "-c", "echo tty"], Tty: true });
+    const id = await run(["sh", "-c", "echo tty"], { tty: true });
     let text = "";
     for await (const chunk of runtime.logs(id, { timestamps: true, follow: true }))
       text += new TextDecoder().decode(chunk);
@@ -119,11 +120,15 @@ describeWithServices("Docker runtime", (services) => {
       stdio: "ignore",
     });
     const runs = [
-      spawnSync(join(root, "node_modules/.bin/deno"), ["run", "-A", script, services.dockerHost, services.busybox], {
-        encoding: "utf8",
-        timeout: 30_000,
-      }),
-      spawnSync(binary, [services.dockerHost, services.busybox], { encoding: "utf8", timeout: 30_000 }),
+      spawnSync(
+        join(root, "node_modules/.bin/deno"),
+        ["run", "-A", script, services.dockerHost, services.busybox, services.pause],
+        {
+          encoding: "utf8",
+          timeout: 30_000,
+        },
+      ),
+      spawnSync(binary, [services.dockerHost, services.busybox, services.pause], { encoding: "utf8", timeout: 30_000 }),
     ];
     rmSync(binary, { force: true });
     for (const result of runs) {

@@ -5,7 +5,6 @@ import { silentLogger, type Logger } from "../log.ts";
 import { demuxFrames, parseEvents, pullError } from "./docker-streams.ts";
 import {
   LABEL,
-  type ContainerCreateBody,
   type ContainerDetails,
   type ContainerStats,
   type ContainerSummary,
@@ -17,6 +16,7 @@ import {
   type RuntimeEvent,
   type RuntimeInfo,
 } from "./runtime.ts";
+import { containerBody, sandboxBody, type ContainerCreateBody, type DockerShimOptions } from "./docker-shim.ts";
 
 /** --docker_endpoint, else $DOCKER_HOST, else the default socket. */
 export function resolveDockerEndpoint(flag: string, env: Record<string, string | undefined>): string {
@@ -117,6 +117,8 @@ export interface DockerRuntimeOptions {
   log?: Logger;
   /** Deadline of a non-streaming call (of the response, for streams), ms; default 30 s. */
   requestTimeoutMs?: number;
+  /** The shim's pause image and sandbox network; defaults as the flags': registry.k8s.io/pause:3.9, "bridge". */
+  shim?: Partial<DockerShimOptions>;
 }
 
 /** The Runtime port on the Docker Engine at `endpoint` (unix://path, tcp://host:port). */
@@ -126,6 +128,29 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
   const timeoutMs = options.requestTimeoutMs ?? 30_000;
   const limits = (signal?: AbortSignal): CallLimits => ({ timeoutMs, signal });
   const short = (id: string) => id.slice(0, 12);
+  const shim: DockerShimOptions = {
+    podInfraImage: "registry.k8s.io/pause:3.9",
+    podNetworkMode: "bridge",
+    ...options.shim,
+  };
+
+  const create = async (body: ContainerCreateBody): Promise<string> => {
+    // Restarts are the kubelet's decision, never Docker's.
+    const request = { ...body, HostConfig: { ...body.HostConfig, RestartPolicy: { Name: "no" } } };
+    const created = await call(
+      `create container ${body.name}`,
+      (abortSignal) => docker.createContainer({ ...request, abortSignal } as Docker.ContainerCreateOptions),
+      limits(),
+    );
+    return created.id;
+  };
+  const startContainer = async (id: string): Promise<void> => {
+    await call(
+      `start container ${short(id)}`,
+      (abortSignal) => tolerating([304], () => docker.getContainer(id).start({ abortSignal }))(),
+      limits(),
+    );
+  };
 
   const summary = (c: Docker.ContainerInfo & { SizeRw?: number }): ContainerSummary => ({
     id: c.Id,
@@ -332,23 +357,13 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
         ipAddress: networks?.IPAddress || Object.values(networks?.Networks ?? {})[0]?.IPAddress || "",
       };
     },
-    async createContainer(body: ContainerCreateBody) {
-      // Restarts are the kubelet's decision, never Docker's: whatever the body says.
-      const request = { ...body, HostConfig: { ...body.HostConfig, RestartPolicy: { Name: "no" } } };
-      const created = await call(
-        `create container ${body.name}`,
-        (abortSignal) => docker.createContainer({ ...request, abortSignal } as Docker.ContainerCreateOptions),
-        limits(),
-      );
-      return created.id;
+    async runPodSandbox(config) {
+      const id = await create(sandboxBody(config, shim));
+      await startContainer(id);
+      return id;
     },
-    async startContainer(id) {
-      await call(
-        `start container ${short(id)}`,
-        (abortSignal) => tolerating([304], () => docker.getContainer(id).start({ abortSignal }))(),
-        limits(),
-      );
-    },
+    createContainer: (sandboxId, config, sandboxConfig) => create(containerBody(sandboxId, config, sandboxConfig)),
+    startContainer,
     async stopContainer(id, graceSeconds) {
       const t = Math.max(0, Math.round(graceSeconds));
       await call(

@@ -2,8 +2,8 @@
 import { describe, expect, test } from "bun:test";
 import { noopMetrics, type KubeletMetrics } from "../metrics.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
+import { testContainerConfig, testSandboxConfig } from "../testing/cri-configs.ts";
 import { instrumentRuntime } from "./instrumented.ts";
-import { LABEL } from "./runtime.ts";
 
 function recording() {
   const recorded: Array<[string, boolean]> = [];
@@ -22,12 +22,10 @@ describe("instrumented runtime", () => {
     const fake = new FakeRuntime();
     const { recorded, metrics } = recording();
     const runtime = instrumentRuntime(fake, metrics);
-    const id = await runtime.createContainer({
-      name: "k8s_app_p_default_u_0",
-      Image: "local/busybox:stable",
-      Labels: { [LABEL.podUid]: "u" },
-      HostConfig: {},
-    });
+    const sandbox = testSandboxConfig("u", "p");
+    const sandboxId = await runtime.runPodSandbox(sandbox);
+    const config = testContainerConfig(sandbox, "app", 0, "local/busybox:stable", ["sleep", "60"]);
+    const id = await runtime.createContainer(sandboxId, config, sandbox);
     await runtime.startContainer(id);
     await runtime.listContainers();
     await runtime.exec(id, ["true"]);
@@ -38,6 +36,7 @@ describe("instrumented runtime", () => {
     await runtime.removeContainer(id);
     await runtime.ping();
     expect(recorded).toEqual([
+      ["run_podsandbox", false],
       ["create_container", false],
       ["start_container", false],
       ["list_containers", false],
@@ -55,7 +54,7 @@ describe("instrumented runtime", () => {
     const fake = new FakeRuntime();
     const { recorded, metrics } = recording();
     const runtime = instrumentRuntime(fake, metrics);
-    const id = fake.seed({ name: "k8s_app_p_default_u_0", Image: "x", Labels: {}, HostConfig: {} });
+    const id = fake.seed({ name: "k8s_app_p_default_u_0", image: "x", labels: {} });
     fake.setLogs(id, "hello\n");
     let text = "";
     for await (const chunk of runtime.logs(id)) text += new TextDecoder().decode(chunk);
@@ -68,7 +67,7 @@ describe("instrumented runtime", () => {
     let open = 0;
     const runtime = instrumentRuntime(fake, { ...noopMetrics, runtimeStream: (_type, delta) => (open += delta) });
     const id = fake.seed(
-      { name: "k8s_app_p_default_u_0", Image: "x", Labels: {}, HostConfig: {} },
+      { name: "k8s_app_p_default_u_0", image: "x", labels: {} },
       { running: true, state: "running" },
     );
     fake.setLogs(id, "hello\n");

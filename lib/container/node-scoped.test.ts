@@ -2,23 +2,30 @@
 import { expect, test } from "bun:test";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { NODE_LABEL, scopeRuntimeToNode } from "./node-scoped.ts";
-import { LABEL } from "./runtime.ts";
+import type { Runtime } from "./runtime.ts";
+import { testContainerConfig, testSandboxConfig } from "../testing/cri-configs.ts";
 
-const body = (name: string, uid: string) => ({
-  name,
-  Image: "local/busybox:stable",
-  Labels: { [LABEL.podUid]: uid },
-  HostConfig: {},
-});
+/** Runs pod `pod` (uid `uid`) with its container `name` through `runtime`. */
+async function runPod(runtime: Runtime, name: string, pod: string, uid: string): Promise<void> {
+  const sandbox = testSandboxConfig(uid, pod);
+  const sandboxId = await runtime.runPodSandbox(sandbox);
+  await runtime.createContainer(
+    sandboxId,
+    testContainerConfig(sandbox, name, 0, "local/busybox:stable", ["sleep", "60"]),
+    sandbox,
+  );
+}
 
 test("a node lists the containers it created and unlabelled ones, never another node's", async () => {
   const docker = new FakeRuntime();
   const a = scopeRuntimeToNode(docker, "node-a");
   const b = scopeRuntimeToNode(docker, "node-b");
-  await a.createContainer(body("k8s_app_web_default_u1_0", "u1"));
-  await b.createContainer(body("k8s_app_db_default_u2_0", "u2"));
-  await docker.createContainer(body("k8s_app_old_default_u3_0", "u3"));
+  await runPod(a, "app", "web", "u1");
+  await runPod(b, "app", "db", "u2");
+  await runPod(docker, "app", "old", "u3");
   expect((await a.listContainers()).map((c) => c.name).sort()).toEqual([
+    "k8s_POD_old_default_u3_0",
+    "k8s_POD_web_default_u1_0",
     "k8s_app_old_default_u3_0",
     "k8s_app_web_default_u1_0",
   ]);

@@ -9,12 +9,18 @@ export const NODE_LABEL = "kubelet.io/node";
 
 export function scopeRuntimeToNode(runtime: Runtime, node: string): Runtime {
   const mine = (labels: Record<string, string>) => labels[NODE_LABEL] === undefined || labels[NODE_LABEL] === node;
+  const labelled = <T extends { labels?: Record<string, string> }>(config: T): T => ({
+    ...config,
+    labels: { ...config.labels, [NODE_LABEL]: node },
+  });
   return {
     ping: (signal) => runtime.ping(signal),
     info: () => runtime.info(),
     listContainers: async (options) => (await runtime.listContainers(options)).filter((c) => mine(c.labels)),
     inspectContainer: (id) => runtime.inspectContainer(id),
-    createContainer: (body) => runtime.createContainer({ ...body, Labels: { ...body.Labels, [NODE_LABEL]: node } }),
+    runPodSandbox: (config) => runtime.runPodSandbox(labelled(config)),
+    createContainer: (sandboxId, config, sandboxConfig) =>
+      runtime.createContainer(sandboxId, labelled(config), labelled(sandboxConfig)),
     startContainer: (id) => runtime.startContainer(id),
     stopContainer: (id, grace) => runtime.stopContainer(id, grace),
     removeContainer: (id) => runtime.removeContainer(id),

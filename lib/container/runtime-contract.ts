@@ -1,10 +1,13 @@
-// One contract for every Runtime: the fake used by unit tests must behave like Docker and the CRI
-// where the sync loop depends on it. Run by docker.test.ts, cri.test.ts and fake-runtime.test.ts.
-// Containers live in a pod sandbox (a pause container), as the sync creates them on either runtime.
+// One contract for every Runtime, in the CRI's terms: the fake used by unit tests must behave like
+// the Docker shim and a CRI runtime where the sync loop depends on it. Run by docker.test.ts,
+// cri.test.ts and fake-runtime.test.ts. Containers live in a pod sandbox, as the sync runs them.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { join } from "node:path";
+import { testContainerConfig, testSandboxConfig } from "../testing/cri-configs.ts";
 import type { FakeProgram } from "../testing/fake-runtime.ts";
-import { LABEL, type ContainerCreateBody, type ExecResult, type Runtime } from "./runtime.ts";
+import type { ContainerConfig, PodSandboxConfig } from "./cri-types.ts";
+import { LABEL, type ExecResult, type Runtime } from "./runtime.ts";
 
 /** A command the contract runs, with what it does: Docker runs it, a fake is programmed from it. */
 export interface ContractScript {
@@ -67,60 +70,48 @@ async function collect(chunks: AsyncIterable<Uint8Array>): Promise<string> {
   return text;
 }
 
-/** The shared suite: `image` must hold busybox; `prefix` marks the containers it creates (and removes). */
+/**
+ * The shared suite: `image` must hold busybox; `prefix` marks the sandboxes and containers it creates (and removes);
+ * a CRI runtime writes container logs under `logDirectory`.
+ */
 export function runtimeContract(
   name: string,
   makeRuntime: () => Runtime,
-  options: {
-    image: string;
-    pause: string;
-    prefix: string;
-    /**
-     * Whether the runtime can hold containers the kubelet did not label (Docker and the fake can; a CRI runtime's
-     * containers are created through the kubelet's own labelled sandboxes, and its adapter test checks strangers).
-     */
-    strangers?: boolean;
-  },
+  options: { image: string; prefix: string; logDirectory?: string },
 ): void {
   describe(name, () => {
     const runtime = makeRuntime();
     const created: string[] = [];
+    const sandboxes: string[] = [];
     let sandboxId = "";
     afterAll(async () => {
       for (const id of created) await runtime.removeContainer(id);
-      if (sandboxId) await runtime.removeContainer(sandboxId);
+      for (const id of sandboxes) await runtime.removeContainer(id);
     });
     let seq = 0;
     const uid = `uid-${options.prefix}${Date.now()}`;
-    const podLabels = (podUid: string) => ({
-      [LABEL.podUid]: podUid,
-      [LABEL.podName]: `${options.prefix}pod`,
-      [LABEL.podNamespace]: "default",
-    });
-    // Each instance is a new attempt of container "app": names stay unique within the sandbox.
-    const body = (over: Partial<ContainerCreateBody> = {}): ContainerCreateBody => ({
-      name: `k8s_app_${options.prefix}pod_default_${uid}_${seq}`,
-      Image: options.image,
-      Cmd: CONTRACT_SCRIPTS.idle.cmd,
-      Labels: { ...podLabels(uid), [LABEL.containerName]: "app", [LABEL.restartCount]: String(seq++) },
-      HostConfig: { NetworkMode: `container:${sandboxId}` },
-      ...over,
-    });
-    beforeAll(async () => {
-      sandboxId = await runtime.createContainer({
-        name: `k8s_POD_${options.prefix}pod_default_${uid}_0`,
-        Image: options.pause,
-        Labels: { ...podLabels(uid), [LABEL.containerName]: "POD", [LABEL.containerType]: "podsandbox" },
-        HostConfig: { NetworkMode: "none", IpcMode: "shareable" },
+    const sandboxOf = (podUid: string, pod = `${options.prefix}pod`) =>
+      testSandboxConfig(podUid, pod, {
+        ...(options.logDirectory ? { logDirectory: join(options.logDirectory, `default_${pod}_${podUid}`) } : {}),
       });
-      await runtime.startContainer(sandboxId);
+    const sandbox = sandboxOf(uid);
+    const run = async (config: PodSandboxConfig) => {
+      const id = await runtime.runPodSandbox(config);
+      sandboxes.push(id);
+      return id;
+    };
+    // Each instance is a new attempt of container "app": names stay unique within the sandbox.
+    const config = (over: Partial<ContainerConfig> = {}): ContainerConfig =>
+      testContainerConfig(sandbox, "app", seq++, options.image, CONTRACT_SCRIPTS.idle.cmd, over);
+    beforeAll(async () => {
+      sandboxId = await run(sandbox);
     });
-    const create = async (over: Partial<ContainerCreateBody> = {}) => {
-      const id = await runtime.createContainer(body(over));
+    const create = async (over: Partial<ContainerConfig> = {}) => {
+      const id = await runtime.createContainer(sandboxId, config(over), sandbox);
       created.push(id);
       return id;
     };
-    const started = async (over: Partial<ContainerCreateBody> = {}) => {
+    const started = async (over: Partial<ContainerConfig> = {}) => {
       const id = await create(over);
       await runtime.startContainer(id);
       return id;
@@ -142,44 +133,57 @@ export function runtimeContract(
       });
     });
 
-    test.skipIf(options.strangers === false)("never lists containers the kubelet did not create", async () => {
-      const strangers = [
-        await create({ name: `${options.prefix}stranger${Date.now()}`, Labels: {} }),
-        await create({ name: `k8s_app_${options.prefix}nolabel${Date.now()}_default_x_0`, Labels: {} }),
-        await create({ name: `${options.prefix}notk8s${Date.now()}`, Labels: { [LABEL.podUid]: uid } }),
-      ];
-      const listed = (await runtime.listContainers()).map((c) => c.id);
-      expect(strangers.filter((id) => listed.includes(id))).toEqual([]);
+    test("runs a sandbox that lists and inspects as the pod's running POD container", async () => {
+      const details = await runtime.inspectContainer(sandboxId);
+      expect(details).toMatchObject({ id: sandboxId, running: true, state: "running" });
+      expect(details.name).toBe(`k8s_POD_${options.prefix}pod_default_${uid}_0`);
+      expect(details.labels).toMatchObject({ [LABEL.podUid]: uid, [LABEL.containerName]: "POD" });
+      expect((await runtime.listContainers({ podUid: uid })).find((c) => c.id === sandboxId)?.state).toBe("running");
+    });
+
+    test("refuses a second sandbox for the same pod and attempt", async () => {
+      expect(await rejection(run(sandbox))).toMatchObject({ code: "Conflict" });
+    });
+
+    test("stops a sandbox, then removes it and lists it no more", async () => {
+      const other = `other-${uid}`;
+      const id = await run(sandboxOf(other, `${options.prefix}gone`));
+      await runtime.stopContainer(id, 0);
+      await until(async () => !(await runtime.inspectContainer(id)).running);
+      await runtime.removeContainer(id);
+      expect((await runtime.listContainers({ podUid: other })).map((c) => c.id)).toEqual([]);
     });
 
     test("lists one pod's containers when asked by pod uid", async () => {
       const mine = await create();
-      const other = await create({
-        name: `k8s_other_${options.prefix}pod_default_other-${uid}_0`,
-        Labels: { ...podLabels(`other-${uid}`), [LABEL.containerName]: "other" },
-      });
+      const otherSandbox = sandboxOf(`other-${uid}`, `${options.prefix}other`);
+      const otherSandboxId = await run(otherSandbox);
+      const other = await runtime.createContainer(
+        otherSandboxId,
+        testContainerConfig(otherSandbox, "other", 0, options.image, CONTRACT_SCRIPTS.idle.cmd),
+        otherSandbox,
+      );
+      created.push(other);
       const listed = (await runtime.listContainers({ podUid: uid })).map((c) => c.id);
       expect(listed).toContain(mine);
       expect(listed).toContain(sandboxId);
       expect(listed).not.toContain(other);
     });
 
-    test("refuses a second container with the same name", async () => {
-      const first = body();
-      created.push(await runtime.createContainer(first));
-      expect(await rejection(runtime.createContainer(first))).toMatchObject({ code: "Conflict" });
+    test("refuses a second container with the same name and attempt in a sandbox", async () => {
+      const first = config();
+      created.push(await runtime.createContainer(sandboxId, first, sandbox));
+      expect(await rejection(runtime.createContainer(sandboxId, first, sandbox))).toMatchObject({ code: "Conflict" });
     });
 
     test("refuses to create a container from a missing image", async () => {
-      expect(
-        await rejection(runtime.createContainer(body({ Image: `${options.prefix}missing/image:0` }))),
-      ).toMatchObject({
+      expect(await rejection(create({ image: { image: `${options.prefix}missing/image:0` } }))).toMatchObject({
         code: "NotFound",
       });
     });
 
     test("reports the exit code and finish time of a container that ended, and keeps listing it", async () => {
-      const id = await started({ Cmd: CONTRACT_SCRIPTS.finite.cmd });
+      const id = await started({ command: CONTRACT_SCRIPTS.finite.cmd });
       await exited(id);
       const details = await runtime.inspectContainer(id);
       expect(details).toMatchObject({ running: false, state: "exited", exitCode: 3, oomKilled: false });
@@ -224,14 +228,14 @@ export function runtimeContract(
     });
 
     test("returns the last lines of the logs with tail", async () => {
-      const id = await started({ Cmd: CONTRACT_SCRIPTS.finite.cmd });
+      const id = await started({ command: CONTRACT_SCRIPTS.finite.cmd });
       await exited(id);
       expect((await collect(runtime.logs(id))).split("\n").sort()).toEqual(["", "err", "out"]);
       expect((await collect(runtime.logs(id, { tail: 1 }))).split("\n").filter(Boolean)).toHaveLength(1);
     });
 
     test("follows the logs as they are written until aborted", async () => {
-      const id = await started({ Cmd: CONTRACT_SCRIPTS.ticking.cmd });
+      const id = await started({ command: CONTRACT_SCRIPTS.ticking.cmd });
       const abort = new AbortController();
       let text = "";
       for await (const chunk of runtime.logs(id, { follow: true, signal: abort.signal })) {
@@ -242,7 +246,7 @@ export function runtimeContract(
     });
 
     test("ends a log follow when the container stops", async () => {
-      const id = await started({ Cmd: CONTRACT_SCRIPTS.ticking.cmd });
+      const id = await started({ command: CONTRACT_SCRIPTS.ticking.cmd });
       const following = collect(runtime.logs(id, { follow: true }));
       await sleep(100);
       await runtime.stopContainer(id, 0);

@@ -1,9 +1,13 @@
-// Layer container/ (last in the data flow): the Runtime port (this file), the Docker adapter
-// (docker.ts, the only dockerode import), Docker create bodies, registry credentials and
+// Layer container/ (last in the data flow): the Runtime port (this file), the pod → CRI config
+// generation (container-config.ts), the Docker shim (docker.ts, the only dockerode import, and
+// docker-shim.ts), the CRI adapter (cri.ts over cri-client.ts), registry credentials and
 // instrumentation. Imports api/ and the shared log and metrics; nothing above it.
 //
-// The container runtime port: everything the kubelet asks of Docker, in plain data.
-// lib/container/docker.ts implements it with dockerode; lib/testing/fake-runtime.ts records it.
+// The container runtime port, shaped like the CRI: pod sandboxes and containers created from the
+// CRI's own config messages (cri-types.ts). cri.ts passes them to a runtime.v1 runtime as they
+// are; docker.ts is the built-in shim (pause container = sandbox, the dockershim's names and
+// labels); lib/testing/fake-runtime.ts records them.
+import type { ContainerConfig, PodSandboxConfig } from "./cri-types.ts";
 
 /** Labels the kubelet sets on its containers (the dockershim names log shippers parse). */
 export const LABEL = {
@@ -30,7 +34,7 @@ export const LABEL = {
 /** Container name of the pod infra ("pause") container in names and labels. */
 export const POD_INFRA_CONTAINER_NAME = "POD";
 
-/** Docker container states, as the Engine API reports them. */
+/** Container states in Docker's words (a CRI runtime's CONTAINER_* states map onto them). */
 export type ContainerState = "created" | "running" | "paused" | "restarting" | "removing" | "exited" | "dead";
 
 /** A container as listed: enough to match it to a pod. */
@@ -70,58 +74,6 @@ export interface ContainerDetails extends ContainerSummary {
   ipAddress: string;
   /** Not the runtime's: the kubelet fills it from the termination log (or the log tail) once the container is dead. */
   terminationMessage?: string;
-}
-
-/**
- * The body of Docker Engine API `POST /containers/create` (the subset the kubelet sets),
- * plus the name. Field names are the Engine API's own.
- */
-export interface ContainerCreateBody {
-  name: string;
-  Image: string;
-  Entrypoint?: string[];
-  Cmd?: string[];
-  Env?: string[];
-  WorkingDir?: string;
-  User?: string;
-  Labels: Record<string, string>;
-  Tty?: boolean;
-  OpenStdin?: boolean;
-  StdinOnce?: boolean;
-  Hostname?: string;
-  ExposedPorts?: Record<string, Record<string, never>>;
-  StopSignal?: string;
-  HostConfig: {
-    NetworkMode?: string;
-    IpcMode?: string;
-    PidMode?: string;
-    Binds?: string[];
-    Tmpfs?: Record<string, string>;
-    PortBindings?: Record<string, Array<{ HostIp?: string; HostPort: string }>>;
-    Memory?: number;
-    MemorySwap?: number;
-    NanoCpus?: number;
-    CpuQuota?: number;
-    CpuPeriod?: number;
-    CpuShares?: number;
-    Privileged?: boolean;
-    ReadonlyRootfs?: boolean;
-    CapAdd?: string[];
-    CapDrop?: string[];
-    SecurityOpt?: string[];
-    GroupAdd?: string[];
-    OomScoreAdj?: number;
-    /** The pod cgroup: a path (cgroupfs driver) or a slice name (systemd). */
-    CgroupParent?: string;
-    ShmSize?: number;
-    ExtraHosts?: string[];
-    Dns?: string[];
-    DnsSearch?: string[];
-    DnsOptions?: string[];
-    LogConfig?: { Type: string; Config?: Record<string, string> };
-    /** Always "no": restarts are the kubelet's decision, never Docker's. */
-    RestartPolicy?: { Name: "no" };
-  };
 }
 
 /** Credentials for one registry, as in ~/.docker/config.json. */
@@ -220,8 +172,13 @@ export interface Runtime {
    */
   listContainers(options?: { podUid?: string; size?: boolean }): Promise<ContainerSummary[]>;
   inspectContainer(id: string): Promise<ContainerDetails>;
-  /** Creates a container and returns its id. */
-  createContainer(body: ContainerCreateBody): Promise<string>;
+  /**
+   * Creates and starts a pod sandbox (Docker: the pause container) and returns its id, which lists and inspects like
+   * a container labelled io.kubernetes.container.name=POD. Conflict when the pod already has a sandbox of that attempt.
+   */
+  runPodSandbox(config: PodSandboxConfig): Promise<string>;
+  /** Creates a container in a sandbox (`sandboxConfig` is the one it was run with) and returns its id. */
+  createContainer(sandboxId: string, config: ContainerConfig, sandboxConfig: PodSandboxConfig): Promise<string>;
   startContainer(id: string): Promise<void>;
   /**
    * SIGTERM (or the image's stop signal), then SIGKILL after `graceSeconds`. Stopping a stopped container is not an

@@ -17,11 +17,10 @@ describe("container garbage collection", () => {
     );
   /** A container of pod `uid`, attempt `attempt`, created now; exited unless `running`. */
   const container = async (uid: string, name: string, attempt: number, running = false) => {
-    const id = await runtime.createContainer({
+    const id = runtime.seed({
       name: `k8s_${name}_p_default_${uid}_${attempt}`,
-      Image: "local/busybox:stable",
-      Labels: { [LABEL.podUid]: uid, [LABEL.containerName]: name, [LABEL.restartCount]: String(attempt) },
-      HostConfig: {},
+      image: "local/busybox:stable",
+      labels: { [LABEL.podUid]: uid, [LABEL.containerName]: name, [LABEL.restartCount]: String(attempt) },
     });
     await runtime.startContainer(id);
     if (!running) runtime.exit(id, 1);
@@ -74,11 +73,10 @@ describe("container garbage collection", () => {
   });
 
   test("leaves a container that is still being created alone", async () => {
-    const id = await runtime.createContainer({
+    const id = runtime.seed({
       name: "k8s_app_p_default_a_0",
-      Image: "local/busybox:stable",
-      Labels: { [LABEL.podUid]: "gone", [LABEL.containerName]: "app" },
-      HostConfig: {},
+      image: "local/busybox:stable",
+      labels: { [LABEL.podUid]: "gone", [LABEL.containerName]: "app" },
     });
     expect(await gc()()).toEqual([]);
     await clock.advance(60_000);

@@ -1,16 +1,8 @@
 // gRPC probes: the standard grpc.health.v1.Health/Check, run by the kubelet with Kubernetes' messages.
-// The only @grpc/grpc-js import, loaded on the first gRPC probe so validate and print-config stay
-// fast. The two health messages are one field each, encoded by hand rather than through a .proto.
+// gRPC is loaded on the first gRPC probe (container/grpc.ts). The two health messages are one field each, encoded by hand rather than through a .proto.
 import type { ProbeResult } from "./probes.ts";
 
-type Grpc = typeof import("@grpc/grpc-js");
-
-let grpc: Promise<Grpc> | undefined;
-
-/** @grpc/grpc-js, imported once, when first needed. */
-export function loadGrpc(): Promise<Grpc> {
-  return (grpc ??= import("@grpc/grpc-js"));
-}
+import { loadGrpc } from "../container/grpc.ts";
 
 export const HEALTH_CHECK_PATH = "/grpc.health.v1.Health/Check";
 

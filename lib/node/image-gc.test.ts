@@ -66,8 +66,7 @@ describe("image garbage collection", () => {
     image("never/used:1", 20);
     image("in-use/app:1", 20);
     const manager = gc(0);
-    const create = (name: string, ref: string) =>
-      runtime.createContainer({ name, Image: ref, Labels: {}, HostConfig: {} });
+    const create = async (name: string, ref: string) => runtime.seed({ name, image: ref, labels: {} });
     const first = await create("a", "first/used-long-ago:1");
     await manager.freeSpace(0); // a detection pass records what containers use
     await runtime.removeContainer(first);

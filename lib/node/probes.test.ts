@@ -5,6 +5,7 @@ import { createDockerRuntime } from "../container/docker.ts";
 import { createProbeManager, runProbe } from "./probes.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
+import { testContainerConfig, testSandboxConfig } from "../testing/cri-configs.ts";
 import { testPod } from "../testing/pods.ts";
 import { freePortNumber } from "../testing/ports.ts";
 import { startHealthServer } from "../testing/grpc-health.ts";
@@ -128,18 +129,22 @@ describe("probe workers", () => {
 });
 
 describeWithServices("exec probes in a real container", (services) => {
-  const runtime = createDockerRuntime({ endpoint: services.dockerHost });
+  const runtime = createDockerRuntime({
+    endpoint: services.dockerHost,
+    shim: { podInfraImage: services.pause, podNetworkMode: "none" },
+  });
   let id = "";
-  afterAll(() => runtime.removeContainer(id));
+  let sandboxId = "";
+  afterAll(async () => {
+    await runtime.removeContainer(id);
+    await runtime.removeContainer(sandboxId);
+  });
 
   test("pass and fail by exit code in a minimal image, with no curl inside", async () => {
-    id = await runtime.createContainer({
-      name: `k8s_probe_cfg-${Date.now()}_default_u_0`,
-      Image: services.busybox,
-      Cmd: ["sleep", "60"],
-      Labels: {},
-      HostConfig: { NetworkMode: "none" },
-    });
+    const sandbox = testSandboxConfig(`u${Date.now()}`, "cfg");
+    sandboxId = await runtime.runPodSandbox(sandbox);
+    const config = testContainerConfig(sandbox, "probe", 0, services.busybox, ["sleep", "60"]);
+    id = await runtime.createContainer(sandboxId, config, sandbox);
     await runtime.startContainer(id);
     const target = { runtime, containerId: id, host: "" };
     expect((await runProbe({ exec: { command: ["true"] } }, target, 5000)).result).toBe("success");

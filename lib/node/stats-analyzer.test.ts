@@ -29,9 +29,8 @@ describe("resource analyzer", () => {
       runtime.seed(
         {
           name: `k8s_${name}_web_default_${pod.metadata.uid}_0`,
-          Image: "local/busybox:stable",
-          Labels: { [LABEL.podUid]: pod.metadata.uid, [LABEL.containerName]: name, [LABEL.restartCount]: "0" },
-          HostConfig: {},
+          image: "local/busybox:stable",
+          labels: { [LABEL.podUid]: pod.metadata.uid, [LABEL.containerName]: name, [LABEL.restartCount]: "0" },
         },
         { running: true, state: "running" },
       );
@@ -129,9 +128,8 @@ describe("resource analyzer", () => {
     const id = s.runtime.seed(
       {
         name: "k8s_late_web_default_x_0",
-        Image: "local/busybox:stable",
-        Labels: { [LABEL.podUid]: s.analyzer.summary()!.pods[0]!.podRef.uid, [LABEL.containerName]: "late" },
-        HostConfig: {},
+        image: "local/busybox:stable",
+        labels: { [LABEL.podUid]: s.analyzer.summary()!.pods[0]!.podRef.uid, [LABEL.containerName]: "late" },
       },
       { running: true, state: "running" },
     );

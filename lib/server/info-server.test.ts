@@ -26,15 +26,14 @@ function setup(config: Partial<KubeletConfig> = {}, extra: Partial<InfoServerDep
   const id = runtime.seed(
     {
       name: `k8s_app_web_default_${pod.metadata.uid}_0`,
-      Image: "local/busybox:stable",
-      Labels: {
+      image: "local/busybox:stable",
+      labels: {
         [LABEL.podName]: "web",
         [LABEL.podNamespace]: "default",
         [LABEL.podUid]: pod.metadata.uid,
         [LABEL.containerName]: "app",
         [LABEL.restartCount]: "0",
       },
-      HostConfig: {},
     },
     { running: true, state: "running" },
   );

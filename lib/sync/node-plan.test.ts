@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { noConfigs, type ConfigLookup } from "../api/config-objects.ts";
 import type { Pod, V1PodSpec } from "../api/types.ts";
-import { buildContainer, buildPauseContainer, type PodContext } from "../container/container-config.ts";
+import { containerConfig, podSandboxConfig, type PodContext } from "../container/container-config.ts";
 import { LABEL, type ContainerDetails } from "../container/runtime.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { testConfig, testPod } from "../testing/pods.ts";
@@ -13,7 +13,6 @@ const ctx: PodContext = {
   hostIP: "",
   podIP: "",
   networkMode: "none",
-  pauseImage: PAUSE,
   allowPrivileged: false,
   volumePaths: new Map(),
   node: { cpus: 2, memoryBytes: 0 },
@@ -28,12 +27,14 @@ const spec = (over: Partial<V1PodSpec> = {}): Partial<V1PodSpec> => ({
 async function nodeRunning(...pods: Pod[]): Promise<Map<string, ContainerDetails[]>> {
   const runtime = new FakeRuntime();
   for (const pod of pods) {
-    const pauseId = runtime.seed(buildPauseContainer(pod, ctx), { running: true, state: "running" });
-    for (const c of pod.spec.containers)
-      runtime.seed(buildContainer(pod, c, { ...ctx, pauseId, attempt: 0, init: false }), {
-        running: true,
-        state: "running",
-      });
+    const sandbox = podSandboxConfig(pod, ctx, 0);
+    const sandboxId = await runtime.runPodSandbox(sandbox);
+    for (const c of pod.spec.containers) {
+      runtime.images.add(c.image!);
+      await runtime.startContainer(
+        await runtime.createContainer(sandboxId, containerConfig(pod, c, { ...ctx, attempt: 0, init: false }), sandbox),
+      );
+    }
   }
   const observed = new Map<string, ContainerDetails[]>();
   for (const summary of await runtime.listContainers()) {

@@ -201,6 +201,29 @@ describe("container statuses", () => {
     expect(s).toMatchObject({ ready: false, started: true });
   });
 
+  test("on a CRI runtime, container IDs carry the runtime's name and the image ID is its image_ref", () => {
+    const p = pod({ restartPolicy: "Always" });
+    const [previous, latest] = observedContainers(p, [SANDBOX, dead("app", 1), { name: "app", attempt: 1 }], {
+      now: NOW,
+    })
+      .filter((c) => c.labels["io.kubernetes.container.name"] === "app")
+      .sort((a, b) => a.createdAt - b.createdAt);
+    const containers = [previous!, latest!].map((c) => ({ ...c, runtimeName: "containerd" }));
+    const [c] = computePodStatus({
+      pod: p,
+      containers,
+      waiting: new Map(),
+      isReady: () => false,
+      isStarted: () => false,
+      hostIP: "10.0.0.1",
+      podIP: "",
+      firstSeen: FIRST_SEEN,
+      now: NOW,
+    }).containerStatuses!;
+    expect(c).toMatchObject({ containerID: `containerd://${latest!.id}`, imageID: latest!.imageId });
+    expect(c!.lastState!.terminated!.containerID).toBe(`containerd://${previous!.id}`);
+  });
+
   test("a dead container is terminated with its exit code, reason, times and id", () => {
     const [c] = statusOf(pod({ restartPolicy: "Never" }), [SANDBOX, dead("app", 3, { attempt: 2 })]).containerStatuses!;
     expect(c!.restartCount).toBe(2);

@@ -49,14 +49,12 @@ function terminatedReason(c: ContainerDetails): string {
   return c.exitCode === 0 ? "Completed" : "Error";
 }
 
-/** `<runtime>://<id>`, as the Go kubelet's ContainerID prints. */
+/** `<runtime>://<id>`, as the Go kubelet's ContainerID prints: docker://… or containerd://…. */
 const containerId = (c: ContainerDetails) => `${c.runtimeName ?? "docker"}://${c.id}`;
 
-/** dockershim prefixed image ids with docker-pullable://; CRI runtimes report their image reference as it is. */
-function imageId(c: ContainerDetails): string {
-  if (!c.imageId) return "";
-  return (c.runtimeName ?? "docker") === "docker" ? `docker-pullable://${c.imageId}` : c.imageId;
-}
+/** Docker's pullable reference, or the CRI's image_ref as the runtime gives it (the Go kubelet's ImageID). */
+const imageId = (c: ContainerDetails) =>
+  !c.imageId ? "" : (c.runtimeName ?? "docker") === "docker" ? `docker-pullable://${c.imageId}` : c.imageId;
 
 function stateOf(c: ContainerDetails): V1ContainerStatus["state"] {
   if (c.running) return { running: { startedAt: c.startedAt } };

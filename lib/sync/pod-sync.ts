@@ -1,15 +1,10 @@
 // One step of the sync loop for one pod: observe its containers, plan with computePodActions
 // (pod-plan.ts, pure) and carry the plan out on the Runtime port (this file, the executor): image
-// pulls, Docker create bodies, lifecycle hooks, graceful termination, events, back-off bookkeeping,
+// pulls, CRI sandbox and container configs, lifecycle hooks, graceful termination, events, back-off bookkeeping,
 // termination messages and OOM kills (dead containers: node/container-gc.ts).
 import { Backoff, type BackoffPersistence } from "../node/backoff.ts";
 import type { Clock } from "../clock.ts";
-import {
-  buildContainer,
-  buildPauseContainer,
-  type PodContext,
-  type VolumeMount,
-} from "../container/container-config.ts";
+import { containerConfig, podSandboxConfig, type PodContext, type VolumeMount } from "../container/container-config.ts";
 import { LABEL, type ContainerDetails, type Runtime } from "../container/runtime.ts";
 import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager, PullPolicy } from "../node/images.ts";
@@ -35,7 +30,10 @@ export interface PodSyncOptions {
   hostname: string;
   hostIP: string;
   networkMode: string;
+  /** Pulled before a sandbox is run (the runtime's pause image: the Docker shim's, or the CRI runtime's). */
   pauseImage: string;
+  /** --pod_logs_dir, where a CRI runtime writes container logs; see PodContext. */
+  podLogsDir?: string;
   allowPrivileged: boolean;
   /** See PodContext: the oom_score_adj floor and the CFS quota settings. */
   oomScoreAdjMin?: number;
@@ -219,7 +217,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     pod: Pod,
     { spec, attempt, init }: ContainerToStart,
     ctx: PodContext,
-    sandboxId: string,
+    sandbox: ContainerDetails,
     done: Done,
   ): Promise<Waiting | undefined> => {
     const field = `spec.${init ? "initContainers" : "containers"}{${spec.name}}`;
@@ -239,7 +237,9 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
         ? await deps.volumes.terminationLog(pod.metadata.uid, spec.name, attempt)
         : undefined;
       id = await runtime.createContainer(
-        buildContainer(pod, spec, { ...ctx, pauseId: sandboxId, attempt, init, terminationLog }),
+        sandbox.id,
+        containerConfig(pod, spec, { ...ctx, attempt, init, terminationLog }),
+        podSandboxConfig(pod, ctx, Number(sandbox.labels[LABEL.restartCount] ?? 0)),
       );
       done.created++;
     } catch (error) {
@@ -376,7 +376,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
           crashBackoff.next(key);
           deps.metrics?.containerRestarted();
         }
-        const failed = await startContainer(pod, start, ctx, sandbox!.id, done);
+        const failed = await startContainer(pod, start, ctx, sandbox!, done);
         if (failed) {
           waiting.set(start.spec.name, failed);
           retry(failed.reason === "ErrImagePull" ? 1000 : failed.reason === "ImagePullBackOff" ? 5000 : 10_000);
@@ -388,12 +388,8 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
 
   const createSandbox = async (pod: Pod, attempt: number, done: Done): Promise<ContainerDetails> => {
     await deps.images.ensureImage(options.pauseImage, "IfNotPresent", pod);
-    const body = buildPauseContainer(pod, await context(pod, ""));
-    body.name = body.name.replace(/_0$/, `_${attempt}`);
-    body.Labels[LABEL.restartCount] = String(attempt);
-    const id = await runtime.createContainer(body);
+    const id = await runtime.runPodSandbox(podSandboxConfig(pod, await context(pod, ""), attempt));
     done.created++;
-    await runtime.startContainer(id);
     deps.metrics?.containerStarted("podsandbox", false);
     return runtime.inspectContainer(id);
   };
@@ -440,7 +436,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
       hostIP: options.hostIP,
       podIP,
       networkMode: options.networkMode,
-      pauseImage: options.pauseImage,
+      ...(options.podLogsDir ? { podLogsDir: options.podLogsDir } : {}),
       allowPrivileged: options.allowPrivileged,
       volumePaths: volumes.paths,
       node: await nodeInfo(),

@@ -1,6 +1,7 @@
 // The sync loop and its pod sync step on a fake runtime and a fake clock.
 import { describe, expect, test } from "bun:test";
-import { buildContainer, buildPauseContainer } from "../container/container-config.ts";
+import { containerConfig, podSandboxConfig, type PodContext } from "../container/container-config.ts";
+import type { ContainerConfig } from "../container/cri-types.ts";
 import { containerHash } from "../api/hash.ts";
 import { LABEL } from "../container/runtime.ts";
 import { createEventRecorder } from "../node/events.ts";
@@ -27,6 +28,29 @@ const options: PodSyncOptions = {
   pauseImage: "registry.k8s.io/pause:3.9",
   allowPrivileged: false,
 };
+/** Runs `pod` with `containers` as a kubelet would have (an earlier run to adopt): sandbox, then each container. */
+async function runAsKubelet(runtime: FakeRuntime, pod: Pod, containers: Pod["spec"]["containers"]): Promise<void> {
+  const ctx: PodContext = {
+    nodeName: "node",
+    hostIP: "",
+    podIP: "",
+    networkMode: options.networkMode,
+    allowPrivileged: false,
+    volumePaths: new Map(),
+    node: { cpus: 2, memoryBytes: 0 },
+    configs: noConfigs,
+  };
+  const sandbox = podSandboxConfig(pod, ctx, 0);
+  const sandboxId = await runtime.runPodSandbox(sandbox);
+  for (const c of containers) {
+    const id = await runtime.createContainer(
+      sandboxId,
+      containerConfig(pod, c, { ...ctx, attempt: 0, init: false }),
+      sandbox,
+    );
+    await runtime.startContainer(id);
+  }
+}
 /** What containers wrote to their termination logs, by `<uid>/<name>/<attempt>`. */
 const terminationLogs = new Map<string, string>();
 const volumes = fakeVolumes(terminationLogs);
@@ -66,7 +90,7 @@ describe("pod sync step", () => {
     const names = [...h.runtime.containers.values()].map((c) => c.name);
     expect(names).toEqual([`k8s_POD_web_default_${pod.metadata.uid}_0`, `k8s_app_web_default_${pod.metadata.uid}_0`]);
     const app = h.app(pod)[0]!;
-    expect(app.body.HostConfig.NetworkMode).toBe(`container:${[...h.runtime.containers.keys()][0]}`);
+    expect(app.sandboxId).toBe([...h.runtime.containers.keys()][0]);
     expect(app.running).toBe(true);
   });
 
@@ -113,7 +137,7 @@ describe("pod sync step", () => {
     await h.sync(testPod("web", spec({ hostNetwork: true })));
     const pause = [...h.runtime.containers.values()].find((c) => c.labels[LABEL.containerName] === "POD")!;
     expect(pause.id).not.toBe(firstPause);
-    expect(pause.body.HostConfig.NetworkMode).toBe("host");
+    expect(pause.sandbox!.linux!.security_context!.namespace_options!.network).toBe("NODE");
   });
 
   for (const [policy, code, restarts] of [
@@ -234,7 +258,7 @@ describe("pod sync step", () => {
     await expect(h.sync(pod)).rejects.toThrow("cannot read the node's capacity: Docker is restarting");
     expect(h.runtime.containers.size).toBe(0);
     await h.sync(pod);
-    expect(h.app(pod)[0]!.body.Env).toContain("CPUS=2");
+    expect(h.app(pod)[0]!.config!.envs).toContainEqual({ key: "CPUS", value: "2" });
   });
 
   test("killPod stops app containers before the pause container and removes them all", async () => {
@@ -272,7 +296,10 @@ describe("termination messages and OOM kills", () => {
     const pod = testPod("msg", spec({ restartPolicy: "Never" }));
     await h.sync(pod);
     const app = h.app(pod)[0]!;
-    expect(app.body.HostConfig.Binds).toContain(`/fake/pods/${pod.metadata.uid}/containers/app/0:/dev/termination-log`);
+    expect(app.config!.mounts).toContainEqual({
+      host_path: `/fake/pods/${pod.metadata.uid}/containers/app/0`,
+      container_path: "/dev/termination-log",
+    });
     expect(app.labels[LABEL.terminationMessagePolicy]).toBe("File");
     terminationLogs.set(`${pod.metadata.uid}/app/0`, "bad config: port 80 in use");
     h.runtime.writeLogs(app.id, "log line\n");
@@ -367,37 +394,8 @@ describe("sync loop", () => {
   test("adopts a healthy running pod after a restart of the kubelet without restarting it", async () => {
     const l = await loop();
     const pod = testPod("web", spec());
-    const pause = l.runtime.seed(
-      buildPauseContainer(pod, {
-        nodeName: "node",
-        hostIP: "",
-        podIP: "",
-        networkMode: "none",
-        pauseImage: options.pauseImage,
-        allowPrivileged: false,
-        volumePaths: new Map(),
-        node: { cpus: 2, memoryBytes: 0 },
-        configs: noConfigs,
-      }),
-      { running: true, state: "running" },
-    );
-    l.runtime.seed(
-      buildContainer(pod, pod.spec.containers[0]!, {
-        nodeName: "node",
-        hostIP: "",
-        podIP: "",
-        networkMode: "none",
-        pauseImage: options.pauseImage,
-        allowPrivileged: false,
-        volumePaths: new Map(),
-        node: { cpus: 2, memoryBytes: 0 },
-        configs: noConfigs,
-        pauseId: pause,
-        attempt: 0,
-        init: false,
-      }),
-      { running: true, state: "running", startedAt: new Date().toISOString() },
-    );
+    await runAsKubelet(l.runtime, pod, [pod.spec.containers[0]!]);
+    l.runtime.calls.length = 0;
     l.store.apply("file", { pods: [pod], rejected: [] });
     await l.settle();
     expect(
@@ -434,8 +432,8 @@ describe("sync loop", () => {
     expect(l.syncLoop.pods()[0]!.status!.containerStatuses![0]!.state?.running).toBeDefined();
     const created = l.runtime.calls
       .filter((c) => c.method === "createContainer")
-      .map((c) => c.args[0] as { Env?: string[] });
-    expect(created.at(-1)!.Env).toContain("MODE=fast");
+      .map((c) => c.args[1] as ContainerConfig);
+    expect(created.at(-1)!.envs).toContainEqual({ key: "MODE", value: "fast" });
     await l.stop();
   });
 
@@ -480,20 +478,7 @@ describe("sync loop", () => {
   test("kills pods no source wants only after every source has reported", async () => {
     const l = await loop(["file", "etcd"]);
     const orphan = testPod("orphan", spec());
-    l.runtime.seed(
-      buildPauseContainer(orphan, {
-        nodeName: "node",
-        hostIP: "",
-        podIP: "",
-        networkMode: "none",
-        pauseImage: options.pauseImage,
-        allowPrivileged: false,
-        volumePaths: new Map(),
-        node: { cpus: 2, memoryBytes: 0 },
-        configs: noConfigs,
-      }),
-      { running: true, state: "running" },
-    );
+    await runAsKubelet(l.runtime, orphan, []);
     l.store.apply("file", { pods: [], rejected: [] });
     await l.clock.advance(10_000);
     await l.settle();

@@ -3,6 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { CONTRACT_SCRIPTS, runtimeContract } from "../container/runtime-contract.ts";
 import { LABEL, type ExecResult } from "../container/runtime.ts";
 import { FakeClock } from "./fake-clock.ts";
+import { testContainerConfig, testSandboxConfig } from "./cri-configs.ts";
 import { FakeRuntime } from "./fake-runtime.ts";
 
 const scripts = Object.values(CONTRACT_SCRIPTS);
@@ -12,7 +13,7 @@ runtimeContract(
   "FakeRuntime",
   () => {
     const runtime = new FakeRuntime();
-    runtime.program = (body) => scripted(body.Cmd)?.program;
+    runtime.program = (config) => scripted(config.command)?.program;
     runtime.execHandler = async (_id, cmd): Promise<ExecResult> => {
       const script = scripted(cmd);
       if (script && "exec" in script) {
@@ -23,16 +24,29 @@ runtimeContract(
     };
     return runtime;
   },
-  { image: "local/busybox:stable", pause: "registry.k8s.io/pause:3.9", prefix: "fake-" },
+  { image: "local/busybox:stable", prefix: "fake-" },
 );
 
 describe("FakeRuntime hooks", () => {
-  const body = {
-    name: "k8s_app_web_default_u1_0",
-    Image: "local/busybox:stable",
-    Labels: { [LABEL.podUid]: "u1" },
-    HostConfig: {},
+  /** A created container of pod web, in its sandbox. */
+  const created = async (runtime: FakeRuntime) => {
+    const sandbox = testSandboxConfig("u1", "web");
+    const id = await runtime.runPodSandbox(sandbox);
+    return runtime.createContainer(
+      id,
+      testContainerConfig(sandbox, "app", 0, "local/busybox:stable", ["sleep", "60"]),
+      sandbox,
+    );
   };
+
+  test("seeds containers, and lists only those with a dockershim name and a pod uid label", async () => {
+    const runtime = new FakeRuntime();
+    const image = "local/busybox:stable";
+    const mine = runtime.seed({ name: "k8s_app_web_default_u1_0", image, labels: { [LABEL.podUid]: "u1" } });
+    runtime.seed({ name: "k8s_app_web_default_u2_0", image, labels: {} });
+    runtime.seed({ name: "stranger", image, labels: { [LABEL.podUid]: "u1" } });
+    expect((await runtime.listContainers()).map((c) => c.id)).toEqual([mine]);
+  });
 
   test("a programmed container prints and exits on fake time", async () => {
     const clock = new FakeClock();
@@ -44,7 +58,7 @@ describe("FakeRuntime hooks", () => {
       ],
       exitCode: 2,
     });
-    const id = await runtime.createContainer(body);
+    const id = await created(runtime);
     await runtime.startContainer(id);
     await clock.advance(0);
     expect(runtime.logsOf(id)).toBe("hello\n");
@@ -56,7 +70,7 @@ describe("FakeRuntime hooks", () => {
   test("exit() ends a container, OOM-killed if asked, with die and oom events", async () => {
     const runtime = new FakeRuntime(new FakeClock());
     const abort = new AbortController();
-    const id = await runtime.createContainer(body);
+    const id = await created(runtime);
     await runtime.startContainer(id);
     const events = runtime.events(abort.signal)[Symbol.asyncIterator]();
     const next = events.next();
@@ -98,7 +112,7 @@ describe("FakeRuntime hooks", () => {
   test("logs honour since and timestamps", async () => {
     const clock = new FakeClock();
     const runtime = new FakeRuntime(clock);
-    const id = await runtime.createContainer(body);
+    const id = await created(runtime);
     runtime.writeLogs(id, "old\n");
     await clock.advance(10_000);
     runtime.writeLogs(id, "new\n");

@@ -1,10 +1,11 @@
-// An in-memory Runtime for unit tests: containers with Docker-like states, recorded calls, and
-// hooks to make containers print and exit, commands answer and calls fail.
+// An in-memory Runtime for unit tests: sandboxes and containers with Docker-like states and the
+// dockershim's names, recorded calls, and hooks to make containers print and exit, commands answer
+// and calls fail.
 import type { Clock } from "../clock.ts";
 import { systemClock } from "../clock.ts";
 import {
   LABEL,
-  type ContainerCreateBody,
+  POD_INFRA_CONTAINER_NAME,
   type ContainerDetails,
   type ContainerStats,
   type ContainerSummary,
@@ -17,6 +18,8 @@ import {
   type RuntimeInfo,
 } from "../container/runtime.ts";
 import { KubeletError } from "../api/types.ts";
+import type { ContainerConfig, PodSandboxConfig } from "../container/cri-types.ts";
+import { dockerName } from "../container/docker-shim.ts";
 
 /** What a fake container does once started: output at times (ms after start), then maybe an exit. */
 export interface FakeProgram {
@@ -25,8 +28,18 @@ export interface FakeProgram {
   exitCode?: number;
 }
 
+/** A container put in place by seed(): one the kubelet did not create, or one from an earlier run. */
+export interface FakeSeed {
+  name: string;
+  image: string;
+  labels: Record<string, string>;
+}
+
 interface FakeContainer extends ContainerDetails {
-  body: ContainerCreateBody;
+  /** What it was created from: a sandbox's config, or a container's with its sandbox (none when seeded). */
+  sandbox?: PodSandboxConfig;
+  config?: ContainerConfig;
+  sandboxId?: string;
   logLines: Array<{ time: number; text: string }>;
 }
 
@@ -48,8 +61,10 @@ export class FakeRuntime implements Runtime {
     stdout: "",
     stderr: "",
   });
-  /** The behaviour of a started container, by its create body; default: runs silently until stopped. */
-  program: (body: ContainerCreateBody) => FakeProgram | undefined = () => undefined;
+  /** The behaviour of a started container, by its config; default: runs silently until stopped. */
+  program: (config: ContainerConfig) => FakeProgram | undefined = () => undefined;
+  /** The image of every sandbox's pause container. */
+  podInfraImage = "registry.k8s.io/pause:3.9";
   /** What info() reports as the runtime's cgroup driver. */
   cgroupDriver = "cgroupfs";
   /** Time each pull takes, on the injected clock. */
@@ -95,8 +110,8 @@ export class FakeRuntime implements Runtime {
   }
 
   /** Puts a container the kubelet did not create (or one from an earlier run) in place. */
-  seed(body: ContainerCreateBody, state: Partial<ContainerDetails> = {}): string {
-    const id = this.#create(body);
+  seed(seed: FakeSeed, state: Partial<ContainerDetails> = {}): string {
+    const id = this.#create(seed, {});
     Object.assign(this.containers.get(id)!, state);
     return id;
   }
@@ -147,16 +162,16 @@ export class FakeRuntime implements Runtime {
     for (const wake of this.#logWaiters) wake();
   }
 
-  #create(body: ContainerCreateBody): string {
-    if ([...this.containers.values()].some((c) => c.name === body.name))
-      throw new KubeletError("Conflict", `The container name "/${body.name}" is already in use`);
+  #create(seed: FakeSeed, from: Pick<FakeContainer, "sandbox" | "config" | "sandboxId">): string {
+    if ([...this.containers.values()].some((c) => c.name === seed.name))
+      throw new KubeletError("Conflict", `The container name "/${seed.name}" is already in use`);
     const id = `fake${String(++this.#seq).padStart(60, "0")}`;
     this.containers.set(id, {
       id,
-      name: body.name,
-      labels: body.Labels,
-      image: body.Image,
-      imageId: `sha256:${body.Image}`,
+      name: seed.name,
+      labels: seed.labels,
+      image: seed.image,
+      imageId: `sha256:${seed.image}`,
       state: "created",
       createdAt: this.clock.now(),
       running: false,
@@ -164,7 +179,7 @@ export class FakeRuntime implements Runtime {
       oomKilled: false,
       pid: 0,
       ipAddress: "",
-      body,
+      ...from,
       logLines: [],
     });
     return id;
@@ -224,18 +239,36 @@ export class FakeRuntime implements Runtime {
   async inspectContainer(id: string): Promise<ContainerDetails> {
     this.#record("inspectContainer", [id]);
     this.#listedAsRunning.delete(id);
-    const { body: _body, logLines: _logs, ...details } = this.#get(id);
+    const { sandbox: _sandbox, config: _config, sandboxId: _sandboxId, logLines: _logs, ...details } = this.#get(id);
     return structuredClone(details);
   }
-  async createContainer(body: ContainerCreateBody): Promise<string> {
-    this.#record("createContainer", [body]);
-    if (!this.images.has(body.Image)) throw new KubeletError("NotFound", `No such image: ${body.Image}`);
-    const id = this.#create({ ...body, HostConfig: { ...body.HostConfig, RestartPolicy: { Name: "no" } } });
+  async runPodSandbox(config: PodSandboxConfig): Promise<string> {
+    this.#record("runPodSandbox", [config]);
+    const name = dockerName(config, POD_INFRA_CONTAINER_NAME, config.metadata.attempt);
+    const id = this.#create({ name, image: this.podInfraImage, labels: { ...config.labels } }, { sandbox: config });
+    this.#emit("create", this.containers.get(id)!);
+    this.#start(id);
+    return id;
+  }
+  async createContainer(sandboxId: string, config: ContainerConfig, sandboxConfig: PodSandboxConfig): Promise<string> {
+    this.#record("createContainer", [sandboxId, config, sandboxConfig]);
+    if (!this.containers.get(sandboxId)?.sandbox)
+      throw new KubeletError(
+        "NotFound",
+        `cannot create container ${config.metadata.name}: no pod sandbox ${sandboxId}`,
+      );
+    const image = config.image.image;
+    if (!this.images.has(image)) throw new KubeletError("NotFound", `No such image: ${image}`);
+    const name = dockerName(sandboxConfig, config.metadata.name, config.metadata.attempt);
+    const id = this.#create({ name, image, labels: { ...config.labels } }, { config, sandboxId });
     this.#emit("create", this.containers.get(id)!);
     return id;
   }
   async startContainer(id: string): Promise<void> {
     this.#record("startContainer", [id]);
+    this.#start(id);
+  }
+  #start(id: string): void {
     const c = this.#get(id);
     if (c.running) return; // Docker: 304 Not Modified
     const startedAt = new Date(this.clock.now()).toISOString();
@@ -249,7 +282,7 @@ export class FakeRuntime implements Runtime {
       pid: 1000 + this.#seq,
     });
     this.#emit("start", c);
-    const program = this.program(c.body);
+    const program = c.config && this.program(c.config);
     if (program) void this.#play(id, program, startedAt);
   }
   async stopContainer(id: string, graceSeconds: number): Promise<void> {

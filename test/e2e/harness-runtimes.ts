@@ -64,9 +64,8 @@ export function testCgroupRoot(rootDir: string): string {
 export function runtimeUnderTest(services: TestServices, kind: RuntimeKind): RuntimeUnderTest {
   const client =
     kind === "remote" ? createCriClient({ runtimeEndpoint: services.containerd, requestTimeoutMs: 30_000 }) : undefined;
-  // The observer reads logs through the kubelet's /containerLogs, never through its own log directory.
   const runtime = client
-    ? createCriRuntime(client, { podLogsDir: "/nonexistent", clock: systemClock })
+    ? createCriRuntime(client, { clock: systemClock })
     : createDockerRuntime({ endpoint: services.dockerHost });
   const podContainers = async (pod: string, namespace = "default") =>
     (await runtime.listContainers()).filter(

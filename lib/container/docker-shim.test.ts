@@ -1,13 +1,16 @@
-// The Docker create bodies: the pause container and app containers, exact to the field, with
-// dockershim names and labels, $(VAR) expansion, downward API, resources and security settings.
+// Pod → CRI configs (container-config.ts) → Docker create bodies (docker-shim.ts): the pause
+// container and app containers, exact to the field, with the dockershim names and labels, $(VAR)
+// expansion, downward API, resources and security settings. These are the bodies every earlier
+// version wrote, so a node upgraded in place adopts its containers (test/e2e/upgrade.test.ts).
 import { describe, expect, test } from "bun:test";
 import { containerFieldHashes, containerHash, podSandboxHash, sandboxFieldHashes } from "../api/hash.ts";
 import { ANNOTATION, type Pod, type V1Container, type V1PodSpec } from "../api/types.ts";
 import { testPod } from "../testing/pods.ts";
-import { buildContainer, buildPauseContainer, containerName, resolveEnv, type PodContext } from "./container-config.ts";
+import { containerConfig, podSandboxConfig, resolveEnv, type PodContext } from "./container-config.ts";
+import { containerBody, dockerName, sandboxBody } from "./docker-shim.ts";
 import { LABEL } from "./runtime.ts";
 
-const ctx: PodContext = {
+const ctx: PodContext & { pauseImage: string } = {
   nodeName: "node-1",
   hostIP: "10.0.0.1",
   podIP: "10.1.0.9",
@@ -23,8 +26,17 @@ const pod = (spec: Partial<V1PodSpec> = {}, labels?: Record<string, string>) => 
   const p = testPod("web", { containers: [app], ...spec });
   return labels ? { ...p, metadata: { ...p.metadata, labels } } : p;
 };
+/** The pause container's body: the sandbox config through the shim configured as the kubelet's flags say. */
+const buildPauseContainer = (p: Pod, c: typeof ctx) =>
+  sandboxBody(podSandboxConfig(p, c, 0), { podInfraImage: c.pauseImage, podNetworkMode: c.networkMode });
+/** An app or init container's body in sandbox "pause-id". */
+const buildContainer = (
+  p: Pod,
+  container: V1Container,
+  c: PodContext & { attempt: number; init: boolean; terminationLog?: string },
+) => containerBody("pause-id", containerConfig(p, container, c), podSandboxConfig(p, c, 0));
 const body = (p: Pod, container: V1Container = p.spec.containers[0]!, over: Partial<PodContext> = {}) =>
-  buildContainer(p, container, { ...ctx, ...over, pauseId: "pause-id", attempt: 2, init: false });
+  buildContainer(p, container, { ...ctx, ...over, attempt: 2, init: false });
 
 describe("the pause container", () => {
   test("owns the network and IPC namespaces, with the pod's labels and sandbox hash", () => {
@@ -43,6 +55,7 @@ describe("the pause container", () => {
         [LABEL.containerType]: "podsandbox",
         [LABEL.podHash]: podSandboxHash(p, "bridge"),
         [LABEL.fieldHashes]: sandboxFieldHashes(p, "bridge"),
+        [LABEL.restartCount]: "0",
       },
       Hostname: "web",
       HostConfig: {
@@ -130,12 +143,12 @@ describe("an app container", () => {
         LogConfig: { Type: "json-file", Config: { "max-size": "10m", "max-file": "2" } },
       },
     });
-    expect(containerName(p, "app", 7)).toBe(`k8s_app_web_default_${p.metadata.uid}_7`);
+    expect(dockerName(podSandboxConfig(p, ctx, 0), "app", 7)).toBe(`k8s_app_web_default_${p.metadata.uid}_7`);
   });
 
   test("an init container is labelled as one", () => {
     const p = pod();
-    const init = buildContainer(p, app, { ...ctx, pauseId: "x", attempt: 0, init: true });
+    const init = buildContainer(p, app, { ...ctx, attempt: 0, init: true });
     expect(init.Labels[LABEL.initContainer]).toBe("true");
     expect(body(p).Labels[LABEL.initContainer]).toBeUndefined();
   });
