@@ -10,7 +10,7 @@ export function serveDeno(fetch: FetchHandler, options: ServeOptions): RunningSe
     throw new Error(
       "client certificate authentication is not available under deno: run the compiled binary or use --auth_token_file",
     );
-  // Deno.serve has no idle or header timeout to set (options.idleTimeoutSeconds): its HTTP server keeps its own.
+  // Deno.serve takes no idle or header timeout option, so options.idleTimeoutSeconds is not applied under deno.
   const server = Deno.serve(
     {
       hostname: options.hostname,
