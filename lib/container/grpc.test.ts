@@ -1,0 +1,44 @@
+import { expect, test } from "bun:test";
+import { resolve } from "node:path";
+
+const root = resolve(import.meta.dir, "../..");
+
+/**
+ * Counts of loaded CommonJS modules, in a fresh process (modules this test run already loaded do not count), after
+ * each step: all of @grpc, and the CRI client's own proto-loader (dockerode nests its own copy, which it requires
+ * at load for BuildKit sessions: Docker mode pays for that one whatever the kubelet does).
+ */
+const loadedAfter = (steps: string[]) => {
+  const script = `
+    const count = () => {
+      const keys = Object.keys(require.cache);
+      return {
+        grpc: keys.filter((k) => k.includes("/@grpc/")).length,
+        criDescriptor: keys.filter((k) => k.startsWith(${JSON.stringify(`${root}/node_modules/@grpc/proto-loader/`)})).length,
+      };
+    };
+    const { main } = await import(${JSON.stringify(`${root}/lib/cli/cli.ts`)});
+    const quiet = { write: () => true };
+    const io = { stdout: quiet, stderr: quiet, readStdin: async () => "", exit() {} };
+    const counts = [];
+    ${steps.map((step) => `${step}; counts.push(count());`).join("\n")}
+    console.log(JSON.stringify(counts));`;
+  const run = Bun.spawnSync([process.execPath, "-e", script], { cwd: root, stderr: "pipe" });
+  expect(run.stderr.toString()).toBe("");
+  return JSON.parse(run.stdout.toString().trim().split("\n").pop()!) as Array<{ grpc: number; criDescriptor: number }>;
+};
+
+test("kubelet --version and validate load no gRPC; Docker mode loads no CRI client; the CRI client loads both", () => {
+  const [version, validate, dockerMode, cri] = loadedAfter([
+    `if ((await main(["--version"], io)) !== 0) throw new Error("--version failed")`,
+    `if ((await main(["validate", "testdata/pods"], io)) !== 0) throw new Error("validate testdata/pods failed")`,
+    // What `kubelet run` loads in Docker mode: the composition root and everything it imports statically.
+    `await import("./lib/kubelet.ts")`,
+    `await import("./lib/container/cri-client.ts")`,
+  ]);
+  expect(version).toEqual({ grpc: 0, criDescriptor: 0 });
+  expect(validate).toEqual({ grpc: 0, criDescriptor: 0 });
+  expect(dockerMode!.criDescriptor).toBe(0);
+  expect(cri!.grpc).toBeGreaterThan(0);
+  expect(cri!.criDescriptor).toBeGreaterThan(0);
+});
