@@ -2,7 +2,7 @@
 // statuses in the Kubernetes shape, QoS class — from observed containers built for each case.
 import { describe, expect, test } from "bun:test";
 import type { Pod, V1PodSpec, V1PodStatus } from "../api/types.ts";
-import { POD_INFRA_CONTAINER_NAME } from "../container/runtime.ts";
+import { type ContainerDetails, POD_INFRA_CONTAINER_NAME } from "../container/runtime.ts";
 import { observedContainers, type Instance } from "../testing/containers.ts";
 import { testPod } from "../testing/pods.ts";
 import { computePodStatus, instancesOf, shouldRestart, type Waiting } from "./pod-status.ts";
@@ -23,11 +23,14 @@ function statusOf(
     previous?: V1PodStatus;
     now?: number;
     podIP?: string;
+    /** What the runtime reports beyond the instances (e.g. a CRI runtime's name). */
+    observed?: (c: ContainerDetails) => ContainerDetails;
   } = {},
 ) {
+  const containers = observedContainers(pod, instances, { now: NOW });
   return computePodStatus({
     pod,
-    containers: observedContainers(pod, instances, { now: NOW }),
+    containers: options.observed ? containers.map(options.observed) : containers,
     waiting: new Map(Object.entries(options.waiting ?? {})),
     isReady: (id) => (options.ready ?? []).includes(id),
     isStarted: (id) => (options.started ?? []).includes(id),
@@ -145,42 +148,10 @@ describe("container statuses", () => {
   test("a container without an image reference or image id reports them empty", () => {
     const [noImage] = statusOf(pod({ containers: [{ name: "app" }] }), []).containerStatuses!;
     expect(noImage!.image).toBe("");
-    const containers = observedContainers(pod(), [SANDBOX, { name: "app" }], { now: NOW });
-    containers[1]!.imageId = "";
-    const [running] = computePodStatus({
-      pod: pod(),
-      containers,
-      waiting: new Map(),
-      isReady: () => false,
-      isStarted: () => false,
-      hostIP: "10.0.0.1",
-      podIP: "",
-      firstSeen: FIRST_SEEN,
-      now: NOW,
+    const [running] = statusOf(pod(), [SANDBOX, { name: "app" }], {
+      observed: (c) => ({ ...c, imageId: "" }),
     }).containerStatuses!;
     expect(running!.imageID).toBe("");
-  });
-
-  test("container ids of a CRI runtime carry its name (containerd://…) and the image id is its reference as it is", () => {
-    const containers = observedContainers(pod(), [SANDBOX, { name: "app" }], { now: NOW }).map((c) => ({
-      ...c,
-      runtimeName: "containerd",
-    }));
-    const [running] = computePodStatus({
-      pod: pod(),
-      containers,
-      waiting: new Map(),
-      isReady: () => false,
-      isStarted: () => false,
-      hostIP: "10.0.0.1",
-      podIP: "",
-      firstSeen: FIRST_SEEN,
-      now: NOW,
-    }).containerStatuses!;
-    expect(running).toMatchObject({
-      containerID: `containerd://${containers[1]!.id}`,
-      imageID: containers[1]!.imageId,
-    });
   });
 
   test("a running container reports its start, ids, and readiness and start from the probes", () => {
@@ -202,26 +173,12 @@ describe("container statuses", () => {
   });
 
   test("on a CRI runtime, container IDs carry the runtime's name and the image ID is its image_ref", () => {
-    const p = pod({ restartPolicy: "Always" });
-    const [previous, latest] = observedContainers(p, [SANDBOX, dead("app", 1), { name: "app", attempt: 1 }], {
-      now: NOW,
-    })
-      .filter((c) => c.labels["io.kubernetes.container.name"] === "app")
-      .sort((a, b) => a.createdAt - b.createdAt);
-    const containers = [previous!, latest!].map((c) => ({ ...c, runtimeName: "containerd" }));
-    const [c] = computePodStatus({
-      pod: p,
-      containers,
-      waiting: new Map(),
-      isReady: () => false,
-      isStarted: () => false,
-      hostIP: "10.0.0.1",
-      podIP: "",
-      firstSeen: FIRST_SEEN,
-      now: NOW,
+    const [c] = statusOf(pod({ restartPolicy: "Always" }), [SANDBOX, dead("app", 1), { name: "app", attempt: 1 }], {
+      observed: (c) => ({ ...c, runtimeName: "containerd" }),
     }).containerStatuses!;
-    expect(c).toMatchObject({ containerID: `containerd://${latest!.id}`, imageID: latest!.imageId });
-    expect(c!.lastState!.terminated!.containerID).toBe(`containerd://${previous!.id}`);
+    // The runtime's image_ref as it is: no docker-pullable:// prefix.
+    expect(c).toMatchObject({ containerID: "containerd://app-1", imageID: "sha256:1" });
+    expect(c!.lastState!.terminated!.containerID).toBe("containerd://app-0");
   });
 
   test("a dead container is terminated with its exit code, reason, times and id", () => {
