@@ -9,11 +9,11 @@ import { describeWithServices } from "../../lib/testing/services.ts";
 import {
   baseFlags,
   docker,
-  freePort,
-  KubeletProcess,
+  killKubeletsAfterAll,
   podContainers,
   removeDir,
   removePods,
+  startKubelet,
   tempDir,
   waitFor,
 } from "./harness.ts";
@@ -21,9 +21,8 @@ import {
 describeWithServices("crash reaction", (services) => {
   const manifests = tempDir("crash-manifests");
   const rootDir = tempDir("crash-root");
-  let kubelet: KubeletProcess | undefined;
-  afterAll(async () => {
-    await kubelet?.stop("SIGKILL");
+  killKubeletsAfterAll();
+  afterAll(() => {
     removePods(services, "e2e-crash");
     removeDir(manifests);
     removeDir(rootDir);
@@ -40,13 +39,11 @@ spec:
   containers: [{ name: app, image: ${services.busybox}, command: ["sleep", "3600"] }]
 `,
     );
-    kubelet = new KubeletProcess([
+    await startKubelet([
       "run",
       "-c",
       manifests,
       ...baseFlags(services, rootDir),
-      "--port",
-      String(await freePort()),
       "--network_container_image",
       services.pause,
       "--sync_frequency",
