@@ -8,11 +8,12 @@ import { describeWithServices } from "../../lib/testing/services.ts";
 import {
   baseFlags,
   docker,
-  freePort,
-  KubeletProcess,
+  type Kubelet,
+  killKubeletsAfterAll,
   podContainers,
   removeDir,
   removePods,
+  startKubelet,
   tempDir,
   waitFor,
 } from "./harness.ts";
@@ -44,8 +45,8 @@ describeWithServices("slow and idle clients", (services) => {
   const dir = tempDir("slow-clients-manifests");
   const rootDir = tempDir("slow-clients-root");
   let port = 0;
-  let kubelet: KubeletProcess;
-  const url = (path: string) => `http://127.0.0.1:${port}${path}`;
+  let kubelet: Kubelet;
+  const url = (path: string) => kubelet.url(path);
   const healthz = async () => (await fetch(url("/healthz"))).status;
   // Resolves once a kept-alive connection opened now has been closed for idling: proof that more than
   // the idle bound has passed on the server's own clock, without sleeping a guessed time.
@@ -57,7 +58,6 @@ describeWithServices("slow and idle clients", (services) => {
   };
 
   beforeAll(async () => {
-    port = await freePort();
     writeFileSync(
       join(dir, "quiet.yaml"),
       `apiVersion: v1
@@ -71,20 +71,18 @@ spec:
       command: ["sh", "-c", "echo ready; exec sleep 3600"]
 `,
     );
-    kubelet = new KubeletProcess([
+    kubelet = await startKubelet([
       "run",
       "-c",
       dir,
       ...baseFlags(services, rootDir),
-      "--port",
-      String(port),
       "--http_idle_timeout",
       `${IDLE_SECONDS}s`,
     ]);
-    await waitFor("server", async () => (await healthz().catch(() => 0)) === 200, 20_000);
+    port = kubelet.port;
   });
-  afterAll(async () => {
-    await kubelet?.stop("SIGKILL");
+  killKubeletsAfterAll();
+  afterAll(() => {
     removePods(services, "e2e-slow-clients");
     removeDir(dir);
     removeDir(rootDir);
