@@ -3,7 +3,7 @@
 // (readHostFacts) plus what changes (runtime version, health, pressure). Pure apart from readHostFacts.
 import { readFileSync, statfsSync } from "node:fs";
 import { cpus, hostname as osHostname, release, totalmem } from "node:os";
-import type { RuntimeInfo } from "../container/runtime.ts";
+import type { RuntimeVersion } from "../container/runtime.ts";
 import type { V1Node, V1NodeCondition } from "../api/types.ts";
 
 /** Facts about the machine that do not change while the kubelet runs. */
@@ -83,8 +83,8 @@ export interface NodeInput {
   maxPods: number;
   /** Capacity less kubeReserved, systemReserved and the hard eviction threshold (node/cgroups.ts). */
   allocatable: { milliCpu: number; memoryBytes: number };
-  /** undefined when Docker did not answer. */
-  runtime?: RuntimeInfo;
+  /** undefined when the runtime did not answer. */
+  runtime?: RuntimeVersion;
   readiness: Readiness;
   pressure: PressureCondition[];
   /** ISO time of this heartbeat. */
@@ -156,7 +156,7 @@ export function buildNode(input: NodeInput): V1Node {
         kernelVersion: host.kernelVersion,
         osImage: host.osImage,
         containerRuntimeVersion: input.runtime
-          ? `${input.runtime.name}://${input.runtime.version}`
+          ? `${input.runtime.runtimeName}://${input.runtime.runtimeVersion}`
           : "docker://unknown",
         kubeletVersion: input.kubeletVersion,
         kubeProxyVersion: "",

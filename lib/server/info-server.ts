@@ -170,7 +170,7 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   });
 
   const machine = async () => {
-    const info = await deps.runtime.info().catch((error: Error) => {
+    const version = await deps.runtime.version().catch((error: Error) => {
       deps.log?.warn(`GET /spec: cannot read the Docker Engine's version: ${error.message}; reporting "unknown"`);
       return undefined;
     });
@@ -181,10 +181,10 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
       machine_id: hostname(),
       kernel_version: release(),
       os: osType(),
-      container_runtime: info ? `${info.name}://${info.version}` : "unknown",
-      container_runtime_type: info?.type ?? "unknown",
-      docker_version: info ? (info.type === "docker" ? info.version : "") : "unknown",
-      docker_api_version: info?.apiVersion ?? "unknown",
+      container_runtime: version ? `${version.runtimeName}://${version.runtimeVersion}` : "unknown",
+      container_runtime_type: version ? deps.config.containerRuntime : "unknown",
+      docker_version: version ? (deps.config.containerRuntime === "docker" ? version.runtimeVersion : "") : "unknown",
+      docker_api_version: version?.runtimeApiVersion ?? "unknown",
     };
   };
   app.get("/spec", async (c) => c.json(await machine()));
