@@ -28,9 +28,9 @@ test("a node lists the sandboxes and containers it created and unlabelled ones, 
     "k8s_app_web_default_u1_0",
   ]);
   expect((await a.listPodSandboxes()).map((s) => s.metadata.name).sort()).toEqual(["old", "web"]);
-  expect((await b.listPodSandboxes()).map((s) => [s.metadata.name, s.labels[NODE_LABEL]])).toEqual([
+  expect((await b.listPodSandboxes()).map((s) => [s.metadata.name, s.labels[NODE_LABEL] ?? "unlabelled"])).toEqual([
     ["db", "node-b"],
-    ["old", undefined],
+    ["old", "unlabelled"],
   ]);
   expect((await b.listContainers()).map((c) => [c.name, c.labels[NODE_LABEL]])).toContainEqual([
     "k8s_app_db_default_u2_0",
