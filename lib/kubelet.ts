@@ -16,9 +16,9 @@ import { oomScoreAdjFloor } from "./node/oom-score.ts";
 import { systemClock, untilAborted } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { etcdSettings } from "./config/etcd-config.ts";
-import type { Runtime, RuntimeStatus } from "./container/runtime.ts";
+import type { Runtime } from "./container/runtime.ts";
 import { createFleetReporter, type FleetReporterDeps } from "./node/fleet-reporter.ts";
-import { buildNode, readHostFacts, readinessFrom, type PressureObserver } from "./node/node-status.ts";
+import { buildNode, readHostFacts, readinessFrom, runtimeCheck, type PressureObserver } from "./node/node-status.ts";
 import { backoffFile } from "./node/backoff-file.ts";
 import { createNodeManagers } from "./node-managers.ts";
 import pkg from "../package.json" with { type: "json" };
@@ -715,16 +715,6 @@ function nodeIdentity(config: KubeletConfig): { name: string; ip: string } {
     .flat()
     .filter((a) => a && a.family === "IPv4" && !a.internal);
   return { name, ip: addresses[0]?.address ?? "127.0.0.1" };
-}
-
-/** The runtime's health: the Go kubelet requires RuntimeReady and NetworkReady, and words a failure as it does. */
-function runtimeCheck(status: RuntimeStatus) {
-  const failed = ["RuntimeReady", "NetworkReady"].map((type) => {
-    const c = status.conditions.find((c) => c.type === type);
-    return !c ? `${type} condition missing` : c.status ? "" : `${type}=false reason:${c.reason} message:${c.message}`;
-  });
-  const message = failed.filter(Boolean).join("; ");
-  return { name: "docker", ok: !message, message: message || "ok" };
 }
 
 function syncCheck(lastSyncAt: number, syncFrequency: number) {

@@ -15,6 +15,7 @@ import type { Authenticator } from "./auth.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
 import type { Runtime } from "../container/runtime.ts";
 import type { EventRecorder } from "../node/events.ts";
+import type { HealthCheck } from "../node/node-status.ts";
 import type { StatsSummary } from "../node/stats-analyzer.ts";
 import type { Logger } from "../log.ts";
 import { createPushRoutes, type PushTarget } from "./push-routes.ts";
@@ -25,7 +26,7 @@ import { longLived } from "../platform/long-lived.ts";
 
 export interface HealthReport {
   ok: boolean;
-  checks: Array<{ name: string; ok: boolean; message: string }>;
+  checks: HealthCheck[];
   /** The node's conditions (MemoryPressure, DiskPressure): details, not failures of the kubelet. */
   conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
 }
