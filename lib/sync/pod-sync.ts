@@ -111,7 +111,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
   const volumeCache = new Map<string, { hash: string; paths: Map<string, VolumeMount> }>();
   let node: PodContext["node"] | undefined;
 
-  // Only an answer is cached: a failed info() (Docker restarting) fails this sync, and the next asks again,
+  // Only an answer is cached: a failed machineInfo() (Docker restarting) fails this sync, and the next asks again,
   // so no pod's resource fieldRefs are computed from a made-up node.
   const nodeInfo = async () => {
     if (!node) {

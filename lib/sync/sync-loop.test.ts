@@ -242,7 +242,7 @@ describe("pod sync step", () => {
     expect(h.app(pod, "app")[0]!.running).toBe(true);
   });
 
-  test("a failed info() at start-up is not cached: nothing is created, and the next sync reads the node's capacity", async () => {
+  test("a failed machineInfo() at start-up is not cached: nothing is created, and the next sync reads the node's capacity", async () => {
     const h = harness();
     const pod = testPod(
       "limits",
