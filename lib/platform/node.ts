@@ -8,6 +8,8 @@ import type { FetchHandler, RunningServer, ServeOptions } from "./types.ts";
 
 /** How long a client may take to send its request headers, ms: Bun's own bound, so every runtime closes a trickler alike. */
 const HEADERS_TIMEOUT_MS = 10_000;
+/** How often the server looks for connections over headersTimeout (Node's default, 30 s, would triple the bound). */
+const CHECK_INTERVAL_MS = 1000;
 
 export function serveNode(fetch: FetchHandler, options: ServeOptions): Promise<RunningServer> {
   const tls = options.tls;
@@ -21,12 +23,13 @@ export function serveNode(fetch: FetchHandler, options: ServeOptions): Promise<R
           ? {
               createServer: createHttpsServer,
               serverOptions: {
+                connectionsCheckingInterval: CHECK_INTERVAL_MS,
                 cert: tls.cert,
                 key: tls.key,
                 ...(tls.ca ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
               },
             }
-          : {}),
+          : { serverOptions: { connectionsCheckingInterval: CHECK_INTERVAL_MS } }),
       },
       (info: AddressInfo) => {
         resolve({

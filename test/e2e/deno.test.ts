@@ -105,7 +105,7 @@ spec:
     expect(running("e2e-deno-run")).toBeTruthy();
   }, 90_000);
 
-  test("--http_idle_timeout closes a kept-alive connection with no request, and never a followed log quiet for longer", async () => {
+  test("--http_idle_timeout closes a kept-alive connection with no request, and never a followed log quiet for longer; a header trickler is closed within 10 s", async () => {
     const dir = tempDir("deno-idle");
     writeFileSync(
       join(dir, "idle.yaml"),
@@ -148,6 +148,22 @@ spec:
       await readUntil(/after-the-quiet\n/);
       expect(text).toBe("ready\nafter-the-quiet\n");
       abort.abort();
+      // Half-sent headers, one byte a second: closed by the headers bound (10 s, checked every second),
+      // never answered, long before the 40 bytes are through.
+      const request = `GET /healthz HTTP/1.1\r\nHost: kubelet\r\nX-Slow: ${"a".repeat(40)}\r\n\r\n`;
+      const trickler = rawClient(kubelet.port);
+      const startedAt = Date.now();
+      let sent = 0;
+      const trickle = setInterval(() => {
+        if (!trickler.socket.destroyed && sent < request.length) trickler.socket.write(request[sent++]!);
+      }, 1000);
+      const trickledUntil = await Promise.race([trickler.closed, Bun.sleep(40_000).then(() => 0)]).finally(() =>
+        clearInterval(trickle),
+      );
+      expect(trickledUntil).toBeGreaterThan(0);
+      expect(trickledUntil - startedAt).toBeLessThan(15_000);
+      expect(sent).toBeLessThan(request.length);
+      expect(trickler.state.received).not.toContain("200 OK");
     } finally {
       expect(await kubelet.stop()).toBe(0);
       removeDir(dir);
