@@ -105,7 +105,7 @@ spec:
     expect(running("e2e-deno-run")).toBeTruthy();
   }, 90_000);
 
-  test("--http_idle_timeout closes a kept-alive connection with no request, and never a followed log quiet for longer; a header trickler is closed within 10 s", async () => {
+  test("--http_idle_timeout closes a kept-alive connection with no request, and never a followed log quiet for longer; a header trickler is closed by the 10 s header bound", async () => {
     const dir = tempDir("deno-idle");
     writeFileSync(
       join(dir, "idle.yaml"),
