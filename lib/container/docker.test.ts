@@ -176,6 +176,36 @@ describe("Docker runtime without a daemon", () => {
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
+  test("reads a container's stats as one sample the Engine has at hand, without waiting for a second", async () => {
+    const asked: string[] = [];
+    const server = createHttpServer((req, res) => {
+      asked.push(req.url!);
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          read: "2026-11-23T13:00:00Z",
+          cpu_stats: { cpu_usage: { total_usage: 5 }, system_cpu_usage: 9 },
+          memory_stats: { usage: 100, limit: 1000, stats: { total_inactive_file: 30 } },
+          networks: { eth0: { rx_bytes: 1, tx_bytes: 2 }, eth1: { rx_bytes: 3, tx_bytes: 4 } },
+          pids_stats: { current: 2 },
+        }),
+      );
+    });
+    const endpoint = await listen(server as unknown as Server, "stats.sock");
+    expect(await createDockerRuntime({ endpoint }).stats("abc")).toEqual({
+      time: "2026-11-23T13:00:00Z",
+      cpuUsageNanoseconds: 5,
+      systemCpuNanoseconds: 9,
+      memoryUsageBytes: 100,
+      memoryWorkingSetBytes: 70,
+      memoryLimitBytes: 1000,
+      networkRxBytes: 4,
+      networkTxBytes: 6,
+      pids: 2,
+    });
+    expect(asked).toEqual(["/containers/abc/stats?stream=false&one-shot=true"]);
+  });
+
   test("the event stream throws RuntimeUnavailable when the daemon goes away", async () => {
     const server = createHttpServer((_req, res) => {
       res.writeHead(200, { "content-type": "application/json" });

@@ -560,7 +560,8 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     async stats(id): Promise<ContainerStats> {
       const s = (await call(
         `read the stats of container ${short(id)}`,
-        (abortSignal) => invoke(docker.getContainer(id), "stats", { stream: false, abortSignal }),
+        // one-shot: the sample at hand; without it the Engine waits a second for a second one (precpu_stats), unused here.
+        (abortSignal) => invoke(docker.getContainer(id), "stats", { stream: false, "one-shot": true, abortSignal }),
         limits(),
       )) as unknown as DockerStats;
       const cache = s.memory_stats?.stats?.total_inactive_file ?? s.memory_stats?.stats?.inactive_file ?? 0;
