@@ -79,7 +79,12 @@ export function connectChannels(
             check();
           }),
         send: (channel, data) =>
-          socket.send(encodeFrame(channel, typeof data === "string" ? new TextEncoder().encode(data) : data)),
+          socket.send(
+            encodeFrame(
+              channel,
+              typeof data === "string" ? new TextEncoder().encode(data) : data,
+            ) as Uint8Array<ArrayBuffer>,
+          ),
         closeChannel: (channel) => socket.send(new Uint8Array([CLOSE_SIGNAL, channel])),
         finished,
         close: () => socket.close(1000),
