@@ -1,8 +1,10 @@
 // The same source under Deno (`deno run -A bin/kubelet.ts`), against the same dockerd: validate,
-// print-config, runonce, and run with the file source and the info server (Deno.serve).
+// print-config, runonce, and run with the file source and the info server (Deno.serve, with a
+// streamed exec through its WebSocket upgrade).
 import { afterAll, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { connectChannels } from "../../lib/testing/channel-client.ts";
 import { describeWithServices } from "../../lib/testing/services.ts";
 import {
   baseFlags,
@@ -77,7 +79,7 @@ spec:
     expect(running("e2e-deno-once")).toBeTruthy();
   });
 
-  test("run keeps a watched manifest's pod running, serves /healthz and /pods, and stops on SIGTERM", async () => {
+  test("run keeps a watched manifest's pod running, serves /healthz, /pods and a streamed /exec (Deno's WebSocket upgrade), and stops on SIGTERM", async () => {
     const port = await freePort();
     writeFileSync(join(manifests, "run.yaml"), pod("e2e-deno-run"));
     const kubelet = new KubeletProcess(
@@ -95,6 +97,14 @@ spec:
         items: Array<{ metadata: { name: string }; status: { phase: string } }>;
       };
       expect(list.items.find((p) => p.metadata.name === "e2e-deno-run")?.status.phase).toBe("Running");
+      const script = encodeURIComponent("read x; echo got $x; echo err >&2; exit 3");
+      const exec = await connectChannels(
+        `http://127.0.0.1:${port}/exec/default/e2e-deno-run/app?command=sh&command=-c&command=${script}&input=1&output=1&error=1`,
+      );
+      exec.send(0, "deno\n");
+      const { status } = await exec.finished;
+      expect([exec.text(1), exec.text(2)]).toEqual(["got deno\n", "err\n"]);
+      expect(status).toMatchObject({ reason: "NonZeroExitCode", details: { causes: [{ message: "3" }] } });
     } finally {
       expect(await kubelet.stop()).toBe(0);
     }
