@@ -76,6 +76,8 @@ export function scriptedSession(script: StreamScript): StreamSession {
   return {
     output: output(),
     write(data) {
+      // After end of file nothing more reaches the process, as with a closed pipe.
+      if (stdinEnded) return;
       stdin += new TextDecoder().decode(data);
       stdinChanged();
     },
