@@ -41,6 +41,8 @@ const upgradeHeaders = {
   upgrade: "websocket",
   connection: "Upgrade",
   "sec-websocket-protocol": "v5.channel.k8s.io",
+  "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+  "sec-websocket-version": "13",
 };
 
 describe("exec and attach routes", () => {
@@ -132,6 +134,11 @@ describe("exec and attach routes", () => {
         "/exec/default/web/app?command=true&output=1",
         { upgrade: "SPDY/3.1", connection: "Upgrade" },
         /asked to upgrade to "SPDY\/3.1"; SPDY is not served/,
+      ],
+      [
+        "/exec/default/web/app?command=true&output=1",
+        { ...upgradeHeaders, "sec-websocket-version": "8" },
+        /malformed WebSocket upgrade: it needs Sec-WebSocket-Key and Sec-WebSocket-Version: 13/,
       ],
       ["/exec/default/web/app?output=1", upgradeHeaders, /missing command/],
       ["/exec/default/web/app?command=true", upgradeHeaders, /at least 1 of stdin, stdout, stderr/],

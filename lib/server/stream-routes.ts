@@ -39,6 +39,8 @@ function webSocketProtocol(c: Context): string {
       400,
       `${c.req.path} is served over WebSocket only: send Upgrade: websocket with Sec-WebSocket-Protocol ${CHANNEL_PROTOCOLS.join(" or ")}${upgrade ? ` (this request asked to upgrade to "${upgrade}"; SPDY is not served)` : ""}`,
     );
+  if (!c.req.header("sec-websocket-key") || c.req.header("sec-websocket-version") !== "13")
+    throw httpError(400, "malformed WebSocket upgrade: it needs Sec-WebSocket-Key and Sec-WebSocket-Version: 13");
   const protocol = negotiateProtocol(c.req.header("sec-websocket-protocol") ?? null);
   if (!protocol)
     throw httpError(

@@ -120,7 +120,14 @@ spec:
 
   test("an unknown container answers 404 in Kubernetes wording, before any upgrade", async () => {
     const response = await fetch(kubelet.url(`/exec/default/${POD}/nope?command=true&output=1`), {
-      headers: { ...auth, upgrade: "websocket", connection: "Upgrade", "sec-websocket-protocol": "v5.channel.k8s.io" },
+      headers: {
+        ...auth,
+        upgrade: "websocket",
+        connection: "Upgrade",
+        "sec-websocket-protocol": "v5.channel.k8s.io",
+        "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+        "sec-websocket-version": "13",
+      },
     });
     expect(response.status).toBe(404);
     expect(await response.json()).toMatchObject({
