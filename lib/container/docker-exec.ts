@@ -83,15 +83,18 @@ export function hijackedSession(
       ended(failure);
     }
   }
+  const exit = end.then((failure) => {
+    if (failure) throw failure;
+    return closed ? undefined : options.exitCode();
+  });
+  // Whoever reads the output awaits exit; a session dropped unread must not crash the process.
+  exit.catch(() => {});
   return {
     output: output(),
     write: (data) => void (closed || stream.write(data)),
     closeStdin: () => void (closed || stream.end()),
     resize: (size) => void (closed || !options.tty || options.resize(size).catch(() => {})),
-    exit: end.then((failure) => {
-      if (failure) throw failure;
-      return closed ? undefined : options.exitCode();
-    }),
+    exit,
     close() {
       if (closed) return;
       closed = true;
