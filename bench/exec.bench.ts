@@ -96,8 +96,7 @@ async function benchRuntime(name: string, runtime: Runtime, cli?: (...args: stri
   } finally {
     await server.stop();
     await runtime.removeContainer(id);
-    await runtime.stopContainer(sandboxId, 0);
-    await runtime.removeContainer(sandboxId);
+    await runtime.removePodSandbox(sandboxId);
   }
 }
 

@@ -356,7 +356,12 @@ describeWithServices("faults", (services) => {
       const flags = baseFlags(services, rootDir);
       flags[flags.indexOf("--docker_endpoint") + 1] = proxy.endpoint;
       const kubelet = start(["run", "-c", manifests, ...flags, "--port", "0", "--stop_timeout", "20s"]);
-      await waitFor("the start-up ping in flight", () => proxy.held().some((line) => line.includes("/_ping")), 30_000);
+      // Start-up asks the runtime's Version first (GET /version on the Docker Engine).
+      await waitFor(
+        "the start-up Version call in flight",
+        () => proxy.held().some((line) => /\/version\b/.test(line)),
+        30_000,
+      );
       // Each start-up call would wait out its 30 s request timeout: a stop that waited on them would overrun 20 s.
       expect(await kubelet.stop("SIGTERM")).toBe(0);
       expect(kubelet.output).toContain("stopped while starting: nothing was started");
