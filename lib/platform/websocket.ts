@@ -1,6 +1,6 @@
 // WebSocket upgrades, neutral to the platform: a handler answers with a fallback response marked with
-// what should run on the upgraded socket; the Bun and Deno adapters upgrade and drive it, and a
-// platform that cannot (node) sends the fallback (a 501 naming what to run instead) as it is.
+// what should run on the upgraded socket; the Bun adapter upgrades and drives it, and one that cannot
+// (node:http, under node and deno) sends the fallback (a 501 naming what to run instead) as it is.
 import { longLived } from "./long-lived.ts";
 
 /** The server's end of an accepted WebSocket, as each adapter presents it. */

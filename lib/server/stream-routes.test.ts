@@ -155,13 +155,13 @@ describe("exec and attach routes", () => {
     }
   });
 
-  test("a platform that cannot upgrade (node) answers 501 naming what to run instead", async () => {
+  test("a platform that cannot upgrade (node:http under node and deno) answers 501 naming what to run instead", async () => {
     const response = await app.request("/attach/default/web/app?output=1", { headers: upgradeHeaders });
     expect(response.status).toBe(501);
     expect(await response.json()).toMatchObject({
       kind: "Status",
       reason: "NotImplemented",
-      message: expect.stringContaining("run the compiled binary or deno"),
+      message: expect.stringContaining("run the compiled binary"),
     });
   });
 });

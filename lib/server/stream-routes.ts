@@ -50,14 +50,14 @@ function webSocketProtocol(c: Context): string {
   return protocol;
 }
 
-/** Why a platform could not upgrade: what node users see instead of a stream. */
+/** Why a platform could not upgrade: what node and deno users see instead of a stream. */
 const notUpgradable = () =>
   new Response(
     JSON.stringify(
       status(
         501,
         "NotImplemented",
-        "exec and attach streams need WebSocket support, which this kubelet's runtime (node) lacks: run the compiled binary or deno",
+        "exec and attach streams need a WebSocket server, which this kubelet lacks when it serves through node:http (under node and deno): run the compiled binary",
       ),
     ),
     { status: 501, headers: { "content-type": "application/json" } },

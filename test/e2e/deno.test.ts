@@ -1,22 +1,24 @@
 // The same source under Deno (`deno run -A bin/kubelet.ts`), against the same dockerd: validate,
-// print-config, runonce, and run with the file source and the info server (Deno.serve, with a
-// streamed exec through its WebSocket upgrade).
+// print-config, runonce, and run with the file source and the info server (node:http under Deno, which
+// has no WebSocket server: /exec answers 501 naming the compiled binary).
 import { afterAll, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { connectChannels } from "../../lib/testing/channel-client.ts";
 import { describeWithServices } from "../../lib/testing/services.ts";
 import {
   baseFlags,
+  docker,
   freePort,
   KubeletProcess,
   podContainers,
   removeDir,
   removePods,
   runBinary,
+  startKubelet,
   tempDir,
   waitFor,
 } from "./harness.ts";
+import { rawClient } from "./raw-client.ts";
 
 const root = join(import.meta.dir, "../..");
 const DENO = [join(root, "node_modules/.bin/deno"), "run", "-A", join(root, "bin/kubelet.ts")];
@@ -37,7 +39,7 @@ spec:
       (c) => c.labels["io.kubernetes.container.name"] === "app" && c.state === "running",
     );
   afterAll(() => {
-    removePods(services, "e2e-deno-once", "e2e-deno-run");
+    removePods(services, "e2e-deno-once", "e2e-deno-run", "e2e-deno-idle");
     removeDir(manifests);
     removeDir(rootDir);
   });
@@ -79,7 +81,7 @@ spec:
     expect(running("e2e-deno-once")).toBeTruthy();
   });
 
-  test("run keeps a watched manifest's pod running, serves /healthz, /pods and a streamed /exec (Deno's WebSocket upgrade), and stops on SIGTERM", async () => {
+  test("run keeps a watched manifest's pod running, serves /healthz and /pods, answers /exec with a 501 naming the compiled binary, and stops on SIGTERM", async () => {
     const port = await freePort();
     writeFileSync(join(manifests, "run.yaml"), pod("e2e-deno-run"));
     const kubelet = new KubeletProcess(
@@ -97,18 +99,89 @@ spec:
         items: Array<{ metadata: { name: string }; status: { phase: string } }>;
       };
       expect(list.items.find((p) => p.metadata.name === "e2e-deno-run")?.status.phase).toBe("Running");
-      const script = encodeURIComponent("read x; echo got $x; echo err >&2; exit 3");
-      const exec = await connectChannels(
-        `http://127.0.0.1:${port}/exec/default/e2e-deno-run/app?command=sh&command=-c&command=${script}&input=1&output=1&error=1`,
-      );
-      exec.send(0, "deno\n");
-      const { status } = await exec.finished;
-      expect([exec.text(1), exec.text(2)]).toEqual(["got deno\n", "err\n"]);
-      expect(status).toMatchObject({ reason: "NonZeroExitCode", details: { causes: [{ message: "3" }] } });
+      const exec = await fetch(`http://127.0.0.1:${port}/exec/default/e2e-deno-run/app?command=true&output=1`, {
+        headers: {
+          upgrade: "websocket",
+          connection: "Upgrade",
+          "sec-websocket-protocol": "v5.channel.k8s.io",
+          "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+          "sec-websocket-version": "13",
+        },
+      });
+      expect(exec.status).toBe(501);
+      expect(await exec.json()).toMatchObject({
+        reason: "NotImplemented",
+        message: expect.stringContaining("run the compiled binary"),
+      });
     } finally {
       expect(await kubelet.stop()).toBe(0);
     }
     expect(kubelet.output).toContain("kubelet stopped; containers left running");
     expect(running("e2e-deno-run")).toBeTruthy();
   }, 90_000);
+
+  test("--http_idle_timeout closes a kept-alive connection with no request, and never a followed log quiet for longer; a header trickler is closed by the 10 s header bound", async () => {
+    const dir = tempDir("deno-idle");
+    writeFileSync(
+      join(dir, "idle.yaml"),
+      pod("e2e-deno-idle").replace('["sleep", "600"]', '["sh", "-c", "echo ready; exec sleep 600"]'),
+    );
+    const kubelet = await startKubelet(
+      ["run", "-c", dir, ...baseFlags(services, rootDir), "--http_idle_timeout", "2s"],
+      {
+        command: DENO,
+        healthyWithinMs: 60_000,
+      },
+    );
+    try {
+      const quiet = await waitFor("the pod's container to run", () => running("e2e-deno-idle"), 60_000);
+      const abort = new AbortController();
+      const follow = await kubelet.api("/containerLogs/default/e2e-deno-idle/app?follow=true", {
+        signal: abort.signal,
+      });
+      const reader = follow.body!.getReader();
+      let text = "";
+      const readUntil = async (pattern: RegExp) => {
+        while (!pattern.test(text)) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`the log stream ended before ${pattern}; got ${JSON.stringify(text)}`);
+          text += new TextDecoder().decode(value);
+        }
+      };
+      await readUntil(/ready\n/);
+      // A kept-alive connection after one answer: Deno.serve would hold it open for good.
+      const client = rawClient(kubelet.port);
+      client.socket.write("GET /healthz HTTP/1.1\r\nHost: kubelet\r\n\r\n");
+      await waitFor("the kept-alive answer", () => client.state.received.endsWith("ok"), 5_000);
+      const answeredAt = Date.now();
+      const closedAt = await Promise.race([client.closed, Bun.sleep(20_000).then(() => 0)]);
+      expect(closedAt).toBeGreaterThan(0);
+      expect(closedAt - answeredAt).toBeGreaterThanOrEqual(1_500);
+      expect(closedAt - answeredAt).toBeLessThan(12_000);
+      // The followed log was quiet all that time (longer than the bound) and still streams.
+      docker(services, "exec", quiet.id, "sh", "-c", "echo after-the-quiet > /proc/1/fd/1");
+      await readUntil(/after-the-quiet\n/);
+      expect(text).toBe("ready\nafter-the-quiet\n");
+      abort.abort();
+      // Half-sent headers, one byte a second: closed by the headers bound (10 s, checked every second),
+      // never answered, long before the 40 bytes are through.
+      const request = `GET /healthz HTTP/1.1\r\nHost: kubelet\r\nX-Slow: ${"a".repeat(40)}\r\n\r\n`;
+      const trickler = rawClient(kubelet.port);
+      const startedAt = Date.now();
+      let sent = 0;
+      const trickle = setInterval(() => {
+        if (!trickler.socket.destroyed && sent < request.length) trickler.socket.write(request[sent++]!);
+      }, 1000);
+      const trickledUntil = await Promise.race([trickler.closed, Bun.sleep(40_000).then(() => 0)]).finally(() =>
+        clearInterval(trickle),
+      );
+      expect(trickledUntil).toBeGreaterThan(0);
+      expect(trickledUntil - startedAt).toBeLessThan(15_000);
+      expect(sent).toBeLessThan(request.length);
+      expect(trickler.state.received).not.toContain("200 OK");
+    } finally {
+      expect(await kubelet.stop()).toBe(0);
+      removeDir(dir);
+    }
+  }, 120_000);
 });
