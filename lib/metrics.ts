@@ -29,11 +29,15 @@ export interface KubeletMetrics {
   /** kubelet_config_source_errors_total{source}: invalid manifests and unreachable origins. */
   sourceError(source: string): void;
   /**
-   * kubelet_runtime_open_streams{stream_type}: runtime streams held open (followed logs, events), +1 when one
+   * kubelet_runtime_open_streams{stream_type}: runtime streams held open (followed logs, events, exec and
+   * attach sessions), +1 when one
    * opens, -1 when it is closed. The real kubelet has no such gauge; this one shows a stream is released.
    */
-  runtimeStream(streamType: "logs" | "events", delta: 1 | -1): void;
+  runtimeStream(streamType: RuntimeStreamType, delta: 1 | -1): void;
 }
+
+/** The runtime streams kubelet_runtime_open_streams counts. */
+export type RuntimeStreamType = "logs" | "events" | "exec" | "attach";
 
 /** A sink that records nothing (unit tests, library use). */
 export const noopMetrics: KubeletMetrics = {

@@ -168,6 +168,10 @@ export function createCriClient(options: CriClientOptions): CriClient {
           );
         throw error;
       }),
+    exec: async (id, cmd, { tty, stdin, stdout, stderr }) =>
+      (await rt<{ url: string }>("Exec", { container_id: id, cmd, tty, stdin, stdout, stderr })).url,
+    attach: async (id, { tty, stdin, stdout, stderr }) =>
+      (await rt<{ url: string }>("Attach", { container_id: id, tty, stdin, stdout, stderr })).url,
     containerStats: async (id) => (await rt<any>("ContainerStats", { container_id: id })).stats,
     imageStatus: async (ref) => (await img<any>("ImageStatus", { image: { image: ref } })).image ?? undefined,
     // Pulls are as long as the image is big; the caller's signal bounds them.

@@ -21,6 +21,8 @@ service RuntimeService {
   rpc ListContainers(ListContainersRequest) returns (ListContainersResponse) {}
   rpc ContainerStatus(ContainerStatusRequest) returns (ContainerStatusResponse) {}
   rpc ExecSync(ExecSyncRequest) returns (ExecSyncResponse) {}
+  rpc Exec(ExecRequest) returns (ExecResponse) {}
+  rpc Attach(AttachRequest) returns (AttachResponse) {}
   rpc ContainerStats(ContainerStatsRequest) returns (ContainerStatsResponse) {}
 }
 
@@ -324,6 +326,25 @@ message ExecSyncResponse {
   bytes stderr = 2;
   int32 exit_code = 3;
 }
+
+message ExecRequest {
+  string container_id = 1;
+  repeated string cmd = 2;
+  bool tty = 3;
+  bool stdin = 4;
+  bool stdout = 5;
+  bool stderr = 6;
+}
+message ExecResponse { string url = 1; }
+
+message AttachRequest {
+  string container_id = 1;
+  bool stdin = 2;
+  bool tty = 3;
+  bool stdout = 4;
+  bool stderr = 5;
+}
+message AttachResponse { string url = 1; }
 
 message ContainerStatsRequest { string container_id = 1; }
 message ContainerAttributes {

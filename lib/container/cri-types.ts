@@ -1,5 +1,6 @@
 // runtime.v1 messages in plain data, with the CRI's own snake_case names (the gRPC client passes
 // them as they are): only the fields the kubelet sets or reads. See cri-proto.ts.
+import type { StreamOptions } from "./runtime.ts";
 
 export type NamespaceMode = "POD" | "CONTAINER" | "NODE" | "TARGET";
 export type SandboxState = "SANDBOX_READY" | "SANDBOX_NOTREADY";
@@ -186,6 +187,10 @@ export interface CriClient {
     timeoutMs: number,
     signal?: AbortSignal,
   ): Promise<{ stdout: Uint8Array; stderr: Uint8Array; exit_code: number }>;
+  /** Exec: the URL of the runtime's streaming server to run `cmd` at (one use, within minutes). */
+  exec(id: string, cmd: string[], streams: Required<StreamOptions>): Promise<string>;
+  /** Attach: the streaming server's URL for the container's own streams. */
+  attach(id: string, streams: Required<StreamOptions>): Promise<string>;
   containerStats(id: string): Promise<CriContainerStats>;
   /** The image, or undefined when it is not present. */
   imageStatus(image: string): Promise<CriImage | undefined>;

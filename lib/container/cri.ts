@@ -5,6 +5,7 @@ import { hostname as osHostname, cpus, release, totalmem, type } from "node:os";
 import { KubeletError } from "../api/types.ts";
 import type { Clock } from "../clock.ts";
 import { readCriLog } from "./cri-logs.ts";
+import { openChannelStream } from "./cri-streaming.ts";
 import type { CriClient, CriContainer, CriContainerState, PodSandbox, CriImage } from "./cri-types.ts";
 import { relistEvents, type RelistEntry } from "./pleg.ts";
 import {
@@ -14,6 +15,7 @@ import {
   type ContainerSummary,
   type PodSandboxSummary,
   type Runtime,
+  streamFlags,
 } from "./runtime.ts";
 
 export interface CriRuntimeOptions {
@@ -228,6 +230,17 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
       const result = await client.execSync(id, cmd, execOptions.timeoutMs ?? 0, execOptions.signal);
       const text = (bytes: Uint8Array) => Buffer.from(bytes).toString("utf8");
       return { exitCode: result.exit_code, stdout: text(result.stdout), stderr: text(result.stderr) };
+    },
+    async execStream(id, cmd, streams) {
+      const url = await client.exec(id, cmd, streamFlags(streams));
+      return openChannelStream(url, {
+        kind: "exec",
+        action: `exec ${JSON.stringify(cmd)} in container ${id.slice(0, 12)}`,
+      });
+    },
+    async attach(id, streams) {
+      const url = await client.attach(id, streamFlags(streams));
+      return openChannelStream(url, { kind: "attach", action: `attach to container ${id.slice(0, 12)}` });
     },
     async *logs(id, logOptions = {}) {
       const status = await client.containerStatus(id);

@@ -3,6 +3,7 @@ import Docker from "dockerode";
 import { KubeletError } from "../api/types.ts";
 import { silentLogger, type Logger } from "../log.ts";
 import { demuxFrames, parseEvents, pullError } from "./docker-streams.ts";
+import { createDockerStreaming, execExitCode, type HijackedStream } from "./docker-exec.ts";
 import {
   LABEL,
   POD_INFRA_CONTAINER_NAME,
@@ -284,15 +285,62 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     }
     if (timedOut) throw new KubeletError("ExecTimeout", `cannot ${action}: no exit within ${execOptions.timeoutMs} ms`);
     if (execOptions.signal?.aborted) throw execOptions.signal.reason;
-    // The stream ends as the process exits; the exit code can trail it by a moment.
-    let inspected = await call(action, () => instance.inspect(), limits());
-    for (let i = 0; inspected.Running && i < 50; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      inspected = await call(action, () => instance.inspect(), limits());
-    }
+    const exitCode = await execExitCode(() => call(action, () => instance.inspect(), limits()));
     const text = (chunks: Uint8Array[]) => Buffer.concat(chunks).toString("utf8");
-    return { exitCode: inspected.ExitCode ?? -1, stdout: text(output[1]!), stderr: text(output[2]!) };
+    return { exitCode, stdout: text(output[1]!), stderr: text(output[2]!) };
   }
+
+  // Hijacked streams: the deadline covers setting one up, never the stream itself.
+  const streaming = createDockerStreaming({
+    async createExec(id, config) {
+      const action = `exec ${JSON.stringify(config.cmd)} in container ${short(id)}`;
+      const instance = await call(
+        action,
+        (abortSignal) =>
+          docker.getContainer(id).exec({
+            Cmd: config.cmd,
+            AttachStdin: config.stdin,
+            AttachStdout: config.stdout,
+            AttachStderr: config.stderr,
+            Tty: config.tty,
+            abortSignal,
+          } as Docker.ExecCreateOptions),
+        limits(),
+      );
+      return {
+        start: async ({ stdin, tty }) =>
+          (await call(
+            action,
+            () => instance.start({ hijack: true, stdin, Tty: tty }),
+            limits(),
+          )) as unknown as HijackedStream,
+        inspect: () => call(action, () => instance.inspect(), limits()),
+        resize: async ({ width, height }) =>
+          void (await call(`resize the TTY of ${action}`, () => instance.resize({ w: width, h: height }), limits())),
+      };
+    },
+    async containerTty(id) {
+      const info = await call(
+        `inspect container ${short(id)}`,
+        (abortSignal) => docker.getContainer(id).inspect({ abortSignal }),
+        limits(),
+      );
+      return info.Config.Tty;
+    },
+    attach: async (id, { stdin, stdout, stderr }) =>
+      (await call(
+        `attach to container ${short(id)}`,
+        () => docker.getContainer(id).attach({ stream: true, hijack: true, stdin, stdout, stderr }),
+        limits(),
+      )) as unknown as HijackedStream,
+    resizeContainer: async (id, { width, height }) =>
+      void (await call(
+        `resize the TTY of container ${short(id)}`,
+        (abortSignal) => invoke(docker.getContainer(id), "resize", { w: width, h: height, abortSignal }),
+        limits(),
+      )),
+    mapError,
+  });
 
   async function* logs(id: string, logOptions: LogOptions = {}): AsyncGenerator<Uint8Array> {
     const action = `read the logs of container ${short(id)}`;
@@ -556,6 +604,8 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       );
     },
     exec,
+    execStream: streaming.execStream,
+    attach: streaming.attach,
     logs,
     async stats(id): Promise<ContainerStats> {
       const s = (await call(

@@ -92,6 +92,28 @@ describe("instrumented runtime", () => {
     expect((await pending).done).toBe(true);
     expect(open).toBe(0);
   });
+
+  test("times exec and attach set-ups as exec and attach, and counts each session as open until it is closed", async () => {
+    const fake = new FakeRuntime();
+    const { recorded, metrics } = recording();
+    const open: Record<string, number> = { exec: 0, attach: 0 };
+    const runtime = instrumentRuntime(fake, { ...metrics, runtimeStream: (type, delta) => (open[type]! += delta) });
+    const id = fake.seed(
+      { name: "k8s_app_p_default_u_0", image: "x", labels: {} },
+      { running: true, state: "running" },
+    );
+    const exec = await runtime.execStream(id, ["sh"], { stdout: true });
+    const attach = await runtime.attach(id, { stdout: true });
+    expect(recorded).toEqual([
+      ["exec", false],
+      ["attach", false],
+    ]);
+    expect(open).toEqual({ exec: 1, attach: 1 });
+    exec.close();
+    exec.close();
+    attach.close();
+    expect(open).toEqual({ exec: 0, attach: 0 });
+  });
 });
 
 test("labels each runtime operation with the runtime type it ran on", async () => {

@@ -1,10 +1,14 @@
 // A Runtime that records every non-streaming call in the runtime operation metrics, under the
 // operation names the real kubelet uses for kubelet_runtime_operations_*{operation_type}, and counts
-// the streams (followed logs, events) held open, so a stream left behind by a gone client shows.
+// the streams (followed logs, events, exec and attach sessions) held open, so a stream left behind by
+// a gone client shows.
 import type { KubeletMetrics } from "../metrics.ts";
-import type { Runtime } from "./runtime.ts";
+import type { Runtime, StreamSession } from "./runtime.ts";
 
-/** Operation name of each non-streaming method (logs and events are streams: counted while open). */
+/**
+ * Operation name of each call (logs and events are streams: counted while open). Exec and attach
+ * sessions are timed until they are set up, then counted while open.
+ */
 export const RUNTIME_OPERATIONS = {
   version: "version",
   status: "status",
@@ -26,6 +30,8 @@ export const RUNTIME_OPERATIONS = {
   listImages: "list_images",
   removeImage: "remove_image",
   exec: "exec_sync",
+  execStream: "exec",
+  attach: "attach",
   stats: "container_stats",
 } as const satisfies Partial<Record<keyof Runtime, string>>;
 
@@ -69,10 +75,28 @@ export function instrumentRuntime(
     listImages: measured(RUNTIME_OPERATIONS.listImages, runtime.listImages),
     removeImage: measured(RUNTIME_OPERATIONS.removeImage, runtime.removeImage),
     exec: measured(RUNTIME_OPERATIONS.exec, runtime.exec),
+    execStream: async (id, cmd, options) =>
+      countedSession("exec", await measured(RUNTIME_OPERATIONS.execStream, runtime.execStream)(id, cmd, options)),
+    attach: async (id, options) =>
+      countedSession("attach", await measured(RUNTIME_OPERATIONS.attach, runtime.attach)(id, options)),
     stats: measured(RUNTIME_OPERATIONS.stats, runtime.stats),
     logs: (id, options) => counted("logs", runtime.logs(id, options)),
     events: (signal) => counted("events", runtime.events(signal)),
   };
+
+  /** Counts a session as open until it is closed. */
+  function countedSession(streamType: "exec" | "attach", session: StreamSession): StreamSession {
+    metrics.runtimeStream(streamType, 1);
+    let open = true;
+    return {
+      ...session,
+      close() {
+        if (open) metrics.runtimeStream(streamType, -1);
+        open = false;
+        session.close();
+      },
+    };
+  }
 
   /** Counts a stream as open from its first read until it ends or its reader returns. */
   async function* counted<T>(streamType: "logs" | "events", stream: AsyncIterable<T>): AsyncGenerator<T> {

@@ -37,6 +37,8 @@ export function scopeRuntimeToNode(runtime: Runtime, node: string): Runtime {
     listImages: () => runtime.listImages(),
     removeImage: (id) => runtime.removeImage(id),
     exec: (id, cmd, options) => runtime.exec(id, cmd, options),
+    execStream: (id, cmd, options) => runtime.execStream(id, cmd, options),
+    attach: (id, options) => runtime.attach(id, options),
     logs: (id, options) => runtime.logs(id, options),
     stats: (id) => runtime.stats(id),
     async *events(signal) {

@@ -253,6 +253,19 @@ export function runtimeContract(
       expect(await runtime.exec(id, CONTRACT_SCRIPTS.finite.cmd)).toEqual(CONTRACT_SCRIPTS.finite.exec.result);
     });
 
+    test("streams a command: stdout and stderr as written, then its exit code", async () => {
+      const id = await started();
+      const session = await runtime.execStream(id, CONTRACT_SCRIPTS.finite.cmd, { stdout: true, stderr: true });
+      const output = { 1: "", 2: "" };
+      for await (const chunk of session.output) output[chunk.stream] += new TextDecoder().decode(chunk.data);
+      expect(await session.exit).toBe(CONTRACT_SCRIPTS.finite.exec.result.exitCode);
+      session.close();
+      expect(output).toEqual({
+        1: CONTRACT_SCRIPTS.finite.exec.result.stdout,
+        2: CONTRACT_SCRIPTS.finite.exec.result.stderr,
+      });
+    });
+
     test("gives up on a command that outlives its timeout", async () => {
       const id = await started();
       const before = Date.now();

@@ -228,12 +228,69 @@ export interface LogOptions {
   signal?: AbortSignal;
 }
 
+/** A terminal size in characters, as the channel protocol's resize messages carry it. */
+export interface TerminalSize {
+  width: number;
+  height: number;
+}
+
+/** Which standard streams a streamed exec or attach connects (at least one), and whether through a TTY. */
+export interface StreamOptions {
+  stdin?: boolean;
+  stdout?: boolean;
+  stderr?: boolean;
+  /** A TTY merges stderr into stdout (`stderr` is then ignored) and takes resizes. */
+  tty?: boolean;
+}
+
+/** Every flag of `options` set, with stderr off under a TTY (the CRI's rule: a TTY has one output stream). */
+export function streamFlags(options: StreamOptions): Required<StreamOptions> {
+  const tty = options.tty ?? false;
+  return { stdin: !!options.stdin, stdout: !!options.stdout, stderr: !!options.stderr && !tty, tty };
+}
+
+/** One piece of a process's output: stream 1 is stdout, 2 stderr. */
+export interface OutputChunk {
+  stream: 1 | 2;
+  data: Uint8Array;
+}
+
+/**
+ * A streamed exec or attach in progress: the process's stdin, its output in the order it was written,
+ * and how it ended. Whoever opened it calls close() when done (or when its client leaves).
+ */
+export interface StreamSession {
+  /** Output until the process (exec) or the container (attach) ends its streams, or close(). */
+  output: AsyncIterable<OutputChunk>;
+  /** Bytes to the process's stdin; ignored when opened without stdin. */
+  write(data: Uint8Array): void;
+  /** Closes stdin: the process reads end of file. */
+  closeStdin(): void;
+  /** Resizes the TTY; ignored without one. */
+  resize(size: TerminalSize): void;
+  /**
+   * Settles once the output ended: the exec'ed command's exit code, or undefined for an attach (the
+   * container's streams closed) and for a session closed early. Rejects when the runtime failed the stream.
+   */
+  exit: Promise<number | undefined>;
+  /** Ends the session and releases its connection to the runtime. */
+  close(): void;
+}
+
+/** The streaming calls of the port: exec and attach with live stdin/stdout/stderr (the CRI's Exec and Attach). */
+export interface StreamingRuntime {
+  /** Starts `cmd` in a running container with its streams connected; NotFound, or Conflict when it is not running. */
+  execStream(id: string, cmd: string[], options: StreamOptions): Promise<StreamSession>;
+  /** Connects to the streams of a running container's main process. */
+  attach(id: string, options: StreamOptions): Promise<StreamSession>;
+}
+
 /**
  * The runtime port. Implementations throw KubeletError with codes:
  * "RuntimeUnavailable" (daemon unreachable), "NotFound" (no such container/image),
  * "Conflict" (name in use), "ImagePullFailed", "RuntimeError" (anything else).
  */
-export interface Runtime {
+export interface Runtime extends StreamingRuntime {
   /** The runtime's name and versions (CRI Version); throws RuntimeUnavailable when it does not answer. */
   version(signal?: AbortSignal): Promise<RuntimeVersion>;
   /** RuntimeReady and NetworkReady (CRI Status); throws RuntimeUnavailable when it does not answer. */

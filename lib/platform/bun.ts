@@ -1,12 +1,28 @@
 // Bun.serve adapter (bun and the compiled binary).
 import { isLongLived } from "./long-lived.ts";
 import type { FetchHandler, RunningServer, ServeOptions } from "./types.ts";
+import { webSocketSessionOf, type WebSocketSession } from "./websocket.ts";
 
 interface BunServer {
   port: number;
   stop(closeActive?: boolean): Promise<void> | void;
   /** Sets this request's connection idle timeout, seconds (0 = none). */
   timeout(request: Request, seconds: number): void;
+  upgrade(request: Request, options: { headers: Record<string, string>; data: BunSocketData }): boolean;
+}
+
+/** Bun's ServerWebSocket, as far as used. */
+interface BunSocket {
+  data: BunSocketData;
+  /** -1: queued behind backpressure (drain follows), 0: dropped (the socket is closing), > 0: sent. */
+  sendBinary(data: Uint8Array): number;
+  close(code?: number, reason?: string): void;
+}
+
+interface BunSocketData {
+  session: WebSocketSession;
+  /** Sends waiting for the socket to drain. */
+  drained: Array<() => void>;
 }
 
 declare const Bun: {
@@ -23,9 +39,36 @@ export function serveBun(fetch: FetchHandler, options: ServeOptions): RunningSer
     // So it is lifted while a request is handled and put back once its response is on its way, or,
     // for a long-lived stream, once that stream ends. Half-sent headers are closed by Bun itself (~10 s).
     idleTimeout: idle,
+    // A WebSocket stays open while the client answers Bun's pings, however quiet the stream.
+    websocket: {
+      open(ws: BunSocket) {
+        ws.data.session.open({
+          send: (bytes) =>
+            ws.sendBinary(bytes) === -1
+              ? new Promise<void>((resolve) => ws.data.drained.push(resolve))
+              : Promise.resolve(),
+          close: (code, reason) => ws.close(code, reason),
+        });
+      },
+      message(ws: BunSocket, message: string | Uint8Array) {
+        ws.data.session.message(typeof message === "string" ? new TextEncoder().encode(message) : message);
+      },
+      drain(ws: BunSocket) {
+        for (const resolve of ws.data.drained.splice(0)) resolve();
+      },
+      close(ws: BunSocket) {
+        for (const resolve of ws.data.drained.splice(0)) resolve();
+        ws.data.session.close();
+      },
+    },
     async fetch(request: Request, self: BunServer) {
       if (idle > 0) self.timeout(request, 0);
       const response = await fetch(request);
+      const session = webSocketSessionOf(response);
+      if (session) {
+        const data: BunSocketData = { session, drained: [] };
+        if (self.upgrade(request, { headers: { "Sec-WebSocket-Protocol": session.protocol }, data })) return undefined;
+      }
       if (idle === 0) return response;
       if (!isLongLived(response) || !response.body) {
         self.timeout(request, idle);

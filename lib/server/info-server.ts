@@ -1,10 +1,11 @@
 // Layer server/: the Hono info server, its push routes, authentication and the Prometheus registry.
 // It reads state through the interfaces the composition root hands it (the Runtime port, pod
 // statuses, the event recorder, the stats analyzer's summary) and imports api/, config types,
-// node/events.ts, the node/stats-analyzer.ts types, platform/types.ts and platform/long-lived.ts; never sync/ or sources/.
+// node/events.ts, the node/stats-analyzer.ts types, platform/types.ts, platform/long-lived.ts and
+// platform/websocket.ts; never sync/ or sources/.
 //
 // The info server (Hono): health, pods with statuses, machine spec, stats, metrics, events, and
-// the debugging handlers (logs, exec, /logs/, /debug/heap, pushes) behind authentication beyond loopback.
+// the debugging handlers (logs, exec and attach streams, /logs/, /debug/heap, pushes) behind authentication beyond loopback.
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { createReadStream } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
@@ -19,6 +20,7 @@ import type { HealthCheck } from "../node/node-status.ts";
 import type { StatsSummary } from "../node/stats-analyzer.ts";
 import type { Logger } from "../log.ts";
 import { createPushRoutes, type PushTarget } from "./push-routes.ts";
+import { createStreamRoutes } from "./stream-routes.ts";
 import { HTTPException } from "hono/http-exception";
 import { httpError, pickContainer, REASON, status, type StatusCauses } from "./server-support.ts";
 import type { Pod } from "../api/types.ts";
@@ -292,6 +294,7 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
       "x-exit-code": String(result.exitCode),
     });
   });
+  guarded.route("/", createStreamRoutes({ runtime: deps.runtime, pods: deps.pods, log: deps.log }));
   // Leak hunting: a soak compares these counts (active timers are "Timeout") before and after churn.
   guarded.get("/debug/heap", async (c) => {
     const counts = await deps.heapObjectCounts?.();

@@ -134,7 +134,7 @@ export function createPrometheusMetrics(
   );
   const openStreams = new Counter(
     "kubelet_runtime_open_streams",
-    "Number of container runtime streams (followed logs, events) the kubelet holds open",
+    "Number of container runtime streams (followed logs, events, exec and attach sessions) the kubelet holds open",
     "gauge",
   );
   const processStart = Date.now() / 1000 - process.uptime();

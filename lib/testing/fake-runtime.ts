@@ -23,7 +23,10 @@ import {
   type RuntimeEvent,
   type RuntimeStatus,
   type RuntimeVersion,
+  type StreamOptions,
+  type StreamSession,
 } from "../container/runtime.ts";
+import { scriptedSession, type StreamScript } from "./fake-stream.ts";
 import { KubeletError } from "../api/types.ts";
 import type { ContainerConfig, PodSandboxConfig } from "../container/cri-types.ts";
 import { dockerName, sandboxOf } from "../container/docker-shim.ts";
@@ -68,6 +71,18 @@ export class FakeRuntime implements Runtime {
     stdout: "",
     stderr: "",
   });
+  /** Runs streamed execs; default: the execHandler's answer, written out. */
+  execStreamHandler: (id: string, cmd: string[], options: StreamOptions) => StreamScript = (id, cmd) => async (io) => {
+    const result = await this.execHandler(id, cmd);
+    if (result.stdout) io.stdout(result.stdout);
+    if (result.stderr) io.stderr(result.stderr);
+    return result.exitCode;
+  };
+  /** Runs attaches; default: the stream stays open, silent, until closed. */
+  attachHandler: (id: string, options: StreamOptions) => StreamScript = () => async (io) => {
+    await new Promise((resolve) => io.closed.addEventListener("abort", resolve));
+    return undefined;
+  };
   /** The behaviour of a started container, by its config; default: runs silently until stopped. */
   program: (config: ContainerConfig) => FakeProgram | undefined = () => undefined;
   /** The image of every sandbox's pause container. */
@@ -415,6 +430,16 @@ export class FakeRuntime implements Runtime {
       );
     });
     return Promise.race([result, timeout]);
+  }
+  async execStream(id: string, cmd: string[], options: StreamOptions): Promise<StreamSession> {
+    this.#record("execStream", [id, cmd, options]);
+    if (this.#get(id).running === false) throw new KubeletError("Conflict", `Container ${id} is not running`);
+    return scriptedSession(this.execStreamHandler(id, cmd, options));
+  }
+  async attach(id: string, options: StreamOptions): Promise<StreamSession> {
+    this.#record("attach", [id, options]);
+    if (this.#get(id).running === false) throw new KubeletError("Conflict", `Container ${id} is not running`);
+    return scriptedSession(this.attachHandler(id, options));
   }
   async *logs(id: string, options: LogOptions = {}): AsyncIterable<Uint8Array> {
     this.#record("logs", [id, options]);

@@ -1,5 +1,6 @@
 // The same source under Deno (`deno run -A bin/kubelet.ts`), against the same dockerd: validate,
-// print-config, runonce, and run with the file source and the info server (Deno.serve).
+// print-config, runonce, and run with the file source and the info server (node:http under Deno, which
+// has no WebSocket server: /exec answers 501 naming the compiled binary).
 import { afterAll, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -80,7 +81,7 @@ spec:
     expect(running("e2e-deno-once")).toBeTruthy();
   });
 
-  test("run keeps a watched manifest's pod running, serves /healthz and /pods, and stops on SIGTERM", async () => {
+  test("run keeps a watched manifest's pod running, serves /healthz and /pods, answers /exec with a 501 naming the compiled binary, and stops on SIGTERM", async () => {
     const port = await freePort();
     writeFileSync(join(manifests, "run.yaml"), pod("e2e-deno-run"));
     const kubelet = new KubeletProcess(
@@ -98,6 +99,20 @@ spec:
         items: Array<{ metadata: { name: string }; status: { phase: string } }>;
       };
       expect(list.items.find((p) => p.metadata.name === "e2e-deno-run")?.status.phase).toBe("Running");
+      const exec = await fetch(`http://127.0.0.1:${port}/exec/default/e2e-deno-run/app?command=true&output=1`, {
+        headers: {
+          upgrade: "websocket",
+          connection: "Upgrade",
+          "sec-websocket-protocol": "v5.channel.k8s.io",
+          "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+          "sec-websocket-version": "13",
+        },
+      });
+      expect(exec.status).toBe(501);
+      expect(await exec.json()).toMatchObject({
+        reason: "NotImplemented",
+        message: expect.stringContaining("run the compiled binary"),
+      });
     } finally {
       expect(await kubelet.stop()).toBe(0);
     }
