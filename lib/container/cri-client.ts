@@ -180,7 +180,8 @@ export function createCriClient(options: CriClientOptions): CriClient {
           );
         throw error;
       }),
-    containerStats: async (id) => (await rt<any>("ContainerStats", { container_id: id })).stats,
+    listContainerStats: async (filter = {}) =>
+      (await rt<any>("ListContainerStats", { filter: { id: filter.id ?? "" } })).stats,
     imageStatus: async (ref) => (await img<any>("ImageStatus", { image: { image: ref } })).image ?? undefined,
     // Pulls are as long as the image is big; the caller's signal bounds them.
     pullImage: async (ref, auth, signal) =>

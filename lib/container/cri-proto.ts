@@ -20,7 +20,7 @@ service RuntimeService {
   rpc ListContainers(ListContainersRequest) returns (ListContainersResponse) {}
   rpc ContainerStatus(ContainerStatusRequest) returns (ContainerStatusResponse) {}
   rpc ExecSync(ExecSyncRequest) returns (ExecSyncResponse) {}
-  rpc ContainerStats(ContainerStatsRequest) returns (ContainerStatsResponse) {}
+  rpc ListContainerStats(ListContainerStatsRequest) returns (ListContainerStatsResponse) {}
 }
 
 service ImageService {
@@ -311,7 +311,13 @@ message ExecSyncResponse {
   int32 exit_code = 3;
 }
 
-message ContainerStatsRequest { string container_id = 1; }
+message ContainerStatsFilter {
+  string id = 1;
+  string pod_sandbox_id = 2;
+  map<string, string> label_selector = 3;
+}
+
+message ListContainerStatsRequest { ContainerStatsFilter filter = 1; }
 message ContainerAttributes {
   string id = 1;
   ContainerMetadata metadata = 2;
@@ -339,7 +345,7 @@ message ContainerStats {
   MemoryUsage memory = 3;
   FilesystemUsage writable_layer = 4;
 }
-message ContainerStatsResponse { ContainerStats stats = 1; }
+message ListContainerStatsResponse { repeated ContainerStats stats = 1; }
 
 
 message Image {

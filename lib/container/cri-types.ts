@@ -133,6 +133,7 @@ export interface CriImage {
 }
 
 export interface CriContainerStats {
+  attributes: { id: string } | null;
   cpu: { timestamp: number; usage_core_nano_seconds: { value: number } | null } | null;
   memory: { timestamp: number; working_set_bytes: { value: number } | null } | null;
   writable_layer: { used_bytes: { value: number } | null } | null;
@@ -169,7 +170,8 @@ export interface CriClient {
     timeoutMs: number,
     signal?: AbortSignal,
   ): Promise<{ stdout: Uint8Array; stderr: Uint8Array; exit_code: number }>;
-  containerStats(id: string): Promise<CriContainerStats>;
+  /** Stats of the containers that match (of one container when `id` is given), in one call. */
+  listContainerStats(filter?: { id?: string }): Promise<CriContainerStats[]>;
   /** The image, or undefined when it is not present. */
   imageStatus(image: string): Promise<CriImage | undefined>;
   pullImage(image: string, auth?: CriAuth, signal?: AbortSignal): Promise<string>;
