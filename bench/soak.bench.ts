@@ -40,11 +40,27 @@ export interface SoakReport {
   /** Heap object types that grew most between those two points. */
   heapGrowth: Array<{ type: string; before: number; after: number }>;
   /**
+   * Live strings, plain objects and timers after a full GC, with the events the kubelet holds (GET /events),
+   * at each phase: the event recorder keeps up to 1,000 events of pods long gone, so growth that follows the
+   * event count up to that cap and stops there is a bounded cache, and growth beyond it a leak.
+   */
+  phases: HeapPhase[];
+  /**
    * RSS halfway through the waves and at the end of the run, both at `peak` pods and both after the
    * ramp's warm-up (medians of five samples): flat when the second is not above the first.
    */
   rss: { afterStartMb: number; midRunMb: number; runEndMb: number; maxMb: number; finalMb: number };
   cleanupSeconds: number;
+}
+
+export interface HeapPhase {
+  phase: string;
+  t: number;
+  pods: number;
+  events: number;
+  strings: number;
+  objects: number;
+  timers: number;
 }
 
 const PREFIX = "soak-";
@@ -118,6 +134,13 @@ async function liveHeap(port: number): Promise<Record<string, number>> {
   return ((await response.json()) as { objectTypeCounts: Record<string, number> }).objectTypeCounts;
 }
 
+/** The events the kubelet holds (GET /events). */
+async function eventCount(port: number): Promise<number> {
+  const response = await fetch(`http://127.0.0.1:${port}/events`);
+  if (!response.ok) throw new Error(`GET /events: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { items: unknown[] }).items.length;
+}
+
 /** The object types that grew most from one heap count to the other: where to look for a leak. */
 function heapGrowth(before: Record<string, number>, after: Record<string, number>, top = 5) {
   return Object.entries(after)
@@ -158,7 +181,28 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   };
   try {
     await sleep(1000);
-    const heapBefore = await liveHeap(port);
+    const phases: HeapPhase[] = [];
+    const measure = async (phase: string, t: number, heap?: Record<string, number>) => {
+      const counts = heap ?? (await liveHeap(port));
+      phases.push({
+        phase,
+        t,
+        pods: live.size,
+        events: await eventCount(port),
+        strings: counts.string ?? 0,
+        objects: counts.Object ?? 0,
+        timers: counts.Timeout ?? 0,
+      });
+      return counts;
+    };
+    const heapBefore = await measure("started", 0);
+    // The RSS figures' windows (halfway, the last five seconds) come before a count's full GC, never after one.
+    const midRun = Math.round(seconds * 0.2 + (seconds * 0.8) / 2);
+    const checkpoints = new Map([
+      [Math.round(seconds * 0.2), "end of the ramp"],
+      [midRun + 3, "halfway through the waves"],
+      [seconds, "end of the churn"],
+    ]);
     const start = procStats(pid);
     const targetsBefore = fdTargets(pid);
     const samples: SoakSample[] = [];
@@ -191,7 +235,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       await sleep(Math.max(0, began + t * 1000 - Date.now()));
       const now = procStats(pid);
       samples.push({ t, pods: live.size, rssMb: now.rssMb, cpu: (now.ticks - previous.ticks) / 100, fds: now.fds });
-      previous = now;
+      const checkpoint = checkpoints.get(t);
+      if (checkpoint) await measure(checkpoint, t);
+      // The heap count and its full GC are the kubelet's work, not the churn's: CPU is counted from here.
+      previous = checkpoint ? procStats(pid) : now;
     }
     for (const name of [...live.keys()]) remove(name);
     const cleanupStart = Date.now();
@@ -203,11 +250,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     // Idle keep-alive connections to dockerd close on their own: wait for that (30 s at most).
     const fdDeadline = Date.now() + 30_000;
     while (Date.now() < fdDeadline && procStats(pid).fds > start.fds) await sleep(500);
-    const heapAfter = await liveHeap(port);
+    const heapAfter = await measure("after clean-up", Math.round((Date.now() - began) / 1000));
     const end = procStats(pid);
     const added = fdTargets(pid);
     for (const target of targetsBefore) added.splice(added.indexOf(target), added.includes(target) ? 1 : 0);
-    const midRun = Math.round(seconds * 0.2 + (seconds * 0.8) / 2);
     return {
       options: { seconds, peak },
       samples,
@@ -220,6 +266,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       fds: { before: start.fds, after: end.fds, added },
       timers: { before: heapBefore.Timeout ?? 0, after: heapAfter.Timeout ?? 0 },
       heapGrowth: heapGrowth(heapBefore, heapAfter),
+      phases,
       rss: {
         afterStartMb: start.rssMb,
         midRunMb: median(samples.slice(Math.max(0, midRun - 3), midRun + 2).map((s) => s.rssMb)),
@@ -272,7 +319,17 @@ export function soakTable(report: SoakReport): string {
     ],
     ["clean-up after the last manifest was deleted (s)", report.cleanupSeconds.toFixed(1)],
   ];
-  return ["| soak | value |", "| --- | --- |", ...rows.map(([k, v]) => `| ${k} | ${v} |`)].join("\n");
+  return [
+    "| soak | value |",
+    "| --- | --- |",
+    ...rows.map(([k, v]) => `| ${k} | ${v} |`),
+    "",
+    "| heap after a full GC | t (s) | pods | events held | strings | objects | timers |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
+    ...report.phases.map(
+      (p) => `| ${p.phase} | ${p.t} | ${p.pods} | ${p.events} | ${p.strings} | ${p.objects} | ${p.timers} |`,
+    ),
+  ].join("\n");
 }
 
 /** RSS (MB) and CPU (% of a core) over time, as a self-contained SVG. */

@@ -18,7 +18,7 @@ import type { KubeletConfig } from "./config/config-types.ts";
 import { etcdSettings } from "./config/etcd-config.ts";
 import type { Runtime } from "./container/runtime.ts";
 import { createFleetReporter, type FleetReporterDeps } from "./node/fleet-reporter.ts";
-import { buildNode, readHostFacts, readinessFrom, type PressureObserver } from "./node/node-status.ts";
+import { buildNode, readHostFacts, readinessFrom, runtimeCheck, type PressureObserver } from "./node/node-status.ts";
 import { backoffFile } from "./node/backoff-file.ts";
 import { createNodeManagers } from "./node-managers.ts";
 import pkg from "../package.json" with { type: "json" };
@@ -43,7 +43,8 @@ import { createPodStore } from "./sources/store.ts";
 import { createSyncLoop } from "./sync/sync-loop.ts";
 import type { AdmissionPolicy } from "./sync/admission.ts";
 import { formatIssue, KubeletError, type RejectedPod, type SourceName } from "./api/types.ts";
-import { LABEL, type ContainerDetails } from "./container/runtime.ts";
+import { LABEL } from "./container/runtime.ts";
+import { noneObserved, type Observed } from "./sync/pod-plan.ts";
 import { planNode, type NodePlan } from "./sync/node-plan.ts";
 import { createVolumeManager } from "./node/volumes.ts";
 
@@ -119,7 +120,7 @@ async function runLocked(
   }
   // Start-up waits on the runtime (up to its request timeout per call): a SIGTERM meanwhile ends it there.
   await untilAborted(
-    runtime.ping().then(
+    runtime.version().then(
       () => log.info(`${opened.description} answers`),
       (error: Error) => log.warn(`${error.message}; will keep retrying (running containers are left alone)`),
     ),
@@ -185,10 +186,7 @@ async function runLocked(
 
   const health = async (): Promise<HealthReport> => {
     const checks = [
-      await runtime.ping().then(
-        () => ({ name: "docker", ok: true, message: "ok" }),
-        (e: Error) => ({ name: "docker", ok: false, message: e.message }),
-      ),
+      await runtime.status().then(runtimeCheck, (e: Error) => ({ name: "docker", ok: false, message: e.message })),
       syncCheck(syncLoop.lastSyncAt(), config.syncFrequency),
       {
         name: "sources",
@@ -361,8 +359,13 @@ export async function runOnce(
     },
     { timeoutMs: config.runonceTimeout, signal, tty, out },
   );
-  const info = await runtime.info().catch(() => undefined);
-  out.write(formatRunOnceReport(report, info ? `${info.name} ${info.version} (${description})` : description) + "\n");
+  const version = await runtime.version().catch(() => undefined);
+  out.write(
+    formatRunOnceReport(
+      report,
+      version ? `${version.runtimeName} ${version.runtimeVersion} (${description})` : description,
+    ) + "\n",
+  );
   return report.ok && rejected.length === 0;
 }
 
@@ -415,12 +418,17 @@ export async function planOnce(
   for (const source of sources) store.apply(source.name, await readSourceOnce(source));
   // Through the port, on whichever runtime --container_runtime names; only reads are made.
   const runtime = scopeRuntimeToNode((await openRuntime(config, log)).runtime, node.name);
-  await runtime.ping();
-  const observed = new Map<string, ContainerDetails[]>();
+  await runtime.version();
+  const observed = new Map<string, Observed>();
+  const of = (uid: string) => observed.get(uid) ?? observed.set(uid, noneObserved()).get(uid)!;
+  for (const summary of await runtime.listPodSandboxes()) {
+    const status = await runtime.podSandboxStatus(summary.id).catch(() => undefined);
+    if (status) of(summary.metadata.uid).sandboxes.push(status);
+  }
   for (const summary of await runtime.listContainers()) {
     const details = await runtime.inspectContainer(summary.id).catch(() => undefined);
     const uid = summary.labels[LABEL.podUid];
-    if (details && uid) (observed.get(uid) ?? observed.set(uid, []).get(uid)!).push(details);
+    if (details && uid) of(uid).containers.push(details);
   }
   const pods = store.mergedState();
   const images = new Set([
@@ -428,7 +436,7 @@ export async function planOnce(
     ...pods.flatMap((p) => [...(p.spec.initContainers ?? []), ...p.spec.containers].map((c) => c.image ?? "")),
   ]);
   const present = new Set<string>();
-  for (const image of images) if (await runtime.imageId(image)) present.add(image);
+  for (const image of images) if (await runtime.imageStatus(image)) present.add(image);
   const plan = planNode({
     pods,
     observed,
@@ -508,7 +516,7 @@ async function podPlacement(
   };
   const version = cgroupVersion();
   // The driver must be Docker's: pods placed under cgroupfs paths on a systemd Docker fail every create.
-  const reported = await runtime.info().then(
+  const reported = await runtime.machineInfo().then(
     (info) => info.cgroupDriver,
     () => undefined,
   );
@@ -667,7 +675,7 @@ async function createFleetMode(
       podsVersion: deps.podsVersion,
       events: deps.events,
       async node(previous) {
-        const [health, runtime] = await Promise.all([deps.health(), deps.runtime.info().catch(() => undefined)]);
+        const [health, runtime] = await Promise.all([deps.health(), deps.runtime.version().catch(() => undefined)]);
         return buildNode({
           name: node.name,
           hostIP: node.ip,

@@ -29,7 +29,7 @@ export { etcdSettings, readEtcdConfig } from "./config/etcd-config.ts";
 export type { PodSource, SourceSnapshot, StopSource } from "./sources/source.ts";
 export { createPodStore, type NotificationMode, type PodStore, type PodStoreOptions } from "./sources/store.ts";
 export { createSyncLoop, type SyncLoop, type SyncLoopOptions } from "./sync/sync-loop.ts";
-export { computePodActions, type PodActions, type PodPlanInput } from "./sync/pod-plan.ts";
+export { computePodActions, type Observed, type PodActions, type PodPlanInput } from "./sync/pod-plan.ts";
 export { createPodSyncer, type PodSyncer } from "./sync/pod-sync.ts";
 export { computePodStatus } from "./sync/pod-status.ts";
 export { planNode, type NodePlan } from "./sync/node-plan.ts";
@@ -46,7 +46,7 @@ export { parseThresholds, rankForEviction, type Threshold } from "./node/evictio
 export { createStatsAnalyzer, type StatsAnalyzer, type StatsSummary } from "./node/stats-analyzer.ts";
 export { createFleetReporter, fleetKeys, type FleetReporter, type FleetStore } from "./node/fleet-reporter.ts";
 export { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
-export { LABEL, type Runtime } from "./container/runtime.ts";
+export { LABEL, type PodSandboxDetails, type Runtime } from "./container/runtime.ts";
 export type { ContainerConfig, PodSandboxConfig } from "./container/cri-types.ts";
 export { scopeRuntimeToNode, NODE_LABEL } from "./container/node-scoped.ts";
 export { createInfoServer, type InfoServerDeps } from "./server/info-server.ts";

@@ -78,7 +78,7 @@ export function createNodeManagers(
   const measureNode = createNodeSignals({
     rootDir: config.rootDir,
     imageFsPath: () =>
-      (dataRoot ??= runtime.info().then((i) => i.dockerRootDir)).catch((error) => {
+      (dataRoot ??= runtime.imageFsInfo().then((fs) => fs.mountpoint)).catch((error) => {
         dataRoot = undefined; // ask again next time: the daemon may be back
         throw error;
       }),

@@ -137,7 +137,8 @@ export function createCriClient(options: CriClientOptions): CriClient {
 
   return {
     endpoint: runtimeAddress,
-    version: () => rt("Version", { version: "v1" }),
+    version: (signal) => rt("Version", { version: "v1" }, { signal }),
+    status: async (signal) => (await rt<any>("Status", {}, { signal })).status ?? { conditions: [] },
     runPodSandbox: async (config) => (await rt<any>("RunPodSandbox", { config })).pod_sandbox_id,
     stopPodSandbox: async (id) => void (await rt("StopPodSandbox", { pod_sandbox_id: id })),
     removePodSandbox: async (id) => void (await rt("RemovePodSandbox", { pod_sandbox_id: id })),
@@ -145,7 +146,11 @@ export function createCriClient(options: CriClientOptions): CriClient {
     listPodSandbox: async (filter = {}) =>
       (
         await rt<any>("ListPodSandbox", {
-          filter: { id: filter.id ?? "", label_selector: filter.labelSelector ?? {} },
+          filter: {
+            id: filter.id ?? "",
+            ...(filter.state ? { state: { state: filter.state } } : {}),
+            label_selector: filter.labelSelector ?? {},
+          },
         })
       ).items,
     createContainer: async (sandboxId, config, sandboxConfig) =>
@@ -189,10 +194,7 @@ export function createCriClient(options: CriClientOptions): CriClient {
         .image_ref,
     listImages: async () => (await img<any>("ListImages", {})).images ?? [],
     removeImage: async (ref) => void (await img<any>("RemoveImage", { image: { image: ref } })),
-    imageFsMountpoints: async () =>
-      ((await img<any>("ImageFsInfo", {})).image_filesystems ?? []).map(
-        (fs: { fs_id?: { mountpoint?: string } }) => fs.fs_id?.mountpoint ?? "",
-      ),
+    imageFsInfo: async () => (await img<any>("ImageFsInfo", {})).image_filesystems ?? [],
     close: () => {
       clients.runtime.close();
       clients.image.close();

@@ -8,6 +8,7 @@ package runtime.v1;
 
 service RuntimeService {
   rpc Version(VersionRequest) returns (VersionResponse) {}
+  rpc Status(StatusRequest) returns (StatusResponse) {}
   rpc RunPodSandbox(RunPodSandboxRequest) returns (RunPodSandboxResponse) {}
   rpc StopPodSandbox(StopPodSandboxRequest) returns (StopPodSandboxResponse) {}
   rpc RemovePodSandbox(RemovePodSandboxRequest) returns (RemovePodSandboxResponse) {}
@@ -37,6 +38,19 @@ message VersionResponse {
   string runtime_name = 2;
   string runtime_version = 3;
   string runtime_api_version = 4;
+}
+
+message StatusRequest { bool verbose = 1; }
+message RuntimeCondition {
+  string type = 1;
+  bool status = 2;
+  string reason = 3;
+  string message = 4;
+}
+message RuntimeStatus { repeated RuntimeCondition conditions = 1; }
+message StatusResponse {
+  RuntimeStatus status = 1;
+  map<string, string> info = 2;
 }
 
 message DNSConfig {

@@ -139,6 +139,16 @@ export interface CriContainerStats {
   writable_layer: { used_bytes: { value: number } | null } | null;
 }
 
+export interface CriRuntimeStatus {
+  conditions: Array<{ type: string; status: boolean; reason: string; message: string }>;
+}
+
+export interface CriFilesystemUsage {
+  fs_id: { mountpoint: string } | null;
+  used_bytes: { value: number } | null;
+  inodes_used: { value: number } | null;
+}
+
 export interface CriAuth {
   username?: string;
   password?: string;
@@ -151,12 +161,19 @@ export interface CriAuth {
 export interface CriClient {
   /** The socket(s) it talks to, for messages. */
   readonly endpoint: string;
-  version(): Promise<{ runtime_name: string; runtime_version: string; runtime_api_version: string }>;
+  version(
+    signal?: AbortSignal,
+  ): Promise<{ runtime_name: string; runtime_version: string; runtime_api_version: string }>;
+  status(signal?: AbortSignal): Promise<CriRuntimeStatus>;
   runPodSandbox(config: PodSandboxConfig): Promise<string>;
   stopPodSandbox(id: string): Promise<void>;
   removePodSandbox(id: string): Promise<void>;
   podSandboxStatus(id: string): Promise<PodSandboxStatus>;
-  listPodSandbox(filter?: { id?: string; labelSelector?: Record<string, string> }): Promise<PodSandbox[]>;
+  listPodSandbox(filter?: {
+    id?: string;
+    state?: SandboxState;
+    labelSelector?: Record<string, string>;
+  }): Promise<PodSandbox[]>;
   createContainer(sandboxId: string, config: ContainerConfig, sandboxConfig: PodSandboxConfig): Promise<string>;
   startContainer(id: string): Promise<void>;
   stopContainer(id: string, timeoutSeconds: number): Promise<void>;
@@ -178,7 +195,7 @@ export interface CriClient {
   listImages(): Promise<CriImage[]>;
   /** Removes an image by id or reference; a missing one is not an error (the CRI's rule). */
   removeImage(image: string): Promise<void>;
-  /** Mount points of the filesystems holding images (the image filesystem). */
-  imageFsMountpoints(): Promise<string[]>;
+  /** Usage of the filesystems holding images (the image filesystems). */
+  imageFsInfo(): Promise<CriFilesystemUsage[]>;
   close(): void;
 }

@@ -19,7 +19,7 @@ describeWithServices("CRI runtime", (services) => {
     const runtime = make();
     const sandboxes: string[] = [];
     afterAll(async () => {
-      for (const id of sandboxes) await runtime.removeContainer(id);
+      for (const id of sandboxes) await runtime.removePodSandbox(id);
     });
 
     test("never lists sandboxes and containers the kubelet did not create", async () => {
@@ -31,7 +31,7 @@ describeWithServices("CRI runtime", (services) => {
         linux: { security_context: { namespace_options: { network: "POD", pid: "CONTAINER", ipc: "POD" } } },
       });
       sandboxes.push(id);
-      expect((await runtime.listContainers()).some((c) => c.id === id)).toBe(false);
+      expect((await runtime.listPodSandboxes()).some((s) => s.id === id)).toBe(false);
     });
 
     test("answers a bad endpoint with an error naming the socket", async () => {
@@ -50,10 +50,10 @@ describeWithServices("CRI runtime", (services) => {
       docker.close();
     });
 
-    test("names the runtime in what it inspects, the scheme of containerd://… IDs", async () => {
+    test("names the runtime in a sandbox's status, the scheme of containerd://… IDs", async () => {
       const id = await runtime.runPodSandbox(testSandboxConfig(`named-${Date.now()}`, "named"));
       sandboxes.push(id);
-      expect((await runtime.inspectContainer(id)).runtimeName).toBe("containerd");
+      expect((await runtime.podSandboxStatus(id)).runtimeName).toBe("containerd");
     });
 
     test("reads running containers' CPU and memory through ListContainerStats, alone or many at once", async () => {
@@ -78,7 +78,7 @@ describeWithServices("CRI runtime", (services) => {
       expect(await runtime.stats("0".repeat(64)).catch((e) => e.code)).toBe("NotFound");
     });
 
-    test("names sandboxes and containers the dockershim way for every layer above", async () => {
+    test("names containers the dockershim way for every layer above", async () => {
       const listed = await runtime.listContainers();
       for (const c of listed) expect(c.name).toMatch(/^k8s_[^_]+_[^_]+_[^_]+_[^_]+_\d+$/);
     });

@@ -1,6 +1,6 @@
 // The Runtime port on a CRI runtime (containerd, CRI-O) through runtime.v1: sandbox and container
 // configs pass through as they are, logs are the CRI log files read by the kubelet, and events come
-// from relisting (pleg.ts). Sandboxes list like containers named POD, so one id space serves both.
+// from relisting (pleg.ts). Sandbox and container calls map 1:1 onto the CRI's own.
 import { hostname as osHostname, cpus, release, totalmem, type } from "node:os";
 import { KubeletError } from "../api/types.ts";
 import type { Clock } from "../clock.ts";
@@ -17,12 +17,11 @@ import type {
 import { relistEvents, type RelistEntry } from "./pleg.ts";
 import {
   LABEL,
-  POD_INFRA_CONTAINER_NAME,
   type ContainerDetails,
   type ContainerState,
   type ContainerSummary,
+  type PodSandboxSummary,
   type Runtime,
-  type RuntimeInfo,
 } from "./runtime.ts";
 
 export interface CriRuntimeOptions {
@@ -48,21 +47,20 @@ function shimName(labels: Record<string, string>, container: string, attempt: nu
   return `k8s_${container}_${labels[LABEL.podName]}_${labels[LABEL.podNamespace]}_${labels[LABEL.podUid]}_${attempt}`;
 }
 
-function sandboxSummary(s: PodSandbox): ContainerSummary {
+function sandboxSummary(s: PodSandbox): PodSandboxSummary {
   return {
     id: s.id,
-    name: shimName(s.labels, POD_INFRA_CONTAINER_NAME, s.metadata.attempt),
-    labels: s.labels,
-    image: "",
-    imageId: "",
-    state: s.state === "SANDBOX_READY" ? "running" : "exited",
+    metadata: { ...s.metadata },
+    state: s.state === "SANDBOX_READY" ? "ready" : "notready",
     createdAt: s.created_at / 1e6,
+    labels: s.labels,
   };
 }
 
 function containerSummary(c: CriContainer): ContainerSummary {
   return {
     id: c.id,
+    podSandboxId: c.pod_sandbox_id,
     name: shimName(c.labels, c.metadata.name, c.metadata.attempt),
     labels: c.labels,
     image: c.image?.image ?? "",
@@ -81,35 +79,30 @@ function imagesInUse(images: CriImage[], containers: Array<{ image_ref: string }
 /** The Runtime port over a runtime.v1 client. */
 export function createCriRuntime(client: CriClient, options: CriRuntimeOptions): Runtime {
   const { clock } = options;
-  // Which ids are sandboxes: the port has one id space, the CRI two.
-  const sandboxIds = new Set<string>();
 
   const conflict = (error: unknown) => {
     const e = error as KubeletError;
     if (/reserve|already exists/i.test(e.message)) return new KubeletError("Conflict", e.message, { cause: error });
     return e;
   };
-
-  // Asked by listing, not by a status call that fails: a lookup should not cost an error reply.
-  const isSandbox = async (id: string): Promise<boolean> => {
-    if (sandboxIds.has(id)) return true;
-    if ((await client.listPodSandbox({ id })).length === 0) return false;
-    sandboxIds.add(id);
-    return true;
+  const notFoundIsDone = (error: unknown) => {
+    if ((error as KubeletError).code !== "NotFound") throw error;
   };
 
-  const listAll = async (podUid?: string): Promise<ContainerSummary[]> => {
-    const selector = podUid ? { [LABEL.podUid]: podUid } : undefined;
-    const [pods, containers] = await Promise.all([
-      client.listPodSandbox({ labelSelector: selector }),
-      client.listContainers(selector),
-    ]);
-    for (const s of pods) sandboxIds.add(s.id);
-    return [
-      ...pods.filter((s) => ours(s.labels)).map(sandboxSummary),
-      ...containers.filter((c) => ours(c.labels)).map(containerSummary),
-    ];
-  };
+  const listContainers = async (podUid?: string): Promise<ContainerSummary[]> =>
+    (await client.listContainers(podUid ? { [LABEL.podUid]: podUid } : undefined))
+      .filter((c) => ours(c.labels))
+      .map(containerSummary);
+
+  const listPodSandboxes: Runtime["listPodSandboxes"] = async (filter = {}) =>
+    (
+      await client.listPodSandbox({
+        ...(filter.podUid ? { labelSelector: { [LABEL.podUid]: filter.podUid } } : {}),
+        ...(filter.state ? { state: filter.state === "ready" ? "SANDBOX_READY" : "SANDBOX_NOTREADY" } : {}),
+      })
+    )
+      .filter((s) => ours(s.labels))
+      .map(sandboxSummary);
 
   // The stats analyzer asks every running container's stats at once: one ListContainerStats answers them all
   // (one container alone is asked by id, so a single lookup does not list the node).
@@ -135,20 +128,6 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     ));
 
   const inspectContainer = async (id: string): Promise<ContainerDetails> => {
-    if (await isSandbox(id)) {
-      const s = await client.podSandboxStatus(id);
-      const summary = sandboxSummary(s);
-      return {
-        ...summary,
-        runtimeName: await runtimeName(),
-        running: summary.state === "running",
-        exitCode: 0,
-        startedAt: ns(s.created_at),
-        oomKilled: false,
-        pid: 0,
-        ipAddress: s.network?.ip ?? "",
-      };
-    }
     const c = await client.containerStatus(id);
     const state = CONTAINER_STATES[c.state];
     return {
@@ -173,61 +152,60 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
   };
 
   return {
-    async ping() {
-      await client.version();
-    },
-    async info(): Promise<RuntimeInfo> {
-      const v = await client.version();
+    async version(signal) {
+      const v = await client.version(signal);
       return {
-        name: v.runtime_name,
-        type: "remote",
-        version: v.runtime_version,
-        apiVersion: v.runtime_api_version,
+        runtimeName: v.runtime_name,
+        runtimeVersion: v.runtime_version,
+        runtimeApiVersion: v.runtime_api_version,
+      };
+    },
+    async status(signal) {
+      return { conditions: (await client.status(signal)).conditions.map((c) => ({ ...c })) };
+    },
+    // A CRI runtime is reached over a unix socket: the machine it runs containers on is this one.
+    async machineInfo() {
+      return {
         os: type(),
         kernelVersion: release(),
         cpus: cpus().length,
         memoryBytes: totalmem(),
         hostname: osHostname(),
-        // The CRI names no data root: the image filesystem's mount point stands for it.
-        dockerRootDir: (await client.imageFsMountpoints().catch(() => []))[0] ?? "",
       };
     },
-    listContainers: (listOptions = {}) => listAll(listOptions.podUid),
-    inspectContainer,
-    async runPodSandbox(config) {
-      const id = await client.runPodSandbox(config).catch((e) => Promise.reject(conflict(e)));
-      sandboxIds.add(id);
-      return id;
+    runPodSandbox: (config) => client.runPodSandbox(config).catch((e) => Promise.reject(conflict(e))),
+    stopPodSandbox: (id) => client.stopPodSandbox(id).catch(notFoundIsDone),
+    removePodSandbox: (id) => client.removePodSandbox(id).catch(notFoundIsDone),
+    async podSandboxStatus(id) {
+      const s = await client.podSandboxStatus(id);
+      return { ...sandboxSummary(s), ipAddress: s.network?.ip ?? "", runtimeName: await runtimeName() };
     },
+    listPodSandboxes,
+    listContainers: (listOptions = {}) => listContainers(listOptions.podUid),
+    inspectContainer,
     createContainer: (sandboxId, config, sandboxConfig) =>
       client.createContainer(sandboxId, config, sandboxConfig).catch((e) => Promise.reject(conflict(e))),
     async startContainer(id) {
-      // A sandbox runs from the moment it exists; starting a container twice is not an error (as in Docker).
-      if (await isSandbox(id)) return;
+      // Starting a container twice is not an error (as in Docker).
       const status = await client.containerStatus(id);
       if (status.state === "CONTAINER_RUNNING") return;
       await client.startContainer(id);
     },
-    async stopContainer(id, graceSeconds) {
-      try {
-        if (await isSandbox(id)) await client.stopPodSandbox(id);
-        else await client.stopContainer(id, Math.ceil(graceSeconds));
-      } catch (error) {
-        if ((error as KubeletError).code !== "NotFound") throw error;
-      }
+    stopContainer: (id, graceSeconds) => client.stopContainer(id, Math.ceil(graceSeconds)).catch(notFoundIsDone),
+    removeContainer: (id) => client.removeContainer(id).catch(notFoundIsDone),
+    async imageStatus(ref) {
+      const image = await client.imageStatus(ref);
+      return image && { id: image.id, repoTags: image.repo_tags, sizeBytes: Number(image.size) };
     },
-    async removeContainer(id) {
-      try {
-        if (await isSandbox(id)) {
-          await client.removePodSandbox(id);
-          sandboxIds.delete(id);
-        } else await client.removeContainer(id);
-      } catch (error) {
-        if ((error as KubeletError).code !== "NotFound") throw error;
-      }
-    },
-    async imageId(ref) {
-      return (await client.imageStatus(ref))?.id;
+    async imageFsInfo() {
+      const [fs] = await client.imageFsInfo();
+      if (!fs?.fs_id?.mountpoint)
+        throw new KubeletError("RuntimeError", `cannot read the image filesystem: ${client.endpoint} reports none`);
+      return {
+        mountpoint: fs.fs_id.mountpoint,
+        usedBytes: Number(fs.used_bytes?.value ?? 0),
+        ...(fs.inodes_used ? { inodesUsed: Number(fs.inodes_used.value) } : {}),
+      };
     },
     async pullImage(ref, auth, signal) {
       try {
@@ -296,10 +274,20 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
         pids: 0,
       };
     },
+    // Sandboxes relist as "running" or "exited" too: the sync loop hears of a pause that died.
     events: (signal) =>
       relistEvents(
-        async (): Promise<RelistEntry[]> =>
-          (await listAll()).map((c) => ({ id: c.id, state: c.state, labels: c.labels })),
+        async (): Promise<RelistEntry[]> => {
+          const [sandboxes, containers] = await Promise.all([listPodSandboxes(), listContainers()]);
+          return [
+            ...sandboxes.map((s) => ({
+              id: s.id,
+              state: (s.state === "ready" ? "running" : "exited") as ContainerState,
+              labels: s.labels,
+            })),
+            ...containers.map((c) => ({ id: c.id, state: c.state, labels: c.labels })),
+          ];
+        },
         { periodMs: options.relistPeriodMs ?? 1000, clock, signal },
       ),
   };

@@ -1,7 +1,7 @@
 // The dockershim's translation: the CRI's PodSandboxConfig and ContainerConfig → Docker Engine
 // create bodies. The sandbox is a pause container; names (`k8s_POD_…`, `k8s_<container>_…`) and
 // labels are the dockershim's, so containers made by any earlier version are adopted as they are.
-import { LABEL, POD_INFRA_CONTAINER_NAME } from "./runtime.ts";
+import { LABEL, POD_INFRA_CONTAINER_NAME, type PodSandboxSummary } from "./runtime.ts";
 import type { ContainerConfig, PodSandboxConfig } from "./cri-types.ts";
 
 /**
@@ -57,6 +57,12 @@ export interface DockerShimOptions {
 
 /** dockershim's io.kubernetes.docker.type values: what a Docker container stands for in the CRI. */
 export const CONTAINER_TYPE = { sandbox: "podsandbox", container: "container" } as const;
+
+/**
+ * Seconds the pause container gets to stop (the CRI's StopPodSandbox takes no grace period): the pod's
+ * containers have stopped already, and the pause has nothing to flush.
+ */
+export const SANDBOX_STOP_GRACE_SECONDS = 2;
 
 const LOG_CONFIG = { Type: "json-file", Config: { "max-size": "10m", "max-file": "2" } };
 
@@ -142,5 +148,31 @@ export function containerBody(
       ...(groups.length ? { GroupAdd: groups.map(String) } : {}),
       LogConfig: LOG_CONFIG,
     },
+  };
+}
+
+/**
+ * A pause container → the sandbox it stands for: the pod from its labels, the attempt from its name's last field
+ * (the dockershim's parseSandboxName), ready while it runs.
+ */
+export function sandboxOf(c: {
+  id: string;
+  name: string;
+  labels: Record<string, string>;
+  running: boolean;
+  createdAt: number;
+}): PodSandboxSummary {
+  const attempt = Number(/_(\d+)$/.exec(c.name)?.[1] ?? c.labels[LABEL.restartCount] ?? 0);
+  return {
+    id: c.id,
+    metadata: {
+      name: c.labels[LABEL.podName] ?? "",
+      namespace: c.labels[LABEL.podNamespace] ?? "",
+      uid: c.labels[LABEL.podUid] ?? "",
+      attempt,
+    },
+    state: c.running ? "ready" : "notready",
+    createdAt: c.createdAt,
+    labels: c.labels,
   };
 }

@@ -32,7 +32,7 @@ try {
   console.log(JSON.stringify({ exec, logs, actions }));
 } finally {
   await runtime.removeContainer(id);
-  await runtime.removeContainer(sandboxId);
+  await runtime.removePodSandbox(sandboxId);
   events.abort();
   await watching;
 }

@@ -100,8 +100,8 @@ describeWithServices("Docker runtime", (services) => {
   });
 
   test("reports the engine's version and the host's resources", async () => {
-    const info = await runtime.info();
-    expect(info.version).toMatch(/^\d+\./);
+    expect((await runtime.version()).runtimeVersion).toMatch(/^\d+\./);
+    const info = await runtime.machineInfo();
     expect(info.cpus).toBeGreaterThan(0);
     expect(info.memoryBytes).toBeGreaterThan(0);
   });
@@ -158,7 +158,7 @@ describe("Docker runtime without a daemon", () => {
   test("an absent socket or a closed port is RuntimeUnavailable at once", async () => {
     for (const endpoint of [`unix://${join(dir, "absent.sock")}`, "tcp://127.0.0.1:1"]) {
       const started = Date.now();
-      await expect(createDockerRuntime({ endpoint }).ping()).rejects.toMatchObject({ code: "RuntimeUnavailable" });
+      await expect(createDockerRuntime({ endpoint }).version()).rejects.toMatchObject({ code: "RuntimeUnavailable" });
       expect(Date.now() - started).toBeLessThan(1000);
     }
   });

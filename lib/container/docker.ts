@@ -5,18 +5,27 @@ import { silentLogger, type Logger } from "../log.ts";
 import { demuxFrames, parseEvents, pullError } from "./docker-streams.ts";
 import {
   LABEL,
+  POD_INFRA_CONTAINER_NAME,
   type ContainerDetails,
   type ContainerStats,
   type ContainerSummary,
   type ExecResult,
   type ImageSummary,
   type LogOptions,
+  type PodSandboxDetails,
+  type PodSandboxSummary,
   type RegistryAuth,
   type Runtime,
   type RuntimeEvent,
-  type RuntimeInfo,
 } from "./runtime.ts";
-import { containerBody, sandboxBody, type ContainerCreateBody, type DockerShimOptions } from "./docker-shim.ts";
+import {
+  containerBody,
+  SANDBOX_STOP_GRACE_SECONDS,
+  sandboxBody,
+  sandboxOf,
+  type ContainerCreateBody,
+  type DockerShimOptions,
+} from "./docker-shim.ts";
 
 /** --docker_endpoint, else $DOCKER_HOST, else the default socket. */
 export function resolveDockerEndpoint(flag: string, env: Record<string, string | undefined>): string {
@@ -155,6 +164,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
   const summary = (c: Docker.ContainerInfo & { SizeRw?: number }): ContainerSummary => ({
     id: c.Id,
     name: (c.Names[0] ?? "").replace(/^\//, ""),
+    podSandboxId: sandboxIdOf(c.HostConfig?.NetworkMode),
     labels: c.Labels ?? {},
     image: c.Image,
     imageId: c.ImageID,
@@ -163,6 +173,30 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     ...(c.SizeRw !== undefined ? { sizeRwBytes: c.SizeRw } : {}),
   });
 
+  const isSandbox = (labels: Record<string, string> | undefined) =>
+    labels?.[LABEL.containerName] === POD_INFRA_CONTAINER_NAME;
+
+  /** Lists the kubelet's containers, pause containers included (`k8s_…` named, with a pod uid label). */
+  const listOwn = async (labels: string[], size = false) =>
+    (
+      await call(
+        "list containers",
+        (abortSignal) => docker.listContainers({ all: true, size, filters: { label: labels }, abortSignal }),
+        limits(),
+      )
+    ).filter((c) => (c.Names[0] ?? "").startsWith("/k8s_"));
+
+  const inspect = (id: string, what: string) =>
+    call(`inspect ${what} ${short(id)}`, (abortSignal) => docker.getContainer(id).inspect({ abortSignal }), limits());
+
+  /** The pause container behind a sandbox id; NotFound for anything else, as a CRI runtime answers. */
+  const inspectSandbox = async (id: string) => {
+    const c = await inspect(id, "pod sandbox");
+    if (!isSandbox(c.Config.Labels))
+      throw new KubeletError("NotFound", `cannot inspect pod sandbox ${short(id)}: ${short(id)} is not a pod sandbox`);
+    return c;
+  };
+
   /** Docker answers a stopped/started container's stop/start with 304 and a gone one with 404. */
   const tolerating = (codes: number[], fn: () => Promise<unknown>) => async () => {
     try {
@@ -170,6 +204,45 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     } catch (error) {
       if (!codes.includes((error as DockerError).statusCode ?? 0)) throw error;
     }
+  };
+
+  const dockerVersion = async (signal?: AbortSignal) => {
+    const v = await call(
+      "read the Docker version",
+      (abortSignal) => invoke<Docker.DockerVersion>(docker, "version", { abortSignal }),
+      limits(signal),
+    );
+    return { runtimeName: "docker", runtimeVersion: v.Version, runtimeApiVersion: v.ApiVersion };
+  };
+  const dockerInfo = () =>
+    call(
+      "read the Docker Engine's info",
+      (abortSignal) => invoke<Record<string, never>>(docker, "info", { abortSignal }),
+      limits(),
+    );
+
+  const stop = async (id: string, graceSeconds: number, what: string) => {
+    const t = Math.max(0, Math.round(graceSeconds));
+    await call(
+      `stop ${what} ${short(id)}`,
+      (abortSignal) => tolerating([304, 404], () => docker.getContainer(id).stop({ t, abortSignal }))(),
+      { timeoutMs: timeoutMs + t * 1000 },
+    );
+  };
+  const remove = async (id: string, what: string) => {
+    await call(
+      `remove ${what} ${short(id)}`,
+      async (abortSignal) => {
+        try {
+          await docker.getContainer(id).remove({ force: true, v: true, abortSignal });
+        } catch (error) {
+          const e = error as DockerError;
+          if (e.statusCode !== 404 && !(e.statusCode === 409 && /in progress/.test(e.json?.message ?? e.message)))
+            throw error;
+        }
+      },
+      limits(),
+    );
   };
 
   async function exec(
@@ -291,53 +364,71 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
   }
 
   return {
-    async ping(signal) {
-      await call("ping the Docker Engine", (abortSignal) => invoke(docker, "ping", { abortSignal }), limits(signal));
-    },
-    async info(): Promise<RuntimeInfo> {
-      const [version, info] = await call(
-        "read the Docker version",
-        (abortSignal) =>
-          Promise.all([
-            invoke<Docker.DockerVersion>(docker, "version", { abortSignal }),
-            invoke<Record<string, never>>(docker, "info", { abortSignal }),
-          ]),
-        limits(),
-      );
+    version: (signal) => dockerVersion(signal),
+    async status(signal) {
+      // The dockershim's conditions: the daemon answering (its version) is RuntimeReady; the shim's networks
+      // (none, host, a Docker network) need no network plugin, so NetworkReady holds with it. A daemon that does
+      // not answer throws, as a CRI runtime's Status call does.
+      await dockerVersion(signal);
       return {
-        name: "docker",
-        type: "docker",
-        version: version.Version,
-        apiVersion: version.ApiVersion,
+        conditions: [
+          { type: "RuntimeReady", status: true, reason: "", message: "" },
+          { type: "NetworkReady", status: true, reason: "", message: "" },
+        ],
+      };
+    },
+    async machineInfo() {
+      const info = await dockerInfo();
+      return {
         os: info.OperatingSystem,
         kernelVersion: info.KernelVersion,
         cpus: info.NCPU,
         memoryBytes: info.MemTotal,
         hostname: info.Name,
-        dockerRootDir: info.DockerRootDir,
         cgroupDriver: info.CgroupDriver,
       };
     },
+    async listPodSandboxes(filter = {}): Promise<PodSandboxSummary[]> {
+      const labels = [
+        filter.podUid ? `${LABEL.podUid}=${filter.podUid}` : LABEL.podUid,
+        `${LABEL.containerName}=${POD_INFRA_CONTAINER_NAME}`,
+      ];
+      return (await listOwn(labels))
+        .map((c) =>
+          sandboxOf({
+            id: c.Id,
+            name: c.Names[0] ?? "",
+            labels: c.Labels ?? {},
+            running: c.State === "running",
+            createdAt: c.Created * 1000,
+          }),
+        )
+        .filter((s) => !filter.state || s.state === filter.state);
+    },
+    async podSandboxStatus(id): Promise<PodSandboxDetails> {
+      const c = await inspectSandbox(id);
+      return {
+        ...sandboxOf({
+          id: c.Id,
+          name: c.Name,
+          labels: c.Config.Labels ?? {},
+          running: c.State.Running,
+          createdAt: Date.parse(c.Created),
+        }),
+        ipAddress: ipOf(c.NetworkSettings),
+      };
+    },
+    stopPodSandbox: (id) => stop(id, SANDBOX_STOP_GRACE_SECONDS, "pod sandbox"),
+    removePodSandbox: (id) => remove(id, "pod sandbox"),
     async listContainers(listOptions = {}) {
       const label = listOptions.podUid ? `${LABEL.podUid}=${listOptions.podUid}` : LABEL.podUid;
-      const list = await call(
-        "list containers",
-        (abortSignal) =>
-          docker.listContainers({ all: true, size: !!listOptions.size, filters: { label: [label] }, abortSignal }),
-        limits(),
-      );
-      return list.map(summary).filter((c) => c.name.startsWith("k8s_"));
+      return (await listOwn([label], !!listOptions.size)).filter((c) => !isSandbox(c.Labels)).map(summary);
     },
     async inspectContainer(id): Promise<ContainerDetails> {
-      const c = await call(
-        `inspect container ${short(id)}`,
-        (abortSignal) => docker.getContainer(id).inspect({ abortSignal }),
-        limits(),
-      );
+      const c = await inspect(id, "container");
+      if (isSandbox(c.Config.Labels))
+        throw new KubeletError("NotFound", `cannot inspect container ${short(id)}: ${short(id)} is a pod sandbox`);
       const time = (t: string) => (!t || t.startsWith("0001-") ? undefined : t);
-      const networks = c.NetworkSettings as
-        | { IPAddress?: string; Networks?: Record<string, { IPAddress?: string }> }
-        | undefined;
       return {
         id: c.Id,
         name: c.Name.replace(/^\//, ""),
@@ -354,7 +445,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
         error: c.State.Error || undefined,
         pid: c.State.Pid,
         logPath: c.LogPath || undefined,
-        ipAddress: networks?.IPAddress || Object.values(networks?.Networks ?? {})[0]?.IPAddress || "",
+        ipAddress: ipOf(c.NetworkSettings),
       };
     },
     async runPodSandbox(config) {
@@ -364,42 +455,34 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     },
     createContainer: (sandboxId, config, sandboxConfig) => create(containerBody(sandboxId, config, sandboxConfig)),
     startContainer,
-    async stopContainer(id, graceSeconds) {
-      const t = Math.max(0, Math.round(graceSeconds));
-      await call(
-        `stop container ${short(id)}`,
-        (abortSignal) => tolerating([304, 404], () => docker.getContainer(id).stop({ t, abortSignal }))(),
-        { timeoutMs: timeoutMs + t * 1000 },
-      );
-    },
-    async removeContainer(id) {
-      await call(
-        `remove container ${short(id)}`,
-        async (abortSignal) => {
-          try {
-            await docker.getContainer(id).remove({ force: true, v: true, abortSignal });
-          } catch (error) {
-            const e = error as DockerError;
-            if (e.statusCode !== 404 && !(e.statusCode === 409 && /in progress/.test(e.json?.message ?? e.message)))
-              throw error;
-          }
-        },
-        limits(),
-      );
-    },
-    async imageId(ref) {
+    stopContainer: (id, graceSeconds) => stop(id, graceSeconds, "container"),
+    removeContainer: (id) => remove(id, "container"),
+    async imageStatus(ref) {
+      let image: Docker.ImageInspectInfo;
       try {
-        return (
-          await call(
-            `inspect image ${ref}`,
-            (abortSignal) => invoke<Docker.ImageInspectInfo>(docker.getImage(ref), "inspect", { abortSignal }),
-            limits(),
-          )
-        ).Id;
+        image = await call(
+          `inspect image ${ref}`,
+          (abortSignal) => invoke<Docker.ImageInspectInfo>(docker.getImage(ref), "inspect", { abortSignal }),
+          limits(),
+        );
       } catch (error) {
         if ((error as KubeletError).code === "NotFound") return undefined;
         throw error;
       }
+      return { id: image.Id, repoTags: image.RepoTags ?? [], sizeBytes: image.Size };
+    },
+    async imageFsInfo() {
+      // The dockershim's answer: the data root is the image filesystem; the images' bytes are what
+      // `docker system df` counts (shared layers once). The Engine keeps no inode count of its own.
+      const [info, df] = await Promise.all([
+        dockerInfo(),
+        call(
+          "read the Docker Engine's disk usage",
+          (abortSignal) => invoke<{ LayersSize?: number }>(docker, "df", { abortSignal }),
+          limits(),
+        ),
+      ]);
+      return { mountpoint: info.DockerRootDir, usedBytes: df.LayersSize ?? 0 };
     },
     async pullImage(ref: string, auth?: RegistryAuth, signal?: AbortSignal, onProgress?: (progress: string) => void) {
       const action = `pull image ${ref}`;
@@ -497,6 +580,17 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     },
     events,
   };
+}
+
+/** The pause container a container's network mode joins (`container:<id>`, as the shim creates every one). */
+function sandboxIdOf(networkMode: string | undefined): string {
+  return networkMode?.startsWith("container:") ? networkMode.slice("container:".length) : "";
+}
+
+/** A container's IP in its network: "" for none, host and a container's network. */
+function ipOf(settings: unknown): string {
+  const networks = settings as { IPAddress?: string; Networks?: Record<string, { IPAddress?: string }> } | undefined;
+  return networks?.IPAddress || Object.values(networks?.Networks ?? {})[0]?.IPAddress || "";
 }
 
 interface DockerStats {

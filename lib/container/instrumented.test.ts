@@ -18,7 +18,7 @@ function recording() {
 }
 
 describe("instrumented runtime", () => {
-  test("records each call with its operation name and whether it failed", async () => {
+  test("records each call under the Go kubelet's CRI operation name and whether it failed", async () => {
     const fake = new FakeRuntime();
     const { recorded, metrics } = recording();
     const runtime = instrumentRuntime(fake, metrics);
@@ -30,23 +30,35 @@ describe("instrumented runtime", () => {
     await runtime.listContainers();
     await runtime.exec(id, ["true"]);
     await expect(runtime.inspectContainer("missing")).rejects.toMatchObject({ code: "NotFound" });
-    await runtime.imageId("busybox");
+    await runtime.imageStatus("busybox");
     await runtime.pullImage("busybox");
     await runtime.stopContainer(id, 1);
     await runtime.removeContainer(id);
-    await runtime.ping();
+    await runtime.listPodSandboxes();
+    await runtime.podSandboxStatus(sandboxId);
+    await runtime.stopPodSandbox(sandboxId);
+    await runtime.removePodSandbox(sandboxId);
+    await runtime.imageFsInfo();
+    await runtime.version();
+    await runtime.status();
     expect(recorded).toEqual([
       ["run_podsandbox", false],
       ["create_container", false],
       ["start_container", false],
       ["list_containers", false],
-      ["exec", false],
-      ["inspect_container", true],
-      ["inspect_image", false],
+      ["exec_sync", false],
+      ["container_status", true],
+      ["image_status", false],
       ["pull_image", false],
       ["stop_container", false],
       ["remove_container", false],
+      ["list_podsandbox", false],
+      ["podsandbox_status", false],
+      ["stop_podsandbox", false],
+      ["remove_podsandbox", false],
+      ["image_fs_info", false],
       ["version", false],
+      ["status", false],
     ]);
   });
 
@@ -85,7 +97,7 @@ describe("instrumented runtime", () => {
 test("labels each runtime operation with the runtime type it ran on", async () => {
   const { createPrometheusMetrics } = await import("../server/prometheus.ts");
   const metrics = createPrometheusMetrics();
-  await instrumentRuntime(new FakeRuntime(), metrics, "remote").ping();
+  await instrumentRuntime(new FakeRuntime(), metrics, "remote").version();
   expect(metrics.render()).toContain(
     'kubelet_runtime_operations_total{operation_type="version",runtime_type="remote"} 1',
   );

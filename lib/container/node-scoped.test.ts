@@ -16,7 +16,7 @@ async function runPod(runtime: Runtime, name: string, pod: string, uid: string):
   );
 }
 
-test("a node lists the containers it created and unlabelled ones, never another node's", async () => {
+test("a node lists the sandboxes and containers it created and unlabelled ones, never another node's", async () => {
   const docker = new FakeRuntime();
   const a = scopeRuntimeToNode(docker, "node-a");
   const b = scopeRuntimeToNode(docker, "node-b");
@@ -24,10 +24,13 @@ test("a node lists the containers it created and unlabelled ones, never another 
   await runPod(b, "app", "db", "u2");
   await runPod(docker, "app", "old", "u3");
   expect((await a.listContainers()).map((c) => c.name).sort()).toEqual([
-    "k8s_POD_old_default_u3_0",
-    "k8s_POD_web_default_u1_0",
     "k8s_app_old_default_u3_0",
     "k8s_app_web_default_u1_0",
+  ]);
+  expect((await a.listPodSandboxes()).map((s) => s.metadata.name).sort()).toEqual(["old", "web"]);
+  expect((await b.listPodSandboxes()).map((s) => [s.metadata.name, s.labels[NODE_LABEL] ?? "unlabelled"])).toEqual([
+    ["db", "node-b"],
+    ["old", "unlabelled"],
   ]);
   expect((await b.listContainers()).map((c) => [c.name, c.labels[NODE_LABEL]])).toContainEqual([
     "k8s_app_db_default_u2_0",

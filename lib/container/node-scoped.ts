@@ -14,8 +14,13 @@ export function scopeRuntimeToNode(runtime: Runtime, node: string): Runtime {
     labels: { ...config.labels, [NODE_LABEL]: node },
   });
   return {
-    ping: (signal) => runtime.ping(signal),
-    info: () => runtime.info(),
+    version: (signal) => runtime.version(signal),
+    status: (signal) => runtime.status(signal),
+    machineInfo: () => runtime.machineInfo(),
+    listPodSandboxes: async (filter) => (await runtime.listPodSandboxes(filter)).filter((s) => mine(s.labels)),
+    podSandboxStatus: (id) => runtime.podSandboxStatus(id),
+    stopPodSandbox: (id) => runtime.stopPodSandbox(id),
+    removePodSandbox: (id) => runtime.removePodSandbox(id),
     listContainers: async (options) => (await runtime.listContainers(options)).filter((c) => mine(c.labels)),
     inspectContainer: (id) => runtime.inspectContainer(id),
     runPodSandbox: (config) => runtime.runPodSandbox(labelled(config)),
@@ -24,7 +29,9 @@ export function scopeRuntimeToNode(runtime: Runtime, node: string): Runtime {
     startContainer: (id) => runtime.startContainer(id),
     stopContainer: (id, grace) => runtime.stopContainer(id, grace),
     removeContainer: (id) => runtime.removeContainer(id),
-    imageId: (ref) => runtime.imageId(ref),
+    imageStatus: (ref) => runtime.imageStatus(ref),
+    // The image filesystem is the daemon's, shared by every node on it.
+    imageFsInfo: () => runtime.imageFsInfo(),
     pullImage: (ref, auth, signal) => runtime.pullImage(ref, auth, signal),
     // Images are the daemon's, shared by every node on it: in use means by any container (listImages says so).
     listImages: () => runtime.listImages(),

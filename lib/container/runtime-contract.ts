@@ -86,7 +86,7 @@ export function runtimeContract(
     let sandboxId = "";
     afterAll(async () => {
       for (const id of created) await runtime.removeContainer(id);
-      for (const id of sandboxes) await runtime.removeContainer(id);
+      for (const id of sandboxes) await runtime.removePodSandbox(id);
     });
     let seq = 0;
     const uid = `uid-${options.prefix}${Date.now()}`;
@@ -133,25 +133,67 @@ export function runtimeContract(
       });
     });
 
-    test("runs a sandbox that lists and inspects as the pod's running POD container", async () => {
-      const details = await runtime.inspectContainer(sandboxId);
-      expect(details).toMatchObject({ id: sandboxId, running: true, state: "running" });
-      expect(details.name).toBe(`k8s_POD_${options.prefix}pod_default_${uid}_0`);
-      expect(details.labels).toMatchObject({ [LABEL.podUid]: uid, [LABEL.containerName]: "POD" });
-      expect((await runtime.listContainers({ podUid: uid })).find((c) => c.id === sandboxId)?.state).toBe("running");
+    test("runs a sandbox that lists as ready with its pod's metadata, and reports its status", async () => {
+      const listed = (await runtime.listPodSandboxes({ podUid: uid })).find((s) => s.id === sandboxId);
+      expect(listed).toMatchObject({
+        id: sandboxId,
+        state: "ready",
+        metadata: { name: `${options.prefix}pod`, namespace: "default", uid, attempt: 0 },
+        labels: { [LABEL.podUid]: uid },
+      });
+      expect(listed!.createdAt).toBeGreaterThan(Date.now() - 600_000);
+      const status = await runtime.podSandboxStatus(sandboxId);
+      expect(status).toMatchObject({ id: sandboxId, state: "ready", metadata: listed!.metadata });
+      expect(typeof status.ipAddress).toBe("string");
+    });
+
+    test("lists sandboxes apart from containers: neither call sees the other's", async () => {
+      const id = await create();
+      expect((await runtime.listContainers({ podUid: uid })).map((c) => c.id)).not.toContain(sandboxId);
+      expect((await runtime.listPodSandboxes({ podUid: uid })).map((s) => s.id)).not.toContain(id);
+      expect(await rejection(runtime.inspectContainer(sandboxId))).toMatchObject({ code: "NotFound" });
+      expect(await rejection(runtime.podSandboxStatus(id))).toMatchObject({ code: "NotFound" });
+    });
+
+    test("lists one pod's sandboxes when asked by pod uid, and only ready ones when asked by state", async () => {
+      const other = `other-${uid}`;
+      const id = await run(sandboxOf(other, `${options.prefix}filtered`));
+      expect((await runtime.listPodSandboxes({ podUid: uid })).map((s) => s.id)).toEqual([sandboxId]);
+      await runtime.stopPodSandbox(id);
+      await until(async () => (await runtime.podSandboxStatus(id)).state === "notready");
+      const ready = (await runtime.listPodSandboxes({ state: "ready" })).map((s) => s.id);
+      expect(ready).toContain(sandboxId);
+      expect(ready).not.toContain(id);
+      expect((await runtime.listPodSandboxes({ podUid: other, state: "notready" })).map((s) => s.id)).toEqual([id]);
     });
 
     test("refuses a second sandbox for the same pod and attempt", async () => {
       expect(await rejection(run(sandbox))).toMatchObject({ code: "Conflict" });
     });
 
-    test("stops a sandbox, then removes it and lists it no more", async () => {
-      const other = `other-${uid}`;
+    test("stops a sandbox (again without error), then removes it (again without error) and lists it no more", async () => {
+      const other = `gone-${uid}`;
       const id = await run(sandboxOf(other, `${options.prefix}gone`));
-      await runtime.stopContainer(id, 0);
-      await until(async () => !(await runtime.inspectContainer(id)).running);
-      await runtime.removeContainer(id);
-      expect((await runtime.listContainers({ podUid: other })).map((c) => c.id)).toEqual([]);
+      await runtime.stopPodSandbox(id);
+      await runtime.stopPodSandbox(id);
+      await until(async () => (await runtime.podSandboxStatus(id)).state === "notready");
+      await runtime.removePodSandbox(id);
+      await runtime.removePodSandbox(id);
+      expect(await runtime.listPodSandboxes({ podUid: other })).toEqual([]);
+      expect(await rejection(runtime.podSandboxStatus(id))).toMatchObject({ code: "NotFound" });
+    });
+
+    test("names itself and its API version", async () => {
+      const version = await runtime.version();
+      expect(version.runtimeName).toMatch(/^[a-z][\w.-]*$/);
+      expect(version.runtimeVersion).toBeTruthy();
+      expect(version.runtimeApiVersion).toBeTruthy();
+    });
+
+    test("reports itself and its network ready", async () => {
+      const { conditions } = await runtime.status();
+      for (const type of ["RuntimeReady", "NetworkReady"])
+        expect(conditions.find((c) => c.type === type)).toMatchObject({ status: true });
     });
 
     test("lists one pod's containers when asked by pod uid", async () => {
@@ -166,7 +208,6 @@ export function runtimeContract(
       created.push(other);
       const listed = (await runtime.listContainers({ podUid: uid })).map((c) => c.id);
       expect(listed).toContain(mine);
-      expect(listed).toContain(sandboxId);
       expect(listed).not.toContain(other);
     });
 
@@ -253,14 +294,24 @@ export function runtimeContract(
       expect(await following).toStartWith("one\n");
     });
 
-    test("knows which images are present", async () => {
-      expect(await runtime.imageId(options.image)).toBeTruthy();
-      expect(await runtime.imageId(`${options.prefix}never-pulled/nothing:0`)).toBeUndefined();
+    test("reports a present image's id, tags and size, and a missing one as absent", async () => {
+      const image = await runtime.imageStatus(options.image);
+      expect(image?.id).toBeTruthy();
+      expect(image!.repoTags.some((t) => t === options.image || t.endsWith(`/${options.image}`))).toBe(true);
+      expect(image!.sizeBytes).toBeGreaterThan(0);
+      expect(await runtime.imageStatus(`${options.prefix}never-pulled/nothing:0`)).toBeUndefined();
+    });
+
+    test("reports the image filesystem's mount point and the bytes images use there", async () => {
+      const fs = await runtime.imageFsInfo();
+      expect(fs.mountpoint).toStartWith("/");
+      expect(fs.usedBytes).toBeGreaterThan(0);
+      if (fs.inodesUsed !== undefined) expect(fs.inodesUsed).toBeGreaterThan(0);
     });
 
     test("lists images with the ones containers use marked, and will not remove those", async () => {
       await create();
-      const imageId = await runtime.imageId(options.image);
+      const imageId = (await runtime.imageStatus(options.image))?.id;
       // A container may name its image by digest (the CRI's image_ref after a pull): match by image id.
       const listed = (await runtime.listImages()).find((i) => i.id === imageId);
       expect(listed?.inUse).toBe(true);
@@ -268,7 +319,7 @@ export function runtimeContract(
       expect(listed!.tags.some((t) => t === options.image || t.endsWith(`/${options.image}`))).toBe(true);
       expect(listed!.sizeBytes).toBeGreaterThan(0);
       expect(await rejection(runtime.removeImage(listed!.id))).toMatchObject({ code: "Conflict" });
-      expect(await runtime.imageId(options.image)).toBe(listed!.id);
+      expect((await runtime.imageStatus(options.image))?.id).toBe(listed!.id);
       await runtime.removeImage(`sha256:${"0".repeat(64)}`); // missing: not an error
     });
 

@@ -42,6 +42,8 @@ export interface ContainerSummary {
   id: string;
   /** Name without Docker's leading slash, e.g. `k8s_web_nginx_default_<uid>_0`. */
   name: string;
+  /** The sandbox it runs in (the CRI's pod_sandbox_id; Docker: the pause container its network mode joins). */
+  podSandboxId: string;
   labels: Record<string, string>;
   image: string;
   imageId: string;
@@ -57,8 +59,11 @@ export interface ContainerSummary {
   runtimeName?: string;
 }
 
-/** A container as inspected: state details for statuses, restarts and back-off. */
-export interface ContainerDetails extends ContainerSummary {
+/**
+ * A container as inspected: state details for statuses, restarts and back-off. Its sandbox is the listing's only:
+ * the CRI's ContainerStatus does not carry it.
+ */
+export interface ContainerDetails extends Omit<ContainerSummary, "podSandboxId"> {
   running: boolean;
   exitCode: number;
   /** ISO times; undefined when the container never started / has not finished. */
@@ -85,23 +90,88 @@ export interface RegistryAuth {
   identitytoken?: string;
 }
 
-/** What the runtime reports about itself (for /spec and /healthz). */
-export interface RuntimeInfo {
+/** The CRI's VersionResponse: which runtime answers, for /spec, the node record and container IDs. */
+export interface RuntimeVersion {
   /** "docker", or the CRI runtime's own name ("containerd", "cri-o"). */
-  name: string;
-  /** How the kubelet talks to it: the built-in Docker shim, or runtime.v1 over gRPC. */
-  type: "docker" | "remote";
-  version: string;
-  apiVersion: string;
+  runtimeName: string;
+  runtimeVersion: string;
+  runtimeApiVersion: string;
+}
+
+/** The CRI's RuntimeCondition: RuntimeReady and NetworkReady are the two the kubelet requires. */
+export interface RuntimeCondition {
+  type: "RuntimeReady" | "NetworkReady" | (string & {});
+  status: boolean;
+  /** CamelCase, set when status is false (e.g. "DockerDaemonNotReady"). */
+  reason: string;
+  message: string;
+}
+
+/** The CRI's RuntimeStatus: the runtime's own view of its readiness (the kubelet's runtime health). */
+export interface RuntimeStatus {
+  conditions: RuntimeCondition[];
+}
+
+/**
+ * Facts about the machine the runtime runs containers on (for /spec, pod resource fieldRefs and the cgroup
+ * driver). Not a CRI call: the Go kubelet reads them from cAdvisor, and the CRI's RuntimeConfig has the cgroup
+ * driver only. The Docker shim asks the daemon (which may be another machine's, over tcp); a CRI runtime is
+ * always local (unix socket), so its adapter reads this machine.
+ */
+export interface MachineInfo {
   os: string;
   kernelVersion: string;
   cpus: number;
   memoryBytes: number;
   hostname: string;
-  /** The daemon's data root (where images and writable layers live): the image filesystem. */
-  dockerRootDir: string;
-  /** The runtime's cgroup driver ("cgroupfs", "systemd", "none"), when it says. */
+  /** The runtime's cgroup driver ("cgroupfs", "systemd"), when it says. */
   cgroupDriver?: string;
+}
+
+/** The CRI's Image (ImageStatus): a local image. */
+export interface ImageStatus {
+  id: string;
+  /** repo:tag references ([] for a dangling image). */
+  repoTags: string[];
+  sizeBytes: number;
+}
+
+/** The CRI's FilesystemUsage of the image filesystem (ImageFsInfo): where images live and what they take. */
+export interface ImageFsInfo {
+  /** Mount point (Docker: its data root) of the filesystem holding images; image GC and eviction stat it. */
+  mountpoint: string;
+  usedBytes: number;
+  /** Inodes the images use; undefined when the runtime does not say (the Docker Engine has no such figure). */
+  inodesUsed?: number;
+}
+
+/** The CRI's PodSandboxState, in lower case: a sandbox is ready while its namespaces (the pause container) live. */
+export type PodSandboxState = "ready" | "notready";
+
+/** A pod sandbox as listed (the CRI's PodSandbox): the Docker shim's pause container, a CRI runtime's sandbox. */
+export interface PodSandboxSummary {
+  id: string;
+  /** The pod it holds and its attempt (the dockershim name's last field): from the sandbox's metadata. */
+  metadata: { name: string; namespace: string; uid: string; attempt: number };
+  state: PodSandboxState;
+  /** Creation time, ms since the epoch. */
+  createdAt: number;
+  /** The labels it was run with (the kubelet's io.kubernetes.* labels, its pod and field hashes). */
+  labels: Record<string, string>;
+}
+
+/** A pod sandbox's status (the CRI's PodSandboxStatus). */
+export interface PodSandboxDetails extends PodSandboxSummary {
+  /** The pod's IP in the sandbox's network, "" for none/host. */
+  ipAddress: string;
+  /** As ContainerSummary's: the runtime's name; absent means "docker". */
+  runtimeName?: string;
+}
+
+/** The CRI's PodSandboxFilter: one pod's sandboxes, or those in one state. */
+export interface PodSandboxFilter {
+  podUid?: string;
+  state?: PodSandboxState;
 }
 
 /** A local image, for image garbage collection. */
@@ -164,19 +234,32 @@ export interface LogOptions {
  * "Conflict" (name in use), "ImagePullFailed", "RuntimeError" (anything else).
  */
 export interface Runtime {
-  /** Resolves when the daemon answers; throws RuntimeUnavailable otherwise. */
-  ping(signal?: AbortSignal): Promise<void>;
-  info(): Promise<RuntimeInfo>;
+  /** The runtime's name and versions (CRI Version); throws RuntimeUnavailable when it does not answer. */
+  version(signal?: AbortSignal): Promise<RuntimeVersion>;
+  /** RuntimeReady and NetworkReady (CRI Status); throws RuntimeUnavailable when it does not answer. */
+  status(signal?: AbortSignal): Promise<RuntimeStatus>;
+  /** The machine's facts: see MachineInfo for why this is no CRI call. */
+  machineInfo(): Promise<MachineInfo>;
   /**
-   * The kubelet's own containers only (name `k8s_…` with a pod uid label), running and dead; one pod's with `podUid`.
-   */
-  listContainers(options?: { podUid?: string; size?: boolean }): Promise<ContainerSummary[]>;
-  inspectContainer(id: string): Promise<ContainerDetails>;
-  /**
-   * Creates and starts a pod sandbox (Docker: the pause container) and returns its id, which lists and inspects like
-   * a container labelled io.kubernetes.container.name=POD. Conflict when the pod already has a sandbox of that attempt.
+   * Creates and starts a pod sandbox (Docker: the pause container) and returns its id. Conflict when the pod already
+   * has a sandbox of that attempt.
    */
   runPodSandbox(config: PodSandboxConfig): Promise<string>;
+  /** Stops a sandbox's processes and tears its network down (its containers must be stopped first); idempotent. */
+  stopPodSandbox(id: string): Promise<void>;
+  /** Removes a sandbox (force stops it); removing a missing one is not an error. */
+  removePodSandbox(id: string): Promise<void>;
+  /** One sandbox's status; NotFound when there is no such sandbox. */
+  podSandboxStatus(id: string): Promise<PodSandboxDetails>;
+  /** The kubelet's own sandboxes, ready and not; filtered by pod uid or state. */
+  listPodSandboxes(filter?: PodSandboxFilter): Promise<PodSandboxSummary[]>;
+  /**
+   * The kubelet's own containers only (name `k8s_…` with a pod uid label; never a sandbox), running and dead; one
+   * pod's with `podUid`.
+   */
+  listContainers(options?: { podUid?: string; size?: boolean }): Promise<ContainerSummary[]>;
+  /** One container's details; NotFound for a missing container (and for a sandbox's id). */
+  inspectContainer(id: string): Promise<ContainerDetails>;
   /** Creates a container in a sandbox (`sandboxConfig` is the one it was run with) and returns its id. */
   createContainer(sandboxId: string, config: ContainerConfig, sandboxConfig: PodSandboxConfig): Promise<string>;
   startContainer(id: string): Promise<void>;
@@ -187,8 +270,10 @@ export interface Runtime {
   stopContainer(id: string, graceSeconds: number): Promise<void>;
   /** Removes a container (force kills a running one). Removing a missing container is not an error. */
   removeContainer(id: string): Promise<void>;
-  /** The local image's id, or undefined when not present. */
-  imageId(ref: string): Promise<string | undefined>;
+  /** The local image `ref` names (CRI ImageStatus), or undefined when it is not present. */
+  imageStatus(ref: string): Promise<ImageStatus | undefined>;
+  /** The image filesystem (CRI ImageFsInfo). */
+  imageFsInfo(): Promise<ImageFsInfo>;
   /**
    * Pulls an image; `onProgress` hears every progress message (a layer's status and bytes), so a
    * caller can cancel, through `signal`, a pull that stopped moving. Throws ImagePullFailed.

@@ -3,6 +3,7 @@ import { LABEL } from "../container/runtime.ts";
 import { silentLogger } from "../log.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
+import { testContainerConfig, testSandboxConfig } from "../testing/cri-configs.ts";
 import { createContainerGc, type ContainerGcPolicy } from "./container-gc.ts";
 
 describe("container garbage collection", () => {
@@ -28,6 +29,14 @@ describe("container garbage collection", () => {
     return id;
   };
   const left = () => [...runtime.containers.keys()];
+  /** A sandbox of pod `uid`, attempt `attempt`; stopped (not ready) unless `ready`. */
+  const sandbox = async (uid: string, attempt: number, ready = false) => {
+    const config = testSandboxConfig(uid, "p");
+    const id = await runtime.runPodSandbox({ ...config, metadata: { ...config.metadata, attempt } });
+    if (!ready) await runtime.stopPodSandbox(id);
+    await clock.advance(1000);
+    return id;
+  };
 
   beforeEach(() => {
     clock = new FakeClock();
@@ -81,5 +90,37 @@ describe("container garbage collection", () => {
     expect(await gc()()).toEqual([]);
     await clock.advance(60_000);
     expect(await gc()()).toEqual([id]);
+  });
+
+  test("removes the dead sandboxes of a pod no source wants, once all sources have reported, after its containers", async () => {
+    const dead = await sandbox("gone", 0);
+    const orphan = await container("gone", "app", 0);
+    ready = false;
+    expect(await gc()()).toEqual([]);
+    ready = true;
+    expect(await gc()()).toEqual([orphan, dead]);
+    expect(runtime.calls.filter((c) => c.method === "removePodSandbox").map((c) => c.args)).toEqual([[dead]]);
+  });
+
+  test("keeps the newest sandbox of a wanted pod, dead or not, and removes its older dead ones", async () => {
+    const older = await sandbox("a", 0);
+    const old = await sandbox("a", 1);
+    const newest = await sandbox("a", 2);
+    expect((await gc()()).sort()).toEqual([older, old].sort());
+    expect(left()).toEqual([newest]);
+  });
+
+  test("never removes a ready sandbox, nor a dead one that still holds a container", async () => {
+    const ready = await sandbox("gone", 0, true);
+    const holding = await sandbox("gone", 1);
+    const config = testSandboxConfig("gone", "p");
+    const kept = await runtime.createContainer(
+      holding,
+      testContainerConfig(config, "app", 0, "local/busybox:stable", ["sleep", "60"]),
+      config,
+    );
+    await runtime.startContainer(kept);
+    expect(await gc()()).toEqual([]);
+    expect(left().sort()).toEqual([ready, holding, kept].sort());
   });
 });

@@ -14,7 +14,9 @@ describe("image garbage collection", () => {
   let runtime: FakeRuntime;
   let events: ReturnType<typeof createEventRecorder>;
   /** A 100 MB image filesystem whose use is 10 MB plus the images present. */
-  const statFs = async (): Promise<FsStats> => {
+  let statted: string[];
+  const statFs = async (path: string): Promise<FsStats> => {
+    statted.push(path);
     const used = 10 * MB + [...runtime.images].reduce((n, ref) => n + (runtime.imageSizes.get(ref) ?? 0), 0);
     return {
       capacityBytes: 100 * MB,
@@ -47,9 +49,19 @@ describe("image garbage collection", () => {
   beforeEach(() => {
     clock = new FakeClock();
     runtime = new FakeRuntime(clock);
+    statted = [];
     events = createEventRecorder({ clock });
     runtime.images.clear();
     image("registry.k8s.io/pause:3.9", 1);
+  });
+
+  test("measures the image filesystem the runtime's ImageFsInfo names, asking the runtime once", async () => {
+    runtime.imageFsMountpoint = "/srv/images";
+    const manager = gc(0);
+    await manager.garbageCollect();
+    await manager.garbageCollect();
+    expect(new Set(statted)).toEqual(new Set(["/srv/images"]));
+    expect(runtime.calls.filter((c) => c.method === "imageFsInfo")).toHaveLength(1);
   });
 
   test("below the high threshold nothing is removed", async () => {

@@ -53,7 +53,8 @@ export function createImageGc(options: ImageGcOptions, deps: ImageGcDeps): Image
   let lastDetection = -Infinity;
   let dataRoot: string | undefined;
 
-  const imageFs = async () => deps.statFs((dataRoot ??= (await runtime.info()).dockerRootDir));
+  // The runtime names the mount point (CRI ImageFsInfo); capacity and what is free come from the filesystem itself.
+  const imageFs = async () => deps.statFs((dataRoot ??= (await runtime.imageFsInfo()).mountpoint));
   const usedPercent = (fs: FsStats) =>
     fs.capacityBytes > 0 ? (100 * (fs.capacityBytes - fs.availableBytes)) / fs.capacityBytes : 0;
 

@@ -322,10 +322,10 @@ describeWithServices("image manager on the real registry", (services) => {
 
   test("pulls a missing image from the registry and finds it present afterwards", async () => {
     const images = createImageManager({ qps: 0, burst: 0, dockerConfigPaths: [] }, runtime);
-    expect(await runtime.imageId(refs[5]!)).toBeUndefined();
+    expect(await runtime.imageStatus(refs[5]!)).toBeUndefined();
     const id = await images.ensureImage(refs[5]!, "IfNotPresent", pod);
     expect(id).toStartWith("sha256:");
-    expect(await runtime.imageId(refs[5]!)).toBe(id);
+    expect((await runtime.imageStatus(refs[5]!))?.id).toBe(id);
   });
 
   test("at qps 2, burst 1 the registry sees five pulls one half second apart", async () => {

@@ -172,7 +172,7 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
     try {
       await options.checkSpace?.(image);
       await pullWithDeadline(image, pullSecretCredentials(image, pod) ?? credentialsFor(image, configPaths));
-      const id = await runtime.imageId(image);
+      const id = (await runtime.imageStatus(image))?.id;
       if (!id) throw new KubeletError("ImagePullFailed", `image ${image} is missing right after its pull`);
       const seconds = (clock.now() - started) / 1000;
       options.metrics?.imagePull(seconds, false);
@@ -196,7 +196,7 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
   return {
     async ensureImage(image, policy, pod) {
       if (policy !== "Always") {
-        const id = await runtime.imageId(image);
+        const id = (await runtime.imageStatus(image))?.id;
         if (id) return id;
         if (policy === "Never") {
           throw new KubeletError(

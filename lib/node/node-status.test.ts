@@ -1,6 +1,14 @@
 // The Node record: identity, capacity, nodeInfo and conditions with their transition times.
 import { expect, test } from "bun:test";
-import { buildNode, nodeSignature, noPressure, readHostFacts, readinessFrom, type NodeInput } from "./node-status.ts";
+import {
+  buildNode,
+  nodeSignature,
+  noPressure,
+  readHostFacts,
+  readinessFrom,
+  runtimeCheck,
+  type NodeInput,
+} from "./node-status.ts";
 
 const input = (overrides: Partial<NodeInput> = {}): NodeInput => ({
   name: "n1",
@@ -20,18 +28,7 @@ const input = (overrides: Partial<NodeInput> = {}): NodeInput => ({
     machineID: "m",
     bootID: "b",
   },
-  runtime: {
-    name: "docker",
-    type: "docker",
-    version: "20.10.24",
-    apiVersion: "1.41",
-    os: "linux",
-    kernelVersion: "6.1.0",
-    cpus: 2,
-    memoryBytes: 1,
-    hostname: "machine",
-    dockerRootDir: "/var/lib/docker",
-  },
+  runtime: { runtimeName: "docker", runtimeVersion: "20.10.24", runtimeApiVersion: "1.41" },
   readiness: { ready: true, message: "" },
   pressure: noPressure.conditions(),
   now: "2026-01-01T00:00:00.000Z",
@@ -112,6 +109,28 @@ test("the node is not Ready when Docker does not answer or the sync loop is stuc
     ready: false,
     message: "container runtime is down: connect ENOENT; sync loop is not healthy: last sync 45s ago",
   });
+});
+
+test("the runtime is ready with RuntimeReady and NetworkReady; a false one is the Ready condition's message, worded as the Go kubelet's", () => {
+  const ready = (type: string, status: boolean, reason = "", message = "") => ({ type, status, reason, message });
+  expect(runtimeCheck({ conditions: [ready("RuntimeReady", true), ready("NetworkReady", true)] })).toEqual({
+    name: "docker",
+    ok: true,
+    message: "ok",
+  });
+  const network = runtimeCheck({
+    conditions: [
+      ready("RuntimeReady", true),
+      ready("NetworkReady", false, "NetworkPluginNotReady", "cni plugin not initialized"),
+    ],
+  });
+  expect(network.ok).toBe(false);
+  expect(readinessFrom([network]).message).toBe(
+    "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:cni plugin not initialized",
+  );
+  expect(readinessFrom([runtimeCheck({ conditions: [ready("NetworkReady", true)] })]).message).toBe(
+    "container runtime not ready: RuntimeReady condition is missing",
+  );
 });
 
 test("the machine's facts are read from the system", () => {

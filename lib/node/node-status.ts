@@ -3,7 +3,7 @@
 // (readHostFacts) plus what changes (runtime version, health, pressure). Pure apart from readHostFacts.
 import { readFileSync, statfsSync } from "node:fs";
 import { cpus, hostname as osHostname, release, totalmem } from "node:os";
-import type { RuntimeInfo } from "../container/runtime.ts";
+import type { RuntimeStatus, RuntimeVersion } from "../container/runtime.ts";
 import type { V1Node, V1NodeCondition } from "../api/types.ts";
 
 /** Facts about the machine that do not change while the kubelet runs. */
@@ -65,11 +65,40 @@ export interface Readiness {
   message: string;
 }
 
-/** Ready from the /healthz checks: Docker answers ("docker") and the sync loop is not stuck ("syncloop"). */
-export function readinessFrom(checks: Array<{ name: string; ok: boolean; message: string }>): Readiness {
+/** One /healthz check; `why` words its failure in the node's Ready condition when the check's name does not. */
+export interface HealthCheck {
+  name: string;
+  ok: boolean;
+  message: string;
+  why?: string;
+}
+
+/** Ready from the /healthz checks: the runtime answers and is ready ("docker"), the sync loop is not stuck ("syncloop"). */
+export function readinessFrom(checks: HealthCheck[]): Readiness {
   const why: Record<string, string> = { docker: "container runtime is down", syncloop: "sync loop is not healthy" };
   const failing = checks.filter((c) => !c.ok && why[c.name]);
-  return { ready: failing.length === 0, message: failing.map((c) => `${why[c.name]}: ${c.message}`).join("; ") };
+  return {
+    ready: failing.length === 0,
+    message: failing.map((c) => `${c.why ?? why[c.name]}: ${c.message}`).join("; "),
+  };
+}
+
+/**
+ * The runtime's check from its CRI Status (a failed call is the check failing with its message): the Go kubelet
+ * requires RuntimeReady, then NetworkReady, and words a false one as `container runtime network not ready:
+ * NetworkReady=false reason:…`.
+ */
+export function runtimeCheck(status: RuntimeStatus): HealthCheck {
+  for (const [type, why] of [
+    ["RuntimeReady", "container runtime not ready"],
+    ["NetworkReady", "container runtime network not ready"],
+  ] as const) {
+    const c = status.conditions.find((c) => c.type === type);
+    if (!c) return { name: "docker", ok: false, why, message: `${type} condition is missing` };
+    if (!c.status)
+      return { name: "docker", ok: false, why, message: `${type}=false reason:${c.reason} message:${c.message}` };
+  }
+  return { name: "docker", ok: true, message: "ok" };
 }
 
 export interface NodeInput {
@@ -83,8 +112,8 @@ export interface NodeInput {
   maxPods: number;
   /** Capacity less kubeReserved, systemReserved and the hard eviction threshold (node/cgroups.ts). */
   allocatable: { milliCpu: number; memoryBytes: number };
-  /** undefined when Docker did not answer. */
-  runtime?: RuntimeInfo;
+  /** undefined when the runtime did not answer. */
+  runtime?: RuntimeVersion;
   readiness: Readiness;
   pressure: PressureCondition[];
   /** ISO time of this heartbeat. */
@@ -156,7 +185,7 @@ export function buildNode(input: NodeInput): V1Node {
         kernelVersion: host.kernelVersion,
         osImage: host.osImage,
         containerRuntimeVersion: input.runtime
-          ? `${input.runtime.name}://${input.runtime.version}`
+          ? `${input.runtime.runtimeName}://${input.runtime.runtimeVersion}`
           : "docker://unknown",
         kubeletVersion: input.kubeletVersion,
         kubeProxyVersion: "",

@@ -5,7 +5,7 @@
 import { stat } from "node:fs/promises";
 import { readFile } from "node:fs/promises";
 import type { Clock } from "../clock.ts";
-import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerStats, type Runtime } from "../container/runtime.ts";
+import { LABEL, type ContainerStats, type Runtime } from "../container/runtime.ts";
 import type { Pod } from "../api/types.ts";
 import type { PodUsage } from "./cgroups.ts";
 import type { DiskUsage, FsStats } from "./filesystem.ts";
@@ -127,10 +127,11 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
   return {
     async refresh() {
       const pods = deps.pods();
-      const [node, cpu, listed] = await Promise.all([
+      const [node, cpu, listed, sandboxes] = await Promise.all([
         deps.measureNode(),
         (deps.nodeCpu ?? procStatCpu)(),
         deps.runtime.listContainers(),
+        deps.runtime.listPodSandboxes({ state: "ready" }),
       ]);
       let containers = listed;
       // A new pod or container is measured at the next collection, not a whole fs period later.
@@ -140,7 +141,8 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
       if (unseen || clock.now() - fsAt >= options.fsPeriodMs) {
         containers = await walkFilesystems(pods);
       }
-      const running = containers.filter((c) => c.state === "running");
+      // A pod's network is its sandbox's: sampled like a running container (the Docker shim's pause answers stats).
+      const running: Array<{ id: string }> = [...containers.filter((c) => c.state === "running"), ...sandboxes];
       const cgroupUsage = new Map(
         await Promise.all(
           pods.map(
@@ -176,9 +178,8 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
           runtime: node.imageFs ? { imageFs: summaryFs(node.imageFs, now) } : {},
         },
         pods: pods.map((pod) => {
-          const own = running.filter((c) => c.labels[LABEL.podUid] === pod.metadata.uid);
-          const pause = own.find((c) => c.labels[LABEL.containerName] === POD_INFRA_CONTAINER_NAME);
-          const apps = own.filter((c) => c.labels[LABEL.containerName] !== POD_INFRA_CONTAINER_NAME);
+          const pause = sandboxes.find((s) => s.metadata.uid === pod.metadata.uid);
+          const apps = containers.filter((c) => c.state === "running" && c.labels[LABEL.podUid] === pod.metadata.uid);
           const containerStats: ContainerSummaryStats[] = apps.map((c) => {
             const s = stats.get(c.id);
             return {

@@ -1,24 +1,13 @@
-// Deno.serve adapter.
+// Deno adapter: Deno.serve takes no idle timeout (a kept-alive connection stays open for ever), so the
+// server runs on Deno's node:http, which honours keepAliveTimeout and headersTimeout like Node's.
+import { serveNode } from "./node.ts";
 import type { FetchHandler, RunningServer, ServeOptions } from "./types.ts";
 
-declare const Deno: {
-  serve(options: Record<string, unknown>, handler: FetchHandler): { addr: { port: number }; shutdown(): Promise<void> };
-};
-
-export function serveDeno(fetch: FetchHandler, options: ServeOptions): RunningServer {
+export function serveDeno(fetch: FetchHandler, options: ServeOptions): Promise<RunningServer> {
+  // Deno's node:https is not known to verify client certificates: refuse rather than let anyone in.
   if (options.tls?.ca)
     throw new Error(
       "client certificate authentication is not available under deno: run the compiled binary or use --auth_token_file",
     );
-  // Deno.serve takes no idle or header timeout option, so options.idleTimeoutSeconds is not applied under deno.
-  const server = Deno.serve(
-    {
-      hostname: options.hostname,
-      port: options.port,
-      onListen() {},
-      ...(options.tls ? { cert: options.tls.cert, key: options.tls.key } : {}),
-    },
-    fetch,
-  );
-  return { port: server.addr.port, stop: () => server.shutdown() };
+  return serveNode(fetch, options);
 }

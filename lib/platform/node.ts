@@ -1,17 +1,51 @@
-// Node adapter through @hono/node-server.
+// node:http(s) adapter through @hono/node-server: Node, and Deno (whose Deno.serve has no idle timeout,
+// while its node:http honours keepAliveTimeout).
 import { serve } from "@hono/node-server";
 import type { Server } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { FetchHandler, RunningServer, ServeOptions } from "./types.ts";
 
+/** How long a client may take to send its request headers, ms: Bun's own bound, so every runtime closes a trickler alike. */
+const HEADERS_TIMEOUT_MS = 10_000;
+/** How often the server looks for connections over headersTimeout (Node's default, 30 s, would triple the bound). */
+const CHECK_INTERVAL_MS = 1000;
+
 export function serveNode(fetch: FetchHandler, options: ServeOptions): Promise<RunningServer> {
-  if (options.tls) throw new Error("TLS is not available under node: run the compiled binary");
+  const tls = options.tls;
   return new Promise((resolve) => {
-    const server = serve({ fetch, hostname: options.hostname, port: options.port }, (info: AddressInfo) => {
-      resolve({ port: info.port, stop: () => new Promise((done) => server.close(() => done())) });
-    }) as Server;
-    // Node's keep-alive timeout runs only between requests, so streams and slow handlers are unaffected;
-    // half-sent headers are bounded by its headersTimeout (60 s).
+    const server = serve(
+      {
+        fetch,
+        hostname: options.hostname,
+        port: options.port,
+        ...(tls
+          ? {
+              createServer: createHttpsServer,
+              serverOptions: {
+                connectionsCheckingInterval: CHECK_INTERVAL_MS,
+                cert: tls.cert,
+                key: tls.key,
+                ...(tls.ca ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
+              },
+            }
+          : { serverOptions: { connectionsCheckingInterval: CHECK_INTERVAL_MS } }),
+      },
+      (info: AddressInfo) => {
+        resolve({
+          port: info.port,
+          stop: () =>
+            new Promise((done) => {
+              server.close(() => done());
+              // close() waits for every connection to end: a followed log would hold the stop forever.
+              server.closeAllConnections();
+            }),
+        });
+      },
+    ) as Server;
+    // The keep-alive timeout runs only between requests (0 = never), so a slow handler or a quiet followed
+    // log is never cut: exactly the idle bound. Half-sent headers have their own bound.
     server.keepAliveTimeout = (options.idleTimeoutSeconds ?? 90) * 1000;
+    server.headersTimeout = HEADERS_TIMEOUT_MS;
   });
 }

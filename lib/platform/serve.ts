@@ -1,4 +1,4 @@
-// Serves a fetch handler on the runtime we run on: Bun.serve, Deno.serve or @hono/node-server.
+// Serves a fetch handler on the runtime we run on: Bun.serve, or node:http(s) through @hono/node-server (Node, Deno).
 import { runtimeKind } from "./runtime.ts";
 import type { FetchHandler, RunningServer, ServeOptions } from "./types.ts";
 

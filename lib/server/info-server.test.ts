@@ -123,7 +123,7 @@ describe("info server", () => {
     const warnings: string[] = [];
     const log = { ...silentLogger, warn: (m: string) => warnings.push(m) };
     const failing = setup({}, { log });
-    failing.runtime.failNext("info", new Error("connect ENOENT /var/run/docker.sock"));
+    failing.runtime.failNext("version", new Error("connect ENOENT /var/run/docker.sock"));
     const spec = (await (await failing.app.request("/spec")).json()) as Record<string, unknown>;
     expect(spec.docker_version).toBe("unknown");
     expect(warnings).toEqual([

@@ -15,6 +15,7 @@ import type { Authenticator } from "./auth.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
 import type { Runtime } from "../container/runtime.ts";
 import type { EventRecorder } from "../node/events.ts";
+import type { HealthCheck } from "../node/node-status.ts";
 import type { StatsSummary } from "../node/stats-analyzer.ts";
 import type { Logger } from "../log.ts";
 import { createPushRoutes, type PushTarget } from "./push-routes.ts";
@@ -25,7 +26,7 @@ import { longLived } from "../platform/long-lived.ts";
 
 export interface HealthReport {
   ok: boolean;
-  checks: Array<{ name: string; ok: boolean; message: string }>;
+  checks: HealthCheck[];
   /** The node's conditions (MemoryPressure, DiskPressure): details, not failures of the kubelet. */
   conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
 }
@@ -170,7 +171,7 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   });
 
   const machine = async () => {
-    const info = await deps.runtime.info().catch((error: Error) => {
+    const version = await deps.runtime.version().catch((error: Error) => {
       deps.log?.warn(`GET /spec: cannot read the Docker Engine's version: ${error.message}; reporting "unknown"`);
       return undefined;
     });
@@ -181,10 +182,10 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
       machine_id: hostname(),
       kernel_version: release(),
       os: osType(),
-      container_runtime: info ? `${info.name}://${info.version}` : "unknown",
-      container_runtime_type: info?.type ?? "unknown",
-      docker_version: info ? (info.type === "docker" ? info.version : "") : "unknown",
-      docker_api_version: info?.apiVersion ?? "unknown",
+      container_runtime: version ? `${version.runtimeName}://${version.runtimeVersion}` : "unknown",
+      container_runtime_type: version ? deps.config.containerRuntime : "unknown",
+      docker_version: version ? (deps.config.containerRuntime === "docker" ? version.runtimeVersion : "") : "unknown",
+      docker_api_version: version?.runtimeApiVersion ?? "unknown",
     };
   };
   app.get("/spec", async (c) => c.json(await machine()));

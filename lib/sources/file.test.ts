@@ -4,6 +4,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { watch as chokidarWatch } from "chokidar";
 import { names, recordSnapshots, type SnapshotRecorder } from "../testing/snapshots.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { createFileSource, type WatchManifests } from "./file.ts";
@@ -157,6 +158,62 @@ describe("file source", () => {
     expect(names(await r.next((s) => s.pods.length === 1, 3000))).toEqual(["web"]);
     writeFileSync(join(path, "api.yaml"), pod("api"));
     expect(names(await r.next((s) => s.pods.length === 2, 3000))).toEqual(["api", "web"]);
+  });
+
+  test("watches an existing directory by itself, never its parent (a busy /tmp would cost a look per change)", async () => {
+    fresh();
+    const watched: string[][] = [];
+    const recording: WatchManifests = (paths, options) => (watched.push(paths), chokidarWatch(paths, options));
+    const r = (recorder = recordSnapshots(createFileSource({ path: dir, checkFrequency: 60_000, watch: recording })));
+    await r.next(() => true);
+    expect(watched).toEqual([[dir]]);
+  });
+
+  test("watches a missing directory through its parent, then by itself once it appears", async () => {
+    fresh();
+    const path = join(dir, "later");
+    const watched: string[][] = [];
+    const recording: WatchManifests = (paths, options) => (watched.push(paths), chokidarWatch(paths, options));
+    const r = (recorder = recordSnapshots(createFileSource({ path, checkFrequency: 60_000, watch: recording })));
+    await r.next(() => true);
+    mkdirSync(path);
+    writeFileSync(join(path, "web.yaml"), pod("web"));
+    await r.next((s) => s.pods.length === 1, 3000);
+    expect(watched).toEqual([[path, dir], [path]]);
+  });
+
+  test("sees a removed directory come back with new manifests", async () => {
+    fresh();
+    const path = join(dir, "manifests");
+    mkdirSync(path);
+    writeFileSync(join(path, "web.yaml"), pod("web"));
+    const r = watch(path);
+    await r.next((s) => s.pods.length === 1);
+    rmSync(path, { recursive: true });
+    await r.next((s) => s.pods.length === 0, 3000);
+    mkdirSync(path);
+    writeFileSync(join(path, "api.yaml"), pod("api"));
+    expect(names(await r.next((s) => s.pods.length === 1, 3000))).toEqual(["api"]);
+  });
+
+  test("notices a directory that appeared at the periodic re-list even when no watch event said so", async () => {
+    fresh();
+    const path = join(dir, "later");
+    const clock = new FakeClock();
+    const watched: string[][] = [];
+    let restarted!: () => void;
+    const second = new Promise<void>((resolve) => (restarted = resolve));
+    // A watcher that never reports anything: only the re-list can see the directory appear.
+    const blind: WatchManifests = (paths) => {
+      if (watched.push(paths) === 2) restarted();
+      return { on: () => undefined, close: async () => {} };
+    };
+    const r = (recorder = recordSnapshots(createFileSource({ path, checkFrequency: 60_000, clock, watch: blind })));
+    await r.next(() => true);
+    mkdirSync(path);
+    await clock.advance(60_000);
+    await second;
+    expect(watched).toEqual([[path, dir], [path]]);
   });
 
   test("watches a single manifest file", async () => {

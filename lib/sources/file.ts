@@ -135,33 +135,46 @@ export function createFileSource(options: FileSourceOptions): FileSource {
         trailing?.cancel();
         trailing = clock.setTimeout(() => void refresh(), 60);
       };
+      let restartIfMoved = () => {};
       const tick = () => {
-        relist = clock.setTimeout(() => void refresh().then(() => !stopped && tick()), options.checkFrequency);
+        relist = clock.setTimeout(
+          () =>
+            void refresh().then(() => {
+              if (stopped) return;
+              restartIfMoved();
+              tick();
+            }),
+          options.checkFrequency,
+        );
       };
-      // Watch the parent too, so a path that does not exist yet is noticed when it appears; then
-      // start over, because a watcher made for a missing path does not see inside it.
+      // A missing path is watched through its parent, so it is noticed when it appears; an existing one only
+      // by itself: the parent (often /tmp, or beside the root dir the kubelet writes to) can change many
+      // times a second, and each change would cost chokidar a look. The watcher starts over whenever the
+      // path appears or goes, seen by an event or at the latest by the periodic re-list.
       let watcher: ManifestWatcher;
+      let watching: Promise<void> = Promise.resolve();
       const startWatcher = () => {
         const existed = existsSync(options.path);
-        watcher = (options.watch ?? watch)([options.path, dirname(options.path)], {
+        watcher = (options.watch ?? watch)(existed ? [options.path] : [options.path, dirname(options.path)], {
           ignoreInitial: true,
           depth: 0,
           atomic: true,
           ignored: (path: string, stats?: { isFile(): boolean }) =>
             !!stats?.isFile() && path !== options.path && !isManifestFile(path),
         });
-        const restartIfAppeared = () => {
-          if (!existed && !stopped && existsSync(options.path))
-            void watcher.close().then(() => !stopped && startWatcher());
+        restartIfMoved = () => {
+          if (stopped || existsSync(options.path) === existed) return;
+          restartIfMoved = () => {};
+          watching = watcher.close().then(() => void (!stopped && startWatcher()));
         };
         watcher.on("all", (_event: string, path: string) => {
-          if (path === options.path) restartIfAppeared();
+          if (path === options.path) restartIfMoved();
           if (path === options.path || path.startsWith(options.path + "/") || dirname(options.path) === path)
             schedule();
         });
         // Changes made while chokidar scanned are not reported as events: look again when it is ready.
         watcher.on("ready", () => {
-          restartIfAppeared();
+          restartIfMoved();
           schedule();
         });
         watcher.on("error", (error: unknown) =>
@@ -178,6 +191,7 @@ export function createFileSource(options: FileSourceOptions): FileSource {
         pending?.cancel();
         trailing?.cancel();
         relist?.cancel();
+        await watching;
         await watcher!.close();
         await reading;
       };

@@ -2,10 +2,11 @@ import { describe, expect, test } from "bun:test";
 import { noConfigs, type ConfigLookup } from "../api/config-objects.ts";
 import type { Pod, V1PodSpec } from "../api/types.ts";
 import { containerConfig, podSandboxConfig, type PodContext } from "../container/container-config.ts";
-import { LABEL, type ContainerDetails } from "../container/runtime.ts";
+import { LABEL } from "../container/runtime.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { testConfig, testPod } from "../testing/pods.ts";
 import { planNode, type NodePlan } from "./node-plan.ts";
+import { noneObserved, type Observed } from "./pod-plan.ts";
 
 const PAUSE = "registry.k8s.io/pause:3.9";
 const ctx: PodContext = {
@@ -24,7 +25,7 @@ const spec = (over: Partial<V1PodSpec> = {}): Partial<V1PodSpec> => ({
 });
 
 /** A node running `pods` exactly as the kubelet would have created them. */
-async function nodeRunning(...pods: Pod[]): Promise<Map<string, ContainerDetails[]>> {
+async function nodeRunning(...pods: Pod[]): Promise<Map<string, Observed>> {
   const runtime = new FakeRuntime();
   for (const pod of pods) {
     const sandbox = podSandboxConfig(pod, ctx, 0);
@@ -36,17 +37,18 @@ async function nodeRunning(...pods: Pod[]): Promise<Map<string, ContainerDetails
       );
     }
   }
-  const observed = new Map<string, ContainerDetails[]>();
-  for (const summary of await runtime.listContainers()) {
-    const uid = summary.labels[LABEL.podUid]!;
-    (observed.get(uid) ?? observed.set(uid, []).get(uid)!).push(await runtime.inspectContainer(summary.id));
-  }
+  const observed = new Map<string, Observed>();
+  const of = (uid: string) => observed.get(uid) ?? observed.set(uid, noneObserved()).get(uid)!;
+  for (const summary of await runtime.listPodSandboxes())
+    of(summary.metadata.uid).sandboxes.push(await runtime.podSandboxStatus(summary.id));
+  for (const summary of await runtime.listContainers())
+    of(summary.labels[LABEL.podUid]!).containers.push(await runtime.inspectContainer(summary.id));
   return observed;
 }
 
 const plan = (
   pods: Pod[],
-  observed: Map<string, ContainerDetails[]>,
+  observed: Map<string, Observed>,
   over: { present?: string[]; configs?: ConfigLookup; unreadSources?: Set<string> } = {},
 ): NodePlan =>
   planNode({

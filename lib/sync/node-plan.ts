@@ -6,8 +6,8 @@ import { changedFields, containerFieldHashes, sandboxFieldHashes } from "../api/
 import { checkConfigRefs } from "../api/config-refs.ts";
 import type { ConfigLookup } from "../api/config-objects.ts";
 import { ANNOTATION, formatIssue, podKey, type Pod, type V1Container } from "../api/types.ts";
-import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerDetails } from "../container/runtime.ts";
-import { computePodActions } from "./pod-plan.ts";
+import { LABEL, POD_INFRA_CONTAINER_NAME } from "../container/runtime.ts";
+import { computePodActions, noneObserved, observedLabels, sandboxesNewestFirst, type Observed } from "./pod-plan.ts";
 
 export type PlannedActionKind =
   | "create-pod"
@@ -50,8 +50,8 @@ export interface NodePlan {
 
 export interface NodePlanInput {
   pods: Pod[];
-  /** Every kubelet container on the node, by pod uid. */
-  observed: Map<string, ContainerDetails[]>;
+  /** Every kubelet sandbox and container on the node, by pod uid. */
+  observed: Map<string, Observed>;
   networkMode: string;
   pauseImage: string;
   /** Whether an image is present on the node now. */
@@ -80,8 +80,9 @@ export function planNode(input: NodePlanInput): NodePlan {
   }
   const wanted = new Set(input.pods.map((p) => p.metadata.uid));
   for (const [uid, observed] of input.observed) {
-    if (wanted.has(uid) || observed.length === 0) continue;
-    if (input.unreadSources?.has(observed[0]!.labels[ANNOTATION.source] ?? "")) continue;
+    const labels = observedLabels(observed);
+    if (wanted.has(uid) || !labels) continue;
+    if (input.unreadSources?.has(labels[ANNOTATION.source] ?? "")) continue;
     const plan = computePodActions({
       deleted: true,
       observed,
@@ -90,7 +91,6 @@ export function planNode(input: NodePlanInput): NodePlan {
       backoff: { get: () => undefined },
       now: input.now,
     });
-    const labels = observed[0]!.labels;
     const running = plan.containersToKill.length + plan.sandboxesToStop.length;
     reports.push({
       pod: `${labels[LABEL.podNamespace]}/${labels[LABEL.podName]}`,
@@ -99,7 +99,8 @@ export function planNode(input: NodePlanInput): NodePlan {
       actions: [
         {
           action: "remove-pod",
-          reason: `no source wants it (${running} running, ${plan.containersToRemove.length} containers in all)`,
+          // Each sandbox counts as the pause container it is on Docker.
+          reason: `no source wants it (${running} running, ${plan.containersToRemove.length + plan.sandboxesToRemove.length} containers in all)`,
         },
       ],
     });
@@ -112,7 +113,7 @@ export function planNode(input: NodePlanInput): NodePlan {
 }
 
 function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAction[] {
-  const observed = input.observed.get(pod.metadata.uid) ?? [];
+  const observed = input.observed.get(pod.metadata.uid) ?? noneObserved();
   const plan = computePodActions({
     pod,
     observed,
@@ -151,7 +152,7 @@ function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAct
   };
 
   if (plan.createSandbox) {
-    const pause = observed.find((c) => c.labels[LABEL.containerName] === POD_INFRA_CONTAINER_NAME);
+    const [pause] = sandboxesNewestFirst(observed.sandboxes);
     if (!pause) actions.push({ action: "create-pod", reason: "not on the node" });
     else {
       const fields = changedFields(pause.labels[LABEL.fieldHashes], sandboxFieldHashes(pod, input.networkMode));
@@ -177,7 +178,7 @@ function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAct
         actions.push({ action: "remove-container", container: name, reason: "no longer in the pod spec" });
     }
     for (const id of plan.containersToRemove) {
-      const c = observed.find((o) => o.id === id);
+      const c = observed.containers.find((o) => o.id === id);
       const name = c?.labels[LABEL.containerName] ?? id;
       if (!actions.some((a) => a.action === "remove-container" && a.container === name))
         actions.push({ action: "remove-container", container: name, reason: "no longer in the pod spec" });
@@ -193,7 +194,7 @@ function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAct
     }
     for (const next of plan.containersToStart) {
       const killed = plan.containersToKill.find((k) => k.reason === "SpecChanged" && k.spec?.name === next.spec.name);
-      const dead = observed
+      const dead = observed.containers
         .filter((c) => c.labels[LABEL.containerName] === next.spec.name && !c.running)
         .sort((a, b) => Number(b.labels[LABEL.restartCount] ?? 0) - Number(a.labels[LABEL.restartCount] ?? 0))[0];
       const previous = killed?.container ?? (next.resetBackoff && next.restart ? dead : undefined);

@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import type { Pod, V1PodSpec } from "../api/types.ts";
 import type { BackoffEntry } from "../node/backoff.ts";
 import { POD_INFRA_CONTAINER_NAME } from "../container/runtime.ts";
-import { observedContainers, type Instance } from "../testing/containers.ts";
+import { observedPod, type Instance } from "../testing/containers.ts";
 import { testPod } from "../testing/pods.ts";
 import { computePodActions, type PodActions } from "./pod-plan.ts";
 
@@ -34,7 +34,7 @@ function summary(plan: PodActions) {
     sandbox: plan.sandbox?.id,
     stopSandboxes: plan.sandboxesToStop.map((c) => c.id),
     kill: plan.containersToKill.map((k) => `${k.container.id} ${k.reason}: ${k.message}`),
-    remove: plan.containersToRemove,
+    remove: [...plan.sandboxesToRemove, ...plan.containersToRemove],
     init: plan.nextInitContainer && start(plan.nextInitContainer),
     start: plan.containersToStart.map(start),
     keep: plan.containersToKeep.map((k) => k.container.id),
@@ -374,7 +374,7 @@ describe("computePodActions (the Go kubelet's TestComputePodActions table)", () 
       const plan = computePodActions({
         pod: row.pod,
         deleted: row.deleted,
-        observed: observedContainers(of, row.instances, { now: NOW, networkMode: NETWORK }),
+        observed: observedPod(of, row.instances, { now: NOW, networkMode: NETWORK }),
         networkMode: NETWORK,
         livenessFailed: new Set(row.liveness ?? []),
         backoff: entries,
@@ -388,7 +388,7 @@ describe("computePodActions (the Go kubelet's TestComputePodActions table)", () 
     const of = pod();
     const input = {
       pod: of,
-      observed: observedContainers(of, [SANDBOX, dead("app", 1)], { now: NOW, networkMode: NETWORK }),
+      observed: observedPod(of, [SANDBOX, dead("app", 1)], { now: NOW, networkMode: NETWORK }),
       networkMode: NETWORK,
       livenessFailed: new Set<string>(),
       backoff: new Map<string, BackoffEntry>(),

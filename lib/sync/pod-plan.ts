@@ -1,17 +1,35 @@
-// Pure: one pod's spec, its containers as observed, crash-loop back-off state and the time → the
+// Pure: one pod's spec, its sandboxes and containers as observed, crash-loop back-off state and the time → the
 // plan of one sync (the Go kubelet's computePodActions). In CRI terms: kill the pod or create its
 // sandbox, kill containers with a reason, start the next init container or the app containers.
 // Nothing here calls the runtime: the executor (pod-sync.ts) carries the plan out.
 import { podSandboxHash, containerHash } from "../api/hash.ts";
 import type { Pod, V1Container } from "../api/types.ts";
 import type { BackoffEntry } from "../node/backoff.ts";
-import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerDetails } from "../container/runtime.ts";
+import { LABEL, type ContainerDetails, type PodSandboxDetails } from "../container/runtime.ts";
 import { instancesOf, shouldRestart } from "./pod-status.ts";
+
+/** One pod as the runtime shows it: its sandboxes and every instance of every container, dead ones too. */
+export interface Observed {
+  sandboxes: PodSandboxDetails[];
+  containers: ContainerDetails[];
+}
+
+/** A pod the runtime shows nothing of. */
+export const noneObserved = (): Observed => ({ sandboxes: [], containers: [] });
+
+/** Nothing of the pod is left on the runtime. */
+export const nothingObserved = (o: Observed) => o.sandboxes.length === 0 && o.containers.length === 0;
+
+/** The labels the kubelet put on the pod's sandbox or containers (pod name, namespace, source), any of them. */
+export const observedLabels = (o: Observed): Record<string, string> | undefined =>
+  (o.sandboxes[0] ?? o.containers[0])?.labels;
+
+/** A pod's sandboxes, newest attempt first. */
+export const sandboxesNewestFirst = (sandboxes: readonly PodSandboxDetails[]) =>
+  [...sandboxes].sort((a, b) => b.metadata.attempt - a.metadata.attempt || b.createdAt - a.createdAt);
 
 /** A container that ran for this long before dying starts its back-off afresh (the Go kubelet's). */
 export const BACKOFF_RESET_AFTER_MS = 600_000;
-/** Seconds a sandbox gets to stop: its containers have already stopped, the pause has nothing to flush. */
-export const SANDBOX_STOP_GRACE_SECONDS = 2;
 /** Seconds a pod gets to stop when neither its spec nor its labels say (the Kubernetes default). */
 const DEFAULT_GRACE_SECONDS = 30;
 
@@ -20,8 +38,8 @@ export interface PodPlanInput {
   pod?: Pod;
   /** No source wants the pod: every container and its sandbox go. */
   deleted?: boolean;
-  /** Every instance of every container of the pod, dead ones too, the sandbox included. */
-  observed: readonly ContainerDetails[];
+  /** The pod's sandboxes and every instance of every container, dead ones too. */
+  observed: Observed;
   /** --pod_network_mode: part of what the sandbox embodies. */
   networkMode: string;
   /** Ids of running containers whose liveness probe failed since the last sync. */
@@ -76,13 +94,15 @@ export interface PodActions {
   graceSeconds: number;
   /** Create a sandbox with this attempt number (after the kills and removals). */
   createSandbox?: { attempt: number; reason: string };
-  /** The running sandbox that is kept. */
-  sandbox?: ContainerDetails;
-  /** Running sandboxes to stop, after the containers. */
-  sandboxesToStop: ContainerDetails[];
+  /** The ready sandbox that is kept. */
+  sandbox?: PodSandboxDetails;
+  /** Ready sandboxes to stop, after the containers. */
+  sandboxesToStop: PodSandboxDetails[];
   containersToKill: ContainerToKill[];
   /** Containers to remove once the kills are done (their ids). */
   containersToRemove: string[];
+  /** Sandboxes to remove once stopped, after their containers (their ids). */
+  sandboxesToRemove: string[];
   /** The init container to run now; while set, no app container starts. */
   nextInitContainer?: ContainerToStart;
   containersToStart: ContainerToStart[];
@@ -94,7 +114,6 @@ export interface PodActions {
   podFailed: boolean;
 }
 
-const isSandbox = (c: ContainerDetails) => c.labels[LABEL.containerName] === POD_INFRA_CONTAINER_NAME;
 const nextAttempt = (latest: ContainerDetails | undefined) =>
   latest ? Number(latest.labels[LABEL.restartCount] ?? 0) + 1 : 0;
 
@@ -105,10 +124,11 @@ export function computePodActions(input: PodPlanInput): PodActions {
     killPod: false,
     graceSeconds:
       pod?.spec.terminationGracePeriodSeconds ??
-      Number(observed[0]?.labels[LABEL.terminationGracePeriod] ?? DEFAULT_GRACE_SECONDS),
+      Number(observedLabels(observed)?.[LABEL.terminationGracePeriod] ?? DEFAULT_GRACE_SECONDS),
     sandboxesToStop: [],
     containersToKill: [],
     containersToRemove: [],
+    sandboxesToRemove: [],
     containersToStart: [],
     containersToKeep: [],
     backingOff: [],
@@ -118,33 +138,35 @@ export function computePodActions(input: PodPlanInput): PodActions {
   const specOf = (c: ContainerDetails) => specs.find((s) => s.name === c.labels[LABEL.containerName]);
   const killPod = (reason: KillReason) => {
     plan.killPod = true;
-    for (const c of observed.filter((c) => c.running && !isSandbox(c)))
+    for (const c of observed.containers.filter((c) => c.running))
       plan.containersToKill.push({
         container: c,
         spec: specOf(c),
         reason,
         message: `Stopping container ${c.labels[LABEL.containerName]}`,
       });
-    plan.sandboxesToStop = observed.filter((c) => c.running && isSandbox(c));
-    plan.containersToRemove = observed.map((c) => c.id);
+    plan.sandboxesToStop = observed.sandboxes.filter((s) => s.state === "ready");
+    plan.containersToRemove = observed.containers.map((c) => c.id);
+    plan.sandboxesToRemove = observed.sandboxes.map((s) => s.id);
   };
 
   if (!pod || input.deleted) {
-    if (observed.length > 0) killPod("PodDeleted");
+    if (!nothingObserved(observed)) killPod("PodDeleted");
     return plan;
   }
 
-  // The sandbox: one running pause container whose hash matches the pod-level spec.
+  // The sandbox: one ready sandbox whose hash matches the pod-level spec.
   const sandboxHash = podSandboxHash(pod, input.networkMode);
-  const sandboxes = instancesOf([...observed], POD_INFRA_CONTAINER_NAME);
-  const sandbox = sandboxes.find((p) => p.running && p.labels[LABEL.podHash] === sandboxHash);
-  let containers = observed.filter((c) => !isSandbox(c));
+  const sandboxes = sandboxesNewestFirst(observed.sandboxes);
+  const sandbox = sandboxes.find((s) => s.state === "ready" && s.labels[LABEL.podHash] === sandboxHash);
+  let containers = [...observed.containers];
   if (sandbox) plan.sandbox = sandbox;
   else {
     killPod("SandboxChanged");
     plan.createSandbox = {
-      attempt: sandboxes.reduce((n, p) => Math.max(n, nextAttempt(p)), 0),
-      reason: sandboxes.length === 0 ? "no sandbox" : sandboxes.some((p) => p.running) ? "changed" : "not ready",
+      attempt: sandboxes.length ? sandboxes[0]!.metadata.attempt + 1 : 0,
+      reason:
+        sandboxes.length === 0 ? "no sandbox" : sandboxes.some((s) => s.state === "ready") ? "changed" : "not ready",
     };
     containers = []; // every container goes with the old sandbox
   }

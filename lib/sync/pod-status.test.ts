@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import type { Pod, V1PodSpec, V1PodStatus } from "../api/types.ts";
 import { type ContainerDetails, POD_INFRA_CONTAINER_NAME } from "../container/runtime.ts";
-import { observedContainers, type Instance } from "../testing/containers.ts";
+import { observedPod, type Instance } from "../testing/containers.ts";
 import { testPod } from "../testing/pods.ts";
 import { computePodStatus, instancesOf, shouldRestart, type Waiting } from "./pod-status.ts";
 
@@ -27,9 +27,10 @@ function statusOf(
     observed?: (c: ContainerDetails) => ContainerDetails;
   } = {},
 ) {
-  const containers = observedContainers(pod, instances, { now: NOW });
+  const { sandboxes, containers } = observedPod(pod, instances, { now: NOW });
   return computePodStatus({
     pod,
+    sandboxes,
     containers: options.observed ? containers.map(options.observed) : containers,
     waiting: new Map(Object.entries(options.waiting ?? {})),
     isReady: (id) => (options.ready ?? []).includes(id),
@@ -339,11 +340,16 @@ describe("helpers", () => {
   test("instancesOf orders a container's instances newest attempt first, then newest created", () => {
     const of = pod();
     // The higher attempt wins even when it was created first.
-    const containers = observedContainers(of, [{ name: "app", attempt: 3 }, { name: "app", attempt: 1 }, SANDBOX], {
-      now: NOW,
-    });
+    const { containers } = observedPod(
+      of,
+      [
+        { name: "app", attempt: 3 },
+        { name: "app", attempt: 1 },
+      ],
+      { now: NOW },
+    );
     expect(instancesOf(containers, "app").map((c) => c.id)).toEqual(["app-3", "app-1"]);
-    const twins = observedContainers(of, [{ name: "app" }, { name: "app" }], { now: NOW });
+    const twins = observedPod(of, [{ name: "app" }, { name: "app" }], { now: NOW }).containers;
     twins[1]!.id = "newer";
     expect(instancesOf(twins, "app").map((c) => c.id)).toEqual(["newer", "app-0"]);
   });

@@ -1,6 +1,6 @@
-// Pure: a pod's spec, its containers as observed and the sync's waiting reasons → a Kubernetes
+// Pure: a pod's spec, its sandboxes and containers as observed and the sync's waiting reasons → a Kubernetes
 // PodStatus (phase, conditions, container statuses).
-import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerDetails } from "../container/runtime.ts";
+import { LABEL, type ContainerDetails, type PodSandboxSummary } from "../container/runtime.ts";
 import { podQosClass } from "../api/qos.ts";
 import type { Pod, PodPhase, V1Container, V1ContainerStatus, V1PodCondition, V1PodStatus } from "../api/types.ts";
 
@@ -12,6 +12,8 @@ export interface Waiting {
 
 export interface StatusInput {
   pod: Pod;
+  /** The pod's sandboxes: a ready one is the PodReadyToStartContainers condition. */
+  sandboxes: readonly PodSandboxSummary[];
   /** The pod's containers, newest attempt first per container. */
   containers: ContainerDetails[];
   waiting: Map<string, Waiting>;
@@ -115,7 +117,7 @@ export function computePodStatus(input: StatusInput): V1PodStatus {
       ...(ok || !reason ? {} : { reason }),
     };
   };
-  const sandbox = input.containers.some((c) => c.labels[LABEL.containerName] === POD_INFRA_CONTAINER_NAME && c.running);
+  const sandbox = input.sandboxes.some((s) => s.state === "ready");
   return {
     phase,
     conditions: [

@@ -1,11 +1,11 @@
-// One step of the sync loop for one pod: observe its containers, plan with computePodActions
+// One step of the sync loop for one pod: observe its sandboxes and containers, plan with computePodActions
 // (pod-plan.ts, pure) and carry the plan out on the Runtime port (this file, the executor): image
 // pulls, CRI sandbox and container configs, lifecycle hooks, graceful termination, events, back-off bookkeeping,
 // termination messages and OOM kills (dead containers: node/container-gc.ts).
 import { Backoff, type BackoffPersistence } from "../node/backoff.ts";
 import type { Clock } from "../clock.ts";
 import { containerConfig, podSandboxConfig, type PodContext, type VolumeMount } from "../container/container-config.ts";
-import { LABEL, type ContainerDetails, type Runtime } from "../container/runtime.ts";
+import { LABEL, type ContainerDetails, type PodSandboxDetails, type Runtime } from "../container/runtime.ts";
 import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager, PullPolicy } from "../node/images.ts";
 import type { Logger } from "../log.ts";
@@ -13,9 +13,9 @@ import type { KubeletMetrics } from "../metrics.ts";
 import type { Waiting } from "./pod-status.ts";
 import {
   computePodActions,
-  SANDBOX_STOP_GRACE_SECONDS,
   type ContainerToKill,
   type ContainerToStart,
+  type Observed,
   type PodActions,
 } from "./pod-plan.ts";
 import { runProbe, type ProbeManager } from "../node/probes.ts";
@@ -70,14 +70,11 @@ export interface SyncResult {
   podIP: string;
 }
 
-/** A pod's observed containers: every instance of every container, including dead ones. */
-export type Observed = ContainerDetails[];
-
 export interface PodSyncer {
   /**
-   * Every kubelet container (or one pod's), inspected, grouped by pod uid. `exited`: containers an exit
-   * event just reported, inspected afresh whatever the listing says (dockerd 20.10 lists a container as
-   * running until it has handled its exit, after the die event; an inspect waits for that).
+   * Every kubelet sandbox and container (or one pod's), with their statuses, grouped by pod uid. `exited`:
+   * sandboxes and containers an exit event just reported, asked afresh whatever the listing says (dockerd 20.10
+   * lists a container as running until it has handled its exit, after the die event; an inspect waits for that).
    */
   observe(podUid?: string, exited?: ReadonlySet<string>): Promise<Map<string, Observed>>;
   /** Drives one pod one step towards its spec. */
@@ -92,7 +89,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
   const { clock, log, events } = deps;
   const { runtime } = deps;
   const crashBackoff = new Backoff(10_000, 300_000, clock, deps.backoffPersistence);
-  const inspected = new Map<string, ContainerDetails>();
+  const inspected = new Map<string, ContainerDetails | PodSandboxDetails>();
   /** Containers whose OOM kill has been reported, per pod. */
   const oomReported = new Map<string, Set<string>>();
   const reportOom = (pod: Pod, c: ContainerDetails) => {
@@ -114,11 +111,11 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
   const volumeCache = new Map<string, { hash: string; paths: Map<string, VolumeMount> }>();
   let node: PodContext["node"] | undefined;
 
-  // Only an answer is cached: a failed info() (Docker restarting) fails this sync, and the next asks again,
+  // Only an answer is cached: a failed machineInfo() (Docker restarting) fails this sync, and the next asks again,
   // so no pod's resource fieldRefs are computed from a made-up node.
   const nodeInfo = async () => {
     if (!node) {
-      const info = await runtime.info().catch((error: KubeletError) => {
+      const info = await runtime.machineInfo().catch((error: KubeletError) => {
         throw new KubeletError(error.code ?? "RuntimeError", `cannot read the node's capacity: ${error.message}`, {
           cause: error,
         });
@@ -129,32 +126,66 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
   };
 
   const observe = async (podUid?: string, exited?: ReadonlySet<string>) => {
-    const list = await runtime.listContainers(podUid ? { podUid } : {});
+    const [sandboxes, containers] = await Promise.all([
+      runtime.listPodSandboxes(podUid ? { podUid } : {}),
+      runtime.listContainers(podUid ? { podUid } : {}),
+    ]);
     const byPod = new Map<string, Observed>();
+    const of = (uid: string) => byPod.get(uid) ?? byPod.set(uid, { sandboxes: [], containers: [] }).get(uid)!;
     const live = new Set<string>();
-    await Promise.all(
-      list.map(async (summary) => {
-        // A container's details only change with its state, so inspect once per state.
-        const key = `${summary.id}:${summary.state}`;
-        live.add(key);
-        const fresh = exited?.has(summary.id) ?? false;
-        let details = fresh ? undefined : inspected.get(key);
-        if (!details) {
-          try {
-            details = await runtime.inspectContainer(summary.id);
-          } catch (error) {
-            if ((error as KubeletError).code === "NotFound") return;
-            throw error;
-          }
-          if (!details.running && details.labels[LABEL.terminationMessagePath])
-            details.terminationMessage = await terminationMessage(details);
-          // Cached under the state the listing gave only when they agree: a stale listing must not pin it.
-          if (!fresh || details.running === (summary.state === "running")) inspected.set(key, details);
-        }
-        const uid = summary.labels[LABEL.podUid]!;
-        (byPod.get(uid) ?? byPod.set(uid, []).get(uid)!).push(details);
+    /**
+     * A status only changes with the state the listing gives, so it is asked once per state; cached under that
+     * state only when they agree, so a stale listing cannot pin it. Undefined when it went meanwhile.
+     */
+    const details = async <T extends ContainerDetails | PodSandboxDetails>(
+      id: string,
+      listedState: string,
+      listedRunning: boolean,
+      ask: () => Promise<T>,
+      running: (d: T) => boolean,
+    ): Promise<T | undefined> => {
+      const key = `${id}:${listedState}`;
+      live.add(key);
+      const fresh = exited?.has(id) ?? false;
+      const cached = fresh ? undefined : (inspected.get(key) as T | undefined);
+      if (cached) return cached;
+      let answer: T;
+      try {
+        answer = await ask();
+      } catch (error) {
+        if ((error as KubeletError).code === "NotFound") return undefined;
+        throw error;
+      }
+      if (!fresh || running(answer) === listedRunning) inspected.set(key, answer);
+      return answer;
+    };
+    await Promise.all([
+      ...sandboxes.map(async (summary) => {
+        const status = await details(
+          summary.id,
+          summary.state,
+          summary.state === "ready",
+          () => runtime.podSandboxStatus(summary.id),
+          (s) => s.state === "ready",
+        );
+        if (status) of(summary.metadata.uid).sandboxes.push(status);
       }),
-    );
+      ...containers.map(async (summary) => {
+        const container = await details(
+          summary.id,
+          summary.state,
+          summary.state === "running",
+          async () => {
+            const c = await runtime.inspectContainer(summary.id);
+            if (!c.running && c.labels[LABEL.terminationMessagePath])
+              c.terminationMessage = await terminationMessage(c);
+            return c;
+          },
+          (c) => c.running,
+        );
+        if (container) of(summary.labels[LABEL.podUid]!).containers.push(container);
+      }),
+    ]);
     if (!podUid) for (const key of inspected.keys()) if (!live.has(key)) inspected.delete(key);
     return byPod;
   };
@@ -217,7 +248,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     pod: Pod,
     { spec, attempt, init }: ContainerToStart,
     ctx: PodContext,
-    sandbox: ContainerDetails,
+    sandbox: PodSandboxDetails,
     done: Done,
   ): Promise<Waiting | undefined> => {
     const field = `spec.${init ? "initContainers" : "containers"}{${spec.name}}`;
@@ -239,7 +270,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
       id = await runtime.createContainer(
         sandbox.id,
         containerConfig(pod, spec, { ...ctx, attempt, init, terminationLog }),
-        podSandboxConfig(pod, ctx, Number(sandbox.labels[LABEL.restartCount] ?? 0)),
+        podSandboxConfig(pod, ctx, sandbox.metadata.attempt),
       );
       done.created++;
     } catch (error) {
@@ -295,13 +326,19 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     );
     await Promise.all(
       plan.sandboxesToStop.map(async (c) => {
-        await runtime.stopContainer(c.id, SANDBOX_STOP_GRACE_SECONDS);
+        await runtime.stopPodSandbox(c.id);
         done.killed++;
       }),
     );
     await Promise.all(
       plan.containersToRemove.map(async (id) => {
         await runtime.removeContainer(id);
+        done.removed++;
+      }),
+    );
+    await Promise.all(
+      plan.sandboxesToRemove.map(async (id) => {
+        await runtime.removePodSandbox(id);
         done.removed++;
       }),
     );
@@ -386,12 +423,12 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     return { waiting, retryAfterMs, podIP };
   };
 
-  const createSandbox = async (pod: Pod, attempt: number, done: Done): Promise<ContainerDetails> => {
+  const createSandbox = async (pod: Pod, attempt: number, done: Done): Promise<PodSandboxDetails> => {
     await deps.images.ensureImage(options.pauseImage, "IfNotPresent", pod);
     const id = await runtime.runPodSandbox(podSandboxConfig(pod, await context(pod, ""), attempt));
     done.created++;
     deps.metrics?.containerStarted("podsandbox", false);
-    return runtime.inspectContainer(id);
+    return runtime.podSandboxStatus(id);
   };
 
   const forget = (podUid: string) => {
@@ -412,7 +449,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     });
 
   const syncPod = async (pod: Pod, observed: Observed, livenessFailed: ReadonlySet<string>): Promise<SyncResult> => {
-    for (const c of observed) if (c.oomKilled && !c.running) reportOom(pod, c);
+    for (const c of observed.containers) if (c.oomKilled && !c.running) reportOom(pod, c);
     const done = noneDone();
     const result = await execute(pod, planFor(pod, observed, livenessFailed, false), done);
     return { ...result, changed: changed(done) };

@@ -7,6 +7,7 @@ import type { ImageManager } from "../node/images.ts";
 import type { Logger } from "../log.ts";
 import { computePodStatus, type Waiting } from "./pod-status.ts";
 import { createPodSyncer, type PodSyncDeps, type PodSyncOptions } from "./pod-sync.ts";
+import { noneObserved } from "./pod-plan.ts";
 import { podKey, type Pod, type V1PodStatus } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
 import { admissionOrder, admitPod, boundToNode, rejectedStatus, type AdmissionPolicy } from "./admission.ts";
@@ -61,7 +62,7 @@ export async function runPodsOnce(
 ): Promise<RunOnceReport> {
   const { clock, runtime } = deps;
   const began = clock.now();
-  await runtime.ping();
+  await runtime.version();
   const syncer = createPodSyncer(deps.options, {
     runtime,
     images: deps.images,
@@ -93,7 +94,7 @@ export async function runPodsOnce(
     const observed = await syncer.observe();
     await Promise.all(
       pending.map(async (pod) => {
-        const result = await syncer.syncPod(pod, observed.get(pod.metadata.uid) ?? [], noFailures);
+        const result = await syncer.syncPod(pod, observed.get(pod.metadata.uid) ?? noneObserved(), noFailures);
         waiting.set(pod.metadata.uid, result.waiting);
         podIPs.set(pod.metadata.uid, result.podIP);
       }),
@@ -101,9 +102,11 @@ export async function runPodsOnce(
     const after = await syncer.observe();
     const timedOut = clock.now() - began >= options.timeoutMs || options.signal.aborted;
     pending = pending.filter((pod) => {
+      const seen = after.get(pod.metadata.uid) ?? noneObserved();
       const status = computePodStatus({
         pod,
-        containers: after.get(pod.metadata.uid) ?? [],
+        sandboxes: seen.sandboxes,
+        containers: seen.containers,
         waiting: waiting.get(pod.metadata.uid) ?? new Map(),
         isReady: () => true,
         isStarted: () => true,

@@ -9,6 +9,7 @@ import { createImageManager } from "../node/images.ts";
 import { silentLogger } from "../log.ts";
 import { noopMetrics } from "../metrics.ts";
 import { createPodSyncer, type PodSyncOptions } from "./pod-sync.ts";
+import { noneObserved } from "./pod-plan.ts";
 import { createProbeManager } from "../node/probes.ts";
 import { createPodStore, type PodStore } from "../sources/store.ts";
 import { computePodStatus } from "./pod-status.ts";
@@ -69,7 +70,8 @@ function harness() {
     log: silentLogger,
     events,
   });
-  const sync = async (pod: Pod) => syncer.syncPod(pod, (await syncer.observe()).get(pod.metadata.uid) ?? [], new Set());
+  const sync = async (pod: Pod) =>
+    syncer.syncPod(pod, (await syncer.observe()).get(pod.metadata.uid) ?? noneObserved(), new Set());
   const app = (pod: Pod, name = "app") =>
     [...runtime.containers.values()]
       .filter((c) => c.labels[LABEL.podUid] === pod.metadata.uid && c.labels[LABEL.containerName] === name)
@@ -240,7 +242,7 @@ describe("pod sync step", () => {
     expect(h.app(pod, "app")[0]!.running).toBe(true);
   });
 
-  test("a failed info() at start-up is not cached: nothing is created, and the next sync reads the node's capacity", async () => {
+  test("a failed machineInfo() at start-up is not cached: nothing is created, and the next sync reads the node's capacity", async () => {
     const h = harness();
     const pod = testPod(
       "limits",
@@ -254,24 +256,28 @@ describe("pod sync step", () => {
         ],
       }),
     );
-    h.runtime.failNext("info", new Error("Docker is restarting"));
+    h.runtime.failNext("machineInfo", new Error("Docker is restarting"));
     await expect(h.sync(pod)).rejects.toThrow("cannot read the node's capacity: Docker is restarting");
     expect(h.runtime.containers.size).toBe(0);
     await h.sync(pod);
     expect(h.app(pod)[0]!.config!.envs).toContainEqual({ key: "CPUS", value: "2" });
   });
 
-  test("killPod stops app containers before the pause container and removes them all", async () => {
+  test("killPod stops app containers before their sandbox, then removes the containers before the sandbox", async () => {
     const h = harness();
     const pod = testPod("gone", spec());
     await h.sync(pod);
     const app = h.app(pod)[0]!.id;
     const pause = h.app(pod, "POD")[0]!.id;
     await h.syncer.killPod(pod.metadata.uid, (await h.syncer.observe()).get(pod.metadata.uid)!, pod);
-    const stops = h.runtime.calls.filter((c) => c.method === "stopContainer").map((c) => c.args);
-    expect(stops).toEqual([
-      [app, 30],
-      [pause, 2],
+    const calls = h.runtime.calls
+      .filter((c) => /^(stop|remove)(Container|PodSandbox)$/.test(c.method))
+      .map((c) => [c.method, ...c.args]);
+    expect(calls).toEqual([
+      ["stopContainer", app, 30],
+      ["stopPodSandbox", pause],
+      ["removeContainer", app],
+      ["removePodSandbox", pause],
     ]);
     expect(h.runtime.containers.size).toBe(0);
   });
@@ -281,7 +287,7 @@ describe("termination messages and OOM kills", () => {
   const status = async (h: ReturnType<typeof harness>, pod: Pod) =>
     computePodStatus({
       pod,
-      containers: (await h.syncer.observe()).get(pod.metadata.uid) ?? [],
+      ...((await h.syncer.observe()).get(pod.metadata.uid) ?? noneObserved()),
       waiting: new Map(),
       isReady: () => true,
       isStarted: () => true,

@@ -14,7 +14,8 @@ import type { ImageManager } from "../node/images.ts";
 import type { Logger } from "../log.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 import { computePodStatus, type Waiting } from "./pod-status.ts";
-import { createPodSyncer, type Observed, type PodSyncOptions } from "./pod-sync.ts";
+import { createPodSyncer, type PodSyncOptions } from "./pod-sync.ts";
+import { noneObserved, nothingObserved, observedLabels, type Observed } from "./pod-plan.ts";
 import type { createProbeManager } from "../node/probes.ts";
 import type { PodStore } from "../sources/store.ts";
 import { ANNOTATION, podKey, type Pod, type V1PodStatus } from "../api/types.ts";
@@ -192,24 +193,26 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       const exited = record.exited;
       record.exited = new Set();
       const observed =
-        (exited.size ? await syncer.observe(uid, exited) : (handed ?? (await syncer.observe(uid)))).get(uid) ?? [];
+        (exited.size ? await syncer.observe(uid, exited) : (handed ?? (await syncer.observe(uid)))).get(uid) ??
+        noneObserved();
       if (record.wanted && record.pod && record.eviction) {
         // An evicted pod is not started again: its containers and volumes go, its status stays Failed.
-        if (observed.length > 0) await syncer.killPod(uid, observed, record.pod);
-        updateStatus(record, record.pod, []);
+        if (!nothingObserved(observed)) await syncer.killPod(uid, observed, record.pod);
+        updateStatus(record, record.pod, noneObserved());
         stoppedEviction(record);
       } else if (record.wanted && record.pod && !record.rejected) {
         const pod = record.pod;
         const result = await syncer.syncPod(pod, observed, record.livenessFailed);
-        for (const c of observed) record.livenessFailed.delete(c.id);
+        for (const c of observed.containers) record.livenessFailed.delete(c.id);
         record.waiting = result.waiting;
         record.podIP = result.podIP;
         if (result.retryAfterMs !== undefined) record.retry = clock.setTimeout(() => trigger(uid), result.retryAfterMs);
-        updateStatus(record, pod, result.changed ? ((await syncer.observe(uid)).get(uid) ?? []) : observed);
+        updateStatus(record, pod, result.changed ? ((await syncer.observe(uid)).get(uid) ?? noneObserved()) : observed);
         metrics.podWorker(record.started ? "sync" : "create", (clock.now() - began) / 1000);
-      } else if (observed.length > 0 && (record.rejected || store.allSourcesReady())) {
+      } else if (!nothingObserved(observed) && (record.rejected || store.allSourcesReady())) {
+        const labels = observedLabels(observed)!;
         log.info(
-          `pod ${observed[0]!.labels[LABEL.podNamespace]}/${observed[0]!.labels[LABEL.podName]} ${record.rejected ? `was rejected (${record.rejected.reason})` : "is no longer wanted by any source"}: stopping it`,
+          `pod ${labels[LABEL.podNamespace]}/${labels[LABEL.podName]} ${record.rejected ? `was rejected (${record.rejected.reason})` : "is no longer wanted by any source"}: stopping it`,
         );
         await syncer.killPod(uid, observed, record.pod);
         probes.removePod(uid);
@@ -232,7 +235,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   const updateStatus = (record: PodRecord, pod: Pod, observed: Observed) => {
     const computed = computePodStatus({
       pod,
-      containers: observed,
+      sandboxes: observed.sandboxes,
+      containers: observed.containers,
       waiting: record.waiting,
       isReady: (id) => probes.isReady(id),
       isStarted: (id) => probes.isStarted(id),
@@ -356,8 +360,9 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     }
     const states: Record<string, number> = {};
     let runningPods = 0;
-    for (const containers of observed.values()) {
-      if (containers.some((c) => c.running)) runningPods++;
+    // The Go kubelet's figures: pods with a ready sandbox, and containers (sandboxes aside) by state.
+    for (const { sandboxes, containers } of observed.values()) {
+      if (sandboxes.some((s) => s.state === "ready")) runningPods++;
       for (const c of containers)
         states[c.running ? "running" : c.state === "created" ? "created" : "exited"] =
           (states[c.running ? "running" : c.state === "created" ? "created" : "exited"] ?? 0) + 1;

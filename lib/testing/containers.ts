@@ -1,7 +1,8 @@
-// Builders of observed containers (ContainerDetails) for tests of the pure planners and status.
+// Builders of an observed pod (its sandboxes and containers) for tests of the pure planners and status.
 import { containerHash, podSandboxHash } from "../api/hash.ts";
 import type { Pod } from "../api/types.ts";
 import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerDetails } from "../container/runtime.ts";
+import type { Observed } from "../sync/pod-plan.ts";
 
 export interface Instance {
   /** Container name; "POD" is the sandbox. */
@@ -20,16 +21,17 @@ export interface Instance {
 }
 
 /**
- * Containers as the runtime would report them for `of`: ids `<name>-<attempt>`, the labels the kubelet
- * writes (hashes of the current spec unless an instance says otherwise), dead ones finished 5 s before `now`.
+ * The pod `of` as the runtime would report it: instances named "POD" are sandboxes (ready while running), the
+ * others containers; ids `<name>-<attempt>`, the labels the kubelet writes (hashes of the current spec unless an
+ * instance says otherwise), dead ones finished 5 s before `now`.
  */
-export function observedContainers(
+export function observedPod(
   of: Pod,
   instances: Instance[],
   { now, networkMode = "none" }: { now: number; networkMode?: string },
-): ContainerDetails[] {
+): Observed {
   const specs = [...(of.spec.initContainers ?? []), ...of.spec.containers];
-  return instances.map((i, n) => {
+  const all = instances.map((i, n) => {
     const sandbox = i.name === POD_INFRA_CONTAINER_NAME;
     const spec = specs.find((s) => s.name === i.name);
     const running = i.running ?? true;
@@ -59,6 +61,23 @@ export function observedContainers(
       ...(i.error ? { error: i.error } : {}),
       pid: running ? 100 + n : 0,
       ipAddress: "",
-    };
+    } satisfies ContainerDetails;
   });
+  const isSandbox = (c: ContainerDetails) => c.labels[LABEL.containerName] === POD_INFRA_CONTAINER_NAME;
+  return {
+    sandboxes: all.filter(isSandbox).map((c) => ({
+      id: c.id,
+      metadata: {
+        name: of.metadata.name,
+        namespace: of.metadata.namespace,
+        uid: of.metadata.uid,
+        attempt: Number(c.labels[LABEL.restartCount]),
+      },
+      state: c.running ? "ready" : "notready",
+      createdAt: c.createdAt,
+      labels: c.labels,
+      ipAddress: "",
+    })),
+    containers: all.filter((c) => !isSandbox(c)),
+  };
 }

@@ -49,6 +49,15 @@ export function createFakeCriClient(): FakeCriClient {
       record("Version");
       return { runtime_name: "fake", runtime_version: "1.0", runtime_api_version: "v1" };
     },
+    async status() {
+      record("Status");
+      return {
+        conditions: [
+          { type: "RuntimeReady", status: true, reason: "", message: "" },
+          { type: "NetworkReady", status: true, reason: "", message: "" },
+        ],
+      };
+    },
     async runPodSandbox(config: PodSandboxConfig) {
       record("RunPodSandbox");
       const id = `sandbox-${++next}`;
@@ -80,7 +89,10 @@ export function createFakeCriClient(): FakeCriClient {
     async listPodSandbox(filter = {}) {
       record("ListPodSandbox");
       return [...sandboxes.values()].filter(
-        (s) => (!filter.id || s.id === filter.id) && matches(s.labels, filter.labelSelector),
+        (s) =>
+          (!filter.id || s.id === filter.id) &&
+          (!filter.state || s.state === filter.state) &&
+          matches(s.labels, filter.labelSelector),
       );
     },
     async createContainer(sandboxId: string, config: ContainerConfig) {
@@ -142,7 +154,7 @@ export function createFakeCriClient(): FakeCriClient {
     pullImage: unmodelled("PullImage"),
     listImages: unmodelled("ListImages"),
     removeImage: unmodelled("RemoveImage"),
-    imageFsMountpoints: unmodelled("ImageFsInfo"),
+    imageFsInfo: unmodelled("ImageFsInfo"),
     close() {},
   };
 }

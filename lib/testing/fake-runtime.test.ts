@@ -92,8 +92,8 @@ describe("FakeRuntime hooks", () => {
     await expect(runtime.listContainers()).rejects.toThrow("boom");
     expect(await runtime.listContainers()).toEqual([]);
     runtime.available = false;
-    await expect(runtime.ping()).rejects.toMatchObject({ code: "RuntimeUnavailable" });
-    expect(runtime.calls.map((c) => c.method)).toEqual(["listContainers", "listContainers", "ping"]);
+    await expect(runtime.status()).rejects.toMatchObject({ code: "RuntimeUnavailable" });
+    expect(runtime.calls.map((c) => c.method)).toEqual(["listContainers", "listContainers", "status"]);
   });
 
   test("a pull takes pullDelayMs of fake time, then the image is present", async () => {
@@ -106,7 +106,7 @@ describe("FakeRuntime hooks", () => {
     expect(done).toBe(false);
     await clock.advance(1);
     expect(done).toBe(true);
-    expect(await runtime.imageId("busybox:1.35")).toBe("sha256:busybox:1.35");
+    expect((await runtime.imageStatus("busybox:1.35"))?.id).toBe("sha256:busybox:1.35");
   });
 
   test("logs honour since and timestamps", async () => {

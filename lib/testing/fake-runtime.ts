@@ -11,15 +11,22 @@ import {
   type ContainerSummary,
   type ExecResult,
   type ImageSummary,
+  type ImageFsInfo,
+  type ImageStatus,
   type LogOptions,
+  type MachineInfo,
+  type PodSandboxDetails,
+  type PodSandboxFilter,
+  type PodSandboxSummary,
   type RegistryAuth,
   type Runtime,
   type RuntimeEvent,
-  type RuntimeInfo,
+  type RuntimeStatus,
+  type RuntimeVersion,
 } from "../container/runtime.ts";
 import { KubeletError } from "../api/types.ts";
 import type { ContainerConfig, PodSandboxConfig } from "../container/cri-types.ts";
-import { dockerName } from "../container/docker-shim.ts";
+import { dockerName, sandboxOf } from "../container/docker-shim.ts";
 
 /** What a fake container does once started: output at times (ms after start), then maybe an exit. */
 export interface FakeProgram {
@@ -65,8 +72,10 @@ export class FakeRuntime implements Runtime {
   program: (config: ContainerConfig) => FakeProgram | undefined = () => undefined;
   /** The image of every sandbox's pause container. */
   podInfraImage = "registry.k8s.io/pause:3.9";
-  /** What info() reports as the runtime's cgroup driver. */
+  /** What machineInfo() reports as the runtime's cgroup driver. */
   cgroupDriver = "cgroupfs";
+  /** Where imageFsInfo() says images live. */
+  imageFsMountpoint = "/var/lib/docker";
   /** Time each pull takes, on the injected clock. */
   pullDelayMs = 0;
   /** A progress message this often during a pull's delay (0 = none). */
@@ -197,37 +206,73 @@ export class FakeRuntime implements Runtime {
     if (program.exitCode !== undefined && alive()) this.exit(id, program.exitCode);
   }
 
-  async ping() {
-    this.#record("ping", []);
+  async version(): Promise<RuntimeVersion> {
+    this.#record("version", []);
+    return { runtimeName: "fake", runtimeVersion: "fake", runtimeApiVersion: "1.41" };
   }
-  async info(): Promise<RuntimeInfo> {
-    this.#record("info", []);
+  async status(): Promise<RuntimeStatus> {
+    this.#record("status", []);
     return {
-      name: "fake",
-      type: "docker",
-      version: "fake",
-      apiVersion: "1.41",
+      conditions: [
+        { type: "RuntimeReady", status: true, reason: "", message: "" },
+        { type: "NetworkReady", status: true, reason: "", message: "" },
+      ],
+    };
+  }
+  async machineInfo(): Promise<MachineInfo> {
+    this.#record("machineInfo", []);
+    return {
       os: "Fake OS",
       kernelVersion: "6.0",
       cpus: 2,
       memoryBytes: 2 ** 33,
       hostname: "fake",
-      dockerRootDir: "/var/lib/docker",
       cgroupDriver: this.cgroupDriver,
     };
+  }
+  /** Sandboxes are pause containers, as in the Docker shim: the same map, told apart by their POD label. */
+  #isSandbox(c: FakeContainer): boolean {
+    return c.labels[LABEL.containerName] === POD_INFRA_CONTAINER_NAME;
+  }
+  #ours(c: FakeContainer, podUid?: string): boolean {
+    return c.name.startsWith("k8s_") && !!c.labels[LABEL.podUid] && (!podUid || c.labels[LABEL.podUid] === podUid);
+  }
+  #sandbox(id: string): FakeContainer {
+    const c = this.containers.get(id);
+    if (!c || !this.#isSandbox(c)) throw new KubeletError("NotFound", `cannot inspect pod sandbox ${id}: not found`);
+    return c;
+  }
+  #sandboxSummary(c: FakeContainer): PodSandboxSummary {
+    return sandboxOf({ ...c, labels: { ...c.labels } });
+  }
+  async listPodSandboxes(filter: PodSandboxFilter = {}): Promise<PodSandboxSummary[]> {
+    this.#record("listPodSandboxes", [filter]);
+    return [...this.containers.values()]
+      .filter((c) => this.#isSandbox(c) && this.#ours(c, filter.podUid))
+      .map((c) => this.#sandboxSummary(c))
+      .filter((s) => !filter.state || s.state === filter.state);
+  }
+  async podSandboxStatus(id: string): Promise<PodSandboxDetails> {
+    this.#record("podSandboxStatus", [id]);
+    const c = this.#sandbox(id);
+    return { ...this.#sandboxSummary(c), ipAddress: c.ipAddress };
+  }
+  async stopPodSandbox(id: string): Promise<void> {
+    this.#record("stopPodSandbox", [id]);
+    if (this.containers.get(id)?.running) this.exit(id, 0);
+  }
+  async removePodSandbox(id: string): Promise<void> {
+    this.#record("removePodSandbox", [id]);
+    this.#remove(id);
   }
   async listContainers(options: { podUid?: string; size?: boolean } = {}): Promise<ContainerSummary[]> {
     this.#record("listContainers", [options]);
     return [...this.containers.values()]
-      .filter(
-        (c) =>
-          c.name.startsWith("k8s_") &&
-          c.labels[LABEL.podUid] &&
-          (!options.podUid || c.labels[LABEL.podUid] === options.podUid),
-      )
-      .map(({ id, name, labels, image, imageId, state, createdAt }) => ({
+      .filter((c) => !this.#isSandbox(c) && this.#ours(c, options.podUid))
+      .map(({ id, name, labels, image, imageId, state, createdAt, sandboxId }) => ({
         id,
         name,
+        podSandboxId: sandboxId ?? "",
         labels: { ...labels },
         image,
         imageId,
@@ -239,7 +284,9 @@ export class FakeRuntime implements Runtime {
   async inspectContainer(id: string): Promise<ContainerDetails> {
     this.#record("inspectContainer", [id]);
     this.#listedAsRunning.delete(id);
-    const { sandbox: _sandbox, config: _config, sandboxId: _sandboxId, logLines: _logs, ...details } = this.#get(id);
+    const c = this.#get(id);
+    if (this.#isSandbox(c)) throw new KubeletError("NotFound", `cannot inspect container ${id}: it is a pod sandbox`);
+    const { sandbox: _sandbox, config: _config, sandboxId: _sandboxId, logLines: _logs, ...details } = c;
     return structuredClone(details);
   }
   async runPodSandbox(config: PodSandboxConfig): Promise<string> {
@@ -292,6 +339,9 @@ export class FakeRuntime implements Runtime {
   }
   async removeContainer(id: string): Promise<void> {
     this.#record("removeContainer", [id]);
+    this.#remove(id);
+  }
+  #remove(id: string): void {
     const c = this.containers.get(id);
     if (!c) return;
     if (c.running) this.exit(id, 137);
@@ -299,9 +349,16 @@ export class FakeRuntime implements Runtime {
     this.#emit("destroy", c);
     this.#wakeLogs();
   }
-  async imageId(ref: string): Promise<string | undefined> {
-    this.#record("imageId", [ref]);
-    return this.images.has(ref) ? `sha256:${ref}` : undefined;
+  async imageStatus(ref: string): Promise<ImageStatus | undefined> {
+    this.#record("imageStatus", [ref]);
+    return this.images.has(ref)
+      ? { id: `sha256:${ref}`, repoTags: [ref], sizeBytes: this.imageSizes.get(ref) ?? 1_000_000 }
+      : undefined;
+  }
+  async imageFsInfo(): Promise<ImageFsInfo> {
+    this.#record("imageFsInfo", []);
+    const usedBytes = [...this.images].reduce((n, ref) => n + (this.imageSizes.get(ref) ?? 1_000_000), 0);
+    return { mountpoint: this.imageFsMountpoint, usedBytes, inodesUsed: this.images.size };
   }
   async pullImage(
     ref: string,

@@ -6,15 +6,18 @@ import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
 import {
   baseFlags,
+  docker,
   freePort,
   KubeletProcess,
   podContainers,
   removeDir,
   removePods,
   runBinary,
+  startKubelet,
   tempDir,
   waitFor,
 } from "./harness.ts";
+import { rawClient } from "./raw-client.ts";
 
 const root = join(import.meta.dir, "../..");
 const DENO = [join(root, "node_modules/.bin/deno"), "run", "-A", join(root, "bin/kubelet.ts")];
@@ -35,7 +38,7 @@ spec:
       (c) => c.labels["io.kubernetes.container.name"] === "app" && c.state === "running",
     );
   afterAll(() => {
-    removePods(services, "e2e-deno-once", "e2e-deno-run");
+    removePods(services, "e2e-deno-once", "e2e-deno-run", "e2e-deno-idle");
     removeDir(manifests);
     removeDir(rootDir);
   });
@@ -101,4 +104,69 @@ spec:
     expect(kubelet.output).toContain("kubelet stopped; containers left running");
     expect(running("e2e-deno-run")).toBeTruthy();
   }, 90_000);
+
+  test("--http_idle_timeout closes a kept-alive connection with no request, and never a followed log quiet for longer; a header trickler is closed by the 10 s header bound", async () => {
+    const dir = tempDir("deno-idle");
+    writeFileSync(
+      join(dir, "idle.yaml"),
+      pod("e2e-deno-idle").replace('["sleep", "600"]', '["sh", "-c", "echo ready; exec sleep 600"]'),
+    );
+    const kubelet = await startKubelet(
+      ["run", "-c", dir, ...baseFlags(services, rootDir), "--http_idle_timeout", "2s"],
+      {
+        command: DENO,
+        healthyWithinMs: 60_000,
+      },
+    );
+    try {
+      const quiet = await waitFor("the pod's container to run", () => running("e2e-deno-idle"), 60_000);
+      const abort = new AbortController();
+      const follow = await kubelet.api("/containerLogs/default/e2e-deno-idle/app?follow=true", {
+        signal: abort.signal,
+      });
+      const reader = follow.body!.getReader();
+      let text = "";
+      const readUntil = async (pattern: RegExp) => {
+        while (!pattern.test(text)) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`the log stream ended before ${pattern}; got ${JSON.stringify(text)}`);
+          text += new TextDecoder().decode(value);
+        }
+      };
+      await readUntil(/ready\n/);
+      // A kept-alive connection after one answer: Deno.serve would hold it open for good.
+      const client = rawClient(kubelet.port);
+      client.socket.write("GET /healthz HTTP/1.1\r\nHost: kubelet\r\n\r\n");
+      await waitFor("the kept-alive answer", () => client.state.received.endsWith("ok"), 5_000);
+      const answeredAt = Date.now();
+      const closedAt = await Promise.race([client.closed, Bun.sleep(20_000).then(() => 0)]);
+      expect(closedAt).toBeGreaterThan(0);
+      expect(closedAt - answeredAt).toBeGreaterThanOrEqual(1_500);
+      expect(closedAt - answeredAt).toBeLessThan(12_000);
+      // The followed log was quiet all that time (longer than the bound) and still streams.
+      docker(services, "exec", quiet.id, "sh", "-c", "echo after-the-quiet > /proc/1/fd/1");
+      await readUntil(/after-the-quiet\n/);
+      expect(text).toBe("ready\nafter-the-quiet\n");
+      abort.abort();
+      // Half-sent headers, one byte a second: closed by the headers bound (10 s, checked every second),
+      // never answered, long before the 40 bytes are through.
+      const request = `GET /healthz HTTP/1.1\r\nHost: kubelet\r\nX-Slow: ${"a".repeat(40)}\r\n\r\n`;
+      const trickler = rawClient(kubelet.port);
+      const startedAt = Date.now();
+      let sent = 0;
+      const trickle = setInterval(() => {
+        if (!trickler.socket.destroyed && sent < request.length) trickler.socket.write(request[sent++]!);
+      }, 1000);
+      const trickledUntil = await Promise.race([trickler.closed, Bun.sleep(40_000).then(() => 0)]).finally(() =>
+        clearInterval(trickle),
+      );
+      expect(trickledUntil).toBeGreaterThan(0);
+      expect(trickledUntil - startedAt).toBeLessThan(15_000);
+      expect(sent).toBeLessThan(request.length);
+      expect(trickler.state.received).not.toContain("200 OK");
+    } finally {
+      expect(await kubelet.stop()).toBe(0);
+      removeDir(dir);
+    }
+  }, 120_000);
 });

@@ -6,7 +6,7 @@ import { afterAll } from "bun:test";
 import { createCriClient } from "../../lib/container/cri-client.ts";
 import { createCriRuntime } from "../../lib/container/cri.ts";
 import { createDockerRuntime } from "../../lib/container/docker.ts";
-import { type ContainerSummary, LABEL, type Runtime } from "../../lib/container/runtime.ts";
+import { type ContainerSummary, LABEL, type PodSandboxSummary, type Runtime } from "../../lib/container/runtime.ts";
 import { systemClock } from "../../lib/clock.ts";
 import { describeWithServices, type TestServices } from "../../lib/testing/services.ts";
 import { killKubeletsAfterAll, waitFor } from "./harness-kubelet.ts";
@@ -22,10 +22,14 @@ export interface RuntimeUnderTest {
   runtime: Runtime;
   /** Flags every test kubelet gets: this runtime, no bridge network, a private root dir and cgroup root. */
   flags(rootDir: string): string[];
-  /** The kubelet's containers of a pod (the sandbox as `POD`), running and dead. */
+  /** The kubelet's containers of a pod, running and dead. */
   podContainers(pod: string, namespace?: string): Promise<ContainerSummary[]>;
   /** The running container named `container` of a pod, if any. */
   running(pod: string, container: string, namespace?: string): Promise<ContainerSummary | undefined>;
+  /** The kubelet's sandboxes of a pod, ready and not. */
+  podSandboxes(pod: string, namespace?: string): Promise<PodSandboxSummary[]>;
+  /** The ready sandbox of a pod, if any. */
+  readySandbox(pod: string, namespace?: string): Promise<PodSandboxSummary | undefined>;
   /** Removes every container and sandbox of the given pods (test clean-up). */
   removePods(...pods: string[]): Promise<void>;
   /** Closes the connection to the runtime. */
@@ -71,6 +75,8 @@ export function runtimeUnderTest(services: TestServices, kind: RuntimeKind): Run
     (await runtime.listContainers()).filter(
       (c) => c.labels[LABEL.podName] === pod && c.labels[LABEL.podNamespace] === namespace,
     );
+  const podSandboxes = async (pod: string, namespace = "default") =>
+    (await runtime.listPodSandboxes()).filter((s) => s.metadata.name === pod && s.metadata.namespace === namespace);
   return {
     kind,
     label: kind === "docker" ? "docker" : "containerd",
@@ -89,20 +95,28 @@ export function runtimeUnderTest(services: TestServices, kind: RuntimeKind): Run
           ]),
     ],
     podContainers,
+    podSandboxes,
     async running(pod, container, namespace) {
       return (await podContainers(pod, namespace)).find(
         (c) => c.labels[LABEL.containerName] === container && c.state === "running",
       );
     },
+    async readySandbox(pod, namespace) {
+      return (await podSandboxes(pod, namespace)).find((s) => s.state === "ready");
+    },
     async removePods(...pods) {
-      const all = (await Promise.all(pods.map((p) => podContainers(p)))).flat();
       // Containers before their sandbox: the CRI removes a sandbox only once it is stopped, and a start a
       // killed kubelet asked for may still be in flight ("container is in starting state"): retry.
-      const sandboxFirst = (c: ContainerSummary) => (c.labels[LABEL.containerName] === "POD" ? 1 : 0);
-      for (const c of all.sort((a, b) => sandboxFirst(a) - sandboxFirst(b)))
+      for (const c of (await Promise.all(pods.map((p) => podContainers(p)))).flat())
         await waitFor(`removal of ${c.name}`, async () => {
           await runtime.stopContainer(c.id, 0);
           await runtime.removeContainer(c.id);
+          return true;
+        });
+      for (const s of (await Promise.all(pods.map((p) => podSandboxes(p)))).flat())
+        await waitFor(`removal of the sandbox of ${s.metadata.name}`, async () => {
+          await runtime.stopPodSandbox(s.id);
+          await runtime.removePodSandbox(s.id);
           return true;
         });
     },

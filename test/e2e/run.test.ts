@@ -208,7 +208,7 @@ spec:
   });
 
   test("an edit to the manifest replaces the changed container within seconds and keeps the pod sandbox", async () => {
-    const sandbox = await rt.running("e2e-run-app", "POD");
+    const sandbox = await rt.readySandbox("e2e-run-app");
     const app = await rt.running("e2e-run-app", "app");
     expect(sandbox).toBeDefined();
     // An editor's atomic save: write a temp file, rename over the manifest.
@@ -223,7 +223,7 @@ spec:
       15_000,
     );
     expect(replaced.id).not.toBe(app!.id);
-    expect((await rt.running("e2e-run-app", "POD"))?.id).toBe(sandbox!.id);
+    expect((await rt.readySandbox("e2e-run-app"))?.id).toBe(sandbox!.id);
     expect((await exec("e2e-run-app", "app", "echo $GREETING")).output).toBe("v2\n");
   });
 
@@ -308,10 +308,10 @@ spec:
   test("after kill -9, a new kubelet adopts the running pods: same container ids, no restart", async () => {
     const adoptable = ["e2e-run-app", "e2e-run-after-backup", "e2e-run-etcd"];
     const containers = async () =>
-      (await Promise.all(adoptable.map((p) => rt.podContainers(p))))
-        .flat()
-        .map((c) => `${c.id} ${c.state}`)
-        .sort();
+      [
+        ...(await Promise.all(adoptable.map((p) => rt.podContainers(p)))).flat().map((c) => `${c.id} ${c.state}`),
+        ...(await Promise.all(adoptable.map((p) => rt.podSandboxes(p)))).flat().map((s) => `${s.id} ${s.state}`),
+      ].sort();
     const statuses = async () =>
       Promise.all(
         adoptable.map(async (p) => {
@@ -335,9 +335,14 @@ spec:
     expect(await containers()).toEqual(before.containers);
   });
 
-  test("deleting the manifest removes the pod's containers", async () => {
+  test("deleting the manifest removes the pod's containers and its sandbox", async () => {
     rmSync(join(manifests, "app.yaml"));
-    await kubelet.waitFor("app gone", async () => (await rt.podContainers("e2e-run-app")).length === 0, 60_000);
+    await kubelet.waitFor(
+      "app gone",
+      async () =>
+        (await rt.podContainers("e2e-run-app")).length === 0 && (await rt.podSandboxes("e2e-run-app")).length === 0,
+      60_000,
+    );
   });
 
   test("SIGTERM stops the kubelet with exit 0 and leaves containers running", async () => {

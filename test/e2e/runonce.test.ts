@@ -44,6 +44,7 @@ spec:
     expect(first.stdout).toContain("3 pods running or completed");
     expect(first.code).toBe(0);
     const running = [];
+    const sandboxes = [];
     for (const [pod, container] of [
       ["web", "httpd"],
       ["worker", "worker"],
@@ -51,9 +52,10 @@ spec:
     ] as const) {
       const app = await rt.running(pod, container);
       expect(app?.name).toMatch(new RegExp(`^k8s_${container}_${pod}_default_[0-9a-f-]+_0$`));
-      const sandbox = await rt.running(pod, "POD");
-      expect(sandbox?.name).toMatch(new RegExp(`^k8s_POD_${pod}_default_`));
-      running.push(app!.id, sandbox!.id);
+      const sandbox = await rt.readySandbox(pod);
+      expect(sandbox?.metadata).toMatchObject({ name: pod, namespace: "default", attempt: 0 });
+      running.push(app!.id);
+      sandboxes.push(sandbox!.id);
     }
 
     const second = runBinary(["runonce", "-c", "testdata/pods", ...flags, "--runonce_timeout", "90s"]);
@@ -61,6 +63,8 @@ spec:
     const after = (await Promise.all(["web", "worker", "legacy-sleeper"].map((p) => rt.podContainers(p)))).flat();
     expect(after.filter((c) => c.state === "running").map((c) => c.id)).toEqual(expect.arrayContaining(running));
     expect(after.every((c) => c.labels["io.kubernetes.container.restartCount"] === "0")).toBe(true);
+    const sandboxesAfter = await Promise.all(["web", "worker", "legacy-sleeper"].map((p) => rt.readySandbox(p)));
+    expect(sandboxesAfter.map((s) => s?.id)).toEqual(sandboxes);
   });
 
   test("fails with exit 1 and names the image when a pod's image cannot be pulled", async () => {

@@ -6,8 +6,7 @@ import { describeWithServices } from "../../lib/testing/services.ts";
 describeWithServices("the test services", (services) => {
   test("the private Docker Engine answers and has no bridge network", async () => {
     const runtime = createDockerRuntime({ endpoint: services.dockerHost });
-    await runtime.ping();
-    expect((await runtime.info()).version).toBeTruthy();
+    expect((await runtime.version()).runtimeVersion).toBeTruthy();
     const networks = (await (
       await fetch("http://docker/networks", { unix: services.dockerHost.replace("unix://", "") } as RequestInit)
     ).json()) as Array<{ Name: string }>;
@@ -16,8 +15,8 @@ describeWithServices("the test services", (services) => {
 
   test("the local busybox and pause images are present", async () => {
     const runtime = createDockerRuntime({ endpoint: services.dockerHost });
-    expect(await runtime.imageId(services.busybox)).toMatch(/^sha256:/);
-    expect(await runtime.imageId(services.pause)).toMatch(/^sha256:/);
+    expect((await runtime.imageStatus(services.busybox))?.id).toMatch(/^sha256:/);
+    expect((await runtime.imageStatus(services.pause))?.id).toMatch(/^sha256:/);
   });
 
   test("etcd answers on loopback", async () => {

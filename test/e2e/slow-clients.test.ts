@@ -2,7 +2,6 @@
 // connections that hold a socket without a request in flight, never a followed log or an exec.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
 import {
@@ -17,6 +16,7 @@ import {
   tempDir,
   waitFor,
 } from "./harness.ts";
+import { rawClient } from "./raw-client.ts";
 
 const IDLE_SECONDS = 2;
 
@@ -25,21 +25,6 @@ const openFds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 /** Resident memory of a process now, MB. */
 const rssMb = (pid: number) =>
   Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
-
-/** A raw TCP connection to the server, with what it received and when it was closed. */
-function rawClient(port: number) {
-  const socket: Socket = connect(port, "127.0.0.1");
-  const state = { received: "", closedAt: 0 };
-  socket.on("data", (d) => (state.received += d));
-  socket.on("error", () => {});
-  const closed = new Promise<number>((resolve) =>
-    socket.on("close", () => {
-      state.closedAt = Date.now();
-      resolve(state.closedAt);
-    }),
-  );
-  return { socket, state, closed };
-}
 
 describeWithServices("slow and idle clients", (services) => {
   const dir = tempDir("slow-clients-manifests");

@@ -15,5 +15,9 @@ describeWithServices("soak", (services) => {
     expect(report.timers.after).toBeLessThanOrEqual(report.timers.before);
     // Flat: at the same pod count, the end of the run needs no more memory than halfway (+10 %).
     expect(report.rss.runEndMb).toBeLessThan(report.rss.midRunMb * 1.1);
+    // Live strings and objects are reported per phase (soakTable), not asserted: in 60 s they grow with the
+    // event ring (events of pods long gone, bounded at 1,000, flat once there: the 540 s soak in
+    // bench/results.md), and a bound loose enough for that and for warm-up let an injected leak of every
+    // pod's record through.
   }, 300_000);
 });
