@@ -5,6 +5,7 @@ import type * as GrpcTypes from "@grpc/grpc-js";
 import { fromJSON } from "@grpc/proto-loader";
 import protobuf from "protobufjs";
 import { KubeletError } from "../api/types.ts";
+import { createListDecoder } from "./cri-list-decoder.ts";
 import { CRI_PROTO } from "./cri-proto.ts";
 import type { CriClient } from "./cri-types.ts";
 import { loadGrpc } from "./grpc.ts";
@@ -43,7 +44,23 @@ function loadServices() {
   if (services) return services;
   // keepCase: without it proto-loader camelCases the fields and snake_case requests are dropped silently.
   const root = protobuf.parse(CRI_PROTO, { keepCase: true }).root;
-  const definition = fromJSON(root.toJSON(), { keepCase: true, longs: Number, enums: String, defaults: true });
+  const conversion = { longs: Number, enums: String, defaults: true };
+  const definition = fromJSON(root.toJSON(), { keepCase: true, ...conversion });
+  // The relist's two lists are decoded item by item, unchanged items not again (cri-list-decoder.ts).
+  const lists = {
+    ListContainers: { itemType: "runtime.v1.Container", field: "containers" },
+    ListPodSandbox: { itemType: "runtime.v1.PodSandbox", field: "items" },
+  };
+  for (const [method, { itemType, field }] of Object.entries(lists)) {
+    const item = root.lookupType(itemType);
+    const items = createListDecoder((bytes) => item.toObject(item.decode(bytes), conversion), {
+      field: root.lookupType(`${method}Response`).fields[field]!.id,
+      version: [item.fields.id!.id, item.fields.state!.id],
+    });
+    (definition["runtime.v1.RuntimeService"] as GrpcTypes.ServiceDefinition)[method]!.responseDeserialize = (
+      bytes: Buffer,
+    ) => ({ [field]: items(bytes) });
+  }
   const pkg = (grpc.loadPackageDefinition(definition) as any).runtime.v1;
   services = { runtime: pkg.RuntimeService, image: pkg.ImageService };
   return services;
@@ -172,7 +189,8 @@ export function createCriClient(options: CriClientOptions): CriClient {
       (await rt<{ url: string }>("Exec", { container_id: id, cmd, tty, stdin, stdout, stderr })).url,
     attach: async (id, { tty, stdin, stdout, stderr }) =>
       (await rt<{ url: string }>("Attach", { container_id: id, tty, stdin, stdout, stderr })).url,
-    containerStats: async (id) => (await rt<any>("ContainerStats", { container_id: id })).stats,
+    listContainerStats: async (filter = {}) =>
+      (await rt<any>("ListContainerStats", { filter: { id: filter.id ?? "" } })).stats,
     imageStatus: async (ref) => (await img<any>("ImageStatus", { image: { image: ref } })).image ?? undefined,
     // Pulls are as long as the image is big; the caller's signal bounds them.
     pullImage: async (ref, auth, signal) =>

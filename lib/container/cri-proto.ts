@@ -23,7 +23,7 @@ service RuntimeService {
   rpc ExecSync(ExecSyncRequest) returns (ExecSyncResponse) {}
   rpc Exec(ExecRequest) returns (ExecResponse) {}
   rpc Attach(AttachRequest) returns (AttachResponse) {}
-  rpc ContainerStats(ContainerStatsRequest) returns (ContainerStatsResponse) {}
+  rpc ListContainerStats(ListContainerStatsRequest) returns (ListContainerStatsResponse) {}
 }
 
 service ImageService {
@@ -346,7 +346,13 @@ message AttachRequest {
 }
 message AttachResponse { string url = 1; }
 
-message ContainerStatsRequest { string container_id = 1; }
+message ContainerStatsFilter {
+  string id = 1;
+  string pod_sandbox_id = 2;
+  map<string, string> label_selector = 3;
+}
+
+message ListContainerStatsRequest { ContainerStatsFilter filter = 1; }
 message ContainerAttributes {
   string id = 1;
   ContainerMetadata metadata = 2;
@@ -374,7 +380,7 @@ message ContainerStats {
   MemoryUsage memory = 3;
   FilesystemUsage writable_layer = 4;
 }
-message ContainerStatsResponse { ContainerStats stats = 1; }
+message ListContainerStatsResponse { repeated ContainerStats stats = 1; }
 
 
 message Image {

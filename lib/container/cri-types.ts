@@ -134,6 +134,7 @@ export interface CriImage {
 }
 
 export interface CriContainerStats {
+  attributes: { id: string } | null;
   cpu: { timestamp: number; usage_core_nano_seconds: { value: number } | null } | null;
   memory: { timestamp: number; working_set_bytes: { value: number } | null } | null;
   writable_layer: { used_bytes: { value: number } | null } | null;
@@ -191,7 +192,8 @@ export interface CriClient {
   exec(id: string, cmd: string[], streams: Required<StreamOptions>): Promise<string>;
   /** Attach: the streaming server's URL for the container's own streams. */
   attach(id: string, streams: Required<StreamOptions>): Promise<string>;
-  containerStats(id: string): Promise<CriContainerStats>;
+  /** Stats of the containers that match (of one container when `id` is given), in one call. */
+  listContainerStats(filter?: { id?: string }): Promise<CriContainerStats[]>;
   /** The image, or undefined when it is not present. */
   imageStatus(image: string): Promise<CriImage | undefined>;
   pullImage(image: string, auth?: CriAuth, signal?: AbortSignal): Promise<string>;

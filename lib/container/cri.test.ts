@@ -6,7 +6,7 @@ import { createCriClient } from "./cri-client.ts";
 import { createCriRuntime } from "./cri.ts";
 import { LABEL } from "./runtime.ts";
 import { runtimeContract } from "./runtime-contract.ts";
-import { testSandboxConfig } from "../testing/cri-configs.ts";
+import { testContainerConfig, testSandboxConfig } from "../testing/cri-configs.ts";
 import { join } from "node:path";
 
 describeWithServices("CRI runtime", (services) => {
@@ -54,6 +54,28 @@ describeWithServices("CRI runtime", (services) => {
       const id = await runtime.runPodSandbox(testSandboxConfig(`named-${Date.now()}`, "named"));
       sandboxes.push(id);
       expect((await runtime.podSandboxStatus(id)).runtimeName).toBe("containerd");
+    });
+
+    test("reads running containers' CPU and memory through ListContainerStats, alone or many at once", async () => {
+      const uid = `stats-${Date.now()}`;
+      const sandbox = testSandboxConfig(uid, "stats", { logDirectory: join(podLogsDir, uid) });
+      const sandboxId = await runtime.runPodSandbox(sandbox);
+      sandboxes.push(sandboxId);
+      const ids: string[] = [];
+      for (const name of ["one", "two"]) {
+        const config = testContainerConfig(sandbox, name, 0, services.busybox, ["sleep", "3600"]);
+        const id = await runtime.createContainer(sandboxId, config, sandbox);
+        await runtime.startContainer(id);
+        ids.push(id);
+      }
+      const alone = await runtime.stats(ids[0]!);
+      const together = await Promise.all(ids.map((id) => runtime.stats(id)));
+      for (const s of [alone, ...together]) {
+        expect(s.memoryWorkingSetBytes).toBeGreaterThan(0);
+        expect(Date.parse(s.time)).toBeGreaterThan(Date.now() - 60_000);
+      }
+      expect(together[0]!.cpuUsageNanoseconds).toBeGreaterThanOrEqual(alone.cpuUsageNanoseconds);
+      expect(await runtime.stats("0".repeat(64)).catch((e) => e.code)).toBe("NotFound");
     });
 
     test("names containers the dockershim way for every layer above", async () => {

@@ -4,9 +4,17 @@
 import { hostname as osHostname, cpus, release, totalmem, type } from "node:os";
 import { KubeletError } from "../api/types.ts";
 import type { Clock } from "../clock.ts";
+import { batched } from "./batched.ts";
 import { readCriLog } from "./cri-logs.ts";
 import { openChannelStream } from "./cri-streaming.ts";
-import type { CriClient, CriContainer, CriContainerState, PodSandbox, CriImage } from "./cri-types.ts";
+import type {
+  CriClient,
+  CriContainer,
+  CriContainerState,
+  CriContainerStats,
+  PodSandbox,
+  CriImage,
+} from "./cri-types.ts";
 import { relistEvents, type RelistEntry } from "./pleg.ts";
 import {
   LABEL,
@@ -97,6 +105,18 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     )
       .filter((s) => ours(s.labels))
       .map(sandboxSummary);
+
+  // The stats analyzer asks every running container's stats at once: one ListContainerStats answers them all
+  // (one container alone is asked by id, so a single lookup does not list the node).
+  const containerStats = batched(
+    async (ids: string[]) =>
+      new Map(
+        (await client.listContainerStats(ids.length === 1 ? { id: ids[0] } : {})).map(
+          (s): [string, CriContainerStats] => [s.attributes?.id ?? "", s],
+        ),
+      ),
+    (id) => new KubeletError("NotFound", `cannot ListContainerStats: no stats for container ${id.slice(0, 12)}`),
+  );
 
   // Asked once: the runtime's name prefixes container IDs in statuses; a failed call is asked again.
   let name: Promise<string> | undefined;
@@ -253,7 +273,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
       yield* readCriLog(status.log_path, { ...logOptions, running });
     },
     async stats(id) {
-      const s = await client.containerStats(id);
+      const s = await containerStats(id);
       const memory = s.memory?.working_set_bytes?.value ?? 0;
       return {
         time: new Date((s.cpu?.timestamp ?? clock.now() * 1e6) / 1e6).toISOString(),

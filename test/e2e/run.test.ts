@@ -319,6 +319,10 @@ spec:
           return { pod: p, restartCount: app?.restartCount, containerID: app?.containerID };
         }),
       );
+    // The runtime shows a container running a moment before the kubelet's status does (the etcd pod's
+    // test waits on the runtime): the snapshot waits for the status, or it races the sync that writes it.
+    for (const p of adoptable)
+      await kubelet.waitForPod(p, "running before the kill", (pod) => status(pod, "app")?.state?.running);
     const before = { containers: await containers(), statuses: await statuses() };
     // Never edited, never crashed: its zero must survive the restart.
     expect(before.statuses[1]).toMatchObject({ pod: "e2e-run-after-backup", restartCount: 0 });
