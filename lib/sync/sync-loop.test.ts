@@ -525,6 +525,30 @@ describe("sync loop", () => {
     await l.stop();
   });
 
+  test("a pod that finished is not run again when its dead container is garbage-collected, until its manifest changes", async () => {
+    const l = await loop();
+    const job = (command: string[]) =>
+      testPod(
+        "job",
+        spec({ restartPolicy: "Never", containers: [{ name: "app", image: "local/busybox:stable", command }] }),
+      );
+    l.store.apply("file", { pods: [job(["true"])], rejected: [] });
+    await l.settle();
+    const app = () => [...l.runtime.containers.values()].filter((c) => c.labels[LABEL.containerName] === "app");
+    l.runtime.exit(app()[0]!.id, 0);
+    await l.settle();
+    expect(l.syncLoop.pods()[0]!.status?.phase).toBe("Succeeded");
+    await l.runtime.removeContainer(app()[0]!.id); // what the container GC does beyond --maximum_dead_containers
+    await l.clock.advance(10_000); // a full resync
+    await l.settle();
+    expect(app()).toEqual([]);
+    expect(l.syncLoop.pods()[0]!.status?.phase).toBe("Succeeded");
+    l.store.apply("file", { pods: [job(["sleep", "1"])], rejected: [] });
+    await l.settle();
+    expect(app().map((c) => c.running)).toEqual([true]);
+    await l.stop();
+  });
+
   test("a dead container is restarted on the runtime's die event, not at the next resync", async () => {
     const l = await loop();
     const pod = testPod("web", spec());

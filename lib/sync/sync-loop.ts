@@ -110,6 +110,10 @@ interface PodRecord {
   exited: Set<string>;
   /** Evicted: the manifest hash it was evicted with (a new one lifts the eviction), the message, who awaits the stop. */
   eviction?: { hash: string | undefined; message: string; stopped: Array<() => void> };
+  /** Reached Succeeded or Failed: the manifest hash it finished with. A finished pod never starts again (its
+   *  dead containers may be garbage-collected, its status stays), as the Go kubelet's terminal phase; a changed
+   *  manifest is a new pod. */
+  finished?: { hash: string | undefined };
 }
 
 /** Runtime events that mean a container stopped running. */
@@ -200,6 +204,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
         if (!nothingObserved(observed)) await syncer.killPod(uid, observed, record.pod);
         updateStatus(record, record.pod, noneObserved());
         stoppedEviction(record);
+      } else if (record.wanted && record.pod && !record.rejected && record.finished) {
+        // A finished pod is not synced again: nothing of it starts, even once its dead containers are collected.
       } else if (record.wanted && record.pod && !record.rejected) {
         const pod = record.pod;
         const result = await syncer.syncPod(pod, observed, record.livenessFailed);
@@ -251,6 +257,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       : computed;
     if (JSON.stringify(record.status) !== JSON.stringify(status)) version++;
     record.status = status;
+    if (!record.eviction && (status.phase === "Succeeded" || status.phase === "Failed"))
+      record.finished = { hash: pod.metadata.annotations[ANNOTATION.hash] };
     if (!record.started && status.containerStatuses?.every((c) => c.state?.running)) {
       record.started = true;
       metrics.podStart((clock.now() - record.firstSeen) / 1000);
@@ -307,6 +315,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       stoppedEviction(record); // a changed manifest is a new pod as far as eviction goes
       record.eviction = undefined;
     }
+    if (record.finished && record.finished.hash !== pod.metadata.annotations[ANNOTATION.hash])
+      record.finished = undefined;
     if (!before || before.metadata.annotations[ANNOTATION.hash] !== pod.metadata.annotations[ANNOTATION.hash]) {
       const held = before !== undefined && !record.rejected;
       admit(record);
