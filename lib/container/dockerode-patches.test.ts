@@ -19,3 +19,21 @@ test("a Docker request with debugging off formats nothing for the debug log", as
   }
   expect(calls).toBe(0);
 });
+
+// patches/docker-modem+*.patch: docker-modem required ssh2 at load for ssh:// hosts; ssh2's crypto holds ≈36 MB of
+// heap in every process that loads it, a third of the kubelet's memory on a node with 110 pods.
+test("a Docker client on a unix socket loads no ssh2; an ssh:// host loads it when it connects", () => {
+  const script = `
+    const Docker = require("dockerode");
+    const ssh2 = () => Object.keys(require.cache).filter((k) => k.includes("/node_modules/ssh2/")).length;
+    const counts = [];
+    await new Docker({ socketPath: "/nonexistent/kubelet-test/docker.sock" }).ping().catch(() => undefined);
+    counts.push(ssh2());
+    await new Docker({ protocol: "ssh", host: "127.0.0.1", port: 1 }).ping().catch(() => undefined);
+    counts.push(ssh2());
+    console.log(JSON.stringify(counts));`;
+  const run = Bun.spawnSync([process.execPath, "-e", script], { cwd: import.meta.dir, stderr: "pipe" });
+  const [unixSocket, ssh] = JSON.parse(run.stdout.toString().trim().split("\n").pop()!) as number[];
+  expect(unixSocket).toBe(0);
+  expect(ssh).toBeGreaterThan(0);
+});
