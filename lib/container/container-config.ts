@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { LABEL, POD_INFRA_CONTAINER_NAME } from "./runtime.ts";
 import type { ContainerConfig, NamespaceMode, PodSandboxConfig } from "./cri-types.ts";
 import { expand } from "../api/expand.ts";
+import { podFieldValue, resourceFieldValue, type NodeCapacity } from "../api/downward.ts";
 import { containerFieldHashes, containerHash, podSandboxHash, sandboxFieldHashes } from "../api/hash.ts";
 import { containerOomScoreAdj, POD_INFRA_OOM_SCORE_ADJ } from "../api/qos.ts";
 import { milliCpu, parseQuantity } from "../api/quantity.ts";
@@ -30,7 +31,7 @@ export interface PodContext {
   podLogsDir?: string;
   allowPrivileged: boolean;
   volumePaths: Map<string, VolumeMount>;
-  node: { cpus: number; memoryBytes: number };
+  node: NodeCapacity;
   /** ConfigMaps and Secrets for env and envFrom. */
   configs: ConfigLookup;
   /** The pod cgroup, parent of all its containers; unset = the runtime's default. */
@@ -243,8 +244,12 @@ export function resolveEnv(pod: Pod, container: V1Container, ctx: PodContext): M
     let value: string;
     const from = variable.valueFrom;
     const keyRef = from?.configMapKeyRef ?? from?.secretKeyRef;
-    if (from?.fieldRef) value = fieldValue(pod, from.fieldRef.fieldPath, ctx);
-    else if (from?.resourceFieldRef) value = resourceFieldValue(container, from.resourceFieldRef, ctx.node);
+    if (from?.fieldRef) {
+      const field = podFieldValue(pod, from.fieldRef.fieldPath, ctx);
+      if (field === undefined)
+        throw new KubeletError("InvalidValue", `unsupported fieldRef ${from.fieldRef.fieldPath}`);
+      value = field;
+    } else if (from?.resourceFieldRef) value = resourceFieldValue(container, from.resourceFieldRef, ctx.node);
     else if (keyRef) {
       const kind = from!.configMapKeyRef ? "ConfigMap" : "Secret";
       const bytes = lookup(kind, keyRef.name ?? "", keyRef.optional)?.get(keyRef.key);
@@ -260,42 +265,4 @@ export function resolveEnv(pod: Pod, container: V1Container, ctx: PodContext): M
     env.set(variable.name, value);
   }
   return env;
-}
-
-function fieldValue(pod: Pod, path: string, ctx: PodContext): string {
-  const keyed = /^metadata\.(labels|annotations)\['([^']+)'\]$/.exec(path);
-  if (keyed) return (keyed[1] === "labels" ? pod.metadata.labels : pod.metadata.annotations)?.[keyed[2]!] ?? "";
-  switch (path) {
-    case "metadata.name":
-      return pod.metadata.name;
-    case "metadata.namespace":
-      return pod.metadata.namespace;
-    case "metadata.uid":
-      return pod.metadata.uid;
-    case "spec.nodeName":
-      return ctx.nodeName;
-    case "spec.serviceAccountName":
-      return pod.spec.serviceAccountName ?? "default";
-    case "status.hostIP":
-      return ctx.hostIP;
-    case "status.podIP":
-    case "status.podIPs":
-      return ctx.podIP;
-    default:
-      throw new KubeletError("InvalidValue", `unsupported fieldRef ${path}`);
-  }
-}
-
-/** A resourceFieldRef's value (env or downward API file): the container's figure, or the node's for a missing limit. */
-export function resourceFieldValue(
-  container: V1Container,
-  ref: { resource: string; divisor?: string | number },
-  node: PodContext["node"],
-): string {
-  const [kind, name] = ref.resource.split(".") as ["limits" | "requests", "cpu" | "memory"];
-  const raw = container.resources?.[kind]?.[name];
-  const value =
-    raw !== undefined ? parseQuantity(raw)! : kind === "limits" ? (name === "cpu" ? node.cpus : node.memoryBytes) : 0;
-  const divisor = ref.divisor !== undefined ? parseQuantity(ref.divisor) || 1 : 1;
-  return String(Math.ceil(value / divisor));
 }

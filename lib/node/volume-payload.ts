@@ -3,7 +3,7 @@
 // messages when an object or a key is missing.
 import { configBytes, type ConfigKind, type ConfigLookup } from "../api/config-objects.ts";
 import { KubeletError, type Pod, type V1Volume } from "../api/types.ts";
-import { resourceFieldValue } from "../container/container-config.ts";
+import { podFieldValue, resourceFieldValue } from "../api/downward.ts";
 import type { VolumeFile } from "./atomic-writer.ts";
 
 /** Kubernetes' defaults: 0644 for ConfigMaps and downward API files; Secrets are owner-read-only here. */
@@ -67,7 +67,7 @@ export function volumePayload(pod: Pod, volume: V1Volume, configs: ConfigLookup,
   const addDownward = (items: DownwardItem[] | undefined, defaultMode: number) => {
     for (const item of items ?? []) {
       const text = item.fieldRef
-        ? downwardField(pod, item.fieldRef.fieldPath)
+        ? (podFieldValue(pod, item.fieldRef.fieldPath) ?? "")
         : downwardResource(pod, item.resourceFieldRef!, node, fail);
       files.set(item.path, { data: Buffer.from(text, "utf8"), mode: item.mode ?? defaultMode });
     }
@@ -96,38 +96,6 @@ export function volumePayload(pod: Pod, volume: V1Volume, configs: ConfigLookup,
     }
   }
   return files;
-}
-
-/** The kubelet's own bookkeeping annotations are not part of what the pod's author wrote. */
-const INTERNAL_ANNOTATION = /^kubelet\.io\//;
-
-function downwardField(pod: Pod, fieldPath: string): string {
-  const keyed = /^metadata\.(labels|annotations)\['([^']+)'\]$/.exec(fieldPath);
-  if (keyed) return (keyed[1] === "labels" ? pod.metadata.labels : pod.metadata.annotations)?.[keyed[2]!] ?? "";
-  switch (fieldPath) {
-    case "metadata.name":
-      return pod.metadata.name;
-    case "metadata.namespace":
-      return pod.metadata.namespace;
-    case "metadata.uid":
-      return pod.metadata.uid;
-    case "metadata.labels":
-      return formatMap(pod.metadata.labels ?? {});
-    case "metadata.annotations":
-      return formatMap(
-        Object.fromEntries(Object.entries(pod.metadata.annotations).filter(([k]) => !INTERNAL_ANNOTATION.test(k))),
-      );
-    default:
-      return "";
-  }
-}
-
-/** `key="value"` lines in key order, values quoted as Go's %q does: the downward API file format. */
-function formatMap(map: Record<string, string>): string {
-  return Object.keys(map)
-    .sort()
-    .map((key) => `${key}=${JSON.stringify(map[key])}`)
-    .join("\n");
 }
 
 function downwardResource(
