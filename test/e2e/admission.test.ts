@@ -8,20 +8,16 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
+import { type Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
 import {
   baseFlags,
   docker,
-  type Kubelet,
-  killKubeletsAfterAll,
   podContainers,
   removeCgroupRoot,
   removeDir,
   removePods,
   runBinary,
-  startKubelet,
   tempDir,
-  test,
-  waitFor,
 } from "./harness.ts";
 
 interface ReportedPod {

@@ -6,21 +6,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startHealthServer, type HealthServer } from "../../lib/testing/grpc-health.ts";
 import { describeWithServices } from "../../lib/testing/services.ts";
-import {
-  baseFlags,
-  docker,
-  freePort,
-  type Kubelet,
-  killKubeletsAfterAll,
-  podContainers,
-  removeDir,
-  removePods,
-  runBinary,
-  startKubelet,
-  tempDir,
-  test,
-  waitFor,
-} from "./harness.ts";
+import { type Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
+import { baseFlags, docker, freePort, podContainers, removeDir, removePods, runBinary, tempDir } from "./harness.ts";
 
 const SECRET = "s3cr3t-e2e-value";
 

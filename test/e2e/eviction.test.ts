@@ -5,18 +5,8 @@ import { afterAll, describe, expect } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
-import {
-  baseFlags,
-  type Kubelet,
-  killKubeletsAfterAll,
-  podContainers,
-  removeDir,
-  removePods,
-  startKubelet,
-  tempDir,
-  test,
-  waitFor,
-} from "./harness.ts";
+import { type Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
+import { baseFlags, podContainers, removeDir, removePods, tempDir } from "./harness.ts";
 
 interface PodItem {
   metadata: { name: string };

@@ -5,20 +5,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hostileName, writeHostileCorpus, type HostileCase } from "../../lib/testing/hostile.ts";
 import { describeWithServices } from "../../lib/testing/services.ts";
-import {
-  baseFlags,
-  docker,
-  type Kubelet,
-  killKubeletsAfterAll,
-  podContainers,
-  removeDir,
-  removePods,
-  runBinary,
-  startKubelet,
-  tempDir,
-  test,
-  waitFor,
-} from "./harness.ts";
+import { type Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
+import { baseFlags, docker, podContainers, removeDir, removePods, runBinary, tempDir } from "./harness.ts";
 
 /** Peak resident memory of a process, MB (VmHWM: the high-water mark, not the current RSS). */
 function peakRssMb(pid: number): number {

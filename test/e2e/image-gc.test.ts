@@ -6,17 +6,8 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeWithServices, type TestServices } from "../../lib/testing/services.ts";
-import {
-  baseFlags,
-  docker,
-  type Kubelet,
-  killKubeletsAfterAll,
-  removeDir,
-  startKubelet,
-  tempDir,
-  test,
-  waitFor,
-} from "./harness.ts";
+import { type Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
+import { baseFlags, docker, removeDir, tempDir } from "./harness.ts";
 
 /** A private dockerd on a tmpfs data root of `sizeMb`; stop() kills it by its pid and unmounts. */
 async function smallDocker(dir: string, sizeMb: number) {

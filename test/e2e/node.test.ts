@@ -7,21 +7,16 @@ import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
 import {
-  baseFlags,
-  docker,
   type Kubelet,
   KubeletProcess,
   killKubeletsAfterAll,
   killLiveKubelets,
-  podContainers,
-  removeDir,
-  runBinary,
   startKubelet,
-  tempDir,
   test,
-  testCgroupRoot,
   waitFor,
-} from "./harness.ts";
+} from "./harness-kubelet.ts";
+import { testCgroupRoot } from "./harness-runtimes.ts";
+import { baseFlags, docker, podContainers, removeDir, runBinary, tempDir } from "./harness.ts";
 
 const operators = join(import.meta.dir, "../../testdata/config/operators");
 const cgroup = (controller: string, path: string, file: string) =>
