@@ -64,3 +64,18 @@ test("one container's stats alone are asked by its id, and a container with none
   expect(await runtime.stats("gone").catch((e) => e.code)).toBe("NotFound");
   expect(client.calls).toEqual(["ListContainerStats by id", "ListContainerStats", "ListContainerStats by id"]);
 });
+
+test("containers listed with their size take each writable layer's usage from one ListContainerStats", async () => {
+  const { client, runtime, apps } = await nodeWithPods(3);
+  client.setState(apps[2]!, "CONTAINER_EXITED");
+  const listed = await runtime.listContainers({ size: true });
+  expect(listed.map((c) => [c.id, c.sizeRwBytes])).toEqual([
+    [apps[0]!, 8192],
+    [apps[1]!, 8192 * 2],
+    [apps[2]!, undefined], // an exited container has no stats, so no size
+  ]);
+  expect(count(client.calls)).toEqual({ ListContainers: 1, ListContainerStats: 1 });
+  client.calls.length = 0;
+  expect((await runtime.listContainers()).every((c) => c.sizeRwBytes === undefined)).toBe(true);
+  expect(client.calls).toEqual(["ListContainers"]);
+});

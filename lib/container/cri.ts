@@ -183,7 +183,18 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
       return { ...sandboxSummary(s), ipAddress: s.network?.ip ?? "", runtimeName: await runtimeName() };
     },
     listPodSandboxes,
-    listContainers: (listOptions = {}) => listContainers(listOptions.podUid),
+    async listContainers(listOptions = {}) {
+      const containers = await listContainers(listOptions.podUid);
+      if (!listOptions.size) return containers;
+      // A listed CRI container carries no size: its writable layer's usage comes with its stats, as the Go kubelet's
+      // CRI stats provider reads it (containerd refreshes it every stats_collect_period, 10 s by default).
+      const stats = await client.listContainerStats({});
+      const used = new Map(stats.map((s) => [s.attributes?.id ?? "", s.writable_layer?.used_bytes?.value]));
+      return containers.map((c) => {
+        const bytes = used.get(c.id);
+        return bytes === undefined ? c : { ...c, sizeRwBytes: Number(bytes) };
+      });
+    },
     inspectContainer,
     createContainer: (sandboxId, config, sandboxConfig) =>
       client.createContainer(sandboxId, config, sandboxConfig).catch((e) => Promise.reject(conflict(e))),

@@ -135,7 +135,8 @@ export function createFakeCriClient(): FakeCriClient {
     async listContainerStats(filter = {}): Promise<CriContainerStats[]> {
       record(filter.id ? "ListContainerStats by id" : "ListContainerStats");
       if (filter.id && !containers.has(filter.id)) throw notFound("ListContainerStats", filter.id);
-      // Usage grows with the container's place in creation order: the nth container used n µs and n × 4 KiB.
+      // Usage grows with the container's place in creation order: the nth container used n µs and n × 4 KiB of
+      // memory, and wrote n × 8 KiB to its writable layer.
       const ids = [...containers.keys()];
       return [...containers.values()]
         .filter((c) => c.state === "CONTAINER_RUNNING" && (!filter.id || c.id === filter.id))
@@ -145,7 +146,7 @@ export function createFakeCriClient(): FakeCriClient {
             attributes: { id: c.id },
             cpu: { timestamp: time, usage_core_nano_seconds: { value: 1000 * n } },
             memory: { timestamp: time, working_set_bytes: { value: 4096 * n } },
-            writable_layer: null,
+            writable_layer: { used_bytes: { value: 8192 * n } },
           };
         });
     },

@@ -2,24 +2,22 @@
 // --max_pods (OutOfpods, oldest kept), the host-namespace sources (CapabilitiesForbidden),
 // spec.nodeName, the cgroup driver taken from Docker (and a mismatch refused), and a stalled
 // registry pull cancelled after --image_pull_progress_deadline while other pods keep starting.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect } from "bun:test";
 import { unlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
+import { type Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
 import {
   baseFlags,
   docker,
-  freePort,
-  KubeletProcess,
   podContainers,
   removeCgroupRoot,
   removeDir,
   removePods,
   runBinary,
   tempDir,
-  waitFor,
 } from "./harness.ts";
 
 interface ReportedPod {
@@ -59,9 +57,8 @@ describeWithServices("admission on a real node", (services) => {
   const rootDir = tempDir("admit-root");
   const pods = ["e2e-admit-old", "e2e-admit-mid", "e2e-admit-new", "e2e-admit-hostnet"];
   const app = `  containers: [{ name: app, image: "${services.busybox}", command: ["sleep", "3600"] }]\n`;
-  let port = 0;
-  let kubelet: KubeletProcess;
-  const api = async <T>(path: string) => (await (await fetch(`http://127.0.0.1:${port}${path}`)).json()) as T;
+  let kubelet: Kubelet;
+  const api = async <T>(path: string) => (await (await kubelet.api(path)).json()) as T;
   const reported = async (name: string) =>
     (await api<{ items: ReportedPod[] }>("/pods")).items.find((p) => p.metadata.name === name);
   const running = (name: string) =>
@@ -70,18 +67,15 @@ describeWithServices("admission on a real node", (services) => {
     );
 
   beforeAll(async () => {
-    port = await freePort();
     manifest(manifests, "e2e-admit-old", app, "2026-01-01T00:00:00Z");
     manifest(manifests, "e2e-admit-mid", app, "2026-01-02T00:00:00Z");
     manifest(manifests, "e2e-admit-new", app, "2026-01-03T00:00:00Z");
     manifest(manifests, "e2e-admit-hostnet", `  hostNetwork: true\n${app}`, "2025-12-01T00:00:00Z");
-    kubelet = new KubeletProcess([
+    kubelet = await startKubelet([
       "run",
       "-c",
       manifests,
       ...baseFlags(services, rootDir),
-      "--port",
-      String(port),
       "--hostname_override",
       "e2e-admit-node",
       "--max_pods",
@@ -98,8 +92,8 @@ describeWithServices("admission on a real node", (services) => {
     });
   });
 
-  afterAll(async () => {
-    await kubelet?.stop("SIGKILL");
+  killKubeletsAfterAll();
+  afterAll(() => {
     removePods(services, ...pods);
     removeCgroupRoot(rootDir);
     removeDir(manifests);
@@ -171,9 +165,8 @@ describeWithServices("a stalled image pull", (services) => {
   const pulled = `${services.registry}/stall/pulled${Date.now()}:1`;
   const requests: string[] = [];
   let registry: Server;
-  let port = 0;
-  let kubelet: KubeletProcess;
-  const api = async <T>(path: string) => (await (await fetch(`http://127.0.0.1:${port}${path}`)).json()) as T;
+  let kubelet: Kubelet;
+  const api = async <T>(path: string) => (await (await kubelet.api(path)).json()) as T;
   const running = (name: string) =>
     podContainers(services, name).some(
       (c) => c.labels["io.kubernetes.container.name"] === "app" && c.state === "running",
@@ -204,21 +197,18 @@ describeWithServices("a stalled image pull", (services) => {
       `  containers: [{ name: app, image: "${image}", imagePullPolicy: IfNotPresent, command: ["sleep", "3600"] }]\n`;
     manifest(manifests, "e2e-stall-stuck", pod(`${stub}/stall/app:1`), "2026-01-01T00:00:00Z");
     manifest(manifests, "e2e-stall-local", pod(services.busybox), "2026-01-02T00:00:00Z");
-    port = await freePort();
-    kubelet = new KubeletProcess([
+    kubelet = await startKubelet([
       "run",
       "-c",
       manifests,
       ...baseFlags(services, rootDir),
-      "--port",
-      String(port),
       "--image_pull_progress_deadline",
       "3s",
     ]);
   });
 
-  afterAll(async () => {
-    await kubelet?.stop("SIGKILL");
+  killKubeletsAfterAll();
+  afterAll(() => {
     registry?.closeAllConnections();
     registry?.close();
     removePods(services, ...pods);

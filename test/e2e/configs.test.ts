@@ -1,23 +1,13 @@
 // ConfigMaps and Secrets beside static pods, and gRPC probes: the compiled binary against the real
 // dockerd — files and modes in the container, live updates without a restart, Secrets kept out of
 // every output, a missing ConfigMap that appears later, and gRPC liveness and readiness.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startHealthServer, type HealthServer } from "../../lib/testing/grpc-health.ts";
 import { describeWithServices } from "../../lib/testing/services.ts";
-import {
-  baseFlags,
-  docker,
-  freePort,
-  KubeletProcess,
-  podContainers,
-  removeDir,
-  removePods,
-  runBinary,
-  tempDir,
-  waitFor,
-} from "./harness.ts";
+import { type Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
+import { baseFlags, docker, freePort, podContainers, removeDir, removePods, runBinary, tempDir } from "./harness.ts";
 
 const SECRET = "s3cr3t-e2e-value";
 
@@ -55,10 +45,9 @@ describeWithServices("ConfigMaps, Secrets and gRPC probes on the real Docker Eng
   const manifests = tempDir("configs-manifests");
   const rootDir = tempDir("configs-root");
   const pods = ["e2e-cfg", "e2e-cfg-wait", "e2e-grpc"];
-  let port = 0;
-  let kubelet: KubeletProcess;
+  let kubelet: Kubelet;
   let health: HealthServer;
-  const api = async (path: string) => (await fetch(`http://127.0.0.1:${port}${path}`)).text();
+  const api = async (path: string) => (await kubelet.api(path)).text();
   const podStatus = async (name: string) =>
     ((JSON.parse(await api("/pods")) as PodList).items.find((p) => p.metadata.name === name)?.status ??
       {}) as NonNullable<PodList["items"][0]["status"]>;
@@ -69,7 +58,6 @@ describeWithServices("ConfigMaps, Secrets and gRPC probes on the real Docker Eng
   const exec = (id: string, script: string) => docker(services, "exec", id, "sh", "-c", script);
 
   beforeAll(async () => {
-    port = await freePort();
     health = await startHealthServer(await freePort());
     health.set("SERVING", "ready");
     writeFileSync(join(manifests, "config.yaml"), configMap("fast"));
@@ -118,20 +106,11 @@ spec:
       readinessProbe: { grpc: { port: ${health.port}, service: ready }, periodSeconds: 1, failureThreshold: 1 }
 `,
     );
-    kubelet = new KubeletProcess([
-      "run",
-      "-c",
-      manifests,
-      ...baseFlags(services, rootDir),
-      "--port",
-      String(port),
-      "--sync_frequency",
-      "2s",
-    ]);
+    kubelet = await startKubelet(["run", "-c", manifests, ...baseFlags(services, rootDir), "--sync_frequency", "2s"]);
   });
 
+  killKubeletsAfterAll();
   afterAll(async () => {
-    await kubelet?.stop();
     await health?.stop();
     removePods(services, ...pods);
     removeDir(manifests);

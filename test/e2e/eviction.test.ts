@@ -1,20 +1,12 @@
 // Eviction end to end on the real dockerd with the compiled binary: an emptyDir over its sizeLimit
 // evicts its pod; a memory threshold set just above what is available evicts the BestEffort pod
 // (which holds the memory) and leaves the Guaranteed one running.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
-import {
-  baseFlags,
-  freePort,
-  KubeletProcess,
-  podContainers,
-  removeDir,
-  removePods,
-  tempDir,
-  waitFor,
-} from "./harness.ts";
+import { type Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
+import { baseFlags, podContainers, removeDir, removePods, tempDir } from "./harness.ts";
 
 interface PodItem {
   metadata: { name: string };
@@ -29,31 +21,24 @@ describeWithServices("eviction", (services) => {
   const manifests = tempDir("evict-manifests");
   const rootDir = tempDir("evict-root");
   const pods = ["e2e-evict-disk", "e2e-evict-besteffort", "e2e-evict-guaranteed"];
-  let kubelet: KubeletProcess | undefined;
-  let port = 0;
-  beforeAll(async () => {
-    port = await freePort();
-  });
-  afterAll(async () => {
-    await kubelet?.stop("SIGKILL");
+  let kubelet: Kubelet;
+  killKubeletsAfterAll();
+  afterAll(() => {
     removePods(services, ...pods);
     removeDir(manifests);
     removeDir(rootDir);
   });
   const start = (...flags: string[]) =>
-    new KubeletProcess([
+    startKubelet([
       "run",
       "-c",
       manifests,
       ...baseFlags(services, rootDir),
-      "--port",
-      String(port),
       "--network_container_image",
       services.pause,
       ...flags,
     ]);
-  const get = async <T>(path: string): Promise<T> =>
-    (await fetch(`http://127.0.0.1:${port}${path}`)).json() as Promise<T>;
+  const get = async <T>(path: string): Promise<T> => (await kubelet.api(path)).json() as Promise<T>;
   const status = async (name: string) =>
     (await get<{ items: PodItem[] }>("/pods")).items.find((p) => p.metadata.name === name)?.status;
   const manifest = (name: string, spec: string) =>
@@ -79,7 +64,7 @@ ${spec}`,
   volumes: [{ name: data, emptyDir: { sizeLimit: 4Mi } }]
 `,
       );
-      kubelet = start("--eviction_hard", "");
+      kubelet = await start("--eviction_hard", "");
       const evicted = await waitFor(
         "the pod evicted",
         async () => {
@@ -124,7 +109,7 @@ ${spec}`,
       resources: { limits: { memory: 32Mi, cpu: 100m } }
 `,
       );
-      kubelet = start("--eviction_hard", "");
+      kubelet = await start("--eviction_hard", "");
       await waitFor(
         "both pods running",
         async () => (await Promise.all(pods.slice(1).map(status))).every((s) => s?.phase === "Running"),
@@ -144,7 +129,7 @@ ${spec}`,
       // shared machine moving up to 1 GiB meanwhile (more makes the kubelet right to evict the Guaranteed pod too).
       const threshold = summary.node.memory.availableBytes + 1024 * 2 ** 20;
       await kubelet.stop();
-      kubelet = start("--eviction_hard", `memory.available<${Math.round(threshold / 1024)}Ki`);
+      kubelet = await start("--eviction_hard", `memory.available<${Math.round(threshold / 1024)}Ki`);
       const evicted = await waitFor(
         "the BestEffort pod evicted",
         async () => {
@@ -157,7 +142,7 @@ ${spec}`,
       expect(evicted.message).toMatch(
         /^The node was low on resource: memory\. Threshold quantity: \d+Ki, available: \d+Ki\. Container hog was using \d+(?:Ki|Mi|Gi), request is 0, has larger consumption of memory\. $/,
       );
-      const verbose = await (await fetch(`http://127.0.0.1:${port}/healthz?verbose`)).text();
+      const verbose = await (await kubelet.api("/healthz?verbose")).text();
       expect(verbose).toContain("[!]MemoryPressure=True KubeletHasInsufficientMemory");
       // Two collections with memory back above the threshold: at least one full eviction pass saw no pressure.
       let recovered = 0;

@@ -1,6 +1,6 @@
 // Faults survived, end to end on the real services: a kill -9 with 30 pods, a manifest URL that
 // fails in every way, and a container that crashes forever. Each asserts that nothing was lost.
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -9,17 +9,8 @@ import { etcdKeyFor } from "../../lib/sources/etcd.ts";
 import { startDockerProxy } from "../../lib/testing/docker-proxy.ts";
 import { putSomewhere, startEtcdCluster } from "../../lib/testing/etcd-cluster.ts";
 import { describeWithServices, type TestServices } from "../../lib/testing/services.ts";
-import {
-  baseFlags,
-  docker,
-  freePort,
-  KubeletProcess,
-  podContainers,
-  removeDir,
-  removePods,
-  tempDir,
-  waitFor,
-} from "./harness.ts";
+import { type Kubelet, KubeletProcess, killLiveKubelets, startKubelet, test, waitFor } from "./harness-kubelet.ts";
+import { baseFlags, docker, freePort, podContainers, removeDir, removePods, tempDir } from "./harness.ts";
 
 const manifest = (name: string, image: string, command: string[], extra = "") => `apiVersion: v1
 kind: Pod
@@ -88,13 +79,13 @@ interface PodList {
   }>;
 }
 
-async function podList(port: number): Promise<PodList> {
-  return (await (await fetch(`http://127.0.0.1:${port}/pods`)).json()) as PodList;
+async function podList(kubelet: Kubelet): Promise<PodList> {
+  return (await (await kubelet.api("/pods")).json()) as PodList;
 }
 
 /** Pod syncs the kubelet has completed: kubelet_pod_worker_duration_seconds' count, every operation type. */
-async function podSyncs(port: number): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+async function podSyncs(kubelet: Kubelet): Promise<number> {
+  const text = await (await kubelet.api("/metrics")).text();
   return [...text.matchAll(/^kubelet_pod_worker_duration_seconds_count\{[^}]*\} (\d+)$/gm)].reduce(
     (sum, match) => sum + Number(match[1]),
     0,
@@ -103,16 +94,10 @@ async function podSyncs(port: number): Promise<number> {
 
 describeWithServices("faults", (services) => {
   const dirs: string[] = [];
-  const kubelets: KubeletProcess[] = [];
   const dir = (prefix: string) => {
     const d = tempDir(prefix);
     dirs.push(d);
     return d;
-  };
-  const start = (args: string[]) => {
-    const k = new KubeletProcess(args);
-    kubelets.push(k);
-    return k;
   };
   // A kubelet stops every pod it does not know: start from a daemon without kubelet containers,
   // and end each test's kubelets with the test, pass or fail, so none outlives it.
@@ -121,7 +106,7 @@ describeWithServices("faults", (services) => {
     if (leftovers.length) docker(services, "rm", "-f", ...leftovers);
   });
   afterEach(async () => {
-    await Promise.all(kubelets.splice(0).map((k) => k.stop("SIGKILL")));
+    await killLiveKubelets();
     const ids = containerIds(services, "e2e-fault-");
     if (ids.length) docker(services, "rm", "-f", ...ids);
   });
@@ -135,20 +120,17 @@ describeWithServices("faults", (services) => {
     const names = Array.from({ length: 30 }, (_, i) => `e2e-fault-kill-${String(i).padStart(2, "0")}`);
     for (const name of names)
       writeFileSync(join(manifests, `${name}.yaml`), manifest(name, services.busybox, ["sleep", "3600"]));
-    const port = await freePort();
     const args = (syncFrequency: string) => [
       "run",
       "-c",
       manifests,
       ...baseFlags(services, rootDir),
-      "--port",
-      String(port),
       "--sync_frequency",
       syncFrequency,
     ];
-    let kubelet = start(args("2s"));
+    let kubelet = await startKubelet(args("2s"));
     const allRunning = async () => {
-      const list = await podList(port).catch(() => undefined);
+      const list = await podList(kubelet).catch(() => undefined);
       const mine = list?.items.filter((p) => p.metadata.name.startsWith("e2e-fault-kill-")) ?? [];
       return (
         mine.length === 30 &&
@@ -161,11 +143,11 @@ describeWithServices("faults", (services) => {
     await kubelet.stop("SIGKILL");
     // Restarted with a sync period longer than the test: the only syncs are the start-up ones, so what
     // /pods says once each pod's worker has run once is what the first sync found, not a later one's fix.
-    kubelet = start(args("1h"));
-    await waitFor("every pod's first sync after the restart", async () => (await podSyncs(port)) >= 30, 60_000);
+    kubelet = await startKubelet(args("1h"));
+    await waitFor("every pod's first sync after the restart", async () => (await podSyncs(kubelet)) >= 30, 60_000);
     expect(await allRunning()).toBe(true);
     expect(containerIds(services, "e2e-fault-kill-")).toEqual(before);
-    const restarts = (await podList(port)).items.flatMap(
+    const restarts = (await podList(kubelet)).items.flatMap(
       (p) => p.status?.containerStatuses?.map((c) => c.restartCount) ?? [],
     );
     expect(restarts.every((n) => n === 0)).toBe(true);
@@ -202,16 +184,13 @@ describeWithServices("faults", (services) => {
       const urlPort = await freePort();
       await new Promise<void>((resolve) => server!.listen(urlPort, "127.0.0.1", resolve));
       const rootDir = dir("fault-url-root");
-      const port = await freePort();
-      const kubelet = start([
+      const kubelet = await startKubelet([
         "run",
         "--manifest_url",
         `http://127.0.0.1:${urlPort}/pods.yaml`,
         "--http_check_frequency",
         "1s",
         ...baseFlags(services, rootDir),
-        "--port",
-        String(port),
       ]);
       const running = () =>
         podContainers(services, "e2e-fault-url").find(
@@ -229,7 +208,7 @@ describeWithServices("faults", (services) => {
       await waitFor("the hang timed out", logged("no answer within 10s"), 30_000);
       expect(running()?.id).toBe(before.id);
       expect(peakRssMb(kubelet.child.pid!)).toBeLessThan(200);
-      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+      expect((await kubelet.api("/healthz")).status).toBe(200);
       await kubelet.stop("SIGKILL");
       removePods(services, "e2e-fault-url");
     }, 180_000);
@@ -239,9 +218,8 @@ describeWithServices("faults", (services) => {
     const manifests = dir("fault-crash-manifests");
     const rootDir = dir("fault-crash-root");
     writeFileSync(join(manifests, "crash.yaml"), manifest("e2e-fault-crash", services.busybox, ["false"]));
-    const port = await freePort();
     const began = Date.now();
-    const kubelet = start(["run", "-c", manifests, ...baseFlags(services, rootDir), "--port", String(port)]);
+    const kubelet = await startKubelet(["run", "-c", manifests, ...baseFlags(services, rootDir)]);
     // The daemon's --since is in whole seconds: the starts of a run just before (same pod, same labels) are cut here.
     const since = Math.floor(began / 1000) - 1;
     // Start times of the app container's instances, from the daemon's event log: watching them
@@ -297,7 +275,7 @@ describeWithServices("faults", (services) => {
         clearInterval(churn);
       });
     const waitingReason = async () =>
-      (await podList(port)).items.find((p) => p.metadata.name === "e2e-fault-crash")?.status?.containerStatuses?.[0]
+      (await podList(kubelet)).items.find((p) => p.metadata.name === "e2e-fault-crash")?.status?.containerStatuses?.[0]
         ?.state?.waiting?.reason;
     await waitFor("CrashLoopBackOff", async () => (await waitingReason()) === "CrashLoopBackOff", 30_000);
     // Idle in between: the 20 s back-off, from 3 s after the crash that began it (handled by then)
@@ -321,7 +299,10 @@ describeWithServices("faults", (services) => {
    * A kubelet with a pod running, talking to the test dockerd through a proxy that then stops answering
    * (requests are taken and never answered, nothing is closed), stopped by SIGTERM once `inFlight` holds.
    */
-  const stopOnHungDocker = async (extra: string[], inFlight: (held: string[], port: number) => Promise<boolean>) => {
+  const stopOnHungDocker = async (
+    extra: string[],
+    inFlight: (held: string[], kubelet: Kubelet) => Promise<boolean>,
+  ) => {
     const manifests = dir("fault-hang-manifests");
     const rootDir = dir("fault-hang-root");
     const write = (seconds: string) =>
@@ -331,16 +312,15 @@ describeWithServices("faults", (services) => {
     try {
       const flags = baseFlags(services, rootDir);
       flags[flags.indexOf("--docker_endpoint") + 1] = proxy.endpoint;
-      const port = await freePort();
-      const kubelet = start(["run", "-c", manifests, ...flags, "--port", String(port), ...extra]);
+      const kubelet = await startKubelet(["run", "-c", manifests, ...flags, ...extra]);
       await waitFor(
         "the pod running",
-        async () => (await podList(port).catch(() => undefined))?.items[0]?.status?.phase === "Running",
+        async () => (await podList(kubelet).catch(() => undefined))?.items[0]?.status?.phase === "Running",
         60_000,
       );
       proxy.hang();
       write("3601"); // a changed pod: its worker starts a sync on the engine that no longer answers
-      await waitFor("the syncs in flight on the hung engine", () => inFlight(proxy.held(), port), 30_000);
+      await waitFor("the syncs in flight on the hung engine", () => inFlight(proxy.held(), kubelet), 30_000);
       const code = await kubelet.stop("SIGTERM");
       return { code, output: kubelet.output };
     } finally {
@@ -348,15 +328,16 @@ describeWithServices("faults", (services) => {
       removePods(services, "e2e-fault-hang");
     }
   };
-  const changedPodSeen = async (port: number) => JSON.stringify((await podList(port)).items[0]).includes('"3601"');
+  const changedPodSeen = async (kubelet: Kubelet) =>
+    JSON.stringify((await podList(kubelet)).items[0]).includes('"3601"');
 
   test("SIGTERM while the Docker Engine stops answering, a full sync and a pod's sync in flight: the kubelet stops on its own, exit 0", async () => {
     const { code, output } = await stopOnHungDocker(
       ["--sync_frequency", "1s", "--stop_timeout", "20s"],
       // The full sync lists every pod's containers; a pod's sync lists its own (a label filter with the uid).
-      async (held, port) =>
+      async (held, kubelet) =>
         held.some((line) => line.includes("/containers/json") && !line.includes("io.kubernetes.pod.uid%3D")) &&
-        (await changedPodSeen(port)),
+        (await changedPodSeen(kubelet)),
     );
     // The engine would hold each call for its 30 s request timeout: a stop that waited on them would overrun 20 s.
     expect(output).toContain("kubelet stopped; containers left running");
@@ -372,7 +353,8 @@ describeWithServices("faults", (services) => {
       proxy.hang();
       const flags = baseFlags(services, rootDir);
       flags[flags.indexOf("--docker_endpoint") + 1] = proxy.endpoint;
-      const kubelet = start(["run", "-c", manifests, ...flags, "--port", "0", "--stop_timeout", "20s"]);
+      // No /healthz to wait for: the start-up never gets that far.
+      const kubelet = new KubeletProcess(["run", "-c", manifests, ...flags, "--port", "0", "--stop_timeout", "20s"]);
       // Start-up asks the runtime's Version first (GET /version on the Docker Engine).
       await waitFor(
         "the start-up Version call in flight",
@@ -390,7 +372,9 @@ describeWithServices("faults", (services) => {
 
   test("a stop that overruns --stop_timeout ends anyway: a clear log line and exit code 3", async () => {
     // A pod's sync in flight on a hung engine holds the stop for up to 5 s, beyond a 1 s stop_timeout.
-    const { code, output } = await stopOnHungDocker(["--stop_timeout", "1s"], (_held, port) => changedPodSeen(port));
+    const { code, output } = await stopOnHungDocker(["--stop_timeout", "1s"], (_held, kubelet) =>
+      changedPodSeen(kubelet),
+    );
     expect(output).toContain(
       "did not stop within --stop_timeout 1s of SIGTERM: exiting now with code 3 (containers are left running)",
     );
@@ -410,15 +394,13 @@ describeWithServices("faults", (services) => {
     try {
       await putSomewhere(cluster.endpoints, key, pods("a"));
       const rootDir = dir("fault-etcd-root");
-      const kubelet = start([
+      const kubelet = await startKubelet([
         "run",
         "--etcd_servers",
         cluster.endpoints.join(","),
         "--hostname_override",
         node,
         ...baseFlags(services, rootDir),
-        "--port",
-        String(await freePort()),
       ]);
       const a = await waitFor("pod a from etcd", runningApp("a"), 60_000);
       const since = Date.now();
@@ -458,14 +440,7 @@ describeWithServices("faults", (services) => {
         join(manifests, "plain.yaml"),
         manifest("e2e-fault-full-plain", services.busybox, ["sleep", "3600"]),
       );
-      const kubelet = start([
-        "run",
-        "-c",
-        manifests,
-        ...baseFlags(services, rootDir),
-        "--port",
-        String(await freePort()),
-      ]);
+      const kubelet = await startKubelet(["run", "-c", manifests, ...baseFlags(services, rootDir)]);
       const plain = await waitFor("the pod without volumes", runningApp("e2e-fault-full-plain"), 60_000);
       const since = Date.now();
       spawnSync("dd", ["if=/dev/zero", `of=${join(rootDir, "filler")}`, "bs=64k"]); // until ENOSPC
@@ -513,14 +488,11 @@ describeWithServices("faults", (services) => {
         `  initContainers:\n  - {name: init, image: ${services.busybox}, command: ["true"]}\n`,
       ),
     );
-    const port = await freePort();
-    const kubelet = start([
+    const kubelet = await startKubelet([
       "run",
       "-c",
       manifests,
       ...baseFlags(services, rootDir),
-      "--port",
-      String(port),
       "--sync_frequency",
       "2s",
     ]);
@@ -552,7 +524,7 @@ describeWithServices("faults", (services) => {
     const health = await waitFor(
       "/healthz naming the outage",
       async () => {
-        const response = await fetch(`http://127.0.0.1:${port}/healthz?verbose`).catch(() => undefined);
+        const response = await kubelet.api("/healthz?verbose").catch(() => undefined);
         const text = await response?.text();
         return response?.status === 500 && /docker/i.test(text ?? "") ? text : undefined;
       },
@@ -582,11 +554,7 @@ describeWithServices("faults", (services) => {
     expect(startedAt(services, init.id)).toBeGreaterThan(restarted);
     expect(startedAt(services, pause.id)).toBeLessThanOrEqual(startedAt(services, init.id));
     expect(startedAt(services, init.id)).toBeLessThanOrEqual(startedAt(services, app.id));
-    await waitFor(
-      "/healthz ok again",
-      async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200,
-      30_000,
-    );
+    await waitFor("/healthz ok again", async () => (await kubelet.api("/healthz")).status === 200, 30_000);
     await kubelet.stop("SIGKILL");
     removePods(services, "e2e-fault-docker");
   }, 240_000);

@@ -1,6 +1,6 @@
 // Fleet mode end to end: compiled kubelets writing their node record, lease, pod statuses and events
 // to a real etcd (one member, or three with failures), and `kubelet fleet` reading them back.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { V1Node, V1PodStatus } from "../../lib/api/types.ts";
@@ -9,7 +9,8 @@ import { createEtcdClient, type EtcdClient } from "../../lib/sources/etcd-client
 import { etcdKeyFor } from "../../lib/sources/etcd.ts";
 import { startEtcdCluster, type EtcdCluster } from "../../lib/testing/etcd-cluster.ts";
 import { describeWithServices, type TestServices } from "../../lib/testing/services.ts";
-import { baseFlags, KubeletProcess, removeDir, removePods, runBinary, tempDir, waitFor } from "./harness.ts";
+import { type Kubelet, KubeletProcess, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
+import { baseFlags, removeDir, removePods, runBinary, tempDir } from "./harness.ts";
 
 const LEASE_SECONDS = 6;
 
@@ -25,7 +26,7 @@ function podManifest(services: TestServices, name: string, command: string) {
   };
 }
 
-/** A kubelet in fleet mode with a short lease, reading its pods from etcd. */
+/** A kubelet in fleet mode with a short lease, reading its pods from etcd; resolves once /healthz is 200. */
 function fleetKubelet(
   services: TestServices,
   endpoints: string[],
@@ -33,15 +34,13 @@ function fleetKubelet(
   rootDir: string,
   extra: string[] = [],
 ) {
-  return new KubeletProcess([
+  return startKubelet([
     "run",
     ...baseFlags(services, rootDir),
     "--etcd_servers",
     endpoints.join(","),
     "--hostname_override",
     hostname,
-    "--port",
-    "0",
     "--sync_frequency",
     "2s",
     "--node_lease_duration",
@@ -60,7 +59,7 @@ async function statusOf(client: EtcdClient, node: string, name: string): Promise
 describeWithServices("fleet mode on a three-member etcd", (services) => {
   let cluster: EtcdCluster;
   let client: EtcdClient;
-  let kubelet: KubeletProcess;
+  let kubelet: Kubelet;
   const rootDir = tempDir("fleet-ha");
   const manifests = tempDir("fleet-ha-manifests");
   const node = "e2e-fleet-ha";
@@ -69,10 +68,10 @@ describeWithServices("fleet mode on a three-member etcd", (services) => {
     cluster = await startEtcdCluster(3);
     client = createEtcdClient({ endpoints: cluster.endpoints, dialTimeoutMs: 2000 });
     await client.put(etcdKeyFor(node), JSON.stringify([podManifest(services, "e2e-fleet-ha-a", "exec sleep 3600")]));
-    kubelet = fleetKubelet(services, cluster.endpoints, node, rootDir, ["-c", manifests]);
+    kubelet = await fleetKubelet(services, cluster.endpoints, node, rootDir, ["-c", manifests]);
   });
+  killKubeletsAfterAll();
   afterAll(async () => {
-    await kubelet?.stop("SIGKILL");
     removePods(services, "e2e-fleet-ha-a", "e2e-fleet-ha-b");
     client?.close();
     await cluster?.stop();
@@ -162,7 +161,6 @@ describeWithServices("fleet mode on a three-member etcd", (services) => {
 describeWithServices("fleet mode: pod statuses and the fleet view", (services) => {
   let etcd: EtcdCluster;
   let client: EtcdClient;
-  const kubelets: KubeletProcess[] = [];
   const roots = [tempDir("fleet-1"), tempDir("fleet-2")];
   const idle = Array.from({ length: 20 }, (_, i) => `e2e-fleet-idle-${i}`);
   const names = ["e2e-fleet-up", "e2e-fleet-crash", "e2e-fleet-gone", "e2e-fleet-other", ...idle];
@@ -182,13 +180,13 @@ describeWithServices("fleet mode: pod statuses and the fleet view", (services) =
       etcdKeyFor("e2e-fleet-2"),
       JSON.stringify([podManifest(services, "e2e-fleet-other", "exec sleep 3600")]),
     );
-    kubelets.push(
+    await Promise.all([
       fleetKubelet(services, etcd.endpoints, "e2e-fleet-1", roots[0]!),
       fleetKubelet(services, etcd.endpoints, "e2e-fleet-2", roots[1]!),
-    );
+    ]);
   });
+  killKubeletsAfterAll();
   afterAll(async () => {
-    await Promise.all(kubelets.map((k) => k.stop("SIGKILL")));
     removePods(services, ...names);
     client?.close();
     await etcd?.stop();

@@ -1,22 +1,12 @@
 // Hostile manifests against the compiled binary: the whole testdata/hostile corpus dropped into a
 // running kubelet's --config beside a good pod, and through `kubelet validate`.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hostileName, writeHostileCorpus, type HostileCase } from "../../lib/testing/hostile.ts";
 import { describeWithServices } from "../../lib/testing/services.ts";
-import {
-  baseFlags,
-  docker,
-  freePort,
-  KubeletProcess,
-  podContainers,
-  removeDir,
-  removePods,
-  runBinary,
-  tempDir,
-  waitFor,
-} from "./harness.ts";
+import { type Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
+import { baseFlags, docker, podContainers, removeDir, removePods, runBinary, tempDir } from "./harness.ts";
 
 /** Peak resident memory of a process, MB (VmHWM: the high-water mark, not the current RSS). */
 function peakRssMb(pid: number): number {
@@ -28,8 +18,7 @@ describeWithServices("hostile manifests", (services) => {
   const manifests = tempDir("hostile-manifests");
   const corpusDir = tempDir("hostile-corpus");
   const rootDir = tempDir("hostile-root");
-  let port = 0;
-  let kubelet: KubeletProcess;
+  let kubelet: Kubelet;
   let cases: HostileCase[] = [];
   const good = () =>
     podContainers(services, "e2e-hostile-good").find(
@@ -37,7 +26,6 @@ describeWithServices("hostile manifests", (services) => {
     );
 
   beforeAll(async () => {
-    port = await freePort();
     cases = writeHostileCorpus(corpusDir);
     writeFileSync(
       join(manifests, "good.yaml"),
@@ -50,11 +38,11 @@ spec:
   - {name: app, image: ${services.busybox}, command: [sleep, "3600"]}
 `,
     );
-    kubelet = new KubeletProcess(["run", "-c", manifests, ...baseFlags(services, rootDir), "--port", String(port)]);
+    kubelet = await startKubelet(["run", "-c", manifests, ...baseFlags(services, rootDir)]);
   });
 
-  afterAll(async () => {
-    await kubelet?.stop("SIGKILL");
+  killKubeletsAfterAll();
+  afterAll(() => {
     removePods(services, "e2e-hostile-good");
     for (const dir of [manifests, corpusDir, rootDir]) removeDir(dir);
   });
@@ -82,7 +70,7 @@ spec:
     const names = docker(services, "ps", "-a", "--format", "{{.Names}}");
     expect(names).not.toMatch(/hostpath|victim|proto|bomb|deep|huge/);
     expect(peakRssMb(kubelet.child.pid!)).toBeLessThan(200);
-    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    expect((await kubelet.api("/healthz")).status).toBe(200);
   }, 180_000);
 
   test("`kubelet validate` names every corpus file with its error and exits 1, without a stack trace", () => {

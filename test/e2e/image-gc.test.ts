@@ -1,12 +1,13 @@
 // Image garbage collection end to end: a second private dockerd whose data root is a 200 MiB tmpfs,
 // filled by unused images; the compiled kubelet frees it (least recently used first), keeping the
 // image its pod uses, the pause image and an image younger than --minimum_image_ttl_duration.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeWithServices, type TestServices } from "../../lib/testing/services.ts";
-import { baseFlags, docker, KubeletProcess, removeDir, tempDir, waitFor } from "./harness.ts";
+import { type Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
+import { baseFlags, docker, removeDir, tempDir } from "./harness.ts";
 
 /** A private dockerd on a tmpfs data root of `sizeMb`; stop() kills it by its pid and unmounts. */
 async function smallDocker(dir: string, sizeMb: number) {
@@ -51,7 +52,7 @@ describeWithServices("image garbage collection", (services: TestServices) => {
   const manifests = join(dir, "manifests");
   const rootDir = join(dir, "root");
   let small: Awaited<ReturnType<typeof smallDocker>>;
-  let kubelet: KubeletProcess | undefined;
+  let kubelet: Kubelet;
   const on = (...args: string[]) => docker({ ...services, dockerHost: small.dockerHost }, ...args);
   const has = (ref: string) => on("images", "-q", ref) !== "";
   /** An image of one layer holding `mb` MiB of random bytes. */
@@ -73,8 +74,8 @@ describeWithServices("image garbage collection", (services: TestServices) => {
     filler("local/old-a:1", 40);
     filler("local/old-b:1", 40);
   }, 120_000);
+  killKubeletsAfterAll();
   afterAll(async () => {
-    await kubelet?.stop("SIGKILL");
     if (small) {
       spawnSync("sh", [
         "-c",
@@ -97,12 +98,11 @@ spec:
 `,
     );
     const started = Date.now();
-    kubelet = new KubeletProcess([
+    kubelet = await startKubelet([
       "run",
       "-c",
       manifests,
       ...baseFlags({ ...services, dockerHost: small.dockerHost }, rootDir),
-      "--enable_server=false",
       "--network_container_image",
       services.pause,
       "--image_gc_high_threshold",
@@ -127,7 +127,7 @@ spec:
     expect(has(services.busybox)).toBe(true);
     expect(has(services.pause)).toBe(true);
     await waitFor("the collection logged", () =>
-      kubelet!.output.includes("image garbage collection removed local/old-a:1"),
+      kubelet.output.includes("image garbage collection removed local/old-a:1"),
     );
   }, 180_000);
 });

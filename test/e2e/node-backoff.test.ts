@@ -1,19 +1,11 @@
 // A kubelet restart in the middle of a crash loop keeps the back-off (state in root_dir), on the
 // real dockerd with the compiled binary.
-import { afterAll, expect, test } from "bun:test";
+import { afterAll, expect } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
-import {
-  baseFlags,
-  freePort,
-  KubeletProcess,
-  podContainers,
-  removeDir,
-  removePods,
-  tempDir,
-  waitFor,
-} from "./harness.ts";
+import { type Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
+import { baseFlags, podContainers, removeDir, removePods, tempDir } from "./harness.ts";
 
 interface Status {
   metadata: { name: string };
@@ -25,27 +17,24 @@ interface Status {
 describeWithServices("crash-loop back-off across a kubelet restart", (services) => {
   const manifests = tempDir("backoff-manifests");
   const rootDir = tempDir("backoff-root");
-  let kubelet: KubeletProcess | undefined;
-  let port = 0;
-  afterAll(async () => {
-    await kubelet?.stop("SIGKILL");
+  let kubelet: Kubelet;
+  killKubeletsAfterAll();
+  afterAll(() => {
     removePods(services, "e2e-crashloop");
     removeDir(manifests);
     removeDir(rootDir);
   });
   const start = () =>
-    new KubeletProcess([
+    startKubelet([
       "run",
       "-c",
       manifests,
       ...baseFlags(services, rootDir),
-      "--port",
-      String(port),
       "--network_container_image",
       services.pause,
     ]);
   const waiting = async () => {
-    const list = (await (await fetch(`http://127.0.0.1:${port}/pods`)).json()) as { items: Status[] };
+    const list = (await (await kubelet.api("/pods")).json()) as { items: Status[] };
     const status = list.items.find((p) => p.metadata.name === "e2e-crashloop")?.status?.containerStatuses?.[0];
     return status?.state?.waiting?.reason === "CrashLoopBackOff" ? status : undefined;
   };
@@ -57,7 +46,6 @@ describeWithServices("crash-loop back-off across a kubelet restart", (services) 
     );
 
   test("a restarted kubelet keeps the crash-loop delay instead of restarting the container at once", async () => {
-    port = await freePort();
     writeFileSync(
       join(manifests, "crash.yaml"),
       `apiVersion: v1
@@ -68,7 +56,7 @@ spec:
   containers: [{ name: app, image: ${services.busybox}, command: ["sh", "-c", "exit 3"] }]
 `,
     );
-    kubelet = start();
+    kubelet = await start();
     const before = await waitFor(
       "a 20s back-off",
       async () => {
@@ -80,7 +68,7 @@ spec:
     const attempt = attempts();
     expect(before.restartCount).toBe(attempt);
     await kubelet.stop();
-    kubelet = start();
+    kubelet = await start();
     const after = await waitFor("the pod's status after the restart", waiting, 30_000);
     // A fresh back-off would have restarted the container at once and then waited 10s.
     expect(after.state!.waiting!.message).toStartWith(

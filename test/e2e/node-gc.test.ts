@@ -1,29 +1,29 @@
 // Keeping the node alive, end to end on the real dockerd: dead containers beyond
 // --maximum_dead_containers are removed oldest first by the container GC's own timer.
-import { afterAll, expect, test } from "bun:test";
+import { afterAll, expect } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
-import { baseFlags, KubeletProcess, podContainers, removeDir, removePods, tempDir, waitFor } from "./harness.ts";
+import { type Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
+import { baseFlags, podContainers, removeDir, removePods, tempDir } from "./harness.ts";
 
 describeWithServices("container garbage collection", (services) => {
   const manifests = tempDir("gc-manifests");
   const rootDir = tempDir("gc-root");
   const pods = ["e2e-gc-0", "e2e-gc-1", "e2e-gc-2"];
-  let kubelet: KubeletProcess | undefined;
-  afterAll(async () => {
-    await kubelet?.stop("SIGKILL");
+  let kubelet: Kubelet | undefined;
+  killKubeletsAfterAll();
+  afterAll(() => {
     removePods(services, ...pods);
     removeDir(manifests);
     removeDir(rootDir);
   });
   const start = (...flags: string[]) =>
-    new KubeletProcess([
+    startKubelet([
       "run",
       "-c",
       manifests,
       ...baseFlags(services, rootDir),
-      "--enable_server=false",
       "--network_container_image",
       services.pause,
       ...flags,
@@ -49,13 +49,13 @@ spec:
   containers: [{ name: app, image: ${services.busybox}, command: ["true"] }]
 `,
       );
-      kubelet ??= start();
+      kubelet ??= await start();
       await waitFor(`${name} exited`, () => deadApps().some((c) => c.labels["io.kubernetes.pod.name"] === name));
     }
     await kubelet!.stop();
     expect(deadApps()).toHaveLength(3);
     // The container GC runs at start and then once a minute: a restart with a limit of 1 collects at once.
-    kubelet = start("--maximum_dead_containers", "1");
+    kubelet = await start("--maximum_dead_containers", "1");
     const left = await waitFor("two dead containers collected", () => {
       const dead = deadApps();
       return dead.length === 1 ? dead : undefined;

@@ -1,23 +1,22 @@
 // An operator's node, end to end: KubeletConfiguration files, QoS cgroups read back from
 // /sys/fs/cgroup and /proc, node allocatable, orphaned pod cgroups, resolv.conf per dnsPolicy, and
 // one kubelet per root dir — the compiled binary against the real dockerd.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect } from "bun:test";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
 import {
-  baseFlags,
-  docker,
-  freePort,
+  type Kubelet,
   KubeletProcess,
-  podContainers,
-  removeDir,
-  runBinary,
-  tempDir,
-  testCgroupRoot,
+  killKubeletsAfterAll,
+  killLiveKubelets,
+  startKubelet,
+  test,
   waitFor,
-} from "./harness.ts";
+} from "./harness-kubelet.ts";
+import { testCgroupRoot } from "./harness-runtimes.ts";
+import { baseFlags, docker, podContainers, removeDir, runBinary, tempDir } from "./harness.ts";
 
 const operators = join(import.meta.dir, "../../testdata/config/operators");
 const cgroup = (controller: string, path: string, file: string) =>
@@ -37,8 +36,7 @@ describeWithServices("an operator's node", (services) => {
     "e2e-dns-none",
     "e2e-dns-host",
   ];
-  let port = 0;
-  let kubelet: KubeletProcess;
+  let kubelet: Kubelet;
   const manifest = (name: string, spec: string) =>
     writeFileSync(
       join(manifests, `${name}.yaml`),
@@ -63,7 +61,6 @@ describeWithServices("an operator's node", (services) => {
     };
 
   beforeAll(async () => {
-    port = await freePort();
     writeFileSync(
       config,
       readFileSync(join(operators, "reserved.yaml"), "utf8").replace(
@@ -85,20 +82,18 @@ describeWithServices("an operator's node", (services) => {
       `  dnsPolicy: None\n  dnsConfig: { nameservers: [127.0.0.99], searches: [only.example], options: [{ name: ndots, value: "2" }] }\n${app()}`,
     );
     manifest("e2e-dns-host", `  hostNetwork: true\n  dnsPolicy: ClusterFirstWithHostNet\n${app()}`);
-    kubelet = new KubeletProcess([
+    kubelet = await startKubelet([
       "run",
       "--config_file",
       config,
       ...baseFlags(services, rootDir),
-      "--port",
-      String(port),
       "--resolv_conf",
       join(rootDir, "host-resolv.conf"),
     ]);
   });
 
-  afterAll(async () => {
-    await kubelet?.stop("SIGKILL");
+  killKubeletsAfterAll();
+  afterAll(() => {
     const ids = pods.flatMap((name) => podContainers(services, name, "ops").map((c) => c.id));
     if (ids.length) docker(services, "rm", "-f", ...ids);
     removeDir(manifests);
@@ -144,7 +139,7 @@ describeWithServices("an operator's node", (services) => {
     expect(kubelet.output).toContain("the kernel refuses negative oom_score_adj here");
     expect(await oom("e2e-qos-besteffort")).toBe(1000);
     expect(await oom("e2e-qos-burstable")).toBe(1000 - Math.trunc((1000 * 32 * 2 ** 20) / totalmem()));
-    const list = (await (await fetch(`http://127.0.0.1:${port}/pods`)).json()) as {
+    const list = (await (await kubelet.api("/pods")).json()) as {
       items: Array<{ metadata: { name: string }; status: { qosClass: string } }>;
     };
     const qos = Object.fromEntries(list.items.map((p) => [p.metadata.name, p.status.qosClass]));
@@ -177,7 +172,7 @@ describeWithServices("an operator's node", (services) => {
     };
     // The resource analyzer collects every 10 s: wait for a collection that has the pod.
     const pod = await waitFor("the pod in /stats/summary", async () => {
-      const response = await fetch(`http://127.0.0.1:${port}/stats/summary`);
+      const response = await kubelet.api("/stats/summary");
       if (response.status !== 200) return undefined;
       return ((await response.json()) as Summary).pods.find((p) => p.podRef.name === "e2e-qos-besteffort");
     });
@@ -219,13 +214,11 @@ describeWithServices("an operator's node", (services) => {
 describeWithServices("exit on lock contention", (services) => {
   const rootDir = tempDir("lock-root");
   const lockFile = join(rootDir, "lock");
-  const kubelets: KubeletProcess[] = [];
-  afterAll(async () => {
-    for (const k of kubelets) await k.stop("SIGKILL");
-    removeDir(rootDir);
-  });
-  const start = () => {
-    const k = new KubeletProcess([
+  killKubeletsAfterAll();
+  afterAll(() => removeDir(rootDir));
+  // No /healthz to wait for: the newer kubelet waits for the lock before it serves anything.
+  const start = () =>
+    new KubeletProcess([
       "run",
       ...baseFlags(services, rootDir),
       "--port",
@@ -234,9 +227,6 @@ describeWithServices("exit on lock contention", (services) => {
       lockFile,
       "--exit_on_lock_contention",
     ]);
-    kubelets.push(k);
-    return k;
-  };
 
   test("the running kubelet releases the lock and exits when a newer one asks; the newer one takes over", async () => {
     const first = start();
@@ -264,32 +254,31 @@ describeWithServices("operators' KubeletConfiguration files", (services) => {
       expect(printed.code).toBe(0);
       expect(printed.stdout).toMatch(/# file \(/);
       const manifests = tempDir(`operator-manifests-${file.replace(".yaml", "")}`);
-      const port = await freePort();
-      const kubelet = new KubeletProcess([
-        "run",
-        "--config_file",
-        path,
-        "-c",
-        manifests,
-        ...baseFlags(services, rootDir),
-        "--port",
-        String(port),
-        "--cgroup_driver",
-        "cgroupfs", // this test daemon's driver; flags win over the file
-        "--verbosity",
-        "1",
-      ]);
       try {
-        await waitFor("healthz", async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 30_000);
+        const kubelet = await startKubelet(
+          [
+            "run",
+            "--config_file",
+            path,
+            "-c",
+            manifests,
+            ...baseFlags(services, rootDir),
+            "--cgroup_driver",
+            "cgroupfs", // this test daemon's driver; flags win over the file
+            "--verbosity",
+            "1",
+          ],
+          { healthyWithinMs: 30_000 },
+        );
         expect(kubelet.output).toContain("effective settings");
         if (file !== "reserved.yaml") expect(kubelet.output).toContain("is accepted but not applicable here");
         if (file === "kubeadm.yaml") {
           expect(kubelet.output).toContain("failing closed");
-          const logs = await fetch(`http://127.0.0.1:${port}/containerLogs/ops/x/app`);
+          const logs = await kubelet.api("/containerLogs/ops/x/app");
           expect(logs.status).toBe(401);
         }
       } finally {
-        await kubelet.stop();
+        await killLiveKubelets();
         removeDir(manifests);
         removeDir(rootDir);
       }

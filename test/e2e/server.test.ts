@@ -1,31 +1,24 @@
-// The info server of the compiled binary on a real port: token auth, followed logs, previous logs.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+// The info server of the compiled binary on a real port: token auth, and followed and previous logs
+// on each runtime of the matrix (Docker's log API, or the CRI log files the kubelet reads itself);
+// TLS client certificates.
+import { afterAll, beforeAll, expect } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { LABEL } from "../../lib/container/runtime.ts";
 import { describeWithServices } from "../../lib/testing/services.ts";
-import {
-  baseFlags,
-  docker,
-  freePort,
-  KubeletProcess,
-  podContainers,
-  removeDir,
-  removePods,
-  tempDir,
-  waitFor,
-} from "./harness.ts";
+import { Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
+import { describeOnRuntimes } from "./harness-runtimes.ts";
+import { baseFlags, freePort, removeDir, tempDir } from "./harness.ts";
 
-describeWithServices("info server on a real port", (services) => {
+describeOnRuntimes("info server on a real port", (services, rt) => {
   const dir = tempDir("server-manifests");
   const rootDir = tempDir("server-root");
-  let port = 0;
-  let kubelet: KubeletProcess;
-  const url = (path: string) => `http://127.0.0.1:${port}${path}`;
+  let kubelet: Kubelet;
+  const url = (path: string) => kubelet.url(path);
   const auth = { authorization: "Bearer e2e-token" };
 
   beforeAll(async () => {
-    port = await freePort();
     writeFileSync(join(dir, "tokens"), "e2e-token\n");
     writeFileSync(
       join(dir, "ticker.yaml"),
@@ -54,28 +47,18 @@ spec:
       command: ["sh", "-c", "echo ready; exec sleep 3600"]
 `,
     );
-    kubelet = new KubeletProcess([
-      "run",
-      "-c",
-      dir,
-      ...baseFlags(services, rootDir),
-      "--port",
-      String(port),
-      "--auth_token_file",
-      join(dir, "tokens"),
-    ]);
-    await waitFor("server", async () => (await fetch(url("/healthz")).catch(() => undefined))?.status === 200, 20_000);
+    kubelet = await startKubelet(["run", "-c", dir, ...rt.flags(rootDir), "--auth_token_file", join(dir, "tokens")]);
   });
   afterAll(async () => {
     await kubelet?.stop("SIGKILL");
-    removePods(services, "e2e-ticker", "e2e-quiet");
+    await rt.removePods("e2e-ticker", "e2e-quiet");
     removeDir(dir);
     removeDir(rootDir);
   });
 
   test("with a token file, debugging routes refuse requests without the token and accept it", async () => {
-    await waitFor("container", () =>
-      podContainers(services, "e2e-ticker").some((c) => c.labels["io.kubernetes.container.name"] === "app"),
+    await waitFor("container", async () =>
+      (await rt.podContainers("e2e-ticker")).some((c) => c.labels[LABEL.containerName] === "app"),
     );
     expect((await fetch(url("/containerLogs/default/e2e-ticker/app"))).status).toBe(401);
     expect(
@@ -86,11 +69,7 @@ spec:
   });
 
   test("follows a container's log as it is written, and ends the stream when the client leaves", async () => {
-    const quiet = await waitFor("the quiet container running", () =>
-      podContainers(services, "e2e-quiet").find(
-        (c) => c.labels["io.kubernetes.container.name"] === "app" && c.state === "running",
-      ),
-    );
+    const quiet = await waitFor("the quiet container running", () => rt.running("e2e-quiet", "app"));
     const openLogStreams = async () =>
       Number(
         /kubelet_runtime_open_streams\{stream_type="logs"\} (\d+)/.exec(
@@ -117,22 +96,19 @@ spec:
     expect(await openLogStreams()).toBe(baseline + 1);
     // Lines written to the container's stdout only now, after the stream is connected, must arrive on it.
     for (const line of ["after-connect-1", "after-connect-2"]) {
-      docker(services, "exec", quiet.id, "sh", "-c", `echo ${line} > /proc/1/fd/1`);
+      expect((await rt.runtime.exec(quiet.id, ["sh", "-c", `echo ${line} > /proc/1/fd/1`])).exitCode).toBe(0);
       await readUntil(new RegExp(`${line}\n`));
     }
     expect(text).toBe("ready\nafter-connect-1\nafter-connect-2\n");
     abort.abort();
-    // The client left: the kubelet's Docker log stream closes, within a second.
-    await waitFor("the Docker log stream closed", async () => (await openLogStreams()) === baseline, 1000);
+    // The client left: the kubelet's log stream (Docker's, or its read of the CRI log file) closes, within a second.
+    await waitFor("the runtime log stream closed", async () => (await openLogStreams()) === baseline, 1000);
   }, 30_000);
 
   test("serves the previous instance's log after a restart", async () => {
     await waitFor(
       "a restart",
-      () =>
-        podContainers(services, "e2e-ticker").some(
-          (c) => Number(c.labels["io.kubernetes.container.restartCount"]) >= 1,
-        ),
+      async () => (await rt.podContainers("e2e-ticker")).some((c) => Number(c.labels[LABEL.restartCount]) >= 1),
       30_000,
     );
     const previous = await fetch(url("/containerLogs/default/e2e-ticker/app?previous=true"), { headers: auth });
@@ -141,11 +117,11 @@ spec:
   }, 40_000);
 });
 
+// Docker only: TLS is the server's own, the same on either runtime.
 describeWithServices("info server with TLS client certificates", (services) => {
   const dir = tempDir("server-tls");
   const rootDir = tempDir("server-tls-root");
   let port = 0;
-  let kubelet: KubeletProcess;
   const sh = (command: string) => {
     const result = spawnSync("sh", ["-c", command], { cwd: dir, encoding: "utf8" });
     if (result.status !== 0) throw new Error(`${command}: ${result.stderr}`);
@@ -164,21 +140,23 @@ describeWithServices("info server with TLS client certificates", (services) => {
       "openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj /CN=operator && openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt -days 1",
     );
     port = await freePort();
-    kubelet = new KubeletProcess([
-      "run",
-      "-c",
-      join(dir, "manifests"),
-      ...baseFlags(services, rootDir),
-      "--port",
-      String(port),
-      "--tls_cert_file",
-      join(dir, "server.crt"),
-      "--tls_private_key_file",
-      join(dir, "server.key"),
-      "--client_ca_file",
-      join(dir, "ca.crt"),
-    ]);
-    await waitFor(
+    // Not startKubelet: its /healthz wait speaks plain HTTP, and this server speaks only TLS.
+    const kubelet = new Kubelet(
+      [
+        "run",
+        "-c",
+        join(dir, "manifests"),
+        ...baseFlags(services, rootDir),
+        "--tls_cert_file",
+        join(dir, "server.crt"),
+        "--tls_private_key_file",
+        join(dir, "server.key"),
+        "--client_ca_file",
+        join(dir, "ca.crt"),
+      ],
+      port,
+    );
+    await kubelet.waitFor(
       "TLS server",
       () =>
         curl("--cert", join(dir, "client.crt"), "--key", join(dir, "client.key"), `https://127.0.0.1:${port}/pods`) ===
@@ -186,8 +164,8 @@ describeWithServices("info server with TLS client certificates", (services) => {
       20_000,
     );
   });
-  afterAll(async () => {
-    await kubelet?.stop("SIGKILL");
+  killKubeletsAfterAll();
+  afterAll(() => {
     removeDir(dir);
     removeDir(rootDir);
   });

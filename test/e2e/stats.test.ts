@@ -1,10 +1,12 @@
 // /stats/summary end to end: the resource analyzer's node filesystems, image filesystem, memory
-// working set, a pod's emptyDir usage (its hostPath not counted) and a container's rootfs and logs.
-import { afterAll, expect, test } from "bun:test";
+// working set, a pod's emptyDir usage (its hostPath not counted) and a container's rootfs and logs, on
+// each runtime of the matrix.
+import { afterAll, expect } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describeWithServices } from "../../lib/testing/services.ts";
-import { baseFlags, freePort, KubeletProcess, removeDir, removePods, tempDir, waitFor } from "./harness.ts";
+import { type Kubelet, startKubelet, test } from "./harness-kubelet.ts";
+import { describeOnRuntimes } from "./harness-runtimes.ts";
+import { removeDir, tempDir } from "./harness.ts";
 
 interface Fs {
   usedBytes: number;
@@ -23,21 +25,20 @@ interface Summary {
   }>;
 }
 
-describeWithServices("stats summary", (services) => {
+describeOnRuntimes("stats summary", (services, rt) => {
   const manifests = tempDir("stats-manifests");
   const rootDir = tempDir("stats-root");
   const hostDir = tempDir("stats-host");
-  let kubelet: KubeletProcess | undefined;
+  let kubelet: Kubelet;
   afterAll(async () => {
     await kubelet?.stop("SIGKILL");
-    removePods(services, "e2e-stats");
+    await rt.removePods("e2e-stats");
     removeDir(manifests);
     removeDir(rootDir);
     removeDir(hostDir);
   });
 
   test("reports node fs and imagefs, memory working set, emptyDir usage (not hostPath), container rootfs and logs", async () => {
-    const port = await freePort();
     writeFileSync(join(hostDir, "big"), Buffer.alloc(4 * 2 ** 20));
     writeFileSync(
       join(manifests, "stats.yaml"),
@@ -56,20 +57,21 @@ spec:
     - { name: host, hostPath: { path: ${hostDir} } }
 `,
     );
-    kubelet = new KubeletProcess([
+    kubelet = await startKubelet([
       "run",
       "-c",
       manifests,
-      ...baseFlags(services, rootDir),
-      "--port",
-      String(port),
+      ...rt.flags(rootDir),
       "--network_container_image",
       services.pause,
+      // containerd measures a writable layer every stats_collect_period (10 s): a first walk may find it still empty,
+      // so walk again well within the wait below rather than a minute later.
+      ...(rt.kind === "remote" ? ["--volume_stats_agg_period", "10s"] : []),
     ]);
-    const pod = await waitFor(
+    const pod = await kubelet.waitFor(
       "the pod's volume and container measured",
       async () => {
-        const response = await fetch(`http://127.0.0.1:${port}/stats/summary`);
+        const response = await kubelet.api("/stats/summary");
         if (response.status !== 200) return undefined;
         const summary = (await response.json()) as Summary;
         const pod = summary.pods.find((p) => p.podRef.name === "e2e-stats");

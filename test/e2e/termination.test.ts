@@ -1,10 +1,12 @@
-// How containers end, end to end on the real dockerd: a termination message in /pods, and a
-// container over its memory limit shown as OOMKilled with an OOMKilling event.
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+// How containers end, end to end on each runtime of the matrix: a termination message in /pods, a
+// container over its memory limit shown as OOMKilled with an OOMKilling event, and the grace period
+// a deleted pod's containers get before they are killed.
+import { afterAll, beforeAll, expect } from "bun:test";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describeWithServices } from "../../lib/testing/services.ts";
-import { baseFlags, freePort, KubeletProcess, removeDir, removePods, tempDir, waitFor } from "./harness.ts";
+import { type Kubelet, startKubelet, test } from "./harness-kubelet.ts";
+import { describeOnRuntimes } from "./harness-runtimes.ts";
+import { removeDir, tempDir } from "./harness.ts";
 
 interface Terminated {
   exitCode: number;
@@ -16,12 +18,11 @@ interface PodItem {
   status?: { containerStatuses?: Array<{ state?: { terminated?: Terminated } }> };
 }
 
-describeWithServices("container termination", (services) => {
+describeOnRuntimes("container termination", (services, rt) => {
   const manifests = tempDir("term-manifests");
   const rootDir = tempDir("term-root");
-  let kubelet: KubeletProcess;
-  let port = 0;
-  const pod = (name: string, container: string) =>
+  let kubelet: Kubelet;
+  const pod = (name: string, container: string, graceSeconds = 1) =>
     writeFileSync(
       join(manifests, `${name}.yaml`),
       `apiVersion: v1
@@ -29,18 +30,17 @@ kind: Pod
 metadata: { name: ${name} }
 spec:
   restartPolicy: Never
-  terminationGracePeriodSeconds: 1
+  terminationGracePeriodSeconds: ${graceSeconds}
   containers:
 ${container}`,
     );
   const terminated = (name: string) =>
-    waitFor(`${name} terminated`, async () => {
-      const list = (await (await fetch(`http://127.0.0.1:${port}/pods`)).json()) as { items: PodItem[] };
+    kubelet.waitFor(`${name} terminated`, async () => {
+      const list = (await (await kubelet.api("/pods")).json()) as { items: PodItem[] };
       return list.items.find((p) => p.metadata.name === name)?.status?.containerStatuses?.[0]?.state?.terminated;
     });
 
   beforeAll(async () => {
-    port = await freePort();
     pod(
       "e2e-term-message",
       `    - name: app
@@ -64,20 +64,18 @@ ${container}`,
       resources: { limits: { memory: 16Mi } }
 `,
     );
-    kubelet = new KubeletProcess([
+    kubelet = await startKubelet([
       "run",
       "-c",
       manifests,
-      ...baseFlags(services, rootDir),
-      "--port",
-      String(port),
+      ...rt.flags(rootDir),
       "--network_container_image",
       services.pause,
     ]);
   });
   afterAll(async () => {
     await kubelet?.stop("SIGKILL");
-    removePods(services, "e2e-term-message", "e2e-term-fallback", "e2e-oom");
+    await rt.removePods("e2e-term-message", "e2e-term-fallback", "e2e-oom", "e2e-grace-stubborn", "e2e-grace-prompt");
     removeDir(manifests);
     removeDir(rootDir);
   });
@@ -96,8 +94,8 @@ ${container}`,
 
   test("a container exceeding its memory limit shows OOMKilled and a Warning OOMKilling event", async () => {
     expect(await terminated("e2e-oom")).toMatchObject({ reason: "OOMKilled", exitCode: 137 });
-    const event = await waitFor("an OOMKilling event", async () => {
-      const list = (await (await fetch(`http://127.0.0.1:${port}/events`)).json()) as {
+    const event = await kubelet.waitFor("an OOMKilling event", async () => {
+      const list = (await (await kubelet.api("/events")).json()) as {
         items: Array<{ type: string; reason: string; message: string; involvedObject: { name: string } }>;
       };
       return list.items.find((e) => e.reason === "OOMKilling" && e.involvedObject.name === "e2e-oom");
@@ -107,4 +105,27 @@ ${container}`,
       message: "Memory cgroup out of memory: container hog was killed at its memory limit 16Mi (exit code 137)",
     });
   });
+
+  test("a deleted pod's container that ignores SIGTERM is killed when its grace period ends; one that exits on it is not held", async () => {
+    // sh as PID 1 ignores a signal it has no trap for: the empty trap makes the ignoring explicit.
+    const loop = (trap: string) => `    - name: app
+      image: ${services.busybox}
+      command: ["sh", "-c", "trap '${trap}' TERM; while true; do sleep 0.1; done"]
+`;
+    pod("e2e-grace-stubborn", loop(""), 4);
+    pod("e2e-grace-prompt", loop("exit 0"), 30);
+    for (const name of ["e2e-grace-stubborn", "e2e-grace-prompt"])
+      await kubelet.waitFor(`${name} running`, () => rt.running(name, "app"), 60_000);
+    const deleted = Date.now();
+    rmSync(join(manifests, "e2e-grace-stubborn.yaml"));
+    rmSync(join(manifests, "e2e-grace-prompt.yaml"));
+    const stopped = (name: string) =>
+      kubelet
+        .waitFor(`${name} stopped`, async () => !(await rt.running(name, "app")), 40_000)
+        .then(() => Date.now() - deleted);
+    const [stubborn, prompt] = await Promise.all([stopped("e2e-grace-stubborn"), stopped("e2e-grace-prompt")]);
+    expect(stubborn).toBeGreaterThanOrEqual(4_000);
+    expect(stubborn).toBeLessThan(9_000);
+    expect(prompt).toBeLessThan(4_000);
+  }, 120_000);
 });

@@ -1,22 +1,13 @@
 // An in-place upgrade across the CRI-shaped runtime port: pods run by the kubelet built from the
 // commit before it (Docker bodies written directly) are adopted by dist/kubelet (the Docker shim)
 // with zero restarts: the same containers, no container created or started, restart counts 0.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
-import {
-  baseFlags,
-  freePort,
-  KubeletProcess,
-  podContainers,
-  removeCgroupRoot,
-  removeDir,
-  removePods,
-  tempDir,
-  waitFor,
-} from "./harness.ts";
+import { type Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
+import { baseFlags, podContainers, removeCgroupRoot, removeDir, removePods, tempDir } from "./harness.ts";
 
 /** The last commit whose Runtime port took Docker create bodies: the version a node upgrades from. */
 const BEFORE_CRI_PORT = "9411637ddf20fb757a97838aa0326abd3d65147e";
@@ -44,10 +35,9 @@ describeWithServices("upgrade in place", (services) => {
   const rootDir = tempDir("upgrade-root");
   const oldTree = tempDir("upgrade-old");
   const pods = ["e2e-up-app", "e2e-up-host", "e2e-up-vol"];
-  let port = 0;
-  let kubelet: KubeletProcess | undefined;
+  let kubelet: Kubelet;
   const start = (command?: string[]) =>
-    new KubeletProcess(
+    startKubelet(
       [
         "run",
         "-c",
@@ -55,16 +45,14 @@ describeWithServices("upgrade in place", (services) => {
         ...baseFlags(services, rootDir),
         "--network_container_image",
         services.pause,
-        "--port",
-        String(port),
         "--sync_frequency",
         "1s",
         "--hostname_override",
         "e2e-upgrade",
       ],
-      command,
+      { command },
     );
-  const api = async (path: string) => (await fetch(`http://127.0.0.1:${port}${path}`)).text();
+  const api = async (path: string) => (await kubelet.api(path)).text();
   type PodItem = {
     metadata: { name: string };
     status?: { phase?: string; containerStatuses?: Array<{ restartCount: number; ready: boolean }> };
@@ -88,7 +76,6 @@ describeWithServices("upgrade in place", (services) => {
       .reduce((sum, line) => sum + Number(line.split(" ").at(-1)), 0);
 
   beforeAll(async () => {
-    port = await freePort();
     writeFileSync(
       join(manifests, "app.yaml"),
       `apiVersion: v1
@@ -149,21 +136,21 @@ spec:
     );
   });
 
-  afterAll(async () => {
-    await kubelet?.stop("SIGKILL");
+  killKubeletsAfterAll();
+  afterAll(() => {
     removePods(services, ...pods);
     removeCgroupRoot(rootDir);
     for (const dir of [manifests, rootDir, oldTree]) removeDir(dir);
   });
 
   test("pods run by the previous version are adopted without one restart", async () => {
-    kubelet = start([buildKubeletAt(BEFORE_CRI_PORT, oldTree)]);
+    kubelet = await start([buildKubeletAt(BEFORE_CRI_PORT, oldTree)]);
     await waitFor("the old kubelet's pods Running", allRunning, 90_000);
     const before = containers();
     expect(Object.keys(before).length).toBe(8); // 3 pause, 1 init, 4 app containers
     await kubelet.stop("SIGKILL");
 
-    kubelet = start();
+    kubelet = await start();
     // Two full syncs of every pod by the new kubelet: each saw, planned and kept what the old one ran.
     await waitFor(
       "two syncs of every pod",
