@@ -232,6 +232,31 @@ describe("info server", () => {
     expect((await s.app.request("/containerLogs/default/web/app?follow=true")).status).toBe(200);
   });
 
+  test("a log the runtime cannot read is an error naming why, followed or not, and holds no follower's place", async () => {
+    const broken = setup({}, { maxLogFollowers: 1 });
+    broken.runtime.logs = async function* () {
+      yield* [];
+      throw new Error("open /var/log/pods/default_web/app/0.log: permission denied");
+    };
+    for (const query of ["", "?follow=true", "?follow=true"]) {
+      const response = await broken.app.request(`/containerLogs/default/web/app${query}`);
+      expect(response.status).toBe(500);
+      expect(await response.json()).toMatchObject({
+        reason: "InternalError",
+        message: "open /var/log/pods/default_web/app/0.log: permission denied",
+      });
+    }
+  });
+
+  test("a followed log with nothing written yet answers 200 at once and streams what comes later", async () => {
+    const response = await s.app.request("/containerLogs/default/web/app?follow=true&tailLines=0");
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    s.runtime.writeLogs(s.id, "line 3\n");
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe("line 3\n");
+    await reader.cancel();
+  });
+
   test("POST /run executes in the container and returns the exit code in a header", async () => {
     s.runtime.execHandler = (_id, cmd) => ({ exitCode: 3, stdout: `ran ${cmd.join(" ")}`, stderr: "" });
     const response = await s.app.request("/run/default/web/app?cmd=ls%20-l", { method: "POST" });

@@ -261,10 +261,21 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
       signal: abort.signal,
     });
     const iterator = chunks[Symbol.asyncIterator]();
+    // The first read is where a runtime refuses (a container gone, a log file it cannot open): wait for it, so that
+    // a refusal is an HTTP error and not a 200 whose connection is reset. A quiet followed log sends its headers
+    // after a short wait instead.
+    let first: Promise<IteratorResult<Uint8Array>> | undefined = iterator.next();
+    const refused = await firstReadError(first, follow ? FOLLOW_HEADERS_AFTER_MS : undefined);
+    if (refused) {
+      release();
+      throw refused.error;
+    }
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
         try {
-          const { done, value } = await iterator.next();
+          const next = first ?? iterator.next();
+          first = undefined;
+          const { done, value } = await next;
           if (done) {
             release();
             controller.close();
@@ -318,6 +329,26 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
 }
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+
+/** A followed log that has written nothing yet gets its response headers after this long. */
+const FOLLOW_HEADERS_AFTER_MS = 250;
+
+/** The error of a read that fails within `waitMs` (unbounded when undefined), if it does. */
+async function firstReadError(
+  read: Promise<unknown>,
+  waitMs: number | undefined,
+): Promise<{ error: unknown } | undefined> {
+  const outcome = read.then(
+    () => undefined,
+    (error: unknown) => ({ error }),
+  );
+  if (waitMs === undefined) return outcome;
+  const waited = new Promise<undefined>((resolve) => {
+    const timer = setTimeout(resolve, waitMs);
+    void outcome.finally(() => clearTimeout(timer));
+  });
+  return Promise.race([outcome, waited]);
+}
 
 /** The methods the app's own routes serve on `path` (middleware, registered for every method, aside). */
 function allowedMethods(app: Hono, path: string): string[] {
