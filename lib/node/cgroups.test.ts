@@ -1,8 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { testPod } from "../testing/pods.ts";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { silentLogger } from "../log.ts";
 import {
   cgroupFiles,
   cgroupPath,
+  createCgroupManager,
   nodeAllocatable,
   podCgroupName,
   podResourceConfig,
@@ -79,5 +84,39 @@ describe("pod limits and node allocatable", () => {
         },
       ),
     ).toEqual({ milliCpu: 3000, memoryBytes: Math.round(8 * 2 ** 30 - 2 ** 30 - 512 * 2 ** 20 - 0.1 * 8 * 2 ** 30) });
+  });
+});
+
+describe("pod usage", () => {
+  test("pods the manager did not create (adopted after a restart) are found by their cgroup, every pod asked at once", async () => {
+    const mountPoint = mkdtempSync(join(tmpdir(), "kubelet-cgroups-"));
+    try {
+      writeFileSync(join(mountPoint, "cgroup.controllers"), "cpu memory pids");
+      const pods = ["kubepods/poda1", "kubepods/burstable/podb2", "kubepods/besteffort/podc3"];
+      pods.forEach((path, i) => {
+        mkdirSync(join(mountPoint, path), { recursive: true });
+        writeFileSync(join(mountPoint, path, "memory.current"), `${(i + 1) * 1000}\n`);
+        writeFileSync(join(mountPoint, path, "memory.stat"), "anon 5\ninactive_file 100\n");
+        writeFileSync(join(mountPoint, path, "cpu.stat"), `usage_usec ${i + 7}\nuser_usec 1\n`);
+      });
+      const manager = createCgroupManager({
+        driver: "cgroupfs",
+        root: "/",
+        cfsQuota: true,
+        cfsPeriodUs: 100_000,
+        pidsLimit: -1,
+        mountPoint,
+        log: silentLogger,
+      });
+      const usage = await Promise.all(["a1", "b2", "c3", "absent"].map((uid) => manager.podUsage(uid)));
+      expect(usage).toEqual([
+        { cpuUsageNanoseconds: 7000, memoryUsageBytes: 1000, memoryWorkingSetBytes: 900 },
+        { cpuUsageNanoseconds: 8000, memoryUsageBytes: 2000, memoryWorkingSetBytes: 1900 },
+        { cpuUsageNanoseconds: 9000, memoryUsageBytes: 3000, memoryWorkingSetBytes: 2900 },
+        undefined,
+      ]);
+    } finally {
+      rmSync(mountPoint, { recursive: true, force: true });
+    }
   });
 });

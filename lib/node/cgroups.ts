@@ -236,6 +236,11 @@ export function createCgroupManager(options: CgroupManagerOptions): CgroupManage
     return found;
   };
 
+  // The stats analyzer asks for every pod's usage at once, and pods adopted after a restart are not in podPaths:
+  // concurrent lookups share one scan instead of a readdir of every QoS parent per pod.
+  let scanning: Promise<Map<string, string>> | undefined;
+  const sharedPodDirs = () => (scanning ??= podDirs().finally(() => (scanning = undefined)));
+
   return {
     version,
     async init(allocatable) {
@@ -290,7 +295,7 @@ export function createCgroupManager(options: CgroupManagerOptions): CgroupManage
       return removed;
     },
     async podUsage(uid) {
-      const path = podPaths.get(uid)?.path ?? (await podDirs()).get(uid);
+      const path = podPaths.get(uid)?.path ?? (await sharedPodDirs()).get(uid);
       if (!path) return undefined;
       const read = (controller: string, file: string) =>
         readFile(join(dir(controller, path), file), "utf8").catch(() => "");
