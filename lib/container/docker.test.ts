@@ -206,6 +206,23 @@ describe("Docker runtime without a daemon", () => {
     expect(asked).toEqual(["/containers/abc/stats?stream=false&one-shot=true"]);
   });
 
+  test("calls reuse one kept-alive connection to the Engine, and one the Engine closed is replaced", async () => {
+    let connections = 0;
+    const server = createHttpServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ read: "2026-11-23T13:00:00Z" }));
+    });
+    server.on("connection", () => connections++);
+    const endpoint = await listen(server as unknown as Server, "keepalive.sock");
+    const runtime = createDockerRuntime({ endpoint });
+    for (let i = 0; i < 5; i++) await runtime.stats("abc");
+    expect(connections).toBe(1);
+    server.closeIdleConnections(); // as a restarted Engine would
+    await Bun.sleep(50);
+    expect((await runtime.stats("abc")).time).toBe("2026-11-23T13:00:00Z");
+    expect(connections).toBe(2);
+  });
+
   test("the event stream throws RuntimeUnavailable when the daemon goes away", async () => {
     const server = createHttpServer((_req, res) => {
       res.writeHead(200, { "content-type": "application/json" });

@@ -1,5 +1,7 @@
 // The only dockerode import: the Runtime port on a Docker Engine (unix socket or tcp).
 import Docker from "dockerode";
+import { Agent as HttpAgent } from "node:http";
+import { Agent as HttpsAgent } from "node:https";
 import { KubeletError } from "../api/types.ts";
 import { silentLogger, type Logger } from "../log.ts";
 import { demuxFrames, parseEvents, pullError } from "./docker-streams.ts";
@@ -33,14 +35,20 @@ export function resolveDockerEndpoint(flag: string, env: Record<string, string |
   return flag || env.DOCKER_HOST || "unix:///var/run/docker.sock";
 }
 
-function connectionOptions(endpoint: string): Docker.DockerOptions {
-  if (endpoint.startsWith("unix://")) return { socketPath: endpoint.slice("unix://".length) };
-  if (endpoint.startsWith("/")) return { socketPath: endpoint };
+/** docker-modem takes an `agent`, which @types/dockerode leaves out. */
+function connectionOptions(endpoint: string): Docker.DockerOptions & { agent: HttpAgent } {
+  // Connections are kept and reused: docker-modem opens one per call otherwise, and connecting and closing was most
+  // of the CPU of the kubelet's idle polling (stats, inspects, listings).
+  if (endpoint.startsWith("unix://"))
+    return { socketPath: endpoint.slice("unix://".length), agent: new HttpAgent({ keepAlive: true }) };
+  if (endpoint.startsWith("/")) return { socketPath: endpoint, agent: new HttpAgent({ keepAlive: true }) };
   const url = new URL(endpoint.replace(/^tcp:\/\//, "http://"));
+  const https = url.protocol === "https:";
   return {
     host: url.hostname,
-    port: Number(url.port || (url.protocol === "https:" ? 2376 : 2375)),
-    protocol: url.protocol === "https:" ? "https" : "http",
+    port: Number(url.port || (https ? 2376 : 2375)),
+    protocol: https ? "https" : "http",
+    agent: https ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true }),
   };
 }
 
