@@ -9,6 +9,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
+import { KEPT_ENGINE_CONNECTIONS } from "../lib/container/docker.ts";
 import { freePortNumber } from "../lib/testing/ports.ts";
 import { KUBELET_BINARY, testServices, type TestServices } from "../lib/testing/services.ts";
 import { baseFlags, removeCgroupRoot, removeDir, tempDir } from "../test/e2e/harness.ts";
@@ -247,9 +248,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const podDirs = () => (existsSync(podsDir) ? readdirSync(podsDir) : []);
     while (Date.now() < deadline && (soakContainers(services).length > 0 || podDirs().length > 0)) await sleep(500);
     const cleanupSeconds = (Date.now() - cleanupStart) / 1000;
-    // Idle keep-alive connections to dockerd close on their own: wait for that (30 s at most).
+    // Connections of the clean-up's burst close down to the kept-alive bound: wait for that (30 s at most).
     const fdDeadline = Date.now() + 30_000;
-    while (Date.now() < fdDeadline && procStats(pid).fds > start.fds) await sleep(500);
+    while (Date.now() < fdDeadline && procStats(pid).fds > start.fds + KEPT_ENGINE_CONNECTIONS) await sleep(500);
     const heapAfter = await measure("after clean-up", Math.round((Date.now() - began) / 1000));
     const end = procStats(pid);
     const added = fdTargets(pid);

@@ -7,7 +7,7 @@ import { createServer as createNetServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describeWithServices } from "../testing/services.ts";
-import { createDockerRuntime, resolveDockerEndpoint } from "./docker.ts";
+import { createDockerRuntime, KEPT_ENGINE_CONNECTIONS, resolveDockerEndpoint } from "./docker.ts";
 import type { ContainerConfig } from "./cri-types.ts";
 import { LABEL } from "./runtime.ts";
 import { testContainerConfig, testSandboxConfig } from "../testing/cri-configs.ts";
@@ -206,7 +206,7 @@ describe("Docker runtime without a daemon", () => {
     expect(asked).toEqual(["/containers/abc/stats?stream=false&one-shot=true"]);
   });
 
-  test("calls reuse one kept-alive connection to the Engine, and one the Engine closed is replaced", async () => {
+  test("calls reuse kept-alive connections to the Engine, a burst leaves at most the bound idle, and one the Engine closed is replaced", async () => {
     let connections = 0;
     const server = createHttpServer((_req, res) => {
       res.writeHead(200, { "content-type": "application/json" });
@@ -221,6 +221,16 @@ describe("Docker runtime without a daemon", () => {
     await Bun.sleep(50);
     expect((await runtime.stats("abc")).time).toBe("2026-11-23T13:00:00Z");
     expect(connections).toBe(2);
+    // A burst of calls in parallel leaves no more than the bound of idle connections open.
+    let open = 0;
+    server.on("connection", (socket) => {
+      open++;
+      socket.on("close", () => open--);
+    });
+    await Promise.all(Array.from({ length: 30 }, () => runtime.stats("abc")));
+    expect(connections).toBeGreaterThan(KEPT_ENGINE_CONNECTIONS);
+    for (let i = 0; i < 100 && open > KEPT_ENGINE_CONNECTIONS; i++) await Bun.sleep(10);
+    expect(open).toBeLessThanOrEqual(KEPT_ENGINE_CONNECTIONS);
   });
 
   test("the event stream throws RuntimeUnavailable when the daemon goes away", async () => {

@@ -35,20 +35,28 @@ export function resolveDockerEndpoint(flag: string, env: Record<string, string |
   return flag || env.DOCKER_HOST || "unix:///var/run/docker.sock";
 }
 
+/**
+ * Idle connections to the Engine kept for reuse. docker-modem opened and closed one per call, and connecting and
+ * closing was most of the CPU of the kubelet's idle polling; the bound keeps a burst (100 log followers, a stats
+ * collection) from holding its sockets afterwards, as Go's http.Transport bounds its idle connections per host.
+ */
+export const KEPT_ENGINE_CONNECTIONS = 8;
+
+const keptAlive = <T extends HttpAgent>(AgentClass: new (options: object) => T) =>
+  new AgentClass({ keepAlive: true, maxFreeSockets: KEPT_ENGINE_CONNECTIONS });
+
 /** docker-modem takes an `agent`, which @types/dockerode leaves out. */
 function connectionOptions(endpoint: string): Docker.DockerOptions & { agent: HttpAgent } {
-  // Connections are kept and reused: docker-modem opens one per call otherwise, and connecting and closing was most
-  // of the CPU of the kubelet's idle polling (stats, inspects, listings).
   if (endpoint.startsWith("unix://"))
-    return { socketPath: endpoint.slice("unix://".length), agent: new HttpAgent({ keepAlive: true }) };
-  if (endpoint.startsWith("/")) return { socketPath: endpoint, agent: new HttpAgent({ keepAlive: true }) };
+    return { socketPath: endpoint.slice("unix://".length), agent: keptAlive(HttpAgent) };
+  if (endpoint.startsWith("/")) return { socketPath: endpoint, agent: keptAlive(HttpAgent) };
   const url = new URL(endpoint.replace(/^tcp:\/\//, "http://"));
   const https = url.protocol === "https:";
   return {
     host: url.hostname,
     port: Number(url.port || (https ? 2376 : 2375)),
     protocol: https ? "https" : "http",
-    agent: https ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true }),
+    agent: https ? keptAlive(HttpsAgent) : keptAlive(HttpAgent),
   };
 }
 
