@@ -42,21 +42,20 @@ export function resolveDockerEndpoint(flag: string, env: Record<string, string |
  */
 export const KEPT_ENGINE_CONNECTIONS = 8;
 
-const keptAlive = <T extends HttpAgent>(AgentClass: new (options: object) => T) =>
-  new AgentClass({ keepAlive: true, maxFreeSockets: KEPT_ENGINE_CONNECTIONS });
+const keptAlive = (https = false): HttpAgent =>
+  new (https ? HttpsAgent : HttpAgent)({ keepAlive: true, maxFreeSockets: KEPT_ENGINE_CONNECTIONS });
 
 /** docker-modem takes an `agent`, which @types/dockerode leaves out. */
 function connectionOptions(endpoint: string): Docker.DockerOptions & { agent: HttpAgent } {
-  if (endpoint.startsWith("unix://"))
-    return { socketPath: endpoint.slice("unix://".length), agent: keptAlive(HttpAgent) };
-  if (endpoint.startsWith("/")) return { socketPath: endpoint, agent: keptAlive(HttpAgent) };
+  if (endpoint.startsWith("unix://")) return { socketPath: endpoint.slice("unix://".length), agent: keptAlive() };
+  if (endpoint.startsWith("/")) return { socketPath: endpoint, agent: keptAlive() };
   const url = new URL(endpoint.replace(/^tcp:\/\//, "http://"));
   const https = url.protocol === "https:";
   return {
     host: url.hostname,
     port: Number(url.port || (https ? 2376 : 2375)),
     protocol: https ? "https" : "http",
-    agent: https ? keptAlive(HttpsAgent) : keptAlive(HttpAgent),
+    agent: keptAlive(https),
   };
 }
 

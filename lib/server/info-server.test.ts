@@ -248,7 +248,7 @@ describe("info server", () => {
     }
   });
 
-  test("a followed log with nothing written yet answers 200 at once and streams what comes later", async () => {
+  test("a followed log with nothing written yet answers 200 without waiting for a line, and streams what comes later", async () => {
     const response = await s.app.request("/containerLogs/default/web/app?follow=true&tailLines=0");
     expect(response.status).toBe(200);
     const reader = response.body!.getReader();
