@@ -37,7 +37,7 @@ import { createProbeManager } from "./node/probes.ts";
 import { createPrometheusMetrics } from "./server/prometheus.ts";
 import { formatRunOnceReport, runPodsOnce } from "./sync/runonce.ts";
 import { createFileSource } from "./sources/file.ts";
-import type { PodSource, SourceSnapshot, StopSource } from "./sources/source.ts";
+import { requireReady, type PodSource, type SourceSnapshot, type StopSource } from "./sources/source.ts";
 import { createUrlSource } from "./sources/url.ts";
 import { createPodStore } from "./sources/store.ts";
 import { createSyncLoop } from "./sync/sync-loop.ts";
@@ -191,7 +191,12 @@ async function runLocked(
       {
         name: "sources",
         ok: store.allSourcesReady(),
-        message: store.allSourcesReady() ? "ok" : "waiting for the first read of every source",
+        message: store.allSourcesReady()
+          ? "ok"
+          : store
+              .sourcesNotReady()
+              .map((s) => `${s.source}: ${s.reason}`)
+              .join("; "),
       },
     ];
     return { ok: checks.every((c) => c.ok), checks, conditions: managers.conditions() };
@@ -319,7 +324,7 @@ export async function runOnce(
     allowSensitiveHostPaths: config.allowSensitiveHostPaths,
     log: log.child("config"),
   });
-  for (const reader of readers) store.apply(reader.name, await reader.readOnce());
+  for (const reader of readers) store.apply(reader.name, requireReady(await reader.readOnce()));
   const rejected = store.rejected();
   for (const r of rejected) {
     out.write(
@@ -415,7 +420,7 @@ export async function planOnce(
     allowPrivileged: config.allowPrivileged,
     log: log.child("config"),
   });
-  for (const source of sources) store.apply(source.name, await readSourceOnce(source));
+  for (const source of sources) store.apply(source.name, requireReady(await readSourceOnce(source)));
   // Through the port, on whichever runtime --container_runtime names; only reads are made.
   const runtime = scopeRuntimeToNode((await openRuntime(config, log)).runtime, node.name);
   await runtime.version();

@@ -1,0 +1,104 @@
+// An operator's mistakes in the pod sources, end to end on each runtime of the matrix: a restart with
+// a mistyped -c path or with a KubeletConfiguration given as -c stops nothing (the source is not ready,
+// /healthz?verbose says why), and the pod is adopted as it runs once the path is right again;
+// runonce, plan and validate on a missing path exit 1 naming it.
+import { afterAll, expect } from "bun:test";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describeOnRuntimes, freePort, Kubelet, removeDir, runBinary, startKubelet, tempDir, test } from "./harness.ts";
+
+/** How a string appears inside a JSON log line. */
+const inJson = (text: string) => JSON.stringify(text).slice(1, -1);
+
+describeOnRuntimes("an operator's mistaken source path", (services, rt) => {
+  const rootDir = tempDir("operator-root");
+  const base = tempDir("operator-manifests");
+  const manifests = join(base, "manifests");
+  const name = "e2e-operator-keep";
+  const manifest = `apiVersion: v1
+kind: Pod
+metadata: { name: ${name} }
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+    - { name: app, image: ${services.busybox}, command: ["sleep", "3600"] }
+`;
+  const kubeletConfiguration =
+    "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPath: /etc/kubelet/manifests\n";
+  const flags = [...rt.flags(rootDir), "--sync_frequency", "1s", "--file_check_frequency", "1s"];
+  afterAll(async () => {
+    await rt.removePods(name);
+    removeDir(rootDir);
+    removeDir(base);
+  });
+
+  /** Runs the pod from `manifests` and returns its container's id. */
+  const runThePod = async () => {
+    mkdirSync(manifests, { recursive: true });
+    writeFileSync(join(manifests, "keep.yaml"), manifest);
+    const kubelet = await startKubelet(["run", "-c", manifests, ...flags]);
+    const pod = await kubelet.waitForPod(name, "running", (p) => p.status?.containerStatuses?.[0]?.state?.running);
+    await kubelet.stop();
+    return pod.status!.containerStatuses![0]!.containerID;
+  };
+
+  /** A kubelet whose -c is wrong: it says so, /healthz?verbose names the source, and a full sync runs. */
+  const startMistaken = async (path: string, said: string) => {
+    const kubelet = new Kubelet(["run", "-c", path, ...flags], await freePort());
+    await kubelet.waitFor("the not-ready warning", () => kubelet.output.includes(inJson(said)));
+    const verbose = await kubelet.waitFor("a sync while the source is not ready", async () => {
+      const text = await (await kubelet.api("/healthz?verbose")).text();
+      return text.includes("[+]syncloop ok") ? text : undefined;
+    });
+    expect(verbose).toContain(`[-]sources failed: file: `);
+    expect(verbose).toContain(said);
+    return kubelet;
+  };
+
+  const adopted = async (kubelet: Kubelet, containerID: string | undefined) => {
+    const pod = await kubelet.waitForPod(name, "running", (p) => p.status?.containerStatuses?.[0]?.state?.running);
+    expect(pod.status!.containerStatuses![0]!.containerID).toBe(containerID);
+    expect(pod.status!.containerStatuses![0]!.restartCount).toBe(0);
+    await kubelet.stop();
+  };
+
+  test("a running pod survives a restart with a mistyped -c path, and is adopted once the path appears", async () => {
+    const containerID = await runThePod();
+    const typo = join(base, "manifets");
+    const kubelet = await startMistaken(typo, `manifest path "${typo}" does not exist`);
+    expect(kubelet.output).toContain("check -c/--config for a typo");
+    renameSync(manifests, typo);
+    await adopted(kubelet, containerID);
+    renameSync(typo, manifests);
+  }, 120_000);
+
+  test("a running pod survives a restart with a KubeletConfiguration given as -c, and the log says --config_file", async () => {
+    const containerID = await runThePod();
+    const configFile = join(base, "kubelet-config.yaml");
+    writeFileSync(configFile, kubeletConfiguration);
+    const kubelet = await startMistaken(configFile, `"${configFile}" is a KubeletConfiguration, not a pod manifest`);
+    expect(kubelet.output).toContain("pass it with --config_file");
+    writeFileSync(configFile, manifest);
+    await adopted(kubelet, containerID);
+  }, 120_000);
+
+  test("runonce, plan and validate on a missing path exit 1 naming it", () => {
+    const missing = join(base, "nope");
+    const runonce = runBinary(["runonce", "-c", missing, ...rt.flags(rootDir)]);
+    expect({ code: runonce.code, stderr: runonce.stderr }).toEqual({
+      code: 1,
+      stderr: expect.stringContaining(`manifest path "${missing}" does not exist`),
+    });
+    expect(runonce.stdout).not.toContain("pods running or completed");
+    const plan = runBinary(["plan", "-c", missing, ...rt.flags(rootDir)]);
+    expect({ code: plan.code, stderr: plan.stderr }).toEqual({
+      code: 1,
+      stderr: expect.stringContaining(`manifest path "${missing}" does not exist`),
+    });
+    const validate = runBinary(["validate", missing]);
+    expect({ code: validate.code, stdout: validate.stdout }).toEqual({
+      code: 1,
+      stdout: expect.stringContaining(`FAIL ${missing}: cannot read: no such file or directory`),
+    });
+  });
+});
