@@ -47,7 +47,7 @@ const STDIN_PATH = "/dev/stdin";
 const BOOLEAN_FLAGS = new Set(
   FLAGS.filter((f) => f.type === "bool")
     .map((f) => f.flag.replace(/_/g, "-"))
-    .concat(["show-origin", "commented", "help", "version", "watch"]),
+    .concat(["show-origin", "commented", "help", "version", "watch", "strict"]),
 );
 
 /**
@@ -133,6 +133,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       "--allow-sensitive-host-paths",
       "Accept hostPath volumes at /, /etc, /proc, the Docker socket… (still a warning)",
     )
+    .option("--strict", "Unknown fields are errors (--strict=false: warnings, as run decodes)", { default: true })
     .option("--max-manifest-bytes <bytes>", "Largest manifest document accepted", { default: "10485760" })
     .option("-o, --output <format>", "text or json", { default: "text" });
   validate.action((paths: string[], options) => {
@@ -144,6 +145,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       {
         allowPrivileged: options.allowPrivileged === true || options.allowPrivileged === "true",
         allowSensitiveHostPaths: options.allowSensitiveHostPaths === true || options.allowSensitiveHostPaths === "true",
+        strict: options.strict !== false && options.strict !== "false",
         maxBytes: byteCount(options.maxManifestBytes, validate),
         format,
         out: io.stdout,
