@@ -18,6 +18,7 @@ import {
 import type { KubeletConfig } from "../config/config-types.ts";
 import { createLogger } from "../log.ts";
 import { runtimeName } from "../platform/runtime.ts";
+import { closestName } from "../spelling.ts";
 import type { FleetSection } from "./fleet.ts";
 import { validateCommand } from "./validate.ts";
 import { PLAN_EXIT, planCommand } from "./plan.ts";
@@ -223,10 +224,10 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   } catch (error) {
     const err = error as Error & { code?: string; name?: string };
     if (error instanceof UsageError || err.name === "CACError") {
-      io.stderr.write(
-        `kubelet: ${err.message.replace(/`--([a-z-]+)`/g, (_, f: string) => `--${f.replace(/-/g, "_")}`)}\n`,
-      );
       const command = (error as UsageError).command ?? cli.matchedCommand;
+      io.stderr.write(
+        `kubelet: ${unknownFlag(err.message, argv, command) ?? err.message.replace(/`--([a-z-]+)`/g, (_, f: string) => `--${f.replace(/-/g, "_")}`)}\n`,
+      );
       io.stderr.write(
         `Usage: kubelet ${command ? command.rawName : "<command>"} [flags]; see 'kubelet ${command ? command.name + " " : ""}--help'\n`,
       );
@@ -236,6 +237,28 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     io.stderr.write(`kubelet: ${err.message}\n`);
     return 1;
   }
+}
+
+/**
+ * cac's "Unknown option `--syncFrequncy`" in the spelling the user typed, with the closest flag of the command in
+ * that spelling: `unknown flag --sync-frequncy: did you mean --sync-frequency?`. Undefined for other errors.
+ */
+export function unknownFlag(message: string, argv: string[], command: Command | undefined): string | undefined {
+  const match = /^Unknown option `-{1,2}([^`]+)`/.exec(message);
+  if (!match) return undefined;
+  const camel = (flag: string) => flag.replace(/[-_]+([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+  const typed =
+    argv
+      .map((arg) => /^(-{1,2})([^=]+)/.exec(arg))
+      // cac reads --no-x as the negation of --x, and names x.
+      .find((m) => m && [m[2]!, m[2]!.replace(/^no[-_]/, "")].some((flag) => camel(flag) === match[1]))
+      ?.slice(1, 3)
+      .join("") ?? `--${match[1]}`;
+  const underscores = typed.includes("_");
+  const known = (command?.options ?? []).flatMap((o) => o.rawName.match(/--[a-z0-9-]+/g) ?? []);
+  const guess = closestName(typed.replace(/_/g, "-"), known);
+  const spelled = guess && (underscores ? `--${guess.slice(2).replace(/-/g, "_")}` : guess);
+  return `unknown flag ${typed}${spelled ? `: did you mean ${spelled}?` : ""}`;
 }
 
 function outputFormat(value: unknown, allowed: string[], command: Command): string {
