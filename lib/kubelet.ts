@@ -37,6 +37,7 @@ import { createProbeManager } from "./node/probes.ts";
 import { createPrometheusMetrics } from "./server/prometheus.ts";
 import { formatRunOnceReport, runPodsOnce } from "./sync/runonce.ts";
 import { createFileSource } from "./sources/file.ts";
+import { bound, checkListeners, configuredListeners } from "./server/listeners.ts";
 import { requireReady, type PodSource, type SourceSnapshot, type StopSource } from "./sources/source.ts";
 import { createUrlSource } from "./sources/url.ts";
 import { createPodStore } from "./sources/store.ts";
@@ -80,6 +81,7 @@ export async function runKubelet(config: KubeletConfig, options: RunOptions): Pr
     stop.abort();
   });
   try {
+    await checkListeners(configuredListeners(config));
     await runLocked(config, { log, signal: stop.signal, resolved: options.resolved });
   } finally {
     options.signal.removeEventListener("abort", onAbort);
@@ -202,6 +204,7 @@ async function runLocked(
     return { ok: checks.every((c) => c.ok), checks, conditions: managers.conditions() };
   };
   const servers: RunningServer[] = [];
+  const listener = (flag: string) => configuredListeners(config).find((l) => l.flag === flag)!;
   const idleTimeoutSeconds = config.httpIdleTimeout / 1000;
   const fleet = await createFleetMode(config, node, {
     runtime,
@@ -235,39 +238,43 @@ async function runLocked(
         log: log.child("server"),
         heapObjectCounts,
       };
-      const main = await serve(createInfoServer(deps), {
-        hostname: config.address,
-        port: config.port,
-        tls: auth.tls,
-        idleTimeoutSeconds,
-      });
+      const main = await bound(
+        listener("--port"),
+        serve(createInfoServer(deps), {
+          hostname: config.address,
+          port: config.port,
+          tls: auth.tls,
+          idleTimeoutSeconds,
+        }),
+      );
       servers.push(main);
       log.info(`info server listening on ${config.address}:${main.port}${auth.tls ? " (TLS)" : ""}`);
       if (config.readOnlyPort > 0) {
         servers.push(
-          await serve(createInfoServer({ ...deps, readOnly: true }), {
-            hostname: config.address,
-            port: config.readOnlyPort,
-            idleTimeoutSeconds,
-          }),
+          await bound(
+            listener("--read_only_port"),
+            serve(createInfoServer({ ...deps, readOnly: true }), {
+              hostname: config.address,
+              port: config.readOnlyPort,
+              idleTimeoutSeconds,
+            }),
+          ),
         );
         log.info(`read-only server listening on ${config.address}:${config.readOnlyPort}`);
       }
     }
     if (config.healthzPort > 0) {
-      // Like the kubelet, a health listener that cannot bind is reported, never fatal.
-      await serve(createHealthzServer(health), {
-        hostname: config.healthzBindAddress,
-        port: config.healthzPort,
-        idleTimeoutSeconds,
-      }).then(
-        (server) => {
-          servers.push(server);
-          log.info(`healthz listening on ${config.healthzBindAddress}:${server.port}`);
-        },
-        (error: Error) =>
-          log.error(`cannot serve healthz on ${config.healthzBindAddress}:${config.healthzPort}: ${error.message}`),
+      // A health listener that cannot bind stops the kubelet: a supervisor probing it would restart it anyway.
+      const server = await bound(
+        listener("--healthz_port"),
+        serve(createHealthzServer(health), {
+          hostname: config.healthzBindAddress,
+          port: config.healthzPort,
+          idleTimeoutSeconds,
+        }),
       );
+      servers.push(server);
+      log.info(`healthz listening on ${config.healthzBindAddress}:${server.port}`);
     }
     log.info("kubelet started", { node: node.name, sources: sources.map((s) => s.name) });
     await Promise.all([
