@@ -29,6 +29,7 @@ import {
   type ContainerCreateBody,
   type DockerShimOptions,
 } from "./docker-shim.ts";
+import { unreachableFix } from "./unreachable.ts";
 
 /** --docker_endpoint, else $DOCKER_HOST, else the default socket. */
 export function resolveDockerEndpoint(flag: string, env: Record<string, string | undefined>): string {
@@ -74,9 +75,12 @@ function mapError(error: unknown, action: string): KubeletError {
     !e.statusCode &&
     ((e.code && unreachable.test(e.code)) || /socket|connect|ECONNREFUSED|ENOENT|No such file/i.test(message))
   ) {
-    return new KubeletError("RuntimeUnavailable", `cannot ${action}: the Docker Engine is unreachable: ${message}`, {
-      cause: error,
-    });
+    const fix = unreachableFix(`${e.code ?? ""} ${message}`, { flag: "--docker_endpoint", service: "docker" });
+    return new KubeletError(
+      "RuntimeUnavailable",
+      `cannot ${action}: the Docker Engine is unreachable: ${message}${fix ? `: ${fix}` : ""}`,
+      { cause: error },
+    );
   }
   return new KubeletError("RuntimeError", `cannot ${action}: ${message}`, { cause: error });
 }
