@@ -37,13 +37,14 @@ import { createProbeManager } from "./node/probes.ts";
 import { createPrometheusMetrics } from "./server/prometheus.ts";
 import { formatRunOnceReport, runPodsOnce } from "./sync/runonce.ts";
 import { createFileSource } from "./sources/file.ts";
+import { createRuntimeOutage } from "./node/runtime-outage.ts";
 import { bound, checkListeners, configuredListeners } from "./server/listeners.ts";
 import { requireReady, type PodSource, type SourceSnapshot, type StopSource } from "./sources/source.ts";
 import { createUrlSource } from "./sources/url.ts";
 import { createPodStore } from "./sources/store.ts";
 import { createSyncLoop } from "./sync/sync-loop.ts";
 import type { AdmissionPolicy } from "./sync/admission.ts";
-import { formatIssue, KubeletError, type RejectedPod, type SourceName } from "./api/types.ts";
+import { formatIssue, KubeletError, podKey, type RejectedPod, type SourceName } from "./api/types.ts";
 import { LABEL } from "./container/runtime.ts";
 import { noneObserved, type Observed } from "./sync/pod-plan.ts";
 import { planNode, type NodePlan } from "./sync/node-plan.ts";
@@ -106,13 +107,20 @@ function logSettings(config: KubeletConfig, resolved: NonNullable<RunOptions["re
 
 async function runLocked(
   config: KubeletConfig,
-  { log, signal, resolved }: Pick<RunOptions, "log" | "signal" | "resolved">,
+  { log: rootLog, signal, resolved }: Pick<RunOptions, "log" | "signal" | "resolved">,
 ): Promise<void> {
+  // A runtime that does not answer is one line every 30 s, not a warning from every part that called it.
+  const outage = createRuntimeOutage({ log: rootLog, clock: systemClock });
+  const log = outage.log;
   const node = nodeIdentity(config);
   const metrics = createPrometheusMetrics({ log: log.child("metrics") });
   const events = createEventRecorder({ log: log.child("events") });
   const opened = await openRuntime(config, log);
-  const runtime = instrumentRuntime(scopeRuntimeToNode(opened.runtime, node.name), metrics, config.containerRuntime);
+  const runtime = instrumentRuntime(
+    scopeRuntimeToNode(outage.watch(opened.runtime), node.name),
+    metrics,
+    config.containerRuntime,
+  );
   const sources = await createSources(config, node.name, log, metrics);
   if (sources.length === 0 && !(config.enableServer && config.enableDebuggingHandlers)) {
     throw new KubeletError(
@@ -148,6 +156,7 @@ async function runLocked(
     log: log.child("config"),
     metrics,
   });
+  outage.waitingPods(() => store.mergedState().map(podKey));
   const syncLoop = createSyncLoop(
     {
       hostname: node.name,
