@@ -348,7 +348,7 @@ export async function runOnce(
     );
     for (const issue of r.issues.filter((i) => i.severity === "error")) out.write(`  ${formatIssue(issue)}\n`);
   }
-  const events = createEventRecorder({ log: log.child("events") });
+  const events = createEventRecorder({ log: log.child("events"), normalLevel: "debug" });
   const opened = await openRuntime(config, log);
   const { description } = opened;
   const runtime = scopeRuntimeToNode(opened.runtime, node.name);

@@ -218,7 +218,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
       const message = await runHook(spec.lifecycle.preStop, c, pod, graceSeconds * 1000).catch((e: Error) => e.message);
       if (message) events.record(pod, "Warning", "FailedPreStopHook", `PreStopHook failed: ${message}`, field);
     }
-    if (pod) events.record(pod, "Normal", "Killing", kill.message, field);
+    if (pod) events.record(pod, "Normal", "Killing", kill.message, field, `grace period ${graceSeconds}s`);
     const remaining = Math.max(0, graceSeconds - (clock.now() - started) / 1000);
     deps.probes?.removeContainer(c.id);
     await runtime.stopContainer(c.id, remaining);

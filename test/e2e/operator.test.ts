@@ -1,16 +1,26 @@
 // An operator's mistakes in the pod sources, end to end on each runtime of the matrix: a restart with
 // a mistyped -c path or with a KubeletConfiguration given as -c stops nothing (the source is not ready,
 // /healthz?verbose says why), and the pod is adopted as it runs once the path is right again;
-// runonce, plan and validate on a missing path exit 1 naming it.
+// runonce, plan and validate on a missing path exit 1 naming it; and run logs each step of a pod at the default level.
 import { afterAll, expect } from "bun:test";
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describeOnRuntimes, freePort, Kubelet, removeDir, runBinary, startKubelet, tempDir, test } from "./harness.ts";
+import {
+  describeOnRuntimes,
+  docker,
+  freePort,
+  Kubelet,
+  removeDir,
+  runBinary,
+  startKubelet,
+  tempDir,
+  test,
+} from "./harness.ts";
 
 /** How a string appears inside a JSON log line. */
 const inJson = (text: string) => JSON.stringify(text).slice(1, -1);
 
-describeOnRuntimes("an operator's mistaken source path", (services, rt) => {
+describeOnRuntimes("an operator's first hour", (services, rt) => {
   const rootDir = tempDir("operator-root");
   const base = tempDir("operator-manifests");
   const manifests = join(base, "manifests");
@@ -80,6 +90,56 @@ spec:
     expect(kubelet.output).toContain("pass it with --config_file");
     writeFileSync(configFile, manifest);
     await adopted(kubelet, containerID);
+  }, 120_000);
+
+  test("run logs each step of a new pod at the default level: pulling, pulled, created, started, then killing with its grace period", async () => {
+    const image = `${services.registry}/operator/app${Date.now()}:1`;
+    docker(services, "tag", services.busybox, image);
+    docker(services, "push", image);
+    docker(services, "rmi", image);
+    const dir = join(base, "steps");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, "steps.yaml"),
+      `apiVersion: v1
+kind: Pod
+metadata: { name: e2e-operator-steps }
+spec:
+  terminationGracePeriodSeconds: 2
+  containers:
+    - { name: app, image: "${image}", command: ["sleep", "3600"] }
+`,
+    );
+    const kubelet = await startKubelet(["run", "-c", dir, ...flags]);
+    try {
+      await kubelet.waitForPod(
+        "e2e-operator-steps",
+        "running",
+        (p) => p.status?.containerStatuses?.[0]?.state?.running,
+      );
+      const steps = () =>
+        kubelet.output
+          .split("\n")
+          .filter((l) => l.startsWith("{"))
+          .map((l) => JSON.parse(l) as { level: string; msg: string; pod?: string })
+          .filter((l) => l.pod === "default/e2e-operator-steps" && l.level === "info")
+          .map((l) => l.msg.replace(/ in [\d.]+s/, " in Ns"));
+      await kubelet.waitFor("the Started line", () => steps().some((s) => s.includes("Started container app")));
+      expect(steps()).toEqual([
+        `default/e2e-operator-steps: Pulling image "${image}"`,
+        `default/e2e-operator-steps: Successfully pulled image "${image}" in Ns`,
+        "default/e2e-operator-steps: Created container app",
+        "default/e2e-operator-steps: Started container app",
+      ]);
+      rmSync(join(dir, "steps.yaml"));
+      await kubelet.waitFor("the Killing line", () =>
+        steps().some((s) => s.startsWith("default/e2e-operator-steps: Stopping")),
+      );
+      expect(steps().at(-1)).toBe("default/e2e-operator-steps: Stopping container app (grace period 2s)");
+    } finally {
+      await kubelet.stop();
+      await rt.removePods("e2e-operator-steps");
+    }
   }, 120_000);
 
   test("runonce, plan and validate on a missing path exit 1 naming it", () => {
