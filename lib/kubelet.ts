@@ -36,6 +36,7 @@ import type { RunningServer } from "./platform/types.ts";
 import { createProbeManager } from "./node/probes.ts";
 import { createPrometheusMetrics } from "./server/prometheus.ts";
 import { formatRunOnceReport, runPodsOnce } from "./sync/runonce.ts";
+import { createRunOnceProgress } from "./sync/runonce-progress.ts";
 import { createFileSource } from "./sources/file.ts";
 import { createRuntimeOutage } from "./node/runtime-outage.ts";
 import { bound, checkListeners, configuredListeners } from "./server/listeners.ts";
@@ -353,13 +354,14 @@ export async function runOnce(
   const { description } = opened;
   const runtime = scopeRuntimeToNode(opened.runtime, node.name);
   const placement = await podPlacement(config, { events, log, runtime, explicit: explicitIn(resolved) });
+  const progress = createRunOnceProgress({ out, tty });
   const report = await runPodsOnce(
     store.mergedState(),
     {
       ...placement.deps,
       runtime,
       images: createImageManager(
-        { ...pullOptions(config), configs: store.configs, log: log.child("images"), events },
+        { ...pullOptions(config), configs: store.configs, log: log.child("images"), events, pulls: progress },
         runtime,
       ),
       volumes: createVolumeManager({ rootDir: config.rootDir, configs: store.configs, log: log.child("volumes") }),
@@ -378,7 +380,7 @@ export async function runOnce(
         ...placement.options,
       },
     },
-    { timeoutMs: config.runonceTimeout, signal, tty, out },
+    { timeoutMs: config.runonceTimeout, signal, progress },
   );
   const version = await runtime.version().catch(() => undefined);
   out.write(

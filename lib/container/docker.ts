@@ -17,6 +17,7 @@ import {
   type LogOptions,
   type PodSandboxDetails,
   type PodSandboxSummary,
+  type PullProgress,
   type RegistryAuth,
   type Runtime,
   type RuntimeEvent,
@@ -551,7 +552,12 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       ]);
       return { mountpoint: info.DockerRootDir, usedBytes: df.LayersSize ?? 0 };
     },
-    async pullImage(ref: string, auth?: RegistryAuth, signal?: AbortSignal, onProgress?: (progress: string) => void) {
+    async pullImage(
+      ref: string,
+      auth?: RegistryAuth,
+      signal?: AbortSignal,
+      onProgress?: (progress: string, detail?: PullProgress) => void,
+    ) {
       const action = `pull image ${ref}`;
       let failure: string | undefined;
       try {

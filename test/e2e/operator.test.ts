@@ -3,6 +3,8 @@
 // /healthz?verbose says why), and the pod is adopted as it runs once the path is right again;
 // runonce, plan and validate on a missing path exit 1 naming it; and run logs each step of a pod at the default level.
 import { afterAll, expect } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
@@ -16,6 +18,10 @@ import {
   tempDir,
   test,
 } from "./harness.ts";
+import { KUBELET_BINARY } from "../../lib/testing/services.ts";
+
+/** `text` matched literally inside a RegExp. */
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** How a string appears inside a JSON log line. */
 const inJson = (text: string) => JSON.stringify(text).slice(1, -1);
@@ -139,6 +145,48 @@ spec:
     } finally {
       await kubelet.stop();
       await rt.removePods("e2e-operator-steps");
+    }
+  }, 120_000);
+
+  test("runonce on a terminal (under script) shows each image's pull in place, with bytes and percent where the runtime tells them", async () => {
+    const image = `${services.registry}/operator/big${Date.now()}:1`;
+    const context = join(base, "big-image");
+    mkdirSync(context, { recursive: true });
+    writeFileSync(join(context, "blob"), randomBytes(8_000_000));
+    writeFileSync(join(context, "Dockerfile"), `FROM ${services.busybox}\nCOPY blob /blob\n`);
+    docker(services, "build", "-q", "-t", image, context);
+    docker(services, "push", image);
+    docker(services, "rmi", image);
+    const dir = join(base, "big-pod");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, "big.yaml"),
+      `apiVersion: v1
+kind: Pod
+metadata: { name: e2e-operator-big }
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+    - { name: app, image: "${image}", command: ["sleep", "3600"] }
+`,
+    );
+    try {
+      const command = [KUBELET_BINARY, "runonce", "-c", dir, ...rt.flags(rootDir)].join(" ");
+      const result = spawnSync("script", ["-qec", `${command} 2>/dev/null`, "/dev/null"], {
+        encoding: "utf8",
+        timeout: 120_000,
+      });
+      const shown = result.stdout.replace(/\r/g, "");
+      expect(shown).toContain(`\x1b[2Kpulling ${image}\n`);
+      if (rt.kind === "docker")
+        expect(shown).toMatch(
+          new RegExp(`\x1b\\[1F\x1b\\[2Kpulling ${escape(image)}  [\\d.]+ [kMG]?B of 8\\.0 MB \\(\\d+%\\)`),
+        );
+      expect(shown).toMatch(new RegExp(`\x1b\\[2Kpulled ${escape(image)} \\([\\d.]+ MB\\) in [\\d.]+s\n`));
+      expect(shown).toContain("\x1b[2K1/1 pods settled\n");
+      expect(shown).toContain("1 pods running or completed");
+    } finally {
+      await rt.removePods("e2e-operator-big");
     }
   }, 120_000);
 
