@@ -242,6 +242,16 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       limits(),
     );
 
+  // The Engine runs one disk usage count at a time and answers a second one "a disk usage operation is
+  // already running": callers at once (image GC, the node's stats) share the count in flight.
+  let counting: Promise<{ LayersSize?: number }> | undefined;
+  const diskUsage = () =>
+    (counting ??= call(
+      "read the Docker Engine's disk usage",
+      (abortSignal) => invoke<{ LayersSize?: number }>(docker, "df", { abortSignal }),
+      limits(),
+    ).finally(() => (counting = undefined)));
+
   const stop = async (id: string, graceSeconds: number, what: string) => {
     const t = Math.max(0, Math.round(graceSeconds));
     await call(
@@ -542,14 +552,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     async imageFsInfo() {
       // The dockershim's answer: the data root is the image filesystem; the images' bytes are what
       // `docker system df` counts (shared layers once). The Engine keeps no inode count of its own.
-      const [info, df] = await Promise.all([
-        dockerInfo(),
-        call(
-          "read the Docker Engine's disk usage",
-          (abortSignal) => invoke<{ LayersSize?: number }>(docker, "df", { abortSignal }),
-          limits(),
-        ),
-      ]);
+      const [info, df] = await Promise.all([dockerInfo(), diskUsage()]);
       return { mountpoint: info.DockerRootDir, usedBytes: df.LayersSize ?? 0 };
     },
     async pullImage(
