@@ -250,7 +250,7 @@ describe("Docker runtime without a daemon", () => {
     const endpoint = await listen(server as unknown as Server, "df.sock");
     const runtime = createDockerRuntime({ endpoint });
     const answers = await Promise.all([runtime.imageFsInfo(), runtime.imageFsInfo(), runtime.imageFsInfo()]);
-    expect(answers).toEqual(Array(3).fill({ mountpoint: "/var/lib/docker", usedBytes: 42 }));
+    expect(new Set(answers.map((a) => `${a.mountpoint} ${a.usedBytes}`))).toEqual(new Set(["/var/lib/docker 42"]));
     expect(counts).toBe(1);
     await runtime.imageFsInfo();
     expect(counts).toBe(2);
