@@ -31,14 +31,28 @@ describeOnRuntimes("an operator's first hour", (services, rt) => {
   const base = tempDir("operator-manifests");
   const manifests = join(base, "manifests");
   const name = "e2e-operator-keep";
-  const manifest = `apiVersion: v1
+  /** A pod that sleeps in `image`. */
+  const sleeper = (pod: string, image: string, grace = 1) => `apiVersion: v1
 kind: Pod
-metadata: { name: ${name} }
+metadata: { name: ${pod} }
 spec:
-  terminationGracePeriodSeconds: 1
+  terminationGracePeriodSeconds: ${grace}
   containers:
-    - { name: app, image: ${services.busybox}, command: ["sleep", "3600"] }
+    - { name: app, image: "${image}", command: ["sleep", "3600"] }
 `;
+  const manifest = sleeper(name, services.busybox);
+  /** A fresh directory under `base` holding `pod`'s manifest. */
+  const podDir = (pod: string, image: string, grace?: number) => {
+    const dir = join(base, pod);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `${pod}.yaml`), sleeper(pod, image, grace));
+    return dir;
+  };
+  /** Pushes `image` to the loopback registry and drops dockerd's copy, so a kubelet must pull it. */
+  const publish = (image: string) => {
+    docker(services, "push", image);
+    docker(services, "rmi", image);
+  };
   const kubeletConfiguration =
     "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPath: /etc/kubelet/manifests\n";
   const flags = [...rt.flags(rootDir), "--sync_frequency", "1s", "--file_check_frequency", "1s"];
@@ -101,21 +115,8 @@ spec:
   test("run logs each step of a new pod at the default level: pulling, pulled, created, started, then killing with its grace period", async () => {
     const image = `${services.registry}/operator/app${Date.now()}:1`;
     docker(services, "tag", services.busybox, image);
-    docker(services, "push", image);
-    docker(services, "rmi", image);
-    const dir = join(base, "steps");
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(
-      join(dir, "steps.yaml"),
-      `apiVersion: v1
-kind: Pod
-metadata: { name: e2e-operator-steps }
-spec:
-  terminationGracePeriodSeconds: 2
-  containers:
-    - { name: app, image: "${image}", command: ["sleep", "3600"] }
-`,
-    );
+    publish(image);
+    const dir = podDir("e2e-operator-steps", image, 2);
     const kubelet = await startKubelet(["run", "-c", dir, ...flags]);
     try {
       await kubelet.waitForPod(
@@ -137,7 +138,7 @@ spec:
         "default/e2e-operator-steps: Created container app",
         "default/e2e-operator-steps: Started container app",
       ]);
-      rmSync(join(dir, "steps.yaml"));
+      rmSync(join(dir, "e2e-operator-steps.yaml"));
       await kubelet.waitFor("the Killing line", () =>
         steps().some((s) => s.startsWith("default/e2e-operator-steps: Stopping")),
       );
@@ -155,21 +156,8 @@ spec:
     writeFileSync(join(context, "blob"), randomBytes(8_000_000));
     writeFileSync(join(context, "Dockerfile"), `FROM ${services.busybox}\nCOPY blob /blob\n`);
     docker(services, "build", "-q", "-t", image, context);
-    docker(services, "push", image);
-    docker(services, "rmi", image);
-    const dir = join(base, "big-pod");
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(
-      join(dir, "big.yaml"),
-      `apiVersion: v1
-kind: Pod
-metadata: { name: e2e-operator-big }
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-    - { name: app, image: "${image}", command: ["sleep", "3600"] }
-`,
-    );
+    publish(image);
+    const dir = podDir("e2e-operator-big", image);
     try {
       const command = [KUBELET_BINARY, "runonce", "-c", dir, ...rt.flags(rootDir)].join(" ");
       const result = spawnSync("script", ["-qec", `${command} 2>/dev/null`, "/dev/null"], {
