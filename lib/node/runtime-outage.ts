@@ -28,17 +28,20 @@ export function createRuntimeOutage(options: RuntimeOutageOptions): RuntimeOutag
   const { clock } = options;
   const everyMs = options.everyMs ?? 30_000;
   let pods: () => string[] = () => [];
-  let outage: { since: number; saidAt: number; causes: Set<string> } | undefined;
+  let outage: { since: number; said: boolean; causes: Set<string> } | undefined;
+  // Kept across outages, so a runtime that comes and goes is said at most once per period too.
+  let saidAt = -Infinity;
 
   const failed = (error: unknown) => {
     if ((error as { code?: string }).code !== "RuntimeUnavailable") return;
     // "cannot list containers: the Docker Engine is unreachable: …": the cause is the same whatever the call.
     const cause = (error as Error).message.replace(/^cannot [^:]+: /, "");
     const now = clock.now();
-    outage ??= { since: now, saidAt: -Infinity, causes: new Set() };
+    outage ??= { since: now, said: false, causes: new Set() };
     outage.causes.add(cause);
-    if (now - outage.saidAt < everyMs) return;
-    outage.saidAt = now;
+    if (now - saidAt < everyMs) return;
+    saidAt = now;
+    outage.said = true;
     const waiting = pods();
     const named = waiting.slice(0, NAMED_PODS).join(", ");
     const more = waiting.length > NAMED_PODS ? ` and ${waiting.length - NAMED_PODS} more` : "";
@@ -48,9 +51,10 @@ export function createRuntimeOutage(options: RuntimeOutageOptions): RuntimeOutag
   };
   const answered = () => {
     if (!outage) return;
-    options.log.info(
-      `container runtime answers again after ${Math.round((clock.now() - outage.since) / 1000)}s: pods sync now`,
-    );
+    if (outage.said)
+      options.log.info(
+        `container runtime answers again after ${Math.round((clock.now() - outage.since) / 1000)}s: pods sync now`,
+      );
     outage = undefined;
   };
 
