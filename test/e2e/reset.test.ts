@@ -1,0 +1,130 @@
+// `kubelet reset` end to end on each runtime of the matrix: pods started by `runonce` (one with a
+// memory-backed emptyDir, a tmpfs mount under root_dir) are removed with their sandboxes, pod
+// directories and log directories; `--dry-run` removes nothing; another node's pods on the same
+// runtime stay; a held lock file refuses the reset.
+import { afterAll, expect } from "bun:test";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describeOnRuntimes, removeDir, runBinary, tempDir, test } from "./harness.ts";
+
+const PODS = ["e2e-reset-a", "e2e-reset-b"];
+
+describeOnRuntimes("kubelet reset", (services, rt) => {
+  const rootDir = tempDir("reset");
+  const otherRoot = tempDir("reset-other");
+  const manifests = tempDir("reset-pods");
+  const otherManifests = tempDir("reset-other-pods");
+  const node = ["--hostname_override", "e2e-reset-node", ...rt.flags(rootDir)];
+  const pod = (name: string, extra = "") => `apiVersion: v1
+kind: Pod
+metadata: { name: ${name} }
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: app
+      image: ${services.busybox}
+      command: ["sleep", "600"]${extra}
+`;
+  writeFileSync(
+    join(manifests, "a.yaml"),
+    pod(
+      "e2e-reset-a",
+      `
+      volumeMounts: [{ name: scratch, mountPath: /scratch }]
+  volumes: [{ name: scratch, emptyDir: { medium: Memory } }]`,
+    ),
+  );
+  writeFileSync(join(manifests, "b.yaml"), pod("e2e-reset-b"));
+  writeFileSync(join(otherManifests, "other.yaml"), pod("e2e-reset-other"));
+  const mountsUnder = (dir: string) =>
+    readFileSync("/proc/self/mounts", "utf8")
+      .split("\n")
+      .filter((line) => (line.split(" ")[1] ?? "").startsWith(`${dir}/`));
+  const runonce = () => {
+    const result = runBinary(["runonce", "-c", manifests, ...node, "--runonce_timeout", "90s"]);
+    expect(result.stdout).toContain("2 pods running or completed");
+    expect(result.code).toBe(0);
+  };
+
+  afterAll(async () => {
+    await rt.removePods(...PODS, "e2e-reset-other");
+    for (const dir of [rootDir, otherRoot, manifests, otherManifests]) removeDir(dir);
+  });
+
+  test("after runonce, reset removes the pods' containers, sandboxes, pod directories (unmounting their volumes) and log directories, and nothing of another node", async () => {
+    const other = runBinary([
+      "runonce",
+      "-c",
+      otherManifests,
+      "--hostname_override",
+      "e2e-reset-other-node",
+      ...rt.flags(otherRoot),
+      "--runonce_timeout",
+      "90s",
+    ]);
+    expect(other.code).toBe(0);
+    runonce();
+    const uids = readdirSync(join(rootDir, "pods"));
+    expect(uids).toHaveLength(2);
+    expect(mountsUnder(rootDir).length).toBeGreaterThan(0);
+
+    const reset = runBinary(["reset", ...node]);
+    expect(reset.stderr).toBe("");
+    expect(reset.code).toBe(0);
+    for (const name of PODS) {
+      expect(reset.stdout).toContain(`removing pod sandbox default/${name} (`);
+      expect(reset.stdout).toMatch(
+        new RegExp(`^removing container k8s_app_${name}_default_\\S+ \\(pod default/${name}\\)$`, "m"),
+      );
+      expect(await rt.podContainers(name)).toEqual([]);
+      expect(await rt.podSandboxes(name)).toEqual([]);
+    }
+    expect(reset.stdout).toMatch(/^reset: removed 2 pod sandboxes, 2 containers(,| and) 2 pod directories/m);
+    expect(mountsUnder(rootDir)).toEqual([]);
+    expect(existsSync(join(rootDir, "pods"))).toBe(false);
+    expect(existsSync(join(rootDir, "kubelet.lock"))).toBe(false);
+    if (rt.kind === "remote") {
+      expect(reset.stdout).toContain("removing pod log directory");
+      expect(readdirSync(join(rootDir, "pod-logs")).filter((d) => uids.some((uid) => d.endsWith(`_${uid}`)))).toEqual(
+        [],
+      );
+    }
+    // The other node's pod, on the same runtime, is untouched.
+    expect(await rt.running("e2e-reset-other", "app")).toBeDefined();
+
+    const again = runBinary(["reset", ...node]);
+    expect(again.stdout).toMatch(/^nothing to reset: no pods of this kubelet on the .* and no state under /m);
+    expect(again.code).toBe(0);
+  });
+
+  test("reset --dry-run lists each container, sandbox and pod directory it would remove, and removes none", async () => {
+    runonce();
+    const before = (await Promise.all(PODS.map((p) => rt.podContainers(p)))).flat().map((c) => c.id);
+    const dry = runBinary(["reset", "--dry-run", ...node]);
+    expect(dry.code).toBe(0);
+    for (const name of PODS) {
+      expect(dry.stdout).toContain(`would remove pod sandbox default/${name} (`);
+      expect(dry.stdout).toMatch(new RegExp(`^would remove container k8s_app_${name}_default_`, "m"));
+    }
+    expect(dry.stdout).toMatch(/^would remove pod directory .*\/pods\//m);
+    expect(dry.stdout).toMatch(
+      /^dry run: would remove 2 pod sandboxes, 2 containers(,| and) 2 pod directories.*; nothing was changed$/m,
+    );
+    const after = (await Promise.all(PODS.map((p) => rt.podContainers(p)))).flat();
+    expect(after.map((c) => c.id).sort()).toEqual(before.sort());
+    expect(after.every((c) => c.state === "running")).toBe(true);
+    expect(readdirSync(join(rootDir, "pods"))).toHaveLength(2);
+  });
+
+  test("reset refuses while a live process holds the lock file, naming its pid, and removes nothing", async () => {
+    writeFileSync(join(rootDir, "kubelet.lock"), `${process.pid}\n`);
+    const refused = runBinary(["reset", ...node]);
+    expect(refused.stderr).toContain(
+      `kubelet: reset: a kubelet (pid ${process.pid}) holds --lock_file "${join(rootDir, "kubelet.lock")}": stop it first`,
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe("");
+    expect(await rt.running("e2e-reset-a", "app")).toBeDefined();
+    expect(readdirSync(join(rootDir, "pods"))).toHaveLength(2);
+  });
+});
