@@ -196,34 +196,29 @@ sha256() {
 # "0.1.0" from "kubelet v0.1.0 (commit abc1234, bun 1.4.5)"; empty when the binary does not run.
 binary_version() { "$1" --version 2>/dev/null | sed -n 's/^kubelet v\([^ ]*\).*/\1/p'; }
 
-default_base_url() {
-  if [ -n "$KUBELET_RELEASE_URL" ]; then
-    echo "$KUBELET_RELEASE_URL"
-  elif [ -n "$VERSION" ]; then
-    echo "$PROJECT_RELEASES/download/v$VERSION"
-  else
-    echo "$PROJECT_RELEASES/latest/download"
-  fi
-}
-
-# What to do when the release directory does not answer: name --base-url, and where the URL tried came from.
-base_url_hint() {
+# The release directory to download from (base) and what to do when it does not answer (hint): --base-url,
+# else the URL this script was published for, else the project's releases.
+choose_base_url() {
   if [ -n "$BASE_URL" ]; then
-    echo "check --base-url (KUBELET_BASE_URL): it must be the URL of a release directory (kubelet-linux-*, SHA256SUMS) that a web server serves"
+    base=$BASE_URL
+    hint="check --base-url (KUBELET_BASE_URL): it must be the URL of a release directory (kubelet-linux-*, SHA256SUMS) that a web server serves"
   elif [ -n "$KUBELET_RELEASE_URL" ]; then
-    echo "this install.sh was published for $KUBELET_RELEASE_URL; give the URL the release directory is served at with --base-url URL"
+    base=$KUBELET_RELEASE_URL
+    hint="this install.sh was published for $KUBELET_RELEASE_URL; give the URL the release directory is served at with --base-url URL"
   else
-    echo "no --base-url was given, so the project's releases were tried; give the URL of your release directory (npm run release writes it to dist/release/) with --base-url URL"
+    base=$PROJECT_RELEASES/latest/download
+    [ -z "$VERSION" ] || base=$PROJECT_RELEASES/download/v$VERSION
+    hint="no --base-url was given, so the project's releases were tried; give the URL of your release directory (npm run release writes it to dist/release/) with --base-url URL"
   fi
+  base=${base%/}
 }
 
 # Installs the release binary unless the one in place already has its checksum (sets binary_changed).
 install_binary() {
   asset=$(release_asset)
-  base=${BASE_URL:-$(default_base_url)}
-  base=${base%/}
+  choose_base_url
   tmp=$(mktemp -d)
-  download "$base/SHA256SUMS" "$tmp/SHA256SUMS" "$(base_url_hint)"
+  download "$base/SHA256SUMS" "$tmp/SHA256SUMS" "$hint"
   expected=$(awk -v f="$asset" '$2 == f || $2 == "*" f { print $1; exit }' "$tmp/SHA256SUMS")
   [ -n "$expected" ] || die "$base/SHA256SUMS lists no $asset: that release has no binary for this machine"
   installed=''

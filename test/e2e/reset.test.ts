@@ -15,25 +15,14 @@ describeOnRuntimes("kubelet reset", (services, rt) => {
   const manifests = tempDir("reset-pods");
   const otherManifests = tempDir("reset-other-pods");
   const node = ["--hostname_override", "e2e-reset-node", ...rt.flags(rootDir)];
-  const pod = (name: string, extra = "") => `apiVersion: v1
-kind: Pod
-metadata: { name: ${name} }
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-    - name: app
-      image: ${services.busybox}
-      command: ["sleep", "600"]${extra}
-`;
-  writeFileSync(
-    join(manifests, "a.yaml"),
-    pod(
-      "e2e-reset-a",
-      `
-      volumeMounts: [{ name: scratch, mountPath: /scratch }]
-  volumes: [{ name: scratch, emptyDir: { medium: Memory } }]`,
-    ),
-  );
+  /** A pod whose container sleeps, stopped within a second; `memoryVolume` adds a tmpfs-backed emptyDir. */
+  const pod = (name: string, memoryVolume = false) => {
+    const mount = memoryVolume ? ", volumeMounts: [{ name: scratch, mountPath: /scratch }]" : "";
+    const volume = memoryVolume ? ", volumes: [{ name: scratch, emptyDir: { medium: Memory } }]" : "";
+    const app = `{ name: app, image: "${services.busybox}", command: [sleep, "600"]${mount} }`;
+    return `{ apiVersion: v1, kind: Pod, metadata: { name: ${name} }, spec: { terminationGracePeriodSeconds: 1, containers: [${app}]${volume} } }\n`;
+  };
+  writeFileSync(join(manifests, "a.yaml"), pod("e2e-reset-a", true));
   writeFileSync(join(manifests, "b.yaml"), pod("e2e-reset-b"));
   writeFileSync(join(otherManifests, "other.yaml"), pod("e2e-reset-other"));
   const mountsUnder = (dir: string) =>
