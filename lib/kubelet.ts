@@ -458,8 +458,8 @@ export async function planOnce(
 }
 
 /**
- * `reset`: refuses while a kubelet holds the lock file, holds it itself meanwhile (no kubelet starts mid-way), and
- * removes this node's pods from the runtime and the kubelet's state under root_dir (node-reset.ts).
+ * `reset`: refuses while a kubelet holds the lock file, then holds it itself (no kubelet starts mid-way) while it
+ * removes this node's pods from the runtime and the kubelet's state on the host (node-reset.ts).
  */
 export async function resetOnce(
   config: KubeletConfig,
@@ -472,29 +472,23 @@ export async function resetOnce(
       "LockContention",
       `a kubelet (pid ${holder}) holds --lock_file "${lockFile}": stop it first (systemctl stop kubelet), then run reset again`,
     );
+  const { runtime, description } = await openRuntime(config, options.log);
+  await runtime.version().catch((error: Error) => {
+    throw new KubeletError("RuntimeUnavailable", `cannot reach the ${description}: ${error.message}`, { cause: error });
+  });
+  const log = options.log;
   const lock = options.dryRun ? undefined : await acquireLock({ path: lockFile, exitOnContention: false });
   try {
-    const { runtime, description } = await openRuntime(config, options.log);
-    await runtime.version().catch((error: Error) => {
-      throw new KubeletError("RuntimeUnavailable", `cannot reach the ${description}: ${error.message}`, {
-        cause: error,
-      });
-    });
+    const { rootDir, podLogsDir } = config;
     const steps = await resetNode(
-      {
-        rootDir: config.rootDir,
-        podLogsDir: config.podLogsDir,
-        lockFile,
-        dryRun: options.dryRun,
-        onStep: options.onStep,
-      },
+      { rootDir, podLogsDir, lockFile, dryRun: options.dryRun, onStep: options.onStep },
       {
         runtime: scopeRuntimeToNode(runtime, nodeIdentity(config).name),
-        volumes: createVolumeManager({
-          rootDir: config.rootDir,
-          configs: noConfigs,
-          log: options.log.child("volumes"),
-        }),
+        volumes: createVolumeManager({ rootDir, configs: noConfigs, log: log.child("volumes") }),
+        // Pod cgroups under either driver's names: the driver they were made with need not be today's.
+        cgroups: (["cgroupfs", "systemd"] as const).map((driver) =>
+          createCgroupManager({ driver, root: config.cgroupRoot, cfsQuota: false, cfsPeriodUs: 0, pidsLimit: -1, log }),
+        ),
       },
     );
     return { runtime: description, steps };

@@ -43,6 +43,7 @@ export function resetSummary(steps: ResetStep[], where: { dryRun: boolean; runti
   const parts = [
     ...count("pod sandbox", "pod sandbox", "pod sandboxes"),
     ...count("container", "container"),
+    ...count("pod cgroup", "pod cgroup"),
     ...count("pod directory", "pod directory", "pod directories"),
     ...count("pod log directory", "pod log directory", "pod log directories"),
     ...count("state", "state directory", "state directories"),

@@ -7,17 +7,41 @@ import { LABEL } from "../container/runtime.ts";
 import { testContainerConfig, testSandboxConfig } from "../testing/cri-configs.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { resetNode, type ResetStep } from "./node-reset.ts";
+import { createCgroupManager } from "./cgroups.ts";
 import { createVolumeManager } from "./volumes.ts";
+import { silentLogger } from "../log.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A node with pod `web` (running app, grace 5 s) and `job` (exited task), their pod directories and log directories. */
+/**
+ * A node with pod `web` (running app, grace 5 s) and `job` (exited task), their pod directories, log directories
+ * and cgroups (on a temporary cgroup v2 tree: `web`'s under cgroupfs names, `job`'s under systemd's).
+ */
 async function node() {
   const rootDir = mkdtempSync(join(tmpdir(), "node-reset-"));
-  dirs.push(rootDir);
+  const mountPoint = mkdtempSync(join(tmpdir(), "node-reset-cgroup-"));
+  dirs.push(rootDir, mountPoint);
+  writeFileSync(join(mountPoint, "cgroup.controllers"), "cpu memory pids");
+  const podCgroups = [
+    "kubepods/besteffort/poduid-web",
+    "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-poduid_job.slice",
+    "kubepods/besteffort/poduid-stranger",
+  ];
+  for (const path of podCgroups) mkdirSync(join(mountPoint, path), { recursive: true });
+  const cgroups = (["cgroupfs", "systemd"] as const).map((driver) =>
+    createCgroupManager({
+      driver,
+      root: "/",
+      cfsQuota: false,
+      cfsPeriodUs: 0,
+      pidsLimit: -1,
+      mountPoint,
+      log: silentLogger,
+    }),
+  );
   const podLogsDir = join(rootDir, "pod-logs");
   const runtime = new FakeRuntime();
   const pod = async (uid: string, name: string, grace: string) => {
@@ -43,7 +67,7 @@ async function node() {
   writeFileSync(join(rootDir, "operator-notes.txt"), "mine");
   const volumes = createVolumeManager({ rootDir, configs: noConfigs });
   const options = { rootDir, podLogsDir, lockFile: join(rootDir, "kubelet.lock") };
-  return { rootDir, podLogsDir, runtime, volumes, options, web, job };
+  return { rootDir, podLogsDir, mountPoint, runtime, volumes, cgroups, options, web, job };
 }
 
 const changing = ["stopContainer", "removeContainer", "stopPodSandbox", "removePodSandbox"];
@@ -74,12 +98,32 @@ describe("resetNode", () => {
       "pod sandbox",
       "container",
       "pod sandbox",
+      "pod cgroup",
+      "pod cgroup",
       "pod directory",
       "pod directory",
       "pod log directory",
       "pod log directory",
       "state",
     ]);
+  });
+
+  test("removes those pods' cgroups under either driver's names, and no other pod's", async () => {
+    const n = await node();
+    await resetNode({ ...n.options, dryRun: false }, n);
+    expect(existsSync(join(n.mountPoint, "kubepods/besteffort/poduid-web"))).toBe(false);
+    expect(
+      existsSync(join(n.mountPoint, "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-poduid_job.slice")),
+    ).toBe(false);
+    expect(existsSync(join(n.mountPoint, "kubepods/besteffort/poduid-stranger"))).toBe(true);
+  });
+
+  test("a pod cgroup that processes still use is an error naming the pod", async () => {
+    const n = await node();
+    writeFileSync(join(n.mountPoint, "kubepods/besteffort/poduid-web/cgroup.procs"), "1234\n");
+    await expect(resetNode({ ...n.options, dryRun: false }, n)).rejects.toThrow(
+      "cannot remove the cgroup of pod uid-web: processes still run in it",
+    );
   });
 
   test("removes root_dir itself once nothing else is in it", async () => {
@@ -108,6 +152,7 @@ describe("resetNode", () => {
     expect(existsSync(join(n.rootDir, "backoff", "crashloop.json"))).toBe(true);
     expect(existsSync(join(n.rootDir, "kubelet.lock"))).toBe(true);
     expect(readdirSync(n.podLogsDir)).toHaveLength(3);
+    expect(existsSync(join(n.mountPoint, "kubepods/besteffort/poduid-web"))).toBe(true);
   });
 
   test("a container whose sandbox is already gone is still removed, named with its pod", async () => {

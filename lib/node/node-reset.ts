@@ -1,16 +1,18 @@
 // `kubelet reset`: removes what the kubelet created on this node and nothing else — its pods on the
 // runtime (each running container stopped with its pod's grace period, then removed, then the pod's
-// sandbox), the pod directories under root_dir (volumes unmounted first), its state files there
-// (back-off records) and, on a CRI runtime, those pods' log directories under --pod_logs_dir.
+// sandbox), those pods' QoS cgroups, the pod directories under root_dir (volumes unmounted first), its
+// state files there (back-off records) and, on a CRI runtime, the pods' log directories under --pod_logs_dir.
 // Containers without the kubelet's labels, images, the config file and the manifests are left alone.
 import { readdir, rm, rmdir } from "node:fs/promises";
 import { join } from "node:path";
+import { KubeletError } from "../api/types.ts";
 import { LABEL, type Runtime } from "../container/runtime.ts";
+import type { CgroupManager } from "./cgroups.ts";
 import type { VolumeManager } from "./volumes.ts";
 
 /** One removal, done or (in a dry run) to be done. */
 export interface ResetStep {
-  kind: "container" | "pod sandbox" | "pod directory" | "pod log directory" | "state";
+  kind: "container" | "pod sandbox" | "pod cgroup" | "pod directory" | "pod log directory" | "state";
   /** The container or sandbox name, or the path. */
   target: string;
   /** `namespace/name` of the pod it belonged to, when known. */
@@ -32,6 +34,8 @@ export interface NodeResetDeps {
   /** The runtime as this kubelet sees it (scoped to its node). */
   runtime: Runtime;
   volumes: Pick<VolumeManager, "podDirs" | "teardown">;
+  /** Where the pods' cgroups may be (one manager per naming scheme: cgroupfs, systemd). */
+  cgroups: Array<Pick<CgroupManager, "podUsage" | "removePod">>;
 }
 
 /** What the kubelet keeps under root_dir besides pod directories and the lock. */
@@ -86,7 +90,15 @@ export async function resetNode(options: NodeResetOptions, deps: NodeResetDeps):
     });
   }
 
-  for (const uid of await deps.volumes.podDirs()) {
+  const podDirs = await deps.volumes.podDirs();
+  for (const uid of [...uids, ...podDirs.filter((u) => !uids.has(u))])
+    for (const cgroups of deps.cgroups)
+      if (await cgroups.podUsage(uid))
+        await step({ kind: "pod cgroup", target: `pod${uid}` }, async () => {
+          if (!(await cgroups.removePod(uid)))
+            throw new KubeletError("CgroupBusy", `cannot remove the cgroup of pod ${uid}: processes still run in it`);
+        });
+  for (const uid of podDirs) {
     uids.add(uid);
     await step({ kind: "pod directory", target: join(options.rootDir, "pods", uid) }, () => deps.volumes.teardown(uid));
   }

@@ -5,7 +5,7 @@
 import { afterAll, expect } from "bun:test";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describeOnRuntimes, removeDir, runBinary, tempDir, test } from "./harness.ts";
+import { commonFlags, describeOnRuntimes, removeDir, runBinary, tempDir, test, testCgroupRoot } from "./harness.ts";
 
 const PODS = ["e2e-reset-a", "e2e-reset-b"];
 
@@ -29,6 +29,13 @@ describeOnRuntimes("kubelet reset", (services, rt) => {
     readFileSync("/proc/self/mounts", "utf8")
       .split("\n")
       .filter((line) => (line.split(" ")[1] ?? "").startsWith(`${dir}/`));
+  /** The pod cgroups (`pod<uid>` under either driver's names) of this node's cgroup root, in the memory hierarchy. */
+  const podCgroups = (dir = join("/sys/fs/cgroup/memory", testCgroupRoot(rootDir))): string[] =>
+    existsSync(dir)
+      ? readdirSync(dir, { withFileTypes: true })
+          .filter((e) => e.isDirectory())
+          .flatMap((e) => (/pod[0-9a-f_-]+(\.slice)?$/.test(e.name) ? [e.name] : podCgroups(join(dir, e.name))))
+      : [];
   const runonce = () => {
     const result = runBinary(["runonce", "-c", manifests, ...node, "--runonce_timeout", "90s"]);
     expect(result.stdout).toContain("2 pods running or completed");
@@ -40,7 +47,7 @@ describeOnRuntimes("kubelet reset", (services, rt) => {
     for (const dir of [rootDir, otherRoot, manifests, otherManifests]) removeDir(dir);
   });
 
-  test("after runonce, reset removes the pods' containers, sandboxes, pod directories (unmounting their volumes) and log directories, and nothing of another node", async () => {
+  test("after runonce, reset removes the pods' containers, sandboxes, cgroups, pod directories (unmounting their volumes) and log directories, and nothing of another node", async () => {
     const other = runBinary([
       "runonce",
       "-c",
@@ -56,6 +63,7 @@ describeOnRuntimes("kubelet reset", (services, rt) => {
     const uids = readdirSync(join(rootDir, "pods"));
     expect(uids).toHaveLength(2);
     expect(mountsUnder(rootDir).length).toBeGreaterThan(0);
+    expect(podCgroups()).toHaveLength(2);
 
     const reset = runBinary(["reset", ...node]);
     expect(reset.stderr).toBe("");
@@ -68,8 +76,11 @@ describeOnRuntimes("kubelet reset", (services, rt) => {
       expect(await rt.podContainers(name)).toEqual([]);
       expect(await rt.podSandboxes(name)).toEqual([]);
     }
-    expect(reset.stdout).toMatch(/^reset: removed 2 pod sandboxes, 2 containers(,| and) 2 pod directories/m);
+    expect(reset.stdout).toMatch(
+      /^reset: removed 2 pod sandboxes, 2 containers, 2 pod cgroups(,| and) 2 pod directories/m,
+    );
     expect(mountsUnder(rootDir)).toEqual([]);
+    expect(podCgroups()).toEqual([]);
     expect(existsSync(join(rootDir, "pods"))).toBe(false);
     expect(existsSync(join(rootDir, "kubelet.lock"))).toBe(false);
     if (rt.kind === "remote") {
@@ -86,7 +97,7 @@ describeOnRuntimes("kubelet reset", (services, rt) => {
     expect(again.code).toBe(0);
   });
 
-  test("reset --dry-run lists each container, sandbox and pod directory it would remove, and removes none", async () => {
+  test("reset --dry-run lists each container, sandbox, cgroup and pod directory it would remove, and removes none", async () => {
     runonce();
     const before = (await Promise.all(PODS.map((p) => rt.podContainers(p)))).flat().map((c) => c.id);
     const dry = runBinary(["reset", "--dry-run", ...node]);
@@ -97,12 +108,30 @@ describeOnRuntimes("kubelet reset", (services, rt) => {
     }
     expect(dry.stdout).toMatch(/^would remove pod directory .*\/pods\//m);
     expect(dry.stdout).toMatch(
-      /^dry run: would remove 2 pod sandboxes, 2 containers(,| and) 2 pod directories.*; nothing was changed$/m,
+      /^dry run: would remove 2 pod sandboxes, 2 containers, 2 pod cgroups(,| and) 2 pod directories.*; nothing was changed$/m,
     );
     const after = (await Promise.all(PODS.map((p) => rt.podContainers(p)))).flat();
     expect(after.map((c) => c.id).sort()).toEqual(before.sort());
     expect(after.every((c) => c.state === "running")).toBe(true);
     expect(readdirSync(join(rootDir, "pods"))).toHaveLength(2);
+    expect(podCgroups()).toHaveLength(2);
+  });
+
+  test("reset on a runtime that does not answer fails in one line naming it, and takes no lock", () => {
+    const away = join(rootDir, "no-runtime.sock");
+    const flags =
+      rt.kind === "docker"
+        ? ["--docker_endpoint", `unix://${away}`]
+        : ["--container_runtime", "remote", "--container_runtime_endpoint", `unix://${away}`];
+    const fresh = join(rootDir, "unreachable-root");
+    const result = runBinary(["reset", ...commonFlags(fresh), ...flags, "--runtime_request_timeout", "5s"]);
+    const lines = result.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toStartWith(
+      `kubelet: reset: cannot reach the ${rt.kind === "docker" ? "Docker Engine" : "CRI runtime"} at unix://${away}: `,
+    );
+    expect(result.code).toBe(1);
+    expect(existsSync(fresh)).toBe(false);
   });
 
   test("reset refuses while a live process holds the lock file, naming its pid, and removes nothing", async () => {
