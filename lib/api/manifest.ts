@@ -326,7 +326,9 @@ function toPod(manifest: unknown, path: string): { pod: Json } | { issue: FieldI
       type: "Unsupported value",
       value: manifest.kind,
       detail:
-        "only Pod, PodList, List, ConfigMap, Secret and ContainerManifest (v1beta1/v1beta2) are read by a kubelet",
+        manifest.kind === "KubeletConfiguration"
+          ? "a KubeletConfiguration is the kubelet's own settings: give it with --config_file, not as a manifest"
+          : "only Pod, PodList, List, ConfigMap, Secret and ContainerManifest (v1beta1/v1beta2) are read by a kubelet",
       severity: "error",
     },
   };
