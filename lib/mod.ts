@@ -6,16 +6,20 @@
 //   sources/    file.ts, url.ts, etcd.ts, etcd-client.ts (source.ts: the protocol); store.ts, the merge store
 //               (config-store.ts: its ConfigMaps and Secrets)
 //   sync/       sync-loop.ts (triggers, pod workers), pod-plan.ts (pure: one pod's plan),
-//               pod-sync.ts (carries a plan out), pod-status.ts, runonce.ts, node-plan.ts (`kubelet plan`)
+//               pod-sync.ts (carries a plan out), pod-status.ts, runonce.ts (runonce-progress.ts: its display),
+//               node-plan.ts (`kubelet plan`)
 //   node/       images.ts, volumes.ts (atomic-writer.ts, volume-payload.ts), probes.ts (grpc-probe.ts),
-//               events.ts, backoff.ts; image-gc.ts, container-gc.ts, eviction.ts (eviction-thresholds.ts,
-//               node-signals.ts), stats-analyzer.ts, oom-watcher.ts (keeping the node alive);
+//               events.ts, backoff.ts, runtime-outage.ts (one line while the runtime is away); image-gc.ts,
+//               container-gc.ts, eviction.ts (eviction-thresholds.ts, node-signals.ts), stats-analyzer.ts,
+//               oom-watcher.ts (keeping the node alive);
 //               node-status.ts and fleet-reporter.ts (fleet mode: the node record, pod statuses, events)
 //   container/  runtime.ts (the CRI-shaped port), container-config.ts (pod → CRI configs), docker.ts +
-//               docker-shim.ts (Docker Engine, the dockershim way), cri.ts (runtime.v1), node-scoped.ts
-//   server/     info-server.ts (Hono), push-routes.ts, auth.ts, prometheus.ts; platform/ adapters
+//               docker-shim.ts (Docker Engine, the dockershim way), cri.ts (runtime.v1), node-scoped.ts,
+//               unreachable.ts (a socket that does not answer, with its fix)
+//   server/     info-server.ts (Hono), push-routes.ts, auth.ts, prometheus.ts, listeners.ts (bound before
+//               anything starts); platform/ adapters
 //   wiring      kubelet.ts (the composition root; node-managers.ts its part for the node managers), config/,
-//               cli/ (fleet.ts: the fleet view)
+//               cli/ (fleet.ts: the fleet view); spelling.ts ("did you mean" for flags, keys and fields)
 export { readManifests, type ManifestContext, type ManifestResult } from "./api/manifest.ts";
 export { podSpecHash } from "./api/hash.ts";
 export { validatePod, type ValidationOptions } from "./api/validation.ts";

@@ -1,3 +1,4 @@
+// The fix named for each way a runtime socket does not answer, and grpc-js's error cut to its cause.
 import { expect, test } from "bun:test";
 import { grpcConnectionCause, unreachableFix } from "./unreachable.ts";
 

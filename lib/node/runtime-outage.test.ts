@@ -1,3 +1,4 @@
+// The runtime outage line: one at once and one per period, the waiting pods named, the callers' repeats dropped (fake clock).
 import { expect, test } from "bun:test";
 import { KubeletError } from "../api/types.ts";
 import type { Runtime } from "../container/runtime.ts";

@@ -1,3 +1,4 @@
+// The listeners checked before start-up: a port in use is one line naming its flag, on a real socket.
 import { afterEach, expect, test } from "bun:test";
 import { createServer, type Server } from "node:net";
 import { DEFAULT_CONFIG } from "../config/config-types.ts";

@@ -1,3 +1,4 @@
+// runonce's display: what a terminal shows after the redraws, and the plain lines without one.
 import { expect, test } from "bun:test";
 import { PassThrough } from "node:stream";
 import { createRunOnceProgress, formatBytes } from "./runonce-progress.ts";
