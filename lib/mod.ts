@@ -10,12 +10,14 @@
 //   node/       images.ts, volumes.ts (atomic-writer.ts, volume-payload.ts), probes.ts (grpc-probe.ts),
 //               events.ts, backoff.ts; image-gc.ts, container-gc.ts, eviction.ts (eviction-thresholds.ts,
 //               node-signals.ts), stats-analyzer.ts, oom-watcher.ts (keeping the node alive);
-//               node-status.ts and fleet-reporter.ts (fleet mode: the node record, pod statuses, events)
+//               node-status.ts and fleet-reporter.ts (fleet mode: the node record, pod statuses, events);
+//               placement.ts (cgroups, DNS and oom floor set up for the pods at start)
 //   container/  runtime.ts (the CRI-shaped port), container-config.ts (pod → CRI configs), docker.ts +
 //               docker-shim.ts (Docker Engine, the dockershim way), cri.ts (runtime.v1), node-scoped.ts
 //   server/     info-server.ts (Hono), push-routes.ts, auth.ts, prometheus.ts; platform/ adapters
-//   wiring      kubelet.ts (the composition root; node-managers.ts its part for the node managers), config/,
-//               cli/ (fleet.ts: the fleet view)
+//   wiring      assembly.ts (the one assembly of sources, store, runtime, managers and sync loop that run,
+//               runonce and plan share), kubelet.ts (the three commands over it; node-managers.ts its part for
+//               the node managers, fleet-mode.ts for fleet mode), config/, cli/ (fleet.ts: the fleet view)
 export { readManifests, type ManifestContext, type ManifestResult } from "./api/manifest.ts";
 export { podSpecHash } from "./api/hash.ts";
 export { validatePod, type ValidationOptions } from "./api/validation.ts";
@@ -51,7 +53,8 @@ export type { ContainerConfig, PodSandboxConfig } from "./container/cri-types.ts
 export { scopeRuntimeToNode, NODE_LABEL } from "./container/node-scoped.ts";
 export { createInfoServer, type InfoServerDeps } from "./server/info-server.ts";
 export { createPrometheusMetrics } from "./server/prometheus.ts";
-export { runKubelet, runOnce } from "./kubelet.ts";
+export { assemble, type Assembly, type AssemblyCommand } from "./assembly.ts";
+export { runKubelet, runOnce, planOnce } from "./kubelet.ts";
 export { resolveConfig, printConfig, parseDuration, FLAGS } from "./config/config.ts";
 export { DEFAULT_CONFIG, type KubeletConfig } from "./config/config-types.ts";
 export { main } from "./cli/cli.ts";

@@ -1,0 +1,105 @@
+// The one assembly: run, runonce and plan get the same store, admission, pod options and runtime decorators.
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { assemble, type AssemblyCommand } from "./assembly.ts";
+import { DEFAULT_CONFIG, type KubeletConfig } from "./config/config-types.ts";
+import { NODE_LABEL } from "./container/node-scoped.ts";
+import { silentLogger } from "./log.ts";
+import { testSandboxConfig } from "./testing/cri-configs.ts";
+import { FakeRuntime } from "./testing/fake-runtime.ts";
+
+const COMMANDS: AssemblyCommand[] = ["run", "runonce", "plan"];
+
+describe("assembly", () => {
+  const dir = mkdtempSync(join(tmpdir(), "assembly-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(
+    join(dir, "host.yaml"),
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "host" },
+      spec: {
+        hostNetwork: true,
+        containers: [{ name: "c", image: "local/busybox:stable", securityContext: { privileged: true } }],
+        volumes: [{ name: "etc", hostPath: { path: "/etc" } }],
+      },
+    }),
+  );
+  const config: KubeletConfig = {
+    ...structuredClone(DEFAULT_CONFIG),
+    config: dir,
+    rootDir: join(dir, "root"),
+    hostnameOverride: "Node-A",
+    allowPrivileged: true,
+    allowSensitiveHostPaths: true,
+    maxPods: 7,
+    hostNetworkSources: ["file"],
+    hostPidSources: ["url"],
+    hostIpcSources: ["*"],
+    networkContainerImage: "local/pause:drift",
+    podNetworkMode: "none",
+    podLogsDir: join(dir, "logs"),
+    runtimeRequestTimeout: 300,
+  };
+
+  test("every setting that affects admission or the runtime reaches run, runonce and plan alike", async () => {
+    for (const command of COMMANDS) {
+      const fake = new FakeRuntime();
+      const opened: KubeletConfig[] = [];
+      const assembly = await assemble(
+        config,
+        { command, log: silentLogger },
+        { openRuntime: async (given) => (opened.push(given), { runtime: fake, description: "fake" }) },
+      );
+      await assembly.readSourcesOnce();
+      // The store validates with --allow_privileged and --allow_sensitive_host_paths.
+      expect({ command, pods: assembly.store.mergedState().map((p) => p.metadata.name) }).toEqual({
+        command,
+        pods: ["host"],
+      });
+      expect(assembly.store.rejected()).toEqual([]);
+      expect(assembly.admission).toEqual({
+        maxPods: 7,
+        hostNetworkSources: ["file"],
+        hostPidSources: ["url"],
+        hostIpcSources: ["*"],
+      });
+      expect(assembly.podOptions).toMatchObject({
+        hostname: "node-a",
+        networkMode: "none",
+        pauseImage: "local/pause:drift",
+        podLogsDir: join(dir, "logs"),
+        allowPrivileged: true,
+      });
+      expect(opened).toEqual([config]);
+      // The decorators: sandboxes are labelled with the node, and runtime calls are counted.
+      await assembly.runtime.runPodSandbox(testSandboxConfig("u1", "web"));
+      const [sandbox] = await fake.listPodSandboxes();
+      expect(sandbox!.labels[NODE_LABEL]).toBe("node-a");
+      expect(assembly.metrics.render()).toContain(
+        'kubelet_runtime_operations_total{operation_type="run_podsandbox",runtime_type="docker"} 1',
+      );
+    }
+  });
+
+  test("--runtime_request_timeout bounds the Docker calls of run, runonce and plan", async () => {
+    const socket = join(dir, "silent.sock");
+    const server: Server = createServer(() => {});
+    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    try {
+      for (const command of COMMANDS) {
+        const assembly = await assemble(
+          { ...config, containerRuntime: "docker", dockerEndpoint: `unix://${socket}` },
+          { command, log: silentLogger },
+        );
+        await expect(assembly.runtime.version()).rejects.toThrow("did not answer within 300 ms");
+      }
+    } finally {
+      server.close();
+    }
+  });
+});
