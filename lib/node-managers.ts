@@ -4,7 +4,7 @@
 // each on the Go kubelet's period.
 import { every, type Clock } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
-import { parseDuration } from "./config/config.ts";
+import { parseDuration } from "./config/values.ts";
 import type { Runtime } from "./container/runtime.ts";
 import type { Pod } from "./api/types.ts";
 import type { Logger } from "./log.ts";

@@ -7,14 +7,10 @@
 import { etcdSettings } from "../config/etcd-config.ts";
 import cac, { type Command } from "cac";
 import pkg from "../../package.json" with { type: "json" };
-import {
-  commentedConfigFile,
-  FLAGS,
-  formatDuration,
-  printConfig,
-  resolveConfig,
-  type ResolvedConfig,
-} from "../config/config.ts";
+import { resolveConfig, type ResolvedConfig } from "../config/config.ts";
+import { FLAGS } from "../config/flags.ts";
+import { commentedConfigFile, printConfig } from "../config/print-config.ts";
+import { formatDuration } from "../config/values.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
 import { createLogger } from "../log.ts";
 import { runtimeName } from "../platform/runtime.ts";

@@ -2,7 +2,10 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { commentedConfigFile, FLAGS, formatDuration, parseDuration, printConfig, resolveConfig } from "./config.ts";
+import { resolveConfig } from "./config.ts";
+import { FLAGS } from "./flags.ts";
+import { commentedConfigFile, printConfig } from "./print-config.ts";
+import { formatDuration, parseDuration } from "./values.ts";
 
 const file = join(import.meta.dir, "../../testdata/config/kubelet.yaml");
 

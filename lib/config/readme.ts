@@ -1,7 +1,9 @@
 // The README's generated tables: "Using your existing kubelet config" (every KubeletConfiguration
 // field and its verdict) and "The config file" (every key, its default and its other names).
 import { stringifyYaml } from "../api/manifest.ts";
-import { FLAGS, formatDuration, resolveConfig } from "./config.ts";
+import { resolveConfig } from "./config.ts";
+import { FLAGS } from "./flags.ts";
+import { formatDuration } from "./values.ts";
 import { configurationMarkdown, KUBELET_CONFIGURATION } from "./kubelet-configuration.ts";
 
 /** A generated README block: between its two markers, the text `render` returns. */

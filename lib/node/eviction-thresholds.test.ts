@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { parseDuration } from "../config/config.ts";
+import { parseDuration } from "../config/values.ts";
 import {
   formatBytes,
   parseThresholds,
