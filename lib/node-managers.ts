@@ -56,7 +56,7 @@ export function createNodeManagers(
   },
 ): NodeManagers {
   const { runtime, clock, log } = deps;
-  // Bad thresholds fail the start, naming the flag (parseThresholds' messages).
+  // resolveConfig has checked the thresholds already: this parse cannot fail.
   const thresholds = parseThresholds(
     { hard: config.evictionHard, soft: config.evictionSoft, softGracePeriod: config.evictionSoftGracePeriod },
     parseDuration,

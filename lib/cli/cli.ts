@@ -217,9 +217,9 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   } catch (error) {
     const err = error as Error & { code?: string; name?: string };
     if (error instanceof UsageError || err.name === "CACError") {
-      io.stderr.write(
-        `kubelet: ${err.message.replace(/`--([a-z-]+)`/g, (_, f: string) => `--${f.replace(/-/g, "_")}`)}\n`,
-      );
+      // A config with several problems is one line each (ConfigError).
+      for (const line of err.message.split("\n"))
+        io.stderr.write(`kubelet: ${line.replace(/`--([a-z-]+)`/g, (_, f: string) => `--${f.replace(/-/g, "_")}`)}\n`);
       const command = (error as UsageError).command ?? cli.matchedCommand;
       io.stderr.write(
         `Usage: kubelet ${command ? command.rawName : "<command>"} [flags]; see 'kubelet ${command ? command.name + " " : ""}--help'\n`,

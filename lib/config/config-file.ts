@@ -24,15 +24,18 @@ export interface ConfigFileValues {
   /** The file's name for each value, for error messages. */
   fields: Partial<Record<keyof KubeletConfig, string>>;
   notApplicable: ConfigNote[];
+  /** Every problem with the file's fields, each naming the file and the field (none = usable). */
+  errors: string[];
 }
 
 /**
  * Reads a config file: KubeletConfiguration (kubelet.config.k8s.io/v1beta1) field names, or this
  * kubelet's flag names. Unknown fields (with the closest real name), wrong types and values that
- * cannot be honoured safely are errors naming the file and the field.
+ * cannot be honoured safely are errors naming the file and the field, all of them collected; a file
+ * that cannot be read or parsed, or is not a mapping, throws.
  */
 export function readConfigFile(path: string): ConfigFileValues {
-  const fail = (message: string) => new KubeletError("InvalidConfigFile", `--config_file "${path}": ${message}`);
+  const where = `--config_file "${path}": `;
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -45,14 +48,16 @@ export function readConfigFile(path: string): ConfigFileValues {
   } catch (error) {
     throw new KubeletError("InvalidConfigFile", `cannot parse --config_file "${path}": ${(error as Error).message}`);
   }
-  const out: ConfigFileValues = { values: {}, fields: {}, notApplicable: [] };
+  const out: ConfigFileValues = { values: {}, fields: {}, notApplicable: [], errors: [] };
+  const fail = (message: string) => void out.errors.push(where + message);
   if (doc === null || doc === undefined) return out;
-  if (typeof doc !== "object" || Array.isArray(doc)) throw fail("expected a mapping of settings");
+  if (typeof doc !== "object" || Array.isArray(doc))
+    throw new KubeletError("InvalidConfigFile", `${where}expected a mapping of settings`);
   const { kind, apiVersion, ...fields } = doc as Record<string, unknown>;
   if (kind !== undefined && kind !== "KubeletConfiguration")
-    throw fail(`kind: Unsupported value: "${kind}": supported values: "KubeletConfiguration"`);
+    fail(`kind: Unsupported value: "${kind}": supported values: "KubeletConfiguration"`);
   if (apiVersion !== undefined && !/^kubelet\.config\.k8s\.io\/v1(beta1)?$/.test(String(apiVersion)))
-    throw fail(`apiVersion: Unsupported value: "${apiVersion}": supported values: "kubelet.config.k8s.io/v1beta1"`);
+    fail(`apiVersion: Unsupported value: "${apiVersion}": supported values: "kubelet.config.k8s.io/v1beta1"`);
   const walk = (mapping: Record<string, unknown>, parent: string) => {
     for (const [name, value] of Object.entries(mapping)) {
       const fieldPath = parent ? `${parent}.${name}` : name;
@@ -65,15 +70,22 @@ export function readConfigFile(path: string): ConfigFileValues {
           continue;
         }
         const guess = closestName(name, [...fieldNamesUnder(parent), ...(parent ? [] : FLAGS.map((f) => f.flag))]);
-        throw fail(
+        fail(
           `unknown field "${fieldPath}"${guess ? ` (did you mean ${parent ? `${parent}.` : ""}${guess}?)` : ""}: settings are KubeletConfiguration fields (kubelet.config.k8s.io/v1beta1) or flag names such as sync_frequency`,
         );
+        continue;
       }
       const expected = typeMismatch(row.type, value);
-      if (expected) throw fail(`${fieldPath}: expected ${expected}, got ${JSON.stringify(value)}`);
+      if (expected) {
+        fail(`${fieldPath}: expected ${expected}, got ${JSON.stringify(value)}`);
+        continue;
+      }
       if (value === null || value === undefined) continue;
       const refusal = row.refuse?.(value);
-      if (refusal) throw fail(`${fieldPath}: ${refusal}`);
+      if (refusal) {
+        fail(`${fieldPath}: ${refusal}`);
+        continue;
+      }
       if (row.type === "object") walk(value as Record<string, unknown>, fieldPath);
       else if (row.key) {
         if (!row.pointer && isZeroValue(value)) continue;

@@ -4,7 +4,10 @@ import { DEFAULT_CONFIG, type KubeletConfig } from "./config-types.ts";
 import { KubeletError } from "../api/types.ts";
 import { readConfigFile, type ConfigNote } from "./config-file.ts";
 import { FLAGS } from "./flags.ts";
-import { formatDuration, parseValue } from "./values.ts";
+import { formatDuration, parseDuration, parseValue } from "./values.ts";
+// The thresholds' parser is pure (api/ only) and lives with eviction; checking them here is what makes
+// a bad --eviction_hard an error of the config, not of a half-started kubelet.
+import { parseThresholds } from "../node/eviction-thresholds.ts";
 
 export type Origin = "default" | "file" | "flag";
 
@@ -17,7 +20,20 @@ export interface ResolvedConfig {
   fileFields: Partial<Record<keyof KubeletConfig, string>>;
 }
 
-/** defaults < config file < flags; `flags` holds raw command-line values by config key. */
+/** A config with errors: every one of them, one line each, in `message` and `problems`. */
+export class ConfigError extends KubeletError {
+  constructor(
+    code: string,
+    readonly problems: string[],
+  ) {
+    super(code, problems.join("\n"));
+  }
+}
+
+/**
+ * defaults < config file < flags; `flags` holds raw command-line values by config key. The whole config
+ * is checked: a ConfigError lists every problem (the file's fields, values, cross-field limits) at once.
+ */
 export function resolveConfig(
   flags: Partial<Record<keyof KubeletConfig, unknown>>,
   configFile?: string,
@@ -27,6 +43,8 @@ export function resolveConfig(
     keyof KubeletConfig,
     Origin
   >;
+  const problems: Array<{ code: string; message: string }> = [];
+  const problem = (code: string, message: string) => void problems.push({ code, message });
   const apply = (
     values: Partial<Record<keyof KubeletConfig, unknown>>,
     origin: Origin,
@@ -38,15 +56,15 @@ export function resolveConfig(
       if (!spec || raw === undefined) continue;
       try {
         (config as unknown as Record<string, unknown>)[key] = parseValue(spec, raw);
+        origins[key] = origin;
       } catch (error) {
         const message = (error as Error).message;
         const field = fields[key];
-        throw new KubeletError(
-          "InvalidValue",
+        problem(
+          (error as KubeletError).code ?? "InvalidValue",
           `${where}${field ? message.replace(`for --${spec.flag}:`, `for ${field}:`) : message}`,
         );
       }
-      origins[key] = origin;
     }
   };
   let notApplicable: ConfigNote[] = [];
@@ -54,66 +72,75 @@ export function resolveConfig(
   if (configFile) {
     const file = readConfigFile(configFile);
     ({ notApplicable, fields: fileFields } = file);
+    for (const message of file.errors) problem("InvalidConfigFile", message);
     apply(file.values, "file", `--config_file "${configFile}": `, file.fields);
     config.configFile = configFile;
     origins.configFile = "flag";
   }
   apply(flags, "flag", "");
-  if (config.etcdServers.length > 0 && config.etcdConfig) {
-    throw new KubeletError(
-      "ExclusiveFlags",
-      "--etcd_servers and --etcd_config are mutually exclusive: give one of them",
+  if (config.etcdServers.length > 0 && config.etcdConfig)
+    problem("ExclusiveFlags", "--etcd_servers and --etcd_config are mutually exclusive: give one of them");
+  for (const message of checkConfig(config)) problem("InvalidValue", message);
+  if (problems.length)
+    throw new ConfigError(
+      problems.length === 1 ? problems[0]!.code : "InvalidConfig",
+      problems.map((p) => p.message),
     );
-  }
-  checkConfig(config);
   return { config, origins, notApplicable, fileFields };
 }
 
-/** Cross-field checks, with the kubelet's own limits. */
-function checkConfig(config: KubeletConfig): void {
-  const invalid = (message: string) => new KubeletError("InvalidValue", message);
+/** Cross-field checks, with the kubelet's own limits: one message per problem. */
+function checkConfig(config: KubeletConfig): string[] {
+  const problems: string[] = [];
+  const invalid = (message: string) => void problems.push(message);
   if (config.nodeLeaseDuration < 1000 || config.nodeLeaseDuration % 1000 !== 0)
-    throw invalid(
+    invalid(
       `--node_lease_duration "${formatDuration(config.nodeLeaseDuration)}": etcd leases are whole seconds, at least 1s`,
     );
   if (config.nodeStatusUpdateFrequency <= 0 || config.nodeStatusUpdateFrequency >= config.nodeLeaseDuration)
-    throw invalid(
+    invalid(
       `--node_status_update_frequency "${formatDuration(config.nodeStatusUpdateFrequency)}" must be above 0 and below --node_lease_duration (${formatDuration(config.nodeLeaseDuration)}), or the lease expires between renewals`,
     );
   if (config.imageGcLowThreshold > config.imageGcHighThreshold)
-    throw invalid(
+    invalid(
       `--image_gc_low_threshold (${config.imageGcLowThreshold}) must not be above --image_gc_high_threshold (${config.imageGcHighThreshold})`,
     );
   if (config.cpuCfsQuotaPeriod < 1 || config.cpuCfsQuotaPeriod > 1000)
-    throw invalid(
-      `--cpu_cfs_quota_period: must be between 1ms and 1s, got ${formatDuration(config.cpuCfsQuotaPeriod)}`,
-    );
+    invalid(`--cpu_cfs_quota_period: must be between 1ms and 1s, got ${formatDuration(config.cpuCfsQuotaPeriod)}`);
   if (config.enforceNodeAllocatable.includes("none") && config.enforceNodeAllocatable.length > 1)
-    throw invalid('--enforce_node_allocatable: "none" cannot be combined with other values');
+    invalid('--enforce_node_allocatable: "none" cannot be combined with other values');
   if (config.enforceNodeAllocatable.includes("pods") && !config.cgroupsPerQos)
-    throw invalid(
+    invalid(
       "--enforce_node_allocatable=pods needs --cgroups_per_qos=true (the kubepods cgroup is what it bounds): set enforceNodeAllocatable to none or enable cgroupsPerQOS",
     );
   if (config.imagePullProgressDeadline <= 0)
-    throw invalid(
+    invalid(
       `--image_pull_progress_deadline: must be positive, got ${formatDuration(config.imagePullProgressDeadline)} (a pull with no progress for this long is cancelled)`,
     );
   if (config.serializeImagePulls && config.maxParallelImagePulls > 1)
-    throw invalid("--max_parallel_image_pulls needs --serialize_image_pulls=false");
+    invalid("--max_parallel_image_pulls needs --serialize_image_pulls=false");
   // Bun.serve counts its idle timeout in whole seconds, at most 255.
   if (config.httpIdleTimeout % 1000 !== 0 || config.httpIdleTimeout > 255_000)
-    throw invalid(
+    invalid(
       `--http_idle_timeout "${formatDuration(config.httpIdleTimeout)}": must be whole seconds, at most 255s (0 = never close)`,
     );
   if (config.podPidsLimit < -1 || config.podPidsLimit === 0)
-    throw invalid(`--pod_pids_limit: must be -1 (unlimited) or positive, got ${config.podPidsLimit}`);
+    invalid(`--pod_pids_limit: must be -1 (unlimited) or positive, got ${config.podPidsLimit}`);
   for (const [name, list] of [
     ["host_network_sources", config.hostNetworkSources],
     ["host_pid_sources", config.hostPidSources],
     ["host_ipc_sources", config.hostIpcSources],
   ] as const) {
     const unknown = list.filter((s) => !["*", "file", "url", "etcd", "http"].includes(s));
-    if (unknown.length)
-      throw invalid(`--${name}: unknown source ${unknown.join(", ")}: use file, url, etcd, http or *`);
+    if (unknown.length) invalid(`--${name}: unknown source ${unknown.join(", ")}: use file, url, etcd, http or *`);
   }
+  try {
+    parseThresholds(
+      { hard: config.evictionHard, soft: config.evictionSoft, softGracePeriod: config.evictionSoftGracePeriod },
+      parseDuration,
+    );
+  } catch (error) {
+    invalid((error as Error).message);
+  }
+  return problems;
 }
