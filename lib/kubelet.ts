@@ -21,6 +21,7 @@ import { noneObserved, type Observed } from "./sync/pod-plan.ts";
 import { planNode, type NodePlan } from "./sync/node-plan.ts";
 import { assemble } from "./assembly.ts";
 import { createFleetMode } from "./fleet-mode.ts";
+import { selfSignedServingFiles } from "./server/self-signed.ts";
 
 export interface RunOptions {
   log: Logger;
@@ -129,7 +130,7 @@ async function runLocked(
   const stopSources = sources.map((source) => source.start((snapshot) => store.apply(source.name, snapshot)));
   try {
     if (config.enableServer) {
-      const auth = await loadAuthenticator(config);
+      const auth = await loadAuthenticator({ ...config, ...(await servingFiles(config, node.name, log)) });
       const deps = {
         config,
         pods: () => syncLoop.pods(),
@@ -297,6 +298,16 @@ export async function planOnce(
     ),
   });
   return { plan, rejected: store.rejected() };
+}
+
+/** With --client_ca_file and no serving certificate: the self-signed one under --cert_dir, as the Go kubelet. */
+async function servingFiles(config: KubeletConfig, hostname: string, log: Logger) {
+  const files = await selfSignedServingFiles(config, hostname);
+  if (files)
+    log.info(
+      `no --tls_cert_file/--tls_private_key_file with --client_ca_file: serving with the self-signed certificate ${files.tlsCertFile} (key ${files.tlsPrivateKeyFile}, ${files.generated ? `generated now for ${hostname}, valid 1 year` : "generated earlier"})`,
+    );
+  return files && { tlsCertFile: files.tlsCertFile, tlsPrivateKeyFile: files.tlsPrivateKeyFile };
 }
 
 /** Creates root_dir and checks it is writable, so volume set-up cannot fail later for that reason. */

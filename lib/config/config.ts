@@ -124,6 +124,10 @@ function checkConfig(config: KubeletConfig): string[] {
     invalid(
       `--http_idle_timeout "${formatDuration(config.httpIdleTimeout)}": must be whole seconds, at most 255s (0 = never close)`,
     );
+  if (!config.tlsCertFile !== !config.tlsPrivateKeyFile)
+    invalid(
+      `--tls_cert_file and --tls_private_key_file go together: give both${config.clientCaFile ? ", or neither for a self-signed certificate under --cert_dir" : ""}`,
+    );
   if (config.podPidsLimit < -1 || config.podPidsLimit === 0)
     invalid(`--pod_pids_limit: must be -1 (unlimited) or positive, got ${config.podPidsLimit}`);
   for (const [name, list] of [

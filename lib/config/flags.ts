@@ -280,6 +280,13 @@ export const FLAGS: FlagSpec[] = [
     description: "CA bundle for verifying client certificates",
   },
   {
+    flag: "cert_dir",
+    key: "certDir",
+    type: "string",
+    description:
+      "Where kubelet.crt and kubelet.key are generated (self-signed) when --client_ca_file is given without --tls_cert_file/--tls_private_key_file (default <root_dir>/pki)",
+  },
+  {
     flag: "anonymous_auth",
     key: "anonymousAuth",
     type: "bool",
