@@ -4,7 +4,8 @@ import { X509Certificate } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connect, createServer, type AddressInfo } from "node:tls";
+import type { AddressInfo } from "node:net";
+import { connect, createServer } from "node:tls";
 import { selfSignedCertificate, selfSignedServingFiles } from "./self-signed.ts";
 
 describe("self-signed serving certificate", () => {
