@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { nodeUid, sourceUid } from "./api/pod-uid.ts";
 import { assemble, type AssemblyCommand } from "./assembly.ts";
 import { DEFAULT_CONFIG, type KubeletConfig } from "./config/config-types.ts";
 import { NODE_LABEL } from "./container/node-scoped.ts";
@@ -62,6 +63,7 @@ describe("assembly", () => {
         pods: ["host"],
       });
       expect(assembly.store.rejected()).toEqual([]);
+      expect(assembly.store.mergedState()[0]!.metadata.uid).toBe(nodeUid("node-a", "file", "default", "host"));
       expect(assembly.admission).toEqual({
         maxPods: 7,
         hostNetworkSources: ["file"],
@@ -83,6 +85,24 @@ describe("assembly", () => {
       expect(assembly.metrics.render()).toContain(
         'kubelet_runtime_operations_total{operation_type="run_podsandbox",runtime_type="docker"} 1',
       );
+    }
+  });
+
+  test("a pod the runtime still runs under its earlier, node-less UID keeps it in run, runonce and plan", async () => {
+    for (const command of COMMANDS) {
+      const fake = new FakeRuntime();
+      await fake.runPodSandbox(testSandboxConfig(sourceUid("file", "default", "host"), "host"));
+      const assembly = await assemble(
+        config,
+        { command, log: silentLogger },
+        { openRuntime: async () => ({ runtime: fake, description: "fake" }) },
+      );
+      await assembly.adoptRunningPods();
+      await assembly.readSourcesOnce();
+      expect({ command, uid: assembly.store.mergedState()[0]!.metadata.uid }).toEqual({
+        command,
+        uid: sourceUid("file", "default", "host"),
+      });
     }
   });
 

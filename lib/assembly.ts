@@ -5,6 +5,7 @@
 // with side effects on the host (cgroups, the managers' timers) are built only when asked for.
 import { hostname as osHostname, networkInterfaces } from "node:os";
 import { join } from "node:path";
+import { assignNodeUids } from "./api/pod-uid.ts";
 import { KubeletError } from "./api/types.ts";
 import { systemClock } from "./clock.ts";
 import type { ResolvedConfig } from "./config/config.ts";
@@ -13,7 +14,7 @@ import { etcdSettings } from "./config/etcd-config.ts";
 import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 import { instrumentRuntime } from "./container/instrumented.ts";
 import { scopeRuntimeToNode } from "./container/node-scoped.ts";
-import type { Runtime } from "./container/runtime.ts";
+import { LABEL, type Runtime } from "./container/runtime.ts";
 import type { Logger } from "./log.ts";
 import { createNodeManagers, type NodeManagers } from "./node-managers.ts";
 import { backoffFile } from "./node/backoff-file.ts";
@@ -65,6 +66,11 @@ export interface Assembly {
   admission: AdmissionPolicy;
   /** Every pod's sync options apart from the placement's. */
   podOptions: PodSyncOptions;
+  /**
+   * Reads which pods the runtime holds (before the sources are read): a pod whose containers run under the
+   * UID an earlier release gave it keeps that UID, so an upgrade restarts nothing.
+   */
+  adoptRunningPods(): Promise<void>;
   /** Applies one read of every source to the store (etcd: started, heard once and stopped, within 10 s). */
   readSourcesOnce(): Promise<void>;
   /** Sets up the pods' cgroups, DNS and oom floor on the host (`run` and `runonce`). */
@@ -88,10 +94,13 @@ export async function assemble(
   const metrics = createPrometheusMetrics({ log: log.child("metrics") });
   const events = createEventRecorder({ log: log.child("events") });
   const sources = await createSources(config, node.name, log, metrics);
+  /** UIDs of the pods this node's runtime holds: a pod from a release before node UIDs keeps its UID. */
+  const running = new Set<string>();
   const store = createPodStore({
     sources: sources.map((s) => s.name),
     allowPrivileged: config.allowPrivileged,
     allowSensitiveHostPaths: config.allowSensitiveHostPaths,
+    identify: assignNodeUids(node.name, () => running),
     log: log.child("config"),
     metrics,
   });
@@ -124,6 +133,12 @@ export async function assemble(
     runtimeDescription: opened.description,
     admission,
     podOptions,
+    async adoptRunningPods() {
+      const [sandboxes, containers] = await Promise.all([runtime.listPodSandboxes(), runtime.listContainers()]);
+      for (const sandbox of sandboxes) running.add(sandbox.metadata.uid);
+      for (const container of containers)
+        if (container.labels[LABEL.podUid]) running.add(container.labels[LABEL.podUid]!);
+    },
     async readSourcesOnce() {
       for (const source of sources) store.apply(source.name, await readSourceOnce(source));
     },

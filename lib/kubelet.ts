@@ -19,7 +19,7 @@ import { formatIssue, KubeletError, type RejectedPod } from "./api/types.ts";
 import { LABEL } from "./container/runtime.ts";
 import { noneObserved, type Observed } from "./sync/pod-plan.ts";
 import { planNode, type NodePlan } from "./sync/node-plan.ts";
-import { assemble } from "./assembly.ts";
+import { assemble, type Assembly } from "./assembly.ts";
 import { createFleetMode } from "./fleet-mode.ts";
 import { selfSignedServingFiles } from "./server/self-signed.ts";
 
@@ -91,10 +91,11 @@ async function runLocked(
   }
   // Start-up waits on the runtime (up to its request timeout per call): a SIGTERM meanwhile ends it there.
   await untilAborted(
-    runtime.version().then(
-      () => log.info(`${assembly.runtimeDescription} answers`),
-      (error: Error) => log.warn(`${error.message}; will keep retrying (running containers are left alone)`),
-    ),
+    runtime
+      .version()
+      .then(() => log.info(`${assembly.runtimeDescription} answers`))
+      .then(adoptRunningPods(assembly, log))
+      .catch((error: Error) => log.warn(`${error.message}; will keep retrying (running containers are left alone)`)),
     signal,
   );
   const placement = await untilAborted(assembly.placePods(), signal);
@@ -213,6 +214,7 @@ export async function runOnce(
   const { store, runtime } = assembly;
   if (assembly.sources.length === 0)
     throw new KubeletError("NoSources", "runonce needs --config and/or --manifest_url");
+  await adoptRunningPods(assembly, log)();
   await assembly.readSourcesOnce();
   const rejected = store.rejected();
   for (const r of rejected) {
@@ -261,9 +263,10 @@ export async function planOnce(
   const { store, runtime } = assembly;
   if (assembly.sources.length === 0)
     throw new KubeletError("NoSources", "plan needs --config, --manifest_url or --etcd_servers/--etcd_config");
-  await assembly.readSourcesOnce();
   // Through the port, on whichever runtime --container_runtime names; only reads are made.
   await runtime.version();
+  await adoptRunningPods(assembly, log)();
+  await assembly.readSourcesOnce();
   const observed = new Map<string, Observed>();
   const of = (uid: string) => observed.get(uid) ?? observed.set(uid, noneObserved()).get(uid)!;
   for (const summary of await runtime.listPodSandboxes()) {
@@ -308,6 +311,18 @@ async function servingFiles(config: KubeletConfig, hostname: string, log: Logger
       `no --tls_cert_file/--tls_private_key_file with --client_ca_file: serving with the self-signed certificate ${files.tlsCertFile} (key ${files.tlsPrivateKeyFile}, ${files.generated ? `generated now for ${hostname}, valid 1 year` : "generated earlier"})`,
     );
   return files && { tlsCertFile: files.tlsCertFile, tlsPrivateKeyFile: files.tlsPrivateKeyFile };
+}
+
+/** The pods already running keep their UIDs; when the runtime cannot say, pods of an earlier release may restart. */
+function adoptRunningPods(assembly: Assembly, log: Logger) {
+  return () =>
+    assembly
+      .adoptRunningPods()
+      .catch((error: Error) =>
+        log.warn(
+          `cannot list the running pods before reading the sources (${error.message}): a pod started by a release before node-scoped UIDs will be restarted under its new UID`,
+        ),
+      );
 }
 
 /** Creates root_dir and checks it is writable, so volume set-up cannot fail later for that reason. */
