@@ -68,6 +68,12 @@ export async function loadAuthenticator(config: KubeletConfig): Promise<Authenti
     : [];
   if (config.authTokenFile && tokens.length === 0)
     throw new KubeletError("InvalidConfig", `--auth_token_file "${config.authTokenFile}" holds no token`);
+  // The composition root fills in a self-signed pair (self-signed.ts) when none is given.
+  if (config.clientCaFile && !(config.tlsCertFile && config.tlsPrivateKeyFile))
+    throw new KubeletError(
+      "InvalidConfig",
+      "--client_ca_file needs a serving certificate: give --tls_cert_file and --tls_private_key_file (client certificates only exist over TLS)",
+    );
   const tls =
     config.tlsCertFile && config.tlsPrivateKeyFile
       ? {
