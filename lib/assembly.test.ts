@@ -4,8 +4,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { nodeUid, sourceUid } from "./api/pod-uid.ts";
 import { assemble, type AssemblyCommand } from "./assembly.ts";
+import { planOnce, runOnce } from "./kubelet.ts";
 import { DEFAULT_CONFIG, type KubeletConfig } from "./config/config-types.ts";
 import { NODE_LABEL } from "./container/node-scoped.ts";
 import { silentLogger } from "./log.ts";
@@ -104,6 +106,25 @@ describe("assembly", () => {
         uid: sourceUid("file", "default", "host"),
       });
     }
+  });
+
+  test("runonce and plan refuse what the sync would refuse: a hostNetwork pod from a source not in --host_network_sources", async () => {
+    const refusing = { ...config, hostNetworkSources: ["url"], cgroupsPerQos: false, enforceNodeAllocatable: ["none"] };
+    const openRuntime = async () => ({ runtime: new FakeRuntime(), description: "fake" });
+    const { plan } = await planOnce(refusing, { log: silentLogger }, { openRuntime });
+    expect(plan.pods.map((p) => [p.pod, p.actions.map((a) => a.reason.split(":")[0])])).toEqual([
+      ["default/host", ["CapabilitiesForbidden"]],
+    ]);
+    expect(plan.changes).toBe(false);
+    let printed = "";
+    const out = new Writable({ write: (chunk, _encoding, done) => ((printed += chunk), done()) });
+    const ok = await runOnce(
+      refusing,
+      { log: silentLogger, signal: new AbortController().signal, out, tty: false },
+      { openRuntime },
+    );
+    expect(ok).toBe(false);
+    expect(printed).toContain("default/host: CapabilitiesForbidden");
   });
 
   test("--runtime_request_timeout bounds the Docker calls of run, runonce and plan", async () => {

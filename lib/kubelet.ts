@@ -15,11 +15,12 @@ import { heapObjectCounts } from "./platform/heap.ts";
 import { serve } from "./platform/serve.ts";
 import type { RunningServer } from "./platform/types.ts";
 import { formatRunOnceReport, runPodsOnce } from "./sync/runonce.ts";
-import { formatIssue, KubeletError, type RejectedPod } from "./api/types.ts";
+import { ANNOTATION, formatIssue, KubeletError, podKey, type Pod, type RejectedPod } from "./api/types.ts";
 import { LABEL } from "./container/runtime.ts";
 import { noneObserved, type Observed } from "./sync/pod-plan.ts";
 import { planNode, type NodePlan } from "./sync/node-plan.ts";
-import { assemble, type Assembly } from "./assembly.ts";
+import { assemble, type Assembly, type AssemblyDeps } from "./assembly.ts";
+import { admissionOrder, admitPod } from "./sync/admission.ts";
 import { createFleetMode } from "./fleet-mode.ts";
 import { selfSignedServingFiles } from "./server/self-signed.ts";
 
@@ -208,9 +209,10 @@ async function runLocked(
 export async function runOnce(
   config: KubeletConfig,
   { log, signal, out, tty, resolved }: RunOptions & { out: NodeJS.WritableStream; tty: boolean },
+  deps: AssemblyDeps = {},
 ): Promise<boolean> {
   await prepareRootDir(config.rootDir);
-  const assembly = await assemble(config, { command: "runonce", log, resolved });
+  const assembly = await assemble(config, { command: "runonce", log, resolved }, deps);
   const { store, runtime } = assembly;
   if (assembly.sources.length === 0)
     throw new KubeletError("NoSources", "runonce needs --config and/or --manifest_url");
@@ -253,43 +255,61 @@ export async function runOnce(
 
 /**
  * `plan`: reads every configured source once, observes the node through the runtime port (reads only: list,
- * inspect, image look-ups) and returns what a sync would do, with the manifests that were rejected.
+ * inspect, image look-ups) and returns what a sync would do, with the manifests that were rejected. Pods the
+ * sync would not admit (--max_pods, --host_*_sources) are shown waiting, with the kubelet's reason.
  */
 export async function planOnce(
   config: KubeletConfig,
   { log }: { log: Logger },
+  deps: AssemblyDeps = {},
 ): Promise<{ plan: NodePlan; rejected: RejectedPod[] }> {
-  const assembly = await assemble(config, { command: "plan", log });
-  const { store, runtime } = assembly;
+  const assembly = await assemble(config, { command: "plan", log }, deps);
+  const { store, runtime, podOptions } = assembly;
   if (assembly.sources.length === 0)
     throw new KubeletError("NoSources", "plan needs --config, --manifest_url or --etcd_servers/--etcd_config");
   // Through the port, on whichever runtime --container_runtime names; only reads are made.
   await runtime.version();
   await adoptRunningPods(assembly, log)();
   await assembly.readSourcesOnce();
+  const unreadable = (what: string) => (error: Error) => {
+    log.warn(`plan: cannot inspect ${what}: ${error.message}; it is left out of the plan`);
+    return undefined;
+  };
   const observed = new Map<string, Observed>();
   const of = (uid: string) => observed.get(uid) ?? observed.set(uid, noneObserved()).get(uid)!;
   for (const summary of await runtime.listPodSandboxes()) {
-    const status = await runtime.podSandboxStatus(summary.id).catch(() => undefined);
+    const status = await runtime.podSandboxStatus(summary.id).catch(unreadable(`pod sandbox ${summary.id}`));
     if (status) of(summary.metadata.uid).sandboxes.push(status);
   }
   for (const summary of await runtime.listContainers()) {
-    const details = await runtime.inspectContainer(summary.id).catch(() => undefined);
+    const details = await runtime.inspectContainer(summary.id).catch(unreadable(`container ${summary.id}`));
     const uid = summary.labels[LABEL.podUid];
     if (details && uid) of(uid).containers.push(details);
   }
-  const pods = store.mergedState();
+  const admitted: Pod[] = [];
+  const refused: NodePlan["pods"] = [];
+  for (const pod of admissionOrder(store.mergedState())) {
+    const rejection = admitPod(pod, admitted.length, assembly.admission);
+    if (!rejection) admitted.push(pod);
+    else
+      refused.push({
+        pod: podKey(pod),
+        uid: pod.metadata.uid,
+        origin: pod.metadata.annotations[ANNOTATION.origin] ?? "",
+        actions: [{ action: "wait", reason: `${rejection.reason}: Pod was rejected: ${rejection.message}` }],
+      });
+  }
   const images = new Set([
-    config.networkContainerImage,
-    ...pods.flatMap((p) => [...(p.spec.initContainers ?? []), ...p.spec.containers].map((c) => c.image ?? "")),
+    podOptions.pauseImage,
+    ...admitted.flatMap((p) => [...(p.spec.initContainers ?? []), ...p.spec.containers].map((c) => c.image ?? "")),
   ]);
   const present = new Set<string>();
   for (const image of images) if (await runtime.imageStatus(image)) present.add(image);
   const plan = planNode({
-    pods,
+    pods: admitted,
     observed,
-    networkMode: config.podNetworkMode,
-    pauseImage: config.networkContainerImage,
+    networkMode: podOptions.networkMode,
+    pauseImage: podOptions.pauseImage,
     imagePresent: (image) => present.has(image),
     configs: store.configs,
     now: Date.now(),
@@ -300,7 +320,7 @@ export async function planOnce(
         .map((r) => r.source),
     ),
   });
-  return { plan, rejected: store.rejected() };
+  return { plan: { ...plan, pods: [...plan.pods, ...refused] }, rejected: store.rejected() };
 }
 
 /** With --client_ca_file and no serving certificate: the self-signed one under --cert_dir, as the Go kubelet. */
