@@ -180,7 +180,7 @@ describe("precedence: defaults < config file < flags", () => {
       );
       let thrown: unknown;
       try {
-        resolveConfig({ port: "70000", imageGcLowThreshold: "90" }, path);
+        resolveConfig({ port: "70000", imageGcLowThreshold: "90", etcdConfig: join(dir, "etcd.yaml") }, path);
       } catch (error) {
         thrown = error;
       }
@@ -192,6 +192,7 @@ describe("precedence: defaults < config file < flags", () => {
         `--config_file "${path}": syncFrequency: expected a duration string such as "1m30s", got 10`,
         'invalid value "70000" for --port: a port is at most 65535',
         "--image_gc_low_threshold (90) must not be above --image_gc_high_threshold (85)",
+        expect.stringContaining(`--etcd_config "${join(dir, "etcd.yaml")}": ENOENT`),
       ]);
       expect(error.message).toBe(error.problems.join("\n"));
     } finally {

@@ -1,8 +1,10 @@
 // The kubelet's effective configuration: defaults < config file < flags, then the whole of it
-// checked at once (values, cross-field limits, eviction thresholds), before anything starts.
+// checked at once (values, cross-field limits, eviction thresholds, the etcd client file), before
+// anything starts.
 import { DEFAULT_CONFIG, type KubeletConfig } from "./config-types.ts";
 import { KubeletError } from "../api/types.ts";
 import { readConfigFile, type ConfigNote } from "./config-file.ts";
+import { readEtcdConfig } from "./etcd-config.ts";
 import { FLAGS } from "./flags.ts";
 import { formatDuration, parseDuration, parseValue } from "./values.ts";
 // The thresholds' parser is pure (api/ only) and lives with eviction; checking them here is what makes
@@ -138,6 +140,12 @@ function checkConfig(config: KubeletConfig): string[] {
     const unknown = list.filter((s) => !["*", "file", "url", "etcd", "http"].includes(s));
     if (unknown.length) invalid(`--${name}: unknown source ${unknown.join(", ")}: use file, url, etcd, http or *`);
   }
+  if (config.etcdConfig && config.etcdServers.length === 0)
+    try {
+      readEtcdConfig(config.etcdConfig);
+    } catch (error) {
+      invalid((error as Error).message);
+    }
   try {
     parseThresholds(
       { hard: config.evictionHard, soft: config.evictionSoft, softGracePeriod: config.evictionSoftGracePeriod },
