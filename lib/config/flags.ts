@@ -1,8 +1,3 @@
-// Layer config/: imports api/ only; the composition root (lib/assembly.ts) maps the settings onto
-// each part's own options. lib/config/: flags.ts (the flag table), values.ts (Go-style value
-// parsing), config-file.ts (the YAML config file), config.ts (precedence and the whole-config
-// check), print-config.ts; kubelet-configuration.ts (the KubeletConfiguration field table).
-//
 // The flag table: every flag's snake_case name, its config key, its value type and its help text.
 import type { KubeletConfig } from "./config-types.ts";
 
