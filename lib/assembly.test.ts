@@ -58,6 +58,7 @@ describe("assembly", () => {
         { command, log: silentLogger },
         { openRuntime: async (given) => (opened.push(given), { runtime: fake, description: "fake" }) },
       );
+      await assembly.adoptRunningPods();
       await assembly.readSourcesOnce();
       // The store validates with --allow_privileged and --allow_sensitive_host_paths.
       expect({ command, pods: assembly.store.mergedState().map((p) => p.metadata.name) }).toEqual({
@@ -125,6 +126,16 @@ describe("assembly", () => {
     );
     expect(ok).toBe(false);
     expect(printed).toContain("default/host: CapabilitiesForbidden");
+  });
+
+  test("until the runtime has said which pods it runs, every pod keeps its earlier, node-less UID", async () => {
+    const assembly = await assemble(
+      config,
+      { command: "run", log: silentLogger },
+      { openRuntime: async () => ({ runtime: new FakeRuntime(), description: "fake" }) },
+    );
+    await assembly.readSourcesOnce();
+    expect(assembly.store.mergedState()[0]!.metadata.uid).toBe(sourceUid("file", "default", "host"));
   });
 
   test("--runtime_request_timeout bounds the Docker calls of run, runonce and plan", async () => {

@@ -68,7 +68,8 @@ export interface Assembly {
   podOptions: PodSyncOptions;
   /**
    * Reads which pods the runtime holds (before the sources are read): a pod whose containers run under the
-   * UID an earlier release gave it keeps that UID, so an upgrade restarts nothing.
+   * UID an earlier release gave it keeps that UID, so an upgrade restarts nothing. Until this succeeds,
+   * pods keep the earlier, node-less UIDs.
    */
   adoptRunningPods(): Promise<void>;
   /** Applies one read of every source to the store (etcd: started, heard once and stopped, within 10 s). */
@@ -94,13 +95,16 @@ export async function assemble(
   const metrics = createPrometheusMetrics({ log: log.child("metrics") });
   const events = createEventRecorder({ log: log.child("events") });
   const sources = await createSources(config, node.name, log, metrics);
-  /** UIDs of the pods this node's runtime holds: a pod from a release before node UIDs keeps its UID. */
-  const running = new Set<string>();
+  /**
+   * UIDs of the pods this node's runtime holds: a pod from a release before node UIDs keeps its UID. Until
+   * the runtime has answered, every pod keeps it: a runtime down at start must not turn an upgrade into restarts.
+   */
+  let running: Set<string> | undefined;
   const store = createPodStore({
     sources: sources.map((s) => s.name),
     allowPrivileged: config.allowPrivileged,
     allowSensitiveHostPaths: config.allowSensitiveHostPaths,
-    identify: assignNodeUids(node.name, () => running),
+    identify: assignNodeUids(node.name, (uid) => !running || running.has(uid)),
     log: log.child("config"),
     metrics,
   });
@@ -135,9 +139,10 @@ export async function assemble(
     podOptions,
     async adoptRunningPods() {
       const [sandboxes, containers] = await Promise.all([runtime.listPodSandboxes(), runtime.listContainers()]);
-      for (const sandbox of sandboxes) running.add(sandbox.metadata.uid);
-      for (const container of containers)
-        if (container.labels[LABEL.podUid]) running.add(container.labels[LABEL.podUid]!);
+      running = new Set([
+        ...sandboxes.map((sandbox) => sandbox.metadata.uid),
+        ...containers.flatMap((container) => container.labels[LABEL.podUid] ?? []),
+      ]);
     },
     async readSourcesOnce() {
       for (const source of sources) store.apply(source.name, await readSourceOnce(source));

@@ -333,14 +333,14 @@ async function servingFiles(config: KubeletConfig, hostname: string, log: Logger
   return files && { tlsCertFile: files.tlsCertFile, tlsPrivateKeyFile: files.tlsPrivateKeyFile };
 }
 
-/** The pods already running keep their UIDs; when the runtime cannot say, pods of an earlier release may restart. */
+/** The pods already running keep their UIDs; when the runtime cannot say, every pod keeps its node-less UID. */
 function adoptRunningPods(assembly: Assembly, log: Logger) {
   return () =>
     assembly
       .adoptRunningPods()
       .catch((error: Error) =>
         log.warn(
-          `cannot list the running pods before reading the sources (${error.message}): a pod started by a release before node-scoped UIDs will be restarted under its new UID`,
+          `cannot list the running pods before reading the sources (${error.message}): pods keep the UIDs of releases before node-scoped UIDs until the next start, so none started by such a release is restarted`,
         ),
       );
 }

@@ -19,14 +19,15 @@ export function nodeUid(node: string, source: string, namespace: string, name: s
 }
 
 /**
- * Gives each pod whose UID was derived (not written in its manifest) its UID on `node`, unless a pod
- * sandbox or container of the earlier, node-less UID still runs (`running`): that pod keeps it.
+ * Gives each pod whose UID was derived (not written in its manifest) its UID on `node`, unless
+ * `keepsEarlierUid` says the earlier, node-less UID must stay (a pod sandbox or container still runs
+ * under it, or the runtime could not say).
  */
-export function assignNodeUids(node: string, running: () => ReadonlySet<string>): (pod: Pod) => Pod {
+export function assignNodeUids(node: string, keepsEarlierUid: (uid: string) => boolean): (pod: Pod) => Pod {
   return (pod) => {
     const { name, namespace, uid, annotations } = pod.metadata;
     const source = annotations[ANNOTATION.source] ?? "";
-    if (uid !== sourceUid(source, namespace, name) || running().has(uid)) return pod;
+    if (uid !== sourceUid(source, namespace, name) || keepsEarlierUid(uid)) return pod;
     const scoped: Pod = { ...pod, metadata: { ...pod.metadata, uid: nodeUid(node, source, namespace, name) } };
     scoped.metadata.annotations = { ...annotations, [ANNOTATION.hash]: podSpecHash(scoped) };
     return scoped;
