@@ -132,6 +132,20 @@ describeWithServices("info server with TLS client certificates", (services) => {
       encoding: "utf8",
     }).stdout;
   const curl = (...args: string[]) => status(join(dir, "ca.crt"), ...args);
+  /** A kubelet that takes client certificates from the test CA (not startKubelet: its /healthz wait speaks plain HTTP). */
+  const clientCaKubelet = (root: string, onPort: number, flags: string[]) =>
+    new Kubelet(
+      [
+        "run",
+        "-c",
+        join(dir, "manifests"),
+        ...baseFlags(services, root),
+        "--client_ca_file",
+        join(dir, "ca.crt"),
+        ...flags,
+      ],
+      onPort,
+    );
 
   beforeAll(async () => {
     sh("openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 1 -subj /CN=e2e-ca");
@@ -142,22 +156,10 @@ describeWithServices("info server with TLS client certificates", (services) => {
       "openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj /CN=operator && openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt -days 1",
     );
     port = await freePort();
-    // Not startKubelet: its /healthz wait speaks plain HTTP, and this server speaks only TLS.
-    const kubelet = new Kubelet(
-      [
-        "run",
-        "-c",
-        join(dir, "manifests"),
-        ...baseFlags(services, rootDir),
-        "--tls_cert_file",
-        join(dir, "server.crt"),
-        "--tls_private_key_file",
-        join(dir, "server.key"),
-        "--client_ca_file",
-        join(dir, "ca.crt"),
-      ],
-      port,
-    );
+    const kubelet = clientCaKubelet(rootDir, port, [
+      ...["--tls_cert_file", join(dir, "server.crt")],
+      ...["--tls_private_key_file", join(dir, "server.key")],
+    ]);
     await kubelet.waitFor(
       "TLS server",
       () =>
@@ -183,19 +185,7 @@ describeWithServices("info server with TLS client certificates", (services) => {
     const ownRoot = tempDir("server-self-signed-root");
     try {
       const ownPort = await freePort();
-      const kubelet = new Kubelet(
-        [
-          "run",
-          "-c",
-          join(dir, "manifests"),
-          ...baseFlags(services, ownRoot),
-          "--hostname_override",
-          "e2e-self-signed",
-          "--client_ca_file",
-          join(dir, "ca.crt"),
-        ],
-        ownPort,
-      );
+      const kubelet = clientCaKubelet(ownRoot, ownPort, ["--hostname_override", "e2e-self-signed"]);
       const generated = join(ownRoot, "pki", "kubelet.crt");
       // Trusting only the generated certificate, under the node's name: the handshake proves the server uses it.
       const pods = () =>
