@@ -310,12 +310,13 @@ function toPod(manifest: unknown, path: string): { pod: Json } | { issue: FieldI
     return { pod: fromContainerManifest(manifest) };
   }
   if (manifest.kind === undefined) {
+    // Nothing of a pod at all: most likely the kubelet's own settings (`sync_frequency: 10s`, `staticPodPath: …`).
+    const settings = !["apiVersion", "metadata", "spec", "containers", "id"].some((field) => field in manifest);
     return {
       issue: {
         path: at("kind"),
         type: "Required value",
-        detail:
-          "a v1 Pod needs `apiVersion: v1` and `kind: Pod` (a v1beta1 ContainerManifest needs `version: v1beta1`)",
+        detail: `a v1 Pod needs \`apiVersion: v1\` and \`kind: Pod\` (a v1beta1 ContainerManifest needs \`version: v1beta1\`)${settings ? "; kubelet settings are read with --config_file, not as a manifest" : ""}`,
         severity: "error",
       },
     };

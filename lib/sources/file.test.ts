@@ -277,6 +277,10 @@ describe("file source", () => {
     const inDir = await createFileSource({ path: dir, checkFrequency: 60_000 }).readOnce();
     expect(inDir.notReady).toBeUndefined();
     expect(inDir.rejected).toHaveLength(1);
+    const settings = join(dir, "kubelet.yaml");
+    writeFileSync(settings, "sync_frequency: 10s\nstaticPodPath: /etc/kubelet/manifests\n");
+    const config = await createFileSource({ path: settings, checkFrequency: 60_000 }).readOnce();
+    expect(config.notReady).toContain("kubelet settings are read with --config_file");
   });
 
   test("watches a single manifest file", async () => {
