@@ -8,7 +8,8 @@ import { createEventRecorder } from "../node/events.ts";
 import { createImageManager } from "../node/images.ts";
 import { silentLogger } from "../log.ts";
 import { noopMetrics } from "../metrics.ts";
-import { createPodSyncer, type PodSyncOptions } from "./pod-sync.ts";
+import { createPodExecutor, type PodExecutorOptions } from "./pod-executor.ts";
+import { createPodObserver } from "./pod-observer.ts";
 import { noneObserved } from "./pod-plan.ts";
 import { createProbeManager } from "../node/probes.ts";
 import { createPodStore, type PodStore } from "../sources/store.ts";
@@ -22,7 +23,7 @@ import { noConfigs } from "../api/config-objects.ts";
 import type { Pod, V1PodSpec } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
 
-const options: PodSyncOptions = {
+const options: PodExecutorOptions = {
   hostname: "node",
   hostIP: "10.0.0.1",
   networkMode: "none",
@@ -61,7 +62,8 @@ function harness() {
   const runtime = new FakeRuntime(clock);
   const events = createEventRecorder({ clock });
   const images = createImageManager({ qps: 0, burst: 10, clock, events, dockerConfigPaths: [] }, runtime);
-  const syncer = createPodSyncer(options, {
+  const observer = createPodObserver({ runtime, volumes });
+  const syncer = createPodExecutor(options, {
     runtime,
     images,
     volumes,
@@ -71,12 +73,12 @@ function harness() {
     events,
   });
   const sync = async (pod: Pod) =>
-    syncer.syncPod(pod, (await syncer.observe()).get(pod.metadata.uid) ?? noneObserved(), new Set());
+    syncer.syncPod(pod, (await observer.observe()).get(pod.metadata.uid) ?? noneObserved(), new Set());
   const app = (pod: Pod, name = "app") =>
     [...runtime.containers.values()]
       .filter((c) => c.labels[LABEL.podUid] === pod.metadata.uid && c.labels[LABEL.containerName] === name)
       .sort((a, b) => Number(b.labels[LABEL.restartCount]) - Number(a.labels[LABEL.restartCount]));
-  return { clock, runtime, events, syncer, sync, app };
+  return { clock, runtime, events, observer, syncer, sync, app };
 }
 
 const spec = (over: Partial<V1PodSpec> = {}): Partial<V1PodSpec> => ({
@@ -269,7 +271,7 @@ describe("pod sync step", () => {
     await h.sync(pod);
     const app = h.app(pod)[0]!.id;
     const pause = h.app(pod, "POD")[0]!.id;
-    await h.syncer.killPod(pod.metadata.uid, (await h.syncer.observe()).get(pod.metadata.uid)!, pod);
+    await h.syncer.killPod(pod.metadata.uid, (await h.observer.observe()).get(pod.metadata.uid)!, pod);
     const calls = h.runtime.calls
       .filter((c) => /^(stop|remove)(Container|PodSandbox)$/.test(c.method))
       .map((c) => [c.method, ...c.args]);
@@ -287,7 +289,7 @@ describe("termination messages and OOM kills", () => {
   const status = async (h: ReturnType<typeof harness>, pod: Pod) =>
     computePodStatus({
       pod,
-      ...((await h.syncer.observe()).get(pod.metadata.uid) ?? noneObserved()),
+      ...((await h.observer.observe()).get(pod.metadata.uid) ?? noneObserved()),
       waiting: new Map(),
       isReady: () => true,
       isStarted: () => true,
