@@ -284,7 +284,12 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
         deps.metrics?.containerStarted("podsandbox", true);
         // The Go kubelet's words; its containers keep their default waiting reason (ContainerCreating, or
         // PodInitializing with init containers): no container was at fault.
-        events.record(pod, "Warning", "FailedCreatePodSandBox", `Failed to create pod sandbox: ${(error as Error).message}`);
+        events.record(
+          pod,
+          "Warning",
+          "FailedCreatePodSandBox",
+          `Failed to create pod sandbox: ${(error as Error).message}`,
+        );
         retry(10_000);
         return { waiting, retryAfterMs, podIP: "" };
       }

@@ -364,9 +364,10 @@ describe("sync loop", () => {
     sources: Array<"file" | "etcd"> = ["file"],
     volumeManager: (store: PodStore) => VolumeManager = () => volumes,
     extra: Partial<SyncLoopOptions> = {},
+    runtimeOn: (clock: FakeClock) => FakeRuntime = (clock) => new FakeRuntime(clock),
   ) {
     const clock = new FakeClock();
-    const runtime = new FakeRuntime(clock);
+    const runtime = runtimeOn(clock);
     const store = createPodStore({ sources });
     const events = createEventRecorder({ clock });
     const syncLoop = createSyncLoop(
@@ -597,6 +598,85 @@ describe("sync loop", () => {
     const a = testPod("a", spec()).spec.containers[0]!;
     const b = testPod("a", spec({ restartPolicy: "OnFailure" })).spec.containers[0]!;
     expect(containerHash(a)).toBe(containerHash(b));
+  });
+
+  describe("pod workers", () => {
+    /** A runtime whose containers ignore SIGTERM: a stop takes the whole grace period. */
+    class GracefulRuntime extends FakeRuntime {
+      override async stopContainer(id: string, graceSeconds: number): Promise<void> {
+        if (this.containers.get(id)?.running) await this.clock.sleep(graceSeconds * 1000);
+        return super.stopContainer(id, graceSeconds);
+      }
+    }
+    const appRunning = (l: { runtime: FakeRuntime }, pod: Pod) =>
+      [...l.runtime.containers.values()].some(
+        (c) => c.labels[LABEL.podUid] === pod.metadata.uid && c.labels[LABEL.containerName] === "app" && c.running,
+      );
+
+    test("pods waiting out their grace period hold up no other pod: one added meanwhile starts at once", async () => {
+      const l = await loop(["file"], undefined, {}, (clock) => new GracefulRuntime(clock));
+      const doomed = [0, 1, 2, 3, 4].map((i) => testPod(`doomed-${i}`, spec({ terminationGracePeriodSeconds: 30 })));
+      l.store.apply("file", { pods: doomed, rejected: [] });
+      await l.settle();
+      expect(doomed.every((pod) => appRunning(l, pod))).toBe(true);
+      const fresh = testPod("fresh", spec());
+      l.store.apply("file", { pods: [fresh], rejected: [] });
+      await l.settle();
+      expect(appRunning(l, fresh)).toBe(true);
+      expect(doomed.map((pod) => [appRunning(l, pod), l.syncLoop.workerStates().get(pod.metadata.uid)])).toEqual(
+        doomed.map(() => [true, "terminating"]),
+      );
+      await l.clock.advance(30_000);
+      await l.settle();
+      expect(doomed.some((pod) => appRunning(l, pod))).toBe(false);
+      expect([...l.syncLoop.workerStates()]).toEqual([[fresh.metadata.uid, "syncing"]]);
+      await l.stop();
+    });
+
+    test("pulls stalled in flight hold up no other pod", async () => {
+      const l = await loop();
+      const stalled = [0, 1, 2, 3].map((i) => {
+        l.runtime.stalledPulls.add(`registry.example/stalled:${i}`);
+        return testPod(`stalled-${i}`, spec({ containers: [{ name: "app", image: `registry.example/stalled:${i}` }] }));
+      });
+      l.store.apply("file", { pods: stalled, rejected: [] });
+      await l.settle();
+      const fresh = testPod("fresh", spec());
+      l.store.apply("file", { pods: [...stalled, fresh], rejected: [] });
+      await l.settle();
+      expect(appRunning(l, fresh)).toBe(true);
+      expect(l.runtime.calls.some((c) => c.method === "pullImage")).toBe(true);
+      expect(stalled.some((pod) => appRunning(l, pod))).toBe(false);
+      await l.stop();
+    });
+
+    test("a container waiting out its grace period shows as not ready and its pod's Ready condition as false", async () => {
+      const l = await loop(["file"], undefined, {}, (clock) => new GracefulRuntime(clock));
+      const pod = testPod("web", spec({ terminationGracePeriodSeconds: 30 }));
+      l.store.apply("file", { pods: [pod], rejected: [] });
+      await l.settle();
+      const ready = () => {
+        const status = l.syncLoop.pods()[0]!.status!;
+        return [status.containerStatuses![0]!.ready, status.conditions!.find((c) => c.type === "Ready")!.status];
+      };
+      expect(ready()).toEqual([true, "True"]);
+      // An edit replaces the container: the old one waits out its grace period first.
+      const edited = testPod(
+        "web",
+        spec({
+          terminationGracePeriodSeconds: 30,
+          containers: [{ name: "app", image: "local/busybox:stable", command: ["sleep", "7200"] }],
+        }),
+      );
+      l.store.apply("file", { pods: [edited], rejected: [] });
+      await l.settle();
+      expect(appRunning(l, pod)).toBe(true);
+      expect(ready()).toEqual([false, "False"]);
+      await l.clock.advance(30_000);
+      await l.settle();
+      expect(ready()).toEqual([true, "True"]);
+      await l.stop();
+    });
   });
 
   describe("admission", () => {

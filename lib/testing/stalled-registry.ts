@@ -28,7 +28,11 @@ export async function startStalledRegistry(): Promise<StalledRegistry> {
   const manifest = json({
     schemaVersion: 2,
     mediaType: "application/vnd.docker.distribution.manifest.v2+json",
-    config: { mediaType: "application/vnd.docker.container.image.v1+json", size: config.length, digest: digest(config) },
+    config: {
+      mediaType: "application/vnd.docker.container.image.v1+json",
+      size: config.length,
+      digest: digest(config),
+    },
     layers: [
       {
         mediaType: "application/vnd.docker.image.rootfs.diff.tar.gzip",
@@ -43,7 +47,10 @@ export async function startStalledRegistry(): Promise<StalledRegistry> {
   const server = createServer((request, response) => {
     const path = (request.url ?? "").split("?")[0]!;
     if (path === "/v2/" || path === "/v2") {
-      response.writeHead(200, { "Content-Type": "application/json", "Docker-Distribution-API-Version": "registry/2.0" });
+      response.writeHead(200, {
+        "Content-Type": "application/json",
+        "Docker-Distribution-API-Version": "registry/2.0",
+      });
       response.end("{}");
     } else if (/^\/v2\/.+\/manifests\//.test(path)) {
       response.writeHead(200, {

@@ -5,7 +5,11 @@
 import { afterAll, beforeAll, expect } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startStalledRegistry, trustStalledRegistry, type StalledRegistry } from "../../lib/testing/stalled-registry.ts";
+import {
+  startStalledRegistry,
+  trustStalledRegistry,
+  type StalledRegistry,
+} from "../../lib/testing/stalled-registry.ts";
 import { type Kubelet, startKubelet, test } from "./harness-kubelet.ts";
 import { describeOnRuntimes } from "./harness-runtimes.ts";
 import { removeDir, tempDir } from "./harness.ts";
@@ -105,37 +109,33 @@ ${container}`,
     removeDir(rootDir);
   });
 
-  test(
-    "with five pods waiting out their grace period and a pull stalled, a new pod starts and a crash loop restarts as on an idle node",
-    async () => {
-      for (const name of stubborn) await kubelet.waitFor(`${name} running`, () => rt.running(name, "app"), 60_000);
-      // Idle: nothing terminating, nothing pulling.
-      const idleStart = await startLatency("e2e-pw-idle");
-      const idleLate = await lateness(2);
+  test("with five pods waiting out their grace period and a pull stalled, a new pod starts and a crash loop restarts as on an idle node", async () => {
+    for (const name of stubborn) await kubelet.waitFor(`${name} running`, () => rt.running(name, "app"), 60_000);
+    // Idle: nothing terminating, nothing pulling.
+    const idleStart = await startLatency("e2e-pw-idle");
+    const idleLate = await lateness(2);
 
-      // Busy: every stubborn pod waits out its grace period, and a pull hangs on a blob that never ends.
-      for (const name of stubborn) rmSync(join(manifests, `${name}.yaml`));
-      write("e2e-pw-stalled", `      image: ${registry.image("stalled/app")}\n`);
-      await kubelet.waitFor("a Killing event for every deleted pod", async () => {
-        const { items } = (await (await kubelet.api("/events")).json()) as {
-          items: Array<{ reason: string; involvedObject: { name: string } }>;
-        };
-        return stubborn.every((name) => items.some((e) => e.reason === "Killing" && e.involvedObject.name === name));
-      });
-      await registry.blobRequested;
-      const busyStart = await startLatency("e2e-pw-busy");
-      const busyLate = await lateness(3);
-      // The load was still there: the deleted pods' containers are still waiting out their grace period.
-      for (const name of stubborn) expect(await rt.running(name, "app")).toBeDefined();
-      expect(await rt.running("e2e-pw-stalled", "app")).toBeUndefined();
+    // Busy: every stubborn pod waits out its grace period, and a pull hangs on a blob that never ends.
+    for (const name of stubborn) rmSync(join(manifests, `${name}.yaml`));
+    write("e2e-pw-stalled", `      image: ${registry.image("stalled/app")}\n`);
+    await kubelet.waitFor("a Killing event for every deleted pod", async () => {
+      const { items } = (await (await kubelet.api("/events")).json()) as {
+        items: Array<{ reason: string; involvedObject: { name: string } }>;
+      };
+      return stubborn.every((name) => items.some((e) => e.reason === "Killing" && e.involvedObject.name === name));
+    });
+    await registry.blobRequested;
+    const busyStart = await startLatency("e2e-pw-busy");
+    const busyLate = await lateness(3);
+    // The load was still there: the deleted pods' containers are still waiting out their grace period.
+    for (const name of stubborn) expect(await rt.running(name, "app")).toBeDefined();
+    expect(await rt.running("e2e-pw-stalled", "app")).toBeUndefined();
 
-      console.log(
-        `pod workers [${rt.label}]: new pod start ${idleStart} ms idle, ${busyStart} ms busy; ` +
-          `crash-loop restart late by ${idleLate} ms idle, ${busyLate} ms busy`,
-      );
-      expect(busyStart).toBeLessThan(idleStart + 1000);
-      expect(busyLate).toBeLessThan(idleLate + 1000);
-    },
-    180_000,
-  );
+    console.log(
+      `pod workers [${rt.label}]: new pod start ${idleStart} ms idle, ${busyStart} ms busy; ` +
+        `crash-loop restart late by ${idleLate} ms idle, ${busyLate} ms busy`,
+    );
+    expect(busyStart).toBeLessThan(idleStart + 1000);
+    expect(busyLate).toBeLessThan(idleLate + 1000);
+  }, 180_000);
 });
