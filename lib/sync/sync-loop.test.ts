@@ -265,6 +265,61 @@ describe("pod sync step", () => {
     expect(h.app(pod)[0]!.config!.envs).toContainEqual({ key: "CPUS", value: "2" });
   });
 
+  test("a sandbox that fails to start is a FailedCreatePodSandBox event, its containers left ContainerCreating", async () => {
+    const h = harness();
+    const pod = testPod("web", spec());
+    h.runtime.failNext("runPodSandbox", new Error("network plugin not ready"));
+    const result = await h.sync(pod);
+    expect(
+      h.events
+        .list()
+        .filter((e) => e.type === "Warning")
+        .map((e) => [e.reason, e.message]),
+    ).toEqual([["FailedCreatePodSandBox", "Failed to create pod sandbox: network plugin not ready"]]);
+    expect(result.waiting.size).toBe(0);
+    expect(result.retryAfterMs).toBe(10_000);
+    const status = computePodStatus({
+      pod,
+      ...((await h.observer.observe()).get(pod.metadata.uid) ?? noneObserved()),
+      waiting: result.waiting,
+      isReady: () => false,
+      isStarted: () => false,
+      hostIP: "",
+      podIP: "",
+      firstSeen: 0,
+      now: 0,
+    });
+    expect(status.containerStatuses![0]!.state).toEqual({ waiting: { reason: "ContainerCreating" } });
+    expect(status.conditions!.find((c) => c.type === "PodReadyToStartContainers")!.status).toBe("False");
+  });
+
+  test("a new pod's host is prepared once: volumes, cgroup and resolv.conf serve its sandbox and its containers", async () => {
+    const clock = new FakeClock();
+    const runtime = new FakeRuntime(clock);
+    const events = createEventRecorder({ clock });
+    const calls: string[] = [];
+    const executor = createPodExecutor(options, {
+      runtime,
+      images: createImageManager({ qps: 0, burst: 10, clock, events, dockerConfigPaths: [] }, runtime),
+      volumes: {
+        ...volumes,
+        setup: async (...args) => (calls.push("volumes"), volumes.setup(...args)),
+      },
+      configs: noConfigs,
+      clock,
+      log: silentLogger,
+      events,
+      cgroups: { ensurePod: async () => (calls.push("cgroup"), "/kubepods/pod"), removePod: async () => true },
+      dns: { resolvConfFor: async () => (calls.push("resolv.conf"), "/run/resolv.conf"), forget: () => {} },
+    });
+    const pod = testPod("web", spec());
+    await executor.syncPod(pod, noneObserved(), new Set());
+    expect(calls).toEqual(["volumes", "cgroup", "resolv.conf"]);
+    // Both the sandbox and the container were configured from that one setup.
+    const configs = runtime.calls.filter((c) => c.method === "runPodSandbox" || c.method === "createContainer");
+    expect(configs.map((c) => JSON.stringify(c.args).includes("/kubepods/pod"))).toEqual([true, true]);
+  });
+
   test("killPod stops app containers before their sandbox, then removes the containers before the sandbox", async () => {
     const h = harness();
     const pod = testPod("gone", spec());
