@@ -43,8 +43,7 @@ import { createPodStore } from "./sources/store.ts";
 import { createSyncLoop } from "./sync/sync-loop.ts";
 import type { AdmissionPolicy } from "./sync/admission.ts";
 import { formatIssue, KubeletError, type RejectedPod, type SourceName } from "./api/types.ts";
-import { LABEL } from "./container/runtime.ts";
-import { noneObserved, type Observed } from "./sync/pod-plan.ts";
+import { createPodObserver } from "./sync/pod-observer.ts";
 import { planNode, type NodePlan } from "./sync/node-plan.ts";
 import { createVolumeManager } from "./node/volumes.ts";
 
@@ -176,7 +175,7 @@ async function runLocked(
       ),
       volumes: createVolumeManager({ rootDir: config.rootDir, configs: store.configs, log: log.child("volumes") }),
       createProbeManager,
-      backoffPersistence: backoffFile(join(config.rootDir, "backoff", "crashloop.json"), log.child("sync")),
+      backoffPersistence: crashLoopBackoff(config, log),
       clock: systemClock,
       log: log.child("sync"),
       metrics,
@@ -402,6 +401,10 @@ async function openRuntime(config: KubeletConfig, log: Logger): Promise<{ runtim
  * `plan`: reads every configured source once, observes the node through the runtime port (reads only: list,
  * inspect, image look-ups) and returns what a sync would do, with the manifests that were rejected.
  */
+/** The crash-loop back-off kept under root_dir: the sync loop's, read by `kubelet plan`. */
+const crashLoopBackoff = (config: KubeletConfig, log: Logger) =>
+  backoffFile(join(config.rootDir, "backoff", "crashloop.json"), log.child("sync"));
+
 export async function planOnce(
   config: KubeletConfig,
   { log }: { log: Logger },
@@ -419,17 +422,9 @@ export async function planOnce(
   // Through the port, on whichever runtime --container_runtime names; only reads are made.
   const runtime = scopeRuntimeToNode((await openRuntime(config, log)).runtime, node.name);
   await runtime.version();
-  const observed = new Map<string, Observed>();
-  const of = (uid: string) => observed.get(uid) ?? observed.set(uid, noneObserved()).get(uid)!;
-  for (const summary of await runtime.listPodSandboxes()) {
-    const status = await runtime.podSandboxStatus(summary.id).catch(() => undefined);
-    if (status) of(summary.metadata.uid).sandboxes.push(status);
-  }
-  for (const summary of await runtime.listContainers()) {
-    const details = await runtime.inspectContainer(summary.id).catch(() => undefined);
-    const uid = summary.labels[LABEL.podUid];
-    if (details && uid) of(uid).containers.push(details);
-  }
+  // The sync's own observer: only what went meanwhile is left out; any other runtime error fails the plan.
+  const observed = await createPodObserver({ runtime }).observe();
+  const backoff = crashLoopBackoff(config, log).load();
   const pods = store.mergedState();
   const images = new Set([
     config.networkContainerImage,
@@ -445,6 +440,7 @@ export async function planOnce(
     imagePresent: (image) => present.has(image),
     configs: store.configs,
     now: Date.now(),
+    backoff: { get: (key) => backoff[key] },
     unreadSources: new Set(
       store
         .rejected()
