@@ -32,7 +32,7 @@ describeOnRuntimes("pod workers", (services, rt) => {
   const manifests = tempDir("pw-manifests");
   const rootDir = tempDir("pw-root");
   const stubborn = [0, 1, 2, 3, 4].map((i) => `e2e-pw-stubborn-${i}`);
-  const pods = [...stubborn, "e2e-pw-crash", "e2e-pw-idle", "e2e-pw-busy", "e2e-pw-stalled"];
+  const pods = [...stubborn, "e2e-pw-crash", "e2e-pw-idle", "e2e-pw-busy", "e2e-pw-stalled", "e2e-pw-edited"];
   let registry: StalledRegistry;
   let kubelet: Kubelet;
   const write = (name: string, container: string, extra = "") =>
@@ -47,9 +47,9 @@ ${extra}  containers:
 ${container}`,
     );
   // sh as PID 1 ignores a signal it has no trap for: the empty trap makes the ignoring explicit.
-  const sleeper = () => `      image: ${services.busybox}
+  const sleeper = (env = "") => `      image: ${services.busybox}
       command: ["sh", "-c", "trap '' TERM; while true; do sleep 0.1; done"]
-`;
+${env}`;
 
   /** Adds a pod and returns how long it took from the manifest's write to its container's start (ms). */
   const startLatency = async (name: string) => {
@@ -138,4 +138,19 @@ ${container}`,
     expect(busyStart).toBeLessThan(idleStart + 1000);
     expect(busyLate).toBeLessThan(idleLate + 1000);
   }, 180_000);
+
+  test("a container waiting out its grace period after an edit shows in /pods as not ready, its pod not Ready", async () => {
+    const grace = `  terminationGracePeriodSeconds: ${GRACE_SECONDS}\n`;
+    write("e2e-pw-edited", sleeper(), grace);
+    const readiness = (pod: {
+      status?: { conditions?: Array<{ type: string; status: string }>; containerStatuses?: Array<{ ready: boolean }> };
+    }) => [pod.status?.containerStatuses?.[0]?.ready, pod.status?.conditions?.find((c) => c.type === "Ready")?.status];
+    await kubelet.waitForPod("e2e-pw-edited", "ready", (p) => readiness(p)[0] === true, 60_000);
+    const old = (await rt.running("e2e-pw-edited", "app"))!;
+    write("e2e-pw-edited", sleeper('      env: [{ name: EDITED, value: "1" }]\n'), grace);
+    const pod = await kubelet.waitForPod("e2e-pw-edited", "not ready", (p) => readiness(p)[0] === false);
+    expect(readiness(pod)).toEqual([false, "False"]);
+    // Still the old container, waiting out its grace period (it ignores SIGTERM).
+    expect((await rt.running("e2e-pw-edited", "app"))?.id).toBe(old.id);
+  });
 });
