@@ -3,7 +3,7 @@
 // hooks, graceful termination, events, back-off bookkeeping and OOM kill reports. What it acts on comes from the
 // observer (pod-observer.ts); dead containers are collected by node/container-gc.ts.
 import { Backoff, type BackoffPersistence } from "../node/backoff.ts";
-import type { Clock } from "../clock.ts";
+import { type Clock, untilAborted } from "../clock.ts";
 import { containerConfig, podSandboxConfig, type PodContext, type VolumeMount } from "../container/container-config.ts";
 import { LABEL, type ContainerDetails, type PodSandboxDetails, type Runtime } from "../container/runtime.ts";
 import type { EventRecorder } from "../node/events.ts";
@@ -73,8 +73,11 @@ export interface SyncResult {
 }
 
 export interface PodExecutor {
-  /** Drives one pod one step towards its spec, from what the observer saw of it. */
-  syncPod(pod: Pod, observed: Observed, livenessFailed: ReadonlySet<string>): Promise<SyncResult>;
+  /**
+   * Drives one pod one step towards its spec, from what the observer saw of it. When `signal` aborts (the pod is
+   * to stop), an image pull still in flight is no longer waited for and nothing more is created.
+   */
+  syncPod(pod: Pod, observed: Observed, livenessFailed: ReadonlySet<string>, signal?: AbortSignal): Promise<SyncResult>;
   /** Stops a pod's containers gracefully (preStop, SIGTERM, then SIGKILL), removes them and its volumes. */
   killPod(podUid: string, observed: Observed, pod?: Pod): Promise<void>;
   /** Forgets back-off state of a removed pod. */
@@ -163,10 +166,12 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     ctx: PodContext,
     sandbox: PodSandboxDetails,
     done: Done,
+    signal: AbortSignal,
   ): Promise<Waiting | undefined> => {
     const field = `spec.${init ? "initContainers" : "containers"}{${spec.name}}`;
     try {
-      await deps.images.ensureImage(spec.image!, (spec.imagePullPolicy ?? "IfNotPresent") as PullPolicy, pod);
+      if (!(await pulled(spec.image!, (spec.imagePullPolicy ?? "IfNotPresent") as PullPolicy, pod, signal)))
+        return undefined;
     } catch (error) {
       const e = error as KubeletError;
       if (e.code === "RuntimeUnavailable") throw error;
@@ -223,7 +228,12 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
   };
 
   /** Carries a plan out: kills, then removals, the sandbox, then starts; reports what it did. */
-  const execute = async (pod: Pod | undefined, plan: PodActions, done: Done): Promise<Omit<SyncResult, "changed">> => {
+  const execute = async (
+    pod: Pod | undefined,
+    plan: PodActions,
+    done: Done,
+    signal: AbortSignal,
+  ): Promise<Omit<SyncResult, "changed">> => {
     const waiting = new Map<string, Waiting>();
     let retryAfterMs: number | undefined;
     const retry = (ms: number) => (retryAfterMs = Math.min(retryAfterMs ?? Infinity, Math.max(50, ms)));
@@ -278,7 +288,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     let sandbox = plan.sandbox;
     if (plan.createSandbox) {
       try {
-        sandbox = await createSandbox(pod, host!, plan.createSandbox.attempt, done);
+        sandbox = await createSandbox(pod, host!, plan.createSandbox.attempt, done, signal);
       } catch (error) {
         if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
         deps.metrics?.containerStarted("podsandbox", true);
@@ -293,6 +303,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
         retry(10_000);
         return { waiting, retryAfterMs, podIP: "" };
       }
+      if (!sandbox) return { waiting, podIP: "" }; // cancelled while the pause image was pulled
     }
     const podIP = pod.spec.hostNetwork ? options.hostIP : sandbox!.ipAddress;
 
@@ -335,7 +346,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
           crashBackoff.next(key);
           deps.metrics?.containerRestarted();
         }
-        const failed = await startContainer(pod, start, ctx, sandbox!, done);
+        const failed = await startContainer(pod, start, ctx, sandbox!, done, signal);
         if (failed) {
           waiting.set(start.spec.name, failed);
           retry(failed.reason === "ErrImagePull" ? 1000 : failed.reason === "ImagePullBackOff" ? 5000 : 10_000);
@@ -345,8 +356,22 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     return { waiting, retryAfterMs, podIP };
   };
 
-  const createSandbox = async (pod: Pod, host: PodContext, attempt: number, done: Done): Promise<PodSandboxDetails> => {
-    await deps.images.ensureImage(options.pauseImage, "IfNotPresent", pod);
+  /** An image present for the pod: false when its sync was cancelled first (the pull goes on, unobserved). */
+  const pulled = async (image: string, policy: PullPolicy, pod: Pod, signal: AbortSignal) =>
+    (await untilAborted(
+      deps.images.ensureImage(image, policy, pod).then(() => true),
+      signal,
+    )) === true;
+
+  /** Runs the pod's sandbox; undefined when the sync was cancelled while its image was pulled. */
+  const createSandbox = async (
+    pod: Pod,
+    host: PodContext,
+    attempt: number,
+    done: Done,
+    signal: AbortSignal,
+  ): Promise<PodSandboxDetails | undefined> => {
+    if (!(await pulled(options.pauseImage, "IfNotPresent", pod, signal))) return undefined;
     const id = await runtime.runPodSandbox(podSandboxConfig(pod, host, attempt));
     done.created++;
     deps.metrics?.containerStarted("podsandbox", false);
@@ -370,10 +395,15 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
       now: clock.now(),
     });
 
-  const syncPod = async (pod: Pod, observed: Observed, livenessFailed: ReadonlySet<string>): Promise<SyncResult> => {
+  const syncPod = async (
+    pod: Pod,
+    observed: Observed,
+    livenessFailed: ReadonlySet<string>,
+    signal = new AbortController().signal,
+  ): Promise<SyncResult> => {
     for (const c of observed.containers) if (c.oomKilled && !c.running) reportOom(pod, c);
     const done = noneDone();
-    const result = await execute(pod, planFor(pod, observed, livenessFailed, false), done);
+    const result = await execute(pod, planFor(pod, observed, livenessFailed, false), done, signal);
     return { ...result, changed: changed(done) };
   };
 
@@ -415,7 +445,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
   return {
     syncPod,
     async killPod(podUid, observed, pod) {
-      await execute(pod, planFor(pod, observed, new Set(), true), noneDone());
+      await execute(pod, planFor(pod, observed, new Set(), true), noneDone(), new AbortController().signal);
       deps.probes?.removePod(podUid);
       forget(podUid);
       deps.dns?.forget(podUid);

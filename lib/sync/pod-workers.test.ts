@@ -27,9 +27,11 @@ function harness(initialGoal: PodGoal = "run") {
   const settled: PodWorkerState[] = [];
   const failures: string[] = [];
   const gates: Array<() => void> = [];
+  const signals: AbortSignal[] = [];
   let fail: Error | undefined;
-  const step = (name: string) => async () => {
+  const step = (name: string) => async (signal?: AbortSignal) => {
     passes.push(name);
+    if (signal) signals.push(signal);
     await new Promise<void>((resolve) => gates.push(resolve));
     if (fail) throw fail;
   };
@@ -51,6 +53,7 @@ function harness(initialGoal: PodGoal = "run") {
     clock,
     worker,
     passes,
+    signals,
     settled,
     failures,
     finish,
@@ -101,6 +104,19 @@ describe("pod worker", () => {
     await h.finish();
     expect(h.passes).toEqual(["terminate", "sync"]);
     expect(h.worker.state).toBe("syncing");
+  });
+
+  test("a sync in flight is cancelled when the pod is told to stop; the termination follows it", async () => {
+    const h = harness();
+    h.worker.update();
+    await h.clock.advance(0);
+    h.worker.update(); // another sync asked for: the one in flight goes on
+    expect(h.signals[0]!.aborted).toBe(false);
+    h.setGoal("stop");
+    h.worker.update();
+    expect(h.signals[0]!.aborted).toBe(true);
+    await h.finish();
+    expect(h.passes).toEqual(["sync", "terminate"]);
   });
 
   test("a finished pod rests: no pass runs anything, its state is terminated", async () => {

@@ -1,7 +1,8 @@
 // Pod workers (the Go kubelet's pkg/kubelet/pod_workers.go): one worker per pod, each with an explicit state —
 // syncing → terminating → terminated — changed in one place (nextState). A worker runs one pass at a time for its
 // pod: a sync, or a termination (preStop hooks, the grace period, the kill), image pulls included. Passes of
-// different pods never wait on each other: nothing is shared between workers but the runtime itself.
+// different pods never wait on each other: nothing is shared between workers but the runtime itself. A pod told
+// to stop while it syncs has that sync cancelled (its signal aborts), so a stalled pull never delays its kill.
 import type { Clock, Timer } from "../clock.ts";
 
 /** Where a pod's worker is: running it towards its spec, stopping it, or done with it (nothing of it runs). */
@@ -30,8 +31,8 @@ export function nextState(state: PodWorkerState, goal: PodGoal): PodWorkerState 
 export interface PodWorkerSteps {
   /** The pod's goal now (asked at the start of each pass). */
   goal(): PodGoal;
-  /** One pass of a syncing pod: observe, plan, execute, update its status. */
-  sync(): Promise<void>;
+  /** One pass of a syncing pod: observe, plan, execute, update its status; `signal` aborts when it must stop. */
+  sync(signal: AbortSignal): Promise<void>;
   /** Stops and removes everything of the pod on the runtime (preStop, grace period, kill); resolves when done. */
   terminate(): Promise<void>;
   /** After every pass, with the state it ended in (the loop forgets a terminated pod no source wants). */
@@ -65,12 +66,15 @@ export function createPodWorker(options: PodWorkerOptions, steps: PodWorkerSteps
   let again = false;
   let stopped = false;
   let retry: Timer | undefined;
+  let syncing: AbortController | undefined;
 
   // A pass acts on the goal as it is when the pass starts; whatever changes the goal meanwhile asks for another pass.
   const pass = async () => {
     state = nextState(state, steps.goal());
-    if (state === "syncing") await steps.sync();
-    else if (state === "terminating") {
+    if (state === "syncing") {
+      syncing = new AbortController();
+      await steps.sync(syncing.signal).finally(() => (syncing = undefined));
+    } else if (state === "terminating") {
       await steps.terminate();
       state = "terminated";
     }
@@ -103,6 +107,8 @@ export function createPodWorker(options: PodWorkerOptions, steps: PodWorkerSteps
       if (stopped) return;
       if (busy) {
         again = true;
+        // The sync in flight is cancelled: what the pod waits on (a pull) no longer matters, its kill does.
+        if (nextState(state, steps.goal()) !== "syncing") syncing?.abort();
         return;
       }
       retry?.cancel();
@@ -119,6 +125,7 @@ export function createPodWorker(options: PodWorkerOptions, steps: PodWorkerSteps
     },
     stop() {
       stopped = true;
+      syncing?.abort();
       retry?.cancel();
       retry = undefined;
     },

@@ -705,6 +705,26 @@ describe("sync loop", () => {
       await l.stop();
     });
 
+    test("a pod deleted while a pull of its own is stalled is stopped at once: its kill waits for no pull", async () => {
+      const l = await loop();
+      l.runtime.stalledPulls.add("registry.example/stalled:1");
+      const before = testPod("web", spec());
+      l.store.apply("file", { pods: [before], rejected: [] });
+      await l.settle();
+      const [app] = spec().containers!;
+      const grown = testPod("web", spec({ containers: [app!, { name: "side", image: "registry.example/stalled:1" }] }));
+      l.store.apply("file", { pods: [grown], rejected: [] });
+      await l.settle();
+      expect(l.runtime.calls.some((c) => c.method === "pullImage")).toBe(true);
+      expect(appRunning(l, grown)).toBe(true);
+      l.store.apply("file", { pods: [], rejected: [] });
+      await l.settle();
+      expect(appRunning(l, grown)).toBe(false);
+      expect(l.runtime.containers.size).toBe(0);
+      expect(l.syncLoop.workerStates().size).toBe(0);
+      await l.stop();
+    });
+
     test("a container waiting out its grace period shows as not ready and its pod's Ready condition as false", async () => {
       const l = await loop(["file"], undefined, {}, (clock) => new GracefulRuntime(clock));
       const pod = testPod("web", spec({ terminationGracePeriodSeconds: 30 }));

@@ -149,7 +149,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
           { clock },
           {
             goal: () => goalOf(created),
-            sync: () => syncStep(uid, created),
+            sync: (signal) => syncStep(uid, created, signal),
             terminate: () => terminateStep(uid, created),
             settled: (state) => {
               if (state === "terminated" && !created.wanted && records.get(uid) === created) forget(uid);
@@ -216,11 +216,11 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   };
 
   /** A syncing pod's pass: observe, plan and execute, then its status. */
-  const syncStep = async (uid: string, record: PodRecord) => {
+  const syncStep = async (uid: string, record: PodRecord, signal: AbortSignal) => {
     const began = clock.now();
     const observed = await observeNow(uid, record);
     const pod = record.pod!;
-    const result = await executor.syncPod(pod, observed, record.livenessFailed);
+    const result = await executor.syncPod(pod, observed, record.livenessFailed, signal);
     for (const c of observed.containers) record.livenessFailed.delete(c.id);
     record.waiting = result.waiting;
     record.podIP = result.podIP;
