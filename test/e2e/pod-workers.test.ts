@@ -1,7 +1,8 @@
 // Pod workers end to end, on each runtime of the matrix: with five pods waiting out a long grace period
 // (their containers ignore SIGTERM) and an image pull stalled in flight, a newly added pod starts, and a
-// crash-looping pod restarts when its back-off ends, as soon as they do on the same node idle. The idle
-// figures are measured first, in the same test, on the same kubelet.
+// crash-looping pod restarts when its back-off ends, as soon as they do on the same node idle (the idle
+// figures are measured first, in the same test, on the same kubelet). A pod deleted while its own pull is
+// stalled stops at once; a container waiting out its grace period shows as not ready.
 import { afterAll, beforeAll, expect } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -152,5 +153,17 @@ ${env}`;
     expect(readiness(pod)).toEqual([false, "False"]);
     // Still the old container, waiting out its grace period (it ignores SIGTERM).
     expect((await rt.running("e2e-pw-edited", "app"))?.id).toBe(old.id);
+  });
+
+  test("a pod deleted while its own pull is stalled is stopped without waiting for the pull", async () => {
+    write("e2e-pw-stalled", `      image: ${registry.image("stalled/app")}\n`);
+    await registry.blobRequested;
+    await kubelet.waitFor("the stalled pod's sandbox", () => rt.readySandbox("e2e-pw-stalled"), 60_000);
+    rmSync(join(manifests, "e2e-pw-stalled.yaml"));
+    await kubelet.waitFor(
+      "the stalled pod's sandbox removed",
+      async () => (await rt.podSandboxes("e2e-pw-stalled")).length === 0,
+      15_000,
+    );
   });
 });
