@@ -7,7 +7,7 @@ import { LABEL } from "../container/runtime.ts";
 import { createEventRecorder } from "../node/events.ts";
 import { createImageManager } from "../node/images.ts";
 import { silentLogger } from "../log.ts";
-import { noopMetrics } from "../metrics.ts";
+import { noopMetrics, type WorkingPods } from "../metrics.ts";
 import { createPodExecutor, type PodExecutorOptions } from "./pod-executor.ts";
 import { createPodObserver } from "./pod-observer.ts";
 import { noneObserved } from "./pod-plan.ts";
@@ -425,6 +425,7 @@ describe("sync loop", () => {
     const runtime = runtimeOn(clock);
     const store = createPodStore({ sources });
     const events = createEventRecorder({ clock });
+    let working: WorkingPods[] = [];
     const syncLoop = createSyncLoop(
       { ...options, syncFrequencyMs: 10_000, ...extra },
       {
@@ -435,7 +436,7 @@ describe("sync loop", () => {
         createProbeManager,
         clock,
         log: silentLogger,
-        metrics: noopMetrics,
+        metrics: { ...noopMetrics, setWorkingPods: (counts) => (working = counts) },
         events,
       },
     );
@@ -451,6 +452,8 @@ describe("sync loop", () => {
       syncLoop,
       settle,
       events,
+      /** kubelet_working_pods as the last resync set it, one `lifecycle/config/static count` per series. */
+      working: () => working.map((w) => `${w.lifecycle}/${w.config}/${w.static} ${w.count}`).sort(),
       stop: async () => (stop.abort(), await clock.advance(6000), await running),
     };
   }
@@ -678,13 +681,14 @@ describe("sync loop", () => {
       l.store.apply("file", { pods: [fresh], rejected: [] });
       await l.settle();
       expect(appRunning(l, fresh)).toBe(true);
-      expect(doomed.map((pod) => [appRunning(l, pod), l.syncLoop.workerStates().get(pod.metadata.uid)])).toEqual(
-        doomed.map(() => [true, "terminating"]),
-      );
-      await l.clock.advance(30_000);
+      expect(doomed.every((pod) => appRunning(l, pod))).toBe(true);
+      await l.clock.advance(10_000); // a resync sets kubelet_working_pods
+      expect(l.working()).toEqual(["sync/desired/true 1", "terminating/orphan/true 5"]);
+      await l.clock.advance(20_000);
       await l.settle();
       expect(doomed.some((pod) => appRunning(l, pod))).toBe(false);
-      expect([...l.syncLoop.workerStates()]).toEqual([[fresh.metadata.uid, "syncing"]]);
+      await l.clock.advance(10_000);
+      expect(l.working()).toEqual(["sync/desired/true 1"]);
       await l.stop();
     });
 
@@ -721,7 +725,8 @@ describe("sync loop", () => {
       await l.settle();
       expect(appRunning(l, grown)).toBe(false);
       expect(l.runtime.containers.size).toBe(0);
-      expect(l.syncLoop.workerStates().size).toBe(0);
+      await l.clock.advance(10_000);
+      expect(l.working()).toEqual([]);
       await l.stop();
     });
 

@@ -13,11 +13,11 @@ import type { BackoffPersistence } from "../node/backoff.ts";
 import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager } from "../node/images.ts";
 import type { Logger } from "../log.ts";
-import type { KubeletMetrics } from "../metrics.ts";
+import type { KubeletMetrics, WorkingPods } from "../metrics.ts";
 import { computePodStatus, type Waiting } from "./pod-status.ts";
 import { createPodExecutor, type PodExecutorOptions } from "./pod-executor.ts";
 import { createPodObserver } from "./pod-observer.ts";
-import { createPodWorker, type PodGoal, type PodWorker, type PodWorkerState } from "./pod-workers.ts";
+import { createPodWorker, type PodGoal, type PodWorker } from "./pod-workers.ts";
 import { noneObserved, nothingObserved, observedLabels, type Observed } from "./pod-plan.ts";
 import type { createProbeManager } from "../node/probes.ts";
 import type { PodStore } from "../sources/store.ts";
@@ -64,8 +64,6 @@ export interface SyncLoop {
   run(signal: AbortSignal): Promise<void>;
   /** Desired pods with their latest status. */
   pods(): Pod[];
-  /** Each known pod's worker state, by uid (wanted pods and pods being stopped). */
-  workerStates(): Map<string, PodWorkerState>;
   /** When the last full sync completed (ms since the epoch; 0 = never). */
   lastSyncAt(): number;
   /** Changes whenever pods() would answer differently. */
@@ -397,7 +395,22 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
           (states[c.running ? "running" : c.state === "created" ? "created" : "exited"] ?? 0) + 1;
     }
     metrics.setRunning(runningPods, states);
+    metrics.setWorkingPods(workingPods());
     lastSync = clock.now();
+  };
+
+  /** kubelet_working_pods: every pod with a worker, by its state, whether a source wants it, and whether its spec is known. */
+  const workingPods = (): WorkingPods[] => {
+    const counts = new Map<string, WorkingPods>();
+    for (const record of records.values()) {
+      const lifecycle = record.worker.state === "syncing" ? "sync" : record.worker.state;
+      const config = record.wanted ? "desired" : record.pod ? "orphan" : "runtime_only";
+      const key = `${lifecycle}/${config}/${record.pod !== undefined}`;
+      const entry =
+        counts.get(key) ?? counts.set(key, { lifecycle, config, static: record.pod !== undefined, count: 0 }).get(key)!;
+      entry.count++;
+    }
+    return [...counts.values()];
   };
 
   /** A full sync outside the periodic ones; a failure is logged and left to the next period. */
@@ -472,7 +485,6 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
         status: record.status ?? pendingStatus(options.hostIP),
       }));
     },
-    workerStates: () => new Map([...records].map(([uid, r]) => [uid, r.worker.state])),
     lastSyncAt: () => lastSync,
     version: () => version,
     activePods: () =>

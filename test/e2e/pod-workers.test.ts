@@ -128,8 +128,14 @@ ${env}`;
     await registry.blobRequested;
     const busyStart = await startLatency("e2e-pw-busy");
     const busyLate = await lateness(3);
-    // The load was still there: the deleted pods' containers are still waiting out their grace period.
+    // The load was still there: the deleted pods' containers are still waiting out their grace period, their
+    // workers terminating, as /metrics shows (set at each resync).
     for (const name of stubborn) expect(await rt.running(name, "app")).toBeDefined();
+    await kubelet.waitFor("five terminating pod workers in /metrics", async () =>
+      (await (await kubelet.api("/metrics")).text()).includes(
+        'kubelet_working_pods{lifecycle="terminating",config="orphan",static="true"} 5',
+      ),
+    );
     expect(await rt.running("e2e-pw-stalled", "app")).toBeUndefined();
 
     console.log(
