@@ -106,19 +106,11 @@ spec:
       "--network_container_image",
       services.pause,
     ];
-    writeFileSync(
-      join(crashManifests, "crash.yaml"),
-      `apiVersion: v1
-kind: Pod
-metadata: { name: e2e-plan-crash }
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-    - name: app
-      image: ${services.busybox}
-      command: ["sh", "-c", "exit 1"]
-`,
-    );
+    const app = { name: "app", image: services.busybox, command: ["sh", "-c", "exit 1"] };
+    const spec = { terminationGracePeriodSeconds: 1, containers: [app] };
+    // JSON is YAML: the file source reads it as such.
+    const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "e2e-plan-crash" }, spec };
+    writeFileSync(join(crashManifests, "crash.yaml"), JSON.stringify(pod));
     try {
       const kubelet = await startKubelet(["run", ...crashFlags]);
       // The second back-off (20 s) leaves the plan below ample time to run inside it.

@@ -36,21 +36,24 @@ describeOnRuntimes("pod workers", (services, rt) => {
   const pods = [...stubborn, "e2e-pw-crash", "e2e-pw-idle", "e2e-pw-busy", "e2e-pw-stalled", "e2e-pw-edited"];
   let registry: StalledRegistry;
   let kubelet: Kubelet;
-  const write = (name: string, container: string, extra = "") =>
+  /** Writes a pod manifest (JSON, which the file source reads as the YAML it is) with one container, "app". */
+  const write = (name: string, app: Record<string, unknown>, spec: Record<string, unknown> = {}) =>
     writeFileSync(
       join(manifests, `${name}.yaml`),
-      `apiVersion: v1
-kind: Pod
-metadata: { name: ${name} }
-spec:
-${extra}  containers:
-    - name: app
-${container}`,
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name },
+        spec: { ...spec, containers: [{ name: "app", ...app }] },
+      }),
     );
   // sh as PID 1 ignores a signal it has no trap for: the empty trap makes the ignoring explicit.
-  const sleeper = (env = "") => `      image: ${services.busybox}
-      command: ["sh", "-c", "trap '' TERM; while true; do sleep 0.1; done"]
-${env}`;
+  const sleeper = (extra: Record<string, unknown> = {}) => ({
+    image: services.busybox,
+    command: ["sh", "-c", "trap '' TERM; while true; do sleep 0.1; done"],
+    ...extra,
+  });
+  const graceful = { terminationGracePeriodSeconds: GRACE_SECONDS };
 
   /** Adds a pod and returns how long it took from the manifest's write to its container's start (ms). */
   const startLatency = async (name: string) => {
@@ -84,21 +87,10 @@ ${env}`;
   beforeAll(async () => {
     registry = await startStalledRegistry();
     if (rt.kind === "remote") trustStalledRegistry(services.dir, registry.host);
-    for (const name of stubborn) write(name, sleeper(), `  terminationGracePeriodSeconds: ${GRACE_SECONDS}\n`);
-    write(
-      "e2e-pw-crash",
-      `      image: ${services.busybox}
-      command: ["sh", "-c", "sleep 1; exit 1"]
-`,
-    );
-    kubelet = await startKubelet([
-      "run",
-      "-c",
-      manifests,
-      ...rt.flags(rootDir),
-      "--network_container_image",
-      services.pause,
-    ]);
+    for (const name of stubborn) write(name, sleeper(), graceful);
+    write("e2e-pw-crash", { image: services.busybox, command: ["sh", "-c", "sleep 1; exit 1"] });
+    const pause = ["--network_container_image", services.pause];
+    kubelet = await startKubelet(["run", "-c", manifests, ...rt.flags(rootDir), ...pause]);
     void watchCrashLoop();
   });
   afterAll(async () => {
@@ -118,7 +110,7 @@ ${env}`;
 
     // Busy: every stubborn pod waits out its grace period, and a pull hangs on a blob that never ends.
     for (const name of stubborn) rmSync(join(manifests, `${name}.yaml`));
-    write("e2e-pw-stalled", `      image: ${registry.image("stalled/app")}\n`);
+    write("e2e-pw-stalled", { image: registry.image("stalled/app") });
     await kubelet.waitFor("a Killing event for every deleted pod", async () => {
       const { items } = (await (await kubelet.api("/events")).json()) as {
         items: Array<{ reason: string; involvedObject: { name: string } }>;
@@ -147,14 +139,13 @@ ${env}`;
   }, 180_000);
 
   test("a container waiting out its grace period after an edit shows in /pods as not ready, its pod not Ready", async () => {
-    const grace = `  terminationGracePeriodSeconds: ${GRACE_SECONDS}\n`;
-    write("e2e-pw-edited", sleeper(), grace);
+    write("e2e-pw-edited", sleeper(), graceful);
     const readiness = (pod: {
       status?: { conditions?: Array<{ type: string; status: string }>; containerStatuses?: Array<{ ready: boolean }> };
     }) => [pod.status?.containerStatuses?.[0]?.ready, pod.status?.conditions?.find((c) => c.type === "Ready")?.status];
     await kubelet.waitForPod("e2e-pw-edited", "ready", (p) => readiness(p)[0] === true, 60_000);
     const old = (await rt.running("e2e-pw-edited", "app"))!;
-    write("e2e-pw-edited", sleeper('      env: [{ name: EDITED, value: "1" }]\n'), grace);
+    write("e2e-pw-edited", sleeper({ env: [{ name: "EDITED", value: "1" }] }), graceful);
     const pod = await kubelet.waitForPod("e2e-pw-edited", "not ready", (p) => readiness(p)[0] === false);
     expect(readiness(pod)).toEqual([false, "False"]);
     // Still the old container, waiting out its grace period (it ignores SIGTERM).
@@ -162,7 +153,7 @@ ${env}`;
   });
 
   test("a pod deleted while its own pull is stalled is stopped without waiting for the pull", async () => {
-    write("e2e-pw-stalled", `      image: ${registry.image("stalled/app")}\n`);
+    write("e2e-pw-stalled", { image: registry.image("stalled/app") });
     await registry.blobRequested;
     await kubelet.waitFor("the stalled pod's sandbox", () => rt.readySandbox("e2e-pw-stalled"), 60_000);
     rmSync(join(manifests, "e2e-pw-stalled.yaml"));
