@@ -1,8 +1,17 @@
 // The only etcd3 import: a narrow etcd client (get, list, put on a lease, delete, leases, watch) shared
 // by the etcd source, the fleet reporter and `kubelet fleet`. It takes plain settings; --etcd_config is
 // read by lib/config/etcd-config.ts.
+//
+// Decisions: TLS uses gRPC's certificate-provider credentials over the certificate files, re-read every
+// `certReloadMs`: a rotated certificate is used by the next connection, and the open ones (with their
+// watches and their revision) are kept. The server's certificate is checked against the endpoint's IP or
+// name (patches/@grpc+grpc-js: no TLS server name for an IP, which Bun and Deno refuse). etcd's refusals
+// become KubeletErrors that name the keys and the user.
+import { isIP } from "node:net";
+import { checkServerIdentity, type PeerCertificate } from "node:tls";
 import { Etcd3, type IOptions } from "etcd3";
 import { KubeletError } from "../api/types.ts";
+import { loadGrpc } from "../container/grpc.ts";
 
 /** One key as etcd stores it. */
 export interface EtcdEntry {
@@ -60,9 +69,17 @@ export interface EtcdClientOptions {
   endpoints: string[];
   /** How long to wait for a connection, ms (default 5 s). */
   dialTimeoutMs?: number;
-  /** PEM contents: the CA to trust, and a client certificate and key to present. */
-  tls?: { ca: Buffer; cert?: Buffer; key?: Buffer };
+  /** PEM files: the CA to trust, and a client certificate and key to present (both or neither). */
+  tls?: EtcdTlsFiles;
+  /** How often the certificate files are re-read, ms (default 10 s). */
+  certReloadMs?: number;
   auth?: { username: string; password: string };
+}
+
+export interface EtcdTlsFiles {
+  caFile: string;
+  certFile?: string;
+  keyFile?: string;
 }
 
 /** etcd's default --max-txn-ops is 128. */
@@ -73,20 +90,17 @@ const CALL_TIMEOUT_MS = 5000;
 
 export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
   if (options.endpoints.length === 0) throw new KubeletError("InvalidValue", "etcd needs at least one endpoint");
-  const client = new Etcd3({
-    hosts: options.endpoints,
-    dialTimeout: options.dialTimeoutMs ?? 5000,
-    ...(options.tls
-      ? {
-          credentials: {
-            rootCertificate: options.tls.ca,
-            ...(options.tls.cert ? { certChain: options.tls.cert } : {}),
-            ...(options.tls.key ? { privateKey: options.tls.key } : {}),
-          },
-        }
-      : {}),
-    ...(options.auth ? { auth: options.auth } : {}),
-  } satisfies IOptions);
+  // Created on first use: the TLS credentials come from the lazily loaded gRPC module.
+  let etcd: Promise<Etcd3> | undefined;
+  const connect = () =>
+    (etcd ??= (async () =>
+      new Etcd3({
+        hosts: options.endpoints,
+        dialTimeout: options.dialTimeoutMs ?? 5000,
+        ...(options.tls ? { credentials: (await tlsCredentials(options)) as unknown as IOptions["credentials"] } : {}),
+        ...(options.auth ? { auth: options.auth } : {}),
+      } satisfies IOptions))());
+  const refused = etcdRefusal(options);
   const deadline = () => ({ deadline: new Date(Date.now() + CALL_TIMEOUT_MS) });
   const entry = (kv: { key: Buffer; value: Buffer; lease: string; mod_revision: string }): EtcdEntry => ({
     key: kv.key.toString("utf8"),
@@ -96,38 +110,65 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
   });
   return {
     async get(key) {
-      const response = await client.get(key).options(deadline()).exec();
+      const client = await connect();
+      const response = await client
+        .get(key)
+        .options(deadline())
+        .exec()
+        .catch(refused(`reading ${key}`));
       const kv = response.kvs[0];
       return { entry: kv ? entry(kv) : undefined, revision: Number(response.header.revision) };
     },
     async list(prefix) {
-      const response = await client.getAll().prefix(prefix).options(deadline()).exec();
+      const client = await connect();
+      const response = await client
+        .getAll()
+        .prefix(prefix)
+        .options(deadline())
+        .exec()
+        .catch(refused(`reading ${prefix}…`));
       return { entries: response.kvs.map(entry), revision: Number(response.header.revision) };
     },
     async put(key, value, lease) {
-      const builder = client.put(key).value(value).options(deadline());
-      await (lease ? builder.lease(lease) : builder).exec().catch(leaseError(lease));
+      const builder = (await connect()).put(key).value(value).options(deadline());
+      await (lease ? builder.lease(lease) : builder)
+        .exec()
+        .catch(leaseError(lease))
+        .catch(refused(`writing ${key}`));
     },
     async delete(key) {
-      await client.delete().key(key).options(deadline()).exec();
+      const client = await connect();
+      await client
+        .delete()
+        .key(key)
+        .options(deadline())
+        .exec()
+        .catch(refused(`deleting ${key}`));
     },
     async apply(changes, lease) {
+      const client = await connect();
       for (let i = 0; i < changes.length; i += TXN_OPS) {
-        const success = changes
-          .slice(i, i + TXN_OPS)
-          .map(({ key, value }) =>
-            value === undefined
-              ? { request_delete_range: { key: Buffer.from(key) } }
-              : { request_put: { key: Buffer.from(key), value: Buffer.from(value), lease: lease ?? "0" } },
-          );
-        await client.kv.txn({ compare: [], success, failure: [] }, deadline()).catch(leaseError(lease));
+        const batch = changes.slice(i, i + TXN_OPS);
+        const success = batch.map(({ key, value }) =>
+          value === undefined
+            ? { request_delete_range: { key: Buffer.from(key) } }
+            : { request_put: { key: Buffer.from(key), value: Buffer.from(value), lease: lease ?? "0" } },
+        );
+        await client.kv
+          .txn({ compare: [], success, failure: [] }, deadline())
+          .catch(leaseError(lease))
+          .catch(refused(`writing ${keyList(batch.map((c) => c.key))}`));
       }
     },
     async grantLease(ttlSeconds) {
-      return String((await client.leaseClient.leaseGrant({ TTL: ttlSeconds }, deadline())).ID);
+      const client = await connect();
+      const response = await client.leaseClient
+        .leaseGrant({ TTL: ttlSeconds }, deadline())
+        .catch(refused("granting a lease"));
+      return String(response.ID);
     },
     async keepAlive(lease) {
-      const stream = await client.leaseClient.leaseKeepAlive(deadline());
+      const stream = await (await connect()).leaseClient.leaseKeepAlive(deadline());
       try {
         const response = await new Promise<{ TTL: string }>((resolve, reject) => {
           stream.on("data", resolve);
@@ -142,17 +183,21 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
       }
     },
     async leaseTimeToLive(lease) {
-      const response = await client.leaseClient.leaseTimeToLive({ ID: lease }, deadline());
+      const response = await (await connect()).leaseClient.leaseTimeToLive({ ID: lease }, deadline());
       const ttl = Number(response.TTL);
       return ttl < 0 ? undefined : { ttl, granted: Number(response.grantedTTL) };
     },
     async revokeLease(lease) {
-      await client.leaseClient.leaseRevoke({ ID: lease }, deadline());
+      await (await connect()).leaseClient.leaseRevoke({ ID: lease }, deadline());
     },
     async watch(target, startRevision, handlers) {
-      const builder = client.watch();
+      const builder = (await connect()).watch();
       const scoped = "key" in target ? builder.key(target.key) : builder.prefix(target.prefix);
-      const watcher = await scoped.startRevision(String(startRevision)).create();
+      const what = "key" in target ? target.key : `${target.prefix}…`;
+      const watcher = await scoped
+        .startRevision(String(startRevision))
+        .create()
+        .catch(refused(`watching ${what}`));
       let ended = () => {};
       const done = new Promise<void>((resolve, reject) => {
         ended = resolve;
@@ -160,7 +205,7 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
         watcher.on("delete", (kv) => handlers.delete(kv.key.toString("utf8")));
         watcher.on("disconnected", () => handlers.disconnected?.());
         watcher.on("connected", () => handlers.connected?.());
-        watcher.on("error", reject);
+        watcher.on("error", (error) => reject(explain(error, `watching ${what}`, options)));
         watcher.on("end", resolve);
       });
       return {
@@ -168,8 +213,89 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
         cancel: () => watcher.cancel().then(ended, ended),
       };
     },
-    close: () => client.close(),
+    close() {
+      void etcd?.then((client) => client.close());
+    },
   };
+}
+
+/** gRPC credentials over the certificate files (re-read every `certReloadMs`) with an identity check that names the endpoint. */
+async function tlsCredentials(options: EtcdClientOptions) {
+  const grpc = await loadGrpc();
+  const { caFile, certFile, keyFile } = options.tls!;
+  const files = new grpc.experimental.FileWatcherCertificateProvider({
+    caCertificateFile: caFile,
+    ...(certFile && keyFile ? { certificateFile: certFile, privateKeyFile: keyFile } : {}),
+    refreshIntervalMs: options.certReloadMs ?? 10_000,
+  });
+  return grpc.experimental.createCertificateProviderChannelCredentials(files, certFile && keyFile ? files : null, {
+    checkServerIdentity: (host, cert) => certificateMismatch(host, cert, options.endpoints),
+  });
+}
+
+/**
+ * Node's check (the IP SANs for an IP, the DNS SANs for a name), with a message naming the endpoint and what
+ * the certificate is for.
+ */
+export function certificateMismatch(host: string, cert: PeerCertificate, endpoints: string[]): Error | undefined {
+  if (!checkServerIdentity(host, cert)) return undefined;
+  const dialled = endpoints.filter((e) => URL.canParse(e) && new URL(e).hostname.replace(/^\[|\]$/g, "") === host);
+  const names = cert.subjectaltname ? cert.subjectaltname : `CN=${cert.subject?.CN ?? "?"} and no subjectAltName`;
+  return new KubeletError(
+    "CertificateMismatch",
+    `etcd endpoint ${dialled.join(", ") || host} presents a certificate for ${names}, not for ${host}: ` +
+      `address etcd by a name or IP its certificate lists, or give it a certificate with ${isIP(host) ? "IP" : "DNS"}:${host} in its subjectAltName`,
+  );
+}
+
+/** `a, b and 3 more keys`: the keys of a refused write, for the message. */
+function keyList(keys: string[]): string {
+  return keys.length <= 3 ? keys.join(", ") : `${keys.slice(0, 3).join(", ")} and ${keys.length - 3} more keys`;
+}
+
+/** Turns etcd's refusals (permission, password) into KubeletErrors naming the action and the user. */
+function etcdRefusal(options: EtcdClientOptions) {
+  return (action: string) =>
+    (error: Error): never => {
+      throw explain(error, action, options);
+    };
+}
+
+function explain(error: Error, action: string, options: EtcdClientOptions): Error {
+  const user = options.auth
+    ? `user "${options.auth.username}"`
+    : options.tls?.certFile
+      ? `the user named by the client certificate ${options.tls.certFile} (its CN)`
+      : "an unauthenticated client";
+  if (/permission denied/.test(error.message))
+    return new KubeletError(
+      "PermissionDenied",
+      `etcd denied ${action} to ${user}: permission denied (the kubelet needs readwrite on the key /registry/nodes/<node> ` +
+        `and the prefix /registry/hosts/<node>/; kubelet fleet needs read on /registry/)`,
+      { cause: error },
+    );
+  if (/authentication failed|invalid user ID or password/.test(error.message))
+    return new KubeletError(
+      "Unauthenticated",
+      `etcd refused ${user} while ${action}: authentication failed, invalid user name or password`,
+      { cause: error },
+    );
+  const unreachable =
+    /No connection established\. Last error: (?:\w*Error(?: \[\w+\])?: )?(.*?)\.?(?: Resolution note:.*)?$/s.exec(
+      error.message,
+    );
+  if (unreachable) {
+    const cause = unreachable[1]!;
+    const refusedCertificate = /ALERT_BAD_CERTIFICATE|ALERT_CERTIFICATE_REQUIRED|ALERT_UNKNOWN_CA/.test(cause);
+    return new KubeletError(
+      refusedCertificate ? "CertificateRefused" : "Unavailable",
+      refusedCertificate
+        ? `etcd (${options.endpoints.join(", ")}) refused ${options.tls?.certFile ? `the client certificate ${options.tls.certFile}` : "a client without a certificate"} while ${action} (${cause}): give a client certificate signed by a CA in etcd's --trusted-ca-file`
+        : `cannot reach etcd (${options.endpoints.join(", ")}) while ${action}: ${cause}`,
+      { cause: error },
+    );
+  }
+  return error;
 }
 
 /** etcd's "requested lease not found" as the KubeletError callers check by code. */
