@@ -186,3 +186,31 @@ export async function putSomewhere(endpoints: string[], key: string, value: stri
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** Turns on etcd's auth: root exists (no password: its client certificate authenticates it), then auth enable. */
+export function enableAuth(cluster: TlsEtcdCluster): void {
+  cluster.etcdctl(["user", "add", "root", "--no-password"]);
+  cluster.etcdctl(["auth", "enable"]);
+}
+
+/**
+ * A user limited to what the kubelet of `node` needs: readwrite on the prefix /registry/hosts/<node>/ and on the
+ * key /registry/nodes/<node> (left out with `nodeKey: false`). Without a password it is authenticated by the
+ * returned client certificate, whose CN is the user's name; with one, by name and password (the certificate
+ * then only opens the TLS connection).
+ */
+export function addNodeUser(
+  cluster: TlsEtcdCluster,
+  node: string,
+  options: { password?: string; nodeKey?: boolean } = {},
+): CertificateFiles {
+  cluster.etcdctl(["role", "add", node]);
+  cluster.etcdctl(["role", "grant-permission", node, "readwrite", `/registry/hosts/${node}/`, "--prefix=true"]);
+  if (options.nodeKey !== false)
+    cluster.etcdctl(["role", "grant-permission", node, "readwrite", `/registry/nodes/${node}`]);
+  cluster.etcdctl(
+    options.password ? ["user", "add", `${node}:${options.password}`] : ["user", "add", node, "--no-password"],
+  );
+  cluster.etcdctl(["user", "grant-role", node, node]);
+  return cluster.ca.client(node);
+}
