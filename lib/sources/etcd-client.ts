@@ -33,7 +33,8 @@ export interface EtcdWatchHandlers {
   put(entry: EtcdEntry): void;
   delete(key: string): void;
   disconnected?(): void;
-  connected?(): void;
+  /** The watch is (again) in place, from `revision` on: after a lost connection, where it left off. */
+  connected?(revision: number): void;
 }
 
 /** What the kubelet asks of etcd. Errors are etcd3's; "LeaseNotFound" when a lease has expired. */
@@ -168,11 +169,12 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
       return String(response.ID);
     },
     async keepAlive(lease) {
-      const stream = await (await connect()).leaseClient.leaseKeepAlive(deadline());
+      const renewing = `renewing lease ${lease}`;
+      const stream = await (await connect()).leaseClient.leaseKeepAlive(deadline()).catch(refused(renewing));
       try {
         const response = await new Promise<{ TTL: string }>((resolve, reject) => {
           stream.on("data", resolve);
-          stream.on("error", reject);
+          stream.on("error", (error) => reject(explain(error, renewing, options)));
           stream.write({ ID: lease });
         });
         const ttl = Number(response.TTL);
@@ -183,12 +185,16 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
       }
     },
     async leaseTimeToLive(lease) {
-      const response = await (await connect()).leaseClient.leaseTimeToLive({ ID: lease }, deadline());
+      const response = await (await connect()).leaseClient
+        .leaseTimeToLive({ ID: lease }, deadline())
+        .catch(refused(`reading lease ${lease}`));
       const ttl = Number(response.TTL);
       return ttl < 0 ? undefined : { ttl, granted: Number(response.grantedTTL) };
     },
     async revokeLease(lease) {
-      await (await connect()).leaseClient.leaseRevoke({ ID: lease }, deadline());
+      await (await connect()).leaseClient
+        .leaseRevoke({ ID: lease }, deadline())
+        .catch(refused(`revoking lease ${lease}`));
     },
     async watch(target, startRevision, handlers) {
       const builder = (await connect()).watch();
@@ -204,7 +210,7 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
         watcher.on("put", (kv) => handlers.put(entry(kv)));
         watcher.on("delete", (kv) => handlers.delete(kv.key.toString("utf8")));
         watcher.on("disconnected", () => handlers.disconnected?.());
-        watcher.on("connected", () => handlers.connected?.());
+        watcher.on("connected", () => handlers.connected?.(Number(watcher.lastRevision())));
         watcher.on("error", (error) => reject(explain(error, `watching ${what}`, options)));
         watcher.on("end", resolve);
       });

@@ -206,7 +206,10 @@ describeWithServices("fleet mode on a three-member etcd with TLS, client certifi
       async () => (await statusOf(client, node, "e2e-fleet-ha-c"))?.phase === "Running",
       60_000,
     );
-    // The source's watch was resumed at its revision, not given up and read again from a list.
+    // The source's watch was resumed where it left off, not given up and read again from a list.
+    expect(kubelet.output.slice(outageFrom)).toMatch(
+      /the etcd watch on \/registry\/hosts\/e2e-fleet-ha\/ resumed at revision \d+/,
+    );
     expect(kubelet.output.slice(outageFrom)).not.toContain("retrying in");
   });
 
