@@ -3,15 +3,16 @@
 // read by lib/config/etcd-config.ts.
 //
 // Decisions: TLS uses gRPC's certificate-provider credentials over the certificate files, re-read every
-// `certReloadMs`: a rotated certificate is used by the next connection, and the open ones (with their
-// watches and their revision) are kept. The server's certificate is checked against the endpoint's IP or
-// name (patches/@grpc+grpc-js: no TLS server name for an IP, which Bun and Deno refuse). etcd's refusals
-// become KubeletErrors that name the keys and the user.
-import { isIP } from "node:net";
-import { checkServerIdentity, type PeerCertificate } from "node:tls";
+// `certReloadMs` (etcd-certificates.ts): a rotated certificate is used by the next connection, and the open
+// ones (with their watches and their revision) are kept. The server's certificate is checked against the
+// endpoint's IP or name (patches/@grpc+grpc-js: no TLS server name for an IP, which Bun and Deno refuse).
+// etcd's refusals become KubeletErrors that name the keys and the user.
 import { Etcd3, type IOptions } from "etcd3";
 import { KubeletError } from "../api/types.ts";
 import { loadGrpc } from "../container/grpc.ts";
+import { certificateMismatch, type EtcdTlsFiles, watchCertificateFiles } from "./etcd-certificates.ts";
+
+export type { EtcdTlsFiles };
 
 /** One key as etcd stores it. */
 export interface EtcdEntry {
@@ -77,12 +78,6 @@ export interface EtcdClientOptions {
   auth?: { username: string; password: string };
 }
 
-export interface EtcdTlsFiles {
-  caFile: string;
-  certFile?: string;
-  keyFile?: string;
-}
-
 /** etcd's default --max-txn-ops is 128. */
 const TXN_OPS = 100;
 
@@ -93,14 +88,22 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
   if (options.endpoints.length === 0) throw new KubeletError("InvalidValue", "etcd needs at least one endpoint");
   // Created on first use: the TLS credentials come from the lazily loaded gRPC module.
   let etcd: Promise<Etcd3> | undefined;
+  const files = options.tls ? watchCertificateFiles(options.tls, options.certReloadMs ?? 10_000) : undefined;
   const connect = () =>
-    (etcd ??= (async () =>
-      new Etcd3({
+    (etcd ??= (async () => {
+      const grpc = await loadGrpc();
+      const credentials = files
+        ? grpc.experimental.createCertificateProviderChannelCredentials(files.provider, files.identity, {
+            checkServerIdentity: (host, cert) => certificateMismatch(host, cert, options.endpoints),
+          })
+        : undefined;
+      return new Etcd3({
         hosts: options.endpoints,
         dialTimeout: options.dialTimeoutMs ?? 5000,
-        ...(options.tls ? { credentials: (await tlsCredentials(options)) as unknown as IOptions["credentials"] } : {}),
+        ...(credentials ? { credentials: credentials as unknown as IOptions["credentials"] } : {}),
         ...(options.auth ? { auth: options.auth } : {}),
-      } satisfies IOptions))());
+      } satisfies IOptions);
+    })());
   const refused = etcdRefusal(options);
   const deadline = () => ({ deadline: new Date(Date.now() + CALL_TIMEOUT_MS) });
   const entry = (kv: { key: Buffer; value: Buffer; lease: string; mod_revision: string }): EtcdEntry => ({
@@ -220,38 +223,10 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
       };
     },
     close() {
+      files?.stop();
       void etcd?.then((client) => client.close());
     },
   };
-}
-
-/** gRPC credentials over the certificate files (re-read every `certReloadMs`) with an identity check that names the endpoint. */
-async function tlsCredentials(options: EtcdClientOptions) {
-  const grpc = await loadGrpc();
-  const { caFile, certFile, keyFile } = options.tls!;
-  const files = new grpc.experimental.FileWatcherCertificateProvider({
-    caCertificateFile: caFile,
-    ...(certFile && keyFile ? { certificateFile: certFile, privateKeyFile: keyFile } : {}),
-    refreshIntervalMs: options.certReloadMs ?? 10_000,
-  });
-  return grpc.experimental.createCertificateProviderChannelCredentials(files, certFile && keyFile ? files : null, {
-    checkServerIdentity: (host, cert) => certificateMismatch(host, cert, options.endpoints),
-  });
-}
-
-/**
- * Node's check (the IP SANs for an IP, the DNS SANs for a name), with a message naming the endpoint and what
- * the certificate is for.
- */
-export function certificateMismatch(host: string, cert: PeerCertificate, endpoints: string[]): Error | undefined {
-  if (!checkServerIdentity(host, cert)) return undefined;
-  const dialled = endpoints.filter((e) => URL.canParse(e) && new URL(e).hostname.replace(/^\[|\]$/g, "") === host);
-  const names = cert.subjectaltname ? cert.subjectaltname : `CN=${cert.subject?.CN ?? "?"} and no subjectAltName`;
-  return new KubeletError(
-    "CertificateMismatch",
-    `etcd endpoint ${dialled.join(", ") || host} presents a certificate for ${names}, not for ${host}: ` +
-      `address etcd by a name or IP its certificate lists, or give it a certificate with ${isIP(host) ? "IP" : "DNS"}:${host} in its subjectAltName`,
-  );
 }
 
 /** `a, b and 3 more keys`: the keys of a refused write, for the message. */

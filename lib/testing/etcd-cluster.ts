@@ -64,7 +64,7 @@ export async function startEtcdCluster(size: 1 | 3, options: { tls?: boolean } =
     });
   }
   const ca = options.tls ? createTestCa(dir, "etcd-ca") : undefined;
-  const server = ca?.server("member", { ips: ["127.0.0.1"] });
+  const server = ca?.server("member", { ips: ["127.0.0.1"], dns: ["localhost"] });
   const root = ca?.client("root");
   let clientCa = ca?.caFile;
   const tlsFlags = () =>
