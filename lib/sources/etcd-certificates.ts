@@ -33,7 +33,13 @@ export interface CertificateProvider {
 export function watchCertificateFiles(
   tls: EtcdTlsFiles,
   reloadMs: number,
-): { provider: CertificateProvider; identity: CertificateProvider | null; stop(): void } {
+): {
+  provider: CertificateProvider;
+  identity: CertificateProvider | null;
+  /** One read of the files (what the timer runs). */
+  reload(): void;
+  stop(): void;
+} {
   let ca: CaUpdate = null;
   let identity: IdentityUpdate = null;
   const caListeners = new Set<(update: CaUpdate) => void>();
@@ -79,7 +85,12 @@ export function watchCertificateFiles(
     },
     removeIdentityCertificateListener: (listener) => identityListeners.delete(listener),
   };
-  return { provider, identity: tls.certFile && tls.keyFile ? provider : null, stop: () => clearInterval(timer) };
+  return {
+    provider,
+    identity: tls.certFile && tls.keyFile ? provider : null,
+    reload: read,
+    stop: () => clearInterval(timer),
+  };
 }
 
 /**
