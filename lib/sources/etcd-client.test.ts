@@ -1,6 +1,13 @@
-// The etcd client against a real etcd, and the in-memory fake, through the FleetStore contract.
+// The etcd client against a real etcd (plain, and TLS with auth as a user limited to one node's keys),
+// and the in-memory fake, through the FleetStore contract.
 import { afterAll, beforeAll, describe } from "bun:test";
-import { startEtcdCluster, type EtcdCluster } from "../testing/etcd-cluster.ts";
+import {
+  addNodeUser,
+  enableAuth,
+  startEtcdCluster,
+  type EtcdCluster,
+  type TlsEtcdCluster,
+} from "../testing/etcd-cluster.ts";
 import { FakeEtcd } from "../testing/fake-etcd.ts";
 import { fleetStoreContract } from "../testing/fleet-store-contract.ts";
 import { describeWithServices } from "../testing/services.ts";
@@ -28,5 +35,29 @@ describeWithServices("etcd client", () => {
       return client;
     },
     "/contract/",
+  );
+});
+
+describeWithServices("etcd client over TLS, as a user limited to one node's keys", () => {
+  let cluster: TlsEtcdCluster;
+  const clients: EtcdClient[] = [];
+  let user: { certFile: string; keyFile: string };
+  beforeAll(async () => {
+    cluster = await startEtcdCluster(1, { tls: true });
+    enableAuth(cluster);
+    user = addNodeUser(cluster, "contract-node");
+  });
+  afterAll(async () => {
+    for (const c of clients) c.close();
+    await cluster.stop();
+  });
+  fleetStoreContract(
+    "tls",
+    async () => {
+      const client = createEtcdClient({ endpoints: cluster.endpoints, tls: { caFile: cluster.ca.caFile, ...user } });
+      clients.push(client);
+      return client;
+    },
+    "/registry/hosts/contract-node/",
   );
 });
