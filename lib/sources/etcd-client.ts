@@ -3,7 +3,7 @@
 // read by lib/config/etcd-config.ts.
 //
 // Decisions: TLS uses gRPC's certificate-provider credentials over the certificate files, re-read every
-// `certReloadMs` (etcd-certificates.ts): a rotated certificate is used by the next connection, and the open
+// 10 s (etcd-certificates.ts): a rotated certificate is used by the next connection, and the open
 // ones (with their watches and their revision) are kept. The server's certificate is checked against the
 // endpoint's IP or name (patches/@grpc+grpc-js: no TLS server name for an IP, which Bun and Deno refuse).
 // etcd's refusals become KubeletErrors that name the keys and the user.
@@ -73,13 +73,14 @@ export interface EtcdClientOptions {
   dialTimeoutMs?: number;
   /** PEM files: the CA to trust, and a client certificate and key to present (both or neither). */
   tls?: EtcdTlsFiles;
-  /** How often the certificate files are re-read, ms (default 10 s). */
-  certReloadMs?: number;
   auth?: { username: string; password: string };
 }
 
 /** etcd's default --max-txn-ops is 128. */
 const TXN_OPS = 100;
+
+/** How often the certificate files are read again: a rotation reaches new connections within this. */
+const CERT_RELOAD_MS = 10_000;
 
 /** Calls to a member that does not answer fail after this, so a lost cluster is noticed and retried. */
 const CALL_TIMEOUT_MS = 5000;
@@ -88,7 +89,7 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
   if (options.endpoints.length === 0) throw new KubeletError("InvalidValue", "etcd needs at least one endpoint");
   // Created on first use: the TLS credentials come from the lazily loaded gRPC module.
   let etcd: Promise<Etcd3> | undefined;
-  const files = options.tls ? watchCertificateFiles(options.tls, options.certReloadMs ?? 10_000) : undefined;
+  const files = options.tls ? watchCertificateFiles(options.tls, CERT_RELOAD_MS) : undefined;
   const connect = () =>
     (etcd ??= (async () => {
       const grpc = await loadGrpc();
