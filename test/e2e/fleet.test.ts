@@ -92,7 +92,7 @@ describeWithServices("fleet mode on a three-member etcd with TLS, client certifi
   });
   killKubeletsAfterAll();
   afterAll(async () => {
-    removePods(services, "e2e-fleet-ha-a", "e2e-fleet-ha-b", "e2e-fleet-ha-c");
+    removePods(services, "e2e-fleet-ha-a", "e2e-fleet-ha-b", "e2e-fleet-ha-c", "e2e-fleet-ha-d");
     client?.close();
     await cluster?.stop();
     removeDir(rootDir);
@@ -144,6 +144,23 @@ describeWithServices("fleet mode on a three-member etcd with TLS, client certifi
     expect(after.id).toBe(before.id);
     await renewed(after.id);
     await cluster.restart(0);
+  });
+
+  test("with one member down, a pod written to etcd runs and its status reaches etcd", async () => {
+    await cluster.kill(1);
+    await client.put(
+      etcdKeyFor(node),
+      JSON.stringify([
+        podManifest(services, "e2e-fleet-ha-a", "exec sleep 3600"),
+        podManifest(services, "e2e-fleet-ha-d", "exec sleep 3600"),
+      ]),
+    );
+    await waitFor(
+      "the new pod Running in etcd",
+      async () => (await statusOf(client, node, "e2e-fleet-ha-d"))?.phase === "Running",
+      60_000,
+    );
+    await cluster.restart(1);
   });
 
   test("after a 30 s outage of the whole cluster it writes the state it reached meanwhile, by itself", async () => {
