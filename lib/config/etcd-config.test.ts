@@ -50,7 +50,7 @@ describe("certificate files", () => {
       /noca\.json": certFile needs caFile, the CA that signed etcd's certificate/,
     );
     expect(() => readEtcdConfig(config("swapped.json", { caFile: client.keyFile }))).toThrow(
-      new RegExp(`swapped\\.json": caFile "${client.keyFile}": `),
+      new RegExp(`swapped\\.json": caFile "${client.keyFile}": not a PEM certificate`),
     );
     expect(() =>
       readEtcdConfig(

@@ -79,20 +79,29 @@ function checkTlsFiles(
     );
   if (Boolean(certFile) !== Boolean(keyFile))
     throw fail(`${label("certFile")} and ${label("keyFile")} go together: give both or neither`);
-  const read = (name: keyof TlsFileNames, parse: (pem: Buffer) => unknown) => {
+  const read = (name: keyof TlsFileNames, what: string, parse: (pem: Buffer) => unknown) => {
     const path = String(names[name]);
+    let pem: Buffer;
     try {
-      parse(readFileSync(path));
+      pem = readFileSync(path);
     } catch (error) {
       throw fail(`${label(name)} "${path}": ${(error as Error).message}`);
+    }
+    try {
+      parse(pem);
+    } catch (error) {
+      throw fail(`${label(name)} "${path}": not a PEM ${what} (${(error as Error).message})`);
     }
     return path;
   };
   const certificate = (pem: Buffer) => new X509Certificate(pem);
   return {
-    caFile: read("caFile", certificate),
+    caFile: read("caFile", "certificate", certificate),
     ...(certFile
-      ? { certFile: read("certFile", certificate), keyFile: read("keyFile", (pem) => createPrivateKey(pem)) }
+      ? {
+          certFile: read("certFile", "certificate", certificate),
+          keyFile: read("keyFile", "private key", (pem) => createPrivateKey(pem)),
+        }
       : {}),
   };
 }
