@@ -12,7 +12,7 @@ import { etcdKeyFor } from "../../lib/sources/etcd.ts";
 import { createTestCa } from "../../lib/testing/certificates.ts";
 import { addNodeUser, enableAuth, startEtcdCluster, type TlsEtcdCluster } from "../../lib/testing/etcd-cluster.ts";
 import { describeWithServices, KUBELET_BINARY } from "../../lib/testing/services.ts";
-import { type Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
+import { Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
 import { baseFlags, freePort, removeDir, removePods, tempDir } from "./harness.ts";
 
 const root = join(import.meta.dir, "../..");
@@ -44,6 +44,7 @@ describeWithServices(
     let cluster: TlsEtcdCluster;
     let client: EtcdClient;
     let denied: Kubelet;
+    let wrongPassword: Kubelet;
     const dir = tempDir("fleet-tls");
     const node = "e2e-fleet-tls";
     const pods = ["e2e-fleet-tls-a"];
@@ -88,7 +89,7 @@ describeWithServices(
         ...baseFlags(services, join(dir, rootDir)),
         ...["--etcd_config", etcdConfig, "--hostname_override", hostname, "--node_status_update_frequency", "1s"],
       ];
-      [, denied] = await Promise.all([
+      [, denied, wrongPassword] = await Promise.all([
         startKubelet(
           flags(node, config("node.yaml", { ...connection, username: node, password: "node-secret" }), "root-a"),
         ),
@@ -99,6 +100,15 @@ describeWithServices(
             config("denied.yaml", cluster.ca.client("e2e-fleet-tls-denied")),
             "root-denied",
           ),
+        ),
+        // Never healthy (its only source never answers): not waited for.
+        new Kubelet(
+          flags(
+            "e2e-fleet-tls-wrong",
+            config("wrong.yaml", { ...connection, username: node, password: "wrong" }),
+            "root-wrong",
+          ),
+          await freePort(),
         ),
       ]);
     });
@@ -182,7 +192,13 @@ describeWithServices(
       expect(limited.stderr).toMatch(
         new RegExp(`etcd denied reading /registry/\\S+ to user "${node}": permission denied`),
       );
-      // The kubelet whose role lacks its node key says which keys were refused, and keeps running.
+      // A kubelet with the wrong password says so from its source; one whose role lacks its node key says which
+      // keys were refused. Both keep running.
+      await wrongPassword.waitFor("the refused login in the log", () =>
+        new RegExp(
+          `etcd source /registry/hosts/e2e-fleet-tls-wrong/kubelet: etcd refused user \\\\"${node}\\\\" while reading /registry/hosts/e2e-fleet-tls-wrong/…: authentication failed`,
+        ).test(wrongPassword.output),
+      );
       await denied.waitFor("the denied write in the log", () =>
         /cannot write node e2e-fleet-tls-denied's status to etcd: etcd denied writing \/registry\/nodes\/e2e-fleet-tls-denied\b[^"]* permission denied/.test(
           denied.output,
