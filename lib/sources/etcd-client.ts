@@ -12,8 +12,6 @@ import { KubeletError } from "../api/types.ts";
 import { loadGrpc } from "../container/grpc.ts";
 import { certificateMismatch, type EtcdTlsFiles, watchCertificateFiles } from "./etcd-certificates.ts";
 
-export type { EtcdTlsFiles };
-
 /** One key as etcd stores it. */
 export interface EtcdEntry {
   key: string;
@@ -243,6 +241,7 @@ function etcdRefusal(options: EtcdClientOptions) {
     };
 }
 
+/** etcd's or gRPC's error for `action`, as a KubeletError saying who was refused and why, when it is one of those. */
 function explain(error: Error, action: string, options: EtcdClientOptions): Error {
   const user = options.auth
     ? `user "${options.auth.username}"`
