@@ -103,6 +103,12 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
         ...(options.auth ? { auth: options.auth } : {}),
       } satisfies IOptions);
     })());
+  /** Drops the etcd3 client for a new one (closing the old): its next call logs in afresh. */
+  const reconnect = () => {
+    const old = etcd;
+    etcd = undefined;
+    void old?.then((client) => client.close());
+  };
   const refused = etcdRefusal(options);
   const deadline = () => ({ deadline: new Date(Date.now() + CALL_TIMEOUT_MS) });
   const entry = (kv: { key: Buffer; value: Buffer; lease: string; mod_revision: string }): EtcdEntry => ({
@@ -199,26 +205,47 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
         .catch(refused(`revoking lease ${lease}`));
     },
     async watch(target, startRevision, handlers) {
-      const builder = (await connect()).watch();
-      const scoped = "key" in target ? builder.key(target.key) : builder.prefix(target.prefix);
       const what = "key" in target ? target.key : `${target.prefix}…`;
-      const watcher = await scoped
-        .startRevision(String(startRevision))
-        .create()
-        .catch(refused(`watching ${what}`));
+      const create = async (from: string) => {
+        const builder = (await connect()).watch();
+        const scoped = "key" in target ? builder.key(target.key) : builder.prefix(target.prefix);
+        return scoped
+          .startRevision(from)
+          .create()
+          .catch(refused(`watching ${what}`));
+      };
+      let watcher = await create(String(startRevision));
+      let cancelled = false;
       let ended = () => {};
       const done = new Promise<void>((resolve, reject) => {
         ended = resolve;
-        watcher.on("put", (kv) => handlers.put(entry(kv)));
-        watcher.on("delete", (kv) => handlers.delete(kv.key.toString("utf8")));
-        watcher.on("disconnected", () => handlers.disconnected?.());
-        watcher.on("connected", () => handlers.connected?.(Number(watcher.lastRevision())));
-        watcher.on("error", (error) => reject(explain(error, `watching ${what}`, options)));
-        watcher.on("end", resolve);
+        const follow = (current: typeof watcher) => {
+          current.on("put", (kv) => handlers.put(entry(kv)));
+          current.on("delete", (kv) => handlers.delete(kv.key.toString("utf8")));
+          current.on("disconnected", () => handlers.disconnected?.());
+          current.on("connected", () => handlers.connected?.(Number(current.lastRevision())));
+          current.on("end", resolve);
+          current.on("error", (error) => {
+            if (cancelled || !staleToken(error)) return reject(explain(error, `watching ${what}`, options));
+            // etcd forgot the login (it restarted) and refused the resumed watch: etcd3 keeps its watch stream
+            // on the old token for good, so a new client logs in again and the watch goes on from where it was.
+            const from = String(current.lastRevision() ?? startRevision);
+            reconnect();
+            create(from).then((next) => {
+              watcher = next;
+              follow(next);
+              handlers.connected?.(Number(from));
+            }, reject);
+          });
+        };
+        follow(watcher);
       });
       return {
         done,
-        cancel: () => watcher.cancel().then(ended, ended),
+        cancel: () => {
+          cancelled = true;
+          return watcher.cancel().then(ended, ended);
+        },
       };
     },
     close() {
@@ -226,6 +253,11 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
       void etcd?.then((client) => client.close());
     },
   };
+}
+
+/** etcd's answer to a token it no longer has (it forgets them when it restarts). */
+function staleToken(error: Error): boolean {
+  return /invalid auth token/.test(error.message);
 }
 
 /** `a, b and 3 more keys`: the keys of a refused write, for the message. */

@@ -43,11 +43,24 @@ describeWithServices(
   (services) => {
     let cluster: TlsEtcdCluster;
     let client: EtcdClient;
+    let kubelet: Kubelet;
     let denied: Kubelet;
     let wrongPassword: Kubelet;
     const dir = tempDir("fleet-tls");
     const node = "e2e-fleet-tls";
-    const pods = ["e2e-fleet-tls-a"];
+    const pods = ["e2e-fleet-tls-a", "e2e-fleet-tls-b"];
+    const podList = (names: string[]) =>
+      JSON.stringify(
+        names.map((name) => ({
+          apiVersion: "v1",
+          kind: "Pod",
+          metadata: { name },
+          spec: {
+            terminationGracePeriodSeconds: 1,
+            containers: [{ name: "app", image: services.busybox, command: ["sleep", "3600"] }],
+          },
+        })),
+      );
     /** etcdctl's variables for root: its certificate authenticates it. */
     let asRoot: Record<string, string>;
 
@@ -63,20 +76,7 @@ describeWithServices(
       addNodeUser(cluster, node, { password: "node-secret" });
       addNodeUser(cluster, "e2e-fleet-tls-denied", { nodeKey: false });
       client = createEtcdClient({ endpoints: cluster.endpoints, tls: { caFile: cluster.ca.caFile, ...cluster.root } });
-      await client.put(
-        etcdKeyFor(node),
-        JSON.stringify(
-          pods.map((name) => ({
-            apiVersion: "v1",
-            kind: "Pod",
-            metadata: { name },
-            spec: {
-              terminationGracePeriodSeconds: 1,
-              containers: [{ name: "app", image: services.busybox, command: ["sleep", "3600"] }],
-            },
-          })),
-        ),
-      );
+      await client.put(etcdKeyFor(node), podList(["e2e-fleet-tls-a"]));
       // By name and password; the certificate (any the CA signed) only opens the TLS connection.
       const connection = cluster.ca.client("e2e-fleet-tls-connection");
       const config = (name: string, settings: object) => {
@@ -89,7 +89,7 @@ describeWithServices(
         ...baseFlags(services, join(dir, rootDir)),
         ...["--etcd_config", etcdConfig, "--hostname_override", hostname, "--node_status_update_frequency", "1s"],
       ];
-      [, denied, wrongPassword] = await Promise.all([
+      [kubelet, denied, wrongPassword] = await Promise.all([
         startKubelet(
           flags(node, config("node.yaml", { ...connection, username: node, password: "node-secret" }), "root-a"),
         ),
@@ -208,6 +208,24 @@ describeWithServices(
         /cannot write node e2e-fleet-tls-denied's status to etcd: etcd denied writing \/registry\/nodes\/e2e-fleet-tls-denied\b[^"]* permission denied/.test(
           denied.output,
         ),
+      );
+    });
+
+    test("a kubelet logged in with a password keeps its watch and its lease through an etcd restart (tokens are forgotten)", async () => {
+      const from = kubelet.output.length;
+      await cluster.kill(0);
+      await cluster.restart(0);
+      await client.put(etcdKeyFor(node), podList(["e2e-fleet-tls-a", "e2e-fleet-tls-b"]));
+      await waitFor(
+        "the new pod Running in etcd",
+        async () => {
+          const { entry } = await client.get(fleetKeys.status(node, "default", "e2e-fleet-tls-b"));
+          return entry && JSON.parse(entry.value).phase === "Running";
+        },
+        60_000,
+      );
+      expect(kubelet.output.slice(from)).toMatch(
+        /the etcd watch on \/registry\/hosts\/e2e-fleet-tls\/ resumed at revision \d+/,
       );
     });
   },
