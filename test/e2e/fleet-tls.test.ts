@@ -211,7 +211,7 @@ describeWithServices(
       );
     });
 
-    test("a kubelet logged in with a password keeps its watch and its lease through an etcd restart (tokens are forgotten)", async () => {
+    test("a kubelet logged in with a password keeps its watch and its lease through an etcd restart", async () => {
       const from = kubelet.output.length;
       await cluster.kill(0);
       await cluster.restart(0);
