@@ -6,11 +6,12 @@
 // 10 s (etcd-certificates.ts): a rotated certificate is used by the next connection, and the open
 // ones (with their watches and their revision) are kept. The server's certificate is checked against the
 // endpoint's IP or name (patches/@grpc+grpc-js: no TLS server name for an IP, which Bun and Deno refuse).
-// etcd's refusals become KubeletErrors that name the keys and the user.
+// etcd's refusals become KubeletErrors that name the keys and the user (etcd-errors.ts).
 import { Etcd3, type IOptions } from "etcd3";
 import { KubeletError } from "../api/types.ts";
 import { loadGrpc } from "../container/grpc.ts";
 import { certificateMismatch, type EtcdTlsFiles, watchCertificateFiles } from "./etcd-certificates.ts";
+import { etcdRefusal, explain, keyList, staleToken } from "./etcd-errors.ts";
 
 /** One key as etcd stores it. */
 export interface EtcdEntry {
@@ -253,62 +254,6 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
       void etcd?.then((client) => client.close());
     },
   };
-}
-
-/** etcd's answer to a token it no longer has (it forgets them when it restarts). */
-function staleToken(error: Error): boolean {
-  return /invalid auth token/.test(error.message);
-}
-
-/** `a, b and 3 more keys`: the keys of a refused write, for the message. */
-function keyList(keys: string[]): string {
-  return keys.length <= 3 ? keys.join(", ") : `${keys.slice(0, 3).join(", ")} and ${keys.length - 3} more keys`;
-}
-
-/** Turns etcd's refusals (permission, password) into KubeletErrors naming the action and the user. */
-function etcdRefusal(options: EtcdClientOptions) {
-  return (action: string) =>
-    (error: Error): never => {
-      throw explain(error, action, options);
-    };
-}
-
-/** etcd's or gRPC's error for `action`, as a KubeletError saying who was refused and why, when it is one of those. */
-function explain(error: Error, action: string, options: EtcdClientOptions): Error {
-  const user = options.auth
-    ? `user "${options.auth.username}"`
-    : options.tls?.certFile
-      ? `the user named by the client certificate ${options.tls.certFile} (its CN)`
-      : "an unauthenticated client";
-  if (/permission denied/.test(error.message))
-    return new KubeletError(
-      "PermissionDenied",
-      `etcd denied ${action} to ${user}: permission denied (the kubelet needs readwrite on the key /registry/nodes/<node> ` +
-        `and the prefix /registry/hosts/<node>/; kubelet fleet needs read on /registry/)`,
-      { cause: error },
-    );
-  if (/authentication failed|invalid user ID or password/.test(error.message))
-    return new KubeletError(
-      "Unauthenticated",
-      `etcd refused ${user} while ${action}: authentication failed, invalid user name or password`,
-      { cause: error },
-    );
-  const unreachable =
-    /No connection established\. Last error: (?:\w*Error(?: \[\w+\])?: )?(.*?)\.?(?: Resolution note:.*)?$/s.exec(
-      error.message,
-    );
-  if (unreachable) {
-    const cause = unreachable[1]!;
-    const refusedCertificate = /ALERT_BAD_CERTIFICATE|ALERT_CERTIFICATE_REQUIRED|ALERT_UNKNOWN_CA/.test(cause);
-    return new KubeletError(
-      refusedCertificate ? "CertificateRefused" : "Unavailable",
-      refusedCertificate
-        ? `etcd (${options.endpoints.join(", ")}) refused ${options.tls?.certFile ? `the client certificate ${options.tls.certFile}` : "a client without a certificate"} while ${action} (${cause}): give a client certificate signed by a CA in etcd's --trusted-ca-file`
-        : `cannot reach etcd (${options.endpoints.join(", ")}) while ${action}: ${cause}`,
-      { cause: error },
-    );
-  }
-  return error;
 }
 
 /** etcd's "requested lease not found" as the KubeletError callers check by code. */
