@@ -148,12 +148,16 @@ describeWithServices("fleet mode on a three-member etcd with TLS, client certifi
 
   test("with one member down, a pod written to etcd runs and its status reaches etcd", async () => {
     await cluster.kill(1);
-    await client.put(
-      etcdKeyFor(node),
-      JSON.stringify([
-        podManifest(services, "e2e-fleet-ha-a", "exec sleep 3600"),
-        podManifest(services, "e2e-fleet-ha-d", "exec sleep 3600"),
-      ]),
+    const pods = JSON.stringify([
+      podManifest(services, "e2e-fleet-ha-a", "exec sleep 3600"),
+      podManifest(services, "e2e-fleet-ha-d", "exec sleep 3600"),
+    ]);
+    // The test's own client may have been talking to the killed member: its put is retried until one takes it.
+    await waitFor("the manifest written", () =>
+      client.put(etcdKeyFor(node), pods).then(
+        () => true,
+        () => false,
+      ),
     );
     await waitFor(
       "the new pod Running in etcd",
