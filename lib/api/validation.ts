@@ -346,11 +346,6 @@ function checkContainer(c: V1Container, path: string, ctx: ContainerContext, err
       'supported values: "Always", "IfNotPresent", "Never"',
     );
   }
-  for (const field of ["command", "args"] as const) {
-    if (c[field] !== undefined && (!Array.isArray(c[field]) || c[field]!.some((x) => typeof x !== "string"))) {
-      error(`${path}.${field}`, "Invalid value", c[field], "must be a list of strings");
-    }
-  }
   const portNames = new Set<string>();
   (c.ports ?? []).forEach((port, j) => {
     const p = `${path}.ports[${j}]`;
@@ -518,7 +513,7 @@ function checkContainer(c: V1Container, path: string, ctx: ContainerContext, err
   }
   for (const field of ["runAsUser", "runAsGroup"] as const) {
     const value = security?.[field];
-    if (value !== undefined && (!Number.isInteger(value) || value < 0))
+    if (value !== undefined && value < 0)
       error(`${path}.securityContext.${field}`, "Invalid value", value, "must be between 0 and 2147483647, inclusive");
   }
 }
