@@ -23,8 +23,7 @@ import { backoffFile } from "./node/backoff-file.ts";
 import { createNodeManagers } from "./node-managers.ts";
 import pkg from "../package.json" with { type: "json" };
 import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
-import { instrumentRuntime } from "./container/instrumented.ts";
-import { scopeRuntimeToNode } from "./container/node-scoped.ts";
+import { decorateRuntime } from "./container/decorated.ts";
 import { createEventRecorder } from "./node/events.ts";
 import { createImageManager } from "./node/images.ts";
 import { createHealthzServer, createInfoServer, type HealthReport } from "./server/info-server.ts";
@@ -110,7 +109,11 @@ async function runLocked(
   const metrics = createPrometheusMetrics({ log: log.child("metrics") });
   const events = createEventRecorder({ log: log.child("events") });
   const opened = await openRuntime(config, log);
-  const runtime = instrumentRuntime(scopeRuntimeToNode(opened.runtime, node.name), metrics, config.containerRuntime);
+  const runtime = decorateRuntime(opened.runtime, {
+    nodeName: node.name,
+    metrics,
+    runtimeType: config.containerRuntime,
+  });
   const sources = await createSources(config, node.name, log, metrics);
   if (sources.length === 0 && !(config.enableServer && config.enableDebuggingHandlers)) {
     throw new KubeletError(
@@ -330,7 +333,7 @@ export async function runOnce(
   const events = createEventRecorder({ log: log.child("events") });
   const opened = await openRuntime(config, log);
   const { description } = opened;
-  const runtime = scopeRuntimeToNode(opened.runtime, node.name);
+  const runtime = decorateRuntime(opened.runtime, { nodeName: node.name });
   const placement = await podPlacement(config, { events, log, runtime, explicit: explicitIn(resolved) });
   const report = await runPodsOnce(
     store.mergedState(),
@@ -417,7 +420,7 @@ export async function planOnce(
   });
   for (const source of sources) store.apply(source.name, await readSourceOnce(source));
   // Through the port, on whichever runtime --container_runtime names; only reads are made.
-  const runtime = scopeRuntimeToNode((await openRuntime(config, log)).runtime, node.name);
+  const runtime = decorateRuntime((await openRuntime(config, log)).runtime, { nodeName: node.name });
   await runtime.version();
   const observed = new Map<string, Observed>();
   const of = (uid: string) => observed.get(uid) ?? observed.set(uid, noneObserved()).get(uid)!;

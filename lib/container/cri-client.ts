@@ -138,7 +138,11 @@ export function createCriClient(options: CriClientOptions): CriClient {
   return {
     endpoint: runtimeAddress,
     version: (signal) => rt("Version", { version: "v1" }, { signal }),
-    status: async (signal) => (await rt<any>("Status", {}, { signal })).status ?? { conditions: [] },
+    // Verbose: containerd then adds its CRI plugin's config (with sandboxImage) to the answer's info.
+    status: async (signal) => {
+      const response = await rt<any>("Status", { verbose: true }, { signal });
+      return { conditions: response.status?.conditions ?? [], info: response.info ?? {} };
+    },
     runPodSandbox: async (config) => (await rt<any>("RunPodSandbox", { config })).pod_sandbox_id,
     stopPodSandbox: async (id) => void (await rt("StopPodSandbox", { pod_sandbox_id: id })),
     removePodSandbox: async (id) => void (await rt("RemovePodSandbox", { pod_sandbox_id: id })),
@@ -193,7 +197,7 @@ export function createCriClient(options: CriClientOptions): CriClient {
       (await rt<any>("ListContainerStats", { filter: { id: filter.id ?? "" } })).stats,
     imageStatus: async (ref) => (await img<any>("ImageStatus", { image: { image: ref } })).image ?? undefined,
     // Pulls are as long as the image is big; the caller's signal bounds them.
-    pullImage: async (ref, auth, signal) =>
+    pullImage: async (ref, { auth, signal } = {}) =>
       (await img<any>("PullImage", { image: { image: ref }, auth: auth ?? null }, { timeoutMs: null, signal }))
         .image_ref,
     listImages: async () => (await img<any>("ListImages", {})).images ?? [],

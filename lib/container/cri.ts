@@ -78,6 +78,16 @@ function imagesInUse(images: CriImage[], containers: Array<{ image_ref: string }
   return new Set(images.filter((i) => refs.has(i.id) || i.repo_digests.some((d) => refs.has(d))).map((i) => i.id));
 }
 
+/** The sandbox image a runtime's verbose Status info names: containerd's CRI config JSON under "config". */
+export function sandboxImageOf(info: Record<string, string>): string | undefined {
+  try {
+    const image = (JSON.parse(info.config ?? "{}") as { sandboxImage?: unknown }).sandboxImage;
+    return typeof image === "string" && image ? image : undefined;
+  } catch {
+    return undefined; // not JSON: a runtime that reports its config otherwise names no sandbox image here
+  }
+}
+
 /** The Runtime port over a runtime.v1 client. */
 export function createCriRuntime(client: CriClient, options: CriRuntimeOptions): Runtime {
   const { clock } = options;
@@ -163,7 +173,9 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
       };
     },
     async status(signal) {
-      return { conditions: (await client.status(signal)).conditions.map((c) => ({ ...c })) };
+      const status = await client.status(signal);
+      const sandboxImage = sandboxImageOf(status.info);
+      return { conditions: status.conditions.map((c) => ({ ...c })), ...(sandboxImage ? { sandboxImage } : {}) };
     },
     // A CRI runtime is reached over a unix socket: the machine it runs containers on is this one.
     async machineInfo() {
@@ -220,19 +232,22 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
         ...(fs.inodes_used ? { inodesUsed: Number(fs.inodes_used.value) } : {}),
       };
     },
-    async pullImage(ref, auth, signal) {
+    // PullImage reports nothing until it is done: no progress, so no progress deadline (as the Go kubelet).
+    reportsPullProgress: false,
+    async pullImage(ref, { auth, signal } = {}) {
       try {
-        await client.pullImage(
-          ref,
-          auth && {
-            ...(auth.username ? { username: auth.username } : {}),
-            ...(auth.password ? { password: auth.password } : {}),
-            ...(auth.auth ? { auth: auth.auth } : {}),
-            ...(auth.serveraddress ? { server_address: auth.serveraddress } : {}),
-            ...(auth.identitytoken ? { identity_token: auth.identitytoken } : {}),
-          },
-          signal,
-        );
+        await client.pullImage(ref, {
+          ...(auth && {
+            auth: {
+              ...(auth.username ? { username: auth.username } : {}),
+              ...(auth.password ? { password: auth.password } : {}),
+              ...(auth.auth ? { auth: auth.auth } : {}),
+              ...(auth.serveraddress ? { server_address: auth.serveraddress } : {}),
+              ...(auth.identitytoken ? { identity_token: auth.identitytoken } : {}),
+            },
+          }),
+          ...(signal && { signal }),
+        });
       } catch (error) {
         const e = error as KubeletError;
         if (e.code === "RuntimeUnavailable" || signal?.aborted) throw error;

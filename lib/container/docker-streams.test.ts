@@ -56,4 +56,23 @@ describe("Docker streams", () => {
     const failed = '{"status":"Pulling"}\n{"errorDetail":{"message":"manifest unknown"},"error":"manifest unknown"}\n';
     expect(await pullError(chunks(encoder.encode(failed), 7))).toBe("manifest unknown");
   });
+
+  test("reports each pull progress message with the bytes downloaded so far over every layer", async () => {
+    const stream = [
+      '{"status":"Pulling fs layer","id":"a1"}',
+      '{"status":"Downloading","progressDetail":{"current":100,"total":300},"progress":"[=>  ] 100B/300B","id":"a1"}',
+      '{"status":"Downloading","progressDetail":{"current":50,"total":80},"progress":"[==> ] 50B/80B","id":"b2"}',
+      '{"status":"Downloading","progressDetail":{"current":300,"total":300},"progress":"[====] 300B/300B","id":"a1"}',
+      '{"status":"Download complete","progressDetail":{},"id":"a1"}',
+    ].join("\n");
+    const heard: Array<[string, number]> = [];
+    expect(await pullError(chunks(encoder.encode(stream), 9), (p) => heard.push([p.message, p.bytes]))).toBeUndefined();
+    expect(heard).toEqual([
+      ["a1: Pulling fs layer", 0],
+      ["a1: Downloading [=>  ] 100B/300B", 100],
+      ["b2: Downloading [==> ] 50B/80B", 150],
+      ["a1: Downloading [====] 300B/300B", 350],
+      ["a1: Download complete", 350],
+    ]);
+  });
 });

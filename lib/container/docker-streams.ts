@@ -1,6 +1,6 @@
 // Docker Engine stream formats, parsed from plain byte streams: multiplexed stdout/stderr frames
 // (logs and exec without a TTY) and the JSON lines of /events.
-import type { RuntimeEvent } from "./runtime.ts";
+import type { PullProgress, RuntimeEvent } from "./runtime.ts";
 
 /** One frame of a multiplexed stream: 1 = stdout, 2 = stderr (0 = stdin). */
 export interface Frame {
@@ -88,12 +88,15 @@ export async function* parseEvents(
 
 /**
  * The first error a pull's progress stream carries (Docker reports pull failures in-band), or
- * undefined; every other message goes to `onProgress` as Docker prints it ("abc123: Downloading 1.2MB/4MB").
+ * undefined; every other message goes to `onProgress` as Docker prints it ("abc123: Downloading 1.2MB/4MB"),
+ * with the bytes downloaded so far over every layer.
  */
 export async function pullError(
   source: AsyncIterable<Uint8Array>,
-  onProgress?: (progress: string) => void,
+  onProgress?: (progress: PullProgress) => void,
 ): Promise<string | undefined> {
+  const downloaded = new Map<string, number>();
+  let bytes = 0;
   for await (const line of lines(source)) {
     try {
       const message = JSON.parse(line) as {
@@ -102,11 +105,20 @@ export async function pullError(
         id?: string;
         status?: string;
         progress?: string;
+        progressDetail?: { current?: number };
       };
       if (message.error || message.errorDetail?.message) return message.errorDetail?.message ?? message.error;
-      onProgress?.(
-        [message.id ? `${message.id}:` : "", message.status ?? "", message.progress ?? ""].filter(Boolean).join(" "),
-      );
+      const current = message.progressDetail?.current;
+      if (message.id && message.status === "Downloading" && current !== undefined) {
+        bytes += current - (downloaded.get(message.id) ?? 0);
+        downloaded.set(message.id, current);
+      }
+      onProgress?.({
+        message: [message.id ? `${message.id}:` : "", message.status ?? "", message.progress ?? ""]
+          .filter(Boolean)
+          .join(" "),
+        bytes,
+      });
     } catch {
       return `unparsable pull progress: ${line.slice(0, 200)}`;
     }

@@ -5,6 +5,7 @@ import { Agent as HttpsAgent } from "node:https";
 import { KubeletError } from "../api/types.ts";
 import { silentLogger, type Logger } from "../log.ts";
 import { demuxFrames, parseEvents, pullError } from "./docker-streams.ts";
+import { credentialsFor, defaultDockerConfigPaths } from "./docker-credentials.ts";
 import { createDockerStreaming, execExitCode, type HijackedStream } from "./docker-exec.ts";
 import {
   LABEL,
@@ -13,11 +14,12 @@ import {
   type ContainerStats,
   type ContainerSummary,
   type ExecResult,
+  type ImageStatus,
   type ImageSummary,
   type LogOptions,
   type PodSandboxDetails,
   type PodSandboxSummary,
-  type RegistryAuth,
+  type PullOptions,
   type Runtime,
   type RuntimeEvent,
 } from "./runtime.ts";
@@ -426,6 +428,56 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       throw new KubeletError("RuntimeUnavailable", `cannot ${action}: the Docker Engine closed the event stream`);
   }
 
+  async function imageStatus(ref: string): Promise<ImageStatus | undefined> {
+    let image: Docker.ImageInspectInfo;
+    try {
+      image = await call(
+        `inspect image ${ref}`,
+        (abortSignal) => invoke<Docker.ImageInspectInfo>(docker.getImage(ref), "inspect", { abortSignal }),
+        limits(),
+      );
+    } catch (error) {
+      if ((error as KubeletError).code === "NotFound") return undefined;
+      throw error;
+    }
+    return { id: image.Id, repoTags: image.RepoTags ?? [], sizeBytes: image.Size };
+  }
+
+  async function pullImage(ref: string, { auth, signal, onProgress }: PullOptions = {}): Promise<void> {
+    const action = `pull image ${ref}`;
+    let failure: string | undefined;
+    try {
+      const stream = (await call(
+        action,
+        (abortSignal) => docker.pull(ref, { ...(auth ? { authconfig: auth } : {}), abortSignal }),
+        // Docker answers a pull with its first progress message, which a stalled registry may
+        // never let it send: a caller that watches progress owns the deadline (no RuntimeUnavailable).
+        { timeoutMs: onProgress ? Infinity : Math.max(timeoutMs, 120_000), signal, stream: true },
+      )) as unknown as AsyncIterable<Uint8Array> & { destroy(): void };
+      try {
+        onProgress?.({ message: "pulling", bytes: 0 });
+        failure = await pullError(stream, onProgress);
+      } finally {
+        stream.destroy();
+      }
+    } catch (error) {
+      if (signal?.aborted || (error as KubeletError).code === "RuntimeUnavailable") throw error;
+      failure = (error as Error).message.replace(/^cannot pull image \S+: /, "");
+    }
+    if (signal?.aborted) throw signal.reason;
+    if (failure) throw new KubeletError("ImagePullFailed", `cannot ${action}: ${failure}`);
+  }
+
+  /**
+   * The dockershim's ensureSandboxImageExists: the shim's sandbox image (--network_container_image) is the
+   * runtime's, as a CRI runtime's is, so the shim pulls it itself, with the node's credentials, when absent.
+   */
+  const ensureSandboxImage = async () => {
+    if (await imageStatus(shim.podInfraImage)) return;
+    log.info(`pulling the sandbox image ${shim.podInfraImage} (--network_container_image)`);
+    await pullImage(shim.podInfraImage, { auth: credentialsFor(shim.podInfraImage, defaultDockerConfigPaths()) });
+  };
+
   return {
     version: (signal) => dockerVersion(signal),
     async status(signal) {
@@ -438,6 +490,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
           { type: "RuntimeReady", status: true, reason: "", message: "" },
           { type: "NetworkReady", status: true, reason: "", message: "" },
         ],
+        sandboxImage: shim.podInfraImage,
       };
     },
     async machineInfo() {
@@ -512,6 +565,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       };
     },
     async runPodSandbox(config) {
+      await ensureSandboxImage();
       const id = await create(sandboxBody(config, shim));
       await startContainer(id);
       return id;
@@ -520,20 +574,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     startContainer,
     stopContainer: (id, graceSeconds) => stop(id, graceSeconds, "container"),
     removeContainer: (id) => remove(id, "container"),
-    async imageStatus(ref) {
-      let image: Docker.ImageInspectInfo;
-      try {
-        image = await call(
-          `inspect image ${ref}`,
-          (abortSignal) => invoke<Docker.ImageInspectInfo>(docker.getImage(ref), "inspect", { abortSignal }),
-          limits(),
-        );
-      } catch (error) {
-        if ((error as KubeletError).code === "NotFound") return undefined;
-        throw error;
-      }
-      return { id: image.Id, repoTags: image.RepoTags ?? [], sizeBytes: image.Size };
-    },
+    imageStatus,
     async imageFsInfo() {
       // The dockershim's answer: the data root is the image filesystem; the images' bytes are what
       // `docker system df` counts (shared layers once). The Engine keeps no inode count of its own.
@@ -547,30 +588,8 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       ]);
       return { mountpoint: info.DockerRootDir, usedBytes: df.LayersSize ?? 0 };
     },
-    async pullImage(ref: string, auth?: RegistryAuth, signal?: AbortSignal, onProgress?: (progress: string) => void) {
-      const action = `pull image ${ref}`;
-      let failure: string | undefined;
-      try {
-        const stream = (await call(
-          action,
-          (abortSignal) => docker.pull(ref, { ...(auth ? { authconfig: auth } : {}), abortSignal }),
-          // Docker answers a pull with its first progress message, which a stalled registry may
-          // never let it send: a caller that watches progress owns the deadline (no RuntimeUnavailable).
-          { timeoutMs: onProgress ? Infinity : Math.max(timeoutMs, 120_000), signal, stream: true },
-        )) as unknown as AsyncIterable<Uint8Array> & { destroy(): void };
-        try {
-          onProgress?.("pulling");
-          failure = await pullError(stream, onProgress);
-        } finally {
-          stream.destroy();
-        }
-      } catch (error) {
-        if (signal?.aborted || (error as KubeletError).code === "RuntimeUnavailable") throw error;
-        failure = (error as Error).message.replace(/^cannot pull image \S+: /, "");
-      }
-      if (signal?.aborted) throw signal.reason;
-      if (failure) throw new KubeletError("ImagePullFailed", `cannot ${action}: ${failure}`);
-    },
+    reportsPullProgress: true,
+    pullImage,
     async listImages(): Promise<ImageSummary[]> {
       const [images, containers] = await call(
         "list images",

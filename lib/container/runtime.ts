@@ -90,6 +90,23 @@ export interface RegistryAuth {
   identitytoken?: string;
 }
 
+/** How far a pull has come: the runtime's latest message and the bytes received so far, over every layer. */
+export interface PullProgress {
+  /** As the runtime says it, e.g. "3f4d90098f5b: Downloading 1.2MB/4MB". */
+  message: string;
+  bytes: number;
+}
+
+/**
+ * A pull's options, passed as one object through every decorator of the port (so none can drop a
+ * field): credentials, cancellation and the progress callback.
+ */
+export interface PullOptions {
+  auth?: RegistryAuth;
+  signal?: AbortSignal;
+  onProgress?: (progress: PullProgress) => void;
+}
+
 /** The CRI's VersionResponse: which runtime answers, for /spec, the node record and container IDs. */
 export interface RuntimeVersion {
   /** "docker", or the CRI runtime's own name ("containerd", "cri-o"). */
@@ -110,6 +127,11 @@ export interface RuntimeCondition {
 /** The CRI's RuntimeStatus: the runtime's own view of its readiness (the kubelet's runtime health). */
 export interface RuntimeStatus {
   conditions: RuntimeCondition[];
+  /**
+   * The image the runtime runs its sandboxes from, when it says (containerd's sandbox_image, read from its
+   * verbose Status info; the Docker shim's --network_container_image): image GC keeps it.
+   */
+  sandboxImage?: string;
 }
 
 /**
@@ -332,15 +354,16 @@ export interface Runtime extends StreamingRuntime {
   /** The image filesystem (CRI ImageFsInfo). */
   imageFsInfo(): Promise<ImageFsInfo>;
   /**
-   * Pulls an image; `onProgress` hears every progress message (a layer's status and bytes), so a
-   * caller can cancel, through `signal`, a pull that stopped moving. Throws ImagePullFailed.
+   * Pulls an image; `options.onProgress` hears every progress message when the runtime reports any
+   * (see reportsPullProgress), so a caller can cancel, through `options.signal`, a pull that stopped
+   * moving. Throws ImagePullFailed.
    */
-  pullImage(
-    ref: string,
-    auth?: RegistryAuth,
-    signal?: AbortSignal,
-    onProgress?: (progress: string) => void,
-  ): Promise<void>;
+  pullImage(ref: string, options?: PullOptions): Promise<void>;
+  /**
+   * Whether pullImage reports progress as the pull moves (the Docker Engine does, layer by layer); the
+   * CRI's PullImage answers only when done, so a caller cannot tell a slow pull from a stalled one there.
+   */
+  readonly reportsPullProgress: boolean;
   /** Every local image. */
   listImages(): Promise<ImageSummary[]>;
   /** Removes an image and all its tags; Conflict when a container uses it, missing is not an error. */

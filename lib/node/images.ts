@@ -1,10 +1,11 @@
 // Image pulls: pull policy, a token bucket over all pulls (--registry_qps/--registry_burst),
 // one pull per image at a time, pulls one after another (--serialize_image_pulls) or a bounded
 // number at once (--max_parallel_image_pulls), a pull that makes no progress cancelled
-// (--image_pull_progress_deadline), and per-image back-off (ErrImagePull → ImagePullBackOff).
+// (--image_pull_progress_deadline, on a runtime that reports progress: Docker, not the CRI), and
+// per-image back-off (ErrImagePull → ImagePullBackOff).
 import { Backoff, type BackoffPersistence } from "./backoff.ts";
 import { systemClock, type Clock, type Timer } from "../clock.ts";
-import type { RegistryAuth, Runtime } from "../container/runtime.ts";
+import type { PullProgress, RegistryAuth, Runtime } from "../container/runtime.ts";
 import {
   credentialsFor,
   credentialsFromAuths,
@@ -34,7 +35,10 @@ export interface ImageManagerOptions {
   serialize?: boolean;
   /** --max_parallel_image_pulls: pulls at once when not serialized (0 = no limit). */
   maxParallel?: number;
-  /** --image_pull_progress_deadline: a pull with no progress message for this long is cancelled (ms, default 1m). */
+  /**
+   * --image_pull_progress_deadline: a pull with no progress message for this long is cancelled (ms, default 1m);
+   * only on a runtime that reports pull progress (Docker), never on the CRI.
+   */
   progressDeadlineMs?: number;
   dockerConfigPaths?: string[];
   /** Where the pod's imagePullSecrets (kubernetes.io/dockerconfigjson Secrets) are found. */
@@ -111,28 +115,30 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
 
   /**
    * One pull on the runtime, cancelled when no progress message arrives for the deadline (the
-   * dockershim's progress reporter): a stalled registry must not hold the pull slot for ever.
+   * dockershim's progress reporter): a stalled registry must not hold the pull slot for ever. A runtime
+   * that reports no progress (the CRI's PullImage) gets no deadline, as in the Go kubelet.
    */
   const pullWithDeadline = async (image: string, auth: RegistryAuth | undefined) => {
+    if (!runtime.reportsPullProgress) return runtime.pullImage(image, { auth });
     const controller = new AbortController();
-    let latest = "";
+    let latest: PullProgress = { message: "", bytes: 0 };
     let timer: Timer | undefined;
     const arm = () => {
       timer?.cancel();
       timer = clock.setTimeout(() => {
-        controller.abort(
-          new KubeletError(
-            "ImagePullStalled",
-            `Cancel pulling image "${image}" because of no progress for ${deadline / 1000}s, latest progress: "${latest}"`,
-          ),
-        );
+        const reason = `Cancel pulling image "${image}" because of no progress for ${deadline / 1000}s, latest progress: "${latest.message}" (${latest.bytes} bytes received)`;
+        controller.abort(new KubeletError("ImagePullStalled", reason));
       }, deadline);
     };
     arm();
     try {
-      await runtime.pullImage(image, auth, controller.signal, (progress) => {
-        latest = progress;
-        arm();
+      await runtime.pullImage(image, {
+        auth,
+        signal: controller.signal,
+        onProgress: (progress) => {
+          latest = progress;
+          arm();
+        },
       });
     } finally {
       timer?.cancel();

@@ -56,6 +56,8 @@ export function createFakeCriClient(): FakeCriClient {
           { type: "RuntimeReady", status: true, reason: "", message: "" },
           { type: "NetworkReady", status: true, reason: "", message: "" },
         ],
+        // As containerd answers a verbose Status: its CRI config, with the sandbox image.
+        info: { config: JSON.stringify({ sandboxImage: "registry.example/runtime-pause:1" }) },
       };
     },
     async runPodSandbox(config: PodSandboxConfig) {

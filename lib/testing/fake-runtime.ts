@@ -18,7 +18,7 @@ import {
   type PodSandboxDetails,
   type PodSandboxFilter,
   type PodSandboxSummary,
-  type RegistryAuth,
+  type PullOptions,
   type Runtime,
   type RuntimeEvent,
   type RuntimeStatus,
@@ -85,17 +85,19 @@ export class FakeRuntime implements Runtime {
   };
   /** The behaviour of a started container, by its config; default: runs silently until stopped. */
   program: (config: ContainerConfig) => FakeProgram | undefined = () => undefined;
-  /** The image of every sandbox's pause container. */
+  /** The image of every sandbox's pause container: the runtime's own, present once a sandbox ran (it pulls it). */
   podInfraImage = "registry.k8s.io/pause:3.9";
   /** What machineInfo() reports as the runtime's cgroup driver. */
   cgroupDriver = "cgroupfs";
   /** Where imageFsInfo() says images live. */
   imageFsMountpoint = "/var/lib/docker";
-  /** Time each pull takes, on the injected clock. */
+  /** Time each pull takes, on the injected clock; also its size in bytes, for progress messages. */
   pullDelayMs = 0;
   /** A progress message this often during a pull's delay (0 = none). */
   pullProgressEveryMs = 0;
-  /** Images whose pull never progresses nor ends until its signal aborts (a stalled registry). */
+  /** false: pulls report no progress, as on a CRI runtime. */
+  reportsPullProgress = true;
+  /** Images whose pull, after pullDelayMs of progress, never progresses nor ends until its signal aborts (a stalled registry). */
   readonly stalledPulls = new Set<string>();
   /** false: every call fails with RuntimeUnavailable, as with a stopped daemon. */
   available = true;
@@ -232,6 +234,7 @@ export class FakeRuntime implements Runtime {
         { type: "RuntimeReady", status: true, reason: "", message: "" },
         { type: "NetworkReady", status: true, reason: "", message: "" },
       ],
+      sandboxImage: this.podInfraImage,
     };
   }
   async machineInfo(): Promise<MachineInfo> {
@@ -307,6 +310,7 @@ export class FakeRuntime implements Runtime {
   async runPodSandbox(config: PodSandboxConfig): Promise<string> {
     this.#record("runPodSandbox", [config]);
     const name = dockerName(config, POD_INFRA_CONTAINER_NAME, config.metadata.attempt);
+    this.images.add(this.podInfraImage);
     const id = this.#create({ name, image: this.podInfraImage, labels: { ...config.labels } }, { sandbox: config });
     this.#emit("create", this.containers.get(id)!);
     this.#start(id);
@@ -375,24 +379,22 @@ export class FakeRuntime implements Runtime {
     const usedBytes = [...this.images].reduce((n, ref) => n + (this.imageSizes.get(ref) ?? 1_000_000), 0);
     return { mountpoint: this.imageFsMountpoint, usedBytes, inodesUsed: this.images.size };
   }
-  async pullImage(
-    ref: string,
-    auth?: RegistryAuth,
-    signal?: AbortSignal,
-    onProgress?: (progress: string) => void,
-  ): Promise<void> {
-    this.#record("pullImage", [ref, auth]);
+  async pullImage(ref: string, options: PullOptions = {}): Promise<void> {
+    const { signal, onProgress } = options;
+    this.#record("pullImage", [ref, options]);
+    for (let left = this.pullDelayMs; left > 0; ) {
+      const step = this.pullProgressEveryMs > 0 ? Math.min(this.pullProgressEveryMs, left) : left;
+      await this.clock.sleep(step, signal);
+      left -= step;
+      const bytes = this.pullDelayMs - left;
+      if (this.reportsPullProgress)
+        onProgress?.({ message: `${ref}: Downloading ${bytes}/${this.pullDelayMs}`, bytes });
+    }
     if (this.stalledPulls.has(ref)) {
       await new Promise((_, reject) => {
         if (signal?.aborted) reject(signal.reason);
         signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
       });
-    }
-    for (let left = this.pullDelayMs; left > 0; ) {
-      const step = this.pullProgressEveryMs > 0 ? Math.min(this.pullProgressEveryMs, left) : left;
-      await this.clock.sleep(step, signal);
-      left -= step;
-      onProgress?.(`${ref}: Downloading ${this.pullDelayMs - left}/${this.pullDelayMs}`);
     }
     this.images.add(ref);
   }
