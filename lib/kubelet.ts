@@ -154,7 +154,6 @@ async function runLocked(
       hostname: node.name,
       hostIP: node.ip,
       networkMode: config.podNetworkMode,
-      pauseImage: config.networkContainerImage,
       podLogsDir: config.podLogsDir,
       allowPrivileged: config.allowPrivileged,
       syncFrequencyMs: config.syncFrequency,
@@ -354,7 +353,6 @@ export async function runOnce(
         hostname: node.name,
         hostIP: node.ip,
         networkMode: config.podNetworkMode,
-        pauseImage: config.networkContainerImage,
         podLogsDir: config.podLogsDir,
         allowPrivileged: config.allowPrivileged,
         ...placement.options,
@@ -434,8 +432,10 @@ export async function planOnce(
     if (details && uid) of(uid).containers.push(details);
   }
   const pods = store.mergedState();
+  // The sandbox image is the runtime's own (containerd's sandbox_image; the Docker shim's --network_container_image).
+  const { sandboxImage } = await runtime.status();
   const images = new Set([
-    config.networkContainerImage,
+    ...(sandboxImage ? [sandboxImage] : []),
     ...pods.flatMap((p) => [...(p.spec.initContainers ?? []), ...p.spec.containers].map((c) => c.image ?? "")),
   ]);
   const present = new Set<string>();
@@ -444,7 +444,7 @@ export async function planOnce(
     pods,
     observed,
     networkMode: config.podNetworkMode,
-    pauseImage: config.networkContainerImage,
+    ...(sandboxImage ? { sandboxImage } : {}),
     imagePresent: (image) => present.has(image),
     configs: store.configs,
     now: Date.now(),

@@ -55,7 +55,7 @@ const plan = (
     pods,
     observed,
     networkMode: "none",
-    pauseImage: PAUSE,
+    sandboxImage: PAUSE,
     imagePresent: (image) => (over.present ?? [PAUSE, "busybox:1.36"]).includes(image),
     configs: over.configs ?? noConfigs,
     now: Date.now(),

@@ -30,8 +30,6 @@ export interface PodSyncOptions {
   hostname: string;
   hostIP: string;
   networkMode: string;
-  /** Pulled before a sandbox is run (the runtime's pause image: the Docker shim's, or the CRI runtime's). */
-  pauseImage: string;
   /** --pod_logs_dir, where a CRI runtime writes container logs; see PodContext. */
   podLogsDir?: string;
   allowPrivileged: boolean;
@@ -424,7 +422,8 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
   };
 
   const createSandbox = async (pod: Pod, attempt: number, done: Done): Promise<PodSandboxDetails> => {
-    await deps.images.ensureImage(options.pauseImage, "IfNotPresent", pod);
+    // The sandbox image is the runtime's (containerd's sandbox_image, the Docker shim's --network_container_image):
+    // the runtime pulls it, never the kubelet (as the Go kubelet since the dockershim's ensureSandboxImageExists).
     const id = await runtime.runPodSandbox(podSandboxConfig(pod, await context(pod, ""), attempt));
     done.created++;
     deps.metrics?.containerStarted("podsandbox", false);
