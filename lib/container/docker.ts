@@ -461,7 +461,9 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
         stream.destroy();
       }
     } catch (error) {
-      if (signal?.aborted || (error as KubeletError).code === "RuntimeUnavailable") throw error;
+      // Cancelled: the caller's reason (e.g. the progress deadline's), not the stream's "aborted".
+      if (signal?.aborted) throw signal.reason;
+      if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
       failure = (error as Error).message.replace(/^cannot pull image \S+: /, "");
     }
     if (signal?.aborted) throw signal.reason;
