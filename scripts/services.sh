@@ -150,7 +150,7 @@ TOML
   mkdir -p "$c/certs.d/$reg" "$c/certs.d/docker.io" "$c/certs.d/registry.k8s.io"
   printf 'server = "http://%s"\n[host."http://%s"]\n  capabilities = ["pull", "resolve"]\n' "$reg" "$reg" >"$c/certs.d/$reg/hosts.toml"
   printf 'server = "https://registry-1.docker.io"\n[host."http://%s"]\n  capabilities = ["pull", "resolve"]\n' "$reg" >"$c/certs.d/docker.io/hosts.toml"
-  printf 'server = "https://registry.k8s.io"\n[host."http://%s"]\n  capabilities = ["pull", "resolve"]\n' "$reg" >"$c/certs.d/registry.k8s.io/hosts.toml"
+  printf 'server = "http://%s"\n[host."http://%s"]\n  capabilities = ["pull", "resolve"]\n' "$reg" "$reg" >"$c/certs.d/registry.k8s.io/hosts.toml"
   setsid containerd --config "$c/config.toml" >"$DIR/containerd.log" 2>&1 &
   echo $! >"$DIR/containerd.pid"
   wait_for containerd 300 ctr -a "$c/containerd.sock" version
