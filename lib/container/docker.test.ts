@@ -113,6 +113,30 @@ describeWithServices("Docker runtime", (services) => {
     });
   });
 
+  test("runs a sandbox from a sandbox image it does not have yet, pulling it itself (the dockershim's way)", async () => {
+    const pause = `${services.registry}/rt-pause/pause:${Date.now()}`;
+    for (const args of [
+      ["tag", services.pause, pause],
+      ["push", pause],
+      ["rmi", pause],
+    ])
+      execFileSync("docker", ["-H", services.dockerHost, ...args], { stdio: "ignore" });
+    const shim = createDockerRuntime({
+      endpoint: services.dockerHost,
+      shim: { podInfraImage: pause, podNetworkMode: "none" },
+    });
+    expect(await shim.imageStatus(pause)).toBeUndefined();
+    expect((await shim.status()).sandboxImage).toBe(pause);
+    const id = await shim.runPodSandbox(testSandboxConfig(`rt-pull-u${Date.now()}`, "rt-pull"));
+    try {
+      expect((await shim.podSandboxStatus(id)).state).toBe("ready");
+      expect(await shim.imageStatus(pause)).toBeDefined();
+    } finally {
+      await shim.removePodSandbox(id);
+      execFileSync("docker", ["-H", services.dockerHost, "rmi", pause], { stdio: "ignore" });
+    }
+  });
+
   test("streams exec, logs and events the same under deno and a bun-compiled binary", () => {
     const script = join(root, "lib/container/docker-smoke.ts");
     const binary = join(mkdtempSync(join(tmpdir(), "rt-smoke-")), "smoke");
