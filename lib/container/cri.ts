@@ -7,14 +7,7 @@ import type { Clock } from "../clock.ts";
 import { batched } from "./batched.ts";
 import { readCriLog } from "./cri-logs.ts";
 import { openChannelStream } from "./cri-streaming.ts";
-import type {
-  CriClient,
-  CriContainer,
-  CriContainerState,
-  CriContainerStats,
-  PodSandbox,
-  CriImage,
-} from "./cri-types.ts";
+import type { CriClient, CriContainer, CriContainerStats, PodSandbox, CriImage } from "./cri-types.ts";
 import { relistEvents, type RelistEntry } from "./pleg.ts";
 import {
   LABEL,
@@ -31,13 +24,6 @@ export interface CriRuntimeOptions {
   relistPeriodMs?: number;
   clock: Clock;
 }
-
-const CONTAINER_STATES: Record<CriContainerState, ContainerState> = {
-  CONTAINER_CREATED: "created",
-  CONTAINER_RUNNING: "running",
-  CONTAINER_EXITED: "exited",
-  CONTAINER_UNKNOWN: "dead",
-};
 
 const ns = (time: number) => (time > 0 ? new Date(time / 1e6).toISOString() : undefined);
 
@@ -67,7 +53,7 @@ function containerSummary(c: CriContainer): ContainerSummary {
     labels: c.labels,
     image: c.image?.image ?? "",
     imageId: c.image_ref,
-    state: CONTAINER_STATES[c.state],
+    state: c.state,
     createdAt: c.created_at / 1e6,
   };
 }
@@ -141,7 +127,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
 
   const inspectContainer = async (id: string): Promise<ContainerDetails> => {
     const c = await client.containerStatus(id);
-    const state = CONTAINER_STATES[c.state];
+    const state = c.state;
     return {
       id: c.id,
       runtimeName: await runtimeName(),
@@ -151,7 +137,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
       imageId: c.image_ref,
       state,
       createdAt: c.created_at / 1e6,
-      running: state === "running",
+      running: state === "CONTAINER_RUNNING",
       exitCode: c.exit_code,
       startedAt: ns(c.started_at),
       finishedAt: ns(c.finished_at),
@@ -321,7 +307,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
           return [
             ...sandboxes.map((s) => ({
               id: s.id,
-              state: (s.state === "ready" ? "running" : "exited") as ContainerState,
+              state: (s.state === "ready" ? "CONTAINER_RUNNING" : "CONTAINER_EXITED") as ContainerState,
               labels: s.labels,
             })),
             ...containers.map((c) => ({ id: c.id, state: c.state, labels: c.labels })),

@@ -31,9 +31,9 @@ describe("Docker streams", () => {
       parseEventLine(
         '{"Type":"container","Action":"die","Actor":{"ID":"c1","Attributes":{"a":"b"}},"time":5,"timeNano":5000000123}',
       ),
-    ).toEqual({ action: "die", containerId: "c1", labels: { a: "b" }, time: 5000 });
+    ).toEqual({ type: "ContainerDied", containerId: "c1", labels: { a: "b" }, time: 5000 });
     expect(parseEventLine('{"status":"start","id":"c2","time":7}')).toEqual({
-      action: "start",
+      type: "ContainerStarted",
       containerId: "c2",
       labels: {},
       time: 7000,
@@ -45,8 +45,8 @@ describe("Docker streams", () => {
       chunks(encoder.encode('{"Action":"oom","id":"c3"}\nnot json\n\n{"Action":"die","id":"c3"}'), 5),
       (l) => bad.push(l),
     ))
-      events.push(e.action);
-    expect(events).toEqual(["oom", "die"]);
+      events.push(e.type);
+    expect(events).toEqual(["ContainerDied", "ContainerDied"]);
     expect(bad).toEqual(["not json"]);
   });
 

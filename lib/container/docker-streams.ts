@@ -1,6 +1,6 @@
 // Docker Engine stream formats, parsed from plain byte streams: multiplexed stdout/stderr frames
 // (logs and exec without a TTY) and the JSON lines of /events.
-import type { PullProgress, RuntimeEvent } from "./runtime.ts";
+import type { ContainerState, LifecycleEventType, PullProgress, RuntimeEvent } from "./runtime.ts";
 
 /** One frame of a multiplexed stream: 1 = stdout, 2 = stderr (0 = stdin). */
 export interface Frame {
@@ -40,7 +40,35 @@ interface DockerEventLine {
   timeNano?: number;
 }
 
-/** Parses one /events JSON line into a RuntimeEvent; undefined for non-container or unparsable lines. */
+/**
+ * The Engine's container actions the kubelet reacts to, as the Go PLEG's event types (exec_* events, one per exec
+ * probe, and attach noise stay on the daemon): an OOM kill is followed by its "die", both a death.
+ */
+export const DOCKER_LIFECYCLE_ACTIONS: Record<string, LifecycleEventType> = {
+  create: "ContainerChanged",
+  start: "ContainerStarted",
+  restart: "ContainerStarted",
+  unpause: "ContainerStarted",
+  die: "ContainerDied",
+  oom: "ContainerDied",
+  kill: "ContainerChanged",
+  stop: "ContainerChanged",
+  pause: "ContainerChanged",
+  destroy: "ContainerRemoved",
+};
+
+/**
+ * An Engine container state ("running", "exited", …) as the CRI's, as the dockershim mapped them: a paused or
+ * restarting container is still running; one being removed, or dead, is unknown.
+ */
+export function criState(dockerState: string): ContainerState {
+  if (dockerState === "running" || dockerState === "paused" || dockerState === "restarting") return "CONTAINER_RUNNING";
+  if (dockerState === "exited") return "CONTAINER_EXITED";
+  if (dockerState === "created") return "CONTAINER_CREATED";
+  return "CONTAINER_UNKNOWN";
+}
+
+/** Parses one /events JSON line into a RuntimeEvent; undefined for non-container, non-lifecycle or unparsable lines. */
 export function parseEventLine(line: string): RuntimeEvent | undefined {
   let e: DockerEventLine;
   try {
@@ -48,10 +76,11 @@ export function parseEventLine(line: string): RuntimeEvent | undefined {
   } catch {
     return undefined;
   }
-  if ((e.Type && e.Type !== "container") || !(e.Action ?? e.status)) return undefined;
+  const type = DOCKER_LIFECYCLE_ACTIONS[e.Action ?? e.status ?? ""];
+  if ((e.Type && e.Type !== "container") || !type) return undefined;
   const time = e.timeNano ? Math.floor(e.timeNano / 1e6) : (e.time ?? 0) * 1000;
   return {
-    action: (e.Action ?? e.status)!,
+    type,
     containerId: e.Actor?.ID ?? e.id ?? "",
     labels: e.Actor?.Attributes ?? {},
     time,

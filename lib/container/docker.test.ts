@@ -160,8 +160,7 @@ describeWithServices("Docker runtime", (services) => {
       const report = JSON.parse(result.stdout) as { exec: unknown; logs: string; actions: string[] };
       expect(report.exec).toEqual({ exitCode: 3, stdout: "out\n", stderr: "err\n" });
       expect(report.logs).toBe("one\ntwo\n");
-      expect(report.actions).toEqual(expect.arrayContaining(["create", "start", "die"]));
-      expect(report.actions.some((a) => a.startsWith("exec_"))).toBe(false);
+      expect(report.actions).toEqual(expect.arrayContaining(["ContainerChanged", "ContainerStarted", "ContainerDied"]));
     }
   }, 30_000);
 });
@@ -268,10 +267,10 @@ describe("Docker runtime without a daemon", () => {
     const seen: string[] = [];
     const consume = async () => {
       for await (const event of createDockerRuntime({ endpoint }).events(new AbortController().signal))
-        seen.push(`${event.action} ${event.containerId} ${event.time}`);
+        seen.push(`${event.type} ${event.containerId} ${event.time}`);
     };
     await expect(consume()).rejects.toMatchObject({ code: "RuntimeUnavailable" });
-    expect(seen).toEqual(["die abc 1700000000000"]);
+    expect(seen).toEqual(["ContainerDied abc 1700000000000"]);
   });
 });
 

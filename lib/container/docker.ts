@@ -4,7 +4,7 @@ import { Agent as HttpAgent } from "node:http";
 import { Agent as HttpsAgent } from "node:https";
 import { KubeletError } from "../api/types.ts";
 import { silentLogger, type Logger } from "../log.ts";
-import { demuxFrames, parseEvents, pullError } from "./docker-streams.ts";
+import { criState, DOCKER_LIFECYCLE_ACTIONS, demuxFrames, parseEvents, pullError } from "./docker-streams.ts";
 import { credentialsFor, defaultDockerConfigPaths } from "./docker-credentials.ts";
 import { createDockerStreaming, execExitCode, type HijackedStream } from "./docker-exec.ts";
 import {
@@ -130,8 +130,8 @@ async function call<T>(action: string, fn: (signal: AbortSignal) => PromiseLike<
   }
 }
 
-/** The container events the kubelet reacts to; exec_* (one per exec probe) and attach noise stay on the daemon. */
-const LIFECYCLE_EVENTS = ["create", "start", "restart", "die", "oom", "kill", "stop", "destroy", "pause", "unpause"];
+/** The container events the kubelet reacts to (see DOCKER_LIFECYCLE_ACTIONS). */
+const LIFECYCLE_EVENTS = Object.keys(DOCKER_LIFECYCLE_ACTIONS);
 
 /** Calls a dockerode method with options (an abortSignal) that @types/dockerode leaves out of its signature. */
 function invoke<T>(target: object, method: string, options: object): Promise<T> {
@@ -186,7 +186,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     labels: c.Labels ?? {},
     image: c.Image,
     imageId: c.ImageID,
-    state: c.State as ContainerSummary["state"],
+    state: criState(c.State),
     createdAt: c.Created * 1000,
     ...(c.SizeRw !== undefined ? { sizeRwBytes: c.SizeRw } : {}),
   });
@@ -553,7 +553,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
         labels: c.Config.Labels ?? {},
         image: c.Config.Image,
         imageId: c.Image,
-        state: c.State.Status as ContainerDetails["state"],
+        state: criState(c.State.Status),
         createdAt: Date.parse(c.Created),
         running: c.State.Running,
         exitCode: c.State.ExitCode,

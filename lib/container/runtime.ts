@@ -34,8 +34,8 @@ export const LABEL = {
 /** Container name of the pod infra ("pause") container in names and labels. */
 export const POD_INFRA_CONTAINER_NAME = "POD";
 
-/** Container states in Docker's words (a CRI runtime's CONTAINER_* states map onto them). */
-export type ContainerState = "created" | "running" | "paused" | "restarting" | "removing" | "exited" | "dead";
+/** The CRI's ContainerState: the Docker adapter maps the Engine's states onto it (as the dockershim did). */
+export type ContainerState = "CONTAINER_CREATED" | "CONTAINER_RUNNING" | "CONTAINER_EXITED" | "CONTAINER_UNKNOWN";
 
 /** A container as listed: enough to match it to a pod. */
 export interface ContainerSummary {
@@ -230,10 +230,15 @@ export interface ContainerStats {
   pids: number;
 }
 
-/** A lifecycle event from the runtime (Docker `/events`, container type only). */
+/**
+ * The Go kubelet's PodLifecycleEventType (pkg/kubelet/pleg): a container (or sandbox) started, died (exited,
+ * OOM-killed included), was removed, or changed otherwise (created, stopping, paused).
+ */
+export type LifecycleEventType = "ContainerStarted" | "ContainerDied" | "ContainerRemoved" | "ContainerChanged";
+
+/** A lifecycle event from the runtime: the Docker adapter maps the Engine's events, a CRI runtime's are relisted. */
 export interface RuntimeEvent {
-  /** Docker action: "create", "start", "die", "oom", "kill", "stop", "destroy", "health_status: …". */
-  action: string;
+  type: LifecycleEventType;
   containerId: string;
   labels: Record<string, string>;
   /** ms since the epoch. */

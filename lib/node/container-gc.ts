@@ -34,7 +34,9 @@ export type ContainerGc = () => Promise<string[]>;
 const CREATED_GRACE_MS = 60_000;
 
 const isDead = (c: ContainerSummary, age: number) =>
-  c.state === "exited" || c.state === "dead" || (c.state === "created" && age >= CREATED_GRACE_MS);
+  c.state === "CONTAINER_EXITED" ||
+  c.state === "CONTAINER_UNKNOWN" ||
+  (c.state === "CONTAINER_CREATED" && age >= CREATED_GRACE_MS);
 
 export function createContainerGc(policy: ContainerGcPolicy, deps: ContainerGcDeps): ContainerGc {
   return async () => {

@@ -35,7 +35,7 @@ function setup(config: Partial<KubeletConfig> = {}, extra: Partial<InfoServerDep
         [LABEL.restartCount]: "0",
       },
     },
-    { running: true, state: "running" },
+    { running: true, state: "CONTAINER_RUNNING" },
   );
   runtime.setLogs(id, "line 1\nline 2\n");
   const merged: Array<{ op: PodOperation; pods: Pod[] }> = [];

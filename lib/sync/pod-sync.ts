@@ -172,7 +172,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
         const container = await details(
           summary.id,
           summary.state,
-          summary.state === "running",
+          summary.state === "CONTAINER_RUNNING",
           async () => {
             const c = await runtime.inspectContainer(summary.id);
             if (!c.running && c.labels[LABEL.terminationMessagePath])

@@ -116,9 +116,6 @@ interface PodRecord {
   finished?: { hash: string | undefined };
 }
 
-/** Runtime events that mean a container stopped running. */
-const EXIT_EVENTS = new Set(["die", "oom"]);
-
 /** Wakes whoever awaits an eviction's stop. */
 const stoppedEviction = (record: PodRecord) => {
   for (const resolve of record.eviction?.stopped.splice(0) ?? []) resolve();
@@ -374,8 +371,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     for (const { sandboxes, containers } of observed.values()) {
       if (sandboxes.some((s) => s.state === "ready")) runningPods++;
       for (const c of containers)
-        states[c.running ? "running" : c.state === "created" ? "created" : "exited"] =
-          (states[c.running ? "running" : c.state === "created" ? "created" : "exited"] ?? 0) + 1;
+        states[c.running ? "running" : c.state === "CONTAINER_CREATED" ? "created" : "exited"] =
+          (states[c.running ? "running" : c.state === "CONTAINER_CREATED" ? "created" : "exited"] ?? 0) + 1;
     }
     metrics.setRunning(runningPods, states);
     lastSync = clock.now();
@@ -394,14 +391,14 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
         for await (const event of runtime.events(signal)) {
           delay = 500;
           const uid = event.labels[LABEL.podUid];
-          if (!uid || event.action.startsWith("exec_")) continue;
+          if (!uid) continue;
           // The exit is looked up afresh: the listing may not show it yet (see PodSyncer.observe).
-          if (EXIT_EVENTS.has(event.action)) recordOf(uid).exited.add(event.containerId);
+          if (event.type === "ContainerDied") recordOf(uid).exited.add(event.containerId);
           trigger(uid);
         }
       } catch (error) {
         if (signal.aborted) break;
-        log.warn(`Docker events stream lost: ${(error as Error).message}; reconnecting in ${delay / 1000}s`);
+        log.warn(`container runtime events stream lost: ${(error as Error).message}; reconnecting in ${delay / 1000}s`);
       }
       await clock.sleep(delay, signal).catch(() => {});
       delay = Math.min(delay * 2, 30_000);

@@ -11,6 +11,7 @@ import {
   type ContainerSummary,
   type ExecResult,
   type ImageSummary,
+  type LifecycleEventType,
   type ImageFsInfo,
   type ImageStatus,
   type LogOptions,
@@ -124,14 +125,13 @@ export class FakeRuntime implements Runtime {
     if (options.listedAsRunning) this.#listedAsRunning.add(id);
     Object.assign(c, {
       running: false,
-      state: "exited",
+      state: "CONTAINER_EXITED",
       exitCode: code,
       oomKilled: options.oomKilled ?? false,
       finishedAt: new Date(this.clock.now()).toISOString(),
       pid: 0,
     });
-    if (options.oomKilled) this.#emit("oom", c);
-    this.#emit("die", c);
+    this.#emit("ContainerDied", c);
     this.#wakeLogs();
   }
 
@@ -179,9 +179,9 @@ export class FakeRuntime implements Runtime {
     return c;
   }
 
-  #emit(action: string, c: FakeContainer): void {
+  #emit(type: LifecycleEventType, c: FakeContainer): void {
     for (const listener of this.#listeners)
-      listener({ action, containerId: c.id, labels: c.labels, time: this.clock.now() });
+      listener({ type, containerId: c.id, labels: c.labels, time: this.clock.now() });
   }
 
   #wakeLogs(): void {
@@ -198,7 +198,7 @@ export class FakeRuntime implements Runtime {
       labels: seed.labels,
       image: seed.image,
       imageId: `sha256:${seed.image}`,
-      state: "created",
+      state: "CONTAINER_CREATED",
       createdAt: this.clock.now(),
       running: false,
       exitCode: 0,
@@ -294,7 +294,7 @@ export class FakeRuntime implements Runtime {
         labels: { ...labels },
         image,
         imageId,
-        state: this.#listedAsRunning.has(id) ? "running" : state,
+        state: this.#listedAsRunning.has(id) ? "CONTAINER_RUNNING" : state,
         createdAt,
         ...(options.size ? { sizeRwBytes: this.containerSizes.get(id) ?? 4096 } : {}),
       }));
@@ -312,7 +312,7 @@ export class FakeRuntime implements Runtime {
     const name = dockerName(config, POD_INFRA_CONTAINER_NAME, config.metadata.attempt);
     this.images.add(this.podInfraImage);
     const id = this.#create({ name, image: this.podInfraImage, labels: { ...config.labels } }, { sandbox: config });
-    this.#emit("create", this.containers.get(id)!);
+    this.#emit("ContainerChanged", this.containers.get(id)!);
     this.#start(id);
     return id;
   }
@@ -327,7 +327,7 @@ export class FakeRuntime implements Runtime {
     if (!this.images.has(image)) throw new KubeletError("NotFound", `No such image: ${image}`);
     const name = dockerName(sandboxConfig, config.metadata.name, config.metadata.attempt);
     const id = this.#create({ name, image, labels: { ...config.labels } }, { config, sandboxId });
-    this.#emit("create", this.containers.get(id)!);
+    this.#emit("ContainerChanged", this.containers.get(id)!);
     return id;
   }
   async startContainer(id: string): Promise<void> {
@@ -340,14 +340,14 @@ export class FakeRuntime implements Runtime {
     const startedAt = new Date(this.clock.now()).toISOString();
     Object.assign(c, {
       running: true,
-      state: "running",
+      state: "CONTAINER_RUNNING",
       startedAt,
       finishedAt: undefined,
       exitCode: 0,
       oomKilled: false,
       pid: 1000 + this.#seq,
     });
-    this.#emit("start", c);
+    this.#emit("ContainerStarted", c);
     const program = c.config && this.program(c.config);
     if (program) void this.#play(id, program, startedAt);
   }
@@ -365,7 +365,7 @@ export class FakeRuntime implements Runtime {
     if (!c) return;
     if (c.running) this.exit(id, 137);
     this.containers.delete(id);
-    this.#emit("destroy", c);
+    this.#emit("ContainerRemoved", c);
     this.#wakeLogs();
   }
   async imageStatus(ref: string): Promise<ImageStatus | undefined> {
