@@ -18,7 +18,14 @@ import type { KubeletConfig } from "./config/config-types.ts";
 import { etcdSettings } from "./config/etcd-config.ts";
 import type { Runtime } from "./container/runtime.ts";
 import { createFleetReporter, type FleetReporterDeps } from "./node/fleet-reporter.ts";
-import { buildNode, readHostFacts, readinessFrom, runtimeCheck, type PressureObserver } from "./node/node-status.ts";
+import {
+  buildNode,
+  readHostFacts,
+  readinessFrom,
+  RUNTIME_CHECK,
+  runtimeCheck,
+  type PressureObserver,
+} from "./node/node-status.ts";
 import { backoffFile } from "./node/backoff-file.ts";
 import { createNodeManagers } from "./node-managers.ts";
 import pkg from "../package.json" with { type: "json" };
@@ -188,7 +195,7 @@ async function runLocked(
 
   const health = async (): Promise<HealthReport> => {
     const checks = [
-      await runtime.status().then(runtimeCheck, (e: Error) => ({ name: "docker", ok: false, message: e.message })),
+      await runtime.status().then(runtimeCheck, (e: Error) => ({ name: RUNTIME_CHECK, ok: false, message: e.message })),
       syncCheck(syncLoop.lastSyncAt(), config.syncFrequency),
       {
         name: "sources",
@@ -518,7 +525,7 @@ async function podPlacement(
     cfsPeriodUs: config.cpuCfsQuotaPeriod * 1000,
   };
   const version = cgroupVersion();
-  // The driver must be Docker's: pods placed under cgroupfs paths on a systemd Docker fail every create.
+  // The driver must be the runtime's: pods placed under cgroupfs paths on a systemd runtime fail every create.
   const reported = await runtime.machineInfo().then(
     (info) => info.cgroupDriver,
     () => undefined,
@@ -555,7 +562,7 @@ async function podPlacement(
   } catch (error) {
     throw new KubeletError(
       "CgroupSetupFailed",
-      `cannot set up the QoS cgroups under ${kubepods}: ${(error as Error).message}; run as root, or give --cgroups_per_qos=false --enforce_node_allocatable=none to leave pods in Docker's default cgroup`,
+      `cannot set up the QoS cgroups under ${kubepods}: ${(error as Error).message}; run as root, or give --cgroups_per_qos=false --enforce_node_allocatable=none to leave pods in the container runtime's default cgroup`,
       { cause: error },
     );
   }
