@@ -17,6 +17,8 @@ import {
   type PodSandboxSummary,
   type Runtime,
   streamFlags,
+  isRuntimeError,
+  runtimeError,
 } from "./runtime.ts";
 
 export interface CriRuntimeOptions {
@@ -80,11 +82,11 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
 
   const conflict = (error: unknown) => {
     const e = error as KubeletError;
-    if (/reserve|already exists/i.test(e.message)) return new KubeletError("Conflict", e.message, { cause: error });
+    if (/reserve|already exists/i.test(e.message)) return runtimeError("Conflict", e.message, { cause: error });
     return e;
   };
   const notFoundIsDone = (error: unknown) => {
-    if ((error as KubeletError).code !== "NotFound") throw error;
+    if (!isRuntimeError(error, "NotFound")) throw error;
   };
 
   const listContainers = async (podUid?: string): Promise<ContainerSummary[]> =>
@@ -111,7 +113,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
           (s): [string, CriContainerStats] => [s.attributes?.id ?? "", s],
         ),
       ),
-    (id) => new KubeletError("NotFound", `cannot ListContainerStats: no stats for container ${id.slice(0, 12)}`),
+    (id) => runtimeError("NotFound", `cannot ListContainerStats: no stats for container ${id.slice(0, 12)}`),
   );
 
   // Asked once: the runtime's name prefixes container IDs in statuses; a failed call is asked again.
@@ -211,7 +213,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     async imageFsInfo() {
       const [fs] = await client.imageFsInfo();
       if (!fs?.fs_id?.mountpoint)
-        throw new KubeletError("RuntimeError", `cannot read the image filesystem: ${client.endpoint} reports none`);
+        throw runtimeError("RuntimeError", `cannot read the image filesystem: ${client.endpoint} reports none`);
       return {
         mountpoint: fs.fs_id.mountpoint,
         usedBytes: Number(fs.used_bytes?.value ?? 0),
@@ -237,7 +239,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
       } catch (error) {
         const e = error as KubeletError;
         if (e.code === "RuntimeUnavailable" || signal?.aborted) throw error;
-        throw new KubeletError("ImagePullFailed", `cannot pull image "${ref}": ${e.message}`, { cause: error });
+        throw runtimeError("ImagePullFailed", `cannot pull image "${ref}": ${e.message}`, { cause: error });
       }
     },
     async listImages() {
@@ -255,7 +257,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     async removeImage(id) {
       const [images, containers] = await Promise.all([client.listImages(), client.listContainers()]);
       if (imagesInUse(images, containers).has(id))
-        throw new KubeletError("Conflict", `cannot remove image ${id}: image is being used by a container`);
+        throw runtimeError("Conflict", `cannot remove image ${id}: image is being used by a container`);
       await client.removeImage(id);
     },
     async exec(id, cmd, execOptions = {}) {

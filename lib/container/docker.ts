@@ -22,6 +22,8 @@ import {
   type PullOptions,
   type Runtime,
   type RuntimeEvent,
+  isRuntimeError,
+  runtimeError,
 } from "./runtime.ts";
 import {
   containerBody,
@@ -68,19 +70,19 @@ function mapError(error: unknown, action: string): KubeletError {
   const e = error as DockerError;
   if (e.name === "KubeletError") return e as KubeletError;
   const message = (e.json?.message ?? e.message ?? String(error)).trim();
-  if (e.statusCode === 404) return new KubeletError("NotFound", `cannot ${action}: ${message}`, { cause: error });
-  if (e.statusCode === 409) return new KubeletError("Conflict", `cannot ${action}: ${message}`, { cause: error });
+  if (e.statusCode === 404) return runtimeError("NotFound", `cannot ${action}: ${message}`, { cause: error });
+  if (e.statusCode === 409) return runtimeError("Conflict", `cannot ${action}: ${message}`, { cause: error });
   const unreachable =
     /^(ECONNREFUSED|ENOENT|EPIPE|ECONNRESET|EACCES|ETIMEDOUT|EHOSTUNREACH|ENOTCONN|FailedToOpenSocket|ConnectionRefused)$/;
   if (
     !e.statusCode &&
     ((e.code && unreachable.test(e.code)) || /socket|connect|ECONNREFUSED|ENOENT|No such file/i.test(message))
   ) {
-    return new KubeletError("RuntimeUnavailable", `cannot ${action}: the Docker Engine is unreachable: ${message}`, {
+    return runtimeError("RuntimeUnavailable", `cannot ${action}: the Docker Engine is unreachable: ${message}`, {
       cause: error,
     });
   }
-  return new KubeletError("RuntimeError", `cannot ${action}: ${message}`, { cause: error });
+  return runtimeError("RuntimeError", `cannot ${action}: ${message}`, { cause: error });
 }
 
 interface CallLimits {
@@ -117,7 +119,7 @@ async function call<T>(action: string, fn: (signal: AbortSignal) => PromiseLike<
   } catch (error) {
     limits.signal?.removeEventListener("abort", onAbort);
     if (timedOut)
-      throw new KubeletError(
+      throw runtimeError(
         "RuntimeUnavailable",
         `cannot ${action}: the Docker Engine did not answer within ${limits.timeoutMs} ms`,
         { cause: error },
@@ -211,7 +213,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
   const inspectSandbox = async (id: string) => {
     const c = await inspect(id, "pod sandbox");
     if (!isSandbox(c.Config.Labels))
-      throw new KubeletError("NotFound", `cannot inspect pod sandbox ${short(id)}: ${short(id)} is not a pod sandbox`);
+      throw runtimeError("NotFound", `cannot inspect pod sandbox ${short(id)}: ${short(id)} is not a pod sandbox`);
     return c;
   };
 
@@ -300,7 +302,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       execOptions.signal?.removeEventListener("abort", stop);
       stop();
     }
-    if (timedOut) throw new KubeletError("ExecTimeout", `cannot ${action}: no exit within ${execOptions.timeoutMs} ms`);
+    if (timedOut) throw runtimeError("ExecTimeout", `cannot ${action}: no exit within ${execOptions.timeoutMs} ms`);
     if (execOptions.signal?.aborted) throw execOptions.signal.reason;
     const exitCode = await execExitCode(() => call(action, () => instance.inspect(), limits()));
     const text = (chunks: Uint8Array[]) => Buffer.concat(chunks).toString("utf8");
@@ -425,7 +427,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       stop();
     }
     if (!signal.aborted)
-      throw new KubeletError("RuntimeUnavailable", `cannot ${action}: the Docker Engine closed the event stream`);
+      throw runtimeError("RuntimeUnavailable", `cannot ${action}: the Docker Engine closed the event stream`);
   }
 
   async function imageStatus(ref: string): Promise<ImageStatus | undefined> {
@@ -437,7 +439,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
         limits(),
       );
     } catch (error) {
-      if ((error as KubeletError).code === "NotFound") return undefined;
+      if (isRuntimeError(error, "NotFound")) return undefined;
       throw error;
     }
     return { id: image.Id, repoTags: image.RepoTags ?? [], sizeBytes: image.Size };
@@ -463,11 +465,11 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     } catch (error) {
       // Cancelled: the caller's reason (e.g. the progress deadline's), not the stream's "aborted".
       if (signal?.aborted) throw signal.reason;
-      if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
+      if (isRuntimeError(error, "RuntimeUnavailable")) throw error;
       failure = (error as Error).message.replace(/^cannot pull image \S+: /, "");
     }
     if (signal?.aborted) throw signal.reason;
-    if (failure) throw new KubeletError("ImagePullFailed", `cannot ${action}: ${failure}`);
+    if (failure) throw runtimeError("ImagePullFailed", `cannot ${action}: ${failure}`);
   }
 
   /**
@@ -545,7 +547,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     async inspectContainer(id): Promise<ContainerDetails> {
       const c = await inspect(id, "container");
       if (isSandbox(c.Config.Labels))
-        throw new KubeletError("NotFound", `cannot inspect container ${short(id)}: ${short(id)} is a pod sandbox`);
+        throw runtimeError("NotFound", `cannot inspect container ${short(id)}: ${short(id)} is a pod sandbox`);
       const time = (t: string) => (!t || t.startsWith("0001-") ? undefined : t);
       return {
         id: c.Id,
@@ -629,7 +631,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
           const imageId = id.startsWith("sha256:") ? id : `sha256:${id}`;
           const users = (await docker.listContainers({ all: true, abortSignal })).filter((c) => c.ImageID === imageId);
           if (users.length)
-            throw new KubeletError(
+            throw runtimeError(
               "Conflict",
               `cannot remove image ${short(id.replace(/^sha256:/, ""))}: container ${short(users[0]!.Id)} uses it`,
             );

@@ -7,6 +7,7 @@
 // CRI's own config messages (cri-types.ts). cri.ts passes them to a runtime.v1 runtime as they
 // are; docker.ts is the built-in shim (pause container = sandbox, the dockershim's names and
 // labels); lib/testing/fake-runtime.ts records them.
+import { KubeletError } from "../api/types.ts";
 import type { ContainerConfig, PodSandboxConfig } from "./cri-types.ts";
 
 /** Labels the kubelet sets on its containers (the dockershim names log shippers parse). */
@@ -313,10 +314,30 @@ export interface StreamingRuntime {
 }
 
 /**
- * The runtime port. Implementations throw KubeletError with codes:
- * "RuntimeUnavailable" (daemon unreachable), "NotFound" (no such container/image),
- * "Conflict" (name in use), "ImagePullFailed", "RuntimeError" (anything else).
+ * The codes the port's calls fail with (a KubeletError's `code`): RuntimeUnavailable (the runtime does not
+ * answer), NotFound (no such sandbox, container or image), Conflict (name in use, or the wrong state),
+ * ImagePullFailed, ExecTimeout (an exec outlived its timeout), Aborted (cancelled) and RuntimeError (anything else).
  */
+export type RuntimeErrorCode =
+  | "RuntimeUnavailable"
+  | "NotFound"
+  | "Conflict"
+  | "ImagePullFailed"
+  | "ExecTimeout"
+  | "Aborted"
+  | "RuntimeError";
+
+/** A runtime call's failure, its code one of RuntimeErrorCode. */
+export function runtimeError(code: RuntimeErrorCode, message: string, options?: { cause?: unknown }): KubeletError {
+  return new KubeletError(code, message, options);
+}
+
+/** Whether `error` is a runtime call's failure with `code` (errors are checked by code, never by class). */
+export function isRuntimeError(error: unknown, code: RuntimeErrorCode): boolean {
+  return (error as { code?: unknown } | null | undefined)?.code === code;
+}
+
+/** The runtime port. Implementations fail with runtimeError (see RuntimeErrorCode). */
 export interface Runtime extends StreamingRuntime {
   /** The runtime's name and versions (CRI Version); throws RuntimeUnavailable when it does not answer. */
   version(signal?: AbortSignal): Promise<RuntimeVersion>;

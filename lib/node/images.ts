@@ -5,7 +5,7 @@
 // per-image back-off (ErrImagePull → ImagePullBackOff).
 import { Backoff, type BackoffPersistence } from "./backoff.ts";
 import { systemClock, type Clock, type Timer } from "../clock.ts";
-import type { PullProgress, RegistryAuth, Runtime } from "../container/runtime.ts";
+import { isRuntimeError, type PullProgress, type RegistryAuth, type Runtime } from "../container/runtime.ts";
 import {
   credentialsFor,
   credentialsFromAuths,
@@ -191,7 +191,7 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
       const message = `Failed to pull image "${image}": ${(error as Error).message}`;
       options.events?.record(pod, "Warning", "Failed", message);
       // A daemon outage is not the image's fault: no image back-off, the sync loop retries.
-      if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
+      if (isRuntimeError(error, "RuntimeUnavailable")) throw error;
       const delay = backoff.next(image);
       failures.set(image, message);
       log.warn(`${message}; next attempt in ${delay / 1000}s`);

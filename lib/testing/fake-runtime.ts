@@ -26,9 +26,9 @@ import {
   type RuntimeVersion,
   type StreamOptions,
   type StreamSession,
+  runtimeError,
 } from "../container/runtime.ts";
 import { scriptedSession, type StreamScript } from "./fake-stream.ts";
-import { KubeletError } from "../api/types.ts";
 import type { ContainerConfig, PodSandboxConfig } from "../container/cri-types.ts";
 import { dockerName, sandboxOf } from "../container/docker-shim.ts";
 
@@ -164,8 +164,7 @@ export class FakeRuntime implements Runtime {
 
   #record(method: string, args: unknown[]): void {
     this.calls.push({ method, args, at: this.clock.now() });
-    if (!this.available)
-      throw new KubeletError("RuntimeUnavailable", `cannot ${method}: the Docker Engine is unreachable`);
+    if (!this.available) throw runtimeError("RuntimeUnavailable", `cannot ${method}: the Docker Engine is unreachable`);
     const failure = this.#failures.get(method);
     if (failure) {
       this.#failures.delete(method);
@@ -175,7 +174,7 @@ export class FakeRuntime implements Runtime {
 
   #get(id: string): FakeContainer {
     const c = this.containers.get(id);
-    if (!c) throw new KubeletError("NotFound", `No such container: ${id}`);
+    if (!c) throw runtimeError("NotFound", `No such container: ${id}`);
     return c;
   }
 
@@ -190,7 +189,7 @@ export class FakeRuntime implements Runtime {
 
   #create(seed: FakeSeed, from: Pick<FakeContainer, "sandbox" | "config" | "sandboxId">): string {
     if ([...this.containers.values()].some((c) => c.name === seed.name))
-      throw new KubeletError("Conflict", `The container name "/${seed.name}" is already in use`);
+      throw runtimeError("Conflict", `The container name "/${seed.name}" is already in use`);
     const id = `fake${String(++this.#seq).padStart(60, "0")}`;
     this.containers.set(id, {
       id,
@@ -257,7 +256,7 @@ export class FakeRuntime implements Runtime {
   }
   #sandbox(id: string): FakeContainer {
     const c = this.containers.get(id);
-    if (!c || !this.#isSandbox(c)) throw new KubeletError("NotFound", `cannot inspect pod sandbox ${id}: not found`);
+    if (!c || !this.#isSandbox(c)) throw runtimeError("NotFound", `cannot inspect pod sandbox ${id}: not found`);
     return c;
   }
   #sandboxSummary(c: FakeContainer): PodSandboxSummary {
@@ -303,7 +302,7 @@ export class FakeRuntime implements Runtime {
     this.#record("inspectContainer", [id]);
     this.#listedAsRunning.delete(id);
     const c = this.#get(id);
-    if (this.#isSandbox(c)) throw new KubeletError("NotFound", `cannot inspect container ${id}: it is a pod sandbox`);
+    if (this.#isSandbox(c)) throw runtimeError("NotFound", `cannot inspect container ${id}: it is a pod sandbox`);
     const { sandbox: _sandbox, config: _config, sandboxId: _sandboxId, logLines: _logs, ...details } = c;
     return structuredClone(details);
   }
@@ -319,12 +318,9 @@ export class FakeRuntime implements Runtime {
   async createContainer(sandboxId: string, config: ContainerConfig, sandboxConfig: PodSandboxConfig): Promise<string> {
     this.#record("createContainer", [sandboxId, config, sandboxConfig]);
     if (!this.containers.get(sandboxId)?.sandbox)
-      throw new KubeletError(
-        "NotFound",
-        `cannot create container ${config.metadata.name}: no pod sandbox ${sandboxId}`,
-      );
+      throw runtimeError("NotFound", `cannot create container ${config.metadata.name}: no pod sandbox ${sandboxId}`);
     const image = config.image.image;
-    if (!this.images.has(image)) throw new KubeletError("NotFound", `No such image: ${image}`);
+    if (!this.images.has(image)) throw runtimeError("NotFound", `No such image: ${image}`);
     const name = dockerName(sandboxConfig, config.metadata.name, config.metadata.attempt);
     const id = this.#create({ name, image, labels: { ...config.labels } }, { config, sandboxId });
     this.#emit("ContainerChanged", this.containers.get(id)!);
@@ -413,7 +409,7 @@ export class FakeRuntime implements Runtime {
     this.#record("removeImage", [id]);
     const ref = id.replace(/^sha256:/, "");
     if ([...this.containers.values()].some((c) => c.imageId === id))
-      throw new KubeletError("Conflict", `cannot remove image ${ref}: image is being used by a container`);
+      throw runtimeError("Conflict", `cannot remove image ${ref}: image is being used by a container`);
     this.images.delete(ref);
   }
   async exec(
@@ -422,11 +418,11 @@ export class FakeRuntime implements Runtime {
     options: { timeoutMs?: number; signal?: AbortSignal } = {},
   ): Promise<ExecResult> {
     this.#record("exec", [id, cmd]);
-    if (this.#get(id).running === false) throw new KubeletError("Conflict", `Container ${id} is not running`);
+    if (this.#get(id).running === false) throw runtimeError("Conflict", `Container ${id} is not running`);
     const result = Promise.resolve(this.execHandler(id, cmd));
     if (!options.timeoutMs) return result;
     const timeout = this.clock.sleep(options.timeoutMs).then(() => {
-      throw new KubeletError(
+      throw runtimeError(
         "ExecTimeout",
         `cannot exec ${JSON.stringify(cmd)} in container ${id.slice(0, 12)}: no exit within ${options.timeoutMs} ms`,
       );
@@ -435,12 +431,12 @@ export class FakeRuntime implements Runtime {
   }
   async execStream(id: string, cmd: string[], options: StreamOptions): Promise<StreamSession> {
     this.#record("execStream", [id, cmd, options]);
-    if (this.#get(id).running === false) throw new KubeletError("Conflict", `Container ${id} is not running`);
+    if (this.#get(id).running === false) throw runtimeError("Conflict", `Container ${id} is not running`);
     return scriptedSession(this.execStreamHandler(id, cmd, options));
   }
   async attach(id: string, options: StreamOptions): Promise<StreamSession> {
     this.#record("attach", [id, options]);
-    if (this.#get(id).running === false) throw new KubeletError("Conflict", `Container ${id} is not running`);
+    if (this.#get(id).running === false) throw runtimeError("Conflict", `Container ${id} is not running`);
     return scriptedSession(this.attachHandler(id, options));
   }
   async *logs(id: string, options: LogOptions = {}): AsyncIterable<Uint8Array> {
