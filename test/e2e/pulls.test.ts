@@ -8,7 +8,15 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { publishImageWithLayer } from "../../lib/testing/registry-images.ts";
 import { type SlowRegistry, startSlowRegistry } from "../../lib/testing/slow-registry.ts";
-import { describeOnRuntimes, type Kubelet, removeDir, startKubelet, tempDir, test } from "./harness.ts";
+import {
+  describeOnRuntimes,
+  type Kubelet,
+  removeDir,
+  startKubelet,
+  tempDir,
+  test,
+  writePodManifest,
+} from "./harness.ts";
 
 interface ReportedEvent {
   reason: string;
@@ -31,15 +39,10 @@ describeOnRuntimes("image pulls through a slow registry", (services, rt) => {
   let kubelet: Kubelet;
 
   const manifest = (name: string, image: string) =>
-    writeFileSync(
-      join(manifests, `${name}.yaml`),
-      `apiVersion: v1
-kind: Pod
-metadata: { name: ${name} }
-spec:
-  terminationGracePeriodSeconds: 1
-  containers: [{ name: app, image: "${image}", imagePullPolicy: IfNotPresent, command: ["sleep", "3600"] }]
-`,
+    writePodManifest(
+      manifests,
+      name,
+      `  containers: [{ name: app, image: "${image}", imagePullPolicy: IfNotPresent, command: ["sleep", "3600"] }]\n`,
     );
   /** A fresh image behind a proxy serving at `bytesPerSecond`; containerd is told to reach the proxy by plain HTTP. */
   const slowImage = async (name: string, bytesPerSecond: number) => {
