@@ -419,7 +419,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
           // A sync held up by a slow runtime does not hold up a stop: it ends unobserved.
           await untilAborted(resync(), signal);
           if (signal.aborted) break;
-          if (failures > 0) log.info("Docker Engine reachable again: sync resumed");
+          if (failures > 0) log.info("container runtime reachable again: sync resumed");
           failures = 0;
         } catch (error) {
           failures++;
