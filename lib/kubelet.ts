@@ -5,7 +5,7 @@ import { hostname as osHostname, networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { checkServerSecurity, loadAuthenticator, securityNotice } from "./server/auth.ts";
 import type { ResolvedConfig } from "./config/config.ts";
-import { acquireLock } from "./node/lock-file.ts";
+import { acquireLock, lockHolder } from "./node/lock-file.ts";
 import { cpus, totalmem } from "node:os";
 import { GUARANTEED_OOM_SCORE_ADJ, POD_INFRA_OOM_SCORE_ADJ } from "./api/qos.ts";
 import { cgroupPath, cgroupVersion, createCgroupManager, nodeAllocatable } from "./node/cgroups.ts";
@@ -53,6 +53,8 @@ import { LABEL } from "./container/runtime.ts";
 import { noneObserved, type Observed } from "./sync/pod-plan.ts";
 import { planNode, type NodePlan } from "./sync/node-plan.ts";
 import { createVolumeManager } from "./node/volumes.ts";
+import { noConfigs } from "./api/config-objects.ts";
+import { resetNode, type ResetStep } from "./node/node-reset.ts";
 
 export interface RunOptions {
   log: Logger;
@@ -463,6 +465,46 @@ export async function planOnce(
     ),
   });
   return { plan, rejected: store.rejected() };
+}
+
+/**
+ * `reset`: refuses while a kubelet holds the lock file, then holds it itself (no kubelet starts mid-way) while it
+ * removes this node's pods from the runtime and the kubelet's state on the host (node-reset.ts).
+ */
+export async function resetOnce(
+  config: KubeletConfig,
+  options: { log: Logger; dryRun: boolean; onStep(step: ResetStep): void },
+): Promise<{ runtime: string; steps: ResetStep[] }> {
+  const lockFile = config.lockFile || join(config.rootDir, "kubelet.lock");
+  const holder = await lockHolder(lockFile);
+  if (holder !== undefined)
+    throw new KubeletError(
+      "LockContention",
+      `a kubelet (pid ${holder}) holds --lock_file "${lockFile}": stop it first (systemctl stop kubelet), then run reset again`,
+    );
+  const { runtime, description } = await openRuntime(config, options.log);
+  await runtime.version().catch((error: Error) => {
+    throw new KubeletError("RuntimeUnavailable", `cannot reach the ${description}: ${error.message}`, { cause: error });
+  });
+  const log = options.log;
+  const lock = options.dryRun ? undefined : await acquireLock({ path: lockFile, exitOnContention: false });
+  try {
+    const { rootDir, podLogsDir } = config;
+    const steps = await resetNode(
+      { rootDir, podLogsDir, lockFile, dryRun: options.dryRun, onStep: options.onStep },
+      {
+        runtime: scopeRuntimeToNode(runtime, nodeIdentity(config).name),
+        volumes: createVolumeManager({ rootDir, configs: noConfigs, log: log.child("volumes") }),
+        // Pod cgroups under either driver's names: the driver they were made with need not be today's.
+        cgroups: (["cgroupfs", "systemd"] as const).map((driver) =>
+          createCgroupManager({ driver, root: config.cgroupRoot, cfsQuota: false, cfsPeriodUs: 0, pidsLimit: -1, log }),
+        ),
+      },
+    );
+    return { runtime: description, steps };
+  } finally {
+    await lock?.release();
+  }
 }
 
 /**

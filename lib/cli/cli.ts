@@ -1,4 +1,4 @@
-// Layer cli/: subcommands (run, runonce, plan, validate, print-config, fleet) and the only place
+// Layer cli/: subcommands (run, runonce, plan, validate, print-config, fleet, reset) and the only place
 // errors become exit codes. Imports config/ and api/; lib/kubelet.ts (and with it everything heavy)
 // only lazily, for run, runonce and plan; the etcd client only lazily, for fleet.
 //
@@ -21,6 +21,7 @@ import { runtimeName } from "../platform/runtime.ts";
 import type { FleetSection } from "./fleet.ts";
 import { validateCommand } from "./validate.ts";
 import { PLAN_EXIT, planCommand } from "./plan.ts";
+import { resetCommand } from "./reset.ts";
 
 // Baked in by build.ts (--define); absent when running from source.
 declare const KUBELET_COMMIT: string | undefined;
@@ -47,7 +48,7 @@ const STDIN_PATH = "/dev/stdin";
 const BOOLEAN_FLAGS = new Set(
   FLAGS.filter((f) => f.type === "bool")
     .map((f) => f.flag.replace(/_/g, "-"))
-    .concat(["show-origin", "commented", "help", "version", "watch"]),
+    .concat(["show-origin", "commented", "help", "version", "watch", "dry-run"]),
 );
 
 /**
@@ -200,6 +201,15 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       io,
     });
   });
+  const reset = withConfigFlags(
+    cli.command("reset", "Remove the pods (sandboxes, containers) and the state the kubelet created on this node"),
+  ).option("--dry-run", "Print what would be removed, remove nothing");
+  reset.action((options) => {
+    const { config } = resolve(options, reset);
+    const log = createLogger({ format: config.logFormat || undefined, verbosity: Math.min(config.verbosity, 0) });
+    const dryRun = options.dryRun === true || options.dryRun === "true";
+    result = resetCommand(config, { dryRun, out: io.stdout, err: io.stderr, log });
+  });
   cli.help();
   if (argv.includes("--version")) {
     io.stdout.write(versionLine() + "\n");
@@ -214,7 +224,9 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
         cli.outputHelp();
         return 2;
       }
-      throw new UsageError(`unknown command "${cli.args[0]}": use run, runonce, plan, validate, print-config or fleet`);
+      throw new UsageError(
+        `unknown command "${cli.args[0]}": use run, runonce, plan, validate, print-config, fleet or reset`,
+      );
     }
     await cli.runMatchedCommand();
     return await result;
