@@ -493,7 +493,7 @@ export async function resetOnce(
     const steps = await resetNode(
       { rootDir, podLogsDir, lockFile, dryRun: options.dryRun, onStep: options.onStep },
       {
-        runtime: scopeRuntimeToNode(runtime, nodeIdentity(config).name),
+        runtime: decorateRuntime(runtime, { nodeName: nodeIdentity(config).name }),
         volumes: createVolumeManager({ rootDir, configs: noConfigs, log: log.child("volumes") }),
         // Pod cgroups under either driver's names: the driver they were made with need not be today's.
         cgroups: (["cgroupfs", "systemd"] as const).map((driver) =>

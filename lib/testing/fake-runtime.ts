@@ -164,7 +164,8 @@ export class FakeRuntime implements Runtime {
 
   #record(method: string, args: unknown[]): void {
     this.calls.push({ method, args, at: this.clock.now() });
-    if (!this.available) throw runtimeError("RuntimeUnavailable", `cannot ${method}: the container runtime is unreachable`);
+    if (!this.available)
+      throw runtimeError("RuntimeUnavailable", `cannot ${method}: the container runtime is unreachable`);
     const failure = this.#failures.get(method);
     if (failure) {
       this.#failures.delete(method);
