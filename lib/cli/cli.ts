@@ -7,14 +7,10 @@
 import { etcdSettings } from "../config/etcd-config.ts";
 import cac, { type Command } from "cac";
 import pkg from "../../package.json" with { type: "json" };
-import {
-  commentedConfigFile,
-  FLAGS,
-  formatDuration,
-  printConfig,
-  resolveConfig,
-  type ResolvedConfig,
-} from "../config/config.ts";
+import { resolveConfig, type ResolvedConfig } from "../config/config.ts";
+import { FLAGS } from "../config/flags.ts";
+import { commentedConfigFile, printConfig } from "../config/print-config.ts";
+import { formatDuration } from "../config/values.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
 import { createLogger } from "../log.ts";
 import { runtimeName } from "../platform/runtime.ts";
@@ -233,9 +229,9 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   } catch (error) {
     const err = error as Error & { code?: string; name?: string };
     if (error instanceof UsageError || err.name === "CACError") {
-      io.stderr.write(
-        `kubelet: ${err.message.replace(/`--([a-z-]+)`/g, (_, f: string) => `--${f.replace(/-/g, "_")}`)}\n`,
-      );
+      // A config with several problems is one line each (ConfigError).
+      for (const line of err.message.split("\n"))
+        io.stderr.write(`kubelet: ${line.replace(/`--([a-z-]+)`/g, (_, f: string) => `--${f.replace(/-/g, "_")}`)}\n`);
       const command = (error as UsageError).command ?? cli.matchedCommand;
       io.stderr.write(
         `Usage: kubelet ${command ? command.rawName : "<command>"} [flags]; see 'kubelet ${command ? command.name + " " : ""}--help'\n`,
