@@ -28,7 +28,8 @@ import type { PodSource, SourceSnapshot, StopSource } from "./sources/source.ts"
 import { createPodStore, type PodStore } from "./sources/store.ts";
 import { createUrlSource } from "./sources/url.ts";
 import type { AdmissionPolicy } from "./sync/admission.ts";
-import type { PodSyncOptions } from "./sync/pod-sync.ts";
+import type { PodExecutorOptions } from "./sync/pod-executor.ts";
+import type { BackoffEntry } from "./node/backoff.ts";
 import { createSyncLoop, type SyncLoop } from "./sync/sync-loop.ts";
 
 /** The subcommand an assembly is for: only `run` persists back-off and runs the node managers. */
@@ -64,7 +65,9 @@ export interface Assembly {
   /** --max_pods and the sources allowed each host namespace. */
   admission: AdmissionPolicy;
   /** Every pod's sync options apart from the placement's. */
-  podOptions: PodSyncOptions;
+  podOptions: PodExecutorOptions;
+  /** The crash-loop back-off `run` keeps under root_dir, as last saved (read only: `plan`). */
+  savedCrashLoopBackoff(): Record<string, BackoffEntry>;
   /**
    * Reads which pods the runtime holds (before the sources are read): a pod whose containers run under the
    * UID an earlier release gave it keeps that UID, so an upgrade restarts nothing. Until this succeeds,
@@ -113,9 +116,10 @@ export async function assemble(
     metrics,
     runtimeType: config.containerRuntime,
   });
-  const persist = (name: string, component: string) =>
-    command === "run" ? backoffFile(join(config.rootDir, "backoff", name), log.child(component)) : undefined;
-  const podOptions: PodSyncOptions = {
+  const backoffAt = (name: string, component: string) =>
+    backoffFile(join(config.rootDir, "backoff", name), log.child(component));
+  const persist = (name: string, component: string) => (command === "run" ? backoffAt(name, component) : undefined);
+  const podOptions: PodExecutorOptions = {
     hostname: node.name,
     hostIP: node.ip,
     networkMode: config.podNetworkMode,
@@ -139,6 +143,7 @@ export async function assemble(
     runtimeDescription: opened.description,
     admission,
     podOptions,
+    savedCrashLoopBackoff: () => backoffAt("crashloop.json", "sync").load(),
     async adoptRunningPods() {
       const [sandboxes, containers] = await Promise.all([runtime.listPodSandboxes(), runtime.listContainers()]);
       running = new Set([

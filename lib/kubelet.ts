@@ -312,6 +312,7 @@ export async function planOnce(
   ]);
   const present = new Set<string>();
   for (const image of images) if (await runtime.imageStatus(image)) present.add(image);
+  const backoff = assembly.savedCrashLoopBackoff();
   const plan = planNode({
     pods: admitted,
     observed,
@@ -320,6 +321,7 @@ export async function planOnce(
     imagePresent: (image) => present.has(image),
     configs: store.configs,
     now: Date.now(),
+    backoff: { get: (key) => backoff[key] },
     unreadSources: new Set(
       store
         .rejected()

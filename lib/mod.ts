@@ -5,8 +5,9 @@
 //               config-refs.ts (what a pod reads of them), pod-uid.ts (UIDs with the node in them)
 //   sources/    file.ts, url.ts, etcd.ts, etcd-client.ts (source.ts: the protocol); store.ts, the merge store
 //               (config-store.ts: its ConfigMaps and Secrets)
-//   sync/       sync-loop.ts (triggers, pod workers), pod-plan.ts (pure: one pod's plan),
-//               pod-sync.ts (carries a plan out), pod-status.ts, runonce.ts, node-plan.ts (`kubelet plan`)
+//   sync/       sync-loop.ts (triggers, one record per pod), pod-workers.ts (a worker per pod: syncing →
+//               terminating → terminated), pod-observer.ts (the node as seen), pod-plan.ts (pure: one pod's
+//               plan), pod-executor.ts (carries a plan out), pod-status.ts, runonce.ts, node-plan.ts (`kubelet plan`)
 //   node/       images.ts, volumes.ts (atomic-writer.ts, volume-payload.ts), probes.ts (grpc-probe.ts),
 //               events.ts, backoff.ts; image-gc.ts, container-gc.ts, eviction.ts (eviction-thresholds.ts,
 //               node-signals.ts), stats-analyzer.ts, oom-watcher.ts (keeping the node alive);
@@ -35,7 +36,9 @@ export type { PodSource, SourceSnapshot, StopSource } from "./sources/source.ts"
 export { createPodStore, type NotificationMode, type PodStore, type PodStoreOptions } from "./sources/store.ts";
 export { createSyncLoop, type SyncLoop, type SyncLoopOptions } from "./sync/sync-loop.ts";
 export { computePodActions, type Observed, type PodActions, type PodPlanInput } from "./sync/pod-plan.ts";
-export { createPodSyncer, type PodSyncer } from "./sync/pod-sync.ts";
+export { createPodObserver, type PodObserver } from "./sync/pod-observer.ts";
+export { createPodExecutor, type PodExecutor } from "./sync/pod-executor.ts";
+export { createPodWorker, nextState, type PodWorker, type PodWorkerState } from "./sync/pod-workers.ts";
 export { computePodStatus } from "./sync/pod-status.ts";
 export { planNode, type NodePlan } from "./sync/node-plan.ts";
 export { runPodsOnce, formatRunOnceReport, type RunOnceReport } from "./sync/runonce.ts";
