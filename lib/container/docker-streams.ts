@@ -134,11 +134,11 @@ export async function pullError(
         id?: string;
         status?: string;
         progress?: string;
-        progressDetail?: { current?: number };
+        progressDetail?: { current?: number; total?: number };
       };
       if (message.error || message.errorDetail?.message) return message.errorDetail?.message ?? message.error;
-      const current = message.progressDetail?.current;
-      if (message.id && message.status === "Downloading" && current !== undefined) {
+      const { current, total } = message.progressDetail ?? {};
+      if (message.id && message.status === "Downloading" && typeof current === "number") {
         bytes += current - (downloaded.get(message.id) ?? 0);
         downloaded.set(message.id, current);
       }
@@ -146,6 +146,10 @@ export async function pullError(
         message: [message.id ? `${message.id}:` : "", message.status ?? "", message.progress ?? ""]
           .filter(Boolean)
           .join(" "),
+        ...(message.id ? { layer: message.id } : {}),
+        status: message.status ?? "",
+        ...(typeof current === "number" ? { current } : {}),
+        ...(typeof total === "number" && total > 0 ? { total } : {}),
         bytes,
       });
     } catch {

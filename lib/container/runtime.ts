@@ -91,10 +91,19 @@ export interface RegistryAuth {
   identitytoken?: string;
 }
 
-/** How far a pull has come: the runtime's latest message and the bytes received so far, over every layer. */
-export interface PullProgress {
+/** One progress message of a pull in figures, where the runtime gives them (Docker's progressDetail): a layer's bytes so far of its total. */
+export interface LayerProgress {
+  layer?: string;
+  status: string;
+  current?: number;
+  total?: number;
+}
+
+/** One progress message of a pull: as the runtime says it, in figures, and the bytes received so far over every layer. */
+export interface PullProgress extends LayerProgress {
   /** As the runtime says it, e.g. "3f4d90098f5b: Downloading 1.2MB/4MB". */
   message: string;
+  /** Bytes received so far by the whole pull. */
   bytes: number;
 }
 

@@ -385,7 +385,14 @@ export class FakeRuntime implements Runtime {
       left -= step;
       const bytes = this.pullDelayMs - left;
       if (this.reportsPullProgress)
-        onProgress?.({ message: `${ref}: Downloading ${bytes}/${this.pullDelayMs}`, bytes });
+        onProgress?.({
+          message: `${ref}: Downloading ${bytes}/${this.pullDelayMs}`,
+          layer: ref,
+          status: "Downloading",
+          current: bytes,
+          total: this.pullDelayMs,
+          bytes,
+        });
     }
     if (this.stalledPulls.has(ref)) {
       await new Promise((_, reject) => {
