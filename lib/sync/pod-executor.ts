@@ -30,8 +30,6 @@ export interface PodExecutorOptions {
   hostname: string;
   hostIP: string;
   networkMode: string;
-  /** Pulled before a sandbox is run (the runtime's pause image: the Docker shim's, or the CRI runtime's). */
-  pauseImage: string;
   /** --pod_logs_dir, where a CRI runtime writes container logs; see PodContext. */
   podLogsDir?: string;
   allowPrivileged: boolean;
@@ -288,7 +286,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     let sandbox = plan.sandbox;
     if (plan.createSandbox) {
       try {
-        sandbox = await createSandbox(pod, host!, plan.createSandbox.attempt, done, signal);
+        sandbox = await createSandbox(pod, host!, plan.createSandbox.attempt, done);
       } catch (error) {
         if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
         deps.metrics?.containerStarted("podsandbox", true);
@@ -303,7 +301,6 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
         retry(10_000);
         return { waiting, retryAfterMs, podIP: "" };
       }
-      if (!sandbox) return { waiting, podIP: "" }; // cancelled while the pause image was pulled
     }
     const podIP = pod.spec.hostNetwork ? options.hostIP : sandbox!.ipAddress;
 
@@ -363,15 +360,12 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
       signal,
     )) === true;
 
-  /** Runs the pod's sandbox; undefined when the sync was cancelled while its image was pulled. */
-  const createSandbox = async (
-    pod: Pod,
-    host: PodContext,
-    attempt: number,
-    done: Done,
-    signal: AbortSignal,
-  ): Promise<PodSandboxDetails | undefined> => {
-    if (!(await pulled(options.pauseImage, "IfNotPresent", pod, signal))) return undefined;
+  /**
+   * Runs the pod's sandbox. Its image is the runtime's (containerd's sandbox_image, the Docker shim's
+   * --network_container_image): the runtime pulls it, never the kubelet (as the Go kubelet; the dockershim's
+   * ensureSandboxImageExists).
+   */
+  const createSandbox = async (pod: Pod, host: PodContext, attempt: number, done: Done): Promise<PodSandboxDetails> => {
     const id = await runtime.runPodSandbox(podSandboxConfig(pod, host, attempt));
     done.created++;
     deps.metrics?.containerStarted("podsandbox", false);

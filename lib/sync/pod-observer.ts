@@ -99,7 +99,7 @@ export function createPodObserver(deps: PodObserverDeps): PodObserver {
         const container = await details(
           summary.id,
           summary.state,
-          summary.state === "running",
+          summary.state === "CONTAINER_RUNNING",
           async () => {
             const c = await runtime.inspectContainer(summary.id);
             if (!c.running && c.labels[LABEL.terminationMessagePath])
