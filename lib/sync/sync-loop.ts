@@ -8,7 +8,7 @@
 // one record per pod and decides there, once, whether a pod changed. Pods no source wants are killed only once
 // every source has reported; a kubelet restart adopts what runs.
 import { type Clock, untilAborted } from "../clock.ts";
-import { LABEL, type Runtime } from "../container/runtime.ts";
+import { LABEL, type Runtime, isRuntimeError } from "../container/runtime.ts";
 import type { BackoffPersistence } from "../node/backoff.ts";
 import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager } from "../node/images.ts";
@@ -150,7 +150,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
               if (state === "terminated" && !created.wanted && records.get(uid) === created) forget(uid);
             },
             failed: (e: Error & { code?: string }) => {
-              if (e.code === "RuntimeUnavailable") log.warn(`sync of pod ${uid} paused: ${e.message}`);
+              if (isRuntimeError(e, "RuntimeUnavailable")) log.warn(`sync of pod ${uid} paused: ${e.message}`);
               else log.error(`sync of pod ${created.pod ? podKey(created.pod) : uid} failed: ${e.message}`);
             },
           },
