@@ -72,6 +72,74 @@ const rows: Array<[string, string, string[]]> = [
       `${C}.lifecycle.preStop.sleep.seconds: Invalid value: -1: must be greater than or equal to 0`,
     ],
   ],
+  ["a sleep hook of 0 seconds is valid", pod("    lifecycle: {preStop: {sleep: {seconds: 0}}}\n"), []],
+  [
+    "a port given as a string is a number when all digits, else a port name, which gRPC probes do not take",
+    pod(
+      "    ports: [{containerPort: 80, name: web}]\n" +
+        "    livenessProbe: {httpGet: {port: '8080'}}\n    readinessProbe: {httpGet: {port: web}}\n" +
+        "    startupProbe: {tcpSocket: {port: '70000'}}\n" +
+        "    lifecycle: {postStart: {httpGet: {port: x80}}, preStop: {tcpSocket: {port: 80x}}}\n" +
+        "  - name: g\n    image: busybox\n" +
+        "    livenessProbe: {grpc: {port: '70000'}}\n    readinessProbe: {grpc: {port: x1}}\n    startupProbe: {grpc: {port: 1x}}\n",
+    ),
+    [
+      `${C}.startupProbe.tcpSocket.port: Invalid value: "70000": must be between 1 and 65535, inclusive`,
+      `${C}.lifecycle.postStart.httpGet.port: Invalid value: "x80": must be a port number or the name of a port of this container`,
+      `${C}.lifecycle.preStop.tcpSocket.port: Invalid value: "80x": must be a port number or the name of a port of this container`,
+      'spec.containers[1].livenessProbe.grpc.port: Invalid value: "70000": must be between 1 and 65535, inclusive',
+      'spec.containers[1].readinessProbe.grpc.port: Invalid value: "x1": must be a port number (gRPC probes take no named ports)',
+      'spec.containers[1].startupProbe.grpc.port: Invalid value: "1x": must be a port number (gRPC probes take no named ports)',
+    ],
+  ],
+  ["only an httpGet handler has a scheme", pod("    livenessProbe: {tcpSocket: {port: 80, scheme: FTP}}\n"), []],
+  [
+    "a secret volume needs its secretName, and each item a key, a relative path of its own and a mode up to 0777",
+    pod(
+      "",
+      "  volumes:\n  - name: v\n    secret:\n      defaultMode: -1\n      items:\n" +
+        "      - {key: a, path: /abs}\n      - {key: b, path: x/../y}\n      - {key: c, path: ..z}\n" +
+        "      - {key: d, path: ok, mode: 0}\n      - {key: e, path: ok, mode: 512}\n      - {path: q, mode: 511}\n" +
+        "      - {key: '..k', path: r}\n      - {key: f}\n",
+    ),
+    [
+      "spec.volumes[0].secret.secretName: Required value",
+      'spec.volumes[0].secret.items[0].path: Invalid value: "/abs": must be a relative path',
+      "spec.volumes[0].secret.items[1].path: Invalid value: \"x/../y\": must not contain '..'",
+      "spec.volumes[0].secret.items[2].path: Invalid value: \"..z\": must not start with '..'",
+      'spec.volumes[0].secret.items[4].path: Invalid value: "ok": conflicting duplicate paths',
+      "spec.volumes[0].secret.items[4].mode: Invalid value: 512: must be a number between 0 and 0777 (octal), both inclusive",
+      "spec.volumes[0].secret.items[5].key: Required value",
+      "spec.volumes[0].secret.items[6].key: Invalid value: \"..k\": must not start with '..'",
+      "spec.volumes[0].secret.items[7].path: Required value",
+      "spec.volumes[0].secret.defaultMode: Invalid value: -1: must be a number between 0 and 0777 (octal), both inclusive",
+    ],
+  ],
+  [
+    "a configMap volume's defaultMode is at most 0777",
+    pod("", "  volumes: [{name: v, configMap: {name: m, defaultMode: 0o1000}}]\n"),
+    [
+      "spec.volumes[0].configMap.defaultMode: Invalid value: 512: must be a number between 0 and 0777 (octal), both inclusive",
+    ],
+  ],
+  [
+    "a projected volume's sources are checked as the volumes they name, and it may have none",
+    pod(
+      "",
+      "  volumes:\n  - name: v\n    projected:\n      defaultMode: 1000\n      sources:\n" +
+        "      - configMap: {items: [{key: a, path: /x}]}\n      - secret: {items: [{key: b, path: y}]}\n" +
+        "      - downwardAPI: {items: [{path: d}]}\n      - downwardAPI: {}\n" +
+        "      - clusterTrustBundle: {path: b}\n  - name: w\n    projected: {}\n",
+    ),
+    [
+      "spec.volumes[0].projected.sources[4].clusterTrustBundle: Unsupported value: cluster trust bundles live in an API server, which a standalone kubelet does not have",
+      "spec.volumes[0].projected.defaultMode: Invalid value: 1000: must be a number between 0 and 0777 (octal), both inclusive",
+      "spec.volumes[0].projected.sources[0].configMap.name: Required value",
+      'spec.volumes[0].projected.sources[0].configMap.items[0].path: Invalid value: "/x": must be a relative path',
+      "spec.volumes[0].projected.sources[1].secret.name: Required value",
+      "spec.volumes[0].projected.sources[2].downwardAPI.items[0]: Required value: one of fieldRef and resourceFieldRef is required",
+    ],
+  ],
   [
     "an envFrom prefix must be a valid environment variable name",
     pod("    envFrom: [{prefix: 1x, configMapRef: {name: m}}]\n"),
@@ -108,13 +176,17 @@ const rows: Array<[string, string, string[]]> = [
         "      - {path: b}\n" +
         "      - {path: c, fieldRef: {fieldPath: spec.nodeName}}\n" +
         "      - {path: d, fieldRef: {fieldPath: \"metadata.labels['app']\"}}\n" +
-        "      - {path: e, resourceFieldRef: {containerName: c, resource: limits.memory}}\n",
+        "      - {path: e, resourceFieldRef: {containerName: c, resource: limits.memory}}\n" +
+        "      - {path: f, fieldRef: {fieldPath: \"xmetadata.labels['a']\"}}\n" +
+        "      - {path: g, fieldRef: {fieldPath: \"metadata.annotations['a']x\"}}\n",
     ),
     [
       'spec.volumes[0].downwardAPI.items[0]: Invalid value: "": fieldRef and resourceFieldRef can not be specified simultaneously',
       "spec.volumes[0].downwardAPI.items[0].resourceFieldRef.containerName: Required value",
       "spec.volumes[0].downwardAPI.items[1]: Required value: one of fieldRef and resourceFieldRef is required",
       `spec.volumes[0].downwardAPI.items[2].fieldRef.fieldPath: Unsupported value: "spec.nodeName": supported values: ${DOWNWARD_FIELDS}`,
+      `spec.volumes[0].downwardAPI.items[5].fieldRef.fieldPath: Unsupported value: "xmetadata.labels['a']": supported values: ${DOWNWARD_FIELDS}`,
+      `spec.volumes[0].downwardAPI.items[6].fieldRef.fieldPath: Unsupported value: "metadata.annotations['a']x": supported values: ${DOWNWARD_FIELDS}`,
       "spec.volumes[0].downwardAPI.defaultMode: Invalid value: 1000: must be a number between 0 and 0777 (octal), both inclusive",
     ],
   ],

@@ -244,7 +244,7 @@ const MODE_MSG = "must be a number between 0 and 0777 (octal), both inclusive";
 /** configMap, secret, projected and downwardAPI volumes: names, items, paths and modes. */
 function checkConfigVolume(volume: Json, path: string, error: ErrorFn): void {
   const checkMode = (value: unknown, at: string) => {
-    if (value !== undefined && !(Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 0o777))
+    if (value !== undefined && !((value as number) >= 0 && (value as number) <= 0o777))
       error(at, "Invalid value", value, MODE_MSG);
   };
   const paths = new Set<string>();
