@@ -76,10 +76,11 @@ const rows: Array<[string, string, string[]]> = [
   [
     "a port given as a string is a number when all digits, else a port name, which gRPC probes do not take",
     pod(
-      "    ports: [{containerPort: 80, name: web}]\n" +
-        "    livenessProbe: {httpGet: {port: '8080'}}\n    readinessProbe: {httpGet: {port: web}}\n" +
+      "    ports: [{containerPort: 80, name: h2}]\n" +
+        "    livenessProbe: {httpGet: {port: '8080'}}\n    readinessProbe: {httpGet: {port: h2}}\n" +
         "    startupProbe: {tcpSocket: {port: '70000'}}\n" +
         "    lifecycle: {postStart: {httpGet: {port: x80}}, preStop: {tcpSocket: {port: 80x}}}\n" +
+        "  - name: n\n    image: busybox\n    ports: [{containerPort: 90, name: 2h}]\n    livenessProbe: {tcpSocket: {port: 2h}}\n" +
         "  - name: g\n    image: busybox\n" +
         "    livenessProbe: {grpc: {port: '70000'}}\n    readinessProbe: {grpc: {port: x1}}\n    startupProbe: {grpc: {port: 1x}}\n",
     ),
@@ -87,9 +88,9 @@ const rows: Array<[string, string, string[]]> = [
       `${C}.startupProbe.tcpSocket.port: Invalid value: "70000": must be between 1 and 65535, inclusive`,
       `${C}.lifecycle.postStart.httpGet.port: Invalid value: "x80": must be a port number or the name of a port of this container`,
       `${C}.lifecycle.preStop.tcpSocket.port: Invalid value: "80x": must be a port number or the name of a port of this container`,
-      'spec.containers[1].livenessProbe.grpc.port: Invalid value: "70000": must be between 1 and 65535, inclusive',
-      'spec.containers[1].readinessProbe.grpc.port: Invalid value: "x1": must be a port number (gRPC probes take no named ports)',
-      'spec.containers[1].startupProbe.grpc.port: Invalid value: "1x": must be a port number (gRPC probes take no named ports)',
+      'spec.containers[2].livenessProbe.grpc.port: Invalid value: "70000": must be between 1 and 65535, inclusive',
+      'spec.containers[2].readinessProbe.grpc.port: Invalid value: "x1": must be a port number (gRPC probes take no named ports)',
+      'spec.containers[2].startupProbe.grpc.port: Invalid value: "1x": must be a port number (gRPC probes take no named ports)',
     ],
   ],
   ["only an httpGet handler has a scheme", pod("    livenessProbe: {tcpSocket: {port: 80, scheme: FTP}}\n"), []],
@@ -178,7 +179,8 @@ const rows: Array<[string, string, string[]]> = [
         "      - {path: d, fieldRef: {fieldPath: \"metadata.labels['app']\"}}\n" +
         "      - {path: e, resourceFieldRef: {containerName: c, resource: limits.memory}}\n" +
         "      - {path: f, fieldRef: {fieldPath: \"xmetadata.labels['a']\"}}\n" +
-        "      - {path: g, fieldRef: {fieldPath: \"metadata.annotations['a']x\"}}\n",
+        "      - {path: g, fieldRef: {fieldPath: \"metadata.annotations['a']x\"}}\n" +
+        "      - {path: /h, mode: 512, fieldRef: {fieldPath: metadata.uid}}\n",
     ),
     [
       'spec.volumes[0].downwardAPI.items[0]: Invalid value: "": fieldRef and resourceFieldRef can not be specified simultaneously',
@@ -187,6 +189,8 @@ const rows: Array<[string, string, string[]]> = [
       `spec.volumes[0].downwardAPI.items[2].fieldRef.fieldPath: Unsupported value: "spec.nodeName": supported values: ${DOWNWARD_FIELDS}`,
       `spec.volumes[0].downwardAPI.items[5].fieldRef.fieldPath: Unsupported value: "xmetadata.labels['a']": supported values: ${DOWNWARD_FIELDS}`,
       `spec.volumes[0].downwardAPI.items[6].fieldRef.fieldPath: Unsupported value: "metadata.annotations['a']x": supported values: ${DOWNWARD_FIELDS}`,
+      'spec.volumes[0].downwardAPI.items[7].path: Invalid value: "/h": must be a relative path',
+      "spec.volumes[0].downwardAPI.items[7].mode: Invalid value: 512: must be a number between 0 and 0777 (octal), both inclusive",
       "spec.volumes[0].downwardAPI.defaultMode: Invalid value: 1000: must be a number between 0 and 0777 (octal), both inclusive",
     ],
   ],
