@@ -158,6 +158,7 @@ describe("pod worker", () => {
     h.worker.stop();
     h.worker.update();
     h.worker.retryAfter(1000);
+    expect(h.clock.pendingTimers).toBe(0);
     await h.clock.advance(2000);
     expect(h.passes).toEqual([]);
     expect(h.clock.pendingTimers).toBe(0);
