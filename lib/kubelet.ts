@@ -1,5 +1,6 @@
 // Composition root: wires the real parts — sources → merge store → sync loop → info server —
 // for `kubelet run` and `kubelet runonce`. The only place concrete implementations meet.
+import { readFileSync } from "node:fs";
 import { access, constants, mkdir } from "node:fs/promises";
 import { hostname as osHostname, networkInterfaces } from "node:os";
 import { join } from "node:path";
@@ -18,7 +19,14 @@ import type { KubeletConfig } from "./config/config-types.ts";
 import { etcdSettings } from "./config/etcd-config.ts";
 import type { Runtime } from "./container/runtime.ts";
 import { createFleetReporter, type FleetReporterDeps } from "./node/fleet-reporter.ts";
-import { buildNode, readHostFacts, readinessFrom, runtimeCheck, type PressureObserver } from "./node/node-status.ts";
+import {
+  goArch,
+  buildNode,
+  readHostFacts,
+  readinessFrom,
+  runtimeCheck,
+  type PressureObserver,
+} from "./node/node-status.ts";
 import { backoffFile } from "./node/backoff-file.ts";
 import { createNodeManagers } from "./node-managers.ts";
 import pkg from "../package.json" with { type: "json" };
@@ -42,6 +50,7 @@ import { createUrlSource } from "./sources/url.ts";
 import { createPodStore } from "./sources/store.ts";
 import { createSyncLoop } from "./sync/sync-loop.ts";
 import type { AdmissionPolicy } from "./sync/admission.ts";
+import { createSysctlAllowlist } from "./sync/sysctls.ts";
 import { formatIssue, KubeletError, type RejectedPod, type SourceName } from "./api/types.ts";
 import { LABEL } from "./container/runtime.ts";
 import { noneObserved, type Observed } from "./sync/pod-plan.ts";
@@ -155,7 +164,7 @@ async function runLocked(
       podLogsDir: config.podLogsDir,
       allowPrivileged: config.allowPrivileged,
       syncFrequencyMs: config.syncFrequency,
-      admission: admissionPolicy(config),
+      admission: admissionPolicy(config, node.name),
       ...placement.options,
     },
     {
@@ -346,7 +355,7 @@ export async function runOnce(
       clock: systemClock,
       log: log.child("runonce"),
       events,
-      admission: admissionPolicy(config),
+      admission: admissionPolicy(config, node.name),
       options: {
         hostname: node.name,
         hostIP: node.ip,
@@ -510,6 +519,7 @@ async function podPlacement(
       `the kernel refuses negative oom_score_adj here (${oom.why}): containers get at least ${oom.floor} (Guaranteed ${GUARANTEED_OOM_SCORE_ADJ} and pod sandboxes ${POD_INFRA_OOM_SCORE_ADJ} are clamped)`,
     );
   const options = {
+    seccomp: { seccompDefault: config.seccompDefault, seccompRoot: join(config.rootDir, "seccomp") },
     oomScoreAdjMin: oom.floor,
     cfsQuota: config.cpuCfsQuota,
     cfsPeriodUs: config.cpuCfsQuotaPeriod * 1000,
@@ -582,13 +592,33 @@ function pullOptions(config: KubeletConfig) {
 }
 
 /** Who may run what here: --max_pods and the sources allowed each host namespace. */
-function admissionPolicy(config: KubeletConfig): AdmissionPolicy {
+function admissionPolicy(config: KubeletConfig, nodeName: string): AdmissionPolicy {
   return {
     maxPods: config.maxPods,
     hostNetworkSources: config.hostNetworkSources,
     hostPidSources: config.hostPidSources,
     hostIpcSources: config.hostIpcSources,
+    node: {
+      name: nodeName,
+      labels: {
+        ...config.nodeLabels,
+        "kubernetes.io/hostname": nodeName,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": goArch(process.arch),
+      },
+    },
+    sysctls: createSysctlAllowlist(config.allowedUnsafeSysctls),
+    features: { appArmor: appArmorEnabled(), userNamespaces: false, seLinux: false },
   };
+}
+
+/** Whether the kernel enforces AppArmor (the Go kubelet's apparmor.IsEnabled reads the same file). */
+function appArmorEnabled(): boolean {
+  try {
+    return readFileSync("/sys/module/apparmor/parameters/enabled", "utf8").startsWith("Y");
+  } catch {
+    return false;
+  }
 }
 
 async function createSources(

@@ -13,6 +13,17 @@ import { milliCpu, parseQuantity } from "../api/quantity.ts";
 import { KubeletError, ANNOTATION, type Pod, type V1Container } from "../api/types.ts";
 import { configBytes, type ConfigKind, type ConfigLookup } from "../api/config-objects.ts";
 import { isEnvVarName } from "../api/validation.ts";
+import {
+  appArmorProfile,
+  DEFAULT_MASKED_PATHS,
+  DEFAULT_READONLY_PATHS,
+  noNewPrivileges,
+  sandboxSeccompProfile,
+  seccompProfile,
+  verifyRunAsNonRoot,
+  type ImageUser,
+  type SeccompSettings,
+} from "./security-context.ts";
 
 /** A volume as the containers of a pod see it: where it is on the host. */
 export interface VolumeMount {
@@ -43,7 +54,11 @@ export interface PodContext {
   cfsPeriodUs?: number;
   /** The pod's resolv.conf on the host, mounted at /etc/resolv.conf of its containers. */
   resolvConfPath?: string;
+  /** seccompDefault and the root of Localhost profiles (unset: off, under the default root dir). */
+  seccomp?: SeccompSettings;
 }
+
+const DEFAULT_SECCOMP: SeccompSettings = { seccompRoot: "/var/lib/kubelet/seccomp" };
 
 /** The pod's labels on its sandbox and every container (the dockershim's io.kubernetes.* keys). */
 function podLabels(pod: Pod): Record<string, string> {
@@ -64,8 +79,14 @@ function namespaceOptions(pod: Pod) {
   return {
     network: hostOr(pod.spec.hostNetwork, "POD"),
     ipc: hostOr(pod.spec.hostIPC, "POD"),
-    pid: hostOr(pod.spec.hostPID, "CONTAINER"),
+    pid: hostOr(pod.spec.hostPID, pod.spec.shareProcessNamespace ? "POD" : "CONTAINER"),
   };
+}
+
+/** The groups every container of the pod joins: fsGroup first, then supplementalGroups (as the Go kubelet). */
+function supplementalGroups(pod: Pod): number[] {
+  const security = pod.spec.securityContext ?? {};
+  return [...(security.fsGroup !== undefined ? [security.fsGroup] : []), ...(security.supplementalGroups ?? [])];
 }
 
 /**
@@ -101,7 +122,14 @@ export function podSandboxConfig(pod: Pod, ctx: PodContext, attempt: number): Po
     },
     linux: {
       ...(ctx.cgroupParent ? { cgroup_parent: ctx.cgroupParent } : {}),
-      security_context: { namespace_options: namespaceOptions(pod) },
+      security_context: {
+        namespace_options: namespaceOptions(pod),
+        supplemental_groups: supplementalGroups(pod),
+        seccomp: sandboxSeccompProfile(pod, ctx.seccomp ?? DEFAULT_SECCOMP),
+      },
+      ...(pod.spec.securityContext?.sysctls?.length
+        ? { sysctls: Object.fromEntries(pod.spec.securityContext.sysctls.map((s) => [s.name, s.value])) }
+        : {}),
       // The Go kubelet's sandbox shares and the infra container's oom_score_adj, above the kernel's floor here.
       resources: { cpu_shares: 2, oom_score_adj: Math.max(ctx.oomScoreAdjMin ?? -1000, POD_INFRA_OOM_SCORE_ADJ) },
     },
@@ -114,6 +142,8 @@ export interface ContainerContext extends PodContext {
   init: boolean;
   /** Host file backing the container's terminationMessagePath. */
   terminationLog?: string;
+  /** The user the container's image runs as, for runAsNonRoot (unset: root, so runAsNonRoot fails closed). */
+  imageUser?: ImageUser;
 }
 
 /** An app or init container of the pod, created in its sandbox. */
@@ -128,6 +158,8 @@ export function containerConfig(pod: Pod, container: V1Container, ctx: Container
       `container ${container.name}: privileged mode is disallowed (start the kubelet with --allow_privileged)`,
     );
   }
+  verifyRunAsNonRoot(pod, container, ctx.imageUser ?? {});
+  const apparmor = appArmorProfile(pod, container);
   const user = security.runAsUser ?? podSecurity.runAsUser;
   const group = security.runAsGroup ?? podSecurity.runAsGroup;
   const limits = container.resources?.limits ?? {};
@@ -191,8 +223,13 @@ export function containerConfig(pod: Pod, container: V1Container, ctx: Container
           add_capabilities: (security.capabilities?.add ?? []).map(capability),
           drop_capabilities: (security.capabilities?.drop ?? []).map(capability),
         },
-        supplemental_groups: podSecurity.supplementalGroups ?? [],
+        supplemental_groups: supplementalGroups(pod),
         namespace_options: namespaceOptions(pod),
+        no_new_privs: noNewPrivileges(container),
+        masked_paths: DEFAULT_MASKED_PATHS,
+        readonly_paths: DEFAULT_READONLY_PATHS,
+        seccomp: seccompProfile(pod, container, ctx.seccomp ?? DEFAULT_SECCOMP),
+        ...(apparmor ? { apparmor } : {}),
         ...(user !== undefined ? { run_as_user: { value: user } } : {}),
         // A group alone is not applied: the runtime sets a group only with a user (the CRI's rule).
         ...(user !== undefined && group !== undefined ? { run_as_group: { value: group } } : {}),

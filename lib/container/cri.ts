@@ -208,7 +208,14 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     removeContainer: (id) => client.removeContainer(id).catch(notFoundIsDone),
     async imageStatus(ref) {
       const image = await client.imageStatus(ref);
-      return image && { id: image.id, repoTags: image.repo_tags, sizeBytes: Number(image.size) };
+      return (
+        image && {
+          id: image.id,
+          repoTags: image.repo_tags,
+          sizeBytes: Number(image.size),
+          ...(image.uid ? { uid: Number(image.uid.value) } : image.username ? { username: image.username } : {}),
+        }
+      );
     },
     async imageFsInfo() {
       const [fs] = await client.imageFsInfo();

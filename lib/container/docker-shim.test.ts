@@ -140,6 +140,8 @@ describe("an app container", () => {
         Binds: [],
         CpuShares: 2,
         OomScoreAdj: 1000,
+        // No seccomp profile named and seccompDefault off: Unconfined, as the Go kubelet asks for it.
+        SecurityOpt: ["seccomp=unconfined"],
         LogConfig: { Type: "json-file", Config: { "max-size": "10m", "max-file": "2" } },
       },
     });

@@ -29,6 +29,8 @@ import {
   type ContainerCreateBody,
   type DockerShimOptions,
 } from "./docker-shim.ts";
+import { localhostSeccompJson } from "./seccomp-profile.ts";
+import { imageUser } from "./security-context.ts";
 
 /** --docker_endpoint, else $DOCKER_HOST, else the default socket. */
 export function resolveDockerEndpoint(flag: string, env: Record<string, string | undefined>): string {
@@ -516,7 +518,8 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       await startContainer(id);
       return id;
     },
-    createContainer: (sandboxId, config, sandboxConfig) => create(containerBody(sandboxId, config, sandboxConfig)),
+    createContainer: async (sandboxId, config, sandboxConfig) =>
+      create(containerBody(sandboxId, config, sandboxConfig, await localhostSeccompJson(config))),
     startContainer,
     stopContainer: (id, graceSeconds) => stop(id, graceSeconds, "container"),
     removeContainer: (id) => remove(id, "container"),
@@ -532,7 +535,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
         if ((error as KubeletError).code === "NotFound") return undefined;
         throw error;
       }
-      return { id: image.Id, repoTags: image.RepoTags ?? [], sizeBytes: image.Size };
+      return { id: image.Id, repoTags: image.RepoTags ?? [], sizeBytes: image.Size, ...imageUser(image.Config?.User) };
     },
     async imageFsInfo() {
       // The dockershim's answer: the data root is the image filesystem; the images' bytes are what

@@ -134,6 +134,9 @@ export interface ImageStatus {
   /** repo:tag references ([] for a dangling image). */
   repoTags: string[];
   sizeBytes: number;
+  /** The user the image runs as (its USER): a numeric uid, or a name; neither when it names none (root). */
+  uid?: number;
+  username?: string;
 }
 
 /** The CRI's FilesystemUsage of the image filesystem (ImageFsInfo): where images live and what they take. */

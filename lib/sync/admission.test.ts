@@ -76,3 +76,37 @@ describe("reports", () => {
     expect(boundToNode(bound, "node-1")).toBe(bound);
   });
 });
+
+describe("what the node cannot or may not run", () => {
+  const node = { name: "node-a", labels: { "kubernetes.io/os": "linux" } };
+  const features = { appArmor: false, userNamespaces: false, seLinux: false };
+
+  test("a pod for another OS is PodOSNotSupported; a nodeSelector mismatch is NodeAffinity", () => {
+    expect(admitPod(testPod("win", { os: { name: "windows" } }), 0, { ...open, node })).toEqual({
+      reason: "PodOSNotSupported",
+      message: "Failed to admit pod as the OS field doesn't match node OS",
+    });
+    expect(admitPod(testPod("gpu", { nodeSelector: { gpu: "yes" } }), 0, { ...open, node })).toEqual({
+      reason: "NodeAffinity",
+      message: "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+    });
+    expect(
+      admitPod(testPod("any", { nodeSelector: { "kubernetes.io/os": "linux" } }), 0, { ...open, node }),
+    ).toBeUndefined();
+  });
+
+  test("AppArmor, hostUsers: false and seLinuxOptions are refused where unsupported, never dropped", () => {
+    const apparmor = testPod("aa", { securityContext: { appArmorProfile: { type: "RuntimeDefault" } } });
+    expect(admitPod(apparmor, 0, { ...open, features })?.reason).toBe("AppArmor");
+    expect(admitPod(apparmor, 0, { ...open, features: { ...features, appArmor: true } })).toBeUndefined();
+    const unconfined = testPod("aa", { securityContext: { appArmorProfile: { type: "Unconfined" } } });
+    expect(admitPod(unconfined, 0, { ...open, features })).toBeUndefined();
+    expect(admitPod(testPod("userns", { hostUsers: false }), 0, { ...open, features })?.reason).toBe(
+      "UserNamespacesUnsupported",
+    );
+    expect(
+      admitPod(testPod("se", { securityContext: { seLinuxOptions: { level: "s0:c1" } } }), 0, { ...open, features })
+        ?.reason,
+    ).toBe("SELinuxUnsupported");
+  });
+});

@@ -1,8 +1,12 @@
 // Pod admission, the kubelet's admit handlers that apply to a standalone node: the pod count
-// (--max_pods, the predicate handler's "pods" resource) and which sources may ask for the host's
-// network, PID and IPC namespaces (--host_*_sources, the capabilities handler). Pure: the sync loop
-// and runonce decide with it and report a rejection as a Failed pod with a Warning event.
+// (--max_pods, the predicate handler's "pods" resource), which sources may ask for the host's
+// network, PID and IPC namespaces (--host_*_sources, the capabilities handler), the pod's OS and
+// node affinity (the predicate handler), sysctls (the sysctl allowlist) and the security features the
+// node lacks (AppArmor, user namespaces, SELinux: refused, never dropped). Pure: the sync loop and
+// runonce decide with it and report a rejection as a Failed pod with a Warning event.
 import { ANNOTATION, type Pod, type V1PodStatus } from "../api/types.ts";
+import { matchesNode } from "./node-affinity.ts";
+import type { SysctlAllowlist } from "./sysctls.ts";
 
 /** Who may run what on this node. */
 export interface AdmissionPolicy {
@@ -12,11 +16,25 @@ export interface AdmissionPolicy {
   hostNetworkSources: string[];
   hostPidSources: string[];
   hostIpcSources: string[];
+  /** The node's name and labels (--node_labels and the well-known ones) for nodeSelector and node affinity. */
+  node?: { name: string; labels: Record<string, string> };
+  /** The safe sysctls and --allowed_unsafe_sysctls. */
+  sysctls?: SysctlAllowlist;
+  /** What the host and runtime support: AppArmor, user namespaces (hostUsers: false), SELinux labels. */
+  features?: { appArmor: boolean; userNamespaces: boolean; seLinux: boolean };
 }
 
 /** Why a pod is not admitted: the kubelet's reason (the event's reason too) and message. */
 export interface Rejection {
-  reason: "OutOfpods" | "CapabilitiesForbidden";
+  reason:
+    | "OutOfpods"
+    | "CapabilitiesForbidden"
+    | "NodeAffinity"
+    | "PodOSNotSupported"
+    | "SysctlForbidden"
+    | "AppArmor"
+    | "UserNamespacesUnsupported"
+    | "SELinuxUnsupported";
   message: string;
 }
 
@@ -40,10 +58,43 @@ export function admitPod(pod: Pod, admitted: number, policy: AdmissionPolicy): R
         reason: "CapabilitiesForbidden",
         message: `pod with UID "${pod.metadata.uid}" specified ${what}, but is disallowed: the ${source || "unknown"} source is not in --${flag} (${sources.join(",") || "empty"})`,
       };
+  const refusal = podFitsNode(pod, policy);
+  if (refusal) return refusal;
   if (admitted + 1 > policy.maxPods)
     return {
       reason: OUT_OF_PODS,
       message: `Node didn't have enough resource: pods, requested: 1, used: ${admitted}, capacity: ${policy.maxPods}`,
+    };
+  return undefined;
+}
+
+/** What the node cannot or may not run, in the order of the Go kubelet's admit handlers. */
+function podFitsNode(pod: Pod, policy: AdmissionPolicy): Rejection | undefined {
+  if (pod.spec.os?.name && pod.spec.os.name !== "linux")
+    return { reason: "PodOSNotSupported", message: "Failed to admit pod as the OS field doesn't match node OS" };
+  if (policy.node && !matchesNode(pod, policy.node))
+    return {
+      reason: "NodeAffinity",
+      message: "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+    };
+  const sysctls = policy.sysctls?.check(pod);
+  if (sysctls) return { reason: "SysctlForbidden", message: sysctls };
+  const features = policy.features;
+  if (!features) return undefined;
+  const containers = [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
+  const contexts = [pod.spec.securityContext, ...containers.map((c) => c.securityContext)];
+  if (!features.appArmor && contexts.some((c) => c?.appArmorProfile && c.appArmorProfile.type !== "Unconfined"))
+    return { reason: "AppArmor", message: "Cannot enforce AppArmor: AppArmor is not enabled on the host" };
+  if (!features.userNamespaces && pod.spec.hostUsers === false)
+    return {
+      reason: "UserNamespacesUnsupported",
+      message:
+        "hostUsers: false needs user namespaces for pods, which this kubelet does not set up on either runtime; remove it",
+    };
+  if (!features.seLinux && contexts.some((c) => c?.seLinuxOptions))
+    return {
+      reason: "SELinuxUnsupported",
+      message: "seLinuxOptions cannot be applied: this kubelet passes no SELinux labels to the runtime; remove them",
     };
   return undefined;
 }

@@ -25,6 +25,7 @@ import type { ConfigLookup } from "../api/config-objects.ts";
 import type { CgroupManager } from "../node/cgroups.ts";
 import type { DnsConfigurer } from "../node/dns.ts";
 import type { LifecycleHandler } from "kubernetes-types/core/v1.d.ts";
+import type { SeccompSettings } from "../container/security-context.ts";
 
 export interface PodSyncOptions {
   hostname: string;
@@ -39,6 +40,8 @@ export interface PodSyncOptions {
   oomScoreAdjMin?: number;
   cfsQuota?: boolean;
   cfsPeriodUs?: number;
+  /** seccompDefault and the root of Localhost seccomp profiles. */
+  seccomp?: SeccompSettings;
 }
 
 export interface PodSyncDeps {
@@ -269,7 +272,13 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
         : undefined;
       id = await runtime.createContainer(
         sandbox.id,
-        containerConfig(pod, spec, { ...ctx, attempt, init, terminationLog }),
+        containerConfig(pod, spec, {
+          ...ctx,
+          attempt,
+          init,
+          terminationLog,
+          imageUser: (await runtime.imageStatus(spec.image!)) ?? {},
+        }),
         podSandboxConfig(pod, ctx, sandbox.metadata.attempt),
       );
       done.created++;
@@ -483,6 +492,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
       oomScoreAdjMin: options.oomScoreAdjMin,
       cfsQuota: options.cfsQuota,
       cfsPeriodUs: options.cfsPeriodUs,
+      ...(options.seccomp ? { seccomp: options.seccomp } : {}),
     };
   };
 

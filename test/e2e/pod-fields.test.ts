@@ -1,0 +1,177 @@
+// Pod fields the Go kubelet implements, end to end on each runtime of the matrix, read from inside the pod
+// through exec: a PSS-restricted pod's /proc/self/status (seccomp filter, no_new_privs, no capabilities, its
+// user), runAsNonRoot against a root image, a Localhost seccomp profile, safe and unsafe sysctls, fsGroup on
+// an emptyDir and a shared PID namespace.
+import { afterAll, beforeAll, expect } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Kubelet, startKubelet, test } from "./harness-kubelet.ts";
+import { describeOnRuntimes } from "./harness-runtimes.ts";
+import { removeDir, tempDir } from "./harness.ts";
+
+interface PodItem {
+  metadata: { name: string; uid: string };
+  status?: {
+    phase?: string;
+    reason?: string;
+    message?: string;
+    containerStatuses?: Array<{ name: string; state?: { waiting?: { reason: string; message?: string } } }>;
+  };
+}
+
+const PODS = [
+  "e2e-restricted",
+  "e2e-nonroot-root",
+  "e2e-seccomp-local",
+  "e2e-sysctl",
+  "e2e-sysctl-unsafe",
+  "e2e-fsgroup",
+  "e2e-sharepid",
+];
+
+describeOnRuntimes("pod fields", (services, rt) => {
+  const manifests = tempDir("fields-manifests");
+  const rootDir = tempDir("fields-root");
+  let kubelet: Kubelet;
+  const pod = (name: string, spec: string) =>
+    writeFileSync(
+      join(manifests, `${name}.yaml`),
+      `apiVersion: v1
+kind: Pod
+metadata: { name: ${name} }
+spec:
+  terminationGracePeriodSeconds: 1
+${spec}`,
+    );
+  const app = (extra = "") => `  containers:
+    - name: app
+      image: ${services.busybox}
+      command: ["sleep", "3600"]
+${extra}`;
+  const reported = async (name: string) =>
+    ((await (await kubelet.api("/pods")).json()) as { items: PodItem[] }).items.find((p) => p.metadata.name === name);
+  /** Runs `script` in the pod's running app container. */
+  const exec = async (name: string, script: string) => {
+    const c = await kubelet.waitFor(`${name} running`, () => rt.running(name, "app"), 60_000);
+    return rt.runtime.exec(c.id, ["sh", "-c", script], { timeoutMs: 10_000 });
+  };
+  const status = async (name: string) => (await exec(name, "cat /proc/self/status")).stdout;
+  const line = (text: string, key: string) => new RegExp(`^${key}:\\s*(.*)$`, "m").exec(text)?.[1]?.trim();
+
+  beforeAll(async () => {
+    mkdirSync(join(rootDir, "seccomp", "profiles"), { recursive: true });
+    // Every call allowed but mkdir/mkdirat, which fail with EPERM: a profile whose effect shows.
+    writeFileSync(
+      join(rootDir, "seccomp", "profiles", "no-mkdir.json"),
+      JSON.stringify({
+        defaultAction: "SCMP_ACT_ALLOW",
+        syscalls: [{ names: ["mkdir", "mkdirat"], action: "SCMP_ACT_ERRNO", errnoRet: 1 }],
+      }),
+    );
+    pod(
+      "e2e-restricted",
+      `  securityContext:
+    runAsNonRoot: true
+    runAsUser: 1000
+    runAsGroup: 3000
+    seccompProfile: { type: RuntimeDefault }
+${app(`      securityContext:
+        allowPrivilegeEscalation: false
+        capabilities: { drop: [ALL] }
+`)}`,
+    );
+    pod("e2e-nonroot-root", `  securityContext: { runAsNonRoot: true }\n${app()}`);
+    pod(
+      "e2e-seccomp-local",
+      app(`      securityContext:
+        seccompProfile: { type: Localhost, localhostProfile: profiles/no-mkdir.json }
+`),
+    );
+    pod("e2e-sysctl", `  securityContext: { sysctls: [{ name: kernel.shm_rmid_forced, value: "1" }] }\n${app()}`);
+    pod("e2e-sysctl-unsafe", `  securityContext: { sysctls: [{ name: kernel.msgmax, value: "65536" }] }\n${app()}`);
+    pod(
+      "e2e-fsgroup",
+      `  securityContext: { runAsUser: 1000, fsGroup: 2000 }
+  volumes: [{ name: data, emptyDir: {} }]
+${app("      volumeMounts: [{ name: data, mountPath: /data }]\n")}`,
+    );
+    pod("e2e-sharepid", `  shareProcessNamespace: true\n${app()}`);
+    kubelet = await startKubelet([
+      "run",
+      "-c",
+      manifests,
+      ...rt.flags(rootDir),
+      "--network_container_image",
+      services.pause,
+    ]);
+  });
+  afterAll(async () => {
+    await kubelet?.stop("SIGKILL");
+    await rt.removePods(...PODS);
+    removeDir(manifests);
+    removeDir(rootDir);
+  });
+
+  test("a PSS-restricted pod runs with a seccomp filter, no_new_privs, no capabilities and its own user", async () => {
+    const text = await status("e2e-restricted");
+    expect(line(text, "Seccomp")).toBe("2");
+    expect(line(text, "NoNewPrivs")).toBe("1");
+    expect(line(text, "CapEff")).toBe("0000000000000000");
+    expect(line(text, "Uid")?.split(/\s+/)).toEqual(["1000", "1000", "1000", "1000"]);
+    expect(line(text, "Gid")?.split(/\s+/)[0]).toBe("3000");
+  });
+
+  test("runAsNonRoot with an image that runs as root is CreateContainerConfigError and never runs", async () => {
+    const waiting = await kubelet.waitFor("e2e-nonroot-root refused", async () => {
+      const p = await reported("e2e-nonroot-root");
+      const w = p?.status?.containerStatuses?.[0]?.state?.waiting;
+      return w?.reason === "CreateContainerConfigError" ? { uid: p!.metadata.uid, message: w.message } : undefined;
+    });
+    expect(waiting.message).toBe(
+      `container has runAsNonRoot and image will run as root (pod: "e2e-nonroot-root_default(${waiting.uid})", container: app)`,
+    );
+    expect((await rt.podContainers("e2e-nonroot-root")).length).toBe(0);
+  });
+
+  test("a Localhost seccomp profile under the kubelet's seccomp root is applied", async () => {
+    const result = await exec("e2e-seccomp-local", "mkdir /tmp/denied; echo $?; grep ^Seccomp: /proc/self/status");
+    expect(result.stdout).toMatch(/^1\nSeccomp:\s+2\n$/);
+    expect(result.stderr).toMatch(/Operation not permitted/);
+  });
+
+  test("a pod without a seccomp profile runs unconfined (seccompDefault off)", async () => {
+    expect(line(await status("e2e-sysctl"), "Seccomp")).toBe("0");
+  });
+
+  test("a safe sysctl is set inside the pod", async () => {
+    expect((await exec("e2e-sysctl", "cat /proc/sys/kernel/shm_rmid_forced")).stdout.trim()).toBe("1");
+  });
+
+  test("an unsafe sysctl not in --allowed_unsafe_sysctls is refused: the pod is Failed with SysctlForbidden", async () => {
+    const refused = await kubelet.waitFor("e2e-sysctl-unsafe rejected", async () => {
+      const p = await reported("e2e-sysctl-unsafe");
+      return p?.status?.reason === "SysctlForbidden" ? p.status : undefined;
+    });
+    expect(refused).toMatchObject({
+      phase: "Failed",
+      message: 'Pod was rejected: forbidden sysctl: "kernel.msgmax" not allowlisted',
+    });
+    expect((await rt.podSandboxes("e2e-sysctl-unsafe")).length).toBe(0);
+  });
+
+  test("fsGroup owns an emptyDir and is one of the container's groups", async () => {
+    const result = await exec(
+      "e2e-fsgroup",
+      "stat -c '%g %A' /data; id -G; touch /data/written && stat -c %g /data/written",
+    );
+    const [owner, groups, written] = result.stdout.trim().split("\n");
+    expect(owner).toMatch(/^2000 drwxrws/);
+    expect(groups?.split(" ")).toContain("2000");
+    expect(written).toBe("2000");
+  });
+
+  test("shareProcessNamespace shows the sandbox's pause process to the pod's containers", async () => {
+    const result = await exec("e2e-sharepid", "cat /proc/1/cmdline | tr '\\0' ' '");
+    expect(result.stdout).toMatch(/pause/);
+  });
+});
