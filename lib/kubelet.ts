@@ -520,6 +520,7 @@ async function podPlacement(
     );
   const options = {
     seccomp: { seccompDefault: config.seccompDefault, seccompRoot: join(config.rootDir, "seccomp") },
+    runtimeHandlers: config.runtimeHandlers,
     oomScoreAdjMin: oom.floor,
     cfsQuota: config.cpuCfsQuota,
     cfsPeriodUs: config.cpuCfsQuotaPeriod * 1000,

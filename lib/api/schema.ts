@@ -54,7 +54,7 @@ export const SCHEMA: Record<string, Record<string, string>> = {
     serviceAccount: "!",
     automountServiceAccountToken: "!",
     topologySpreadConstraints: "!",
-    runtimeClassName: "!",
+    runtimeClassName: "string",
     overhead: "!",
     enableServiceLinks: "!",
     readinessGates: "!",

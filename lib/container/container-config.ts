@@ -136,6 +136,12 @@ export function podSandboxConfig(pod: Pod, ctx: PodContext, attempt: number): Po
   };
 }
 
+/** The CRI runtime handler of the pod's runtimeClassName ("" without one: the runtime's default). */
+export function runtimeHandler(pod: Pod, handlers: Record<string, string> = {}): string {
+  const name = pod.spec.runtimeClassName;
+  return name ? (handlers[name] ?? name) : "";
+}
+
 /** What an app or init container's config depends on besides its pod. */
 export interface ContainerContext extends PodContext {
   attempt: number;

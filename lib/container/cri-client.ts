@@ -139,7 +139,8 @@ export function createCriClient(options: CriClientOptions): CriClient {
     endpoint: runtimeAddress,
     version: (signal) => rt("Version", { version: "v1" }, { signal }),
     status: async (signal) => (await rt<any>("Status", {}, { signal })).status ?? { conditions: [] },
-    runPodSandbox: async (config) => (await rt<any>("RunPodSandbox", { config })).pod_sandbox_id,
+    runPodSandbox: async (config, runtimeHandler = "") =>
+      (await rt<any>("RunPodSandbox", { config, runtime_handler: runtimeHandler })).pod_sandbox_id,
     stopPodSandbox: async (id) => void (await rt("StopPodSandbox", { pod_sandbox_id: id })),
     removePodSandbox: async (id) => void (await rt("RemovePodSandbox", { pod_sandbox_id: id })),
     podSandboxStatus: async (id) => (await rt<any>("PodSandboxStatus", { pod_sandbox_id: id })).status,

@@ -185,7 +185,8 @@ export interface CriClient {
     signal?: AbortSignal,
   ): Promise<{ runtime_name: string; runtime_version: string; runtime_api_version: string }>;
   status(signal?: AbortSignal): Promise<CriRuntimeStatus>;
-  runPodSandbox(config: PodSandboxConfig): Promise<string>;
+  /** Runs a sandbox with the runtime handler (a RuntimeClass's; "" the runtime's default). */
+  runPodSandbox(config: PodSandboxConfig, runtimeHandler?: string): Promise<string>;
   stopPodSandbox(id: string): Promise<void>;
   removePodSandbox(id: string): Promise<void>;
   podSandboxStatus(id: string): Promise<PodSandboxStatus>;

@@ -175,7 +175,8 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
         hostname: osHostname(),
       };
     },
-    runPodSandbox: (config) => client.runPodSandbox(config).catch((e) => Promise.reject(conflict(e))),
+    runPodSandbox: (config, runtimeHandler) =>
+      client.runPodSandbox(config, runtimeHandler).catch((e) => Promise.reject(conflict(e))),
     stopPodSandbox: (id) => client.stopPodSandbox(id).catch(notFoundIsDone),
     removePodSandbox: (id) => client.removePodSandbox(id).catch(notFoundIsDone),
     async podSandboxStatus(id) {

@@ -513,7 +513,13 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
         ipAddress: ipOf(c.NetworkSettings),
       };
     },
-    async runPodSandbox(config) {
+    async runPodSandbox(config, runtimeHandler) {
+      // Docker runs every container on its own default runtime: only runc can be honoured (as the dockershim).
+      if (runtimeHandler && runtimeHandler !== "runc")
+        throw new KubeletError(
+          "RuntimeError",
+          `RuntimeHandler "${runtimeHandler}" not supported: the Docker shim runs pods on runc only; use the CRI (--container_runtime remote) for other runtime classes`,
+        );
       const id = await create(sandboxBody(config, shim));
       await startContainer(id);
       return id;

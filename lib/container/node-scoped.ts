@@ -23,7 +23,7 @@ export function scopeRuntimeToNode(runtime: Runtime, node: string): Runtime {
     removePodSandbox: (id) => runtime.removePodSandbox(id),
     listContainers: async (options) => (await runtime.listContainers(options)).filter((c) => mine(c.labels)),
     inspectContainer: (id) => runtime.inspectContainer(id),
-    runPodSandbox: (config) => runtime.runPodSandbox(labelled(config)),
+    runPodSandbox: (config, runtimeHandler) => runtime.runPodSandbox(labelled(config), runtimeHandler),
     createContainer: (sandboxId, config, sandboxConfig) =>
       runtime.createContainer(sandboxId, labelled(config), labelled(sandboxConfig)),
     startContainer: (id) => runtime.startContainer(id),

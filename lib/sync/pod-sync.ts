@@ -4,7 +4,13 @@
 // termination messages and OOM kills (dead containers: node/container-gc.ts).
 import { Backoff, type BackoffPersistence } from "../node/backoff.ts";
 import type { Clock } from "../clock.ts";
-import { containerConfig, podSandboxConfig, type PodContext, type VolumeMount } from "../container/container-config.ts";
+import {
+  containerConfig,
+  podSandboxConfig,
+  runtimeHandler,
+  type PodContext,
+  type VolumeMount,
+} from "../container/container-config.ts";
 import { LABEL, type ContainerDetails, type PodSandboxDetails, type Runtime } from "../container/runtime.ts";
 import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager, PullPolicy } from "../node/images.ts";
@@ -42,6 +48,8 @@ export interface PodSyncOptions {
   cfsPeriodUs?: number;
   /** seccompDefault and the root of Localhost seccomp profiles. */
   seccomp?: SeccompSettings;
+  /** runtimeClassName → CRI runtime handler (--runtime_handlers); a class not listed is its own handler. */
+  runtimeHandlers?: Record<string, string>;
 }
 
 export interface PodSyncDeps {
@@ -434,7 +442,10 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
 
   const createSandbox = async (pod: Pod, attempt: number, done: Done): Promise<PodSandboxDetails> => {
     await deps.images.ensureImage(options.pauseImage, "IfNotPresent", pod);
-    const id = await runtime.runPodSandbox(podSandboxConfig(pod, await context(pod, ""), attempt));
+    const id = await runtime.runPodSandbox(
+      podSandboxConfig(pod, await context(pod, ""), attempt),
+      runtimeHandler(pod, options.runtimeHandlers),
+    );
     done.created++;
     deps.metrics?.containerStarted("podsandbox", false);
     return runtime.podSandboxStatus(id);

@@ -1,7 +1,7 @@
 // Pod fields the Go kubelet implements, end to end on each runtime of the matrix, read from inside the pod
 // through exec: a PSS-restricted pod's /proc/self/status (seccomp filter, no_new_privs, no capabilities, its
 // user), runAsNonRoot against a root image, a Localhost seccomp profile, safe and unsafe sysctls, fsGroup on
-// an emptyDir and a shared PID namespace.
+// an emptyDir, a shared PID namespace and runtimeClassName as the runtime handler.
 import { afterAll, beforeAll, expect } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -27,6 +27,8 @@ const PODS = [
   "e2e-sysctl-unsafe",
   "e2e-fsgroup",
   "e2e-sharepid",
+  "e2e-rc-mapped",
+  "e2e-rc-unknown",
 ];
 
 describeOnRuntimes("pod fields", (services, rt) => {
@@ -96,6 +98,8 @@ ${app(`      securityContext:
 ${app("      volumeMounts: [{ name: data, mountPath: /data }]\n")}`,
     );
     pod("e2e-sharepid", `  shareProcessNamespace: true\n${app()}`);
+    pod("e2e-rc-mapped", `  runtimeClassName: fast\n${app()}`);
+    pod("e2e-rc-unknown", `  runtimeClassName: kata\n${app()}`);
     kubelet = await startKubelet([
       "run",
       "-c",
@@ -103,6 +107,8 @@ ${app("      volumeMounts: [{ name: data, mountPath: /data }]\n")}`,
       ...rt.flags(rootDir),
       "--network_container_image",
       services.pause,
+      "--runtime_handlers",
+      "fast=runc",
     ]);
   });
   afterAll(async () => {
@@ -173,5 +179,17 @@ ${app("      volumeMounts: [{ name: data, mountPath: /data }]\n")}`,
   test("shareProcessNamespace shows the sandbox's pause process to the pod's containers", async () => {
     const result = await exec("e2e-sharepid", "cat /proc/1/cmdline | tr '\\0' ' '");
     expect(result.stdout).toMatch(/pause/);
+  });
+
+  test("runtimeClassName reaches the runtime as its handler: a mapped class runs, an unknown handler is the runtime's error on the pod", async () => {
+    await kubelet.waitFor("e2e-rc-mapped running", () => rt.running("e2e-rc-mapped", "app"), 60_000);
+    const waiting = await kubelet.waitFor("e2e-rc-unknown refused", async () => {
+      const w = (await reported("e2e-rc-unknown"))?.status?.containerStatuses?.[0]?.state?.waiting;
+      return w?.message?.includes("kata") ? w : undefined;
+    });
+    expect(waiting.message).toMatch(
+      rt.kind === "docker" ? /RuntimeHandler "kata" not supported/ : /no runtime for "kata" is configured/,
+    );
+    expect(await rt.readySandbox("e2e-rc-unknown")).toBeUndefined();
   });
 });
