@@ -62,7 +62,7 @@ export const SCHEMA: Record<string, Record<string, string>> = {
     dnsConfig: "!",
     hostAliases: "!",
     shareProcessNamespace: "bool",
-    activeDeadlineSeconds: "!",
+    activeDeadlineSeconds: "int",
     os: "!",
     setHostnameAsFQDN: "!",
     hostUsers: "bool",

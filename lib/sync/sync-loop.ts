@@ -14,6 +14,7 @@ import type { ImageManager } from "../node/images.ts";
 import type { Logger } from "../log.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 import { computePodStatus, type Waiting } from "./pod-status.ts";
+import { activeDeadlineRemainingMs, DEADLINE_EXCEEDED } from "./active-deadline.ts";
 import { createPodSyncer, type PodSyncOptions } from "./pod-sync.ts";
 import { noneObserved, nothingObserved, observedLabels, type Observed } from "./pod-plan.ts";
 import type { createProbeManager } from "../node/probes.ts";
@@ -109,7 +110,7 @@ interface PodRecord {
   /** Containers whose exit the runtime's events reported since the pod was last observed. */
   exited: Set<string>;
   /** Evicted: the manifest hash it was evicted with (a new one lifts the eviction), the message, who awaits the stop. */
-  eviction?: { hash: string | undefined; message: string; stopped: Array<() => void> };
+  eviction?: { hash: string | undefined; message: string; stopped: Array<() => void>; reason?: string };
   /** Reached Succeeded or Failed: the manifest hash it finished with. A finished pod never starts again (its
    *  dead containers may be garbage-collected, its status stays), as the Go kubelet's terminal phase; a changed
    *  manifest is a new pod. */
@@ -199,6 +200,20 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       const observed =
         (exited.size ? await syncer.observe(uid, exited) : (handed ?? (await syncer.observe(uid)))).get(uid) ??
         noneObserved();
+      const deadline = record.pod && activeDeadlineRemainingMs(record.pod, record.firstSeen, clock.now());
+      if (
+        record.wanted &&
+        record.pod &&
+        !record.eviction &&
+        !record.finished &&
+        deadline !== undefined &&
+        deadline <= 0
+      ) {
+        // Past activeDeadlineSeconds: stopped and Failed like an evicted pod, with its own reason.
+        deps.events.record(record.pod, "Warning", DEADLINE_EXCEEDED.reason, DEADLINE_EXCEEDED.message);
+        const hash = record.pod.metadata.annotations[ANNOTATION.hash];
+        record.eviction = { hash, ...DEADLINE_EXCEEDED, stopped: [] };
+      }
       if (record.wanted && record.pod && record.eviction) {
         // An evicted pod is not started again: its containers and volumes go, its status stays Failed.
         if (!nothingObserved(observed)) await syncer.killPod(uid, observed, record.pod);
@@ -212,7 +227,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
         for (const c of observed.containers) record.livenessFailed.delete(c.id);
         record.waiting = result.waiting;
         record.podIP = result.podIP;
-        if (result.retryAfterMs !== undefined) record.retry = clock.setTimeout(() => trigger(uid), result.retryAfterMs);
+        const retryAfterMs = Math.min(result.retryAfterMs ?? Infinity, deadline ?? Infinity);
+        if (retryAfterMs !== Infinity) record.retry = clock.setTimeout(() => trigger(uid), Math.max(0, retryAfterMs));
         updateStatus(record, pod, result.changed ? ((await syncer.observe(uid)).get(uid) ?? noneObserved()) : observed);
         metrics.podWorker(record.started ? "sync" : "create", (clock.now() - began) / 1000);
       } else if (!nothingObserved(observed) && (record.rejected || store.allSourcesReady())) {
@@ -253,7 +269,12 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       now: clock.now(),
     });
     const status = record.eviction
-      ? { ...computed, phase: "Failed" as const, reason: "Evicted", message: record.eviction.message }
+      ? {
+          ...computed,
+          phase: "Failed" as const,
+          reason: record.eviction.reason ?? "Evicted",
+          message: record.eviction.message,
+        }
       : computed;
     if (JSON.stringify(record.status) !== JSON.stringify(status)) version++;
     record.status = status;

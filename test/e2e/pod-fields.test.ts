@@ -1,7 +1,7 @@
 // Pod fields the Go kubelet implements, end to end on each runtime of the matrix, read from inside the pod
 // through exec: a PSS-restricted pod's /proc/self/status (seccomp filter, no_new_privs, no capabilities, its
 // user), runAsNonRoot against a root image, a Localhost seccomp profile, safe and unsafe sysctls, fsGroup on
-// an emptyDir, a shared PID namespace and runtimeClassName as the runtime handler.
+// an emptyDir, a shared PID namespace, runtimeClassName as the runtime handler and activeDeadlineSeconds.
 import { afterAll, beforeAll, expect } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -29,6 +29,7 @@ const PODS = [
   "e2e-sharepid",
   "e2e-rc-mapped",
   "e2e-rc-unknown",
+  "e2e-deadline",
 ];
 
 describeOnRuntimes("pod fields", (services, rt) => {
@@ -98,6 +99,7 @@ ${app(`      securityContext:
 ${app("      volumeMounts: [{ name: data, mountPath: /data }]\n")}`,
     );
     pod("e2e-sharepid", `  shareProcessNamespace: true\n${app()}`);
+    pod("e2e-deadline", `  activeDeadlineSeconds: 3\n${app()}`);
     pod("e2e-rc-mapped", `  runtimeClassName: fast\n${app()}`);
     pod("e2e-rc-unknown", `  runtimeClassName: kata\n${app()}`);
     kubelet = await startKubelet([
@@ -191,5 +193,18 @@ ${app("      volumeMounts: [{ name: data, mountPath: /data }]\n")}`,
       rt.kind === "docker" ? /RuntimeHandler "kata" not supported/ : /no runtime for "kata" is configured/,
     );
     expect(await rt.readySandbox("e2e-rc-unknown")).toBeUndefined();
+  });
+
+  test("activeDeadlineSeconds ends a running pod: Failed with DeadlineExceeded, its containers stopped", async () => {
+    await kubelet.waitFor("e2e-deadline running", () => rt.running("e2e-deadline", "app"), 60_000);
+    const ended = await kubelet.waitFor("e2e-deadline ended", async () => {
+      const p = await reported("e2e-deadline");
+      return p?.status?.reason === "DeadlineExceeded" ? p.status : undefined;
+    });
+    expect(ended).toMatchObject({
+      phase: "Failed",
+      message: "Pod was active on the node longer than the specified deadline",
+    });
+    await kubelet.waitFor("e2e-deadline's container stopped", async () => !(await rt.running("e2e-deadline", "app")));
   });
 });
