@@ -13,6 +13,7 @@ import { milliCpu, parseQuantity } from "../api/quantity.ts";
 import { KubeletError, ANNOTATION, type Pod, type V1Container } from "../api/types.ts";
 import { configBytes, type ConfigKind, type ConfigLookup } from "../api/config-objects.ts";
 import { isEnvVarName } from "../api/validation.ts";
+import { sandboxHostname } from "../node/hosts.ts";
 import {
   appArmorProfile,
   DEFAULT_MASKED_PATHS,
@@ -54,6 +55,10 @@ export interface PodContext {
   cfsPeriodUs?: number;
   /** The pod's resolv.conf on the host, mounted at /etc/resolv.conf of its containers. */
   resolvConfPath?: string;
+  /** The pod's managed hosts file on the host, mounted at /etc/hosts of its containers. */
+  hostsPath?: string;
+  /** --cluster_domain, for a subdomain's FQDN (setHostnameAsFQDN). */
+  clusterDomain?: string;
   /** seccompDefault and the root of Localhost profiles (unset: off, under the default root dir). */
   seccomp?: SeccompSettings;
 }
@@ -110,7 +115,7 @@ export function podSandboxConfig(pod: Pod, ctx: PodContext, attempt: number): Po
   return {
     metadata: { name, namespace, uid, attempt },
     // A host-network pod must leave it empty: the runtime cannot set a hostname without a private UTS namespace.
-    hostname: pod.spec.hostNetwork ? "" : (pod.spec.hostname ?? name),
+    hostname: pod.spec.hostNetwork ? "" : sandboxHostname(pod, ctx.clusterDomain ?? ""),
     ...(ctx.podLogsDir ? { log_directory: join(ctx.podLogsDir, `${namespace}_${name}_${uid}`) } : {}),
     port_mappings: ports,
     labels: {
@@ -190,6 +195,9 @@ export function containerConfig(pod: Pod, container: V1Container, ctx: Container
         : []),
       ...(ctx.resolvConfPath && !mountsAt(container, "/etc/resolv.conf")
         ? [{ host_path: ctx.resolvConfPath, container_path: "/etc/resolv.conf", readonly: true }]
+        : []),
+      ...(ctx.hostsPath && !mountsAt(container, "/etc/hosts")
+        ? [{ host_path: ctx.hostsPath, container_path: "/etc/hosts" }]
         : []),
     ],
     labels: {

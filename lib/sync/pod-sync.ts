@@ -499,7 +499,13 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
       node: await nodeInfo(),
       configs: deps.configs,
       ...(deps.cgroups ? { cgroupParent: await deps.cgroups.ensurePod(pod) } : {}),
-      ...(deps.dns ? { resolvConfPath: await deps.dns.resolvConfFor(pod) } : {}),
+      ...(deps.dns
+        ? {
+            resolvConfPath: await deps.dns.resolvConfFor(pod),
+            hostsPath: await deps.dns.hostsFileFor(pod, podIP),
+            clusterDomain: deps.dns.clusterDomain,
+          }
+        : {}),
       oomScoreAdjMin: options.oomScoreAdjMin,
       cfsQuota: options.cfsQuota,
       cfsPeriodUs: options.cfsPeriodUs,

@@ -1,9 +1,10 @@
 // Pod fields the Go kubelet implements, end to end on each runtime of the matrix, read from inside the pod
 // through exec: a PSS-restricted pod's /proc/self/status (seccomp filter, no_new_privs, no capabilities, its
 // user), runAsNonRoot against a root image, a Localhost seccomp profile, safe and unsafe sysctls, fsGroup on
-// an emptyDir, a shared PID namespace, runtimeClassName as the runtime handler and activeDeadlineSeconds.
+// an emptyDir, a shared PID namespace, runtimeClassName as the runtime handler, activeDeadlineSeconds,
+// hostAliases in the managed /etc/hosts and dnsConfig in resolv.conf.
 import { afterAll, beforeAll, expect } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Kubelet, startKubelet, test } from "./harness-kubelet.ts";
 import { describeOnRuntimes } from "./harness-runtimes.ts";
@@ -30,6 +31,8 @@ const PODS = [
   "e2e-rc-mapped",
   "e2e-rc-unknown",
   "e2e-deadline",
+  "e2e-names",
+  "e2e-names-hostnet",
 ];
 
 describeOnRuntimes("pod fields", (services, rt) => {
@@ -99,6 +102,25 @@ ${app(`      securityContext:
 ${app("      volumeMounts: [{ name: data, mountPath: /data }]\n")}`,
     );
     pod("e2e-sharepid", `  shareProcessNamespace: true\n${app()}`);
+    pod(
+      "e2e-names",
+      `  hostname: web
+  subdomain: backends
+  setHostnameAsFQDN: true
+  hostAliases: [{ ip: 10.1.2.3, hostnames: [db.internal, cache.internal] }]
+  dnsPolicy: None
+  dnsConfig:
+    nameservers: [10.9.9.9]
+    searches: [corp.example]
+    options: [{ name: ndots, value: "2" }, { name: edns0 }]
+${app()}`,
+    );
+    pod(
+      "e2e-names-hostnet",
+      `  hostNetwork: true
+  hostAliases: [{ ip: 10.1.2.4, hostnames: [registry.internal] }]
+${app()}`,
+    );
     pod("e2e-deadline", `  activeDeadlineSeconds: 3\n${app()}`);
     pod("e2e-rc-mapped", `  runtimeClassName: fast\n${app()}`);
     pod("e2e-rc-unknown", `  runtimeClassName: kata\n${app()}`);
@@ -206,5 +228,25 @@ ${app("      volumeMounts: [{ name: data, mountPath: /data }]\n")}`,
       message: "Pod was active on the node longer than the specified deadline",
     });
     await kubelet.waitFor("e2e-deadline's container stopped", async () => !(await rt.running("e2e-deadline", "app")));
+  });
+
+  test("hostAliases are in a kubelet-managed /etc/hosts; a host-network pod's is the node's file plus its aliases", async () => {
+    expect((await exec("e2e-names", "cat /etc/hosts")).stdout).toStartWith(
+      "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n",
+    );
+    expect((await exec("e2e-names", "cat /etc/hosts")).stdout).toEndWith(
+      "\n# Entries added by HostAliases.\n10.1.2.3\tdb.internal\tcache.internal\n",
+    );
+    const hostNet = (await exec("e2e-names-hostnet", "cat /etc/hosts")).stdout;
+    expect(hostNet).toStartWith(
+      `# Kubernetes-managed hosts file (host network).\n${readFileSync("/etc/hosts", "utf8")}`,
+    );
+    expect(hostNet).toEndWith("\n# Entries added by HostAliases.\n10.1.2.4\tregistry.internal\n");
+  });
+
+  test("dnsConfig under dnsPolicy None is the pod's resolv.conf", async () => {
+    expect((await exec("e2e-names", "cat /etc/resolv.conf")).stdout).toBe(
+      "nameserver 10.9.9.9\nsearch corp.example\noptions ndots:2 edns0\n",
+    );
   });
 });
