@@ -132,9 +132,9 @@ export const SCHEMA: Record<string, Record<string, string>> = {
     mountPath: "string",
     readOnly: "bool",
     subPath: "string",
-    subPathExpr: "!",
-    mountPropagation: "!",
-    recursiveReadOnly: "!",
+    subPathExpr: "string",
+    mountPropagation: "string",
+    recursiveReadOnly: "string",
   },
   Probe: {
     exec: "Exec",

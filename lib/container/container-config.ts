@@ -153,6 +153,8 @@ export interface ContainerContext extends PodContext {
   init: boolean;
   /** Host file backing the container's terminationMessagePath. */
   terminationLog?: string;
+  /** Host paths of the mounts with a subPath or subPathExpr, by mountPath, prepared by node/subpath.ts. */
+  subPaths?: Map<string, string>;
   /** The user the container's image runs as, for runAsNonRoot (unset: root, so runAsNonRoot fails closed). */
   imageUser?: ImageUser;
 }
@@ -189,7 +191,7 @@ export function containerConfig(pod: Pod, container: V1Container, ctx: Container
     ...(container.workingDir ? { working_dir: container.workingDir } : {}),
     envs: [...env].map(([key, value]) => ({ key, value })),
     mounts: [
-      ...mounts(container, ctx.volumePaths),
+      ...mounts(container, ctx.volumePaths, ctx.subPaths ?? new Map(), security.privileged ?? false),
       ...(ctx.terminationLog && container.terminationMessagePath
         ? [{ host_path: ctx.terminationLog, container_path: container.terminationMessagePath }]
         : []),
@@ -256,13 +258,47 @@ function mountsAt(container: V1Container, path: string): boolean {
   return (container.volumeMounts ?? []).some((m) => m.mountPath === path);
 }
 
-function mounts(container: V1Container, volumes: Map<string, VolumeMount>): NonNullable<ContainerConfig["mounts"]> {
+const PROPAGATION = {
+  None: "PROPAGATION_PRIVATE",
+  HostToContainer: "PROPAGATION_HOST_TO_CONTAINER",
+  Bidirectional: "PROPAGATION_BIDIRECTIONAL",
+} as const;
+
+function mounts(
+  container: V1Container,
+  volumes: Map<string, VolumeMount>,
+  subPaths: Map<string, string>,
+  privileged: boolean,
+): NonNullable<ContainerConfig["mounts"]> {
   return (container.volumeMounts ?? []).map((mount) => {
     const volume = volumes.get(mount.name);
     if (!volume)
       throw new KubeletError("VolumeSetupFailed", `container ${container.name}: volume "${mount.name}" was not set up`);
-    const host = mount.subPath ? `${volume.hostPath}/${mount.subPath}` : volume.hostPath;
-    return { host_path: host, container_path: mount.mountPath, ...(mount.readOnly ? { readonly: true } : {}) };
+    if (mount.subPath || mount.subPathExpr) {
+      if (!subPaths.has(mount.mountPath))
+        throw new KubeletError(
+          "VolumeSetupFailed",
+          `container ${container.name}: subPath of "${mount.name}" was not prepared`,
+        );
+    }
+    const propagation = mount.mountPropagation as keyof typeof PROPAGATION | undefined;
+    // The API server's rule, kept here for manifests that never met one.
+    if (propagation === "Bidirectional" && !privileged)
+      throw new KubeletError(
+        "CreateContainerConfigError",
+        `container ${container.name}: volumeMount "${mount.name}": Bidirectional mount propagation is available only to privileged containers`,
+      );
+    if (mount.recursiveReadOnly === "Enabled")
+      throw new KubeletError(
+        "CreateContainerConfigError",
+        `failed to resolve recursive read-only mode: volume "${mount.name}" requested recursive read-only mode, but it is not supported by the runtime`,
+      );
+    return {
+      host_path: subPaths.get(mount.mountPath) ?? volume.hostPath,
+      container_path: mount.mountPath,
+      ...(mount.readOnly ? { readonly: true } : {}),
+      ...(propagation && propagation !== "None" ? { propagation: PROPAGATION[propagation] } : {}),
+    };
   });
 }
 

@@ -6,7 +6,13 @@ import { describe, expect, test } from "bun:test";
 import { containerFieldHashes, containerHash, podSandboxHash, sandboxFieldHashes } from "../api/hash.ts";
 import { ANNOTATION, type Pod, type V1Container, type V1PodSpec } from "../api/types.ts";
 import { testPod } from "../testing/pods.ts";
-import { containerConfig, podSandboxConfig, resolveEnv, type PodContext } from "./container-config.ts";
+import {
+  containerConfig,
+  podSandboxConfig,
+  resolveEnv,
+  type ContainerContext,
+  type PodContext,
+} from "./container-config.ts";
 import { containerBody, dockerName, sandboxBody } from "./docker-shim.ts";
 import { LABEL } from "./runtime.ts";
 
@@ -35,7 +41,7 @@ const buildContainer = (
   container: V1Container,
   c: PodContext & { attempt: number; init: boolean; terminationLog?: string },
 ) => containerBody("pause-id", containerConfig(p, container, c), podSandboxConfig(p, c, 0));
-const body = (p: Pod, container: V1Container = p.spec.containers[0]!, over: Partial<PodContext> = {}) =>
+const body = (p: Pod, container: V1Container = p.spec.containers[0]!, over: Partial<ContainerContext> = {}) =>
   buildContainer(p, container, { ...ctx, ...over, attempt: 2, init: false });
 
 describe("the pause container", () => {
@@ -301,18 +307,25 @@ describe("an app container", () => {
     expect(body(pod(), privileged, { allowPrivileged: true }).HostConfig.Privileged).toBe(true);
   });
 
-  test("volume mounts become binds (subPath, read-only); a volume not set up is an error naming it", () => {
-    const mounted = body(pod(), {
-      ...app,
-      volumeMounts: [
-        { name: "data", mountPath: "/data" },
-        { name: "data", mountPath: "/logs", subPath: "logs/app", readOnly: true },
-      ],
-    });
+  test("volume mounts become binds (prepared subPath, read-only, propagation); a volume not set up is an error naming it", () => {
+    const mounted = body(
+      pod(),
+      {
+        ...app,
+        volumeMounts: [
+          { name: "data", mountPath: "/data", mountPropagation: "HostToContainer" },
+          { name: "data", mountPath: "/logs", subPath: "logs/app", readOnly: true },
+        ],
+      },
+      { subPaths: new Map([["/logs", "/var/lib/kubelet/pods/u/volumes/data/logs/app"]]) },
+    );
     expect(mounted.HostConfig.Binds).toEqual([
-      "/var/lib/kubelet/pods/u/volumes/data:/data",
+      "/var/lib/kubelet/pods/u/volumes/data:/data:rslave",
       "/var/lib/kubelet/pods/u/volumes/data/logs/app:/logs:ro",
     ]);
+    expect(() =>
+      body(pod(), { ...app, volumeMounts: [{ name: "data", mountPath: "/d", mountPropagation: "Bidirectional" }] }),
+    ).toThrow("Bidirectional mount propagation is available only to privileged containers");
     expect(() => body(pod(), { ...app, volumeMounts: [{ name: "nope", mountPath: "/x" }] })).toThrow(
       'container app: volume "nope" was not set up',
     );

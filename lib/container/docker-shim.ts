@@ -160,7 +160,7 @@ export function containerBody(
         : security.namespace_options?.pid === "POD"
           ? { PidMode: `container:${sandboxId}` }
           : {}),
-      Binds: (config.mounts ?? []).map((m) => `${m.host_path}:${m.container_path}${m.readonly ? ":ro" : ""}`),
+      Binds: (config.mounts ?? []).map(bind),
       ...(memory ? { Memory: memory, MemorySwap: memory } : {}),
       ...(resources.cpu_quota ? { CpuQuota: resources.cpu_quota, CpuPeriod: resources.cpu_period } : {}),
       ...(resources.cpu_shares !== undefined ? { CpuShares: resources.cpu_shares } : {}),
@@ -175,6 +175,16 @@ export function containerBody(
       LogConfig: LOG_CONFIG,
     },
   };
+}
+
+/** A CRI mount → a Docker bind: `host:container[:ro][,rslave|rshared]`, as the dockershim wrote them. */
+function bind(m: NonNullable<ContainerConfig["mounts"]>[number]): string {
+  const options = [
+    ...(m.readonly ? ["ro"] : []),
+    ...(m.propagation === "PROPAGATION_HOST_TO_CONTAINER" ? ["rslave"] : []),
+    ...(m.propagation === "PROPAGATION_BIDIRECTIONAL" ? ["rshared"] : []),
+  ];
+  return `${m.host_path}:${m.container_path}${options.length ? `:${options.join(",")}` : ""}`;
 }
 
 /**

@@ -136,12 +136,6 @@ export function createVolumeManager(options: { rootDir: string; configs: ConfigL
           );
         }
       }
-      for (const container of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
-        for (const mount of container.volumeMounts ?? []) {
-          const volume = paths.get(mount.name);
-          if (volume && mount.subPath) await mkdir(join(volume.hostPath, mount.subPath), { recursive: true });
-        }
-      }
       return paths;
     },
     async teardown(podUid) {

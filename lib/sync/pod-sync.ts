@@ -7,6 +7,7 @@ import type { Clock } from "../clock.ts";
 import {
   containerConfig,
   podSandboxConfig,
+  resolveEnv,
   runtimeHandler,
   type PodContext,
   type VolumeMount,
@@ -32,6 +33,7 @@ import type { CgroupManager } from "../node/cgroups.ts";
 import type { DnsConfigurer } from "../node/dns.ts";
 import type { LifecycleHandler } from "kubernetes-types/core/v1.d.ts";
 import type { SeccompSettings } from "../container/security-context.ts";
+import { subPathHostPaths } from "../node/subpath.ts";
 
 export interface PodSyncOptions {
   hostname: string;
@@ -282,6 +284,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
         sandbox.id,
         containerConfig(pod, spec, {
           ...ctx,
+          subPaths: await subPathHostPaths(spec, resolveEnv(pod, spec, ctx), ctx.volumePaths),
           attempt,
           init,
           terminationLog,

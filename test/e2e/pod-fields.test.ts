@@ -2,7 +2,8 @@
 // through exec: a PSS-restricted pod's /proc/self/status (seccomp filter, no_new_privs, no capabilities, its
 // user), runAsNonRoot against a root image, a Localhost seccomp profile, safe and unsafe sysctls, fsGroup on
 // an emptyDir, a shared PID namespace, runtimeClassName as the runtime handler, activeDeadlineSeconds,
-// hostAliases in the managed /etc/hosts and dnsConfig in resolv.conf.
+// hostAliases in the managed /etc/hosts, dnsConfig in resolv.conf, nodeSelector against --node_labels,
+// subPathExpr.
 import { afterAll, beforeAll, expect } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -33,6 +34,9 @@ const PODS = [
   "e2e-deadline",
   "e2e-names",
   "e2e-names-hostnet",
+  "e2e-selector-miss",
+  "e2e-selector-match",
+  "e2e-subpath",
 ];
 
 describeOnRuntimes("pod fields", (services, rt) => {
@@ -121,6 +125,25 @@ ${app()}`,
   hostAliases: [{ ip: 10.1.2.4, hostnames: [registry.internal] }]
 ${app()}`,
     );
+    pod("e2e-selector-miss", `  nodeSelector: { disktype: ssd }\n${app()}`);
+    pod(
+      "e2e-selector-match",
+      `  nodeSelector: { disktype: hdd, kubernetes.io/os: linux }
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms: [{ matchExpressions: [{ key: kubernetes.io/hostname, operator: Exists }] }]
+${app()}`,
+    );
+    pod(
+      "e2e-subpath",
+      `  volumes: [{ name: data, emptyDir: {} }]
+${app(`      env: [{ name: POD_NAME, valueFrom: { fieldRef: { fieldPath: metadata.name } } }]
+      volumeMounts:
+        - { name: data, mountPath: /data }
+        - { name: data, mountPath: /mine, subPathExpr: "logs/$(POD_NAME)" }
+`)}`,
+    );
     pod("e2e-deadline", `  activeDeadlineSeconds: 3\n${app()}`);
     pod("e2e-rc-mapped", `  runtimeClassName: fast\n${app()}`);
     pod("e2e-rc-unknown", `  runtimeClassName: kata\n${app()}`);
@@ -133,6 +156,8 @@ ${app()}`,
       services.pause,
       "--runtime_handlers",
       "fast=runc",
+      "--node_labels",
+      "disktype=hdd",
     ]);
   });
   afterAll(async () => {
@@ -248,5 +273,23 @@ ${app()}`,
     expect((await exec("e2e-names", "cat /etc/resolv.conf")).stdout).toBe(
       "nameserver 10.9.9.9\nsearch corp.example\noptions ndots:2 edns0\n",
     );
+  });
+
+  test("a nodeSelector the node's labels do not match is rejected as NodeAffinity; a matching one runs", async () => {
+    const rejected = await kubelet.waitFor("e2e-selector-miss rejected", async () => {
+      const p = await reported("e2e-selector-miss");
+      return p?.status?.reason === "NodeAffinity" ? p.status : undefined;
+    });
+    expect(rejected).toMatchObject({
+      phase: "Failed",
+      message: "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+    });
+    await kubelet.waitFor("e2e-selector-match running", () => rt.running("e2e-selector-match", "app"), 60_000);
+    expect((await rt.podSandboxes("e2e-selector-miss")).length).toBe(0);
+  });
+
+  test("subPathExpr expands from the container's environment into a directory of the volume", async () => {
+    const result = await exec("e2e-subpath", "echo hi > /mine/file && cat /data/logs/e2e-subpath/file");
+    expect(result.stdout).toBe("hi\n");
   });
 });
