@@ -1,6 +1,6 @@
 // Drives the compiled kubelet and the real dockerd for end-to-end tests.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KUBELET_BINARY, type TestServices } from "../../lib/testing/services.ts";
@@ -65,6 +65,19 @@ export function removePods(services: TestServices, ...pods: string[]): void {
 /** A fresh temporary directory, removed by the returned cleanup. */
 export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `kubelet-${prefix}-`));
+}
+
+/** Writes `<dir>/<name>.yaml`: a pod with a 1 s grace period and the given spec lines (indented two spaces). */
+export function writePodManifest(dir: string, name: string, spec: string): void {
+  writeFileSync(
+    join(dir, `${name}.yaml`),
+    `apiVersion: v1
+kind: Pod
+metadata: { name: ${name} }
+spec:
+  terminationGracePeriodSeconds: 1
+${spec}`,
+  );
 }
 
 /** Removes a directory, unmounting first what the kubelet mounted in it (tmpfs of Secret and memory volumes). */

@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Kubelet, startKubelet, test } from "./harness-kubelet.ts";
 import { describeOnRuntimes } from "./harness-runtimes.ts";
-import { removeDir, tempDir } from "./harness.ts";
+import { removeDir, tempDir, writePodManifest } from "./harness.ts";
 
 interface PodItem {
   metadata: { name: string; uid: string };
@@ -43,16 +43,7 @@ describeOnRuntimes("pod fields", (services, rt) => {
   const manifests = tempDir("fields-manifests");
   const rootDir = tempDir("fields-root");
   let kubelet: Kubelet;
-  const pod = (name: string, spec: string) =>
-    writeFileSync(
-      join(manifests, `${name}.yaml`),
-      `apiVersion: v1
-kind: Pod
-metadata: { name: ${name} }
-spec:
-  terminationGracePeriodSeconds: 1
-${spec}`,
-    );
+  const pod = (name: string, spec: string) => writePodManifest(manifests, name, spec);
   const app = (extra = "") => `  containers:
     - name: app
       image: ${services.busybox}
@@ -65,6 +56,12 @@ ${extra}`;
     const c = await kubelet.waitFor(`${name} running`, () => rt.running(name, "app"), 60_000);
     return rt.runtime.exec(c.id, ["sh", "-c", script], { timeoutMs: 10_000 });
   };
+  /** The pod's status once it carries `reason` (a rejection or an end). */
+  const endedWith = (name: string, reason: string) =>
+    kubelet.waitFor(`${name} with reason ${reason}`, async () => {
+      const p = await reported(name);
+      return p?.status?.reason === reason ? p.status : undefined;
+    });
   const status = async (name: string) => (await exec(name, "cat /proc/self/status")).stdout;
   const line = (text: string, key: string) => new RegExp(`^${key}:\\s*(.*)$`, "m").exec(text)?.[1]?.trim();
 
@@ -203,11 +200,7 @@ ${app(`      env: [{ name: POD_NAME, valueFrom: { fieldRef: { fieldPath: metadat
   });
 
   test("an unsafe sysctl not in --allowed_unsafe_sysctls is refused: the pod is Failed with SysctlForbidden", async () => {
-    const refused = await kubelet.waitFor("e2e-sysctl-unsafe rejected", async () => {
-      const p = await reported("e2e-sysctl-unsafe");
-      return p?.status?.reason === "SysctlForbidden" ? p.status : undefined;
-    });
-    expect(refused).toMatchObject({
+    expect(await endedWith("e2e-sysctl-unsafe", "SysctlForbidden")).toMatchObject({
       phase: "Failed",
       message: 'Pod was rejected: forbidden sysctl: "kernel.msgmax" not allowlisted',
     });
@@ -244,11 +237,7 @@ ${app(`      env: [{ name: POD_NAME, valueFrom: { fieldRef: { fieldPath: metadat
 
   test("activeDeadlineSeconds ends a running pod: Failed with DeadlineExceeded, its containers stopped", async () => {
     await kubelet.waitFor("e2e-deadline running", () => rt.running("e2e-deadline", "app"), 60_000);
-    const ended = await kubelet.waitFor("e2e-deadline ended", async () => {
-      const p = await reported("e2e-deadline");
-      return p?.status?.reason === "DeadlineExceeded" ? p.status : undefined;
-    });
-    expect(ended).toMatchObject({
+    expect(await endedWith("e2e-deadline", "DeadlineExceeded")).toMatchObject({
       phase: "Failed",
       message: "Pod was active on the node longer than the specified deadline",
     });
@@ -276,11 +265,7 @@ ${app(`      env: [{ name: POD_NAME, valueFrom: { fieldRef: { fieldPath: metadat
   });
 
   test("a nodeSelector the node's labels do not match is rejected as NodeAffinity; a matching one runs", async () => {
-    const rejected = await kubelet.waitFor("e2e-selector-miss rejected", async () => {
-      const p = await reported("e2e-selector-miss");
-      return p?.status?.reason === "NodeAffinity" ? p.status : undefined;
-    });
-    expect(rejected).toMatchObject({
+    expect(await endedWith("e2e-selector-miss", "NodeAffinity")).toMatchObject({
       phase: "Failed",
       message: "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
     });
