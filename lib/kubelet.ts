@@ -609,6 +609,10 @@ function admissionPolicy(config: KubeletConfig, nodeName: string): AdmissionPoli
       },
     },
     sysctls: createSysctlAllowlist(config.allowedUnsafeSysctls),
+    allocatable: nodeAllocatable(
+      { milliCpu: cpus().length * 1000, memoryBytes: totalmem() },
+      { kube: config.kubeReserved, system: config.systemReserved, evictionHard: config.evictionHard },
+    ),
     features: { appArmor: appArmorEnabled(), userNamespaces: false, seLinux: false },
   };
 }

@@ -55,8 +55,7 @@ export const SCHEMA: Record<string, Record<string, string>> = {
     automountServiceAccountToken: "!service account tokens are issued by an API server",
     topologySpreadConstraints: "!spreading pods across nodes is a scheduler's decision",
     runtimeClassName: "string",
-    overhead:
-      "!set by the RuntimeClass admission of an API server; this kubelet admits by pod count, with no resource fit to add it to",
+    overhead: "quantities",
     enableServiceLinks: "!there are no Services (no API server) to make environment variables of",
     readinessGates: "!their conditions are set by controllers through an API server",
     imagePullSecrets: "[LocalRef]",

@@ -110,3 +110,16 @@ describe("what the node cannot or may not run", () => {
     ).toBe("SELinuxUnsupported");
   });
 });
+
+test("a pod whose requests with overhead exceed what is left of allocatable is OutOfcpu / OutOfmemory", () => {
+  const policy = { ...open, allocatable: { milliCpu: 2000, memoryBytes: 1024 } };
+  const pod = testPod("big", {
+    containers: [{ name: "app", image: "b", resources: { requests: { cpu: "1" } } }],
+    overhead: { cpu: "500m" },
+  });
+  expect(admitPod(pod, 1, policy, { milliCpu: 1000, memoryBytes: 0 })).toEqual({
+    reason: "OutOfcpu",
+    message: "Node didn't have enough resource: cpu, requested: 1500, used: 1000, capacity: 2000",
+  });
+  expect(admitPod(pod, 1, policy, { milliCpu: 0, memoryBytes: 0 })).toBeUndefined();
+});

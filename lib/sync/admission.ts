@@ -7,6 +7,7 @@
 import { ANNOTATION, type Pod, type V1PodStatus } from "../api/types.ts";
 import { matchesNode } from "./node-affinity.ts";
 import type { SysctlAllowlist } from "./sysctls.ts";
+import { insufficientResource, type Requests } from "./resource-fit.ts";
 
 /** Who may run what on this node. */
 export interface AdmissionPolicy {
@@ -16,6 +17,8 @@ export interface AdmissionPolicy {
   hostNetworkSources: string[];
   hostPidSources: string[];
   hostIpcSources: string[];
+  /** The node's allocatable cpu and memory (capacity less reserved and the hard memory eviction threshold). */
+  allocatable?: Requests;
   /** The node's name and labels (--node_labels and the well-known ones) for nodeSelector and node affinity. */
   node?: { name: string; labels: Record<string, string> };
   /** The safe sysctls and --allowed_unsafe_sysctls. */
@@ -28,6 +31,8 @@ export interface AdmissionPolicy {
 export interface Rejection {
   reason:
     | "OutOfpods"
+    | "OutOfcpu"
+    | "OutOfmemory"
     | "CapabilitiesForbidden"
     | "NodeAffinity"
     | "PodOSNotSupported"
@@ -42,10 +47,11 @@ export interface Rejection {
 export const OUT_OF_PODS = "OutOfpods";
 
 /**
- * Admits `pod` next to `admitted` already-admitted pods, or says why not, in the kubelet's words:
- * host namespaces first (a policy answer that waiting cannot change), then the pod count.
+ * Admits `pod` next to `admitted` already-admitted pods (requesting `used` together), or says why not, in the
+ * kubelet's words: host namespaces first (a policy answer that waiting cannot change), then what the node cannot
+ * run, then the pod count and the resource fit.
  */
-export function admitPod(pod: Pod, admitted: number, policy: AdmissionPolicy): Rejection | undefined {
+export function admitPod(pod: Pod, admitted: number, policy: AdmissionPolicy, used?: Requests): Rejection | undefined {
   const source = pod.metadata.annotations[ANNOTATION.source] ?? "";
   const checks = [
     [pod.spec.hostNetwork, policy.hostNetworkSources, "host networking", "host_network_sources"],
@@ -64,6 +70,12 @@ export function admitPod(pod: Pod, admitted: number, policy: AdmissionPolicy): R
     return {
       reason: OUT_OF_PODS,
       message: `Node didn't have enough resource: pods, requested: 1, used: ${admitted}, capacity: ${policy.maxPods}`,
+    };
+  const short = policy.allocatable && used && insufficientResource(pod, used, policy.allocatable);
+  if (short)
+    return {
+      reason: `OutOf${short.resource}`,
+      message: `Node didn't have enough resource: ${short.resource}, requested: ${short.requested}, used: ${short.used}, capacity: ${short.capacity}`,
     };
   return undefined;
 }

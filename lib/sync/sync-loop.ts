@@ -15,6 +15,7 @@ import type { Logger } from "../log.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 import { computePodStatus, type Waiting } from "./pod-status.ts";
 import { activeDeadlineRemainingMs, DEADLINE_EXCEEDED } from "./active-deadline.ts";
+import { sumRequests } from "./resource-fit.ts";
 import { createPodSyncer, type PodSyncOptions } from "./pod-sync.ts";
 import { noneObserved, nothingObserved, observedLabels, type Observed } from "./pod-plan.ts";
 import type { createProbeManager } from "../node/probes.ts";
@@ -302,8 +303,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   const admit = (record: PodRecord) => {
     const policy = options.admission;
     if (!policy || !record.pod) return;
-    const admitted = [...records.values()].filter((r) => r !== record && r.wanted && !r.rejected).length;
-    const rejection = admitPod(record.pod, admitted, policy);
+    const admitted = [...records.values()].filter((r) => r !== record && r.wanted && !r.rejected);
+    const rejection = admitPod(record.pod, admitted.length, policy, sumRequests(admitted.map((r) => r.pod!)));
     const before = record.rejected;
     record.rejected = rejection;
     if (!rejection) {

@@ -3,7 +3,7 @@
 // user), runAsNonRoot against a root image, a Localhost seccomp profile, safe and unsafe sysctls, fsGroup on
 // an emptyDir, a shared PID namespace, runtimeClassName as the runtime handler, activeDeadlineSeconds,
 // hostAliases in the managed /etc/hosts, dnsConfig in resolv.conf, nodeSelector against --node_labels,
-// subPathExpr.
+// subPathExpr and overhead in the resource fit.
 import { afterAll, beforeAll, expect } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -37,6 +37,7 @@ const PODS = [
   "e2e-selector-miss",
   "e2e-selector-match",
   "e2e-subpath",
+  "e2e-overhead",
 ];
 
 describeOnRuntimes("pod fields", (services, rt) => {
@@ -121,6 +122,12 @@ ${app()}`,
       `  hostNetwork: true
   hostAliases: [{ ip: 10.1.2.4, hostnames: [registry.internal] }]
 ${app()}`,
+    );
+    // A tiny request, but an overhead no node here has: refused by the resource fit.
+    pod(
+      "e2e-overhead",
+      `  overhead: { cpu: "1000" }
+${app("      resources: { requests: { cpu: 10m } }\n")}`,
     );
     pod("e2e-selector-miss", `  nodeSelector: { disktype: ssd }\n${app()}`);
     pod(
@@ -277,5 +284,13 @@ ${app(`      env: [{ name: POD_NAME, valueFrom: { fieldRef: { fieldPath: metadat
   test("subPathExpr expands from the container's environment into a directory of the volume", async () => {
     const result = await exec("e2e-subpath", "echo hi > /mine/file && cat /data/logs/e2e-subpath/file");
     expect(result.stdout).toBe("hi\n");
+  });
+
+  test("overhead counts in the resource fit: a pod whose overhead does not fit is rejected OutOfcpu", async () => {
+    const status = await endedWith("e2e-overhead", "OutOfcpu");
+    expect(status.phase).toBe("Failed");
+    expect(status.message).toMatch(
+      /^Pod was rejected: Node didn't have enough resource: cpu, requested: 1000010, used: \d+, capacity: \d+$/,
+    );
   });
 });
