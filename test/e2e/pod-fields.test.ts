@@ -231,11 +231,15 @@ ${app(`      env: [{ name: POD_NAME, valueFrom: { fieldRef: { fieldPath: metadat
 
   test("runtimeClassName reaches the runtime as its handler: a mapped class runs, an unknown handler is the runtime's error on the pod", async () => {
     await kubelet.waitFor("e2e-rc-mapped running", () => rt.running("e2e-rc-mapped", "app"), 60_000);
-    const waiting = await kubelet.waitFor("e2e-rc-unknown refused", async () => {
-      const w = (await reported("e2e-rc-unknown"))?.status?.containerStatuses?.[0]?.state?.waiting;
-      return w?.message?.includes("kata") ? w : undefined;
+    const failed = await kubelet.waitFor("e2e-rc-unknown refused", async () => {
+      const events = (await (await kubelet.api("/events")).json()) as {
+        items: Array<{ reason: string; message: string; involvedObject: { name: string } }>;
+      };
+      return events.items.find(
+        (e) => e.involvedObject.name === "e2e-rc-unknown" && e.reason === "FailedCreatePodSandBox",
+      );
     });
-    expect(waiting.message).toMatch(
+    expect(failed.message).toMatch(
       rt.kind === "docker" ? /RuntimeHandler "kata" not supported/ : /no runtime for "kata" is configured/,
     );
     expect(await rt.readySandbox("e2e-rc-unknown")).toBeUndefined();
