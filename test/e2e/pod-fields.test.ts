@@ -38,7 +38,19 @@ const PODS = [
   "e2e-selector-match",
   "e2e-subpath",
   "e2e-overhead",
+  "e2e-apparmor",
+  "e2e-userns",
+  "e2e-selinux",
 ];
+
+/** Whether this host enforces AppArmor: a pod asking for a profile runs with it, or is refused where it does not. */
+const HOST_APPARMOR = (() => {
+  try {
+    return readFileSync("/sys/module/apparmor/parameters/enabled", "utf8").startsWith("Y");
+  } catch {
+    return false;
+  }
+})();
 
 describeOnRuntimes("pod fields", (services, rt) => {
   const manifests = tempDir("fields-manifests");
@@ -129,6 +141,9 @@ ${app()}`,
       `  overhead: { cpu: "1000" }
 ${app("      resources: { requests: { cpu: 10m } }\n")}`,
     );
+    pod("e2e-apparmor", `  securityContext: { appArmorProfile: { type: RuntimeDefault } }\n${app()}`);
+    pod("e2e-userns", `  hostUsers: false\n${app()}`);
+    pod("e2e-selinux", `  securityContext: { seLinuxOptions: { level: "s0:c123,c456" } }\n${app()}`);
     pod("e2e-selector-miss", `  nodeSelector: { disktype: ssd }\n${app()}`);
     pod(
       "e2e-selector-match",
@@ -296,5 +311,18 @@ ${app(`      env: [{ name: POD_NAME, valueFrom: { fieldRef: { fieldPath: metadat
     expect(status.message).toMatch(
       /^Pod was rejected: Node didn't have enough resource: cpu, requested: 1000010, used: \d+, capacity: \d+$/,
     );
+  });
+
+  test("security features the node lacks are refused with a reason, never dropped: hostUsers: false, seLinuxOptions, AppArmor without AppArmor", async () => {
+    expect((await endedWith("e2e-userns", "UserNamespacesUnsupported")).phase).toBe("Failed");
+    expect((await endedWith("e2e-selinux", "SELinuxUnsupported")).phase).toBe("Failed");
+    if (HOST_APPARMOR) {
+      const profile = await exec("e2e-apparmor", "cat /proc/self/attr/current");
+      expect(profile.stdout).not.toMatch(/^unconfined/);
+    } else
+      expect(await endedWith("e2e-apparmor", "AppArmor")).toMatchObject({
+        phase: "Failed",
+        message: "Pod was rejected: Cannot enforce AppArmor: AppArmor is not enabled on the host",
+      });
   });
 });
