@@ -307,6 +307,43 @@ describe("an app container", () => {
     expect(body(pod(), privileged, { allowPrivileged: true }).HostConfig.Privileged).toBe(true);
   });
 
+  test("pod security fields: seccomp, no-new-privileges and AppArmor as security options, sysctls and fsGroup on the pause container and the groups, a shared PID namespace", () => {
+    const p = pod({
+      shareProcessNamespace: true,
+      securityContext: {
+        fsGroup: 2000,
+        supplementalGroups: [3000],
+        sysctls: [{ name: "kernel.shm_rmid_forced", value: "1" }],
+        seccompProfile: { type: "RuntimeDefault" },
+      },
+    });
+    const restricted = body(p, {
+      ...app,
+      securityContext: {
+        allowPrivilegeEscalation: false,
+        appArmorProfile: { type: "Localhost", localhostProfile: "k8s-web" },
+      },
+    });
+    expect(restricted.HostConfig.SecurityOpt).toEqual(["no-new-privileges", "apparmor=k8s-web"]);
+    expect(restricted.HostConfig.GroupAdd).toEqual(["2000", "3000"]);
+    expect(restricted.HostConfig.PidMode).toBe("container:pause-id");
+    expect(
+      body(pod(), { ...app, securityContext: { seccompProfile: { type: "Unconfined" } } }).HostConfig.SecurityOpt,
+    ).toEqual(["seccomp=unconfined"]);
+    const audited = {
+      ...app,
+      securityContext: { seccompProfile: { type: "Localhost", localhostProfile: "audit.json" } },
+    };
+    const config = containerConfig(p, audited, { ...ctx, attempt: 2, init: false });
+    expect(config.linux?.security_context?.seccomp).toEqual({
+      profile_type: "Localhost",
+      localhost_ref: "/var/lib/kubelet/seccomp/audit.json",
+    });
+    const local = containerBody("pause-id", config, podSandboxConfig(p, ctx, 0), '{"defaultAction":"SCMP_ACT_LOG"}');
+    expect(local.HostConfig.SecurityOpt).toEqual(['seccomp={"defaultAction":"SCMP_ACT_LOG"}']);
+    expect(buildPauseContainer(p, ctx).HostConfig.Sysctls).toEqual({ "kernel.shm_rmid_forced": "1" });
+  });
+
   test("volume mounts become binds (prepared subPath, read-only, propagation); a volume not set up is an error naming it", () => {
     const mounted = body(
       pod(),
