@@ -3,7 +3,7 @@
 // user), runAsNonRoot against a root image, a Localhost seccomp profile, safe and unsafe sysctls, fsGroup on
 // an emptyDir, a shared PID namespace, runtimeClassName as the runtime handler, activeDeadlineSeconds,
 // hostAliases in the managed /etc/hosts, dnsConfig in resolv.conf, nodeSelector against --node_labels,
-// subPathExpr and overhead in the resource fit.
+// subPathExpr, overhead in the resource fit, refusals of what the node lacks, and --seccomp_default.
 import { afterAll, beforeAll, expect } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -324,5 +324,44 @@ ${app(`      env: [{ name: POD_NAME, valueFrom: { fieldRef: { fieldPath: metadat
         phase: "Failed",
         message: "Pod was rejected: Cannot enforce AppArmor: AppArmor is not enabled on the host",
       });
+  });
+});
+
+describeOnRuntimes("--seccomp_default", (services, rt) => {
+  const manifests = tempDir("seccomp-default-manifests");
+  const rootDir = tempDir("seccomp-default-root");
+  let kubelet: Kubelet;
+
+  beforeAll(async () => {
+    writePodManifest(
+      manifests,
+      "e2e-seccomp-default",
+      `  containers: [{ name: app, image: "${services.busybox}", command: ["sleep", "3600"] }]\n`,
+    );
+    kubelet = await startKubelet([
+      "run",
+      "-c",
+      manifests,
+      ...rt.flags(rootDir),
+      "--network_container_image",
+      services.pause,
+      "--seccomp_default",
+    ]);
+  });
+  afterAll(async () => {
+    await kubelet?.stop("SIGKILL");
+    await rt.removePods("e2e-seccomp-default");
+    removeDir(manifests);
+    removeDir(rootDir);
+  });
+
+  test("a pod naming no seccomp profile runs with the runtime's default one", async () => {
+    const c = await kubelet.waitFor(
+      "e2e-seccomp-default running",
+      () => rt.running("e2e-seccomp-default", "app"),
+      60_000,
+    );
+    const result = await rt.runtime.exec(c.id, ["grep", "^Seccomp:", "/proc/self/status"], { timeoutMs: 10_000 });
+    expect(result.stdout).toMatch(/^Seccomp:\s+2\n$/);
   });
 });
