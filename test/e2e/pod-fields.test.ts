@@ -8,7 +8,8 @@ import { afterAll, beforeAll, expect } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Kubelet, startKubelet, test } from "./harness-kubelet.ts";
-import { describeOnRuntimes } from "./harness-runtimes.ts";
+import { describeOnRuntimes, type RuntimeUnderTest } from "./harness-runtimes.ts";
+import type { TestServices } from "../../lib/testing/services.ts";
 import { removeDir, tempDir, writePodManifest } from "./harness.ts";
 
 interface PodItem {
@@ -42,6 +43,16 @@ const PODS = [
   "e2e-userns",
   "e2e-selinux",
 ];
+
+/** A kubelet running the pods of `manifests` on the runtime under test, with `extra` flags. */
+const startOn = (
+  services: TestServices,
+  rt: RuntimeUnderTest,
+  manifests: string,
+  rootDir: string,
+  ...extra: string[]
+): Promise<Kubelet> =>
+  startKubelet(["run", "-c", manifests, ...rt.flags(rootDir), "--network_container_image", services.pause, ...extra]);
 
 /** Whether this host enforces AppArmor: a pod asking for a profile runs with it, or is refused where it does not. */
 const HOST_APPARMOR = (() => {
@@ -165,18 +176,16 @@ ${app(`      env: [{ name: POD_NAME, valueFrom: { fieldRef: { fieldPath: metadat
     );
     pod("e2e-rc-mapped", `  runtimeClassName: fast\n${app()}`);
     pod("e2e-rc-unknown", `  runtimeClassName: kata\n${app()}`);
-    kubelet = await startKubelet([
-      "run",
-      "-c",
+    kubelet = await startOn(
+      services,
+      rt,
       manifests,
-      ...rt.flags(rootDir),
-      "--network_container_image",
-      services.pause,
+      rootDir,
       "--runtime_handlers",
       "fast=runc",
       "--node_labels",
       "disktype=hdd",
-    ]);
+    );
   });
   afterAll(async () => {
     await kubelet?.stop("SIGKILL");
@@ -338,15 +347,7 @@ describeOnRuntimes("--seccomp_default", (services, rt) => {
       "e2e-seccomp-default",
       `  containers: [{ name: app, image: "${services.busybox}", command: ["sleep", "3600"] }]\n`,
     );
-    kubelet = await startKubelet([
-      "run",
-      "-c",
-      manifests,
-      ...rt.flags(rootDir),
-      "--network_container_image",
-      services.pause,
-      "--seccomp_default",
-    ]);
+    kubelet = await startOn(services, rt, manifests, rootDir, "--seccomp_default");
   });
   afterAll(async () => {
     await kubelet?.stop("SIGKILL");
