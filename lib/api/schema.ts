@@ -84,7 +84,7 @@ export const SCHEMA: Record<string, Record<string, string>> = {
     appArmorProfile: "Profile",
     sysctls: "[Sysctl]",
     windowsOptions: "!Windows only: this kubelet runs Linux pods",
-    supplementalGroupsPolicy: "!the runtime merges the image's groups (Merge, the default); Strict is not passed on",
+    supplementalGroupsPolicy: "string",
     seLinuxChangePolicy: "!SELinux labels are not applied by this kubelet",
   },
   Container: {

@@ -108,6 +108,15 @@ describe("what the node cannot or may not run", () => {
       admitPod(testPod("se", { securityContext: { seLinuxOptions: { level: "s0:c1" } } }), 0, { ...open, features })
         ?.reason,
     ).toBe("SELinuxUnsupported");
+    // supplementalGroupsPolicy is newer than the API types: the pods are built as a manifest would give them.
+    const withPolicy = (name: string, policy: string) =>
+      testPod(name, { securityContext: { supplementalGroupsPolicy: policy } as object });
+    const strict = withPolicy("strict", "Strict");
+    expect(admitPod(strict, 0, { ...open, features })).toEqual({
+      reason: "SupplementalGroupsPolicyNotSupported",
+      message: "SupplementalGroupsPolicy=Strict is not supported in this node",
+    });
+    expect(admitPod(withPolicy("merge", "Merge"), 0, { ...open, features })).toBeUndefined();
   });
 });
 

@@ -39,7 +39,8 @@ export interface Rejection {
     | "SysctlForbidden"
     | "AppArmor"
     | "UserNamespacesUnsupported"
-    | "SELinuxUnsupported";
+    | "SELinuxUnsupported"
+    | "SupplementalGroupsPolicyNotSupported";
   message: string;
 }
 
@@ -102,6 +103,15 @@ function podFitsNode(pod: Pod, policy: AdmissionPolicy): Rejection | undefined {
       reason: "UserNamespacesUnsupported",
       message:
         "hostUsers: false needs user namespaces for pods, which this kubelet does not set up on either runtime; remove it",
+    };
+  // Strict needs a runtime that can leave out the image's /etc/group groups: neither path here can.
+  // (A field newer than the API types this project builds with.)
+  const groupsPolicy = (pod.spec.securityContext as { supplementalGroupsPolicy?: string } | undefined)
+    ?.supplementalGroupsPolicy;
+  if (groupsPolicy === "Strict")
+    return {
+      reason: "SupplementalGroupsPolicyNotSupported",
+      message: "SupplementalGroupsPolicy=Strict is not supported in this node",
     };
   if (!features.seLinux && contexts.some((c) => c?.seLinuxOptions))
     return {
