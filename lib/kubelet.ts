@@ -137,7 +137,7 @@ async function runLocked(
     nodeName: node.name,
     clock: systemClock,
     log,
-    ...(placement.deps.cgroups ? { podCgroupUsage: placement.deps.cgroups.podUsage } : {}),
+    ...(placement.deps.cgroups ? { cgroups: placement.deps.cgroups } : {}),
   });
   const store = createPodStore({
     sources: sources.map((s) => s.name),

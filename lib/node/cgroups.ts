@@ -3,12 +3,13 @@
 // and one pod<uid> cgroup per pod with limits from the sum of its containers. cgroupfs and systemd
 // naming; cgroup v1 (one hierarchy per controller) and v2 (one unified hierarchy).
 import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile, rmdir, writeFile } from "node:fs/promises";
+import { mkdir, readdir, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { podQosClass, podTotals, type QosClass } from "../api/qos.ts";
 import { parseQuantity } from "../api/quantity.ts";
 import type { Pod } from "../api/types.ts";
 import type { Logger } from "../log.ts";
+import { createCgroupReader, type CgroupReader } from "./cgroup-stats.ts";
 
 export type CgroupDriver = "cgroupfs" | "systemd";
 
@@ -146,12 +147,6 @@ export interface CgroupManagerOptions {
   log: Logger;
 }
 
-export interface PodUsage {
-  cpuUsageNanoseconds: number;
-  memoryUsageBytes: number;
-  memoryWorkingSetBytes: number;
-}
-
 export interface CgroupManager {
   version: 1 | 2;
   /** Creates kubepods and its QoS children; bounds kubepods when `allocatable` is given. */
@@ -162,8 +157,10 @@ export interface CgroupManager {
   removePod(uid: string): Promise<boolean>;
   /** Removes pod cgroups of pods not in `active`; returns the uids removed. */
   removeOrphans(active: ReadonlySet<string>): Promise<string[]>;
-  /** CPU and memory use of a pod, read from its cgroup. */
-  podUsage(uid: string): Promise<PodUsage | undefined>;
+  /** Every pod cgroup on the node by pod uid (path below the mount point), adopted pods included. */
+  podCgroups(): Promise<Map<string, string>>;
+  /** Reads cgroup stats and container cgroups on this hierarchy. */
+  reader: CgroupReader;
 }
 
 /** Detects the mounted cgroup version: v2 when the unified hierarchy is mounted at the mount point itself. */
@@ -178,6 +175,7 @@ export function createCgroupManager(options: CgroupManagerOptions): CgroupManage
   const pathOf = (name: string[]) => cgroupPath(root, name, driver);
   const dir = (controller: string, path: string) => join(mountPoint, controller, path);
   const podPaths = new Map<string, { path: string; applied: string }>();
+  const reader = createCgroupReader({ mountPoint, version });
 
   const create = async (path: string) => {
     if (version === 2) {
@@ -294,27 +292,7 @@ export function createCgroupManager(options: CgroupManagerOptions): CgroupManage
       }
       return removed;
     },
-    async podUsage(uid) {
-      const path = podPaths.get(uid)?.path ?? (await sharedPodDirs()).get(uid);
-      if (!path) return undefined;
-      const read = (controller: string, file: string) =>
-        readFile(join(dir(controller, path), file), "utf8").catch(() => "");
-      const stat = (text: string, key: string) => Number(new RegExp(`^${key} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
-      if (version === 1) {
-        const usage = Number((await read("memory", "memory.usage_in_bytes")) || 0);
-        const inactive = stat(await read("memory", "memory.stat"), "total_inactive_file");
-        return {
-          cpuUsageNanoseconds: Number((await read("cpuacct", "cpuacct.usage")) || 0),
-          memoryUsageBytes: usage,
-          memoryWorkingSetBytes: Math.max(0, usage - inactive),
-        };
-      }
-      const usage = Number((await read("", "memory.current")) || 0);
-      return {
-        cpuUsageNanoseconds: stat(await read("", "cpu.stat"), "usage_usec") * 1000,
-        memoryUsageBytes: usage,
-        memoryWorkingSetBytes: Math.max(0, usage - stat(await read("", "memory.stat"), "inactive_file")),
-      };
-    },
+    podCgroups: sharedPodDirs,
+    reader,
   };
 }
