@@ -221,6 +221,7 @@ async function runLocked(
         push: store,
         health,
         summary: managers.summary,
+        sample: managers.sample,
         metrics,
         events,
         allowPrivileged: config.allowPrivileged,

@@ -368,7 +368,12 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
       rates.forgetUnseen();
     },
     summary: () => last,
-    sample: async () => sampler?.sample(),
+    async sample() {
+      const sample = await sampler?.sample();
+      for (const c of sample?.pods.flatMap((p) => p.containers) ?? [])
+        if (fs.rootfs.has(c.id)) c.rootfsBytes = fs.rootfs.get(c.id);
+      return sample;
+    },
   };
 }
 
@@ -382,7 +387,7 @@ function createRates() {
       const before = previous.get(key);
       previous.set(key, { usage, at });
       if (!before || at <= before.at || usage < before.usage) return undefined;
-      return Math.round(((usage - before.usage) / (at - before.at)) * 1e6);
+      return Math.round(((usage - before.usage) * 1000) / (at - before.at));
     },
     forgetUnseen() {
       for (const key of previous.keys()) if (!seen.has(key)) previous.delete(key);

@@ -33,6 +33,8 @@ export interface ContainerSample {
   /** Cgroup path below the mount point. */
   cgroup: string;
   stats: CgroupStats;
+  /** Bytes in its writable layer at the resource analyzer's last filesystem walk. */
+  rootfsBytes?: number;
 }
 
 export interface PodSample {
@@ -49,6 +51,8 @@ export interface PodSample {
 export interface UsageSample {
   /** ms since the epoch. */
   time: number;
+  /** The root cgroup: the whole machine, as cAdvisor's id="/". */
+  root?: CgroupStats;
   pods: PodSample[];
 }
 
@@ -108,6 +112,7 @@ export function createUsageSampler(deps: {
       const byId = new Map(containers.map((c) => [c.id, c]));
       const sandboxById = new Map(sandboxes.map((s) => [s.id, s]));
       const time = deps.now();
+      const root = deps.reader.read("/");
       const pods = await Promise.all(
         [...(await deps.podCgroups())].map(async ([uid, cgroup]): Promise<PodSample | undefined> => {
           const [stats, found] = await Promise.all([deps.reader.read(cgroup), deps.reader.containers(cgroup)]);
@@ -163,7 +168,7 @@ export function createUsageSampler(deps: {
           };
         }),
       );
-      return { time, pods: pods.filter((p): p is PodSample => !!p) };
+      return { time, root: await root, pods: pods.filter((p): p is PodSample => !!p) };
     },
   };
 }

@@ -18,6 +18,9 @@ import type { Runtime } from "../container/runtime.ts";
 import type { EventRecorder } from "../node/events.ts";
 import type { HealthCheck } from "../node/node-status.ts";
 import type { StatsSummary } from "../node/stats-analyzer.ts";
+import type { UsageSample } from "../node/usage-sampler.ts";
+import { createCadvisorMetrics } from "./cadvisor-metrics.ts";
+import { createResourceMetrics } from "./resource-metrics.ts";
 import type { Logger } from "../log.ts";
 import { createPushRoutes, type PushTarget } from "./push-routes.ts";
 import { createStreamRoutes } from "./stream-routes.ts";
@@ -44,6 +47,8 @@ export interface InfoServerDeps {
   health(): Promise<HealthReport>;
   /** The resource analyzer's last collection (/stats/summary); undefined before its first. */
   summary(): StatsSummary | undefined;
+  /** A fresh read of the pod and container cgroups (/metrics/resource, /metrics/cadvisor); undefined without them. */
+  sample?(): Promise<UsageSample | undefined>;
   metrics: { render(): string; renderProbes(): string };
   events: EventRecorder;
   allowPrivileged: boolean;
@@ -204,12 +209,17 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     const chosen = await pickContainer(deps.runtime, namespace, pod, container);
     return c.json(await deps.runtime.stats(chosen.id));
   });
-  app.get("/metrics", (c) =>
-    c.body(deps.metrics.render(), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }),
-  );
-  app.get("/metrics/probes", (c) =>
-    c.body(deps.metrics.renderProbes(), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }),
-  );
+  const exposition = { "content-type": "text/plain; version=0.0.4; charset=utf-8" };
+  const sample = deps.sample ?? (async () => undefined);
+  const resource = createResourceMetrics({ summary: deps.summary, sample });
+  const cadvisor = createCadvisorMetrics({
+    sample,
+    imageFsCapacity: () => deps.summary()?.node.runtime.imageFs?.capacityBytes,
+  });
+  app.get("/metrics", (c) => c.body(deps.metrics.render(), 200, exposition));
+  app.get("/metrics/probes", (c) => c.body(deps.metrics.renderProbes(), 200, exposition));
+  app.get("/metrics/resource", async (c) => c.body(await resource.render(), 200, exposition));
+  app.get("/metrics/cadvisor", async (c) => c.body(await cadvisor.render(), 200, exposition));
   app.get("/configz", (c) =>
     c.json({ kubeletconfig: { ...deps.config, authTokenFile: deps.config.authTokenFile ? "<set>" : "" } }),
   );
