@@ -79,11 +79,7 @@ export function serveBun(fetch: FetchHandler, options: ServeOptions): RunningSer
     },
     ...(options.tls
       ? {
-          tls: {
-            cert: options.tls.cert,
-            key: options.tls.key,
-            ...(options.tls.ca ? { ca: options.tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
-          },
+          tls: { cert: options.tls.cert, key: options.tls.key },
         }
       : {}),
   });

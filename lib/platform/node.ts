@@ -4,6 +4,8 @@ import { serve } from "@hono/node-server";
 import type { Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import type { TLSSocket } from "node:tls";
+import { markClientCertificate } from "./client-certificate.ts";
 import type { FetchHandler, RunningServer, ServeOptions } from "./types.ts";
 
 /** How long a client may take to send its request headers, ms: Bun's own bound, so every runtime closes a trickler alike. */
@@ -16,7 +18,11 @@ export function serveNode(fetch: FetchHandler, options: ServeOptions): Promise<R
   return new Promise((resolve) => {
     const server = serve(
       {
-        fetch,
+        // A client certificate is requested, not required (the kubelet's): the handler learns whether one was verified.
+        fetch: (request, env) => {
+          if ((env?.incoming?.socket as TLSSocket | undefined)?.authorized === true) markClientCertificate(request);
+          return fetch(request);
+        },
         hostname: options.hostname,
         port: options.port,
         ...(tls
@@ -26,7 +32,7 @@ export function serveNode(fetch: FetchHandler, options: ServeOptions): Promise<R
                 connectionsCheckingInterval: CHECK_INTERVAL_MS,
                 cert: tls.cert,
                 key: tls.key,
-                ...(tls.ca ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
+                ...(tls.ca ? { ca: tls.ca, requestCert: true, rejectUnauthorized: false } : {}),
               },
             }
           : { serverOptions: { connectionsCheckingInterval: CHECK_INTERVAL_MS } }),

@@ -494,14 +494,34 @@ describe("server security", () => {
 });
 
 describe("security fails closed", () => {
-  test("with anonymous authentication off, protected routes refuse anonymous callers even on loopback", async () => {
+  test("with anonymous authentication off, every route refuses anonymous callers even on loopback", async () => {
     const { loadAuthenticator, securityNotice } = await import("./auth.ts");
     const config = { ...DEFAULT_CONFIG, address: "127.0.0.1", anonymousAuth: false };
     const secured = setup(config, { auth: await loadAuthenticator(config) });
-    expect((await secured.app.request("/containerLogs/default/web/app")).status).toBe(401);
+    for (const path of [
+      "/containerLogs/default/web/app",
+      "/healthz",
+      "/pods",
+      "/metrics",
+      "/stats/summary",
+      "/configz",
+    ])
+      expect([path, (await secured.app.request(path)).status]).toEqual([path, 401]);
     expect((await secured.app.request("/pods", { method: "PUT", body: "[]" })).status).toBe(401);
-    expect((await secured.app.request("/healthz")).status).toBe(200);
-    expect(securityNotice(config)).toMatch(/anonymous.enabled is false: debugging and write routes answer 401/);
+    expect(securityNotice(config)).toMatch(
+      /anonymous.enabled is false: every route of 127.0.0.1:10250 answers 401 to every request/,
+    );
+  });
+
+  test("a wrong bearer token is refused on every route, even where anonymous callers are let in", async () => {
+    const tokens = join(logDir, "..", `tokens-wrong-${Date.now()}`);
+    writeFileSync(tokens, "right-token\n");
+    const { loadAuthenticator } = await import("./auth.ts");
+    const config = { ...DEFAULT_CONFIG, authTokenFile: tokens };
+    const app = setup(config, { auth: await loadAuthenticator(config) }).app;
+    expect((await app.request("/pods")).status).toBe(200);
+    expect((await app.request("/pods", { headers: { authorization: "Bearer wrong" } })).status).toBe(401);
+    expect((await app.request("/pods", { headers: { authorization: "Bearer right-token" } })).status).toBe(200);
   });
 
   test("authorization mode Webhook (no API server) closes the routes; a token from the file still opens them", async () => {
@@ -522,7 +542,7 @@ describe("security fails closed", () => {
     const withToken = { headers: { authorization: "Bearer op-token" } };
     expect((await secured.app.request("/containerLogs/default/web/app", withToken)).status).toBe(200);
     expect(securityNotice(config)).toMatch(
-      /Webhook.*failing closed: debugging and write routes require a bearer token/,
+      /Webhook.*failing closed: every route of 127.0.0.1:10250 requires a bearer token/,
     );
   });
 

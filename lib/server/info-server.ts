@@ -136,6 +136,17 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     );
   });
 
+  // Every route of the main port: a wrong token is refused, and so is an anonymous caller when the configuration fails
+  // closed. The read-only port authenticates nobody.
+  app.use("*", async (c, next) => {
+    const auth = deps.auth;
+    if (!deps.readOnly && auth) {
+      const who = auth.check(c.req.raw);
+      if (who === "unauthenticated" || (who === "anonymous" && !auth.anonymous)) throw unauthorized(c);
+    }
+    await next();
+  });
+
   // --- read-only endpoints
   addHealthRoutes(app, deps.health);
 
@@ -231,10 +242,7 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     if (deps.readOnly) throw httpError(403, "forbidden: the read-only port serves GET endpoints only");
     if (!deps.config.enableDebuggingHandlers)
       throw httpError(404, "debugging handlers are disabled (--enable_debugging_handlers=false)");
-    if (deps.auth?.required && deps.auth.check(c.req.raw) !== "ok") {
-      c.header("WWW-Authenticate", 'Bearer realm="kubelet"');
-      throw httpError(401, "Unauthorized: a valid bearer token or client certificate is required");
-    }
+    if (deps.auth?.required && deps.auth.check(c.req.raw) !== "ok") throw unauthorized(c);
     await next();
   };
   guarded.use("*", guard);
@@ -339,6 +347,12 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
 }
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+
+/** The 401 for a request without valid credentials. */
+function unauthorized(c: Context) {
+  c.header("WWW-Authenticate", 'Bearer realm="kubelet"');
+  return httpError(401, "Unauthorized: a valid bearer token or client certificate is required");
+}
 
 /** A followed log that has written nothing yet gets its response headers after this long. */
 const FOLLOW_HEADERS_AFTER_MS = 250;
