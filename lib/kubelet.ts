@@ -107,10 +107,10 @@ async function runLocked(
   { log, signal, resolved }: Pick<RunOptions, "log" | "signal" | "resolved">,
 ): Promise<void> {
   const node = nodeIdentity(config);
-  const metrics = createPrometheusMetrics({ log: log.child("metrics") });
+  const metrics = createPrometheusMetrics({ log: log.child("metrics"), nodeName: node.name });
   const events = createEventRecorder({ log: log.child("events") });
   const opened = await openRuntime(config, log);
-  const runtime = instrumentRuntime(scopeRuntimeToNode(opened.runtime, node.name), metrics, config.containerRuntime);
+  const runtime = instrumentRuntime(scopeRuntimeToNode(opened.runtime, node.name), metrics);
   const sources = await createSources(config, node.name, log, metrics);
   if (sources.length === 0 && !(config.enableServer && config.enableDebuggingHandlers)) {
     throw new KubeletError(
@@ -127,7 +127,7 @@ async function runLocked(
     signal,
   );
   const placement = await untilAborted(
-    podPlacement(config, { events, log, runtime, explicit: explicitIn(resolved) }),
+    podPlacement(config, { events, log, runtime, metrics, explicit: explicitIn(resolved) }),
     signal,
   );
   if (!placement) return void log.info("stopped while starting: nothing was started");
@@ -184,6 +184,7 @@ async function runLocked(
     },
   );
 
+  metrics.countPods({ desired: () => syncLoop.pods(), active: () => syncLoop.activePods() });
   const health = async (): Promise<HealthReport> => {
     const checks = [
       await runtime.status().then(runtimeCheck, (e: Error) => ({ name: "docker", ok: false, message: e.message })),
@@ -493,8 +494,15 @@ async function podPlacement(
     events,
     log,
     runtime,
+    metrics,
     explicit,
-  }: { events: EventRecorder; log: Logger; runtime: Runtime; explicit: (key: keyof KubeletConfig) => boolean },
+  }: {
+    events: EventRecorder;
+    log: Logger;
+    runtime: Runtime;
+    metrics?: KubeletMetrics;
+    explicit: (key: keyof KubeletConfig) => boolean;
+  },
 ) {
   const dns = createDnsConfigurer(
     {
@@ -538,6 +546,7 @@ async function podPlacement(
     cfsPeriodUs: config.cpuCfsQuotaPeriod * 1000,
     pidsLimit: config.podPidsLimit,
     log: log.child("cgroups"),
+    ...(metrics ? { metrics } : {}),
   });
   const capacity = { milliCpu: cpus().length * 1000, memoryBytes: totalmem() };
   const allocatable = plan.enforcePods

@@ -1,26 +1,30 @@
 // The kubelet's metrics sink: what the sync loop, runtime, probes and sources record.
-// The Prometheus registry and text exposition behind it live in lib/prometheus.ts.
+// The Prometheus registry and text exposition behind it live in lib/server/prometheus.ts.
 
 /** Records the events /metrics reports, named after the real kubelet's metrics. */
 export interface KubeletMetrics {
-  /**
-   * kubelet_runtime_operations_total / _errors_total / _duration_seconds{operation_type}, plus `runtime_type`
-   * (docker or remote) when the caller knows it.
-   */
-  runtimeOperation(operation: string, seconds: number, failed: boolean, runtimeType?: string): void;
+  /** kubelet_runtime_operations_total / _errors_total / _duration_seconds{operation_type}. */
+  runtimeOperation(operation: string, seconds: number, failed: boolean): void;
   /** kubelet_pod_start_duration_seconds: pod first seen → all containers running. */
   podStart(seconds: number): void;
   /** kubelet_pod_worker_duration_seconds{operation_type: create|update|sync}. */
   podWorker(operation: "create" | "update" | "sync", seconds: number): void;
   /** kubelet_image_pull_duration_seconds. */
   imagePull(seconds: number, failed: boolean): void;
-  /** prober_probe_total{probe_type, result, container, pod, namespace}. */
+  /**
+   * prober_probe_total{probe_type, result, container, pod, namespace, pod_uid} and
+   * prober_probe_duration_seconds{probe_type, container, pod, namespace}.
+   */
   probe(
     probeType: "Liveness" | "Readiness" | "Startup",
     result: "successful" | "failed" | "unknown",
-    labels: { container: string; pod: string; namespace: string },
+    labels: { container: string; pod: string; namespace: string; pod_uid: string },
+    seconds: number,
   ): void;
-  /** kubelet_started_containers_total / kubelet_started_containers_errors_total{container_type}. */
+  /**
+   * kubelet_started_containers_total / _errors_total{container_type}; a "podsandbox" is a pod started:
+   * kubelet_started_pods_total / _errors_total.
+   */
   containerStarted(containerType: "container" | "podsandbox" | "init_container", failed: boolean): void;
   /** kubelet_restarted_pods_total-like: container restarts by the kubelet (kubelet_container_restarts_total). */
   containerRestarted(): void;
@@ -34,6 +38,8 @@ export interface KubeletMetrics {
    * opens, -1 when it is closed. The real kubelet has no such gauge; this one shows a stream is released.
    */
   runtimeStream(streamType: RuntimeStreamType, delta: 1 | -1): void;
+  /** kubelet_cgroup_manager_duration_seconds{operation_type: create|update|destroy}. */
+  cgroupManager(operation: "create" | "update" | "destroy", seconds: number): void;
 }
 
 /** The runtime streams kubelet_runtime_open_streams counts. */
@@ -51,4 +57,5 @@ export const noopMetrics: KubeletMetrics = {
   setRunning() {},
   sourceError() {},
   runtimeStream() {},
+  cgroupManager() {},
 };

@@ -9,6 +9,7 @@ import { podQosClass, podTotals, type QosClass } from "../api/qos.ts";
 import { parseQuantity } from "../api/quantity.ts";
 import type { Pod } from "../api/types.ts";
 import type { Logger } from "../log.ts";
+import type { KubeletMetrics } from "../metrics.ts";
 import { createCgroupReader, type CgroupReader } from "./cgroup-stats.ts";
 
 export type CgroupDriver = "cgroupfs" | "systemd";
@@ -145,6 +146,8 @@ export interface CgroupManagerOptions {
   /** Where the cgroup file systems are mounted; a temporary tree in tests. */
   mountPoint?: string;
   log: Logger;
+  /** kubelet_cgroup_manager_duration_seconds. */
+  metrics?: Pick<KubeletMetrics, "cgroupManager">;
 }
 
 export interface CgroupManager {
@@ -267,17 +270,21 @@ export function createCgroupManager(options: CgroupManagerOptions): CgroupManage
       const known = podPaths.get(uid);
       if (known && known.path !== path) await remove(known.path);
       if (known?.path !== path || known.applied !== applied) {
+        const began = performance.now();
         await create(path);
         await apply(path, config);
         podPaths.set(uid, { path, applied });
+        options.metrics?.cgroupManager(known ? "update" : "create", (performance.now() - began) / 1000);
       }
       return runtimeCgroupParent(root, name, driver);
     },
     async removePod(uid) {
+      const began = performance.now();
       const paths = new Set([podPaths.get(uid)?.path, (await podDirs()).get(uid)].filter(Boolean) as string[]);
       let removed = true;
       for (const path of paths) removed = (await remove(path)) && removed;
       if (removed) podPaths.delete(uid);
+      options.metrics?.cgroupManager("destroy", (performance.now() - began) / 1000);
       return removed;
     },
     async removeOrphans(active) {

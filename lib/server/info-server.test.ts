@@ -42,7 +42,7 @@ function setup(config: Partial<KubeletConfig> = {}, extra: Partial<InfoServerDep
   const mergedConfigs: Array<{ op: PodOperation; objects: ConfigObject[] }> = [];
   const metrics = createPrometheusMetrics();
   metrics.runtimeOperation("create_container", 0.2, false);
-  metrics.probe("Liveness", "successful", { container: "app", pod: "web", namespace: "default" });
+  metrics.probe("Liveness", "successful", { container: "app", pod: "web", namespace: "default", pod_uid: "u1" }, 0.01);
   const app = createInfoServer({
     config: { ...DEFAULT_CONFIG, ...config },
     pods: () => [
@@ -192,7 +192,7 @@ describe("info server", () => {
     for (const line of text.split("\n").filter((l) => l && !l.startsWith("#")))
       expect(line).toMatch(/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? -?[0-9.e+-]+(Inf)?$/);
     expect(await (await s.app.request("/metrics/probes")).text()).toContain(
-      'prober_probe_total{probe_type="Liveness",result="successful",container="app",pod="web",namespace="default"} 1',
+      'prober_probe_total{container="app",namespace="default",pod="web",pod_uid="u1",probe_type="Liveness",result="successful"} 1',
     );
   });
 
