@@ -115,8 +115,10 @@ spec:
   test("promtool lints /metrics, /metrics/probes, /metrics/resource and /metrics/cadvisor, each with the pod's series", async () => {
     const k = await started();
     const expected: Record<string, RegExp> = {
-      "/metrics": /^kubelet_running_pods \d+/m,
-      "/metrics/probes": /^prober_probe_total\{.*pod="e2e-scrape".*result="successful".*\} \d+/m,
+      "/metrics":
+        /^kubelet_started_pods_total [1-9]\d*$[^]*^kubelet_desired_pods\{static="true"\} [1-9]\d*$[^]*^kubelet_node_name\{node="[^"]+"\} 1$[^]*^kubernetes_build_info\{/m,
+      "/metrics/probes":
+        /^prober_probe_total\{container="app",namespace="default",pod="e2e-scrape",pod_uid="[^"]+",probe_type="Readiness",result="successful"\} \d+$[^]*^prober_probe_duration_seconds_count\{container="app",namespace="default",pod="e2e-scrape",probe_type="Readiness"\} \d+$/m,
       "/metrics/resource":
         /^container_cpu_usage_seconds_total\{container="app",namespace="default",pod="e2e-scrape"\} [\d.e-]+ \d+$/m,
       "/metrics/cadvisor":
