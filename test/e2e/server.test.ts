@@ -1,15 +1,13 @@
 // The info server of the compiled binary on a real port: token auth, and followed and previous logs
-// on each runtime of the matrix (Docker's log API, or the CRI log files the kubelet reads itself);
-// TLS client certificates.
+// on each runtime of the matrix (Docker's log API, or the CRI log files the kubelet reads itself).
+// TLS client certificates are in auth.test.ts.
 import { afterAll, beforeAll, expect } from "bun:test";
-import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LABEL } from "../../lib/container/runtime.ts";
-import { describeWithServices } from "../../lib/testing/services.ts";
-import { Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
+import { type Kubelet, startKubelet, test, waitFor } from "./harness-kubelet.ts";
 import { describeOnRuntimes } from "./harness-runtimes.ts";
-import { baseFlags, freePort, removeDir, tempDir } from "./harness.ts";
+import { removeDir, tempDir } from "./harness.ts";
 
 describeOnRuntimes("info server on a real port", (services, rt) => {
   const dir = tempDir("server-manifests");
@@ -115,65 +113,4 @@ spec:
     expect(previous.status).toBe(200);
     expect(await previous.text()).toContain("tick 7");
   }, 40_000);
-});
-
-// Docker only: TLS is the server's own, the same on either runtime.
-describeWithServices("info server with TLS client certificates", (services) => {
-  const dir = tempDir("server-tls");
-  const rootDir = tempDir("server-tls-root");
-  let port = 0;
-  const sh = (command: string) => {
-    const result = spawnSync("sh", ["-c", command], { cwd: dir, encoding: "utf8" });
-    if (result.status !== 0) throw new Error(`${command}: ${result.stderr}`);
-  };
-  const curl = (...args: string[]) =>
-    spawnSync("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", join(dir, "ca.crt"), ...args], {
-      encoding: "utf8",
-    }).stdout;
-
-  beforeAll(async () => {
-    sh("openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 1 -subj /CN=e2e-ca");
-    sh(
-      "openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=127.0.0.1 && printf 'subjectAltName=IP:127.0.0.1' > ext && openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 1 -extfile ext",
-    );
-    sh(
-      "openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj /CN=operator && openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt -days 1",
-    );
-    port = await freePort();
-    // Not startKubelet: its /healthz wait speaks plain HTTP, and this server speaks only TLS.
-    const kubelet = new Kubelet(
-      [
-        "run",
-        "-c",
-        join(dir, "manifests"),
-        ...baseFlags(services, rootDir),
-        "--tls_cert_file",
-        join(dir, "server.crt"),
-        "--tls_private_key_file",
-        join(dir, "server.key"),
-        "--client_ca_file",
-        join(dir, "ca.crt"),
-      ],
-      port,
-    );
-    await kubelet.waitFor(
-      "TLS server",
-      () =>
-        curl("--cert", join(dir, "client.crt"), "--key", join(dir, "client.key"), `https://127.0.0.1:${port}/pods`) ===
-        "200",
-      20_000,
-    );
-  });
-  killKubeletsAfterAll();
-  afterAll(() => {
-    removeDir(dir);
-    removeDir(rootDir);
-  });
-
-  test("serves clients with a certificate from the client CA and refuses the handshake without one", () => {
-    expect(
-      curl("--cert", join(dir, "client.crt"), "--key", join(dir, "client.key"), `https://127.0.0.1:${port}/pods`),
-    ).toBe("200");
-    expect(curl(`https://127.0.0.1:${port}/pods`)).toBe("000");
-  });
 });
