@@ -20,6 +20,7 @@ import type { HealthCheck } from "../node/node-status.ts";
 import type { StatsSummary } from "../node/stats-analyzer.ts";
 import type { UsageSample } from "../node/usage-sampler.ts";
 import { createCadvisorMetrics } from "./cadvisor-metrics.ts";
+import { kubeletConfiguration } from "./configz.ts";
 import { createResourceMetrics } from "./resource-metrics.ts";
 import type { Logger } from "../log.ts";
 import { createPushRoutes, type PushTarget } from "./push-routes.ts";
@@ -231,9 +232,7 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   app.get("/metrics/probes", (c) => c.body(deps.metrics.renderProbes(), 200, exposition));
   app.get("/metrics/resource", async (c) => c.body(await resource.render(), 200, exposition));
   app.get("/metrics/cadvisor", async (c) => c.body(await cadvisor.render(), 200, exposition));
-  app.get("/configz", (c) =>
-    c.json({ kubeletconfig: { ...deps.config, authTokenFile: deps.config.authTokenFile ? "<set>" : "" } }),
-  );
+  app.get("/configz", (c) => c.json({ kubeletconfig: kubeletConfiguration(deps.config) }));
   app.get("/events", (c) => c.json({ kind: "EventList", apiVersion: "v1", metadata: {}, items: deps.events.list() }));
 
   // --- debugging handlers and pushes: never on the read-only port, authenticated beyond loopback
