@@ -35,8 +35,7 @@ export function kubeletConfiguration(config: KubeletConfig): Record<string, unkn
     if (!row.key || config[row.key] === undefined) continue;
     const parts = row.path.split(".");
     let target = out;
-    for (const part of parts.slice(0, -1))
-      target = (target[part] ??= {}) as Record<string, unknown>;
+    for (const part of parts.slice(0, -1)) target = (target[part] ??= {}) as Record<string, unknown>;
     target[parts.at(-1)!] = fileValue(row.path, row.type, config[row.key]);
   }
   return out;

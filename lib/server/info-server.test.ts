@@ -216,6 +216,42 @@ describe("info server", () => {
     expect((await s.app.request("/containerLogs/default/web/app?tailLines=x")).status).toBe(400);
   });
 
+  test("previous=true reads the container the status's lastState names, even the newest (CrashLoopBackOff); limitBytes cuts the log", async () => {
+    const crashLooping = (containerID: string) => ({
+      pods: () => [
+        {
+          ...testPod("web"),
+          status: {
+            containerStatuses: [
+              {
+                name: "app",
+                image: "local/busybox:stable",
+                imageID: "",
+                restartCount: 1,
+                ready: false,
+                state: { waiting: { reason: "CrashLoopBackOff" } },
+                lastState: { terminated: { exitCode: 1, containerID } },
+              },
+            ],
+          },
+        },
+      ],
+    });
+    const looping = setup({}, crashLooping("docker://a-removed-container"));
+    const named = setup({}, crashLooping(`docker://${looping.id}`));
+    named.runtime.setLogs(named.id, "line 1\nline 2\n");
+    expect(await (await named.app.request("/containerLogs/default/web/app?previous=true")).text()).toBe(
+      "line 1\nline 2\n",
+    );
+    const gone = await looping.app.request("/containerLogs/default/web/app?previous=true");
+    expect([gone.status, ((await gone.json()) as { message: string }).message]).toEqual([
+      404,
+      'previous terminated container "app" in pod "web" in namespace "default" not found',
+    ]);
+    expect(await (await s.app.request("/containerLogs/default/web/app?limitBytes=4")).text()).toBe("line");
+    expect((await s.app.request("/containerLogs/default/web/app?limitBytes=0")).status).toBe(400);
+  });
+
   test("1,000 concurrent log followers: 100 stream, the rest get 429, and a closed stream frees its place", async () => {
     const responses = await Promise.all(
       Array.from({ length: 1000 }, () => s.app.request("/containerLogs/default/web/app?follow=true")),

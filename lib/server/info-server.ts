@@ -26,7 +26,7 @@ import type { Logger } from "../log.ts";
 import { createPushRoutes, type PushTarget } from "./push-routes.ts";
 import { createStreamRoutes } from "./stream-routes.ts";
 import { HTTPException } from "hono/http-exception";
-import { httpError, pickContainer, REASON, status, type StatusCauses } from "./server-support.ts";
+import { httpError, lastTerminatedId, pickContainer, REASON, status, type StatusCauses } from "./server-support.ts";
 import type { Pod } from "../api/types.ts";
 import { longLived } from "../platform/long-lived.ts";
 
@@ -249,9 +249,14 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   let followers = 0;
   guarded.get("/containerLogs/:namespace/:pod/:container", async (c) => {
     const { namespace, pod, container } = c.req.param();
-    const chosen = await pickContainer(deps.runtime, namespace, pod, container, flag(c, "previous"));
+    const previous = flag(c, "previous") ? lastTerminatedId(deps.pods(), namespace, pod, container) : undefined;
+    const chosen = await pickContainer(deps.runtime, namespace, pod, container, previous);
     const tail = c.req.query("tailLines");
     const since = c.req.query("sinceSeconds");
+    const limit = c.req.query("limitBytes");
+    if (limit !== undefined && !/^[1-9]\d*$/.test(limit))
+      throw httpError(400, `limitBytes must be a positive integer, got "${limit}"`);
+    let remaining = limit === undefined ? Infinity : Number(limit);
     if (tail !== undefined && !/^\d+$/.test(tail))
       throw httpError(400, `tailLines must be a non-negative integer, got "${tail}"`);
     if (since !== undefined && !/^\d+$/.test(since))
@@ -296,7 +301,18 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
           if (done) {
             release();
             controller.close();
-          } else controller.enqueue(value);
+            return;
+          }
+          const chunk = value.byteLength > remaining ? value.subarray(0, remaining) : value;
+          remaining -= chunk.byteLength;
+          controller.enqueue(chunk);
+          // limitBytes reached: the rest of the log (and a followed stream) is not read.
+          if (remaining === 0) {
+            release();
+            controller.close();
+            abort.abort();
+            void iterator.return?.();
+          }
         } catch (error) {
           release();
           controller.error(error);
