@@ -109,6 +109,10 @@ spec:
       async () => (await rt.podContainers("e2e-ticker")).some((c) => Number(c.labels[LABEL.restartCount]) >= 1),
       30_000,
     );
+    // previous=true reads the container the status's lastState names: wait for the status to name it.
+    await kubelet.waitForPod("e2e-ticker", "lastState naming the previous instance", (p) =>
+      p.status?.containerStatuses?.some((c) => c.lastState?.terminated),
+    );
     const previous = await fetch(url("/containerLogs/default/e2e-ticker/app?previous=true"), { headers: auth });
     expect(previous.status).toBe(200);
     expect(await previous.text()).toContain("tick 7");
