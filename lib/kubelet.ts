@@ -109,7 +109,7 @@ async function runLocked(
   const node = nodeIdentity(config);
   const metrics = createPrometheusMetrics({ log: log.child("metrics"), nodeName: node.name });
   const events = createEventRecorder({ log: log.child("events") });
-  const opened = await openRuntime(config, log);
+  const opened = await openRuntime(config, log, metrics);
   const runtime = instrumentRuntime(scopeRuntimeToNode(opened.runtime, node.name), metrics);
   const sources = await createSources(config, node.name, log, metrics);
   if (sources.length === 0 && !(config.enableServer && config.enableDebuggingHandlers)) {
@@ -372,7 +372,11 @@ export async function runOnce(
 }
 
 /** The runtime --container_runtime names: the built-in Docker shim, or a CRI runtime over gRPC. */
-async function openRuntime(config: KubeletConfig, log: Logger): Promise<{ runtime: Runtime; description: string }> {
+async function openRuntime(
+  config: KubeletConfig,
+  log: Logger,
+  metrics?: KubeletMetrics,
+): Promise<{ runtime: Runtime; description: string }> {
   if (config.containerRuntime === "docker") {
     const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
     return {
@@ -395,7 +399,10 @@ async function openRuntime(config: KubeletConfig, log: Logger): Promise<{ runtim
     requestTimeoutMs: config.runtimeRequestTimeout,
   });
   return {
-    runtime: createCriRuntime(client, { clock: systemClock }),
+    runtime: createCriRuntime(client, {
+      clock: systemClock,
+      ...(metrics ? { relisted: (duration, interval) => metrics.plegRelist(duration, interval) } : {}),
+    }),
     description: `CRI runtime at ${client.endpoint}`,
   };
 }

@@ -38,6 +38,8 @@ export interface KubeletMetrics {
    * opens, -1 when it is closed. The real kubelet has no such gauge; this one shows a stream is released.
    */
   runtimeStream(streamType: RuntimeStreamType, delta: 1 | -1): void;
+  /** kubelet_pleg_relist_duration_seconds and (after the first) kubelet_pleg_relist_interval_seconds. */
+  plegRelist(durationSeconds: number, intervalSeconds: number | undefined): void;
   /** kubelet_cgroup_manager_duration_seconds{operation_type: create|update|destroy}. */
   cgroupManager(operation: "create" | "update" | "destroy", seconds: number): void;
 }
@@ -58,4 +60,5 @@ export const noopMetrics: KubeletMetrics = {
   sourceError() {},
   runtimeStream() {},
   cgroupManager() {},
+  plegRelist() {},
 };

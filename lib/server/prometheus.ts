@@ -163,6 +163,16 @@ export function createPrometheusMetrics(options: { log?: Logger; nodeName?: stri
     "Duration in seconds for a probe response.",
     DEF_BUCKETS,
   );
+  const plegDuration = new Histogram(
+    "kubelet_pleg_relist_duration_seconds",
+    "Duration in seconds for relisting pods in PLEG.",
+    DEF_BUCKETS,
+  );
+  const plegInterval = new Histogram(
+    "kubelet_pleg_relist_interval_seconds",
+    "Interval in seconds between relisting in PLEG.",
+    DEF_BUCKETS,
+  );
   const nodeName = new Counter("kubelet_node_name", "The node's name. The count is always 1.", "gauge");
   if (options.nodeName) nodeName.set({ node: options.nodeName }, 1);
   const build = buildInfo();
@@ -221,6 +231,8 @@ export function createPrometheusMetrics(options: { log?: Logger; nodeName?: stri
     startedPods,
     startedPodErrors,
     cgroupManager,
+    plegDuration,
+    plegInterval,
     desiredPods,
     activePods,
     nodeName,
@@ -298,6 +310,10 @@ export function createPrometheusMetrics(options: { log?: Logger; nodeName?: stri
     sourceError: (source) => sourceErrors.inc({ source }),
     runtimeStream: (streamType, delta) => openStreams.inc({ stream_type: streamType }, delta),
     cgroupManager: (operation, seconds) => cgroupManager.observe(seconds, { operation_type: operation }),
+    plegRelist(duration, interval) {
+      plegDuration.observe(duration);
+      if (interval !== undefined) plegInterval.observe(interval);
+    },
     countPods(pods) {
       podCounts = pods;
     },

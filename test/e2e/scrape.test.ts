@@ -4,7 +4,7 @@
 // stats/v1alpha1 fields metrics-server and dashboards read.
 import { afterAll, expect } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Kubelet, test, waitFor } from "./harness-kubelet.ts";
 import { describeOnRuntimes } from "./harness-runtimes.ts";
@@ -59,6 +59,20 @@ describeOnRuntimes("scraped like a kubelet", (services, rt) => {
   const tokens = join(rootDir, "..", `scrape-tokens-${rt.kind}`);
   let kubelet: Kubelet;
   afterAll(async () => {
+    // The crash-looping pod is started again and again: killing the kubelet mid-start would leave a containerd
+    // task created but never started, which cannot be removed. Let the kubelet stop both pods first.
+    if (kubelet?.running) {
+      rmSync(join(manifests, "scrape.yaml"));
+      await waitFor(
+        "the kubelet to stop the pods it no longer has",
+        async () =>
+          (await Promise.all(["e2e-scrape", "e2e-scrape-crash"].map((p) => rt.podContainers(p))))
+            .flat()
+            .every((c) => c.state === "exited") &&
+          !(await rt.readySandbox("e2e-scrape")) &&
+          !(await rt.readySandbox("e2e-scrape-crash")),
+      );
+    }
     await kubelet?.stop("SIGKILL");
     await rt.removePods("e2e-scrape", "e2e-scrape-crash");
     for (const dir of [manifests, rootDir, promDir]) removeDir(dir);
@@ -132,6 +146,11 @@ spec:
       const lint = spawnSync("promtool", ["check", "metrics"], { input: body, encoding: "utf8" });
       expect([path, lint.status, lint.stdout + lint.stderr]).toEqual([path, 0, ""]);
     }
+    // containerd is relisted (the generic PLEG); Docker's event stream needs no relist.
+    if (rt.kind === "remote")
+      expect(await (await k.api("/metrics", auth)).text()).toMatch(
+        /^kubelet_pleg_relist_duration_seconds_count [1-9]\d*$[^]*^kubelet_pleg_relist_interval_seconds_count [1-9]\d*$/m,
+      );
   });
 
   test("a real Prometheus scraping with a bearer token sees the target up, a container CPU series and a kubelet series", async () => {
