@@ -162,15 +162,18 @@ release_asset() {
   echo "kubelet-linux-$arch"
 }
 
-download() { # url file
+download() { # url file [what to do when it fails]
   case "$1" in
-  file://*) cp "${1#file://}" "$2" 2>/dev/null || die "cannot read $1" ;;
+  file://*) cp "${1#file://}" "$2" 2>/dev/null || die "cannot read $1${3:+: $3}" ;;
   *)
+    # The tool's own last error line goes into ours, so a failure is one line.
     if have curl; then
-      curl -fsSL --retry 3 --connect-timeout 10 -o "$2" "$1" || die "cannot download $1 (curl exit $?)"
+      err=$(curl -fsSL --retry 3 --connect-timeout 10 -o "$2" "$1" 2>&1) ||
+        die "cannot download $1 ($(printf '%s\n' "${err:-curl failed}" | tail -n 1))${3:+: $3}"
     elif have wget; then
       # Options GNU and busybox wget share (busybox 1.35's wget crashes on -T).
-      wget -q -O "$2" "$1" || die "cannot download $1 (wget exit $?)"
+      err=$(wget -q -O "$2" "$1" 2>&1) ||
+        die "cannot download $1 ($(printf '%s\n' "${err:-wget failed}" | tail -n 1))${3:+: $3}"
     else
       die "neither curl nor wget is installed: install one (apt-get install curl) and run this again"
     fi
@@ -193,23 +196,29 @@ sha256() {
 # "0.1.0" from "kubelet v0.1.0 (commit abc1234, bun 1.4.5)"; empty when the binary does not run.
 binary_version() { "$1" --version 2>/dev/null | sed -n 's/^kubelet v\([^ ]*\).*/\1/p'; }
 
-default_base_url() {
-  if [ -n "$KUBELET_RELEASE_URL" ]; then
-    echo "$KUBELET_RELEASE_URL"
-  elif [ -n "$VERSION" ]; then
-    echo "$PROJECT_RELEASES/download/v$VERSION"
+# The release directory to download from (base) and what to do when it does not answer (hint): --base-url,
+# else the URL this script was published for, else the project's releases.
+choose_base_url() {
+  if [ -n "$BASE_URL" ]; then
+    base=$BASE_URL
+    hint="check --base-url (KUBELET_BASE_URL): it must be the URL of a release directory (kubelet-linux-*, SHA256SUMS) that a web server serves"
+  elif [ -n "$KUBELET_RELEASE_URL" ]; then
+    base=$KUBELET_RELEASE_URL
+    hint="this install.sh was published for $KUBELET_RELEASE_URL; give the URL the release directory is served at with --base-url URL"
   else
-    echo "$PROJECT_RELEASES/latest/download"
+    base=$PROJECT_RELEASES/latest/download
+    [ -z "$VERSION" ] || base=$PROJECT_RELEASES/download/v$VERSION
+    hint="no --base-url was given, so the project's releases were tried; give the URL of your release directory (npm run release writes it to dist/release/) with --base-url URL"
   fi
+  base=${base%/}
 }
 
 # Installs the release binary unless the one in place already has its checksum (sets binary_changed).
 install_binary() {
   asset=$(release_asset)
-  base=${BASE_URL:-$(default_base_url)}
-  base=${base%/}
+  choose_base_url
   tmp=$(mktemp -d)
-  download "$base/SHA256SUMS" "$tmp/SHA256SUMS"
+  download "$base/SHA256SUMS" "$tmp/SHA256SUMS" "$hint"
   expected=$(awk -v f="$asset" '$2 == f || $2 == "*" f { print $1; exit }' "$tmp/SHA256SUMS")
   [ -n "$expected" ] || die "$base/SHA256SUMS lists no $asset: that release has no binary for this machine"
   installed=''
@@ -306,6 +315,11 @@ debian_like() { [ -r /etc/os-release ] && grep -Eq '^(ID|ID_LIKE)=.*(debian|ubun
 check_docker() {
   docker_reachable && return 0
   where=${DOCKER_HOST:-unix:///var/run/docker.sock}
+  socket=${where#unix://}
+  if [ "$(id -u)" != 0 ] && [ -S "$socket" ] && [ ! -w "$socket" ]; then
+    warn "Docker's socket $socket is not open to $(id -un): run the kubelet as root, or add $(id -un) to the socket's group (usermod -aG docker $(id -un)) and log in again"
+    return 0
+  fi
   if [ "$INSTALL_DOCKER" = 1 ]; then
     debian_like || die "--install-docker knows Debian and Ubuntu only: install Docker Engine (https://docs.docker.com/engine/install/)"
     [ "$(id -u)" = 0 ] || die "--install-docker needs root: rerun with sudo"
@@ -333,7 +347,7 @@ check_docker() {
 
 start_service() {
   if ! systemd_running; then
-    say "systemd is not running here: start the kubelet with $BIN run --config_file $CONFIG"
+    say "systemd is not running here: $UNIT is written but not started"
     return
   fi
   if [ "$unit_changed" = 1 ] && step "reload systemd (systemctl daemon-reload)"; then systemctl daemon-reload; fi
@@ -384,10 +398,26 @@ if [ "$NO_SYSTEMD" != 1 ]; then
   start_service
 fi
 
+# The last line: how to start the kubelet without systemd, and the PATH entry its directory lacks, if it does.
+start_hint() {
+  command="$BIN run --config_file $CONFIG"
+  case ":$PATH:" in
+  *":$PREFIX/bin:"*) path_note='' ;;
+  *) path_note=" ($PREFIX/bin is not on PATH: export PATH=\"$PREFIX/bin:\$PATH\" to call it kubelet)" ;;
+  esac
+  if [ "$NO_SYSTEMD" != 1 ] && systemd_running; then
+    say "kubelet.service runs it (journalctl -u kubelet -f); to run it without systemd instead: $command$path_note"
+  else
+    say "start it (no systemd unit runs it): $command$path_note"
+  fi
+}
+
 if [ "$DRY_RUN" = 1 ]; then
   say "dry run: $changes change(s) would be made; nothing was changed"
+  exit 0
 elif [ "$changes" = 0 ]; then
   say "nothing to do: kubelet v$(binary_version "$BIN") is installed at $BIN and configured in $CONFIG"
 else
   say "done: $("$BIN" --version); pods go in $MANIFESTS, settings in $CONFIG"
 fi
+start_hint

@@ -1,52 +1,33 @@
-// Composition root: wires the real parts — sources → merge store → sync loop → info server —
-// for `kubelet run` and `kubelet runonce`. The only place concrete implementations meet.
+// Composition root: `kubelet run` (the lock, the start-up order, the servers, fleet mode),
+// `kubelet runonce` and `kubelet plan`, each built from the one assembly (lib/assembly.ts) so the
+// three see the same sources, store, runtime and admission settings.
 import { access, constants, mkdir } from "node:fs/promises";
-import { hostname as osHostname, networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { checkServerSecurity, loadAuthenticator, securityNotice } from "./server/auth.ts";
 import type { ResolvedConfig } from "./config/config.ts";
-import { acquireLock } from "./node/lock-file.ts";
-import { cpus, totalmem } from "node:os";
-import { GUARANTEED_OOM_SCORE_ADJ, POD_INFRA_OOM_SCORE_ADJ } from "./api/qos.ts";
-import { cgroupPath, cgroupVersion, createCgroupManager, nodeAllocatable } from "./node/cgroups.ts";
-import { chooseCgroupDriver, hostDefaultDriver, planQosCgroups } from "./node/cgroup-driver.ts";
-import { createDnsConfigurer } from "./node/dns.ts";
-import type { EventRecorder } from "./node/events.ts";
-import { oomScoreAdjFloor } from "./node/oom-score.ts";
+import { acquireLock, lockHolder } from "./node/lock-file.ts";
+import { createCgroupManager } from "./node/cgroups.ts";
 import { systemClock, untilAborted } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
-import { etcdSettings } from "./config/etcd-config.ts";
-import type { Runtime } from "./container/runtime.ts";
-import { createFleetReporter, type FleetReporterDeps } from "./node/fleet-reporter.ts";
-import { buildNode, readHostFacts, readinessFrom, runtimeCheck, type PressureObserver } from "./node/node-status.ts";
-import { backoffFile } from "./node/backoff-file.ts";
-import { createNodeManagers } from "./node-managers.ts";
-import pkg from "../package.json" with { type: "json" };
-import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
-import { instrumentRuntime } from "./container/instrumented.ts";
-import { scopeRuntimeToNode } from "./container/node-scoped.ts";
-import { createEventRecorder } from "./node/events.ts";
-import { createImageManager } from "./node/images.ts";
+import { runtimeCheck } from "./node/node-status.ts";
 import { createHealthzServer, createInfoServer, type HealthReport } from "./server/info-server.ts";
 import type { Logger } from "./log.ts";
-import type { KubeletMetrics } from "./metrics.ts";
 import { heapObjectCounts } from "./platform/heap.ts";
 import { serve } from "./platform/serve.ts";
 import type { RunningServer } from "./platform/types.ts";
-import { createProbeManager } from "./node/probes.ts";
-import { createPrometheusMetrics } from "./server/prometheus.ts";
 import { formatRunOnceReport, runPodsOnce } from "./sync/runonce.ts";
-import { createFileSource } from "./sources/file.ts";
-import type { PodSource, SourceSnapshot, StopSource } from "./sources/source.ts";
-import { createUrlSource } from "./sources/url.ts";
-import { createPodStore } from "./sources/store.ts";
-import { createSyncLoop } from "./sync/sync-loop.ts";
-import type { AdmissionPolicy } from "./sync/admission.ts";
-import { formatIssue, KubeletError, type RejectedPod, type SourceName } from "./api/types.ts";
+import { ANNOTATION, formatIssue, KubeletError, podKey, type Pod, type RejectedPod } from "./api/types.ts";
 import { LABEL } from "./container/runtime.ts";
 import { noneObserved, type Observed } from "./sync/pod-plan.ts";
 import { planNode, type NodePlan } from "./sync/node-plan.ts";
+import { assemble, nodeIdentity, openRuntime, type Assembly, type AssemblyDeps } from "./assembly.ts";
+import { admissionOrder, admitPod } from "./sync/admission.ts";
+import { createFleetMode } from "./fleet-mode.ts";
+import { selfSignedServingFiles } from "./server/self-signed.ts";
 import { createVolumeManager } from "./node/volumes.ts";
+import { noConfigs } from "./api/config-objects.ts";
+import { resetNode, type ResetStep } from "./node/node-reset.ts";
+import { scopeRuntimeToNode } from "./container/node-scoped.ts";
 
 export interface RunOptions {
   log: Logger;
@@ -106,12 +87,8 @@ async function runLocked(
   config: KubeletConfig,
   { log, signal, resolved }: Pick<RunOptions, "log" | "signal" | "resolved">,
 ): Promise<void> {
-  const node = nodeIdentity(config);
-  const metrics = createPrometheusMetrics({ log: log.child("metrics"), nodeName: node.name });
-  const events = createEventRecorder({ log: log.child("events") });
-  const opened = await openRuntime(config, log, metrics);
-  const runtime = instrumentRuntime(scopeRuntimeToNode(opened.runtime, node.name), metrics);
-  const sources = await createSources(config, node.name, log, metrics);
+  const assembly = await assemble(config, { command: "run", log, resolved });
+  const { node, metrics, events, sources, store, runtime } = assembly;
   if (sources.length === 0 && !(config.enableServer && config.enableDebuggingHandlers)) {
     throw new KubeletError(
       "NoSources",
@@ -120,71 +97,19 @@ async function runLocked(
   }
   // Start-up waits on the runtime (up to its request timeout per call): a SIGTERM meanwhile ends it there.
   await untilAborted(
-    runtime.version().then(
-      () => log.info(`${opened.description} answers`),
-      (error: Error) => log.warn(`${error.message}; will keep retrying (running containers are left alone)`),
-    ),
+    runtime
+      .version()
+      .then(() => log.info(`${assembly.runtimeDescription} answers`))
+      .then(adoptRunningPods(assembly, log))
+      .catch((error: Error) => log.warn(`${error.message}; will keep retrying (running containers are left alone)`)),
     signal,
   );
-  const placement = await untilAborted(
-    podPlacement(config, { events, log, runtime, metrics, explicit: explicitIn(resolved) }),
-    signal,
-  );
+  const placement = await untilAborted(assembly.placePods(), signal);
   if (!placement) return void log.info("stopped while starting: nothing was started");
-  const managers = createNodeManagers(config, {
-    runtime,
-    events,
-    nodeName: node.name,
-    clock: systemClock,
-    log,
-    ...(placement.deps.cgroups ? { cgroups: placement.deps.cgroups } : {}),
-  });
-  const store = createPodStore({
-    sources: sources.map((s) => s.name),
-    allowPrivileged: config.allowPrivileged,
-    allowSensitiveHostPaths: config.allowSensitiveHostPaths,
-    log: log.child("config"),
-    metrics,
-  });
-  const syncLoop = createSyncLoop(
-    {
-      hostname: node.name,
-      hostIP: node.ip,
-      networkMode: config.podNetworkMode,
-      pauseImage: config.networkContainerImage,
-      podLogsDir: config.podLogsDir,
-      allowPrivileged: config.allowPrivileged,
-      syncFrequencyMs: config.syncFrequency,
-      admission: admissionPolicy(config),
-      ...placement.options,
-    },
-    {
-      ...placement.deps,
-      store,
-      runtime,
-      images: createImageManager(
-        {
-          ...pullOptions(config),
-          configs: store.configs,
-          log: log.child("images"),
-          metrics,
-          events,
-          checkSpace: managers.imageGc.checkSpaceForPull,
-          backoffPersistence: backoffFile(join(config.rootDir, "backoff", "image-pull.json"), log.child("images")),
-        },
-        runtime,
-      ),
-      volumes: createVolumeManager({ rootDir: config.rootDir, configs: store.configs, log: log.child("volumes") }),
-      createProbeManager,
-      backoffPersistence: backoffFile(join(config.rootDir, "backoff", "crashloop.json"), log.child("sync")),
-      clock: systemClock,
-      log: log.child("sync"),
-      metrics,
-      events,
-    },
-  );
-
+  const managers = assembly.nodeManagers(placement);
+  const syncLoop = assembly.syncLoop(placement, managers);
   metrics.countPods({ desired: () => syncLoop.pods(), active: () => syncLoop.activePods() });
+
   const health = async (): Promise<HealthReport> => {
     const checks = [
       await runtime.status().then(runtimeCheck, (e: Error) => ({ name: "docker", ok: false, message: e.message })),
@@ -213,7 +138,7 @@ async function runLocked(
   const stopSources = sources.map((source) => source.start((snapshot) => store.apply(source.name, snapshot)));
   try {
     if (config.enableServer) {
-      const auth = await loadAuthenticator(config);
+      const auth = await loadAuthenticator({ ...config, ...(await servingFiles(config, node.name, log)) });
       const deps = {
         config,
         pods: () => syncLoop.pods(),
@@ -291,37 +216,15 @@ async function runLocked(
 export async function runOnce(
   config: KubeletConfig,
   { log, signal, out, tty, resolved }: RunOptions & { out: NodeJS.WritableStream; tty: boolean },
+  deps: AssemblyDeps = {},
 ): Promise<boolean> {
   await prepareRootDir(config.rootDir);
-  const node = nodeIdentity(config);
-  const readers: Array<{ name: SourceName; readOnce(): Promise<SourceSnapshot> }> = [];
-  if (config.config)
-    readers.push(
-      createFileSource({
-        path: config.config,
-        checkFrequency: config.fileCheckFrequency,
-        maxBytes: config.maxManifestBytes,
-        log: log.child("source/file"),
-      }),
-    );
-  if (config.manifestUrl)
-    readers.push(
-      createUrlSource({
-        url: config.manifestUrl,
-        headers: config.manifestUrlHeader,
-        checkFrequency: config.httpCheckFrequency,
-        maxBytes: config.maxManifestBytes,
-        log: log.child("source/url"),
-      }),
-    );
-  if (readers.length === 0) throw new KubeletError("NoSources", "runonce needs --config and/or --manifest_url");
-  const store = createPodStore({
-    sources: readers.map((r) => r.name),
-    allowPrivileged: config.allowPrivileged,
-    allowSensitiveHostPaths: config.allowSensitiveHostPaths,
-    log: log.child("config"),
-  });
-  for (const reader of readers) store.apply(reader.name, await reader.readOnce());
+  const assembly = await assemble(config, { command: "runonce", log, resolved }, deps);
+  const { store, runtime } = assembly;
+  if (assembly.sources.length === 0)
+    throw new KubeletError("NoSources", "runonce needs --config and/or --manifest_url");
+  await adoptRunningPods(assembly, log)();
+  await assembly.readSourcesOnce();
   const rejected = store.rejected();
   for (const r of rejected) {
     out.write(
@@ -329,39 +232,25 @@ export async function runOnce(
     );
     for (const issue of r.issues.filter((i) => i.severity === "error")) out.write(`  ${formatIssue(issue)}\n`);
   }
-  const events = createEventRecorder({ log: log.child("events") });
-  const opened = await openRuntime(config, log);
-  const { description } = opened;
-  const runtime = scopeRuntimeToNode(opened.runtime, node.name);
-  const placement = await podPlacement(config, { events, log, runtime, explicit: explicitIn(resolved) });
+  const placement = await assembly.placePods();
   const report = await runPodsOnce(
     store.mergedState(),
     {
       ...placement.deps,
       runtime,
-      images: createImageManager(
-        { ...pullOptions(config), configs: store.configs, log: log.child("images"), events },
-        runtime,
-      ),
-      volumes: createVolumeManager({ rootDir: config.rootDir, configs: store.configs, log: log.child("volumes") }),
+      images: assembly.images(),
+      volumes: assembly.volumes(),
       configs: store.configs,
       clock: systemClock,
       log: log.child("runonce"),
-      events,
-      admission: admissionPolicy(config),
-      options: {
-        hostname: node.name,
-        hostIP: node.ip,
-        networkMode: config.podNetworkMode,
-        pauseImage: config.networkContainerImage,
-        podLogsDir: config.podLogsDir,
-        allowPrivileged: config.allowPrivileged,
-        ...placement.options,
-      },
+      events: assembly.events,
+      admission: assembly.admission,
+      options: { ...assembly.podOptions, ...placement.options },
     },
     { timeoutMs: config.runonceTimeout, signal, tty, out },
   );
   const version = await runtime.version().catch(() => undefined);
+  const { runtimeDescription: description } = assembly;
   out.write(
     formatRunOnceReport(
       report,
@@ -371,86 +260,63 @@ export async function runOnce(
   return report.ok && rejected.length === 0;
 }
 
-/** The runtime --container_runtime names: the built-in Docker shim, or a CRI runtime over gRPC. */
-async function openRuntime(
-  config: KubeletConfig,
-  log: Logger,
-  metrics?: KubeletMetrics,
-): Promise<{ runtime: Runtime; description: string }> {
-  if (config.containerRuntime === "docker") {
-    const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
-    return {
-      runtime: createDockerRuntime({
-        endpoint,
-        log: log.child("docker"),
-        shim: { podInfraImage: config.networkContainerImage, podNetworkMode: config.podNetworkMode },
-      }),
-      description: `Docker Engine at ${endpoint}`,
-    };
-  }
-  // Loaded only when used: gRPC and the runtime.v1 descriptor cost Docker mode and --version nothing.
-  const [{ createCriClient }, { createCriRuntime }] = await Promise.all([
-    import("./container/cri-client.ts"),
-    import("./container/cri.ts"),
-  ]);
-  const client = createCriClient({
-    runtimeEndpoint: config.containerRuntimeEndpoint,
-    imageEndpoint: config.imageServiceEndpoint,
-    requestTimeoutMs: config.runtimeRequestTimeout,
-  });
-  return {
-    runtime: createCriRuntime(client, {
-      clock: systemClock,
-      ...(metrics ? { relisted: (duration, interval) => metrics.plegRelist(duration, interval) } : {}),
-    }),
-    description: `CRI runtime at ${client.endpoint}`,
-  };
-}
-
 /**
  * `plan`: reads every configured source once, observes the node through the runtime port (reads only: list,
- * inspect, image look-ups) and returns what a sync would do, with the manifests that were rejected.
+ * inspect, image look-ups) and returns what a sync would do, with the manifests that were rejected. Pods the
+ * sync would not admit (--max_pods, --host_*_sources) are shown waiting, with the kubelet's reason.
  */
 export async function planOnce(
   config: KubeletConfig,
   { log }: { log: Logger },
+  deps: AssemblyDeps = {},
 ): Promise<{ plan: NodePlan; rejected: RejectedPod[] }> {
-  const node = nodeIdentity(config);
-  const sources = await createSources(config, node.name, log, undefined);
-  if (sources.length === 0)
+  const assembly = await assemble(config, { command: "plan", log }, deps);
+  const { store, runtime, podOptions } = assembly;
+  if (assembly.sources.length === 0)
     throw new KubeletError("NoSources", "plan needs --config, --manifest_url or --etcd_servers/--etcd_config");
-  const store = createPodStore({
-    sources: sources.map((s) => s.name),
-    allowPrivileged: config.allowPrivileged,
-    log: log.child("config"),
-  });
-  for (const source of sources) store.apply(source.name, await readSourceOnce(source));
   // Through the port, on whichever runtime --container_runtime names; only reads are made.
-  const runtime = scopeRuntimeToNode((await openRuntime(config, log)).runtime, node.name);
   await runtime.version();
+  await adoptRunningPods(assembly, log)();
+  await assembly.readSourcesOnce();
+  const unreadable = (what: string) => (error: Error) => {
+    log.warn(`plan: cannot inspect ${what}: ${error.message}; it is left out of the plan`);
+    return undefined;
+  };
   const observed = new Map<string, Observed>();
   const of = (uid: string) => observed.get(uid) ?? observed.set(uid, noneObserved()).get(uid)!;
   for (const summary of await runtime.listPodSandboxes()) {
-    const status = await runtime.podSandboxStatus(summary.id).catch(() => undefined);
+    const status = await runtime.podSandboxStatus(summary.id).catch(unreadable(`pod sandbox ${summary.id}`));
     if (status) of(summary.metadata.uid).sandboxes.push(status);
   }
   for (const summary of await runtime.listContainers()) {
-    const details = await runtime.inspectContainer(summary.id).catch(() => undefined);
+    const details = await runtime.inspectContainer(summary.id).catch(unreadable(`container ${summary.id}`));
     const uid = summary.labels[LABEL.podUid];
     if (details && uid) of(uid).containers.push(details);
   }
-  const pods = store.mergedState();
+  const admitted: Pod[] = [];
+  const refused: NodePlan["pods"] = [];
+  for (const pod of admissionOrder(store.mergedState())) {
+    const rejection = admitPod(pod, admitted.length, assembly.admission);
+    if (!rejection) admitted.push(pod);
+    else
+      refused.push({
+        pod: podKey(pod),
+        uid: pod.metadata.uid,
+        origin: pod.metadata.annotations[ANNOTATION.origin] ?? "",
+        actions: [{ action: "wait", reason: `${rejection.reason}: Pod was rejected: ${rejection.message}` }],
+      });
+  }
   const images = new Set([
-    config.networkContainerImage,
-    ...pods.flatMap((p) => [...(p.spec.initContainers ?? []), ...p.spec.containers].map((c) => c.image ?? "")),
+    podOptions.pauseImage,
+    ...admitted.flatMap((p) => [...(p.spec.initContainers ?? []), ...p.spec.containers].map((c) => c.image ?? "")),
   ]);
   const present = new Set<string>();
   for (const image of images) if (await runtime.imageStatus(image)) present.add(image);
   const plan = planNode({
-    pods,
+    pods: admitted,
     observed,
-    networkMode: config.podNetworkMode,
-    pauseImage: config.networkContainerImage,
+    networkMode: podOptions.networkMode,
+    pauseImage: podOptions.pauseImage,
     imagePresent: (image) => present.has(image),
     configs: store.configs,
     now: Date.now(),
@@ -461,256 +327,29 @@ export async function planOnce(
         .map((r) => r.source),
     ),
   });
-  return { plan, rejected: store.rejected() };
+  return { plan: { ...plan, pods: [...plan.pods, ...refused] }, rejected: store.rejected() };
 }
 
-/**
- * One read of a source: file and URL sources read their origin (a failure throws); the etcd source is
- * started, heard once and stopped, within 10 s.
- */
-async function readSourceOnce(source: PodSource | (PodSource & { readOnce(): Promise<SourceSnapshot> })) {
-  if ("readOnce" in source) return source.readOnce();
-  let stop: StopSource | undefined;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await new Promise<SourceSnapshot>((resolve, reject) => {
-      timer = setTimeout(
-        () => reject(new KubeletError("SourceUnavailable", `no answer from the ${source.name} source within 10s`)),
-        10_000,
+/** With --client_ca_file and no serving certificate: the self-signed one under --cert_dir, as the Go kubelet. */
+async function servingFiles(config: KubeletConfig, hostname: string, log: Logger) {
+  const files = await selfSignedServingFiles(config, hostname);
+  if (files)
+    log.info(
+      `no --tls_cert_file/--tls_private_key_file with --client_ca_file: serving with the self-signed certificate ${files.tlsCertFile} (key ${files.tlsPrivateKeyFile}, ${files.generated ? `generated now for ${hostname}, valid 1 year` : "generated earlier"})`,
+    );
+  return files && { tlsCertFile: files.tlsCertFile, tlsPrivateKeyFile: files.tlsPrivateKeyFile };
+}
+
+/** The pods already running keep their UIDs; when the runtime cannot say, every pod keeps its node-less UID. */
+function adoptRunningPods(assembly: Assembly, log: Logger) {
+  return () =>
+    assembly
+      .adoptRunningPods()
+      .catch((error: Error) =>
+        log.warn(
+          `cannot list the running pods before reading the sources (${error.message}): pods keep the UIDs of releases before node-scoped UIDs until the next start, so none started by such a release is restarted`,
+        ),
       );
-      stop = source.start(resolve);
-    });
-  } finally {
-    clearTimeout(timer);
-    await stop?.();
-  }
-}
-
-/** Whether a setting was given (flag or config file); without origins (a programmatic caller) every value counts as given. */
-function explicitIn(resolved: RunOptions["resolved"]) {
-  return (key: keyof KubeletConfig) => !resolved || resolved.origins[key] !== "default";
-}
-
-/**
- * Where and how pods run on this node: the cgroup driver (Docker's), QoS cgroups bounded by node
- * allocatable, the oom_score_adj floor, CFS quota settings and each pod's resolv.conf.
- */
-async function podPlacement(
-  config: KubeletConfig,
-  {
-    events,
-    log,
-    runtime,
-    metrics,
-    explicit,
-  }: {
-    events: EventRecorder;
-    log: Logger;
-    runtime: Runtime;
-    metrics?: KubeletMetrics;
-    explicit: (key: keyof KubeletConfig) => boolean;
-  },
-) {
-  const dns = createDnsConfigurer(
-    {
-      clusterDns: config.clusterDns,
-      clusterDomain: config.clusterDomain,
-      resolvConf: config.resolvConf,
-      rootDir: config.rootDir,
-    },
-    { events },
-  );
-  const oom = await oomScoreAdjFloor();
-  if (oom.why)
-    log.warn(
-      `the kernel refuses negative oom_score_adj here (${oom.why}): containers get at least ${oom.floor} (Guaranteed ${GUARANTEED_OOM_SCORE_ADJ} and pod sandboxes ${POD_INFRA_OOM_SCORE_ADJ} are clamped)`,
-    );
-  const options = {
-    oomScoreAdjMin: oom.floor,
-    cfsQuota: config.cpuCfsQuota,
-    cfsPeriodUs: config.cpuCfsQuotaPeriod * 1000,
-  };
-  const version = cgroupVersion();
-  // The driver must be Docker's: pods placed under cgroupfs paths on a systemd Docker fail every create.
-  const reported = await runtime.machineInfo().then(
-    (info) => info.cgroupDriver,
-    () => undefined,
-  );
-  const { driver, source } = chooseCgroupDriver(config.cgroupDriver, reported, hostDefaultDriver(version));
-  const plan = planQosCgroups({
-    cgroupsPerQos: config.cgroupsPerQos,
-    enforcePods: config.enforceNodeAllocatable.includes("pods"),
-    explicit: explicit("cgroupsPerQos") || explicit("enforceNodeAllocatable"),
-    version,
-    driver,
-  });
-  if (plan.warning) log.warn(plan.warning);
-  if (!plan.qos) return { options, deps: { dns } };
-  const cgroups = createCgroupManager({
-    driver,
-    root: config.cgroupRoot,
-    cfsQuota: config.cpuCfsQuota,
-    cfsPeriodUs: config.cpuCfsQuotaPeriod * 1000,
-    pidsLimit: config.podPidsLimit,
-    log: log.child("cgroups"),
-    ...(metrics ? { metrics } : {}),
-  });
-  const capacity = { milliCpu: cpus().length * 1000, memoryBytes: totalmem() };
-  const allocatable = plan.enforcePods
-    ? nodeAllocatable(capacity, {
-        kube: config.kubeReserved,
-        system: config.systemReserved,
-        evictionHard: config.evictionHard,
-      })
-    : undefined;
-  const kubepods = cgroupPath(config.cgroupRoot, ["kubepods"], driver);
-  try {
-    await cgroups.init(allocatable);
-  } catch (error) {
-    throw new KubeletError(
-      "CgroupSetupFailed",
-      `cannot set up the QoS cgroups under ${kubepods}: ${(error as Error).message}; run as root, or give --cgroups_per_qos=false --enforce_node_allocatable=none to leave pods in Docker's default cgroup`,
-      { cause: error },
-    );
-  }
-  const ignored = Object.keys({ ...config.kubeReserved, ...config.systemReserved }).filter(
-    (name) => name !== "cpu" && name !== "memory",
-  );
-  if (ignored.length)
-    log.warn(`reserved ${[...new Set(ignored)].join(", ")} are not enforced here: only cpu and memory bound kubepods`);
-  log.info(
-    `pods run under ${kubepods} (cgroup v${cgroups.version}, ${driver} driver, ${source})` +
-      (allocatable
-        ? `, bounded by node allocatable: cpu ${allocatable.milliCpu}m, memory ${allocatable.memoryBytes} bytes (capacity − kubeReserved − systemReserved − evictionHard memory.available)`
-        : ""),
-  );
-  return { options, deps: { dns, cgroups } };
-}
-
-/** How images are pulled: the registry QPS bucket, serialized or parallel pulls, the progress deadline. */
-function pullOptions(config: KubeletConfig) {
-  return {
-    qps: config.registryQps,
-    burst: config.registryBurst,
-    serialize: config.serializeImagePulls,
-    maxParallel: config.maxParallelImagePulls,
-    progressDeadlineMs: config.imagePullProgressDeadline,
-  };
-}
-
-/** Who may run what here: --max_pods and the sources allowed each host namespace. */
-function admissionPolicy(config: KubeletConfig): AdmissionPolicy {
-  return {
-    maxPods: config.maxPods,
-    hostNetworkSources: config.hostNetworkSources,
-    hostPidSources: config.hostPidSources,
-    hostIpcSources: config.hostIpcSources,
-  };
-}
-
-async function createSources(
-  config: KubeletConfig,
-  nodeName: string,
-  log: Logger,
-  metrics: KubeletMetrics | undefined,
-): Promise<PodSource[]> {
-  const sources: PodSource[] = [];
-  if (config.config)
-    sources.push(
-      createFileSource({
-        path: config.config,
-        checkFrequency: config.fileCheckFrequency,
-        maxBytes: config.maxManifestBytes,
-        log: log.child("source/file"),
-        metrics,
-      }),
-    );
-  if (config.manifestUrl) {
-    sources.push(
-      createUrlSource({
-        url: config.manifestUrl,
-        headers: config.manifestUrlHeader,
-        checkFrequency: config.httpCheckFrequency,
-        maxBytes: config.maxManifestBytes,
-        log: log.child("source/url"),
-        metrics,
-      }),
-    );
-  }
-  if (config.etcdServers.length > 0 || config.etcdConfig) {
-    // Loaded only when used: etcd3 brings gRPC, a large share of the kubelet's memory.
-    const { createEtcdSource } = await import("./sources/etcd.ts");
-    sources.push(
-      createEtcdSource({
-        ...etcdSettings(config),
-        hostname: nodeName,
-        maxBytes: config.maxManifestBytes,
-        log: log.child("source/etcd"),
-        metrics,
-      }),
-    );
-  }
-  return sources;
-}
-
-/**
- * Fleet mode (etcd configured, --register_node on): the node record, pod statuses and events written to etcd on
- * the node's lease. The etcd client loads only when used, like the etcd source.
- */
-async function createFleetMode(
-  config: KubeletConfig,
-  node: { name: string; ip: string },
-  deps: Pick<FleetReporterDeps, "pods" | "podsVersion" | "events"> & {
-    runtime: Runtime;
-    health(): Promise<HealthReport>;
-    /** The info server's port once it listens (0 = none). */
-    port(): number;
-    pressure: PressureObserver;
-    log: Logger;
-  },
-): Promise<{ run(signal: AbortSignal): Promise<void>; close(): void } | undefined> {
-  if (!config.registerNode || (config.etcdServers.length === 0 && !config.etcdConfig)) return undefined;
-  const { createEtcdClient } = await import("./sources/etcd-client.ts");
-  const client = createEtcdClient(etcdSettings(config));
-  const host = readHostFacts(config.rootDir);
-  const allocatable = nodeAllocatable(
-    { milliCpu: host.cpus * 1000, memoryBytes: host.memoryBytes },
-    { kube: config.kubeReserved, system: config.systemReserved, evictionHard: config.evictionHard },
-  );
-  const reporter = createFleetReporter(
-    {
-      hostname: node.name,
-      leaseDurationMs: config.nodeLeaseDuration,
-      updateFrequencyMs: config.nodeStatusUpdateFrequency,
-      reportFrequencyMs: config.nodeStatusReportFrequency,
-      clock: systemClock,
-      log: deps.log,
-    },
-    {
-      store: client,
-      pods: deps.pods,
-      podsVersion: deps.podsVersion,
-      events: deps.events,
-      async node(previous) {
-        const [health, runtime] = await Promise.all([deps.health(), deps.runtime.version().catch(() => undefined)]);
-        return buildNode({
-          name: node.name,
-          hostIP: node.ip,
-          port: deps.port(),
-          kubeletVersion: `v${pkg.version}`,
-          host,
-          maxPods: config.maxPods,
-          allocatable,
-          runtime,
-          readiness: readinessFrom(health.checks),
-          pressure: deps.pressure.conditions(),
-          now: new Date().toISOString(),
-          previous,
-        });
-      },
-    },
-  );
-  return { run: (signal) => reporter.run(signal), close: () => client.close() };
 }
 
 /** Creates root_dir and checks it is writable, so volume set-up cannot fail later for that reason. */
@@ -725,15 +364,6 @@ async function prepareRootDir(rootDir: string): Promise<void> {
   }
 }
 
-/** The node's name (hostname_override or the machine's) and an address to report as status.hostIP. */
-function nodeIdentity(config: KubeletConfig): { name: string; ip: string } {
-  const name = (config.hostnameOverride || osHostname()).toLowerCase();
-  const addresses = Object.values(networkInterfaces())
-    .flat()
-    .filter((a) => a && a.family === "IPv4" && !a.internal);
-  return { name, ip: addresses[0]?.address ?? "127.0.0.1" };
-}
-
 function syncCheck(lastSyncAt: number, syncFrequency: number) {
   const age = Date.now() - lastSyncAt;
   const ok = lastSyncAt > 0 && age < Math.max(3 * syncFrequency, 30_000);
@@ -742,4 +372,44 @@ function syncCheck(lastSyncAt: number, syncFrequency: number) {
     ok,
     message: ok ? "ok" : lastSyncAt === 0 ? "no sync completed yet" : `last sync ${Math.round(age / 1000)}s ago`,
   };
+}
+
+/**
+ * `reset`: refuses while a kubelet holds the lock file, then holds it itself (no kubelet starts mid-way) while it
+ * removes this node's pods from the runtime and the kubelet's state on the host (node-reset.ts).
+ */
+export async function resetOnce(
+  config: KubeletConfig,
+  options: { log: Logger; dryRun: boolean; onStep(step: ResetStep): void },
+): Promise<{ runtime: string; steps: ResetStep[] }> {
+  const lockFile = config.lockFile || join(config.rootDir, "kubelet.lock");
+  const holder = await lockHolder(lockFile);
+  if (holder !== undefined)
+    throw new KubeletError(
+      "LockContention",
+      `a kubelet (pid ${holder}) holds --lock_file "${lockFile}": stop it first (systemctl stop kubelet), then run reset again`,
+    );
+  const { runtime, description } = await openRuntime(config, options.log);
+  await runtime.version().catch((error: Error) => {
+    throw new KubeletError("RuntimeUnavailable", `cannot reach the ${description}: ${error.message}`, { cause: error });
+  });
+  const log = options.log;
+  const lock = options.dryRun ? undefined : await acquireLock({ path: lockFile, exitOnContention: false });
+  try {
+    const { rootDir, podLogsDir } = config;
+    const steps = await resetNode(
+      { rootDir, podLogsDir, lockFile, dryRun: options.dryRun, onStep: options.onStep },
+      {
+        runtime: scopeRuntimeToNode(runtime, nodeIdentity(config).name),
+        volumes: createVolumeManager({ rootDir, configs: noConfigs, log: log.child("volumes") }),
+        // Pod cgroups under either driver's names: the driver they were made with need not be today's.
+        cgroups: (["cgroupfs", "systemd"] as const).map((driver) =>
+          createCgroupManager({ driver, root: config.cgroupRoot, cfsQuota: false, cfsPeriodUs: 0, pidsLimit: -1, log }),
+        ),
+      },
+    );
+    return { runtime: description, steps };
+  } finally {
+    await lock?.release();
+  }
 }

@@ -1,6 +1,5 @@
 // The only yaml import: manifest text → pods. Reads v1 Pod, PodList/List, top-level arrays and the
 // original v1beta1/v1beta2 ContainerManifest, converts them to the Pod model and applies defaults.
-import { createHash } from "node:crypto";
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parse, parseAllDocuments, stringify } from "yaml";
 import type { Document, Node as YamlNode } from "yaml";
 import {
@@ -21,6 +20,7 @@ import {
 } from "./types.ts";
 import { toConfigObject, type ConfigObject } from "./config-objects.ts";
 import { podSpecHash } from "./hash.ts";
+import { sourceUid } from "./pod-uid.ts";
 
 /** Where the text came from: stamped on every pod and every rejection. */
 export interface ManifestContext {
@@ -408,7 +408,7 @@ function finish(raw: Json, ctx: ManifestContext, document: number): Pod {
     spec,
   } as unknown as Pod;
   pod.metadata.uid =
-    typeof metadata.uid === "string" && metadata.uid ? metadata.uid : stableUid(ctx.source, namespace, name);
+    typeof metadata.uid === "string" && metadata.uid ? metadata.uid : sourceUid(ctx.source, namespace, name);
   annotations[ANNOTATION.source] = ctx.source;
   annotations[ANNOTATION.origin] = ctx.origin;
   annotations[ANNOTATION.document] = String(document);
@@ -438,12 +438,6 @@ export function defaultPullPolicy(image: string): "Always" | "IfNotPresent" {
   const lastSegment = image.slice(image.lastIndexOf("/") + 1);
   const tag = lastSegment.includes(":") ? lastSegment.slice(lastSegment.indexOf(":") + 1) : "";
   return tag === "" || tag === "latest" ? "Always" : "IfNotPresent";
-}
-
-/** A uid that stays the same across edits of a pod: derived from source and namespace/name. */
-function stableUid(source: string, namespace: string, name: string): string {
-  const hex = createHash("sha256").update(`${source}/${namespace}/${name}`).digest("hex");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
 
 function describe(manifest: unknown): string | undefined {

@@ -1,4 +1,4 @@
-// Layer cli/: subcommands (run, runonce, plan, validate, print-config, fleet) and the only place
+// Layer cli/: subcommands (run, runonce, plan, validate, print-config, fleet, reset) and the only place
 // errors become exit codes. Imports config/ and api/; lib/kubelet.ts (and with it everything heavy)
 // only lazily, for run, runonce and plan; the etcd client only lazily, for fleet.
 //
@@ -6,14 +6,10 @@
 // (0 success, 1 failure, 2 usage, 3 a stop past --stop_timeout). Heavy parts (Docker, etcd, the server) load only for run/runonce.
 import { etcdSettings } from "../config/etcd-config.ts";
 import cac, { type Command } from "cac";
-import {
-  commentedConfigFile,
-  FLAGS,
-  formatDuration,
-  printConfig,
-  resolveConfig,
-  type ResolvedConfig,
-} from "../config/config.ts";
+import { resolveConfig, type ResolvedConfig } from "../config/config.ts";
+import { FLAGS } from "../config/flags.ts";
+import { commentedConfigFile, printConfig } from "../config/print-config.ts";
+import { formatDuration } from "../config/values.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
 import { createLogger } from "../log.ts";
 import { runtimeName } from "../platform/runtime.ts";
@@ -21,6 +17,7 @@ import { buildInfo } from "../build-info.ts";
 import type { FleetSection } from "./fleet.ts";
 import { validateCommand } from "./validate.ts";
 import { PLAN_EXIT, planCommand } from "./plan.ts";
+import { resetCommand } from "./reset.ts";
 
 /** `kubelet v0.1.0 (commit abc1234, bun 1.4.5)`. */
 export function versionLine(): string {
@@ -42,7 +39,7 @@ const STDIN_PATH = "/dev/stdin";
 const BOOLEAN_FLAGS = new Set(
   FLAGS.filter((f) => f.type === "bool")
     .map((f) => f.flag.replace(/_/g, "-"))
-    .concat(["show-origin", "commented", "help", "version", "watch"]),
+    .concat(["show-origin", "commented", "help", "version", "watch", "dry-run"]),
 );
 
 /**
@@ -195,6 +192,15 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       io,
     });
   });
+  const reset = withConfigFlags(
+    cli.command("reset", "Remove the pods (sandboxes, containers) and the state the kubelet created on this node"),
+  ).option("--dry-run", "Print what would be removed, remove nothing");
+  reset.action((options) => {
+    const { config } = resolve(options, reset);
+    const log = createLogger({ format: config.logFormat || undefined, verbosity: Math.min(config.verbosity, 0) });
+    const dryRun = options.dryRun === true || options.dryRun === "true";
+    result = resetCommand(config, { dryRun, out: io.stdout, err: io.stderr, log });
+  });
   cli.help();
   if (argv.includes("--version")) {
     io.stdout.write(versionLine() + "\n");
@@ -209,16 +215,18 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
         cli.outputHelp();
         return 2;
       }
-      throw new UsageError(`unknown command "${cli.args[0]}": use run, runonce, plan, validate, print-config or fleet`);
+      throw new UsageError(
+        `unknown command "${cli.args[0]}": use run, runonce, plan, validate, print-config, fleet or reset`,
+      );
     }
     await cli.runMatchedCommand();
     return await result;
   } catch (error) {
     const err = error as Error & { code?: string; name?: string };
     if (error instanceof UsageError || err.name === "CACError") {
-      io.stderr.write(
-        `kubelet: ${err.message.replace(/`--([a-z-]+)`/g, (_, f: string) => `--${f.replace(/-/g, "_")}`)}\n`,
-      );
+      // A config with several problems is one line each (ConfigError).
+      for (const line of err.message.split("\n"))
+        io.stderr.write(`kubelet: ${line.replace(/`--([a-z-]+)`/g, (_, f: string) => `--${f.replace(/-/g, "_")}`)}\n`);
       const command = (error as UsageError).command ?? cli.matchedCommand;
       io.stderr.write(
         `Usage: kubelet ${command ? command.rawName : "<command>"} [flags]; see 'kubelet ${command ? command.name + " " : ""}--help'\n`,

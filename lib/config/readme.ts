@@ -1,10 +1,16 @@
-// The README's generated tables: "Using your existing kubelet config" (every KubeletConfiguration
-// field and its verdict) and "The config file" (every key, its default and its other names).
+// The generated tables of docs/configuration.md: "Using your existing kubelet config" (every
+// KubeletConfiguration field and its verdict) and "The config file" (every key, its default and its
+// other names). `bun scripts/readme-config.ts` rewrites them; test/repo/readme.test.ts checks them.
 import { stringifyYaml } from "../api/manifest.ts";
-import { FLAGS, formatDuration, resolveConfig } from "./config.ts";
+import { resolveConfig } from "./config.ts";
+import { FLAGS } from "./flags.ts";
+import { formatDuration } from "./values.ts";
 import { configurationMarkdown, KUBELET_CONFIGURATION } from "./kubelet-configuration.ts";
 
-/** A generated README block: between its two markers, the text `render` returns. */
+/** The document (relative to the repository's root) that holds the generated blocks. */
+export const GENERATED_DOC = "docs/configuration.md";
+
+/** A generated block of GENERATED_DOC: between its two markers, the text `render` returns. */
 export interface ReadmeSection {
   start: string;
   end: string;
@@ -52,3 +58,19 @@ export const README_SECTIONS: ReadmeSection[] = [
   { ...README_MARKERS, render: readmeConfigSection },
   { ...README_KEYS_MARKERS, render: readmeKeysSection },
 ];
+
+/** `text` with every generated block replaced by what it renders today; throws naming a missing marker. */
+export function regenerate(text: string): string {
+  let result = text;
+  for (const section of README_SECTIONS) {
+    const start = result.indexOf(section.start);
+    const end = result.indexOf(section.end);
+    if (start < 0 || end < 0) {
+      throw Object.assign(new Error(`${GENERATED_DOC} lacks ${section.start} … ${section.end}`), {
+        code: "EGENERATEDMARKER",
+      });
+    }
+    result = result.slice(0, start) + section.render() + result.slice(end + section.end.length);
+  }
+  return result;
+}

@@ -2,7 +2,7 @@
 // faults) and the limits set on it — from the cgroup v1 or v2 files, plus the container cgroups
 // below a pod's. The resource analyzer, /metrics/resource and /metrics/cadvisor read these files
 // instead of asking the runtime for stats per container.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 
@@ -39,7 +39,7 @@ export interface ContainerCgroup {
 
 export interface CgroupReader {
   version: 1 | 2;
-  /** The stats of the cgroup at `path` (below the mount point); undefined when it does not exist. */
+  /** The stats of the cgroup at `path` (below the mount point); undefined when it does not exist (absent files: 0). */
   read(path: string): Promise<CgroupStats | undefined>;
   /** The container cgroups directly below `podPath` (cgroupfs `<id>`, systemd `docker-<id>.scope`, `cri-containerd-<id>.scope`). */
   containers(podPath: string): Promise<ContainerCgroup[]>;
@@ -83,7 +83,8 @@ export function createCgroupReader(options: { mountPoint?: string; version: 1 | 
       file("cpu", path, "cpu.cfs_period_us"),
       file("pids", path, "pids.current"),
     ];
-    if (!usage && !memUsage) return undefined;
+    if (!existsSync(join(mountPoint, "cpuacct", path)) && !existsSync(join(mountPoint, "memory", path)))
+      return undefined;
     const memoryUsageBytes = Number(memUsage) || 0;
     const ticks = 1e9 / 100; // cpuacct.stat counts USER_HZ (100) ticks
     return {
@@ -121,7 +122,7 @@ export function createCgroupReader(options: { mountPoint?: string; version: 1 | 
       "cpu.max",
       "pids.current",
     ].map((name) => file("", path, name));
-    if (!cpuStat && !current) return undefined;
+    if (!existsSync(join(mountPoint, path))) return undefined;
     const memoryUsageBytes = Number(current) || 0;
     const [quota = "max", period = "100000"] = (cpuMax || "max 100000").trim().split(/\s+/);
     // The kubelet's CpuWeightToCpuShares, the inverse of the weight the cgroup manager writes.

@@ -10,7 +10,7 @@ import { parseQuantity } from "../api/quantity.ts";
 import type { Pod } from "../api/types.ts";
 import type { Logger } from "../log.ts";
 import type { KubeletMetrics } from "../metrics.ts";
-import { createCgroupReader, type CgroupReader } from "./cgroup-stats.ts";
+import { createCgroupReader, type CgroupReader, type CgroupStats } from "./cgroup-stats.ts";
 
 export type CgroupDriver = "cgroupfs" | "systemd";
 
@@ -160,6 +160,8 @@ export interface CgroupManager {
   removePod(uid: string): Promise<boolean>;
   /** Removes pod cgroups of pods not in `active`; returns the uids removed. */
   removeOrphans(active: ReadonlySet<string>): Promise<string[]>;
+  /** CPU and memory use of a pod, read from its cgroup; undefined when it has none. */
+  podUsage(uid: string): Promise<CgroupStats | undefined>;
   /** Every pod cgroup on the node by pod uid (path below the mount point), adopted pods included. */
   podCgroups(): Promise<Map<string, string>>;
   /** Reads cgroup stats and container cgroups on this hierarchy. */
@@ -298,6 +300,10 @@ export function createCgroupManager(options: CgroupManagerOptions): CgroupManage
         }
       }
       return removed;
+    },
+    async podUsage(uid) {
+      const path = podPaths.get(uid)?.path ?? (await sharedPodDirs()).get(uid);
+      return path ? reader.read(path) : undefined;
     },
     podCgroups: sharedPodDirs,
     reader,

@@ -35,6 +35,12 @@ async function readOwner(path: string): Promise<{ pid: number; exitOnContention:
   return pid && /^\d+$/.test(pid) ? { pid: Number(pid), exitOnContention: mode === "exit-on-contention" } : undefined;
 }
 
+/** The pid of the live process holding the lock at `path` (undefined: free, or stale). */
+export async function lockHolder(path: string): Promise<number | undefined> {
+  const owner = await readOwner(path);
+  return owner && alive(owner.pid) ? owner.pid : undefined;
+}
+
 /** Takes the lock or throws LockContention naming the owner's pid. */
 export async function acquireLock(options: LockFileOptions): Promise<HeldLock> {
   const { path } = options;

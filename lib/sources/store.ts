@@ -30,6 +30,8 @@ export interface PodStoreOptions {
   sources: SourceName[];
   allowPrivileged?: boolean;
   allowSensitiveHostPaths?: boolean;
+  /** Gives each incoming pod its identity on this node (its UID: see api/pod-uid.ts); default: as read. */
+  identify?: (pod: Pod) => Pod;
   log?: Logger;
   metrics?: KubeletMetrics;
 }
@@ -214,7 +216,8 @@ export function createPodStore(options: PodStoreOptions): PodStore {
     logged.set(source, now);
   };
 
-  const merge = (source: SourceName, op: PodOperation, incoming: Pod[], parseRejected: RejectedPod[] = []) => {
+  const merge = (source: SourceName, op: PodOperation, read: Pod[], parseRejected: RejectedPod[] = []) => {
+    const incoming = options.identify ? read.map(options.identify) : read;
     if (!order.includes(source)) order.push(source);
     let current = pods.get(source);
     if (!current) pods.set(source, (current = new Map()));

@@ -5,9 +5,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
-import { removeDir, tempDir } from "./harness.ts";
+import { freePort, removeDir, tempDir } from "./harness.ts";
 
 declare const Bun: {
   serve(options: { hostname: string; port: number; fetch(request: Request): Response | Promise<Response> }): {
@@ -19,30 +20,51 @@ declare const Bun: {
 
 const root = join(import.meta.dir, "../..");
 const work = tempDir("install");
-const releases = { a: join(work, "release-a"), b: join(work, "release-b") };
+const releases = { a: join(work, "release-a"), b: join(work, "release-b"), c: join(work, "release-c") };
+/** What `bun build.ts --release --base-url <url>/c` printed. */
+let builtForItsUrl = "";
+/** What `bun build.ts --release` (no --base-url) printed. */
+let builtWithoutUrl = "";
 const fakeBin = join(work, "fake-bin");
 const callLog = join(work, "calls.log");
 const requests: string[] = [];
 let server: { port: number; stop(closeActive?: boolean): void };
 let url = "";
 
-/** Builds a release directory with build.ts itself (the code `npm run release` runs). */
-function buildRelease(out: string, version: string, targets?: string): void {
+/** Builds a release directory with build.ts itself (the code `npm run release` runs); returns what it printed. */
+function buildRelease(out: string, version: string, targets?: string, baseUrl?: string): string {
   const build = spawnSync(
     join(root, "node_modules/.bin/bun"),
-    ["build.ts", "--release", "--out", out, "--version", version, ...(targets ? ["--targets", targets] : [])],
+    [
+      "build.ts",
+      "--release",
+      "--out",
+      out,
+      "--version",
+      version,
+      ...(targets ? ["--targets", targets] : []),
+      ...(baseUrl ? ["--base-url", baseUrl] : []),
+    ],
     { cwd: root, encoding: "utf8" },
   );
   if (build.status !== 0) throw new Error(`bun build.ts --release failed: ${build.stderr}`);
+  return build.stderr;
 }
 
-/** /a/ and /b/ serve the two releases; /corrupt/ serves release a with every binary's last byte flipped. */
+/** This machine's release targets (the installer picks among them by libc and CPU). */
+const HOST_TARGETS =
+  process.arch === "arm64" ? "linux-arm64,linux-arm64-musl" : "linux-x64,linux-x64-baseline,linux-x64-musl";
+
+/**
+ * /a/, /b/ and /c/ serve the three releases (c built for its own URL); /corrupt/ serves release a with
+ * every binary's last byte flipped.
+ */
 async function serveReleases(request: Request): Promise<Response> {
   const path = new URL(request.url).pathname;
   requests.push(path);
   const [, name, file] = path.split("/");
-  const dir = name === "b" ? releases.b : releases.a;
-  if (!file || !["a", "b", "corrupt"].includes(name!) || !existsSync(join(dir, file)))
+  const dir = name === "b" ? releases.b : name === "c" ? releases.c : releases.a;
+  if (!file || !["a", "b", "c", "corrupt"].includes(name!) || !existsSync(join(dir, file)))
     return new Response("not found", { status: 404 });
   if (name !== "corrupt" || !file.startsWith("kubelet-")) return new Response(Bun.file(join(dir, file)));
   const bytes = new Uint8Array(await Bun.file(join(dir, file)).arrayBuffer());
@@ -89,13 +111,12 @@ const sha256 = (path: string) => createHash("sha256").update(readFileSync(path))
 const versionOf = (bin: string) => spawnSync(bin, ["--version"], { encoding: "utf8" }).stdout.trim();
 
 beforeAll(() => {
-  buildRelease(releases.a, "0.1.0");
-  // The upgrade needs only this architecture's binaries (the installer picks among them by libc and CPU).
-  buildRelease(
-    releases.b,
-    "0.2.0-test",
-    process.arch === "arm64" ? "linux-arm64,linux-arm64-musl" : "linux-x64,linux-x64-baseline,linux-x64-musl",
-  );
+  server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: serveReleases });
+  url = `http://127.0.0.1:${server.port}`;
+  builtWithoutUrl = buildRelease(releases.a, "0.1.0");
+  // The upgrade and the release built for its URL need only this architecture's binaries.
+  buildRelease(releases.b, "0.2.0-test", HOST_TARGETS);
+  builtForItsUrl = buildRelease(releases.c, "0.3.0-test", HOST_TARGETS, `${url}/c`);
   mkdirSync(fakeBin);
   // A stand-in systemctl that records each call and keeps enabled/active state in files, so no test
   // can ever touch the machine's own systemd.
@@ -115,9 +136,7 @@ esac
 `,
   );
   chmodSync(join(fakeBin, "systemctl"), 0o755);
-  server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: serveReleases });
-  url = `http://127.0.0.1:${server.port}`;
-}, 120_000);
+}, 240_000);
 
 afterAll(() => {
   server?.stop(true);
@@ -168,6 +187,9 @@ describe("curl -fsSL …/install.sh | sh -s -- --prefix DIR --no-systemd", () =>
     const { code, out } = await install("a", ["--prefix", prefix, "--no-systemd"]);
     expect(out).toContain(`kubelet v0.1.0 installed at ${bin}`);
     expect(code).toBe(0);
+    expect(out.trim().split("\n").at(-1)).toBe(
+      `==> start it (no systemd unit runs it): ${bin} run --config_file ${config} (${prefix}/bin is not on PATH: export PATH="${prefix}/bin:$PATH" to call it kubelet)`,
+    );
     expect(versionOf(bin)).toStartWith("kubelet v0.1.0 ");
     expect(statSync(join(prefix, "etc/kubelet/manifests")).isDirectory()).toBe(true);
     const text = readFileSync(config, "utf8");
@@ -182,6 +204,9 @@ describe("curl -fsSL …/install.sh | sh -s -- --prefix DIR --no-systemd", () =>
     const { code, out } = await install("a", ["--prefix", prefix, "--no-systemd"]);
     expect(code).toBe(0);
     expect(out).toContain("nothing to do: kubelet v0.1.0 is installed");
+    expect(out.trim().split("\n").at(-1)).toStartWith(
+      `==> start it (no systemd unit runs it): ${bin} run --config_file`,
+    );
     expect(requests.filter((p) => p.includes("kubelet-linux"))).toEqual([]);
     expect(statSync(bin).ino).toBe(before.ino);
     expect(statSync(bin).mtimeMs).toBe(before.mtimeMs);
@@ -242,6 +267,78 @@ describe("curl -fsSL …/install.sh | sh -s -- --prefix DIR --no-systemd", () =>
   });
 });
 
+describe("the release directory's URL (--base-url) and the installer's last line", () => {
+  test("a release built with --base-url installs from there with no --base-url given, and build.ts says so", async () => {
+    expect(builtForItsUrl).toContain(
+      `copy ${releases.c}/ to ${url}/c/, then on a node: curl -fsSL ${url}/c/install.sh | sudo sh\n`,
+    );
+    requests.length = 0;
+    const prefix = join(work, "published-prefix");
+    const { code, out } = await install("c", ["--prefix", prefix, "--no-systemd"], { KUBELET_BASE_URL: "" });
+    expect(out).toContain(`kubelet v0.3.0-test installed at ${prefix}/bin/kubelet`);
+    expect(code).toBe(0);
+    expect(requests).toContain("/c/SHA256SUMS");
+  });
+
+  test("build.ts without --base-url says to serve the directory and give its URL as --base-url", () => {
+    expect(builtWithoutUrl).toContain(
+      `serve ${releases.a}/ (busybox httpd -f -p 8000 -h ${releases.a}, or any web server), then on a node: curl -fsSL http://HOST:8000/install.sh | sudo sh -s -- --base-url http://HOST:8000\n`,
+    );
+  });
+
+  test("a --base-url that does not answer, or is no release directory, fails in one line naming --base-url", async () => {
+    const closed = `http://127.0.0.1:${await freePort()}/kubelet`;
+    const prefix = join(work, "unreachable");
+    const refused = await install("a", ["--prefix", prefix, "--no-systemd", "--base-url", closed]);
+    const [line, ...more] = refused.out.trim().split("\n");
+    expect(more).toEqual([]);
+    expect(line).toStartWith(
+      `install.sh: cannot download ${closed}/SHA256SUMS (curl: (7) Failed to connect to 127.0.0.1`,
+    );
+    expect(line).toEndWith(
+      "): check --base-url (KUBELET_BASE_URL): it must be the URL of a release directory (kubelet-linux-*, SHA256SUMS) that a web server serves",
+    );
+    expect(refused.code).toBe(1);
+    const missing = await install("a", ["--prefix", prefix, "--no-systemd", "--base-url", `${url}/nothing-here`]);
+    expect(missing.out.trim()).toStartWith(
+      `install.sh: cannot download ${url}/nothing-here/SHA256SUMS (curl: (22) The requested URL returned error: 404): check --base-url`,
+    );
+    expect(missing.code).toBe(1);
+    expect(existsSync(prefix)).toBe(false);
+  });
+
+  test("with no --base-url and no URL built in, the project's releases are tried and the failure says to give --base-url", async () => {
+    // A curl that cannot resolve the project's host (the tests stay on loopback) and is the real one otherwise.
+    const tools = join(work, "offline-bin");
+    mkdirSync(tools);
+    const curl = spawnSync("sh", ["-c", "command -v curl"], { encoding: "utf8" }).stdout.trim();
+    writeFileSync(
+      join(tools, "curl"),
+      `#!/bin/sh\ncase "$*" in *github.com*) echo 'curl: (6) Could not resolve host: github.com' >&2; exit 6 ;; esac\nexec '${curl}' "$@"\n`,
+    );
+    chmodSync(join(tools, "curl"), 0o755);
+    const { code, out } = await install("a", ["--prefix", join(work, "offline"), "--no-systemd"], {
+      KUBELET_BASE_URL: "",
+      PATH: `${tools}:${fakeBin}:${process.env.PATH}`,
+    });
+    expect(out).toContain(
+      "install.sh: cannot download https://github.com/kubelet-project/kubelet/releases/latest/download/SHA256SUMS (curl: (6) Could not resolve host: github.com): no --base-url was given, so the project's releases were tried; give the URL of your release directory (npm run release writes it to dist/release/) with --base-url URL",
+    );
+    expect(code).toBe(1);
+  });
+
+  test("the last line names the binary's directory as missing from PATH only when it is", async () => {
+    const prefix = join(work, "on-path");
+    const { code, out } = await install("a", ["--prefix", prefix, "--no-systemd"], {
+      PATH: `${prefix}/bin:${fakeBin}:${process.env.PATH}`,
+    });
+    expect(code).toBe(0);
+    expect(out.trim().split("\n").at(-1)).toBe(
+      `==> start it (no systemd unit runs it): ${prefix}/bin/kubelet run --config_file ${prefix}/etc/kubelet/config.yaml`,
+    );
+  });
+});
+
 describe("the systemd unit, other shells, users and machines", () => {
   test("writes kubelet.service: after Docker, restart always, run --config_file; --uninstall removes it", async () => {
     const prefix = join(work, "unit-prefix");
@@ -274,10 +371,12 @@ describe("the systemd unit, other shells, users and machines", () => {
     const running = join(work, "run-systemd-system");
     mkdirSync(running);
     const env = { KUBELET_UNIT_DIR: join(work, "systemd-units"), KUBELET_SYSTEMD_RUNTIME_DIR: running };
+    let lastLine = "";
     const calls = async (release: string, args: string[] = []) => {
       writeFileSync(callLog, "");
       const { code, out } = await install(release, ["--prefix", prefix, ...args], env);
       expect(code, out).toBe(0);
+      lastLine = out.trim().split("\n").at(-1)!;
       return readFileSync(callLog, "utf8").trim().split("\n").filter(Boolean);
     };
     expect(await calls("a")).toEqual([
@@ -287,6 +386,9 @@ describe("the systemd unit, other shells, users and machines", () => {
       "is-active --quiet kubelet.service",
       "start kubelet.service",
     ]);
+    expect(lastLine).toStartWith(
+      `==> kubelet.service runs it (journalctl -u kubelet -f); to run it without systemd instead: ${prefix}/bin/kubelet run --config_file ${prefix}/etc/kubelet/config.yaml`,
+    );
     expect(await calls("a")).toEqual(["is-enabled --quiet kubelet.service", "is-active --quiet kubelet.service"]);
     expect(await calls("b")).toEqual([
       "is-enabled --quiet kubelet.service",
@@ -347,9 +449,20 @@ describe("the systemd unit, other shells, users and machines", () => {
     chmodSync(work, 0o755);
     if (uid !== undefined) spawnSync("chown", [`${uid}:${uid}`, home]);
     const prefix = join(home, ".local");
-    const { code, out } = await install("a", ["--prefix", prefix, "--no-systemd"], { HOME: home }, uid);
+    // A Docker socket only root may open, as /var/run/docker.sock is to a user outside the docker group.
+    const socket = join(work, "root-docker.sock");
+    const engine = createServer().listen(socket);
+    await new Promise((resolve) => engine.once("listening", resolve));
+    chmodSync(socket, 0o600);
+    const dockerHost: Record<string, string> = uid === undefined ? {} : { DOCKER_HOST: `unix://${socket}` };
+    const { code, out } = await install("a", ["--prefix", prefix, "--no-systemd"], { HOME: home, ...dockerHost }, uid);
+    engine.close();
     expect(out).toContain(`kubelet v0.1.0 installed at ${prefix}/bin/kubelet`);
     expect(code).toBe(0);
+    if (uid !== undefined)
+      expect(out).toContain(
+        `install.sh: warning: Docker's socket ${socket} is not open to nobody: run the kubelet as root, or add nobody to the socket's group (usermod -aG docker nobody) and log in again`,
+      );
     expect(statSync(join(prefix, "etc/kubelet/config.yaml")).uid).toBe(uid ?? process.getuid!());
     if (uid === undefined) return;
     const withUnit = await install("a", ["--prefix", join(home, "other")], { HOME: home }, uid);

@@ -1,13 +1,15 @@
 // The info server of the compiled binary on a real port: token auth, and followed and previous logs
-// on each runtime of the matrix (Docker's log API, or the CRI log files the kubelet reads itself).
-// TLS client certificates are in auth.test.ts.
+// on each runtime of the matrix (Docker's log API, or the CRI log files the kubelet reads itself);
+// TLS client certificates.
 import { afterAll, beforeAll, expect } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LABEL } from "../../lib/container/runtime.ts";
-import { type Kubelet, startKubelet, test, waitFor } from "./harness-kubelet.ts";
+import { describeWithServices } from "../../lib/testing/services.ts";
+import { Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
 import { describeOnRuntimes } from "./harness-runtimes.ts";
-import { removeDir, tempDir } from "./harness.ts";
+import { baseFlags, freePort, removeDir, tempDir } from "./harness.ts";
 
 describeOnRuntimes("info server on a real port", (services, rt) => {
   const dir = tempDir("server-manifests");
@@ -117,4 +119,91 @@ spec:
     expect(previous.status).toBe(200);
     expect(await previous.text()).toContain("tick 7");
   }, 40_000);
+});
+
+// Docker only: TLS is the server's own, the same on either runtime.
+describeWithServices("info server with TLS client certificates", (services) => {
+  const dir = tempDir("server-tls");
+  const rootDir = tempDir("server-tls-root");
+  let port = 0;
+  const sh = (command: string) => {
+    const result = spawnSync("sh", ["-c", command], { cwd: dir, encoding: "utf8" });
+    if (result.status !== 0) throw new Error(`${command}: ${result.stderr}`);
+  };
+  /** The HTTP status of a request trusting only `cacert` ("000": no TLS session). */
+  const status = (cacert: string, ...args: string[]) =>
+    spawnSync("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", cacert, ...args], {
+      encoding: "utf8",
+    }).stdout;
+  const curl = (...args: string[]) => status(join(dir, "ca.crt"), ...args);
+  /** A kubelet that takes client certificates from the test CA (not startKubelet: its /healthz wait speaks plain HTTP). */
+  const clientCaKubelet = (root: string, onPort: number, flags: string[]) =>
+    new Kubelet(
+      [
+        "run",
+        "-c",
+        join(dir, "manifests"),
+        ...baseFlags(services, root),
+        "--client_ca_file",
+        join(dir, "ca.crt"),
+        ...flags,
+      ],
+      onPort,
+    );
+
+  beforeAll(async () => {
+    sh("openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 1 -subj /CN=e2e-ca");
+    sh(
+      "openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=127.0.0.1 && printf 'subjectAltName=IP:127.0.0.1' > ext && openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 1 -extfile ext",
+    );
+    sh(
+      "openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj /CN=operator && openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt -days 1",
+    );
+    port = await freePort();
+    const kubelet = clientCaKubelet(rootDir, port, [
+      ...["--tls_cert_file", join(dir, "server.crt")],
+      ...["--tls_private_key_file", join(dir, "server.key")],
+    ]);
+    await kubelet.waitFor(
+      "TLS server",
+      () =>
+        curl("--cert", join(dir, "client.crt"), "--key", join(dir, "client.key"), `https://127.0.0.1:${port}/pods`) ===
+        "200",
+      20_000,
+    );
+  });
+  killKubeletsAfterAll();
+  afterAll(() => {
+    removeDir(dir);
+    removeDir(rootDir);
+  });
+
+  test("serves clients with a certificate from the client CA, and those without one too: it is requested, not required (auth.test.ts has the whole table)", () => {
+    expect(
+      curl("--cert", join(dir, "client.crt"), "--key", join(dir, "client.key"), `https://127.0.0.1:${port}/pods`),
+    ).toBe("200");
+    expect(curl(`https://127.0.0.1:${port}/pods`)).toBe("200");
+  });
+
+  test("with --client_ca_file and no serving certificate, serves with a self-signed one generated under root_dir/pki, and says so", async () => {
+    const ownRoot = tempDir("server-self-signed-root");
+    try {
+      const ownPort = await freePort();
+      const kubelet = clientCaKubelet(ownRoot, ownPort, ["--hostname_override", "e2e-self-signed"]);
+      const generated = join(ownRoot, "pki", "kubelet.crt");
+      // Trusting only the generated certificate, under the node's name: the handshake proves the server uses it.
+      const pods = () =>
+        status(
+          generated,
+          ...["--resolve", `e2e-self-signed:${ownPort}:127.0.0.1`],
+          ...["--cert", join(dir, "client.crt"), "--key", join(dir, "client.key")],
+          `https://e2e-self-signed:${ownPort}/pods`,
+        );
+      await kubelet.waitFor("the TLS server with its own certificate", () => pods() === "200", 20_000);
+      expect(kubelet.output).toContain(`serving with the self-signed certificate ${generated}`);
+      expect(existsSync(join(ownRoot, "pki", "kubelet.key"))).toBe(true);
+    } finally {
+      removeDir(ownRoot);
+    }
+  });
 });
