@@ -200,7 +200,10 @@ describeWithServices("info server with TLS client certificates", (services) => {
           `https://e2e-self-signed:${ownPort}/pods`,
         );
       await kubelet.waitFor("the TLS server with its own certificate", () => pods() === "200", 20_000);
-      expect(kubelet.output).toContain(`serving with the self-signed certificate ${generated}`);
+      // The curl above ran synchronously: the kubelet's output reaches this process once the event loop turns.
+      await kubelet.waitFor("the self-signed notice", () =>
+        kubelet.output.includes(`serving with the self-signed certificate ${generated}`),
+      );
       expect(existsSync(join(ownRoot, "pki", "kubelet.key"))).toBe(true);
     } finally {
       removeDir(ownRoot);
