@@ -16,6 +16,14 @@ const fs = (capacity: number, available: number): FsStats => ({
   inodesUsed: 600,
 });
 
+/** 8 GB of memory, 2 GB working set; a 100 GB node filesystem and a 50 GB image filesystem. */
+const measureNode = async () => ({
+  memory: { capacityBytes: 8e9, availableBytes: 6e9, workingSetBytes: 2e9 },
+  nodeFs: fs(100e9, 40e9),
+  imageFs: fs(50e9, 10e9),
+  observations: {},
+});
+
 describe("resource analyzer", () => {
   function setup() {
     const clock = new FakeClock();
@@ -44,12 +52,7 @@ describe("resource analyzer", () => {
       {
         runtime,
         pods: () => [pod],
-        measureNode: async () => ({
-          memory: { capacityBytes: 8e9, availableBytes: 6e9, workingSetBytes: 2e9 },
-          nodeFs: fs(100e9, 40e9),
-          imageFs: fs(50e9, 10e9),
-          observations: {},
-        }),
+        measureNode,
         emptyDirUsage: async () => (walks++, { bytes: 12_288, inodes: 3, complete: true }),
         nodeCpu: async () => 5e9,
       },
@@ -157,11 +160,7 @@ describe("resource analyzer", () => {
       {
         runtime,
         pods: () => [pod],
-        measureNode: async () => ({
-          memory: { capacityBytes: 8e9, availableBytes: 6e9, workingSetBytes: 2e9 },
-          nodeFs: fs(100e9, 40e9),
-          observations: {},
-        }),
+        measureNode,
         emptyDirUsage: async () => ({ bytes: 0, inodes: 0, complete: true }),
         nodeCpu: async () => 5e9,
         host: { rlimit: async () => ({ maxpid: 4096, curproc: 100 }), interfaces: async () => [] },

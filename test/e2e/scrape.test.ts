@@ -8,25 +8,12 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Kubelet, test, waitFor } from "./harness-kubelet.ts";
 import { describeOnRuntimes } from "./harness-runtimes.ts";
+import type { SummaryCpu as Cpu, SummaryMemory as Memory } from "../../lib/node/stats-analyzer.ts";
 import { freePort, removeDir, tempDir } from "./harness.ts";
 
 const TOKEN = "scrape-token";
 const auth = { headers: { authorization: `Bearer ${TOKEN}` } };
 
-interface Cpu {
-  time: string;
-  usageNanoCores?: number;
-  usageCoreNanoSeconds: number;
-}
-interface Memory {
-  time: string;
-  availableBytes?: number;
-  usageBytes: number;
-  workingSetBytes: number;
-  rssBytes?: number;
-  pageFaults?: number;
-  majorPageFaults?: number;
-}
 interface Network {
   time: string;
   interfaces: Array<{ name: string; rxBytes: number; txBytes: number }>;
