@@ -5,8 +5,16 @@
 export interface KubeletMetrics {
   /** kubelet_runtime_operations_total / _errors_total / _duration_seconds{operation_type}. */
   runtimeOperation(operation: string, seconds: number, failed: boolean): void;
-  /** kubelet_pod_start_duration_seconds: pod first seen → all containers running. */
-  podStart(seconds: number): void;
+  /**
+   * kubelet_pod_start_duration_seconds: pod first seen → all containers running; and, without its image pulls,
+   * kubelet_pod_start_sli_duration_seconds.
+   */
+  podStart(seconds: number, podUid?: string): void;
+  /**
+   * The window in which an image was pulled for a pod (ms since the epoch): kubelet_pod_start_sli_duration_seconds
+   * is podStart without the time from the pod's first pull begun to its last pull finished.
+   */
+  podImagePulled(podUid: string, startedMs: number, finishedMs: number): void;
   /** kubelet_pod_worker_duration_seconds{operation_type: create|update|sync}. */
   podWorker(operation: "create" | "update" | "sync", seconds: number): void;
   /** kubelet_image_pull_duration_seconds. */
@@ -51,6 +59,7 @@ export type RuntimeStreamType = "logs" | "events" | "exec" | "attach";
 export const noopMetrics: KubeletMetrics = {
   runtimeOperation() {},
   podStart() {},
+  podImagePulled() {},
   podWorker() {},
   imagePull() {},
   probe() {},

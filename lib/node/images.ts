@@ -176,12 +176,14 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
       if (!id) throw new KubeletError("ImagePullFailed", `image ${image} is missing right after its pull`);
       const seconds = (clock.now() - started) / 1000;
       options.metrics?.imagePull(seconds, false);
+      options.metrics?.podImagePulled(pod.metadata.uid, started, clock.now());
       options.events?.record(pod, "Normal", "Pulled", `Successfully pulled image "${image}" in ${seconds.toFixed(3)}s`);
       backoff.reset(image);
       failures.delete(image);
       return id;
     } catch (error) {
       options.metrics?.imagePull((clock.now() - started) / 1000, true);
+      options.metrics?.podImagePulled(pod.metadata.uid, started, clock.now());
       const message = `Failed to pull image "${image}": ${(error as Error).message}`;
       options.events?.record(pod, "Warning", "Failed", message);
       // A daemon outage is not the image's fault: no image back-off, the sync loop retries.

@@ -76,6 +76,9 @@ const POD_START_BUCKETS = [
   0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600,
 ];
 
+/** Pods whose image pulls are remembered until they start (kubelet_pod_start_sli_duration_seconds). */
+const MAX_PULL_WINDOWS = 1000;
+
 /** The Go client's DefBuckets. */
 const DEF_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -103,6 +106,13 @@ export function createPrometheusMetrics(options: { log?: Logger; nodeName?: stri
     "Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run",
     POD_START_BUCKETS,
   );
+  const podStartSli = new Histogram(
+    "kubelet_pod_start_sli_duration_seconds",
+    "Duration in seconds to start a pod, excluding time to pull images and run init containers, measured from pod creation timestamp to when all its containers are reported as started and observed via watch",
+    POD_START_BUCKETS,
+  );
+  /** Per pod not yet started: its first pull begun and last pull finished (ms); at most MAX_PULL_WINDOWS kept. */
+  const pullWindows = new Map<string, { first: number; last: number }>();
   const podWorker = new Histogram(
     "kubelet_pod_worker_duration_seconds",
     "Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync",
@@ -218,6 +228,7 @@ export function createPrometheusMetrics(options: { log?: Logger; nodeName?: stri
     runningPods,
     runningContainers,
     podStart,
+    podStartSli,
     podWorker,
     operations,
     operationErrors,
@@ -284,7 +295,18 @@ export function createPrometheusMetrics(options: { log?: Logger; nodeName?: stri
       if (failed) operationErrors.inc(labels);
       operationDuration.observe(seconds, labels);
     },
-    podStart: (seconds) => podStart.observe(seconds),
+    podStart(seconds, podUid) {
+      podStart.observe(seconds);
+      const pulls = podUid === undefined ? undefined : pullWindows.get(podUid);
+      if (podUid !== undefined) pullWindows.delete(podUid);
+      podStartSli.observe(Math.max(0, seconds - (pulls ? (pulls.last - pulls.first) / 1000 : 0)));
+    },
+    podImagePulled(podUid, startedMs, finishedMs) {
+      const known = pullWindows.get(podUid);
+      pullWindows.set(podUid, { first: Math.min(known?.first ?? startedMs, startedMs), last: finishedMs });
+      // A pod that never starts leaves its window: the oldest go first.
+      if (pullWindows.size > MAX_PULL_WINDOWS) pullWindows.delete(pullWindows.keys().next().value!);
+    },
     podWorker: (operation, seconds) => podWorker.observe(seconds, { operation_type: operation }),
     imagePull: (seconds) => imagePull.observe(seconds),
     probe(probeType, result, { pod_uid, ...labels }, seconds) {

@@ -261,7 +261,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       record.finished = { hash: pod.metadata.annotations[ANNOTATION.hash] };
     if (!record.started && status.containerStatuses?.every((c) => c.state?.running)) {
       record.started = true;
-      metrics.podStart((clock.now() - record.firstSeen) / 1000);
+      metrics.podStart((clock.now() - record.firstSeen) / 1000, pod.metadata.uid);
     }
   };
 

@@ -117,7 +117,7 @@ spec:
     const k = await started();
     const expected: Record<string, RegExp> = {
       "/metrics":
-        /^kubelet_started_pods_total [1-9]\d*$[^]*^kubelet_desired_pods\{static="true"\} [1-9]\d*$[^]*^kubelet_node_name\{node="[^"]+"\} 1$[^]*^kubernetes_build_info\{/m,
+        /^kubelet_pod_start_sli_duration_seconds_count [1-9]\d*$[^]*^kubelet_started_pods_total [1-9]\d*$[^]*^kubelet_desired_pods\{static="true"\} [1-9]\d*$[^]*^kubelet_node_name\{node="[^"]+"\} 1$[^]*^kubernetes_build_info\{/m,
       "/metrics/probes":
         /^prober_probe_total\{container="app",namespace="default",pod="e2e-scrape",pod_uid="[^"]+",probe_type="Readiness",result="successful"\} \d+$[^]*^prober_probe_duration_seconds_count\{container="app",namespace="default",pod="e2e-scrape",probe_type="Readiness"\} \d+$/m,
       "/metrics/resource":
