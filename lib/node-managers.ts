@@ -11,6 +11,7 @@ import type { Logger } from "./log.ts";
 import { createContainerGc } from "./node/container-gc.ts";
 import type { EventRecorder } from "./node/events.ts";
 import type { CgroupManager } from "./node/cgroups.ts";
+import type { CgroupDetail } from "./node/cgroup-stats.ts";
 import { createEvictionManager, type NodeCondition } from "./node/eviction.ts";
 import { evictionUsage, parseThresholds } from "./node/eviction-thresholds.ts";
 import { diskUsage, statFs } from "./node/filesystem.ts";
@@ -35,7 +36,7 @@ export interface NodeManagers {
   imageGc: ImageGc;
   summary(): StatsSummary | undefined;
   /** A fresh read of the pod and container cgroups (/metrics/resource, /metrics/cadvisor); undefined without them. */
-  sample(): Promise<UsageSample | undefined>;
+  sample(detail?: CgroupDetail): Promise<UsageSample | undefined>;
   conditions(): NodeCondition[];
   /** The conditions for the node record (fleet mode). */
   pressure: PressureObserver;

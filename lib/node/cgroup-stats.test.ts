@@ -52,6 +52,10 @@ describe("cgroup stats", () => {
     );
     expect(await reader.containers(`/${pod}`)).toEqual([{ id: ID, path: `/${pod}/${ID}` }]);
     expect(await reader.read("/kubepods/absent")).toBeUndefined();
+    // A "usage" read (/metrics/resource) opens only the files with CPU and memory use.
+    const usage = await reader.read(`/${pod}`, "usage");
+    expect(usage).toMatchObject({ cpuUsageNanoseconds: 2.5e9, memoryWorkingSetBytes: 9000, memoryFailcnt: 0, pids: 0 });
+    expect(usage).not.toHaveProperty("memoryLimitBytes");
   });
 
   test("v2: cpu.stat, memory.current and memory.stat; max is unlimited; systemd scopes name their container", async () => {

@@ -15,7 +15,7 @@ import {
   type Runtime,
 } from "../container/runtime.ts";
 import type { Pod } from "../api/types.ts";
-import type { CgroupStats } from "./cgroup-stats.ts";
+import type { CgroupDetail, CgroupStats } from "./cgroup-stats.ts";
 import type { DiskUsage, FsStats } from "./filesystem.ts";
 import type { NodeMeasurement } from "./node-signals.ts";
 import { parseNetDev, type InterfaceSample, type UsageSample, type UsageSampler } from "./usage-sampler.ts";
@@ -157,7 +157,7 @@ export interface StatsAnalyzer {
   /** The last collection; undefined before the first. */
   summary(): StatsSummary | undefined;
   /** A fresh read of every pod's cgroups against the last listing (file reads only); undefined without cgroups. */
-  sample(): Promise<UsageSample | undefined>;
+  sample(detail?: CgroupDetail): Promise<UsageSample | undefined>;
 }
 
 interface FsCache {
@@ -368,8 +368,8 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
       rates.forgetUnseen();
     },
     summary: () => last,
-    async sample() {
-      const sample = await sampler?.sample();
+    async sample(detail) {
+      const sample = await sampler?.sample(detail);
       for (const c of sample?.pods.flatMap((p) => p.containers) ?? [])
         if (fs.rootfs.has(c.id)) c.rootfsBytes = fs.rootfs.get(c.id);
       return sample;

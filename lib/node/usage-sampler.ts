@@ -5,7 +5,7 @@
 import { readFile } from "node:fs/promises";
 import type { ContainerSummary, PodSandboxSummary } from "../container/runtime.ts";
 import { LABEL } from "../container/runtime.ts";
-import type { CgroupReader, CgroupStats } from "./cgroup-stats.ts";
+import type { CgroupDetail, CgroupReader, CgroupStats } from "./cgroup-stats.ts";
 
 /** One interface's counters (/proc/<pid>/net/dev). */
 export interface InterfaceSample {
@@ -106,16 +106,16 @@ export function createUsageSampler(deps: {
   };
 
   return {
-    /** Reads every pod cgroup the listing knows of, with its containers'. */
-    async sample(): Promise<UsageSample> {
+    /** Reads every pod cgroup the listing knows of, with its containers' (and with "all", the root cgroup). */
+    async sample(detail: CgroupDetail = "all"): Promise<UsageSample> {
       const { containers, sandboxes } = deps.listing();
       const byId = new Map(containers.map((c) => [c.id, c]));
       const sandboxById = new Map(sandboxes.map((s) => [s.id, s]));
       const time = deps.now();
-      const root = deps.reader.read("/");
+      const root = detail === "all" ? deps.reader.read("/") : Promise.resolve(undefined);
       const pods = await Promise.all(
         [...(await deps.podCgroups())].map(async ([uid, cgroup]): Promise<PodSample | undefined> => {
-          const [stats, found] = await Promise.all([deps.reader.read(cgroup), deps.reader.containers(cgroup)]);
+          const [stats, found] = await Promise.all([deps.reader.read(cgroup, detail), deps.reader.containers(cgroup)]);
           if (!stats) return undefined;
           let name = "";
           let namespace = "";
@@ -125,7 +125,7 @@ export function createUsageSampler(deps: {
               const container = byId.get(id);
               const sandbox = sandboxById.get(id);
               if (!container && !sandbox) return undefined;
-              const cstats = await deps.reader.read(path);
+              const cstats = await deps.reader.read(path, detail);
               if (!cstats) return undefined;
               if (sandbox) {
                 name = sandbox.metadata.name;

@@ -19,6 +19,7 @@ import type { EventRecorder } from "../node/events.ts";
 import type { HealthCheck } from "../node/node-status.ts";
 import type { StatsSummary } from "../node/stats-analyzer.ts";
 import type { UsageSample } from "../node/usage-sampler.ts";
+import type { CgroupDetail } from "../node/cgroup-stats.ts";
 import { createCadvisorMetrics } from "./cadvisor-metrics.ts";
 import { kubeletConfiguration } from "./configz.ts";
 import { createResourceMetrics } from "./resource-metrics.ts";
@@ -49,7 +50,7 @@ export interface InfoServerDeps {
   /** The resource analyzer's last collection (/stats/summary); undefined before its first. */
   summary(): StatsSummary | undefined;
   /** A fresh read of the pod and container cgroups (/metrics/resource, /metrics/cadvisor); undefined without them. */
-  sample?(): Promise<UsageSample | undefined>;
+  sample?(detail?: CgroupDetail): Promise<UsageSample | undefined>;
   metrics: { render(): string; renderProbes(): string };
   events: EventRecorder;
   allowPrivileged: boolean;

@@ -4,12 +4,13 @@
 // cgroups (the resource analyzer's last collection without them, and for the node).
 import type { StatsSummary } from "../node/stats-analyzer.ts";
 import type { UsageSample } from "../node/usage-sampler.ts";
+import type { CgroupDetail } from "../node/cgroup-stats.ts";
 import { renderFamily, type Sample } from "./exposition.ts";
 
 export interface ResourceMetricsDeps {
   summary(): StatsSummary | undefined;
-  /** A fresh cgroup read; undefined without pod cgroups. */
-  sample(): Promise<UsageSample | undefined>;
+  /** A fresh cgroup read (CPU and working set are all it needs: "usage"); undefined without pod cgroups. */
+  sample(detail: CgroupDetail): Promise<UsageSample | undefined>;
 }
 
 interface Usage {
@@ -65,7 +66,7 @@ export function createResourceMetrics(deps: ResourceMetricsDeps): { render(): Pr
       let pods: PodUsage[] = [];
       let failed = !summary;
       try {
-        const sample = await deps.sample();
+        const sample = await deps.sample("usage");
         pods = sample ? fromSample(sample) : summary ? fromSummary(summary) : [];
       } catch {
         failed = true;
