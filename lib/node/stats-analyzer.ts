@@ -355,6 +355,14 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
             availableBytes: node.memory.availableBytes,
             usageBytes: node.memory.capacityBytes - node.memory.availableBytes,
             workingSetBytes: node.memory.workingSetBytes,
+            // The root cgroup's, as cAdvisor's machine-wide figures.
+            ...(sample?.root
+              ? {
+                  rssBytes: sample.root.memoryRssBytes,
+                  pageFaults: sample.root.pageFaults,
+                  majorPageFaults: sample.root.majorPageFaults,
+                }
+              : {}),
           },
           network: summaryNetwork(nodeInterfaces, now),
           fs: summaryFs(node.nodeFs, now),
