@@ -3,7 +3,7 @@
 // three see the same sources, store, runtime and admission settings.
 import { access, constants, mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { checkServerSecurity, loadAuthenticator, securityNotice } from "./server/auth.ts";
+import { accessNotice, checkServerSecurity, loadAuthenticator, securityNotice } from "./server/auth.ts";
 import type { ResolvedConfig } from "./config/config.ts";
 import { acquireLock, lockHolder } from "./node/lock-file.ts";
 import { createCgroupManager } from "./node/cgroups.ts";
@@ -49,6 +49,8 @@ export async function runKubelet(config: KubeletConfig, options: RunOptions): Pr
   if (insecure) throw new KubeletError("InsecureServer", insecure);
   const notice = securityNotice(config);
   if (notice) log.warn(notice);
+  const access = accessNotice(config);
+  if (access) log.info(access);
   await prepareRootDir(config.rootDir);
   const lockPath = config.lockFile || join(config.rootDir, "kubelet.lock");
   const lock = await acquireLock({ path: lockPath, exitOnContention: config.exitOnLockContention });

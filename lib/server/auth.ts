@@ -60,6 +60,21 @@ export function securityNotice(config: KubeletConfig): string | undefined {
     : `${why}: ${port} answers 401 to every request (no --auth_token_file and no client CA to authenticate against)${readOnly}`;
 }
 
+/** What start-up says about who may use the server when anonymous callers are let in (failsClosed: securityNotice). */
+export function accessNotice(config: KubeletConfig): string | undefined {
+  if (!config.enableServer || failsClosed(config)) return undefined;
+  const means = [
+    ...(config.authTokenFile ? ["a bearer token from --auth_token_file"] : []),
+    ...(config.clientCaFile ? ["a client certificate signed by --client_ca_file"] : []),
+  ];
+  const debugging = !config.enableDebuggingHandlers
+    ? "debugging handlers are off"
+    : isLoopback(config.address) && means.length === 0
+      ? "debugging and write routes are open to local callers (loopback)"
+      : `debugging and write routes require ${means.join(" or ")}`;
+  return `anonymous requests are allowed on ${config.address}:${config.port}: read routes answer anyone, a wrong token is refused; ${debugging}`;
+}
+
 const digest = (text: string) => createHash("sha256").update(text).digest();
 
 export async function loadAuthenticator(config: KubeletConfig): Promise<Authenticator> {

@@ -582,9 +582,15 @@ describe("security fails closed", () => {
     );
   });
 
-  test("the defaults keep loopback open, as before", async () => {
-    const { loadAuthenticator, securityNotice } = await import("./auth.ts");
+  test("the defaults keep loopback open, as before, and start-up says so", async () => {
+    const { accessNotice, loadAuthenticator, securityNotice } = await import("./auth.ts");
     expect((await loadAuthenticator(DEFAULT_CONFIG)).required).toBe(false);
     expect(securityNotice(DEFAULT_CONFIG)).toBeUndefined();
+    expect(accessNotice(DEFAULT_CONFIG)).toBe(
+      "anonymous requests are allowed on 127.0.0.1:10250: read routes answer anyone, a wrong token is refused; debugging and write routes are open to local callers (loopback)",
+    );
+    expect(accessNotice({ ...DEFAULT_CONFIG, authTokenFile: "/etc/kubelet/tokens" })).toMatch(
+      /debugging and write routes require a bearer token from --auth_token_file$/,
+    );
   });
 });
