@@ -18,6 +18,7 @@
 //   server/     info-server.ts (Hono), push-routes.ts, auth.ts (self-signed.ts: the generated serving
 //               certificate), prometheus.ts (exposition.ts: the text format), resource-metrics.ts and
 //               cadvisor-metrics.ts (/metrics/resource, /metrics/cadvisor), configz.ts; platform/ adapters
+//               (node-websocket.ts: WebSocket upgrades on node:https, client-certificate.ts)
 //   wiring      assembly.ts (the one assembly of sources, store, runtime, managers and sync loop that run,
 //               runonce and plan share), kubelet.ts (the three commands over it; node-managers.ts its part for
 //               the node managers, fleet-mode.ts for fleet mode); config/ (flags.ts, values.ts, config-file.ts,

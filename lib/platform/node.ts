@@ -6,6 +6,7 @@ import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { markClientCertificate } from "./client-certificate.ts";
+import { handleUpgrade } from "./node-websocket.ts";
 import type { FetchHandler, RunningServer, ServeOptions } from "./types.ts";
 
 /** How long a client may take to send its request headers, ms: Bun's own bound, so every runtime closes a trickler alike. */
@@ -52,6 +53,11 @@ export function serveNode(fetch: FetchHandler, options: ServeOptions): Promise<R
     // The keep-alive timeout runs only between requests (0 = never), so a slow handler or a quiet followed
     // log is never cut: exactly the idle bound. Half-sent headers have their own bound.
     server.keepAliveTimeout = (options.idleTimeoutSeconds ?? 90) * 1000;
+    // With a client CA this adapter serves the compiled binary too (serve.ts): exec and attach upgrade here.
+    if (tls?.ca)
+      server.on("upgrade", (request, socket, head) =>
+        handleUpgrade(fetch, request, socket, head).catch(() => socket.destroy()),
+      );
     server.headersTimeout = HEADERS_TIMEOUT_MS;
   });
 }

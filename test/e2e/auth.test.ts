@@ -4,10 +4,11 @@
 // TLS too), and the read-only port, which authenticates nobody and serves reads only.
 import { afterAll, beforeAll, expect } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
 import { Kubelet, killKubeletsAfterAll, test } from "./harness-kubelet.ts";
+import { runtimeUnderTest } from "./harness-runtimes.ts";
 import { baseFlags, freePort, removeDir, tempDir } from "./harness.ts";
 
 const TOKEN = "auth-table-token";
@@ -32,6 +33,7 @@ type Credential = "none" | "wrong token" | "token" | "client cert";
 describeWithServices("authentication as the Go kubelet's", (services) => {
   const dir = tempDir("auth-table");
   const roots: string[] = [];
+  const rt = runtimeUnderTest(services, "docker");
   const sh = (command: string) => {
     const result = spawnSync("sh", ["-c", command], { cwd: dir, encoding: "utf8" });
     if (result.status !== 0) throw new Error(`${command}: ${result.stderr}`);
@@ -50,6 +52,7 @@ describeWithServices("authentication as the Go kubelet's", (services) => {
   });
   killKubeletsAfterAll();
   afterAll(() => {
+    rt.close();
     removeDir(dir);
     for (const root of roots) removeDir(root);
   });
@@ -137,6 +140,56 @@ describeWithServices("authentication as the Go kubelet's", (services) => {
       await kubelet.stop("SIGKILL");
     }, 60_000);
   }
+
+  test("exec over the TLS port with --client_ca_file streams with a client certificate alone, the socket served by node:https", async () => {
+    writeFileSync(
+      join(dir, "manifests", "exec.yaml"),
+      `apiVersion: v1
+kind: Pod
+metadata: { name: e2e-auth-exec }
+spec:
+  terminationGracePeriodSeconds: 1
+  containers: [{ name: app, image: ${services.busybox}, command: ["sleep", "3600"] }]
+`,
+    );
+    const { kubelet, base } = await start(true, false);
+    try {
+      await kubelet.waitFor(
+        "the pod running",
+        () =>
+          spawnSync(
+            "curl",
+            ["-s", "--cacert", join(dir, "ca.crt"), "-H", `Authorization: Bearer ${TOKEN}`, `${base}/pods`],
+            {
+              encoding: "utf8",
+            },
+          ).stdout.includes('"running":{'),
+        60_000,
+      );
+      const read = (file: string) => readFileSync(join(dir, file), "utf8");
+      const url = `${base.replace("https", "wss")}/exec/default/e2e-auth-exec/app?command=sh&command=-c&command=echo+tls-ok&output=1`;
+      const frames = await new Promise<string[]>((resolve, reject) => {
+        const Socket = WebSocket as unknown as new (url: string, options: object) => WebSocket;
+        const socket = new Socket(url, {
+          protocols: ["v5.channel.k8s.io"],
+          tls: { ca: read("ca.crt"), cert: read("client.crt"), key: read("client.key") },
+        });
+        socket.binaryType = "arraybuffer";
+        const received: string[] = [];
+        socket.onmessage = (event: MessageEvent) => {
+          const bytes = new Uint8Array(event.data as ArrayBuffer);
+          received.push(`${bytes[0]}:${new TextDecoder().decode(bytes.subarray(1))}`);
+        };
+        socket.onerror = () => reject(new Error("the WebSocket failed"));
+        socket.onclose = () => resolve(received);
+      });
+      expect(frames).toEqual(["1:", "1:tls-ok\n", `3:${JSON.stringify({ metadata: {}, status: "Success" })}`]);
+    } finally {
+      await kubelet.stop("SIGKILL");
+      rmSync(join(dir, "manifests", "exec.yaml"));
+      await rt.removePods("e2e-auth-exec");
+    }
+  }, 90_000);
 
   test("the read-only port authenticates nobody and serves reads only, while the main port is closed", async () => {
     const readOnly = await freePort();
