@@ -100,6 +100,7 @@ export function createNodeManagers(
     },
     {
       runtime,
+      log: log.child("stats"),
       pods: () => node?.pods() ?? [],
       measureNode,
       emptyDirUsage: emptyDir,

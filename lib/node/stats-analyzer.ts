@@ -14,7 +14,8 @@ import {
   type PodSandboxSummary,
   type Runtime,
 } from "../container/runtime.ts";
-import type { Pod } from "../api/types.ts";
+import type { KubeletError, Pod } from "../api/types.ts";
+import type { Logger } from "../log.ts";
 import type { CgroupDetail, CgroupStats } from "./cgroup-stats.ts";
 import type { DiskUsage, FsStats } from "./filesystem.ts";
 import type { NodeMeasurement } from "./node-signals.ts";
@@ -123,6 +124,8 @@ export interface StatsAnalyzerOptions {
 
 export interface StatsAnalyzerDeps {
   runtime: Runtime;
+  /** Where a measurement that failed is reported (once per container and cause), with its cause. */
+  log: Logger;
   /** Pods with their statuses (for startTime). */
   pods(): Pod[];
   measureNode(): Promise<NodeMeasurement>;
@@ -177,6 +180,23 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
   const sampler = deps.sampler?.(() => listing);
   const samples = new Map<string, { at: number; sample: ContainerStats | undefined }>();
   const rates = createRates();
+  /** Failures already logged (`<what> <id>: <cause>` → id), forgotten when their container or pod goes. */
+  const reported = new Map<string, string>();
+  /**
+   * A measurement's answer, or undefined when it failed: a container or pod that went meanwhile (NotFound) is
+   * not an error; any other failure is logged with its cause, once while it lasts, and the figure left out.
+   */
+  const measured = async <T>(what: string, id: string, ask: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      return await ask();
+    } catch (error) {
+      if ((error as KubeletError).code === "NotFound") return undefined;
+      const key = `${what} ${id}: ${(error as Error).message}`;
+      if (!reported.has(key)) deps.log.warn(`cannot read ${key}; its figures are left out of /stats/summary`);
+      reported.set(key, id);
+      return undefined;
+    }
+  };
 
   const walkFilesystems = async (pods: Pod[]) => {
     const listed = await deps.runtime.listContainers({ size: true });
@@ -186,7 +206,7 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
       listed
         .filter((c) => c.state === "running")
         .map(async (c) => {
-          const details = await deps.runtime.inspectContainer(c.id).catch(() => undefined);
+          const details = await measured("the log path of container", c.id, () => deps.runtime.inspectContainer(c.id));
           if (details?.logPath) next.logs.set(c.id, await logBytes(details.logPath));
         }),
     );
@@ -208,7 +228,7 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
     );
     await Promise.all(
       due.map(async (c) => {
-        const sample = await deps.runtime.stats(c.id).catch(() => undefined);
+        const sample = await measured("the stats of container", c.id, () => deps.runtime.stats(c.id));
         samples.set(c.id, { at: clock.now(), sample });
       }),
     );
@@ -236,7 +256,16 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
         containers = await walkFilesystems(pods);
       }
       listing = { containers, sandboxes };
-      const sample = await sampler?.sample();
+      const sample =
+        sampler && (await measured("the cgroups of the pods on", options.nodeName, () => sampler.sample()));
+      // Failures are reported once while they last: forget those of containers and pods that went.
+      const present = new Set([
+        options.nodeName,
+        ...containers.map((c) => c.id),
+        ...sandboxes.map((s) => s.id),
+        ...pods.map((p) => p.metadata.uid),
+      ]);
+      for (const [key, id] of reported) if (!present.has(id)) reported.delete(key);
       const cgroupPods = new Map(sample?.pods.map((p) => [p.uid, p]));
       // A pod's network is its sandbox's: sampled like a running container (the Docker shim's pause answers stats).
       const stats = sampler

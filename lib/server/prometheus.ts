@@ -96,6 +96,11 @@ export function createPrometheusMetrics(options: { log?: Logger; nodeName?: stri
   countPods(pods: PodCounts): void;
 } {
   const runningPods = new Counter("kubelet_running_pods", "Number of pods that have a running pod sandbox", "gauge");
+  const workingPods = new Counter(
+    "kubelet_working_pods",
+    "Number of pods the kubelet is actually running, broken down by lifecycle phase, whether the pod is desired, orphaned, or runtime only (also orphaned), and whether the pod is static.",
+    "gauge",
+  );
   const runningContainers = new Counter(
     "kubelet_running_containers",
     "Number of containers currently running",
@@ -226,6 +231,7 @@ export function createPrometheusMetrics(options: { log?: Logger; nodeName?: stri
   const processStart = Date.now() / 1000 - process.uptime();
   const registry: Metric[] = [
     runningPods,
+    workingPods,
     runningContainers,
     podStart,
     podStartSli,
@@ -328,6 +334,11 @@ export function createPrometheusMetrics(options: { log?: Logger; nodeName?: stri
       runningPods.set({}, pods);
       runningContainers.values.clear();
       for (const [state, count] of Object.entries(byState)) runningContainers.set({ container_state: state }, count);
+    },
+    setWorkingPods(counts) {
+      workingPods.values.clear();
+      for (const c of counts)
+        workingPods.set({ lifecycle: c.lifecycle, config: c.config, static: String(c.static) }, c.count);
     },
     sourceError: (source) => sourceErrors.inc({ source }),
     runtimeStream: (streamType, delta) => openStreams.inc({ stream_type: streamType }, delta),
