@@ -100,8 +100,8 @@ async function runLocked(
     config,
     { command: "run", log, resolved },
     {
-      openRuntime: async (settings, runtimeLog) => {
-        const opened = await openRuntime(settings, runtimeLog);
+      openRuntime: async (settings, runtimeLog, metrics) => {
+        const opened = await openRuntime(settings, runtimeLog, metrics);
         return { ...opened, runtime: outage.watch(opened.runtime) };
       },
     },
