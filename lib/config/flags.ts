@@ -95,7 +95,8 @@ export const FLAGS: FlagSpec[] = [
     flag: "network_container_image",
     key: "networkContainerImage",
     type: "string",
-    description: "Pod sandbox image of the Docker shim; on a CRI runtime only kept from image GC (the runtime's own sandbox image is used)",
+    description:
+      "Pod sandbox image of the Docker shim; on a CRI runtime only kept from image GC (the runtime's own sandbox image is used)",
   },
   {
     flag: "pod_network_mode",
