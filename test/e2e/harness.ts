@@ -67,19 +67,6 @@ export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `kubelet-${prefix}-`));
 }
 
-/** Writes `<dir>/<name>.yaml`: a pod with a 1 s grace period and the given spec lines (indented two spaces). */
-export function writePodManifest(dir: string, name: string, spec: string): void {
-  writeFileSync(
-    join(dir, `${name}.yaml`),
-    `apiVersion: v1
-kind: Pod
-metadata: { name: ${name} }
-spec:
-  terminationGracePeriodSeconds: 1
-${spec}`,
-  );
-}
-
 /** Removes a directory, unmounting first what the kubelet mounted in it (tmpfs of Secret and memory volumes). */
 export function removeDir(dir: string): void {
   const mounts = readFileSync("/proc/self/mounts", "utf8")
@@ -90,6 +77,14 @@ export function removeDir(dir: string): void {
   for (const point of mounts) spawnSync("umount", [point]);
   rmSync(dir, { recursive: true, force: true });
   removeCgroupRoot(dir);
+}
+
+/** Writes `<dir>/<name>.yaml`: a Pod named `name`, grace period 1 s, with `spec` (indented YAML lines) under its spec. */
+export function writePodManifest(dir: string, name: string, spec: string): void {
+  writeFileSync(
+    join(dir, `${name}.yaml`),
+    `apiVersion: v1\nkind: Pod\nmetadata: { name: ${name} }\nspec:\n  terminationGracePeriodSeconds: 1\n${spec}`,
+  );
 }
 
 /** A free TCP port on loopback. */
