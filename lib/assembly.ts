@@ -196,8 +196,14 @@ export async function assemble(
   return assembly;
 }
 
-/** The runtime --container_runtime names: the built-in Docker shim, or a CRI runtime over gRPC. */
+/** The runtime --container_runtime names: the built-in Docker shim, a CRI runtime over gRPC, or the in-memory one. */
 export async function openRuntime(config: KubeletConfig, log: Logger): Promise<OpenedRuntime> {
+  if (config.containerRuntime === "fake") {
+    const { MemoryRuntime } = await import("./container/memory-runtime.ts");
+    const runtime = new MemoryRuntime(systemClock);
+    runtime.podInfraImage = config.networkContainerImage;
+    return { runtime, description: "the in-memory fake runtime (a hollow node: nothing runs)" };
+  }
   if (config.containerRuntime === "docker") {
     const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
     return {

@@ -31,8 +31,8 @@ export interface KubeletConfig {
   podNetworkMode: string;
   /** docker_endpoint ("" = $DOCKER_HOST, then unix:///var/run/docker.sock) */
   dockerEndpoint: string;
-  /** container_runtime: "docker" (the built-in shim) or "remote" (a CRI runtime). */
-  containerRuntime: "docker" | "remote";
+  /** container_runtime: "docker" (the built-in shim), "remote" (a CRI runtime) or "fake" (in memory: a hollow node). */
+  containerRuntime: "docker" | "remote" | "fake";
   /** container_runtime_endpoint (containerRuntimeEndpoint) */
   containerRuntimeEndpoint: string;
   /** image_service_endpoint ("" = the runtime endpoint) */

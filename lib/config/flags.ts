@@ -114,7 +114,7 @@ export const FLAGS: FlagSpec[] = [
     key: "containerRuntime",
     type: "runtime",
     description:
-      "The container runtime to use: docker (built in) or remote (a CRI runtime at --container_runtime_endpoint)",
+      "The container runtime to use: docker (built in), remote (a CRI runtime at --container_runtime_endpoint) or fake (in memory, runs nothing: a hollow node for fleet benchmarks)",
   },
   {
     flag: "container_runtime_endpoint",

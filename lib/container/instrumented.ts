@@ -39,7 +39,7 @@ export const RUNTIME_OPERATIONS = {
 export function instrumentRuntime(
   runtime: Runtime,
   metrics: KubeletMetrics,
-  runtimeType?: "docker" | "remote",
+  runtimeType?: "docker" | "remote" | "fake",
 ): Runtime {
   const measured =
     <A extends unknown[], R>(operation: string, fn: (...args: A) => Promise<R>) =>
