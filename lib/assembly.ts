@@ -202,6 +202,7 @@ export async function openRuntime(config: KubeletConfig, log: Logger): Promise<O
     const { MemoryRuntime } = await import("./container/memory-runtime.ts");
     const runtime = new MemoryRuntime(systemClock);
     runtime.podInfraImage = config.networkContainerImage;
+    runtime.imageFsMountpoint = config.rootDir;
     return { runtime, description: "the in-memory fake runtime (a hollow node: nothing runs)" };
   }
   if (config.containerRuntime === "docker") {
@@ -268,6 +269,7 @@ async function createSources(
       createEtcdSource({
         ...etcdSettings(config),
         hostname: nodeName,
+        labels: config.nodeLabels,
         maxBytes: config.maxManifestBytes,
         log: log.child("source/etcd"),
         metrics,

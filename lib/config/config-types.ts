@@ -25,6 +25,8 @@ export interface KubeletConfig {
   readOnlyPort: number;
   /** hostname_override */
   hostnameOverride: string;
+  /** node_labels: added to the Node record's labels (the kubernetes.io/ ones are the kubelet's own). */
+  nodeLabels: Record<string, string>;
   /** network_container_image */
   networkContainerImage: string;
   /** pod_network_mode: "bridge", "none", or a Docker network name. */
@@ -162,6 +164,7 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   port: 10250,
   readOnlyPort: 0,
   hostnameOverride: "",
+  nodeLabels: {},
   networkContainerImage: "registry.k8s.io/pause:3.9",
   podNetworkMode: "bridge",
   dockerEndpoint: "",

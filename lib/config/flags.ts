@@ -92,6 +92,13 @@ export const FLAGS: FlagSpec[] = [
     description: "If non-empty, use this string as identification instead of the actual hostname",
   },
   {
+    flag: "node_labels",
+    key: "nodeLabels",
+    type: "map",
+    description:
+      "Labels to add when registering the node in the cluster (key=value pairs separated by ','); `kubelet fleet apply --selector` places pods by them",
+  },
+  {
     flag: "network_container_image",
     key: "networkContainerImage",
     type: "string",
