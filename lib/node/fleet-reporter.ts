@@ -10,7 +10,7 @@
 // never cause a write before --node_status_report_frequency: the lease renewal is the heartbeat.
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
-import type { Pod, V1Node } from "../api/types.ts";
+import { ANNOTATION, type Pod, type V1Node } from "../api/types.ts";
 import type { KubeEvent } from "./events.ts";
 import { nodeSignature } from "./node-status.ts";
 
@@ -21,6 +21,8 @@ export const fleetKeys = {
   statuses: (node: string) => `/registry/hosts/${node}/status/`,
   status: (node: string, namespace: string, name: string) => `/registry/hosts/${node}/status/${namespace}/${name}`,
   events: (node: string) => `/registry/hosts/${node}/events/`,
+  /** `{"namespace/name": manifest hash}` of the node's pods that carry one (`kubelet fleet apply` sets it). */
+  revisions: (node: string) => `/registry/hosts/${node}/revisions`,
   event: (node: string, namespace: string, name: string) => `/registry/hosts/${node}/events/${namespace}/${name}`,
   hosts: "/registry/hosts/",
 };
@@ -95,8 +97,13 @@ export function createFleetReporter(options: FleetReporterOptions, deps: FleetRe
     const version = deps.podsVersion();
     if (podRecords?.version === version) return podRecords.records;
     const records = new Map<string, string>();
-    for (const pod of deps.pods())
+    const revisions: Record<string, string> = {};
+    for (const pod of deps.pods()) {
       records.set(fleetKeys.status(host, pod.metadata.namespace, pod.metadata.name), JSON.stringify(pod.status ?? {}));
+      const hash = pod.metadata.annotations?.[ANNOTATION.manifestHash];
+      if (hash) revisions[`${pod.metadata.namespace}/${pod.metadata.name}`] = hash;
+    }
+    if (Object.keys(revisions).length > 0) records.set(fleetKeys.revisions(host), JSON.stringify(revisions));
     podRecords = { version, records };
     return records;
   };
@@ -136,7 +143,7 @@ export function createFleetReporter(options: FleetReporterOptions, deps: FleetRe
     const granted = await store.grantLease(ttlSeconds);
     // Records of an earlier lease (a previous run, or before an outage) are cleaned up or rewritten.
     written.clear();
-    for (const prefix of [fleetKeys.statuses(host), fleetKeys.events(host)])
+    for (const prefix of [fleetKeys.statuses(host), fleetKeys.events(host), fleetKeys.revisions(host)])
       for (const { key } of (await store.list(prefix)).entries) written.set(key, "");
     lease = granted;
     renewedAt = now;
