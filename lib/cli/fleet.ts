@@ -200,7 +200,8 @@ export function formatFleetData(view: FleetView, section: FleetSection, format: 
   return format === "json" ? JSON.stringify(body) + "\n" : stringifyYaml(body);
 }
 
-function table(header: string[], rows: string[][], empty: string): string {
+/** Aligned columns, kubectl style; `empty` when there are no rows. */
+export function table(header: string[], rows: string[][], empty: string): string {
   if (rows.length === 0) return empty + "\n";
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   return (
