@@ -227,3 +227,14 @@ test("the manifest hash of each pod that carries one is written in the node's re
   expect(h.etcd.data.has(fleetKeys.revisions("n1"))).toBe(false);
   await h.stop();
 });
+
+test("a pod status change is written 100 ms after it is seen, not at the end of the 1 s window", async () => {
+  const h = harness();
+  h.setPods([["a", "Pending"]]);
+  await h.clock.advance(1000);
+  expect(h.statuses()).toEqual({ a: "Pending" });
+  h.setPods([["a", "Running"]]);
+  await h.clock.advance(250);
+  expect(h.statuses()).toEqual({ a: "Running" });
+  await h.stop();
+});
