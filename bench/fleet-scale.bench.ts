@@ -62,13 +62,25 @@ function rates(a: Metrics, b: Metrics) {
   };
 }
 
+/** An etcd call retried: on this shared machine a member can miss the client's 5 s deadline under load. */
+async function retried<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      if (attempt >= 5) throw error;
+      await Bun.sleep(1000);
+    }
+  }
+}
+
 const selfCpu = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
 };
 
 async function runningCount(client: EtcdClient): Promise<number> {
-  const { entries } = await client.list("/registry/hosts/");
+  const { entries } = await retried(() => client.list("/registry/hosts/"));
   return entries.filter((e) => e.key.includes("/status/") && e.value.includes('"phase":"Running"')).length;
 }
 
@@ -81,7 +93,7 @@ async function measure(nodes: number) {
   const changes = names.flatMap((node) =>
     podNames.map((p) => ({ key: etcdPodKey(node, "default", p), value: JSON.stringify(pod(p, 0)) })),
   );
-  for (let i = 0; i < changes.length; i += 100) await client.apply(changes.slice(i, i + 100));
+  for (let i = 0; i < changes.length; i += 100) await retried(() => client.apply(changes.slice(i, i + 100)));
   Bun.gc(true);
   const rssBefore = process.memoryUsage().rss;
   const cpuBefore = selfCpu();
@@ -109,26 +121,30 @@ async function measure(nodes: number) {
   const putAt = new Map<string, number>();
   const putToRunning: number[] = [];
   const statusToEtcd: number[] = [];
-  const watch = await client.watch({ prefix: "/registry/hosts/" }, (await client.get("/")).revision + 1, {
-    put(entry) {
-      const parts = entry.key.split("/"); // ["", "registry", "hosts", node, "status", ns, name]
-      if (parts[4] !== "status") return;
-      const id = `${parts[3]}/${parts[6]}`;
-      const at = putAt.get(id);
-      if (at === undefined) return;
-      const status = JSON.parse(entry.value) as {
-        phase?: string;
-        containerStatuses?: Array<{ state?: { running?: { startedAt?: string } } }>;
-      };
-      const startedAt = Date.parse(status.containerStatuses?.[0]?.state?.running?.startedAt ?? "");
-      if (status.phase !== "Running" || !(startedAt >= Math.floor(at))) return;
-      const now = Date.now();
-      putToRunning.push(now - at);
-      statusToEtcd.push(now - startedAt);
-      putAt.delete(id);
+  const watch = await client.watch(
+    { prefix: "/registry/hosts/" },
+    (await retried(() => client.get("/"))).revision + 1,
+    {
+      put(entry) {
+        const parts = entry.key.split("/"); // ["", "registry", "hosts", node, "status", ns, name]
+        if (parts[4] !== "status") return;
+        const id = `${parts[3]}/${parts[6]}`;
+        const at = putAt.get(id);
+        if (at === undefined) return;
+        const status = JSON.parse(entry.value) as {
+          phase?: string;
+          containerStatuses?: Array<{ state?: { running?: { startedAt?: string } } }>;
+        };
+        const startedAt = Date.parse(status.containerStatuses?.[0]?.state?.running?.startedAt ?? "");
+        if (status.phase !== "Running" || !(startedAt >= Math.floor(at))) return;
+        const now = Date.now();
+        putToRunning.push(now - at);
+        statusToEtcd.push(now - startedAt);
+        putAt.delete(id);
+      },
+      delete() {},
     },
-    delete() {},
-  });
+  );
   const churn0 = await etcdMetrics(cluster.endpoints);
   const churnEnd = Date.now() + seconds * 1000;
   let generation = 1;
@@ -138,7 +154,7 @@ async function measure(nodes: number) {
     const id = `${node}/${p}`;
     if (!putAt.has(id)) {
       putAt.set(id, Date.now());
-      await client.put(etcdPodKey(node, "default", p), JSON.stringify(pod(p, generation++)));
+      await retried(() => client.put(etcdPodKey(node, "default", p), JSON.stringify(pod(p, generation++))));
     }
     const due = churn0.at + ((k + 1) * 1000) / perSecond;
     if (due > performance.now()) await Bun.sleep(due - performance.now());
@@ -256,6 +272,10 @@ ${line((r) => r.churn.writesPerS, wMax, "#d62728")}
 
 if (import.meta.main) {
   console.log(machine());
+  let unhandled = 0;
+  process.on("unhandledRejection", (error) => {
+    if (unhandled++ < 5) console.error("unhandled rejection (a hollow kubelet would have crashed):", error);
+  });
   const results: Result[] = [];
   for (const n of sizes) {
     const r = await measure(n);

@@ -9,7 +9,7 @@ import { silentLogger, type Logger } from "../log.ts";
 import type { ConfigObject } from "../api/config-objects.ts";
 import { readManifests, type ManifestResult } from "../api/manifest.ts";
 import type { KubeletMetrics } from "../metrics.ts";
-import { createEtcdClient, type EtcdClientOptions } from "./etcd-client.ts";
+import { createEtcdClient, type EtcdClientOptions, type EtcdWatch } from "./etcd-client.ts";
 import { readKeepingLastGood, type LastGood } from "./last-good.ts";
 import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
 
@@ -127,9 +127,11 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
         for (const { entries } of lists)
           for (const entry of entries) if (relevant(entry.key)) values.set(entry.key, entry.value);
         publish();
-        const watches = await Promise.all(
-          [prefix, ETCD_DAEMONS].map((watched, i) =>
-            client.watch({ prefix: watched }, lists[i]!.revision + 1, {
+        // One after the other: a watch that cannot be set up cancels the one already running.
+        const watches: EtcdWatch[] = [];
+        try {
+          for (const [i, watched] of [prefix, ETCD_DAEMONS].entries()) {
+            const watch = await client.watch({ prefix: watched }, lists[i]!.revision + 1, {
               put: (entry) => {
                 if (!relevant(entry.key)) return;
                 values.set(entry.key, entry.value);
@@ -140,9 +142,14 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
               },
               disconnected: () => log.warn(`lost the etcd watch on ${watched}; reconnecting (pods are kept)`),
               connected: () => log.debug(`watching ${watched}`),
-            }),
-          ),
-        );
+            });
+            watch.done.catch(() => {}); // its failure ends the session below, not the process
+            watches.push(watch);
+          }
+        } catch (error) {
+          await Promise.all(watches.map((w) => w.cancel()));
+          throw error;
+        }
         let cancelled: Promise<unknown> | undefined;
         const cancel = () => (cancelled ??= Promise.all(watches.map((w) => w.cancel()))); // once: etcd3 never answers a second cancel
         if (stop.signal.aborted)
