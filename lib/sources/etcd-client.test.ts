@@ -1,5 +1,5 @@
 // The etcd client against a real etcd, and the in-memory fake, through the FleetStore contract.
-import { afterAll, beforeAll, describe } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startEtcdCluster, type EtcdCluster } from "../testing/etcd-cluster.ts";
 import { FakeEtcd } from "../testing/fake-etcd.ts";
 import { fleetStoreContract } from "../testing/fleet-store-contract.ts";
@@ -29,4 +29,17 @@ describeWithServices("etcd client", () => {
     },
     "/contract/",
   );
+
+  test("lists a prefix larger than gRPC's 4 MB message limit, in key order, at one revision", async () => {
+    const client = createEtcdClient({ endpoints: cluster.endpoints });
+    clients.push(client);
+    const keys = Array.from({ length: 1200 }, (_, i) => `/big/${String(i).padStart(4, "0")}`);
+    const value = "x".repeat(8000);
+    for (let i = 0; i < keys.length; i += 100)
+      await client.apply(keys.slice(i, i + 100).map((key) => ({ key, value })));
+    await client.put("/big0", "outside the prefix");
+    const { entries, revision } = await client.list("/big/");
+    expect(entries.map((e) => e.key)).toEqual(keys);
+    expect(revision).toBe((await client.get("/big0")).revision);
+  });
 });
