@@ -71,3 +71,12 @@ test("tables line up under kubectl-style headers; JSON carries the rows of the c
   );
   expect(Object.keys(JSON.parse(formatFleetData(view, "pods", "json")))).toEqual(["pods"]);
 });
+
+test("the pods view lists each registered node's statuses alone: neither the hosts' manifests nor their events", async () => {
+  const listed: string[] = [];
+  const recording = { ...client, list: (prefix: string) => (listed.push(prefix), client.list(prefix)) };
+  const view = await readFleet(recording, { statuses: true, events: false });
+  expect(listed.sort()).toEqual([fleetKeys.nodes, fleetKeys.statuses("n1"), fleetKeys.statuses("n2")]);
+  expect(view.pods.map((p) => p.name)).toEqual(["web", "worker"]);
+  expect(view.events).toEqual([]);
+});
