@@ -8,6 +8,7 @@
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { readFleet } from "../lib/cli/fleet.ts";
 import { createEtcdClient, type EtcdClient } from "../lib/sources/etcd-client.ts";
 import { etcdPodKey } from "../lib/sources/etcd.ts";
 import { startEtcdCluster } from "../lib/testing/etcd-cluster.ts";
@@ -79,9 +80,10 @@ const selfCpu = () => {
   return (u.user + u.system) / 1e6;
 };
 
+/** Pods whose status in etcd says Running, read as `kubelet fleet pods` reads them. */
 async function runningCount(client: EtcdClient): Promise<number> {
-  const { entries } = await retried(() => client.list("/registry/hosts/"));
-  return entries.filter((e) => e.key.includes("/status/") && e.value.includes('"phase":"Running"')).length;
+  const view = await retried(() => readFleet(client, { statuses: true, events: false }));
+  return view.pods.filter((p) => p.phase === "Running").length;
 }
 
 async function measure(nodes: number) {
