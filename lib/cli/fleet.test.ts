@@ -80,3 +80,13 @@ test("the pods view lists each registered node's statuses alone: neither the hos
   expect(view.pods.map((p) => p.name)).toEqual(["web", "worker"]);
   expect(view.events).toEqual([]);
 });
+
+test("without leases the view asks etcd for no lease: the pods view needs no heartbeat", async () => {
+  let asked = 0;
+  const counting = { ...client, leaseTimeToLive: async () => (asked++, { ttl: 36, granted: 40 }) };
+  const view = await readFleet(counting, { leases: false });
+  expect(asked).toBe(0);
+  expect(view.nodes.map((n) => n.heartbeatAgeSeconds)).toEqual([undefined, undefined]);
+  await readFleet(counting);
+  expect(asked).toBe(2);
+});

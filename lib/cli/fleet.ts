@@ -53,12 +53,12 @@ const LIST_CONCURRENCY = 32;
 
 /**
  * Reads the fleet: every node record and, per registered node, its pod statuses and events (`read` leaves either
- * out), with each node's heartbeat age from its lease. Per node rather than all of /registry/hosts/: that holds
+ * out), with each node's heartbeat age from its lease (`read.leases` false: none). Per node rather than all of /registry/hosts/: that holds
  * every pod's manifest and every node's events too, 5× the statuses at 1,000 nodes × 30 pods.
  */
 export async function readFleet(
   client: Pick<EtcdClient, "list" | "leaseTimeToLive">,
-  read: { statuses?: boolean; events?: boolean } = {},
+  read: { statuses?: boolean; events?: boolean; leases?: boolean } = {},
 ): Promise<FleetView> {
   const nodes = await client.list(fleetKeys.nodes);
   const prefixes = nodes.entries.flatMap(({ key }) => {
@@ -81,7 +81,10 @@ export async function readFleet(
       const node = parse<V1Node>(entry.value);
       const name = node?.metadata?.name;
       if (!node || !name) return undefined;
-      const lease = entry.lease !== "0" ? await client.leaseTimeToLive(entry.lease).catch(() => undefined) : undefined;
+      const lease =
+        entry.lease !== "0" && read.leases !== false
+          ? await client.leaseTimeToLive(entry.lease).catch(() => undefined)
+          : undefined;
       const own = pods.filter((p) => p.node === name);
       const ready = node.status?.conditions?.find((c) => c.type === "Ready");
       return {
@@ -256,7 +259,12 @@ export async function fleetCommand(options: FleetCommandOptions): Promise<void> 
     options.format === "table"
       ? formatFleetTable(view, options.section, Date.now())
       : formatFleetData(view, options.section, options.format);
-  const read = { statuses: options.section !== "events", events: options.section === "events" };
+  // Heartbeats (a lease lookup per node) only where the nodes table shows them.
+  const read = {
+    statuses: options.section !== "events",
+    events: options.section === "events",
+    leases: options.section === "all" || options.section === "nodes",
+  };
   let view = await readFleet(client, read);
   if (!options.watch) {
     out.write(render(view));
