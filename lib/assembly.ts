@@ -12,24 +12,24 @@ import type { ResolvedConfig } from "./config/config.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { etcdSettings } from "./config/etcd-config.ts";
 import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
-import { instrumentRuntime } from "./container/instrumented.ts";
-import { scopeRuntimeToNode } from "./container/node-scoped.ts";
+import { decorateRuntime } from "./container/decorated.ts";
 import { LABEL, type Runtime } from "./container/runtime.ts";
 import type { Logger } from "./log.ts";
 import { createNodeManagers, type NodeManagers } from "./node-managers.ts";
 import { backoffFile } from "./node/backoff-file.ts";
 import { createEventRecorder, type EventRecorder } from "./node/events.ts";
-import { createImageManager, type ImageManager } from "./node/images.ts";
+import { createImageManager, type ImageManager, type PullObserver } from "./node/images.ts";
 import { setUpPodPlacement, type PodPlacement } from "./node/placement.ts";
 import { createProbeManager } from "./node/probes.ts";
 import { createVolumeManager, type VolumeManager } from "./node/volumes.ts";
 import { createPrometheusMetrics } from "./server/prometheus.ts";
 import { createFileSource } from "./sources/file.ts";
-import type { PodSource, SourceSnapshot, StopSource } from "./sources/source.ts";
+import { requireReady, type PodSource, type SourceSnapshot, type StopSource } from "./sources/source.ts";
 import { createPodStore, type PodStore } from "./sources/store.ts";
 import { createUrlSource } from "./sources/url.ts";
 import type { AdmissionPolicy } from "./sync/admission.ts";
-import type { PodSyncOptions } from "./sync/pod-sync.ts";
+import type { PodExecutorOptions } from "./sync/pod-executor.ts";
+import type { BackoffEntry } from "./node/backoff.ts";
 import { createSyncLoop, type SyncLoop } from "./sync/sync-loop.ts";
 
 /** The subcommand an assembly is for: only `run` persists back-off and runs the node managers. */
@@ -65,7 +65,9 @@ export interface Assembly {
   /** --max_pods and the sources allowed each host namespace. */
   admission: AdmissionPolicy;
   /** Every pod's sync options apart from the placement's. */
-  podOptions: PodSyncOptions;
+  podOptions: PodExecutorOptions;
+  /** The crash-loop back-off `run` keeps under root_dir, as last saved (read only: `plan`). */
+  savedCrashLoopBackoff(): Record<string, BackoffEntry>;
   /**
    * Reads which pods the runtime holds (before the sources are read): a pod whose containers run under the
    * UID an earlier release gave it keeps that UID, so an upgrade restarts nothing. Until this succeeds,
@@ -76,8 +78,8 @@ export interface Assembly {
   readSourcesOnce(): Promise<void>;
   /** Sets up the pods' cgroups, DNS and oom floor on the host (`run` and `runonce`). */
   placePods(): Promise<PodPlacement>;
-  /** The image manager; `checkSpace` is image GC's refusal of a pull that would fill the disk. */
-  images(checkSpace?: (image: string) => Promise<void>): ImageManager;
+  /** The image manager; `checkSpace` is image GC's refusal of a pull that would fill the disk, `pulls` a display. */
+  images(checkSpace?: (image: string) => Promise<void>, pulls?: PullObserver): ImageManager;
   volumes(): VolumeManager;
   /** Image and container GC, stats, eviction and the OOM watcher (`run`). */
   nodeManagers(placement: PodPlacement): NodeManagers;
@@ -93,7 +95,11 @@ export async function assemble(
 ): Promise<Assembly> {
   const node = nodeIdentity(config);
   const metrics = createPrometheusMetrics({ log: log.child("metrics") });
-  const events = createEventRecorder({ log: log.child("events") });
+  // runonce shows its own progress: there, the lifecycle events log at debug.
+  const events = createEventRecorder({
+    log: log.child("events"),
+    normalLevel: command === "runonce" ? "debug" : "info",
+  });
   const sources = await createSources(config, node.name, log, metrics);
   /**
    * UIDs of the pods this node's runtime holds: a pod from a release before node UIDs keeps its UID. Until
@@ -109,14 +115,18 @@ export async function assemble(
     metrics,
   });
   const opened = await (deps.openRuntime ?? openRuntime)(config, log);
-  const runtime = instrumentRuntime(scopeRuntimeToNode(opened.runtime, node.name), metrics, config.containerRuntime);
-  const persist = (name: string, component: string) =>
-    command === "run" ? backoffFile(join(config.rootDir, "backoff", name), log.child(component)) : undefined;
-  const podOptions: PodSyncOptions = {
+  const runtime = decorateRuntime(opened.runtime, {
+    nodeName: node.name,
+    metrics,
+    runtimeType: config.containerRuntime,
+  });
+  const backoffAt = (name: string, component: string) =>
+    backoffFile(join(config.rootDir, "backoff", name), log.child(component));
+  const persist = (name: string, component: string) => (command === "run" ? backoffAt(name, component) : undefined);
+  const podOptions: PodExecutorOptions = {
     hostname: node.name,
     hostIP: node.ip,
     networkMode: config.podNetworkMode,
-    pauseImage: config.networkContainerImage,
     podLogsDir: config.podLogsDir,
     allowPrivileged: config.allowPrivileged,
   };
@@ -137,6 +147,7 @@ export async function assemble(
     runtimeDescription: opened.description,
     admission,
     podOptions,
+    savedCrashLoopBackoff: () => backoffAt("crashloop.json", "sync").load(),
     async adoptRunningPods() {
       const [sandboxes, containers] = await Promise.all([runtime.listPodSandboxes(), runtime.listContainers()]);
       running = new Set([
@@ -145,10 +156,10 @@ export async function assemble(
       ]);
     },
     async readSourcesOnce() {
-      for (const source of sources) store.apply(source.name, await readSourceOnce(source));
+      for (const source of sources) store.apply(source.name, requireReady(await readSourceOnce(source)));
     },
     placePods: () => setUpPodPlacement(config, { events, log, runtime, explicit }),
-    images: (checkSpace) =>
+    images: (checkSpace, pulls) =>
       createImageManager(
         {
           qps: config.registryQps,
@@ -161,6 +172,7 @@ export async function assemble(
           metrics,
           events,
           ...(checkSpace ? { checkSpace } : {}),
+          ...(pulls ? { pulls } : {}),
           backoffPersistence: persist("image-pull.json", "images"),
         },
         runtime,

@@ -96,6 +96,7 @@ export function createNodeManagers(
     },
     {
       runtime,
+      log: log.child("stats"),
       pods: () => node?.pods() ?? [],
       measureNode,
       emptyDirUsage: emptyDir,

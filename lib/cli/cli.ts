@@ -4,7 +4,7 @@
 //
 // The only cac import: subcommands, flags in both spellings, usage errors, exit codes
 // (0 success, 1 failure, 2 usage, 3 a stop past --stop_timeout). Heavy parts (Docker, etcd, the server) load only for run/runonce.
-import { etcdSettings } from "../config/etcd-config.ts";
+import { fleetEtcdSettings, type EtcdClientSettings } from "../config/etcd-config.ts";
 import cac, { type Command } from "cac";
 import pkg from "../../package.json" with { type: "json" };
 import { resolveConfig, type ResolvedConfig } from "../config/config.ts";
@@ -14,6 +14,7 @@ import { formatDuration } from "../config/values.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
 import { createLogger } from "../log.ts";
 import { runtimeName } from "../platform/runtime.ts";
+import { closestName } from "../spelling.ts";
 import type { FleetSection } from "./fleet.ts";
 import { PLACEMENT_VERBS, placementOptions, placementRequest, runPlacement } from "./fleet-placement.ts";
 import type { EtcdClient } from "../sources/etcd-client.ts";
@@ -46,7 +47,7 @@ const STDIN_PATH = "/dev/stdin";
 const BOOLEAN_FLAGS = new Set(
   FLAGS.filter((f) => f.type === "bool")
     .map((f) => f.flag.replace(/_/g, "-"))
-    .concat(["show-origin", "commented", "help", "version", "watch", "dry-run"]),
+    .concat(["show-origin", "commented", "help", "version", "watch", "strict", "dry-run"]),
 );
 
 /**
@@ -132,6 +133,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       "--allow-sensitive-host-paths",
       "Accept hostPath volumes at /, /etc, /proc, the Docker socket… (still a warning)",
     )
+    .option("--strict", "Unknown fields are errors (--strict=false: warnings, as run decodes)", { default: true })
     .option("--max-manifest-bytes <bytes>", "Largest manifest document accepted", { default: "10485760" })
     .option("-o, --output <format>", "text or json", { default: "text" });
   validate.action((paths: string[], options) => {
@@ -143,6 +145,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       {
         allowPrivileged: options.allowPrivileged === true || options.allowPrivileged === "true",
         allowSensitiveHostPaths: options.allowSensitiveHostPaths === true || options.allowSensitiveHostPaths === "true",
+        strict: options.strict !== false && options.strict !== "false",
         maxBytes: byteCount(options.maxManifestBytes, validate),
         format,
         out: io.stdout,
@@ -183,8 +186,8 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       "fleet [section] [...names]",
       "Nodes and pods of every kubelet sharing an etcd (section: nodes, pods or events); apply, delete and describe place pods",
     )
-    .option("--etcd-servers <value>", "etcd endpoints, comma separated or repeated")
-    .option("--etcd-config <path>", "etcd client config file (endpoints, TLS, auth)")
+    .option("--etcd-servers <value>", "etcd endpoints, comma separated or repeated (else ETCDCTL_ENDPOINTS)")
+    .option("--etcd-config <path>", "etcd client config file (endpoints, TLS, auth; else ETCDCTL_CACERT/CERT/KEY/USER)")
     .option("-o, --output <format>", "table, json or yaml", { default: "table" })
     .option("-w, --watch", "Print again on every change until interrupted");
   placementOptions(fleet);
@@ -197,17 +200,17 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
         fleet,
       );
     const etcd = resolve({ etcdServers: options.etcdServers, etcdConfig: options.etcdConfig }, fleet);
-    if (etcd.config.etcdServers.length === 0 && !etcd.config.etcdConfig)
-      throw new UsageError("fleet needs --etcd_servers or --etcd_config", fleet);
+    const settings = fleetEtcdSettings(etcd.config, process.env);
+    if (!settings) throw new UsageError("fleet needs --etcd_servers, --etcd_config or ETCDCTL_ENDPOINTS", fleet);
     if (placing) {
       const request = placementRequest(chosen, names, options, (message) => new UsageError(message, fleet));
-      result = withEtcd(etcd.config, io, `cannot ${chosen} in etcd`, (client) =>
+      result = withEtcd(settings, io, `cannot ${chosen} in etcd`, (client) =>
         runPlacement(request, client, { out: io.stdout, err: io.stderr }),
       );
       return;
     }
     const format = outputFormat(options.output, ["table", "json", "yaml"], fleet) as "table" | "json" | "yaml";
-    result = startFleet(etcd.config, {
+    result = startFleet(settings, {
       section: chosen as FleetSection,
       format,
       watch: options.watch === true || options.watch === "true",
@@ -246,10 +249,11 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   } catch (error) {
     const err = error as Error & { code?: string; name?: string };
     if (error instanceof UsageError || err.name === "CACError") {
-      // A config with several problems is one line each (ConfigError).
-      for (const line of err.message.split("\n"))
-        io.stderr.write(`kubelet: ${line.replace(/`--([a-z-]+)`/g, (_, f: string) => `--${f.replace(/-/g, "_")}`)}\n`);
       const command = (error as UsageError).command ?? cli.matchedCommand;
+      // An unknown flag is named as typed; a config with several problems is one line each (ConfigError).
+      const message = unknownFlag(err.message, argv, command) ?? err.message;
+      for (const line of message.split("\n"))
+        io.stderr.write(`kubelet: ${line.replace(/`--([a-z-]+)`/g, (_, f: string) => `--${f.replace(/-/g, "_")}`)}\n`);
       io.stderr.write(
         `Usage: kubelet ${command ? command.rawName : "<command>"} [flags]; see 'kubelet ${command ? command.name + " " : ""}--help'\n`,
       );
@@ -259,6 +263,28 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     io.stderr.write(`kubelet: ${err.message}\n`);
     return 1;
   }
+}
+
+/**
+ * cac's "Unknown option `--syncFrequncy`" in the spelling the user typed, with the closest flag of the command in
+ * that spelling: `unknown flag --sync-frequncy: did you mean --sync-frequency?`. Undefined for other errors.
+ */
+export function unknownFlag(message: string, argv: string[], command: Command | undefined): string | undefined {
+  const match = /^Unknown option `-{1,2}([^`]+)`/.exec(message);
+  if (!match) return undefined;
+  const camel = (flag: string) => flag.replace(/[-_]+([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+  const typed =
+    argv
+      .map((arg) => /^(-{1,2})([^=]+)/.exec(arg))
+      // cac reads --no-x as the negation of --x, and names x.
+      .find((m) => m && [m[2]!, m[2]!.replace(/^no[-_]/, "")].some((flag) => camel(flag) === match[1]))
+      ?.slice(1, 3)
+      .join("") ?? `--${match[1]}`;
+  const underscores = typed.includes("_");
+  const known = (command?.options ?? []).flatMap((o) => o.rawName.match(/--[a-z0-9-]+/g) ?? []);
+  const guess = closestName(typed.replace(/_/g, "-"), known);
+  const spelled = guess && (underscores ? `--${guess.slice(2).replace(/-/g, "_")}` : guess);
+  return `unknown flag ${typed}${spelled ? `: did you mean ${spelled}?` : ""}`;
 }
 
 function outputFormat(value: unknown, allowed: string[], command: Command): string {
@@ -350,11 +376,11 @@ async function startRunOnce(resolved: ResolvedConfig, command: Command, io: Io):
 }
 
 async function startFleet(
-  config: KubeletConfig,
+  settings: EtcdClientSettings,
   options: { section: FleetSection; format: "table" | "json" | "yaml"; watch: boolean; io: Io },
 ): Promise<number> {
   const { fleetCommand } = await import("./fleet.ts");
-  return withEtcd(config, options.io, "cannot read the fleet from etcd", async (client, signal) => {
+  return withEtcd(settings, options.io, "cannot read the fleet from etcd", async (client, signal) => {
     await fleetCommand({ client, ...options, out: options.io.stdout, signal });
     return 0;
   });
@@ -362,13 +388,12 @@ async function startFleet(
 
 /** Runs `fn` with an etcd client until it returns or SIGTERM/SIGINT; an error is one line naming `what` and the endpoints. */
 async function withEtcd(
-  config: KubeletConfig,
+  settings: EtcdClientSettings,
   io: Io,
   what: string,
   fn: (client: EtcdClient, signal: AbortSignal) => Promise<number>,
 ): Promise<number> {
   const { createEtcdClient } = await import("../sources/etcd-client.ts");
-  const settings = etcdSettings(config);
   const client = createEtcdClient(settings);
   const stop = new AbortController();
   const onSignal = () => stop.abort();

@@ -4,8 +4,7 @@ import { readManifestFile } from "../api/manifest-files.ts";
 import { DEFAULT_MAX_MANIFEST_BYTES } from "../api/manifest-text.ts";
 import { readManifests } from "../api/manifest.ts";
 import type { EtcdClient } from "../sources/etcd-client.ts";
-import { fleetApply, fleetDelete, type PlacementTarget } from "./fleet-apply.ts";
-import { describeNode, describePod } from "./fleet-describe.ts";
+import type { PlacementTarget } from "./fleet-apply.ts";
 
 export const PLACEMENT_VERBS = ["apply", "delete", "describe"];
 
@@ -85,12 +84,16 @@ function target(options: Record<string, unknown>, usage: (message: string) => Er
   return { selector };
 }
 
-/** Answers a request; resolves to the exit code. */
+/** Answers a request; resolves to the exit code. The answering files load only now: they bring in etcd3 and gRPC. */
 export async function runPlacement(
   request: PlacementRequest,
   client: EtcdClient,
   io: { out: NodeJS.WritableStream; err: NodeJS.WritableStream },
 ): Promise<number> {
+  const [{ fleetApply, fleetDelete }, { describeNode, describePod }] = await Promise.all([
+    import("./fleet-apply.ts"),
+    import("./fleet-describe.ts"),
+  ]);
   if (request.verb === "apply") return fleetApply(request.file, request.target, { client, ...io, ...request });
   if (request.verb === "delete") {
     const pods = request.file ? await podsIn(request.file) : request.pods;

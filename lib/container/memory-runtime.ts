@@ -12,6 +12,7 @@ import {
   type ContainerSummary,
   type ExecResult,
   type ImageSummary,
+  type LifecycleEventType,
   type ImageFsInfo,
   type ImageStatus,
   type LogOptions,
@@ -19,16 +20,16 @@ import {
   type PodSandboxDetails,
   type PodSandboxFilter,
   type PodSandboxSummary,
-  type RegistryAuth,
+  type PullOptions,
   type Runtime,
   type RuntimeEvent,
   type RuntimeStatus,
   type RuntimeVersion,
   type StreamOptions,
   type StreamSession,
+  runtimeError,
 } from "./runtime.ts";
 import { scriptedSession, type StreamScript } from "./scripted-session.ts";
-import { KubeletError } from "../api/types.ts";
 import type { ContainerConfig, PodSandboxConfig } from "./cri-types.ts";
 import { dockerName, sandboxOf } from "./docker-shim.ts";
 
@@ -84,10 +85,12 @@ export class MemoryRuntime implements Runtime {
   };
   /** The behaviour of a started container, by its config; default: runs silently until stopped. */
   program: (config: ContainerConfig) => FakeProgram | undefined = () => undefined;
-  /** The image of every sandbox's pause container. */
+  /** The image of every sandbox's pause container: the runtime's own, present once a sandbox ran (it pulls it). */
   podInfraImage = "registry.k8s.io/pause:3.9";
   /** What machineInfo() reports as the runtime's cgroup driver. */
   cgroupDriver = "cgroupfs";
+  /** Pulls are instant and report no progress. */
+  reportsPullProgress = false;
   /** Where imageFsInfo() says images live. */
   imageFsMountpoint = "/var/lib/docker";
   #seq = 0;
@@ -107,14 +110,13 @@ export class MemoryRuntime implements Runtime {
     if (options.listedAsRunning) this.#listedAsRunning.add(id);
     Object.assign(c, {
       running: false,
-      state: "exited",
+      state: "CONTAINER_EXITED",
       exitCode: code,
       oomKilled: options.oomKilled ?? false,
       finishedAt: new Date(this.clock.now()).toISOString(),
       pid: 0,
     });
-    if (options.oomKilled) this.#emit("oom", c);
-    this.#emit("die", c);
+    this.#emit("ContainerDied", c);
     this.#wakeLogs();
   }
 
@@ -129,21 +131,17 @@ export class MemoryRuntime implements Runtime {
   protected called(_method: string, _args: unknown[]): void {}
 
   /** What a pull does before the image is present; the unit tests' FakeRuntime delays and stalls it here. */
-  protected async pulling(
-    _ref: string,
-    _signal?: AbortSignal,
-    _onProgress?: (progress: string) => void,
-  ): Promise<void> {}
+  protected async pulling(_ref: string, _options: PullOptions): Promise<void> {}
 
   protected container(id: string): FakeContainer {
     const c = this.containers.get(id);
-    if (!c) throw new KubeletError("NotFound", `No such container: ${id}`);
+    if (!c) throw runtimeError("NotFound", `No such container: ${id}`);
     return c;
   }
 
-  #emit(action: string, c: FakeContainer): void {
+  #emit(type: LifecycleEventType, c: FakeContainer): void {
     for (const listener of this.#listeners)
-      listener({ action, containerId: c.id, labels: c.labels, time: this.clock.now() });
+      listener({ type, containerId: c.id, labels: c.labels, time: this.clock.now() });
   }
 
   #wakeLogs(): void {
@@ -152,7 +150,7 @@ export class MemoryRuntime implements Runtime {
 
   protected add(seed: FakeSeed, from: Pick<FakeContainer, "sandbox" | "config" | "sandboxId">): string {
     if ([...this.containers.values()].some((c) => c.name === seed.name))
-      throw new KubeletError("Conflict", `The container name "/${seed.name}" is already in use`);
+      throw runtimeError("Conflict", `The container name "/${seed.name}" is already in use`);
     const id = `fake${String(++this.#seq).padStart(60, "0")}`;
     this.containers.set(id, {
       id,
@@ -160,7 +158,7 @@ export class MemoryRuntime implements Runtime {
       labels: seed.labels,
       image: seed.image,
       imageId: `sha256:${seed.image}`,
-      state: "created",
+      state: "CONTAINER_CREATED",
       createdAt: this.clock.now(),
       running: false,
       exitCode: 0,
@@ -196,6 +194,7 @@ export class MemoryRuntime implements Runtime {
         { type: "RuntimeReady", status: true, reason: "", message: "" },
         { type: "NetworkReady", status: true, reason: "", message: "" },
       ],
+      sandboxImage: this.podInfraImage,
     };
   }
   async machineInfo(): Promise<MachineInfo> {
@@ -218,7 +217,7 @@ export class MemoryRuntime implements Runtime {
   }
   #sandbox(id: string): FakeContainer {
     const c = this.containers.get(id);
-    if (!c || !this.#isSandbox(c)) throw new KubeletError("NotFound", `cannot inspect pod sandbox ${id}: not found`);
+    if (!c || !this.#isSandbox(c)) throw runtimeError("NotFound", `cannot inspect pod sandbox ${id}: not found`);
     return c;
   }
   #sandboxSummary(c: FakeContainer): PodSandboxSummary {
@@ -255,7 +254,7 @@ export class MemoryRuntime implements Runtime {
         labels: { ...labels },
         image,
         imageId,
-        state: this.#listedAsRunning.has(id) ? "running" : state,
+        state: this.#listedAsRunning.has(id) ? "CONTAINER_RUNNING" : state,
         createdAt,
         ...(options.size ? { sizeRwBytes: this.containerSizes.get(id) ?? 4096 } : {}),
       }));
@@ -264,30 +263,28 @@ export class MemoryRuntime implements Runtime {
     this.called("inspectContainer", [id]);
     this.#listedAsRunning.delete(id);
     const c = this.container(id);
-    if (this.#isSandbox(c)) throw new KubeletError("NotFound", `cannot inspect container ${id}: it is a pod sandbox`);
+    if (this.#isSandbox(c)) throw runtimeError("NotFound", `cannot inspect container ${id}: it is a pod sandbox`);
     const { sandbox: _sandbox, config: _config, sandboxId: _sandboxId, logLines: _logs, ...details } = c;
     return structuredClone(details);
   }
   async runPodSandbox(config: PodSandboxConfig): Promise<string> {
     this.called("runPodSandbox", [config]);
     const name = dockerName(config, POD_INFRA_CONTAINER_NAME, config.metadata.attempt);
+    this.images.add(this.podInfraImage);
     const id = this.add({ name, image: this.podInfraImage, labels: { ...config.labels } }, { sandbox: config });
-    this.#emit("create", this.containers.get(id)!);
+    this.#emit("ContainerChanged", this.containers.get(id)!);
     this.#start(id);
     return id;
   }
   async createContainer(sandboxId: string, config: ContainerConfig, sandboxConfig: PodSandboxConfig): Promise<string> {
     this.called("createContainer", [sandboxId, config, sandboxConfig]);
     if (!this.containers.get(sandboxId)?.sandbox)
-      throw new KubeletError(
-        "NotFound",
-        `cannot create container ${config.metadata.name}: no pod sandbox ${sandboxId}`,
-      );
+      throw runtimeError("NotFound", `cannot create container ${config.metadata.name}: no pod sandbox ${sandboxId}`);
     const image = config.image.image;
-    if (!this.images.has(image)) throw new KubeletError("NotFound", `No such image: ${image}`);
+    if (!this.images.has(image)) throw runtimeError("NotFound", `No such image: ${image}`);
     const name = dockerName(sandboxConfig, config.metadata.name, config.metadata.attempt);
     const id = this.add({ name, image, labels: { ...config.labels } }, { config, sandboxId });
-    this.#emit("create", this.containers.get(id)!);
+    this.#emit("ContainerChanged", this.containers.get(id)!);
     return id;
   }
   async startContainer(id: string): Promise<void> {
@@ -300,14 +297,14 @@ export class MemoryRuntime implements Runtime {
     const startedAt = new Date(this.clock.now()).toISOString();
     Object.assign(c, {
       running: true,
-      state: "running",
+      state: "CONTAINER_RUNNING",
       startedAt,
       finishedAt: undefined,
       exitCode: 0,
       oomKilled: false,
       pid: 1000 + this.#seq,
     });
-    this.#emit("start", c);
+    this.#emit("ContainerStarted", c);
     const program = c.config && this.program(c.config);
     if (program) void this.#play(id, program, startedAt);
   }
@@ -325,7 +322,7 @@ export class MemoryRuntime implements Runtime {
     if (!c) return;
     if (c.running) this.exit(id, 137);
     this.containers.delete(id);
-    this.#emit("destroy", c);
+    this.#emit("ContainerRemoved", c);
     this.#wakeLogs();
   }
   async imageStatus(ref: string): Promise<ImageStatus | undefined> {
@@ -339,14 +336,9 @@ export class MemoryRuntime implements Runtime {
     const usedBytes = [...this.images].reduce((n, ref) => n + (this.imageSizes.get(ref) ?? 1_000_000), 0);
     return { mountpoint: this.imageFsMountpoint, usedBytes, inodesUsed: this.images.size };
   }
-  async pullImage(
-    ref: string,
-    auth?: RegistryAuth,
-    signal?: AbortSignal,
-    onProgress?: (progress: string) => void,
-  ): Promise<void> {
-    this.called("pullImage", [ref, auth]);
-    await this.pulling(ref, signal, onProgress);
+  async pullImage(ref: string, options: PullOptions = {}): Promise<void> {
+    this.called("pullImage", [ref, options]);
+    await this.pulling(ref, options);
     this.images.add(ref);
   }
   async listImages(): Promise<ImageSummary[]> {
@@ -364,7 +356,7 @@ export class MemoryRuntime implements Runtime {
     this.called("removeImage", [id]);
     const ref = id.replace(/^sha256:/, "");
     if ([...this.containers.values()].some((c) => c.imageId === id))
-      throw new KubeletError("Conflict", `cannot remove image ${ref}: image is being used by a container`);
+      throw runtimeError("Conflict", `cannot remove image ${ref}: image is being used by a container`);
     this.images.delete(ref);
   }
   async exec(
@@ -373,11 +365,11 @@ export class MemoryRuntime implements Runtime {
     options: { timeoutMs?: number; signal?: AbortSignal } = {},
   ): Promise<ExecResult> {
     this.called("exec", [id, cmd]);
-    if (this.container(id).running === false) throw new KubeletError("Conflict", `Container ${id} is not running`);
+    if (this.container(id).running === false) throw runtimeError("Conflict", `Container ${id} is not running`);
     const result = Promise.resolve(this.execHandler(id, cmd));
     if (!options.timeoutMs) return result;
     const timeout = this.clock.sleep(options.timeoutMs).then(() => {
-      throw new KubeletError(
+      throw runtimeError(
         "ExecTimeout",
         `cannot exec ${JSON.stringify(cmd)} in container ${id.slice(0, 12)}: no exit within ${options.timeoutMs} ms`,
       );
@@ -386,12 +378,12 @@ export class MemoryRuntime implements Runtime {
   }
   async execStream(id: string, cmd: string[], options: StreamOptions): Promise<StreamSession> {
     this.called("execStream", [id, cmd, options]);
-    if (this.container(id).running === false) throw new KubeletError("Conflict", `Container ${id} is not running`);
+    if (this.container(id).running === false) throw runtimeError("Conflict", `Container ${id} is not running`);
     return scriptedSession(this.execStreamHandler(id, cmd, options));
   }
   async attach(id: string, options: StreamOptions): Promise<StreamSession> {
     this.called("attach", [id, options]);
-    if (this.container(id).running === false) throw new KubeletError("Conflict", `Container ${id} is not running`);
+    if (this.container(id).running === false) throw runtimeError("Conflict", `Container ${id} is not running`);
     return scriptedSession(this.attachHandler(id, options));
   }
   async *logs(id: string, options: LogOptions = {}): AsyncIterable<Uint8Array> {

@@ -131,6 +131,7 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
         const watches: EtcdWatch[] = [];
         try {
           for (const [i, watched] of [prefix, ETCD_DAEMONS].entries()) {
+            let lost = false;
             const watch = await client.watch({ prefix: watched }, lists[i]!.revision + 1, {
               put: (entry) => {
                 if (!relevant(entry.key)) return;
@@ -140,8 +141,15 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
               delete: (name) => {
                 if (values.delete(name)) publish();
               },
-              disconnected: () => log.warn(`lost the etcd watch on ${watched}; reconnecting (pods are kept)`),
-              connected: () => log.debug(`watching ${watched}`),
+              disconnected: () => {
+                lost = true;
+                log.warn(`lost the etcd watch on ${watched}; reconnecting (pods are kept)`);
+              },
+              connected: (from) => {
+                if (lost) log.info(`the etcd watch on ${watched} resumed at revision ${from}`);
+                else log.debug(`watching ${watched} from revision ${from}`);
+                lost = false;
+              },
             });
             watch.done.catch(() => {}); // its failure ends the session below, not the process
             watches.push(watch);

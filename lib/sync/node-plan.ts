@@ -1,11 +1,12 @@
 // Pure: what a sync of the whole node would do, for `kubelet plan`. The desired pods and the node as
-// observed go through the sync's own plan (computePodActions, pod-plan.ts) with no back-off and no
-// probe failures known; the result is spelled out per pod — create, recreate and why, replace a
+// observed go through the sync's own plan (computePodActions, pod-plan.ts) with the crash-loop back-off
+// the kubelet persisted and no probe failures known; the result is spelled out per pod — create, recreate and why, replace a
 // container and which fields changed, start, restart, remove, pull — and nothing is carried out.
 import { changedFields, containerFieldHashes, sandboxFieldHashes } from "../api/hash.ts";
 import { checkConfigRefs } from "../api/config-refs.ts";
 import type { ConfigLookup } from "../api/config-objects.ts";
 import { ANNOTATION, formatIssue, podKey, type Pod, type V1Container } from "../api/types.ts";
+import type { BackoffEntry } from "../node/backoff.ts";
 import { LABEL, POD_INFRA_CONTAINER_NAME } from "../container/runtime.ts";
 import { computePodActions, noneObserved, observedLabels, sandboxesNewestFirst, type Observed } from "./pod-plan.ts";
 
@@ -53,17 +54,22 @@ export interface NodePlanInput {
   /** Every kubelet sandbox and container on the node, by pod uid. */
   observed: Map<string, Observed>;
   networkMode: string;
-  pauseImage: string;
+  /** The runtime's sandbox image, when its Status names it: planned as a pull when missing (the runtime pulls it). */
+  sandboxImage?: string;
   /** Whether an image is present on the node now. */
   imagePresent(image: string): boolean;
   configs: ConfigLookup;
   now: number;
+  /** The crash-loop back-off as the kubelet persisted it (`<podUid>/<container>`); absent = none known. */
+  backoff?: { get(key: string): BackoffEntry | undefined };
   /**
    * Sources with a manifest that could not be read: their orphans are kept, as the sync keeps a broken
    * file's last good pods (this one-shot read has no last good version to show).
    */
   unreadSources?: ReadonlySet<string>;
 }
+
+const noBackoff = { get: () => undefined };
 
 /** The actions a sync would take now, per pod, orphans last. */
 export function planNode(input: NodePlanInput): NodePlan {
@@ -88,7 +94,7 @@ export function planNode(input: NodePlanInput): NodePlan {
       observed,
       networkMode: input.networkMode,
       livenessFailed: new Set(),
-      backoff: { get: () => undefined },
+      backoff: noBackoff,
       now: input.now,
     });
     const running = plan.containersToKill.length + plan.sandboxesToStop.length;
@@ -119,7 +125,7 @@ function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAct
     observed,
     networkMode: input.networkMode,
     livenessFailed: new Set(),
-    backoff: { get: () => undefined },
+    backoff: input.backoff ?? noBackoff,
     now: input.now,
   });
   const actions: PlannedAction[] = [];
@@ -167,7 +173,8 @@ function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAct
         ...(fields && plan.createSandbox.reason === "changed" ? { fields } : {}),
       });
     }
-    pull({ image: input.pauseImage, imagePullPolicy: "IfNotPresent" }, POD_INFRA_CONTAINER_NAME);
+    if (input.sandboxImage)
+      pull({ image: input.sandboxImage, imagePullPolicy: "IfNotPresent" }, POD_INFRA_CONTAINER_NAME);
     for (const spec of pod.spec.initContainers ?? [])
       start(spec, true, "start-init-container", "in order, each to completion");
     for (const spec of pod.spec.containers) start(spec, false, "start-container", "new");
@@ -220,6 +227,13 @@ function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAct
       else start(next.spec, false, "start-container", "not running");
     }
   }
+  // Dead containers whose restart waits for their back-off: the sync would leave them be for now.
+  for (const b of plan.backingOff)
+    actions.push({
+      action: "wait",
+      container: b.name,
+      reason: `CrashLoopBackOff: ${b.message} (${Math.ceil(b.waitMs / 1000)}s left)`,
+    });
   // Starts that would stop at a missing ConfigMap or Secret.
   if (actions.some((a) => a.action !== "wait")) {
     for (const issue of checkConfigRefs(pod, input.configs).filter((i) => i.severity === "error"))

@@ -1,9 +1,8 @@
 // The in-memory runtime (lib/container/memory-runtime.ts) for unit tests: every call recorded in
 // order, and hooks to make calls fail, pulls take time or stall, and containers appear that the
 // kubelet did not create.
-import { KubeletError } from "../api/types.ts";
 import { MemoryRuntime, type FakeSeed } from "../container/memory-runtime.ts";
-import type { ContainerDetails, Runtime } from "../container/runtime.ts";
+import { runtimeError, type ContainerDetails, type PullOptions, type Runtime } from "../container/runtime.ts";
 
 export type { FakeProgram, FakeSeed } from "../container/memory-runtime.ts";
 
@@ -11,11 +10,13 @@ export type { FakeProgram, FakeSeed } from "../container/memory-runtime.ts";
 export class FakeRuntime extends MemoryRuntime {
   /** Every call in order, with the injected clock's time at the call. */
   readonly calls: Array<{ method: string; args: unknown[]; at: number }> = [];
-  /** Time each pull takes, on the injected clock. */
+  /** Time each pull takes, on the injected clock; also its size in bytes, for progress messages. */
   pullDelayMs = 0;
   /** A progress message this often during a pull's delay (0 = none). */
   pullProgressEveryMs = 0;
-  /** Images whose pull never progresses nor ends until its signal aborts (a stalled registry). */
+  /** false: pulls report no progress, as on a CRI runtime. */
+  reportsPullProgress = true;
+  /** Images whose pull, after pullDelayMs of progress, never progresses nor ends until its signal aborts (a stalled registry). */
   readonly stalledPulls = new Set<string>();
   /** false: every call fails with RuntimeUnavailable, as with a stopped daemon. */
   available = true;
@@ -49,7 +50,7 @@ export class FakeRuntime extends MemoryRuntime {
   protected override called(method: string, args: unknown[]): void {
     this.calls.push({ method, args, at: this.clock.now() });
     if (!this.available)
-      throw new KubeletError("RuntimeUnavailable", `cannot ${method}: the Docker Engine is unreachable`);
+      throw runtimeError("RuntimeUnavailable", `cannot ${method}: the container runtime is unreachable`);
     const failure = this.#failures.get(method);
     if (failure) {
       this.#failures.delete(method);
@@ -57,22 +58,28 @@ export class FakeRuntime extends MemoryRuntime {
     }
   }
 
-  protected override async pulling(
-    ref: string,
-    signal?: AbortSignal,
-    onProgress?: (progress: string) => void,
-  ): Promise<void> {
+  protected override async pulling(ref: string, options: PullOptions): Promise<void> {
+    const { signal, onProgress } = options;
+    for (let left = this.pullDelayMs; left > 0; ) {
+      const step = this.pullProgressEveryMs > 0 ? Math.min(this.pullProgressEveryMs, left) : left;
+      await this.clock.sleep(step, signal);
+      left -= step;
+      const bytes = this.pullDelayMs - left;
+      if (this.reportsPullProgress)
+        onProgress?.({
+          message: `${ref}: Downloading ${bytes}/${this.pullDelayMs}`,
+          layer: ref,
+          status: "Downloading",
+          current: bytes,
+          total: this.pullDelayMs,
+          bytes,
+        });
+    }
     if (this.stalledPulls.has(ref)) {
       await new Promise((_, reject) => {
         if (signal?.aborted) reject(signal.reason);
         signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
       });
-    }
-    for (let left = this.pullDelayMs; left > 0; ) {
-      const step = this.pullProgressEveryMs > 0 ? Math.min(this.pullProgressEveryMs, left) : left;
-      await this.clock.sleep(step, signal);
-      left -= step;
-      onProgress?.(`${ref}: Downloading ${this.pullDelayMs - left}/${this.pullDelayMs}`);
     }
   }
 }
