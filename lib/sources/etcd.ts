@@ -122,7 +122,17 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
 
       // The host's prefix and the daemons' in one snapshot (one list each), then one watch each.
       const session = async () => {
-        const lists = await Promise.all([prefix, ETCD_DAEMONS].map((p) => client.list(p)));
+        // A node role that may not read the daemons' prefix (set up before it existed) still gets its own pods.
+        const daemons = client.list(ETCD_DAEMONS).catch((error: Error & { code?: string }) => {
+          if (error.code !== "PermissionDenied") throw error;
+          log.warn(
+            `${error.message}; every-node pods (kubelet fleet apply --selector/--all-nodes) are not run here until the node's role may read ${ETCD_DAEMONS}`,
+          );
+          return undefined;
+        });
+        const [own, shared] = await Promise.all([client.list(prefix), daemons]);
+        const lists = shared ? [own, shared] : [own];
+        const watched = [prefix, ETCD_DAEMONS].slice(0, lists.length);
         values.clear();
         for (const { entries } of lists)
           for (const entry of entries) if (relevant(entry.key)) values.set(entry.key, entry.value);
@@ -130,9 +140,9 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
         // One after the other: a watch that cannot be set up cancels the one already running.
         const watches: EtcdWatch[] = [];
         try {
-          for (const [i, watched] of [prefix, ETCD_DAEMONS].entries()) {
+          for (const [i, target] of watched.entries()) {
             let lost = false;
-            const watch = await client.watch({ prefix: watched }, lists[i]!.revision + 1, {
+            const watch = await client.watch({ prefix: target }, lists[i]!.revision + 1, {
               put: (entry) => {
                 if (!relevant(entry.key)) return;
                 values.set(entry.key, entry.value);
@@ -143,11 +153,11 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
               },
               disconnected: () => {
                 lost = true;
-                log.warn(`lost the etcd watch on ${watched}; reconnecting (pods are kept)`);
+                log.warn(`lost the etcd watch on ${target}; reconnecting (pods are kept)`);
               },
               connected: (from) => {
-                if (lost) log.info(`the etcd watch on ${watched} resumed at revision ${from}`);
-                else log.debug(`watching ${watched} from revision ${from}`);
+                if (lost) log.info(`the etcd watch on ${target} resumed at revision ${from}`);
+                else log.debug(`watching ${target} from revision ${from}`);
                 lost = false;
               },
             });
