@@ -289,7 +289,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     if (!record.eviction && (status.phase === "Succeeded" || status.phase === "Failed")) record.finished = true;
     if (!record.started && status.containerStatuses?.every((c) => c.state?.running)) {
       record.started = true;
-      metrics.podStart((clock.now() - record.firstSeen) / 1000);
+      metrics.podStart((clock.now() - record.firstSeen) / 1000, pod.metadata.uid);
     }
   };
 
