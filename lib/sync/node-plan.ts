@@ -8,7 +8,14 @@ import type { ConfigLookup } from "../api/config-objects.ts";
 import { ANNOTATION, formatIssue, podKey, type Pod, type V1Container } from "../api/types.ts";
 import type { BackoffEntry } from "../node/backoff.ts";
 import { LABEL, POD_INFRA_CONTAINER_NAME } from "../container/runtime.ts";
-import { computePodActions, noneObserved, observedLabels, sandboxesNewestFirst, type Observed } from "./pod-plan.ts";
+import {
+  computePodActions,
+  isSidecar,
+  noneObserved,
+  observedLabels,
+  sandboxesNewestFirst,
+  type Observed,
+} from "./pod-plan.ts";
 
 export type PlannedActionKind =
   | "create-pod"
@@ -188,15 +195,19 @@ function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAct
       if (!actions.some((a) => a.action === "remove-container" && a.container === name))
         actions.push({ action: "remove-container", container: name, reason: "no longer in the pod spec" });
     }
-    if (plan.nextInitContainer) {
-      const { spec, restart } = plan.nextInitContainer;
+    for (const { spec, restart, resetBackoff } of plan.initContainersToStart)
       start(
         spec,
         true,
-        restart ? "restart-container" : "start-init-container",
-        restart ? "it failed" : "next in order",
+        restart || resetBackoff ? "restart-container" : "start-init-container",
+        resetBackoff
+          ? "sidecar spec changed"
+          : restart
+            ? isSidecar(spec)
+              ? "sidecar exited (restartPolicy Always)"
+              : "it failed"
+            : "next in order",
       );
-    }
     for (const next of plan.containersToStart) {
       const killed = plan.containersToKill.find((k) => k.reason === "SpecChanged" && k.spec?.name === next.spec.name);
       const dead = observed.containers

@@ -239,14 +239,16 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     const retry = (ms: number) => (retryAfterMs = Math.min(retryAfterMs ?? Infinity, Math.max(50, ms)));
     if (pod && plan.createSandbox && plan.containersToKill.length)
       log.info(`pod ${podKey(pod)}: its sandbox changed or died; recreating the pod`);
-    await Promise.all(
-      plan.containersToKill.map(async (kill) => {
-        await stopContainer(pod, kill, plan.graceSeconds);
-        if (kill.reason === "SpecChanged")
-          crashBackoff.reset(`${kill.container.labels[LABEL.podUid]}/${kill.spec!.name}`);
-        done.killed++;
-      }),
-    );
+    // Regular containers stop together; sidecars after them, one at a time, within what is left of the grace period.
+    const deadline = clock.now() + plan.graceSeconds * 1000;
+    const kill = async (k: ContainerToKill, graceSeconds: number) => {
+      await stopContainer(pod, k, graceSeconds);
+      if (k.reason === "SpecChanged") crashBackoff.reset(`${k.container.labels[LABEL.podUid]}/${k.spec!.name}`);
+      done.killed++;
+    };
+    await Promise.all(plan.containersToKill.filter((k) => !k.sidecar).map((k) => kill(k, plan.graceSeconds)));
+    for (const k of plan.containersToKill.filter((k) => k.sidecar))
+      await kill(k, Math.max(MIN_GRACE_SECONDS, (deadline - clock.now()) / 1000));
     await Promise.all(
       plan.sandboxesToStop.map(async (c) => {
         await runtime.stopPodSandbox(c.id);
@@ -268,7 +270,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     // A deleted pod's plan has neither a sandbox to keep nor one to create: the kills were all of it.
     if (!pod || (!plan.sandbox && !plan.createSandbox)) return { waiting, podIP: "" };
 
-    const starts = plan.nextInitContainer ? [plan.nextInitContainer] : plan.containersToStart;
+    const starts = [...plan.initContainersToStart, ...plan.containersToStart];
     // Resource fieldRefs need the node's capacity: without it nothing is created, and the sync is retried.
     if (plan.createSandbox || starts.length) await nodeInfo();
     // The pod's host setup, once per sync that creates anything: the sandbox and the containers share it.
@@ -338,21 +340,22 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
       return { waiting, retryAfterMs, podIP };
     }
     const ctx: PodContext = { ...host, podIP };
-    await Promise.all(
-      starts.map(async (start) => {
-        const key = `${pod.metadata.uid}/${start.spec.name}`;
-        if (start.resetBackoff) crashBackoff.reset(key);
-        if (start.restart) {
-          crashBackoff.next(key);
-          deps.metrics?.containerRestarted();
-        }
-        const failed = await startContainer(pod, start, ctx, sandbox!, done, signal);
-        if (failed) {
-          waiting.set(start.spec.name, failed);
-          retry(failed.reason === "ErrImagePull" ? 1000 : failed.reason === "ImagePullBackOff" ? 5000 : 10_000);
-        }
-      }),
-    );
+    const start = async (start: ContainerToStart) => {
+      const key = `${pod.metadata.uid}/${start.spec.name}`;
+      if (start.resetBackoff) crashBackoff.reset(key);
+      if (start.restart) {
+        crashBackoff.next(key);
+        deps.metrics?.containerRestarted();
+      }
+      const failed = await startContainer(pod, start, ctx, sandbox!, done, signal);
+      if (failed) {
+        waiting.set(start.spec.name, failed);
+        retry(failed.reason === "ErrImagePull" ? 1000 : failed.reason === "ImagePullBackOff" ? 5000 : 10_000);
+      }
+    };
+    // Init containers one after the other, in spec order (sidecars before what follows them); then the app's together.
+    for (const init of plan.initContainersToStart) await start(init);
+    await Promise.all(plan.containersToStart.map(start));
     return { waiting, retryAfterMs, podIP };
   };
 
@@ -391,6 +394,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
       observed,
       networkMode: options.networkMode,
       livenessFailed,
+      startupPassed: (id) => deps.probes?.isStarted(id) ?? true,
       backoff: crashBackoff,
       now: clock.now(),
     });
@@ -455,6 +459,9 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     forget,
   };
 }
+
+/** Seconds a sidecar gets to stop at least, when the regular containers used up the grace period (the Go kubelet's). */
+const MIN_GRACE_SECONDS = 2;
 
 /** What one executed plan did on the runtime. */
 interface Done {

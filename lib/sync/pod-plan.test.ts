@@ -33,9 +33,11 @@ function summary(plan: PodActions) {
     createSandbox: plan.createSandbox ? `#${plan.createSandbox.attempt} ${plan.createSandbox.reason}` : undefined,
     sandbox: plan.sandbox?.id,
     stopSandboxes: plan.sandboxesToStop.map((c) => c.id),
-    kill: plan.containersToKill.map((k) => `${k.container.id} ${k.reason}: ${k.message}`),
+    kill: plan.containersToKill.map(
+      (k) => `${k.container.id}${k.sidecar ? " (sidecar)" : ""} ${k.reason}: ${k.message}`,
+    ),
     remove: [...plan.sandboxesToRemove, ...plan.containersToRemove],
-    init: plan.nextInitContainer && start(plan.nextInitContainer),
+    init: plan.initContainersToStart.map(start),
     start: plan.containersToStart.map(start),
     keep: plan.containersToKeep.map((k) => k.container.id),
     backOff: plan.backingOff.map((b) => `${b.name}${b.init ? " (init)" : ""} ${b.waitMs}ms: ${b.message}`),
@@ -52,7 +54,7 @@ const NOTHING: Summary = {
   stopSandboxes: [],
   kill: [],
   remove: [],
-  init: undefined,
+  init: [],
   start: [],
   keep: [],
   backOff: [],
@@ -66,6 +68,8 @@ interface Row {
   deleted?: boolean;
   instances: Instance[];
   liveness?: string[];
+  /** Ids of running containers whose startup probe passed. */
+  started?: string[];
   /** Back-off entries of `<container>`: delay and how long ago the last failure was. */
   backoff?: Record<string, { delayMs: number; agoMs: number }>;
   want: Partial<Summary>;
@@ -82,6 +86,15 @@ const dead = (name: string, exitCode: number, extra: Partial<Instance> = {}): In
   ...extra,
 });
 const SANDBOX = ok(POD_INFRA_CONTAINER_NAME);
+const proxy = { name: "proxy", image: "local/busybox:stable", restartPolicy: "Always" };
+const probedProxy = { ...proxy, startupProbe: { exec: { command: ["true"] } } };
+const logs = { name: "logs", image: "local/busybox:stable", restartPolicy: "Always" };
+/** A pod with a sidecar (proxy) before a regular init container (two), or the init containers given. */
+const sidecarPod = (
+  restartPolicy: "Always" | "OnFailure" | "Never" = "Always",
+  initContainers: V1PodSpec["initContainers"] = [proxy, two],
+) => pod({ restartPolicy, initContainers });
+const UID = pod().metadata.uid;
 
 const rows: Row[] = [
   {
@@ -94,7 +107,7 @@ const rows: Row[] = [
     name: "a fresh pod with init containers gets a sandbox and its first init container only",
     pod: initPod(),
     instances: [],
-    want: { killPod: true, sandbox: undefined, createSandbox: "#0 no sandbox", init: "one#0 init" },
+    want: { killPod: true, sandbox: undefined, createSandbox: "#0 no sandbox", init: ["one#0 init"] },
   },
   {
     name: "a running pod that matches its spec is left alone",
@@ -236,19 +249,19 @@ const rows: Row[] = [
     name: "a completed init container hands over to the next",
     pod: initPod(),
     instances: [SANDBOX, dead("one", 0, { init: true })],
-    want: { init: "two#0 init" },
+    want: { init: ["two#0 init"] },
   },
   {
     name: "a failed init container is retried under OnFailure",
     pod: initPod("OnFailure"),
     instances: [SANDBOX, dead("one", 2, { init: true })],
-    want: { init: "one#1 init restart" },
+    want: { init: ["one#1 init restart"] },
   },
   {
     name: "a failed init container is retried under Always (init containers restart OnFailure)",
     pod: initPod("Always"),
     instances: [SANDBOX, dead("one", 0, { init: true }), dead("two", 1, { init: true, attempt: 1 })],
-    want: { init: "two#2 init restart" },
+    want: { init: ["two#2 init restart"] },
   },
   {
     name: "a failed init container fails the pod under Never",
@@ -362,6 +375,148 @@ const rows: Row[] = [
     instances: [],
     want: { sandbox: undefined },
   },
+  {
+    name: "sidecar not started: a fresh pod starts it first, and nothing after it",
+    pod: sidecarPod(),
+    instances: [SANDBOX],
+    want: { init: ["proxy#0 init"] },
+  },
+  {
+    name: "sidecar running (no startup probe): it is kept and the next init container starts beside it",
+    pod: sidecarPod(),
+    instances: [SANDBOX, ok("proxy", { init: true })],
+    want: { keep: ["proxy-0"], init: ["two#0 init"] },
+  },
+  {
+    name: "sidecar started but not probed: the next init container waits for its startup probe",
+    pod: sidecarPod("Always", [probedProxy, two]),
+    instances: [SANDBOX, ok("proxy", { init: true })],
+    want: { keep: ["proxy-0"] },
+  },
+  {
+    name: "sidecar whose startup probe passed: the next init container starts",
+    pod: sidecarPod("Always", [probedProxy, two]),
+    instances: [SANDBOX, ok("proxy", { init: true })],
+    started: ["proxy-0"],
+    want: { keep: ["proxy-0"], init: ["two#0 init"] },
+  },
+  {
+    name: "sidecar running and regular init containers done: the app containers start beside it",
+    pod: sidecarPod(),
+    instances: [SANDBOX, ok("proxy", { init: true }), dead("two", 0, { init: true })],
+    want: { keep: ["proxy-0"], start: ["app#0"] },
+  },
+  {
+    name: "sidecar exited before the pod was initialized: it restarts, and the next waits",
+    pod: sidecarPod(),
+    instances: [SANDBOX, dead("proxy", 0, { init: true })],
+    want: { init: ["proxy#1 init restart"] },
+  },
+  {
+    name: "sidecar exited beside the app: restarted even under restartPolicy Never, the app kept",
+    pod: sidecarPod("Never"),
+    instances: [SANDBOX, dead("proxy", 137, { init: true }), dead("two", 0, { init: true }), ok("app")],
+    want: { init: ["proxy#1 init restart"], keep: ["app-0"] },
+  },
+  {
+    name: "sidecar exited beside the app waits out its back-off",
+    pod: sidecarPod(),
+    instances: [SANDBOX, dead("proxy", 1, { init: true, attempt: 2 }), ok("app")],
+    backoff: { proxy: { delayMs: 20_000, agoMs: 5000 } },
+    want: {
+      keep: ["app-0"],
+      backOff: [`proxy (init) 15000ms: back-off 20s restarting failed container=proxy pod=web_default(${UID})`],
+    },
+  },
+  {
+    name: "sidecar that failed its liveness (or startup) probe is killed and restarted",
+    pod: sidecarPod(),
+    instances: [SANDBOX, ok("proxy", { init: true }), ok("app")],
+    liveness: ["proxy-0"],
+    want: {
+      kill: ["proxy-0 (sidecar) LivenessProbe: Init container proxy failed liveness probe"],
+      init: ["proxy#1 init restart"],
+      keep: ["app-0"],
+    },
+  },
+  {
+    name: "sidecar whose spec changed is replaced, its back-off forgotten",
+    pod: sidecarPod(),
+    instances: [SANDBOX, ok("proxy", { init: true, hash: "old" }), ok("app")],
+    want: {
+      kill: ["proxy-0 (sidecar) SpecChanged: Init container proxy definition changed"],
+      init: ["proxy#1 init reset"],
+      keep: ["app-0"],
+    },
+  },
+  {
+    name: "job done with sidecars running: they are stopped last one first, and none restarts",
+    pod: sidecarPod("Never", [proxy, logs, two]),
+    instances: [
+      SANDBOX,
+      ok("proxy", { init: true }),
+      dead("logs", 1, { init: true }),
+      ok("logs", { init: true, attempt: 1 }),
+      dead("two", 0, { init: true }),
+      dead("app", 0),
+    ],
+    want: {
+      kill: [
+        "logs-1 (sidecar) PodCompleted: Stopping container logs",
+        "proxy-0 (sidecar) PodCompleted: Stopping container proxy",
+      ],
+    },
+  },
+  {
+    name: "job done with a sidecar dead: the sidecar is not restarted",
+    pod: sidecarPod("OnFailure"),
+    instances: [SANDBOX, dead("proxy", 143, { init: true }), dead("two", 0, { init: true }), dead("app", 0)],
+    want: {},
+  },
+  {
+    name: "a failing app under OnFailure keeps its sidecar while it backs off",
+    pod: sidecarPod("OnFailure"),
+    instances: [SANDBOX, ok("proxy", { init: true }), dead("two", 0, { init: true }), dead("app", 1)],
+    backoff: { app: { delayMs: 10_000, agoMs: 0 } },
+    want: {
+      keep: ["proxy-0"],
+      backOff: [`app 10000ms: back-off 10s restarting failed container=app pod=web_default(${UID})`],
+    },
+  },
+  {
+    name: "deletion order: the app stops first, then the sidecars, last one first",
+    pod: sidecarPod("Always", [proxy, logs]),
+    deleted: true,
+    instances: [SANDBOX, ok("proxy", { init: true }), ok("app"), ok("logs", { init: true })],
+    want: {
+      killPod: true,
+      sandbox: undefined,
+      kill: [
+        "app-0 PodDeleted: Stopping container app",
+        "logs-0 (sidecar) PodDeleted: Stopping container logs",
+        "proxy-0 (sidecar) PodDeleted: Stopping container proxy",
+      ],
+      stopSandboxes: ["POD-0"],
+      remove: ["POD-0", "proxy-0", "app-0", "logs-0"],
+    },
+  },
+  {
+    name: "deletion order without the spec: the app first, then the init containers, last created first",
+    deleted: true,
+    instances: [SANDBOX, ok("proxy", { init: true }), ok("logs", { init: true }), ok("app")],
+    want: {
+      killPod: true,
+      grace: 20,
+      sandbox: undefined,
+      kill: [
+        "app-0 PodDeleted: Stopping container app",
+        "logs-0 (sidecar) PodDeleted: Stopping container logs",
+        "proxy-0 (sidecar) PodDeleted: Stopping container proxy",
+      ],
+      stopSandboxes: ["POD-0"],
+      remove: ["POD-0", "proxy-0", "logs-0", "app-0"],
+    },
+  },
 ];
 
 describe("computePodActions (the Go kubelet's TestComputePodActions table)", () => {
@@ -382,6 +537,7 @@ describe("computePodActions (the Go kubelet's TestComputePodActions table)", () 
         observed: observedPod(of, row.instances, { now: NOW, networkMode: NETWORK }),
         networkMode: NETWORK,
         livenessFailed: new Set(row.liveness ?? []),
+        startupPassed: (id) => (row.started ?? []).includes(id),
         backoff: entries,
         now: NOW,
       });

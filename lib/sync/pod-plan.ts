@@ -43,8 +43,10 @@ export interface PodPlanInput {
   observed: Observed;
   /** --pod_network_mode: part of what the sandbox embodies. */
   networkMode: string;
-  /** Ids of running containers whose liveness probe failed since the last sync. */
+  /** Ids of running containers whose liveness (or startup) probe failed since the last sync. */
   livenessFailed: ReadonlySet<string>;
+  /** Whether a running container's startup probe has passed; absent = none has (`kubelet plan` runs no probes). */
+  startupPassed?(containerId: string): boolean;
   /** Crash-loop back-off state, keyed `<podUid>/<container>`. */
   backoff: { get(key: string): BackoffEntry | undefined };
   /** Milliseconds since the epoch. */
@@ -52,7 +54,13 @@ export interface PodPlanInput {
 }
 
 /** Why a container is stopped (the Go kubelet's containerKillReason, plus the whole-pod cases). */
-export type KillReason = "PodDeleted" | "SandboxChanged" | "NotInSpec" | "SpecChanged" | "LivenessProbe";
+export type KillReason =
+  | "PodDeleted"
+  | "PodCompleted"
+  | "SandboxChanged"
+  | "NotInSpec"
+  | "SpecChanged"
+  | "LivenessProbe";
 
 export interface ContainerToKill {
   container: ContainerDetails;
@@ -61,6 +69,11 @@ export interface ContainerToKill {
   reason: KillReason;
   /** For the Killing event, in the Go kubelet's words. */
   message: string;
+  /**
+   * A sidecar (a running init container): it stops after every other container of the kill, one sidecar at a time
+   * in the order listed (the reverse of the spec's), as the Go kubelet's termination ordering does.
+   */
+  sidecar?: boolean;
 }
 
 export interface ContainerToStart {
@@ -104,8 +117,11 @@ export interface PodActions {
   containersToRemove: string[];
   /** Sandboxes to remove once stopped, after their containers (their ids). */
   sandboxesToRemove: string[];
-  /** The init container to run now; while set, no app container starts. */
-  nextInitContainer?: ContainerToStart;
+  /**
+   * Init containers to start now, in spec order and one after the other: the next regular one, and sidecars
+   * (restartable init containers) to start or restart. Until the pod is initialized no app container starts.
+   */
+  initContainersToStart: ContainerToStart[];
   containersToStart: ContainerToStart[];
   /** Running containers left alone: their probes keep running. */
   containersToKeep: ContainerToKeep[];
@@ -130,6 +146,7 @@ export function computePodActions(input: PodPlanInput): PodActions {
     containersToKill: [],
     containersToRemove: [],
     sandboxesToRemove: [],
+    initContainersToStart: [],
     containersToStart: [],
     containersToKeep: [],
     backingOff: [],
@@ -139,13 +156,18 @@ export function computePodActions(input: PodPlanInput): PodActions {
   const specOf = (c: ContainerDetails) => specs.find((s) => s.name === c.labels[LABEL.containerName]);
   const killPod = (reason: KillReason) => {
     plan.killPod = true;
-    for (const c of observed.containers.filter((c) => c.running))
-      plan.containersToKill.push({
+    plan.containersToKill.push(
+      ...terminationOrder(
+        pod,
+        observed.containers.filter((c) => c.running),
+      ).map((c) => ({
         container: c,
         spec: specOf(c),
         reason,
         message: `Stopping container ${c.labels[LABEL.containerName]}`,
-      });
+        ...(isInit(c) ? { sidecar: true } : {}),
+      })),
+    );
     plan.sandboxesToStop = observed.sandboxes.filter((s) => s.state === "ready");
     plan.containersToRemove = observed.containers.map((c) => c.id);
     plan.sandboxesToRemove = observed.sandboxes.map((s) => s.id);
@@ -197,30 +219,8 @@ export function computePodActions(input: PodPlanInput): PodActions {
     });
   };
 
-  // Init containers, in order, each to completion, unless app containers already ran in this sandbox.
-  const appStarted = pod.spec.containers.some((spec) => instancesOf(containers, spec.name).length > 0);
-  if (!appStarted) {
-    for (const spec of pod.spec.initContainers ?? []) {
-      const [latest] = instancesOf(containers, spec.name);
-      if (latest?.running) return plan;
-      if (latest?.exitCode === 0) continue;
-      if (latest && !shouldRestart(pod.spec.restartPolicy === "Never" ? "Never" : "OnFailure", latest.exitCode)) {
-        plan.podFailed = true;
-        return plan;
-      }
-      const wait = latest ? backoffWait(spec.name) : 0;
-      if (wait > 0) backOff(spec.name, true, wait);
-      else
-        plan.nextInitContainer = {
-          spec,
-          init: true,
-          attempt: nextAttempt(latest),
-          resetBackoff: false,
-          restart: !!latest,
-        };
-      return plan;
-    }
-  }
+  const initialized = planInitContainers(pod, containers, input, plan, backoffWait, backOff);
+  if (!initialized) return plan;
 
   // App containers, each by the restart policy.
   for (const spec of pod.spec.containers) {
@@ -256,5 +256,121 @@ export function computePodActions(input: PodPlanInput): PodActions {
       else start(reset, true);
     }
   }
+  if (pod.spec.initContainers?.length) stopSidecarsOfFinishedPod(pod, plan);
   return plan;
+}
+
+const isInit = (c: ContainerDetails) => c.labels[LABEL.initContainer] === "true";
+
+/** A restartable init container (KEP-753): `restartPolicy: Always` on an init container. */
+export const isSidecar = (spec: V1Container) => spec.restartPolicy === "Always";
+
+/**
+ * Running containers in the order they stop: regular containers first, then sidecars (running init containers),
+ * last started first: the reverse of the spec's order, or of their creation when the spec is unknown.
+ */
+function terminationOrder(pod: Pod | undefined, running: ContainerDetails[]): ContainerDetails[] {
+  const index = (c: ContainerDetails) =>
+    (pod?.spec.initContainers ?? []).findIndex((s) => s.name === c.labels[LABEL.containerName]);
+  const sidecars = running.filter(isInit).sort((a, b) => index(b) - index(a) || b.createdAt - a.createdAt);
+  return [...running.filter((c) => !isInit(c)), ...sidecars];
+}
+
+/**
+ * The Go kubelet's computeInitContainerActions, in spec order: a regular init container runs to completion before
+ * the next starts; a sidecar starts in its place and the next starts once it has started (running, its startup
+ * probe passed if it has one); a sidecar that exits, fails its liveness or startup probe or changes is restarted
+ * (with back-off), whatever the pod's restartPolicy. Once app containers ran in this sandbox the pod stays
+ * initialized: regular init containers are done, sidecars are kept running. True when the pod is initialized.
+ */
+function planInitContainers(
+  pod: Pod,
+  containers: ContainerDetails[],
+  input: PodPlanInput,
+  plan: PodActions,
+  backoffWait: (name: string) => number,
+  backOff: (name: string, init: boolean, waitMs: number) => void,
+): boolean {
+  const initialized = pod.spec.containers.some((spec) => instancesOf(containers, spec.name).length > 0);
+  const startOrWait = (spec: V1Container, latest: ContainerDetails | undefined, resetBackoff = false) => {
+    const wait = latest && !resetBackoff ? backoffWait(spec.name) : 0;
+    if (wait > 0) backOff(spec.name, true, wait);
+    else
+      plan.initContainersToStart.push({
+        spec,
+        init: true,
+        attempt: nextAttempt(latest),
+        resetBackoff,
+        restart: !!latest && !resetBackoff,
+      });
+  };
+  for (const spec of pod.spec.initContainers ?? []) {
+    const [latest] = instancesOf(containers, spec.name);
+    if (!isSidecar(spec)) {
+      if (initialized || (latest && !latest.running && latest.exitCode === 0)) continue;
+      if (latest?.running) return false;
+      if (latest && !shouldRestart(pod.spec.restartPolicy === "Never" ? "Never" : "OnFailure", latest.exitCode)) {
+        plan.podFailed = true;
+        return false;
+      }
+      startOrWait(spec, latest);
+      return false;
+    }
+    if (!latest?.running) startOrWait(spec, latest);
+    else if (input.livenessFailed.has(latest.id)) {
+      plan.containersToKill.push({
+        container: latest,
+        spec,
+        reason: "LivenessProbe",
+        message: `Init container ${spec.name} failed liveness probe`,
+        sidecar: true,
+      });
+      startOrWait(spec, latest);
+    } else if (latest.labels[LABEL.containerHash] !== containerHash(spec)) {
+      plan.containersToKill.push({
+        container: latest,
+        spec,
+        reason: "SpecChanged",
+        message: `Init container ${spec.name} definition changed`,
+        sidecar: true,
+      });
+      startOrWait(spec, latest, true);
+    } else {
+      plan.containersToKeep.push({ spec, container: latest });
+      if (!spec.startupProbe || input.startupPassed?.(latest.id)) continue;
+    }
+    if (!initialized) return false;
+  }
+  return true;
+}
+
+/**
+ * A pod whose regular containers are all done (none kept, started or backing off: a Job's pod that completed)
+ * stops its sidecars, last one first, and none restarts: the Go kubelet's keepCount == 0 rule. Its phase then
+ * follows from the regular containers alone.
+ */
+function stopSidecarsOfFinishedPod(pod: Pod, plan: PodActions) {
+  const regular = (name: string) => pod.spec.containers.some((s) => s.name === name);
+  const regularAlive =
+    plan.containersToStart.length > 0 ||
+    plan.containersToKeep.some((k) => regular(k.spec.name)) ||
+    plan.backingOff.some((b) => !b.init);
+  if (regularAlive) return;
+  const sidecars = plan.containersToKeep.filter((k) => !regular(k.spec.name));
+  plan.containersToKeep = plan.containersToKeep.filter((k) => regular(k.spec.name));
+  plan.initContainersToStart = [];
+  plan.backingOff = plan.backingOff.filter((b) => !b.init);
+  const running = terminationOrder(
+    pod,
+    sidecars.map((k) => k.container),
+  );
+  plan.containersToKill.push(
+    ...running.map((container) => ({
+      container,
+      spec: sidecars.find((k) => k.container === container)!.spec,
+      reason: "PodCompleted" as const,
+      message: `Stopping container ${container.labels[LABEL.containerName]}`,
+      sidecar: true,
+    })),
+  );
 }
