@@ -5,17 +5,10 @@
 import { changedFields, containerFieldHashes, sandboxFieldHashes } from "../api/hash.ts";
 import { checkConfigRefs } from "../api/config-refs.ts";
 import type { ConfigLookup } from "../api/config-objects.ts";
-import { ANNOTATION, formatIssue, podKey, type Pod, type V1Container } from "../api/types.ts";
+import { ANNOTATION, formatIssue, isSidecar, podKey, type Pod, type V1Container } from "../api/types.ts";
 import type { BackoffEntry } from "../node/backoff.ts";
 import { LABEL, POD_INFRA_CONTAINER_NAME } from "../container/runtime.ts";
-import {
-  computePodActions,
-  isSidecar,
-  noneObserved,
-  observedLabels,
-  sandboxesNewestFirst,
-  type Observed,
-} from "./pod-plan.ts";
+import { computePodActions, noneObserved, observedLabels, sandboxesNewestFirst, type Observed } from "./pod-plan.ts";
 
 export type PlannedActionKind =
   | "create-pod"

@@ -4,7 +4,7 @@
 // Nothing here calls the runtime: the observer (pod-observer.ts) gives its input, the executor (pod-executor.ts)
 // carries it out.
 import { podSandboxHash, containerHash } from "../api/hash.ts";
-import type { Pod, V1Container } from "../api/types.ts";
+import { isSidecar, type Pod, type V1Container } from "../api/types.ts";
 import type { BackoffEntry } from "../node/backoff.ts";
 import { LABEL, type ContainerDetails, type PodSandboxDetails } from "../container/runtime.ts";
 import { instancesOf, shouldRestart } from "./pod-status.ts";
@@ -261,9 +261,6 @@ export function computePodActions(input: PodPlanInput): PodActions {
 }
 
 const isInit = (c: ContainerDetails) => c.labels[LABEL.initContainer] === "true";
-
-/** A restartable init container (KEP-753): `restartPolicy: Always` on an init container. */
-export const isSidecar = (spec: V1Container) => spec.restartPolicy === "Always";
 
 /**
  * Running containers in the order they stop: regular containers first, then sidecars (running init containers),
