@@ -19,13 +19,13 @@ import type { Logger } from "./log.ts";
 import { createNodeManagers, type NodeManagers } from "./node-managers.ts";
 import { backoffFile } from "./node/backoff-file.ts";
 import { createEventRecorder, type EventRecorder } from "./node/events.ts";
-import { createImageManager, type ImageManager } from "./node/images.ts";
+import { createImageManager, type ImageManager, type PullObserver } from "./node/images.ts";
 import { setUpPodPlacement, type PodPlacement } from "./node/placement.ts";
 import { createProbeManager } from "./node/probes.ts";
 import { createVolumeManager, type VolumeManager } from "./node/volumes.ts";
 import { createPrometheusMetrics } from "./server/prometheus.ts";
 import { createFileSource } from "./sources/file.ts";
-import type { PodSource, SourceSnapshot, StopSource } from "./sources/source.ts";
+import { requireReady, type PodSource, type SourceSnapshot, type StopSource } from "./sources/source.ts";
 import { createPodStore, type PodStore } from "./sources/store.ts";
 import { createUrlSource } from "./sources/url.ts";
 import type { AdmissionPolicy } from "./sync/admission.ts";
@@ -79,8 +79,8 @@ export interface Assembly {
   readSourcesOnce(): Promise<void>;
   /** Sets up the pods' cgroups, DNS and oom floor on the host (`run` and `runonce`). */
   placePods(): Promise<PodPlacement>;
-  /** The image manager; `checkSpace` is image GC's refusal of a pull that would fill the disk. */
-  images(checkSpace?: (image: string) => Promise<void>): ImageManager;
+  /** The image manager; `checkSpace` is image GC's refusal of a pull that would fill the disk, `pulls` a display. */
+  images(checkSpace?: (image: string) => Promise<void>, pulls?: PullObserver): ImageManager;
   volumes(): VolumeManager;
   /** Image and container GC, stats, eviction and the OOM watcher (`run`). */
   nodeManagers(placement: PodPlacement): NodeManagers;
@@ -96,7 +96,11 @@ export async function assemble(
 ): Promise<Assembly> {
   const node = nodeIdentity(config);
   const metrics = createPrometheusMetrics({ log: log.child("metrics") });
-  const events = createEventRecorder({ log: log.child("events") });
+  // runonce shows its own progress: there, the lifecycle events log at debug.
+  const events = createEventRecorder({
+    log: log.child("events"),
+    normalLevel: command === "runonce" ? "debug" : "info",
+  });
   const sources = await createSources(config, node.name, log, metrics);
   /**
    * UIDs of the pods this node's runtime holds: a pod from a release before node UIDs keeps its UID. Until
@@ -150,10 +154,10 @@ export async function assemble(
       ]);
     },
     async readSourcesOnce() {
-      for (const source of sources) store.apply(source.name, await readSourceOnce(source));
+      for (const source of sources) store.apply(source.name, requireReady(await readSourceOnce(source)));
     },
     placePods: () => setUpPodPlacement(config, { events, log, runtime, explicit }),
-    images: (checkSpace) =>
+    images: (checkSpace, pulls) =>
       createImageManager(
         {
           qps: config.registryQps,
@@ -166,6 +170,7 @@ export async function assemble(
           metrics,
           events,
           ...(checkSpace ? { checkSpace } : {}),
+          ...(pulls ? { pulls } : {}),
           backoffPersistence: persist("image-pull.json", "images"),
         },
         runtime,

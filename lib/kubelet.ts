@@ -28,6 +28,9 @@ import { createVolumeManager } from "./node/volumes.ts";
 import { noConfigs } from "./api/config-objects.ts";
 import { resetNode, type ResetStep } from "./node/node-reset.ts";
 import { scopeRuntimeToNode } from "./container/node-scoped.ts";
+import { createRuntimeOutage } from "./node/runtime-outage.ts";
+import { bound, checkListeners, configuredListeners } from "./server/listeners.ts";
+import { createRunOnceProgress } from "./sync/runonce-progress.ts";
 
 export interface RunOptions {
   log: Logger;
@@ -61,6 +64,7 @@ export async function runKubelet(config: KubeletConfig, options: RunOptions): Pr
     stop.abort();
   });
   try {
+    await checkListeners(configuredListeners(config));
     await runLocked(config, { log, signal: stop.signal, resolved: options.resolved });
   } finally {
     options.signal.removeEventListener("abort", onAbort);
@@ -85,10 +89,23 @@ function logSettings(config: KubeletConfig, resolved: NonNullable<RunOptions["re
 
 async function runLocked(
   config: KubeletConfig,
-  { log, signal, resolved }: Pick<RunOptions, "log" | "signal" | "resolved">,
+  { log: rootLog, signal, resolved }: Pick<RunOptions, "log" | "signal" | "resolved">,
 ): Promise<void> {
-  const assembly = await assemble(config, { command: "run", log, resolved });
+  // A runtime that does not answer is one line every 30 s, not a warning from every part that called it.
+  const outage = createRuntimeOutage({ log: rootLog, clock: systemClock });
+  const log = outage.log;
+  const assembly = await assemble(
+    config,
+    { command: "run", log, resolved },
+    {
+      openRuntime: async (settings, runtimeLog) => {
+        const opened = await openRuntime(settings, runtimeLog);
+        return { ...opened, runtime: outage.watch(opened.runtime) };
+      },
+    },
+  );
   const { node, metrics, events, sources, store, runtime } = assembly;
+  outage.waitingPods(() => store.mergedState().map(podKey));
   if (sources.length === 0 && !(config.enableServer && config.enableDebuggingHandlers)) {
     throw new KubeletError(
       "NoSources",
@@ -116,12 +133,18 @@ async function runLocked(
       {
         name: "sources",
         ok: store.allSourcesReady(),
-        message: store.allSourcesReady() ? "ok" : "waiting for the first read of every source",
+        message: store.allSourcesReady()
+          ? "ok"
+          : store
+              .sourcesNotReady()
+              .map((s) => `${s.source}: ${s.reason}`)
+              .join("; "),
       },
     ];
     return { ok: checks.every((c) => c.ok), checks, conditions: managers.conditions() };
   };
   const servers: RunningServer[] = [];
+  const listener = (flag: string) => configuredListeners(config).find((l) => l.flag === flag)!;
   const idleTimeoutSeconds = config.httpIdleTimeout / 1000;
   const fleet = await createFleetMode(config, node, {
     runtime,
@@ -155,39 +178,43 @@ async function runLocked(
         log: log.child("server"),
         heapObjectCounts,
       };
-      const main = await serve(createInfoServer(deps), {
-        hostname: config.address,
-        port: config.port,
-        tls: auth.tls,
-        idleTimeoutSeconds,
-      });
+      const main = await bound(
+        listener("--port"),
+        serve(createInfoServer(deps), {
+          hostname: config.address,
+          port: config.port,
+          tls: auth.tls,
+          idleTimeoutSeconds,
+        }),
+      );
       servers.push(main);
       log.info(`info server listening on ${config.address}:${main.port}${auth.tls ? " (TLS)" : ""}`);
       if (config.readOnlyPort > 0) {
         servers.push(
-          await serve(createInfoServer({ ...deps, readOnly: true }), {
-            hostname: config.address,
-            port: config.readOnlyPort,
-            idleTimeoutSeconds,
-          }),
+          await bound(
+            listener("--read_only_port"),
+            serve(createInfoServer({ ...deps, readOnly: true }), {
+              hostname: config.address,
+              port: config.readOnlyPort,
+              idleTimeoutSeconds,
+            }),
+          ),
         );
         log.info(`read-only server listening on ${config.address}:${config.readOnlyPort}`);
       }
     }
     if (config.healthzPort > 0) {
-      // Like the kubelet, a health listener that cannot bind is reported, never fatal.
-      await serve(createHealthzServer(health), {
-        hostname: config.healthzBindAddress,
-        port: config.healthzPort,
-        idleTimeoutSeconds,
-      }).then(
-        (server) => {
-          servers.push(server);
-          log.info(`healthz listening on ${config.healthzBindAddress}:${server.port}`);
-        },
-        (error: Error) =>
-          log.error(`cannot serve healthz on ${config.healthzBindAddress}:${config.healthzPort}: ${error.message}`),
+      // A health listener that cannot bind stops the kubelet: a supervisor probing it would restart it anyway.
+      const server = await bound(
+        listener("--healthz_port"),
+        serve(createHealthzServer(health), {
+          hostname: config.healthzBindAddress,
+          port: config.healthzPort,
+          idleTimeoutSeconds,
+        }),
       );
+      servers.push(server);
+      log.info(`healthz listening on ${config.healthzBindAddress}:${server.port}`);
     }
     log.info("kubelet started", { node: node.name, sources: sources.map((s) => s.name) });
     await Promise.all([
@@ -231,12 +258,13 @@ export async function runOnce(
     for (const issue of r.issues.filter((i) => i.severity === "error")) out.write(`  ${formatIssue(issue)}\n`);
   }
   const placement = await assembly.placePods();
+  const progress = createRunOnceProgress({ out, tty });
   const report = await runPodsOnce(
     store.mergedState(),
     {
       ...placement.deps,
       runtime,
-      images: assembly.images(),
+      images: assembly.images(undefined, progress),
       volumes: assembly.volumes(),
       configs: store.configs,
       clock: systemClock,
@@ -245,7 +273,7 @@ export async function runOnce(
       admission: assembly.admission,
       options: { ...assembly.podOptions, ...placement.options },
     },
-    { timeoutMs: config.runonceTimeout, signal, tty, out },
+    { timeoutMs: config.runonceTimeout, signal, progress },
   );
   const version = await runtime.version().catch(() => undefined);
   const { runtimeDescription: description } = assembly;

@@ -7,20 +7,23 @@
 //               (config-store.ts: its ConfigMaps and Secrets)
 //   sync/       sync-loop.ts (triggers, one record per pod), pod-workers.ts (a worker per pod: syncing →
 //               terminating → terminated), pod-observer.ts (the node as seen), pod-plan.ts (pure: one pod's
-//               plan), pod-executor.ts (carries a plan out), pod-status.ts, runonce.ts, node-plan.ts (`kubelet plan`)
+//               plan), pod-executor.ts (carries a plan out), pod-status.ts, runonce.ts (runonce-progress.ts: its
+//               display), node-plan.ts (`kubelet plan`)
 //   node/       images.ts, volumes.ts (atomic-writer.ts, volume-payload.ts), probes.ts (grpc-probe.ts),
-//               events.ts, backoff.ts; image-gc.ts, container-gc.ts, eviction.ts (eviction-thresholds.ts,
-//               node-signals.ts), stats-analyzer.ts, oom-watcher.ts (keeping the node alive);
-//               node-status.ts and fleet-reporter.ts (fleet mode: the node record, pod statuses, events);
-//               placement.ts (cgroups, DNS and oom floor set up for the pods at start)
+//               events.ts, backoff.ts, runtime-outage.ts (one line while the runtime is away); image-gc.ts,
+//               container-gc.ts, eviction.ts (eviction-thresholds.ts, node-signals.ts), stats-analyzer.ts,
+//               oom-watcher.ts (keeping the node alive); node-status.ts and fleet-reporter.ts (fleet mode: the
+//               node record, pod statuses, events); placement.ts (cgroups, DNS and oom floor set up for the pods at start)
 //   container/  runtime.ts (the CRI-shaped port), container-config.ts (pod → CRI configs), docker.ts +
-//               docker-shim.ts (Docker Engine, the dockershim way), cri.ts (runtime.v1), node-scoped.ts
+//               docker-shim.ts (Docker Engine, the dockershim way), cri.ts (runtime.v1), node-scoped.ts,
+//               unreachable.ts (a socket that does not answer, with its fix)
 //   server/     info-server.ts (Hono), push-routes.ts, auth.ts (self-signed.ts: the generated serving
-//               certificate), prometheus.ts; platform/ adapters
+//               certificate), prometheus.ts, listeners.ts (bound before anything starts); platform/ adapters
 //   wiring      assembly.ts (the one assembly of sources, store, runtime, managers and sync loop that run,
 //               runonce and plan share), kubelet.ts (the three commands over it; node-managers.ts its part for
 //               the node managers, fleet-mode.ts for fleet mode); config/ (flags.ts, values.ts, config-file.ts,
-//               config.ts: precedence and the whole-config check, print-config.ts); cli/ (fleet.ts: the fleet view)
+//               config.ts: precedence and the whole-config check, print-config.ts); cli/ (fleet.ts: the fleet view);
+//               spelling.ts ("did you mean" for flags, keys and fields)
 export { readManifests, type ManifestContext, type ManifestResult } from "./api/manifest.ts";
 export { podSpecHash } from "./api/hash.ts";
 export { assignNodeUids, nodeUid } from "./api/pod-uid.ts";

@@ -135,7 +135,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
       const message = await runHook(spec.lifecycle.preStop, c, pod, graceSeconds * 1000).catch((e: Error) => e.message);
       if (message) events.record(pod, "Warning", "FailedPreStopHook", `PreStopHook failed: ${message}`, field);
     }
-    if (pod) events.record(pod, "Normal", "Killing", kill.message, field);
+    if (pod) events.record(pod, "Normal", "Killing", kill.message, field, `grace period ${graceSeconds}s`);
     const remaining = Math.max(0, graceSeconds - (clock.now() - started) / 1000);
     await runtime.stopContainer(c.id, remaining);
   };

@@ -13,6 +13,7 @@ import { podKey, type Pod, type V1PodStatus } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
 import { admissionOrder, admitPod, boundToNode, rejectedStatus, type AdmissionPolicy } from "./admission.ts";
 import type { ConfigLookup } from "../api/config-objects.ts";
+import type { RunOnceProgress } from "./runonce-progress.ts";
 
 export interface RunOnceDeps {
   runtime: Runtime;
@@ -59,7 +60,7 @@ const TERMINAL = new Set([
 export async function runPodsOnce(
   wanted: Pod[],
   deps: RunOnceDeps,
-  options: { timeoutMs: number; signal: AbortSignal; tty?: boolean; out?: NodeJS.WritableStream },
+  options: { timeoutMs: number; signal: AbortSignal; progress?: Pick<RunOnceProgress, "pods"> },
 ): Promise<RunOnceReport> {
   const { clock, runtime } = deps;
   const began = clock.now();
@@ -131,16 +132,14 @@ export async function runPodsOnce(
       } else return true;
       return false;
     });
-    if (options.tty && options.out)
-      options.out.write(
-        `\r\x1b[K${outcomes.size}/${pods.length} pods settled${pending.length ? `, waiting for ${pending.map(podKey).join(", ")}` : ""}`,
-      );
+    options.progress?.pods(
+      `${outcomes.size}/${pods.length} pods settled${pending.length ? `, waiting for ${pending.map(podKey).join(", ")}` : ""}`,
+    );
     if (pending.length === 0) break;
     await clock
       .sleep(Math.min(1000 * 2 ** round, 8000, Math.max(0, options.timeoutMs - (clock.now() - began))), options.signal)
       .catch(() => {});
   }
-  if (options.tty && options.out) options.out.write("\n");
   const ordered = pods.map((pod) => outcomes.get(pod.metadata.uid)!);
   return { ok: ordered.every((o) => o.ok), pods: ordered, elapsedMs: clock.now() - began };
 }
