@@ -28,6 +28,7 @@ export function scopeRuntimeToNode(runtime: Runtime, node: string): Runtime {
       runtime.createContainer(sandboxId, labelled(config), labelled(sandboxConfig)),
     startContainer: (id) => runtime.startContainer(id),
     stopContainer: (id, grace) => runtime.stopContainer(id, grace),
+    updateContainerResources: (id, resources) => runtime.updateContainerResources(id, resources),
     removeContainer: (id) => runtime.removeContainer(id),
     imageStatus: (ref) => runtime.imageStatus(ref),
     // The image filesystem is the daemon's, shared by every node on it.

@@ -13,6 +13,7 @@ import {
   type ImageSummary,
   type ImageFsInfo,
   type ImageStatus,
+  type LinuxResources,
   type LogOptions,
   type MachineInfo,
   type PodSandboxDetails,
@@ -324,8 +325,19 @@ export class FakeRuntime implements Runtime {
     if (!this.images.has(image)) throw new KubeletError("NotFound", `No such image: ${image}`);
     const name = dockerName(sandboxConfig, config.metadata.name, config.metadata.attempt);
     const id = this.#create({ name, image, labels: { ...config.labels } }, { config, sandboxId });
+    const r = config.linux?.resources;
+    this.containers.get(id)!.resources = {
+      cpu_period: r?.cpu_period ?? 0,
+      cpu_quota: r?.cpu_quota ?? 0,
+      cpu_shares: r?.cpu_shares ?? 0,
+      memory_limit_in_bytes: r?.memory_limit_in_bytes ?? 0,
+    };
     this.#emit("create", this.containers.get(id)!);
     return id;
+  }
+  async updateContainerResources(id: string, resources: LinuxResources): Promise<void> {
+    this.#record("updateContainerResources", [id, resources]);
+    this.#get(id).resources = { ...resources };
   }
   async startContainer(id: string): Promise<void> {
     this.#record("startContainer", [id]);
