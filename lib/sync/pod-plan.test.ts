@@ -1,7 +1,7 @@
 // computePodActions over a table, in the manner of the Go kubelet's TestComputePodActions: each row
 // is a pod, its containers as observed, back-off state and the time; the expected plan is spelled out.
 import { describe, expect, test } from "bun:test";
-import type { Pod, V1PodSpec } from "../api/types.ts";
+import type { Pod, V1Container, V1PodSpec } from "../api/types.ts";
 import type { BackoffEntry } from "../node/backoff.ts";
 import { POD_INFRA_CONTAINER_NAME } from "../container/runtime.ts";
 import { observedPod, type Instance } from "../testing/containers.ts";
@@ -40,6 +40,7 @@ function summary(plan: PodActions) {
     init: plan.initContainersToStart.map(start),
     start: plan.containersToStart.map(start),
     keep: plan.containersToKeep.map((k) => k.container.id),
+    resize: plan.containersToResize.map((r) => `${r.container.id} ${r.resources.join("+")}`),
     backOff: plan.backingOff.map((b) => `${b.name}${b.init ? " (init)" : ""} ${b.waitMs}ms: ${b.message}`),
     podFailed: plan.podFailed,
   };
@@ -57,6 +58,7 @@ const NOTHING: Summary = {
   init: [],
   start: [],
   keep: [],
+  resize: [],
   backOff: [],
   podFailed: false,
 };
@@ -95,6 +97,14 @@ const sidecarPod = (
   initContainers: V1PodSpec["initContainers"] = [proxy, two],
 ) => pod({ restartPolicy, initContainers });
 const UID = pod().metadata.uid;
+const limited = (cpu: string, memory: string, extra: Record<string, unknown> = {}) => ({
+  ...app,
+  resources: { limits: { cpu, memory } },
+  ...extra,
+});
+/** A container spec as the pod defaults it: what an earlier version of the manifest created. */
+const createdAs = (container: V1Container) => pod({ containers: [container] }).spec.containers[0]!;
+const restartOnMemory = { resizePolicy: [{ resourceName: "memory", restartPolicy: "RestartContainer" }] };
 
 const rows: Row[] = [
   {
@@ -515,6 +525,68 @@ const rows: Row[] = [
       ],
       stopSandboxes: ["POD-0"],
       remove: ["POD-0", "proxy-0", "logs-0", "app-0"],
+    },
+  },
+  {
+    name: "resize: a cpu and memory limit edit (resizePolicy NotRequired) is applied to the running container",
+    pod: pod({ containers: [limited("500m", "64Mi")] }),
+    instances: [SANDBOX, ok("app", { createdFrom: createdAs(limited("200m", "32Mi")) })],
+    want: { keep: ["app-0"], resize: ["app-0 cpu+memory"] },
+  },
+  {
+    name: "resize: a memory edit under resizePolicy RestartContainer restarts the container",
+    pod: pod({ containers: [limited("200m", "64Mi", restartOnMemory)] }),
+    instances: [SANDBOX, ok("app", { createdFrom: createdAs(limited("200m", "32Mi", restartOnMemory)) })],
+    want: {
+      kill: ["app-0 SpecChanged: Container app resize requires restart (resizePolicy RestartContainer for memory)"],
+      start: ["app#1 reset"],
+    },
+  },
+  {
+    name: "resize: a cpu edit is applied in place though memory would need a restart (the policy is per resource)",
+    pod: pod({ containers: [limited("500m", "32Mi", restartOnMemory)] }),
+    instances: [SANDBOX, ok("app", { createdFrom: createdAs(limited("200m", "32Mi", restartOnMemory)) })],
+    want: { keep: ["app-0"], resize: ["app-0 cpu"] },
+  },
+  {
+    name: "resize: a container already resized (its labels older than its resources) is left alone",
+    pod: pod({ containers: [limited("500m", "64Mi")] }),
+    instances: [
+      SANDBOX,
+      ok("app", {
+        createdFrom: createdAs(limited("200m", "32Mi")),
+        resources: { cpu_period: 100_000, cpu_quota: 50_000, cpu_shares: 512, memory_limit_in_bytes: 64 * 2 ** 20 },
+      }),
+    ],
+    want: { keep: ["app-0"] },
+  },
+  {
+    name: "resize: resources edited back to what the container was created with are applied again",
+    pod: pod({ containers: [limited("200m", "32Mi")] }),
+    instances: [
+      SANDBOX,
+      ok("app", {
+        resources: { cpu_period: 100_000, cpu_quota: 50_000, cpu_shares: 512, memory_limit_in_bytes: 64 * 2 ** 20 },
+      }),
+    ],
+    want: { keep: ["app-0"], resize: ["app-0 cpu+memory"] },
+  },
+  {
+    name: "resize: an edit of resources and another field replaces the container",
+    pod: pod({ containers: [limited("500m", "64Mi", { command: ["sleep", "60"] })] }),
+    instances: [SANDBOX, ok("app", { createdFrom: createdAs(limited("200m", "32Mi")) })],
+    want: {
+      kill: ["app-0 SpecChanged: Container app definition changed, will be restarted"],
+      start: ["app#1 reset"],
+    },
+  },
+  {
+    name: "resize: a removed limit restarts the container (no runtime lifts a limit in place)",
+    pod: pod({ containers: [{ ...app, resources: { limits: { cpu: "200m" } } }] }),
+    instances: [SANDBOX, ok("app", { createdFrom: createdAs(limited("200m", "32Mi")) })],
+    want: {
+      kill: ["app-0 SpecChanged: Container app resize requires restart (a limit was removed)"],
+      start: ["app#1 reset"],
     },
   },
 ];

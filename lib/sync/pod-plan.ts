@@ -8,6 +8,7 @@ import { isSidecar, type Pod, type V1Container } from "../api/types.ts";
 import type { BackoffEntry } from "../node/backoff.ts";
 import { LABEL, type ContainerDetails, type PodSandboxDetails } from "../container/runtime.ts";
 import { instancesOf, shouldRestart } from "./pod-status.ts";
+import { planResize, type ContainerResize, type ResizeOptions } from "./pod-resize.ts";
 
 /** One pod as the runtime shows it: its sandboxes and every instance of every container, dead ones too. */
 export interface Observed {
@@ -51,6 +52,8 @@ export interface PodPlanInput {
   backoff: { get(key: string): BackoffEntry | undefined };
   /** Milliseconds since the epoch. */
   now: number;
+  /** How cpu limits become CFS quotas (the kubelet's flags); absent = the defaults. */
+  resize?: ResizeOptions;
 }
 
 /** Why a container is stopped (the Go kubelet's containerKillReason, plus the whole-pod cases). */
@@ -125,6 +128,8 @@ export interface PodActions {
   containersToStart: ContainerToStart[];
   /** Running containers left alone: their probes keep running. */
   containersToKeep: ContainerToKeep[];
+  /** Running containers (kept too) whose resources change in place: a resources-only edit, resizePolicy NotRequired. */
+  containersToResize: ContainerResize[];
   /** Dead containers whose restart waits for their back-off to end. */
   backingOff: ContainerBackingOff[];
   /** An init container failed under restartPolicy Never: the pod has failed and nothing more starts. */
@@ -149,6 +154,7 @@ export function computePodActions(input: PodPlanInput): PodActions {
     initContainersToStart: [],
     containersToStart: [],
     containersToKeep: [],
+    containersToResize: [],
     backingOff: [],
     podFailed: false,
   };
@@ -230,12 +236,13 @@ export function computePodActions(input: PodPlanInput): PodActions {
       plan.containersToStart.push({ spec, init: false, attempt: nextAttempt(latest), resetBackoff, restart });
     if (!latest) start(false, false);
     else if (latest.running) {
-      if (changed) {
+      const resize = planResize(spec, latest, changed, input.resize ?? {});
+      if (!resize || resize.kind === "restart") {
         plan.containersToKill.push({
           container: latest,
           spec,
           reason: "SpecChanged",
-          message: `Container ${spec.name} definition changed, will be restarted`,
+          message: resize?.message ?? `Container ${spec.name} definition changed, will be restarted`,
         });
         start(true, false);
       } else if (input.livenessFailed.has(latest.id)) {
@@ -247,7 +254,10 @@ export function computePodActions(input: PodPlanInput): PodActions {
           message: `Container ${spec.name} failed liveness probe${restart ? ", will be restarted" : ""}`,
         });
         if (restart) start(false, false);
-      } else plan.containersToKeep.push({ spec, container: latest });
+      } else {
+        plan.containersToKeep.push({ spec, container: latest });
+        if (resize.kind === "resize") plan.containersToResize.push(resize.resize);
+      }
     } else if (changed || shouldRestart(pod.spec.restartPolicy, latest.exitCode)) {
       const ran = Date.parse(latest.finishedAt ?? "") - Date.parse(latest.startedAt ?? "");
       const reset = changed || ran >= BACKOFF_RESET_AFTER_MS;
