@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { testPod } from "../testing/pods.ts";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { silentLogger } from "../log.ts";
@@ -115,6 +115,37 @@ describe("pod usage", () => {
         { cpuUsageNanoseconds: 9000, memoryUsageBytes: 3000, memoryWorkingSetBytes: 2900 },
         undefined,
       ]);
+    } finally {
+      rmSync(mountPoint, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("pod resize", () => {
+  test("a growing pod's cgroup grows before its containers; a shrinking one keeps its limits until the final step", async () => {
+    const mountPoint = mkdtempSync(join(tmpdir(), "kubelet-cgroups-"));
+    try {
+      writeFileSync(join(mountPoint, "cgroup.controllers"), "cpu memory pids");
+      const manager = createCgroupManager({
+        driver: "cgroupfs",
+        root: "/",
+        cfsQuota: true,
+        cfsPeriodUs: 100_000,
+        pidsLimit: -1,
+        mountPoint,
+        log: silentLogger,
+      });
+      const sized = (cpu: string, memory: string) =>
+        testPod("p", { containers: [{ name: "app", image: "x", resources: { limits: { cpu, memory } } }] });
+      const files = () =>
+        ["cpu.max", "memory.max"].map((f) =>
+          readFileSync(join(mountPoint, "kubepods", `pod${sized("1", "1").metadata.uid}`, f), "utf8"),
+        );
+      await manager.ensurePod(sized("200m", "32Mi"));
+      await manager.resizePod(sized("500m", "16Mi"), "grow");
+      expect(files()).toEqual(["50000 100000", String(32 * 2 ** 20)]);
+      await manager.resizePod(sized("500m", "16Mi"), "final");
+      expect(files()).toEqual(["50000 100000", String(16 * 2 ** 20)]);
     } finally {
       rmSync(mountPoint, { recursive: true, force: true });
     }

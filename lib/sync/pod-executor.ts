@@ -5,12 +5,20 @@
 import { Backoff, type BackoffPersistence } from "../node/backoff.ts";
 import { type Clock, untilAborted } from "../clock.ts";
 import { containerConfig, podSandboxConfig, type PodContext, type VolumeMount } from "../container/container-config.ts";
-import { LABEL, type ContainerDetails, type PodSandboxDetails, type Runtime } from "../container/runtime.ts";
+import {
+  LABEL,
+  type ContainerDetails,
+  type LinuxResources,
+  type PodSandboxDetails,
+  type Runtime,
+} from "../container/runtime.ts";
 import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager, PullPolicy } from "../node/images.ts";
 import type { Logger } from "../log.ts";
 import type { KubeletMetrics } from "../metrics.ts";
-import type { Waiting } from "./pod-status.ts";
+import type { ResizeStatus, Waiting } from "./pod-status.ts";
+import { describeResize, type ContainerResize } from "./pod-resize.ts";
+import { podTotals } from "../api/qos.ts";
 import {
   computePodActions,
   type ContainerToKill,
@@ -53,7 +61,7 @@ export interface PodExecutorDeps {
   metrics?: KubeletMetrics;
   events: EventRecorder;
   /** Pod cgroups (cgroupsPerQOS); absent = Docker's default cgroup. */
-  cgroups?: Pick<CgroupManager, "ensurePod" | "removePod">;
+  cgroups?: Pick<CgroupManager, "ensurePod" | "removePod" | "resizePod">;
   /** Pod resolv.conf files; absent = Docker's own resolv.conf. */
   dns?: DnsConfigurer;
   /** Keeps the crash-loop back-off across kubelet restarts. */
@@ -70,6 +78,10 @@ export interface SyncResult {
   /** When the pod should be looked at again (a back-off ends), ms from now. */
   retryAfterMs?: number;
   podIP: string;
+  /** A resize that is not (fully) applied, and why: the pod's PodResizePending or PodResizeInProgress condition. */
+  resize?: ResizeStatus;
+  /** Containers resized in place: their inspection is stale (their state did not change), ask them afresh. */
+  resized?: string[];
 }
 
 export interface PodExecutor {
@@ -320,6 +332,10 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
       );
       retry(b.waitMs);
     }
+    const resize = plan.containersToResize.length
+      ? await resizeContainers(pod, plan.containersToResize, done)
+      : undefined;
+    if (resize) retry(RESIZE_RETRY_MS);
     const probeHost = pod.spec.hostNetwork ? "127.0.0.1" : podIP;
     for (const { spec, container } of plan.containersToKeep)
       deps.probes?.addContainer(
@@ -337,7 +353,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
           events.record(pod, "Warning", "FailedMount", error.message);
           retry(10_000);
         });
-      return { waiting, retryAfterMs, podIP };
+      return { waiting, retryAfterMs, podIP, ...(resize ? { resize } : {}) };
     }
     const ctx: PodContext = { ...host, podIP };
     const start = async (start: ContainerToStart) => {
@@ -356,7 +372,59 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     // Init containers one after the other, in spec order (sidecars before what follows them); then the app's together.
     for (const init of plan.initContainersToStart) await start(init);
     await Promise.all(plan.containersToStart.map(start));
-    return { waiting, retryAfterMs, podIP };
+    return { waiting, retryAfterMs, podIP, ...(resize ? { resize } : {}) };
+  };
+
+  /**
+   * Applies resizes to running containers, the pod cgroup grown before them and set to its new size after them (the
+   * Go kubelet's order). A resize beyond the node's capacity is not applied (PodResizePending, Infeasible); a memory
+   * limit below what the container uses now is left as it is, the rest applied (PodResizeInProgress, Error).
+   */
+  const resizeContainers = async (
+    pod: Pod,
+    resizes: ContainerResize[],
+    done: Done,
+  ): Promise<ResizeStatus | undefined> => {
+    const node = await nodeInfo();
+    const { requests } = podTotals(pod);
+    const capacity = { cpu: node.cpus * 1000, memory: node.memoryBytes };
+    for (const resource of ["cpu", "memory"] as const)
+      if (requests[resource] > capacity[resource])
+        return {
+          type: "PodResizePending",
+          reason: "Infeasible",
+          message: `Node didn't have enough capacity: ${resource}, requested: ${Math.ceil(requests[resource])}, capacity: ${capacity[resource]}`,
+        };
+    let blocked: string | undefined;
+    const updates: Array<[ContainerResize, LinuxResources]> = [];
+    for (const r of resizes) {
+      let to = r.to;
+      if (r.resources.includes("memory") && to.memory_limit_in_bytes < r.from.memory_limit_in_bytes) {
+        const usage = (await runtime.stats(r.container.id)).memoryWorkingSetBytes;
+        if (usage > to.memory_limit_in_bytes) {
+          blocked = `attempting to set the memory limit of container ${r.spec.name} to ${to.memory_limit_in_bytes} bytes, below its current usage of ${usage} bytes: the decrease is not applied`;
+          to = { ...to, memory_limit_in_bytes: r.from.memory_limit_in_bytes };
+        }
+      }
+      updates.push([r, to]);
+    }
+    await deps.cgroups?.resizePod(pod, "grow");
+    for (const [r, to] of updates) {
+      await runtime.updateContainerResources(r.container.id, to);
+      log.info(`pod ${podKey(pod)}: resized container ${r.spec.name} in place (${describeResize(r.from, to)})`);
+      done.resized.push(r.container.id);
+    }
+    // While a decrease waits, the pod cgroup keeps room for what its container still has.
+    if (!blocked) await deps.cgroups?.resizePod(pod, "final");
+    if (blocked) events.record(pod, "Warning", "ResizeError", blocked);
+    else
+      events.record(
+        pod,
+        "Normal",
+        "ResizeCompleted",
+        `Pod resize completed: ${updates.map(([r]) => r.spec.name).join(", ")}`,
+      );
+    return blocked ? { type: "PodResizeInProgress", reason: "Error", message: blocked } : undefined;
   };
 
   /** An image present for the pod: false when its sync was cancelled first (the pull goes on, unobserved). */
@@ -395,6 +463,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
       networkMode: options.networkMode,
       livenessFailed,
       startupPassed: (id) => deps.probes?.isStarted(id) ?? true,
+      resize: { cfsQuota: options.cfsQuota, cfsPeriodUs: options.cfsPeriodUs },
       backoff: crashBackoff,
       now: clock.now(),
     });
@@ -408,7 +477,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     for (const c of observed.containers) if (c.oomKilled && !c.running) reportOom(pod, c);
     const done = noneDone();
     const result = await execute(pod, planFor(pod, observed, livenessFailed, false), done, signal);
-    return { ...result, changed: changed(done) };
+    return { ...result, changed: changed(done), ...(done.resized.length ? { resized: done.resized } : {}) };
   };
 
   /** Sets a pod's volumes up, and rewrites them whenever what they hold changed (a ConfigMap edit, a label). */
@@ -468,7 +537,12 @@ interface Done {
   created: number;
   killed: number;
   removed: number;
+  /** Ids of the containers resized in place. */
+  resized: string[];
 }
 
-const noneDone = (): Done => ({ created: 0, killed: 0, removed: 0 });
-const changed = (done: Done) => done.created + done.killed + done.removed > 0;
+/** A resize not fully applied is tried again this often (a container's memory use may come down). */
+const RESIZE_RETRY_MS = 10_000;
+
+const noneDone = (): Done => ({ created: 0, killed: 0, removed: 0, resized: [] });
+const changed = (done: Done) => done.created + done.killed + done.removed + done.resized.length > 0;

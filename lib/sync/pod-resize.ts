@@ -96,3 +96,20 @@ export function runningResources(r: LinuxResources, spec: V1Container) {
     ...(Object.keys(limits).length ? { limits } : {}),
   };
 }
+
+/** A resize in words, for logs and `kubelet plan`: `cpu limit 200m → 500m, memory limit 33554432 → 67108864`. */
+export function describeResize(from: LinuxResources, to: LinuxResources): string {
+  const cpu = (r: LinuxResources) =>
+    r.cpu_quota > 0 && r.cpu_period > 0 ? `${Math.round((r.cpu_quota * 1000) / r.cpu_period)}m` : "none";
+  const memory = (r: LinuxResources) => (r.memory_limit_in_bytes > 0 ? String(r.memory_limit_in_bytes) : "none");
+  const shares = (r: LinuxResources) => `${Math.ceil((r.cpu_shares * 1000) / 1024)}m`;
+  return [
+    ["cpu limit", cpu],
+    ["cpu request", shares],
+    ["memory limit", memory],
+  ]
+    .map(([what, of]) => [what, (of as typeof cpu)(from), (of as typeof cpu)(to)])
+    .filter(([, before, after]) => before !== after)
+    .map(([what, before, after]) => `${what} ${before} → ${after}`)
+    .join(", ");
+}

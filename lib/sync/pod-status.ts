@@ -2,6 +2,7 @@
 // PodStatus (phase, conditions, container statuses).
 import { LABEL, type ContainerDetails, type PodSandboxSummary } from "../container/runtime.ts";
 import { podQosClass } from "../api/qos.ts";
+import { runningResources } from "./pod-resize.ts";
 import {
   isSidecar,
   type Pod,
@@ -11,6 +12,14 @@ import {
   type V1PodCondition,
   type V1PodStatus,
 } from "../api/types.ts";
+
+/** A resize not (fully) applied: the pod condition that says so (the Go kubelet's, KEP-1287). */
+export interface ResizeStatus {
+  type: "PodResizePending" | "PodResizeInProgress";
+  /** Infeasible or Deferred (pending); Error (in progress). */
+  reason: string;
+  message: string;
+}
 
 /** Why a container is not running, as the sync last saw it. */
 export interface Waiting {
@@ -25,6 +34,8 @@ export interface StatusInput {
   /** The pod's containers, newest attempt first per container. */
   containers: ContainerDetails[];
   waiting: Map<string, Waiting>;
+  /** A resize the sync could not (fully) apply: its condition. */
+  resize?: ResizeStatus;
   isReady(containerId: string): boolean;
   isStarted(containerId: string): boolean;
   hostIP: string;
@@ -100,6 +111,12 @@ function containerStatus(spec: V1Container, input: StatusInput, regularInit = fa
     return { ...base, ready: false, started: false, state: { waiting: waiting ?? initial } };
   }
   const state = waiting && !latest.running ? { waiting } : stateOf(latest);
+  // KEP-1287: what the kubelet allocated (the spec's requests) and what the container runs with now.
+  const declared = spec.resources?.requests ?? spec.resources?.limits;
+  const resources =
+    declared && latest.running && latest.resources
+      ? { allocatedResources: { ...declared }, resources: runningResources(latest.resources, spec) }
+      : {};
   const lastState = waiting && !latest.running ? stateOf(latest) : previous ? stateOf(previous) : {};
   return {
     ...base,
@@ -109,6 +126,7 @@ function containerStatus(spec: V1Container, input: StatusInput, regularInit = fa
     lastState,
     ready: regularInit ? state?.terminated?.exitCode === 0 : latest.running && input.isReady(latest.id),
     started: latest.running && (regularInit || input.isStarted(latest.id)),
+    ...resources,
   };
 }
 
@@ -148,6 +166,15 @@ export function computePodStatus(input: StatusInput): V1PodStatus {
       condition("Ready", containersReady, "ContainersNotReady"),
       condition("ContainersReady", containersReady, "ContainersNotReady"),
       condition("PodScheduled", true),
+      ...(input.resize
+        ? [
+            {
+              ...condition(input.resize.type, true),
+              reason: input.resize.reason,
+              message: input.resize.message,
+            },
+          ]
+        : []),
     ],
     hostIP: input.hostIP,
     hostIPs: [{ ip: input.hostIP }],
