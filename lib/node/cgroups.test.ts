@@ -87,6 +87,18 @@ describe("pod limits and node allocatable", () => {
   });
 });
 
+/** A cgroupfs manager over a temporary cgroup tree. */
+const managerOn = (mountPoint: string) =>
+  createCgroupManager({
+    driver: "cgroupfs",
+    root: "/",
+    cfsQuota: true,
+    cfsPeriodUs: 100_000,
+    pidsLimit: -1,
+    mountPoint,
+    log: silentLogger,
+  });
+
 describe("pod usage", () => {
   test("pods the manager did not create (adopted after a restart) are found by their cgroup, every pod asked at once", async () => {
     const mountPoint = mkdtempSync(join(tmpdir(), "kubelet-cgroups-"));
@@ -99,15 +111,7 @@ describe("pod usage", () => {
         writeFileSync(join(mountPoint, path, "memory.stat"), "anon 5\ninactive_file 100\n");
         writeFileSync(join(mountPoint, path, "cpu.stat"), `usage_usec ${i + 7}\nuser_usec 1\n`);
       });
-      const manager = createCgroupManager({
-        driver: "cgroupfs",
-        root: "/",
-        cfsQuota: true,
-        cfsPeriodUs: 100_000,
-        pidsLimit: -1,
-        mountPoint,
-        log: silentLogger,
-      });
+      const manager = managerOn(mountPoint);
       const usage = await Promise.all(["a1", "b2", "c3", "absent"].map((uid) => manager.podUsage(uid)));
       expect(usage).toEqual([
         { cpuUsageNanoseconds: 7000, memoryUsageBytes: 1000, memoryWorkingSetBytes: 900 },
@@ -126,15 +130,7 @@ describe("pod resize", () => {
     const mountPoint = mkdtempSync(join(tmpdir(), "kubelet-cgroups-"));
     try {
       writeFileSync(join(mountPoint, "cgroup.controllers"), "cpu memory pids");
-      const manager = createCgroupManager({
-        driver: "cgroupfs",
-        root: "/",
-        cfsQuota: true,
-        cfsPeriodUs: 100_000,
-        pidsLimit: -1,
-        mountPoint,
-        log: silentLogger,
-      });
+      const manager = managerOn(mountPoint);
       const sized = (cpu: string, memory: string) =>
         testPod("p", { containers: [{ name: "app", image: "x", resources: { limits: { cpu, memory } } }] });
       const files = () =>

@@ -416,18 +416,24 @@ const rows: Row[] = [
     instances: [SANDBOX, ok("proxy", { init: true }), dead("two", 0, { init: true })],
     want: { keep: ["proxy-0"], start: ["app#0"] },
   },
-  {
-    name: "sidecar exited before the pod was initialized: it restarts, and the next waits",
-    pod: sidecarPod(),
-    instances: [SANDBOX, dead("proxy", 0, { init: true })],
-    want: { init: ["proxy#1 init restart"] },
-  },
-  {
-    name: "sidecar exited beside the app: restarted even under restartPolicy Never, the app kept",
-    pod: sidecarPod("Never"),
-    instances: [SANDBOX, dead("proxy", 137, { init: true }), dead("two", 0, { init: true }), ok("app")],
-    want: { init: ["proxy#1 init restart"], keep: ["app-0"] },
-  },
+  // A sidecar that exited restarts whatever the pod's restartPolicy and exit code.
+  ...(
+    [
+      ["before the pod was initialized: it restarts, and the next waits", "Always", [dead("proxy", 0, { init: true })]],
+      [
+        "beside the app: restarted even under restartPolicy Never, the app kept",
+        "Never",
+        [dead("proxy", 137, { init: true }), dead("two", 0, { init: true }), ok("app")],
+      ],
+    ] as const
+  ).map(
+    ([what, policy, instances]): Row => ({
+      name: `sidecar exited ${what}`,
+      pod: sidecarPod(policy),
+      instances: [SANDBOX, ...instances],
+      want: { init: ["proxy#1 init restart"], ...(policy === "Never" ? { keep: ["app-0"] } : {}) },
+    }),
+  ),
   {
     name: "sidecar exited beside the app waits out its back-off",
     pod: sidecarPod(),
@@ -493,40 +499,36 @@ const rows: Row[] = [
       backOff: [`app 10000ms: back-off 10s restarting failed container=app pod=web_default(${UID})`],
     },
   },
-  {
-    name: "deletion order: the app stops first, then the sidecars, last one first",
-    pod: sidecarPod("Always", [proxy, logs]),
-    deleted: true,
-    instances: [SANDBOX, ok("proxy", { init: true }), ok("app"), ok("logs", { init: true })],
-    want: {
-      killPod: true,
-      sandbox: undefined,
-      kill: [
-        "app-0 PodDeleted: Stopping container app",
-        "logs-0 (sidecar) PodDeleted: Stopping container logs",
-        "proxy-0 (sidecar) PodDeleted: Stopping container proxy",
+  // Deleted: the app stops first, then the sidecars one at a time, last one first (by spec, or by creation).
+  ...(
+    [
+      ["the app stops first, then the sidecars, last one first", true, ["proxy", "app", "logs"]],
+      [
+        "without the spec: the app first, then the init containers, last created first",
+        false,
+        ["proxy", "logs", "app"],
       ],
-      stopSandboxes: ["POD-0"],
-      remove: ["POD-0", "proxy-0", "app-0", "logs-0"],
-    },
-  },
-  {
-    name: "deletion order without the spec: the app first, then the init containers, last created first",
-    deleted: true,
-    instances: [SANDBOX, ok("proxy", { init: true }), ok("logs", { init: true }), ok("app")],
-    want: {
-      killPod: true,
-      grace: 20,
-      sandbox: undefined,
-      kill: [
-        "app-0 PodDeleted: Stopping container app",
-        "logs-0 (sidecar) PodDeleted: Stopping container logs",
-        "proxy-0 (sidecar) PodDeleted: Stopping container proxy",
-      ],
-      stopSandboxes: ["POD-0"],
-      remove: ["POD-0", "proxy-0", "logs-0", "app-0"],
-    },
-  },
+    ] as const
+  ).map(
+    ([what, withSpec, order]): Row => ({
+      name: `deletion order ${what}`,
+      ...(withSpec ? { pod: sidecarPod("Always", [proxy, logs]) } : {}),
+      deleted: true,
+      instances: [SANDBOX, ...order.map((name) => ok(name, { init: name !== "app" }))],
+      want: {
+        killPod: true,
+        ...(withSpec ? {} : { grace: 20 }),
+        sandbox: undefined,
+        kill: [
+          "app-0 PodDeleted: Stopping container app",
+          "logs-0 (sidecar) PodDeleted: Stopping container logs",
+          "proxy-0 (sidecar) PodDeleted: Stopping container proxy",
+        ],
+        stopSandboxes: ["POD-0"],
+        remove: ["POD-0", ...order.map((name) => `${name}-0`)],
+      },
+    }),
+  ),
   {
     name: "resize: a cpu and memory limit edit (resizePolicy NotRequired) is applied to the running container",
     pod: pod({ containers: [limited("500m", "64Mi")] }),

@@ -8,7 +8,7 @@ import { createEventRecorder } from "../node/events.ts";
 import { createImageManager } from "../node/images.ts";
 import { silentLogger } from "../log.ts";
 import { noopMetrics, type WorkingPods } from "../metrics.ts";
-import { createPodExecutor, type PodExecutorOptions } from "./pod-executor.ts";
+import { createPodExecutor, type PodExecutorOptions, type SyncResult } from "./pod-executor.ts";
 import { createPodObserver } from "./pod-observer.ts";
 import { noneObserved } from "./pod-plan.ts";
 import { createProbeManager } from "../node/probes.ts";
@@ -86,7 +86,21 @@ function harness() {
     [...runtime.containers.values()]
       .filter((c) => c.labels[LABEL.podUid] === pod.metadata.uid && c.labels[LABEL.containerName] === name)
       .sort((a, b) => Number(b.labels[LABEL.restartCount]) - Number(a.labels[LABEL.restartCount]));
-  return { clock, runtime, events, observer, syncer, sync, app };
+  /** The pod's status from what the runtime shows now, after a sync that gave `result`. */
+  const statusAfter = async (pod: Pod, result: SyncResult) =>
+    computePodStatus({
+      pod,
+      ...((await observer.observe(undefined, new Set(result.resized))).get(pod.metadata.uid) ?? noneObserved()),
+      waiting: result.waiting,
+      ...(result.resize ? { resize: result.resize } : {}),
+      isReady: () => false,
+      isStarted: () => false,
+      hostIP: "",
+      podIP: "",
+      firstSeen: 0,
+      now: 0,
+    });
+  return { clock, runtime, events, observer, syncer, sync, app, statusAfter };
 }
 
 const spec = (over: Partial<V1PodSpec> = {}): Partial<V1PodSpec> => ({
@@ -286,17 +300,7 @@ describe("pod sync step", () => {
     ).toEqual([["FailedCreatePodSandBox", "Failed to create pod sandbox: network plugin not ready"]]);
     expect(result.waiting.size).toBe(0);
     expect(result.retryAfterMs).toBe(10_000);
-    const status = computePodStatus({
-      pod,
-      ...((await h.observer.observe()).get(pod.metadata.uid) ?? noneObserved()),
-      waiting: result.waiting,
-      isReady: () => false,
-      isStarted: () => false,
-      hostIP: "",
-      podIP: "",
-      firstSeen: 0,
-      now: 0,
-    });
+    const status = await h.statusAfter(pod, result);
     expect(status.containerStatuses![0]!.state).toEqual({ waiting: { reason: "ContainerCreating" } });
     expect(status.conditions!.find((c) => c.type === "PodReadyToStartContainers")!.status).toBe("False");
   });
@@ -899,18 +903,7 @@ describe("in-place resize (KEP-1287)", () => {
     const app = h.app(testPod("web", sized({})))[0]!;
     expect([app.resources!.cpu_quota, app.resources!.memory_limit_in_bytes]).toEqual([50_000, 32 * MiB]);
     const pod = testPod("web", sized({ cpu: "500m", memory: "256Ki" }));
-    const status = computePodStatus({
-      pod,
-      ...((await h.observer.observe(undefined, new Set(result.resized))).get(pod.metadata.uid) ?? noneObserved()),
-      waiting: result.waiting,
-      resize: result.resize,
-      isReady: () => false,
-      isStarted: () => false,
-      hostIP: "",
-      podIP: "",
-      firstSeen: 0,
-      now: 0,
-    });
+    const status = await h.statusAfter(pod, result);
     expect(status.conditions!.find((c) => c.type === "PodResizeInProgress")).toMatchObject({
       status: "True",
       reason: "Error",

@@ -2,12 +2,11 @@
 // under resizePolicy NotRequired changes the running container's limits (the runtime's inspect, the container's own
 // cgroup files and its pod cgroup) with the same container id; under RestartContainer the container is replaced;
 // a memory limit below what the container uses is not applied and the pod's status says why.
-import { afterAll, beforeAll, expect } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { beforeAll, expect } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type ApiPod, type Kubelet, startKubelet, test } from "./harness-kubelet.ts";
-import { describeOnRuntimes, testCgroupRoot } from "./harness-runtimes.ts";
-import { removeDir, tempDir } from "./harness.ts";
+import { type ApiPod, type Kubelet, test } from "./harness-kubelet.ts";
+import { describeOnRuntimes, staticPodNode, testCgroupRoot } from "./harness-runtimes.ts";
 
 const MiB = 2 ** 20;
 /** 40 MiB in the container's own /dev/shm (tmpfs, charged to its memory) before it idles. */
@@ -22,31 +21,21 @@ function hostCgroupFile(path: string, v1: [string, string], v2: string): string 
 }
 
 describeOnRuntimes("in-place resize", (services, rt) => {
-  const manifests = tempDir("rs-manifests");
-  const rootDir = tempDir("rs-root");
-  const pods = ["e2e-rs-web", "e2e-rs-restart", "e2e-rs-full"];
+  const node = staticPodNode("rs", services, rt, ["e2e-rs-web", "e2e-rs-restart", "e2e-rs-full"]);
   let kubelet: Kubelet;
-  /** Writes a pod with one container, "app", limited to `cpu` and `memory`. */
-  const write = (name: string, cpu: string, memory: string, extra: Record<string, unknown> = {}, script?: string) =>
-    writeFileSync(
-      join(manifests, `${name}.yaml`),
-      JSON.stringify({
-        apiVersion: "v1",
-        kind: "Pod",
-        metadata: { name },
-        spec: {
-          containers: [
-            {
-              name: "app",
-              image: services.busybox,
-              command: ["sh", "-c", `${script ?? ""}trap 'exit 0' TERM; while true; do sleep 0.2; done`],
-              resources: { limits: { cpu, memory } },
-              ...extra,
-            },
-          ],
+  /** Writes a pod with one container, "app", limited to `cpu` and `memory`, idling after `script`. */
+  const write = (name: string, cpu: string, memory: string, extra: Record<string, unknown> = {}, script = "") =>
+    node.write(name, {
+      containers: [
+        {
+          name: "app",
+          image: services.busybox,
+          command: ["sh", "-c", `${script}trap 'exit 0' TERM; while true; do sleep 0.2; done`],
+          resources: { limits: { cpu, memory } },
+          ...extra,
         },
-      }),
-    );
+      ],
+    });
   /** The container's own view of its limits: its cgroup files, read inside it (v2, else v1). */
   const ownLimits = async (id: string) => {
     const read = async (v2: string, v1: string) =>
@@ -68,14 +57,7 @@ describeOnRuntimes("in-place resize", (services, rt) => {
       resizePolicy: [{ resourceName: "memory", restartPolicy: "RestartContainer" }],
     });
     write("e2e-rs-full", "200m", "128Mi", {}, FILL);
-    const pause = ["--network_container_image", services.pause];
-    kubelet = await startKubelet(["run", "-c", manifests, ...rt.flags(rootDir), ...pause]);
-  });
-  afterAll(async () => {
-    await kubelet?.stop("SIGKILL");
-    await rt.removePods(...pods);
-    removeDir(manifests);
-    removeDir(rootDir);
+    kubelet = await node.start();
   });
 
   test("a cpu and memory limit edit (NotRequired) changes the running container's limits, same container id", async () => {
@@ -94,7 +76,7 @@ describeOnRuntimes("in-place resize", (services, rt) => {
     expect((await rt.running("e2e-rs-web", "app"))?.id).toBe(before.id);
     // Its pod cgroup (Guaranteed: kubepods/pod<uid>) grew with it.
     const uid = before.labels["io.kubernetes.pod.uid"];
-    const podPath = `${testCgroupRoot(rootDir)}/kubepods/pod${uid}`;
+    const podPath = `${testCgroupRoot(node.rootDir)}/kubepods/pod${uid}`;
     expect(hostCgroupFile(podPath, ["memory", "memory.limit_in_bytes"], "memory.max")).toBe(String(64 * MiB));
     expect(hostCgroupFile(podPath, ["cpu", "cpu.cfs_quota_us"], "cpu.max")).toBe("50000");
     const pod = await kubelet.waitForPod("e2e-rs-web", "the new limits in its status", (p) => {

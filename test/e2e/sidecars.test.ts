@@ -3,26 +3,20 @@
 // restarted when killed, even in a restartPolicy Never pod; a Job-style pod ends Succeeded once its app is done,
 // its sidecar stopped; deleting a pod stops the app before the sidecar (their preStop hooks write the order).
 import { afterAll, beforeAll, expect } from "bun:test";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { type ApiPod, type Kubelet, startKubelet, test } from "./harness-kubelet.ts";
-import { describeOnRuntimes } from "./harness-runtimes.ts";
+import { type ApiPod, type Kubelet, test } from "./harness-kubelet.ts";
+import { describeOnRuntimes, staticPodNode } from "./harness-runtimes.ts";
 import { removeDir, tempDir } from "./harness.ts";
 
 /** A loop that exits at once on SIGTERM (sh as PID 1 would otherwise ignore it and wait out the grace period). */
 const LOOP = "trap 'exit 0' TERM; while true; do sleep 0.2; done";
 
 describeOnRuntimes("sidecars", (services, rt) => {
-  const manifests = tempDir("sc-manifests");
-  const rootDir = tempDir("sc-root");
+  const node = staticPodNode("sc", services, rt, ["e2e-sc-web", "e2e-sc-job"]);
+  const { write } = node;
   const marks = tempDir("sc-marks");
-  const pods = ["e2e-sc-web", "e2e-sc-job"];
   let kubelet: Kubelet;
-  const write = (name: string, spec: Record<string, unknown>) =>
-    writeFileSync(
-      join(manifests, `${name}.yaml`),
-      JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name }, spec }),
-    );
   const container = (name: string, script: string, extra: Record<string, unknown> = {}) => ({
     name,
     image: services.busybox,
@@ -61,16 +55,9 @@ describeOnRuntimes("sidecars", (services, rt) => {
       initContainers: [proxy, container("setup", "test -e /shared/up")],
       containers: [container("app", LOOP, marksStop("app", "sleep 1; "))],
     });
-    const pause = ["--network_container_image", services.pause];
-    kubelet = await startKubelet(["run", "-c", manifests, ...rt.flags(rootDir), ...pause]);
+    kubelet = await node.start();
   });
-  afterAll(async () => {
-    await kubelet?.stop("SIGKILL");
-    await rt.removePods(...pods);
-    removeDir(manifests);
-    removeDir(rootDir);
-    removeDir(marks);
-  });
+  afterAll(() => removeDir(marks));
 
   test("a pod whose second init container needs its sidecar started runs, the sidecar started and ready", async () => {
     const pod = await kubelet.waitForPod("e2e-sc-web", "Running", (p) => p.status?.phase === "Running", 90_000);
@@ -120,7 +107,7 @@ describeOnRuntimes("sidecars", (services, rt) => {
   }, 120_000);
 
   test("deleting the pod stops the app before the sidecar", async () => {
-    rmSync(join(manifests, "e2e-sc-web.yaml"));
+    rmSync(join(node.manifests, "e2e-sc-web.yaml"));
     await kubelet.waitFor(
       "the pod's containers gone",
       async () => (await rt.podContainers("e2e-sc-web")).length === 0,
