@@ -145,6 +145,11 @@ export function describeOnRuntimes(name: string, fn: (services: TestServices, rt
   }
 }
 
+/** Writes the pod `name` with `spec` into `dir` as a manifest (JSON, which the file source reads as the YAML it is). */
+export function writePod(dir: string, name: string, spec: Record<string, unknown>): void {
+  writeFileSync(join(dir, `${name}.yaml`), JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name }, spec }));
+}
+
 /** A node of static pods for one describe block on the runtime under test (see staticPodNode). */
 export interface StaticPodNode {
   manifests: string;
@@ -177,11 +182,7 @@ export function staticPodNode(
   return {
     manifests,
     rootDir,
-    write: (name, spec) =>
-      writeFileSync(
-        join(manifests, `${name}.yaml`),
-        JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name }, spec }),
-      ),
+    write: (name, spec) => writePod(manifests, name, spec),
     start: async (extra = []) =>
       (kubelet = await startKubelet([
         "run",

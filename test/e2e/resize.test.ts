@@ -6,7 +6,8 @@ import { beforeAll, expect } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ApiPod, type Kubelet, test } from "./harness-kubelet.ts";
-import { describeOnRuntimes, staticPodNode, testCgroupRoot } from "./harness-runtimes.ts";
+import { describeOnRuntimes, staticPodNode, testCgroupRoot, writePod } from "./harness-runtimes.ts";
+import { removeDir, runBinary, tempDir } from "./harness.ts";
 
 const MiB = 2 ** 20;
 /** 40 MiB in the container's own /dev/shm (tmpfs, charged to its memory) before it idles. */
@@ -23,19 +24,19 @@ function hostCgroupFile(path: string, v1: [string, string], v2: string): string 
 describeOnRuntimes("in-place resize", (services, rt) => {
   const node = staticPodNode("rs", services, rt, ["e2e-rs-web", "e2e-rs-restart", "e2e-rs-full"]);
   let kubelet: Kubelet;
-  /** Writes a pod with one container, "app", limited to `cpu` and `memory`, idling after `script`. */
-  const write = (name: string, cpu: string, memory: string, extra: Record<string, unknown> = {}, script = "") =>
-    node.write(name, {
-      containers: [
-        {
-          name: "app",
-          image: services.busybox,
-          command: ["sh", "-c", `${script}trap 'exit 0' TERM; while true; do sleep 0.2; done`],
-          resources: { limits: { cpu, memory } },
-          ...extra,
-        },
-      ],
-    });
+  /** A pod with one container, "app", limited to `cpu` and `memory`, idling after `script`. */
+  const sized = (cpu: string, memory: string, extra: Record<string, unknown> = {}, script = "") => ({
+    containers: [
+      {
+        name: "app",
+        image: services.busybox,
+        command: ["sh", "-c", `${script}trap 'exit 0' TERM; while true; do sleep 0.2; done`],
+        resources: { limits: { cpu, memory } },
+        ...extra,
+      },
+    ],
+  });
+  const write = (name: string, ...args: Parameters<typeof sized>) => node.write(name, sized(...args));
   /** The container's own view of its limits: its cgroup files, read inside it (v2, else v1). */
   const ownLimits = async (id: string) => {
     const read = async (v2: string, v1: string) =>
@@ -59,6 +60,24 @@ describeOnRuntimes("in-place resize", (services, rt) => {
     write("e2e-rs-full", "200m", "128Mi", {}, FILL);
     kubelet = await node.start();
   });
+
+  test("kubelet plan shows a resources-only edit as a resize of the same container, not a restart", async () => {
+    await running("e2e-rs-web");
+    // The edit in a manifest directory of its own: the running kubelet does not see it.
+    const edited = tempDir("rs-plan");
+    const planRoot = tempDir("rs-plan-root");
+    try {
+      writePod(edited, "e2e-rs-web", sized("500m", "64Mi"));
+      const result = runBinary(["plan", "-c", edited, ...rt.flags(planRoot)]);
+      expect(result.stdout).toContain(
+        "~   resize-container app: in place, same container: cpu limit 200m → 500m, cpu request 200m → 500m, memory limit 33554432 → 67108864",
+      );
+      expect(result.stdout).not.toContain("replace-container app");
+    } finally {
+      removeDir(edited);
+      removeDir(planRoot);
+    }
+  }, 60_000);
 
   test("a cpu and memory limit edit (NotRequired) changes the running container's limits, same container id", async () => {
     const before = await running("e2e-rs-web");
