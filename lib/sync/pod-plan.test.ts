@@ -574,6 +574,20 @@ const rows: Row[] = [
     want: { keep: ["app-0"], resize: ["app-0 cpu+memory"] },
   },
   {
+    name: "resize: a sidecar's resources-only edit resizes it in place beside the app",
+    pod: sidecarPod("Always", [{ ...proxy, resources: { limits: { cpu: "500m", memory: "64Mi" } } }]),
+    instances: [
+      SANDBOX,
+      ok("proxy", {
+        init: true,
+        createdFrom: sidecarPod("Always", [{ ...proxy, resources: { limits: { cpu: "200m", memory: "64Mi" } } }]).spec
+          .initContainers![0],
+      }),
+      ok("app"),
+    ],
+    want: { keep: ["proxy-0", "app-0"], resize: ["proxy-0 cpu"] },
+  },
+  {
     name: "resize: an edit of resources and another field replaces the container",
     pod: pod({ containers: [limited("500m", "64Mi", { command: ["sleep", "60"] })] }),
     instances: [SANDBOX, ok("app", { createdFrom: createdAs(limited("200m", "32Mi")) })],

@@ -333,18 +333,24 @@ function planInitContainers(
         sidecar: true,
       });
       startOrWait(spec, latest);
-    } else if (latest.labels[LABEL.containerHash] !== containerHash(spec)) {
-      plan.containersToKill.push({
-        container: latest,
-        spec,
-        reason: "SpecChanged",
-        message: `Init container ${spec.name} definition changed`,
-        sidecar: true,
-      });
-      startOrWait(spec, latest, true);
     } else {
-      plan.containersToKeep.push({ spec, container: latest });
-      if (!spec.startupProbe || input.startupPassed?.(latest.id)) continue;
+      // A resources-only edit resizes a sidecar in place, as it does an app container.
+      const changed = latest.labels[LABEL.containerHash] !== containerHash(spec);
+      const resize = planResize(spec, latest, changed, input.resize ?? {});
+      if (!resize || resize.kind === "restart") {
+        plan.containersToKill.push({
+          container: latest,
+          spec,
+          reason: "SpecChanged",
+          message: resize?.message ?? `Init container ${spec.name} definition changed`,
+          sidecar: true,
+        });
+        startOrWait(spec, latest, true);
+      } else {
+        plan.containersToKeep.push({ spec, container: latest });
+        if (resize.kind === "resize") plan.containersToResize.push(resize.resize);
+        if (!spec.startupProbe || input.startupPassed?.(latest.id)) continue;
+      }
     }
     if (!initialized) return false;
   }
