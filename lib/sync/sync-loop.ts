@@ -8,7 +8,7 @@
 // one record per pod and decides there, once, whether a pod changed. Pods no source wants are killed only once
 // every source has reported; a kubelet restart adopts what runs.
 import { type Clock, untilAborted } from "../clock.ts";
-import { LABEL, type Runtime } from "../container/runtime.ts";
+import { LABEL, type Runtime, isRuntimeError } from "../container/runtime.ts";
 import type { BackoffPersistence } from "../node/backoff.ts";
 import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager } from "../node/images.ts";
@@ -109,6 +109,8 @@ interface PodRecord {
   worker: PodWorker;
   /** A fresh observation handed over by the resync, saving a listing per pod. */
   observed?: Map<string, Observed>;
+  /** When a pass of this pod last began or ended (passClock): a listing begun before that may miss what it did. */
+  lastPass: number;
   /** Containers whose exit the runtime's events reported since the pod was last observed. */
   exited: Set<string>;
   /** Evicted (a changed manifest lifts it): the message, who awaits the stop. */
@@ -117,9 +119,6 @@ interface PodRecord {
    *  its status stays), as the Go kubelet's terminal phase; a changed manifest is a new pod. */
   finished: boolean;
 }
-
-/** Runtime events that mean a container stopped running. */
-const EXIT_EVENTS = new Set(["die", "oom"]);
 
 /** Wakes whoever awaits an eviction's stop. */
 const stoppedEviction = (record: PodRecord) => {
@@ -145,17 +144,18 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
         livenessFailed: new Set(),
         exited: new Set(),
         finished: false,
+        lastPass: 0,
         worker: createPodWorker(
           { clock },
           {
             goal: () => goalOf(created),
-            sync: (signal) => syncStep(uid, created, signal),
-            terminate: () => terminateStep(uid, created),
+            sync: (signal) => pass(created, () => syncStep(uid, created, signal)),
+            terminate: () => pass(created, () => terminateStep(uid, created)),
             settled: (state) => {
               if (state === "terminated" && !created.wanted && records.get(uid) === created) forget(uid);
             },
             failed: (e: Error & { code?: string }) => {
-              if (e.code === "RuntimeUnavailable") log.warn(`sync of pod ${uid} paused: ${e.message}`);
+              if (isRuntimeError(e, "RuntimeUnavailable")) log.warn(`sync of pod ${uid} paused: ${e.message}`);
               else log.error(`sync of pod ${created.pod ? podKey(created.pod) : uid} failed: ${e.message}`);
             },
           },
@@ -189,10 +189,26 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     },
   });
 
-  const trigger = (uid: string, observed?: Map<string, Observed>) => {
+  /**
+   * Counts pass starts and ends. A resync's listing is handed to a pod only when no pass of it began or ended since
+   * the listing began: one that ended meanwhile may have created a container the listing missed, and a pass
+   * planning from that listing would create it again (the runtime's "name already in use").
+   */
+  let passClock = 0;
+  const pass = async (record: PodRecord, step: () => Promise<void>) => {
+    record.lastPass = ++passClock;
+    try {
+      await step();
+    } finally {
+      record.lastPass = ++passClock;
+    }
+  };
+
+  const trigger = (uid: string, observed?: { pods: Map<string, Observed>; listedAt: number }) => {
     if (stopping) return;
     const record = recordOf(uid);
-    record.observed = record.worker.busy ? undefined : observed;
+    record.observed =
+      observed && !record.worker.busy && record.lastPass <= observed.listedAt ? observed.pods : undefined;
     record.worker.update();
   };
 
@@ -282,7 +298,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     if (!record.eviction && (status.phase === "Succeeded" || status.phase === "Failed")) record.finished = true;
     if (!record.started && status.containerStatuses?.every((c) => c.state?.running)) {
       record.started = true;
-      metrics.podStart((clock.now() - record.firstSeen) / 1000);
+      metrics.podStart((clock.now() - record.firstSeen) / 1000, pod.metadata.uid);
     }
   };
 
@@ -385,11 +401,13 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
 
   /** Every pod, every orphan, garbage and leftover pod directories. */
   const resync = async () => {
+    const listedAt = passClock;
     const observed = await observer.observe();
+    const listing = { pods: observed, listedAt };
     const isWanted = (uid: string) => records.get(uid)?.wanted === true;
-    for (const [uid] of wanted()) trigger(uid, observed);
+    for (const [uid] of wanted()) trigger(uid, listing);
     if (store.allSourcesReady()) {
-      for (const uid of observed.keys()) if (!isWanted(uid)) trigger(uid, observed);
+      for (const uid of observed.keys()) if (!isWanted(uid)) trigger(uid, listing);
       const dirs = await deps.volumes.podDirs();
       for (const uid of dirs) if (!isWanted(uid) && !observed.has(uid)) await deps.volumes.teardown(uid);
       await deps.cgroups?.removeOrphans(new Set([...[...wanted()].map(([uid]) => uid), ...observed.keys()]));
@@ -400,8 +418,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     for (const { sandboxes, containers } of observed.values()) {
       if (sandboxes.some((s) => s.state === "ready")) runningPods++;
       for (const c of containers)
-        states[c.running ? "running" : c.state === "created" ? "created" : "exited"] =
-          (states[c.running ? "running" : c.state === "created" ? "created" : "exited"] ?? 0) + 1;
+        states[c.running ? "running" : c.state === "CONTAINER_CREATED" ? "created" : "exited"] =
+          (states[c.running ? "running" : c.state === "CONTAINER_CREATED" ? "created" : "exited"] ?? 0) + 1;
     }
     metrics.setRunning(runningPods, states);
     metrics.setWorkingPods(workingPods());
@@ -435,9 +453,9 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
         for await (const event of runtime.events(signal)) {
           delay = 500;
           const uid = event.labels[LABEL.podUid];
-          if (!uid || event.action.startsWith("exec_")) continue;
+          if (!uid) continue;
           // The exit is looked up afresh: the listing may not show it yet (see PodObserver.observe).
-          if (EXIT_EVENTS.has(event.action)) recordOf(uid).exited.add(event.containerId);
+          if (event.type === "ContainerDied") recordOf(uid).exited.add(event.containerId);
           trigger(uid);
         }
       } catch (error) {
@@ -463,7 +481,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
           // A sync held up by a slow runtime does not hold up a stop: it ends unobserved.
           await untilAborted(resync(), signal);
           if (signal.aborted) break;
-          if (failures > 0) log.info("Docker Engine reachable again: sync resumed");
+          if (failures > 0) log.info("container runtime reachable again: sync resumed");
           failures = 0;
         } catch (error) {
           failures++;
