@@ -8,7 +8,7 @@ import { isSidecar, type Pod, type V1Container } from "../api/types.ts";
 import type { BackoffEntry } from "../node/backoff.ts";
 import { LABEL, type ContainerDetails, type PodSandboxDetails } from "../container/runtime.ts";
 import { instancesOf, shouldRestart } from "./pod-status.ts";
-import { planResize, type ContainerResize, type ResizeOptions } from "./pod-resize.ts";
+import { planResize, type ContainerResize, type ResizeDecision, type ResizeOptions } from "./pod-resize.ts";
 
 /** One pod as the runtime shows it: its sandboxes and every instance of every container, dead ones too. */
 export interface Observed {
@@ -238,12 +238,7 @@ export function computePodActions(input: PodPlanInput): PodActions {
     else if (latest.running) {
       const resize = planResize(spec, latest, changed, input.resize ?? {});
       if (!resize || resize.kind === "restart") {
-        plan.containersToKill.push({
-          container: latest,
-          spec,
-          reason: "SpecChanged",
-          message: resize?.message ?? `Container ${spec.name} definition changed, will be restarted`,
-        });
+        replace(plan, latest, spec, resize?.message ?? `Container ${spec.name} definition changed, will be restarted`);
         start(true, false);
       } else if (input.livenessFailed.has(latest.id)) {
         const restart = shouldRestart(pod.spec.restartPolicy, 1);
@@ -254,10 +249,7 @@ export function computePodActions(input: PodPlanInput): PodActions {
           message: `Container ${spec.name} failed liveness probe${restart ? ", will be restarted" : ""}`,
         });
         if (restart) start(false, false);
-      } else {
-        plan.containersToKeep.push({ spec, container: latest });
-        if (resize.kind === "resize") plan.containersToResize.push(resize.resize);
-      }
+      } else keep(plan, latest, spec, resize);
     } else if (changed || shouldRestart(pod.spec.restartPolicy, latest.exitCode)) {
       const ran = Date.parse(latest.finishedAt ?? "") - Date.parse(latest.startedAt ?? "");
       const reset = changed || ran >= BACKOFF_RESET_AFTER_MS;
@@ -268,6 +260,17 @@ export function computePodActions(input: PodPlanInput): PodActions {
   }
   if (pod.spec.initContainers?.length) stopSidecarsOfFinishedPod(pod, plan);
   return plan;
+}
+
+/** A running container whose spec changed (or whose resize needs a restart) is stopped, to start anew. */
+function replace(plan: PodActions, container: ContainerDetails, spec: V1Container, message: string, sidecar = false) {
+  plan.containersToKill.push({ container, spec, reason: "SpecChanged", message, ...(sidecar ? { sidecar } : {}) });
+}
+
+/** A running container stays, resized in place when only its resources changed. */
+function keep(plan: PodActions, container: ContainerDetails, spec: V1Container, resize: ResizeDecision) {
+  plan.containersToKeep.push({ spec, container });
+  if (resize.kind === "resize") plan.containersToResize.push(resize.resize);
 }
 
 const isInit = (c: ContainerDetails) => c.labels[LABEL.initContainer] === "true";
@@ -338,17 +341,10 @@ function planInitContainers(
       const changed = latest.labels[LABEL.containerHash] !== containerHash(spec);
       const resize = planResize(spec, latest, changed, input.resize ?? {});
       if (!resize || resize.kind === "restart") {
-        plan.containersToKill.push({
-          container: latest,
-          spec,
-          reason: "SpecChanged",
-          message: resize?.message ?? `Init container ${spec.name} definition changed`,
-          sidecar: true,
-        });
+        replace(plan, latest, spec, resize?.message ?? `Init container ${spec.name} definition changed`, true);
         startOrWait(spec, latest, true);
       } else {
-        plan.containersToKeep.push({ spec, container: latest });
-        if (resize.kind === "resize") plan.containersToResize.push(resize.resize);
+        keep(plan, latest, spec, resize);
         if (!spec.startupProbe || input.startupPassed?.(latest.id)) continue;
       }
     }
