@@ -147,6 +147,14 @@ export interface KubeletConfig {
   hostNetworkSources: string[];
   hostPidSources: string[];
   hostIpcSources: string[];
+  /** seccomp_default (seccompDefault): RuntimeDefault for pods that name no seccomp profile. */
+  seccompDefault: boolean;
+  /** allowed_unsafe_sysctls (allowedUnsafeSysctls): sysctls or `prefix*` patterns allowed beyond the safe set. */
+  allowedUnsafeSysctls: string[];
+  /** node_labels: labels of this node for nodeSelector and node affinity, besides the well-known ones. */
+  nodeLabels: Record<string, string>;
+  /** runtime_handlers: runtimeClassName → CRI runtime handler (a class not listed is its own handler). */
+  runtimeHandlers: Record<string, string>;
 }
 
 /** Built-in defaults, the original kubelet's where it had the flag. */
@@ -236,4 +244,8 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   hostNetworkSources: ["*"],
   hostPidSources: ["*"],
   hostIpcSources: ["*"],
+  seccompDefault: false,
+  allowedUnsafeSysctls: [],
+  nodeLabels: {},
+  runtimeHandlers: {},
 };

@@ -15,6 +15,8 @@ import type { ImageManager } from "../node/images.ts";
 import type { Logger } from "../log.ts";
 import type { KubeletMetrics, WorkingPods } from "../metrics.ts";
 import { computePodStatus, type ResizeStatus, type Waiting } from "./pod-status.ts";
+import { activeDeadlineRemainingMs, DEADLINE_EXCEEDED } from "./active-deadline.ts";
+import { sumRequests } from "./resource-fit.ts";
 import { createPodExecutor, type PodExecutorOptions } from "./pod-executor.ts";
 import { createPodObserver } from "./pod-observer.ts";
 import { createPodWorker, type PodGoal, type PodWorker } from "./pod-workers.ts";
@@ -114,7 +116,7 @@ interface PodRecord {
   /** Containers whose exit the runtime's events reported since the pod was last observed. */
   exited: Set<string>;
   /** Evicted (a changed manifest lifts it): the message, who awaits the stop. */
-  eviction?: { message: string; stopped: Array<() => void> };
+  eviction?: { message: string; stopped: Array<() => void>; reason?: string };
   /** Reached Succeeded or Failed. A finished pod never starts again (its dead containers may be garbage-collected,
    *  its status stays), as the Go kubelet's terminal phase; a changed manifest is a new pod. */
   finished: boolean;
@@ -234,14 +236,25 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   /** A syncing pod's pass: observe, plan and execute, then its status. */
   const syncStep = async (uid: string, record: PodRecord, signal: AbortSignal) => {
     const began = clock.now();
-    const observed = await observeNow(uid, record);
     const pod = record.pod!;
+    const deadline = activeDeadlineRemainingMs(pod, record.firstSeen, clock.now());
+    if (deadline !== undefined && deadline <= 0) {
+      // Past activeDeadlineSeconds: stopped and Failed like an evicted pod, with its own reason.
+      deps.events.record(pod, "Warning", DEADLINE_EXCEEDED.reason, DEADLINE_EXCEEDED.message);
+      record.eviction = { ...DEADLINE_EXCEEDED, stopped: [] };
+      version++;
+      record.worker.update();
+      return;
+    }
+    const observed = await observeNow(uid, record);
     const result = await executor.syncPod(pod, observed, record.livenessFailed, signal);
     for (const c of observed.containers) record.livenessFailed.delete(c.id);
     record.waiting = result.waiting;
     record.resize = result.resize;
     record.podIP = result.podIP;
-    if (result.retryAfterMs !== undefined) record.worker.retryAfter(result.retryAfterMs);
+    // The pod is looked at again when a back-off ends or its active deadline passes, whichever comes first.
+    const retryAfterMs = Math.min(result.retryAfterMs ?? Infinity, deadline ?? Infinity);
+    if (retryAfterMs !== Infinity) record.worker.retryAfter(Math.max(0, retryAfterMs));
     const fresh = result.resized && new Set(result.resized);
     updateStatus(
       record,
@@ -291,7 +304,12 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       now: clock.now(),
     });
     const status = record.eviction
-      ? { ...computed, phase: "Failed" as const, reason: "Evicted", message: record.eviction.message }
+      ? {
+          ...computed,
+          phase: "Failed" as const,
+          reason: record.eviction.reason ?? "Evicted",
+          message: record.eviction.message,
+        }
       : computed;
     if (JSON.stringify(record.status) !== JSON.stringify(status)) version++;
     record.status = status;
@@ -319,8 +337,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   const admit = (record: PodRecord) => {
     const policy = options.admission;
     if (!policy || !record.pod) return;
-    const admitted = [...records.values()].filter((r) => r !== record && r.wanted && !r.rejected).length;
-    const rejection = admitPod(record.pod, admitted, policy);
+    const admitted = [...records.values()].filter((r) => r !== record && r.wanted && !r.rejected);
+    const rejection = admitPod(record.pod, admitted.length, policy, sumRequests(admitted.map((r) => r.pod!)));
     const before = record.rejected;
     record.rejected = rejection;
     if (!rejection) {
