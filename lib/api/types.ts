@@ -134,3 +134,8 @@ export type PodPhase = "Pending" | "Running" | "Succeeded" | "Failed" | "Unknown
 export function podKey(pod: { metadata: { name: string; namespace: string } }): string {
   return `${pod.metadata.namespace}/${pod.metadata.name}`;
 }
+
+/** A sidecar (KEP-753): an init container with `restartPolicy: Always`, kept running beside the app containers. */
+export function isSidecar(container: V1Container): boolean {
+  return container.restartPolicy === "Always";
+}

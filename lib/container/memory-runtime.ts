@@ -15,6 +15,7 @@ import {
   type LifecycleEventType,
   type ImageFsInfo,
   type ImageStatus,
+  type LinuxResources,
   type LogOptions,
   type MachineInfo,
   type PodSandboxDetails,
@@ -284,8 +285,19 @@ export class MemoryRuntime implements Runtime {
     if (!this.images.has(image)) throw runtimeError("NotFound", `No such image: ${image}`);
     const name = dockerName(sandboxConfig, config.metadata.name, config.metadata.attempt);
     const id = this.add({ name, image, labels: { ...config.labels } }, { config, sandboxId });
+    const r = config.linux?.resources;
+    this.containers.get(id)!.resources = {
+      cpu_period: r?.cpu_period ?? 0,
+      cpu_quota: r?.cpu_quota ?? 0,
+      cpu_shares: r?.cpu_shares ?? 0,
+      memory_limit_in_bytes: r?.memory_limit_in_bytes ?? 0,
+    };
     this.#emit("ContainerChanged", this.containers.get(id)!);
     return id;
+  }
+  async updateContainerResources(id: string, resources: LinuxResources): Promise<void> {
+    this.called("updateContainerResources", [id, resources]);
+    this.container(id).resources = { ...resources };
   }
   async startContainer(id: string): Promise<void> {
     this.called("startContainer", [id]);

@@ -138,6 +138,7 @@ export interface ApiPod {
 export interface ApiContainerStatus {
   name: string;
   ready: boolean;
+  started?: boolean;
   restartCount: number;
   containerID?: string;
   state?: {
