@@ -124,7 +124,7 @@ export async function assemble(
     hostname: node.name,
     hostIP: node.ip,
     networkMode: config.podNetworkMode,
-    pauseImage: config.networkContainerImage,
+    ...(config.containerRuntime === "docker" ? { pauseImage: config.networkContainerImage } : {}),
     podLogsDir: config.podLogsDir,
     allowPrivileged: config.allowPrivileged,
   };

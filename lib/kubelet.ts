@@ -275,13 +275,10 @@ export async function runOnce(
     },
     { timeoutMs: config.runonceTimeout, signal, progress },
   );
-  const version = await runtime.version().catch(() => undefined);
-  const { runtimeDescription: description } = assembly;
+  const { runtimeVersion: version } = report;
   out.write(
-    formatRunOnceReport(
-      report,
-      version ? `${version.runtimeName} ${version.runtimeVersion} (${description})` : description,
-    ) + "\n",
+    formatRunOnceReport(report, `${version.runtimeName} ${version.runtimeVersion} (${assembly.runtimeDescription})`) +
+      "\n",
   );
   return report.ok && rejected.length === 0;
 }
@@ -333,7 +330,7 @@ export async function planOnce(
       });
   }
   const images = new Set([
-    podOptions.pauseImage,
+    ...(podOptions.pauseImage ? [podOptions.pauseImage] : []),
     ...admitted.flatMap((p) => [...(p.spec.initContainers ?? []), ...p.spec.containers].map((c) => c.image ?? "")),
   ]);
   const present = new Set<string>();

@@ -30,8 +30,11 @@ export interface PodExecutorOptions {
   hostname: string;
   hostIP: string;
   networkMode: string;
-  /** Pulled before a sandbox is run (the runtime's pause image: the Docker shim's, or the CRI runtime's). */
-  pauseImage: string;
+  /**
+   * The Docker shim's pause image, pulled before a sandbox is run. Absent on a CRI runtime: it pulls its own sandbox
+   * image (containerd's sandbox_image), which --network_container_image does not name, as the Go kubelet leaves it.
+   */
+  pauseImage?: string;
   /** --pod_logs_dir, where a CRI runtime writes container logs; see PodContext. */
   podLogsDir?: string;
   allowPrivileged: boolean;
@@ -371,7 +374,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     done: Done,
     signal: AbortSignal,
   ): Promise<PodSandboxDetails | undefined> => {
-    if (!(await pulled(options.pauseImage, "IfNotPresent", pod, signal))) return undefined;
+    if (options.pauseImage && !(await pulled(options.pauseImage, "IfNotPresent", pod, signal))) return undefined;
     const id = await runtime.runPodSandbox(podSandboxConfig(pod, host, attempt));
     done.created++;
     deps.metrics?.containerStarted("podsandbox", false);
