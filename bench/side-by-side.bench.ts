@@ -156,9 +156,7 @@ const s = (key: string) => median(samples[key]) / 1000;
 const sec = (v: number) => (Number.isNaN(v) ? "—" : `${v.toFixed(2)} s`);
 const ratio = (a: number, b: number) => (Number.isNaN(a / b) ? "" : ` (${(a / b).toFixed(2)}× podman)`);
 
-console.log(
-  `${machine()}; load average at the end ${load()} (at the start ${loadAtStart}); medians of ${rounds} rounds`,
-);
+console.log(`${machine()} at the end, ${loadAtStart} at the start; medians of ${rounds} rounds`);
 console.log("| work | kubelet on containerd | kubelet on Docker | podman kube play |");
 console.log("| --- | --- | --- | --- |");
 for (const n of ["1", "20"])
