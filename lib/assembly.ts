@@ -11,7 +11,6 @@ import { systemClock } from "./clock.ts";
 import type { ResolvedConfig } from "./config/config.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { etcdSettings } from "./config/etcd-config.ts";
-import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 import { instrumentRuntime } from "./container/instrumented.ts";
 import { scopeRuntimeToNode } from "./container/node-scoped.ts";
 import { LABEL, type Runtime } from "./container/runtime.ts";
@@ -209,6 +208,8 @@ export async function assemble(
 /** The runtime --container_runtime names: the built-in Docker shim, or a CRI runtime over gRPC. */
 export async function openRuntime(config: KubeletConfig, log: Logger): Promise<OpenedRuntime> {
   if (config.containerRuntime === "docker") {
+    // Loaded only when used, as the CRI client below: dockerode costs the CRI mode nothing.
+    const { createDockerRuntime, resolveDockerEndpoint } = await import("./container/docker.ts");
     const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
     return {
       runtime: createDockerRuntime({

@@ -17,6 +17,7 @@ const loadedAfter = (steps: string[]) => {
         grpc: keys.filter((k) => k.includes("/@grpc/grpc-js/")).length,
         protobuf: keys.filter((k) => k.includes("/node_modules/protobufjs/")).length,
         protoLoader: keys.filter((k) => k.includes("/@grpc/proto-loader/")).length,
+        dockerode: keys.filter((k) => k.includes("/node_modules/dockerode/")).length,
       };
     };
     const { main } = await import(${JSON.stringify(`${root}/lib/cli/cli.ts`)});
@@ -31,22 +32,35 @@ const loadedAfter = (steps: string[]) => {
     grpc: number;
     protobuf: number;
     protoLoader: number;
+    dockerode: number;
   }>;
 };
 
-test("kubelet --version, validate and Docker mode load no gRPC at all; the CRI client loads grpc-js and protobufjs but not proto-loader", () => {
-  const [version, validate, dockerMode, cri] = loadedAfter([
+test("kubelet --version, validate and the composition root load no gRPC nor dockerode; the CRI client loads grpc-js and protobufjs but not proto-loader", () => {
+  const [version, validate, composition, cri] = loadedAfter([
     `if ((await main(["--version"], io)) !== 0) throw new Error("--version failed")`,
     `if ((await main(["validate", "testdata/pods"], io)) !== 0) throw new Error("validate testdata/pods failed")`,
-    // What `kubelet run` loads in Docker mode: the composition root and everything it imports statically.
+    // What `kubelet run` loads before it opens a runtime: the composition root and everything it imports statically.
     `await import("./lib/kubelet.ts")`,
     `await import("./lib/container/cri-client.ts")`,
   ]);
-  const none = { grpc: 0, protobuf: 0, protoLoader: 0 };
+  const none = { grpc: 0, protobuf: 0, protoLoader: 0, dockerode: 0 };
   expect(version).toEqual(none);
   expect(validate).toEqual(none);
-  expect(dockerMode).toEqual(none);
+  expect(composition).toEqual(none);
   expect(cri!.grpc).toBeGreaterThan(0);
   expect(cri!.protobuf).toBeGreaterThan(0);
   expect(cri!.protoLoader).toBe(0);
+  expect(cri!.dockerode).toBe(0);
+});
+
+test("opening the CRI runtime loads no dockerode; opening Docker loads it and no gRPC", () => {
+  const open = (runtime: string) =>
+    `await (await import("./lib/assembly.ts")).openRuntime({ ...(await import("./lib/config/config-types.ts")).DEFAULT_CONFIG, containerRuntime: "${runtime}", containerRuntimeEndpoint: "unix:///nonexistent.sock", dockerEndpoint: "unix:///nonexistent.sock" }, (await import("./lib/log.ts")).silentLogger)`;
+  const [cri] = loadedAfter([open("remote")]);
+  const [docker] = loadedAfter([open("docker")]);
+  expect(cri!.dockerode).toBe(0);
+  expect(cri!.grpc).toBeGreaterThan(0);
+  expect(docker!.dockerode).toBeGreaterThan(0);
+  expect(docker!.grpc).toBe(0);
 });
