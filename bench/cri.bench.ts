@@ -11,9 +11,8 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { createCriClient } from "../lib/container/cri-client.ts";
-import type { PodSandboxConfig } from "../lib/container/cri-types.ts";
 import { KUBELET_BINARY, testServices } from "../lib/testing/services.ts";
-import { podmanCommand, podmanPlay } from "./support.ts";
+import { podmanCommand, podmanPlay, rawCriPod } from "./support.ts";
 import { freePort, removeDir, tempDir } from "../test/e2e/harness.ts";
 
 const services = testServices();
@@ -109,31 +108,6 @@ async function kubeletPods(k: Kubelet, prefix: string, count: number): Promise<n
   return elapsed;
 }
 
-/** The floor: the three CRI calls of one pod from a client held in this process. */
-async function rawCriPod(name: string): Promise<{ ms: number; sandbox: string }> {
-  const config: PodSandboxConfig = {
-    metadata: { name, namespace: "default", uid: `${name}-uid`, attempt: 0 },
-    hostname: name,
-    log_directory: join(root, "raw", name),
-    labels: { bench: "raw" },
-    linux: { security_context: { namespace_options: { network: "POD", pid: "CONTAINER", ipc: "POD" } } },
-  };
-  const started = performance.now();
-  const sandbox = await cri.runPodSandbox(config);
-  const id = await cri.createContainer(
-    sandbox,
-    {
-      metadata: { name: "app", attempt: 0 },
-      image: { image: services!.busybox },
-      command: ["sleep", "3600"],
-      log_path: "app/0.log",
-    },
-    config,
-  );
-  await cri.startContainer(id);
-  return { ms: performance.now() - started, sandbox };
-}
-
 // --- (1) one pod: kubelet on containerd vs raw CRI, interleaved
 const remote = await startKubelet("remote");
 await kubeletPods(remote, "warm", 1);
@@ -141,7 +115,7 @@ const viaKubelet: number[] = [];
 const viaRaw: number[] = [];
 for (let t = 0; t < trials; t++) {
   viaKubelet.push(await kubeletPods(remote, `one${t}x`, 1));
-  const raw = await rawCriPod(`raw${t}`);
+  const raw = await rawCriPod(cri, services, join(root, "raw"), `raw${t}`);
   viaRaw.push(raw.ms);
   await cri.stopPodSandbox(raw.sandbox);
   await cri.removePodSandbox(raw.sandbox);

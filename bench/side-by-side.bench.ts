@@ -11,11 +11,10 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadavg } from "node:os";
 import { createCriClient } from "../lib/container/cri-client.ts";
-import type { PodSandboxConfig } from "../lib/container/cri-types.ts";
 import { KUBELET_BINARY, testServices } from "../lib/testing/services.ts";
 import { commonFlags } from "../test/e2e/harness-runtimes.ts";
 import { removeDir, tempDir } from "../test/e2e/harness.ts";
-import { engineApi, machine, podmanCommand, podmanPlay, sleepingPod } from "./support.ts";
+import { engineApi, machine, podmanCommand, podmanPlay, rawCriPod, sleepingPod } from "./support.ts";
 
 const services = testServices();
 if (!services?.containerd) throw new Error("services are not running: bash scripts/services.sh up");
@@ -75,31 +74,11 @@ async function clean(runtime: Runtime, prefix: string): Promise<void> {
 }
 
 /** The floor on the CRI: the three calls of one pod from a client already connected in this process. */
-async function rawCriPod(name: string): Promise<number> {
-  const config: PodSandboxConfig = {
-    metadata: { name, namespace: "default", uid: `${name}-uid`, attempt: 0 },
-    hostname: name,
-    log_directory: join(root, "raw", name),
-    labels: { bench: "raw" },
-    linux: { security_context: { namespace_options: { network: "POD", pid: "CONTAINER", ipc: "POD" } } },
-  };
-  const started = performance.now();
-  const sandbox = await cri.runPodSandbox(config);
-  const id = await cri.createContainer(
-    sandbox,
-    {
-      metadata: { name: "app", attempt: 0 },
-      image: { image: services!.busybox },
-      command: ["sleep", "3600"],
-      log_path: "app/0.log",
-    },
-    config,
-  );
-  await cri.startContainer(id);
-  const elapsed = performance.now() - started;
-  await cri.stopPodSandbox(sandbox);
-  await cri.removePodSandbox(sandbox);
-  return elapsed;
+async function rawPod(name: string): Promise<number> {
+  const raw = await rawCriPod(cri, services!, join(root, "raw"), name);
+  await cri.stopPodSandbox(raw.sandbox);
+  await cri.removePodSandbox(raw.sandbox);
+  return raw.ms;
 }
 
 const one = manifests("sbs-one", 1);
@@ -115,7 +94,7 @@ for (const runtime of ["containerd", "docker"] as const) {
   await clean(runtime, "sbs-one");
 }
 if (podman) podmanPlay(podman, one.podmanFile);
-await rawCriPod("sbs-raw-warm");
+await rawPod("sbs-raw-warm");
 
 for (let round = 0; round < rounds; round++) {
   // Each round in a rotated order, so no subject always follows the same one.
@@ -133,7 +112,7 @@ for (let round = 0; round < rounds; round++) {
         await clean(runtime, "sbs-one");
       }
     },
-    async () => add("raw 1", await rawCriPod(`sbs-raw-${round}`)),
+    async () => add("raw 1", await rawPod(`sbs-raw-${round}`)),
     async () => {
       if (podman) add("podman 1", podmanPlay(podman, one.podmanFile));
     },

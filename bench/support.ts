@@ -6,6 +6,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { createCriClient } from "../lib/container/cri-client.ts";
+import type { CriClient, PodSandboxConfig } from "../lib/container/cri-types.ts";
 import { KUBELET_BINARY, type TestServices } from "../lib/testing/services.ts";
 import { freePort, tempDir, testCgroupRoot } from "../test/e2e/harness.ts";
 
@@ -271,4 +272,38 @@ export function podmanPlay(command: string[], file: string): number {
   if (play.status !== 0) throw new Error(`podman kube play failed: ${play.stderr}`);
   spawnSync(command[0]!, [...command.slice(1), "kube", "down", file], { stdio: "ignore" });
   return elapsed;
+}
+
+/**
+ * The floor a kubelet on the CRI is held to: the three calls of one pod (RunPodSandbox, CreateContainer,
+ * StartContainer of a sleeping busybox) from a client already connected in this process. Returns the ms they took
+ * and the sandbox, which the caller removes.
+ */
+export async function rawCriPod(
+  cri: CriClient,
+  services: TestServices,
+  logDir: string,
+  name: string,
+): Promise<{ ms: number; sandbox: string }> {
+  const config: PodSandboxConfig = {
+    metadata: { name, namespace: "default", uid: `${name}-uid`, attempt: 0 },
+    hostname: name,
+    log_directory: join(logDir, name),
+    labels: { bench: "raw" },
+    linux: { security_context: { namespace_options: { network: "POD", pid: "CONTAINER", ipc: "POD" } } },
+  };
+  const started = performance.now();
+  const sandbox = await cri.runPodSandbox(config);
+  const id = await cri.createContainer(
+    sandbox,
+    {
+      metadata: { name: "app", attempt: 0 },
+      image: { image: services.busybox },
+      command: ["sleep", "3600"],
+      log_path: "app/0.log",
+    },
+    config,
+  );
+  await cri.startContainer(id);
+  return { ms: performance.now() - started, sandbox };
 }
