@@ -7,7 +7,7 @@
 //   process's own start-up (the no-pod runonce on containerd) as the floor.
 // Usage: bash scripts/services.sh up && bun build.ts && bun bench/side-by-side.bench.ts [--rounds 5]
 // (podman: apt-get install podman; without it its column is left empty)
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadavg } from "node:os";
 import { createCriClient } from "../lib/container/cri-client.ts";
@@ -51,16 +51,33 @@ const runtimeFlags = {
 };
 type Runtime = keyof typeof runtimeFlags;
 
-/** One cold `kubelet runonce`: wall time until it exited (0: every pod running) and its peak RSS. */
-function runonce(runtime: Runtime, dir: string): { ms: number; rssMb: number } {
+/**
+ * One cold `kubelet runonce` under GNU time (Debian's `time`; Bun's resourceUsage reports the largest child so far):
+ * wall time until it exited (0: every pod running), its CPU time and peak RSS.
+ */
+function runonce(runtime: Runtime, dir: string): { ms: number; cpuS: number; rssMb: number } {
+  const usage = join(root, "usage");
   const started = performance.now();
   const run = Bun.spawnSync(
-    [KUBELET_BINARY, "runonce", "-c", dir, ...runtimeFlags[runtime], ...commonFlags(join(root, runtime))],
+    [
+      "/usr/bin/time",
+      "-f",
+      "%U %S %M",
+      "-o",
+      usage,
+      KUBELET_BINARY,
+      "runonce",
+      "-c",
+      dir,
+      ...runtimeFlags[runtime],
+      ...commonFlags(join(root, runtime)),
+    ],
     { stdout: "pipe", stderr: "pipe" },
   );
   const ms = performance.now() - started;
   if (run.exitCode !== 0) throw new Error(`kubelet runonce on ${runtime} exited ${run.exitCode}: ${run.stdout}`);
-  return { ms, rssMb: (run.resourceUsage?.maxRSS ?? 0) / 1e6 };
+  const [user, system, kb] = readFileSync(usage, "utf8").trim().split("\n").pop()!.split(" ").map(Number);
+  return { ms, cpuS: user! + system!, rssMb: kb! / 1024 };
 }
 
 /** Removes the pods named `<prefix>-…` that a runonce left running (not timed). */
@@ -103,12 +120,15 @@ for (let round = 0; round < rounds; round++) {
       for (const runtime of ["containerd", "docker"] as const) {
         const r = runonce(runtime, empty.dir);
         add(`${runtime} empty`, r.ms);
+        add(`${runtime} empty cpu`, r.cpuS * 1000);
         (rss[runtime] ??= []).push(r.rssMb);
       }
     },
     async () => {
       for (const runtime of ["containerd", "docker"] as const) {
-        add(`${runtime} 1`, runonce(runtime, one.dir).ms);
+        const r = runonce(runtime, one.dir);
+        add(`${runtime} 1`, r.ms);
+        add(`${runtime} 1 cpu`, r.cpuS * 1000);
         await clean(runtime, "sbs-one");
       }
     },
@@ -118,7 +138,9 @@ for (let round = 0; round < rounds; round++) {
     },
     async () => {
       for (const runtime of ["containerd", "docker"] as const) {
-        add(`${runtime} 20`, runonce(runtime, twenty.dir).ms);
+        const r = runonce(runtime, twenty.dir);
+        add(`${runtime} 20`, r.ms);
+        add(`${runtime} 20 cpu`, r.cpuS * 1000);
         await clean(runtime, "sbs-twenty");
       }
       if (podman) add("podman 20", podmanPlay(podman, twenty.podmanFile));
@@ -134,16 +156,19 @@ const median = (values: number[] | undefined) =>
 const s = (key: string) => median(samples[key]) / 1000;
 const sec = (v: number) => (Number.isNaN(v) ? "—" : `${v.toFixed(2)} s`);
 const ratio = (a: number, b: number) => (Number.isNaN(a / b) ? "" : ` (${(a / b).toFixed(2)}× podman)`);
+/** A kubelet cell: wall time, its ratio to podman, and the process's own CPU time (the figure load disturbs least). */
+const kubelet = (key: string, podmanKey?: string) =>
+  `${sec(s(key))}${podmanKey ? ratio(s(key), s(podmanKey)) : ""}, CPU ${sec(s(`${key} cpu`))}`;
 
 console.log(`${machine()} at the end, ${loadAtStart} at the start; medians of ${rounds} rounds`);
 console.log("| work | kubelet on containerd | kubelet on Docker | podman kube play |");
 console.log("| --- | --- | --- | --- |");
 for (const n of ["1", "20"])
   console.log(
-    `| ${n} pod${n === "1" ? "" : "s"}, cold process → running | ${sec(s(`containerd ${n}`))}${ratio(s(`containerd ${n}`), s(`podman ${n}`))} | ${sec(s(`docker ${n}`))}${ratio(s(`docker ${n}`), s(`podman ${n}`))} | ${sec(s(`podman ${n}`))} |`,
+    `| ${n} pod${n === "1" ? "" : "s"}, cold process → running | ${kubelet(`containerd ${n}`, `podman ${n}`)} | ${kubelet(`docker ${n}`, `podman ${n}`)} | ${sec(s(`podman ${n}`))} |`,
   );
 console.log(
-  `| runonce with no pods (start-up alone) | ${sec(s("containerd empty"))}, ${median(rss.containerd).toFixed(0)} MB peak | ${sec(s("docker empty"))}, ${median(rss.docker).toFixed(0)} MB peak | — |`,
+  `| runonce with no pods (start-up alone) | ${kubelet("containerd empty")}, ${median(rss.containerd).toFixed(0)} MB peak | ${kubelet("docker empty")}, ${median(rss.docker).toFixed(0)} MB peak | — |`,
 );
 const floor = s("raw 1") + s("containerd empty");
 console.log(
