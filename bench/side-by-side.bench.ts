@@ -115,34 +115,25 @@ await rawPod("sbs-raw-warm");
 
 for (let round = 0; round < rounds; round++) {
   // Each round in a rotated order, so no subject always follows the same one.
+  /** Cold runonce of the pods named `<prefix>-…` on both runtimes, recorded under `<runtime> <key>`, then removed. */
+  const kubelets = async (key: string, set: { dir: string }, prefix: string) => {
+    for (const runtime of ["containerd", "docker"] as const) {
+      const r = runonce(runtime, set.dir);
+      add(`${runtime} ${key}`, r.ms);
+      add(`${runtime} ${key} cpu`, r.cpuS * 1000);
+      if (key === "empty") (rss[runtime] ??= []).push(r.rssMb);
+      else await clean(runtime, prefix);
+    }
+  };
   const steps: Array<() => Promise<void>> = [
-    async () => {
-      for (const runtime of ["containerd", "docker"] as const) {
-        const r = runonce(runtime, empty.dir);
-        add(`${runtime} empty`, r.ms);
-        add(`${runtime} empty cpu`, r.cpuS * 1000);
-        (rss[runtime] ??= []).push(r.rssMb);
-      }
-    },
-    async () => {
-      for (const runtime of ["containerd", "docker"] as const) {
-        const r = runonce(runtime, one.dir);
-        add(`${runtime} 1`, r.ms);
-        add(`${runtime} 1 cpu`, r.cpuS * 1000);
-        await clean(runtime, "sbs-one");
-      }
-    },
+    () => kubelets("empty", empty, "sbs-empty"),
+    () => kubelets("1", one, "sbs-one"),
     async () => add("raw 1", await rawPod(`sbs-raw-${round}`)),
     async () => {
       if (podman) add("podman 1", podmanPlay(podman, one.podmanFile));
     },
     async () => {
-      for (const runtime of ["containerd", "docker"] as const) {
-        const r = runonce(runtime, twenty.dir);
-        add(`${runtime} 20`, r.ms);
-        add(`${runtime} 20 cpu`, r.cpuS * 1000);
-        await clean(runtime, "sbs-twenty");
-      }
+      await kubelets("20", twenty, "sbs-twenty");
       if (podman) add("podman 20", podmanPlay(podman, twenty.podmanFile));
     },
   ];
