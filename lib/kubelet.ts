@@ -3,13 +3,13 @@
 // three see the same sources, store, runtime and admission settings.
 import { access, constants, mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { checkServerSecurity, loadAuthenticator, securityNotice } from "./server/auth.ts";
+import { accessNotice, checkServerSecurity, loadAuthenticator, securityNotice } from "./server/auth.ts";
 import type { ResolvedConfig } from "./config/config.ts";
 import { acquireLock, lockHolder } from "./node/lock-file.ts";
 import { createCgroupManager } from "./node/cgroups.ts";
 import { systemClock, untilAborted } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
-import { runtimeCheck } from "./node/node-status.ts";
+import { RUNTIME_CHECK, runtimeCheck } from "./node/node-status.ts";
 import { createHealthzServer, createInfoServer, type HealthReport } from "./server/info-server.ts";
 import type { Logger } from "./log.ts";
 import { heapObjectCounts } from "./platform/heap.ts";
@@ -27,7 +27,7 @@ import { selfSignedServingFiles } from "./server/self-signed.ts";
 import { createVolumeManager } from "./node/volumes.ts";
 import { noConfigs } from "./api/config-objects.ts";
 import { resetNode, type ResetStep } from "./node/node-reset.ts";
-import { scopeRuntimeToNode } from "./container/node-scoped.ts";
+import { decorateRuntime } from "./container/decorated.ts";
 import { createRuntimeOutage } from "./node/runtime-outage.ts";
 import { bound, checkListeners, configuredListeners } from "./server/listeners.ts";
 import { createRunOnceProgress } from "./sync/runonce-progress.ts";
@@ -52,6 +52,8 @@ export async function runKubelet(config: KubeletConfig, options: RunOptions): Pr
   if (insecure) throw new KubeletError("InsecureServer", insecure);
   const notice = securityNotice(config);
   if (notice) log.warn(notice);
+  const access = accessNotice(config);
+  if (access) log.info(access);
   await prepareRootDir(config.rootDir);
   const lockPath = config.lockFile || join(config.rootDir, "kubelet.lock");
   const lock = await acquireLock({ path: lockPath, exitOnContention: config.exitOnLockContention });
@@ -98,8 +100,8 @@ async function runLocked(
     config,
     { command: "run", log, resolved },
     {
-      openRuntime: async (settings, runtimeLog) => {
-        const opened = await openRuntime(settings, runtimeLog);
+      openRuntime: async (settings, runtimeLog, metrics) => {
+        const opened = await openRuntime(settings, runtimeLog, metrics);
         return { ...opened, runtime: outage.watch(opened.runtime) };
       },
     },
@@ -125,10 +127,11 @@ async function runLocked(
   if (!placement) return void log.info("stopped while starting: nothing was started");
   const managers = assembly.nodeManagers(placement);
   const syncLoop = assembly.syncLoop(placement, managers);
+  metrics.countPods({ desired: () => syncLoop.pods(), active: () => syncLoop.activePods() });
 
   const health = async (): Promise<HealthReport> => {
     const checks = [
-      await runtime.status().then(runtimeCheck, (e: Error) => ({ name: "docker", ok: false, message: e.message })),
+      await runtime.status().then(runtimeCheck, (e: Error) => ({ name: RUNTIME_CHECK, ok: false, message: e.message })),
       syncCheck(syncLoop.lastSyncAt(), config.syncFrequency),
       {
         name: "sources",
@@ -169,6 +172,7 @@ async function runLocked(
         push: store,
         health,
         summary: managers.summary,
+        sample: managers.sample,
         metrics,
         events,
         allowPrivileged: config.allowPrivileged,
@@ -329,8 +333,10 @@ export async function planOnce(
         actions: [{ action: "wait", reason: `${rejection.reason}: Pod was rejected: ${rejection.message}` }],
       });
   }
+  // The sandbox image is the runtime's own (containerd's sandbox_image; the Docker shim's --network_container_image).
+  const { sandboxImage } = await runtime.status();
   const images = new Set([
-    ...(podOptions.pauseImage ? [podOptions.pauseImage] : []),
+    ...(sandboxImage ? [sandboxImage] : []),
     ...admitted.flatMap((p) => [...(p.spec.initContainers ?? []), ...p.spec.containers].map((c) => c.image ?? "")),
   ]);
   const present = new Set<string>();
@@ -340,7 +346,7 @@ export async function planOnce(
     pods: admitted,
     observed,
     networkMode: podOptions.networkMode,
-    pauseImage: podOptions.pauseImage,
+    ...(sandboxImage ? { sandboxImage } : {}),
     imagePresent: (image) => present.has(image),
     configs: store.configs,
     now: Date.now(),
@@ -425,7 +431,7 @@ export async function resetOnce(
     const steps = await resetNode(
       { rootDir, podLogsDir, lockFile, dryRun: options.dryRun, onStep: options.onStep },
       {
-        runtime: scopeRuntimeToNode(runtime, nodeIdentity(config).name),
+        runtime: decorateRuntime(runtime, { nodeName: nodeIdentity(config).name }),
         volumes: createVolumeManager({ rootDir, configs: noConfigs, log: log.child("volumes") }),
         // Pod cgroups under either driver's names: the driver they were made with need not be today's.
         cgroups: (["cgroupfs", "systemd"] as const).map((driver) =>

@@ -36,11 +36,7 @@ export const RUNTIME_OPERATIONS = {
 } as const satisfies Partial<Record<keyof Runtime, string>>;
 
 /** Wraps the non-streaming methods of a runtime with timing and error counting. */
-export function instrumentRuntime(
-  runtime: Runtime,
-  metrics: KubeletMetrics,
-  runtimeType?: "docker" | "remote",
-): Runtime {
+export function instrumentRuntime(runtime: Runtime, metrics: KubeletMetrics): Runtime {
   const measured =
     <A extends unknown[], R>(operation: string, fn: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
@@ -51,7 +47,7 @@ export function instrumentRuntime(
         failed = false;
         return result;
       } finally {
-        metrics.runtimeOperation(operation, (performance.now() - started) / 1000, failed, runtimeType);
+        metrics.runtimeOperation(operation, (performance.now() - started) / 1000, failed);
       }
     };
   return {
@@ -72,6 +68,7 @@ export function instrumentRuntime(
     imageStatus: measured(RUNTIME_OPERATIONS.imageStatus, runtime.imageStatus),
     imageFsInfo: measured(RUNTIME_OPERATIONS.imageFsInfo, runtime.imageFsInfo),
     pullImage: measured(RUNTIME_OPERATIONS.pullImage, runtime.pullImage),
+    reportsPullProgress: runtime.reportsPullProgress,
     listImages: measured(RUNTIME_OPERATIONS.listImages, runtime.listImages),
     removeImage: measured(RUNTIME_OPERATIONS.removeImage, runtime.removeImage),
     exec: measured(RUNTIME_OPERATIONS.exec, runtime.exec),

@@ -4,7 +4,7 @@ import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { silentLogger } from "../log.ts";
 import { createEventRecorder } from "./events.ts";
 import type { FsStats } from "./filesystem.ts";
-import { createImageGc } from "./image-gc.ts";
+import { createImageGc, fullReference } from "./image-gc.ts";
 import { createImageManager } from "./images.ts";
 
 const MB = 1_000_000;
@@ -112,6 +112,16 @@ describe("image garbage collection", () => {
     expect(runtime.images.has("young/a:1")).toBe(false);
   });
 
+  test("never removes the runtime's own sandbox image (its Status names it) nor --network_container_image", async () => {
+    runtime.podInfraImage = "docker.io/mirror/pause:3.10"; // the runtime's sandbox_image, listed by its short name
+    image("mirror/pause:3.10", 45);
+    image("old/a:1", 40);
+    runtime.imageSizes.set("registry.k8s.io/pause:3.9", 45 * MB);
+    const manager = gc(0);
+    await manager.garbageCollect();
+    expect([...runtime.images].sort()).toEqual(["mirror/pause:3.10", "registry.k8s.io/pause:3.9"]);
+  });
+
   test("a pull that would fill the image filesystem is refused with ErrImagePull and the reason", async () => {
     image("young/a:1", 89);
     const manager = gc(120_000);
@@ -128,4 +138,17 @@ describe("image garbage collection", () => {
     });
     expect(runtime.calls.filter((c) => c.method === "pullImage")).toEqual([]);
   });
+});
+
+test("image references compare in full, as Docker normalises names", () => {
+  for (const [ref, full] of [
+    ["busybox", "docker.io/library/busybox:latest"],
+    ["local/pause:latest", "docker.io/local/pause:latest"],
+    ["docker.io/local/cri-pause:latest", "docker.io/local/cri-pause:latest"],
+    ["registry.k8s.io/pause:3.9", "registry.k8s.io/pause:3.9"],
+    ["127.0.0.1:5000/app", "127.0.0.1:5000/app:latest"],
+    ["localhost/app:1", "localhost/app:1"],
+    ["app@sha256:abc", "docker.io/library/app@sha256:abc"],
+  ])
+    expect(fullReference(ref!)).toBe(full!);
 });

@@ -1,7 +1,8 @@
-// Image garbage collection (the Go kubelet's image GC manager): when the filesystem holding
-// Docker's data root is above --image_gc_high_threshold, remove unused images, least recently
-// used first, never the pause image nor one first seen less than --minimum_image_ttl_duration
-// ago, until usage is below --image_gc_low_threshold. Also the space check before a pull.
+// Image garbage collection (the Go kubelet's image GC manager): when the filesystem holding the
+// runtime's images is above --image_gc_high_threshold, remove unused images, least recently used
+// first, never the runtime's sandbox image (its Status says which: containerd's sandbox_image) nor
+// --network_container_image nor one first seen less than --minimum_image_ttl_duration ago, until
+// usage is below --image_gc_low_threshold. Also the space check before a pull.
 import type { Clock } from "../clock.ts";
 import type { ImageSummary, Runtime } from "../container/runtime.ts";
 import { KubeletError } from "../api/types.ts";
@@ -15,6 +16,7 @@ export interface ImageGcOptions {
   highThresholdPercent: number;
   lowThresholdPercent: number;
   minAgeMs: number;
+  /** --network_container_image: kept, as the runtime's own sandbox image is. */
   pauseImage: string;
   nodeName: string;
   clock: Clock;
@@ -36,6 +38,18 @@ export interface ImageGc {
   freeSpace(bytes: number): Promise<number>;
   /** Throws NoDiskSpace when the image filesystem stays above the high threshold even after a collection. */
   checkSpaceForPull(image: string): Promise<void>;
+}
+
+/**
+ * An image reference in full, as a CRI runtime lists tags: `busybox` and `docker.io/library/busybox:latest` are one
+ * image, `local/pause:latest` is `docker.io/local/pause:latest` (Docker's normalisation of names).
+ */
+export function fullReference(ref: string): string {
+  const [first, ...rest] = ref.split("/");
+  const hasRegistry = rest.length > 0 && (/[.:]/.test(first!) || first === "localhost");
+  const named = hasRegistry ? ref : `docker.io/${rest.length ? "" : "library/"}${ref}`;
+  const last = named.slice(named.lastIndexOf("/") + 1);
+  return named.includes("@") || last.includes(":") ? named : `${named}:latest`;
 }
 
 /** How often image use is recorded while the disk is fine (the Go kubelet's image GC period). */
@@ -75,9 +89,11 @@ export function createImageGc(options: ImageGcOptions, deps: ImageGcDeps): Image
 
   const freeSpace = async (bytes: number): Promise<number> => {
     const images = await detect();
+    const { sandboxImage } = await runtime.status();
+    const kept = new Set([options.pauseImage, ...(sandboxImage ? [sandboxImage] : [])].map(fullReference));
     const now = clock.now();
     const candidates = images
-      .filter((i) => !i.inUse && !i.tags.includes(options.pauseImage))
+      .filter((i) => !i.inUse && !i.tags.some((tag) => kept.has(fullReference(tag))))
       .map((i) => ({ image: i, record: records.get(i.id)! }))
       .filter(({ record }) => now - record.firstDetected >= options.minAgeMs)
       .sort((a, b) => a.record.lastUsed - b.record.lastUsed || a.record.firstDetected - b.record.firstDetected);

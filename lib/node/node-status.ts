@@ -73,9 +73,15 @@ export interface HealthCheck {
   why?: string;
 }
 
-/** Ready from the /healthz checks: the runtime answers and is ready ("docker"), the sync loop is not stuck ("syncloop"). */
+/** Name of the /healthz check of the container runtime, whichever it is. */
+export const RUNTIME_CHECK = "runtime";
+
+/** Ready from the /healthz checks: the runtime answers and is ready ("runtime"), the sync loop is not stuck ("syncloop"). */
 export function readinessFrom(checks: HealthCheck[]): Readiness {
-  const why: Record<string, string> = { docker: "container runtime is down", syncloop: "sync loop is not healthy" };
+  const why: Record<string, string> = {
+    [RUNTIME_CHECK]: "container runtime is down",
+    syncloop: "sync loop is not healthy",
+  };
   const failing = checks.filter((c) => !c.ok && why[c.name]);
   return {
     ready: failing.length === 0,
@@ -94,11 +100,11 @@ export function runtimeCheck(status: RuntimeStatus): HealthCheck {
     ["NetworkReady", "container runtime network not ready"],
   ] as const) {
     const c = status.conditions.find((c) => c.type === type);
-    if (!c) return { name: "docker", ok: false, why, message: `${type} condition is missing` };
+    if (!c) return { name: RUNTIME_CHECK, ok: false, why, message: `${type} condition is missing` };
     if (!c.status)
-      return { name: "docker", ok: false, why, message: `${type}=false reason:${c.reason} message:${c.message}` };
+      return { name: RUNTIME_CHECK, ok: false, why, message: `${type}=false reason:${c.reason} message:${c.message}` };
   }
-  return { name: "docker", ok: true, message: "ok" };
+  return { name: RUNTIME_CHECK, ok: true, message: "ok" };
 }
 
 export interface NodeInput {
@@ -110,6 +116,8 @@ export interface NodeInput {
   host: HostFacts;
   /** --max_pods */
   maxPods: number;
+  /** --node_labels */
+  labels?: Record<string, string>;
   /** Capacity less kubeReserved, systemReserved and the hard eviction threshold (node/cgroups.ts). */
   allocatable: { milliCpu: number; memoryBytes: number };
   /** undefined when the runtime did not answer. */
@@ -162,6 +170,7 @@ export function buildNode(input: NodeInput): V1Node {
     metadata: {
       name: input.name,
       labels: {
+        ...input.labels,
         "kubernetes.io/hostname": input.name,
         "kubernetes.io/os": "linux",
         "kubernetes.io/arch": host.architecture,
@@ -237,7 +246,8 @@ export function readHostFacts(rootDir: string): HostFacts {
   };
 }
 
-function goArch(arch: string): string {
+/** Node.js process.arch → the GOARCH the kubernetes.io/arch label carries. */
+export function goArch(arch: string): string {
   return (
     ({ x64: "amd64", ia32: "386", arm: "arm", arm64: "arm64", ppc64: "ppc64le", s390x: "s390x" } as const)[
       arch as "x64"

@@ -7,6 +7,7 @@ import { KubeletError } from "../api/types.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
 import type { Runtime } from "../container/runtime.ts";
 import type { Logger } from "../log.ts";
+import type { KubeletMetrics } from "../metrics.ts";
 import { cgroupPath, cgroupVersion, createCgroupManager, nodeAllocatable } from "./cgroups.ts";
 import { chooseCgroupDriver, hostDefaultDriver, planQosCgroups } from "./cgroup-driver.ts";
 import { createDnsConfigurer } from "./dns.ts";
@@ -26,8 +27,16 @@ export async function setUpPodPlacement(
     events,
     log,
     runtime,
+    metrics,
     explicit,
-  }: { events: EventRecorder; log: Logger; runtime: Runtime; explicit: (key: keyof KubeletConfig) => boolean },
+  }: {
+    events: EventRecorder;
+    log: Logger;
+    runtime: Runtime;
+    /** kubelet_cgroup_manager_duration_seconds. */
+    metrics?: Pick<KubeletMetrics, "cgroupManager">;
+    explicit: (key: keyof KubeletConfig) => boolean;
+  },
 ) {
   const dns = createDnsConfigurer(
     {
@@ -49,7 +58,7 @@ export async function setUpPodPlacement(
     cfsPeriodUs: config.cpuCfsQuotaPeriod * 1000,
   };
   const version = cgroupVersion();
-  // The driver must be Docker's: pods placed under cgroupfs paths on a systemd Docker fail every create.
+  // The driver must be the runtime's: pods placed under cgroupfs paths on a systemd runtime fail every create.
   const reported = await runtime.machineInfo().then(
     (info) => info.cgroupDriver,
     () => undefined,
@@ -71,6 +80,7 @@ export async function setUpPodPlacement(
     cfsPeriodUs: config.cpuCfsQuotaPeriod * 1000,
     pidsLimit: config.podPidsLimit,
     log: log.child("cgroups"),
+    ...(metrics ? { metrics } : {}),
   });
   const capacity = { milliCpu: cpus().length * 1000, memoryBytes: totalmem() };
   const allocatable = plan.enforcePods
@@ -86,7 +96,7 @@ export async function setUpPodPlacement(
   } catch (error) {
     throw new KubeletError(
       "CgroupSetupFailed",
-      `cannot set up the QoS cgroups under ${kubepods}: ${(error as Error).message}; run as root, or give --cgroups_per_qos=false --enforce_node_allocatable=none to leave pods in Docker's default cgroup`,
+      `cannot set up the QoS cgroups under ${kubepods}: ${(error as Error).message}; run as root, or give --cgroups_per_qos=false --enforce_node_allocatable=none to leave pods in the container runtime's default cgroup`,
       { cause: error },
     );
   }

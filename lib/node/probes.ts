@@ -2,7 +2,7 @@
 // curl needed in the image), HTTP, TCP and gRPC (grpc-probe.ts) from the kubelet process. One worker per probe.
 import { connect } from "node:net";
 import { systemClock, type Clock, type Timer } from "../clock.ts";
-import type { Runtime } from "../container/runtime.ts";
+import { isRuntimeError, type Runtime } from "../container/runtime.ts";
 import type { EventRecorder } from "./events.ts";
 import { silentLogger, type Logger } from "../log.ts";
 import type { KubeletMetrics } from "../metrics.ts";
@@ -81,9 +81,9 @@ export async function runProbe(
     }
     return { result: "failure", message: "probe has no supported handler" };
   } catch (error) {
-    const e = error as Error & { code?: string };
+    const e = error as Error;
     const message =
-      e.name === "TimeoutError" || e.code === "ExecTimeout"
+      e.name === "TimeoutError" || isRuntimeError(error, "ExecTimeout")
         ? `timeout: probe did not answer within ${timeoutMs / 1000}s`
         : e.message;
     return { result: "failure", message };
@@ -153,7 +153,12 @@ export function createProbeManager(
         stopped: false,
       };
       workers.set(containerId, worker);
-      const labels = { container: container.name, pod: pod.metadata.name, namespace: pod.metadata.namespace };
+      const labels = {
+        container: container.name,
+        pod: pod.metadata.name,
+        namespace: pod.metadata.namespace,
+        pod_uid: pod.metadata.uid,
+      };
       const target: ProbeTarget = { runtime: deps.runtime, containerId, host, ports: container.ports };
       const schedule = (type: ProbeType, probe: V1Probe) => {
         let successes = 0;
@@ -163,9 +168,11 @@ export function createProbeManager(
           if (worker.stopped) return;
           if (type !== "Startup" && !worker.started)
             return void worker.timers.set(type, clock.setTimeout(tick, period));
+          const began = performance.now();
           const { result, message } = await runProbe(probe, target, (probe.timeoutSeconds ?? 1) * 1000);
           if (worker.stopped) return;
-          options.metrics?.probe(type, result === "success" ? "successful" : "failed", labels);
+          const seconds = (performance.now() - began) / 1000;
+          options.metrics?.probe(type, result === "success" ? "successful" : "failed", labels, seconds);
           if (result === "success") {
             successes++;
             failures = 0;

@@ -4,8 +4,21 @@
 // observer (pod-observer.ts); dead containers are collected by node/container-gc.ts.
 import { Backoff, type BackoffPersistence } from "../node/backoff.ts";
 import { type Clock, untilAborted } from "../clock.ts";
-import { containerConfig, podSandboxConfig, type PodContext, type VolumeMount } from "../container/container-config.ts";
-import { LABEL, type ContainerDetails, type PodSandboxDetails, type Runtime } from "../container/runtime.ts";
+import {
+  containerConfig,
+  podSandboxConfig,
+  resolveEnv,
+  runtimeHandler,
+  type PodContext,
+  type VolumeMount,
+} from "../container/container-config.ts";
+import {
+  LABEL,
+  type ContainerDetails,
+  type PodSandboxDetails,
+  type Runtime,
+  isRuntimeError,
+} from "../container/runtime.ts";
 import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager, PullPolicy } from "../node/images.ts";
 import type { Logger } from "../log.ts";
@@ -25,16 +38,13 @@ import type { ConfigLookup } from "../api/config-objects.ts";
 import type { CgroupManager } from "../node/cgroups.ts";
 import type { DnsConfigurer } from "../node/dns.ts";
 import type { LifecycleHandler } from "kubernetes-types/core/v1.d.ts";
+import type { SeccompSettings } from "../container/security-context.ts";
+import { subPathHostPaths } from "../node/subpath.ts";
 
 export interface PodExecutorOptions {
   hostname: string;
   hostIP: string;
   networkMode: string;
-  /**
-   * The Docker shim's pause image, pulled before a sandbox is run. Absent on a CRI runtime: it pulls its own sandbox
-   * image (containerd's sandbox_image), which --network_container_image does not name, as the Go kubelet leaves it.
-   */
-  pauseImage?: string;
   /** --pod_logs_dir, where a CRI runtime writes container logs; see PodContext. */
   podLogsDir?: string;
   allowPrivileged: boolean;
@@ -42,6 +52,10 @@ export interface PodExecutorOptions {
   oomScoreAdjMin?: number;
   cfsQuota?: boolean;
   cfsPeriodUs?: number;
+  /** seccompDefault and the root of Localhost seccomp profiles. */
+  seccomp?: SeccompSettings;
+  /** runtimeClassName → CRI runtime handler (--runtime_handlers); a class not listed is its own handler. */
+  runtimeHandlers?: Record<string, string>;
 }
 
 export interface PodExecutorDeps {
@@ -177,7 +191,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
         return undefined;
     } catch (error) {
       const e = error as KubeletError;
-      if (e.code === "RuntimeUnavailable") throw error;
+      if (isRuntimeError(e, "RuntimeUnavailable")) throw error;
       return {
         reason: e.code === "ImagePullBackOff" || e.code === "ErrImageNeverPull" ? e.code : "ErrImagePull",
         message: e.message,
@@ -190,12 +204,19 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
         : undefined;
       id = await runtime.createContainer(
         sandbox.id,
-        containerConfig(pod, spec, { ...ctx, attempt, init, terminationLog }),
+        containerConfig(pod, spec, {
+          ...ctx,
+          subPaths: await subPathHostPaths(spec, resolveEnv(pod, spec, ctx), ctx.volumePaths),
+          attempt,
+          init,
+          terminationLog,
+          imageUser: (await runtime.imageStatus(spec.image!)) ?? {},
+        }),
         podSandboxConfig(pod, ctx, sandbox.metadata.attempt),
       );
       done.created++;
     } catch (error) {
-      if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
+      if (isRuntimeError(error, "RuntimeUnavailable")) throw error;
       if ((error as KubeletError).code === "CreateContainerConfigError") {
         // Not the container's fault: no crash back-off; the pod is synced again when the object appears.
         events.record(pod, "Warning", "Failed", `Error: ${(error as Error).message}`, field);
@@ -209,7 +230,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     try {
       await runtime.startContainer(id);
     } catch (error) {
-      if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
+      if (isRuntimeError(error, "RuntimeUnavailable")) throw error;
       deps.metrics?.containerStarted(init ? "init_container" : "container", true);
       events.record(pod, "Warning", "Failed", `Error: ${(error as Error).message}`, field);
       crashBackoff.next(`${pod.metadata.uid}/${spec.name}`);
@@ -280,7 +301,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
       try {
         host = await preparePodHost(pod);
       } catch (error) {
-        if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
+        if (isRuntimeError(error, "RuntimeUnavailable")) throw error;
         for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers])
           waiting.set(c.name, { reason: "CreateContainerConfigError", message: (error as Error).message });
         events.record(pod, "Warning", "FailedMount", (error as Error).message);
@@ -291,9 +312,9 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     let sandbox = plan.sandbox;
     if (plan.createSandbox) {
       try {
-        sandbox = await createSandbox(pod, host!, plan.createSandbox.attempt, done, signal);
+        sandbox = await createSandbox(pod, host!, plan.createSandbox.attempt, done);
       } catch (error) {
-        if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
+        if (isRuntimeError(error, "RuntimeUnavailable")) throw error;
         deps.metrics?.containerStarted("podsandbox", true);
         // The Go kubelet's words; its containers keep their default waiting reason (ContainerCreating, or
         // PodInitializing with init containers): no container was at fault.
@@ -306,7 +327,6 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
         retry(10_000);
         return { waiting, retryAfterMs, podIP: "" };
       }
-      if (!sandbox) return { waiting, podIP: "" }; // cancelled while the pause image was pulled
     }
     const podIP = pod.spec.hostNetwork ? options.hostIP : sandbox!.ipAddress;
 
@@ -334,13 +354,18 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
       // Running containers see their ConfigMap, Secret and downward API files follow changes, without a restart.
       if (plan.sandbox)
         await mountVolumes(pod).catch((error: Error) => {
-          if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
+          if (isRuntimeError(error, "RuntimeUnavailable")) throw error;
           events.record(pod, "Warning", "FailedMount", error.message);
           retry(10_000);
         });
       return { waiting, retryAfterMs, podIP };
     }
-    const ctx: PodContext = { ...host, podIP };
+    // The pod's /etc/hosts carries its IP, known once the sandbox runs.
+    const ctx: PodContext = {
+      ...host,
+      podIP,
+      ...(deps.dns ? { hostsPath: await deps.dns.hostsFileFor(pod, podIP) } : {}),
+    };
     await Promise.all(
       starts.map(async (start) => {
         const key = `${pod.metadata.uid}/${start.spec.name}`;
@@ -366,16 +391,16 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
       signal,
     )) === true;
 
-  /** Runs the pod's sandbox; undefined when the sync was cancelled while its image was pulled. */
-  const createSandbox = async (
-    pod: Pod,
-    host: PodContext,
-    attempt: number,
-    done: Done,
-    signal: AbortSignal,
-  ): Promise<PodSandboxDetails | undefined> => {
-    if (options.pauseImage && !(await pulled(options.pauseImage, "IfNotPresent", pod, signal))) return undefined;
-    const id = await runtime.runPodSandbox(podSandboxConfig(pod, host, attempt));
+  /**
+   * Runs the pod's sandbox. Its image is the runtime's (containerd's sandbox_image, the Docker shim's
+   * --network_container_image): the runtime pulls it, never the kubelet (as the Go kubelet; the dockershim's
+   * ensureSandboxImageExists).
+   */
+  const createSandbox = async (pod: Pod, host: PodContext, attempt: number, done: Done): Promise<PodSandboxDetails> => {
+    const id = await runtime.runPodSandbox(
+      podSandboxConfig(pod, host, attempt),
+      runtimeHandler(pod, options.runtimeHandlers),
+    );
     done.created++;
     deps.metrics?.containerStarted("podsandbox", false);
     return runtime.podSandboxStatus(id);
@@ -422,7 +447,8 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
   };
 
   /**
-   * Prepares the node for a pod: mounts its volumes, creates its pod cgroup and writes its resolv.conf; returns the
+   * Prepares the node for a pod: mounts its volumes, creates its pod cgroup and writes its resolv.conf (its
+   * /etc/hosts follows with the pod's IP); returns the
    * context its sandbox and containers are configured from (podIP still empty: the sandbox gives it).
    */
   const preparePodHost = async (pod: Pod): Promise<PodContext> => {
@@ -438,10 +464,16 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
       node: await nodeInfo(),
       configs: deps.configs,
       ...(deps.cgroups ? { cgroupParent: await deps.cgroups.ensurePod(pod) } : {}),
-      ...(deps.dns ? { resolvConfPath: await deps.dns.resolvConfFor(pod) } : {}),
+      ...(deps.dns
+        ? {
+            resolvConfPath: await deps.dns.resolvConfFor(pod),
+            clusterDomain: deps.dns.clusterDomain,
+          }
+        : {}),
       oomScoreAdjMin: options.oomScoreAdjMin,
       cfsQuota: options.cfsQuota,
       cfsPeriodUs: options.cfsPeriodUs,
+      ...(options.seccomp ? { seccomp: options.seccomp } : {}),
     };
   };
 
