@@ -3,7 +3,8 @@
 // (request timeout, node scoping, instrumentation), the pod placement, the image and volume
 // managers, the node managers and the sync loop, so the three commands cannot drift apart. Parts
 // with side effects on the host (cgroups, the managers' timers) are built only when asked for.
-import { hostname as osHostname, networkInterfaces } from "node:os";
+import { readFileSync } from "node:fs";
+import { cpus, hostname as osHostname, networkInterfaces, totalmem } from "node:os";
 import { join } from "node:path";
 import { assignNodeUids } from "./api/pod-uid.ts";
 import { KubeletError } from "./api/types.ts";
@@ -11,10 +12,10 @@ import { systemClock } from "./clock.ts";
 import type { ResolvedConfig } from "./config/config.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { etcdSettings } from "./config/etcd-config.ts";
-import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 import { decorateRuntime } from "./container/decorated.ts";
 import { LABEL, type Runtime } from "./container/runtime.ts";
 import type { Logger } from "./log.ts";
+import type { KubeletMetrics } from "./metrics.ts";
 import { createNodeManagers, type NodeManagers } from "./node-managers.ts";
 import { backoffFile } from "./node/backoff-file.ts";
 import { createEventRecorder, type EventRecorder } from "./node/events.ts";
@@ -22,6 +23,9 @@ import { createImageManager, type ImageManager, type PullObserver } from "./node
 import { setUpPodPlacement, type PodPlacement } from "./node/placement.ts";
 import { createProbeManager } from "./node/probes.ts";
 import { createVolumeManager, type VolumeManager } from "./node/volumes.ts";
+import { nodeAllocatable } from "./node/cgroups.ts";
+import { goArch } from "./node/node-status.ts";
+import { createSysctlAllowlist } from "./sync/sysctls.ts";
 import { createPrometheusMetrics } from "./server/prometheus.ts";
 import { createFileSource } from "./sources/file.ts";
 import { requireReady, type PodSource, type SourceSnapshot, type StopSource } from "./sources/source.ts";
@@ -50,7 +54,7 @@ export interface AssemblyOptions {
 
 export interface AssemblyDeps {
   /** Default: the Docker shim or the CRI client, as --container_runtime says; tests pass a fake runtime. */
-  openRuntime?: (config: KubeletConfig, log: Logger) => Promise<OpenedRuntime>;
+  openRuntime?: (config: KubeletConfig, log: Logger, metrics?: KubeletMetrics) => Promise<OpenedRuntime>;
 }
 
 export interface Assembly {
@@ -94,7 +98,7 @@ export async function assemble(
   deps: AssemblyDeps = {},
 ): Promise<Assembly> {
   const node = nodeIdentity(config);
-  const metrics = createPrometheusMetrics({ log: log.child("metrics") });
+  const metrics = createPrometheusMetrics({ log: log.child("metrics"), nodeName: node.name });
   // runonce shows its own progress: there, the lifecycle events log at debug.
   const events = createEventRecorder({
     log: log.child("events"),
@@ -114,12 +118,8 @@ export async function assemble(
     log: log.child("config"),
     metrics,
   });
-  const opened = await (deps.openRuntime ?? openRuntime)(config, log);
-  const runtime = decorateRuntime(opened.runtime, {
-    nodeName: node.name,
-    metrics,
-    runtimeType: config.containerRuntime,
-  });
+  const opened = await (deps.openRuntime ?? openRuntime)(config, log, metrics);
+  const runtime = decorateRuntime(opened.runtime, { nodeName: node.name, metrics });
   const backoffAt = (name: string, component: string) =>
     backoffFile(join(config.rootDir, "backoff", name), log.child(component));
   const persist = (name: string, component: string) => (command === "run" ? backoffAt(name, component) : undefined);
@@ -129,13 +129,10 @@ export async function assemble(
     networkMode: config.podNetworkMode,
     podLogsDir: config.podLogsDir,
     allowPrivileged: config.allowPrivileged,
+    seccomp: { seccompDefault: config.seccompDefault, seccompRoot: join(config.rootDir, "seccomp") },
+    runtimeHandlers: config.runtimeHandlers,
   };
-  const admission: AdmissionPolicy = {
-    maxPods: config.maxPods,
-    hostNetworkSources: config.hostNetworkSources,
-    hostPidSources: config.hostPidSources,
-    hostIpcSources: config.hostIpcSources,
-  };
+  const admission = admissionPolicy(config, node.name);
   const explicit = (key: keyof KubeletConfig) => !resolved || resolved.origins[key] !== "default";
   const assembly: Assembly = {
     node,
@@ -158,7 +155,7 @@ export async function assemble(
     async readSourcesOnce() {
       for (const source of sources) store.apply(source.name, requireReady(await readSourceOnce(source)));
     },
-    placePods: () => setUpPodPlacement(config, { events, log, runtime, explicit }),
+    placePods: () => setUpPodPlacement(config, { events, log, runtime, metrics, explicit }),
     images: (checkSpace, pulls) =>
       createImageManager(
         {
@@ -185,7 +182,7 @@ export async function assemble(
         nodeName: node.name,
         clock: systemClock,
         log,
-        ...(placement.deps.cgroups ? { podCgroupUsage: placement.deps.cgroups.podUsage } : {}),
+        ...(placement.deps.cgroups ? { cgroups: placement.deps.cgroups } : {}),
       }),
     syncLoop: (placement, managers) =>
       createSyncLoop(
@@ -208,9 +205,56 @@ export async function assemble(
   return assembly;
 }
 
-/** The runtime --container_runtime names: the built-in Docker shim, or a CRI runtime over gRPC. */
-export async function openRuntime(config: KubeletConfig, log: Logger): Promise<OpenedRuntime> {
+/** Who may run what on this node: the pod count, host namespaces, node labels, sysctls, resources, features. */
+function admissionPolicy(config: KubeletConfig, nodeName: string): AdmissionPolicy {
+  return {
+    maxPods: config.maxPods,
+    hostNetworkSources: config.hostNetworkSources,
+    hostPidSources: config.hostPidSources,
+    hostIpcSources: config.hostIpcSources,
+    node: {
+      name: nodeName,
+      labels: {
+        ...config.nodeLabels,
+        "kubernetes.io/hostname": nodeName,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": goArch(process.arch),
+      },
+    },
+    sysctls: createSysctlAllowlist(config.allowedUnsafeSysctls),
+    allocatable: nodeAllocatable(
+      { milliCpu: cpus().length * 1000, memoryBytes: totalmem() },
+      { kube: config.kubeReserved, system: config.systemReserved, evictionHard: config.evictionHard },
+    ),
+    features: { appArmor: appArmorEnabled(), userNamespaces: false, seLinux: false },
+  };
+}
+
+/** Whether the kernel enforces AppArmor (the Go kubelet's apparmor.IsEnabled reads the same file). */
+function appArmorEnabled(): boolean {
+  try {
+    return readFileSync("/sys/module/apparmor/parameters/enabled", "utf8").startsWith("Y");
+  } catch {
+    return false;
+  }
+}
+
+/** The runtime --container_runtime names: the built-in Docker shim, a CRI runtime over gRPC, or the in-memory one. */
+export async function openRuntime(
+  config: KubeletConfig,
+  log: Logger,
+  metrics?: KubeletMetrics,
+): Promise<OpenedRuntime> {
+  if (config.containerRuntime === "fake") {
+    const { MemoryRuntime } = await import("./container/memory-runtime.ts");
+    const runtime = new MemoryRuntime(systemClock);
+    runtime.podInfraImage = config.networkContainerImage;
+    runtime.imageFsMountpoint = config.rootDir;
+    return { runtime, description: "the in-memory fake runtime (a hollow node: nothing runs)" };
+  }
   if (config.containerRuntime === "docker") {
+    // Loaded only when used, as the CRI client below: dockerode costs the CRI mode nothing.
+    const { createDockerRuntime, resolveDockerEndpoint } = await import("./container/docker.ts");
     const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
     return {
       runtime: createDockerRuntime({
@@ -233,7 +277,10 @@ export async function openRuntime(config: KubeletConfig, log: Logger): Promise<O
     requestTimeoutMs: config.runtimeRequestTimeout,
   });
   return {
-    runtime: createCriRuntime(client, { clock: systemClock }),
+    runtime: createCriRuntime(client, {
+      clock: systemClock,
+      ...(metrics ? { relisted: (duration, interval) => metrics.plegRelist(duration, interval) } : {}),
+    }),
     description: `CRI runtime at ${client.endpoint}`,
   };
 }
@@ -274,6 +321,7 @@ async function createSources(
       createEtcdSource({
         ...etcdSettings(config),
         hostname: nodeName,
+        labels: config.nodeLabels,
         maxBytes: config.maxManifestBytes,
         log: log.child("source/etcd"),
         metrics,

@@ -59,6 +59,7 @@ export async function createFleetMode(
           kubeletVersion: `v${pkg.version}`,
           host,
           maxPods: config.maxPods,
+          labels: config.nodeLabels,
           allocatable,
           runtime,
           readiness: readinessFrom(health.checks),

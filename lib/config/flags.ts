@@ -92,10 +92,18 @@ export const FLAGS: FlagSpec[] = [
     description: "If non-empty, use this string as identification instead of the actual hostname",
   },
   {
+    flag: "node_labels",
+    key: "nodeLabels",
+    type: "map",
+    description:
+      "Labels of this node (key=value pairs separated by ','), besides kubernetes.io/hostname, os and arch: on the Node record, matched by nodeSelector and node affinity, and by `kubelet fleet apply --selector`",
+  },
+  {
     flag: "network_container_image",
     key: "networkContainerImage",
     type: "string",
-    description: "Pod sandbox image of the Docker shim; on a CRI runtime only kept from image GC (the runtime's own sandbox image is used)",
+    description:
+      "Pod sandbox image of the Docker shim; on a CRI runtime only kept from image GC (the runtime's own sandbox image is used)",
   },
   {
     flag: "pod_network_mode",
@@ -114,7 +122,7 @@ export const FLAGS: FlagSpec[] = [
     key: "containerRuntime",
     type: "runtime",
     description:
-      "The container runtime to use: docker (built in) or remote (a CRI runtime at --container_runtime_endpoint)",
+      "The container runtime to use: docker (built in), remote (a CRI runtime at --container_runtime_endpoint) or fake (in memory, runs nothing: a hollow node for fleet benchmarks)",
   },
   {
     flag: "container_runtime_endpoint",
@@ -476,6 +484,24 @@ export const FLAGS: FlagSpec[] = [
     key: "exitOnLockContention",
     type: "bool",
     description: "Release --lock_file and exit when another kubelet asks for it",
+  },
+  {
+    flag: "seccomp_default",
+    key: "seccompDefault",
+    type: "bool",
+    description: "Use the runtime's default seccomp profile (RuntimeDefault) for pods that name none",
+  },
+  {
+    flag: "allowed_unsafe_sysctls",
+    key: "allowedUnsafeSysctls",
+    type: "list",
+    description: "Namespaced sysctls (or prefix* patterns) pods may set beyond the safe set, comma separated",
+  },
+  {
+    flag: "runtime_handlers",
+    key: "runtimeHandlers",
+    type: "map",
+    description: "runtimeClassName → CRI runtime handler (class=handler,…); a class not listed is its own handler",
   },
   {
     flag: "host_network_sources",

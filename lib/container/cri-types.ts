@@ -1,6 +1,6 @@
 // runtime.v1 messages in plain data, with the CRI's own snake_case names (the gRPC client passes
 // them as they are): only the fields the kubelet sets or reads. See cri-proto.ts.
-import type { StreamOptions } from "./runtime.ts";
+import type { LinuxResources, StreamOptions } from "./runtime.ts";
 
 export type NamespaceMode = "POD" | "CONTAINER" | "NODE" | "TARGET";
 export type SandboxState = "SANDBOX_READY" | "SANDBOX_NOTREADY";
@@ -10,6 +10,12 @@ export interface NamespaceOption {
   network?: NamespaceMode;
   pid?: NamespaceMode;
   ipc?: NamespaceMode;
+}
+
+/** A seccomp or AppArmor profile (runtime.v1 SecurityProfile); Localhost names a file (seccomp) or a loaded profile. */
+export interface SecurityProfile {
+  profile_type: "RuntimeDefault" | "Unconfined" | "Localhost";
+  localhost_ref?: string;
 }
 
 export interface PodSandboxMetadata {
@@ -34,7 +40,12 @@ export interface PodSandboxConfig {
   annotations?: Record<string, string>;
   linux?: {
     cgroup_parent?: string;
-    security_context?: { namespace_options?: NamespaceOption; privileged?: boolean };
+    security_context?: {
+      namespace_options?: NamespaceOption;
+      privileged?: boolean;
+      supplemental_groups?: number[];
+      seccomp?: SecurityProfile;
+    };
     sysctls?: Record<string, string>;
     /** The sandbox's own share and oom_score_adj (the Docker shim applies them to the pause container). */
     resources?: { cpu_shares?: number; oom_score_adj?: number };
@@ -45,6 +56,7 @@ export interface CriMount {
   container_path: string;
   host_path: string;
   readonly?: boolean;
+  propagation?: "PROPAGATION_PRIVATE" | "PROPAGATION_HOST_TO_CONTAINER" | "PROPAGATION_BIDIRECTIONAL";
 }
 
 export interface ContainerConfig {
@@ -79,6 +91,11 @@ export interface ContainerConfig {
       run_as_group?: { value: number };
       readonly_rootfs?: boolean;
       supplemental_groups?: number[];
+      no_new_privs?: boolean;
+      masked_paths?: string[];
+      readonly_paths?: string[];
+      seccomp?: SecurityProfile;
+      apparmor?: SecurityProfile;
     };
   };
 }
@@ -124,6 +141,8 @@ export interface CriContainerStatus {
   labels: Record<string, string>;
   annotations: Record<string, string>;
   log_path: string;
+  /** The resources it runs with, when the runtime reports them (containerd 1.7 and later). */
+  resources?: { linux?: LinuxResources | null } | null;
 }
 
 export interface CriImage {
@@ -131,6 +150,8 @@ export interface CriImage {
   repo_tags: string[];
   repo_digests: string[];
   size: number;
+  uid?: { value: number } | null;
+  username?: string;
 }
 
 export interface CriContainerStats {
@@ -168,7 +189,8 @@ export interface CriClient {
     signal?: AbortSignal,
   ): Promise<{ runtime_name: string; runtime_version: string; runtime_api_version: string }>;
   status(signal?: AbortSignal): Promise<CriRuntimeStatus>;
-  runPodSandbox(config: PodSandboxConfig): Promise<string>;
+  /** Runs a sandbox with the runtime handler (a RuntimeClass's; "" the runtime's default). */
+  runPodSandbox(config: PodSandboxConfig, runtimeHandler?: string): Promise<string>;
   stopPodSandbox(id: string): Promise<void>;
   removePodSandbox(id: string): Promise<void>;
   podSandboxStatus(id: string): Promise<PodSandboxStatus>;
@@ -183,6 +205,7 @@ export interface CriClient {
   removeContainer(id: string): Promise<void>;
   listContainers(labelSelector?: Record<string, string>): Promise<CriContainer[]>;
   containerStatus(id: string): Promise<CriContainerStatus>;
+  updateContainerResources(id: string, linux: LinuxResources): Promise<void>;
   /** Runs a command; past `timeoutMs` (0: none) rejects with ExecTimeout. */
   execSync(
     id: string,

@@ -14,6 +14,7 @@ import {
   type ContainerDetails,
   type ContainerState,
   type ContainerSummary,
+  type LinuxResources,
   type PodSandboxSummary,
   type Runtime,
   streamFlags,
@@ -25,6 +26,8 @@ export interface CriRuntimeOptions {
   /** The generic PLEG's relist period (the Go kubelet's: 1 s). */
   relistPeriodMs?: number;
   clock: Clock;
+  /** kubelet_pleg_relist_duration_seconds / _interval_seconds. */
+  relisted?(durationSeconds: number, intervalSeconds: number | undefined): void;
 }
 
 const ns = (time: number) => (time > 0 ? new Date(time / 1e6).toISOString() : undefined);
@@ -148,12 +151,14 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
       pid: 0,
       ...(c.log_path ? { logPath: c.log_path } : {}),
       ipAddress: "",
+      ...(c.resources?.linux ? { resources: linuxResources(c.resources.linux) } : {}),
     };
   };
 
   return {
     async version(signal) {
       const v = await client.version(signal);
+      name ??= Promise.resolve(v.runtime_name);
       return {
         runtimeName: v.runtime_name,
         runtimeVersion: v.runtime_version,
@@ -175,7 +180,8 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
         hostname: osHostname(),
       };
     },
-    runPodSandbox: (config) => client.runPodSandbox(config).catch((e) => Promise.reject(conflict(e))),
+    runPodSandbox: (config, runtimeHandler) =>
+      client.runPodSandbox(config, runtimeHandler).catch((e) => Promise.reject(conflict(e))),
     stopPodSandbox: (id) => client.stopPodSandbox(id).catch(notFoundIsDone),
     removePodSandbox: (id) => client.removePodSandbox(id).catch(notFoundIsDone),
     async podSandboxStatus(id) {
@@ -199,16 +205,27 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     createContainer: (sandboxId, config, sandboxConfig) =>
       client.createContainer(sandboxId, config, sandboxConfig).catch((e) => Promise.reject(conflict(e))),
     async startContainer(id) {
-      // Starting a container twice is not an error (as in Docker).
-      const status = await client.containerStatus(id);
-      if (status.state === "CONTAINER_RUNNING") return;
-      await client.startContainer(id);
+      try {
+        await client.startContainer(id);
+      } catch (error) {
+        // Starting a container twice is not an error (as in Docker); asked only when the start failed.
+        if ((await client.containerStatus(id).catch(() => undefined))?.state === "CONTAINER_RUNNING") return;
+        throw error;
+      }
     },
     stopContainer: (id, graceSeconds) => client.stopContainer(id, Math.ceil(graceSeconds)).catch(notFoundIsDone),
+    updateContainerResources: (id, resources) => client.updateContainerResources(id, resources),
     removeContainer: (id) => client.removeContainer(id).catch(notFoundIsDone),
     async imageStatus(ref) {
       const image = await client.imageStatus(ref);
-      return image && { id: image.id, repoTags: image.repo_tags, sizeBytes: Number(image.size) };
+      return (
+        image && {
+          id: image.id,
+          repoTags: image.repo_tags,
+          sizeBytes: Number(image.size),
+          ...(image.uid ? { uid: Number(image.uid.value) } : image.username ? { username: image.username } : {}),
+        }
+      );
     },
     async imageFsInfo() {
       const [fs] = await client.imageFsInfo();
@@ -315,7 +332,15 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
             ...containers.map((c) => ({ id: c.id, state: c.state, labels: c.labels })),
           ];
         },
-        { periodMs: options.relistPeriodMs ?? 1000, clock, signal },
+        { periodMs: options.relistPeriodMs ?? 1000, clock, signal, relisted: options.relisted },
       ),
   };
 }
+
+/** The resize-relevant fields of the CRI's LinuxContainerResources. */
+const linuxResources = (r: LinuxResources): LinuxResources => ({
+  cpu_period: r.cpu_period,
+  cpu_quota: r.cpu_quota,
+  cpu_shares: r.cpu_shares,
+  memory_limit_in_bytes: r.memory_limit_in_bytes,
+});

@@ -33,6 +33,8 @@ import {
   type ContainerCreateBody,
   type DockerShimOptions,
 } from "./docker-shim.ts";
+import { localhostSeccompJson } from "./seccomp-profile.ts";
+import { imageUser } from "./security-context.ts";
 import { unreachableFix } from "./unreachable.ts";
 
 /** --docker_endpoint, else $DOCKER_HOST, else the default socket. */
@@ -456,7 +458,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       if (isRuntimeError(error, "NotFound")) return undefined;
       throw error;
     }
-    return { id: image.Id, repoTags: image.RepoTags ?? [], sizeBytes: image.Size };
+    return { id: image.Id, repoTags: image.RepoTags ?? [], sizeBytes: image.Size, ...imageUser(image.Config?.User) };
   }
 
   async function pullImage(ref: string, { auth, signal, onProgress }: PullOptions = {}): Promise<void> {
@@ -580,17 +582,46 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
         pid: c.State.Pid,
         logPath: c.LogPath || undefined,
         ipAddress: ipOf(c.NetworkSettings),
+        resources: {
+          cpu_period: c.HostConfig.CpuPeriod ?? 0,
+          cpu_quota: c.HostConfig.CpuQuota ?? 0,
+          cpu_shares: c.HostConfig.CpuShares ?? 0,
+          memory_limit_in_bytes: c.HostConfig.Memory ?? 0,
+        },
       };
     },
-    async runPodSandbox(config) {
+    async runPodSandbox(config, runtimeHandler) {
+      // Docker runs every container on its own default runtime: only runc can be honoured (as the dockershim).
+      if (runtimeHandler && runtimeHandler !== "runc")
+        throw new KubeletError(
+          "RuntimeError",
+          `RuntimeHandler "${runtimeHandler}" not supported: the Docker shim runs pods on runc only; use the CRI (--container_runtime remote) for other runtime classes`,
+        );
       await ensureSandboxImage();
       const id = await create(sandboxBody(config, shim));
       await startContainer(id);
       return id;
     },
-    createContainer: (sandboxId, config, sandboxConfig) => create(containerBody(sandboxId, config, sandboxConfig)),
+    createContainer: async (sandboxId, config, sandboxConfig) =>
+      create(containerBody(sandboxId, config, sandboxConfig, await localhostSeccompJson(config))),
     startContainer,
     stopContainer: (id, graceSeconds) => stop(id, graceSeconds, "container"),
+    // Docker's update leaves a field at 0 as it is; the swap limit follows memory, as at creation.
+    updateContainerResources: (id, r) =>
+      call(
+        `update container ${short(id)}`,
+        (abortSignal) =>
+          invoke(docker.getContainer(id), "update", {
+            CpuShares: r.cpu_shares,
+            CpuPeriod: r.cpu_period,
+            CpuQuota: r.cpu_quota,
+            ...(r.memory_limit_in_bytes
+              ? { Memory: r.memory_limit_in_bytes, MemorySwap: r.memory_limit_in_bytes }
+              : {}),
+            abortSignal,
+          }),
+        limits(),
+      ).then(() => undefined),
     removeContainer: (id) => remove(id, "container"),
     imageStatus,
     async imageFsInfo() {

@@ -23,6 +23,7 @@ export const RUNTIME_OPERATIONS = {
   createContainer: "create_container",
   startContainer: "start_container",
   stopContainer: "stop_container",
+  updateContainerResources: "update_container",
   removeContainer: "remove_container",
   imageStatus: "image_status",
   imageFsInfo: "image_fs_info",
@@ -36,11 +37,7 @@ export const RUNTIME_OPERATIONS = {
 } as const satisfies Partial<Record<keyof Runtime, string>>;
 
 /** Wraps the non-streaming methods of a runtime with timing and error counting. */
-export function instrumentRuntime(
-  runtime: Runtime,
-  metrics: KubeletMetrics,
-  runtimeType?: "docker" | "remote",
-): Runtime {
+export function instrumentRuntime(runtime: Runtime, metrics: KubeletMetrics): Runtime {
   const measured =
     <A extends unknown[], R>(operation: string, fn: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
@@ -51,7 +48,7 @@ export function instrumentRuntime(
         failed = false;
         return result;
       } finally {
-        metrics.runtimeOperation(operation, (performance.now() - started) / 1000, failed, runtimeType);
+        metrics.runtimeOperation(operation, (performance.now() - started) / 1000, failed);
       }
     };
   return {
@@ -68,6 +65,7 @@ export function instrumentRuntime(
     createContainer: measured(RUNTIME_OPERATIONS.createContainer, runtime.createContainer),
     startContainer: measured(RUNTIME_OPERATIONS.startContainer, runtime.startContainer),
     stopContainer: measured(RUNTIME_OPERATIONS.stopContainer, runtime.stopContainer),
+    updateContainerResources: measured(RUNTIME_OPERATIONS.updateContainerResources, runtime.updateContainerResources),
     removeContainer: measured(RUNTIME_OPERATIONS.removeContainer, runtime.removeContainer),
     imageStatus: measured(RUNTIME_OPERATIONS.imageStatus, runtime.imageStatus),
     imageFsInfo: measured(RUNTIME_OPERATIONS.imageFsInfo, runtime.imageFsInfo),

@@ -80,6 +80,19 @@ export interface ContainerDetails extends Omit<ContainerSummary, "podSandboxId">
   ipAddress: string;
   /** Not the runtime's: the kubelet fills it from the termination log (or the log tail) once the container is dead. */
   terminationMessage?: string;
+  /** The resources it runs with, as the runtime reports them (absent when it does not). */
+  resources?: LinuxResources;
+}
+
+/**
+ * The Linux resources a running container can be given without a restart (the CRI's LinuxContainerResources
+ * fields that an in-place resize changes; 0 = unset, as the CRI has it).
+ */
+export interface LinuxResources {
+  cpu_period: number;
+  cpu_quota: number;
+  cpu_shares: number;
+  memory_limit_in_bytes: number;
 }
 
 /** Credentials for one registry, as in ~/.docker/config.json. */
@@ -166,6 +179,9 @@ export interface ImageStatus {
   /** repo:tag references ([] for a dangling image). */
   repoTags: string[];
   sizeBytes: number;
+  /** The user the image runs as (its USER): a numeric uid, or a name; neither when it names none (root). */
+  uid?: number;
+  username?: string;
 }
 
 /** The CRI's FilesystemUsage of the image filesystem (ImageFsInfo): where images live and what they take. */
@@ -356,9 +372,9 @@ export interface Runtime extends StreamingRuntime {
   machineInfo(): Promise<MachineInfo>;
   /**
    * Creates and starts a pod sandbox (Docker: the pause container) and returns its id. Conflict when the pod already
-   * has a sandbox of that attempt.
+   * has a sandbox of that attempt. `runtimeHandler` is the CRI handler of the pod's RuntimeClass ("" or unset: the default).
    */
-  runPodSandbox(config: PodSandboxConfig): Promise<string>;
+  runPodSandbox(config: PodSandboxConfig, runtimeHandler?: string): Promise<string>;
   /** Stops a sandbox's processes and tears its network down (its containers must be stopped first); idempotent. */
   stopPodSandbox(id: string): Promise<void>;
   /** Removes a sandbox (force stops it); removing a missing one is not an error. */
@@ -382,6 +398,8 @@ export interface Runtime extends StreamingRuntime {
    * error.
    */
   stopContainer(id: string, graceSeconds: number): Promise<void>;
+  /** Changes a running container's cpu and memory in place (Docker's container update, the CRI's UpdateContainerResources). */
+  updateContainerResources(id: string, resources: LinuxResources): Promise<void>;
   /** Removes a container (force kills a running one). Removing a missing container is not an error. */
   removeContainer(id: string): Promise<void>;
   /** The local image `ref` names (CRI ImageStatus), or undefined when it is not present. */

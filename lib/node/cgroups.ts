@@ -3,12 +3,14 @@
 // and one pod<uid> cgroup per pod with limits from the sum of its containers. cgroupfs and systemd
 // naming; cgroup v1 (one hierarchy per controller) and v2 (one unified hierarchy).
 import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile, rmdir, writeFile } from "node:fs/promises";
+import { mkdir, readdir, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { podQosClass, podTotals, type QosClass } from "../api/qos.ts";
 import { parseQuantity } from "../api/quantity.ts";
 import type { Pod } from "../api/types.ts";
 import type { Logger } from "../log.ts";
+import type { KubeletMetrics } from "../metrics.ts";
+import { createCgroupReader, type CgroupReader, type CgroupStats } from "./cgroup-stats.ts";
 
 export type CgroupDriver = "cgroupfs" | "systemd";
 
@@ -144,12 +146,8 @@ export interface CgroupManagerOptions {
   /** Where the cgroup file systems are mounted; a temporary tree in tests. */
   mountPoint?: string;
   log: Logger;
-}
-
-export interface PodUsage {
-  cpuUsageNanoseconds: number;
-  memoryUsageBytes: number;
-  memoryWorkingSetBytes: number;
+  /** kubelet_cgroup_manager_duration_seconds. */
+  metrics?: Pick<KubeletMetrics, "cgroupManager">;
 }
 
 export interface CgroupManager {
@@ -158,12 +156,35 @@ export interface CgroupManager {
   init(allocatable?: { milliCpu: number; memoryBytes: number }): Promise<void>;
   /** Creates or updates the pod's cgroup; returns the runtime's cgroup parent for its containers. */
   ensurePod(pod: Pod): Promise<string>;
+  /**
+   * Resizes a running pod's cgroup for a resize of its containers: `grow` (before them) raises each limit that
+   * grows and keeps the others, so no container is ever above its pod; `final` (after them) writes the new limits.
+   */
+  resizePod(pod: Pod, step: "grow" | "final"): Promise<void>;
   /** Removes a pod's cgroup (its containers must be gone); false when something still runs in it. */
   removePod(uid: string): Promise<boolean>;
   /** Removes pod cgroups of pods not in `active`; returns the uids removed. */
   removeOrphans(active: ReadonlySet<string>): Promise<string[]>;
-  /** CPU and memory use of a pod, read from its cgroup. */
-  podUsage(uid: string): Promise<PodUsage | undefined>;
+  /** CPU and memory use of a pod, read from its cgroup; undefined when it has none. */
+  podUsage(uid: string): Promise<CgroupStats | undefined>;
+  /** Every pod cgroup on the node by pod uid (path below the mount point), adopted pods included. */
+  podCgroups(): Promise<Map<string, string>>;
+  /** Reads cgroup stats and container cgroups on this hierarchy. */
+  reader: CgroupReader;
+}
+
+/** Each limit at the larger of two configs (an absent cpu quota or memory limit is unlimited, the largest). */
+function larger(a: ResourceConfig, b: ResourceConfig): ResourceConfig {
+  const quota = (c: ResourceConfig) => (c.cpuQuota === undefined || c.cpuQuota < 0 ? Infinity : c.cpuQuota);
+  const memory = (c: ResourceConfig) => c.memoryLimit ?? Infinity;
+  return {
+    ...b,
+    cpuShares: Math.max(a.cpuShares ?? 0, b.cpuShares ?? 0),
+    ...(Math.max(quota(a), quota(b)) === Infinity
+      ? { cpuQuota: undefined, cpuPeriod: undefined }
+      : { cpuQuota: Math.max(a.cpuQuota!, b.cpuQuota!) }),
+    memoryLimit: Math.max(memory(a), memory(b)) === Infinity ? undefined : Math.max(memory(a), memory(b)),
+  };
 }
 
 /** Detects the mounted cgroup version: v2 when the unified hierarchy is mounted at the mount point itself. */
@@ -178,6 +199,7 @@ export function createCgroupManager(options: CgroupManagerOptions): CgroupManage
   const pathOf = (name: string[]) => cgroupPath(root, name, driver);
   const dir = (controller: string, path: string) => join(mountPoint, controller, path);
   const podPaths = new Map<string, { path: string; applied: string }>();
+  const reader = createCgroupReader({ mountPoint, version });
 
   const create = async (path: string) => {
     if (version === 2) {
@@ -269,17 +291,30 @@ export function createCgroupManager(options: CgroupManagerOptions): CgroupManage
       const known = podPaths.get(uid);
       if (known && known.path !== path) await remove(known.path);
       if (known?.path !== path || known.applied !== applied) {
+        const began = performance.now();
         await create(path);
         await apply(path, config);
         podPaths.set(uid, { path, applied });
+        options.metrics?.cgroupManager(known ? "update" : "create", (performance.now() - began) / 1000);
       }
       return runtimeCgroupParent(root, name, driver);
     },
+    async resizePod(pod, step) {
+      const uid = pod.metadata.uid;
+      const path = pathOf(podCgroupName(podQosClass(pod), uid));
+      const next = podResourceConfig(pod, options);
+      const known = podPaths.get(uid);
+      const config = step === "grow" && known ? larger(JSON.parse(known.applied) as ResourceConfig, next) : next;
+      await apply(path, config);
+      podPaths.set(uid, { path, applied: JSON.stringify(config) });
+    },
     async removePod(uid) {
+      const began = performance.now();
       const paths = new Set([podPaths.get(uid)?.path, (await podDirs()).get(uid)].filter(Boolean) as string[]);
       let removed = true;
       for (const path of paths) removed = (await remove(path)) && removed;
       if (removed) podPaths.delete(uid);
+      options.metrics?.cgroupManager("destroy", (performance.now() - began) / 1000);
       return removed;
     },
     async removeOrphans(active) {
@@ -296,25 +331,9 @@ export function createCgroupManager(options: CgroupManagerOptions): CgroupManage
     },
     async podUsage(uid) {
       const path = podPaths.get(uid)?.path ?? (await sharedPodDirs()).get(uid);
-      if (!path) return undefined;
-      const read = (controller: string, file: string) =>
-        readFile(join(dir(controller, path), file), "utf8").catch(() => "");
-      const stat = (text: string, key: string) => Number(new RegExp(`^${key} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
-      if (version === 1) {
-        const usage = Number((await read("memory", "memory.usage_in_bytes")) || 0);
-        const inactive = stat(await read("memory", "memory.stat"), "total_inactive_file");
-        return {
-          cpuUsageNanoseconds: Number((await read("cpuacct", "cpuacct.usage")) || 0),
-          memoryUsageBytes: usage,
-          memoryWorkingSetBytes: Math.max(0, usage - inactive),
-        };
-      }
-      const usage = Number((await read("", "memory.current")) || 0);
-      return {
-        cpuUsageNanoseconds: stat(await read("", "cpu.stat"), "usage_usec") * 1000,
-        memoryUsageBytes: usage,
-        memoryWorkingSetBytes: Math.max(0, usage - stat(await read("", "memory.stat"), "inactive_file")),
-      };
+      return path ? reader.read(path) : undefined;
     },
+    podCgroups: sharedPodDirs,
+    reader,
   };
 }

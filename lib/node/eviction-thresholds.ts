@@ -160,7 +160,7 @@ export function evictionUsage(
       name: c.name,
       usage:
         resource === "memory"
-          ? c.memory.workingSetBytes
+          ? (c.memory?.workingSetBytes ?? 0)
           : resource === "inodes"
             ? (c.rootfs?.inodesUsed ?? 0)
             : (c.rootfs?.usedBytes ?? 0) + (c.logs?.usedBytes ?? 0),

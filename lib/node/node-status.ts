@@ -116,6 +116,8 @@ export interface NodeInput {
   host: HostFacts;
   /** --max_pods */
   maxPods: number;
+  /** --node_labels */
+  labels?: Record<string, string>;
   /** Capacity less kubeReserved, systemReserved and the hard eviction threshold (node/cgroups.ts). */
   allocatable: { milliCpu: number; memoryBytes: number };
   /** undefined when the runtime did not answer. */
@@ -168,6 +170,7 @@ export function buildNode(input: NodeInput): V1Node {
     metadata: {
       name: input.name,
       labels: {
+        ...input.labels,
         "kubernetes.io/hostname": input.name,
         "kubernetes.io/os": "linux",
         "kubernetes.io/arch": host.architecture,
@@ -243,7 +246,8 @@ export function readHostFacts(rootDir: string): HostFacts {
   };
 }
 
-function goArch(arch: string): string {
+/** Node.js process.arch → the GOARCH the kubernetes.io/arch label carries. */
+export function goArch(arch: string): string {
   return (
     ({ x64: "amd64", ia32: "386", arm: "arm", arm64: "arm64", ppc64: "ppc64le", s390x: "s390x" } as const)[
       arch as "x64"

@@ -1,7 +1,7 @@
 // `kubelet runonce`: start every pod once, poll with growing delays (1, 2, 4, 8 s) until each runs
 // (or completed, for Never/OnFailure pods), fails for good, or time runs out. Kills nothing else.
 import type { Clock } from "../clock.ts";
-import type { Runtime } from "../container/runtime.ts";
+import type { Runtime, RuntimeVersion } from "../container/runtime.ts";
 import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager } from "../node/images.ts";
 import type { Logger } from "../log.ts";
@@ -11,6 +11,7 @@ import { createPodObserver } from "./pod-observer.ts";
 import { noneObserved } from "./pod-plan.ts";
 import { podKey, type Pod, type V1PodStatus } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
+import { sumRequests } from "./resource-fit.ts";
 import { admissionOrder, admitPod, boundToNode, rejectedStatus, type AdmissionPolicy } from "./admission.ts";
 import type { ConfigLookup } from "../api/config-objects.ts";
 import type { RunOnceProgress } from "./runonce-progress.ts";
@@ -42,6 +43,8 @@ export interface RunOnceReport {
   ok: boolean;
   pods: PodOutcome[];
   elapsedMs: number;
+  /** The runtime's answer to the version call that began the run. */
+  runtimeVersion: RuntimeVersion;
 }
 
 /** Waiting reasons that retrying within runonce will not fix. */
@@ -64,7 +67,7 @@ export async function runPodsOnce(
 ): Promise<RunOnceReport> {
   const { clock, runtime } = deps;
   const began = clock.now();
-  await runtime.version();
+  const runtimeVersion = await runtime.version();
   const observer = createPodObserver({ runtime, volumes: deps.volumes });
   const executor = createPodExecutor(deps.options, {
     runtime,
@@ -84,7 +87,7 @@ export async function runPodsOnce(
   const pods = admissionOrder(wanted).map((pod) => boundToNode(pod, deps.options.hostname));
   let pending: Pod[] = [];
   for (const pod of pods) {
-    const rejection = deps.admission && admitPod(pod, pending.length, deps.admission);
+    const rejection = deps.admission && admitPod(pod, pending.length, deps.admission, sumRequests(pending));
     if (!rejection) {
       pending.push(pod);
       continue;
@@ -141,7 +144,7 @@ export async function runPodsOnce(
       .catch(() => {});
   }
   const ordered = pods.map((pod) => outcomes.get(pod.metadata.uid)!);
-  return { ok: ordered.every((o) => o.ok), pods: ordered, elapsedMs: clock.now() - began };
+  return { ok: ordered.every((o) => o.ok), pods: ordered, elapsedMs: clock.now() - began, runtimeVersion };
 }
 
 /** The runtime that ran the pods, a table of pods and container states, then a verdict line. */

@@ -14,7 +14,9 @@ import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager } from "../node/images.ts";
 import type { Logger } from "../log.ts";
 import type { KubeletMetrics, WorkingPods } from "../metrics.ts";
-import { computePodStatus, type Waiting } from "./pod-status.ts";
+import { computePodStatus, type ResizeStatus, type Waiting } from "./pod-status.ts";
+import { activeDeadlineRemainingMs, DEADLINE_EXCEEDED } from "./active-deadline.ts";
+import { sumRequests } from "./resource-fit.ts";
 import { createPodExecutor, type PodExecutorOptions } from "./pod-executor.ts";
 import { createPodObserver } from "./pod-observer.ts";
 import { createPodWorker, type PodGoal, type PodWorker } from "./pod-workers.ts";
@@ -53,7 +55,7 @@ export interface SyncLoopDeps {
   log: Logger;
   metrics: KubeletMetrics;
   events: EventRecorder;
-  cgroups?: Pick<CgroupManager, "ensurePod" | "removePod" | "removeOrphans">;
+  cgroups?: Pick<CgroupManager, "ensurePod" | "removePod" | "resizePod" | "removeOrphans">;
   dns?: DnsConfigurer;
   /** Keeps the crash-loop back-off across kubelet restarts. */
   backoffPersistence?: BackoffPersistence;
@@ -98,6 +100,8 @@ interface PodRecord {
   status?: V1PodStatus;
   /** Why containers are not running, as the last sync saw it. */
   waiting: Map<string, Waiting>;
+  /** A resize the last sync could not (fully) apply. */
+  resize?: ResizeStatus;
   /** What the status was last computed from (recomputed when a container starts stopping). */
   seen?: Observed;
   podIP: string;
@@ -107,10 +111,12 @@ interface PodRecord {
   worker: PodWorker;
   /** A fresh observation handed over by the resync, saving a listing per pod. */
   observed?: Map<string, Observed>;
+  /** When a pass of this pod last began or ended (passClock): a listing begun before that may miss what it did. */
+  lastPass: number;
   /** Containers whose exit the runtime's events reported since the pod was last observed. */
   exited: Set<string>;
   /** Evicted (a changed manifest lifts it): the message, who awaits the stop. */
-  eviction?: { message: string; stopped: Array<() => void> };
+  eviction?: { message: string; stopped: Array<() => void>; reason?: string };
   /** Reached Succeeded or Failed. A finished pod never starts again (its dead containers may be garbage-collected,
    *  its status stays), as the Go kubelet's terminal phase; a changed manifest is a new pod. */
   finished: boolean;
@@ -140,12 +146,13 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
         livenessFailed: new Set(),
         exited: new Set(),
         finished: false,
+        lastPass: 0,
         worker: createPodWorker(
           { clock },
           {
             goal: () => goalOf(created),
-            sync: (signal) => syncStep(uid, created, signal),
-            terminate: () => terminateStep(uid, created),
+            sync: (signal) => pass(created, () => syncStep(uid, created, signal)),
+            terminate: () => pass(created, () => terminateStep(uid, created)),
             settled: (state) => {
               if (state === "terminated" && !created.wanted && records.get(uid) === created) forget(uid);
             },
@@ -184,10 +191,26 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     },
   });
 
-  const trigger = (uid: string, observed?: Map<string, Observed>) => {
+  /**
+   * Counts pass starts and ends. A resync's listing is handed to a pod only when no pass of it began or ended since
+   * the listing began: one that ended meanwhile may have created a container the listing missed, and a pass
+   * planning from that listing would create it again (the runtime's "name already in use").
+   */
+  let passClock = 0;
+  const pass = async (record: PodRecord, step: () => Promise<void>) => {
+    record.lastPass = ++passClock;
+    try {
+      await step();
+    } finally {
+      record.lastPass = ++passClock;
+    }
+  };
+
+  const trigger = (uid: string, observed?: { pods: Map<string, Observed>; listedAt: number }) => {
     if (stopping) return;
     const record = recordOf(uid);
-    record.observed = record.worker.busy ? undefined : observed;
+    record.observed =
+      observed && !record.worker.busy && record.lastPass <= observed.listedAt ? observed.pods : undefined;
     record.worker.update();
   };
 
@@ -213,14 +236,31 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   /** A syncing pod's pass: observe, plan and execute, then its status. */
   const syncStep = async (uid: string, record: PodRecord, signal: AbortSignal) => {
     const began = clock.now();
-    const observed = await observeNow(uid, record);
     const pod = record.pod!;
+    const deadline = activeDeadlineRemainingMs(pod, record.firstSeen, clock.now());
+    if (deadline !== undefined && deadline <= 0) {
+      // Past activeDeadlineSeconds: stopped and Failed like an evicted pod, with its own reason.
+      deps.events.record(pod, "Warning", DEADLINE_EXCEEDED.reason, DEADLINE_EXCEEDED.message);
+      record.eviction = { ...DEADLINE_EXCEEDED, stopped: [] };
+      version++;
+      record.worker.update();
+      return;
+    }
+    const observed = await observeNow(uid, record);
     const result = await executor.syncPod(pod, observed, record.livenessFailed, signal);
     for (const c of observed.containers) record.livenessFailed.delete(c.id);
     record.waiting = result.waiting;
+    record.resize = result.resize;
     record.podIP = result.podIP;
-    if (result.retryAfterMs !== undefined) record.worker.retryAfter(result.retryAfterMs);
-    updateStatus(record, pod, result.changed ? ((await observer.observe(uid)).get(uid) ?? noneObserved()) : observed);
+    // The pod is looked at again when a back-off ends or its active deadline passes, whichever comes first.
+    const retryAfterMs = Math.min(result.retryAfterMs ?? Infinity, deadline ?? Infinity);
+    if (retryAfterMs !== Infinity) record.worker.retryAfter(Math.max(0, retryAfterMs));
+    const fresh = result.resized && new Set(result.resized);
+    updateStatus(
+      record,
+      pod,
+      result.changed ? ((await observer.observe(uid, fresh)).get(uid) ?? noneObserved()) : observed,
+    );
     metrics.podWorker(record.started ? "sync" : "create", (clock.now() - began) / 1000);
     // It finished: its worker moves on to terminated (nothing more starts).
     if (goalOf(record) !== "run") record.worker.update();
@@ -254,6 +294,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       sandboxes: observed.sandboxes,
       containers: observed.containers,
       waiting: record.waiting,
+      resize: record.resize,
       isReady: (id) => probes.isReady(id),
       isStarted: (id) => probes.isStarted(id),
       hostIP: options.hostIP,
@@ -263,14 +304,19 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       now: clock.now(),
     });
     const status = record.eviction
-      ? { ...computed, phase: "Failed" as const, reason: "Evicted", message: record.eviction.message }
+      ? {
+          ...computed,
+          phase: "Failed" as const,
+          reason: record.eviction.reason ?? "Evicted",
+          message: record.eviction.message,
+        }
       : computed;
     if (JSON.stringify(record.status) !== JSON.stringify(status)) version++;
     record.status = status;
     if (!record.eviction && (status.phase === "Succeeded" || status.phase === "Failed")) record.finished = true;
     if (!record.started && status.containerStatuses?.every((c) => c.state?.running)) {
       record.started = true;
-      metrics.podStart((clock.now() - record.firstSeen) / 1000);
+      metrics.podStart((clock.now() - record.firstSeen) / 1000, pod.metadata.uid);
     }
   };
 
@@ -291,8 +337,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   const admit = (record: PodRecord) => {
     const policy = options.admission;
     if (!policy || !record.pod) return;
-    const admitted = [...records.values()].filter((r) => r !== record && r.wanted && !r.rejected).length;
-    const rejection = admitPod(record.pod, admitted, policy);
+    const admitted = [...records.values()].filter((r) => r !== record && r.wanted && !r.rejected);
+    const rejection = admitPod(record.pod, admitted.length, policy, sumRequests(admitted.map((r) => r.pod!)));
     const before = record.rejected;
     record.rejected = rejection;
     if (!rejection) {
@@ -373,11 +419,13 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
 
   /** Every pod, every orphan, garbage and leftover pod directories. */
   const resync = async () => {
+    const listedAt = passClock;
     const observed = await observer.observe();
+    const listing = { pods: observed, listedAt };
     const isWanted = (uid: string) => records.get(uid)?.wanted === true;
-    for (const [uid] of wanted()) trigger(uid, observed);
+    for (const [uid] of wanted()) trigger(uid, listing);
     if (store.allSourcesReady()) {
-      for (const uid of observed.keys()) if (!isWanted(uid)) trigger(uid, observed);
+      for (const uid of observed.keys()) if (!isWanted(uid)) trigger(uid, listing);
       const dirs = await deps.volumes.podDirs();
       for (const uid of dirs) if (!isWanted(uid) && !observed.has(uid)) await deps.volumes.teardown(uid);
       await deps.cgroups?.removeOrphans(new Set([...[...wanted()].map(([uid]) => uid), ...observed.keys()]));
