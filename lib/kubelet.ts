@@ -13,6 +13,7 @@ import { chooseCgroupDriver, hostDefaultDriver, planQosCgroups } from "./node/cg
 import { createDnsConfigurer } from "./node/dns.ts";
 import type { EventRecorder } from "./node/events.ts";
 import { oomScoreAdjFloor } from "./node/oom-score.ts";
+import { logRotationPolicy } from "./node/container-log-manager.ts";
 import { systemClock, untilAborted } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { etcdSettings } from "./config/etcd-config.ts";
@@ -379,7 +380,12 @@ async function openRuntime(config: KubeletConfig, log: Logger): Promise<{ runtim
       runtime: createDockerRuntime({
         endpoint,
         log: log.child("docker"),
-        shim: { podInfraImage: config.networkContainerImage, podNetworkMode: config.podNetworkMode },
+        shim: {
+          podInfraImage: config.networkContainerImage,
+          podNetworkMode: config.podNetworkMode,
+          logMaxSizeBytes: logRotationPolicy(config).maxSizeBytes,
+          logMaxFiles: config.containerLogMaxFiles,
+        },
       }),
       description: `Docker Engine at ${endpoint}`,
     };

@@ -9,6 +9,7 @@ import type { Runtime } from "./container/runtime.ts";
 import type { Pod } from "./api/types.ts";
 import type { Logger } from "./log.ts";
 import { createContainerGc } from "./node/container-gc.ts";
+import { createContainerLogManager, logRotationPolicy } from "./node/container-log-manager.ts";
 import type { EventRecorder } from "./node/events.ts";
 import type { PodUsage as CgroupUsage } from "./node/cgroups.ts";
 import { createEvictionManager, type NodeCondition, type PodUsage } from "./node/eviction.ts";
@@ -61,6 +62,11 @@ export function createNodeManagers(
     { hard: config.evictionHard, soft: config.evictionSoft, softGracePeriod: config.evictionSoftGracePeriod },
     parseDuration,
   );
+  const containerLogs = createContainerLogManager(logRotationPolicy(config), {
+    runtime,
+    clock,
+    log: log.child("container-logs"),
+  });
   const imageGc = createImageGc(
     {
       highThresholdPercent: config.imageGcHighThreshold,
@@ -181,6 +187,8 @@ export function createNodeManagers(
       await Promise.all([
         watchSystemOoms({ nodeName: deps.nodeName, events: deps.events, log: log.child("oom"), clock }, signal),
         every(clock, 60_000, signal, containerGc, warn("container garbage collection")),
+        // CRI runtimes only: Docker's json-file driver rotates its own (max-size, max-file).
+        runtime.reopenContainerLog ? containerLogs.run(signal) : undefined,
         every(clock, 10_000, signal, imageGc.garbageCollect, warn("image garbage collection")),
         every(
           clock,

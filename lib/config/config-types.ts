@@ -145,6 +145,15 @@ export interface KubeletConfig {
   hostNetworkSources: string[];
   hostPidSources: string[];
   hostIpcSources: string[];
+  /** Node upkeep over months (issue 29), the KubeletConfiguration names: container log rotation, swap. */
+  /** container_log_max_size: a quantity ("10Mi"); container_log_max_files (at least 2). */
+  containerLogMaxSize: string;
+  containerLogMaxFiles: number;
+  /** container_log_max_workers, container_log_monitor_interval (CRI runtimes: the log manager's pool and period). */
+  containerLogMaxWorkers: number;
+  containerLogMonitorInterval: number;
+  /** fail_swap_on: refuse to start while swap is on. */
+  failSwapOn: boolean;
 }
 
 /** Built-in defaults, the original kubelet's where it had the flag. */
@@ -233,4 +242,9 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   hostNetworkSources: ["*"],
   hostPidSources: ["*"],
   hostIpcSources: ["*"],
+  containerLogMaxSize: "10Mi",
+  containerLogMaxFiles: 5,
+  containerLogMaxWorkers: 1,
+  containerLogMonitorInterval: 10_000,
+  failSwapOn: true,
 };

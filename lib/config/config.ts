@@ -506,6 +506,36 @@ export const FLAGS: FlagSpec[] = [
     description: "Sources allowed to run pods with hostIPC (* = all)",
   },
   {
+    flag: "container_log_max_size",
+    key: "containerLogMaxSize",
+    type: "string",
+    description: "Size (a quantity such as 10Mi) at which a container's log file is rotated",
+  },
+  {
+    flag: "container_log_max_files",
+    key: "containerLogMaxFiles",
+    type: "uint",
+    description: "Log files kept per container, the current one included (at least 2)",
+  },
+  {
+    flag: "container_log_max_workers",
+    key: "containerLogMaxWorkers",
+    type: "uint",
+    description: "Containers whose logs are checked and rotated at once (CRI runtimes)",
+  },
+  {
+    flag: "container_log_monitor_interval",
+    key: "containerLogMonitorInterval",
+    type: "duration",
+    description: "How often container log sizes are checked (CRI runtimes; at least 3s)",
+  },
+  {
+    flag: "fail_swap_on",
+    key: "failSwapOn",
+    type: "bool",
+    description: "Refuse to start while swap is on (/proc/swaps lists a device)",
+  },
+  {
     flag: "log_format",
     key: "logFormat",
     type: "logformat",

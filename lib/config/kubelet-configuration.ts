@@ -40,7 +40,6 @@ export interface FieldRow {
 
 const NO_API_SERVER = "there is no API server: this kubelet runs pods from files, a URL, etcd and HTTP pushes";
 const NO_NODE_OBJECT = "there is no Node object to register or update (no API server)";
-const DOCKER_LOGS = "container logs are kept by Docker's json-file driver (10 MiB × 2 per container)";
 
 /** Refuses every value except the ones a kubelet without that manager behaves like. */
 const only =
@@ -194,7 +193,7 @@ export const KUBELET_CONFIGURATION: FieldRow[] = [
   notApplicable("iptablesMasqueradeBit", "int", "deprecated: no effect in the kubelet either"),
   notApplicable("iptablesDropBit", "int", "deprecated: no effect in the kubelet either"),
   notApplicable("featureGates", "boolMap", "feature gates do not apply: every feature here is always on or absent"),
-  notApplicable("failSwapOn", "bool", "swap is not checked; pods get no swap (MemorySwap = Memory)"),
+  honoured("failSwapOn", "bool", "failSwapOn", POINTER),
   row("memorySwap", "object"),
   notApplicable(
     "memorySwap.swapBehavior",
@@ -202,10 +201,10 @@ export const KUBELET_CONFIGURATION: FieldRow[] = [
     "containers with a memory limit get no swap",
     only(["", "NoSwap"], "is not implemented: containers with a memory limit get no swap; remove it or set NoSwap"),
   ),
-  notApplicable("containerLogMaxSize", "string", DOCKER_LOGS),
-  notApplicable("containerLogMaxFiles", "int", DOCKER_LOGS),
-  notApplicable("containerLogMaxWorkers", "int", DOCKER_LOGS),
-  notApplicable("containerLogMonitorInterval", "duration", DOCKER_LOGS),
+  honoured("containerLogMaxSize", "string", "containerLogMaxSize"),
+  honoured("containerLogMaxFiles", "int", "containerLogMaxFiles", POINTER),
+  honoured("containerLogMaxWorkers", "int", "containerLogMaxWorkers", POINTER),
+  honoured("containerLogMonitorInterval", "duration", "containerLogMonitorInterval"),
   notApplicable(
     "configMapAndSecretChangeDetectionStrategy",
     "string",

@@ -516,7 +516,8 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       await startContainer(id);
       return id;
     },
-    createContainer: (sandboxId, config, sandboxConfig) => create(containerBody(sandboxId, config, sandboxConfig)),
+    createContainer: (sandboxId, config, sandboxConfig) =>
+      create(containerBody(sandboxId, config, sandboxConfig, shim)),
     startContainer,
     stopContainer: (id, graceSeconds) => stop(id, graceSeconds, "container"),
     removeContainer: (id) => remove(id, "container"),

@@ -39,6 +39,7 @@ export function scopeRuntimeToNode(runtime: Runtime, node: string): Runtime {
     exec: (id, cmd, options) => runtime.exec(id, cmd, options),
     execStream: (id, cmd, options) => runtime.execStream(id, cmd, options),
     attach: (id, options) => runtime.attach(id, options),
+    ...(runtime.reopenContainerLog && { reopenContainerLog: (id: string) => runtime.reopenContainerLog!(id) }),
     logs: (id, options) => runtime.logs(id, options),
     stats: (id) => runtime.stats(id),
     async *events(signal) {

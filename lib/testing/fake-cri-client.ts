@@ -132,6 +132,9 @@ export function createFakeCriClient(): FakeCriClient {
       const c = container("ContainerStatus", id);
       return { ...c, started_at: 0, finished_at: 0, exit_code: 0, reason: "", message: "", log_path: "" };
     },
+    async reopenContainerLog(id) {
+      container("ReopenContainerLog", id);
+    },
     async listContainerStats(filter = {}): Promise<CriContainerStats[]> {
       record(filter.id ? "ListContainerStats by id" : "ListContainerStats");
       if (filter.id && !containers.has(filter.id)) throw notFound("ListContainerStats", filter.id);
