@@ -14,6 +14,7 @@ import { createDnsConfigurer } from "./node/dns.ts";
 import type { EventRecorder } from "./node/events.ts";
 import { oomScoreAdjFloor } from "./node/oom-score.ts";
 import { logRotationPolicy } from "./node/container-log-manager.ts";
+import { checkSwap } from "./node/swap.ts";
 import { systemClock, untilAborted } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { etcdSettings } from "./config/etcd-config.ts";
@@ -71,6 +72,7 @@ export async function runKubelet(config: KubeletConfig, options: RunOptions): Pr
   if (insecure) throw new KubeletError("InsecureServer", insecure);
   const notice = securityNotice(config);
   if (notice) log.warn(notice);
+  await checkSwap(config.failSwapOn);
   await prepareRootDir(config.rootDir);
   const lockPath = config.lockFile || join(config.rootDir, "kubelet.lock");
   const lock = await acquireLock({ path: lockPath, exitOnContention: config.exitOnLockContention });
@@ -293,6 +295,7 @@ export async function runOnce(
   config: KubeletConfig,
   { log, signal, out, tty, resolved }: RunOptions & { out: NodeJS.WritableStream; tty: boolean },
 ): Promise<boolean> {
+  await checkSwap(config.failSwapOn);
   await prepareRootDir(config.rootDir);
   const node = nodeIdentity(config);
   const readers: Array<{ name: SourceName; readOnce(): Promise<SourceSnapshot> }> = [];
