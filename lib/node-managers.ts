@@ -118,13 +118,17 @@ export function createNodeManagers(
         usage:
           resource === "memory"
             ? c.memory.workingSetBytes
-            : resource === "inodes"
-              ? (c.rootfs?.inodesUsed ?? 0)
-              : (c.rootfs?.usedBytes ?? 0) + (c.logs?.usedBytes ?? 0),
+            : // Per-pod process counts are not measured: under PID pressure pods are ranked by priority alone.
+              resource === "pids"
+              ? 0
+              : resource === "inodes"
+                ? (c.rootfs?.inodesUsed ?? 0)
+                : (c.rootfs?.usedBytes ?? 0) + (c.logs?.usedBytes ?? 0),
       }));
       const volumes = pod.volume.reduce((n, v) => n + (resource === "inodes" ? v.inodesUsed : v.usedBytes), 0);
       usage.set(pod.podRef.uid, {
-        total: containers.reduce((n, c) => n + c.usage, 0) + (resource === "memory" ? 0 : volumes),
+        total:
+          containers.reduce((n, c) => n + c.usage, 0) + (resource === "memory" || resource === "pids" ? 0 : volumes),
         containers,
       });
     }
@@ -156,13 +160,6 @@ export function createNodeManagers(
         ...eviction
           .conditions()
           .map(({ type, status, reason, message }) => ({ type, pressure: status === "True", reason, message })),
-        // PID pressure is not measured here: reported as the kubelet does without a pid.available threshold.
-        {
-          type: "PIDPressure" as const,
-          pressure: false,
-          reason: "KubeletHasSufficientPID",
-          message: "kubelet has sufficient PID available",
-        },
       ],
     },
     async run(managed, signal) {

@@ -11,11 +11,12 @@ export const SIGNALS = [
   "nodefs.inodesFree",
   "imagefs.available",
   "imagefs.inodesFree",
+  "pid.available",
 ] as const;
 export type Signal = (typeof SIGNALS)[number];
 
 /** The node resource a signal starves, as named in conditions and eviction messages. */
-export type StarvedResource = "memory" | "ephemeral-storage" | "inodes";
+export type StarvedResource = "memory" | "ephemeral-storage" | "inodes" | "pids";
 
 /** One threshold: `signal < value`, either a quantity or a fraction of capacity. */
 export interface Threshold {
@@ -130,11 +131,13 @@ export function thresholdsMet(thresholds: Threshold[], observations: Observation
 /** The resource a signal starves. */
 export function starvedResource(signal: Signal): StarvedResource {
   if (signal === "memory.available") return "memory";
+  if (signal === "pid.available") return "pids";
   return signal.endsWith("inodesFree") ? "inodes" : "ephemeral-storage";
 }
 
 /** The node condition a signal sets. */
-export function pressureCondition(signal: Signal): "MemoryPressure" | "DiskPressure" {
+export function pressureCondition(signal: Signal): "MemoryPressure" | "DiskPressure" | "PIDPressure" {
+  if (signal === "pid.available") return "PIDPressure";
   return signal === "memory.available" ? "MemoryPressure" : "DiskPressure";
 }
 

@@ -193,4 +193,24 @@ describe("eviction manager", () => {
     await m.synchronize();
     expect(evicted.map((e) => e.name)).toEqual(["low", "critical"]);
   });
+
+  test("pid.available below its threshold sets PIDPressure and evicts the lowest priority pod, reclaiming no images", async () => {
+    const m = manager({ "pid.available": "1000" });
+    observations["pid.available"] = { available: 800, capacity: 32768 };
+    observations["imagefs.available"] = { available: 0, capacity: Gi };
+    reclaimable = Gi;
+    pods[0]!.spec.priority = 10;
+    pods[2]!.spec.priority = 5;
+    for (const p of pods) use(p, 0);
+    await m.synchronize();
+    expect(m.conditions().find((c) => c.type === "PIDPressure")).toMatchObject({
+      status: "True",
+      reason: "KubeletHasInsufficientPID",
+      message: "kubelet has insufficient PID available",
+    });
+    expect(evicted).toEqual([
+      { name: "burstable", message: "The node was low on resource: pids. Threshold quantity: 1000, available: 800. " },
+    ]);
+    expect(reclaimable).toBe(Gi);
+  });
 });

@@ -1,5 +1,5 @@
 // The eviction manager (the Go kubelet's eviction manager, every 10 s): measures the signals,
-// keeps the MemoryPressure/DiskPressure conditions (held for --eviction_pressure_transition_period
+// keeps the MemoryPressure/DiskPressure/PIDPressure conditions (held for --eviction_pressure_transition_period
 // after the last time a threshold was met), evicts a pod whose disk emptyDir exceeds its
 // sizeLimit, and under a threshold past its grace period first reclaims images (disk), then
 // evicts one pod per pass in the kubelet's order.
@@ -50,7 +50,7 @@ export interface EvictionDeps {
 
 /** A node condition the manager keeps (the Kubernetes NodeCondition shape). */
 export interface NodeCondition {
-  type: "MemoryPressure" | "DiskPressure";
+  type: "MemoryPressure" | "DiskPressure" | "PIDPressure";
   status: "True" | "False";
   reason: string;
   message: string;
@@ -70,6 +70,7 @@ const SIGNAL_ORDER: Signal[] = [
   "nodefs.inodesFree",
   "imagefs.available",
   "imagefs.inodesFree",
+  "pid.available",
 ];
 const CRITICAL_PRIORITY = 2_000_000_000;
 const CRITICAL_CLASSES = new Set(["system-node-critical", "system-cluster-critical"]);
@@ -79,7 +80,7 @@ export function createEvictionManager(options: EvictionOptions, deps: EvictionDe
   const firstObserved = new Map<Threshold, number>();
   const lastObserved = new Map<NodeCondition["type"], number>();
   const conditions = new Map<NodeCondition["type"], NodeCondition>();
-  for (const type of ["MemoryPressure", "DiskPressure"] as const)
+  for (const type of ["MemoryPressure", "DiskPressure", "PIDPressure"] as const)
     conditions.set(type, condition(type, false, new Date(clock.now()).toISOString()));
 
   const updateConditions = (met: Threshold[]) => {
@@ -129,7 +130,7 @@ export function createEvictionManager(options: EvictionOptions, deps: EvictionDe
       const threshold = passed[0];
       if (!threshold) return undefined;
       const resource = starvedResource(threshold.signal);
-      if (resource !== "memory") {
+      if (resource !== "memory" && resource !== "pids") {
         // Node-level reclaim first: unused images, then measure again.
         const seen = observations[threshold.signal]!;
         const needed = thresholdQuantity(threshold, seen.capacity) - seen.available;
@@ -180,6 +181,10 @@ const WORDING: Record<NodeCondition["type"], Array<[string, string]>> = {
     ["KubeletHasDiskPressure", "kubelet has disk pressure"],
     ["KubeletHasNoDiskPressure", "kubelet has no disk pressure"],
   ],
+  PIDPressure: [
+    ["KubeletHasInsufficientPID", "kubelet has insufficient PID available"],
+    ["KubeletHasSufficientPID", "kubelet has sufficient PID available"],
+  ],
 };
 
 function condition(type: NodeCondition["type"], pressure: boolean, at: string): NodeCondition {
@@ -195,6 +200,7 @@ const REQUEST_NAME: Record<StarvedResource, string | undefined> = {
   memory: "memory",
   "ephemeral-storage": "ephemeral-storage",
   inodes: undefined,
+  pids: undefined,
 };
 
 function containerRequest(c: Pod["spec"]["containers"][number], resource: StarvedResource): number {
@@ -217,9 +223,10 @@ function evictionMessage(
   pod: Pod,
   usage: PodUsage | undefined,
 ): string {
-  const quantity =
-    threshold.quantity !== undefined ? threshold.text : formatBytes(thresholdQuantity(threshold, capacity));
-  let message = `The node was low on resource: ${resource}. Threshold quantity: ${quantity}, available: ${formatBytes(available)}. `;
+  // Process counts are plain numbers, not bytes.
+  const amount = resource === "pids" ? (n: number) => String(Math.round(n)) : formatBytes;
+  const quantity = threshold.quantity !== undefined ? threshold.text : amount(thresholdQuantity(threshold, capacity));
+  let message = `The node was low on resource: ${resource}. Threshold quantity: ${quantity}, available: ${amount(available)}. `;
   for (const c of usage?.containers ?? []) {
     const spec = pod.spec.containers.find((s) => s.name === c.name);
     const request = spec ? containerRequest(spec, resource) : 0;
