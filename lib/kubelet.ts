@@ -15,6 +15,7 @@ import type { EventRecorder } from "./node/events.ts";
 import { oomScoreAdjFloor } from "./node/oom-score.ts";
 import { logRotationPolicy } from "./node/container-log-manager.ts";
 import { checkSwap } from "./node/swap.ts";
+import { podCapacity } from "./node/pod-capacity.ts";
 import { systemClock, untilAborted } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { etcdSettings } from "./config/etcd-config.ts";
@@ -632,10 +633,10 @@ function pullOptions(config: KubeletConfig) {
   };
 }
 
-/** Who may run what here: --max_pods and the sources allowed each host namespace. */
+/** Who may run what here: --max_pods (within --pods_per_core × cores) and the sources allowed each host namespace. */
 function admissionPolicy(config: KubeletConfig): AdmissionPolicy {
   return {
-    maxPods: config.maxPods,
+    maxPods: podCapacity(config.maxPods, config.podsPerCore, cpus().length),
     hostNetworkSources: config.hostNetworkSources,
     hostPidSources: config.hostPidSources,
     hostIpcSources: config.hostIpcSources,
@@ -733,7 +734,7 @@ async function createFleetMode(
           port: deps.port(),
           kubeletVersion: `v${pkg.version}`,
           host,
-          maxPods: config.maxPods,
+          maxPods: podCapacity(config.maxPods, config.podsPerCore, cpus().length),
           allocatable,
           runtime,
           readiness: readinessFrom(health.checks),

@@ -59,7 +59,12 @@ export function createNodeManagers(
   const { runtime, clock, log } = deps;
   // Bad thresholds fail the start, naming the flag (parseThresholds' messages).
   const thresholds = parseThresholds(
-    { hard: config.evictionHard, soft: config.evictionSoft, softGracePeriod: config.evictionSoftGracePeriod },
+    {
+      hard: config.evictionHard,
+      soft: config.evictionSoft,
+      softGracePeriod: config.evictionSoftGracePeriod,
+      minimumReclaim: config.evictionMinimumReclaim,
+    },
     parseDuration,
   );
   const containerLogs = createContainerLogManager(logRotationPolicy(config), {

@@ -154,6 +154,10 @@ export interface KubeletConfig {
   containerLogMonitorInterval: number;
   /** fail_swap_on: refuse to start while swap is on. */
   failSwapOn: boolean;
+  /** eviction_minimum_reclaim: signal → what eviction frees beyond the threshold ("500Mi", "5%"). */
+  evictionMinimumReclaim: Record<string, string>;
+  /** pods_per_core (0 = off): max pods is at most this times the CPU cores. */
+  podsPerCore: number;
 }
 
 /** Built-in defaults, the original kubelet's where it had the flag. */
@@ -247,4 +251,6 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   containerLogMaxWorkers: 1,
   containerLogMonitorInterval: 10_000,
   failSwapOn: true,
+  evictionMinimumReclaim: {},
+  podsPerCore: 0,
 };

@@ -536,6 +536,18 @@ export const FLAGS: FlagSpec[] = [
     description: "Refuse to start while swap is on (/proc/swaps lists a device)",
   },
   {
+    flag: "eviction_minimum_reclaim",
+    key: "evictionMinimumReclaim",
+    type: "map",
+    description: "What eviction frees beyond a threshold before it stops, e.g. nodefs.available=500Mi",
+  },
+  {
+    flag: "pods_per_core",
+    key: "podsPerCore",
+    type: "uint",
+    description: "Pods per CPU core at most, within --max_pods (0 = no such bound)",
+  },
+  {
     flag: "log_format",
     key: "logFormat",
     type: "logformat",

@@ -28,6 +28,8 @@ export interface Threshold {
   gracePeriodMs: number;
   /** The text the user gave, for messages ("100Mi", "10%"). */
   text: string;
+  /** evictionMinimumReclaim: once met, the threshold holds until this much more is available. */
+  minReclaim?: { quantity?: number; percentage?: number };
 }
 
 /** What a signal measured: how much is available out of how much. */
@@ -42,6 +44,7 @@ export interface ThresholdSettings {
   hard: Record<string, string>;
   soft: Record<string, string>;
   softGracePeriod: Record<string, string>;
+  minimumReclaim?: Record<string, string>;
 }
 
 /** Parses the flags into thresholds; bad input throws InvalidValue naming the flag, the signal and the fix. */
@@ -68,6 +71,12 @@ export function parseThresholds(settings: ThresholdSettings, parseDuration: (tex
     if (quantity < 0) throw bad("a threshold must not be negative");
     return { quantity };
   };
+  const minReclaim = new Map(
+    Object.entries(settings.minimumReclaim ?? {}).map(([name, text]) => [
+      signal("eviction_minimum_reclaim", name),
+      value("eviction_minimum_reclaim", name, text),
+    ]),
+  );
   for (const [name, text] of Object.entries(settings.hard)) {
     thresholds.push({
       signal: signal("eviction_hard", name),
@@ -112,20 +121,37 @@ export function parseThresholds(settings: ThresholdSettings, parseDuration: (tex
       text,
     });
   }
+  for (const t of thresholds) {
+    const reclaim = minReclaim.get(t.signal);
+    if (reclaim) t.minReclaim = reclaim;
+  }
   return thresholds;
 }
 
 /** The threshold's quantity for a capacity (a percentage is of the capacity). */
-export function thresholdQuantity(threshold: Threshold, capacity: number): number {
+export function thresholdQuantity(threshold: Pick<Threshold, "quantity" | "percentage">, capacity: number): number {
   return threshold.quantity ?? Math.round((threshold.percentage ?? 0) * capacity);
 }
 
-/** Thresholds the observations meet (available below the threshold); unmeasured signals meet none. */
-export function thresholdsMet(thresholds: Threshold[], observations: Observations): Threshold[] {
+/**
+ * Thresholds the observations meet (available below the threshold; with `enforceMinReclaim`, below the threshold
+ * plus its minimum reclaim); unmeasured signals meet none.
+ */
+export function thresholdsMet(
+  thresholds: Threshold[],
+  observations: Observations,
+  enforceMinReclaim = false,
+): Threshold[] {
   return thresholds.filter((t) => {
     const seen = observations[t.signal];
-    return seen !== undefined && seen.available < thresholdQuantity(t, seen.capacity);
+    return seen !== undefined && seen.available < reclaimTarget(t, seen.capacity, enforceMinReclaim);
   });
+}
+
+/** The availability eviction works towards: the threshold, plus its minimum reclaim when enforced. */
+export function reclaimTarget(threshold: Threshold, capacity: number, enforceMinReclaim = true): number {
+  const extra = enforceMinReclaim && threshold.minReclaim ? thresholdQuantity(threshold.minReclaim, capacity) : 0;
+  return thresholdQuantity(threshold, capacity) + extra;
 }
 
 /** The resource a signal starves. */

@@ -28,10 +28,11 @@ describe("eviction manager", () => {
     hard: Record<string, string>,
     soft: Record<string, string> = {},
     grace: Record<string, string> = {},
+    minimumReclaim: Record<string, string> = {},
   ) =>
     createEvictionManager(
       {
-        thresholds: parseThresholds({ hard, soft, softGracePeriod: grace }, parseDuration),
+        thresholds: parseThresholds({ hard, soft, softGracePeriod: grace, minimumReclaim }, parseDuration),
         pressureTransitionPeriodMs: 300_000,
         clock,
         log: silentLogger,
@@ -212,5 +213,29 @@ describe("eviction manager", () => {
       { name: "burstable", message: "The node was low on resource: pids. Threshold quantity: 1000, available: 800. " },
     ]);
     expect(reclaimable).toBe(Gi);
+  });
+
+  test("with evictionMinimumReclaim a met threshold holds, and evicts, until the threshold plus the minimum is available", async () => {
+    const m = manager({ "memory.available": "100Mi" }, {}, {}, { "memory.available": "200Mi" });
+    memory(50 * Mi);
+    await m.synchronize();
+    memory(150 * Mi); // above the threshold, below threshold + minimum reclaim
+    await m.synchronize();
+    expect(evicted.map((e) => e.name)).toEqual(["best-effort", "burstable"]);
+    memory(350 * Mi);
+    await m.synchronize();
+    expect(evicted).toHaveLength(2);
+    memory(150 * Mi); // no longer met before: the threshold alone counts again
+    await m.synchronize();
+    expect(evicted).toHaveLength(2);
+  });
+
+  test("disk pressure reclaims images up to the threshold plus the minimum reclaim", async () => {
+    const m = manager({ "imagefs.available": "15%" }, {}, {}, { "imagefs.available": "5Gi" });
+    observations["imagefs.available"] = { available: 10 * Gi, capacity: 100 * Gi };
+    reclaimable = 100 * Gi;
+    await m.synchronize();
+    expect(observations["imagefs.available"]!.available).toBe(20 * Gi);
+    expect(evicted).toEqual([]);
   });
 });

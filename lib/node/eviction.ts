@@ -11,6 +11,7 @@ import {
   formatBytes,
   pressureCondition,
   rankForEviction,
+  reclaimTarget,
   starvedResource,
   thresholdQuantity,
   thresholdsMet,
@@ -78,6 +79,8 @@ const CRITICAL_CLASSES = new Set(["system-node-critical", "system-cluster-critic
 export function createEvictionManager(options: EvictionOptions, deps: EvictionDeps): EvictionManager {
   const { clock, log } = options;
   const firstObserved = new Map<Threshold, number>();
+  /** Thresholds met on the last pass: they hold until their minimum reclaim is available too (evictionMinimumReclaim). */
+  let lastMet: Threshold[] = [];
   const lastObserved = new Map<NodeCondition["type"], number>();
   const conditions = new Map<NodeCondition["type"], NodeCondition>();
   for (const type of ["MemoryPressure", "DiskPressure", "PIDPressure"] as const)
@@ -115,7 +118,10 @@ export function createEvictionManager(options: EvictionOptions, deps: EvictionDe
   return {
     async synchronize() {
       let observations = await deps.observe();
-      const met = thresholdsMet(options.thresholds, observations);
+      const unresolved = thresholdsMet(lastMet, observations, true);
+      const met = thresholdsMet(options.thresholds, observations).filter((t) => !unresolved.includes(t));
+      met.push(...unresolved);
+      lastMet = met;
       const now = clock.now();
       for (const t of options.thresholds) {
         if (!met.includes(t)) firstObserved.delete(t);
@@ -133,10 +139,10 @@ export function createEvictionManager(options: EvictionOptions, deps: EvictionDe
       if (resource !== "memory" && resource !== "pids") {
         // Node-level reclaim first: unused images, then measure again.
         const seen = observations[threshold.signal]!;
-        const needed = thresholdQuantity(threshold, seen.capacity) - seen.available;
+        const needed = reclaimTarget(threshold, seen.capacity) - seen.available;
         if (resource === "ephemeral-storage") await deps.reclaimImages(needed);
         observations = await deps.observe();
-        if (!thresholdsMet([threshold], observations).length) {
+        if (!thresholdsMet([threshold], observations, true).length) {
           log.info(`${threshold.signal} back above its threshold after reclaiming images: no pod evicted`);
           return undefined;
         }
