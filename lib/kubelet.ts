@@ -278,7 +278,7 @@ async function runLocked(
         {
           pods: () => syncLoop.pods(),
           activePods: () => syncLoop.activePods(),
-          evict: (pod, message) => syncLoop.evict(pod, message),
+          evict: (pod, message, options) => syncLoop.evict(pod, message, options),
           allSourcesReady: () => store.allSourcesReady(),
         },
         signal,

@@ -27,7 +27,8 @@ export interface ManagedNode {
   /** Desired pods with statuses. */
   pods(): Pod[];
   activePods(): Pod[];
-  evict(pod: Pod, message: string): Promise<void>;
+  /** Stops a pod and reports it Failed: reason Evicted unless given, within `graceSeconds` when given. */
+  evict(pod: Pod, message: string, options?: { reason?: string; graceSeconds?: number }): Promise<void>;
   allSourcesReady(): boolean;
 }
 
@@ -143,6 +144,7 @@ export function createNodeManagers(
     {
       thresholds,
       pressureTransitionPeriodMs: config.evictionPressureTransitionPeriod,
+      maxPodGracePeriodSeconds: config.evictionMaxPodGracePeriod,
       clock,
       log: log.child("eviction"),
     },
@@ -152,7 +154,8 @@ export function createNodeManagers(
       podUsage,
       emptyDirUsage: async (pod, volume) => (await emptyDir(pod.metadata.uid, volume)).bytes,
       reclaimImages: (bytes) => imageGc.freeSpace(bytes),
-      evict: (pod, message) => node?.evict(pod, message) ?? Promise.resolve(),
+      evict: (pod, message, graceSeconds) =>
+        node?.evict(pod, message, graceSeconds === undefined ? {} : { graceSeconds }) ?? Promise.resolve(),
     },
   );
 

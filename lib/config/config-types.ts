@@ -158,6 +158,8 @@ export interface KubeletConfig {
   evictionMinimumReclaim: Record<string, string>;
   /** pods_per_core (0 = off): max pods is at most this times the CPU cores. */
   podsPerCore: number;
+  /** eviction_max_pod_grace_period, seconds (0 = the pod's own): the most a pod evicted by a soft threshold gets. */
+  evictionMaxPodGracePeriod: number;
 }
 
 /** Built-in defaults, the original kubelet's where it had the flag. */
@@ -253,4 +255,5 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   failSwapOn: true,
   evictionMinimumReclaim: {},
   podsPerCore: 0,
+  evictionMaxPodGracePeriod: 0,
 };

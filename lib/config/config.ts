@@ -542,6 +542,12 @@ export const FLAGS: FlagSpec[] = [
     description: "What eviction frees beyond a threshold before it stops, e.g. nodefs.available=500Mi",
   },
   {
+    flag: "eviction_max_pod_grace_period",
+    key: "evictionMaxPodGracePeriod",
+    type: "uint",
+    description: "Most seconds a pod evicted by a soft threshold gets to stop (0 = its own grace period)",
+  },
+  {
     flag: "pods_per_core",
     key: "podsPerCore",
     type: "uint",

@@ -183,7 +183,7 @@ export const KUBELET_CONFIGURATION: FieldRow[] = [
   honoured("evictionSoft", "stringMap", "evictionSoft"),
   honoured("evictionSoftGracePeriod", "stringMap", "evictionSoftGracePeriod"),
   honoured("evictionPressureTransitionPeriod", "duration", "evictionPressureTransitionPeriod"),
-  notApplicable("evictionMaxPodGracePeriod", "int", "an evicted pod stops with its own terminationGracePeriodSeconds"),
+  honoured("evictionMaxPodGracePeriod", "int", "evictionMaxPodGracePeriod"),
   honoured("evictionMinimumReclaim", "stringMap", "evictionMinimumReclaim"),
   notApplicable("mergeDefaultEvictionSettings", "bool", "given evictionHard thresholds replace the defaults"),
   honoured("podsPerCore", "int", "podsPerCore"),

@@ -21,7 +21,7 @@ describe("eviction manager", () => {
   let observations: Observations;
   let pods: Pod[];
   let usage: Map<string, PodUsage>;
-  let evicted: Array<{ name: string; message: string }>;
+  let evicted: Array<{ name: string; message: string; grace?: number }>;
   let emptyDirs: Map<string, number>;
   let reclaimable: number;
   const manager = (
@@ -29,11 +29,13 @@ describe("eviction manager", () => {
     soft: Record<string, string> = {},
     grace: Record<string, string> = {},
     minimumReclaim: Record<string, string> = {},
+    maxPodGracePeriodSeconds = 0,
   ) =>
     createEvictionManager(
       {
         thresholds: parseThresholds({ hard, soft, softGracePeriod: grace, minimumReclaim }, parseDuration),
         pressureTransitionPeriodMs: 300_000,
+        maxPodGracePeriodSeconds,
         clock,
         log: silentLogger,
       },
@@ -48,7 +50,8 @@ describe("eviction manager", () => {
           observations["imagefs.available"]!.available += freed;
           return freed;
         },
-        evict: async (pod, message) => void evicted.push({ name: pod.metadata.name, message }),
+        evict: async (pod, message, grace) =>
+          void evicted.push({ name: pod.metadata.name, message, ...(grace === undefined ? {} : { grace }) }),
       },
     );
   const use = (pod: Pod, bytes: number) =>
@@ -237,5 +240,16 @@ describe("eviction manager", () => {
     await m.synchronize();
     expect(observations["imagefs.available"]!.available).toBe(20 * Gi);
     expect(evicted).toEqual([]);
+  });
+
+  test("a soft threshold's victim stops within evictionMaxPodGracePeriod, a hard threshold's with its own grace period", async () => {
+    const soft = manager({}, { "memory.available": "100Mi" }, { "memory.available": "30s" }, {}, 10);
+    memory(50 * Mi);
+    await soft.synchronize();
+    await clock.advance(30_000);
+    await soft.synchronize();
+    expect(evicted.map((e) => e.grace)).toEqual([10]);
+    await manager({ "memory.available": "100Mi" }, {}, {}, {}, 10).synchronize();
+    expect(evicted.map((e) => e.grace)).toEqual([10, undefined]);
   });
 });

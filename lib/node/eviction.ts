@@ -23,6 +23,8 @@ import {
 
 export interface EvictionOptions {
   thresholds: Threshold[];
+  /** evictionMaxPodGracePeriod: the most seconds a pod evicted by a soft threshold gets (0 = its own). */
+  maxPodGracePeriodSeconds?: number;
   pressureTransitionPeriodMs: number;
   clock: Clock;
   log: Logger;
@@ -45,8 +47,8 @@ export interface EvictionDeps {
   emptyDirUsage(pod: Pod, volume: string): Promise<number>;
   /** Frees image filesystem space (image GC); resolves to the bytes freed. */
   reclaimImages(bytes: number): Promise<number>;
-  /** Stops the pod and marks it Failed with reason Evicted and `message`. */
-  evict(pod: Pod, message: string): Promise<void>;
+  /** Stops the pod (within `graceSeconds` when given) and marks it Failed with reason Evicted and `message`. */
+  evict(pod: Pod, message: string, graceSeconds?: number): Promise<void>;
 }
 
 /** A node condition the manager keeps (the Kubernetes NodeCondition shape). */
@@ -167,9 +169,12 @@ export function createEvictionManager(options: EvictionOptions, deps: EvictionDe
       );
       const victim = byUid.get(ranked[0]!.uid)!;
       const seen = observations[threshold.signal]!;
+      // A soft threshold's victim stops within evictionMaxPodGracePeriod; a hard one's with its own grace period.
+      const maxGrace = options.maxPodGracePeriodSeconds ?? 0;
       await deps.evict(
         victim,
         evictionMessage(threshold, seen.available, seen.capacity, resource, victim, usage.get(victim.metadata.uid)),
+        ...(threshold.gracePeriodMs > 0 && maxGrace > 0 ? [maxGrace] : []),
       );
       return victim.metadata.uid;
     },

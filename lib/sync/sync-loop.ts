@@ -71,9 +71,16 @@ export interface SyncLoop {
   activePods(): Pod[];
   /**
    * Evicts a pod: stops and removes its containers and volumes, and reports it Failed with reason Evicted and
-   * `message` until its manifest changes. Resolves when the pod is stopped (or the loop stops).
+   * `message` until its manifest changes. Resolves when the pod is stopped (or the loop stops). `options` give
+   * another reason (node shutdown: Terminated) and a grace period below the pod's own.
    */
-  evict(pod: Pod, message: string): Promise<void>;
+  evict(pod: Pod, message: string, options?: EvictOptions): Promise<void>;
+}
+
+/** How an evicted pod is reported and stopped: reason (default Evicted), at most `graceSeconds` to stop. */
+export interface EvictOptions {
+  reason?: string;
+  graceSeconds?: number;
 }
 
 /**
@@ -109,7 +116,7 @@ interface PodRecord {
   /** Containers whose exit the runtime's events reported since the pod was last observed. */
   exited: Set<string>;
   /** Evicted: the manifest hash it was evicted with (a new one lifts the eviction), the message, who awaits the stop. */
-  eviction?: { hash: string | undefined; message: string; stopped: Array<() => void> };
+  eviction?: { hash: string | undefined; message: string; stopped: Array<() => void> } & EvictOptions;
   /** Reached Succeeded or Failed: the manifest hash it finished with. A finished pod never starts again (its
    *  dead containers may be garbage-collected, its status stays), as the Go kubelet's terminal phase; a changed
    *  manifest is a new pod. */
@@ -201,7 +208,12 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
         noneObserved();
       if (record.wanted && record.pod && record.eviction) {
         // An evicted pod is not started again: its containers and volumes go, its status stays Failed.
-        if (!nothingObserved(observed)) await syncer.killPod(uid, observed, record.pod);
+        const grace = record.eviction.graceSeconds;
+        const withGrace =
+          grace === undefined || grace >= (record.pod.spec.terminationGracePeriodSeconds ?? 30)
+            ? record.pod
+            : { ...record.pod, spec: { ...record.pod.spec, terminationGracePeriodSeconds: grace } };
+        if (!nothingObserved(observed)) await syncer.killPod(uid, observed, withGrace);
         updateStatus(record, record.pod, noneObserved());
         stoppedEviction(record);
       } else if (record.wanted && record.pod && !record.rejected && record.finished) {
@@ -253,7 +265,12 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       now: clock.now(),
     });
     const status = record.eviction
-      ? { ...computed, phase: "Failed" as const, reason: "Evicted", message: record.eviction.message }
+      ? {
+          ...computed,
+          phase: "Failed" as const,
+          reason: record.eviction.reason ?? "Evicted",
+          message: record.eviction.message,
+        }
       : computed;
     if (JSON.stringify(record.status) !== JSON.stringify(status)) version++;
     record.status = status;
@@ -459,12 +476,12 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       wanted()
         .filter(([, r]) => !r.eviction && r.status?.phase !== "Succeeded" && r.status?.phase !== "Failed")
         .map(([, r]) => r.pod!),
-    evict(pod, message) {
+    evict(pod, message, options = {}) {
       const record = records.get(pod.metadata.uid);
       if (!record?.wanted || stopping) return Promise.resolve();
       log.warn(`evicting pod ${podKey(pod)}: ${message}`);
-      deps.events.record(pod, "Warning", "Evicted", message);
-      record.eviction ??= { hash: pod.metadata.annotations[ANNOTATION.hash], message, stopped: [] };
+      deps.events.record(pod, "Warning", options.reason ?? "Evicted", message);
+      record.eviction ??= { hash: pod.metadata.annotations[ANNOTATION.hash], message, stopped: [], ...options };
       const stopped = new Promise<void>((resolve) => record.eviction!.stopped.push(resolve));
       version++;
       trigger(pod.metadata.uid);
