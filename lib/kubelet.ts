@@ -199,6 +199,7 @@ async function runLocked(
         ok: store.allSourcesReady(),
         message: store.allSourcesReady() ? "ok" : "waiting for the first read of every source",
       },
+      ...[managers.shutdownCheck()].filter((c) => c !== undefined),
     ];
     return { ok: checks.every((c) => c.ok), checks, conditions: managers.conditions() };
   };

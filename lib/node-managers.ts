@@ -17,6 +17,7 @@ import { parseThresholds, type StarvedResource } from "./node/eviction-threshold
 import { diskUsage, statFs } from "./node/filesystem.ts";
 import { createImageGc, type ImageGc } from "./node/image-gc.ts";
 import { createNodeSignals } from "./node/node-signals.ts";
+import { createNodeShutdownManager, shutdownGroups } from "./node/node-shutdown.ts";
 import { watchSystemOoms } from "./node/oom-watcher.ts";
 import { createStatsAnalyzer, type StatsSummary } from "./node/stats-analyzer.ts";
 import type { PressureObserver } from "./node/node-status.ts";
@@ -38,6 +39,8 @@ export interface NodeManagers {
   conditions(): NodeCondition[];
   /** The conditions for the node record (fleet mode). */
   pressure: PressureObserver;
+  /** A failing health check while systemd-logind has announced a shutdown (the node is then not ready). */
+  shutdownCheck(): { name: string; ok: boolean; message: string } | undefined;
   /** Runs every manager on its period until the signal aborts. */
   run(node: ManagedNode, signal: AbortSignal): Promise<void>;
 }
@@ -68,6 +71,23 @@ export function createNodeManagers(
     },
     parseDuration,
   );
+  // Only with shutdownGracePeriod set: the D-Bus client is loaded then, never otherwise.
+  const shutdown =
+    config.shutdownGracePeriod > 0
+      ? createNodeShutdownManager(
+          {
+            groups: shutdownGroups(config.shutdownGracePeriod, config.shutdownGracePeriodCriticalPods),
+            clock,
+            log: log.child("shutdown"),
+          },
+          {
+            connect: async () => (await import("./node/logind.ts")).connectLogind(),
+            activePods: () => node?.activePods() ?? [],
+            stopPod: (pod, graceSeconds, reason, message) =>
+              node?.evict(pod, message, { reason, graceSeconds }) ?? Promise.resolve(),
+          },
+        )
+      : undefined;
   const containerLogs = createContainerLogManager(logRotationPolicy(config), {
     runtime,
     clock,
@@ -163,6 +183,10 @@ export function createNodeManagers(
     imageGc,
     summary: analyzer.summary,
     conditions: eviction.conditions,
+    shutdownCheck: () =>
+      shutdown?.shuttingDown()
+        ? { name: "shutdown", ok: false, message: "systemd-logind announced a shutdown (PrepareForShutdown)" }
+        : undefined,
     pressure: {
       conditions: () => [
         ...eviction
@@ -194,6 +218,7 @@ export function createNodeManagers(
         every(clock, 60_000, signal, containerGc, warn("container garbage collection")),
         // CRI runtimes only: Docker's json-file driver rotates its own (max-size, max-file).
         runtime.reopenContainerLog ? containerLogs.run(signal) : undefined,
+        shutdown?.run(signal),
         every(clock, 10_000, signal, imageGc.garbageCollect, warn("image garbage collection")),
         every(
           clock,

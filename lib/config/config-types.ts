@@ -160,6 +160,9 @@ export interface KubeletConfig {
   podsPerCore: number;
   /** eviction_max_pod_grace_period, seconds (0 = the pod's own): the most a pod evicted by a soft threshold gets. */
   evictionMaxPodGracePeriod: number;
+  /** shutdown_grace_period, shutdown_grace_period_critical_pods (0 = node shutdown not watched). */
+  shutdownGracePeriod: number;
+  shutdownGracePeriodCriticalPods: number;
 }
 
 /** Built-in defaults, the original kubelet's where it had the flag. */
@@ -256,4 +259,6 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   evictionMinimumReclaim: {},
   podsPerCore: 0,
   evictionMaxPodGracePeriod: 0,
+  shutdownGracePeriod: 0,
+  shutdownGracePeriodCriticalPods: 0,
 };

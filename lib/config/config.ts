@@ -554,6 +554,18 @@ export const FLAGS: FlagSpec[] = [
     description: "Pods per CPU core at most, within --max_pods (0 = no such bound)",
   },
   {
+    flag: "shutdown_grace_period",
+    key: "shutdownGracePeriod",
+    type: "duration",
+    description: "Time the pods get to stop when the node shuts down (systemd-logind delay lock; 0 = not watched)",
+  },
+  {
+    flag: "shutdown_grace_period_critical_pods",
+    key: "shutdownGracePeriodCriticalPods",
+    type: "duration",
+    description: "The part of --shutdown_grace_period kept for critical pods, stopped after the others",
+  },
+  {
     flag: "log_format",
     key: "logFormat",
     type: "logformat",

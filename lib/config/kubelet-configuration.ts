@@ -242,13 +242,13 @@ export const KUBELET_CONFIGURATION: FieldRow[] = [
   notApplicable("logging.options", "anyMap", "log output options are fixed: text on a terminal, else JSON"),
   notApplicable("enableSystemLogHandler", "bool", "/logs/ is a debugging handler (enableDebuggingHandlers)"),
   notApplicable("enableSystemLogQuery", "bool", "/logs/ serves files under /var/log only, with no query"),
+  honoured("shutdownGracePeriod", "duration", "shutdownGracePeriod"),
+  honoured("shutdownGracePeriodCriticalPods", "duration", "shutdownGracePeriodCriticalPods"),
   notApplicable(
-    "shutdownGracePeriod",
-    "duration",
-    "node shutdown is not watched: pods keep running when the kubelet stops",
+    "shutdownGracePeriodByPodPriority",
+    "objects",
+    "node shutdown has the two groups of shutdownGracePeriod and shutdownGracePeriodCriticalPods",
   ),
-  notApplicable("shutdownGracePeriodCriticalPods", "duration", "node shutdown is not watched"),
-  notApplicable("shutdownGracePeriodByPodPriority", "objects", "node shutdown is not watched"),
   row("crashLoopBackOff", "object"),
   notApplicable(
     "crashLoopBackOff.maxContainerRestartPeriod",

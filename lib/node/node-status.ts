@@ -75,7 +75,11 @@ export interface HealthCheck {
 
 /** Ready from the /healthz checks: the runtime answers and is ready ("docker"), the sync loop is not stuck ("syncloop"). */
 export function readinessFrom(checks: HealthCheck[]): Readiness {
-  const why: Record<string, string> = { docker: "container runtime is down", syncloop: "sync loop is not healthy" };
+  const why: Record<string, string> = {
+    docker: "container runtime is down",
+    syncloop: "sync loop is not healthy",
+    shutdown: "node is shutting down",
+  };
   const failing = checks.filter((c) => !c.ok && why[c.name]);
   return {
     ready: failing.length === 0,

@@ -3,10 +3,11 @@
 import { afterAll, expect } from "bun:test";
 import { readFileSync } from "node:fs";
 import { describeWithServices } from "../../lib/testing/services.ts";
-import { startKubelet, test } from "./harness-kubelet.ts";
+import { killKubeletsAfterAll, startKubelet, test } from "./harness-kubelet.ts";
 import { baseFlags, removeDir, tempDir } from "./harness.ts";
 
 describeWithServices("pid pressure", (services) => {
+  killKubeletsAfterAll();
   const rootDir = tempDir("pid-root");
   afterAll(() => removeDir(rootDir));
 

@@ -5,10 +5,11 @@ import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
-import { type ApiPod, startKubelet, test } from "./harness-kubelet.ts";
+import { type ApiPod, killKubeletsAfterAll, startKubelet, test } from "./harness-kubelet.ts";
 import { baseFlags, removeCgroupRoot, removeDir, removePods, tempDir } from "./harness.ts";
 
 describeWithServices("pods per core", (services) => {
+  killKubeletsAfterAll();
   const manifests = tempDir("ppc-manifests");
   const rootDir = tempDir("ppc-root");
   const cores = cpus().length;

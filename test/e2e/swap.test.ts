@@ -5,10 +5,11 @@ import { afterAll, afterEach, expect } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
-import { startKubelet, test } from "./harness-kubelet.ts";
+import { killKubeletsAfterAll, startKubelet, test } from "./harness-kubelet.ts";
 import { baseFlags, removeDir, runBinary, tempDir } from "./harness.ts";
 
 describeWithServices("swap", (services) => {
+  killKubeletsAfterAll();
   const dir = tempDir("swap");
   const rootDir = tempDir("swap-root");
   const swaps = join(dir, "swaps");
