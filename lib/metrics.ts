@@ -26,6 +26,8 @@ export interface KubeletMetrics {
   containerRestarted(): void;
   /** Gauges read at scrape time: kubelet_running_pods, kubelet_running_containers{container_state}. */
   setRunning(pods: number, containersByState: Record<string, number>): void;
+  /** Gauge kubelet_working_pods{lifecycle, config, static}: pods with a pod worker, by its state, at each resync. */
+  setWorkingPods(counts: WorkingPods[]): void;
   /** kubelet_config_source_errors_total{source}: invalid manifests and unreachable origins. */
   sourceError(source: string): void;
   /**
@@ -34,6 +36,16 @@ export interface KubeletMetrics {
    * opens, -1 when it is closed. The real kubelet has no such gauge; this one shows a stream is released.
    */
   runtimeStream(streamType: RuntimeStreamType, delta: 1 | -1): void;
+}
+
+/** One series of kubelet_working_pods, in the Go kubelet's label values. */
+export interface WorkingPods {
+  lifecycle: "sync" | "terminating" | "terminated";
+  /** Wanted by a source; no longer wanted (being stopped); or found on the runtime, its spec never known. */
+  config: "desired" | "orphan" | "runtime_only";
+  /** Every pod of a local source (file, URL, etcd) is static in the Go kubelet's sense. */
+  static: boolean;
+  count: number;
 }
 
 /** The runtime streams kubelet_runtime_open_streams counts. */
@@ -49,6 +61,7 @@ export const noopMetrics: KubeletMetrics = {
   containerStarted() {},
   containerRestarted() {},
   setRunning() {},
+  setWorkingPods() {},
   sourceError() {},
   runtimeStream() {},
 };

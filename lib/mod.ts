@@ -2,22 +2,31 @@
 // file's header says what it owns and may import):
 //   api/        types.ts (pod model), manifest.ts (text → pods), validation.ts, quantity.ts, expand.ts,
 //               hash.ts (pod, container and sandbox hashes), config-objects.ts (ConfigMaps, Secrets),
-//               config-refs.ts (what a pod reads of them)
+//               config-refs.ts (what a pod reads of them), pod-uid.ts (UIDs with the node in them)
 //   sources/    file.ts, url.ts, etcd.ts, etcd-client.ts (source.ts: the protocol); store.ts, the merge store
 //               (config-store.ts: its ConfigMaps and Secrets)
-//   sync/       sync-loop.ts (triggers, pod workers), pod-plan.ts (pure: one pod's plan),
-//               pod-sync.ts (carries a plan out), pod-status.ts, runonce.ts, node-plan.ts (`kubelet plan`)
+//   sync/       sync-loop.ts (triggers, one record per pod), pod-workers.ts (a worker per pod: syncing →
+//               terminating → terminated), pod-observer.ts (the node as seen), pod-plan.ts (pure: one pod's
+//               plan), pod-executor.ts (carries a plan out), pod-status.ts, runonce.ts (runonce-progress.ts: its
+//               display), node-plan.ts (`kubelet plan`)
 //   node/       images.ts, volumes.ts (atomic-writer.ts, volume-payload.ts), probes.ts (grpc-probe.ts),
-//               events.ts, backoff.ts; image-gc.ts, container-gc.ts, eviction.ts (eviction-thresholds.ts,
-//               node-signals.ts), stats-analyzer.ts, oom-watcher.ts (keeping the node alive);
-//               node-status.ts and fleet-reporter.ts (fleet mode: the node record, pod statuses, events)
+//               events.ts, backoff.ts, runtime-outage.ts (one line while the runtime is away); image-gc.ts,
+//               container-gc.ts, eviction.ts (eviction-thresholds.ts, node-signals.ts), stats-analyzer.ts,
+//               oom-watcher.ts (keeping the node alive); node-status.ts and fleet-reporter.ts (fleet mode: the
+//               node record, pod statuses, events); placement.ts (cgroups, DNS and oom floor set up for the pods at start)
 //   container/  runtime.ts (the CRI-shaped port), container-config.ts (pod → CRI configs), docker.ts +
-//               docker-shim.ts (Docker Engine, the dockershim way), cri.ts (runtime.v1), node-scoped.ts
-//   server/     info-server.ts (Hono), push-routes.ts, auth.ts, prometheus.ts; platform/ adapters
-//   wiring      kubelet.ts (the composition root; node-managers.ts its part for the node managers), config/,
-//               cli/ (fleet.ts: the fleet view)
+//               docker-shim.ts (Docker Engine, the dockershim way), cri.ts (runtime.v1), node-scoped.ts,
+//               unreachable.ts (a socket that does not answer, with its fix)
+//   server/     info-server.ts (Hono), push-routes.ts, auth.ts (self-signed.ts: the generated serving
+//               certificate), prometheus.ts, listeners.ts (bound before anything starts); platform/ adapters
+//   wiring      assembly.ts (the one assembly of sources, store, runtime, managers and sync loop that run,
+//               runonce and plan share), kubelet.ts (the three commands over it; node-managers.ts its part for
+//               the node managers, fleet-mode.ts for fleet mode); config/ (flags.ts, values.ts, config-file.ts,
+//               config.ts: precedence and the whole-config check, print-config.ts); cli/ (fleet.ts: the fleet view);
+//               spelling.ts ("did you mean" for flags, keys and fields)
 export { readManifests, type ManifestContext, type ManifestResult } from "./api/manifest.ts";
 export { podSpecHash } from "./api/hash.ts";
+export { assignNodeUids, nodeUid } from "./api/pod-uid.ts";
 export { validatePod, type ValidationOptions } from "./api/validation.ts";
 export { validateConfigObject, type ConfigObject, type ConfigLookup } from "./api/config-objects.ts";
 export { podConfigRefs, checkConfigRefs } from "./api/config-refs.ts";
@@ -30,7 +39,9 @@ export type { PodSource, SourceSnapshot, StopSource } from "./sources/source.ts"
 export { createPodStore, type NotificationMode, type PodStore, type PodStoreOptions } from "./sources/store.ts";
 export { createSyncLoop, type SyncLoop, type SyncLoopOptions } from "./sync/sync-loop.ts";
 export { computePodActions, type Observed, type PodActions, type PodPlanInput } from "./sync/pod-plan.ts";
-export { createPodSyncer, type PodSyncer } from "./sync/pod-sync.ts";
+export { createPodObserver, type PodObserver } from "./sync/pod-observer.ts";
+export { createPodExecutor, type PodExecutor } from "./sync/pod-executor.ts";
+export { createPodWorker, nextState, type PodWorker, type PodWorkerState } from "./sync/pod-workers.ts";
 export { computePodStatus } from "./sync/pod-status.ts";
 export { planNode, type NodePlan } from "./sync/node-plan.ts";
 export { runPodsOnce, formatRunOnceReport, type RunOnceReport } from "./sync/runonce.ts";
@@ -51,8 +62,12 @@ export type { ContainerConfig, PodSandboxConfig } from "./container/cri-types.ts
 export { scopeRuntimeToNode, NODE_LABEL } from "./container/node-scoped.ts";
 export { createInfoServer, type InfoServerDeps } from "./server/info-server.ts";
 export { createPrometheusMetrics } from "./server/prometheus.ts";
-export { runKubelet, runOnce } from "./kubelet.ts";
-export { resolveConfig, printConfig, parseDuration, FLAGS } from "./config/config.ts";
+export { assemble, type Assembly, type AssemblyCommand } from "./assembly.ts";
+export { runKubelet, runOnce, planOnce } from "./kubelet.ts";
+export { ConfigError, resolveConfig } from "./config/config.ts";
+export { FLAGS } from "./config/flags.ts";
+export { printConfig } from "./config/print-config.ts";
+export { parseDuration } from "./config/values.ts";
 export { DEFAULT_CONFIG, type KubeletConfig } from "./config/config-types.ts";
 export { main } from "./cli/cli.ts";
 export { readFleet, formatFleetTable, type FleetView } from "./cli/fleet.ts";

@@ -4,7 +4,7 @@
 // each on the Go kubelet's period.
 import { every, type Clock } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
-import { parseDuration } from "./config/config.ts";
+import { parseDuration } from "./config/values.ts";
 import type { Runtime } from "./container/runtime.ts";
 import type { Pod } from "./api/types.ts";
 import type { Logger } from "./log.ts";
@@ -12,8 +12,8 @@ import { createContainerGc } from "./node/container-gc.ts";
 import { createContainerLogManager, logRotationPolicy } from "./node/container-log-manager.ts";
 import type { EventRecorder } from "./node/events.ts";
 import type { PodUsage as CgroupUsage } from "./node/cgroups.ts";
-import { createEvictionManager, type NodeCondition, type PodUsage } from "./node/eviction.ts";
-import { parseThresholds, type StarvedResource } from "./node/eviction-thresholds.ts";
+import { createEvictionManager, type NodeCondition } from "./node/eviction.ts";
+import { evictionUsage, parseThresholds } from "./node/eviction-thresholds.ts";
 import { diskUsage, statFs } from "./node/filesystem.ts";
 import { createImageGc, type ImageGc } from "./node/image-gc.ts";
 import { createNodeSignals } from "./node/node-signals.ts";
@@ -61,7 +61,7 @@ export function createNodeManagers(
   },
 ): NodeManagers {
   const { runtime, clock, log } = deps;
-  // Bad thresholds fail the start, naming the flag (parseThresholds' messages).
+  // resolveConfig has checked the thresholds already: this parse cannot fail.
   const thresholds = parseThresholds(
     {
       hard: config.evictionHard,
@@ -128,38 +128,13 @@ export function createNodeManagers(
     },
     {
       runtime,
+      log: log.child("stats"),
       pods: () => node?.pods() ?? [],
       measureNode,
       emptyDirUsage: emptyDir,
       podCgroupUsage: deps.podCgroupUsage,
     },
   );
-  /** Eviction ranks pods by the analyzer's last collection (at most one period old), never measuring on its own. */
-  const podUsage = async (pods: Pod[], resource: StarvedResource) => {
-    const usage = new Map<string, PodUsage>();
-    for (const pod of analyzer.summary()?.pods ?? []) {
-      if (!pods.some((p) => p.metadata.uid === pod.podRef.uid)) continue;
-      const containers = pod.containers.map((c) => ({
-        name: c.name,
-        usage:
-          resource === "memory"
-            ? c.memory.workingSetBytes
-            : // Per-pod process counts are not measured: under PID pressure pods are ranked by priority alone.
-              resource === "pids"
-              ? 0
-              : resource === "inodes"
-                ? (c.rootfs?.inodesUsed ?? 0)
-                : (c.rootfs?.usedBytes ?? 0) + (c.logs?.usedBytes ?? 0),
-      }));
-      const volumes = pod.volume.reduce((n, v) => n + (resource === "inodes" ? v.inodesUsed : v.usedBytes), 0);
-      usage.set(pod.podRef.uid, {
-        total:
-          containers.reduce((n, c) => n + c.usage, 0) + (resource === "memory" || resource === "pids" ? 0 : volumes),
-        containers,
-      });
-    }
-    return usage;
-  };
   const eviction = createEvictionManager(
     {
       thresholds,
@@ -171,7 +146,8 @@ export function createNodeManagers(
     {
       observe: async () => (await measureNode()).observations,
       activePods: () => node?.activePods() ?? [],
-      podUsage,
+      // Ranked by the analyzer's last collection (at most one period old), never measuring on its own.
+      podUsage: async (pods, resource) => evictionUsage(analyzer.summary(), pods, resource),
       emptyDirUsage: async (pod, volume) => (await emptyDir(pod.metadata.uid, volume)).bytes,
       reclaimImages: (bytes) => imageGc.freeSpace(bytes),
       evict: (pod, message, graceSeconds) =>

@@ -72,6 +72,40 @@ export function unparsable(line: number, col: number, reason: string): FieldIssu
   };
 }
 
+/** A YAML parse error as the parser reports it: a code, the offsets it spans, a message. */
+export interface YamlError {
+  code: string;
+  pos: [number, number];
+  message: string;
+}
+
+/**
+ * Where the first of a document's YAML errors really is, and why, in an operator's words. The parser
+ * puts an indentation error at the start of its line (column 1, in the indentation), and a key indented
+ * deeper than its siblings at the value before it (a line early): both move to the text that is wrong.
+ */
+export function yamlErrorPlace(text: string, errors: YamlError[]): { offset: number; reason: string } {
+  const deeper = errors.find((e) => e.code === "MULTILINE_IMPLICIT_KEY");
+  const newline = deeper ? text.lastIndexOf("\n", deeper.pos[1] - 1) : -1;
+  if (deeper && newline >= deeper.pos[0])
+    return {
+      offset: firstNonBlank(text, newline + 1),
+      reason: "this key is indented deeper than the keys above it: align it with them",
+    };
+  const first = errors[0]!;
+  return {
+    offset: firstNonBlank(text, first.pos[0]),
+    reason: first.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, ""),
+  };
+}
+
+/** The offset of the first character at or after `offset` on its line that is not a space or a tab. */
+function firstNonBlank(text: string, offset: number): number {
+  let i = offset;
+  while (text[i] === " " || text[i] === "\t") i++;
+  return text[i] === "\n" || i >= text.length ? offset : i;
+}
+
 /** 1-based line and column of a string offset. */
 export function lineCol(text: string, offset: number): { line: number; col: number } {
   let line = 1;

@@ -1,6 +1,5 @@
 // The only yaml import: manifest text → pods. Reads v1 Pod, PodList/List, top-level arrays and the
 // original v1beta1/v1beta2 ContainerManifest, converts them to the Pod model and applies defaults.
-import { createHash } from "node:crypto";
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parse, parseAllDocuments, stringify } from "yaml";
 import type { Document, Node as YamlNode } from "yaml";
 import {
@@ -9,6 +8,7 @@ import {
   MAX_MANIFEST_DEPTH,
   tooDeep,
   unparsable,
+  yamlErrorPlace,
 } from "./manifest-text.ts";
 import {
   ANNOTATION,
@@ -21,6 +21,7 @@ import {
 } from "./types.ts";
 import { toConfigObject, type ConfigObject } from "./config-objects.ts";
 import { podSpecHash } from "./hash.ts";
+import { sourceUid } from "./pod-uid.ts";
 
 /** Where the text came from: stamped on every pod and every rejection. */
 export interface ManifestContext {
@@ -107,10 +108,9 @@ export function readManifests(
   const at = (offset: number) => lines.linePos(offset);
   list.forEach((doc, index) => {
     if (doc.errors.length > 0) {
-      const error = doc.errors[0]!;
-      const pos = error.linePos?.[0] ?? at(error.pos[0]);
-      const reason = error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
-      return reject(index, unparsable(pos.line, pos.col, `${reason}; check the quoting and indentation there`));
+      const place = yamlErrorPlace(decoded.text, doc.errors);
+      const pos = at(place.offset);
+      return reject(index, unparsable(pos.line, pos.col, `${place.reason}; check the quoting and indentation there`));
     }
     const structural = checkStructure(doc, at);
     if (structural) return reject(index, structural);
@@ -295,15 +295,28 @@ function toPod(manifest: unknown, path: string): { pod: Json } | { issue: FieldI
     ["v1beta1", "v1beta2"].includes(version.toLowerCase()) &&
     ("containers" in manifest || "id" in manifest)
   ) {
+    // The 2014 RestartPolicy is a union: none set means always, two set is refused (validateRestartPolicy).
+    const policies = isObject(manifest.restartPolicy) ? Object.keys(manifest.restartPolicy) : [];
+    if (policies.length > 1)
+      return {
+        issue: {
+          path: at("restartPolicy"),
+          type: "Invalid value",
+          value: policies.join(", "),
+          detail: "must name exactly one policy: always, onFailure or never",
+          severity: "error",
+        },
+      };
     return { pod: fromContainerManifest(manifest) };
   }
   if (manifest.kind === undefined) {
+    // Nothing of a pod at all: most likely the kubelet's own settings (`sync_frequency: 10s`, `staticPodPath: …`).
+    const settings = !["apiVersion", "metadata", "spec", "containers", "id"].some((field) => field in manifest);
     return {
       issue: {
         path: at("kind"),
         type: "Required value",
-        detail:
-          "a v1 Pod needs `apiVersion: v1` and `kind: Pod` (a v1beta1 ContainerManifest needs `version: v1beta1`)",
+        detail: `a v1 Pod needs \`apiVersion: v1\` and \`kind: Pod\` (a v1beta1 ContainerManifest needs \`version: v1beta1\`)${settings ? "; kubelet settings are read with --config_file, not as a manifest" : ""}`,
         severity: "error",
       },
     };
@@ -314,7 +327,9 @@ function toPod(manifest: unknown, path: string): { pod: Json } | { issue: FieldI
       type: "Unsupported value",
       value: manifest.kind,
       detail:
-        "only Pod, PodList, List, ConfigMap, Secret and ContainerManifest (v1beta1/v1beta2) are read by a kubelet",
+        manifest.kind === "KubeletConfiguration"
+          ? "a KubeletConfiguration is the kubelet's own settings: give it with --config_file, not as a manifest"
+          : "only Pod, PodList, List, ConfigMap, Secret and ContainerManifest (v1beta1/v1beta2) are read by a kubelet",
       severity: "error",
     },
   };
@@ -408,7 +423,7 @@ function finish(raw: Json, ctx: ManifestContext, document: number): Pod {
     spec,
   } as unknown as Pod;
   pod.metadata.uid =
-    typeof metadata.uid === "string" && metadata.uid ? metadata.uid : stableUid(ctx.source, namespace, name);
+    typeof metadata.uid === "string" && metadata.uid ? metadata.uid : sourceUid(ctx.source, namespace, name);
   annotations[ANNOTATION.source] = ctx.source;
   annotations[ANNOTATION.origin] = ctx.origin;
   annotations[ANNOTATION.document] = String(document);
@@ -438,12 +453,6 @@ export function defaultPullPolicy(image: string): "Always" | "IfNotPresent" {
   const lastSegment = image.slice(image.lastIndexOf("/") + 1);
   const tag = lastSegment.includes(":") ? lastSegment.slice(lastSegment.indexOf(":") + 1) : "";
   return tag === "" || tag === "latest" ? "Always" : "IfNotPresent";
-}
-
-/** A uid that stays the same across edits of a pod: derived from source and namespace/name. */
-function stableUid(source: string, namespace: string, name: string): string {
-  const hex = createHash("sha256").update(`${source}/${namespace}/${name}`).digest("hex");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
 
 function describe(manifest: unknown): string | undefined {

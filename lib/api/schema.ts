@@ -1,6 +1,7 @@
 // The fields of a Pod the kubelet knows, with their types: the first pass of validation. Wrong
 // types ("80" for a port, a map where a list belongs) are reported here with the fix, so the
 // semantic checks after it only ever see the shapes they expect.
+import { closestName } from "../spelling.ts";
 import type { FieldIssue } from "./types.ts";
 
 /**
@@ -234,10 +235,16 @@ export const SCHEMA: Record<string, Record<string, string>> = {
 type Json = Record<string, unknown>;
 
 /**
- * Reports unknown fields (typos, warnings), ignored fields (warnings), impossible ones (errors)
+ * Reports unknown fields (typos: warnings, or errors with `unknown` "error" as under validate --strict), ignored fields (warnings), impossible ones (errors)
  * and values of the wrong type (errors). Iterative, so no input depth can exhaust the stack.
  */
-export function checkFields(value: unknown, type: string, path: string, issues: FieldIssue[]): void {
+export function checkFields(
+  value: unknown,
+  type: string,
+  path: string,
+  issues: FieldIssue[],
+  unknown: FieldIssue["severity"] = "warning",
+): void {
   const stack: Array<{ value: unknown; type: string; path: string }> = [{ value, type, path }];
   while (stack.length) {
     const next = stack.pop()!;
@@ -249,11 +256,16 @@ export function checkFields(value: unknown, type: string, path: string, issues: 
       const kind = Object.hasOwn(fields, key) ? fields[key] : undefined;
       if (item === undefined || item === null) continue;
       if (kind === undefined) {
+        const guess = closestName(key, Object.keys(fields));
+        const hint = guess ? `did you mean ${guess}?` : "check the spelling";
         issues.push({
           path: at,
           type: "Unknown field",
-          detail: `unknown field "${at}" is ignored (check the spelling)`,
-          severity: "warning",
+          detail:
+            unknown === "warning"
+              ? `unknown field "${at}" is ignored (${hint})`
+              : `unknown field "${at}" (${hint}): fix or remove it, or give --strict=false to ignore it as run does`,
+          severity: unknown,
         });
       } else if (kind.startsWith("!")) {
         issues.push({

@@ -12,6 +12,8 @@ interface Case {
   valid: boolean;
   issues: string[];
   allowPrivileged?: boolean;
+  /** Validated as `validate --strict` does (unknown fields are errors); the others as `run` does. */
+  strict?: boolean;
 }
 
 const dir = join(import.meta.dir, "../../testdata/manifests");
@@ -21,7 +23,7 @@ const cases = JSON.parse(readFileSync(join(dir, "cases.json"), "utf8")) as Case[
  * Every issue a file produces, as `kubelet validate` finds them: parse rejections, each pod's validation and its
  * references to the file's ConfigMaps and Secrets, each ConfigMap's or Secret's validation.
  */
-function issuesOf(file: string, allowPrivileged: boolean) {
+function issuesOf(file: string, allowPrivileged: boolean, strict = false) {
   const { pods, rejected, configs } = readManifests(readFileSync(join(dir, file), "utf8"), {
     source: "file",
     origin: file,
@@ -32,7 +34,7 @@ function issuesOf(file: string, allowPrivileged: boolean) {
   };
   return [
     ...rejected.flatMap((r) => r.issues),
-    ...pods.flatMap((pod) => [...validatePod(pod, { allowPrivileged }), ...checkConfigRefs(pod, lookup)]),
+    ...pods.flatMap((pod) => [...validatePod(pod, { allowPrivileged, strict }), ...checkConfigRefs(pod, lookup)]),
     ...configs.flatMap((object) => validateConfigObject(object)),
   ];
 }
@@ -46,7 +48,7 @@ describe("the manifest table in testdata/manifests", () => {
 
   for (const c of cases) {
     test(`${c.file} is ${c.valid ? "valid" : "invalid"}${c.issues.length ? ` and reports ${c.issues.join("; ")}` : ""}`, () => {
-      const issues = issuesOf(c.file, c.allowPrivileged ?? false);
+      const issues = issuesOf(c.file, c.allowPrivileged ?? false, c.strict);
       const errors = issues.filter((i) => i.severity === "error");
       if (c.valid) expect(errors.map(formatIssue)).toEqual([]);
       else expect(errors.length).toBeGreaterThan(0);
@@ -74,7 +76,7 @@ describe("each case, exactly as in the golden files", () => {
       const located = read(c.file).rejected.flatMap((r) =>
         r.issues.map((i) => `${i.severity} [document ${r.document}${r.pod ? `, ${r.pod}` : ""}] ${formatIssue(i)}`),
       );
-      const rest = issuesOf(c.file, c.allowPrivileged ?? false)
+      const rest = issuesOf(c.file, c.allowPrivileged ?? false, c.strict)
         .slice(located.length)
         .map((i) => `${i.severity} ${formatIssue(i)}`);
       return [c.file, [...located, ...rest]];

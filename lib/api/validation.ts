@@ -11,6 +11,8 @@ export interface ValidationOptions {
   allowPrivileged: boolean;
   /** --allow_sensitive_host_paths: hostPath at /, /proc, /etc, the Docker socket… is a warning, not an error. */
   allowSensitiveHostPaths?: boolean;
+  /** An unknown field is an error (validate's default, as kubectl's strict decoding); else a warning, as `run` decodes. */
+  strict?: boolean;
 }
 
 // Raw manifest input arrives in any shape, whatever the types say, and these checks are what find
@@ -52,6 +54,20 @@ const HOST_PATH_TYPES = [
 /** Every problem with a pod: errors (the pod cannot run) and warnings (it runs, something is ignored). */
 export function validatePod(pod: Pod, options: ValidationOptions): FieldIssue[] {
   const issues: FieldIssue[] = [];
+  checkFields(pod, "Pod", "", issues, options.strict ? "error" : "warning");
+  // Every check below assumes the shapes the schema describes: they see the pod without its wrongly typed
+  // fields (so one type error hides none of the other errors), and say nothing more about those fields.
+  const wrong = issues.filter((i) => i.severity === "error" && i.type === "Invalid value");
+  if (wrong.length) {
+    const rest = semanticIssues(withoutFields(pod, wrong), options);
+    return [...issues, ...rest.filter((i) => !wrong.some((w) => within(i.path, w.path)))];
+  }
+  return [...issues, ...semanticIssues(pod, options)];
+}
+
+/** The checks after the schema's, on a pod of the right shapes. */
+function semanticIssues(pod: Pod, options: ValidationOptions): FieldIssue[] {
+  const issues: FieldIssue[] = [];
   const error = (path: string, type: string, value?: unknown, detail?: string) =>
     issues.push({
       path,
@@ -60,10 +76,6 @@ export function validatePod(pod: Pod, options: ValidationOptions): FieldIssue[] 
       ...(detail ? { detail } : {}),
       severity: "error",
     });
-
-  checkFields(pod, "Pod", "", issues);
-  // Every check below assumes the shapes the schema describes; a wrong type stops here.
-  if (issues.some((i) => i.severity === "error" && i.type === "Invalid value")) return issues;
   const lengths = checkLengths(pod);
   issues.push(...lengths);
   if (lengths.length) return issues; // a 5 MB name is not worth matching against a regex
@@ -144,6 +156,29 @@ export function validatePod(pod: Pod, options: ValidationOptions): FieldIssue[] 
     });
   }
   return issues;
+}
+
+/**
+ * A copy of the pod without its wrongly typed fields. An item of a list of objects becomes `{}` (the
+ * indexes of the others stay right); an item of a list of scalars goes (last first, for the same reason).
+ */
+function withoutFields(pod: Pod, wrong: FieldIssue[]): Pod {
+  const copy = structuredClone(pod) as unknown as Json;
+  for (const issue of [...wrong].reverse()) {
+    const steps = [...issue.path.matchAll(/\[([^\]]*)\]|[^.[\]]+/g)].map((m) => m[1] ?? m[0]);
+    let parent: Json | undefined = copy;
+    for (const step of steps.slice(0, -1)) parent = parent?.[step];
+    const last = steps.at(-1)!;
+    if (!Array.isArray(parent)) delete parent?.[last];
+    else if (issue.detail?.startsWith("must be an object")) parent[Number(last)] = {};
+    else parent.splice(Number(last), 1);
+  }
+  return copy as unknown as Pod;
+}
+
+/** Whether `path` is `field` or a field under it. */
+function within(path: string, field: string): boolean {
+  return path === field || path.startsWith(`${field}.`) || path.startsWith(`${field}[`);
 }
 
 /** Kubernetes' IsEnvVarName. */

@@ -46,9 +46,19 @@ describe("kubelet CLI", () => {
   test("exits 2 with the problem and the usage for an unknown flag", async () => {
     const { code, err } = await run("run", "--no_such_flag");
     expect(code).toBe(2);
-    expect(err).toContain("Unknown option");
-    expect(err).toContain("Usage: kubelet run");
+    expect(err).toBe("kubelet: unknown flag --no_such_flag\nUsage: kubelet run [flags]; see 'kubelet run --help'\n");
   });
+
+  for (const [typed, meant] of [
+    ["--sync-frequncy", "--sync-frequency"],
+    ["--sync_frequncy=10s", "--sync_frequency"],
+    ["--rootdir", "--root-dir"],
+  ])
+    test(`suggests ${meant} for ${typed}, in the spelling typed`, async () => {
+      const { code, err } = await run("run", typed, "10s");
+      expect(code).toBe(2);
+      expect(err.split("\n")[0]).toBe(`kubelet: unknown flag ${typed.split("=")[0]}: did you mean ${meant}?`);
+    });
 
   test("exits 2 for runonce with etcd, which runonce cannot read", async () => {
     expect((await run("runonce", "-c", "x", "--etcd_servers", "http://127.0.0.1:2379")).code).toBe(2);

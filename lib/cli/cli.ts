@@ -7,17 +7,14 @@
 import { etcdSettings } from "../config/etcd-config.ts";
 import cac, { type Command } from "cac";
 import pkg from "../../package.json" with { type: "json" };
-import {
-  commentedConfigFile,
-  FLAGS,
-  formatDuration,
-  printConfig,
-  resolveConfig,
-  type ResolvedConfig,
-} from "../config/config.ts";
+import { resolveConfig, type ResolvedConfig } from "../config/config.ts";
+import { FLAGS } from "../config/flags.ts";
+import { commentedConfigFile, printConfig } from "../config/print-config.ts";
+import { formatDuration } from "../config/values.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
 import { createLogger } from "../log.ts";
 import { runtimeName } from "../platform/runtime.ts";
+import { closestName } from "../spelling.ts";
 import type { FleetSection } from "./fleet.ts";
 import { validateCommand } from "./validate.ts";
 import { PLAN_EXIT, planCommand } from "./plan.ts";
@@ -48,7 +45,7 @@ const STDIN_PATH = "/dev/stdin";
 const BOOLEAN_FLAGS = new Set(
   FLAGS.filter((f) => f.type === "bool")
     .map((f) => f.flag.replace(/_/g, "-"))
-    .concat(["show-origin", "commented", "help", "version", "watch", "dry-run"]),
+    .concat(["show-origin", "commented", "help", "version", "watch", "strict", "dry-run"]),
 );
 
 /**
@@ -134,6 +131,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       "--allow-sensitive-host-paths",
       "Accept hostPath volumes at /, /etc, /proc, the Docker socket… (still a warning)",
     )
+    .option("--strict", "Unknown fields are errors (--strict=false: warnings, as run decodes)", { default: true })
     .option("--max-manifest-bytes <bytes>", "Largest manifest document accepted", { default: "10485760" })
     .option("-o, --output <format>", "text or json", { default: "text" });
   validate.action((paths: string[], options) => {
@@ -145,6 +143,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       {
         allowPrivileged: options.allowPrivileged === true || options.allowPrivileged === "true",
         allowSensitiveHostPaths: options.allowSensitiveHostPaths === true || options.allowSensitiveHostPaths === "true",
+        strict: options.strict !== false && options.strict !== "false",
         maxBytes: byteCount(options.maxManifestBytes, validate),
         format,
         out: io.stdout,
@@ -233,10 +232,11 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   } catch (error) {
     const err = error as Error & { code?: string; name?: string };
     if (error instanceof UsageError || err.name === "CACError") {
-      io.stderr.write(
-        `kubelet: ${err.message.replace(/`--([a-z-]+)`/g, (_, f: string) => `--${f.replace(/-/g, "_")}`)}\n`,
-      );
       const command = (error as UsageError).command ?? cli.matchedCommand;
+      // An unknown flag is named as typed; a config with several problems is one line each (ConfigError).
+      const message = unknownFlag(err.message, argv, command) ?? err.message;
+      for (const line of message.split("\n"))
+        io.stderr.write(`kubelet: ${line.replace(/`--([a-z-]+)`/g, (_, f: string) => `--${f.replace(/-/g, "_")}`)}\n`);
       io.stderr.write(
         `Usage: kubelet ${command ? command.rawName : "<command>"} [flags]; see 'kubelet ${command ? command.name + " " : ""}--help'\n`,
       );
@@ -246,6 +246,28 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     io.stderr.write(`kubelet: ${err.message}\n`);
     return 1;
   }
+}
+
+/**
+ * cac's "Unknown option `--syncFrequncy`" in the spelling the user typed, with the closest flag of the command in
+ * that spelling: `unknown flag --sync-frequncy: did you mean --sync-frequency?`. Undefined for other errors.
+ */
+export function unknownFlag(message: string, argv: string[], command: Command | undefined): string | undefined {
+  const match = /^Unknown option `-{1,2}([^`]+)`/.exec(message);
+  if (!match) return undefined;
+  const camel = (flag: string) => flag.replace(/[-_]+([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+  const typed =
+    argv
+      .map((arg) => /^(-{1,2})([^=]+)/.exec(arg))
+      // cac reads --no-x as the negation of --x, and names x.
+      .find((m) => m && [m[2]!, m[2]!.replace(/^no[-_]/, "")].some((flag) => camel(flag) === match[1]))
+      ?.slice(1, 3)
+      .join("") ?? `--${match[1]}`;
+  const underscores = typed.includes("_");
+  const known = (command?.options ?? []).flatMap((o) => o.rawName.match(/--[a-z0-9-]+/g) ?? []);
+  const guess = closestName(typed.replace(/_/g, "-"), known);
+  const spelled = guess && (underscores ? `--${guess.slice(2).replace(/-/g, "_")}` : guess);
+  return `unknown flag ${typed}${spelled ? `: did you mean ${spelled}?` : ""}`;
 }
 
 function outputFormat(value: unknown, allowed: string[], command: Command): string {

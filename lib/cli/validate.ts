@@ -19,6 +19,8 @@ import { checkConfigRefs } from "../api/config-refs.ts";
 export interface ValidateOptions {
   allowPrivileged: boolean;
   allowSensitiveHostPaths?: boolean;
+  /** Unknown fields are errors (validate's default); false: warnings, as `run` decodes. */
+  strict?: boolean;
   maxBytes?: number;
   format: "text" | "json";
   out: NodeJS.WritableStream;

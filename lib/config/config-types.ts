@@ -99,6 +99,8 @@ export interface KubeletConfig {
   tlsCertFile: string;
   tlsPrivateKeyFile: string;
   clientCaFile: string;
+  /** cert_dir: where the self-signed serving certificate goes ("" = <root_dir>/pki). */
+  certDir: string;
   /** log_format */
   logFormat: "text" | "json" | "";
   /** verbosity (-v) */
@@ -217,6 +219,7 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   tlsCertFile: "",
   tlsPrivateKeyFile: "",
   clientCaFile: "",
+  certDir: "",
   logFormat: "",
   verbosity: 1,
   configFile: "",

@@ -2,7 +2,10 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { commentedConfigFile, FLAGS, formatDuration, parseDuration, printConfig, resolveConfig } from "./config.ts";
+import { ConfigError, resolveConfig } from "./config.ts";
+import { FLAGS } from "./flags.ts";
+import { commentedConfigFile, printConfig } from "./print-config.ts";
+import { formatDuration, parseDuration } from "./values.ts";
 
 const file = join(import.meta.dir, "../../testdata/config/kubelet.yaml");
 
@@ -54,11 +57,10 @@ describe("eviction and GC settings", () => {
       "memory.available": "1Gi",
       "nodefs.inodesFree": "5%",
     });
-    expect(resolveConfig({ evictionSoftGracePeriod: "memory.available=1m30s" }).config.evictionSoftGracePeriod).toEqual(
-      {
-        "memory.available": "1m30s",
-      },
-    );
+    expect(
+      resolveConfig({ evictionSoft: "memory.available<300Mi", evictionSoftGracePeriod: "memory.available=1m30s" })
+        .config.evictionSoftGracePeriod,
+    ).toEqual({ "memory.available": "1m30s" });
     expect(resolveConfig({}, file).config.evictionHard).toEqual({ "memory.available": "200Mi" });
     expect(resolveConfig({ evictionHard: 0 }).config.evictionHard).toEqual({});
   });
@@ -71,6 +73,14 @@ describe("eviction and GC settings", () => {
     );
     expect(() => resolveConfig({ imageGcHighThreshold: "101" })).toThrow(/expected a percentage from 0 to 100/);
     expect(() => resolveConfig({ maximumDeadContainers: "some" })).toThrow(/expected an integer/);
+  });
+  test("refuse an unknown eviction signal and a soft grace period without its threshold while resolving, before anything starts", () => {
+    expect(() => resolveConfig({ evictionHard: "memory.avail<1Gi" })).toThrow(
+      'unsupported eviction signal "memory.avail"',
+    );
+    expect(() => resolveConfig({ evictionSoftGracePeriod: "memory.available=1m" })).toThrow(
+      "memory.available has a grace period but no --eviction_soft threshold",
+    );
   });
 });
 
@@ -158,6 +168,36 @@ describe("precedence: defaults < config file < flags", () => {
     expect(() => resolveConfig({ port: "70000" })).toThrow(/--port: a port is at most 65535/);
     expect(() => resolveConfig({ enableServer: "maybe" })).toThrow(/--enable_server: expected true or false/);
     expect(() => resolveConfig({ syncFrequency: "10" })).toThrow(/--sync_frequency/);
+  });
+
+  test("reports every problem of the config file and the flags at once, one line each", () => {
+    const dir = mkdtempSync(join(tmpdir(), "kubelet-config-errors-"));
+    try {
+      const path = join(dir, "kubelet.yaml");
+      writeFileSync(
+        path,
+        "kind: KubeletConfiguration\napiVersion: kubelet.config.k8s.io/v1beta1\nstaticPodPth: /etc/kubelet\nsyncFrequency: 10\nmaxPods: 20\n",
+      );
+      let thrown: unknown;
+      try {
+        resolveConfig({ port: "70000", imageGcLowThreshold: "90", etcdConfig: join(dir, "etcd.yaml") }, path);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(ConfigError);
+      const error = thrown as ConfigError;
+      expect(error.code).toBe("InvalidConfig");
+      expect(error.problems).toEqual([
+        `--config_file "${path}": unknown field "staticPodPth" (did you mean staticPodPath?): settings are KubeletConfiguration fields (kubelet.config.k8s.io/v1beta1) or flag names such as sync_frequency`,
+        `--config_file "${path}": syncFrequency: expected a duration string such as "1m30s", got 10`,
+        'invalid value "70000" for --port: a port is at most 65535',
+        "--image_gc_low_threshold (90) must not be above --image_gc_high_threshold (85)",
+        expect.stringContaining(`--etcd_config "${join(dir, "etcd.yaml")}": ENOENT`),
+      ]);
+      expect(error.message).toBe(error.problems.join("\n"));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("refuses pull settings that cannot work: a zero progress deadline, parallel pulls while serialized", () => {

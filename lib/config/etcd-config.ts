@@ -2,7 +2,7 @@
 // `{endpoints, caFile, certFile, keyFile, username, password, dialTimeout}`, read into the plain values
 // the etcd source takes (the composition root hands them over). Errors name the file and the key.
 import { readFileSync } from "node:fs";
-import { parseDuration } from "./config.ts";
+import { parseDuration } from "./values.ts";
 import { parseYaml } from "../api/manifest.ts";
 import { KubeletError } from "../api/types.ts";
 

@@ -2,7 +2,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { printConfig, resolveConfig } from "./config.ts";
+import { resolveConfig } from "./config.ts";
+import { printConfig } from "./print-config.ts";
 import { KUBELET_CONFIGURATION, verdictOf } from "./kubelet-configuration.ts";
 
 const operators = join(import.meta.dir, "../../testdata/config/operators");

@@ -3,6 +3,8 @@
 // honoured (the setting it sets), not applicable here (and why), or refused for values that could
 // not run safely. The single source for the config file's checks, print-config and the README.
 import type { KubeletConfig } from "./config-types.ts";
+/** Config keys share the manifests' and flags' "did you mean". */
+export { closestName } from "../spelling.ts";
 
 export type FieldType =
   | "bool"
@@ -285,27 +287,6 @@ export function fieldNamesUnder(parent: string): string[] {
   return KUBELET_CONFIGURATION.filter(
     (r) => r.path.startsWith(prefix) && !r.path.slice(prefix.length).includes("."),
   ).map((r) => r.path.slice(prefix.length));
-}
-
-/** The closest of `names` to a misspelt `name` (edit distance, case-insensitive), when one is close enough. */
-export function closestName(name: string, names: string[]): string | undefined {
-  let best: { name: string; distance: number } | undefined;
-  for (const candidate of names) {
-    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase());
-    if (!best || distance < best.distance) best = { name: candidate, distance };
-  }
-  return best && best.distance <= Math.max(2, Math.floor(name.length / 3)) ? best.name : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++)
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    previous = current;
-  }
-  return previous[b.length]!;
 }
 
 const TYPE_NAMES: Record<FieldType, string> = {

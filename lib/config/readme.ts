@@ -2,7 +2,9 @@
 // KubeletConfiguration field and its verdict) and "The config file" (every key, its default and its
 // other names). `bun scripts/readme-config.ts` rewrites them; test/repo/readme.test.ts checks them.
 import { stringifyYaml } from "../api/manifest.ts";
-import { FLAGS, formatDuration, resolveConfig } from "./config.ts";
+import { resolveConfig } from "./config.ts";
+import { FLAGS } from "./flags.ts";
+import { formatDuration } from "./values.ts";
 import { configurationMarkdown, KUBELET_CONFIGURATION } from "./kubelet-configuration.ts";
 
 /** The document (relative to the repository's root) that holds the generated blocks. */

@@ -9,6 +9,7 @@ import { createListDecoder } from "./cri-list-decoder.ts";
 import { CRI_PROTO } from "./cri-proto.ts";
 import type { CriClient } from "./cri-types.ts";
 import { loadGrpc } from "./grpc.ts";
+import { grpcConnectionCause, unreachableFix } from "./unreachable.ts";
 
 const grpc = await loadGrpc();
 
@@ -66,9 +67,14 @@ function loadServices() {
   return services;
 }
 
+const fixFor = (detail: string) => {
+  const fix = unreachableFix(detail, { flag: "--container_runtime_endpoint", service: "containerd" });
+  return fix ? `: ${fix}` : "";
+};
+
 /** Maps a gRPC status to the port's codes, naming the socket and what answered. */
 function mapError(error: GrpcTypes.ServiceError, method: string, endpoint: string): KubeletError {
-  const detail = error.details || error.message;
+  const detail = grpcConnectionCause(error.details || error.message);
   if (error.code === grpc.status.UNAVAILABLE && /Protocol error/.test(detail))
     return new KubeletError(
       "RuntimeUnavailable",
@@ -78,7 +84,7 @@ function mapError(error: GrpcTypes.ServiceError, method: string, endpoint: strin
   if (error.code === grpc.status.UNAVAILABLE || error.code === grpc.status.DEADLINE_EXCEEDED)
     return new KubeletError(
       "RuntimeUnavailable",
-      `cannot ${method}: the container runtime at ${endpoint} did not answer: ${detail}`,
+      `cannot ${method}: the container runtime at ${endpoint} did not answer: ${detail}${fixFor(detail)}`,
       { cause: error },
     );
   if (error.code === grpc.status.UNIMPLEMENTED)

@@ -1,6 +1,6 @@
 // Docker Engine stream formats, parsed from plain byte streams: multiplexed stdout/stderr frames
 // (logs and exec without a TTY) and the JSON lines of /events.
-import type { RuntimeEvent } from "./runtime.ts";
+import type { PullProgress, RuntimeEvent } from "./runtime.ts";
 
 /** One frame of a multiplexed stream: 1 = stdout, 2 = stderr (0 = stdin). */
 export interface Frame {
@@ -92,7 +92,7 @@ export async function* parseEvents(
  */
 export async function pullError(
   source: AsyncIterable<Uint8Array>,
-  onProgress?: (progress: string) => void,
+  onProgress?: (progress: string, detail?: PullProgress) => void,
 ): Promise<string | undefined> {
   for await (const line of lines(source)) {
     try {
@@ -102,10 +102,18 @@ export async function pullError(
         id?: string;
         status?: string;
         progress?: string;
+        progressDetail?: { current?: number; total?: number };
       };
       if (message.error || message.errorDetail?.message) return message.errorDetail?.message ?? message.error;
+      const { current, total } = message.progressDetail ?? {};
       onProgress?.(
         [message.id ? `${message.id}:` : "", message.status ?? "", message.progress ?? ""].filter(Boolean).join(" "),
+        {
+          ...(message.id ? { layer: message.id } : {}),
+          status: message.status ?? "",
+          ...(typeof current === "number" ? { current } : {}),
+          ...(typeof total === "number" && total > 0 ? { total } : {}),
+        },
       );
     } catch {
       return `unparsable pull progress: ${line.slice(0, 200)}`;

@@ -233,6 +233,29 @@ describe("Docker runtime without a daemon", () => {
     expect(open).toBeLessThanOrEqual(KEPT_ENGINE_CONNECTIONS);
   });
 
+  test("image filesystem reads at once share one disk usage count (the Engine refuses a second one while it counts)", async () => {
+    let counts = 0;
+    let counting = false;
+    const server = createHttpServer((req, res) => {
+      res.writeHead(req.url === "/system/df" && counting ? 500 : 200, { "content-type": "application/json" });
+      if (req.url === "/info") return void res.end(JSON.stringify({ DockerRootDir: "/var/lib/docker" }));
+      if (counting) return void res.end(JSON.stringify({ message: "a disk usage operation is already running" }));
+      counts++;
+      counting = true;
+      setTimeout(() => {
+        counting = false;
+        res.end(JSON.stringify({ LayersSize: 42 }));
+      }, 50);
+    });
+    const endpoint = await listen(server as unknown as Server, "df.sock");
+    const runtime = createDockerRuntime({ endpoint });
+    const answers = await Promise.all([runtime.imageFsInfo(), runtime.imageFsInfo(), runtime.imageFsInfo()]);
+    expect(new Set(answers.map((a) => `${a.mountpoint} ${a.usedBytes}`))).toEqual(new Set(["/var/lib/docker 42"]));
+    expect(counts).toBe(1);
+    await runtime.imageFsInfo();
+    expect(counts).toBe(2);
+  });
+
   test("the event stream throws RuntimeUnavailable when the daemon goes away", async () => {
     const server = createHttpServer((_req, res) => {
       res.writeHead(200, { "content-type": "application/json" });

@@ -17,6 +17,7 @@ import {
   type LogOptions,
   type PodSandboxDetails,
   type PodSandboxSummary,
+  type PullProgress,
   type RegistryAuth,
   type Runtime,
   type RuntimeEvent,
@@ -29,6 +30,7 @@ import {
   type ContainerCreateBody,
   type DockerShimOptions,
 } from "./docker-shim.ts";
+import { unreachableFix } from "./unreachable.ts";
 
 /** --docker_endpoint, else $DOCKER_HOST, else the default socket. */
 export function resolveDockerEndpoint(flag: string, env: Record<string, string | undefined>): string {
@@ -74,9 +76,12 @@ function mapError(error: unknown, action: string): KubeletError {
     !e.statusCode &&
     ((e.code && unreachable.test(e.code)) || /socket|connect|ECONNREFUSED|ENOENT|No such file/i.test(message))
   ) {
-    return new KubeletError("RuntimeUnavailable", `cannot ${action}: the Docker Engine is unreachable: ${message}`, {
-      cause: error,
-    });
+    const fix = unreachableFix(`${e.code ?? ""} ${message}`, { flag: "--docker_endpoint", service: "docker" });
+    return new KubeletError(
+      "RuntimeUnavailable",
+      `cannot ${action}: the Docker Engine is unreachable: ${message}${fix ? `: ${fix}` : ""}`,
+      { cause: error },
+    );
   }
   return new KubeletError("RuntimeError", `cannot ${action}: ${message}`, { cause: error });
 }
@@ -236,6 +241,16 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       (abortSignal) => invoke<Record<string, never>>(docker, "info", { abortSignal }),
       limits(),
     );
+
+  // The Engine runs one disk usage count at a time and answers a second one "a disk usage operation is
+  // already running": callers at once (image GC, the node's stats) share the count in flight.
+  let counting: Promise<{ LayersSize?: number }> | undefined;
+  const diskUsage = () =>
+    (counting ??= call(
+      "read the Docker Engine's disk usage",
+      (abortSignal) => invoke<{ LayersSize?: number }>(docker, "df", { abortSignal }),
+      limits(),
+    ).finally(() => (counting = undefined)));
 
   const stop = async (id: string, graceSeconds: number, what: string) => {
     const t = Math.max(0, Math.round(graceSeconds));
@@ -538,17 +553,15 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     async imageFsInfo() {
       // The dockershim's answer: the data root is the image filesystem; the images' bytes are what
       // `docker system df` counts (shared layers once). The Engine keeps no inode count of its own.
-      const [info, df] = await Promise.all([
-        dockerInfo(),
-        call(
-          "read the Docker Engine's disk usage",
-          (abortSignal) => invoke<{ LayersSize?: number }>(docker, "df", { abortSignal }),
-          limits(),
-        ),
-      ]);
+      const [info, df] = await Promise.all([dockerInfo(), diskUsage()]);
       return { mountpoint: info.DockerRootDir, usedBytes: df.LayersSize ?? 0 };
     },
-    async pullImage(ref: string, auth?: RegistryAuth, signal?: AbortSignal, onProgress?: (progress: string) => void) {
+    async pullImage(
+      ref: string,
+      auth?: RegistryAuth,
+      signal?: AbortSignal,
+      onProgress?: (progress: string, detail?: PullProgress) => void,
+    ) {
       const action = `pull image ${ref}`;
       let failure: string | undefined;
       try {

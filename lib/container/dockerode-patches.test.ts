@@ -1,4 +1,6 @@
 import { expect, test } from "bun:test";
+import { createServer } from "node:http";
+import url from "node:url";
 import util from "node:util";
 import Docker from "dockerode";
 
@@ -36,4 +38,30 @@ test("a Docker client on a unix socket loads no ssh2; an ssh:// host loads it wh
   const [unixSocket, ssh] = JSON.parse(run.stdout.toString().trim().split("\n").pop()!) as number[];
   expect(unixSocket).toBe(0);
   expect(ssh).toBeGreaterThan(0);
+});
+
+// patches/docker-modem+*.patch: docker-modem built every tcp:// request with url.parse, and Node warned
+// "[DEP0169] DeprecationWarning: url.parse()" at every start of a kubelet with a tcp:// --docker_endpoint.
+test("a Docker request to a tcp:// host reaches the path and query asked for, without url.parse", async () => {
+  const seen: string[] = [];
+  const server = createServer((request, response) => {
+    seen.push(`${request.headers.host} ${request.url}`);
+    response.end("[]");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  const parse = url.parse;
+  let calls = 0;
+  url.parse = ((...args: Parameters<typeof parse>) => {
+    calls++;
+    return parse(...args);
+  }) as typeof parse;
+  try {
+    await new Docker({ host: "127.0.0.1", port, protocol: "http" }).listContainers({ all: true });
+  } finally {
+    url.parse = parse;
+    server.close();
+  }
+  expect(seen).toEqual([`127.0.0.1:${port} /containers/json?all=true`]);
+  expect(calls).toBe(0);
 });

@@ -38,3 +38,12 @@ test("a node lists the sandboxes and containers it created and unlabelled ones, 
   ]);
   expect((await b.listContainers()).map((c) => c.name)).not.toContain("k8s_app_web_default_u1_0");
 });
+
+test("a pull through the node's view reports its progress (the progress deadline and runonce's display need it)", async () => {
+  const docker = new FakeRuntime();
+  docker.pullDelayMs = 2;
+  docker.pullProgressEveryMs = 1;
+  const heard: string[] = [];
+  await scopeRuntimeToNode(docker, "node-a").pullImage("busybox:1.36", undefined, undefined, (p) => heard.push(p));
+  expect(heard).toEqual(["busybox:1.36: Downloading 1/2", "busybox:1.36: Downloading 2/2"]);
+});

@@ -32,7 +32,7 @@ export function scopeRuntimeToNode(runtime: Runtime, node: string): Runtime {
     imageStatus: (ref) => runtime.imageStatus(ref),
     // The image filesystem is the daemon's, shared by every node on it.
     imageFsInfo: () => runtime.imageFsInfo(),
-    pullImage: (ref, auth, signal) => runtime.pullImage(ref, auth, signal),
+    pullImage: (ref, auth, signal, onProgress) => runtime.pullImage(ref, auth, signal, onProgress),
     // Images are the daemon's, shared by every node on it: in use means by any container (listImages says so).
     listImages: () => runtime.listImages(),
     removeImage: (id) => runtime.removeImage(id),

@@ -136,6 +136,14 @@ export interface ImageStatus {
   sizeBytes: number;
 }
 
+/** One progress message of a pull in figures: a layer's status and its bytes so far of its total (Docker's progressDetail). */
+export interface PullProgress {
+  layer?: string;
+  status: string;
+  current?: number;
+  total?: number;
+}
+
 /** The CRI's FilesystemUsage of the image filesystem (ImageFsInfo): where images live and what they take. */
 export interface ImageFsInfo {
   /** Mount point (Docker: its data root) of the filesystem holding images; image GC and eviction stat it. */
@@ -332,14 +340,15 @@ export interface Runtime extends StreamingRuntime {
   /** The image filesystem (CRI ImageFsInfo). */
   imageFsInfo(): Promise<ImageFsInfo>;
   /**
-   * Pulls an image; `onProgress` hears every progress message (a layer's status and bytes), so a
-   * caller can cancel, through `signal`, a pull that stopped moving. Throws ImagePullFailed.
+   * Pulls an image; `onProgress` hears every progress message (a layer's status and bytes, and the same
+   * as figures where the runtime gives them), so a caller can cancel, through `signal`, a pull that
+   * stopped moving, or show how far it got. Throws ImagePullFailed.
    */
   pullImage(
     ref: string,
     auth?: RegistryAuth,
     signal?: AbortSignal,
-    onProgress?: (progress: string) => void,
+    onProgress?: (progress: string, detail?: PullProgress) => void,
   ): Promise<void>;
   /** Every local image. */
   listImages(): Promise<ImageSummary[]>;

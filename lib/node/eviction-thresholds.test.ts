@@ -1,6 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { parseDuration } from "../config/config.ts";
+import { parseDuration } from "../config/values.ts";
+import type { Pod } from "../api/types.ts";
+import type { StatsSummary } from "./stats-analyzer.ts";
 import {
+  evictionUsage,
   formatBytes,
   parseThresholds,
   rankForEviction,
@@ -168,5 +171,41 @@ describe("eviction ranking", () => {
   });
   test("critical pods go last whatever they use", () => {
     expect(order([pod("critical", 0, 1 * Gi, 0, true), pod("normal", 1 * Gi, 1 * Mi)])).toEqual(["normal", "critical"]);
+  });
+});
+
+describe("each pod's use of the starved resource", () => {
+  const fs = (usedBytes: number, inodesUsed: number) => ({ time: "", usedBytes, inodesUsed });
+  const container = (name: string, workingSetBytes: number, rootfs: number, logs: number) => ({
+    name,
+    startTime: "",
+    cpu: { time: "", usageCoreNanoSeconds: 0 },
+    memory: { time: "", usageBytes: workingSetBytes * 2, workingSetBytes },
+    rootfs: fs(rootfs, rootfs / 100),
+    logs: fs(logs, 1),
+  });
+  const podStats = (uid: string) => ({
+    podRef: { name: uid, namespace: "default", uid },
+    containers: [container("app", 1000, 300, 20), container("side", 500, 100, 5)],
+    volume: [{ ...fs(4000, 7), name: "data" }],
+  });
+  const summary = { pods: [podStats("u1"), podStats("u2")] } as unknown as StatsSummary;
+  const pods = [{ metadata: { uid: "u1" } }] as Pod[];
+
+  test("memory is the containers' working set; ephemeral-storage adds layers, logs and volumes; inodes count layers and volumes", () => {
+    expect(evictionUsage(summary, pods, "memory").get("u1")).toEqual({
+      total: 1500,
+      containers: [
+        { name: "app", usage: 1000 },
+        { name: "side", usage: 500 },
+      ],
+    });
+    expect(evictionUsage(summary, pods, "ephemeral-storage").get("u1")?.total).toBe(320 + 105 + 4000);
+    expect(evictionUsage(summary, pods, "inodes").get("u1")?.total).toBe(3 + 1 + 7);
+  });
+
+  test("only the pods asked about, and none before the first collection", () => {
+    expect([...evictionUsage(summary, pods, "memory").keys()]).toEqual(["u1"]);
+    expect(evictionUsage(undefined, pods, "memory").size).toBe(0);
   });
 });

@@ -1,8 +1,11 @@
 // Pure eviction arithmetic, after the Go kubelet's eviction helpers: parsing --eviction_hard /
 // --eviction_soft / --eviction_soft_grace_period into thresholds, deciding which thresholds an
-// observation meets, and ranking pods for eviction under memory or disk pressure.
+// observation meets, each pod's use of the starved resource (from /stats/summary) and ranking pods
+// for eviction under memory or disk pressure.
 import { parseQuantity } from "../api/quantity.ts";
-import { KubeletError } from "../api/types.ts";
+import { KubeletError, type Pod } from "../api/types.ts";
+import type { PodUsage } from "./eviction.ts";
+import type { StatsSummary } from "./stats-analyzer.ts";
 
 /** The eviction signals this kubelet measures (the Go kubelet's names). */
 export const SIGNALS = [
@@ -165,6 +168,42 @@ export function starvedResource(signal: Signal): StarvedResource {
 export function pressureCondition(signal: Signal): "MemoryPressure" | "DiskPressure" | "PIDPressure" {
   if (signal === "pid.available") return "PIDPressure";
   return signal === "memory.available" ? "MemoryPressure" : "DiskPressure";
+}
+
+/**
+ * Each pod's use of the starved resource, from the stats analyzer's last summary, as the Go kubelet's
+ * rankers read it: memory is the containers' working set; ephemeral-storage their writable layers,
+ * logs and the pod's volumes; inodes the layers' and volumes' inodes. Pods missing from the summary
+ * are absent.
+ */
+export function evictionUsage(
+  summary: StatsSummary | undefined,
+  pods: Pod[],
+  resource: StarvedResource,
+): Map<string, PodUsage> {
+  const usage = new Map<string, PodUsage>();
+  const wanted = new Set(pods.map((p) => p.metadata.uid));
+  for (const pod of summary?.pods ?? []) {
+    if (!wanted.has(pod.podRef.uid)) continue;
+    const containers = pod.containers.map((c) => ({
+      name: c.name,
+      usage:
+        resource === "memory"
+          ? c.memory.workingSetBytes
+          : // Per-pod process counts are not measured: under PID pressure pods are ranked by priority alone.
+            resource === "pids"
+            ? 0
+            : resource === "inodes"
+              ? (c.rootfs?.inodesUsed ?? 0)
+              : (c.rootfs?.usedBytes ?? 0) + (c.logs?.usedBytes ?? 0),
+    }));
+    const volumes = pod.volume.reduce((n, v) => n + (resource === "inodes" ? v.inodesUsed : v.usedBytes), 0);
+    usage.set(pod.podRef.uid, {
+      total: containers.reduce((n, c) => n + c.usage, 0) + (resource === "memory" || resource === "pids" ? 0 : volumes),
+      containers,
+    });
+  }
+  return usage;
 }
 
 /** What the ranking knows of one pod. */

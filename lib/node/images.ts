@@ -4,7 +4,7 @@
 // (--image_pull_progress_deadline), and per-image back-off (ErrImagePull → ImagePullBackOff).
 import { Backoff, type BackoffPersistence } from "./backoff.ts";
 import { systemClock, type Clock, type Timer } from "../clock.ts";
-import type { RegistryAuth, Runtime } from "../container/runtime.ts";
+import type { PullProgress, RegistryAuth, Runtime } from "../container/runtime.ts";
 import {
   credentialsFor,
   credentialsFromAuths,
@@ -47,6 +47,16 @@ export interface ImageManagerOptions {
   checkSpace?: (image: string) => Promise<void>;
   /** Keeps the image-pull back-off across kubelet restarts. */
   backoffPersistence?: BackoffPersistence;
+  /** Hears each pull start, move and end (runonce shows them). */
+  pulls?: PullObserver;
+}
+
+/** What a display of pulls hears. */
+export interface PullObserver {
+  started(image: string): void;
+  progress(image: string, detail: PullProgress): void;
+  /** `sizeBytes` once pulled; an error when it failed. */
+  finished(image: string, outcome: { seconds: number; sizeBytes?: number; error?: string }): void;
 }
 
 /** A token bucket: `burst` pulls at once, refilled at `qps` per second; waits, never drops. */
@@ -130,9 +140,10 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
     };
     arm();
     try {
-      await runtime.pullImage(image, auth, controller.signal, (progress) => {
+      await runtime.pullImage(image, auth, controller.signal, (progress, detail) => {
         latest = progress;
         arm();
+        if (detail) options.pulls?.progress(image, detail);
       });
     } finally {
       timer?.cancel();
@@ -168,13 +179,16 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
   const pullNow = async (image: string, pod: Pod): Promise<string> => {
     await bucket.take();
     options.events?.record(pod, "Normal", "Pulling", `Pulling image "${image}"`);
+    options.pulls?.started(image);
     const started = clock.now();
     try {
       await options.checkSpace?.(image);
       await pullWithDeadline(image, pullSecretCredentials(image, pod) ?? credentialsFor(image, configPaths));
-      const id = (await runtime.imageStatus(image))?.id;
-      if (!id) throw new KubeletError("ImagePullFailed", `image ${image} is missing right after its pull`);
+      const status = await runtime.imageStatus(image);
+      if (!status?.id) throw new KubeletError("ImagePullFailed", `image ${image} is missing right after its pull`);
+      const id = status.id;
       const seconds = (clock.now() - started) / 1000;
+      options.pulls?.finished(image, { seconds, sizeBytes: status.sizeBytes });
       options.metrics?.imagePull(seconds, false);
       options.events?.record(pod, "Normal", "Pulled", `Successfully pulled image "${image}" in ${seconds.toFixed(3)}s`);
       backoff.reset(image);
@@ -182,6 +196,7 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
       return id;
     } catch (error) {
       options.metrics?.imagePull((clock.now() - started) / 1000, true);
+      options.pulls?.finished(image, { seconds: (clock.now() - started) / 1000, error: (error as Error).message });
       const message = `Failed to pull image "${image}": ${(error as Error).message}`;
       options.events?.record(pod, "Warning", "Failed", message);
       // A daemon outage is not the image's fault: no image back-off, the sync loop retries.

@@ -82,12 +82,18 @@ describe("probe workers", () => {
     return { clock, manager, failures, changes, setHealthy: (h: boolean) => (healthy = h) };
   }
 
-  test("liveness: failureThreshold consecutive failures restart the container once", async () => {
+  test("liveness: failureThreshold consecutive failures restart the container once; a success in between starts the count again", async () => {
     const s = setup({ periodSeconds: 10, failureThreshold: 3 }, "livenessProbe");
     s.setHealthy(false);
-    // Probes run at 0 s, 10 s and 20 s: the third consecutive failure restarts.
+    // Probes at 0 s and 10 s fail, the one at 20 s succeeds: the count starts again.
     await s.clock.advance(10_000);
+    s.setHealthy(true);
+    await s.clock.advance(10_000);
+    s.setHealthy(false);
+    // 30 s and 40 s fail: four failures in all, but only two in a row.
+    await s.clock.advance(20_000);
     expect(s.failures).toEqual([]);
+    // 50 s: the third consecutive failure restarts.
     await s.clock.advance(10_000);
     expect(s.failures).toHaveLength(1);
     expect(s.failures[0]).toContain("failed liveness probe, will be restarted");

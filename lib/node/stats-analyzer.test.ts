@@ -5,6 +5,8 @@ import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { testPod } from "../testing/pods.ts";
 import type { FsStats } from "./filesystem.ts";
 import { createStatsAnalyzer } from "./stats-analyzer.ts";
+import { KubeletError } from "../api/types.ts";
+import { silentLogger } from "../log.ts";
 
 const fs = (capacity: number, available: number): FsStats => ({
   capacityBytes: capacity,
@@ -38,10 +40,12 @@ describe("resource analyzer", () => {
     const app = container("app");
     runtime.containerSizes.set(app, 8192);
     let walks = 0;
+    const warnings: string[] = [];
     const analyzer = createStatsAnalyzer(
       { nodeName: "node-a", fsPeriodMs: 60_000, containerStatsPeriodMs: 30_000, clock },
       {
         runtime,
+        log: { ...silentLogger, warn: (message) => warnings.push(message) },
         pods: () => [pod],
         measureNode: async () => ({
           memory: { capacityBytes: 8e9, availableBytes: 6e9, workingSetBytes: 2e9 },
@@ -53,7 +57,7 @@ describe("resource analyzer", () => {
         nodeCpu: async () => 5e9,
       },
     );
-    return { clock, runtime, analyzer, walks: () => walks };
+    return { clock, runtime, analyzer, app, warnings, walks: () => walks };
   }
 
   test("nothing is served before the first collection, and requests never measure", async () => {
@@ -94,6 +98,30 @@ describe("resource analyzer", () => {
     expect(pod!.volume).toEqual([expect.objectContaining({ name: "scratch", usedBytes: 12_288, inodesUsed: 3 })]);
     expect(pod!["ephemeral-storage"].usedBytes).toBe(8192 + 12_288);
     expect(pod!.network).toMatchObject({ rxBytes: 10, txBytes: 20 });
+  });
+
+  test("a runtime error is logged with its cause once while it lasts, and a container that went is no error", async () => {
+    const s = setup();
+    const failing = new Error("cannot read cgroup memory.stat: permission denied");
+    s.runtime.failNext("inspectContainer", failing);
+    await s.analyzer.refresh();
+    expect(s.warnings).toEqual([
+      expect.stringMatching(
+        /^cannot read the log path of container \S+: cannot read cgroup memory.stat: permission denied; its figures are left out/,
+      ),
+    ]);
+    s.warnings.length = 0;
+    s.runtime.failNext("stats", failing);
+    await s.clock.advance(60_000);
+    await s.analyzer.refresh();
+    s.runtime.failNext("stats", failing);
+    await s.clock.advance(30_000);
+    await s.analyzer.refresh();
+    expect(s.warnings).toEqual([expect.stringMatching(/^cannot read the stats of container \S+: cannot read cgroup/)]);
+    s.runtime.failNext("stats", new KubeletError("NotFound", "No such container"));
+    await s.clock.advance(30_000);
+    await s.analyzer.refresh();
+    expect(s.warnings).toHaveLength(1);
   });
 
   test("walks filesystems once per fs period, not at every collection", async () => {

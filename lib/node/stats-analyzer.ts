@@ -6,7 +6,8 @@ import { stat } from "node:fs/promises";
 import { readFile } from "node:fs/promises";
 import type { Clock } from "../clock.ts";
 import { LABEL, type ContainerStats, type Runtime } from "../container/runtime.ts";
-import type { Pod } from "../api/types.ts";
+import type { KubeletError, Pod } from "../api/types.ts";
+import type { Logger } from "../log.ts";
 import type { PodUsage } from "./cgroups.ts";
 import type { DiskUsage, FsStats } from "./filesystem.ts";
 import type { NodeMeasurement } from "./node-signals.ts";
@@ -69,6 +70,8 @@ export interface StatsAnalyzerOptions {
 
 export interface StatsAnalyzerDeps {
   runtime: Runtime;
+  /** Where a measurement that failed is reported (once per container and cause), with its cause. */
+  log: Logger;
   /** Pods with their statuses (for startTime). */
   pods(): Pod[];
   measureNode(): Promise<NodeMeasurement>;
@@ -100,6 +103,23 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
   let fs: FsCache = { rootfs: new Map(), logs: new Map(), volumes: new Map() };
   let fsAt = -Infinity;
   const samples = new Map<string, { at: number; sample: ContainerStats | undefined }>();
+  /** Failures already logged (`<what> <id>: <cause>` → id), forgotten when their container or pod goes. */
+  const reported = new Map<string, string>();
+  /**
+   * A measurement's answer, or undefined when it failed: a container or pod that went meanwhile (NotFound) is
+   * not an error; any other failure is logged with its cause, once while it lasts, and the figure left out.
+   */
+  const measured = async <T>(what: string, id: string, ask: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      return await ask();
+    } catch (error) {
+      if ((error as KubeletError).code === "NotFound") return undefined;
+      const key = `${what} ${id}: ${(error as Error).message}`;
+      if (!reported.has(key)) deps.log.warn(`cannot read ${key}; its figures are left out of /stats/summary`);
+      reported.set(key, id);
+      return undefined;
+    }
+  };
 
   const walkFilesystems = async (pods: Pod[]) => {
     const listed = await deps.runtime.listContainers({ size: true });
@@ -109,7 +129,7 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
       listed
         .filter((c) => c.state === "running")
         .map(async (c) => {
-          const details = await deps.runtime.inspectContainer(c.id).catch(() => undefined);
+          const details = await measured("the log path of container", c.id, () => deps.runtime.inspectContainer(c.id));
           if (details?.logPath) next.logs.set(c.id, await logBytes(details.logPath));
         }),
     );
@@ -146,7 +166,14 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
       const cgroupUsage = new Map(
         await Promise.all(
           pods.map(
-            async (p) => [p.metadata.uid, await deps.podCgroupUsage?.(p.metadata.uid).catch(() => undefined)] as const,
+            async (p) =>
+              [
+                p.metadata.uid,
+                deps.podCgroupUsage &&
+                  (await measured("the cgroup usage of pod", p.metadata.uid, () =>
+                    deps.podCgroupUsage!(p.metadata.uid),
+                  )),
+              ] as const,
           ),
         ),
       );
@@ -155,11 +182,17 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
       );
       await Promise.all(
         due.map(async (c) => {
-          const sample = await deps.runtime.stats(c.id).catch(() => undefined);
+          const sample = await measured("the stats of container", c.id, () => deps.runtime.stats(c.id));
           samples.set(c.id, { at: clock.now(), sample });
         }),
       );
       for (const id of samples.keys()) if (!running.some((c) => c.id === id)) samples.delete(id);
+      const present = new Set([
+        ...containers.map((c) => c.id),
+        ...running.map((c) => c.id),
+        ...pods.map((p) => p.metadata.uid),
+      ]);
+      for (const [key, id] of reported) if (!present.has(id)) reported.delete(key);
       const stats = new Map(running.map((c) => [c.id, samples.get(c.id)?.sample]));
       const now = new Date(clock.now()).toISOString();
       const fsTime = new Date(fsAt).toISOString();

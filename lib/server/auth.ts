@@ -23,7 +23,7 @@ export function isLoopback(address: string): boolean {
 export function checkServerSecurity(config: KubeletConfig): string | undefined {
   if (!config.enableServer || !config.enableDebuggingHandlers || isLoopback(config.address)) return undefined;
   if (config.authTokenFile || config.clientCaFile) return undefined;
-  return `refusing to serve debugging handlers (exec, logs, pod pushes) on ${config.address} without authentication: give --auth_token_file or --client_ca_file (with --tls_cert_file/--tls_private_key_file), listen on 127.0.0.1, or set --enable_debugging_handlers=false`;
+  return `refusing to serve debugging handlers (exec, logs, pod pushes) on ${config.address} without authentication: give --auth_token_file or --client_ca_file (served with --tls_cert_file/--tls_private_key_file, or a self-signed certificate under --cert_dir), listen on 127.0.0.1, or set --enable_debugging_handlers=false`;
 }
 
 /** Whether the operator's file asked that no anonymous request reach the protected routes, on any address. */
@@ -68,12 +68,12 @@ export async function loadAuthenticator(config: KubeletConfig): Promise<Authenti
     : [];
   if (config.authTokenFile && tokens.length === 0)
     throw new KubeletError("InvalidConfig", `--auth_token_file "${config.authTokenFile}" holds no token`);
-  if (config.clientCaFile && !(config.tlsCertFile && config.tlsPrivateKeyFile)) {
+  // The composition root fills in a self-signed pair (self-signed.ts) when none is given.
+  if (config.clientCaFile && !(config.tlsCertFile && config.tlsPrivateKeyFile))
     throw new KubeletError(
       "InvalidConfig",
-      "--client_ca_file needs --tls_cert_file and --tls_private_key_file: client certificates only exist over TLS",
+      "--client_ca_file needs a serving certificate: give --tls_cert_file and --tls_private_key_file (client certificates only exist over TLS)",
     );
-  }
   const tls =
     config.tlsCertFile && config.tlsPrivateKeyFile
       ? {

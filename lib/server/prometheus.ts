@@ -82,6 +82,11 @@ export function createPrometheusMetrics(
   options: { log?: Logger } = {},
 ): KubeletMetrics & { render(): string; renderProbes(): string } {
   const runningPods = new Counter("kubelet_running_pods", "Number of pods that have a running pod sandbox", "gauge");
+  const workingPods = new Counter(
+    "kubelet_working_pods",
+    "Number of pods the kubelet is actually running, broken down by lifecycle phase, whether the pod is desired, orphaned, or runtime only (also orphaned), and whether the pod is static.",
+    "gauge",
+  );
   const runningContainers = new Counter(
     "kubelet_running_containers",
     "Number of containers currently running",
@@ -140,6 +145,7 @@ export function createPrometheusMetrics(
   const processStart = Date.now() / 1000 - process.uptime();
   const registry: Metric[] = [
     runningPods,
+    workingPods,
     runningContainers,
     podStart,
     podWorker,
@@ -212,6 +218,11 @@ export function createPrometheusMetrics(
       runningPods.set({}, pods);
       runningContainers.values.clear();
       for (const [state, count] of Object.entries(byState)) runningContainers.set({ container_state: state }, count);
+    },
+    setWorkingPods(counts) {
+      workingPods.values.clear();
+      for (const c of counts)
+        workingPods.set({ lifecycle: c.lifecycle, config: c.config, static: String(c.static) }, c.count);
     },
     sourceError: (source) => sourceErrors.inc({ source }),
     runtimeStream: (streamType, delta) => openStreams.inc({ stream_type: streamType }, delta),

@@ -11,6 +11,9 @@ import { createFileSource, type WatchManifests } from "./file.ts";
 
 const pod = (name: string, image = "busybox:1.35") =>
   `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec:\n  containers: [{name: c, image: "${image}"}]\n`;
+const waitUntil = async (check: () => boolean) => {
+  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+};
 const imageOf = (s: { pods: Array<{ spec: { containers: Array<{ image?: string }> } }> }) =>
   s.pods[0]?.spec.containers[0]?.image;
 
@@ -148,11 +151,14 @@ describe("file source", () => {
     expect(names(await r.next((s) => s.pods.length === 1))).toEqual(["web"]);
   });
 
-  test("treats a missing directory as empty until it appears", async () => {
+  test("a missing directory is not ready (naming the path and the fix) until it appears", async () => {
     fresh();
     const path = join(dir, "later");
     const r = watch(path);
-    expect((await r.next(() => true)).pods).toEqual([]);
+    const first = await r.next(() => true);
+    expect(first.pods).toEqual([]);
+    expect(first.notReady).toContain(`manifest path "${path}" does not exist`);
+    expect(first.notReady).toContain("check -c/--config for a typo");
     mkdirSync(path);
     writeFileSync(join(path, "web.yaml"), pod("web"));
     expect(names(await r.next((s) => s.pods.length === 1, 3000))).toEqual(["web"]);
@@ -214,6 +220,67 @@ describe("file source", () => {
     await clock.advance(60_000);
     await second;
     expect(watched).toEqual([[path, dir], [path]]);
+  });
+
+  test("a missing path is logged at once, again every minute while it lasts, and its end once", async () => {
+    fresh();
+    const path = join(dir, "manifets");
+    const clock = new FakeClock();
+    const lines: string[] = [];
+    const log = {
+      debug() {},
+      info: (m: string) => lines.push(`info ${m}`),
+      error() {},
+      warn: (m: string) => lines.push(`warn ${m}`),
+      child: () => log,
+    };
+    const blind: WatchManifests = () => ({ on: () => undefined, close: async () => {} });
+    const r = (recorder = recordSnapshots(
+      createFileSource({ path, checkFrequency: 20_000, clock, watch: blind, log }),
+    ));
+    await r.next((s) => s.notReady !== undefined);
+    await clock.advance(20_000);
+    await clock.advance(20_000);
+    expect(lines).toHaveLength(1);
+    await clock.advance(20_000);
+    await waitUntil(() => lines.length === 2);
+    expect(lines[1]).toBe(lines[0]!);
+    expect(lines[0]).toStartWith(`warn manifest path "${path}" does not exist`);
+    mkdirSync(path);
+    await clock.advance(20_000);
+    await r.next((s) => s.notReady === undefined);
+    expect(lines.slice(2)).toEqual([`info manifest path "${path}" is readable now: its pods are synced`]);
+  });
+
+  test("a KubeletConfiguration given as the path is not ready, and the reason names --config_file", async () => {
+    fresh();
+    const file = join(dir, "kubelet-config.yaml");
+    writeFileSync(
+      file,
+      "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPath: /etc/kubelet\n",
+    );
+    const r = watch(file);
+    const snapshot = await r.next(() => true);
+    expect(snapshot.notReady).toBe(
+      `"${file}" is a KubeletConfiguration, not a pod manifest: pass it with --config_file (-c/--config names the static pod manifest file or directory); no pod is started or stopped on its account`,
+    );
+    writeFileSync(file, pod("web"));
+    expect(names(await r.next((s) => s.notReady === undefined, 3000))).toEqual(["web"]);
+  });
+
+  test("a file of another kind given as the path is not ready; the same file in a directory is only rejected", async () => {
+    fresh();
+    const file = join(dir, "deploy.yaml");
+    writeFileSync(file, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n");
+    const single = await createFileSource({ path: file, checkFrequency: 60_000 }).readOnce();
+    expect(single.notReady).toStartWith(`"${file}" is not a pod manifest (kind: Unsupported value: "Deployment"`);
+    const inDir = await createFileSource({ path: dir, checkFrequency: 60_000 }).readOnce();
+    expect(inDir.notReady).toBeUndefined();
+    expect(inDir.rejected).toHaveLength(1);
+    const settings = join(dir, "kubelet.yaml");
+    writeFileSync(settings, "sync_frequency: 10s\nstaticPodPath: /etc/kubelet/manifests\n");
+    const config = await createFileSource({ path: settings, checkFrequency: 60_000 }).readOnce();
+    expect(config.notReady).toContain("kubelet settings are read with --config_file");
   });
 
   test("watches a single manifest file", async () => {

@@ -6,7 +6,8 @@ import { dirname } from "node:path";
 import { systemClock, type Clock, type Timer } from "../clock.ts";
 import { silentLogger, type Logger } from "../log.ts";
 import { isManifestFile, listManifestFiles, readManifestFile } from "../api/manifest-files.ts";
-import { readManifests } from "../api/manifest.ts";
+import { readManifests, type ManifestResult } from "../api/manifest.ts";
+import { formatIssue } from "../api/types.ts";
 import { DEFAULT_MAX_MANIFEST_BYTES, tooLarge } from "../api/manifest-text.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 import type { ConfigObject } from "../api/config-objects.ts";
@@ -41,26 +42,42 @@ export interface FileSourceOptions {
 
 export type FileSource = PodSource & { readOnce(): Promise<SourceSnapshot> };
 
+/** How often a source that stays not ready says so again. */
+const NOT_READY_REPEAT_MS = 60_000;
+
+/**
+ * Why a file given as the path is no pod source at all: no document in it is a pod, ConfigMap or Secret,
+ * and each was refused for its kind (a KubeletConfiguration, say, meant for --config_file).
+ */
+function notAManifest(read: ManifestResult): string | undefined {
+  if (read.pods.length || read.configs.length || !read.rejected.length) return undefined;
+  const kinds = read.rejected.flatMap((r) => r.issues.filter((i) => i.path === "kind" || i.path.endsWith(".kind")));
+  if (kinds.length < read.rejected.length) return undefined;
+  const suffix = "no pod is started or stopped on its account";
+  if (kinds.some((i) => i.value === "KubeletConfiguration"))
+    return `is a KubeletConfiguration, not a pod manifest: pass it with --config_file (-c/--config names the static pod manifest file or directory); ${suffix}`;
+  return `is not a pod manifest (${formatIssue(kinds[0]!)}): point -c/--config at a Pod manifest or a directory of them; ${suffix}`;
+}
+
 export function createFileSource(options: FileSourceOptions): FileSource {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? silentLogger;
   const lastGood = new Map<string, LastGood>();
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_MANIFEST_BYTES;
-  let missingReported = false;
 
   /** Reads every manifest file once; a file that stops parsing keeps its last good pods. */
   const readOnce = async (): Promise<SourceSnapshot> => {
     let files: string[];
     try {
       files = await listManifestFiles(options.path);
-      missingReported = false;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      if (!missingReported)
-        log.warn(`manifest path "${options.path}" does not exist (yet): no pods from it until it appears`);
-      missingReported = true;
       lastGood.clear();
-      return { pods: [], rejected: [] };
+      return {
+        pods: [],
+        rejected: [],
+        notReady: `manifest path "${options.path}" does not exist: no pod is started or stopped on its account until it appears; check -c/--config for a typo or a volume not mounted yet`,
+      };
     }
     const snapshot: SourceSnapshot & { configs: ConfigObject[] } = { pods: [], rejected: [], configs: [] };
     for (const file of files) {
@@ -92,6 +109,8 @@ export function createFileSource(options: FileSourceOptions): FileSource {
       const { snapshot: read, last } = readKeepingLastGood(text, lastGood.get(file), (text) =>
         readManifests(text, { source: "file", origin: file }, { maxBytes }),
       );
+      const reason = file === options.path ? notAManifest(read) : undefined;
+      if (reason) return { pods: [], rejected: [], notReady: `"${options.path}" ${reason}` };
       if (last) lastGood.set(file, last);
       snapshot.pods.push(...read.pods);
       snapshot.configs.push(...read.configs);
@@ -110,11 +129,23 @@ export function createFileSource(options: FileSourceOptions): FileSource {
       let pending: Timer | undefined;
       let relist: Timer | undefined;
       let reading: Promise<void> = Promise.resolve();
+      // Not ready is said at once, again every minute while it lasts, and its end once.
+      let notReadySince: { reason: string; loggedAt: number } | undefined;
+      const reportReadiness = (reason: string | undefined) => {
+        if (reason === undefined) {
+          if (notReadySince) log.info(`manifest path "${options.path}" is readable now: its pods are synced`);
+          notReadySince = undefined;
+        } else if (notReadySince?.reason !== reason || clock.now() - notReadySince.loggedAt >= NOT_READY_REPEAT_MS) {
+          log.warn(reason);
+          notReadySince = { reason, loggedAt: clock.now() };
+        }
+      };
       const refresh = () => {
         reading = reading.then(async () => {
           if (stopped) return;
           try {
             const snapshot = await readOnce();
+            reportReadiness(snapshot.notReady);
             const signature = snapshotSignature(snapshot);
             if (signature === lastSignature || stopped) return;
             lastSignature = signature;

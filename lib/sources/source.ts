@@ -18,6 +18,18 @@ export interface SourceSnapshot {
   rejected: RejectedPod[];
   /** The ConfigMaps and Secrets it lists (absent: none). */
   configs?: ConfigObject[];
+  /**
+   * Set when the origin cannot be read as a pod source at all (a path that does not exist, a file that is
+   * not a manifest): why, and the fix. The store then keeps the source's pods as they are and reports the
+   * source not ready, so a typo in a path never stops what runs.
+   */
+  notReady?: string;
+}
+
+/** The snapshot, or its reason thrown (code SourceNotReady) when the source is not ready: for one-shot reads (runonce, plan). */
+export function requireReady(snapshot: SourceSnapshot): SourceSnapshot {
+  if (snapshot.notReady === undefined) return snapshot;
+  throw Object.assign(new Error(snapshot.notReady), { code: "SourceNotReady" });
 }
 
 /** Stops a running source; resolves when its watchers and timers are gone. */
@@ -42,5 +54,5 @@ export function snapshotSignature(snapshot: SourceSnapshot): string {
   const rejected = snapshot.rejected.map(
     (r) => `${r.origin}|${r.document}|${r.pod}|${r.issues.map((i) => `${i.path}:${i.type}:${i.detail}`).join(";")}`,
   );
-  return JSON.stringify([pods, rejected, configs]);
+  return JSON.stringify([pods, rejected, configs, snapshot.notReady ?? null]);
 }

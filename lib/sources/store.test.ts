@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { createPodStore, type NotificationMode } from "./store.ts";
 import { testPod } from "../testing/pods.ts";
 import { noopMetrics } from "../metrics.ts";
-import type { Pod, PodUpdate } from "../api/types.ts";
+import type { Pod, PodUpdate, SourceName } from "../api/types.ts";
 
 // Go's table used a pod without containers; Kubernetes requires one, so "more containers" stands in.
 const foo = () => testPod("foo");
@@ -15,7 +15,7 @@ const fooWithContainers = () =>
   });
 const invalidFoo = () => testPod("foo", { containers: [{ name: "c", image: "" }] });
 
-function recorder(mode: NotificationMode, sources = ["file" as const]) {
+function recorder(mode: NotificationMode, sources: SourceName[] = ["file"]) {
   const store = createPodStore({ mode, sources: [...sources] });
   const updates: PodUpdate[] = [];
   store.subscribe((u) => updates.push(u));
@@ -170,6 +170,21 @@ describe("merge store", () => {
     await Promise.resolve();
     expect(store.allSourcesReady()).toBe(true);
     expect(ready).toBe(true);
+  });
+
+  test("a source that says it is not ready keeps its pods, stops nothing and is listed as not ready until it reads again", () => {
+    const { store, seen } = recorder("SnapshotAndUpdates", ["file", "etcd"]);
+    store.apply("file", { pods: [foo()], rejected: [] });
+    expect(store.sourcesNotReady()).toEqual([{ source: "etcd", reason: "not read yet" }]);
+    store.apply("etcd", { pods: [], rejected: [] });
+    store.apply("file", { pods: [], rejected: [], notReady: 'manifest path "/x" does not exist' });
+    expect(store.mergedState().map((p) => p.metadata.name)).toEqual(["foo"]);
+    expect(seen()).toEqual(["SET foo"]);
+    expect(store.allSourcesReady()).toBe(false);
+    expect(store.sourcesNotReady()).toEqual([{ source: "file", reason: 'manifest path "/x" does not exist' }]);
+    store.apply("file", { pods: [], rejected: [] });
+    expect(store.allSourcesReady()).toBe(true);
+    expect(seen()).toEqual(["SET foo", "SET "]);
   });
 
   test("warnings are logged once per version of a pod, and the pod still runs", () => {

@@ -30,6 +30,8 @@ export interface PodStoreOptions {
   sources: SourceName[];
   allowPrivileged?: boolean;
   allowSensitiveHostPaths?: boolean;
+  /** Gives each incoming pod its identity on this node (its UID: see api/pod-uid.ts); default: as read. */
+  identify?: (pod: Pod) => Pod;
   log?: Logger;
   metrics?: KubeletMetrics;
 }
@@ -54,8 +56,10 @@ export interface PodStore {
   sync(): void;
   /** Every accepted pod: source order, then arrival order. */
   mergedState(): Pod[];
-  /** True once every configured source has merged at least once. */
+  /** True once every configured source has merged at least once, and none is not ready now. */
   allSourcesReady(): boolean;
+  /** The sources not ready now, with why: never merged yet, or their last snapshot said not ready. */
+  sourcesNotReady(): Array<{ source: SourceName; reason: string }>;
   whenAllSourcesReady(): Promise<void>;
   /** Problems standing now: invalid pods, duplicates, name conflicts, parse errors. */
   rejected(): RejectedPod[];
@@ -72,6 +76,7 @@ export function createPodStore(options: PodStoreOptions): PodStore {
   const owner = new Map<string, SourceName>();
   const seen = new Set<SourceName>();
   const problems = new Map<SourceName, RejectedPod[]>();
+  const notReady = new Map<SourceName, string>();
   const logged = new Map<SourceName, Set<string>>();
   const validated = new Map<string, { issues: FieldIssue[]; errors: FieldIssue[] }>();
   const listeners = new Set<(update: PodUpdate) => void>();
@@ -214,7 +219,8 @@ export function createPodStore(options: PodStoreOptions): PodStore {
     logged.set(source, now);
   };
 
-  const merge = (source: SourceName, op: PodOperation, incoming: Pod[], parseRejected: RejectedPod[] = []) => {
+  const merge = (source: SourceName, op: PodOperation, read: Pod[], parseRejected: RejectedPod[] = []) => {
+    const incoming = options.identify ? read.map(options.identify) : read;
     if (!order.includes(source)) order.push(source);
     let current = pods.get(source);
     if (!current) pods.set(source, (current = new Map()));
@@ -286,6 +292,9 @@ export function createPodStore(options: PodStoreOptions): PodStore {
     merge,
     apply: (source, snapshot) => {
       if (!order.includes(source)) order.push(source);
+      // A source that cannot be read keeps its pods: nothing is started or stopped on its account.
+      if (snapshot.notReady !== undefined) return void notReady.set(source, snapshot.notReady);
+      notReady.delete(source);
       configStore.merge(source, "SET", snapshot.configs ?? []);
       merge(source, "SET", snapshot.pods, snapshot.rejected);
     },
@@ -301,7 +310,13 @@ export function createPodStore(options: PodStoreOptions): PodStore {
     },
     sync: () => emit({ op: "SET", pods: mergedState(), source: "*" }),
     mergedState,
-    allSourcesReady: () => options.sources.every((s) => seen.has(s)),
+    allSourcesReady: () => notReady.size === 0 && options.sources.every((s) => seen.has(s)),
+    sourcesNotReady: () =>
+      order.flatMap((source) => {
+        const reason =
+          notReady.get(source) ?? (options.sources.includes(source) && !seen.has(source) ? "not read yet" : undefined);
+        return reason === undefined ? [] : [{ source, reason }];
+      }),
     whenAllSourcesReady: () => ready,
     rejected: () => [...order.flatMap((source) => problems.get(source) ?? []), ...configStore.rejected()],
   };

@@ -76,7 +76,7 @@ describe("URL source", () => {
     await r.stop();
   });
 
-  test("keeps the previous pods on 404, 500, timeouts and unparsable bodies", async () => {
+  test("a read fails on 404, 500 and timeouts, and keeps the last good pods on an unparsable body", async () => {
     reset();
     const source = createUrlSource({ url: url(), checkFrequency: 60_000, timeoutMs: 200 });
     await source.readOnce();
@@ -92,6 +92,27 @@ describe("URL source", () => {
     const kept = await source.readOnce();
     expect(names(kept)).toEqual(["a"]);
     expect(kept.rejected).toHaveLength(1);
+  });
+
+  test("a polling source emits nothing on 404, 500 or a timeout: the pods it served stay", async () => {
+    reset();
+    const r = recordSnapshots(createUrlSource({ url: url(), checkFrequency: 20, timeoutMs: 200 }));
+    await r.next((s) => s.pods.length === 1);
+    // Polls are sequential: once the second request after a change arrives, the first one's failure was handled.
+    const handled = () => {
+      const target = requests.length + 2;
+      return new Promise<void>((resolve) => (onRequest = () => requests.length >= target && resolve()));
+    };
+    for (const failure of [() => (status = 404), () => (status = 500), () => ((status = 200), (delayMs = 500))]) {
+      const answered = handled();
+      failure();
+      await answered;
+    }
+    delayMs = 0;
+    body = "[{";
+    expect(names(await r.next((s) => s.rejected.length === 1))).toEqual(["a"]);
+    expect(r.snapshots.map(names)).toEqual([["a"], ["a"]]);
+    await r.stop();
   });
 
   test("a refused connection is an error, never an empty source", async () => {

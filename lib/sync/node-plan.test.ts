@@ -7,6 +7,7 @@ import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { testConfig, testPod } from "../testing/pods.ts";
 import { planNode, type NodePlan } from "./node-plan.ts";
 import { noneObserved, type Observed } from "./pod-plan.ts";
+import type { BackoffEntry } from "../node/backoff.ts";
 
 const PAUSE = "registry.k8s.io/pause:3.9";
 const ctx: PodContext = {
@@ -49,7 +50,13 @@ async function nodeRunning(...pods: Pod[]): Promise<Map<string, Observed>> {
 const plan = (
   pods: Pod[],
   observed: Map<string, Observed>,
-  over: { present?: string[]; configs?: ConfigLookup; unreadSources?: Set<string> } = {},
+  over: {
+    present?: string[];
+    configs?: ConfigLookup;
+    unreadSources?: Set<string>;
+    backoff?: Record<string, BackoffEntry>;
+    now?: number;
+  } = {},
 ): NodePlan =>
   planNode({
     pods,
@@ -58,8 +65,9 @@ const plan = (
     pauseImage: PAUSE,
     imagePresent: (image) => (over.present ?? [PAUSE, "busybox:1.36"]).includes(image),
     configs: over.configs ?? noConfigs,
-    now: Date.now(),
+    now: over.now ?? Date.now(),
     ...(over.unreadSources ? { unreadSources: over.unreadSources } : {}),
+    ...(over.backoff ? { backoff: { get: (key: string) => over.backoff![key] } } : {}),
   });
 const actions = (p: NodePlan) =>
   p.pods.flatMap((r) => r.actions.map((a) => `${r.pod} ${a.action} ${a.container ?? a.image ?? ""} | ${a.reason}`));
@@ -110,6 +118,29 @@ describe("node plan", () => {
       "default/old remove-pod  | no source wants it (2 running, 2 containers in all)",
     ]);
     expect(plan([], observed, { unreadSources: new Set(["file"]) })).toEqual({ changes: false, pods: [], pulls: [] });
+  });
+
+  test("a dead container backing off shows as waiting with the persisted back-off, and as a restart once it ended", async () => {
+    const pod = testPod("web", spec());
+    const now = Date.parse("2026-01-01T00:01:00Z");
+    const observed = await nodeRunning(pod);
+    const app = observed.get(pod.metadata.uid)!.containers[0]!;
+    Object.assign(app, {
+      running: false,
+      state: "exited",
+      exitCode: 1,
+      startedAt: "2026-01-01T00:00:50Z",
+      finishedAt: "2026-01-01T00:00:51Z",
+    });
+    const backoff = { [`${pod.metadata.uid}/app`]: { delayMs: 20_000, at: now - 5000 } };
+    const waiting = plan([pod], observed, { backoff, now });
+    expect(waiting.changes).toBe(false);
+    expect(actions(waiting)).toEqual([
+      `default/web wait app | CrashLoopBackOff: back-off 20s restarting failed container=app pod=web_default(${pod.metadata.uid}) (15s left)`,
+    ]);
+    expect(actions(plan([pod], observed, { backoff, now: now + 15_000 }))).toEqual([
+      "default/web restart-container app | exited with code 1 (restartPolicy Always)",
+    ]);
   });
 
   test("a start that would stop at a missing ConfigMap says so", () => {

@@ -1,11 +1,12 @@
 // Pure: what a sync of the whole node would do, for `kubelet plan`. The desired pods and the node as
-// observed go through the sync's own plan (computePodActions, pod-plan.ts) with no back-off and no
-// probe failures known; the result is spelled out per pod — create, recreate and why, replace a
+// observed go through the sync's own plan (computePodActions, pod-plan.ts) with the crash-loop back-off
+// the kubelet persisted and no probe failures known; the result is spelled out per pod — create, recreate and why, replace a
 // container and which fields changed, start, restart, remove, pull — and nothing is carried out.
 import { changedFields, containerFieldHashes, sandboxFieldHashes } from "../api/hash.ts";
 import { checkConfigRefs } from "../api/config-refs.ts";
 import type { ConfigLookup } from "../api/config-objects.ts";
 import { ANNOTATION, formatIssue, podKey, type Pod, type V1Container } from "../api/types.ts";
+import type { BackoffEntry } from "../node/backoff.ts";
 import { LABEL, POD_INFRA_CONTAINER_NAME } from "../container/runtime.ts";
 import { computePodActions, noneObserved, observedLabels, sandboxesNewestFirst, type Observed } from "./pod-plan.ts";
 
@@ -58,12 +59,16 @@ export interface NodePlanInput {
   imagePresent(image: string): boolean;
   configs: ConfigLookup;
   now: number;
+  /** The crash-loop back-off as the kubelet persisted it (`<podUid>/<container>`); absent = none known. */
+  backoff?: { get(key: string): BackoffEntry | undefined };
   /**
    * Sources with a manifest that could not be read: their orphans are kept, as the sync keeps a broken
    * file's last good pods (this one-shot read has no last good version to show).
    */
   unreadSources?: ReadonlySet<string>;
 }
+
+const noBackoff = { get: () => undefined };
 
 /** The actions a sync would take now, per pod, orphans last. */
 export function planNode(input: NodePlanInput): NodePlan {
@@ -88,7 +93,7 @@ export function planNode(input: NodePlanInput): NodePlan {
       observed,
       networkMode: input.networkMode,
       livenessFailed: new Set(),
-      backoff: { get: () => undefined },
+      backoff: noBackoff,
       now: input.now,
     });
     const running = plan.containersToKill.length + plan.sandboxesToStop.length;
@@ -119,7 +124,7 @@ function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAct
     observed,
     networkMode: input.networkMode,
     livenessFailed: new Set(),
-    backoff: { get: () => undefined },
+    backoff: input.backoff ?? noBackoff,
     now: input.now,
   });
   const actions: PlannedAction[] = [];
@@ -220,6 +225,13 @@ function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAct
       else start(next.spec, false, "start-container", "not running");
     }
   }
+  // Dead containers whose restart waits for their back-off: the sync would leave them be for now.
+  for (const b of plan.backingOff)
+    actions.push({
+      action: "wait",
+      container: b.name,
+      reason: `CrashLoopBackOff: ${b.message} (${Math.ceil(b.waitMs / 1000)}s left)`,
+    });
   // Starts that would stop at a missing ConfigMap or Secret.
   if (actions.some((a) => a.action !== "wait")) {
     for (const issue of checkConfigRefs(pod, input.configs).filter((i) => i.severity === "error"))

@@ -132,12 +132,17 @@ const rows: Row[] = [
   {
     name: "the sandbox attempt follows the highest earlier attempt",
     pod: pod(),
-    instances: [dead(POD_INFRA_CONTAINER_NAME, 0, { attempt: 3 }), dead(POD_INFRA_CONTAINER_NAME, 0, { attempt: 1 })],
+    // Listed lowest attempt first (as a runtime may list them): the plan must not take the first one listed.
+    instances: [
+      dead(POD_INFRA_CONTAINER_NAME, 0, { attempt: 1 }),
+      dead(POD_INFRA_CONTAINER_NAME, 0, { attempt: 3 }),
+      dead(POD_INFRA_CONTAINER_NAME, 0, { attempt: 2 }),
+    ],
     want: {
       killPod: true,
       sandbox: undefined,
       createSandbox: "#4 not ready",
-      remove: ["POD-3", "POD-1"],
+      remove: ["POD-1", "POD-3", "POD-2"],
       start: ["app#0"],
     },
   },

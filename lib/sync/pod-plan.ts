@@ -1,7 +1,8 @@
 // Pure: one pod's spec, its sandboxes and containers as observed, crash-loop back-off state and the time → the
 // plan of one sync (the Go kubelet's computePodActions). In CRI terms: kill the pod or create its
 // sandbox, kill containers with a reason, start the next init container or the app containers.
-// Nothing here calls the runtime: the executor (pod-sync.ts) carries the plan out.
+// Nothing here calls the runtime: the observer (pod-observer.ts) gives its input, the executor (pod-executor.ts)
+// carries it out.
 import { podSandboxHash, containerHash } from "../api/hash.ts";
 import type { Pod, V1Container } from "../api/types.ts";
 import type { BackoffEntry } from "../node/backoff.ts";

@@ -129,7 +129,7 @@ describe("pod phase", () => {
 });
 
 describe("container statuses", () => {
-  test("a container not created yet waits in ContainerCreating, or in the sync's reason", () => {
+  test("a container not created yet waits in ContainerCreating (PodInitializing beside init containers), or in the sync's reason", () => {
     const [creating] = statusOf(pod(), []).containerStatuses!;
     expect(creating).toEqual({
       name: "app",
@@ -140,6 +140,11 @@ describe("container statuses", () => {
       started: false,
       state: { waiting: { reason: "ContainerCreating" } },
     });
+    const withInit = statusOf(pod({ initContainers: [{ name: "init", image: "local/busybox:stable" }] }), []);
+    expect([...withInit.initContainerStatuses!, ...withInit.containerStatuses!].map((s) => s.state)).toEqual([
+      { waiting: { reason: "PodInitializing" } },
+      { waiting: { reason: "PodInitializing" } },
+    ]);
     const pulling = statusOf(pod(), [], { waiting: { app: { reason: "ErrImagePull", message: "no such image" } } });
     expect(pulling.containerStatuses![0]!.state).toEqual({
       waiting: { reason: "ErrImagePull", message: "no such image" },

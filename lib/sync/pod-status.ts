@@ -82,7 +82,9 @@ function containerStatus(spec: V1Container, input: StatusInput): V1ContainerStat
     restartCount: latest ? Number(latest.labels[LABEL.restartCount] ?? 0) : 0,
   };
   if (!latest) {
-    return { ...base, ready: false, started: false, state: { waiting: waiting ?? { reason: "ContainerCreating" } } };
+    // The Go kubelet's default waiting state: PodInitializing in a pod with init containers, else ContainerCreating.
+    const initial = { reason: input.pod.spec.initContainers?.length ? "PodInitializing" : "ContainerCreating" };
+    return { ...base, ready: false, started: false, state: { waiting: waiting ?? initial } };
   }
   const state = waiting && !latest.running ? { waiting } : stateOf(latest);
   const lastState = waiting && !latest.running ? stateOf(latest) : previous ? stateOf(previous) : {};

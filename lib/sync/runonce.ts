@@ -6,12 +6,14 @@ import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager } from "../node/images.ts";
 import type { Logger } from "../log.ts";
 import { computePodStatus, type Waiting } from "./pod-status.ts";
-import { createPodSyncer, type PodSyncDeps, type PodSyncOptions } from "./pod-sync.ts";
+import { createPodExecutor, type PodExecutorDeps, type PodExecutorOptions } from "./pod-executor.ts";
+import { createPodObserver } from "./pod-observer.ts";
 import { noneObserved } from "./pod-plan.ts";
 import { podKey, type Pod, type V1PodStatus } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
 import { admissionOrder, admitPod, boundToNode, rejectedStatus, type AdmissionPolicy } from "./admission.ts";
 import type { ConfigLookup } from "../api/config-objects.ts";
+import type { RunOnceProgress } from "./runonce-progress.ts";
 
 export interface RunOnceDeps {
   runtime: Runtime;
@@ -21,9 +23,9 @@ export interface RunOnceDeps {
   clock: Clock;
   log: Logger;
   events: EventRecorder;
-  options: PodSyncOptions;
-  cgroups?: PodSyncDeps["cgroups"];
-  dns?: PodSyncDeps["dns"];
+  options: PodExecutorOptions;
+  cgroups?: PodExecutorDeps["cgroups"];
+  dns?: PodExecutorDeps["dns"];
   /** --max_pods and the host-namespace sources, applied as the kubelet's runOnce does; absent = admit all. */
   admission?: AdmissionPolicy;
 }
@@ -58,12 +60,13 @@ const TERMINAL = new Set([
 export async function runPodsOnce(
   wanted: Pod[],
   deps: RunOnceDeps,
-  options: { timeoutMs: number; signal: AbortSignal; tty?: boolean; out?: NodeJS.WritableStream },
+  options: { timeoutMs: number; signal: AbortSignal; progress?: Pick<RunOnceProgress, "pods"> },
 ): Promise<RunOnceReport> {
   const { clock, runtime } = deps;
   const began = clock.now();
   await runtime.version();
-  const syncer = createPodSyncer(deps.options, {
+  const observer = createPodObserver({ runtime, volumes: deps.volumes });
+  const executor = createPodExecutor(deps.options, {
     runtime,
     images: deps.images,
     volumes: deps.volumes,
@@ -91,15 +94,15 @@ export async function runPodsOnce(
     outcomes.set(pod.metadata.uid, { pod, ok: false, status, reason: `${rejection.reason}: ${rejection.message}` });
   }
   for (let round = 0; pending.length > 0; round++) {
-    const observed = await syncer.observe();
+    const observed = await observer.observe();
     await Promise.all(
       pending.map(async (pod) => {
-        const result = await syncer.syncPod(pod, observed.get(pod.metadata.uid) ?? noneObserved(), noFailures);
+        const result = await executor.syncPod(pod, observed.get(pod.metadata.uid) ?? noneObserved(), noFailures);
         waiting.set(pod.metadata.uid, result.waiting);
         podIPs.set(pod.metadata.uid, result.podIP);
       }),
     );
-    const after = await syncer.observe();
+    const after = await observer.observe();
     const timedOut = clock.now() - began >= options.timeoutMs || options.signal.aborted;
     pending = pending.filter((pod) => {
       const seen = after.get(pod.metadata.uid) ?? noneObserved();
@@ -129,16 +132,14 @@ export async function runPodsOnce(
       } else return true;
       return false;
     });
-    if (options.tty && options.out)
-      options.out.write(
-        `\r\x1b[K${outcomes.size}/${pods.length} pods settled${pending.length ? `, waiting for ${pending.map(podKey).join(", ")}` : ""}`,
-      );
+    options.progress?.pods(
+      `${outcomes.size}/${pods.length} pods settled${pending.length ? `, waiting for ${pending.map(podKey).join(", ")}` : ""}`,
+    );
     if (pending.length === 0) break;
     await clock
       .sleep(Math.min(1000 * 2 ** round, 8000, Math.max(0, options.timeoutMs - (clock.now() - began))), options.signal)
       .catch(() => {});
   }
-  if (options.tty && options.out) options.out.write("\n");
   const ordered = pods.map((pod) => outcomes.get(pod.metadata.uid)!);
   return { ok: ordered.every((o) => o.ok), pods: ordered, elapsedMs: clock.now() - began };
 }

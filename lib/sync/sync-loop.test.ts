@@ -7,8 +7,9 @@ import { LABEL } from "../container/runtime.ts";
 import { createEventRecorder } from "../node/events.ts";
 import { createImageManager } from "../node/images.ts";
 import { silentLogger } from "../log.ts";
-import { noopMetrics } from "../metrics.ts";
-import { createPodSyncer, type PodSyncOptions } from "./pod-sync.ts";
+import { noopMetrics, type WorkingPods } from "../metrics.ts";
+import { createPodExecutor, type PodExecutorOptions } from "./pod-executor.ts";
+import { createPodObserver } from "./pod-observer.ts";
 import { noneObserved } from "./pod-plan.ts";
 import { createProbeManager } from "../node/probes.ts";
 import { createPodStore, type PodStore } from "../sources/store.ts";
@@ -22,7 +23,7 @@ import { noConfigs } from "../api/config-objects.ts";
 import type { Pod, V1PodSpec } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
 
-const options: PodSyncOptions = {
+const options: PodExecutorOptions = {
   hostname: "node",
   hostIP: "10.0.0.1",
   networkMode: "none",
@@ -61,7 +62,8 @@ function harness() {
   const runtime = new FakeRuntime(clock);
   const events = createEventRecorder({ clock });
   const images = createImageManager({ qps: 0, burst: 10, clock, events, dockerConfigPaths: [] }, runtime);
-  const syncer = createPodSyncer(options, {
+  const observer = createPodObserver({ runtime, volumes });
+  const syncer = createPodExecutor(options, {
     runtime,
     images,
     volumes,
@@ -71,12 +73,12 @@ function harness() {
     events,
   });
   const sync = async (pod: Pod) =>
-    syncer.syncPod(pod, (await syncer.observe()).get(pod.metadata.uid) ?? noneObserved(), new Set());
+    syncer.syncPod(pod, (await observer.observe()).get(pod.metadata.uid) ?? noneObserved(), new Set());
   const app = (pod: Pod, name = "app") =>
     [...runtime.containers.values()]
       .filter((c) => c.labels[LABEL.podUid] === pod.metadata.uid && c.labels[LABEL.containerName] === name)
       .sort((a, b) => Number(b.labels[LABEL.restartCount]) - Number(a.labels[LABEL.restartCount]));
-  return { clock, runtime, events, syncer, sync, app };
+  return { clock, runtime, events, observer, syncer, sync, app };
 }
 
 const spec = (over: Partial<V1PodSpec> = {}): Partial<V1PodSpec> => ({
@@ -263,13 +265,68 @@ describe("pod sync step", () => {
     expect(h.app(pod)[0]!.config!.envs).toContainEqual({ key: "CPUS", value: "2" });
   });
 
+  test("a sandbox that fails to start is a FailedCreatePodSandBox event, its containers left ContainerCreating", async () => {
+    const h = harness();
+    const pod = testPod("web", spec());
+    h.runtime.failNext("runPodSandbox", new Error("network plugin not ready"));
+    const result = await h.sync(pod);
+    expect(
+      h.events
+        .list()
+        .filter((e) => e.type === "Warning")
+        .map((e) => [e.reason, e.message]),
+    ).toEqual([["FailedCreatePodSandBox", "Failed to create pod sandbox: network plugin not ready"]]);
+    expect(result.waiting.size).toBe(0);
+    expect(result.retryAfterMs).toBe(10_000);
+    const status = computePodStatus({
+      pod,
+      ...((await h.observer.observe()).get(pod.metadata.uid) ?? noneObserved()),
+      waiting: result.waiting,
+      isReady: () => false,
+      isStarted: () => false,
+      hostIP: "",
+      podIP: "",
+      firstSeen: 0,
+      now: 0,
+    });
+    expect(status.containerStatuses![0]!.state).toEqual({ waiting: { reason: "ContainerCreating" } });
+    expect(status.conditions!.find((c) => c.type === "PodReadyToStartContainers")!.status).toBe("False");
+  });
+
+  test("a new pod's host is prepared once: volumes, cgroup and resolv.conf serve its sandbox and its containers", async () => {
+    const clock = new FakeClock();
+    const runtime = new FakeRuntime(clock);
+    const events = createEventRecorder({ clock });
+    const calls: string[] = [];
+    const executor = createPodExecutor(options, {
+      runtime,
+      images: createImageManager({ qps: 0, burst: 10, clock, events, dockerConfigPaths: [] }, runtime),
+      volumes: {
+        ...volumes,
+        setup: async (...args) => (calls.push("volumes"), volumes.setup(...args)),
+      },
+      configs: noConfigs,
+      clock,
+      log: silentLogger,
+      events,
+      cgroups: { ensurePod: async () => (calls.push("cgroup"), "/kubepods/pod"), removePod: async () => true },
+      dns: { resolvConfFor: async () => (calls.push("resolv.conf"), "/run/resolv.conf"), forget: () => {} },
+    });
+    const pod = testPod("web", spec());
+    await executor.syncPod(pod, noneObserved(), new Set());
+    expect(calls).toEqual(["volumes", "cgroup", "resolv.conf"]);
+    // Both the sandbox and the container were configured from that one setup.
+    const configs = runtime.calls.filter((c) => c.method === "runPodSandbox" || c.method === "createContainer");
+    expect(configs.map((c) => JSON.stringify(c.args).includes("/kubepods/pod"))).toEqual([true, true]);
+  });
+
   test("killPod stops app containers before their sandbox, then removes the containers before the sandbox", async () => {
     const h = harness();
     const pod = testPod("gone", spec());
     await h.sync(pod);
     const app = h.app(pod)[0]!.id;
     const pause = h.app(pod, "POD")[0]!.id;
-    await h.syncer.killPod(pod.metadata.uid, (await h.syncer.observe()).get(pod.metadata.uid)!, pod);
+    await h.syncer.killPod(pod.metadata.uid, (await h.observer.observe()).get(pod.metadata.uid)!, pod);
     const calls = h.runtime.calls
       .filter((c) => /^(stop|remove)(Container|PodSandbox)$/.test(c.method))
       .map((c) => [c.method, ...c.args]);
@@ -287,7 +344,7 @@ describe("termination messages and OOM kills", () => {
   const status = async (h: ReturnType<typeof harness>, pod: Pod) =>
     computePodStatus({
       pod,
-      ...((await h.syncer.observe()).get(pod.metadata.uid) ?? noneObserved()),
+      ...((await h.observer.observe()).get(pod.metadata.uid) ?? noneObserved()),
       waiting: new Map(),
       isReady: () => true,
       isStarted: () => true,
@@ -362,11 +419,13 @@ describe("sync loop", () => {
     sources: Array<"file" | "etcd"> = ["file"],
     volumeManager: (store: PodStore) => VolumeManager = () => volumes,
     extra: Partial<SyncLoopOptions> = {},
+    runtimeOn: (clock: FakeClock) => FakeRuntime = (clock) => new FakeRuntime(clock),
   ) {
     const clock = new FakeClock();
-    const runtime = new FakeRuntime(clock);
+    const runtime = runtimeOn(clock);
     const store = createPodStore({ sources });
     const events = createEventRecorder({ clock });
+    let working: WorkingPods[] = [];
     const syncLoop = createSyncLoop(
       { ...options, syncFrequencyMs: 10_000, ...extra },
       {
@@ -377,7 +436,7 @@ describe("sync loop", () => {
         createProbeManager,
         clock,
         log: silentLogger,
-        metrics: noopMetrics,
+        metrics: { ...noopMetrics, setWorkingPods: (counts) => (working = counts) },
         events,
       },
     );
@@ -393,6 +452,8 @@ describe("sync loop", () => {
       syncLoop,
       settle,
       events,
+      /** kubelet_working_pods as the last resync set it, one `lifecycle/config/static count` per series. */
+      working: () => working.map((w) => `${w.lifecycle}/${w.config}/${w.static} ${w.count}`).sort(),
       stop: async () => (stop.abort(), await clock.advance(6000), await running),
     };
   }
@@ -607,6 +668,107 @@ describe("sync loop", () => {
     const a = testPod("a", spec()).spec.containers[0]!;
     const b = testPod("a", spec({ restartPolicy: "OnFailure" })).spec.containers[0]!;
     expect(containerHash(a)).toBe(containerHash(b));
+  });
+
+  describe("pod workers", () => {
+    /** A runtime whose containers ignore SIGTERM: a stop takes the whole grace period. */
+    class GracefulRuntime extends FakeRuntime {
+      override async stopContainer(id: string, graceSeconds: number): Promise<void> {
+        if (this.containers.get(id)?.running) await this.clock.sleep(graceSeconds * 1000);
+        return super.stopContainer(id, graceSeconds);
+      }
+    }
+    const appRunning = (l: { runtime: FakeRuntime }, pod: Pod) =>
+      [...l.runtime.containers.values()].some(
+        (c) => c.labels[LABEL.podUid] === pod.metadata.uid && c.labels[LABEL.containerName] === "app" && c.running,
+      );
+
+    test("pods waiting out their grace period hold up no other pod: one added meanwhile starts at once", async () => {
+      const l = await loop(["file"], undefined, {}, (clock) => new GracefulRuntime(clock));
+      const doomed = [0, 1, 2, 3, 4].map((i) => testPod(`doomed-${i}`, spec({ terminationGracePeriodSeconds: 30 })));
+      l.store.apply("file", { pods: doomed, rejected: [] });
+      await l.settle();
+      expect(doomed.every((pod) => appRunning(l, pod))).toBe(true);
+      const fresh = testPod("fresh", spec());
+      l.store.apply("file", { pods: [fresh], rejected: [] });
+      await l.settle();
+      expect(appRunning(l, fresh)).toBe(true);
+      expect(doomed.every((pod) => appRunning(l, pod))).toBe(true);
+      await l.clock.advance(10_000); // a resync sets kubelet_working_pods
+      expect(l.working()).toEqual(["sync/desired/true 1", "terminating/orphan/true 5"]);
+      await l.clock.advance(20_000);
+      await l.settle();
+      expect(doomed.some((pod) => appRunning(l, pod))).toBe(false);
+      await l.clock.advance(10_000);
+      expect(l.working()).toEqual(["sync/desired/true 1"]);
+      await l.stop();
+    });
+
+    test("pulls stalled in flight hold up no other pod", async () => {
+      const l = await loop();
+      const stalled = [0, 1, 2, 3].map((i) => {
+        l.runtime.stalledPulls.add(`registry.example/stalled:${i}`);
+        return testPod(`stalled-${i}`, spec({ containers: [{ name: "app", image: `registry.example/stalled:${i}` }] }));
+      });
+      l.store.apply("file", { pods: stalled, rejected: [] });
+      await l.settle();
+      const fresh = testPod("fresh", spec());
+      l.store.apply("file", { pods: [...stalled, fresh], rejected: [] });
+      await l.settle();
+      expect(appRunning(l, fresh)).toBe(true);
+      expect(l.runtime.calls.some((c) => c.method === "pullImage")).toBe(true);
+      expect(stalled.some((pod) => appRunning(l, pod))).toBe(false);
+      await l.stop();
+    });
+
+    test("a pod deleted while a pull of its own is stalled is stopped at once: its kill waits for no pull", async () => {
+      const l = await loop();
+      l.runtime.stalledPulls.add("registry.example/stalled:1");
+      const before = testPod("web", spec());
+      l.store.apply("file", { pods: [before], rejected: [] });
+      await l.settle();
+      const [app] = spec().containers!;
+      const grown = testPod("web", spec({ containers: [app!, { name: "side", image: "registry.example/stalled:1" }] }));
+      l.store.apply("file", { pods: [grown], rejected: [] });
+      await l.settle();
+      expect(l.runtime.calls.some((c) => c.method === "pullImage")).toBe(true);
+      expect(appRunning(l, grown)).toBe(true);
+      l.store.apply("file", { pods: [], rejected: [] });
+      await l.settle();
+      expect(appRunning(l, grown)).toBe(false);
+      expect(l.runtime.containers.size).toBe(0);
+      await l.clock.advance(10_000);
+      expect(l.working()).toEqual([]);
+      await l.stop();
+    });
+
+    test("a container waiting out its grace period shows as not ready and its pod's Ready condition as false", async () => {
+      const l = await loop(["file"], undefined, {}, (clock) => new GracefulRuntime(clock));
+      const pod = testPod("web", spec({ terminationGracePeriodSeconds: 30 }));
+      l.store.apply("file", { pods: [pod], rejected: [] });
+      await l.settle();
+      const ready = () => {
+        const status = l.syncLoop.pods()[0]!.status!;
+        return [status.containerStatuses![0]!.ready, status.conditions!.find((c) => c.type === "Ready")!.status];
+      };
+      expect(ready()).toEqual([true, "True"]);
+      // An edit replaces the container: the old one waits out its grace period first.
+      const edited = testPod(
+        "web",
+        spec({
+          terminationGracePeriodSeconds: 30,
+          containers: [{ name: "app", image: "local/busybox:stable", command: ["sleep", "7200"] }],
+        }),
+      );
+      l.store.apply("file", { pods: [edited], rejected: [] });
+      await l.settle();
+      expect(appRunning(l, pod)).toBe(true);
+      expect(ready()).toEqual([false, "False"]);
+      await l.clock.advance(30_000);
+      await l.settle();
+      expect(ready()).toEqual([true, "True"]);
+      await l.stop();
+    });
   });
 
   describe("admission", () => {

@@ -1,20 +1,23 @@
-// Layer sync/: turns the store's desired state into running pods — the sync loop and pod workers
-// (this file), one pod's sync step, pod status, runonce. Imports api/, sources/store.ts (the
-// updates), node/ (images, volumes, probes, events, back-off) and the container/ Runtime port; never
-// an adapter (docker.ts) and never server/.
+// Layer sync/: turns the store's desired state into running pods — the sync loop (this file), the pod workers
+// (pod-workers.ts), the observer and the executor of one pod's sync step, pod status, runonce. Imports api/,
+// sources/store.ts (the updates), node/ (images, volumes, probes, events, back-off) and the container/ Runtime
+// port; never an adapter (docker.ts) and never server/.
 //
-// The sync loop: store updates, Docker events and a resync every --sync_frequency trigger pod
-// workers (one sync in flight per pod, the latest spec wins, bounded parallelism). Pods no source
-// wants are killed only once every source has reported; a kubelet restart adopts what runs.
-import { type Clock, type Timer, untilAborted } from "../clock.ts";
+// The sync loop: store updates, runtime events and a resync every --sync_frequency wake the pod's own worker
+// (one pass in flight per pod, the latest spec wins; no pod waits on another's termination or pull). It keeps
+// one record per pod and decides there, once, whether a pod changed. Pods no source wants are killed only once
+// every source has reported; a kubelet restart adopts what runs.
+import { type Clock, untilAborted } from "../clock.ts";
 import { LABEL, type Runtime } from "../container/runtime.ts";
 import type { BackoffPersistence } from "../node/backoff.ts";
 import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager } from "../node/images.ts";
 import type { Logger } from "../log.ts";
-import type { KubeletMetrics } from "../metrics.ts";
+import type { KubeletMetrics, WorkingPods } from "../metrics.ts";
 import { computePodStatus, type Waiting } from "./pod-status.ts";
-import { createPodSyncer, type PodSyncOptions } from "./pod-sync.ts";
+import { createPodExecutor, type PodExecutorOptions } from "./pod-executor.ts";
+import { createPodObserver } from "./pod-observer.ts";
+import { createPodWorker, type PodGoal, type PodWorker } from "./pod-workers.ts";
 import { noneObserved, nothingObserved, observedLabels, type Observed } from "./pod-plan.ts";
 import type { createProbeManager } from "../node/probes.ts";
 import type { PodStore } from "../sources/store.ts";
@@ -34,10 +37,8 @@ import {
   type Rejection,
 } from "./admission.ts";
 
-export interface SyncLoopOptions extends PodSyncOptions {
+export interface SyncLoopOptions extends PodExecutorOptions {
   syncFrequencyMs: number;
-  /** Pods synced at once (default 4). */
-  parallelism?: number;
   /** --max_pods and the host-namespace sources; absent = every valid pod is admitted. */
   admission?: AdmissionPolicy;
 }
@@ -93,6 +94,8 @@ interface PodRecord {
   pod?: Pod;
   /** Whether a source wants the pod now. */
   wanted: boolean;
+  /** The manifest hash last accepted: the one place a pod's change is decided (see accept). */
+  hash?: string;
   /** Why the pod is not admitted (it is reported as Failed and none of its containers run). */
   rejected?: Rejection;
   /** When the kubelet first accepted the pod (ms). */
@@ -102,29 +105,32 @@ interface PodRecord {
   status?: V1PodStatus;
   /** Why containers are not running, as the last sync saw it. */
   waiting: Map<string, Waiting>;
+  /** What the status was last computed from (recomputed when a container starts stopping). */
+  seen?: Observed;
   podIP: string;
   /** Ids of containers whose liveness probe failed since the last sync. */
   livenessFailed: Set<string>;
-  /** A sync is running. */
-  busy: boolean;
-  /** Another sync was asked for while one ran. */
-  again: boolean;
-  /** A sync scheduled for when a back-off ends or after a failure. */
-  retry?: Timer;
+  /** The pod's worker: its state (syncing → terminating → terminated) and its one pass in flight. */
+  worker: PodWorker;
   /** A fresh observation handed over by the resync, saving a listing per pod. */
   observed?: Map<string, Observed>;
   /** Containers whose exit the runtime's events reported since the pod was last observed. */
   exited: Set<string>;
-  /** Evicted: the manifest hash it was evicted with (a new one lifts the eviction), the message, who awaits the stop. */
-  eviction?: { hash: string | undefined; message: string; stopped: Array<() => void> } & EvictOptions;
-  /** Reached Succeeded or Failed: the manifest hash it finished with. A finished pod never starts again (its
-   *  dead containers may be garbage-collected, its status stays), as the Go kubelet's terminal phase; a changed
-   *  manifest is a new pod. */
-  finished?: { hash: string | undefined };
+  /** Evicted (a changed manifest lifts it): the message, who awaits the stop. */
+  eviction?: { message: string; stopped: Array<() => void> } & EvictOptions;
+  /** Reached Succeeded or Failed. A finished pod never starts again (its dead containers may be garbage-collected,
+   *  its status stays), as the Go kubelet's terminal phase; a changed manifest is a new pod. */
+  finished: boolean;
 }
 
 /** Runtime events that mean a container stopped running. */
 const EXIT_EVENTS = new Set(["die", "oom"]);
+
+/** The pod as an eviction stops it: within the eviction's grace period when that is shorter than the pod's own. */
+const withEvictionGrace = (pod: Pod, eviction: EvictOptions): Pod =>
+  eviction.graceSeconds === undefined || eviction.graceSeconds >= (pod.spec.terminationGracePeriodSeconds ?? 30)
+    ? pod
+    : { ...pod, spec: { ...pod.spec, terminationGracePeriodSeconds: eviction.graceSeconds } };
 
 /** Wakes whoever awaits an eviction's stop. */
 const stoppedEviction = (record: PodRecord) => {
@@ -134,28 +140,40 @@ const stoppedEviction = (record: PodRecord) => {
 export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): SyncLoop {
   const { store, runtime, clock, log, metrics } = deps;
   const records = new Map<string, PodRecord>();
-  const slots = { free: options.parallelism ?? 4, queue: [] as Array<() => void> };
   let lastSync = 0;
   let stopping = false;
   let version = 0;
 
   const recordOf = (uid: string): PodRecord => {
     let record = records.get(uid);
-    if (!record)
-      records.set(
-        uid,
-        (record = {
-          wanted: false,
-          firstSeen: clock.now(),
-          started: false,
-          waiting: new Map(),
-          podIP: "",
-          livenessFailed: new Set(),
-          exited: new Set(),
-          busy: false,
-          again: false,
-        }),
-      );
+    if (!record) {
+      const created: PodRecord = {
+        wanted: false,
+        firstSeen: clock.now(),
+        started: false,
+        waiting: new Map(),
+        podIP: "",
+        livenessFailed: new Set(),
+        exited: new Set(),
+        finished: false,
+        worker: createPodWorker(
+          { clock },
+          {
+            goal: () => goalOf(created),
+            sync: (signal) => syncStep(uid, created, signal),
+            terminate: () => terminateStep(uid, created),
+            settled: (state) => {
+              if (state === "terminated" && !created.wanted && records.get(uid) === created) forget(uid);
+            },
+            failed: (e: Error & { code?: string }) => {
+              if (e.code === "RuntimeUnavailable") log.warn(`sync of pod ${uid} paused: ${e.message}`);
+              else log.error(`sync of pod ${created.pod ? podKey(created.pod) : uid} failed: ${e.message}`);
+            },
+          },
+        ),
+      };
+      records.set(uid, (record = created));
+    }
     return record;
   };
   const wanted = () => [...records.entries()].filter(([, r]) => r.wanted);
@@ -171,86 +189,82 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       onChange: (uid) => trigger(uid),
     },
   );
-  const syncer = createPodSyncer(options, { ...deps, probes, configs: store.configs });
-
-  const acquire = () =>
-    slots.free > 0 ? (slots.free--, Promise.resolve()) : new Promise<void>((resolve) => slots.queue.push(resolve));
-  const release = () => {
-    const next = slots.queue.shift();
-    if (next) next();
-    else slots.free++;
-  };
+  const observer = createPodObserver({ runtime, volumes: deps.volumes });
+  const executor = createPodExecutor(options, {
+    ...deps,
+    probes,
+    configs: store.configs,
+    onStopping: (container) => {
+      const record = records.get(container.labels[LABEL.podUid] ?? "");
+      if (record?.pod && record.seen && !record.rejected) updateStatus(record, record.pod, record.seen);
+    },
+  });
 
   const trigger = (uid: string, observed?: Map<string, Observed>) => {
     if (stopping) return;
     const record = recordOf(uid);
-    record.observed = record.busy ? undefined : observed;
-    if (record.busy) {
-      record.again = true;
-      return;
-    }
-    record.retry?.cancel();
-    record.retry = undefined;
-    record.busy = true;
-    void work(uid, record);
+    record.observed = record.worker.busy ? undefined : observed;
+    record.worker.update();
   };
 
-  const work = async (uid: string, record: PodRecord) => {
-    await acquire();
+  /** What the pod's worker should bring it to now (pod-workers.ts holds the states and their transitions). */
+  const goalOf = (record: PodRecord): PodGoal => {
+    if (record.wanted && record.pod && !record.rejected && !record.eviction) return record.finished ? "rest" : "run";
+    if (record.wanted || record.rejected) return "stop"; // evicted or rejected
+    return store.allSourcesReady() ? "stop" : "rest";
+  };
+
+  /** The pod as it is now: the observation a resync handed over, or a fresh one (exits just reported asked afresh). */
+  const observeNow = async (uid: string, record: PodRecord): Promise<Observed> => {
+    const handed = record.observed;
+    record.observed = undefined;
+    const exited = record.exited;
+    record.exited = new Set();
+    return (
+      (exited.size ? await observer.observe(uid, exited) : (handed ?? (await observer.observe(uid)))).get(uid) ??
+      noneObserved()
+    );
+  };
+
+  /** A syncing pod's pass: observe, plan and execute, then its status. */
+  const syncStep = async (uid: string, record: PodRecord, signal: AbortSignal) => {
     const began = clock.now();
-    try {
-      const handed = record.observed;
-      record.observed = undefined;
-      const exited = record.exited;
-      record.exited = new Set();
-      const observed =
-        (exited.size ? await syncer.observe(uid, exited) : (handed ?? (await syncer.observe(uid)))).get(uid) ??
-        noneObserved();
-      if (record.wanted && record.pod && record.eviction) {
-        // An evicted pod is not started again: its containers and volumes go, its status stays Failed.
-        const grace = record.eviction.graceSeconds;
-        const withGrace =
-          grace === undefined || grace >= (record.pod.spec.terminationGracePeriodSeconds ?? 30)
-            ? record.pod
-            : { ...record.pod, spec: { ...record.pod.spec, terminationGracePeriodSeconds: grace } };
-        if (!nothingObserved(observed)) await syncer.killPod(uid, observed, withGrace);
-        updateStatus(record, record.pod, noneObserved());
-        stoppedEviction(record);
-      } else if (record.wanted && record.pod && !record.rejected && record.finished) {
-        // A finished pod is not synced again: nothing of it starts, even once its dead containers are collected.
-      } else if (record.wanted && record.pod && !record.rejected) {
-        const pod = record.pod;
-        const result = await syncer.syncPod(pod, observed, record.livenessFailed);
-        for (const c of observed.containers) record.livenessFailed.delete(c.id);
-        record.waiting = result.waiting;
-        record.podIP = result.podIP;
-        if (result.retryAfterMs !== undefined) record.retry = clock.setTimeout(() => trigger(uid), result.retryAfterMs);
-        updateStatus(record, pod, result.changed ? ((await syncer.observe(uid)).get(uid) ?? noneObserved()) : observed);
-        metrics.podWorker(record.started ? "sync" : "create", (clock.now() - began) / 1000);
-      } else if (!nothingObserved(observed) && (record.rejected || store.allSourcesReady())) {
+    const observed = await observeNow(uid, record);
+    const pod = record.pod!;
+    const result = await executor.syncPod(pod, observed, record.livenessFailed, signal);
+    for (const c of observed.containers) record.livenessFailed.delete(c.id);
+    record.waiting = result.waiting;
+    record.podIP = result.podIP;
+    if (result.retryAfterMs !== undefined) record.worker.retryAfter(result.retryAfterMs);
+    updateStatus(record, pod, result.changed ? ((await observer.observe(uid)).get(uid) ?? noneObserved()) : observed);
+    metrics.podWorker(record.started ? "sync" : "create", (clock.now() - began) / 1000);
+    // It finished: its worker moves on to terminated (nothing more starts).
+    if (goalOf(record) !== "run") record.worker.update();
+  };
+
+  /** A terminating pod's pass: everything of it stops (preStop, grace period, kill) and is removed. */
+  const terminateStep = async (uid: string, record: PodRecord) => {
+    const observed = await observeNow(uid, record);
+    const evicted = record.wanted && record.pod && record.eviction;
+    if (!nothingObserved(observed)) {
+      if (!evicted) {
         const labels = observedLabels(observed)!;
         log.info(
           `pod ${labels[LABEL.podNamespace]}/${labels[LABEL.podName]} ${record.rejected ? `was rejected (${record.rejected.reason})` : "is no longer wanted by any source"}: stopping it`,
         );
-        await syncer.killPod(uid, observed, record.pod);
-        probes.removePod(uid);
       }
-    } catch (error) {
-      const e = error as Error & { code?: string };
-      if (e.code === "RuntimeUnavailable") log.warn(`sync of pod ${uid} paused: ${e.message}`);
-      else log.error(`sync of pod ${record.pod ? podKey(record.pod) : uid} failed: ${e.message}`);
-      record.retry = clock.setTimeout(() => trigger(uid), 5000);
-    } finally {
-      release();
-      record.busy = false;
-      if (record.again && !stopping) {
-        record.again = false;
-        trigger(uid);
-      } else if (!record.wanted && !record.retry) forget(uid);
+      await executor.killPod(uid, observed, evicted ? withEvictionGrace(record.pod!, record.eviction!) : record.pod);
+    }
+    probes.removePod(uid);
+    if (evicted) {
+      // An evicted pod is not started again: its containers and volumes go, its status stays Failed.
+      updateStatus(record, record.pod!, noneObserved());
+      stoppedEviction(record);
     }
   };
 
   const updateStatus = (record: PodRecord, pod: Pod, observed: Observed) => {
+    record.seen = observed;
     const computed = computePodStatus({
       pod,
       sandboxes: observed.sandboxes,
@@ -274,8 +288,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       : computed;
     if (JSON.stringify(record.status) !== JSON.stringify(status)) version++;
     record.status = status;
-    if (!record.eviction && (status.phase === "Succeeded" || status.phase === "Failed"))
-      record.finished = { hash: pod.metadata.annotations[ANNOTATION.hash] };
+    if (!record.eviction && (status.phase === "Succeeded" || status.phase === "Failed")) record.finished = true;
     if (!record.started && status.containerStatuses?.every((c) => c.state?.running)) {
       record.started = true;
       metrics.podStart((clock.now() - record.firstSeen) / 1000);
@@ -286,8 +299,9 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   const forget = (uid: string) => {
     const record = records.get(uid);
     if (record) stoppedEviction(record);
+    record?.worker.stop();
     records.delete(uid);
-    syncer.forget(uid);
+    executor.forget(uid);
     probes.removePod(uid);
   };
 
@@ -324,18 +338,22 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
 
   const accept = (pod: Pod) => {
     const record = recordOf(pod.metadata.uid);
-    const before = record.wanted ? record.pod : undefined;
+    const hash = pod.metadata.annotations[ANNOTATION.hash];
+    // The one decision of whether the pod changed: against the manifest it was last accepted with.
+    const changed = record.pod === undefined || record.hash !== hash;
+    const returned = !record.wanted;
+    const held = record.wanted && !record.rejected;
     record.pod = boundToNode(pod, options.hostname);
+    record.hash = hash;
     record.wanted = true;
     version++;
-    if (record.eviction && record.eviction.hash !== pod.metadata.annotations[ANNOTATION.hash]) {
-      stoppedEviction(record); // a changed manifest is a new pod as far as eviction goes
+    if (changed) {
+      // A changed manifest is a new pod as far as eviction and a finished run go.
+      stoppedEviction(record);
       record.eviction = undefined;
+      record.finished = false;
     }
-    if (record.finished && record.finished.hash !== pod.metadata.annotations[ANNOTATION.hash])
-      record.finished = undefined;
-    if (!before || before.metadata.annotations[ANNOTATION.hash] !== pod.metadata.annotations[ANNOTATION.hash]) {
-      const held = before !== undefined && !record.rejected;
+    if (changed || returned) {
       admit(record);
       trigger(pod.metadata.uid);
       if (held && record.rejected) readmit();
@@ -376,7 +394,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
 
   /** Every pod, every orphan, garbage and leftover pod directories. */
   const resync = async () => {
-    const observed = await syncer.observe();
+    const observed = await observer.observe();
     const isWanted = (uid: string) => records.get(uid)?.wanted === true;
     for (const [uid] of wanted()) trigger(uid, observed);
     if (store.allSourcesReady()) {
@@ -395,7 +413,22 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
           (states[c.running ? "running" : c.state === "created" ? "created" : "exited"] ?? 0) + 1;
     }
     metrics.setRunning(runningPods, states);
+    metrics.setWorkingPods(workingPods());
     lastSync = clock.now();
+  };
+
+  /** kubelet_working_pods: every pod with a worker, by its state, whether a source wants it, and whether its spec is known. */
+  const workingPods = (): WorkingPods[] => {
+    const counts = new Map<string, WorkingPods>();
+    for (const record of records.values()) {
+      const lifecycle = record.worker.state === "syncing" ? "sync" : record.worker.state;
+      const config = record.wanted ? "desired" : record.pod ? "orphan" : "runtime_only";
+      const key = `${lifecycle}/${config}/${record.pod !== undefined}`;
+      const entry =
+        counts.get(key) ?? counts.set(key, { lifecycle, config, static: record.pod !== undefined, count: 0 }).get(key)!;
+      entry.count++;
+    }
+    return [...counts.values()];
   };
 
   /** A full sync outside the periodic ones; a failure is logged and left to the next period. */
@@ -412,13 +445,13 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
           delay = 500;
           const uid = event.labels[LABEL.podUid];
           if (!uid || event.action.startsWith("exec_")) continue;
-          // The exit is looked up afresh: the listing may not show it yet (see PodSyncer.observe).
+          // The exit is looked up afresh: the listing may not show it yet (see PodObserver.observe).
           if (EXIT_EVENTS.has(event.action)) recordOf(uid).exited.add(event.containerId);
           trigger(uid);
         }
       } catch (error) {
         if (signal.aborted) break;
-        log.warn(`Docker events stream lost: ${(error as Error).message}; reconnecting in ${delay / 1000}s`);
+        log.warn(`runtime events stream lost: ${(error as Error).message}; reconnecting in ${delay / 1000}s`);
       }
       await clock.sleep(delay, signal).catch(() => {});
       delay = Math.min(delay * 2, 30_000);
@@ -457,12 +490,12 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       unsubscribe();
       unsubscribeConfigs();
       for (const record of records.values()) stoppedEviction(record);
-      for (const record of records.values()) record.retry?.cancel();
+      for (const record of records.values()) record.worker.stop();
       for (const [uid] of wanted()) probes.removePod(uid);
       await events;
       // Let syncs in flight finish their current step so no container is left half-created.
       const deadline = clock.now() + 5000;
-      while ([...records.values()].some((r) => r.busy) && clock.now() < deadline) await clock.sleep(50);
+      while ([...records.values()].some((r) => r.worker.busy) && clock.now() < deadline) await clock.sleep(50);
     },
     pods() {
       return wanted().map(([, record]) => ({
@@ -481,7 +514,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       if (!record?.wanted || stopping) return Promise.resolve();
       log.warn(`evicting pod ${podKey(pod)}: ${message}`);
       deps.events.record(pod, "Warning", options.reason ?? "Evicted", message);
-      record.eviction ??= { hash: pod.metadata.annotations[ANNOTATION.hash], message, stopped: [], ...options };
+      record.eviction ??= { message, stopped: [], ...options };
       const stopped = new Promise<void>((resolve) => record.eviction!.stopped.push(resolve));
       version++;
       trigger(pod.metadata.uid);

@@ -18,6 +18,7 @@ import {
   type PodSandboxDetails,
   type PodSandboxFilter,
   type PodSandboxSummary,
+  type PullProgress,
   type RegistryAuth,
   type Runtime,
   type RuntimeEvent,
@@ -379,7 +380,7 @@ export class FakeRuntime implements Runtime {
     ref: string,
     auth?: RegistryAuth,
     signal?: AbortSignal,
-    onProgress?: (progress: string) => void,
+    onProgress?: (progress: string, detail?: PullProgress) => void,
   ): Promise<void> {
     this.#record("pullImage", [ref, auth]);
     if (this.stalledPulls.has(ref)) {
@@ -392,7 +393,13 @@ export class FakeRuntime implements Runtime {
       const step = this.pullProgressEveryMs > 0 ? Math.min(this.pullProgressEveryMs, left) : left;
       await this.clock.sleep(step, signal);
       left -= step;
-      onProgress?.(`${ref}: Downloading ${this.pullDelayMs - left}/${this.pullDelayMs}`);
+      const current = this.pullDelayMs - left;
+      onProgress?.(`${ref}: Downloading ${current}/${this.pullDelayMs}`, {
+        layer: ref,
+        status: "Downloading",
+        current,
+        total: this.pullDelayMs,
+      });
     }
     this.images.add(ref);
   }

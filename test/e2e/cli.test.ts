@@ -2,10 +2,10 @@
 // and the same sources under deno.
 import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { KUBELET_BINARY } from "../../lib/testing/services.ts";
-import { runBinary } from "./harness.ts";
+import { runBinary, tempDir } from "./harness.ts";
 
 const root = join(import.meta.dir, "../..");
 const cases = JSON.parse(readFileSync(join(root, "testdata/manifests/cases.json"), "utf8")) as Array<{
@@ -13,6 +13,7 @@ const cases = JSON.parse(readFileSync(join(root, "testdata/manifests/cases.json"
   valid: boolean;
   issues: string[];
   allowPrivileged?: boolean;
+  strict?: boolean;
 }>;
 
 async function inParallel<T>(tasks: Array<() => Promise<T>>, limit: number): Promise<T[]> {
@@ -49,6 +50,8 @@ describe("the compiled kubelet binary", () => {
             "validate",
             join(root, "testdata/manifests", c.file),
             ...(c.allowPrivileged ? ["--allow_privileged"] : []),
+            // The table's verdicts are run's (unknown fields warn) except where a case says strict.
+            `--strict=${c.strict === true}`,
           ],
           { stdout: "pipe" },
         );
@@ -120,6 +123,34 @@ describe("the compiled kubelet binary", () => {
       const { code, stderr } = runBinary(args);
       expect({ args, code }).toEqual({ args, code: 2 });
       expect(stderr).toContain("Usage: kubelet");
+    }
+  });
+
+  test("a config with three problems exits 2 naming all three, one line each, before the runtime is contacted", () => {
+    const dir = tempDir("cli-bad-config");
+    const file = join(dir, "kubelet.yaml");
+    writeFileSync(
+      file,
+      "kind: KubeletConfiguration\napiVersion: kubelet.config.k8s.io/v1beta1\nstaticPodPth: /etc/kubelet\n",
+    );
+    const flags = ["--config_file", file, "--port", "x", "--eviction_hard", "memory.avail<1Gi"];
+    for (const command of ["run", "print-config"]) {
+      const { code, stderr } = runBinary([
+        command,
+        ...flags,
+        "--root_dir",
+        join(dir, "root"),
+        "--docker_endpoint",
+        `unix://${join(dir, "no-docker.sock")}`,
+      ]);
+      expect({ command, code }).toEqual({ command, code: 2 });
+      expect(stderr.split("\n").filter((line) => line.startsWith("kubelet: "))).toEqual([
+        `kubelet: --config_file "${file}": unknown field "staticPodPth" (did you mean staticPodPath?): settings are KubeletConfiguration fields (kubelet.config.k8s.io/v1beta1) or flag names such as sync_frequency`,
+        'kubelet: invalid value "x" for --port: expected a non-negative integer',
+        'kubelet: invalid value for --eviction_hard: unsupported eviction signal "memory.avail" (supported: memory.available, nodefs.available, nodefs.inodesFree, imagefs.available, imagefs.inodesFree)',
+      ]);
+      expect(stderr).not.toContain("no-docker.sock");
+      expect(existsSync(join(dir, "root"))).toBe(false);
     }
   });
 

@@ -339,7 +339,7 @@ describeWithServices("faults", (services) => {
         held.some((line) => line.includes("/containers/json") && !line.includes("io.kubernetes.pod.uid%3D")) &&
         (await changedPodSeen(kubelet)),
     );
-    // The engine would hold each call for its 30 s request timeout: a stop that waited on them would overrun 20 s.
+    // The engine would hold each call for --runtime_request_timeout (2m): a stop that waited on them would overrun 20 s.
     expect(output).toContain("kubelet stopped; containers left running");
     expect(output).not.toContain("did not stop within");
     expect(code).toBe(0);
@@ -361,7 +361,7 @@ describeWithServices("faults", (services) => {
         () => proxy.held().some((line) => /\/version\b/.test(line)),
         30_000,
       );
-      // Each start-up call would wait out its 30 s request timeout: a stop that waited on them would overrun 20 s.
+      // Each start-up call would wait out --runtime_request_timeout (2m): a stop that waited on them would overrun 20 s.
       expect(await kubelet.stop("SIGTERM")).toBe(0);
       expect(kubelet.output).toContain("stopped while starting: nothing was started");
       expect(kubelet.output).not.toContain("kubelet started");

@@ -4,7 +4,7 @@ import { afterAll, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
-import { baseFlags, docker, removeDir, removePods, runBinary, tempDir } from "./harness.ts";
+import { baseFlags, docker, removeDir, removePods, runBinary, startKubelet, tempDir } from "./harness.ts";
 
 describeWithServices("kubelet plan on the real Docker Engine", (services) => {
   const manifests = tempDir("plan-manifests");
@@ -96,4 +96,40 @@ spec:
     expect(result.stdout).toContain("spec.containers[0].image: Required value");
     expect(result.code).toBe(1);
   });
+
+  test("a container backing off shows as waiting with the back-off the kubelet persisted, not as a restart", async () => {
+    const crashManifests = tempDir("plan-crash-manifests");
+    const crashFlags = [
+      "-c",
+      crashManifests,
+      ...baseFlags(services, rootDir),
+      "--network_container_image",
+      services.pause,
+    ];
+    const app = { name: "app", image: services.busybox, command: ["sh", "-c", "exit 1"] };
+    const spec = { terminationGracePeriodSeconds: 1, containers: [app] };
+    // JSON is YAML: the file source reads it as such.
+    const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "e2e-plan-crash" }, spec };
+    writeFileSync(join(crashManifests, "crash.yaml"), JSON.stringify(pod));
+    try {
+      const kubelet = await startKubelet(["run", ...crashFlags]);
+      // The second back-off (20 s) leaves the plan below ample time to run inside it.
+      await kubelet.waitForPod(
+        "e2e-plan-crash",
+        "backing off 20s",
+        (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.message?.includes("back-off 20s"),
+        60_000,
+      );
+      await kubelet.stop();
+      const result = runBinary(["plan", ...crashFlags]);
+      expect(result.stdout).toContain(
+        "!   wait app: CrashLoopBackOff: back-off 20s restarting failed container=app pod=e2e-plan-crash_default(",
+      );
+      expect(result.stdout).not.toContain("restart-container");
+      expect(result.code).toBe(0);
+    } finally {
+      removePods(services, "e2e-plan-crash");
+      removeDir(crashManifests);
+    }
+  }, 90_000);
 });

@@ -3,7 +3,7 @@
 // TLS client certificates.
 import { afterAll, beforeAll, expect } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LABEL } from "../../lib/container/runtime.ts";
 import { describeWithServices } from "../../lib/testing/services.ts";
@@ -126,10 +126,26 @@ describeWithServices("info server with TLS client certificates", (services) => {
     const result = spawnSync("sh", ["-c", command], { cwd: dir, encoding: "utf8" });
     if (result.status !== 0) throw new Error(`${command}: ${result.stderr}`);
   };
-  const curl = (...args: string[]) =>
-    spawnSync("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", join(dir, "ca.crt"), ...args], {
+  /** The HTTP status of a request trusting only `cacert` ("000": no TLS session). */
+  const status = (cacert: string, ...args: string[]) =>
+    spawnSync("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", cacert, ...args], {
       encoding: "utf8",
     }).stdout;
+  const curl = (...args: string[]) => status(join(dir, "ca.crt"), ...args);
+  /** A kubelet that takes client certificates from the test CA (not startKubelet: its /healthz wait speaks plain HTTP). */
+  const clientCaKubelet = (root: string, onPort: number, flags: string[]) =>
+    new Kubelet(
+      [
+        "run",
+        "-c",
+        join(dir, "manifests"),
+        ...baseFlags(services, root),
+        "--client_ca_file",
+        join(dir, "ca.crt"),
+        ...flags,
+      ],
+      onPort,
+    );
 
   beforeAll(async () => {
     sh("openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 1 -subj /CN=e2e-ca");
@@ -140,22 +156,10 @@ describeWithServices("info server with TLS client certificates", (services) => {
       "openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj /CN=operator && openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt -days 1",
     );
     port = await freePort();
-    // Not startKubelet: its /healthz wait speaks plain HTTP, and this server speaks only TLS.
-    const kubelet = new Kubelet(
-      [
-        "run",
-        "-c",
-        join(dir, "manifests"),
-        ...baseFlags(services, rootDir),
-        "--tls_cert_file",
-        join(dir, "server.crt"),
-        "--tls_private_key_file",
-        join(dir, "server.key"),
-        "--client_ca_file",
-        join(dir, "ca.crt"),
-      ],
-      port,
-    );
+    const kubelet = clientCaKubelet(rootDir, port, [
+      ...["--tls_cert_file", join(dir, "server.crt")],
+      ...["--tls_private_key_file", join(dir, "server.key")],
+    ]);
     await kubelet.waitFor(
       "TLS server",
       () =>
@@ -175,5 +179,27 @@ describeWithServices("info server with TLS client certificates", (services) => {
       curl("--cert", join(dir, "client.crt"), "--key", join(dir, "client.key"), `https://127.0.0.1:${port}/pods`),
     ).toBe("200");
     expect(curl(`https://127.0.0.1:${port}/pods`)).toBe("000");
+  });
+
+  test("with --client_ca_file and no serving certificate, serves with a self-signed one generated under root_dir/pki, and says so", async () => {
+    const ownRoot = tempDir("server-self-signed-root");
+    try {
+      const ownPort = await freePort();
+      const kubelet = clientCaKubelet(ownRoot, ownPort, ["--hostname_override", "e2e-self-signed"]);
+      const generated = join(ownRoot, "pki", "kubelet.crt");
+      // Trusting only the generated certificate, under the node's name: the handshake proves the server uses it.
+      const pods = () =>
+        status(
+          generated,
+          ...["--resolve", `e2e-self-signed:${ownPort}:127.0.0.1`],
+          ...["--cert", join(dir, "client.crt"), "--key", join(dir, "client.key")],
+          `https://e2e-self-signed:${ownPort}/pods`,
+        );
+      await kubelet.waitFor("the TLS server with its own certificate", () => pods() === "200", 20_000);
+      expect(kubelet.output).toContain(`serving with the self-signed certificate ${generated}`);
+      expect(existsSync(join(ownRoot, "pki", "kubelet.key"))).toBe(true);
+    } finally {
+      removeDir(ownRoot);
+    }
   });
 });

@@ -1,16 +1,20 @@
-// An in-place upgrade across the CRI-shaped runtime port: pods run by the kubelet built from the
-// commit before it (Docker bodies written directly) are adopted by dist/kubelet (the Docker shim)
-// with zero restarts: the same containers, no container created or started, restart counts 0.
+// In-place upgrades: pods run by an earlier kubelet, built from this repository's history, are
+// adopted by dist/kubelet with zero restarts: the same containers, no container created or started,
+// restart counts 0. From before the CRI-shaped runtime port (Docker bodies written directly), and
+// from before node-scoped pod UIDs (the adopted pods keep their earlier UID; a new pod gets the node's).
 import { afterAll, beforeAll, expect } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { nodeUid, sourceUid } from "../../lib/api/pod-uid.ts";
 import { describeWithServices } from "../../lib/testing/services.ts";
 import { type Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
 import { baseFlags, podContainers, removeCgroupRoot, removeDir, removePods, tempDir } from "./harness.ts";
 
 /** The last commit whose Runtime port took Docker create bodies: the version a node upgrades from. */
 const BEFORE_CRI_PORT = "9411637ddf20fb757a97838aa0326abd3d65147e";
+/** The last commit whose static pod UIDs left the node out (source and namespace/name only). */
+const BEFORE_NODE_UIDS = "2056cf45b08c7f967a5d65d88ec5eac5ae460076";
 const root = join(import.meta.dir, "../..");
 const bun = join(root, "node_modules/.bin/bun");
 
@@ -54,7 +58,7 @@ describeWithServices("upgrade in place", (services) => {
     );
   const api = async (path: string) => (await kubelet.api(path)).text();
   type PodItem = {
-    metadata: { name: string };
+    metadata: { name: string; uid: string };
     status?: { phase?: string; containerStatuses?: Array<{ restartCount: number; ready: boolean }> };
   };
   const allRunning = async () => {
@@ -138,13 +142,16 @@ spec:
 
   killKubeletsAfterAll();
   afterAll(() => {
-    removePods(services, ...pods);
+    removePods(services, ...pods, "e2e-up-new");
     removeCgroupRoot(rootDir);
     for (const dir of [manifests, rootDir, oldTree]) removeDir(dir);
   });
 
-  test("pods run by the previous version are adopted without one restart", async () => {
-    kubelet = await start([buildKubeletAt(BEFORE_CRI_PORT, oldTree)]);
+  /** Runs the pods with the kubelet of `commit`, then with dist/kubelet: the same containers, none started. */
+  async function upgradeFrom(commit: string): Promise<PodItem[]> {
+    const tree = join(oldTree, commit.slice(0, 7));
+    mkdirSync(tree);
+    kubelet = await start([buildKubeletAt(commit, tree)]);
     await waitFor("the old kubelet's pods Running", allRunning, 90_000);
     const before = containers();
     expect(Object.keys(before).length).toBe(8); // 3 pause, 1 init, 4 app containers
@@ -163,5 +170,34 @@ spec:
     expect(await metric("kubelet_started_containers_total")).toBe(0);
     expect(await metric('kubelet_runtime_operations_total{operation_type="create_container"}')).toBe(0);
     expect(kubelet.output).not.toContain("recreating the pod");
+    return adopted;
+  }
+
+  test("pods run by the version before the CRI-shaped port are adopted without one restart", async () => {
+    await upgradeFrom(BEFORE_CRI_PORT);
   }, 240_000);
+
+  test("pods run by the version before node-scoped UIDs keep their UIDs and are adopted without one restart; a new pod gets the node's UID", async () => {
+    await kubelet.stop("SIGKILL");
+    removePods(services, ...pods);
+    const adopted = await upgradeFrom(BEFORE_NODE_UIDS);
+    expect(Object.fromEntries(adopted.map((p) => [p.metadata.name, p.metadata.uid]))).toEqual(
+      Object.fromEntries(pods.map((name) => [name, sourceUid("file", "default", name)])),
+    );
+    writeFileSync(
+      join(manifests, "new.yaml"),
+      `apiVersion: v1
+kind: Pod
+metadata: { name: e2e-up-new }
+spec:
+  terminationGracePeriodSeconds: 1
+  containers: [{ name: app, image: ${services.busybox}, command: ["sleep", "3600"] }]
+`,
+    );
+    const added = await waitFor("the new pod listed", async () => {
+      const list = JSON.parse(await api("/pods")) as { items: PodItem[] };
+      return list.items.find((p) => p.metadata.name === "e2e-up-new");
+    });
+    expect(added.metadata.uid).toBe(nodeUid("e2e-upgrade", "file", "default", "e2e-up-new"));
+  }, 300_000);
 });

@@ -1,9 +1,9 @@
-// One step of the sync loop for one pod: observe its sandboxes and containers, plan with computePodActions
-// (pod-plan.ts, pure) and carry the plan out on the Runtime port (this file, the executor): image
-// pulls, CRI sandbox and container configs, lifecycle hooks, graceful termination, events, back-off bookkeeping,
-// termination messages and OOM kills (dead containers: node/container-gc.ts).
+// The executor of the sync: carries one pod's plan (computePodActions, pod-plan.ts, pure) out on the Runtime port —
+// image pulls, the pod's host setup (volumes, cgroup, resolv.conf), CRI sandbox and container configs, lifecycle
+// hooks, graceful termination, events, back-off bookkeeping and OOM kill reports. What it acts on comes from the
+// observer (pod-observer.ts); dead containers are collected by node/container-gc.ts.
 import { Backoff, type BackoffPersistence } from "../node/backoff.ts";
-import type { Clock } from "../clock.ts";
+import { type Clock, untilAborted } from "../clock.ts";
 import { containerConfig, podSandboxConfig, type PodContext, type VolumeMount } from "../container/container-config.ts";
 import { LABEL, type ContainerDetails, type PodSandboxDetails, type Runtime } from "../container/runtime.ts";
 import type { EventRecorder } from "../node/events.ts";
@@ -26,7 +26,7 @@ import type { CgroupManager } from "../node/cgroups.ts";
 import type { DnsConfigurer } from "../node/dns.ts";
 import type { LifecycleHandler } from "kubernetes-types/core/v1.d.ts";
 
-export interface PodSyncOptions {
+export interface PodExecutorOptions {
   hostname: string;
   hostIP: string;
   networkMode: string;
@@ -41,7 +41,7 @@ export interface PodSyncOptions {
   cfsPeriodUs?: number;
 }
 
-export interface PodSyncDeps {
+export interface PodExecutorDeps {
   runtime: Runtime;
   /** ConfigMaps and Secrets for env, envFrom and volumes. */
   configs: ConfigLookup;
@@ -58,6 +58,8 @@ export interface PodSyncDeps {
   dns?: DnsConfigurer;
   /** Keeps the crash-loop back-off across kubelet restarts. */
   backoffPersistence?: BackoffPersistence;
+  /** A running container is being stopped (before its preStop hook and grace period): it is no longer ready. */
+  onStopping?(container: ContainerDetails): void;
 }
 
 export interface SyncResult {
@@ -70,26 +72,22 @@ export interface SyncResult {
   podIP: string;
 }
 
-export interface PodSyncer {
+export interface PodExecutor {
   /**
-   * Every kubelet sandbox and container (or one pod's), with their statuses, grouped by pod uid. `exited`:
-   * sandboxes and containers an exit event just reported, asked afresh whatever the listing says (dockerd 20.10
-   * lists a container as running until it has handled its exit, after the die event; an inspect waits for that).
+   * Drives one pod one step towards its spec, from what the observer saw of it. When `signal` aborts (the pod is
+   * to stop), an image pull still in flight is no longer waited for and nothing more is created.
    */
-  observe(podUid?: string, exited?: ReadonlySet<string>): Promise<Map<string, Observed>>;
-  /** Drives one pod one step towards its spec. */
-  syncPod(pod: Pod, observed: Observed, livenessFailed: ReadonlySet<string>): Promise<SyncResult>;
+  syncPod(pod: Pod, observed: Observed, livenessFailed: ReadonlySet<string>, signal?: AbortSignal): Promise<SyncResult>;
   /** Stops a pod's containers gracefully (preStop, SIGTERM, then SIGKILL), removes them and its volumes. */
   killPod(podUid: string, observed: Observed, pod?: Pod): Promise<void>;
   /** Forgets back-off state of a removed pod. */
   forget(podUid: string): void;
 }
 
-export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): PodSyncer {
+export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutorDeps): PodExecutor {
   const { clock, log, events } = deps;
   const { runtime } = deps;
   const crashBackoff = new Backoff(10_000, 300_000, clock, deps.backoffPersistence);
-  const inspected = new Map<string, ContainerDetails | PodSandboxDetails>();
   /** Containers whose OOM kill has been reported, per pod. */
   const oomReported = new Map<string, Set<string>>();
   const reportOom = (pod: Pod, c: ContainerDetails) => {
@@ -125,102 +123,20 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     return node;
   };
 
-  const observe = async (podUid?: string, exited?: ReadonlySet<string>) => {
-    const [sandboxes, containers] = await Promise.all([
-      runtime.listPodSandboxes(podUid ? { podUid } : {}),
-      runtime.listContainers(podUid ? { podUid } : {}),
-    ]);
-    const byPod = new Map<string, Observed>();
-    const of = (uid: string) => byPod.get(uid) ?? byPod.set(uid, { sandboxes: [], containers: [] }).get(uid)!;
-    const live = new Set<string>();
-    /**
-     * A status only changes with the state the listing gives, so it is asked once per state; cached under that
-     * state only when they agree, so a stale listing cannot pin it. Undefined when it went meanwhile.
-     */
-    const details = async <T extends ContainerDetails | PodSandboxDetails>(
-      id: string,
-      listedState: string,
-      listedRunning: boolean,
-      ask: () => Promise<T>,
-      running: (d: T) => boolean,
-    ): Promise<T | undefined> => {
-      const key = `${id}:${listedState}`;
-      live.add(key);
-      const fresh = exited?.has(id) ?? false;
-      const cached = fresh ? undefined : (inspected.get(key) as T | undefined);
-      if (cached) return cached;
-      let answer: T;
-      try {
-        answer = await ask();
-      } catch (error) {
-        if ((error as KubeletError).code === "NotFound") return undefined;
-        throw error;
-      }
-      if (!fresh || running(answer) === listedRunning) inspected.set(key, answer);
-      return answer;
-    };
-    await Promise.all([
-      ...sandboxes.map(async (summary) => {
-        const status = await details(
-          summary.id,
-          summary.state,
-          summary.state === "ready",
-          () => runtime.podSandboxStatus(summary.id),
-          (s) => s.state === "ready",
-        );
-        if (status) of(summary.metadata.uid).sandboxes.push(status);
-      }),
-      ...containers.map(async (summary) => {
-        const container = await details(
-          summary.id,
-          summary.state,
-          summary.state === "running",
-          async () => {
-            const c = await runtime.inspectContainer(summary.id);
-            if (!c.running && c.labels[LABEL.terminationMessagePath])
-              c.terminationMessage = await terminationMessage(c);
-            return c;
-          },
-          (c) => c.running,
-        );
-        if (container) of(summary.labels[LABEL.podUid]!).containers.push(container);
-      }),
-    ]);
-    if (!podUid) for (const key of inspected.keys()) if (!live.has(key)) inspected.delete(key);
-    return byPod;
-  };
-
-  /** The kubelet's rule: the termination log's content; with FallbackToLogsOnError, a failed container's last log lines. */
-  const terminationMessage = async (c: ContainerDetails): Promise<string> => {
-    const uid = c.labels[LABEL.podUid]!;
-    const name = c.labels[LABEL.containerName]!;
-    const written = await deps.volumes
-      .readTerminationLog(uid, name, Number(c.labels[LABEL.restartCount] ?? 0))
-      .catch(() => "");
-    if (written || c.labels[LABEL.terminationMessagePolicy] !== "FallbackToLogsOnError" || c.exitCode === 0)
-      return written;
-    const chunks: Uint8Array[] = [];
-    try {
-      for await (const chunk of runtime.logs(c.id, { tail: FALLBACK_LOG_LINES })) chunks.push(chunk);
-    } catch {
-      return "";
-    }
-    const tail = Buffer.concat(chunks);
-    return tail.subarray(Math.max(0, tail.length - FALLBACK_LOG_BYTES)).toString("utf8");
-  };
-
   /** Stops one container: its preStop hook within the grace period, the Killing event, then SIGTERM/SIGKILL. */
   const stopContainer = async (pod: Pod | undefined, kill: ContainerToKill, graceSeconds: number) => {
     const { container: c, spec } = kill;
     const started = clock.now();
     const field = `spec.${c.labels[LABEL.initContainer] === "true" ? "initContainers" : "containers"}{${c.labels[LABEL.containerName]}}`;
+    // From here on the container is not ready (the Go kubelet's), while it waits out its preStop and grace period.
+    deps.probes?.removeContainer(c.id);
+    deps.onStopping?.(c);
     if (pod && spec?.lifecycle?.preStop) {
       const message = await runHook(spec.lifecycle.preStop, c, pod, graceSeconds * 1000).catch((e: Error) => e.message);
       if (message) events.record(pod, "Warning", "FailedPreStopHook", `PreStopHook failed: ${message}`, field);
     }
-    if (pod) events.record(pod, "Normal", "Killing", kill.message, field);
+    if (pod) events.record(pod, "Normal", "Killing", kill.message, field, `grace period ${graceSeconds}s`);
     const remaining = Math.max(0, graceSeconds - (clock.now() - started) / 1000);
-    deps.probes?.removeContainer(c.id);
     await runtime.stopContainer(c.id, remaining);
   };
 
@@ -250,10 +166,12 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     ctx: PodContext,
     sandbox: PodSandboxDetails,
     done: Done,
+    signal: AbortSignal,
   ): Promise<Waiting | undefined> => {
     const field = `spec.${init ? "initContainers" : "containers"}{${spec.name}}`;
     try {
-      await deps.images.ensureImage(spec.image!, (spec.imagePullPolicy ?? "IfNotPresent") as PullPolicy, pod);
+      if (!(await pulled(spec.image!, (spec.imagePullPolicy ?? "IfNotPresent") as PullPolicy, pod, signal)))
+        return undefined;
     } catch (error) {
       const e = error as KubeletError;
       if (e.code === "RuntimeUnavailable") throw error;
@@ -310,7 +228,12 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
   };
 
   /** Carries a plan out: kills, then removals, the sandbox, then starts; reports what it did. */
-  const execute = async (pod: Pod | undefined, plan: PodActions, done: Done): Promise<Omit<SyncResult, "changed">> => {
+  const execute = async (
+    pod: Pod | undefined,
+    plan: PodActions,
+    done: Done,
+    signal: AbortSignal,
+  ): Promise<Omit<SyncResult, "changed">> => {
     const waiting = new Map<string, Waiting>();
     let retryAfterMs: number | undefined;
     const retry = (ms: number) => (retryAfterMs = Math.min(retryAfterMs ?? Infinity, Math.max(50, ms)));
@@ -348,20 +271,39 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     const starts = plan.nextInitContainer ? [plan.nextInitContainer] : plan.containersToStart;
     // Resource fieldRefs need the node's capacity: without it nothing is created, and the sync is retried.
     if (plan.createSandbox || starts.length) await nodeInfo();
-    let sandbox = plan.sandbox;
-    if (plan.createSandbox) {
+    // The pod's host setup, once per sync that creates anything: the sandbox and the containers share it.
+    let host: PodContext | undefined;
+    if (plan.createSandbox || starts.length) {
       try {
-        sandbox = await createSandbox(pod, plan.createSandbox.attempt, done);
+        host = await preparePodHost(pod);
       } catch (error) {
         if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
-        deps.metrics?.containerStarted("podsandbox", true);
-        const message = `cannot start the pod sandbox: ${(error as Error).message}`;
-        events.record(pod, "Warning", "FailedCreatePodSandBox", message);
         for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers])
-          waiting.set(c.name, { reason: "CreateContainerConfigError", message });
+          waiting.set(c.name, { reason: "CreateContainerConfigError", message: (error as Error).message });
+        events.record(pod, "Warning", "FailedMount", (error as Error).message);
         retry(10_000);
         return { waiting, retryAfterMs, podIP: "" };
       }
+    }
+    let sandbox = plan.sandbox;
+    if (plan.createSandbox) {
+      try {
+        sandbox = await createSandbox(pod, host!, plan.createSandbox.attempt, done, signal);
+      } catch (error) {
+        if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
+        deps.metrics?.containerStarted("podsandbox", true);
+        // The Go kubelet's words; its containers keep their default waiting reason (ContainerCreating, or
+        // PodInitializing with init containers): no container was at fault.
+        events.record(
+          pod,
+          "Warning",
+          "FailedCreatePodSandBox",
+          `Failed to create pod sandbox: ${(error as Error).message}`,
+        );
+        retry(10_000);
+        return { waiting, retryAfterMs, podIP: "" };
+      }
+      if (!sandbox) return { waiting, podIP: "" }; // cancelled while the pause image was pulled
     }
     const podIP = pod.spec.hostNetwork ? options.hostIP : sandbox!.ipAddress;
 
@@ -385,7 +327,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
         Date.parse(container.startedAt ?? "") || clock.now(),
         probeHost,
       );
-    if (!starts.length) {
+    if (!host) {
       // Running containers see their ConfigMap, Secret and downward API files follow changes, without a restart.
       if (plan.sandbox)
         await mountVolumes(pod).catch((error: Error) => {
@@ -395,16 +337,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
         });
       return { waiting, retryAfterMs, podIP };
     }
-    let ctx: PodContext;
-    try {
-      ctx = await context(pod, podIP);
-    } catch (error) {
-      for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers])
-        waiting.set(c.name, { reason: "CreateContainerConfigError", message: (error as Error).message });
-      events.record(pod, "Warning", "FailedMount", (error as Error).message);
-      retry(10_000);
-      return { waiting, retryAfterMs, podIP };
-    }
+    const ctx: PodContext = { ...host, podIP };
     await Promise.all(
       starts.map(async (start) => {
         const key = `${pod.metadata.uid}/${start.spec.name}`;
@@ -413,7 +346,7 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
           crashBackoff.next(key);
           deps.metrics?.containerRestarted();
         }
-        const failed = await startContainer(pod, start, ctx, sandbox!, done);
+        const failed = await startContainer(pod, start, ctx, sandbox!, done, signal);
         if (failed) {
           waiting.set(start.spec.name, failed);
           retry(failed.reason === "ErrImagePull" ? 1000 : failed.reason === "ImagePullBackOff" ? 5000 : 10_000);
@@ -423,9 +356,23 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     return { waiting, retryAfterMs, podIP };
   };
 
-  const createSandbox = async (pod: Pod, attempt: number, done: Done): Promise<PodSandboxDetails> => {
-    await deps.images.ensureImage(options.pauseImage, "IfNotPresent", pod);
-    const id = await runtime.runPodSandbox(podSandboxConfig(pod, await context(pod, ""), attempt));
+  /** An image present for the pod: false when its sync was cancelled first (the pull goes on, unobserved). */
+  const pulled = async (image: string, policy: PullPolicy, pod: Pod, signal: AbortSignal) =>
+    (await untilAborted(
+      deps.images.ensureImage(image, policy, pod).then(() => true),
+      signal,
+    )) === true;
+
+  /** Runs the pod's sandbox; undefined when the sync was cancelled while its image was pulled. */
+  const createSandbox = async (
+    pod: Pod,
+    host: PodContext,
+    attempt: number,
+    done: Done,
+    signal: AbortSignal,
+  ): Promise<PodSandboxDetails | undefined> => {
+    if (!(await pulled(options.pauseImage, "IfNotPresent", pod, signal))) return undefined;
+    const id = await runtime.runPodSandbox(podSandboxConfig(pod, host, attempt));
     done.created++;
     deps.metrics?.containerStarted("podsandbox", false);
     return runtime.podSandboxStatus(id);
@@ -448,10 +395,15 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
       now: clock.now(),
     });
 
-  const syncPod = async (pod: Pod, observed: Observed, livenessFailed: ReadonlySet<string>): Promise<SyncResult> => {
+  const syncPod = async (
+    pod: Pod,
+    observed: Observed,
+    livenessFailed: ReadonlySet<string>,
+    signal = new AbortController().signal,
+  ): Promise<SyncResult> => {
     for (const c of observed.containers) if (c.oomKilled && !c.running) reportOom(pod, c);
     const done = noneDone();
-    const result = await execute(pod, planFor(pod, observed, livenessFailed, false), done);
+    const result = await execute(pod, planFor(pod, observed, livenessFailed, false), done, signal);
     return { ...result, changed: changed(done) };
   };
 
@@ -466,12 +418,16 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     return volumes;
   };
 
-  const context = async (pod: Pod, podIP: string): Promise<PodContext> => {
+  /**
+   * Prepares the node for a pod: mounts its volumes, creates its pod cgroup and writes its resolv.conf; returns the
+   * context its sandbox and containers are configured from (podIP still empty: the sandbox gives it).
+   */
+  const preparePodHost = async (pod: Pod): Promise<PodContext> => {
     const volumes = await mountVolumes(pod);
     return {
       nodeName: options.hostname,
       hostIP: options.hostIP,
-      podIP,
+      podIP: "",
       networkMode: options.networkMode,
       ...(options.podLogsDir ? { podLogsDir: options.podLogsDir } : {}),
       allowPrivileged: options.allowPrivileged,
@@ -487,10 +443,9 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
   };
 
   return {
-    observe,
     syncPod,
     async killPod(podUid, observed, pod) {
-      await execute(pod, planFor(pod, observed, new Set(), true), noneDone());
+      await execute(pod, planFor(pod, observed, new Set(), true), noneDone(), new AbortController().signal);
       deps.probes?.removePod(podUid);
       forget(podUid);
       deps.dns?.forget(podUid);
@@ -500,10 +455,6 @@ export function createPodSyncer(options: PodSyncOptions, deps: PodSyncDeps): Pod
     forget,
   };
 }
-
-/** FallbackToLogsOnError takes at most this much of the log's end (the Go kubelet's limits). */
-const FALLBACK_LOG_LINES = 80;
-const FALLBACK_LOG_BYTES = 2048;
 
 /** What one executed plan did on the runtime. */
 interface Done {

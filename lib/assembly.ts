@@ -1,0 +1,320 @@
+// One assembly for `run`, `runonce` and `plan`: from the config it builds the node's identity, the
+// pod sources, the merge store (with the admission settings), the runtime with its decorators
+// (request timeout, node scoping, instrumentation), the pod placement, the image and volume
+// managers, the node managers and the sync loop, so the three commands cannot drift apart. Parts
+// with side effects on the host (cgroups, the managers' timers) are built only when asked for.
+import { cpus, hostname as osHostname, networkInterfaces } from "node:os";
+import { logRotationPolicy } from "./node/container-log-manager.ts";
+import { podCapacity } from "./node/pod-capacity.ts";
+import { join } from "node:path";
+import { assignNodeUids } from "./api/pod-uid.ts";
+import { KubeletError } from "./api/types.ts";
+import { systemClock } from "./clock.ts";
+import type { ResolvedConfig } from "./config/config.ts";
+import type { KubeletConfig } from "./config/config-types.ts";
+import { etcdSettings } from "./config/etcd-config.ts";
+import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
+import { instrumentRuntime } from "./container/instrumented.ts";
+import { scopeRuntimeToNode } from "./container/node-scoped.ts";
+import { LABEL, type Runtime } from "./container/runtime.ts";
+import type { Logger } from "./log.ts";
+import { createNodeManagers, type NodeManagers } from "./node-managers.ts";
+import { backoffFile } from "./node/backoff-file.ts";
+import { createEventRecorder, type EventRecorder } from "./node/events.ts";
+import { createImageManager, type ImageManager, type PullObserver } from "./node/images.ts";
+import { setUpPodPlacement, type PodPlacement } from "./node/placement.ts";
+import { createProbeManager } from "./node/probes.ts";
+import { createVolumeManager, type VolumeManager } from "./node/volumes.ts";
+import { createPrometheusMetrics } from "./server/prometheus.ts";
+import { createFileSource } from "./sources/file.ts";
+import { requireReady, type PodSource, type SourceSnapshot, type StopSource } from "./sources/source.ts";
+import { createPodStore, type PodStore } from "./sources/store.ts";
+import { createUrlSource } from "./sources/url.ts";
+import type { AdmissionPolicy } from "./sync/admission.ts";
+import type { PodExecutorOptions } from "./sync/pod-executor.ts";
+import type { BackoffEntry } from "./node/backoff.ts";
+import { createSyncLoop, type SyncLoop } from "./sync/sync-loop.ts";
+
+/** The subcommand an assembly is for: only `run` persists back-off and runs the node managers. */
+export type AssemblyCommand = "run" | "runonce" | "plan";
+
+/** A runtime as --container_runtime names it, before the decorators, and how to name it in messages. */
+export interface OpenedRuntime {
+  runtime: Runtime;
+  description: string;
+}
+
+export interface AssemblyOptions {
+  command: AssemblyCommand;
+  log: Logger;
+  /** Where each setting came from; without it (a programmatic caller) every value counts as given. */
+  resolved?: Pick<ResolvedConfig, "origins">;
+}
+
+export interface AssemblyDeps {
+  /** Default: the Docker shim or the CRI client, as --container_runtime says; tests pass a fake runtime. */
+  openRuntime?: (config: KubeletConfig, log: Logger) => Promise<OpenedRuntime>;
+}
+
+export interface Assembly {
+  node: { name: string; ip: string };
+  metrics: ReturnType<typeof createPrometheusMetrics>;
+  events: EventRecorder;
+  sources: PodSource[];
+  store: PodStore;
+  /** The runtime with every decorator: node scoping, then instrumentation. */
+  runtime: Runtime;
+  runtimeDescription: string;
+  /** --max_pods and the sources allowed each host namespace. */
+  admission: AdmissionPolicy;
+  /** Every pod's sync options apart from the placement's. */
+  podOptions: PodExecutorOptions;
+  /** The crash-loop back-off `run` keeps under root_dir, as last saved (read only: `plan`). */
+  savedCrashLoopBackoff(): Record<string, BackoffEntry>;
+  /**
+   * Reads which pods the runtime holds (before the sources are read): a pod whose containers run under the
+   * UID an earlier release gave it keeps that UID, so an upgrade restarts nothing. Until this succeeds,
+   * pods keep the earlier, node-less UIDs.
+   */
+  adoptRunningPods(): Promise<void>;
+  /** Applies one read of every source to the store (etcd: started, heard once and stopped, within 10 s). */
+  readSourcesOnce(): Promise<void>;
+  /** Sets up the pods' cgroups, DNS and oom floor on the host (`run` and `runonce`). */
+  placePods(): Promise<PodPlacement>;
+  /** The image manager; `checkSpace` is image GC's refusal of a pull that would fill the disk, `pulls` a display. */
+  images(checkSpace?: (image: string) => Promise<void>, pulls?: PullObserver): ImageManager;
+  volumes(): VolumeManager;
+  /** Image and container GC, stats, eviction and the OOM watcher (`run`). */
+  nodeManagers(placement: PodPlacement): NodeManagers;
+  /** The sync loop over the store, the runtime and the placement (`run`). */
+  syncLoop(placement: PodPlacement, managers: NodeManagers): SyncLoop;
+}
+
+/** Builds what `command` needs from the config; contacts neither the runtime nor a source yet. */
+export async function assemble(
+  config: KubeletConfig,
+  { command, log, resolved }: AssemblyOptions,
+  deps: AssemblyDeps = {},
+): Promise<Assembly> {
+  const node = nodeIdentity(config);
+  const metrics = createPrometheusMetrics({ log: log.child("metrics") });
+  // runonce shows its own progress: there, the lifecycle events log at debug.
+  const events = createEventRecorder({
+    log: log.child("events"),
+    normalLevel: command === "runonce" ? "debug" : "info",
+  });
+  const sources = await createSources(config, node.name, log, metrics);
+  /**
+   * UIDs of the pods this node's runtime holds: a pod from a release before node UIDs keeps its UID. Until
+   * the runtime has answered, every pod keeps it: a runtime down at start must not turn an upgrade into restarts.
+   */
+  let running: Set<string> | undefined;
+  const store = createPodStore({
+    sources: sources.map((s) => s.name),
+    allowPrivileged: config.allowPrivileged,
+    allowSensitiveHostPaths: config.allowSensitiveHostPaths,
+    identify: assignNodeUids(node.name, (uid) => !running || running.has(uid)),
+    log: log.child("config"),
+    metrics,
+  });
+  const opened = await (deps.openRuntime ?? openRuntime)(config, log);
+  const runtime = instrumentRuntime(scopeRuntimeToNode(opened.runtime, node.name), metrics, config.containerRuntime);
+  const backoffAt = (name: string, component: string) =>
+    backoffFile(join(config.rootDir, "backoff", name), log.child(component));
+  const persist = (name: string, component: string) => (command === "run" ? backoffAt(name, component) : undefined);
+  const podOptions: PodExecutorOptions = {
+    hostname: node.name,
+    hostIP: node.ip,
+    networkMode: config.podNetworkMode,
+    pauseImage: config.networkContainerImage,
+    podLogsDir: config.podLogsDir,
+    allowPrivileged: config.allowPrivileged,
+  };
+  const admission: AdmissionPolicy = {
+    maxPods: podCapacity(config.maxPods, config.podsPerCore, cpus().length),
+    hostNetworkSources: config.hostNetworkSources,
+    hostPidSources: config.hostPidSources,
+    hostIpcSources: config.hostIpcSources,
+  };
+  const explicit = (key: keyof KubeletConfig) => !resolved || resolved.origins[key] !== "default";
+  const assembly: Assembly = {
+    node,
+    metrics,
+    events,
+    sources,
+    store,
+    runtime,
+    runtimeDescription: opened.description,
+    admission,
+    podOptions,
+    savedCrashLoopBackoff: () => backoffAt("crashloop.json", "sync").load(),
+    async adoptRunningPods() {
+      const [sandboxes, containers] = await Promise.all([runtime.listPodSandboxes(), runtime.listContainers()]);
+      running = new Set([
+        ...sandboxes.map((sandbox) => sandbox.metadata.uid),
+        ...containers.flatMap((container) => container.labels[LABEL.podUid] ?? []),
+      ]);
+    },
+    async readSourcesOnce() {
+      for (const source of sources) store.apply(source.name, requireReady(await readSourceOnce(source)));
+    },
+    placePods: () => setUpPodPlacement(config, { events, log, runtime, explicit }),
+    images: (checkSpace, pulls) =>
+      createImageManager(
+        {
+          qps: config.registryQps,
+          burst: config.registryBurst,
+          serialize: config.serializeImagePulls,
+          maxParallel: config.maxParallelImagePulls,
+          progressDeadlineMs: config.imagePullProgressDeadline,
+          configs: store.configs,
+          log: log.child("images"),
+          metrics,
+          events,
+          ...(checkSpace ? { checkSpace } : {}),
+          ...(pulls ? { pulls } : {}),
+          backoffPersistence: persist("image-pull.json", "images"),
+        },
+        runtime,
+      ),
+    volumes: () => createVolumeManager({ rootDir: config.rootDir, configs: store.configs, log: log.child("volumes") }),
+    nodeManagers: (placement) =>
+      createNodeManagers(config, {
+        runtime,
+        events,
+        nodeName: node.name,
+        clock: systemClock,
+        log,
+        ...(placement.deps.cgroups ? { podCgroupUsage: placement.deps.cgroups.podUsage } : {}),
+      }),
+    syncLoop: (placement, managers) =>
+      createSyncLoop(
+        { ...podOptions, syncFrequencyMs: config.syncFrequency, admission, ...placement.options },
+        {
+          ...placement.deps,
+          store,
+          runtime,
+          images: assembly.images(managers.imageGc.checkSpaceForPull),
+          volumes: assembly.volumes(),
+          createProbeManager,
+          backoffPersistence: persist("crashloop.json", "sync"),
+          clock: systemClock,
+          log: log.child("sync"),
+          metrics,
+          events,
+        },
+      ),
+  };
+  return assembly;
+}
+
+/** The runtime --container_runtime names: the built-in Docker shim, or a CRI runtime over gRPC. */
+export async function openRuntime(config: KubeletConfig, log: Logger): Promise<OpenedRuntime> {
+  if (config.containerRuntime === "docker") {
+    const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
+    return {
+      runtime: createDockerRuntime({
+        endpoint,
+        log: log.child("docker"),
+        requestTimeoutMs: config.runtimeRequestTimeout,
+        shim: {
+          podInfraImage: config.networkContainerImage,
+          podNetworkMode: config.podNetworkMode,
+          logMaxSizeBytes: logRotationPolicy(config).maxSizeBytes,
+          logMaxFiles: config.containerLogMaxFiles,
+        },
+      }),
+      description: `Docker Engine at ${endpoint}`,
+    };
+  }
+  // Loaded only when used: gRPC and the runtime.v1 descriptor cost Docker mode and --version nothing.
+  const [{ createCriClient }, { createCriRuntime }] = await Promise.all([
+    import("./container/cri-client.ts"),
+    import("./container/cri.ts"),
+  ]);
+  const client = createCriClient({
+    runtimeEndpoint: config.containerRuntimeEndpoint,
+    imageEndpoint: config.imageServiceEndpoint,
+    requestTimeoutMs: config.runtimeRequestTimeout,
+  });
+  return {
+    runtime: createCriRuntime(client, { clock: systemClock }),
+    description: `CRI runtime at ${client.endpoint}`,
+  };
+}
+
+/** The sources the config names: --config (file), --manifest_url, etcd (--etcd_servers or --etcd_config). */
+async function createSources(
+  config: KubeletConfig,
+  nodeName: string,
+  log: Logger,
+  metrics: Assembly["metrics"],
+): Promise<PodSource[]> {
+  const sources: PodSource[] = [];
+  if (config.config)
+    sources.push(
+      createFileSource({
+        path: config.config,
+        checkFrequency: config.fileCheckFrequency,
+        maxBytes: config.maxManifestBytes,
+        log: log.child("source/file"),
+        metrics,
+      }),
+    );
+  if (config.manifestUrl)
+    sources.push(
+      createUrlSource({
+        url: config.manifestUrl,
+        headers: config.manifestUrlHeader,
+        checkFrequency: config.httpCheckFrequency,
+        maxBytes: config.maxManifestBytes,
+        log: log.child("source/url"),
+        metrics,
+      }),
+    );
+  if (config.etcdServers.length > 0 || config.etcdConfig) {
+    // Loaded only when used: etcd3 brings gRPC, a large share of the kubelet's memory.
+    const { createEtcdSource } = await import("./sources/etcd.ts");
+    sources.push(
+      createEtcdSource({
+        ...etcdSettings(config),
+        hostname: nodeName,
+        maxBytes: config.maxManifestBytes,
+        log: log.child("source/etcd"),
+        metrics,
+      }),
+    );
+  }
+  return sources;
+}
+
+/**
+ * One read of a source: file and URL sources read their origin (a failure throws); the etcd source is
+ * started, heard once and stopped, within 10 s.
+ */
+async function readSourceOnce(source: PodSource | (PodSource & { readOnce(): Promise<SourceSnapshot> })) {
+  if ("readOnce" in source) return source.readOnce();
+  let stop: StopSource | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await new Promise<SourceSnapshot>((resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new KubeletError("SourceUnavailable", `no answer from the ${source.name} source within 10s`)),
+        10_000,
+      );
+      stop = source.start(resolve);
+    });
+  } finally {
+    clearTimeout(timer);
+    await stop?.();
+  }
+}
+
+/** The node's name (hostname_override or the machine's) and an address to report as status.hostIP. */
+export function nodeIdentity(config: KubeletConfig): { name: string; ip: string } {
+  const name = (config.hostnameOverride || osHostname()).toLowerCase();
+  const addresses = Object.values(networkInterfaces())
+    .flat()
+    .filter((a) => a && a.family === "IPv4" && !a.internal);
+  return { name, ip: addresses[0]?.address ?? "127.0.0.1" };
+}

@@ -1,0 +1,154 @@
+// Go-style values: durations (time.ParseDuration and its printing) and one raw value, from the
+// command line or the config file, parsed for its flag's type.
+import { KubeletError } from "../api/types.ts";
+import type { KubeletConfig } from "./config-types.ts";
+import type { FlagSpec } from "./flags.ts";
+
+const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** Go's time.ParseDuration ("1m30s", "500ms", "0"), in milliseconds. */
+export function parseDuration(text: string): number {
+  const input = String(text).trim();
+  if (input === "0") return 0;
+  const re = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/gy;
+  let total = 0;
+  let consumed = 0;
+  const sign = input.startsWith("-") ? -1 : 1;
+  const body = input.replace(/^[-+]/, "");
+  for (let match = re.exec(body); match; match = re.exec(body)) {
+    total += Number(match[1]) * UNITS[match[2]!]!;
+    consumed = re.lastIndex;
+  }
+  if (consumed === 0 || consumed !== body.length) {
+    throw new KubeletError("InvalidValue", `invalid duration "${text}": use Go syntax such as 500ms, 10s, 1m30s or 1h`);
+  }
+  return sign * total;
+}
+
+/** Milliseconds as Go prints a duration: 10s, 1m30s, 500ms, 0s. */
+export function formatDuration(ms: number): string {
+  if (ms === 0) return "0s";
+  if (ms < 1000) return `${ms}ms`;
+  let rest = ms / 1000;
+  let out = "";
+  const hours = Math.floor(rest / 3600);
+  if (hours) out += `${hours}h`;
+  rest -= hours * 3600;
+  const minutes = Math.floor(rest / 60);
+  if (minutes || (hours && rest)) out += `${minutes}m`;
+  rest -= minutes * 60;
+  if (rest || !out) out += `${Number(rest.toFixed(3))}s`;
+  return out;
+}
+
+/** Parses one raw value (from the command line or the config file) for a flag. */
+export function parseValue(spec: FlagSpec, raw: unknown): KubeletConfig[keyof KubeletConfig] {
+  const bad = (why: string) =>
+    new KubeletError("InvalidValue", `invalid value ${JSON.stringify(raw)} for --${spec.flag}: ${why}`);
+  const values = Array.isArray(raw) ? raw : [raw];
+  const last = values[values.length - 1];
+  switch (spec.type) {
+    case "string": {
+      if (typeof last === "object") throw bad("expected a string");
+      const text = String(last ?? "");
+      if (spec.choices && !spec.choices.includes(text))
+        throw bad(
+          `expected one of ${spec.choices.filter(Boolean).join(", ")}${spec.choices.includes("") ? ' (or "" for the default)' : ""}`,
+        );
+      return text;
+    }
+    case "bool": {
+      if (typeof last === "boolean") return last;
+      const text = String(last);
+      if (["1", "t", "T", "true", "TRUE", "True"].includes(text)) return true;
+      if (["0", "f", "F", "false", "FALSE", "False"].includes(text)) return false;
+      throw bad("expected true or false");
+    }
+    case "uint": {
+      const n = typeof last === "number" ? last : /^\d+$/.test(String(last)) ? Number(last) : NaN;
+      if (!Number.isInteger(n) || n < 0) throw bad("expected a non-negative integer");
+      if (spec.key.toLowerCase().endsWith("port") && n > 65535) throw bad("a port is at most 65535");
+      return n;
+    }
+    case "int": {
+      const n = typeof last === "number" ? last : /^-?\d+$/.test(String(last)) ? Number(last) : NaN;
+      if (!Number.isInteger(n)) throw bad("expected an integer");
+      return n;
+    }
+    case "percent": {
+      const n = typeof last === "number" ? last : /^\d+$/.test(String(last)) ? Number(last) : NaN;
+      if (!Number.isInteger(n) || n < 0 || n > 100) throw bad("expected a percentage from 0 to 100");
+      return n;
+    }
+    case "float": {
+      const n = typeof last === "number" ? last : Number(String(last).trim() || NaN);
+      if (!Number.isFinite(n) || n < 0) throw bad("expected a non-negative number");
+      return n;
+    }
+    case "duration": {
+      if (typeof last === "number" && last !== 0) throw bad("durations need a unit, e.g. 10s or 500ms");
+      try {
+        const ms = parseDuration(String(last));
+        if (ms < 0) throw bad("must not be negative");
+        return ms;
+      } catch (error) {
+        if ((error as KubeletError).code === "InvalidValue" && !(error as Error).message.startsWith("invalid value"))
+          throw bad((error as Error).message);
+        throw error;
+      }
+    }
+    case "list":
+      return values
+        .flatMap((v) => String(v).split(","))
+        .map((s) => s.trim())
+        .filter(Boolean);
+    case "headers": {
+      if (values.length === 1 && typeof last === "object" && last !== null) {
+        return Object.fromEntries(
+          Object.entries(last as Record<string, unknown>).map(([k, v]) => [
+            k,
+            (Array.isArray(v) ? v : [v]).map(String),
+          ]),
+        );
+      }
+      const headers: Record<string, string[]> = {};
+      for (const value of values) {
+        const text = String(value);
+        const colon = text.indexOf(":");
+        if (colon <= 0) throw bad('expected "Key: Value"');
+        (headers[text.slice(0, colon).trim()] ??= []).push(text.slice(colon + 1).trim());
+      }
+      return headers;
+    }
+    case "map":
+    case "thresholds": {
+      // The file gives a mapping; the command line "k=v,k2=v2" (thresholds: "memory.available<100Mi").
+      if (values.length === 1 && typeof last === "object" && last !== null) {
+        const entries = Object.entries(last as Record<string, unknown>);
+        for (const [k, v] of entries) if (typeof v !== "string") throw bad(`${k}: expected a string such as "100Mi"`);
+        return Object.fromEntries(entries) as Record<string, string>;
+      }
+      const separator = spec.type === "map" ? "=" : "<";
+      const out: Record<string, string> = {};
+      // The command-line parser hands an empty argument (`--eviction_hard ""`: none) over as 0.
+      if (last === 0) return out;
+      for (const pair of values
+        .flatMap((v) => String(v).split(","))
+        .map((p) => p.trim())
+        .filter(Boolean)) {
+        const at = pair.indexOf(separator);
+        if (at <= 0)
+          throw bad(spec.type === "map" ? 'expected "name=quantity" pairs' : 'expected "signal<quantity" pairs');
+        out[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+      }
+      return out;
+    }
+    case "logformat":
+      // "" is the default a written-out config file shows: text on a TTY, else json
+      if (last !== "text" && last !== "json" && last !== "") throw bad("expected text or json");
+      return last;
+    case "runtime":
+      if (last !== "docker" && last !== "remote") throw bad("expected docker or remote");
+      return last;
+  }
+}

@@ -1,0 +1,74 @@
+// Fleet mode for `run` (etcd configured, --register_node on): the node record, pod statuses and
+// events written to etcd on the node's lease, by the fleet reporter. The etcd client loads only
+// when used, like the etcd source.
+import pkg from "../package.json" with { type: "json" };
+import { systemClock } from "./clock.ts";
+import type { KubeletConfig } from "./config/config-types.ts";
+import { etcdSettings } from "./config/etcd-config.ts";
+import type { Runtime } from "./container/runtime.ts";
+import type { Logger } from "./log.ts";
+import { nodeAllocatable } from "./node/cgroups.ts";
+import { podCapacity } from "./node/pod-capacity.ts";
+import { createFleetReporter, type FleetReporterDeps } from "./node/fleet-reporter.ts";
+import { buildNode, readHostFacts, readinessFrom, type PressureObserver } from "./node/node-status.ts";
+import type { HealthReport } from "./server/info-server.ts";
+
+/**
+ * Fleet mode (etcd configured, --register_node on): the node record, pod statuses and events written to etcd on
+ * the node's lease. The etcd client loads only when used, like the etcd source.
+ */
+export async function createFleetMode(
+  config: KubeletConfig,
+  node: { name: string; ip: string },
+  deps: Pick<FleetReporterDeps, "pods" | "podsVersion" | "events"> & {
+    runtime: Runtime;
+    health(): Promise<HealthReport>;
+    /** The info server's port once it listens (0 = none). */
+    port(): number;
+    pressure: PressureObserver;
+    log: Logger;
+  },
+): Promise<{ run(signal: AbortSignal): Promise<void>; close(): void } | undefined> {
+  if (!config.registerNode || (config.etcdServers.length === 0 && !config.etcdConfig)) return undefined;
+  const { createEtcdClient } = await import("./sources/etcd-client.ts");
+  const client = createEtcdClient(etcdSettings(config));
+  const host = readHostFacts(config.rootDir);
+  const allocatable = nodeAllocatable(
+    { milliCpu: host.cpus * 1000, memoryBytes: host.memoryBytes },
+    { kube: config.kubeReserved, system: config.systemReserved, evictionHard: config.evictionHard },
+  );
+  const reporter = createFleetReporter(
+    {
+      hostname: node.name,
+      leaseDurationMs: config.nodeLeaseDuration,
+      updateFrequencyMs: config.nodeStatusUpdateFrequency,
+      reportFrequencyMs: config.nodeStatusReportFrequency,
+      clock: systemClock,
+      log: deps.log,
+    },
+    {
+      store: client,
+      pods: deps.pods,
+      podsVersion: deps.podsVersion,
+      events: deps.events,
+      async node(previous) {
+        const [health, runtime] = await Promise.all([deps.health(), deps.runtime.version().catch(() => undefined)]);
+        return buildNode({
+          name: node.name,
+          hostIP: node.ip,
+          port: deps.port(),
+          kubeletVersion: `v${pkg.version}`,
+          host,
+          maxPods: podCapacity(config.maxPods, config.podsPerCore, host.cpus),
+          allocatable,
+          runtime,
+          readiness: readinessFrom(health.checks),
+          pressure: deps.pressure.conditions(),
+          now: new Date().toISOString(),
+          previous,
+        });
+      },
+    },
+  );
+  return { run: (signal) => reporter.run(signal), close: () => client.close() };
+}
