@@ -4,7 +4,7 @@ import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { silentLogger } from "../log.ts";
 import { createEventRecorder } from "./events.ts";
 import type { FsStats } from "./filesystem.ts";
-import { createImageGc } from "./image-gc.ts";
+import { createImageGc, fullReference } from "./image-gc.ts";
 import { createImageManager } from "./images.ts";
 
 const MB = 1_000_000;
@@ -128,4 +128,31 @@ describe("image garbage collection", () => {
     });
     expect(runtime.calls.filter((c) => c.method === "pullImage")).toEqual([]);
   });
+
+  test("the pause image is kept when the runtime lists it by its full name (containerd: docker.io/local/pause:latest)", async () => {
+    const manager = createImageGc(
+      {
+        highThresholdPercent: 50,
+        lowThresholdPercent: 10,
+        minAgeMs: 0,
+        pauseImage: "local/pause:latest",
+        nodeName: "node-a",
+        clock,
+        log: silentLogger,
+        events,
+      },
+      { runtime, statFs },
+    );
+    image("docker.io/local/pause:latest", 60);
+    await manager.garbageCollect();
+    expect(runtime.images.has("docker.io/local/pause:latest")).toBe(true);
+  });
+
+  test.each([
+    ["busybox", "docker.io/library/busybox:latest"],
+    ["local/pause:latest", "docker.io/local/pause:latest"],
+    ["registry.k8s.io/pause:3.9", "registry.k8s.io/pause:3.9"],
+    ["127.0.0.1:5000/app", "127.0.0.1:5000/app:latest"],
+    ["app@sha256:abc", "docker.io/library/app@sha256:abc"],
+  ])("%s in full is %s", (ref, full) => expect(fullReference(ref)).toBe(full));
 });

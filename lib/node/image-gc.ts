@@ -1,6 +1,6 @@
 // Image garbage collection (the Go kubelet's image GC manager): when the filesystem holding
-// Docker's data root is above --image_gc_high_threshold, remove unused images, least recently
-// used first, never the pause image nor one first seen less than --minimum_image_ttl_duration
+// the runtime's images is above --image_gc_high_threshold, remove unused images, least recently
+// used first, never the pause image (by its full reference) nor one first seen less than --minimum_image_ttl_duration
 // ago, until usage is below --image_gc_low_threshold. Also the space check before a pull.
 import type { Clock } from "../clock.ts";
 import type { ImageSummary, Runtime } from "../container/runtime.ts";
@@ -20,6 +20,19 @@ export interface ImageGcOptions {
   clock: Clock;
   log: Logger;
   events: EventRecorder;
+}
+
+/**
+ * A Docker image reference in full, as containerd names images: `busybox` → `docker.io/library/busybox:latest`,
+ * `local/pause:latest` → `docker.io/local/pause:latest`; a reference with a registry host stays as it is.
+ */
+export function fullReference(ref: string): string {
+  const slash = ref.indexOf("/");
+  const first = ref.slice(0, Math.max(0, slash));
+  const hasHost = first.includes(".") || first.includes(":") || first === "localhost";
+  const full = hasHost ? ref : `docker.io/${slash < 0 ? "library/" : ""}${ref}`;
+  const name = full.slice(full.lastIndexOf("/") + 1);
+  return name.includes(":") || name.includes("@") ? full : `${full}:latest`;
 }
 
 export interface ImageGcDeps {
@@ -49,6 +62,8 @@ interface ImageRecord {
 export function createImageGc(options: ImageGcOptions, deps: ImageGcDeps): ImageGc {
   const { clock, log, events } = options;
   const { runtime } = deps;
+  // Compared in full: containerd lists `docker.io/local/pause:latest` for --network_container_image local/pause:latest.
+  const pauseImage = fullReference(options.pauseImage);
   const records = new Map<string, ImageRecord>();
   let lastDetection = -Infinity;
   let dataRoot: string | undefined;
@@ -77,7 +92,7 @@ export function createImageGc(options: ImageGcOptions, deps: ImageGcDeps): Image
     const images = await detect();
     const now = clock.now();
     const candidates = images
-      .filter((i) => !i.inUse && !i.tags.includes(options.pauseImage))
+      .filter((i) => !i.inUse && !i.tags.some((tag) => fullReference(tag) === pauseImage))
       .map((i) => ({ image: i, record: records.get(i.id)! }))
       .filter(({ record }) => now - record.firstDetected >= options.minAgeMs)
       .sort((a, b) => a.record.lastUsed - b.record.lastUsed || a.record.firstDetected - b.record.firstDetected);

@@ -32,7 +32,11 @@ async function startLogind(dir: string, delayMaxSeconds: number) {
   );
   const lines: string[] = [];
   logind.stdout!.on("data", (d) => lines.push(...String(d).trim().split("\n")));
-  await waitFor("the stand-in logind", () => lines.includes("ready"));
+  const stop = () => [logind, bus].forEach((p: ChildProcess) => p.kill());
+  await waitFor("the stand-in logind", () => lines.includes("ready")).catch((error) => {
+    stop();
+    throw error;
+  });
   return {
     address,
     lines,
@@ -48,7 +52,7 @@ async function startLogind(dir: string, delayMaxSeconds: number) {
       ]);
       if (sent.status !== 0) throw new Error(`dbus-send: ${sent.stderr}`);
     },
-    stop: () => [logind, bus].forEach((p: ChildProcess) => p.kill()),
+    stop,
   };
 }
 
