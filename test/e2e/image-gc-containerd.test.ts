@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describeWithServices, type TestServices } from "../../lib/testing/services.ts";
 import { type Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
-import { commonFlags, removeDir, tempDir } from "./harness.ts";
+import { commonFlags, IMAGE_GC_FLAGS, removeDir, tempDir } from "./harness.ts";
 
 const SANDBOX_IMAGE = "docker.io/local/pause:latest";
 
@@ -118,14 +118,7 @@ describeWithServices("image garbage collection on containerd", (services: TestSe
       join(rootDir, "pod-logs"),
       "--network_container_image",
       services.pause,
-      "--image_gc_high_threshold",
-      "60",
-      "--image_gc_low_threshold",
-      "10",
-      "--minimum_image_ttl_duration",
-      "15s",
-      "--eviction_hard",
-      "",
+      ...IMAGE_GC_FLAGS,
     ]);
     await kubelet.waitForPod("e2e-imagegc-ctrd", "running", (p) => p.status?.phase === "Running", 60_000);
     expect(small.has("docker.io/local/old-a:1") && small.has("docker.io/local/old-b:1")).toBe(true);

@@ -23,24 +23,10 @@ describeOnRuntimes("container log rotation", (services, rt) => {
     // Numbered lines of 100 bytes, 100 at a time then a pause: about 1 MB/s, a rotation every few seconds.
     writeFileSync(
       join(manifests, "writer.yaml"),
-      `apiVersion: v1
-kind: Pod
-metadata: { name: e2e-logrot }
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-    - name: app
-      image: ${services.busybox}
-      command: ["sh", "-c", "i=0; pad=$(printf '%090d' 0); while true; do j=0; while [ $j -lt 100 ]; do i=$((i+1)); j=$((j+1)); printf '%08d %s\\\\n' $i $pad; done; usleep 10000; done"]
-`,
+      `{ apiVersion: v1, kind: Pod, metadata: { name: e2e-logrot }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: app, image: "${services.busybox}", command: ["sh", "-c", "i=0; pad=$(printf '%090d' 0); while true; do j=0; while [ $j -lt 100 ]; do i=$((i+1)); j=$((j+1)); printf '%08d %s\\\\n' $i $pad; done; usleep 10000; done"] }] } }\n`,
     );
     kubelet = await startKubelet([
-      "run",
-      "-c",
-      manifests,
-      ...rt.flags(rootDir),
-      "--network_container_image",
-      services.pause,
+      ...rt.runFlags(manifests, rootDir),
       "--container_log_max_size",
       "1Mi",
       "--container_log_max_files",

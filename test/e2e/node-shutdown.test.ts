@@ -76,12 +76,7 @@ describeOnRuntimes("graceful node shutdown", (services, rt) => {
     logind = await startLogind(dir, 5);
     process.env.DBUS_SYSTEM_BUS_ADDRESS = logind.address;
     kubelet = await startKubelet([
-      "run",
-      "-c",
-      manifests,
-      ...rt.flags(rootDir),
-      "--network_container_image",
-      services.pause,
+      ...rt.runFlags(manifests, rootDir),
       "--shutdown_grace_period",
       `${GRACE}s`,
       "--shutdown_grace_period_critical_pods",
