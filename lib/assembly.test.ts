@@ -76,7 +76,6 @@ describe("assembly", () => {
       expect(assembly.podOptions).toMatchObject({
         hostname: "node-a",
         networkMode: "none",
-        pauseImage: "local/pause:drift",
         podLogsDir: join(dir, "logs"),
         allowPrivileged: true,
       });

@@ -14,8 +14,7 @@ import type { ResolvedConfig } from "./config/config.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { etcdSettings } from "./config/etcd-config.ts";
 import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
-import { instrumentRuntime } from "./container/instrumented.ts";
-import { scopeRuntimeToNode } from "./container/node-scoped.ts";
+import { decorateRuntime } from "./container/decorated.ts";
 import { LABEL, type Runtime } from "./container/runtime.ts";
 import type { Logger } from "./log.ts";
 import { createNodeManagers, type NodeManagers } from "./node-managers.ts";
@@ -118,7 +117,11 @@ export async function assemble(
     metrics,
   });
   const opened = await (deps.openRuntime ?? openRuntime)(config, log);
-  const runtime = instrumentRuntime(scopeRuntimeToNode(opened.runtime, node.name), metrics, config.containerRuntime);
+  const runtime = decorateRuntime(opened.runtime, {
+    nodeName: node.name,
+    metrics,
+    runtimeType: config.containerRuntime,
+  });
   const backoffAt = (name: string, component: string) =>
     backoffFile(join(config.rootDir, "backoff", name), log.child(component));
   const persist = (name: string, component: string) => (command === "run" ? backoffAt(name, component) : undefined);
@@ -126,7 +129,6 @@ export async function assemble(
     hostname: node.name,
     hostIP: node.ip,
     networkMode: config.podNetworkMode,
-    pauseImage: config.networkContainerImage,
     podLogsDir: config.podLogsDir,
     allowPrivileged: config.allowPrivileged,
   };

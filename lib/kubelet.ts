@@ -10,7 +10,7 @@ import { createCgroupManager } from "./node/cgroups.ts";
 import { checkSwap } from "./node/swap.ts";
 import { systemClock, untilAborted } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
-import { runtimeCheck } from "./node/node-status.ts";
+import { RUNTIME_CHECK, runtimeCheck } from "./node/node-status.ts";
 import { createHealthzServer, createInfoServer, type HealthReport } from "./server/info-server.ts";
 import type { Logger } from "./log.ts";
 import { heapObjectCounts } from "./platform/heap.ts";
@@ -28,7 +28,7 @@ import { selfSignedServingFiles } from "./server/self-signed.ts";
 import { createVolumeManager } from "./node/volumes.ts";
 import { noConfigs } from "./api/config-objects.ts";
 import { resetNode, type ResetStep } from "./node/node-reset.ts";
-import { scopeRuntimeToNode } from "./container/node-scoped.ts";
+import { decorateRuntime } from "./container/decorated.ts";
 import { createRuntimeOutage } from "./node/runtime-outage.ts";
 import { bound, checkListeners, configuredListeners } from "./server/listeners.ts";
 import { createRunOnceProgress } from "./sync/runonce-progress.ts";
@@ -130,7 +130,7 @@ async function runLocked(
 
   const health = async (): Promise<HealthReport> => {
     const checks = [
-      await runtime.status().then(runtimeCheck, (e: Error) => ({ name: "docker", ok: false, message: e.message })),
+      await runtime.status().then(runtimeCheck, (e: Error) => ({ name: RUNTIME_CHECK, ok: false, message: e.message })),
       syncCheck(syncLoop.lastSyncAt(), config.syncFrequency),
       {
         name: "sources",
@@ -336,8 +336,10 @@ export async function planOnce(
         actions: [{ action: "wait", reason: `${rejection.reason}: Pod was rejected: ${rejection.message}` }],
       });
   }
+  // The sandbox image is the runtime's own (containerd's sandbox_image; the Docker shim's --network_container_image).
+  const { sandboxImage } = await runtime.status();
   const images = new Set([
-    podOptions.pauseImage,
+    ...(sandboxImage ? [sandboxImage] : []),
     ...admitted.flatMap((p) => [...(p.spec.initContainers ?? []), ...p.spec.containers].map((c) => c.image ?? "")),
   ]);
   const present = new Set<string>();
@@ -347,7 +349,7 @@ export async function planOnce(
     pods: admitted,
     observed,
     networkMode: podOptions.networkMode,
-    pauseImage: podOptions.pauseImage,
+    ...(sandboxImage ? { sandboxImage } : {}),
     imagePresent: (image) => present.has(image),
     configs: store.configs,
     now: Date.now(),
@@ -432,7 +434,7 @@ export async function resetOnce(
     const steps = await resetNode(
       { rootDir, podLogsDir, lockFile, dryRun: options.dryRun, onStep: options.onStep },
       {
-        runtime: scopeRuntimeToNode(runtime, nodeIdentity(config).name),
+        runtime: decorateRuntime(runtime, { nodeName: nodeIdentity(config).name }),
         volumes: createVolumeManager({ rootDir, configs: noConfigs, log: log.child("volumes") }),
         // Pod cgroups under either driver's names: the driver they were made with need not be today's.
         cgroups: (["cgroupfs", "systemd"] as const).map((driver) =>

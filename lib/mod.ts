@@ -3,7 +3,8 @@
 //   api/        types.ts (pod model), manifest.ts (text → pods), validation.ts, quantity.ts, expand.ts,
 //               hash.ts (pod, container and sandbox hashes), config-objects.ts (ConfigMaps, Secrets),
 //               config-refs.ts (what a pod reads of them), pod-uid.ts (UIDs with the node in them)
-//   sources/    file.ts, url.ts, etcd.ts, etcd-client.ts (source.ts: the protocol); store.ts, the merge store
+//   sources/    file.ts, url.ts, etcd.ts, etcd-client.ts (+ etcd-certificates.ts: TLS files re-read on rotation;
+//               etcd-errors.ts: refusals named), source.ts (the protocol); store.ts, the merge store
 //               (config-store.ts: its ConfigMaps and Secrets)
 //   sync/       sync-loop.ts (triggers, one record per pod), pod-workers.ts (a worker per pod: syncing →
 //               terminating → terminated), pod-observer.ts (the node as seen), pod-plan.ts (pure: one pod's

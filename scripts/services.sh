@@ -122,7 +122,7 @@ state = "$c/state"
 [ttrpc]
   address = "$c/containerd.sock.ttrpc"
 [plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "docker.io/local/pause:latest"
+  sandbox_image = "docker.io/local/cri-pause:latest"
   disable_tcp_service = true
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
@@ -144,23 +144,28 @@ state = "$c/state"
   [plugins."io.containerd.grpc.v1.cri".registry]
     config_path = "$c/certs.d"
 TOML
-  # Plain HTTP to the loopback registry, as dockerd's mirror does for Docker Hub names.
+  # Plain HTTP to the loopback registry, as dockerd's mirror does for Docker Hub names; and
+  # registry.k8s.io served by that registry too, which lacks pause:3.9: no route to the real one.
   local reg="127.0.0.1:$REGISTRY_PORT"
-  mkdir -p "$c/certs.d/$reg" "$c/certs.d/docker.io"
+  mkdir -p "$c/certs.d/$reg" "$c/certs.d/docker.io" "$c/certs.d/registry.k8s.io"
   printf 'server = "http://%s"\n[host."http://%s"]\n  capabilities = ["pull", "resolve"]\n' "$reg" "$reg" >"$c/certs.d/$reg/hosts.toml"
   printf 'server = "https://registry-1.docker.io"\n[host."http://%s"]\n  capabilities = ["pull", "resolve"]\n' "$reg" >"$c/certs.d/docker.io/hosts.toml"
+  printf 'server = "http://%s"\n[host."http://%s"]\n  capabilities = ["pull", "resolve"]\n' "$reg" "$reg" >"$c/certs.d/registry.k8s.io/hosts.toml"
   setsid containerd --config "$c/config.toml" >"$DIR/containerd.log" 2>&1 &
   echo $! >"$DIR/containerd.pid"
   wait_for containerd 300 ctr -a "$c/containerd.sock" version
 }
 
-# The same local images in containerd's k8s.io namespace (the CRI's), under the names dockerd knows.
+# The same local images in containerd's k8s.io namespace (the CRI's), under the names dockerd knows,
+# except the pause images: containerd has its own sandbox image (local/cri-pause), and neither the
+# kubelet's --network_container_image default nor local/pause is there, so a kubelet that pulled
+# its flag's image before RunPodSandbox would fail the tests.
 import_images() {
   local ctr=(ctr -a "$DIR/containerd/containerd.sock" -n k8s.io)
-  "${ctr[@]}" images check "name==docker.io/local/busybox:stable" 2>/dev/null | grep -q stable && return 0
+  "${ctr[@]}" images check "name==docker.io/local/cri-pause:latest" 2>/dev/null | grep -q cri-pause && return 0
   local tar="$DIR/images.tar"
-  docker -H "unix://$DIR/docker.sock" save -o "$tar" local/busybox:latest local/busybox:stable local/pause:latest \
-    registry.k8s.io/pause:3.9 registry.k8s.io/busybox:1.27.2
+  docker -H "unix://$DIR/docker.sock" save -o "$tar" local/busybox:latest local/busybox:stable local/cri-pause:latest \
+    registry.k8s.io/busybox:1.27.2
   "${ctr[@]}" images import "$tar" >/dev/null
   rm -f "$tar"
 }
@@ -197,6 +202,7 @@ build_images() {
   # A pinned tag: by Kubernetes rules `:latest` means pull policy Always, which needs a registry.
   "${docker[@]}" tag local/busybox:latest local/busybox:stable
   "${docker[@]}" tag local/pause:latest registry.k8s.io/pause:3.9
+  "${docker[@]}" tag local/pause:latest local/cri-pause:latest
 }
 
 write_env() {

@@ -4,7 +4,7 @@
 //
 // The only cac import: subcommands, flags in both spellings, usage errors, exit codes
 // (0 success, 1 failure, 2 usage, 3 a stop past --stop_timeout). Heavy parts (Docker, etcd, the server) load only for run/runonce.
-import { etcdSettings } from "../config/etcd-config.ts";
+import { fleetEtcdSettings, type EtcdClientSettings } from "../config/etcd-config.ts";
 import cac, { type Command } from "cac";
 import pkg from "../../package.json" with { type: "json" };
 import { resolveConfig, type ResolvedConfig } from "../config/config.ts";
@@ -181,8 +181,8 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   });
   const fleet = cli
     .command("fleet [section]", "Nodes and pods of every kubelet sharing an etcd (section: nodes, pods or events)")
-    .option("--etcd-servers <value>", "etcd endpoints, comma separated or repeated")
-    .option("--etcd-config <path>", "etcd client config file (endpoints, TLS, auth)")
+    .option("--etcd-servers <value>", "etcd endpoints, comma separated or repeated (else ETCDCTL_ENDPOINTS)")
+    .option("--etcd-config <path>", "etcd client config file (endpoints, TLS, auth; else ETCDCTL_CACERT/CERT/KEY/USER)")
     .option("-o, --output <format>", "table, json or yaml", { default: "table" })
     .option("-w, --watch", "Print again on every change until interrupted");
   fleet.action((section: string | undefined, options) => {
@@ -191,9 +191,9 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       throw new UsageError(`unknown fleet section "${chosen}": use nodes, pods or events`, fleet);
     const format = outputFormat(options.output, ["table", "json", "yaml"], fleet) as "table" | "json" | "yaml";
     const etcd = resolve({ etcdServers: options.etcdServers, etcdConfig: options.etcdConfig }, fleet);
-    if (etcd.config.etcdServers.length === 0 && !etcd.config.etcdConfig)
-      throw new UsageError("fleet needs --etcd_servers or --etcd_config", fleet);
-    result = startFleet(etcd.config, {
+    const settings = fleetEtcdSettings(etcd.config, process.env);
+    if (!settings) throw new UsageError("fleet needs --etcd_servers, --etcd_config or ETCDCTL_ENDPOINTS", fleet);
+    result = startFleet(settings, {
       section: chosen as FleetSection,
       format,
       watch: options.watch === true || options.watch === "true",
@@ -359,14 +359,13 @@ async function startRunOnce(resolved: ResolvedConfig, command: Command, io: Io):
 }
 
 async function startFleet(
-  config: KubeletConfig,
+  settings: EtcdClientSettings,
   options: { section: FleetSection; format: "table" | "json" | "yaml"; watch: boolean; io: Io },
 ): Promise<number> {
   const [{ createEtcdClient }, { fleetCommand }] = await Promise.all([
     import("../sources/etcd-client.ts"),
     import("./fleet.ts"),
   ]);
-  const settings = etcdSettings(config);
   const client = createEtcdClient(settings);
   const stop = new AbortController();
   const onSignal = () => stop.abort();

@@ -95,7 +95,8 @@ export const FLAGS: FlagSpec[] = [
     flag: "network_container_image",
     key: "networkContainerImage",
     type: "string",
-    description: "The image that network containers in each pod will use",
+    description:
+      "Pod sandbox image of the Docker shim; on a CRI runtime only kept from image GC (the runtime's own sandbox image is used)",
   },
   {
     flag: "pod_network_mode",
@@ -463,7 +464,7 @@ export const FLAGS: FlagSpec[] = [
     flag: "image_pull_progress_deadline",
     key: "imagePullProgressDeadline",
     type: "duration",
-    description: "Cancel a pull that makes no progress for this long",
+    description: "Cancel a pull with no progress for this long (Docker; a CRI runtime reports none)",
   },
   {
     flag: "lock_file",

@@ -42,7 +42,7 @@ test("each relist is one ListPodSandbox and one ListContainers, however many pod
   for (let tick = 0; tick < 5; tick++) await clock.advance(1000);
   abort.abort();
   await consuming;
-  expect(seen.map((e) => [e.action, e.containerId])).toEqual([["die", apps[7]!]]);
+  expect(seen.map((e) => [e.type, e.containerId])).toEqual([["ContainerDied", apps[7]!]]);
   expect(count(client.calls)).toEqual({ ListPodSandbox: 6, ListContainers: 6 });
 });
 

@@ -9,6 +9,7 @@ import { createListDecoder } from "./cri-list-decoder.ts";
 import { CRI_PROTO } from "./cri-proto.ts";
 import type { CriClient } from "./cri-types.ts";
 import { loadGrpc } from "./grpc.ts";
+import { runtimeError } from "./runtime.ts";
 import { grpcConnectionCause, unreachableFix } from "./unreachable.ts";
 
 const grpc = await loadGrpc();
@@ -76,31 +77,31 @@ const fixFor = (detail: string) => {
 function mapError(error: GrpcTypes.ServiceError, method: string, endpoint: string): KubeletError {
   const detail = grpcConnectionCause(error.details || error.message);
   if (error.code === grpc.status.UNAVAILABLE && /Protocol error/.test(detail))
-    return new KubeletError(
+    return runtimeError(
       "RuntimeUnavailable",
       `cannot ${method}: something answered at ${endpoint}, but not with gRPC over HTTP/2 (a Docker socket? use --container_runtime docker with --docker_endpoint): ${detail}`,
       { cause: error },
     );
   if (error.code === grpc.status.UNAVAILABLE || error.code === grpc.status.DEADLINE_EXCEEDED)
-    return new KubeletError(
+    return runtimeError(
       "RuntimeUnavailable",
       `cannot ${method}: the container runtime at ${endpoint} did not answer: ${detail}${fixFor(detail)}`,
       { cause: error },
     );
   if (error.code === grpc.status.UNIMPLEMENTED)
-    return new KubeletError(
+    return runtimeError(
       "RuntimeUnavailable",
       `cannot ${method}: ${endpoint} answered but does not serve runtime.v1 (${detail}); is it a CRI runtime with the CRI plugin enabled?`,
       { cause: error },
     );
   if (error.code === grpc.status.NOT_FOUND || /not found|does not exist/i.test(detail))
-    return new KubeletError("NotFound", `cannot ${method}: ${detail}`, { cause: error });
+    return runtimeError("NotFound", `cannot ${method}: ${detail}`, { cause: error });
   // containerd answers Unknown for a container in the wrong state; the port calls that a conflict, as Docker's 409.
   if (error.code === grpc.status.FAILED_PRECONDITION || /is in CONTAINER_\w+ state|is not running/.test(detail))
-    return new KubeletError("Conflict", `cannot ${method}: ${detail}`, { cause: error });
+    return runtimeError("Conflict", `cannot ${method}: ${detail}`, { cause: error });
   if (error.code === grpc.status.CANCELLED)
-    return new KubeletError("Aborted", `cannot ${method}: cancelled`, { cause: error });
-  return new KubeletError("RuntimeError", `cannot ${method}: ${detail}`, { cause: error });
+    return runtimeError("Aborted", `cannot ${method}: cancelled`, { cause: error });
+  return runtimeError("RuntimeError", `cannot ${method}: ${detail}`, { cause: error });
 }
 
 /** Opens (lazily: the first call connects) a runtime.v1 client on the given sockets. */
@@ -144,7 +145,11 @@ export function createCriClient(options: CriClientOptions): CriClient {
   return {
     endpoint: runtimeAddress,
     version: (signal) => rt("Version", { version: "v1" }, { signal }),
-    status: async (signal) => (await rt<any>("Status", {}, { signal })).status ?? { conditions: [] },
+    // Verbose: containerd then adds its CRI plugin's config (with sandboxImage) to the answer's info.
+    status: async (signal) => {
+      const response = await rt<any>("Status", { verbose: true }, { signal });
+      return { conditions: response.status?.conditions ?? [], info: response.info ?? {} };
+    },
     runPodSandbox: async (config) => (await rt<any>("RunPodSandbox", { config })).pod_sandbox_id,
     stopPodSandbox: async (id) => void (await rt("StopPodSandbox", { pod_sandbox_id: id })),
     removePodSandbox: async (id) => void (await rt("RemovePodSandbox", { pod_sandbox_id: id })),
@@ -185,7 +190,7 @@ export function createCriClient(options: CriClientOptions): CriClient {
         // The deadline travels with the call: containerd may hit it first and answer Unknown.
         const cause = error.cause as GrpcTypes.ServiceError | undefined;
         if (cause?.code === grpc.status.DEADLINE_EXCEEDED || /deadline exceeded/i.test(cause?.details ?? ""))
-          throw new KubeletError(
+          throw runtimeError(
             "ExecTimeout",
             `cannot ExecSync in container ${id.slice(0, 12)}: no exit within ${timeoutMs} ms`,
           );
@@ -200,7 +205,7 @@ export function createCriClient(options: CriClientOptions): CriClient {
     reopenContainerLog: async (id) => void (await rt("ReopenContainerLog", { container_id: id })),
     imageStatus: async (ref) => (await img<any>("ImageStatus", { image: { image: ref } })).image ?? undefined,
     // Pulls are as long as the image is big; the caller's signal bounds them.
-    pullImage: async (ref, auth, signal) =>
+    pullImage: async (ref, { auth, signal } = {}) =>
       (await img<any>("PullImage", { image: { image: ref }, auth: auth ?? null }, { timeoutMs: null, signal }))
         .image_ref,
     listImages: async () => (await img<any>("ListImages", {})).images ?? [],

@@ -1,7 +1,7 @@
 // Exec and attach on a CRI runtime: its Exec/Attach calls answer with a URL of the runtime's own
 // streaming server (containerd's listens on 127.0.0.1), which speaks the channel protocol over
 // WebSocket; this client turns that connection into the port's StreamSession. The only WebSocket client.
-import { KubeletError } from "../api/types.ts";
+import { runtimeError } from "./runtime.ts";
 import {
   CHANNEL,
   CHANNEL_PROTOCOLS,
@@ -30,7 +30,7 @@ export function openChannelStream(url: string, options: ChannelStreamOptions): P
   const Socket = options.webSocket ?? (globalThis.WebSocket as WebSocketConstructor | undefined);
   if (!Socket)
     return Promise.reject(
-      new KubeletError("RuntimeError", `cannot ${options.action}: this JavaScript runtime has no WebSocket client`),
+      runtimeError("RuntimeError", `cannot ${options.action}: this JavaScript runtime has no WebSocket client`),
     );
   const socket = new Socket(url.replace(/^http/, "ws"), [...CHANNEL_PROTOCOLS]);
   socket.binaryType = "arraybuffer";
@@ -63,7 +63,7 @@ export function openChannelStream(url: string, options: ChannelStreamOptions): P
     socket.onerror = () => {
       if (!opened)
         reject(
-          new KubeletError(
+          runtimeError(
             "RuntimeError",
             `cannot ${options.action}: the runtime's streaming server at ${url} refused the WebSocket connection`,
           ),
@@ -74,11 +74,11 @@ export function openChannelStream(url: string, options: ChannelStreamOptions): P
       notify();
       if (closedByUs) settleExit(undefined);
       else if (outcome && "exitCode" in outcome) settleExit(options.kind === "exec" ? outcome.exitCode : undefined);
-      else if (outcome) failExit(new KubeletError("RuntimeError", `cannot ${options.action}: ${outcome.error}`));
+      else if (outcome) failExit(runtimeError("RuntimeError", `cannot ${options.action}: ${outcome.error}`));
       else if (options.kind === "attach") settleExit(undefined);
       else
         failExit(
-          new KubeletError(
+          runtimeError(
             "RuntimeError",
             `cannot ${options.action}: the streaming server closed the stream (code ${event.code}) without an exit status`,
           ),

@@ -142,6 +142,8 @@ export interface CriContainerStats {
 
 export interface CriRuntimeStatus {
   conditions: Array<{ type: string; status: boolean; reason: string; message: string }>;
+  /** The verbose answer's extra information: containerd puts its CRI plugin's config (JSON) under "config". */
+  info: Record<string, string>;
 }
 
 export interface CriFilesystemUsage {
@@ -198,7 +200,8 @@ export interface CriClient {
   reopenContainerLog(id: string): Promise<void>;
   /** The image, or undefined when it is not present. */
   imageStatus(image: string): Promise<CriImage | undefined>;
-  pullImage(image: string, auth?: CriAuth, signal?: AbortSignal): Promise<string>;
+  /** Options as one object, as the port's pullImage takes them. */
+  pullImage(image: string, options?: { auth?: CriAuth; signal?: AbortSignal }): Promise<string>;
   listImages(): Promise<CriImage[]>;
   /** Removes an image by id or reference; a missing one is not an error (the CRI's rule). */
   removeImage(image: string): Promise<void>;

@@ -22,6 +22,11 @@ describeWithServices("CRI runtime", (services) => {
       for (const id of sandboxes) await runtime.removePodSandbox(id);
     });
 
+    test("names containerd's own sandbox image (its sandbox_image, from the verbose Status), and reports no pull progress", async () => {
+      expect((await runtime.status()).sandboxImage).toBe("docker.io/local/cri-pause:latest");
+      expect(runtime.reportsPullProgress).toBe(false);
+    });
+
     test("never lists sandboxes and containers the kubelet did not create", async () => {
       const id = await client.runPodSandbox({
         metadata: { name: "stranger", namespace: "default", uid: `stranger-${Date.now()}`, attempt: 0 },

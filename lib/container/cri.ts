@@ -7,14 +7,7 @@ import type { Clock } from "../clock.ts";
 import { batched } from "./batched.ts";
 import { readCriLog } from "./cri-logs.ts";
 import { openChannelStream } from "./cri-streaming.ts";
-import type {
-  CriClient,
-  CriContainer,
-  CriContainerState,
-  CriContainerStats,
-  PodSandbox,
-  CriImage,
-} from "./cri-types.ts";
+import type { CriClient, CriContainer, CriContainerStats, PodSandbox, CriImage } from "./cri-types.ts";
 import { relistEvents, type RelistEntry } from "./pleg.ts";
 import {
   LABEL,
@@ -24,6 +17,8 @@ import {
   type PodSandboxSummary,
   type Runtime,
   streamFlags,
+  isRuntimeError,
+  runtimeError,
 } from "./runtime.ts";
 
 export interface CriRuntimeOptions {
@@ -31,13 +26,6 @@ export interface CriRuntimeOptions {
   relistPeriodMs?: number;
   clock: Clock;
 }
-
-const CONTAINER_STATES: Record<CriContainerState, ContainerState> = {
-  CONTAINER_CREATED: "created",
-  CONTAINER_RUNNING: "running",
-  CONTAINER_EXITED: "exited",
-  CONTAINER_UNKNOWN: "dead",
-};
 
 const ns = (time: number) => (time > 0 ? new Date(time / 1e6).toISOString() : undefined);
 
@@ -67,7 +55,7 @@ function containerSummary(c: CriContainer): ContainerSummary {
     labels: c.labels,
     image: c.image?.image ?? "",
     imageId: c.image_ref,
-    state: CONTAINER_STATES[c.state],
+    state: c.state,
     createdAt: c.created_at / 1e6,
   };
 }
@@ -78,17 +66,27 @@ function imagesInUse(images: CriImage[], containers: Array<{ image_ref: string }
   return new Set(images.filter((i) => refs.has(i.id) || i.repo_digests.some((d) => refs.has(d))).map((i) => i.id));
 }
 
+/** The sandbox image a runtime's verbose Status info names: containerd's CRI config JSON under "config". */
+export function sandboxImageOf(info: Record<string, string>): string | undefined {
+  try {
+    const image = (JSON.parse(info.config ?? "{}") as { sandboxImage?: unknown }).sandboxImage;
+    return typeof image === "string" && image ? image : undefined;
+  } catch {
+    return undefined; // not JSON: a runtime that reports its config otherwise names no sandbox image here
+  }
+}
+
 /** The Runtime port over a runtime.v1 client. */
 export function createCriRuntime(client: CriClient, options: CriRuntimeOptions): Runtime {
   const { clock } = options;
 
   const conflict = (error: unknown) => {
     const e = error as KubeletError;
-    if (/reserve|already exists/i.test(e.message)) return new KubeletError("Conflict", e.message, { cause: error });
+    if (/reserve|already exists/i.test(e.message)) return runtimeError("Conflict", e.message, { cause: error });
     return e;
   };
   const notFoundIsDone = (error: unknown) => {
-    if ((error as KubeletError).code !== "NotFound") throw error;
+    if (!isRuntimeError(error, "NotFound")) throw error;
   };
 
   const listContainers = async (podUid?: string): Promise<ContainerSummary[]> =>
@@ -115,7 +113,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
           (s): [string, CriContainerStats] => [s.attributes?.id ?? "", s],
         ),
       ),
-    (id) => new KubeletError("NotFound", `cannot ListContainerStats: no stats for container ${id.slice(0, 12)}`),
+    (id) => runtimeError("NotFound", `cannot ListContainerStats: no stats for container ${id.slice(0, 12)}`),
   );
 
   // Asked once: the runtime's name prefixes container IDs in statuses; a failed call is asked again.
@@ -131,7 +129,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
 
   const inspectContainer = async (id: string): Promise<ContainerDetails> => {
     const c = await client.containerStatus(id);
-    const state = CONTAINER_STATES[c.state];
+    const state = c.state;
     return {
       id: c.id,
       runtimeName: await runtimeName(),
@@ -141,7 +139,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
       imageId: c.image_ref,
       state,
       createdAt: c.created_at / 1e6,
-      running: state === "running",
+      running: state === "CONTAINER_RUNNING",
       exitCode: c.exit_code,
       startedAt: ns(c.started_at),
       finishedAt: ns(c.finished_at),
@@ -163,7 +161,9 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
       };
     },
     async status(signal) {
-      return { conditions: (await client.status(signal)).conditions.map((c) => ({ ...c })) };
+      const status = await client.status(signal);
+      const sandboxImage = sandboxImageOf(status.info);
+      return { conditions: status.conditions.map((c) => ({ ...c })), ...(sandboxImage ? { sandboxImage } : {}) };
     },
     // A CRI runtime is reached over a unix socket: the machine it runs containers on is this one.
     async machineInfo() {
@@ -214,30 +214,33 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     async imageFsInfo() {
       const [fs] = await client.imageFsInfo();
       if (!fs?.fs_id?.mountpoint)
-        throw new KubeletError("RuntimeError", `cannot read the image filesystem: ${client.endpoint} reports none`);
+        throw runtimeError("RuntimeError", `cannot read the image filesystem: ${client.endpoint} reports none`);
       return {
         mountpoint: fs.fs_id.mountpoint,
         usedBytes: Number(fs.used_bytes?.value ?? 0),
         ...(fs.inodes_used ? { inodesUsed: Number(fs.inodes_used.value) } : {}),
       };
     },
-    async pullImage(ref, auth, signal) {
+    // PullImage reports nothing until it is done: no progress, so no progress deadline (as the Go kubelet).
+    reportsPullProgress: false,
+    async pullImage(ref, { auth, signal } = {}) {
       try {
-        await client.pullImage(
-          ref,
-          auth && {
-            ...(auth.username ? { username: auth.username } : {}),
-            ...(auth.password ? { password: auth.password } : {}),
-            ...(auth.auth ? { auth: auth.auth } : {}),
-            ...(auth.serveraddress ? { server_address: auth.serveraddress } : {}),
-            ...(auth.identitytoken ? { identity_token: auth.identitytoken } : {}),
-          },
-          signal,
-        );
+        await client.pullImage(ref, {
+          ...(auth && {
+            auth: {
+              ...(auth.username ? { username: auth.username } : {}),
+              ...(auth.password ? { password: auth.password } : {}),
+              ...(auth.auth ? { auth: auth.auth } : {}),
+              ...(auth.serveraddress ? { server_address: auth.serveraddress } : {}),
+              ...(auth.identitytoken ? { identity_token: auth.identitytoken } : {}),
+            },
+          }),
+          ...(signal && { signal }),
+        });
       } catch (error) {
         const e = error as KubeletError;
         if (e.code === "RuntimeUnavailable" || signal?.aborted) throw error;
-        throw new KubeletError("ImagePullFailed", `cannot pull image "${ref}": ${e.message}`, { cause: error });
+        throw runtimeError("ImagePullFailed", `cannot pull image "${ref}": ${e.message}`, { cause: error });
       }
     },
     async listImages() {
@@ -255,7 +258,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     async removeImage(id) {
       const [images, containers] = await Promise.all([client.listImages(), client.listContainers()]);
       if (imagesInUse(images, containers).has(id))
-        throw new KubeletError("Conflict", `cannot remove image ${id}: image is being used by a container`);
+        throw runtimeError("Conflict", `cannot remove image ${id}: image is being used by a container`);
       await client.removeImage(id);
     },
     async exec(id, cmd, execOptions = {}) {
@@ -307,7 +310,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
           return [
             ...sandboxes.map((s) => ({
               id: s.id,
-              state: (s.state === "ready" ? "running" : "exited") as ContainerState,
+              state: (s.state === "ready" ? "CONTAINER_RUNNING" : "CONTAINER_EXITED") as ContainerState,
               labels: s.labels,
             })),
             ...containers.map((c) => ({ id: c.id, state: c.state, labels: c.labels })),

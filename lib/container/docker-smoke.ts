@@ -11,7 +11,7 @@ const uid = `rt-smoke-${process.pid}-${Date.now()}`;
 const events = new AbortController();
 const actions: string[] = [];
 const watching = (async () => {
-  for await (const e of runtime.events(events.signal)) if (e.labels[LABEL.podUid] === uid) actions.push(e.action);
+  for await (const e of runtime.events(events.signal)) if (e.labels[LABEL.podUid] === uid) actions.push(e.type);
 })();
 await new Promise((resolve) => setTimeout(resolve, 100));
 const sandbox = testSandboxConfig(uid, "smoke");

@@ -31,9 +31,9 @@ describe("Docker streams", () => {
       parseEventLine(
         '{"Type":"container","Action":"die","Actor":{"ID":"c1","Attributes":{"a":"b"}},"time":5,"timeNano":5000000123}',
       ),
-    ).toEqual({ action: "die", containerId: "c1", labels: { a: "b" }, time: 5000 });
+    ).toEqual({ type: "ContainerDied", containerId: "c1", labels: { a: "b" }, time: 5000 });
     expect(parseEventLine('{"status":"start","id":"c2","time":7}')).toEqual({
-      action: "start",
+      type: "ContainerStarted",
       containerId: "c2",
       labels: {},
       time: 7000,
@@ -45,8 +45,8 @@ describe("Docker streams", () => {
       chunks(encoder.encode('{"Action":"oom","id":"c3"}\nnot json\n\n{"Action":"die","id":"c3"}'), 5),
       (l) => bad.push(l),
     ))
-      events.push(e.action);
-    expect(events).toEqual(["oom", "die"]);
+      events.push(e.type);
+    expect(events).toEqual(["ContainerDied", "ContainerDied"]);
     expect(bad).toEqual(["not json"]);
   });
 
@@ -55,5 +55,24 @@ describe("Docker streams", () => {
     expect(await pullError(chunks(encoder.encode(ok), 7))).toBeUndefined();
     const failed = '{"status":"Pulling"}\n{"errorDetail":{"message":"manifest unknown"},"error":"manifest unknown"}\n';
     expect(await pullError(chunks(encoder.encode(failed), 7))).toBe("manifest unknown");
+  });
+
+  test("reports each pull progress message with the bytes downloaded so far over every layer", async () => {
+    const stream = [
+      '{"status":"Pulling fs layer","id":"a1"}',
+      '{"status":"Downloading","progressDetail":{"current":100,"total":300},"progress":"[=>  ] 100B/300B","id":"a1"}',
+      '{"status":"Downloading","progressDetail":{"current":50,"total":80},"progress":"[==> ] 50B/80B","id":"b2"}',
+      '{"status":"Downloading","progressDetail":{"current":300,"total":300},"progress":"[====] 300B/300B","id":"a1"}',
+      '{"status":"Download complete","progressDetail":{},"id":"a1"}',
+    ].join("\n");
+    const heard: Array<[string, number]> = [];
+    expect(await pullError(chunks(encoder.encode(stream), 9), (p) => heard.push([p.message, p.bytes]))).toBeUndefined();
+    expect(heard).toEqual([
+      ["a1: Pulling fs layer", 0],
+      ["a1: Downloading [=>  ] 100B/300B", 100],
+      ["b2: Downloading [==> ] 50B/80B", 150],
+      ["a1: Downloading [====] 300B/300B", 350],
+      ["a1: Download complete", 350],
+    ]);
   });
 });

@@ -1,6 +1,6 @@
 // Docker Engine stream formats, parsed from plain byte streams: multiplexed stdout/stderr frames
 // (logs and exec without a TTY) and the JSON lines of /events.
-import type { PullProgress, RuntimeEvent } from "./runtime.ts";
+import type { ContainerState, LifecycleEventType, PullProgress, RuntimeEvent } from "./runtime.ts";
 
 /** One frame of a multiplexed stream: 1 = stdout, 2 = stderr (0 = stdin). */
 export interface Frame {
@@ -40,7 +40,35 @@ interface DockerEventLine {
   timeNano?: number;
 }
 
-/** Parses one /events JSON line into a RuntimeEvent; undefined for non-container or unparsable lines. */
+/**
+ * The Engine's container actions the kubelet reacts to, as the Go PLEG's event types (exec_* events, one per exec
+ * probe, and attach noise stay on the daemon): an OOM kill is followed by its "die", both a death.
+ */
+export const DOCKER_LIFECYCLE_ACTIONS: Record<string, LifecycleEventType> = {
+  create: "ContainerChanged",
+  start: "ContainerStarted",
+  restart: "ContainerStarted",
+  unpause: "ContainerStarted",
+  die: "ContainerDied",
+  oom: "ContainerDied",
+  kill: "ContainerChanged",
+  stop: "ContainerChanged",
+  pause: "ContainerChanged",
+  destroy: "ContainerRemoved",
+};
+
+/**
+ * An Engine container state ("running", "exited", …) as the CRI's, as the dockershim mapped them: a paused or
+ * restarting container is still running; one being removed, or dead, is unknown.
+ */
+export function criState(dockerState: string): ContainerState {
+  if (dockerState === "running" || dockerState === "paused" || dockerState === "restarting") return "CONTAINER_RUNNING";
+  if (dockerState === "exited") return "CONTAINER_EXITED";
+  if (dockerState === "created") return "CONTAINER_CREATED";
+  return "CONTAINER_UNKNOWN";
+}
+
+/** Parses one /events JSON line into a RuntimeEvent; undefined for non-container, non-lifecycle or unparsable lines. */
 export function parseEventLine(line: string): RuntimeEvent | undefined {
   let e: DockerEventLine;
   try {
@@ -48,10 +76,11 @@ export function parseEventLine(line: string): RuntimeEvent | undefined {
   } catch {
     return undefined;
   }
-  if ((e.Type && e.Type !== "container") || !(e.Action ?? e.status)) return undefined;
+  const type = DOCKER_LIFECYCLE_ACTIONS[e.Action ?? e.status ?? ""];
+  if ((e.Type && e.Type !== "container") || !type) return undefined;
   const time = e.timeNano ? Math.floor(e.timeNano / 1e6) : (e.time ?? 0) * 1000;
   return {
-    action: (e.Action ?? e.status)!,
+    type,
     containerId: e.Actor?.ID ?? e.id ?? "",
     labels: e.Actor?.Attributes ?? {},
     time,
@@ -88,12 +117,15 @@ export async function* parseEvents(
 
 /**
  * The first error a pull's progress stream carries (Docker reports pull failures in-band), or
- * undefined; every other message goes to `onProgress` as Docker prints it ("abc123: Downloading 1.2MB/4MB").
+ * undefined; every other message goes to `onProgress` as Docker prints it ("abc123: Downloading 1.2MB/4MB"),
+ * with the bytes downloaded so far over every layer.
  */
 export async function pullError(
   source: AsyncIterable<Uint8Array>,
-  onProgress?: (progress: string, detail?: PullProgress) => void,
+  onProgress?: (progress: PullProgress) => void,
 ): Promise<string | undefined> {
+  const downloaded = new Map<string, number>();
+  let bytes = 0;
   for await (const line of lines(source)) {
     try {
       const message = JSON.parse(line) as {
@@ -106,15 +138,20 @@ export async function pullError(
       };
       if (message.error || message.errorDetail?.message) return message.errorDetail?.message ?? message.error;
       const { current, total } = message.progressDetail ?? {};
-      onProgress?.(
-        [message.id ? `${message.id}:` : "", message.status ?? "", message.progress ?? ""].filter(Boolean).join(" "),
-        {
-          ...(message.id ? { layer: message.id } : {}),
-          status: message.status ?? "",
-          ...(typeof current === "number" ? { current } : {}),
-          ...(typeof total === "number" && total > 0 ? { total } : {}),
-        },
-      );
+      if (message.id && message.status === "Downloading" && typeof current === "number") {
+        bytes += current - (downloaded.get(message.id) ?? 0);
+        downloaded.set(message.id, current);
+      }
+      onProgress?.({
+        message: [message.id ? `${message.id}:` : "", message.status ?? "", message.progress ?? ""]
+          .filter(Boolean)
+          .join(" "),
+        ...(message.id ? { layer: message.id } : {}),
+        status: message.status ?? "",
+        ...(typeof current === "number" ? { current } : {}),
+        ...(typeof total === "number" && total > 0 ? { total } : {}),
+        bytes,
+      });
     } catch {
       return `unparsable pull progress: ${line.slice(0, 200)}`;
     }

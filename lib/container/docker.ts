@@ -4,7 +4,8 @@ import { Agent as HttpAgent } from "node:http";
 import { Agent as HttpsAgent } from "node:https";
 import { KubeletError } from "../api/types.ts";
 import { silentLogger, type Logger } from "../log.ts";
-import { demuxFrames, parseEvents, pullError } from "./docker-streams.ts";
+import { criState, DOCKER_LIFECYCLE_ACTIONS, demuxFrames, parseEvents, pullError } from "./docker-streams.ts";
+import { credentialsFor, defaultDockerConfigPaths } from "./docker-credentials.ts";
 import { createDockerStreaming, execExitCode, type HijackedStream } from "./docker-exec.ts";
 import {
   LABEL,
@@ -13,14 +14,16 @@ import {
   type ContainerStats,
   type ContainerSummary,
   type ExecResult,
+  type ImageStatus,
   type ImageSummary,
   type LogOptions,
   type PodSandboxDetails,
   type PodSandboxSummary,
-  type PullProgress,
-  type RegistryAuth,
+  type PullOptions,
   type Runtime,
   type RuntimeEvent,
+  isRuntimeError,
+  runtimeError,
 } from "./runtime.ts";
 import {
   containerBody,
@@ -68,8 +71,8 @@ function mapError(error: unknown, action: string): KubeletError {
   const e = error as DockerError;
   if (e.name === "KubeletError") return e as KubeletError;
   const message = (e.json?.message ?? e.message ?? String(error)).trim();
-  if (e.statusCode === 404) return new KubeletError("NotFound", `cannot ${action}: ${message}`, { cause: error });
-  if (e.statusCode === 409) return new KubeletError("Conflict", `cannot ${action}: ${message}`, { cause: error });
+  if (e.statusCode === 404) return runtimeError("NotFound", `cannot ${action}: ${message}`, { cause: error });
+  if (e.statusCode === 409) return runtimeError("Conflict", `cannot ${action}: ${message}`, { cause: error });
   const unreachable =
     /^(ECONNREFUSED|ENOENT|EPIPE|ECONNRESET|EACCES|ETIMEDOUT|EHOSTUNREACH|ENOTCONN|FailedToOpenSocket|ConnectionRefused)$/;
   if (
@@ -77,13 +80,13 @@ function mapError(error: unknown, action: string): KubeletError {
     ((e.code && unreachable.test(e.code)) || /socket|connect|ECONNREFUSED|ENOENT|No such file/i.test(message))
   ) {
     const fix = unreachableFix(`${e.code ?? ""} ${message}`, { flag: "--docker_endpoint", service: "docker" });
-    return new KubeletError(
+    return runtimeError(
       "RuntimeUnavailable",
       `cannot ${action}: the Docker Engine is unreachable: ${message}${fix ? `: ${fix}` : ""}`,
       { cause: error },
     );
   }
-  return new KubeletError("RuntimeError", `cannot ${action}: ${message}`, { cause: error });
+  return runtimeError("RuntimeError", `cannot ${action}: ${message}`, { cause: error });
 }
 
 interface CallLimits {
@@ -120,7 +123,7 @@ async function call<T>(action: string, fn: (signal: AbortSignal) => PromiseLike<
   } catch (error) {
     limits.signal?.removeEventListener("abort", onAbort);
     if (timedOut)
-      throw new KubeletError(
+      throw runtimeError(
         "RuntimeUnavailable",
         `cannot ${action}: the Docker Engine did not answer within ${limits.timeoutMs} ms`,
         { cause: error },
@@ -133,8 +136,8 @@ async function call<T>(action: string, fn: (signal: AbortSignal) => PromiseLike<
   }
 }
 
-/** The container events the kubelet reacts to; exec_* (one per exec probe) and attach noise stay on the daemon. */
-const LIFECYCLE_EVENTS = ["create", "start", "restart", "die", "oom", "kill", "stop", "destroy", "pause", "unpause"];
+/** The container events the kubelet reacts to (see DOCKER_LIFECYCLE_ACTIONS). */
+const LIFECYCLE_EVENTS = Object.keys(DOCKER_LIFECYCLE_ACTIONS);
 
 /** Calls a dockerode method with options (an abortSignal) that @types/dockerode leaves out of its signature. */
 function invoke<T>(target: object, method: string, options: object): Promise<T> {
@@ -189,7 +192,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     labels: c.Labels ?? {},
     image: c.Image,
     imageId: c.ImageID,
-    state: c.State as ContainerSummary["state"],
+    state: criState(c.State),
     createdAt: c.Created * 1000,
     ...(c.SizeRw !== undefined ? { sizeRwBytes: c.SizeRw } : {}),
   });
@@ -214,7 +217,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
   const inspectSandbox = async (id: string) => {
     const c = await inspect(id, "pod sandbox");
     if (!isSandbox(c.Config.Labels))
-      throw new KubeletError("NotFound", `cannot inspect pod sandbox ${short(id)}: ${short(id)} is not a pod sandbox`);
+      throw runtimeError("NotFound", `cannot inspect pod sandbox ${short(id)}: ${short(id)} is not a pod sandbox`);
     return c;
   };
 
@@ -313,7 +316,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       execOptions.signal?.removeEventListener("abort", stop);
       stop();
     }
-    if (timedOut) throw new KubeletError("ExecTimeout", `cannot ${action}: no exit within ${execOptions.timeoutMs} ms`);
+    if (timedOut) throw runtimeError("ExecTimeout", `cannot ${action}: no exit within ${execOptions.timeoutMs} ms`);
     if (execOptions.signal?.aborted) throw execOptions.signal.reason;
     const exitCode = await execExitCode(() => call(action, () => instance.inspect(), limits()));
     const text = (chunks: Uint8Array[]) => Buffer.concat(chunks).toString("utf8");
@@ -438,8 +441,60 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       stop();
     }
     if (!signal.aborted)
-      throw new KubeletError("RuntimeUnavailable", `cannot ${action}: the Docker Engine closed the event stream`);
+      throw runtimeError("RuntimeUnavailable", `cannot ${action}: the Docker Engine closed the event stream`);
   }
+
+  async function imageStatus(ref: string): Promise<ImageStatus | undefined> {
+    let image: Docker.ImageInspectInfo;
+    try {
+      image = await call(
+        `inspect image ${ref}`,
+        (abortSignal) => invoke<Docker.ImageInspectInfo>(docker.getImage(ref), "inspect", { abortSignal }),
+        limits(),
+      );
+    } catch (error) {
+      if (isRuntimeError(error, "NotFound")) return undefined;
+      throw error;
+    }
+    return { id: image.Id, repoTags: image.RepoTags ?? [], sizeBytes: image.Size };
+  }
+
+  async function pullImage(ref: string, { auth, signal, onProgress }: PullOptions = {}): Promise<void> {
+    const action = `pull image ${ref}`;
+    let failure: string | undefined;
+    try {
+      const stream = (await call(
+        action,
+        (abortSignal) => docker.pull(ref, { ...(auth ? { authconfig: auth } : {}), abortSignal }),
+        // Docker answers a pull with its first progress message, which a stalled registry may
+        // never let it send: a caller that watches progress owns the deadline (no RuntimeUnavailable).
+        { timeoutMs: onProgress ? Infinity : Math.max(timeoutMs, 120_000), signal, stream: true },
+      )) as unknown as AsyncIterable<Uint8Array> & { destroy(): void };
+      try {
+        onProgress?.({ message: "pulling", status: "pulling", bytes: 0 });
+        failure = await pullError(stream, onProgress);
+      } finally {
+        stream.destroy();
+      }
+    } catch (error) {
+      // Cancelled: the caller's reason (e.g. the progress deadline's), not the stream's "aborted".
+      if (signal?.aborted) throw signal.reason;
+      if (isRuntimeError(error, "RuntimeUnavailable")) throw error;
+      failure = (error as Error).message.replace(/^cannot pull image \S+: /, "");
+    }
+    if (signal?.aborted) throw signal.reason;
+    if (failure) throw runtimeError("ImagePullFailed", `cannot ${action}: ${failure}`);
+  }
+
+  /**
+   * The dockershim's ensureSandboxImageExists: the shim's sandbox image (--network_container_image) is the
+   * runtime's, as a CRI runtime's is, so the shim pulls it itself, with the node's credentials, when absent.
+   */
+  const ensureSandboxImage = async () => {
+    if (await imageStatus(shim.podInfraImage)) return;
+    log.info(`pulling the sandbox image ${shim.podInfraImage} (--network_container_image)`);
+    await pullImage(shim.podInfraImage, { auth: credentialsFor(shim.podInfraImage, defaultDockerConfigPaths()) });
+  };
 
   return {
     version: (signal) => dockerVersion(signal),
@@ -453,6 +508,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
           { type: "RuntimeReady", status: true, reason: "", message: "" },
           { type: "NetworkReady", status: true, reason: "", message: "" },
         ],
+        sandboxImage: shim.podInfraImage,
       };
     },
     async machineInfo() {
@@ -505,7 +561,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     async inspectContainer(id): Promise<ContainerDetails> {
       const c = await inspect(id, "container");
       if (isSandbox(c.Config.Labels))
-        throw new KubeletError("NotFound", `cannot inspect container ${short(id)}: ${short(id)} is a pod sandbox`);
+        throw runtimeError("NotFound", `cannot inspect container ${short(id)}: ${short(id)} is a pod sandbox`);
       const time = (t: string) => (!t || t.startsWith("0001-") ? undefined : t);
       return {
         id: c.Id,
@@ -513,7 +569,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
         labels: c.Config.Labels ?? {},
         image: c.Config.Image,
         imageId: c.Image,
-        state: c.State.Status as ContainerDetails["state"],
+        state: criState(c.State.Status),
         createdAt: Date.parse(c.Created),
         running: c.State.Running,
         exitCode: c.State.ExitCode,
@@ -527,6 +583,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       };
     },
     async runPodSandbox(config) {
+      await ensureSandboxImage();
       const id = await create(sandboxBody(config, shim));
       await startContainer(id);
       return id;
@@ -536,55 +593,15 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     startContainer,
     stopContainer: (id, graceSeconds) => stop(id, graceSeconds, "container"),
     removeContainer: (id) => remove(id, "container"),
-    async imageStatus(ref) {
-      let image: Docker.ImageInspectInfo;
-      try {
-        image = await call(
-          `inspect image ${ref}`,
-          (abortSignal) => invoke<Docker.ImageInspectInfo>(docker.getImage(ref), "inspect", { abortSignal }),
-          limits(),
-        );
-      } catch (error) {
-        if ((error as KubeletError).code === "NotFound") return undefined;
-        throw error;
-      }
-      return { id: image.Id, repoTags: image.RepoTags ?? [], sizeBytes: image.Size };
-    },
+    imageStatus,
     async imageFsInfo() {
       // The dockershim's answer: the data root is the image filesystem; the images' bytes are what
       // `docker system df` counts (shared layers once). The Engine keeps no inode count of its own.
       const [info, df] = await Promise.all([dockerInfo(), diskUsage()]);
       return { mountpoint: info.DockerRootDir, usedBytes: df.LayersSize ?? 0 };
     },
-    async pullImage(
-      ref: string,
-      auth?: RegistryAuth,
-      signal?: AbortSignal,
-      onProgress?: (progress: string, detail?: PullProgress) => void,
-    ) {
-      const action = `pull image ${ref}`;
-      let failure: string | undefined;
-      try {
-        const stream = (await call(
-          action,
-          (abortSignal) => docker.pull(ref, { ...(auth ? { authconfig: auth } : {}), abortSignal }),
-          // Docker answers a pull with its first progress message, which a stalled registry may
-          // never let it send: a caller that watches progress owns the deadline (no RuntimeUnavailable).
-          { timeoutMs: onProgress ? Infinity : Math.max(timeoutMs, 120_000), signal, stream: true },
-        )) as unknown as AsyncIterable<Uint8Array> & { destroy(): void };
-        try {
-          onProgress?.("pulling");
-          failure = await pullError(stream, onProgress);
-        } finally {
-          stream.destroy();
-        }
-      } catch (error) {
-        if (signal?.aborted || (error as KubeletError).code === "RuntimeUnavailable") throw error;
-        failure = (error as Error).message.replace(/^cannot pull image \S+: /, "");
-      }
-      if (signal?.aborted) throw signal.reason;
-      if (failure) throw new KubeletError("ImagePullFailed", `cannot ${action}: ${failure}`);
-    },
+    reportsPullProgress: true,
+    pullImage,
     async listImages(): Promise<ImageSummary[]> {
       const [images, containers] = await call(
         "list images",
@@ -622,7 +639,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
           const imageId = id.startsWith("sha256:") ? id : `sha256:${id}`;
           const users = (await docker.listContainers({ all: true, abortSignal })).filter((c) => c.ImageID === imageId);
           if (users.length)
-            throw new KubeletError(
+            throw runtimeError(
               "Conflict",
               `cannot remove image ${short(id.replace(/^sha256:/, ""))}: container ${short(users[0]!.Id)} uses it`,
             );

@@ -80,7 +80,7 @@ describe("instrumented runtime", () => {
     const runtime = instrumentRuntime(fake, { ...noopMetrics, runtimeStream: (_type, delta) => (open += delta) });
     const id = fake.seed(
       { name: "k8s_app_p_default_u_0", image: "x", labels: {} },
-      { running: true, state: "running" },
+      { running: true, state: "CONTAINER_RUNNING" },
     );
     fake.setLogs(id, "hello\n");
     const abort = new AbortController();
@@ -100,7 +100,7 @@ describe("instrumented runtime", () => {
     const runtime = instrumentRuntime(fake, { ...metrics, runtimeStream: (type, delta) => (open[type]! += delta) });
     const id = fake.seed(
       { name: "k8s_app_p_default_u_0", image: "x", labels: {} },
-      { running: true, state: "running" },
+      { running: true, state: "CONTAINER_RUNNING" },
     );
     const exec = await runtime.execStream(id, ["sh"], { stdout: true });
     const attach = await runtime.attach(id, { stdout: true });

@@ -73,6 +73,7 @@ export function instrumentRuntime(
     imageStatus: measured(RUNTIME_OPERATIONS.imageStatus, runtime.imageStatus),
     imageFsInfo: measured(RUNTIME_OPERATIONS.imageFsInfo, runtime.imageFsInfo),
     pullImage: measured(RUNTIME_OPERATIONS.pullImage, runtime.pullImage),
+    reportsPullProgress: runtime.reportsPullProgress,
     listImages: measured(RUNTIME_OPERATIONS.listImages, runtime.listImages),
     removeImage: measured(RUNTIME_OPERATIONS.removeImage, runtime.removeImage),
     exec: measured(RUNTIME_OPERATIONS.exec, runtime.exec),

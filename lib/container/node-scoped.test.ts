@@ -44,6 +44,6 @@ test("a pull through the node's view reports its progress (the progress deadline
   docker.pullDelayMs = 2;
   docker.pullProgressEveryMs = 1;
   const heard: string[] = [];
-  await scopeRuntimeToNode(docker, "node-a").pullImage("busybox:1.36", undefined, undefined, (p) => heard.push(p));
+  await scopeRuntimeToNode(docker, "node-a").pullImage("busybox:1.36", { onProgress: (p) => heard.push(p.message) });
   expect(heard).toEqual(["busybox:1.36: Downloading 1/2", "busybox:1.36: Downloading 2/2"]);
 });

@@ -1,7 +1,8 @@
 // A Runtime that sees only one node's containers, so kubelets with different --hostname_override can
 // share a Docker Engine (a fleet on one machine, tests) without stopping each other's pods as orphans.
 // Containers are labelled with the node at creation; unlabelled ones (created before the label
-// existed) stay visible, so an upgraded kubelet still adopts what it ran.
+// existed) stay visible, so an upgraded kubelet still adopts what it ran. Calls it does not scope
+// pass their arguments on as they came (`...args`), so a parameter added to the port cannot be dropped here.
 import type { Runtime } from "./runtime.ts";
 
 /** The node (the kubelet's node name) a container was created for. */
@@ -14,34 +15,35 @@ export function scopeRuntimeToNode(runtime: Runtime, node: string): Runtime {
     labels: { ...config.labels, [NODE_LABEL]: node },
   });
   return {
-    version: (signal) => runtime.version(signal),
-    status: (signal) => runtime.status(signal),
+    version: (...args) => runtime.version(...args),
+    status: (...args) => runtime.status(...args),
     machineInfo: () => runtime.machineInfo(),
     listPodSandboxes: async (filter) => (await runtime.listPodSandboxes(filter)).filter((s) => mine(s.labels)),
-    podSandboxStatus: (id) => runtime.podSandboxStatus(id),
-    stopPodSandbox: (id) => runtime.stopPodSandbox(id),
-    removePodSandbox: (id) => runtime.removePodSandbox(id),
+    podSandboxStatus: (...args) => runtime.podSandboxStatus(...args),
+    stopPodSandbox: (...args) => runtime.stopPodSandbox(...args),
+    removePodSandbox: (...args) => runtime.removePodSandbox(...args),
     listContainers: async (options) => (await runtime.listContainers(options)).filter((c) => mine(c.labels)),
-    inspectContainer: (id) => runtime.inspectContainer(id),
+    inspectContainer: (...args) => runtime.inspectContainer(...args),
     runPodSandbox: (config) => runtime.runPodSandbox(labelled(config)),
     createContainer: (sandboxId, config, sandboxConfig) =>
       runtime.createContainer(sandboxId, labelled(config), labelled(sandboxConfig)),
-    startContainer: (id) => runtime.startContainer(id),
-    stopContainer: (id, grace) => runtime.stopContainer(id, grace),
-    removeContainer: (id) => runtime.removeContainer(id),
-    imageStatus: (ref) => runtime.imageStatus(ref),
+    startContainer: (...args) => runtime.startContainer(...args),
+    stopContainer: (...args) => runtime.stopContainer(...args),
+    removeContainer: (...args) => runtime.removeContainer(...args),
+    imageStatus: (...args) => runtime.imageStatus(...args),
     // The image filesystem is the daemon's, shared by every node on it.
     imageFsInfo: () => runtime.imageFsInfo(),
-    pullImage: (ref, auth, signal, onProgress) => runtime.pullImage(ref, auth, signal, onProgress),
+    pullImage: (...args) => runtime.pullImage(...args),
+    reportsPullProgress: runtime.reportsPullProgress,
     // Images are the daemon's, shared by every node on it: in use means by any container (listImages says so).
     listImages: () => runtime.listImages(),
-    removeImage: (id) => runtime.removeImage(id),
-    exec: (id, cmd, options) => runtime.exec(id, cmd, options),
-    execStream: (id, cmd, options) => runtime.execStream(id, cmd, options),
-    attach: (id, options) => runtime.attach(id, options),
+    removeImage: (...args) => runtime.removeImage(...args),
+    exec: (...args) => runtime.exec(...args),
+    execStream: (...args) => runtime.execStream(...args),
+    attach: (...args) => runtime.attach(...args),
     ...(runtime.reopenContainerLog && { reopenContainerLog: (id: string) => runtime.reopenContainerLog!(id) }),
-    logs: (id, options) => runtime.logs(id, options),
-    stats: (id) => runtime.stats(id),
+    logs: (...args) => runtime.logs(...args),
+    stats: (...args) => runtime.stats(...args),
     async *events(signal) {
       for await (const event of runtime.events(signal)) if (mine(event.labels)) yield event;
     },

@@ -2,25 +2,28 @@ import { expect, test } from "bun:test";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { relistEvents, transitions, type RelistEntry } from "./pleg.ts";
 
-test("a relist turns state differences into the Docker lifecycle actions", () => {
-  expect(transitions(undefined, "created")).toEqual(["create"]);
-  expect(transitions(undefined, "running")).toEqual(["create", "start"]);
-  expect(transitions("created", "running")).toEqual(["start"]);
-  expect(transitions("running", "exited")).toEqual(["die"]);
-  expect(transitions("running", undefined)).toEqual(["die", "destroy"]);
-  expect(transitions("exited", "exited")).toEqual([]);
+test("a relist turns state differences into the Go PLEG's lifecycle events (created counts as unknown)", () => {
+  expect(transitions(undefined, "CONTAINER_CREATED")).toEqual(["ContainerChanged"]);
+  expect(transitions(undefined, "CONTAINER_RUNNING")).toEqual(["ContainerStarted"]);
+  expect(transitions("CONTAINER_CREATED", "CONTAINER_RUNNING")).toEqual(["ContainerStarted"]);
+  expect(transitions("CONTAINER_RUNNING", "CONTAINER_EXITED")).toEqual(["ContainerDied"]);
+  expect(transitions("CONTAINER_RUNNING", undefined)).toEqual(["ContainerDied", "ContainerRemoved"]);
+  expect(transitions("CONTAINER_EXITED", undefined)).toEqual(["ContainerRemoved"]);
+  expect(transitions("CONTAINER_RUNNING", "CONTAINER_UNKNOWN")).toEqual(["ContainerChanged"]);
+  expect(transitions("CONTAINER_CREATED", "CONTAINER_UNKNOWN")).toEqual([]);
+  expect(transitions("CONTAINER_EXITED", "CONTAINER_EXITED")).toEqual([]);
 });
 
 test("relisting every period raises events for changes after the first list, and stops when aborted", async () => {
   const clock = new FakeClock();
   const abort = new AbortController();
-  let world: RelistEntry[] = [{ id: "a", state: "running", labels: { pod: "p" } }];
+  let world: RelistEntry[] = [{ id: "a", state: "CONTAINER_RUNNING", labels: { pod: "p" } }];
   const events = relistEvents(async () => world, { periodMs: 1000, clock, signal: abort.signal });
   const next = events.next();
   await clock.advance(0);
-  world = [{ id: "a", state: "exited", labels: { pod: "p" } }];
+  world = [{ id: "a", state: "CONTAINER_EXITED", labels: { pod: "p" } }];
   await clock.advance(1000);
-  expect((await next).value).toMatchObject({ action: "die", containerId: "a", labels: { pod: "p" } });
+  expect((await next).value).toMatchObject({ type: "ContainerDied", containerId: "a", labels: { pod: "p" } });
   abort.abort();
   expect((await events.next()).done).toBe(true);
 });

@@ -1,8 +1,9 @@
 // The Go kubelet's generic PLEG for runtimes without an event stream (containerd 1.6 has no
 // GetContainerEvents): relist every period and turn the difference into lifecycle events, the
-// same actions the Docker events stream gives, so the sync loop is triggered the same way.
+// same PodLifecycleEventTypes the Docker adapter maps the Engine's events to, so the sync loop is
+// triggered the same way.
 import type { Clock } from "../clock.ts";
-import type { ContainerState, RuntimeEvent } from "./runtime.ts";
+import type { ContainerState, LifecycleEventType, RuntimeEvent } from "./runtime.ts";
 
 /** What a relist sees of one container (or sandbox). */
 export interface RelistEntry {
@@ -11,15 +12,29 @@ export interface RelistEntry {
   labels: Record<string, string>;
 }
 
-/** The events that take a container from `before` (undefined: unknown) to `after` (undefined: gone). */
-export function transitions(before: ContainerState | undefined, after: ContainerState | undefined): string[] {
-  const live = (s: ContainerState | undefined) => s === "running" || s === "restarting" || s === "paused";
-  const actions: string[] = [];
-  if (before === undefined && after !== undefined) actions.push("create");
-  if (!live(before) && live(after)) actions.push("start");
-  if (live(before) && !live(after)) actions.push("die");
-  if (before !== undefined && after === undefined) actions.push("destroy");
-  return actions;
+/** The generic PLEG's states: "created" is not used by the kubelet, so it counts as unknown (as in Go). */
+type PlegState = "running" | "exited" | "unknown" | "nonexistent";
+
+const plegState = (state: ContainerState | undefined): PlegState =>
+  state === undefined
+    ? "nonexistent"
+    : state === "CONTAINER_RUNNING"
+      ? "running"
+      : state === "CONTAINER_EXITED"
+        ? "exited"
+        : "unknown";
+
+/** The events that take a container from `before` (undefined: not listed) to `after` (the Go PLEG's generateEvents). */
+export function transitions(
+  before: ContainerState | undefined,
+  after: ContainerState | undefined,
+): LifecycleEventType[] {
+  const [from, to] = [plegState(before), plegState(after)];
+  if (from === to) return [];
+  if (to === "running") return ["ContainerStarted"];
+  if (to === "exited") return ["ContainerDied"];
+  if (to === "unknown") return ["ContainerChanged"];
+  return from === "exited" ? ["ContainerRemoved"] : ["ContainerDied", "ContainerRemoved"];
 }
 
 /**
@@ -39,8 +54,8 @@ export async function* relistEvents(
       for (const id of new Set([...known.keys(), ...now.keys()])) {
         const before = known.get(id);
         const after = now.get(id);
-        for (const action of transitions(before?.state, after?.state))
-          yield { action, containerId: id, labels: (after ?? before)!.labels, time };
+        for (const type of transitions(before?.state, after?.state))
+          yield { type, containerId: id, labels: (after ?? before)!.labels, time };
       }
     }
     known = now;

@@ -7,6 +7,7 @@
 // CRI's own config messages (cri-types.ts). cri.ts passes them to a runtime.v1 runtime as they
 // are; docker.ts is the built-in shim (pause container = sandbox, the dockershim's names and
 // labels); lib/testing/fake-runtime.ts records them.
+import { KubeletError } from "../api/types.ts";
 import type { ContainerConfig, PodSandboxConfig } from "./cri-types.ts";
 
 /** Labels the kubelet sets on its containers (the dockershim names log shippers parse). */
@@ -34,8 +35,8 @@ export const LABEL = {
 /** Container name of the pod infra ("pause") container in names and labels. */
 export const POD_INFRA_CONTAINER_NAME = "POD";
 
-/** Container states in Docker's words (a CRI runtime's CONTAINER_* states map onto them). */
-export type ContainerState = "created" | "running" | "paused" | "restarting" | "removing" | "exited" | "dead";
+/** The CRI's ContainerState: the Docker adapter maps the Engine's states onto it (as the dockershim did). */
+export type ContainerState = "CONTAINER_CREATED" | "CONTAINER_RUNNING" | "CONTAINER_EXITED" | "CONTAINER_UNKNOWN";
 
 /** A container as listed: enough to match it to a pod. */
 export interface ContainerSummary {
@@ -90,6 +91,32 @@ export interface RegistryAuth {
   identitytoken?: string;
 }
 
+/** One progress message of a pull in figures, where the runtime gives them (Docker's progressDetail): a layer's bytes so far of its total. */
+export interface LayerProgress {
+  layer?: string;
+  status: string;
+  current?: number;
+  total?: number;
+}
+
+/** One progress message of a pull: as the runtime says it, in figures, and the bytes received so far over every layer. */
+export interface PullProgress extends LayerProgress {
+  /** As the runtime says it, e.g. "3f4d90098f5b: Downloading 1.2MB/4MB". */
+  message: string;
+  /** Bytes received so far by the whole pull. */
+  bytes: number;
+}
+
+/**
+ * A pull's options, passed as one object through every decorator of the port (so none can drop a
+ * field): credentials, cancellation and the progress callback.
+ */
+export interface PullOptions {
+  auth?: RegistryAuth;
+  signal?: AbortSignal;
+  onProgress?: (progress: PullProgress) => void;
+}
+
 /** The CRI's VersionResponse: which runtime answers, for /spec, the node record and container IDs. */
 export interface RuntimeVersion {
   /** "docker", or the CRI runtime's own name ("containerd", "cri-o"). */
@@ -110,6 +137,11 @@ export interface RuntimeCondition {
 /** The CRI's RuntimeStatus: the runtime's own view of its readiness (the kubelet's runtime health). */
 export interface RuntimeStatus {
   conditions: RuntimeCondition[];
+  /**
+   * The image the runtime runs its sandboxes from, when it says (containerd's sandbox_image, read from its
+   * verbose Status info; the Docker shim's --network_container_image): image GC keeps it.
+   */
+  sandboxImage?: string;
 }
 
 /**
@@ -134,14 +166,6 @@ export interface ImageStatus {
   /** repo:tag references ([] for a dangling image). */
   repoTags: string[];
   sizeBytes: number;
-}
-
-/** One progress message of a pull in figures: a layer's status and its bytes so far of its total (Docker's progressDetail). */
-export interface PullProgress {
-  layer?: string;
-  status: string;
-  current?: number;
-  total?: number;
 }
 
 /** The CRI's FilesystemUsage of the image filesystem (ImageFsInfo): where images live and what they take. */
@@ -216,10 +240,15 @@ export interface ContainerStats {
   pids: number;
 }
 
-/** A lifecycle event from the runtime (Docker `/events`, container type only). */
+/**
+ * The Go kubelet's PodLifecycleEventType (pkg/kubelet/pleg): a container (or sandbox) started, died (exited,
+ * OOM-killed included), was removed, or changed otherwise (created, stopping, paused).
+ */
+export type LifecycleEventType = "ContainerStarted" | "ContainerDied" | "ContainerRemoved" | "ContainerChanged";
+
+/** A lifecycle event from the runtime: the Docker adapter maps the Engine's events, a CRI runtime's are relisted. */
 export interface RuntimeEvent {
-  /** Docker action: "create", "start", "die", "oom", "kill", "stop", "destroy", "health_status: …". */
-  action: string;
+  type: LifecycleEventType;
   containerId: string;
   labels: Record<string, string>;
   /** ms since the epoch. */
@@ -294,10 +323,30 @@ export interface StreamingRuntime {
 }
 
 /**
- * The runtime port. Implementations throw KubeletError with codes:
- * "RuntimeUnavailable" (daemon unreachable), "NotFound" (no such container/image),
- * "Conflict" (name in use), "ImagePullFailed", "RuntimeError" (anything else).
+ * The codes the port's calls fail with (a KubeletError's `code`): RuntimeUnavailable (the runtime does not
+ * answer), NotFound (no such sandbox, container or image), Conflict (name in use, or the wrong state),
+ * ImagePullFailed, ExecTimeout (an exec outlived its timeout), Aborted (cancelled) and RuntimeError (anything else).
  */
+export type RuntimeErrorCode =
+  | "RuntimeUnavailable"
+  | "NotFound"
+  | "Conflict"
+  | "ImagePullFailed"
+  | "ExecTimeout"
+  | "Aborted"
+  | "RuntimeError";
+
+/** A runtime call's failure, its code one of RuntimeErrorCode. */
+export function runtimeError(code: RuntimeErrorCode, message: string, options?: { cause?: unknown }): KubeletError {
+  return new KubeletError(code, message, options);
+}
+
+/** Whether `error` is a runtime call's failure with `code` (errors are checked by code, never by class). */
+export function isRuntimeError(error: unknown, code: RuntimeErrorCode): boolean {
+  return (error as { code?: unknown } | null | undefined)?.code === code;
+}
+
+/** The runtime port. Implementations fail with runtimeError (see RuntimeErrorCode). */
 export interface Runtime extends StreamingRuntime {
   /** The runtime's name and versions (CRI Version); throws RuntimeUnavailable when it does not answer. */
   version(signal?: AbortSignal): Promise<RuntimeVersion>;
@@ -340,16 +389,16 @@ export interface Runtime extends StreamingRuntime {
   /** The image filesystem (CRI ImageFsInfo). */
   imageFsInfo(): Promise<ImageFsInfo>;
   /**
-   * Pulls an image; `onProgress` hears every progress message (a layer's status and bytes, and the same
-   * as figures where the runtime gives them), so a caller can cancel, through `signal`, a pull that
-   * stopped moving, or show how far it got. Throws ImagePullFailed.
+   * Pulls an image; `options.onProgress` hears every progress message when the runtime reports any
+   * (see reportsPullProgress), so a caller can cancel, through `options.signal`, a pull that stopped
+   * moving. Throws ImagePullFailed.
    */
-  pullImage(
-    ref: string,
-    auth?: RegistryAuth,
-    signal?: AbortSignal,
-    onProgress?: (progress: string, detail?: PullProgress) => void,
-  ): Promise<void>;
+  pullImage(ref: string, options?: PullOptions): Promise<void>;
+  /**
+   * Whether pullImage reports progress as the pull moves (the Docker Engine does, layer by layer); the
+   * CRI's PullImage answers only when done, so a caller cannot tell a slow pull from a stalled one there.
+   */
+  readonly reportsPullProgress: boolean;
   /** Every local image. */
   listImages(): Promise<ImageSummary[]>;
   /** Removes an image and all its tags; Conflict when a container uses it, missing is not an error. */

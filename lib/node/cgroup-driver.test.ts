@@ -1,10 +1,13 @@
-// The cgroup driver must be Docker's; QoS cgroups are on by default only where they were shown to work.
+// The cgroup driver must be the container runtime's; QoS cgroups are on by default only where they were shown to work.
 import { describe, expect, test } from "bun:test";
 import { chooseCgroupDriver, hostDefaultDriver, planQosCgroups, qosCgroupsVerified } from "./cgroup-driver.ts";
 
 describe("chooseCgroupDriver", () => {
-  test("an unset driver follows the one Docker reports", () => {
-    expect(chooseCgroupDriver("", "systemd", "cgroupfs")).toEqual({ driver: "systemd", source: "Docker's" });
+  test("an unset driver follows the one the runtime reports", () => {
+    expect(chooseCgroupDriver("", "systemd", "cgroupfs")).toEqual({
+      driver: "systemd",
+      source: "the container runtime's",
+    });
     expect(chooseCgroupDriver("", "cgroupfs", "systemd").driver).toBe("cgroupfs");
   });
 
@@ -14,7 +17,7 @@ describe("chooseCgroupDriver", () => {
 
   test("a configured driver different from Docker's refuses to start, naming both, as the kubelet does", () => {
     expect(() => chooseCgroupDriver("systemd", "cgroupfs", "cgroupfs")).toThrow(
-      'misconfiguration: kubelet cgroup driver: "systemd" is different from docker cgroup driver: "cgroupfs": set --cgroup_driver (cgroupDriver) to cgroupfs, or leave it unset to follow Docker\'s',
+      'misconfiguration: kubelet cgroup driver: "systemd" is different from docker cgroup driver: "cgroupfs": set --cgroup_driver (cgroupDriver) to cgroupfs, or leave it unset to follow the container runtime\'s',
     );
     const thrown = (() => {
       try {

@@ -8,14 +8,15 @@ import type { CgroupDriver } from "./cgroups.ts";
 /** The driver chosen and where it came from, for the start-up log. */
 export interface DriverChoice {
   driver: CgroupDriver;
-  /** "configured", "Docker's", or why it was guessed. */
+  /** "configured", "the container runtime's", or why it was guessed. */
   source: string;
 }
 
 /**
- * The driver to use. `configured` is --cgroup_driver / cgroupDriver ("" = unset); `runtime` is the
- * `CgroupDriver` Docker's GET /info reports (undefined when Docker did not answer); `hostDefault` is
- * what Docker picks on this host when it is not told (systemd on cgroup v2 under systemd, else cgroupfs).
+ * The driver to use. `configured` is --cgroup_driver / cgroupDriver ("" = unset); `runtime` is the driver the
+ * container runtime reports (the Docker Engine's GET /info; undefined when it did not answer or does not say);
+ * `hostDefault` is what a runtime picks on this host when it is not told (systemd on cgroup v2 under systemd, else
+ * cgroupfs). Only the Docker shim reports a driver, so the mismatch keeps the Go kubelet's (dockershim's) wording.
  */
 export function chooseCgroupDriver(
   configured: "" | CgroupDriver,
@@ -26,18 +27,22 @@ export function chooseCgroupDriver(
     if (configured && configured !== runtime)
       throw new KubeletError(
         "CgroupDriverMismatch",
-        `misconfiguration: kubelet cgroup driver: "${configured}" is different from docker cgroup driver: "${runtime}": set --cgroup_driver (cgroupDriver) to ${runtime}, or leave it unset to follow Docker's`,
+        `misconfiguration: kubelet cgroup driver: "${configured}" is different from docker cgroup driver: "${runtime}": set --cgroup_driver (cgroupDriver) to ${runtime}, or leave it unset to follow the container runtime's`,
       );
-    return { driver: runtime, source: configured ? "configured, as Docker's" : "Docker's" };
+    return {
+      driver: runtime,
+      source: configured ? "configured, as the container runtime's" : "the container runtime's",
+    };
   }
-  if (configured) return { driver: configured, source: "configured; Docker's was not known to check it" };
+  if (configured)
+    return { driver: configured, source: "configured; the container runtime's was not known to check it" };
   return {
     driver: hostDefault,
-    source: `Docker did not report one (${runtime === undefined ? "no answer" : `"${runtime}"`}): Docker's default on this host`,
+    source: `the container runtime did not report one (${runtime === undefined ? "no answer" : `"${runtime}"`}): the runtimes' default on this host`,
   };
 }
 
-/** The driver Docker uses on this host when it is not told: systemd on cgroup v2 booted with systemd, else cgroupfs. */
+/** The driver a runtime (Docker, containerd) uses on this host when it is not told: systemd on cgroup v2 booted with systemd, else cgroupfs. */
 export function hostDefaultDriver(version: 1 | 2, systemdBooted = existsSync("/run/systemd/system")): CgroupDriver {
   return version === 2 && systemdBooted ? "systemd" : "cgroupfs";
 }
@@ -82,6 +87,6 @@ export function planQosCgroups(input: {
   return {
     qos: false,
     enforcePods: false,
-    warning: `QoS cgroups are off by default on ${where}, which has not been shown to work end to end: pods run in Docker's default cgroup; give --cgroups_per_qos=true (cgroupsPerQOS: true) to turn them on`,
+    warning: `QoS cgroups are off by default on ${where}, which has not been shown to work end to end: pods run in the container runtime's default cgroup; give --cgroups_per_qos=true (cgroupsPerQOS: true) to turn them on`,
   };
 }

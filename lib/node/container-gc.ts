@@ -5,7 +5,13 @@
 // (kuberuntime_gc.go's evictSandboxes): a sandbox that is not ready and holds no container goes when
 // no source wants its pod, or when a newer sandbox of its pod exists.
 import type { Clock } from "../clock.ts";
-import { LABEL, type ContainerSummary, type PodSandboxSummary, type Runtime } from "../container/runtime.ts";
+import {
+  isRuntimeError,
+  LABEL,
+  type ContainerSummary,
+  type PodSandboxSummary,
+  type Runtime,
+} from "../container/runtime.ts";
 import type { Logger } from "../log.ts";
 
 export interface ContainerGcPolicy {
@@ -34,7 +40,9 @@ export type ContainerGc = () => Promise<string[]>;
 const CREATED_GRACE_MS = 60_000;
 
 const isDead = (c: ContainerSummary, age: number) =>
-  c.state === "exited" || c.state === "dead" || (c.state === "created" && age >= CREATED_GRACE_MS);
+  c.state === "CONTAINER_EXITED" ||
+  c.state === "CONTAINER_UNKNOWN" ||
+  (c.state === "CONTAINER_CREATED" && age >= CREATED_GRACE_MS);
 
 export function createContainerGc(policy: ContainerGcPolicy, deps: ContainerGcDeps): ContainerGc {
   return async () => {
@@ -75,7 +83,7 @@ export function createContainerGc(policy: ContainerGcPolicy, deps: ContainerGcDe
         await call(id);
         removed.push(id);
       } catch (error) {
-        if ((error as { code?: string }).code === "RuntimeUnavailable") throw error;
+        if (isRuntimeError(error, "RuntimeUnavailable")) throw error;
         deps.log.warn(
           `container garbage collection: cannot remove ${what} ${id.slice(0, 12)}: ${(error as Error).message}`,
         );

@@ -22,7 +22,7 @@ function stubRuntime(dir: string, ids: string[]) {
   let active = 0;
   let mostActive = 0;
   const runtime: ContainerLogManagerDeps["runtime"] = {
-    listContainers: async () => ids.map((id) => ({ id, state: "running" }) as ContainerSummary),
+    listContainers: async () => ids.map((id) => ({ id, state: "CONTAINER_RUNNING" }) as ContainerSummary),
     inspectContainer: async (id) => {
       active++;
       mostActive = Math.max(mostActive, active);

@@ -167,7 +167,7 @@ export function createContainerLogManager(
 
   const rotateOnce = async () => {
     if (!runtime.reopenContainerLog) return;
-    const running = (await runtime.listContainers()).filter((c) => c.state === "running").map((c) => c.id);
+    const running = (await runtime.listContainers()).filter((c) => c.state === "CONTAINER_RUNNING").map((c) => c.id);
     for (const id of refused) if (!running.includes(id)) refused.delete(id);
     const queue = running.filter((id) => !refused.has(id));
     const worker = async () => {

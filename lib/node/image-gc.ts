@@ -1,7 +1,8 @@
-// Image garbage collection (the Go kubelet's image GC manager): when the filesystem holding
-// the runtime's images is above --image_gc_high_threshold, remove unused images, least recently
-// used first, never the pause image (by its full reference) nor one first seen less than --minimum_image_ttl_duration
-// ago, until usage is below --image_gc_low_threshold. Also the space check before a pull.
+// Image garbage collection (the Go kubelet's image GC manager): when the filesystem holding the
+// runtime's images is above --image_gc_high_threshold, remove unused images, least recently used
+// first, never the runtime's sandbox image (its Status says which: containerd's sandbox_image) nor
+// --network_container_image nor one first seen less than --minimum_image_ttl_duration ago, until
+// usage is below --image_gc_low_threshold. Also the space check before a pull.
 import type { Clock } from "../clock.ts";
 import type { ImageSummary, Runtime } from "../container/runtime.ts";
 import { KubeletError } from "../api/types.ts";
@@ -15,24 +16,12 @@ export interface ImageGcOptions {
   highThresholdPercent: number;
   lowThresholdPercent: number;
   minAgeMs: number;
+  /** --network_container_image: kept, as the runtime's own sandbox image is. */
   pauseImage: string;
   nodeName: string;
   clock: Clock;
   log: Logger;
   events: EventRecorder;
-}
-
-/**
- * A Docker image reference in full, as containerd names images: `busybox` → `docker.io/library/busybox:latest`,
- * `local/pause:latest` → `docker.io/local/pause:latest`; a reference with a registry host stays as it is.
- */
-export function fullReference(ref: string): string {
-  const slash = ref.indexOf("/");
-  const first = ref.slice(0, Math.max(0, slash));
-  const hasHost = first.includes(".") || first.includes(":") || first === "localhost";
-  const full = hasHost ? ref : `docker.io/${slash < 0 ? "library/" : ""}${ref}`;
-  const name = full.slice(full.lastIndexOf("/") + 1);
-  return name.includes(":") || name.includes("@") ? full : `${full}:latest`;
 }
 
 export interface ImageGcDeps {
@@ -51,6 +40,18 @@ export interface ImageGc {
   checkSpaceForPull(image: string): Promise<void>;
 }
 
+/**
+ * An image reference in full, as a CRI runtime lists tags: `busybox` and `docker.io/library/busybox:latest` are one
+ * image, `local/pause:latest` is `docker.io/local/pause:latest` (Docker's normalisation of names).
+ */
+export function fullReference(ref: string): string {
+  const [first, ...rest] = ref.split("/");
+  const hasRegistry = rest.length > 0 && (/[.:]/.test(first!) || first === "localhost");
+  const named = hasRegistry ? ref : `docker.io/${rest.length ? "" : "library/"}${ref}`;
+  const last = named.slice(named.lastIndexOf("/") + 1);
+  return named.includes("@") || last.includes(":") ? named : `${named}:latest`;
+}
+
 /** How often image use is recorded while the disk is fine (the Go kubelet's image GC period). */
 const DETECTION_PERIOD_MS = 300_000;
 
@@ -62,8 +63,6 @@ interface ImageRecord {
 export function createImageGc(options: ImageGcOptions, deps: ImageGcDeps): ImageGc {
   const { clock, log, events } = options;
   const { runtime } = deps;
-  // Compared in full: containerd lists `docker.io/local/pause:latest` for --network_container_image local/pause:latest.
-  const pauseImage = fullReference(options.pauseImage);
   const records = new Map<string, ImageRecord>();
   let lastDetection = -Infinity;
   let dataRoot: string | undefined;
@@ -90,9 +89,11 @@ export function createImageGc(options: ImageGcOptions, deps: ImageGcDeps): Image
 
   const freeSpace = async (bytes: number): Promise<number> => {
     const images = await detect();
+    const { sandboxImage } = await runtime.status();
+    const kept = new Set([options.pauseImage, ...(sandboxImage ? [sandboxImage] : [])].map(fullReference));
     const now = clock.now();
     const candidates = images
-      .filter((i) => !i.inUse && !i.tags.some((tag) => fullReference(tag) === pauseImage))
+      .filter((i) => !i.inUse && !i.tags.some((tag) => kept.has(fullReference(tag))))
       .map((i) => ({ image: i, record: records.get(i.id)! }))
       .filter(({ record }) => now - record.firstDetected >= options.minAgeMs)
       .sort((a, b) => a.record.lastUsed - b.record.lastUsed || a.record.firstDetected - b.record.firstDetected);

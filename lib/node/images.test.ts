@@ -16,9 +16,16 @@ import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { testConfig, testPod } from "../testing/pods.ts";
 import { describeWithServices } from "../testing/services.ts";
 import { KubeletError } from "../api/types.ts";
+import type { PullOptions } from "../container/runtime.ts";
 import type { ConfigLookup } from "../api/config-objects.ts";
 
 const pod = testPod("p");
+
+/** Each pull the runtime was asked for: the image and the options it came with. */
+const pulledWith = (runtime: FakeRuntime) =>
+  runtime.calls
+    .filter((c) => c.method === "pullImage")
+    .map((c) => ({ ref: c.args[0] as string, ...(c.args[1] as PullOptions) }));
 
 function setup(qps = 0, burst = 10, pulls: Partial<ImageManagerOptions> = {}) {
   const clock = new FakeClock();
@@ -156,7 +163,7 @@ describe("image manager", () => {
     const images = createImageManager({ qps: 0, burst: 0, dockerConfigPaths: [join(dir, "config.json")] }, runtime);
     await images.ensureImage("registry.example.com/team/app:1", "IfNotPresent", pod);
     await images.ensureImage("busybox:1.35", "IfNotPresent", pod);
-    expect(runtime.calls.filter((c) => c.method === "pullImage").map((c) => c.args)).toEqual([
+    expect(pulledWith(runtime).map(({ ref, auth }) => [ref, auth])).toEqual([
       ["registry.example.com/team/app:1", { username: "u", password: "p", serveraddress: "registry.example.com" }],
       ["busybox:1.35", undefined],
     ]);
@@ -209,13 +216,40 @@ describe("pull slots and the progress deadline", () => {
     await expect(stuck).rejects.toMatchObject({
       code: "ErrImagePull",
       message:
-        'Failed to pull image "stuck:1": Cancel pulling image "stuck:1" because of no progress for 60s, latest progress: ""',
+        'Failed to pull image "stuck:1": Cancel pulling image "stuck:1" because of no progress for 60s, latest progress: "" (0 bytes received)',
     });
     await next;
     expect(begun(s)).toEqual(["stuck:1", "other:1"]);
     await expect(s.images.ensureImage("stuck:1", "IfNotPresent", pod)).rejects.toMatchObject({
       code: "ImagePullBackOff",
     });
+  });
+
+  test("a pull that stalls after some progress is cancelled naming its latest progress and the bytes received", async () => {
+    const s = setup(0, 10, { progressDeadlineMs: 3000 });
+    s.runtime.pullDelayMs = 4000;
+    s.runtime.pullProgressEveryMs = 1000;
+    s.runtime.stalledPulls.add("slow:1");
+    const slow = s.images.ensureImage("slow:1", "IfNotPresent", pod);
+    slow.catch(() => {});
+    await s.clock.advance(6999);
+    expect(s.events.list().filter((e) => e.reason === "Failed")).toEqual([]);
+    await s.clock.advance(1);
+    const message =
+      'Failed to pull image "slow:1": Cancel pulling image "slow:1" because of no progress for 3s, latest progress: "slow:1: Downloading 4000/4000" (4000 bytes received)';
+    await expect(slow).rejects.toMatchObject({ code: "ErrImagePull", message });
+    expect(s.events.list().find((e) => e.reason === "Failed")?.message).toBe(message);
+  });
+
+  test("on a runtime that reports no pull progress (the CRI) a pull longer than the deadline is never cancelled", async () => {
+    const s = setup(0, 10, { progressDeadlineMs: 60_000 });
+    s.runtime.reportsPullProgress = false;
+    s.runtime.pullDelayMs = 150_000;
+    s.runtime.pullProgressEveryMs = 50_000;
+    const slow = s.images.ensureImage("slow:1", "IfNotPresent", pod);
+    await s.clock.advance(150_000);
+    expect(await slow).toBe("sha256:slow:1");
+    expect(pulledWith(s.runtime)[0]?.signal).toBeUndefined();
   });
 
   test("progress messages keep a slow pull alive past the deadline", async () => {
@@ -260,7 +294,7 @@ describe("image pull secrets", () => {
     const withSecret = testPod("p", { imagePullSecrets: [{ name: "regcred" }] }, { namespace: "team" });
     await images.ensureImage("registry.example.com/team/app:1", "Always", withSecret);
     await images.ensureImage("registry.example.com/team/app:1", "Always", pod);
-    expect(runtime.calls.filter((c) => c.method === "pullImage").map((c) => c.args[1])).toEqual([
+    expect(pulledWith(runtime).map(({ auth }) => auth)).toEqual([
       { username: "pod", password: "s", serveraddress: "registry.example.com" },
       { username: "node", password: "n", serveraddress: "registry.example.com" },
     ]);

@@ -1,10 +1,17 @@
 // Image pulls: pull policy, a token bucket over all pulls (--registry_qps/--registry_burst),
 // one pull per image at a time, pulls one after another (--serialize_image_pulls) or a bounded
 // number at once (--max_parallel_image_pulls), a pull that makes no progress cancelled
-// (--image_pull_progress_deadline), and per-image back-off (ErrImagePull → ImagePullBackOff).
+// (--image_pull_progress_deadline, on a runtime that reports progress: Docker, not the CRI), and
+// per-image back-off (ErrImagePull → ImagePullBackOff).
 import { Backoff, type BackoffPersistence } from "./backoff.ts";
 import { systemClock, type Clock, type Timer } from "../clock.ts";
-import type { PullProgress, RegistryAuth, Runtime } from "../container/runtime.ts";
+import {
+  isRuntimeError,
+  type LayerProgress,
+  type PullProgress,
+  type RegistryAuth,
+  type Runtime,
+} from "../container/runtime.ts";
 import {
   credentialsFor,
   credentialsFromAuths,
@@ -34,7 +41,10 @@ export interface ImageManagerOptions {
   serialize?: boolean;
   /** --max_parallel_image_pulls: pulls at once when not serialized (0 = no limit). */
   maxParallel?: number;
-  /** --image_pull_progress_deadline: a pull with no progress message for this long is cancelled (ms, default 1m). */
+  /**
+   * --image_pull_progress_deadline: a pull with no progress message for this long is cancelled (ms, default 1m);
+   * only on a runtime that reports pull progress (Docker), never on the CRI.
+   */
   progressDeadlineMs?: number;
   dockerConfigPaths?: string[];
   /** Where the pod's imagePullSecrets (kubernetes.io/dockerconfigjson Secrets) are found. */
@@ -54,7 +64,7 @@ export interface ImageManagerOptions {
 /** What a display of pulls hears. */
 export interface PullObserver {
   started(image: string): void;
-  progress(image: string, detail: PullProgress): void;
+  progress(image: string, detail: LayerProgress): void;
   /** `sizeBytes` once pulled; an error when it failed. */
   finished(image: string, outcome: { seconds: number; sizeBytes?: number; error?: string }): void;
 }
@@ -121,29 +131,31 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
 
   /**
    * One pull on the runtime, cancelled when no progress message arrives for the deadline (the
-   * dockershim's progress reporter): a stalled registry must not hold the pull slot for ever.
+   * dockershim's progress reporter): a stalled registry must not hold the pull slot for ever. A runtime
+   * that reports no progress (the CRI's PullImage) gets no deadline, as in the Go kubelet.
    */
   const pullWithDeadline = async (image: string, auth: RegistryAuth | undefined) => {
+    if (!runtime.reportsPullProgress) return runtime.pullImage(image, { auth });
     const controller = new AbortController();
-    let latest = "";
+    let latest: PullProgress = { message: "", status: "", bytes: 0 };
     let timer: Timer | undefined;
     const arm = () => {
       timer?.cancel();
       timer = clock.setTimeout(() => {
-        controller.abort(
-          new KubeletError(
-            "ImagePullStalled",
-            `Cancel pulling image "${image}" because of no progress for ${deadline / 1000}s, latest progress: "${latest}"`,
-          ),
-        );
+        const reason = `Cancel pulling image "${image}" because of no progress for ${deadline / 1000}s, latest progress: "${latest.message}" (${latest.bytes} bytes received)`;
+        controller.abort(new KubeletError("ImagePullStalled", reason));
       }, deadline);
     };
     arm();
     try {
-      await runtime.pullImage(image, auth, controller.signal, (progress, detail) => {
-        latest = progress;
-        arm();
-        if (detail) options.pulls?.progress(image, detail);
+      await runtime.pullImage(image, {
+        auth,
+        signal: controller.signal,
+        onProgress: (progress) => {
+          latest = progress;
+          arm();
+          options.pulls?.progress(image, progress);
+        },
       });
     } finally {
       timer?.cancel();
@@ -200,7 +212,7 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
       const message = `Failed to pull image "${image}": ${(error as Error).message}`;
       options.events?.record(pod, "Warning", "Failed", message);
       // A daemon outage is not the image's fault: no image back-off, the sync loop retries.
-      if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
+      if (isRuntimeError(error, "RuntimeUnavailable")) throw error;
       const delay = backoff.next(image);
       failures.set(image, message);
       log.warn(`${message}; next attempt in ${delay / 1000}s`);

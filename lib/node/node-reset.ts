@@ -82,7 +82,7 @@ export async function resetNode(options: NodeResetOptions, deps: NodeResetDeps):
   async function removeContainer(c: (typeof containers)[number], pod: string | undefined) {
     if (c.labels[LABEL.podUid]) uids.add(c.labels[LABEL.podUid]);
     await step({ kind: "container", target: c.name, pod }, async () => {
-      if (c.state === "running") {
+      if (c.state === "CONTAINER_RUNNING") {
         const grace = Number(c.labels[LABEL.terminationGracePeriod] ?? DEFAULT_GRACE_SECONDS);
         await runtime.stopContainer(c.id, Number.isFinite(grace) ? grace : DEFAULT_GRACE_SECONDS);
       }

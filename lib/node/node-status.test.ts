@@ -99,12 +99,12 @@ test("Ready turns False with the reason, and lastTransitionTime moves only when 
 
 test("the node is not Ready when Docker does not answer or the sync loop is stuck; waiting sources do not matter", () => {
   const check = (name: string, ok: boolean, message = "ok") => ({ name, ok, message });
-  expect(readinessFrom([check("docker", true), check("syncloop", true), check("sources", false, "waiting")])).toEqual({
+  expect(readinessFrom([check("runtime", true), check("syncloop", true), check("sources", false, "waiting")])).toEqual({
     ready: true,
     message: "",
   });
   expect(
-    readinessFrom([check("docker", false, "connect ENOENT"), check("syncloop", false, "last sync 45s ago")]),
+    readinessFrom([check("runtime", false, "connect ENOENT"), check("syncloop", false, "last sync 45s ago")]),
   ).toEqual({
     ready: false,
     message: "container runtime is down: connect ENOENT; sync loop is not healthy: last sync 45s ago",
@@ -114,7 +114,7 @@ test("the node is not Ready when Docker does not answer or the sync loop is stuc
 test("the runtime is ready with RuntimeReady and NetworkReady; a false one is the Ready condition's message, worded as the Go kubelet's", () => {
   const ready = (type: string, status: boolean, reason = "", message = "") => ({ type, status, reason, message });
   expect(runtimeCheck({ conditions: [ready("RuntimeReady", true), ready("NetworkReady", true)] })).toEqual({
-    name: "docker",
+    name: "runtime",
     ok: true,
     message: "ok",
   });

@@ -73,10 +73,13 @@ export interface HealthCheck {
   why?: string;
 }
 
-/** Ready from the /healthz checks: the runtime answers and is ready ("docker"), the sync loop is not stuck ("syncloop"). */
+/** Name of the /healthz check of the container runtime, whichever it is. */
+export const RUNTIME_CHECK = "runtime";
+
+/** Ready from the /healthz checks: the runtime answers and is ready ("runtime"), the sync loop is not stuck ("syncloop"). */
 export function readinessFrom(checks: HealthCheck[]): Readiness {
   const why: Record<string, string> = {
-    docker: "container runtime is down",
+    [RUNTIME_CHECK]: "container runtime is down",
     syncloop: "sync loop is not healthy",
     shutdown: "node is shutting down",
   };
@@ -98,11 +101,11 @@ export function runtimeCheck(status: RuntimeStatus): HealthCheck {
     ["NetworkReady", "container runtime network not ready"],
   ] as const) {
     const c = status.conditions.find((c) => c.type === type);
-    if (!c) return { name: "docker", ok: false, why, message: `${type} condition is missing` };
+    if (!c) return { name: RUNTIME_CHECK, ok: false, why, message: `${type} condition is missing` };
     if (!c.status)
-      return { name: "docker", ok: false, why, message: `${type}=false reason:${c.reason} message:${c.message}` };
+      return { name: RUNTIME_CHECK, ok: false, why, message: `${type}=false reason:${c.reason} message:${c.message}` };
   }
-  return { name: "docker", ok: true, message: "ok" };
+  return { name: RUNTIME_CHECK, ok: true, message: "ok" };
 }
 
 export interface NodeInput {

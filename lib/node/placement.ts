@@ -49,7 +49,7 @@ export async function setUpPodPlacement(
     cfsPeriodUs: config.cpuCfsQuotaPeriod * 1000,
   };
   const version = cgroupVersion();
-  // The driver must be Docker's: pods placed under cgroupfs paths on a systemd Docker fail every create.
+  // The driver must be the runtime's: pods placed under cgroupfs paths on a systemd runtime fail every create.
   const reported = await runtime.machineInfo().then(
     (info) => info.cgroupDriver,
     () => undefined,
@@ -86,7 +86,7 @@ export async function setUpPodPlacement(
   } catch (error) {
     throw new KubeletError(
       "CgroupSetupFailed",
-      `cannot set up the QoS cgroups under ${kubepods}: ${(error as Error).message}; run as root, or give --cgroups_per_qos=false --enforce_node_allocatable=none to leave pods in Docker's default cgroup`,
+      `cannot set up the QoS cgroups under ${kubepods}: ${(error as Error).message}; run as root, or give --cgroups_per_qos=false --enforce_node_allocatable=none to leave pods in the container runtime's default cgroup`,
       { cause: error },
     );
   }

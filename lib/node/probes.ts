@@ -2,7 +2,7 @@
 // curl needed in the image), HTTP, TCP and gRPC (grpc-probe.ts) from the kubelet process. One worker per probe.
 import { connect } from "node:net";
 import { systemClock, type Clock, type Timer } from "../clock.ts";
-import type { Runtime } from "../container/runtime.ts";
+import { isRuntimeError, type Runtime } from "../container/runtime.ts";
 import type { EventRecorder } from "./events.ts";
 import { silentLogger, type Logger } from "../log.ts";
 import type { KubeletMetrics } from "../metrics.ts";
@@ -81,9 +81,9 @@ export async function runProbe(
     }
     return { result: "failure", message: "probe has no supported handler" };
   } catch (error) {
-    const e = error as Error & { code?: string };
+    const e = error as Error;
     const message =
-      e.name === "TimeoutError" || e.code === "ExecTimeout"
+      e.name === "TimeoutError" || isRuntimeError(error, "ExecTimeout")
         ? `timeout: probe did not answer within ${timeoutMs / 1000}s`
         : e.message;
     return { result: "failure", message };

@@ -34,7 +34,7 @@ describe("resource analyzer", () => {
           image: "local/busybox:stable",
           labels: { [LABEL.podUid]: pod.metadata.uid, [LABEL.containerName]: name, [LABEL.restartCount]: "0" },
         },
-        { running: true, state: "running" },
+        { running: true, state: "CONTAINER_RUNNING" },
       );
     container("POD");
     const app = container("app");
@@ -159,7 +159,7 @@ describe("resource analyzer", () => {
         image: "local/busybox:stable",
         labels: { [LABEL.podUid]: s.analyzer.summary()!.pods[0]!.podRef.uid, [LABEL.containerName]: "late" },
       },
-      { running: true, state: "running" },
+      { running: true, state: "CONTAINER_RUNNING" },
     );
     s.runtime.containerSizes.set(id, 1234);
     await s.clock.advance(10_000);

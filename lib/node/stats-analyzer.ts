@@ -127,7 +127,7 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
     for (const c of listed) next.rootfs.set(c.id, c.sizeRwBytes ?? 0);
     await Promise.all(
       listed
-        .filter((c) => c.state === "running")
+        .filter((c) => c.state === "CONTAINER_RUNNING")
         .map(async (c) => {
           const details = await measured("the log path of container", c.id, () => deps.runtime.inspectContainer(c.id));
           if (details?.logPath) next.logs.set(c.id, await logBytes(details.logPath));
@@ -157,12 +157,15 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
       // A new pod or container is measured at the next collection, not a whole fs period later.
       const unseen =
         pods.some((p) => !fs.volumes.has(p.metadata.uid)) ||
-        containers.some((c) => c.state === "running" && !fs.rootfs.has(c.id));
+        containers.some((c) => c.state === "CONTAINER_RUNNING" && !fs.rootfs.has(c.id));
       if (unseen || clock.now() - fsAt >= options.fsPeriodMs) {
         containers = await walkFilesystems(pods);
       }
       // A pod's network is its sandbox's: sampled like a running container (the Docker shim's pause answers stats).
-      const running: Array<{ id: string }> = [...containers.filter((c) => c.state === "running"), ...sandboxes];
+      const running: Array<{ id: string }> = [
+        ...containers.filter((c) => c.state === "CONTAINER_RUNNING"),
+        ...sandboxes,
+      ];
       const cgroupUsage = new Map(
         await Promise.all(
           pods.map(
@@ -212,7 +215,9 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
         },
         pods: pods.map((pod) => {
           const pause = sandboxes.find((s) => s.metadata.uid === pod.metadata.uid);
-          const apps = containers.filter((c) => c.state === "running" && c.labels[LABEL.podUid] === pod.metadata.uid);
+          const apps = containers.filter(
+            (c) => c.state === "CONTAINER_RUNNING" && c.labels[LABEL.podUid] === pod.metadata.uid,
+          );
           const containerStats: ContainerSummaryStats[] = apps.map((c) => {
             const s = stats.get(c.id);
             return {

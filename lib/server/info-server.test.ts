@@ -35,7 +35,7 @@ function setup(config: Partial<KubeletConfig> = {}, extra: Partial<InfoServerDep
         [LABEL.restartCount]: "0",
       },
     },
-    { running: true, state: "running" },
+    { running: true, state: "CONTAINER_RUNNING" },
   );
   runtime.setLogs(id, "line 1\nline 2\n");
   const merged: Array<{ op: PodOperation; pods: Pod[] }> = [];
@@ -68,7 +68,7 @@ function setup(config: Partial<KubeletConfig> = {}, extra: Partial<InfoServerDep
       merge: (_source, op, pods) => merged.push({ op, pods }),
       mergeConfigs: (_source, op, objects) => mergedConfigs.push({ op, objects }),
     },
-    health: async () => ({ ok: true, checks: [{ name: "docker", ok: true, message: "ok" }] }),
+    health: async () => ({ ok: true, checks: [{ name: "runtime", ok: true, message: "ok" }] }),
     summary: () => undefined,
     metrics,
     events: createEventRecorder(),
@@ -87,11 +87,11 @@ describe("info server", () => {
     expect(await (await s.app.request("/healthz")).text()).toBe("ok");
     const sick = setup(
       {},
-      { health: async () => ({ ok: false, checks: [{ name: "docker", ok: false, message: "unreachable" }] }) },
+      { health: async () => ({ ok: false, checks: [{ name: "runtime", ok: false, message: "unreachable" }] }) },
     );
     const response = await sick.app.request("/healthz");
     expect(response.status).toBe(500);
-    expect(await response.text()).toContain("[-]docker failed: unreachable");
+    expect(await response.text()).toContain("[-]runtime failed: unreachable");
   });
 
   test("GET /pods is a PodList with statuses and /pods/{ns}/{name} one pod", async () => {
@@ -127,7 +127,7 @@ describe("info server", () => {
     const spec = (await (await failing.app.request("/spec")).json()) as Record<string, unknown>;
     expect(spec.docker_version).toBe("unknown");
     expect(warnings).toEqual([
-      `GET /spec: cannot read the Docker Engine's version: connect ENOENT /var/run/docker.sock; reporting "unknown"`,
+      `GET /spec: cannot read the container runtime's version: connect ENOENT /var/run/docker.sock; reporting "unknown"`,
     ]);
   });
 
@@ -143,7 +143,7 @@ describe("info server", () => {
       {
         health: async () => ({
           ok: true,
-          checks: [{ name: "docker", ok: true, message: "ok" }],
+          checks: [{ name: "runtime", ok: true, message: "ok" }],
           conditions: [
             {
               type: "MemoryPressure",
@@ -164,7 +164,7 @@ describe("info server", () => {
     const response = await app.request("/healthz?verbose");
     expect(response.status).toBe(200);
     expect(await response.text()).toBe(
-      "[+]docker ok\n[!]MemoryPressure=True KubeletHasInsufficientMemory: kubelet has insufficient memory available\n[+]DiskPressure=False KubeletHasNoDiskPressure: kubelet has no disk pressure\nhealthz check passed\n",
+      "[+]runtime ok\n[!]MemoryPressure=True KubeletHasInsufficientMemory: kubelet has insufficient memory available\n[+]DiskPressure=False KubeletHasNoDiskPressure: kubelet has no disk pressure\nhealthz check passed\n",
     );
   });
 

@@ -174,7 +174,7 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
 
   const machine = async () => {
     const version = await deps.runtime.version().catch((error: Error) => {
-      deps.log?.warn(`GET /spec: cannot read the Docker Engine's version: ${error.message}; reporting "unknown"`);
+      deps.log?.warn(`GET /spec: cannot read the container runtime's version: ${error.message}; reporting "unknown"`);
       return undefined;
     });
     return {

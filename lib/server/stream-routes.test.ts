@@ -24,7 +24,7 @@ runtime.seed(
       [LABEL.restartCount]: "0",
     },
   },
-  { running: true, state: "running" },
+  { running: true, state: "CONTAINER_RUNNING" },
 );
 const app = new Hono();
 // Errors render as onError would in the info server; these tests look at status codes and messages.

@@ -74,7 +74,7 @@ export function createStreamRoutes(deps: StreamRouteDeps): Hono {
     const protocol = webSocketProtocol(c);
     const { namespace, pod, container } = c.req.param() as Record<"namespace" | "pod" | "container", string>;
     const chosen = await pickContainer(deps.runtime, namespace, pod, container);
-    if (chosen.state !== "running")
+    if (chosen.state !== "CONTAINER_RUNNING")
       throw httpError(
         400,
         `container "${container}" in pod "${pod}" in namespace "${namespace}" is not running (${chosen.state})`,

@@ -1,8 +1,17 @@
 // The only etcd3 import: a narrow etcd client (get, list, put on a lease, delete, leases, watch) shared
 // by the etcd source, the fleet reporter and `kubelet fleet`. It takes plain settings; --etcd_config is
 // read by lib/config/etcd-config.ts.
+//
+// Decisions: TLS uses gRPC's certificate-provider credentials over the certificate files, re-read every
+// 10 s (etcd-certificates.ts): a rotated certificate is used by the next connection, and the open
+// ones (with their watches and their revision) are kept. The server's certificate is checked against the
+// endpoint's IP or name (patches/@grpc+grpc-js: no TLS server name for an IP, which Bun and Deno refuse).
+// etcd's refusals become KubeletErrors that name the keys and the user (etcd-errors.ts).
 import { Etcd3, type IOptions } from "etcd3";
 import { KubeletError } from "../api/types.ts";
+import { loadGrpc } from "../container/grpc.ts";
+import { certificateMismatch, type EtcdTlsFiles, watchCertificateFiles } from "./etcd-certificates.ts";
+import { etcdRefusal, explain, keyList, staleToken } from "./etcd-errors.ts";
 
 /** One key as etcd stores it. */
 export interface EtcdEntry {
@@ -24,7 +33,8 @@ export interface EtcdWatchHandlers {
   put(entry: EtcdEntry): void;
   delete(key: string): void;
   disconnected?(): void;
-  connected?(): void;
+  /** The watch is (again) in place, from `revision` on: after a lost connection, where it left off. */
+  connected?(revision: number): void;
 }
 
 /** What the kubelet asks of etcd. Errors are etcd3's; "LeaseNotFound" when a lease has expired. */
@@ -60,33 +70,47 @@ export interface EtcdClientOptions {
   endpoints: string[];
   /** How long to wait for a connection, ms (default 5 s). */
   dialTimeoutMs?: number;
-  /** PEM contents: the CA to trust, and a client certificate and key to present. */
-  tls?: { ca: Buffer; cert?: Buffer; key?: Buffer };
+  /** PEM files: the CA to trust, and a client certificate and key to present (both or neither). */
+  tls?: EtcdTlsFiles;
   auth?: { username: string; password: string };
 }
 
 /** etcd's default --max-txn-ops is 128. */
 const TXN_OPS = 100;
 
+/** How often the certificate files are read again: a rotation reaches new connections within this. */
+const CERT_RELOAD_MS = 10_000;
+
 /** Calls to a member that does not answer fail after this, so a lost cluster is noticed and retried. */
 const CALL_TIMEOUT_MS = 5000;
 
 export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
   if (options.endpoints.length === 0) throw new KubeletError("InvalidValue", "etcd needs at least one endpoint");
-  const client = new Etcd3({
-    hosts: options.endpoints,
-    dialTimeout: options.dialTimeoutMs ?? 5000,
-    ...(options.tls
-      ? {
-          credentials: {
-            rootCertificate: options.tls.ca,
-            ...(options.tls.cert ? { certChain: options.tls.cert } : {}),
-            ...(options.tls.key ? { privateKey: options.tls.key } : {}),
-          },
-        }
-      : {}),
-    ...(options.auth ? { auth: options.auth } : {}),
-  } satisfies IOptions);
+  // Created on first use: the TLS credentials come from the lazily loaded gRPC module.
+  let etcd: Promise<Etcd3> | undefined;
+  const files = options.tls ? watchCertificateFiles(options.tls, CERT_RELOAD_MS) : undefined;
+  const connect = () =>
+    (etcd ??= (async () => {
+      const grpc = await loadGrpc();
+      const credentials = files
+        ? grpc.experimental.createCertificateProviderChannelCredentials(files.provider, files.identity, {
+            checkServerIdentity: (host, cert) => certificateMismatch(host, cert, options.endpoints),
+          })
+        : undefined;
+      return new Etcd3({
+        hosts: options.endpoints,
+        dialTimeout: options.dialTimeoutMs ?? 5000,
+        ...(credentials ? { credentials: credentials as unknown as IOptions["credentials"] } : {}),
+        ...(options.auth ? { auth: options.auth } : {}),
+      } satisfies IOptions);
+    })());
+  /** Drops the etcd3 client for a new one (closing the old): its next call logs in afresh. */
+  const reconnect = () => {
+    const old = etcd;
+    etcd = undefined;
+    void old?.then((client) => client.close());
+  };
+  const refused = etcdRefusal(options);
   const deadline = () => ({ deadline: new Date(Date.now() + CALL_TIMEOUT_MS) });
   const entry = (kv: { key: Buffer; value: Buffer; lease: string; mod_revision: string }): EtcdEntry => ({
     key: kv.key.toString("utf8"),
@@ -96,42 +120,70 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
   });
   return {
     async get(key) {
-      const response = await client.get(key).options(deadline()).exec();
+      const client = await connect();
+      const response = await client
+        .get(key)
+        .options(deadline())
+        .exec()
+        .catch(refused(`reading ${key}`));
       const kv = response.kvs[0];
       return { entry: kv ? entry(kv) : undefined, revision: Number(response.header.revision) };
     },
     async list(prefix) {
-      const response = await client.getAll().prefix(prefix).options(deadline()).exec();
+      const client = await connect();
+      const response = await client
+        .getAll()
+        .prefix(prefix)
+        .options(deadline())
+        .exec()
+        .catch(refused(`reading ${prefix}…`));
       return { entries: response.kvs.map(entry), revision: Number(response.header.revision) };
     },
     async put(key, value, lease) {
-      const builder = client.put(key).value(value).options(deadline());
-      await (lease ? builder.lease(lease) : builder).exec().catch(leaseError(lease));
+      const builder = (await connect()).put(key).value(value).options(deadline());
+      await (lease ? builder.lease(lease) : builder)
+        .exec()
+        .catch(leaseError(lease))
+        .catch(refused(`writing ${key}`));
     },
     async delete(key) {
-      await client.delete().key(key).options(deadline()).exec();
+      const client = await connect();
+      await client
+        .delete()
+        .key(key)
+        .options(deadline())
+        .exec()
+        .catch(refused(`deleting ${key}`));
     },
     async apply(changes, lease) {
+      const client = await connect();
       for (let i = 0; i < changes.length; i += TXN_OPS) {
-        const success = changes
-          .slice(i, i + TXN_OPS)
-          .map(({ key, value }) =>
-            value === undefined
-              ? { request_delete_range: { key: Buffer.from(key) } }
-              : { request_put: { key: Buffer.from(key), value: Buffer.from(value), lease: lease ?? "0" } },
-          );
-        await client.kv.txn({ compare: [], success, failure: [] }, deadline()).catch(leaseError(lease));
+        const batch = changes.slice(i, i + TXN_OPS);
+        const success = batch.map(({ key, value }) =>
+          value === undefined
+            ? { request_delete_range: { key: Buffer.from(key) } }
+            : { request_put: { key: Buffer.from(key), value: Buffer.from(value), lease: lease ?? "0" } },
+        );
+        await client.kv
+          .txn({ compare: [], success, failure: [] }, deadline())
+          .catch(leaseError(lease))
+          .catch(refused(`writing ${keyList(batch.map((c) => c.key))}`));
       }
     },
     async grantLease(ttlSeconds) {
-      return String((await client.leaseClient.leaseGrant({ TTL: ttlSeconds }, deadline())).ID);
+      const client = await connect();
+      const response = await client.leaseClient
+        .leaseGrant({ TTL: ttlSeconds }, deadline())
+        .catch(refused("granting a lease"));
+      return String(response.ID);
     },
     async keepAlive(lease) {
-      const stream = await client.leaseClient.leaseKeepAlive(deadline());
+      const renewing = `renewing lease ${lease}`;
+      const stream = await (await connect()).leaseClient.leaseKeepAlive(deadline()).catch(refused(renewing));
       try {
         const response = await new Promise<{ TTL: string }>((resolve, reject) => {
           stream.on("data", resolve);
-          stream.on("error", reject);
+          stream.on("error", (error) => reject(explain(error, renewing, options)));
           stream.write({ ID: lease });
         });
         const ttl = Number(response.TTL);
@@ -142,33 +194,65 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
       }
     },
     async leaseTimeToLive(lease) {
-      const response = await client.leaseClient.leaseTimeToLive({ ID: lease }, deadline());
+      const response = await (await connect()).leaseClient
+        .leaseTimeToLive({ ID: lease }, deadline())
+        .catch(refused(`reading lease ${lease}`));
       const ttl = Number(response.TTL);
       return ttl < 0 ? undefined : { ttl, granted: Number(response.grantedTTL) };
     },
     async revokeLease(lease) {
-      await client.leaseClient.leaseRevoke({ ID: lease }, deadline());
+      await (await connect()).leaseClient
+        .leaseRevoke({ ID: lease }, deadline())
+        .catch(refused(`revoking lease ${lease}`));
     },
     async watch(target, startRevision, handlers) {
-      const builder = client.watch();
-      const scoped = "key" in target ? builder.key(target.key) : builder.prefix(target.prefix);
-      const watcher = await scoped.startRevision(String(startRevision)).create();
+      const what = "key" in target ? target.key : `${target.prefix}…`;
+      const create = async (from: string) => {
+        const builder = (await connect()).watch();
+        const scoped = "key" in target ? builder.key(target.key) : builder.prefix(target.prefix);
+        return scoped
+          .startRevision(from)
+          .create()
+          .catch(refused(`watching ${what}`));
+      };
+      let watcher = await create(String(startRevision));
+      let cancelled = false;
       let ended = () => {};
       const done = new Promise<void>((resolve, reject) => {
         ended = resolve;
-        watcher.on("put", (kv) => handlers.put(entry(kv)));
-        watcher.on("delete", (kv) => handlers.delete(kv.key.toString("utf8")));
-        watcher.on("disconnected", () => handlers.disconnected?.());
-        watcher.on("connected", () => handlers.connected?.());
-        watcher.on("error", reject);
-        watcher.on("end", resolve);
+        const follow = (current: typeof watcher) => {
+          current.on("put", (kv) => handlers.put(entry(kv)));
+          current.on("delete", (kv) => handlers.delete(kv.key.toString("utf8")));
+          current.on("disconnected", () => handlers.disconnected?.());
+          current.on("connected", () => handlers.connected?.(Number(current.lastRevision())));
+          current.on("end", resolve);
+          current.on("error", (error) => {
+            if (cancelled || !staleToken(error)) return reject(explain(error, `watching ${what}`, options));
+            // etcd forgot the login (it restarted) and refused the resumed watch: etcd3 keeps its watch stream
+            // on the old token for good, so a new client logs in again and the watch goes on from where it was.
+            const from = String(current.lastRevision() ?? startRevision);
+            reconnect();
+            create(from).then((next) => {
+              watcher = next;
+              follow(next);
+              handlers.connected?.(Number(from));
+            }, reject);
+          });
+        };
+        follow(watcher);
       });
       return {
         done,
-        cancel: () => watcher.cancel().then(ended, ended),
+        cancel: () => {
+          cancelled = true;
+          return watcher.cancel().then(ended, ended);
+        },
       };
     },
-    close: () => client.close(),
+    close() {
+      files?.stop();
+      void etcd?.then((client) => client.close());
+    },
   };
 }
 

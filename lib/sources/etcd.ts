@@ -101,6 +101,7 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
         values.clear();
         for (const entry of entries) if (relevant(entry.key)) values.set(entry.key, entry.value);
         publish();
+        let lost = false;
         const watch = await client.watch({ prefix }, revision + 1, {
           put: (entry) => {
             if (!relevant(entry.key)) return;
@@ -110,8 +111,15 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
           delete: (name) => {
             if (values.delete(name)) publish();
           },
-          disconnected: () => log.warn(`lost the etcd watch on ${prefix}; reconnecting (pods are kept)`),
-          connected: () => log.debug(`watching ${prefix}`),
+          disconnected: () => {
+            lost = true;
+            log.warn(`lost the etcd watch on ${prefix}; reconnecting (pods are kept)`);
+          },
+          connected: (from) => {
+            if (lost) log.info(`the etcd watch on ${prefix} resumed at revision ${from}`);
+            else log.debug(`watching ${prefix} from revision ${from}`);
+            lost = false;
+          },
         });
         if (stop.signal.aborted)
           void watch.cancel(); // stopped while the watch was being set up

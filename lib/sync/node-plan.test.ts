@@ -62,7 +62,7 @@ const plan = (
     pods,
     observed,
     networkMode: "none",
-    pauseImage: PAUSE,
+    sandboxImage: PAUSE,
     imagePresent: (image) => (over.present ?? [PAUSE, "busybox:1.36"]).includes(image),
     configs: over.configs ?? noConfigs,
     now: over.now ?? Date.now(),

@@ -54,7 +54,8 @@ export interface NodePlanInput {
   /** Every kubelet sandbox and container on the node, by pod uid. */
   observed: Map<string, Observed>;
   networkMode: string;
-  pauseImage: string;
+  /** The runtime's sandbox image, when its Status names it: planned as a pull when missing (the runtime pulls it). */
+  sandboxImage?: string;
   /** Whether an image is present on the node now. */
   imagePresent(image: string): boolean;
   configs: ConfigLookup;
@@ -172,7 +173,8 @@ function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAct
         ...(fields && plan.createSandbox.reason === "changed" ? { fields } : {}),
       });
     }
-    pull({ image: input.pauseImage, imagePullPolicy: "IfNotPresent" }, POD_INFRA_CONTAINER_NAME);
+    if (input.sandboxImage)
+      pull({ image: input.sandboxImage, imagePullPolicy: "IfNotPresent" }, POD_INFRA_CONTAINER_NAME);
     for (const spec of pod.spec.initContainers ?? [])
       start(spec, true, "start-init-container", "in order, each to completion");
     for (const spec of pod.spec.containers) start(spec, false, "start-container", "new");

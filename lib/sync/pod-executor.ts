@@ -5,7 +5,13 @@
 import { Backoff, type BackoffPersistence } from "../node/backoff.ts";
 import { type Clock, untilAborted } from "../clock.ts";
 import { containerConfig, podSandboxConfig, type PodContext, type VolumeMount } from "../container/container-config.ts";
-import { LABEL, type ContainerDetails, type PodSandboxDetails, type Runtime } from "../container/runtime.ts";
+import {
+  LABEL,
+  type ContainerDetails,
+  type PodSandboxDetails,
+  type Runtime,
+  isRuntimeError,
+} from "../container/runtime.ts";
 import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager, PullPolicy } from "../node/images.ts";
 import type { Logger } from "../log.ts";
@@ -30,8 +36,6 @@ export interface PodExecutorOptions {
   hostname: string;
   hostIP: string;
   networkMode: string;
-  /** Pulled before a sandbox is run (the runtime's pause image: the Docker shim's, or the CRI runtime's). */
-  pauseImage: string;
   /** --pod_logs_dir, where a CRI runtime writes container logs; see PodContext. */
   podLogsDir?: string;
   allowPrivileged: boolean;
@@ -174,7 +178,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
         return undefined;
     } catch (error) {
       const e = error as KubeletError;
-      if (e.code === "RuntimeUnavailable") throw error;
+      if (isRuntimeError(e, "RuntimeUnavailable")) throw error;
       return {
         reason: e.code === "ImagePullBackOff" || e.code === "ErrImageNeverPull" ? e.code : "ErrImagePull",
         message: e.message,
@@ -192,7 +196,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
       );
       done.created++;
     } catch (error) {
-      if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
+      if (isRuntimeError(error, "RuntimeUnavailable")) throw error;
       if ((error as KubeletError).code === "CreateContainerConfigError") {
         // Not the container's fault: no crash back-off; the pod is synced again when the object appears.
         events.record(pod, "Warning", "Failed", `Error: ${(error as Error).message}`, field);
@@ -206,7 +210,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     try {
       await runtime.startContainer(id);
     } catch (error) {
-      if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
+      if (isRuntimeError(error, "RuntimeUnavailable")) throw error;
       deps.metrics?.containerStarted(init ? "init_container" : "container", true);
       events.record(pod, "Warning", "Failed", `Error: ${(error as Error).message}`, field);
       crashBackoff.next(`${pod.metadata.uid}/${spec.name}`);
@@ -277,7 +281,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
       try {
         host = await preparePodHost(pod);
       } catch (error) {
-        if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
+        if (isRuntimeError(error, "RuntimeUnavailable")) throw error;
         for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers])
           waiting.set(c.name, { reason: "CreateContainerConfigError", message: (error as Error).message });
         events.record(pod, "Warning", "FailedMount", (error as Error).message);
@@ -288,9 +292,9 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     let sandbox = plan.sandbox;
     if (plan.createSandbox) {
       try {
-        sandbox = await createSandbox(pod, host!, plan.createSandbox.attempt, done, signal);
+        sandbox = await createSandbox(pod, host!, plan.createSandbox.attempt, done);
       } catch (error) {
-        if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
+        if (isRuntimeError(error, "RuntimeUnavailable")) throw error;
         deps.metrics?.containerStarted("podsandbox", true);
         // The Go kubelet's words; its containers keep their default waiting reason (ContainerCreating, or
         // PodInitializing with init containers): no container was at fault.
@@ -303,7 +307,6 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
         retry(10_000);
         return { waiting, retryAfterMs, podIP: "" };
       }
-      if (!sandbox) return { waiting, podIP: "" }; // cancelled while the pause image was pulled
     }
     const podIP = pod.spec.hostNetwork ? options.hostIP : sandbox!.ipAddress;
 
@@ -331,7 +334,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
       // Running containers see their ConfigMap, Secret and downward API files follow changes, without a restart.
       if (plan.sandbox)
         await mountVolumes(pod).catch((error: Error) => {
-          if ((error as KubeletError).code === "RuntimeUnavailable") throw error;
+          if (isRuntimeError(error, "RuntimeUnavailable")) throw error;
           events.record(pod, "Warning", "FailedMount", error.message);
           retry(10_000);
         });
@@ -363,15 +366,12 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
       signal,
     )) === true;
 
-  /** Runs the pod's sandbox; undefined when the sync was cancelled while its image was pulled. */
-  const createSandbox = async (
-    pod: Pod,
-    host: PodContext,
-    attempt: number,
-    done: Done,
-    signal: AbortSignal,
-  ): Promise<PodSandboxDetails | undefined> => {
-    if (!(await pulled(options.pauseImage, "IfNotPresent", pod, signal))) return undefined;
+  /**
+   * Runs the pod's sandbox. Its image is the runtime's (containerd's sandbox_image, the Docker shim's
+   * --network_container_image): the runtime pulls it, never the kubelet (as the Go kubelet; the dockershim's
+   * ensureSandboxImageExists).
+   */
+  const createSandbox = async (pod: Pod, host: PodContext, attempt: number, done: Done): Promise<PodSandboxDetails> => {
     const id = await runtime.runPodSandbox(podSandboxConfig(pod, host, attempt));
     done.created++;
     deps.metrics?.containerStarted("podsandbox", false);

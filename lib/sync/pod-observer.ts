@@ -1,8 +1,13 @@
 // The observer of the sync: lists the node's kubelet sandboxes and containers (or one pod's) on the Runtime port,
 // inspects each and groups them by pod uid (Observed, the input of pod-plan.ts), with each dead container's
 // termination message. Nothing here changes the runtime: the executor (pod-executor.ts) does.
-import { KubeletError } from "../api/types.ts";
-import { LABEL, type ContainerDetails, type PodSandboxDetails, type Runtime } from "../container/runtime.ts";
+import {
+  LABEL,
+  type ContainerDetails,
+  type PodSandboxDetails,
+  type Runtime,
+  isRuntimeError,
+} from "../container/runtime.ts";
 import type { VolumeManager } from "../node/volumes.ts";
 import type { Observed } from "./pod-plan.ts";
 
@@ -78,7 +83,7 @@ export function createPodObserver(deps: PodObserverDeps): PodObserver {
       try {
         answer = await ask();
       } catch (error) {
-        if ((error as KubeletError).code === "NotFound") return undefined;
+        if (isRuntimeError(error, "NotFound")) return undefined;
         throw error;
       }
       if (!fresh || running(answer) === listedRunning) inspected.set(key, answer);
@@ -99,7 +104,7 @@ export function createPodObserver(deps: PodObserverDeps): PodObserver {
         const container = await details(
           summary.id,
           summary.state,
-          summary.state === "running",
+          summary.state === "CONTAINER_RUNNING",
           async () => {
             const c = await runtime.inspectContainer(summary.id);
             if (!c.running && c.labels[LABEL.terminationMessagePath])

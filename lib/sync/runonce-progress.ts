@@ -1,7 +1,7 @@
 // runonce's account of its work while it runs. On a terminal: one line per image pulled (bytes and
 // percent, redrawn in place) and a line of the pods' progress. Elsewhere (a pipe, a log file): one line
 // per image as its pull starts and one as it ends, with its size and time, and nothing redrawn.
-import type { PullProgress } from "../container/runtime.ts";
+import type { LayerProgress } from "../container/runtime.ts";
 import type { PullObserver } from "../node/images.ts";
 
 export interface RunOnceProgress extends PullObserver {
@@ -75,7 +75,7 @@ export function createRunOnceProgress(options: RunOnceProgressOptions): RunOnceP
  */
 function downloaded(
   layers: ImageLine["layers"],
-  detail: PullProgress,
+  detail: LayerProgress,
 ): { sofar: string | undefined; milestone: boolean } {
   let milestone = false;
   if (detail.layer) {

@@ -26,7 +26,7 @@ test("runonce starts the pods maxPods admits, reports the rest as OutOfpods, and
       events,
       configs: noConfigs,
       admission: { maxPods: 1, hostNetworkSources: ["file"], hostPidSources: ["*"], hostIpcSources: ["*"] },
-      options: { hostname: "node-1", hostIP: "10.0.0.1", networkMode: "none", pauseImage: "p", allowPrivileged: false },
+      options: { hostname: "node-1", hostIP: "10.0.0.1", networkMode: "none", allowPrivileged: false },
     },
     { timeoutMs: 10_000, signal: new AbortController().signal },
   );

@@ -27,7 +27,6 @@ const options: PodExecutorOptions = {
   hostname: "node",
   hostIP: "10.0.0.1",
   networkMode: "none",
-  pauseImage: "registry.k8s.io/pause:3.9",
   allowPrivileged: false,
 };
 /** Runs `pod` with `containers` as a kubelet would have (an earlier run to adopt): sandbox, then each container. */

@@ -8,7 +8,7 @@
 // one record per pod and decides there, once, whether a pod changed. Pods no source wants are killed only once
 // every source has reported; a kubelet restart adopts what runs.
 import { type Clock, untilAborted } from "../clock.ts";
-import { LABEL, type Runtime } from "../container/runtime.ts";
+import { LABEL, type Runtime, isRuntimeError } from "../container/runtime.ts";
 import type { BackoffPersistence } from "../node/backoff.ts";
 import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager } from "../node/images.ts";
@@ -123,9 +123,6 @@ interface PodRecord {
   finished: boolean;
 }
 
-/** Runtime events that mean a container stopped running. */
-const EXIT_EVENTS = new Set(["die", "oom"]);
-
 /** The pod as an eviction stops it: within the eviction's grace period when that is shorter than the pod's own. */
 const withEvictionGrace = (pod: Pod, eviction: EvictOptions): Pod =>
   eviction.graceSeconds === undefined || eviction.graceSeconds >= (pod.spec.terminationGracePeriodSeconds ?? 30)
@@ -166,7 +163,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
               if (state === "terminated" && !created.wanted && records.get(uid) === created) forget(uid);
             },
             failed: (e: Error & { code?: string }) => {
-              if (e.code === "RuntimeUnavailable") log.warn(`sync of pod ${uid} paused: ${e.message}`);
+              if (isRuntimeError(e, "RuntimeUnavailable")) log.warn(`sync of pod ${uid} paused: ${e.message}`);
               else log.error(`sync of pod ${created.pod ? podKey(created.pod) : uid} failed: ${e.message}`);
             },
           },
@@ -409,8 +406,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     for (const { sandboxes, containers } of observed.values()) {
       if (sandboxes.some((s) => s.state === "ready")) runningPods++;
       for (const c of containers)
-        states[c.running ? "running" : c.state === "created" ? "created" : "exited"] =
-          (states[c.running ? "running" : c.state === "created" ? "created" : "exited"] ?? 0) + 1;
+        states[c.running ? "running" : c.state === "CONTAINER_CREATED" ? "created" : "exited"] =
+          (states[c.running ? "running" : c.state === "CONTAINER_CREATED" ? "created" : "exited"] ?? 0) + 1;
     }
     metrics.setRunning(runningPods, states);
     metrics.setWorkingPods(workingPods());
@@ -444,9 +441,9 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
         for await (const event of runtime.events(signal)) {
           delay = 500;
           const uid = event.labels[LABEL.podUid];
-          if (!uid || event.action.startsWith("exec_")) continue;
+          if (!uid) continue;
           // The exit is looked up afresh: the listing may not show it yet (see PodObserver.observe).
-          if (EXIT_EVENTS.has(event.action)) recordOf(uid).exited.add(event.containerId);
+          if (event.type === "ContainerDied") recordOf(uid).exited.add(event.containerId);
           trigger(uid);
         }
       } catch (error) {
@@ -472,7 +469,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
           // A sync held up by a slow runtime does not hold up a stop: it ends unobserved.
           await untilAborted(resync(), signal);
           if (signal.aborted) break;
-          if (failures > 0) log.info("Docker Engine reachable again: sync resumed");
+          if (failures > 0) log.info("container runtime reachable again: sync resumed");
           failures = 0;
         } catch (error) {
           failures++;

@@ -51,7 +51,7 @@ export function observedPod(
       },
       image: "local/busybox:stable",
       imageId: "sha256:1",
-      state: running ? "running" : "exited",
+      state: running ? "CONTAINER_RUNNING" : "CONTAINER_EXITED",
       createdAt: now - 100_000 + n,
       running,
       exitCode: running ? 0 : (i.exitCode ?? 0),

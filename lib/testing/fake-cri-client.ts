@@ -1,7 +1,7 @@
 // A recording in-memory runtime.v1 client for unit tests of the CRI runtime: sandboxes and containers
 // live in maps, every call is recorded by its gRPC method name, so a test can count what a relist or a
 // stats collection costs in calls. Images, exec and logs are not modelled: those calls reject.
-import { KubeletError } from "../api/types.ts";
+import { runtimeError } from "../container/runtime.ts";
 import type {
   ContainerConfig,
   CriClient,
@@ -29,9 +29,9 @@ export function createFakeCriClient(): FakeCriClient {
   let next = 0;
   let time = 1_800_000_000_000_000_000;
   const record = (method: string) => void calls.push(method);
-  const notFound = (method: string, id: string) => new KubeletError("NotFound", `cannot ${method}: ${id} not found`);
+  const notFound = (method: string, id: string) => runtimeError("NotFound", `cannot ${method}: ${id} not found`);
   const unmodelled = (method: string) => () =>
-    Promise.reject(new KubeletError("RuntimeError", `cannot ${method}: not modelled by the fake CRI client`));
+    Promise.reject(runtimeError("RuntimeError", `cannot ${method}: not modelled by the fake CRI client`));
   const container = (method: string, id: string) => {
     record(method);
     const c = containers.get(id);
@@ -56,6 +56,8 @@ export function createFakeCriClient(): FakeCriClient {
           { type: "RuntimeReady", status: true, reason: "", message: "" },
           { type: "NetworkReady", status: true, reason: "", message: "" },
         ],
+        // As containerd answers a verbose Status: its CRI config, with the sandbox image.
+        info: { config: JSON.stringify({ sandboxImage: "registry.example/runtime-pause:1" }) },
       };
     },
     async runPodSandbox(config: PodSandboxConfig) {

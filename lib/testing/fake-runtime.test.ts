@@ -67,7 +67,7 @@ describe("FakeRuntime hooks", () => {
     expect(await runtime.inspectContainer(id)).toMatchObject({ running: false, exitCode: 2 });
   });
 
-  test("exit() ends a container, OOM-killed if asked, with die and oom events", async () => {
+  test("exit() ends a container, OOM-killed if asked, with a ContainerDied event", async () => {
     const runtime = new FakeRuntime(new FakeClock());
     const abort = new AbortController();
     const id = await created(runtime);
@@ -75,14 +75,13 @@ describe("FakeRuntime hooks", () => {
     const events = runtime.events(abort.signal)[Symbol.asyncIterator]();
     const next = events.next();
     runtime.exit(id, 137, { oomKilled: true });
-    expect((await next).value).toMatchObject({ action: "oom", containerId: id });
-    expect((await events.next()).value).toMatchObject({ action: "die" });
+    expect((await next).value).toMatchObject({ type: "ContainerDied", containerId: id });
     abort.abort();
     expect(await runtime.inspectContainer(id)).toMatchObject({
       running: false,
       exitCode: 137,
       oomKilled: true,
-      state: "exited",
+      state: "CONTAINER_EXITED",
     });
   });
 

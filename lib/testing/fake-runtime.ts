@@ -11,6 +11,7 @@ import {
   type ContainerSummary,
   type ExecResult,
   type ImageSummary,
+  type LifecycleEventType,
   type ImageFsInfo,
   type ImageStatus,
   type LogOptions,
@@ -18,17 +19,16 @@ import {
   type PodSandboxDetails,
   type PodSandboxFilter,
   type PodSandboxSummary,
-  type PullProgress,
-  type RegistryAuth,
+  type PullOptions,
   type Runtime,
   type RuntimeEvent,
   type RuntimeStatus,
   type RuntimeVersion,
   type StreamOptions,
   type StreamSession,
+  runtimeError,
 } from "../container/runtime.ts";
 import { scriptedSession, type StreamScript } from "./fake-stream.ts";
-import { KubeletError } from "../api/types.ts";
 import type { ContainerConfig, PodSandboxConfig } from "../container/cri-types.ts";
 import { dockerName, sandboxOf } from "../container/docker-shim.ts";
 
@@ -86,17 +86,19 @@ export class FakeRuntime implements Runtime {
   };
   /** The behaviour of a started container, by its config; default: runs silently until stopped. */
   program: (config: ContainerConfig) => FakeProgram | undefined = () => undefined;
-  /** The image of every sandbox's pause container. */
+  /** The image of every sandbox's pause container: the runtime's own, present once a sandbox ran (it pulls it). */
   podInfraImage = "registry.k8s.io/pause:3.9";
   /** What machineInfo() reports as the runtime's cgroup driver. */
   cgroupDriver = "cgroupfs";
   /** Where imageFsInfo() says images live. */
   imageFsMountpoint = "/var/lib/docker";
-  /** Time each pull takes, on the injected clock. */
+  /** Time each pull takes, on the injected clock; also its size in bytes, for progress messages. */
   pullDelayMs = 0;
   /** A progress message this often during a pull's delay (0 = none). */
   pullProgressEveryMs = 0;
-  /** Images whose pull never progresses nor ends until its signal aborts (a stalled registry). */
+  /** false: pulls report no progress, as on a CRI runtime. */
+  reportsPullProgress = true;
+  /** Images whose pull, after pullDelayMs of progress, never progresses nor ends until its signal aborts (a stalled registry). */
   readonly stalledPulls = new Set<string>();
   /** false: every call fails with RuntimeUnavailable, as with a stopped daemon. */
   available = true;
@@ -123,14 +125,13 @@ export class FakeRuntime implements Runtime {
     if (options.listedAsRunning) this.#listedAsRunning.add(id);
     Object.assign(c, {
       running: false,
-      state: "exited",
+      state: "CONTAINER_EXITED",
       exitCode: code,
       oomKilled: options.oomKilled ?? false,
       finishedAt: new Date(this.clock.now()).toISOString(),
       pid: 0,
     });
-    if (options.oomKilled) this.#emit("oom", c);
-    this.#emit("die", c);
+    this.#emit("ContainerDied", c);
     this.#wakeLogs();
   }
 
@@ -164,7 +165,7 @@ export class FakeRuntime implements Runtime {
   #record(method: string, args: unknown[]): void {
     this.calls.push({ method, args, at: this.clock.now() });
     if (!this.available)
-      throw new KubeletError("RuntimeUnavailable", `cannot ${method}: the Docker Engine is unreachable`);
+      throw runtimeError("RuntimeUnavailable", `cannot ${method}: the container runtime is unreachable`);
     const failure = this.#failures.get(method);
     if (failure) {
       this.#failures.delete(method);
@@ -174,13 +175,13 @@ export class FakeRuntime implements Runtime {
 
   #get(id: string): FakeContainer {
     const c = this.containers.get(id);
-    if (!c) throw new KubeletError("NotFound", `No such container: ${id}`);
+    if (!c) throw runtimeError("NotFound", `No such container: ${id}`);
     return c;
   }
 
-  #emit(action: string, c: FakeContainer): void {
+  #emit(type: LifecycleEventType, c: FakeContainer): void {
     for (const listener of this.#listeners)
-      listener({ action, containerId: c.id, labels: c.labels, time: this.clock.now() });
+      listener({ type, containerId: c.id, labels: c.labels, time: this.clock.now() });
   }
 
   #wakeLogs(): void {
@@ -189,7 +190,7 @@ export class FakeRuntime implements Runtime {
 
   #create(seed: FakeSeed, from: Pick<FakeContainer, "sandbox" | "config" | "sandboxId">): string {
     if ([...this.containers.values()].some((c) => c.name === seed.name))
-      throw new KubeletError("Conflict", `The container name "/${seed.name}" is already in use`);
+      throw runtimeError("Conflict", `The container name "/${seed.name}" is already in use`);
     const id = `fake${String(++this.#seq).padStart(60, "0")}`;
     this.containers.set(id, {
       id,
@@ -197,7 +198,7 @@ export class FakeRuntime implements Runtime {
       labels: seed.labels,
       image: seed.image,
       imageId: `sha256:${seed.image}`,
-      state: "created",
+      state: "CONTAINER_CREATED",
       createdAt: this.clock.now(),
       running: false,
       exitCode: 0,
@@ -233,6 +234,7 @@ export class FakeRuntime implements Runtime {
         { type: "RuntimeReady", status: true, reason: "", message: "" },
         { type: "NetworkReady", status: true, reason: "", message: "" },
       ],
+      sandboxImage: this.podInfraImage,
     };
   }
   async machineInfo(): Promise<MachineInfo> {
@@ -255,7 +257,7 @@ export class FakeRuntime implements Runtime {
   }
   #sandbox(id: string): FakeContainer {
     const c = this.containers.get(id);
-    if (!c || !this.#isSandbox(c)) throw new KubeletError("NotFound", `cannot inspect pod sandbox ${id}: not found`);
+    if (!c || !this.#isSandbox(c)) throw runtimeError("NotFound", `cannot inspect pod sandbox ${id}: not found`);
     return c;
   }
   #sandboxSummary(c: FakeContainer): PodSandboxSummary {
@@ -292,7 +294,7 @@ export class FakeRuntime implements Runtime {
         labels: { ...labels },
         image,
         imageId,
-        state: this.#listedAsRunning.has(id) ? "running" : state,
+        state: this.#listedAsRunning.has(id) ? "CONTAINER_RUNNING" : state,
         createdAt,
         ...(options.size ? { sizeRwBytes: this.containerSizes.get(id) ?? 4096 } : {}),
       }));
@@ -301,30 +303,28 @@ export class FakeRuntime implements Runtime {
     this.#record("inspectContainer", [id]);
     this.#listedAsRunning.delete(id);
     const c = this.#get(id);
-    if (this.#isSandbox(c)) throw new KubeletError("NotFound", `cannot inspect container ${id}: it is a pod sandbox`);
+    if (this.#isSandbox(c)) throw runtimeError("NotFound", `cannot inspect container ${id}: it is a pod sandbox`);
     const { sandbox: _sandbox, config: _config, sandboxId: _sandboxId, logLines: _logs, ...details } = c;
     return structuredClone(details);
   }
   async runPodSandbox(config: PodSandboxConfig): Promise<string> {
     this.#record("runPodSandbox", [config]);
     const name = dockerName(config, POD_INFRA_CONTAINER_NAME, config.metadata.attempt);
+    this.images.add(this.podInfraImage);
     const id = this.#create({ name, image: this.podInfraImage, labels: { ...config.labels } }, { sandbox: config });
-    this.#emit("create", this.containers.get(id)!);
+    this.#emit("ContainerChanged", this.containers.get(id)!);
     this.#start(id);
     return id;
   }
   async createContainer(sandboxId: string, config: ContainerConfig, sandboxConfig: PodSandboxConfig): Promise<string> {
     this.#record("createContainer", [sandboxId, config, sandboxConfig]);
     if (!this.containers.get(sandboxId)?.sandbox)
-      throw new KubeletError(
-        "NotFound",
-        `cannot create container ${config.metadata.name}: no pod sandbox ${sandboxId}`,
-      );
+      throw runtimeError("NotFound", `cannot create container ${config.metadata.name}: no pod sandbox ${sandboxId}`);
     const image = config.image.image;
-    if (!this.images.has(image)) throw new KubeletError("NotFound", `No such image: ${image}`);
+    if (!this.images.has(image)) throw runtimeError("NotFound", `No such image: ${image}`);
     const name = dockerName(sandboxConfig, config.metadata.name, config.metadata.attempt);
     const id = this.#create({ name, image, labels: { ...config.labels } }, { config, sandboxId });
-    this.#emit("create", this.containers.get(id)!);
+    this.#emit("ContainerChanged", this.containers.get(id)!);
     return id;
   }
   async startContainer(id: string): Promise<void> {
@@ -337,14 +337,14 @@ export class FakeRuntime implements Runtime {
     const startedAt = new Date(this.clock.now()).toISOString();
     Object.assign(c, {
       running: true,
-      state: "running",
+      state: "CONTAINER_RUNNING",
       startedAt,
       finishedAt: undefined,
       exitCode: 0,
       oomKilled: false,
       pid: 1000 + this.#seq,
     });
-    this.#emit("start", c);
+    this.#emit("ContainerStarted", c);
     const program = c.config && this.program(c.config);
     if (program) void this.#play(id, program, startedAt);
   }
@@ -362,7 +362,7 @@ export class FakeRuntime implements Runtime {
     if (!c) return;
     if (c.running) this.exit(id, 137);
     this.containers.delete(id);
-    this.#emit("destroy", c);
+    this.#emit("ContainerRemoved", c);
     this.#wakeLogs();
   }
   async imageStatus(ref: string): Promise<ImageStatus | undefined> {
@@ -376,29 +376,28 @@ export class FakeRuntime implements Runtime {
     const usedBytes = [...this.images].reduce((n, ref) => n + (this.imageSizes.get(ref) ?? 1_000_000), 0);
     return { mountpoint: this.imageFsMountpoint, usedBytes, inodesUsed: this.images.size };
   }
-  async pullImage(
-    ref: string,
-    auth?: RegistryAuth,
-    signal?: AbortSignal,
-    onProgress?: (progress: string, detail?: PullProgress) => void,
-  ): Promise<void> {
-    this.#record("pullImage", [ref, auth]);
-    if (this.stalledPulls.has(ref)) {
-      await new Promise((_, reject) => {
-        if (signal?.aborted) reject(signal.reason);
-        signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
-      });
-    }
+  async pullImage(ref: string, options: PullOptions = {}): Promise<void> {
+    const { signal, onProgress } = options;
+    this.#record("pullImage", [ref, options]);
     for (let left = this.pullDelayMs; left > 0; ) {
       const step = this.pullProgressEveryMs > 0 ? Math.min(this.pullProgressEveryMs, left) : left;
       await this.clock.sleep(step, signal);
       left -= step;
-      const current = this.pullDelayMs - left;
-      onProgress?.(`${ref}: Downloading ${current}/${this.pullDelayMs}`, {
-        layer: ref,
-        status: "Downloading",
-        current,
-        total: this.pullDelayMs,
+      const bytes = this.pullDelayMs - left;
+      if (this.reportsPullProgress)
+        onProgress?.({
+          message: `${ref}: Downloading ${bytes}/${this.pullDelayMs}`,
+          layer: ref,
+          status: "Downloading",
+          current: bytes,
+          total: this.pullDelayMs,
+          bytes,
+        });
+    }
+    if (this.stalledPulls.has(ref)) {
+      await new Promise((_, reject) => {
+        if (signal?.aborted) reject(signal.reason);
+        signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
       });
     }
     this.images.add(ref);
@@ -418,7 +417,7 @@ export class FakeRuntime implements Runtime {
     this.#record("removeImage", [id]);
     const ref = id.replace(/^sha256:/, "");
     if ([...this.containers.values()].some((c) => c.imageId === id))
-      throw new KubeletError("Conflict", `cannot remove image ${ref}: image is being used by a container`);
+      throw runtimeError("Conflict", `cannot remove image ${ref}: image is being used by a container`);
     this.images.delete(ref);
   }
   async exec(
@@ -427,11 +426,11 @@ export class FakeRuntime implements Runtime {
     options: { timeoutMs?: number; signal?: AbortSignal } = {},
   ): Promise<ExecResult> {
     this.#record("exec", [id, cmd]);
-    if (this.#get(id).running === false) throw new KubeletError("Conflict", `Container ${id} is not running`);
+    if (this.#get(id).running === false) throw runtimeError("Conflict", `Container ${id} is not running`);
     const result = Promise.resolve(this.execHandler(id, cmd));
     if (!options.timeoutMs) return result;
     const timeout = this.clock.sleep(options.timeoutMs).then(() => {
-      throw new KubeletError(
+      throw runtimeError(
         "ExecTimeout",
         `cannot exec ${JSON.stringify(cmd)} in container ${id.slice(0, 12)}: no exit within ${options.timeoutMs} ms`,
       );
@@ -440,12 +439,12 @@ export class FakeRuntime implements Runtime {
   }
   async execStream(id: string, cmd: string[], options: StreamOptions): Promise<StreamSession> {
     this.#record("execStream", [id, cmd, options]);
-    if (this.#get(id).running === false) throw new KubeletError("Conflict", `Container ${id} is not running`);
+    if (this.#get(id).running === false) throw runtimeError("Conflict", `Container ${id} is not running`);
     return scriptedSession(this.execStreamHandler(id, cmd, options));
   }
   async attach(id: string, options: StreamOptions): Promise<StreamSession> {
     this.#record("attach", [id, options]);
-    if (this.#get(id).running === false) throw new KubeletError("Conflict", `Container ${id} is not running`);
+    if (this.#get(id).running === false) throw runtimeError("Conflict", `Container ${id} is not running`);
     return scriptedSession(this.attachHandler(id, options));
   }
   async *logs(id: string, options: LogOptions = {}): AsyncIterable<Uint8Array> {

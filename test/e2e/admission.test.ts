@@ -134,7 +134,7 @@ describeWithServices("admission on a real node", (services) => {
   });
 
   test("the pods are placed with the cgroup driver Docker reports", () => {
-    expect(kubelet.output).toContain("cgroupfs driver, Docker's");
+    expect(kubelet.output).toContain("cgroupfs driver, the container runtime's");
   });
 
   test("when an admitted pod's manifest is deleted, the pod refused for room starts", async () => {

@@ -1,13 +1,21 @@
 // Fleet mode end to end: compiled kubelets writing their node record, lease, pod statuses and events
-// to a real etcd (one member, or three with failures), and `kubelet fleet` reading them back.
+// to a real etcd (three members with TLS, client certificates and auth, with failures; or one plain
+// member), and `kubelet fleet` reading them back.
 import { afterAll, beforeAll, expect } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { copyFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { V1Node, V1PodStatus } from "../../lib/api/types.ts";
 import { fleetKeys } from "../../lib/node/fleet-reporter.ts";
 import { createEtcdClient, type EtcdClient } from "../../lib/sources/etcd-client.ts";
 import { etcdKeyFor } from "../../lib/sources/etcd.ts";
-import { startEtcdCluster, type EtcdCluster } from "../../lib/testing/etcd-cluster.ts";
+import { createTestCa } from "../../lib/testing/certificates.ts";
+import {
+  addNodeUser,
+  enableAuth,
+  startEtcdCluster,
+  type EtcdCluster,
+  type TlsEtcdCluster,
+} from "../../lib/testing/etcd-cluster.ts";
 import { describeWithServices, type TestServices } from "../../lib/testing/services.ts";
 import { type Kubelet, KubeletProcess, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
 import { baseFlags, removeDir, removePods, runBinary, tempDir } from "./harness.ts";
@@ -26,19 +34,15 @@ function podManifest(services: TestServices, name: string, command: string) {
   };
 }
 
-/** A kubelet in fleet mode with a short lease, reading its pods from etcd; resolves once /healthz is 200. */
-function fleetKubelet(
-  services: TestServices,
-  endpoints: string[],
-  hostname: string,
-  rootDir: string,
-  extra: string[] = [],
-) {
+/**
+ * A kubelet in fleet mode with a short lease, reading its pods from etcd (`etcd`: --etcd_servers or
+ * --etcd_config and its value); resolves once /healthz is 200.
+ */
+function fleetKubelet(services: TestServices, etcd: string[], hostname: string, rootDir: string, extra: string[] = []) {
   return startKubelet([
     "run",
     ...baseFlags(services, rootDir),
-    "--etcd_servers",
-    endpoints.join(","),
+    ...etcd,
     "--hostname_override",
     hostname,
     "--sync_frequency",
@@ -56,27 +60,44 @@ async function statusOf(client: EtcdClient, node: string, name: string): Promise
   return entry ? (JSON.parse(entry.value) as V1PodStatus) : undefined;
 }
 
-describeWithServices("fleet mode on a three-member etcd", (services) => {
-  let cluster: EtcdCluster;
+describeWithServices("fleet mode on a three-member etcd with TLS, client certificates and auth, by IP", (services) => {
+  let cluster: TlsEtcdCluster;
   let client: EtcdClient;
   let kubelet: Kubelet;
   const rootDir = tempDir("fleet-ha");
   const manifests = tempDir("fleet-ha-manifests");
+  const certs = tempDir("fleet-ha-certs");
   const node = "e2e-fleet-ha";
+  /** The kubelet's client certificate: its CN is a user allowed only the node's keys. Rotated in place below. */
+  const kubeletCert = { certFile: join(certs, "kubelet.crt"), keyFile: join(certs, "kubelet.key") };
 
   beforeAll(async () => {
-    cluster = await startEtcdCluster(3);
-    client = createEtcdClient({ endpoints: cluster.endpoints, dialTimeoutMs: 2000 });
+    cluster = await startEtcdCluster(3, { tls: true });
+    enableAuth(cluster);
+    const issued = addNodeUser(cluster, node);
+    copyFileSync(issued.certFile, kubeletCert.certFile);
+    copyFileSync(issued.keyFile, kubeletCert.keyFile);
+    const config = join(certs, "etcd.yaml");
+    writeFileSync(
+      config,
+      JSON.stringify({ endpoints: cluster.endpoints, caFile: cluster.ca.caFile, ...kubeletCert, dialTimeout: "2s" }),
+    );
+    client = createEtcdClient({
+      endpoints: cluster.endpoints,
+      dialTimeoutMs: 2000,
+      tls: { caFile: cluster.ca.caFile, ...cluster.root },
+    });
     await client.put(etcdKeyFor(node), JSON.stringify([podManifest(services, "e2e-fleet-ha-a", "exec sleep 3600")]));
-    kubelet = await fleetKubelet(services, cluster.endpoints, node, rootDir, ["-c", manifests]);
+    kubelet = await fleetKubelet(services, ["--etcd_config", config], node, rootDir, ["-c", manifests]);
   });
   killKubeletsAfterAll();
   afterAll(async () => {
-    removePods(services, "e2e-fleet-ha-a", "e2e-fleet-ha-b");
+    removePods(services, "e2e-fleet-ha-a", "e2e-fleet-ha-b", "e2e-fleet-ha-c", "e2e-fleet-ha-d");
     client?.close();
     await cluster?.stop();
     removeDir(rootDir);
     removeDir(manifests);
+    removeDir(certs);
   });
 
   const lease = async () => {
@@ -125,6 +146,27 @@ describeWithServices("fleet mode on a three-member etcd", (services) => {
     await cluster.restart(0);
   });
 
+  test("with one member down, a pod written to etcd runs and its status reaches etcd", async () => {
+    await cluster.kill(1);
+    const pods = JSON.stringify([
+      podManifest(services, "e2e-fleet-ha-a", "exec sleep 3600"),
+      podManifest(services, "e2e-fleet-ha-d", "exec sleep 3600"),
+    ]);
+    // The test's own client may have been talking to the killed member: its put is retried until one takes it.
+    await waitFor("the manifest written", () =>
+      client.put(etcdKeyFor(node), pods).then(
+        () => true,
+        () => false,
+      ),
+    );
+    await waitFor(
+      "the new pod Running in etcd",
+      async () => (await statusOf(client, node, "e2e-fleet-ha-d"))?.phase === "Running",
+      60_000,
+    );
+    await cluster.restart(1);
+  });
+
   test("after a 30 s outage of the whole cluster it writes the state it reached meanwhile, by itself", async () => {
     await Promise.all([0, 1, 2].map((i) => cluster.kill(i)));
     // A pod added while etcd is away (from the file source): its status must reach etcd when it returns.
@@ -142,6 +184,54 @@ describeWithServices("fleet mode on a three-member etcd", (services) => {
     expect(status.phase).toBe("Running");
     const after = await waitFor("the node key", lease);
     await renewed(after.id);
+  });
+
+  test("certificates rotated on disk to a new CA are used without a restart, and the etcd watch keeps its place", async () => {
+    const next = createTestCa(certs, "etcd-ca-2");
+    const rotated = next.client(node);
+    // As cert-manager does: the new files are renamed over the old ones.
+    for (const [from, to] of [
+      [rotated.certFile, kubeletCert.certFile],
+      [rotated.keyFile, kubeletCert.keyFile],
+    ] as const) {
+      copyFileSync(from, `${to}.new`);
+      renameSync(`${to}.new`, to);
+    }
+    // The cluster restarts trusting only the new CA: the old certificate no longer opens a connection.
+    cluster.trustClientCa(next.caFile);
+    const outageFrom = kubelet.output.length;
+    await Promise.all([0, 1, 2].map((i) => cluster.kill(i)));
+    await Promise.all([0, 1, 2].map((i) => cluster.restart(i)));
+    client.close();
+    client = createEtcdClient({
+      endpoints: cluster.endpoints,
+      dialTimeoutMs: 2000,
+      tls: { caFile: cluster.ca.caFile, ...next.client("root") },
+    });
+    await waitFor("etcd to answer with the new CA's certificate", () => client.get("/").then(() => true), 30_000);
+    await client.put(
+      etcdKeyFor(node),
+      JSON.stringify([
+        podManifest(services, "e2e-fleet-ha-a", "exec sleep 3600"),
+        podManifest(services, "e2e-fleet-ha-c", "exec sleep 3600"),
+      ]),
+    );
+    const status = await waitFor(
+      "the new pod's status in etcd",
+      () => statusOf(client, node, "e2e-fleet-ha-c"),
+      60_000,
+    );
+    expect(status.phase).toBe("Pending");
+    await waitFor(
+      "the new pod Running in etcd",
+      async () => (await statusOf(client, node, "e2e-fleet-ha-c"))?.phase === "Running",
+      60_000,
+    );
+    // The source's watch was resumed where it left off, not given up and read again from a list.
+    expect(kubelet.output.slice(outageFrom)).toMatch(
+      /the etcd watch on \/registry\/hosts\/e2e-fleet-ha\/ resumed at revision \d+/,
+    );
+    expect(kubelet.output.slice(outageFrom)).not.toContain("retrying in");
   });
 
   test("a kubelet killed with -9 disappears from etcd within the lease duration", async () => {
@@ -181,8 +271,8 @@ describeWithServices("fleet mode: pod statuses and the fleet view", (services) =
       JSON.stringify([podManifest(services, "e2e-fleet-other", "exec sleep 3600")]),
     );
     await Promise.all([
-      fleetKubelet(services, etcd.endpoints, "e2e-fleet-1", roots[0]!),
-      fleetKubelet(services, etcd.endpoints, "e2e-fleet-2", roots[1]!),
+      fleetKubelet(services, ["--etcd_servers", etcd.endpoints.join(",")], "e2e-fleet-1", roots[0]!),
+      fleetKubelet(services, ["--etcd_servers", etcd.endpoints.join(",")], "e2e-fleet-2", roots[1]!),
     ]);
   });
   killKubeletsAfterAll();

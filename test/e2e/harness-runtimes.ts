@@ -103,7 +103,7 @@ export function runtimeUnderTest(services: TestServices, kind: RuntimeKind): Run
     podSandboxes,
     async running(pod, container, namespace) {
       return (await podContainers(pod, namespace)).find(
-        (c) => c.labels[LABEL.containerName] === container && c.state === "running",
+        (c) => c.labels[LABEL.containerName] === container && c.state === "CONTAINER_RUNNING",
       );
     },
     async readySandbox(pod, namespace) {

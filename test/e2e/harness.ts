@@ -1,6 +1,6 @@
 // Drives the compiled kubelet and the real dockerd for end-to-end tests.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KUBELET_BINARY, type TestServices } from "../../lib/testing/services.ts";
@@ -77,6 +77,14 @@ export function removeDir(dir: string): void {
   for (const point of mounts) spawnSync("umount", [point]);
   rmSync(dir, { recursive: true, force: true });
   removeCgroupRoot(dir);
+}
+
+/** Writes `<dir>/<name>.yaml`: a Pod named `name`, grace period 1 s, with `spec` (indented YAML lines) under its spec. */
+export function writePodManifest(dir: string, name: string, spec: string): void {
+  writeFileSync(
+    join(dir, `${name}.yaml`),
+    `apiVersion: v1\nkind: Pod\nmetadata: { name: ${name} }\nspec:\n  terminationGracePeriodSeconds: 1\n${spec}`,
+  );
 }
 
 /** A free TCP port on loopback. */

@@ -10,8 +10,6 @@ import { describeWithServices, type TestServices } from "../../lib/testing/servi
 import { type Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
 import { commonFlags, IMAGE_GC_FLAGS, removeDir, tempDir } from "./harness.ts";
 
-const SANDBOX_IMAGE = "docker.io/local/pause:latest";
-
 /** A private containerd (the test services' config, its root on a tmpfs of `sizeMb`); stop() kills it and unmounts. */
 async function smallContainerd(services: TestServices, dir: string, sizeMb: number) {
   const root = join(dir, "root");
@@ -26,6 +24,8 @@ async function smallContainerd(services: TestServices, dir: string, sizeMb: numb
     .replaceAll(`${main}/runc`, join(dir, "runc"))
     .replaceAll(`${main}/containerd.sock`, socket);
   writeFileSync(join(dir, "config.toml"), config);
+  /** containerd's own sandbox image (sandbox_image), which the test dockerd has by its short name. */
+  const sandboxImage = /sandbox_image = "([^"]+)"/.exec(config)![1]!;
   const child = spawn("containerd", ["--config", join(dir, "config.toml")], { stdio: "ignore" });
   await waitFor("the small containerd", () => existsSync(socket), 60_000);
   const ctr = (...args: string[]) => {
@@ -36,6 +36,7 @@ async function smallContainerd(services: TestServices, dir: string, sizeMb: numb
   await waitFor("the small containerd answering", () => spawnSync("ctr", ["-a", socket, "version"]).status === 0);
   return {
     endpoint: `unix://${socket}`,
+    sandboxImage,
     ctr,
     has: (ref: string) => ctr("images", "ls", "-q").split("\n").includes(ref),
     async stop() {
@@ -79,7 +80,7 @@ describeWithServices("image garbage collection on containerd", (services: TestSe
       "sh",
       [
         "-c",
-        `docker ${dockerHost.join(" ")} save local/busybox:stable local/pause:latest | ctr -a ${small.endpoint.slice(7)} -n k8s.io images import - >/dev/null`,
+        `docker ${dockerHost.join(" ")} save local/busybox:stable ${small.sandboxImage.replace(/^docker\.io\//, "")} | ctr -a ${small.endpoint.slice(7)} -n k8s.io images import - >/dev/null`,
       ],
       { encoding: "utf8" },
     );
@@ -132,7 +133,7 @@ describeWithServices("image garbage collection on containerd", (services: TestSe
     );
     expect(small.has("docker.io/local/young:1")).toBe(true);
     expect(small.has("docker.io/local/busybox:stable")).toBe(true);
-    expect(small.has(SANDBOX_IMAGE)).toBe(true);
+    expect(small.has(small.sandboxImage)).toBe(true);
     await kubelet.waitFor("the collection logged", () =>
       kubelet.output.includes("image garbage collection removed docker.io/local/old-a:1"),
     );

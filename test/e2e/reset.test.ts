@@ -112,7 +112,7 @@ describeOnRuntimes("kubelet reset", (services, rt) => {
     );
     const after = (await Promise.all(PODS.map((p) => rt.podContainers(p)))).flat();
     expect(after.map((c) => c.id).sort()).toEqual(before.sort());
-    expect(after.every((c) => c.state === "running")).toBe(true);
+    expect(after.every((c) => c.state === "CONTAINER_RUNNING")).toBe(true);
     expect(readdirSync(join(rootDir, "pods"))).toHaveLength(2);
     expect(podCgroups()).toHaveLength(2);
   });

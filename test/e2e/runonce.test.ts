@@ -61,7 +61,9 @@ spec:
     const second = runBinary(["runonce", "-c", "testdata/pods", ...flags, "--runonce_timeout", "90s"]);
     expect(second.code).toBe(0);
     const after = (await Promise.all(["web", "worker", "legacy-sleeper"].map((p) => rt.podContainers(p)))).flat();
-    expect(after.filter((c) => c.state === "running").map((c) => c.id)).toEqual(expect.arrayContaining(running));
+    expect(after.filter((c) => c.state === "CONTAINER_RUNNING").map((c) => c.id)).toEqual(
+      expect.arrayContaining(running),
+    );
     expect(after.every((c) => c.labels["io.kubernetes.container.restartCount"] === "0")).toBe(true);
     const sandboxesAfter = await Promise.all(["web", "worker", "legacy-sleeper"].map((p) => rt.readySandbox(p)));
     expect(sandboxesAfter.map((s) => s?.id)).toEqual(sandboxes);
