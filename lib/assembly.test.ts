@@ -85,7 +85,7 @@ describe("assembly", () => {
       const [sandbox] = await fake.listPodSandboxes();
       expect(sandbox!.labels[NODE_LABEL]).toBe("node-a");
       expect(assembly.metrics.render()).toContain(
-        'kubelet_runtime_operations_total{operation_type="run_podsandbox",runtime_type="docker"} 1',
+        'kubelet_runtime_operations_total{operation_type="run_podsandbox"} 1',
       );
     }
   });

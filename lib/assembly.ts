@@ -17,6 +17,7 @@ import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.t
 import { decorateRuntime } from "./container/decorated.ts";
 import { LABEL, type Runtime } from "./container/runtime.ts";
 import type { Logger } from "./log.ts";
+import type { KubeletMetrics } from "./metrics.ts";
 import { createNodeManagers, type NodeManagers } from "./node-managers.ts";
 import { backoffFile } from "./node/backoff-file.ts";
 import { createEventRecorder, type EventRecorder } from "./node/events.ts";
@@ -52,7 +53,7 @@ export interface AssemblyOptions {
 
 export interface AssemblyDeps {
   /** Default: the Docker shim or the CRI client, as --container_runtime says; tests pass a fake runtime. */
-  openRuntime?: (config: KubeletConfig, log: Logger) => Promise<OpenedRuntime>;
+  openRuntime?: (config: KubeletConfig, log: Logger, metrics?: KubeletMetrics) => Promise<OpenedRuntime>;
 }
 
 export interface Assembly {
@@ -96,7 +97,7 @@ export async function assemble(
   deps: AssemblyDeps = {},
 ): Promise<Assembly> {
   const node = nodeIdentity(config);
-  const metrics = createPrometheusMetrics({ log: log.child("metrics") });
+  const metrics = createPrometheusMetrics({ log: log.child("metrics"), nodeName: node.name });
   // runonce shows its own progress: there, the lifecycle events log at debug.
   const events = createEventRecorder({
     log: log.child("events"),
@@ -116,12 +117,8 @@ export async function assemble(
     log: log.child("config"),
     metrics,
   });
-  const opened = await (deps.openRuntime ?? openRuntime)(config, log);
-  const runtime = decorateRuntime(opened.runtime, {
-    nodeName: node.name,
-    metrics,
-    runtimeType: config.containerRuntime,
-  });
+  const opened = await (deps.openRuntime ?? openRuntime)(config, log, metrics);
+  const runtime = decorateRuntime(opened.runtime, { nodeName: node.name, metrics });
   const backoffAt = (name: string, component: string) =>
     backoffFile(join(config.rootDir, "backoff", name), log.child(component));
   const persist = (name: string, component: string) => (command === "run" ? backoffAt(name, component) : undefined);
@@ -160,7 +157,7 @@ export async function assemble(
     async readSourcesOnce() {
       for (const source of sources) store.apply(source.name, requireReady(await readSourceOnce(source)));
     },
-    placePods: () => setUpPodPlacement(config, { events, log, runtime, explicit }),
+    placePods: () => setUpPodPlacement(config, { events, log, runtime, metrics, explicit }),
     images: (checkSpace, pulls) =>
       createImageManager(
         {
@@ -187,7 +184,7 @@ export async function assemble(
         nodeName: node.name,
         clock: systemClock,
         log,
-        ...(placement.deps.cgroups ? { podCgroupUsage: placement.deps.cgroups.podUsage } : {}),
+        ...(placement.deps.cgroups ? { cgroups: placement.deps.cgroups } : {}),
       }),
     syncLoop: (placement, managers) =>
       createSyncLoop(
@@ -211,7 +208,11 @@ export async function assemble(
 }
 
 /** The runtime --container_runtime names: the built-in Docker shim, or a CRI runtime over gRPC. */
-export async function openRuntime(config: KubeletConfig, log: Logger): Promise<OpenedRuntime> {
+export async function openRuntime(
+  config: KubeletConfig,
+  log: Logger,
+  metrics?: KubeletMetrics,
+): Promise<OpenedRuntime> {
   if (config.containerRuntime === "docker") {
     const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
     return {
@@ -240,7 +241,10 @@ export async function openRuntime(config: KubeletConfig, log: Logger): Promise<O
     requestTimeoutMs: config.runtimeRequestTimeout,
   });
   return {
-    runtime: createCriRuntime(client, { clock: systemClock }),
+    runtime: createCriRuntime(client, {
+      clock: systemClock,
+      ...(metrics ? { relisted: (duration, interval) => metrics.plegRelist(duration, interval) } : {}),
+    }),
     description: `CRI runtime at ${client.endpoint}`,
   };
 }

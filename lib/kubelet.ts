@@ -3,7 +3,7 @@
 // three see the same sources, store, runtime and admission settings.
 import { access, constants, mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { checkServerSecurity, loadAuthenticator, securityNotice } from "./server/auth.ts";
+import { accessNotice, checkServerSecurity, loadAuthenticator, securityNotice } from "./server/auth.ts";
 import type { ResolvedConfig } from "./config/config.ts";
 import { acquireLock, lockHolder } from "./node/lock-file.ts";
 import { createCgroupManager } from "./node/cgroups.ts";
@@ -53,6 +53,8 @@ export async function runKubelet(config: KubeletConfig, options: RunOptions): Pr
   if (insecure) throw new KubeletError("InsecureServer", insecure);
   const notice = securityNotice(config);
   if (notice) log.warn(notice);
+  const access = accessNotice(config);
+  if (access) log.info(access);
   await checkSwap(config.failSwapOn);
   await prepareRootDir(config.rootDir);
   const lockPath = config.lockFile || join(config.rootDir, "kubelet.lock");
@@ -100,8 +102,8 @@ async function runLocked(
     config,
     { command: "run", log, resolved },
     {
-      openRuntime: async (settings, runtimeLog) => {
-        const opened = await openRuntime(settings, runtimeLog);
+      openRuntime: async (settings, runtimeLog, metrics) => {
+        const opened = await openRuntime(settings, runtimeLog, metrics);
         return { ...opened, runtime: outage.watch(opened.runtime) };
       },
     },
@@ -127,6 +129,7 @@ async function runLocked(
   if (!placement) return void log.info("stopped while starting: nothing was started");
   const managers = assembly.nodeManagers(placement);
   const syncLoop = assembly.syncLoop(placement, managers);
+  metrics.countPods({ desired: () => syncLoop.pods(), active: () => syncLoop.activePods() });
 
   const health = async (): Promise<HealthReport> => {
     const checks = [
@@ -172,6 +175,7 @@ async function runLocked(
         push: store,
         health,
         summary: managers.summary,
+        sample: managers.sample,
         metrics,
         events,
         allowPrivileged: config.allowPrivileged,

@@ -1,26 +1,38 @@
 // The kubelet's metrics sink: what the sync loop, runtime, probes and sources record.
-// The Prometheus registry and text exposition behind it live in lib/prometheus.ts.
+// The Prometheus registry and text exposition behind it live in lib/server/prometheus.ts.
 
 /** Records the events /metrics reports, named after the real kubelet's metrics. */
 export interface KubeletMetrics {
+  /** kubelet_runtime_operations_total / _errors_total / _duration_seconds{operation_type}. */
+  runtimeOperation(operation: string, seconds: number, failed: boolean): void;
   /**
-   * kubelet_runtime_operations_total / _errors_total / _duration_seconds{operation_type}, plus `runtime_type`
-   * (docker or remote) when the caller knows it.
+   * kubelet_pod_start_duration_seconds: pod first seen → all containers running; and, without its image pulls,
+   * kubelet_pod_start_sli_duration_seconds.
    */
-  runtimeOperation(operation: string, seconds: number, failed: boolean, runtimeType?: string): void;
-  /** kubelet_pod_start_duration_seconds: pod first seen → all containers running. */
-  podStart(seconds: number): void;
+  podStart(seconds: number, podUid?: string): void;
+  /**
+   * The window in which an image was pulled for a pod (ms since the epoch): kubelet_pod_start_sli_duration_seconds
+   * is podStart without the time from the pod's first pull begun to its last pull finished.
+   */
+  podImagePulled(podUid: string, startedMs: number, finishedMs: number): void;
   /** kubelet_pod_worker_duration_seconds{operation_type: create|update|sync}. */
   podWorker(operation: "create" | "update" | "sync", seconds: number): void;
   /** kubelet_image_pull_duration_seconds. */
   imagePull(seconds: number, failed: boolean): void;
-  /** prober_probe_total{probe_type, result, container, pod, namespace}. */
+  /**
+   * prober_probe_total{probe_type, result, container, pod, namespace, pod_uid} and
+   * prober_probe_duration_seconds{probe_type, container, pod, namespace}.
+   */
   probe(
     probeType: "Liveness" | "Readiness" | "Startup",
     result: "successful" | "failed" | "unknown",
-    labels: { container: string; pod: string; namespace: string },
+    labels: { container: string; pod: string; namespace: string; pod_uid: string },
+    seconds: number,
   ): void;
-  /** kubelet_started_containers_total / kubelet_started_containers_errors_total{container_type}. */
+  /**
+   * kubelet_started_containers_total / _errors_total{container_type}; a "podsandbox" is a pod started:
+   * kubelet_started_pods_total / _errors_total.
+   */
   containerStarted(containerType: "container" | "podsandbox" | "init_container", failed: boolean): void;
   /** kubelet_restarted_pods_total-like: container restarts by the kubelet (kubelet_container_restarts_total). */
   containerRestarted(): void;
@@ -36,6 +48,10 @@ export interface KubeletMetrics {
    * opens, -1 when it is closed. The real kubelet has no such gauge; this one shows a stream is released.
    */
   runtimeStream(streamType: RuntimeStreamType, delta: 1 | -1): void;
+  /** kubelet_pleg_relist_duration_seconds and (after the first) kubelet_pleg_relist_interval_seconds. */
+  plegRelist(durationSeconds: number, intervalSeconds: number | undefined): void;
+  /** kubelet_cgroup_manager_duration_seconds{operation_type: create|update|destroy}. */
+  cgroupManager(operation: "create" | "update" | "destroy", seconds: number): void;
 }
 
 /** One series of kubelet_working_pods, in the Go kubelet's label values. */
@@ -55,6 +71,7 @@ export type RuntimeStreamType = "logs" | "events" | "exec" | "attach";
 export const noopMetrics: KubeletMetrics = {
   runtimeOperation() {},
   podStart() {},
+  podImagePulled() {},
   podWorker() {},
   imagePull() {},
   probe() {},
@@ -64,4 +81,6 @@ export const noopMetrics: KubeletMetrics = {
   setWorkingPods() {},
   sourceError() {},
   runtimeStream() {},
+  cgroupManager() {},
+  plegRelist() {},
 };

@@ -12,14 +12,17 @@
 //               display), node-plan.ts (`kubelet plan`)
 //   node/       images.ts, volumes.ts (atomic-writer.ts, volume-payload.ts), probes.ts (grpc-probe.ts),
 //               events.ts, backoff.ts, runtime-outage.ts (one line while the runtime is away); image-gc.ts,
-//               container-gc.ts, eviction.ts (eviction-thresholds.ts, node-signals.ts), stats-analyzer.ts,
-//               oom-watcher.ts (keeping the node alive); node-status.ts and fleet-reporter.ts (fleet mode: the
+//               container-gc.ts, eviction.ts (eviction-thresholds.ts, node-signals.ts), stats-analyzer.ts
+//               (cgroup-stats.ts: one cgroup's files, usage-sampler.ts: every pod's and container's), oom-watcher.ts (keeping the node alive); node-status.ts and fleet-reporter.ts (fleet mode: the
 //               node record, pod statuses, events); placement.ts (cgroups, DNS and oom floor set up for the pods at start)
 //   container/  runtime.ts (the CRI-shaped port), container-config.ts (pod → CRI configs), docker.ts +
 //               docker-shim.ts (Docker Engine, the dockershim way), cri.ts (runtime.v1), node-scoped.ts,
 //               unreachable.ts (a socket that does not answer, with its fix)
 //   server/     info-server.ts (Hono), push-routes.ts, auth.ts (self-signed.ts: the generated serving
-//               certificate), prometheus.ts, listeners.ts (bound before anything starts); platform/ adapters
+//               certificate), prometheus.ts (exposition.ts: the text format), resource-metrics.ts and
+//               cadvisor-metrics.ts (/metrics/resource, /metrics/cadvisor), configz.ts, listeners.ts (bound
+//               before anything starts); platform/ adapters (node-websocket.ts: WebSocket upgrades on
+//               node:https, client-certificate.ts)
 //   wiring      assembly.ts (the one assembly of sources, store, runtime, managers and sync loop that run,
 //               runonce and plan share), kubelet.ts (the three commands over it; node-managers.ts its part for
 //               the node managers, fleet-mode.ts for fleet mode); config/ (flags.ts, values.ts, config-file.ts,
@@ -56,6 +59,8 @@ export { createContainerGc, type ContainerGc } from "./node/container-gc.ts";
 export { createEvictionManager, type EvictionManager, type NodeCondition } from "./node/eviction.ts";
 export { parseThresholds, rankForEviction, type Threshold } from "./node/eviction-thresholds.ts";
 export { createStatsAnalyzer, type StatsAnalyzer, type StatsSummary } from "./node/stats-analyzer.ts";
+export { createCgroupReader, type CgroupReader, type CgroupStats } from "./node/cgroup-stats.ts";
+export { createUsageSampler, type UsageSample } from "./node/usage-sampler.ts";
 export { createFleetReporter, fleetKeys, type FleetReporter, type FleetStore } from "./node/fleet-reporter.ts";
 export { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 export { LABEL, type PodSandboxDetails, type Runtime } from "./container/runtime.ts";
@@ -63,6 +68,9 @@ export type { ContainerConfig, PodSandboxConfig } from "./container/cri-types.ts
 export { scopeRuntimeToNode, NODE_LABEL } from "./container/node-scoped.ts";
 export { createInfoServer, type InfoServerDeps } from "./server/info-server.ts";
 export { createPrometheusMetrics } from "./server/prometheus.ts";
+export { createResourceMetrics } from "./server/resource-metrics.ts";
+export { createCadvisorMetrics } from "./server/cadvisor-metrics.ts";
+export { kubeletConfiguration } from "./server/configz.ts";
 export { assemble, type Assembly, type AssemblyCommand } from "./assembly.ts";
 export { runKubelet, runOnce, planOnce } from "./kubelet.ts";
 export { ConfigError, resolveConfig } from "./config/config.ts";

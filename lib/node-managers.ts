@@ -11,7 +11,8 @@ import type { Logger } from "./log.ts";
 import { createContainerGc } from "./node/container-gc.ts";
 import { createContainerLogManager, logRotationPolicy } from "./node/container-log-manager.ts";
 import type { EventRecorder } from "./node/events.ts";
-import type { PodUsage as CgroupUsage } from "./node/cgroups.ts";
+import type { CgroupManager } from "./node/cgroups.ts";
+import type { CgroupDetail } from "./node/cgroup-stats.ts";
 import { createEvictionManager, type NodeCondition } from "./node/eviction.ts";
 import { evictionUsage, parseThresholds } from "./node/eviction-thresholds.ts";
 import { diskUsage, statFs } from "./node/filesystem.ts";
@@ -20,6 +21,7 @@ import { createNodeSignals } from "./node/node-signals.ts";
 import { createNodeShutdownManager, shutdownGroups } from "./node/node-shutdown.ts";
 import { watchSystemOoms } from "./node/oom-watcher.ts";
 import { createStatsAnalyzer, type StatsSummary } from "./node/stats-analyzer.ts";
+import { createUsageSampler, type UsageSample } from "./node/usage-sampler.ts";
 import type { PressureObserver } from "./node/node-status.ts";
 import { emptyDirPath } from "./node/volumes.ts";
 
@@ -36,6 +38,8 @@ export interface ManagedNode {
 export interface NodeManagers {
   imageGc: ImageGc;
   summary(): StatsSummary | undefined;
+  /** A fresh read of the pod and container cgroups (/metrics/resource, /metrics/cadvisor); undefined without them. */
+  sample(detail?: CgroupDetail): Promise<UsageSample | undefined>;
   conditions(): NodeCondition[];
   /** The conditions for the node record (fleet mode). */
   pressure: PressureObserver;
@@ -56,8 +60,8 @@ export function createNodeManagers(
     nodeName: string;
     clock: Clock;
     log: Logger;
-    /** Pod cgroup usage (cgroupsPerQOS) for the pods' totals in /stats/summary. */
-    podCgroupUsage?: (uid: string) => Promise<CgroupUsage | undefined>;
+    /** The pod cgroups (cgroupsPerQOS): pods' and containers' CPU and memory are read from their files. */
+    cgroups?: Pick<CgroupManager, "podCgroups" | "reader">;
   },
 ): NodeManagers {
   const { runtime, clock, log } = deps;
@@ -132,7 +136,17 @@ export function createNodeManagers(
       pods: () => node?.pods() ?? [],
       measureNode,
       emptyDirUsage: emptyDir,
-      podCgroupUsage: deps.podCgroupUsage,
+      ...(deps.cgroups
+        ? {
+            sampler: (listing: Parameters<typeof createUsageSampler>[0]["listing"]) =>
+              createUsageSampler({
+                reader: deps.cgroups!.reader,
+                podCgroups: deps.cgroups!.podCgroups,
+                listing,
+                now: () => clock.now(),
+              }),
+          }
+        : {}),
     },
   );
   const eviction = createEvictionManager(
@@ -158,6 +172,7 @@ export function createNodeManagers(
   return {
     imageGc,
     summary: analyzer.summary,
+    sample: analyzer.sample,
     conditions: eviction.conditions,
     shutdownCheck: () =>
       shutdown?.shuttingDown()

@@ -6,7 +6,6 @@
 // (0 success, 1 failure, 2 usage, 3 a stop past --stop_timeout). Heavy parts (Docker, etcd, the server) load only for run/runonce.
 import { fleetEtcdSettings, type EtcdClientSettings } from "../config/etcd-config.ts";
 import cac, { type Command } from "cac";
-import pkg from "../../package.json" with { type: "json" };
 import { resolveConfig, type ResolvedConfig } from "../config/config.ts";
 import { FLAGS } from "../config/flags.ts";
 import { commentedConfigFile, printConfig } from "../config/print-config.ts";
@@ -14,20 +13,16 @@ import { formatDuration } from "../config/values.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
 import { createLogger } from "../log.ts";
 import { runtimeName } from "../platform/runtime.ts";
+import { buildInfo } from "../build-info.ts";
 import { closestName } from "../spelling.ts";
 import type { FleetSection } from "./fleet.ts";
 import { validateCommand } from "./validate.ts";
 import { PLAN_EXIT, planCommand } from "./plan.ts";
 import { resetCommand } from "./reset.ts";
 
-// Baked in by build.ts (--define); absent when running from source.
-declare const KUBELET_COMMIT: string | undefined;
-declare const KUBELET_VERSION: string | undefined;
-
 /** `kubelet v0.1.0 (commit abc1234, bun 1.4.5)`. */
 export function versionLine(): string {
-  const commit = typeof KUBELET_COMMIT === "string" ? KUBELET_COMMIT : "dev";
-  const version = typeof KUBELET_VERSION === "string" ? KUBELET_VERSION : pkg.version;
+  const { version, commit } = buildInfo();
   return `kubelet v${version} (commit ${commit}, ${runtimeName()})`;
 }
 

@@ -30,8 +30,9 @@ describe("channel protocol", () => {
 
   test("negotiation takes the client's first protocol that is served, and none of an unknown list", () => {
     expect(negotiateProtocol("v4.channel.k8s.io, v5.channel.k8s.io")).toBe("v4.channel.k8s.io");
-    expect(negotiateProtocol("base64.channel.k8s.io,v5.channel.k8s.io")).toBe("v5.channel.k8s.io");
-    expect(negotiateProtocol("channel.k8s.io")).toBeUndefined();
+    expect(negotiateProtocol("base64.channel.k8s.io,v5.channel.k8s.io")).toBe("base64.channel.k8s.io");
+    expect(negotiateProtocol("channel.k8s.io")).toBe("channel.k8s.io");
+    expect(negotiateProtocol("v2.channel.k8s.io, v3.channel.k8s.io")).toBeUndefined();
     expect(negotiateProtocol(null)).toBeUndefined();
   });
 

@@ -1,6 +1,7 @@
-// The Kubernetes remote-command channel protocol over WebSocket (v4.channel.k8s.io and
-// v5.channel.k8s.io), which the kubelet's /exec and /attach speak and a CRI runtime's streaming server
-// speaks too: every binary message is one channel byte and its payload. Pure encoding, no sockets.
+// The Kubernetes remote-command channel protocol over WebSocket (v5.channel.k8s.io, v4.channel.k8s.io,
+// and the older channel.k8s.io and base64.channel.k8s.io), which the kubelet's /exec and /attach speak
+// and a CRI runtime's streaming server speaks too: every binary message is one channel byte and its
+// payload (base64: a text message of the channel digit and the payload in base64). Pure encoding.
 
 /** Channel numbers: stdin 0, stdout 1, stderr 2, error 3 (a metav1.Status JSON), resize 4 (a TerminalSize JSON). */
 export const CHANNEL = { stdin: 0, stdout: 1, stderr: 2, error: 3, resize: 4 } as const;
@@ -10,8 +11,12 @@ export const CLOSE_SIGNAL = 255;
 
 export const V5_PROTOCOL = "v5.channel.k8s.io";
 export const V4_PROTOCOL = "v4.channel.k8s.io";
-/** The subprotocols served, newest first (v5 adds closing stdin; v4 has no way to). */
-export const CHANNEL_PROTOCOLS = [V5_PROTOCOL, V4_PROTOCOL] as const;
+/** The first protocol: binary frames, and the error channel carries the failure's text (nothing on success). */
+export const V1_PROTOCOL = "channel.k8s.io";
+/** channel.k8s.io in text messages: the channel as a digit, then the payload in base64 (for browsers). */
+export const BASE64_PROTOCOL = "base64.channel.k8s.io";
+/** The subprotocols served, newest first (v5 adds closing stdin; v4 a Status JSON on the error channel). */
+export const CHANNEL_PROTOCOLS = [V5_PROTOCOL, V4_PROTOCOL, BASE64_PROTOCOL, V1_PROTOCOL] as const;
 
 /** The first protocol of a Sec-WebSocket-Protocol header we speak, in the client's order (as the Go server picks). */
 export function negotiateProtocol(header: string | null): string | undefined {
@@ -110,4 +115,35 @@ export function decodeResize(payload: Uint8Array): { width: number; height: numb
   } catch {
     return undefined;
   }
+}
+
+/** How one protocol frames messages and what its error channel carries. */
+export interface ChannelCodec {
+  /** One message: binary, or text for base64.channel.k8s.io. */
+  encode(channel: number, data?: Uint8Array): Uint8Array | string;
+  /** A client message (text messages as their UTF-8 bytes); undefined when it carries no channel. */
+  decode(message: Uint8Array): { channel: number; data: Uint8Array } | undefined;
+  /** The error-channel message ending a stream; undefined when the protocol sends none (success before v4). */
+  status(status: ChannelStatus): Uint8Array | string | undefined;
+}
+
+/** The codec of a negotiated subprotocol. */
+export function channelCodec(protocol: string): ChannelCodec {
+  const statusJson = protocol === V5_PROTOCOL || protocol === V4_PROTOCOL;
+  const base64 = protocol === BASE64_PROTOCOL;
+  const encode = (channel: number, data: Uint8Array = new Uint8Array(0)) =>
+    base64 ? `${channel}${Buffer.from(data).toString("base64")}` : encodeFrame(channel, data);
+  return {
+    encode,
+    decode(message) {
+      if (!base64) return decodeFrame(message);
+      const text = new TextDecoder().decode(message);
+      if (!/^\d/.test(text)) return undefined;
+      return { channel: Number(text[0]), data: new Uint8Array(Buffer.from(text.slice(1), "base64")) };
+    },
+    status(status) {
+      if (statusJson) return encode(CHANNEL.error, encoder.encode(JSON.stringify(status)));
+      return status.status === "Success" ? undefined : encode(CHANNEL.error, encoder.encode(status.message ?? ""));
+    },
+  };
 }

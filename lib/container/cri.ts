@@ -25,6 +25,8 @@ export interface CriRuntimeOptions {
   /** The generic PLEG's relist period (the Go kubelet's: 1 s). */
   relistPeriodMs?: number;
   clock: Clock;
+  /** kubelet_pleg_relist_duration_seconds / _interval_seconds. */
+  relisted?(durationSeconds: number, intervalSeconds: number | undefined): void;
 }
 
 const ns = (time: number) => (time > 0 ? new Date(time / 1e6).toISOString() : undefined);
@@ -316,7 +318,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
             ...containers.map((c) => ({ id: c.id, state: c.state, labels: c.labels })),
           ];
         },
-        { periodMs: options.relistPeriodMs ?? 1000, clock, signal },
+        { periodMs: options.relistPeriodMs ?? 1000, clock, signal, relisted: options.relisted },
       ),
   };
 }

@@ -8,7 +8,7 @@ import type { PullOptions, PullProgress } from "./runtime.ts";
 
 /** The runtime under both decorations (run's) and under node scoping alone (runonce's and plan's). */
 const stacks = (fake: FakeRuntime) => [
-  decorateRuntime(fake, { nodeName: "node-a", metrics: noopMetrics, runtimeType: "docker" }),
+  decorateRuntime(fake, { nodeName: "node-a", metrics: noopMetrics }),
   decorateRuntime(fake, { nodeName: "node-a" }),
 ];
 

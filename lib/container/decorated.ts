@@ -12,12 +12,10 @@ export interface RuntimeDecorations {
   nodeName: string;
   /** kubelet_runtime_operations_*: run records them; runonce and plan keep no metrics. */
   metrics?: KubeletMetrics;
-  /** --container_runtime, for the metrics' labels. */
-  runtimeType?: "docker" | "remote";
 }
 
 /** `runtime` as the rest of the kubelet sees it. */
 export function decorateRuntime(runtime: Runtime, decorations: RuntimeDecorations): Runtime {
   const scoped = scopeRuntimeToNode(runtime, decorations.nodeName);
-  return decorations.metrics ? instrumentRuntime(scoped, decorations.metrics, decorations.runtimeType) : scoped;
+  return decorations.metrics ? instrumentRuntime(scoped, decorations.metrics) : scoped;
 }

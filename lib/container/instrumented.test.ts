@@ -116,11 +116,9 @@ describe("instrumented runtime", () => {
   });
 });
 
-test("labels each runtime operation with the runtime type it ran on", async () => {
+test("labels each runtime operation by its operation type only, as the Go kubelet does", async () => {
   const { createPrometheusMetrics } = await import("../server/prometheus.ts");
   const metrics = createPrometheusMetrics();
-  await instrumentRuntime(new FakeRuntime(), metrics, "remote").version();
-  expect(metrics.render()).toContain(
-    'kubelet_runtime_operations_total{operation_type="version",runtime_type="remote"} 1',
-  );
+  await instrumentRuntime(new FakeRuntime(), metrics).version();
+  expect(metrics.render()).toContain('kubelet_runtime_operations_total{operation_type="version"} 1');
 });

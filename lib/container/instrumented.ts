@@ -37,11 +37,7 @@ export const RUNTIME_OPERATIONS = {
 } as const satisfies Partial<Record<keyof Runtime, string>>;
 
 /** Wraps the non-streaming methods of a runtime with timing and error counting. */
-export function instrumentRuntime(
-  runtime: Runtime,
-  metrics: KubeletMetrics,
-  runtimeType?: "docker" | "remote",
-): Runtime {
+export function instrumentRuntime(runtime: Runtime, metrics: KubeletMetrics): Runtime {
   const measured =
     <A extends unknown[], R>(operation: string, fn: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
@@ -52,7 +48,7 @@ export function instrumentRuntime(
         failed = false;
         return result;
       } finally {
-        metrics.runtimeOperation(operation, (performance.now() - started) / 1000, failed, runtimeType);
+        metrics.runtimeOperation(operation, (performance.now() - started) / 1000, failed);
       }
     };
   return {

@@ -27,3 +27,26 @@ test("relisting every period raises events for changes after the first list, and
   abort.abort();
   expect((await events.next()).done).toBe(true);
 });
+
+test("each relist reports its duration, and from the second on the interval since the previous one began", async () => {
+  const clock = new FakeClock();
+  const abort = new AbortController();
+  const timings: Array<[number, number | undefined]> = [];
+  const events = relistEvents(
+    async () => {
+      await clock.sleep(200);
+      return [{ id: `c${timings.length}`, state: "CONTAINER_RUNNING", labels: {} }];
+    },
+    { periodMs: 1000, clock, signal: abort.signal, relisted: (d, i) => void timings.push([d, i]) },
+  );
+  const next = events.next();
+  await clock.advance(200);
+  await clock.advance(1000);
+  await clock.advance(200);
+  await next;
+  expect(timings).toEqual([
+    [0.2, undefined],
+    [0.2, 1.2],
+  ]);
+  abort.abort();
+});

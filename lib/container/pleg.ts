@@ -43,12 +43,22 @@ export function transitions(
  */
 export async function* relistEvents(
   relist: () => Promise<RelistEntry[]>,
-  options: { periodMs: number; clock: Clock; signal: AbortSignal },
+  options: {
+    periodMs: number;
+    clock: Clock;
+    signal: AbortSignal;
+    /** Each relist's duration and the interval since the previous one began, seconds (the Go PLEG's metrics). */
+    relisted?(durationSeconds: number, intervalSeconds: number | undefined): void;
+  },
 ): AsyncGenerator<RuntimeEvent> {
   const { clock, signal } = options;
   let known: Map<string, RelistEntry> | undefined;
+  let lastStart: number | undefined;
   while (!signal.aborted) {
+    const start = clock.now();
     const now = new Map((await relist()).map((e) => [e.id, e]));
+    options.relisted?.((clock.now() - start) / 1000, lastStart === undefined ? undefined : (start - lastStart) / 1000);
+    lastStart = start;
     if (known) {
       const time = clock.now();
       for (const id of new Set([...known.keys(), ...now.keys()])) {

@@ -108,11 +108,18 @@ describe("pod usage", () => {
         mountPoint,
         log: silentLogger,
       });
-      const usage = await Promise.all(["a1", "b2", "c3", "absent"].map((uid) => manager.podUsage(uid)));
-      expect(usage).toEqual([
-        { cpuUsageNanoseconds: 7000, memoryUsageBytes: 1000, memoryWorkingSetBytes: 900 },
-        { cpuUsageNanoseconds: 8000, memoryUsageBytes: 2000, memoryWorkingSetBytes: 1900 },
-        { cpuUsageNanoseconds: 9000, memoryUsageBytes: 3000, memoryWorkingSetBytes: 2900 },
+      const found = await Promise.all([manager.podCgroups(), manager.podCgroups()]);
+      const usage = await Promise.all(
+        ["a1", "b2", "c3", "absent"].map(async (uid) => {
+          const path = found[0].get(uid);
+          return path ? manager.reader.read(path) : undefined;
+        }),
+      );
+      expect(found[1]).toBe(found[0]);
+      expect(usage.map((u) => u && [u.cpuUsageNanoseconds, u.memoryUsageBytes, u.memoryWorkingSetBytes])).toEqual([
+        [7000, 1000, 900],
+        [8000, 2000, 1900],
+        [9000, 3000, 2900],
         undefined,
       ]);
     } finally {

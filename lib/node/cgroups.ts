@@ -3,12 +3,14 @@
 // and one pod<uid> cgroup per pod with limits from the sum of its containers. cgroupfs and systemd
 // naming; cgroup v1 (one hierarchy per controller) and v2 (one unified hierarchy).
 import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile, rmdir, writeFile } from "node:fs/promises";
+import { mkdir, readdir, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { podQosClass, podTotals, type QosClass } from "../api/qos.ts";
 import { parseQuantity } from "../api/quantity.ts";
 import type { Pod } from "../api/types.ts";
 import type { Logger } from "../log.ts";
+import type { KubeletMetrics } from "../metrics.ts";
+import { createCgroupReader, type CgroupReader, type CgroupStats } from "./cgroup-stats.ts";
 
 export type CgroupDriver = "cgroupfs" | "systemd";
 
@@ -144,12 +146,8 @@ export interface CgroupManagerOptions {
   /** Where the cgroup file systems are mounted; a temporary tree in tests. */
   mountPoint?: string;
   log: Logger;
-}
-
-export interface PodUsage {
-  cpuUsageNanoseconds: number;
-  memoryUsageBytes: number;
-  memoryWorkingSetBytes: number;
+  /** kubelet_cgroup_manager_duration_seconds. */
+  metrics?: Pick<KubeletMetrics, "cgroupManager">;
 }
 
 export interface CgroupManager {
@@ -162,8 +160,12 @@ export interface CgroupManager {
   removePod(uid: string): Promise<boolean>;
   /** Removes pod cgroups of pods not in `active`; returns the uids removed. */
   removeOrphans(active: ReadonlySet<string>): Promise<string[]>;
-  /** CPU and memory use of a pod, read from its cgroup. */
-  podUsage(uid: string): Promise<PodUsage | undefined>;
+  /** CPU and memory use of a pod, read from its cgroup; undefined when it has none. */
+  podUsage(uid: string): Promise<CgroupStats | undefined>;
+  /** Every pod cgroup on the node by pod uid (path below the mount point), adopted pods included. */
+  podCgroups(): Promise<Map<string, string>>;
+  /** Reads cgroup stats and container cgroups on this hierarchy. */
+  reader: CgroupReader;
 }
 
 /** Detects the mounted cgroup version: v2 when the unified hierarchy is mounted at the mount point itself. */
@@ -178,6 +180,7 @@ export function createCgroupManager(options: CgroupManagerOptions): CgroupManage
   const pathOf = (name: string[]) => cgroupPath(root, name, driver);
   const dir = (controller: string, path: string) => join(mountPoint, controller, path);
   const podPaths = new Map<string, { path: string; applied: string }>();
+  const reader = createCgroupReader({ mountPoint, version });
 
   const create = async (path: string) => {
     if (version === 2) {
@@ -269,17 +272,21 @@ export function createCgroupManager(options: CgroupManagerOptions): CgroupManage
       const known = podPaths.get(uid);
       if (known && known.path !== path) await remove(known.path);
       if (known?.path !== path || known.applied !== applied) {
+        const began = performance.now();
         await create(path);
         await apply(path, config);
         podPaths.set(uid, { path, applied });
+        options.metrics?.cgroupManager(known ? "update" : "create", (performance.now() - began) / 1000);
       }
       return runtimeCgroupParent(root, name, driver);
     },
     async removePod(uid) {
+      const began = performance.now();
       const paths = new Set([podPaths.get(uid)?.path, (await podDirs()).get(uid)].filter(Boolean) as string[]);
       let removed = true;
       for (const path of paths) removed = (await remove(path)) && removed;
       if (removed) podPaths.delete(uid);
+      options.metrics?.cgroupManager("destroy", (performance.now() - began) / 1000);
       return removed;
     },
     async removeOrphans(active) {
@@ -296,25 +303,9 @@ export function createCgroupManager(options: CgroupManagerOptions): CgroupManage
     },
     async podUsage(uid) {
       const path = podPaths.get(uid)?.path ?? (await sharedPodDirs()).get(uid);
-      if (!path) return undefined;
-      const read = (controller: string, file: string) =>
-        readFile(join(dir(controller, path), file), "utf8").catch(() => "");
-      const stat = (text: string, key: string) => Number(new RegExp(`^${key} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
-      if (version === 1) {
-        const usage = Number((await read("memory", "memory.usage_in_bytes")) || 0);
-        const inactive = stat(await read("memory", "memory.stat"), "total_inactive_file");
-        return {
-          cpuUsageNanoseconds: Number((await read("cpuacct", "cpuacct.usage")) || 0),
-          memoryUsageBytes: usage,
-          memoryWorkingSetBytes: Math.max(0, usage - inactive),
-        };
-      }
-      const usage = Number((await read("", "memory.current")) || 0);
-      return {
-        cpuUsageNanoseconds: stat(await read("", "cpu.stat"), "usage_usec") * 1000,
-        memoryUsageBytes: usage,
-        memoryWorkingSetBytes: Math.max(0, usage - stat(await read("", "memory.stat"), "inactive_file")),
-      };
+      return path ? reader.read(path) : undefined;
     },
+    podCgroups: sharedPodDirs,
+    reader,
   };
 }

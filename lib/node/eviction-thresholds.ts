@@ -189,7 +189,7 @@ export function evictionUsage(
       name: c.name,
       usage:
         resource === "memory"
-          ? c.memory.workingSetBytes
+          ? (c.memory?.workingSetBytes ?? 0)
           : // Per-pod process counts are not measured: under PID pressure pods are ranked by priority alone.
             resource === "pids"
             ? 0

@@ -202,12 +202,14 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
       const seconds = (clock.now() - started) / 1000;
       options.pulls?.finished(image, { seconds, sizeBytes: status.sizeBytes });
       options.metrics?.imagePull(seconds, false);
+      options.metrics?.podImagePulled(pod.metadata.uid, started, clock.now());
       options.events?.record(pod, "Normal", "Pulled", `Successfully pulled image "${image}" in ${seconds.toFixed(3)}s`);
       backoff.reset(image);
       failures.delete(image);
       return id;
     } catch (error) {
       options.metrics?.imagePull((clock.now() - started) / 1000, true);
+      options.metrics?.podImagePulled(pod.metadata.uid, started, clock.now());
       options.pulls?.finished(image, { seconds: (clock.now() - started) / 1000, error: (error as Error).message });
       const message = `Failed to pull image "${image}": ${(error as Error).message}`;
       options.events?.record(pod, "Warning", "Failed", message);

@@ -7,6 +7,7 @@ import { KubeletError } from "../api/types.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
 import type { Runtime } from "../container/runtime.ts";
 import type { Logger } from "../log.ts";
+import type { KubeletMetrics } from "../metrics.ts";
 import { cgroupPath, cgroupVersion, createCgroupManager, nodeAllocatable } from "./cgroups.ts";
 import { chooseCgroupDriver, hostDefaultDriver, planQosCgroups } from "./cgroup-driver.ts";
 import { createDnsConfigurer } from "./dns.ts";
@@ -26,8 +27,16 @@ export async function setUpPodPlacement(
     events,
     log,
     runtime,
+    metrics,
     explicit,
-  }: { events: EventRecorder; log: Logger; runtime: Runtime; explicit: (key: keyof KubeletConfig) => boolean },
+  }: {
+    events: EventRecorder;
+    log: Logger;
+    runtime: Runtime;
+    /** kubelet_cgroup_manager_duration_seconds. */
+    metrics?: Pick<KubeletMetrics, "cgroupManager">;
+    explicit: (key: keyof KubeletConfig) => boolean;
+  },
 ) {
   const dns = createDnsConfigurer(
     {
@@ -71,6 +80,7 @@ export async function setUpPodPlacement(
     cfsPeriodUs: config.cpuCfsQuotaPeriod * 1000,
     pidsLimit: config.podPidsLimit,
     log: log.child("cgroups"),
+    ...(metrics ? { metrics } : {}),
   });
   const capacity = { milliCpu: cpus().length * 1000, memoryBytes: totalmem() };
   const allocatable = plan.enforcePods

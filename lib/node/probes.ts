@@ -153,7 +153,12 @@ export function createProbeManager(
         stopped: false,
       };
       workers.set(containerId, worker);
-      const labels = { container: container.name, pod: pod.metadata.name, namespace: pod.metadata.namespace };
+      const labels = {
+        container: container.name,
+        pod: pod.metadata.name,
+        namespace: pod.metadata.namespace,
+        pod_uid: pod.metadata.uid,
+      };
       const target: ProbeTarget = { runtime: deps.runtime, containerId, host, ports: container.ports };
       const schedule = (type: ProbeType, probe: V1Probe) => {
         let successes = 0;
@@ -163,9 +168,11 @@ export function createProbeManager(
           if (worker.stopped) return;
           if (type !== "Startup" && !worker.started)
             return void worker.timers.set(type, clock.setTimeout(tick, period));
+          const began = performance.now();
           const { result, message } = await runProbe(probe, target, (probe.timeoutSeconds ?? 1) * 1000);
           if (worker.stopped) return;
-          options.metrics?.probe(type, result === "success" ? "successful" : "failed", labels);
+          const seconds = (performance.now() - began) / 1000;
+          options.metrics?.probe(type, result === "success" ? "successful" : "failed", labels, seconds);
           if (result === "success") {
             successes++;
             failures = 0;

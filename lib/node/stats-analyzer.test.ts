@@ -4,6 +4,7 @@ import { FakeClock } from "../testing/fake-clock.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { testPod } from "../testing/pods.ts";
 import type { FsStats } from "./filesystem.ts";
+import { cgroupStats } from "../testing/usage-samples.ts";
 import { createStatsAnalyzer } from "./stats-analyzer.ts";
 import { KubeletError } from "../api/types.ts";
 import { silentLogger } from "../log.ts";
@@ -15,6 +16,14 @@ const fs = (capacity: number, available: number): FsStats => ({
   inodes: 1000,
   inodesFree: 400,
   inodesUsed: 600,
+});
+
+/** 8 GB of memory, 2 GB working set; a 100 GB node filesystem and a 50 GB image filesystem. */
+const measureNode = async () => ({
+  memory: { capacityBytes: 8e9, availableBytes: 6e9, workingSetBytes: 2e9 },
+  nodeFs: fs(100e9, 40e9),
+  imageFs: fs(50e9, 10e9),
+  observations: {},
 });
 
 describe("resource analyzer", () => {
@@ -47,12 +56,7 @@ describe("resource analyzer", () => {
         runtime,
         log: { ...silentLogger, warn: (message) => warnings.push(message) },
         pods: () => [pod],
-        measureNode: async () => ({
-          memory: { capacityBytes: 8e9, availableBytes: 6e9, workingSetBytes: 2e9 },
-          nodeFs: fs(100e9, 40e9),
-          imageFs: fs(50e9, 10e9),
-          observations: {},
-        }),
+        measureNode,
         emptyDirUsage: async () => (walks++, { bytes: 12_288, inodes: 3, complete: true }),
         nodeCpu: async () => 5e9,
       },
@@ -166,5 +170,88 @@ describe("resource analyzer", () => {
     await s.analyzer.refresh();
     expect(s.walks()).toBe(2);
     expect(s.analyzer.summary()!.pods[0]!.containers.find((c) => c.name === "late")?.rootfs?.usedBytes).toBe(1234);
+  });
+
+  test("with pod cgroups: CPU and memory from the cgroup files, usageNanoCores from two collections, no stats call", async () => {
+    const clock = new FakeClock();
+    const runtime = new FakeRuntime(clock);
+    const pod = testPod("web");
+    const labels = (restart: string) => ({
+      [LABEL.podUid]: pod.metadata.uid,
+      [LABEL.containerName]: "app",
+      [LABEL.restartCount]: restart,
+    });
+    const dead = runtime.seed(
+      { name: "k8s_app_0", image: "busybox", labels: labels("0") },
+      { state: "CONTAINER_EXITED" },
+    );
+    let cpu = 1e9;
+    const analyzer = createStatsAnalyzer(
+      { nodeName: "node-a", fsPeriodMs: 60_000, containerStatsPeriodMs: 30_000, clock },
+      {
+        runtime,
+        pods: () => [pod],
+        measureNode,
+        emptyDirUsage: async () => ({ bytes: 0, inodes: 0, complete: true }),
+        nodeCpu: async () => 5e9,
+        host: { rlimit: async () => ({ maxpid: 4096, curproc: 100 }), interfaces: async () => [] },
+        log: silentLogger,
+        sampler: (listing) => ({
+          sample: async () => ({
+            time: clock.now(),
+            root: cgroupStats({ memoryRssBytes: 5e8, pageFaults: 1234 }),
+            pods: [
+              {
+                uid: pod.metadata.uid,
+                name: "web",
+                namespace: "default",
+                cgroup: "/kubepods/pod",
+                stats: cgroupStats({ cpuUsageNanoseconds: cpu, pids: 3 }),
+                interfaces: [],
+                containers: listing()
+                  .containers.filter((c) => c.state === "CONTAINER_RUNNING")
+                  .map((c) => ({
+                    id: c.id,
+                    name: "app",
+                    runtimeName: c.name,
+                    image: c.image,
+                    createdAt: c.createdAt,
+                    sandbox: false,
+                    cgroup: `/kubepods/pod/${c.id}`,
+                    stats: cgroupStats({ cpuUsageNanoseconds: cpu, memoryLimitBytes: 10_000 }),
+                  })),
+              },
+            ],
+          }),
+        }),
+      },
+    );
+    // Crash-looping: only the dead instance exists; it is listed, without CPU or memory.
+    await analyzer.refresh();
+    expect(analyzer.summary()!.pods[0]!.containers.map((c) => [c.name, c.cpu])).toEqual([["app", undefined]]);
+    await runtime.removeContainer(dead);
+    runtime.seed(
+      { name: "k8s_app_1", image: "busybox", labels: labels("1") },
+      { running: true, state: "CONTAINER_RUNNING" },
+    );
+    await analyzer.refresh();
+    await clock.advance(10_000);
+    cpu = 3e9;
+    await analyzer.refresh();
+    const summary = analyzer.summary()!;
+    const [container] = summary.pods[0]!.containers;
+    expect(container!.cpu).toMatchObject({ usageCoreNanoSeconds: 3e9, usageNanoCores: 2e8 });
+    expect(container!.memory).toMatchObject({
+      availableBytes: 1000,
+      workingSetBytes: 9000,
+      rssBytes: 4000,
+      pageFaults: 77,
+      majorPageFaults: 3,
+    });
+    expect(summary.pods[0]!.cpu.usageNanoCores).toBe(2e8);
+    expect(summary.pods[0]!.process_stats).toEqual({ process_count: 3 });
+    expect(summary.node.rlimit).toMatchObject({ maxpid: 4096, curproc: 100 });
+    expect(summary.node.memory).toMatchObject({ rssBytes: 5e8, pageFaults: 1234, majorPageFaults: 3 });
+    expect(runtime.calls.filter((c) => c.method === "stats")).toEqual([]);
   });
 });

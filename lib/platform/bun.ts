@@ -16,6 +16,7 @@ interface BunSocket {
   data: BunSocketData;
   /** -1: queued behind backpressure (drain follows), 0: dropped (the socket is closing), > 0: sent. */
   sendBinary(data: Uint8Array): number;
+  sendText(data: string): number;
   close(code?: number, reason?: string): void;
 }
 
@@ -43,8 +44,8 @@ export function serveBun(fetch: FetchHandler, options: ServeOptions): RunningSer
     websocket: {
       open(ws: BunSocket) {
         ws.data.session.open({
-          send: (bytes) =>
-            ws.sendBinary(bytes) === -1
+          send: (data) =>
+            (typeof data === "string" ? ws.sendText(data) : ws.sendBinary(data)) === -1
               ? new Promise<void>((resolve) => ws.data.drained.push(resolve))
               : Promise.resolve(),
           close: (code, reason) => ws.close(code, reason),
@@ -79,11 +80,7 @@ export function serveBun(fetch: FetchHandler, options: ServeOptions): RunningSer
     },
     ...(options.tls
       ? {
-          tls: {
-            cert: options.tls.cert,
-            key: options.tls.key,
-            ...(options.tls.ca ? { ca: options.tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
-          },
+          tls: { cert: options.tls.cert, key: options.tls.key },
         }
       : {}),
   });

@@ -4,6 +4,9 @@ import { serve } from "@hono/node-server";
 import type { Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import type { TLSSocket } from "node:tls";
+import { markClientCertificate } from "./client-certificate.ts";
+import { handleUpgrade } from "./node-websocket.ts";
 import type { FetchHandler, RunningServer, ServeOptions } from "./types.ts";
 
 /** How long a client may take to send its request headers, ms: Bun's own bound, so every runtime closes a trickler alike. */
@@ -16,7 +19,11 @@ export function serveNode(fetch: FetchHandler, options: ServeOptions): Promise<R
   return new Promise((resolve) => {
     const server = serve(
       {
-        fetch,
+        // A client certificate is requested, not required (the kubelet's): the handler learns whether one was verified.
+        fetch: (request, env) => {
+          if ((env?.incoming?.socket as TLSSocket | undefined)?.authorized === true) markClientCertificate(request);
+          return fetch(request);
+        },
         hostname: options.hostname,
         port: options.port,
         ...(tls
@@ -26,7 +33,7 @@ export function serveNode(fetch: FetchHandler, options: ServeOptions): Promise<R
                 connectionsCheckingInterval: CHECK_INTERVAL_MS,
                 cert: tls.cert,
                 key: tls.key,
-                ...(tls.ca ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
+                ...(tls.ca ? { ca: tls.ca, requestCert: true, rejectUnauthorized: false } : {}),
               },
             }
           : { serverOptions: { connectionsCheckingInterval: CHECK_INTERVAL_MS } }),
@@ -46,6 +53,11 @@ export function serveNode(fetch: FetchHandler, options: ServeOptions): Promise<R
     // The keep-alive timeout runs only between requests (0 = never), so a slow handler or a quiet followed
     // log is never cut: exactly the idle bound. Half-sent headers have their own bound.
     server.keepAliveTimeout = (options.idleTimeoutSeconds ?? 90) * 1000;
+    // With a client CA this adapter serves the compiled binary too (serve.ts): exec and attach upgrade here.
+    if (tls?.ca)
+      server.on("upgrade", (request, socket, head) =>
+        handleUpgrade(fetch, request, socket, head).catch(() => socket.destroy()),
+      );
     server.headersTimeout = HEADERS_TIMEOUT_MS;
   });
 }

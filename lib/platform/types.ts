@@ -5,7 +5,7 @@
 export interface TlsFiles {
   cert: string;
   key: string;
-  /** Client CA bundle: clients must present a certificate it signed. */
+  /** Client CA bundle: a client certificate is requested and verified against it, not required. */
   ca?: string;
 }
 

@@ -5,8 +5,11 @@ import { longLived } from "./long-lived.ts";
 
 /** The server's end of an accepted WebSocket, as each adapter presents it. */
 export interface ServerSocket {
-  /** Sends one binary message; resolves once the socket can take more (at once unless the send buffer is full). */
-  send(data: Uint8Array): Promise<void>;
+  /**
+   * Sends one message (binary, or text for a string); resolves once the socket can take more (at once unless the
+   * send buffer is full).
+   */
+  send(data: Uint8Array | string): Promise<void>;
   close(code?: number, reason?: string): void;
 }
 

@@ -1,17 +1,23 @@
-// Who may use the info server's write and debugging routes: bearer tokens (constant-time) or TLS
-// client certificates. Required whenever the server listens beyond loopback.
+// Who may use the info server, as the Go kubelet authenticates: a bearer token (constant-time) or a
+// TLS client certificate signed by --client_ca_file (requested, not required), else anonymous. A
+// wrong token is refused on every route; anonymous callers are refused on every route of the main
+// port when the configuration fails closed (anonymous off, or Webhook authorization), and on the
+// write and debugging routes beyond loopback. The read-only port authenticates nobody.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import type { KubeletConfig } from "../config/config-types.ts";
 import { KubeletError } from "../api/types.ts";
+import { hasClientCertificate } from "../platform/client-certificate.ts";
 import type { TlsFiles } from "../platform/types.ts";
 
 export interface Authenticator {
   /** Whether protected routes need credentials (beyond loopback, or when tokens are configured). */
   required: boolean;
+  /** Whether anonymous callers may use the main port's read routes (false: every route needs credentials). */
+  anonymous: boolean;
   tls?: TlsFiles;
-  /** "ok", or why not: "unauthenticated" (no/invalid credentials). */
-  check(request: Request): "ok" | "unauthenticated";
+  /** "ok" (a valid token or client certificate), "anonymous" (none given) or "unauthenticated" (a wrong token). */
+  check(request: Request): "ok" | "anonymous" | "unauthenticated";
 }
 
 /** True for 127.0.0.0/8, ::1 and localhost. */
@@ -33,7 +39,7 @@ export function failsClosed(config: KubeletConfig): boolean {
 
 /** What start-up says about the protected routes when the configuration closes them to anonymous callers. */
 export function securityNotice(config: KubeletConfig): string | undefined {
-  if (!config.enableServer || !config.enableDebuggingHandlers || !failsClosed(config)) return undefined;
+  if (!config.enableServer || !failsClosed(config)) return undefined;
   const why = [
     ...(!config.anonymousAuth ? ["authentication.anonymous.enabled is false"] : []),
     ...(config.authorizationMode === "Webhook"
@@ -44,9 +50,29 @@ export function securityNotice(config: KubeletConfig): string | undefined {
     ...(config.authTokenFile ? [`a bearer token from --auth_token_file "${config.authTokenFile}"`] : []),
     ...(config.clientCaFile ? [`a client certificate signed by "${config.clientCaFile}"`] : []),
   ];
+  const port = `every route of ${config.address}:${config.port}${config.tlsCertFile ? " (TLS)" : ""}`;
+  const readOnly =
+    config.readOnlyPort > 0
+      ? `; the read-only port ${config.readOnlyPort} stays unauthenticated (GET routes only)`
+      : "";
   return means.length
-    ? `${why}: debugging and write routes require ${means.join(" or ")}`
-    : `${why}: debugging and write routes answer 401 to every request (no --auth_token_file and no client CA to authenticate against)`;
+    ? `${why}: ${port} requires ${means.join(" or ")}${readOnly}`
+    : `${why}: ${port} answers 401 to every request (no --auth_token_file and no client CA to authenticate against)${readOnly}`;
+}
+
+/** What start-up says about who may use the server when anonymous callers are let in (failsClosed: securityNotice). */
+export function accessNotice(config: KubeletConfig): string | undefined {
+  if (!config.enableServer || failsClosed(config)) return undefined;
+  const means = [
+    ...(config.authTokenFile ? ["a bearer token from --auth_token_file"] : []),
+    ...(config.clientCaFile ? ["a client certificate signed by --client_ca_file"] : []),
+  ];
+  const debugging = !config.enableDebuggingHandlers
+    ? "debugging handlers are off"
+    : isLoopback(config.address) && means.length === 0
+      ? "debugging and write routes are open to local callers (loopback)"
+      : `debugging and write routes require ${means.join(" or ")}`;
+  return `anonymous requests are allowed on ${config.address}:${config.port}: read routes answer anyone, a wrong token is refused; ${debugging}`;
 }
 
 const digest = (text: string) => createHash("sha256").update(text).digest();
@@ -82,18 +108,20 @@ export async function loadAuthenticator(config: KubeletConfig): Promise<Authenti
           ...(config.clientCaFile ? { ca: await read("client_ca_file", config.clientCaFile) } : {}),
         }
       : undefined;
-  // With a client CA the TLS handshake itself rejects clients without a valid certificate.
-  const certified = !!tls?.ca;
   return {
     required: !isLoopback(config.address) || tokens.length > 0 || failsClosed(config),
+    anonymous: !failsClosed(config),
     tls,
     check(request) {
-      if (certified) return "ok";
-      const header = request.headers.get("authorization") ?? "";
-      const match = /^Bearer\s+(.+)$/i.exec(header);
-      if (!match) return "unauthenticated";
-      const given = digest(match[1]!.trim());
-      return tokens.some((token) => timingSafeEqual(token, given)) ? "ok" : "unauthenticated";
+      const header = request.headers.get("authorization");
+      if (header !== null) {
+        // As the Go kubelet: a bad bearer token is an error, never anonymous.
+        const match = /^Bearer\s+(.+)$/i.exec(header);
+        if (!match) return "unauthenticated";
+        const given = digest(match[1]!.trim());
+        return tokens.some((token) => timingSafeEqual(token, given)) ? "ok" : "unauthenticated";
+      }
+      return tls?.ca && hasClientCertificate(request) ? "ok" : "anonymous";
     },
   };
 }

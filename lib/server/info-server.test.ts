@@ -42,7 +42,7 @@ function setup(config: Partial<KubeletConfig> = {}, extra: Partial<InfoServerDep
   const mergedConfigs: Array<{ op: PodOperation; objects: ConfigObject[] }> = [];
   const metrics = createPrometheusMetrics();
   metrics.runtimeOperation("create_container", 0.2, false);
-  metrics.probe("Liveness", "successful", { container: "app", pod: "web", namespace: "default" });
+  metrics.probe("Liveness", "successful", { container: "app", pod: "web", namespace: "default", pod_uid: "u1" }, 0.01);
   const app = createInfoServer({
     config: { ...DEFAULT_CONFIG, ...config },
     pods: () => [
@@ -192,7 +192,7 @@ describe("info server", () => {
     for (const line of text.split("\n").filter((l) => l && !l.startsWith("#")))
       expect(line).toMatch(/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? -?[0-9.e+-]+(Inf)?$/);
     expect(await (await s.app.request("/metrics/probes")).text()).toContain(
-      'prober_probe_total{probe_type="Liveness",result="successful",container="app",pod="web",namespace="default"} 1',
+      'prober_probe_total{container="app",namespace="default",pod="web",pod_uid="u1",probe_type="Liveness",result="successful"} 1',
     );
   });
 
@@ -214,6 +214,42 @@ describe("info server", () => {
     expect((await s.app.request("/containerLogs/default/web/nope")).status).toBe(404);
     expect((await s.app.request("/containerLogs/default/web/app?previous=true")).status).toBe(404);
     expect((await s.app.request("/containerLogs/default/web/app?tailLines=x")).status).toBe(400);
+  });
+
+  test("previous=true reads the container the status's lastState names, even the newest (CrashLoopBackOff); limitBytes cuts the log", async () => {
+    const crashLooping = (containerID: string) => ({
+      pods: () => [
+        {
+          ...testPod("web"),
+          status: {
+            containerStatuses: [
+              {
+                name: "app",
+                image: "local/busybox:stable",
+                imageID: "",
+                restartCount: 1,
+                ready: false,
+                state: { waiting: { reason: "CrashLoopBackOff" } },
+                lastState: { terminated: { exitCode: 1, containerID } },
+              },
+            ],
+          },
+        },
+      ],
+    });
+    const looping = setup({}, crashLooping("docker://a-removed-container"));
+    const named = setup({}, crashLooping(`docker://${looping.id}`));
+    named.runtime.setLogs(named.id, "line 1\nline 2\n");
+    expect(await (await named.app.request("/containerLogs/default/web/app?previous=true")).text()).toBe(
+      "line 1\nline 2\n",
+    );
+    const gone = await looping.app.request("/containerLogs/default/web/app?previous=true");
+    expect([gone.status, ((await gone.json()) as { message: string }).message]).toEqual([
+      404,
+      'previous terminated container "app" in pod "web" in namespace "default" not found',
+    ]);
+    expect(await (await s.app.request("/containerLogs/default/web/app?limitBytes=4")).text()).toBe("line");
+    expect((await s.app.request("/containerLogs/default/web/app?limitBytes=0")).status).toBe(400);
   });
 
   test("1,000 concurrent log followers: 100 stream, the rest get 429, and a closed stream frees its place", async () => {
@@ -494,14 +530,34 @@ describe("server security", () => {
 });
 
 describe("security fails closed", () => {
-  test("with anonymous authentication off, protected routes refuse anonymous callers even on loopback", async () => {
+  test("with anonymous authentication off, every route refuses anonymous callers even on loopback", async () => {
     const { loadAuthenticator, securityNotice } = await import("./auth.ts");
     const config = { ...DEFAULT_CONFIG, address: "127.0.0.1", anonymousAuth: false };
     const secured = setup(config, { auth: await loadAuthenticator(config) });
-    expect((await secured.app.request("/containerLogs/default/web/app")).status).toBe(401);
+    for (const path of [
+      "/containerLogs/default/web/app",
+      "/healthz",
+      "/pods",
+      "/metrics",
+      "/stats/summary",
+      "/configz",
+    ])
+      expect([path, (await secured.app.request(path)).status]).toEqual([path, 401]);
     expect((await secured.app.request("/pods", { method: "PUT", body: "[]" })).status).toBe(401);
-    expect((await secured.app.request("/healthz")).status).toBe(200);
-    expect(securityNotice(config)).toMatch(/anonymous.enabled is false: debugging and write routes answer 401/);
+    expect(securityNotice(config)).toMatch(
+      /anonymous.enabled is false: every route of 127.0.0.1:10250 answers 401 to every request/,
+    );
+  });
+
+  test("a wrong bearer token is refused on every route, even where anonymous callers are let in", async () => {
+    const tokens = join(logDir, "..", `tokens-wrong-${Date.now()}`);
+    writeFileSync(tokens, "right-token\n");
+    const { loadAuthenticator } = await import("./auth.ts");
+    const config = { ...DEFAULT_CONFIG, authTokenFile: tokens };
+    const app = setup(config, { auth: await loadAuthenticator(config) }).app;
+    expect((await app.request("/pods")).status).toBe(200);
+    expect((await app.request("/pods", { headers: { authorization: "Bearer wrong" } })).status).toBe(401);
+    expect((await app.request("/pods", { headers: { authorization: "Bearer right-token" } })).status).toBe(200);
   });
 
   test("authorization mode Webhook (no API server) closes the routes; a token from the file still opens them", async () => {
@@ -522,13 +578,19 @@ describe("security fails closed", () => {
     const withToken = { headers: { authorization: "Bearer op-token" } };
     expect((await secured.app.request("/containerLogs/default/web/app", withToken)).status).toBe(200);
     expect(securityNotice(config)).toMatch(
-      /Webhook.*failing closed: debugging and write routes require a bearer token/,
+      /Webhook.*failing closed: every route of 127.0.0.1:10250 requires a bearer token/,
     );
   });
 
-  test("the defaults keep loopback open, as before", async () => {
-    const { loadAuthenticator, securityNotice } = await import("./auth.ts");
+  test("the defaults keep loopback open, as before, and start-up says so", async () => {
+    const { accessNotice, loadAuthenticator, securityNotice } = await import("./auth.ts");
     expect((await loadAuthenticator(DEFAULT_CONFIG)).required).toBe(false);
     expect(securityNotice(DEFAULT_CONFIG)).toBeUndefined();
+    expect(accessNotice(DEFAULT_CONFIG)).toBe(
+      "anonymous requests are allowed on 127.0.0.1:10250: read routes answer anyone, a wrong token is refused; debugging and write routes are open to local callers (loopback)",
+    );
+    expect(accessNotice({ ...DEFAULT_CONFIG, authTokenFile: "/etc/kubelet/tokens" })).toMatch(
+      /debugging and write routes require a bearer token from --auth_token_file$/,
+    );
   });
 });

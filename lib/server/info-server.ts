@@ -18,11 +18,16 @@ import type { Runtime } from "../container/runtime.ts";
 import type { EventRecorder } from "../node/events.ts";
 import type { HealthCheck } from "../node/node-status.ts";
 import type { StatsSummary } from "../node/stats-analyzer.ts";
+import type { UsageSample } from "../node/usage-sampler.ts";
+import type { CgroupDetail } from "../node/cgroup-stats.ts";
+import { createCadvisorMetrics } from "./cadvisor-metrics.ts";
+import { kubeletConfiguration } from "./configz.ts";
+import { createResourceMetrics } from "./resource-metrics.ts";
 import type { Logger } from "../log.ts";
 import { createPushRoutes, type PushTarget } from "./push-routes.ts";
 import { createStreamRoutes } from "./stream-routes.ts";
 import { HTTPException } from "hono/http-exception";
-import { httpError, pickContainer, REASON, status, type StatusCauses } from "./server-support.ts";
+import { httpError, lastTerminatedId, pickContainer, REASON, status, type StatusCauses } from "./server-support.ts";
 import type { Pod } from "../api/types.ts";
 import { longLived } from "../platform/long-lived.ts";
 
@@ -44,6 +49,8 @@ export interface InfoServerDeps {
   health(): Promise<HealthReport>;
   /** The resource analyzer's last collection (/stats/summary); undefined before its first. */
   summary(): StatsSummary | undefined;
+  /** A fresh read of the pod and container cgroups (/metrics/resource, /metrics/cadvisor); undefined without them. */
+  sample?(detail?: CgroupDetail): Promise<UsageSample | undefined>;
   metrics: { render(): string; renderProbes(): string };
   events: EventRecorder;
   allowPrivileged: boolean;
@@ -131,6 +138,17 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     );
   });
 
+  // Every route of the main port: a wrong token is refused, and so is an anonymous caller when the configuration fails
+  // closed. The read-only port authenticates nobody.
+  app.use("*", async (c, next) => {
+    const auth = deps.auth;
+    if (!deps.readOnly && auth) {
+      const who = auth.check(c.req.raw);
+      if (who === "unauthenticated" || (who === "anonymous" && !auth.anonymous)) throw unauthorized(c);
+    }
+    await next();
+  });
+
   // --- read-only endpoints
   addHealthRoutes(app, deps.health);
 
@@ -204,15 +222,18 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     const chosen = await pickContainer(deps.runtime, namespace, pod, container);
     return c.json(await deps.runtime.stats(chosen.id));
   });
-  app.get("/metrics", (c) =>
-    c.body(deps.metrics.render(), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }),
-  );
-  app.get("/metrics/probes", (c) =>
-    c.body(deps.metrics.renderProbes(), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }),
-  );
-  app.get("/configz", (c) =>
-    c.json({ kubeletconfig: { ...deps.config, authTokenFile: deps.config.authTokenFile ? "<set>" : "" } }),
-  );
+  const exposition = { "content-type": "text/plain; version=0.0.4; charset=utf-8" };
+  const sample = deps.sample ?? (async () => undefined);
+  const resource = createResourceMetrics({ summary: deps.summary, sample });
+  const cadvisor = createCadvisorMetrics({
+    sample,
+    imageFsCapacity: () => deps.summary()?.node.runtime.imageFs?.capacityBytes,
+  });
+  app.get("/metrics", (c) => c.body(deps.metrics.render(), 200, exposition));
+  app.get("/metrics/probes", (c) => c.body(deps.metrics.renderProbes(), 200, exposition));
+  app.get("/metrics/resource", async (c) => c.body(await resource.render(), 200, exposition));
+  app.get("/metrics/cadvisor", async (c) => c.body(await cadvisor.render(), 200, exposition));
+  app.get("/configz", (c) => c.json({ kubeletconfig: kubeletConfiguration(deps.config) }));
   app.get("/events", (c) => c.json({ kind: "EventList", apiVersion: "v1", metadata: {}, items: deps.events.list() }));
 
   // --- debugging handlers and pushes: never on the read-only port, authenticated beyond loopback
@@ -221,10 +242,7 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     if (deps.readOnly) throw httpError(403, "forbidden: the read-only port serves GET endpoints only");
     if (!deps.config.enableDebuggingHandlers)
       throw httpError(404, "debugging handlers are disabled (--enable_debugging_handlers=false)");
-    if (deps.auth?.required && deps.auth.check(c.req.raw) !== "ok") {
-      c.header("WWW-Authenticate", 'Bearer realm="kubelet"');
-      throw httpError(401, "Unauthorized: a valid bearer token or client certificate is required");
-    }
+    if (deps.auth?.required && deps.auth.check(c.req.raw) !== "ok") throw unauthorized(c);
     await next();
   };
   guarded.use("*", guard);
@@ -232,9 +250,14 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   let followers = 0;
   guarded.get("/containerLogs/:namespace/:pod/:container", async (c) => {
     const { namespace, pod, container } = c.req.param();
-    const chosen = await pickContainer(deps.runtime, namespace, pod, container, flag(c, "previous"));
+    const previous = flag(c, "previous") ? lastTerminatedId(deps.pods(), namespace, pod, container) : undefined;
+    const chosen = await pickContainer(deps.runtime, namespace, pod, container, previous);
     const tail = c.req.query("tailLines");
     const since = c.req.query("sinceSeconds");
+    const limit = c.req.query("limitBytes");
+    if (limit !== undefined && !/^[1-9]\d*$/.test(limit))
+      throw httpError(400, `limitBytes must be a positive integer, got "${limit}"`);
+    let remaining = limit === undefined ? Infinity : Number(limit);
     if (tail !== undefined && !/^\d+$/.test(tail))
       throw httpError(400, `tailLines must be a non-negative integer, got "${tail}"`);
     if (since !== undefined && !/^\d+$/.test(since))
@@ -279,7 +302,18 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
           if (done) {
             release();
             controller.close();
-          } else controller.enqueue(value);
+            return;
+          }
+          const chunk = value.byteLength > remaining ? value.subarray(0, remaining) : value;
+          remaining -= chunk.byteLength;
+          controller.enqueue(chunk);
+          // limitBytes reached: the rest of the log (and a followed stream) is not read.
+          if (remaining === 0) {
+            release();
+            controller.close();
+            abort.abort();
+            void iterator.return?.();
+          }
         } catch (error) {
           release();
           controller.error(error);
@@ -329,6 +363,12 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
 }
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+
+/** The 401 for a request without valid credentials. */
+function unauthorized(c: Context) {
+  c.header("WWW-Authenticate", 'Bearer realm="kubelet"');
+  return httpError(401, "Unauthorized: a valid bearer token or client certificate is required");
+}
 
 /** A followed log that has written nothing yet gets its response headers after this long. */
 const FOLLOW_HEADERS_AFTER_MS = 250;

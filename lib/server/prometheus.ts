@@ -1,16 +1,15 @@
 // A small Prometheus registry (counters, gauges, histograms, text format 0.0.4) and the kubelet's
-// metrics on it, named as the real kubelet names them.
+// metrics on it, named and labelled as the real kubelet's (pkg/kubelet/metrics/metrics.go).
 import { readdirSync, readFileSync } from "node:fs";
+import { arch, platform } from "node:os";
+import type { Pod } from "../api/types.ts";
+import { ANNOTATION } from "../api/types.ts";
+import { buildInfo } from "../build-info.ts";
 import type { Logger } from "../log.ts";
 import type { KubeletMetrics } from "../metrics.ts";
+import { labelText } from "./exposition.ts";
 
 type Labels = Record<string, string>;
-
-const escape = (value: string) => value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
-const labelText = (labels: Labels) => {
-  const keys = Object.keys(labels);
-  return keys.length ? `{${keys.map((k) => `${k}="${escape(labels[k]!)}"`).join(",")}}` : "";
-};
 const keyOf = (labels: Labels) => JSON.stringify(Object.entries(labels).sort());
 
 abstract class Metric {
@@ -77,10 +76,25 @@ const POD_START_BUCKETS = [
   0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600,
 ];
 
+/** Pods whose image pulls are remembered until they start (kubelet_pod_start_sli_duration_seconds). */
+const MAX_PULL_WINDOWS = 1000;
+
+/** The Go client's DefBuckets. */
+const DEF_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** The pods kubelet_desired_pods and kubelet_active_pods count at scrape time. */
+export interface PodCounts {
+  desired(): Pod[];
+  active(): Pod[];
+}
+
 /** The kubelet's metrics and their text exposition (/metrics and /metrics/probes). */
-export function createPrometheusMetrics(
-  options: { log?: Logger } = {},
-): KubeletMetrics & { render(): string; renderProbes(): string } {
+export function createPrometheusMetrics(options: { log?: Logger; nodeName?: string } = {}): KubeletMetrics & {
+  render(): string;
+  renderProbes(): string;
+  /** Binds the pod counts (the sync loop is made after the metrics). */
+  countPods(pods: PodCounts): void;
+} {
   const runningPods = new Counter("kubelet_running_pods", "Number of pods that have a running pod sandbox", "gauge");
   const workingPods = new Counter(
     "kubelet_working_pods",
@@ -97,6 +111,13 @@ export function createPrometheusMetrics(
     "Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run",
     POD_START_BUCKETS,
   );
+  const podStartSli = new Histogram(
+    "kubelet_pod_start_sli_duration_seconds",
+    "Duration in seconds to start a pod, excluding time to pull images and run init containers, measured from pod creation timestamp to when all its containers are reported as started and observed via watch",
+    POD_START_BUCKETS,
+  );
+  /** Per pod not yet started: its first pull begun and last pull finished (ms); at most MAX_PULL_WINDOWS kept. */
+  const pullWindows = new Map<string, { first: number; last: number }>();
   const podWorker = new Histogram(
     "kubelet_pod_worker_duration_seconds",
     "Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync",
@@ -142,12 +163,78 @@ export function createPrometheusMetrics(
     "Number of container runtime streams (followed logs, events, exec and attach sessions) the kubelet holds open",
     "gauge",
   );
+  const startedPods = new Counter("kubelet_started_pods_total", "Cumulative number of pods started");
+  const startedPodErrors = new Counter(
+    "kubelet_started_pods_errors_total",
+    "Cumulative number of errors when starting pods",
+  );
+  const cgroupManager = new Histogram(
+    "kubelet_cgroup_manager_duration_seconds",
+    "Duration in seconds for cgroup manager operations. Broken down by method.",
+    DEF_BUCKETS,
+  );
+  const probeDuration = new Histogram(
+    "prober_probe_duration_seconds",
+    "Duration in seconds for a probe response.",
+    DEF_BUCKETS,
+  );
+  const plegDuration = new Histogram(
+    "kubelet_pleg_relist_duration_seconds",
+    "Duration in seconds for relisting pods in PLEG.",
+    DEF_BUCKETS,
+  );
+  const plegInterval = new Histogram(
+    "kubelet_pleg_relist_interval_seconds",
+    "Interval in seconds between relisting in PLEG.",
+    DEF_BUCKETS,
+  );
+  const nodeName = new Counter("kubelet_node_name", "The node's name. The count is always 1.", "gauge");
+  if (options.nodeName) nodeName.set({ node: options.nodeName }, 1);
+  const build = buildInfo();
+  const [major = "0", minor = "0"] = build.version.split(".");
+  const buildInfoGauge = new Counter(
+    "kubernetes_build_info",
+    "A metric with a constant '1' value labeled by major, minor, git version, git commit, git tree state, build date, Go version, and compiler from which Kubernetes was built, and platform on which it is running.",
+    "gauge",
+  );
+  buildInfoGauge.set(
+    {
+      build_date: "",
+      compiler: "bun",
+      git_commit: build.commit,
+      git_tree_state: "",
+      git_version: `v${build.version}`,
+      go_version: "",
+      major,
+      minor,
+      platform: `${platform()}/${arch() === "x64" ? "amd64" : arch()}`,
+    },
+    1,
+  );
+  const staticHelp = "static is true if the pod is not from the apiserver.";
+  const desiredPods = new Counter(
+    "kubelet_desired_pods",
+    `The number of pods the kubelet is being instructed to run. ${staticHelp}`,
+    "gauge",
+  );
+  const activePods = new Counter(
+    "kubelet_active_pods",
+    `The number of pods the kubelet considers active and which are being considered when admitting new pods. ${staticHelp}`,
+    "gauge",
+  );
+  let podCounts: PodCounts | undefined;
+  const countStatic = (gauge: Counter, pods: Pod[]) => {
+    const fromApi = pods.filter((p) => p.metadata.annotations?.[ANNOTATION.source] === "api").length;
+    gauge.set({ static: "" }, fromApi);
+    gauge.set({ static: "true" }, pods.length - fromApi);
+  };
   const processStart = Date.now() / 1000 - process.uptime();
   const registry: Metric[] = [
     runningPods,
     workingPods,
     runningContainers,
     podStart,
+    podStartSli,
     podWorker,
     operations,
     operationErrors,
@@ -158,6 +245,15 @@ export function createPrometheusMetrics(
     restarts,
     sourceErrors,
     openStreams,
+    startedPods,
+    startedPodErrors,
+    cgroupManager,
+    plegDuration,
+    plegInterval,
+    desiredPods,
+    activePods,
+    nodeName,
+    buildInfoGauge,
   ];
 
   // A collector that cannot read /proc says so once, not at every scrape, and reports its fallback.
@@ -199,17 +295,37 @@ export function createPrometheusMetrics(
   };
 
   return {
-    runtimeOperation(operation, seconds, failed, runtimeType) {
-      const labels = { operation_type: operation, ...(runtimeType ? { runtime_type: runtimeType } : {}) };
+    runtimeOperation(operation, seconds, failed) {
+      const labels = { operation_type: operation };
       operations.inc(labels);
       if (failed) operationErrors.inc(labels);
       operationDuration.observe(seconds, labels);
     },
-    podStart: (seconds) => podStart.observe(seconds),
+    podStart(seconds, podUid) {
+      podStart.observe(seconds);
+      const pulls = podUid === undefined ? undefined : pullWindows.get(podUid);
+      if (podUid !== undefined) pullWindows.delete(podUid);
+      podStartSli.observe(Math.max(0, seconds - (pulls ? (pulls.last - pulls.first) / 1000 : 0)));
+    },
+    podImagePulled(podUid, startedMs, finishedMs) {
+      const known = pullWindows.get(podUid);
+      pullWindows.set(podUid, { first: Math.min(known?.first ?? startedMs, startedMs), last: finishedMs });
+      // A pod that never starts leaves its window: the oldest go first.
+      if (pullWindows.size > MAX_PULL_WINDOWS) pullWindows.delete(pullWindows.keys().next().value!);
+    },
     podWorker: (operation, seconds) => podWorker.observe(seconds, { operation_type: operation }),
     imagePull: (seconds) => imagePull.observe(seconds),
-    probe: (probeType, result, labels) => probes.inc({ probe_type: probeType, result, ...labels }),
+    probe(probeType, result, { pod_uid, ...labels }, seconds) {
+      probes.inc({ probe_type: probeType, result, ...labels, pod_uid });
+      probeDuration.observe(seconds, { probe_type: probeType, ...labels });
+    },
     containerStarted(containerType, failed) {
+      // As the Go kubelet: a sandbox started is a pod started, not a container.
+      if (containerType === "podsandbox") {
+        startedPods.inc();
+        if (failed) startedPodErrors.inc();
+        return;
+      }
       started.inc({ container_type: containerType });
       if (failed) startErrors.inc({ container_type: containerType });
     },
@@ -226,7 +342,21 @@ export function createPrometheusMetrics(
     },
     sourceError: (source) => sourceErrors.inc({ source }),
     runtimeStream: (streamType, delta) => openStreams.inc({ stream_type: streamType }, delta),
-    render: () => registry.map((m) => m.render()).join("\n") + "\n" + processMetrics() + "\n",
-    renderProbes: () => probes.render() + "\n",
+    cgroupManager: (operation, seconds) => cgroupManager.observe(seconds, { operation_type: operation }),
+    plegRelist(duration, interval) {
+      plegDuration.observe(duration);
+      if (interval !== undefined) plegInterval.observe(interval);
+    },
+    countPods(pods) {
+      podCounts = pods;
+    },
+    render() {
+      if (podCounts) {
+        countStatic(desiredPods, podCounts.desired());
+        countStatic(activePods, podCounts.active());
+      }
+      return registry.map((m) => m.render()).join("\n") + "\n" + processMetrics() + "\n";
+    },
+    renderProbes: () => probes.render() + "\n" + probeDuration.render() + "\n",
   };
 }

@@ -1,6 +1,7 @@
 // Helpers the info server's routes share: Kubernetes Status errors and container lookup by labels.
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { Pod } from "../api/types.ts";
 import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerSummary, type Runtime } from "../container/runtime.ts";
 
 /** A Kubernetes Status failure body. */
@@ -67,19 +68,30 @@ export async function findInstances(
     );
 }
 
-/** The container to read or exec: the newest instance, or with `previous` the one before it. */
+/**
+ * The container to read or exec: the newest instance, or, given `previousId`, the one the pod status's lastState
+ * names (null: the status names none).
+ */
 export async function pickContainer(
   runtime: Runtime,
   namespace: string,
   pod: string,
   container: string,
-  previous = false,
+  previousId?: string | null,
 ): Promise<ContainerSummary> {
   const instances = await findInstances(runtime, namespace, pod, container);
-  const chosen = previous ? instances[1] : instances[0];
+  const chosen = previousId === undefined ? instances[0] : instances.find((c) => c.id === previousId);
   if (!chosen) {
-    const what = previous ? `previous terminated container "${container}"` : `container "${container}"`;
+    const what = previousId !== undefined ? `previous terminated container "${container}"` : `container "${container}"`;
     throw httpError(404, `${what} in pod "${pod}" in namespace "${namespace}" not found`);
   }
   return chosen;
+}
+
+/** The runtime id of the container a pod's status gives as the last terminated instance of `container`, or null. */
+export function lastTerminatedId(pods: Pod[], namespace: string, pod: string, container: string): string | null {
+  const found = pods.find((p) => p.metadata.namespace === namespace && p.metadata.name === pod);
+  const statuses = [...(found?.status?.containerStatuses ?? []), ...(found?.status?.initContainerStatuses ?? [])];
+  const id = statuses.find((s) => s.name === container)?.lastState?.terminated?.containerID;
+  return id ? id.replace(/^[a-z]+:\/\//, "") : null;
 }

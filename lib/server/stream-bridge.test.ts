@@ -8,13 +8,14 @@ import { bridgeStream } from "./stream-bridge.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
-/** A socket recording what the bridge sends, with a promise of its close. */
+/** A socket recording what the bridge sends (binary messages as [channel, text], text messages as they are). */
 function recordingSocket() {
-  const sent: Array<[number, string]> = [];
+  const sent: Array<[number, string] | string> = [];
   let closed!: (code?: number) => void;
   const closedWith = new Promise<number | undefined>((resolve) => (closed = resolve));
   const socket: ServerSocket = {
-    send: async (data) => void sent.push([data[0]!, new TextDecoder().decode(data.subarray(1))]),
+    send: async (data) =>
+      void sent.push(typeof data === "string" ? data : [data[0]!, new TextDecoder().decode(data.subarray(1))]),
     close: (code) => closed(code),
   };
   return { socket, sent, closedWith };
@@ -115,10 +116,45 @@ describe("stream bridge", () => {
     bridge.open(socket);
     expect(await closedWith).toBe(1000);
     expect(sent.map(([channel]) => channel)).toEqual([3]);
-    expect(JSON.parse(sent[0]![1])).toMatchObject({
+    expect(JSON.parse((sent[0] as [number, string])[1])).toMatchObject({
       status: "Failure",
       reason: "InternalError",
       message: 'Internal error occurred: exec ["sh"] in container abc: container is in CONTAINER_EXITED state',
     });
+  });
+
+  test("base64.channel.k8s.io frames are text: the channel digit, then base64; a success sends no status", async () => {
+    const gated = gatedOpen(async (io) => {
+      io.stdout(`got ${await io.readLine()}\n`);
+      return 0;
+    });
+    const bridge = bridgeStream({
+      protocol: "base64.channel.k8s.io",
+      streams: { stdin: true, stdout: true },
+      open: gated.open,
+      action: "exec",
+    });
+    const { socket, sent, closedWith } = recordingSocket();
+    bridge.open(socket);
+    bridge.message(bytes(`0${Buffer.from("hi\n").toString("base64")}`));
+    gated.release();
+    expect(await closedWith).toBe(1000);
+    expect(sent).toEqual(["1", `1${Buffer.from("got hi\n").toString("base64")}`]);
+  });
+
+  test("channel.k8s.io carries a failure's text on the error channel, not a Status", async () => {
+    const bridge = bridgeStream({
+      protocol: "channel.k8s.io",
+      streams: { stdout: true },
+      open: async () => scriptedSession(async () => 3),
+      action: "exec",
+    });
+    const { socket, sent, closedWith } = recordingSocket();
+    bridge.open(socket);
+    await closedWith;
+    expect(sent).toEqual([
+      [1, ""],
+      [3, "command terminated with non-zero exit code: exit status 3"],
+    ]);
   });
 });

@@ -5,12 +5,11 @@ import {
   CHANNEL,
   CLOSE_SIGNAL,
   V5_PROTOCOL,
-  decodeFrame,
+  channelCodec,
   decodeResize,
-  encodeFrame,
   exitStatus,
   internalErrorStatus,
-  statusFrame,
+  type ChannelStatus,
 } from "../container/channel-protocol.ts";
 import type { StreamOptions, StreamSession } from "../container/runtime.ts";
 import type { Logger } from "../log.ts";
@@ -32,9 +31,10 @@ export function bridgeStream(options: BridgeOptions): WebSocketSession {
   let gone = false;
   // Client messages that arrive while the runtime's session is still opening.
   const early: Uint8Array[] = [];
+  const codec = channelCodec(options.protocol);
 
   const deliver = (message: Uint8Array) => {
-    const frame = decodeFrame(message);
+    const frame = codec.decode(message);
     if (!frame || !session) return;
     if (frame.channel === CHANNEL.stdin && options.streams.stdin) session.write(frame.data);
     else if (frame.channel === CHANNEL.resize) {
@@ -46,21 +46,24 @@ export function bridgeStream(options: BridgeOptions): WebSocketSession {
   };
 
   async function run(socket: ServerSocket): Promise<void> {
+    const end = async (status: ChannelStatus) => {
+      const message = codec.status(status);
+      if (message !== undefined) await socket.send(message);
+      socket.close(1000);
+    };
     try {
       session = await options.open();
     } catch (error) {
-      await socket.send(statusFrame(internalErrorStatus(`${options.action}: ${(error as Error).message}`)));
-      socket.close(1000);
-      return;
+      return end(internalErrorStatus(`${options.action}: ${(error as Error).message}`));
     }
     if (gone) return session.close();
     for (const message of early.splice(0)) deliver(message);
     // The Go servers' "connection established" signal: an empty message on the lowest writable channel.
     const first = options.streams.stdout ? CHANNEL.stdout : options.streams.stderr ? CHANNEL.stderr : CHANNEL.error;
-    await socket.send(encodeFrame(first));
+    await socket.send(codec.encode(first));
     for await (const chunk of session.output) {
       if (gone) break;
-      await socket.send(encodeFrame(chunk.stream, chunk.data));
+      await socket.send(codec.encode(chunk.stream, chunk.data));
     }
     let status;
     try {
@@ -71,8 +74,7 @@ export function bridgeStream(options: BridgeOptions): WebSocketSession {
     }
     session.close();
     if (gone) return;
-    await socket.send(statusFrame(status));
-    socket.close(1000);
+    await end(status);
   }
 
   return {

@@ -144,8 +144,8 @@ describe("exec and attach routes", () => {
       ["/exec/default/web/app?command=true", upgradeHeaders, /at least 1 of stdin, stdout, stderr/],
       [
         "/attach/default/web/app?output=1",
-        { ...upgradeHeaders, "sec-websocket-protocol": "channel.k8s.io" },
-        /none of the requested subprotocols \[channel.k8s.io\] is supported: use v5.channel.k8s.io or v4.channel.k8s.io/,
+        { ...upgradeHeaders, "sec-websocket-protocol": "v2.channel.k8s.io" },
+        /none of the requested subprotocols \[v2.channel.k8s.io\] is supported: use v5.channel.k8s.io or v4.channel.k8s.io or base64.channel.k8s.io or channel.k8s.io/,
       ],
     ];
     for (const [path, headers, message] of cases) {

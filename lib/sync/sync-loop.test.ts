@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { containerConfig, podSandboxConfig, type PodContext } from "../container/container-config.ts";
 import type { ContainerConfig } from "../container/cri-types.ts";
 import { containerHash } from "../api/hash.ts";
-import { LABEL } from "../container/runtime.ts";
+import { LABEL, type PodSandboxFilter } from "../container/runtime.ts";
 import { createEventRecorder } from "../node/events.ts";
 import { createImageManager } from "../node/images.ts";
 import { silentLogger } from "../log.ts";
@@ -738,6 +738,36 @@ describe("sync loop", () => {
       expect(l.runtime.containers.size).toBe(0);
       await l.clock.advance(10_000);
       expect(l.working()).toEqual([]);
+      await l.stop();
+    });
+
+    test("a resync's listing begun before a pod's pass ended is not handed to it: the pod's containers are created once", async () => {
+      /** A runtime whose node-wide listing answers late, with what it saw when asked (a pod's own listing is prompt). */
+      class LateListingRuntime extends FakeRuntime {
+        lateMs = 0;
+        override async listPodSandboxes(filter: PodSandboxFilter = {}) {
+          const seen = await super.listPodSandboxes(filter);
+          if (!filter.podUid && this.lateMs) await this.clock.sleep(this.lateMs);
+          return seen;
+        }
+        override async listContainers(options: { podUid?: string; size?: boolean } = {}) {
+          const seen = await super.listContainers(options);
+          if (!options.podUid && this.lateMs) await this.clock.sleep(this.lateMs);
+          return seen;
+        }
+      }
+      const l = await loop(["file"], undefined, {}, (clock) => new LateListingRuntime(clock));
+      const runtime = l.runtime as LateListingRuntime;
+      runtime.lateMs = 1000;
+      await l.clock.advance(10_000); // the resync lists the node (nothing yet) and waits for its answer
+      const pod = testPod("web", spec());
+      l.store.apply("file", { pods: [pod], rejected: [] });
+      await l.settle(); // meanwhile the pod's own pass creates its sandbox and container
+      expect(appRunning(l, pod)).toBe(true);
+      await l.clock.advance(1000); // the resync's listing, without them, arrives and the pod is synced again
+      await l.settle();
+      const created = l.runtime.calls.filter((c) => c.method === "runPodSandbox" || c.method === "createContainer");
+      expect(created.map((c) => c.method)).toEqual(["runPodSandbox", "createContainer"]);
       await l.stop();
     });
 

@@ -114,6 +114,8 @@ interface PodRecord {
   worker: PodWorker;
   /** A fresh observation handed over by the resync, saving a listing per pod. */
   observed?: Map<string, Observed>;
+  /** When a pass of this pod last began or ended (passClock): a listing begun before that may miss what it did. */
+  lastPass: number;
   /** Containers whose exit the runtime's events reported since the pod was last observed. */
   exited: Set<string>;
   /** Evicted (a changed manifest lifts it): the message, who awaits the stop. */
@@ -153,12 +155,13 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
         livenessFailed: new Set(),
         exited: new Set(),
         finished: false,
+        lastPass: 0,
         worker: createPodWorker(
           { clock },
           {
             goal: () => goalOf(created),
-            sync: (signal) => syncStep(uid, created, signal),
-            terminate: () => terminateStep(uid, created),
+            sync: (signal) => pass(created, () => syncStep(uid, created, signal)),
+            terminate: () => pass(created, () => terminateStep(uid, created)),
             settled: (state) => {
               if (state === "terminated" && !created.wanted && records.get(uid) === created) forget(uid);
             },
@@ -197,10 +200,26 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     },
   });
 
-  const trigger = (uid: string, observed?: Map<string, Observed>) => {
+  /**
+   * Counts pass starts and ends. A resync's listing is handed to a pod only when no pass of it began or ended since
+   * the listing began: one that ended meanwhile may have created a container the listing missed, and a pass
+   * planning from that listing would create it again (the runtime's "name already in use").
+   */
+  let passClock = 0;
+  const pass = async (record: PodRecord, step: () => Promise<void>) => {
+    record.lastPass = ++passClock;
+    try {
+      await step();
+    } finally {
+      record.lastPass = ++passClock;
+    }
+  };
+
+  const trigger = (uid: string, observed?: { pods: Map<string, Observed>; listedAt: number }) => {
     if (stopping) return;
     const record = recordOf(uid);
-    record.observed = record.worker.busy ? undefined : observed;
+    record.observed =
+      observed && !record.worker.busy && record.lastPass <= observed.listedAt ? observed.pods : undefined;
     record.worker.update();
   };
 
@@ -288,7 +307,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     if (!record.eviction && (status.phase === "Succeeded" || status.phase === "Failed")) record.finished = true;
     if (!record.started && status.containerStatuses?.every((c) => c.state?.running)) {
       record.started = true;
-      metrics.podStart((clock.now() - record.firstSeen) / 1000);
+      metrics.podStart((clock.now() - record.firstSeen) / 1000, pod.metadata.uid);
     }
   };
 
@@ -391,11 +410,13 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
 
   /** Every pod, every orphan, garbage and leftover pod directories. */
   const resync = async () => {
+    const listedAt = passClock;
     const observed = await observer.observe();
+    const listing = { pods: observed, listedAt };
     const isWanted = (uid: string) => records.get(uid)?.wanted === true;
-    for (const [uid] of wanted()) trigger(uid, observed);
+    for (const [uid] of wanted()) trigger(uid, listing);
     if (store.allSourcesReady()) {
-      for (const uid of observed.keys()) if (!isWanted(uid)) trigger(uid, observed);
+      for (const uid of observed.keys()) if (!isWanted(uid)) trigger(uid, listing);
       const dirs = await deps.volumes.podDirs();
       for (const uid of dirs) if (!isWanted(uid) && !observed.has(uid)) await deps.volumes.teardown(uid);
       await deps.cgroups?.removeOrphans(new Set([...[...wanted()].map(([uid]) => uid), ...observed.keys()]));

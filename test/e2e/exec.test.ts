@@ -82,6 +82,37 @@ spec:
     expect(status).toEqual({ metadata: {}, status: "Success" });
   }, 30_000);
 
+  test("the older channel.k8s.io (binary) and base64.channel.k8s.io (text) are served, with the failure's text on channel 3", async () => {
+    /** Every message of one exec over `protocol`, as the client receives it. */
+    const run = (protocol: string, stdin: string | ArrayBuffer) =>
+      new Promise<{ protocol: string; messages: Array<string | number[]> }>((resolve, reject) => {
+        const Socket = WebSocket as unknown as new (url: string, options: object) => WebSocket;
+        const socket = new Socket(execUrl("read x; echo got $x; exit 2", "input=1&output=1").replace(/^http/, "ws"), {
+          protocols: [protocol],
+          headers: auth,
+        });
+        socket.binaryType = "arraybuffer";
+        const messages: Array<string | number[]> = [];
+        socket.onopen = () => socket.send(stdin);
+        socket.onmessage = (event: MessageEvent) =>
+          messages.push(typeof event.data === "string" ? event.data : [...new Uint8Array(event.data as ArrayBuffer)]);
+        socket.onerror = () => reject(new Error(`${protocol}: the WebSocket failed`));
+        socket.onclose = () => resolve({ protocol: socket.protocol, messages });
+      });
+    const base64 = await run("base64.channel.k8s.io", `0${Buffer.from("b64\n").toString("base64")}`);
+    const decoded = base64.messages.map((m) => `${(m as string)[0]}:${Buffer.from((m as string).slice(1), "base64")}`);
+    expect([base64.protocol, decoded.join("|")]).toEqual([
+      "base64.channel.k8s.io",
+      "1:|1:got b64\n|3:command terminated with non-zero exit code: exit status 2",
+    ]);
+    const binary = await run("channel.k8s.io", new Uint8Array([0, ...new TextEncoder().encode("bin\n")]).buffer);
+    const frames = binary.messages.map((m) => `${(m as number[])[0]}:${Buffer.from((m as number[]).slice(1))}`);
+    expect([binary.protocol, frames.join("|")]).toEqual([
+      "channel.k8s.io",
+      "1:|1:got bin\n|3:command terminated with non-zero exit code: exit status 2",
+    ]);
+  }, 30_000);
+
   // containerd 1.6's streaming server speaks v4 only, which has no way to close stdin alone: there the
   // command sees end of file only when the stream closes. Docker's hijacked stream half-closes.
   if (rt.kind === "docker")

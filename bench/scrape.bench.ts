@@ -1,0 +1,94 @@
+// Scrape cost (issue 24): a kubelet on Docker with 110 pods (the default --max_pods), scraped in turn
+// on /metrics (the baseline, same run), /metrics/resource and /metrics/cadvisor: wall time per scrape
+// (p50, p95) and the kubelet's CPU per scrape (its CPU over the scrapes / the scrapes). Then its idle
+// CPU over a window without scrapes and over the same window with a real Prometheus (Debian's)
+// scraping all four metrics endpoints every 15 s, as kube-prometheus does.
+// Usage: bash scripts/services.sh up && bun build.ts && bun bench/scrape.bench.ts [--window 60] [--scrapes 50]
+import { spawn } from "node:child_process";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { testServices } from "../lib/testing/services.ts";
+import { freePort, removeDir, tempDir } from "../test/e2e/harness.ts";
+import { appCounter, cpuSeconds, machine, percentile, sleepingPod, startKubelet, until } from "./support.ts";
+
+const services = testServices();
+if (!services) throw new Error("services are not running: bash scripts/services.sh up");
+const arg = (name: string, fallback: number) =>
+  process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback;
+const windowSeconds = arg("--window", 60);
+const scrapes = arg("--scrapes", 50);
+const PODS = 110;
+const apps = appCounter(services);
+
+const kubelet = await startKubelet(services, "docker");
+for (let i = 0; i < PODS; i++) writeFileSync(join(kubelet.dir, `scrape${i}.yaml`), sleepingPod(services, `scrape${i}`));
+await until(async () => (await apps.running("docker", "scrape")) === PODS, 600_000);
+const url = (path: string) => `http://127.0.0.1:${kubelet.port}${path}`;
+// The resource analyzer has measured every pod: the cgroup listing a scrape reads is complete.
+await until(async () => {
+  const text = await (await fetch(url("/metrics/resource"))).text();
+  return (text.match(/^pod_cpu_usage_seconds_total\{/gm) ?? []).length === PODS;
+}, 120_000);
+
+/** Wall ms (p50, p95), kubelet CPU ms per scrape and body size of `scrapes` sequential scrapes of `path`. */
+async function scrapeCost(path: string) {
+  const times: number[] = [];
+  let bytes = 0;
+  const cpuBefore = cpuSeconds(kubelet.child.pid!);
+  for (let i = 0; i < scrapes; i++) {
+    const start = performance.now();
+    bytes = (await (await fetch(url(path))).arrayBuffer()).byteLength;
+    times.push(performance.now() - start);
+  }
+  const cpuMs = ((cpuSeconds(kubelet.child.pid!) - cpuBefore) * 1000) / scrapes;
+  return { path, p50: percentile(times, 50), p95: percentile(times, 95), cpuMs, bytes };
+}
+
+const costs = [];
+for (const path of ["/metrics", "/metrics/resource", "/metrics/cadvisor"]) costs.push(await scrapeCost(path));
+
+/** The kubelet's CPU, % of a core, over the window. */
+async function idleCpu(): Promise<number> {
+  const before = cpuSeconds(kubelet.child.pid!);
+  await Bun.sleep(windowSeconds * 1000);
+  return ((cpuSeconds(kubelet.child.pid!) - before) / windowSeconds) * 100;
+}
+
+const quiet = await idleCpu();
+const promDir = tempDir("bench-prometheus");
+const job = (name: string, path: string) =>
+  `  - { job_name: ${name}, metrics_path: ${path}, static_configs: [{ targets: ["127.0.0.1:${kubelet.port}"] }] }\n`;
+writeFileSync(
+  join(promDir, "prometheus.yml"),
+  `global: { scrape_interval: 15s, scrape_timeout: 10s }\nscrape_configs:\n${job("kubelet", "/metrics")}${job("cadvisor", "/metrics/cadvisor")}${job("resource", "/metrics/resource")}${job("probes", "/metrics/probes")}`,
+);
+const prometheus = spawn(
+  "prometheus",
+  [
+    `--config.file=${join(promDir, "prometheus.yml")}`,
+    `--storage.tsdb.path=${join(promDir, "data")}`,
+    `--web.listen-address=127.0.0.1:${await freePort()}`,
+  ],
+  { stdio: "ignore" },
+);
+const scraped = await idleCpu();
+prometheus.kill("SIGKILL");
+removeDir(promDir);
+
+for (let i = 0; i < PODS; i++) rmSync(join(kubelet.dir, `scrape${i}.yaml`));
+await until(async () => (await apps.running("docker", "scrape")) === 0, 600_000);
+await kubelet.stop();
+removeDir(kubelet.dir);
+removeDir(kubelet.rootDir);
+apps.close();
+
+console.log(`${machine()}; docker, ${PODS} pods; ${scrapes} sequential scrapes per endpoint`);
+console.log("endpoint | wall p50 / p95 | kubelet CPU per scrape | body | vs /metrics (CPU)");
+const base = costs[0]!;
+for (const c of costs)
+  console.log(
+    `${c.path} | ${c.p50.toFixed(1)} ms / ${c.p95.toFixed(1)} ms | ${c.cpuMs.toFixed(1)} ms | ${(c.bytes / 1024).toFixed(0)} KiB | ${(c.cpuMs / base.cpuMs).toFixed(1)}×`,
+  );
+console.log(
+  `idle CPU over ${windowSeconds} s: ${quiet.toFixed(2)} % of a core unscraped; ${scraped.toFixed(2)} % with Prometheus scraping /metrics, /metrics/cadvisor, /metrics/resource and /metrics/probes every 15 s (+${(scraped - quiet).toFixed(2)} points)`,
+);

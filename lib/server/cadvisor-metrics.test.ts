@@ -1,0 +1,45 @@
+import { describe, expect, test } from "bun:test";
+import { usageSample } from "../testing/usage-samples.ts";
+import { createCadvisorMetrics } from "./cadvisor-metrics.ts";
+
+describe("/metrics/cadvisor", () => {
+  test("labels the root, pod and container cgroups as cAdvisor does through the kubelet, with the sample's timestamp", async () => {
+    const text = await createCadvisorMetrics({
+      sample: async () => usageSample(1_700_000_000_000),
+      imageFsCapacity: () => 50e9,
+    }).render();
+    const series = (name: string) =>
+      text.split("\n").filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
+    expect(series("container_cpu_usage_seconds_total")).toEqual([
+      'container_cpu_usage_seconds_total{container="",cpu="total",id="/",image="",name="",namespace="",pod=""} 100 1700000000000',
+      'container_cpu_usage_seconds_total{container="",cpu="total",id="/kubepods/podu1",image="",name="",namespace="default",pod="web"} 3 1700000000000',
+      'container_cpu_usage_seconds_total{container="app",cpu="total",id="/kubepods/podu1/app-id",image="local/busybox:stable",name="k8s_app_web_default_u1_0",namespace="default",pod="web"} 2 1700000000000',
+      'container_cpu_usage_seconds_total{container="POD",cpu="total",id="/kubepods/podu1/pause-id",image="",name="pause-id",namespace="default",pod="web"} 0.01 1700000000000',
+    ]);
+    // The pod's network is reported on its sandbox only; limits and quota from the container's cgroup.
+    expect(series("container_network_receive_bytes_total")).toEqual([
+      'container_network_receive_bytes_total{container="POD",id="/kubepods/podu1/pause-id",image="",interface="eth0",name="pause-id",namespace="default",pod="web"} 10 1700000000000',
+    ]);
+    expect(series("container_spec_memory_limit_bytes")[2]).toMatch(/container="app".* 67108864 1700000000000$/);
+    expect(series("container_spec_cpu_quota")).toEqual([expect.stringMatching(/container="app".* 10000 /)]);
+    expect(series("container_fs_usage_bytes")).toEqual([expect.stringMatching(/container="app",device="".* 8192 /)]);
+    expect(series("container_fs_limit_bytes")).toEqual([expect.stringMatching(/container="app".* 50000000000 /)]);
+    expect(series("container_last_seen")).toHaveLength(4);
+    expect(series("machine_cpu_cores")).toEqual([
+      expect.stringMatching(/^machine_cpu_cores\{boot_id=".*",machine_id=".*",system_uuid=".*"\} \d+$/),
+    ]);
+  });
+
+  test("without pod cgroups only the machine series and container_scrape_error are written", async () => {
+    const text = await createCadvisorMetrics({
+      sample: async () => undefined,
+      imageFsCapacity: () => undefined,
+    }).render();
+    expect(
+      text
+        .split("\n")
+        .filter((l) => l && !l.startsWith("#"))
+        .map((l) => l.split(/[{ ]/)[0]),
+    ).toEqual(["container_scrape_error", "machine_cpu_cores", "machine_memory_bytes"]);
+  });
+});
