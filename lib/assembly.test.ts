@@ -47,6 +47,9 @@ describe("assembly", () => {
     podNetworkMode: "none",
     podLogsDir: join(dir, "logs"),
     runtimeRequestTimeout: 300,
+    nodeLabels: { disk: "ssd" },
+    runtimeHandlers: { fast: "runc" },
+    seccompDefault: true,
   };
 
   test("every setting that affects admission or the runtime reaches run, runonce and plan alike", async () => {
@@ -67,17 +70,20 @@ describe("assembly", () => {
       });
       expect(assembly.store.rejected()).toEqual([]);
       expect(assembly.store.mergedState()[0]!.metadata.uid).toBe(nodeUid("node-a", "file", "default", "host"));
-      expect(assembly.admission).toEqual({
+      expect(assembly.admission).toMatchObject({
         maxPods: 7,
         hostNetworkSources: ["file"],
         hostPidSources: ["url"],
         hostIpcSources: ["*"],
+        node: { name: "node-a", labels: { disk: "ssd", "kubernetes.io/hostname": "node-a" } },
       });
       expect(assembly.podOptions).toMatchObject({
         hostname: "node-a",
         networkMode: "none",
         podLogsDir: join(dir, "logs"),
         allowPrivileged: true,
+        seccomp: { seccompDefault: true },
+        runtimeHandlers: { fast: "runc" },
       });
       expect(opened).toEqual([config]);
       // The decorators: sandboxes are labelled with the node, and runtime calls are counted.

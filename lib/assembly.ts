@@ -3,7 +3,8 @@
 // (request timeout, node scoping, instrumentation), the pod placement, the image and volume
 // managers, the node managers and the sync loop, so the three commands cannot drift apart. Parts
 // with side effects on the host (cgroups, the managers' timers) are built only when asked for.
-import { cpus, hostname as osHostname, networkInterfaces } from "node:os";
+import { readFileSync } from "node:fs";
+import { cpus, hostname as osHostname, networkInterfaces, totalmem } from "node:os";
 import { logRotationPolicy } from "./node/container-log-manager.ts";
 import { podCapacity } from "./node/pod-capacity.ts";
 import { join } from "node:path";
@@ -25,6 +26,9 @@ import { createImageManager, type ImageManager, type PullObserver } from "./node
 import { setUpPodPlacement, type PodPlacement } from "./node/placement.ts";
 import { createProbeManager } from "./node/probes.ts";
 import { createVolumeManager, type VolumeManager } from "./node/volumes.ts";
+import { nodeAllocatable } from "./node/cgroups.ts";
+import { goArch } from "./node/node-status.ts";
+import { createSysctlAllowlist } from "./sync/sysctls.ts";
 import { createPrometheusMetrics } from "./server/prometheus.ts";
 import { createFileSource } from "./sources/file.ts";
 import { requireReady, type PodSource, type SourceSnapshot, type StopSource } from "./sources/source.ts";
@@ -128,13 +132,10 @@ export async function assemble(
     networkMode: config.podNetworkMode,
     podLogsDir: config.podLogsDir,
     allowPrivileged: config.allowPrivileged,
+    seccomp: { seccompDefault: config.seccompDefault, seccompRoot: join(config.rootDir, "seccomp") },
+    runtimeHandlers: config.runtimeHandlers,
   };
-  const admission: AdmissionPolicy = {
-    maxPods: podCapacity(config.maxPods, config.podsPerCore, cpus().length),
-    hostNetworkSources: config.hostNetworkSources,
-    hostPidSources: config.hostPidSources,
-    hostIpcSources: config.hostIpcSources,
-  };
+  const admission = admissionPolicy(config, node.name);
   const explicit = (key: keyof KubeletConfig) => !resolved || resolved.origins[key] !== "default";
   const assembly: Assembly = {
     node,
@@ -205,6 +206,40 @@ export async function assemble(
       ),
   };
   return assembly;
+}
+
+/** Who may run what on this node: the pod count, host namespaces, node labels, sysctls, resources, features. */
+function admissionPolicy(config: KubeletConfig, nodeName: string): AdmissionPolicy {
+  return {
+    maxPods: podCapacity(config.maxPods, config.podsPerCore, cpus().length),
+    hostNetworkSources: config.hostNetworkSources,
+    hostPidSources: config.hostPidSources,
+    hostIpcSources: config.hostIpcSources,
+    node: {
+      name: nodeName,
+      labels: {
+        ...config.nodeLabels,
+        "kubernetes.io/hostname": nodeName,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": goArch(process.arch),
+      },
+    },
+    sysctls: createSysctlAllowlist(config.allowedUnsafeSysctls),
+    allocatable: nodeAllocatable(
+      { milliCpu: cpus().length * 1000, memoryBytes: totalmem() },
+      { kube: config.kubeReserved, system: config.systemReserved, evictionHard: config.evictionHard },
+    ),
+    features: { appArmor: appArmorEnabled(), userNamespaces: false, seLinux: false },
+  };
+}
+
+/** Whether the kernel enforces AppArmor (the Go kubelet's apparmor.IsEnabled reads the same file). */
+function appArmorEnabled(): boolean {
+  try {
+    return readFileSync("/sys/module/apparmor/parameters/enabled", "utf8").startsWith("Y");
+  } catch {
+    return false;
+  }
 }
 
 /** The runtime --container_runtime names: the built-in Docker shim, or a CRI runtime over gRPC. */

@@ -2,21 +2,25 @@
 // file's header says what it owns and may import):
 //   api/        types.ts (pod model), manifest.ts (text → pods), validation.ts, quantity.ts, expand.ts,
 //               hash.ts (pod, container and sandbox hashes), config-objects.ts (ConfigMaps, Secrets),
-//               config-refs.ts (what a pod reads of them), pod-uid.ts (UIDs with the node in them)
+//               config-refs.ts (what a pod reads of them), pod-uid.ts (UIDs with the node in them),
+//               security-validation.ts (seccomp, AppArmor, procMount and sysctl field checks)
 //   sources/    file.ts, url.ts, etcd.ts, etcd-client.ts (+ etcd-certificates.ts: TLS files re-read on rotation;
 //               etcd-errors.ts: refusals named), source.ts (the protocol); store.ts, the merge store
 //               (config-store.ts: its ConfigMaps and Secrets)
 //   sync/       sync-loop.ts (triggers, one record per pod), pod-workers.ts (a worker per pod: syncing →
 //               terminating → terminated), pod-observer.ts (the node as seen), pod-plan.ts (pure: one pod's
 //               plan), pod-executor.ts (carries a plan out), pod-status.ts, runonce.ts (runonce-progress.ts: its
-//               display), node-plan.ts (`kubelet plan`)
+//               display), node-plan.ts (`kubelet plan`); admission.ts (node-affinity.ts, sysctls.ts,
+//               resource-fit.ts: who may run here), active-deadline.ts (activeDeadlineSeconds)
 //   node/       images.ts, volumes.ts (atomic-writer.ts, volume-payload.ts), probes.ts (grpc-probe.ts),
 //               events.ts, backoff.ts, runtime-outage.ts (one line while the runtime is away); image-gc.ts,
 //               container-gc.ts, eviction.ts (eviction-thresholds.ts, node-signals.ts), stats-analyzer.ts
 //               (cgroup-stats.ts: one cgroup's files, usage-sampler.ts: every pod's and container's), oom-watcher.ts (keeping the node alive); node-status.ts and fleet-reporter.ts (fleet mode: the
-//               node record, pod statuses, events); placement.ts (cgroups, DNS and oom floor set up for the pods at start)
+//               node record, pod statuses, events); placement.ts (cgroups, DNS and oom floor set up for the pods at start);
+//               dns.ts + hosts.ts (a pod's resolv.conf and /etc/hosts), subpath.ts, fs-group.ts
 //   container/  runtime.ts (the CRI-shaped port), container-config.ts (pod → CRI configs), docker.ts +
 //               docker-shim.ts (Docker Engine, the dockershim way), cri.ts (runtime.v1), node-scoped.ts,
+//               security-context.ts (seccomp, AppArmor, no_new_privs, runAsNonRoot), seccomp-profile.ts,
 //               unreachable.ts (a socket that does not answer, with its fix)
 //   server/     info-server.ts (Hono), push-routes.ts, auth.ts (self-signed.ts: the generated serving
 //               certificate), prometheus.ts (exposition.ts: the text format), resource-metrics.ts and

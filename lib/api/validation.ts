@@ -5,6 +5,7 @@ import { checkLengths } from "./field-limits.ts";
 import { checkHostPathSafety } from "./host-paths.ts";
 import { parseQuantity } from "./quantity.ts";
 import { checkFields, SCHEMA } from "./schema.ts";
+import { checkSecurity } from "./security-validation.ts";
 import { ANNOTATION, CONTAINER_MANIFEST, type FieldIssue, type Pod, type V1Container } from "./types.ts";
 
 export interface ValidationOptions {
@@ -155,6 +156,7 @@ function semanticIssues(pod: Pod, options: ValidationOptions): FieldIssue[] {
       );
     });
   }
+  checkSecurity(pod, error);
   return issues;
 }
 

@@ -165,6 +165,14 @@ export interface KubeletConfig {
   /** shutdown_grace_period, shutdown_grace_period_critical_pods (0 = node shutdown not watched). */
   shutdownGracePeriod: number;
   shutdownGracePeriodCriticalPods: number;
+  /** seccomp_default (seccompDefault): RuntimeDefault for pods that name no seccomp profile. */
+  seccompDefault: boolean;
+  /** allowed_unsafe_sysctls (allowedUnsafeSysctls): sysctls or `prefix*` patterns allowed beyond the safe set. */
+  allowedUnsafeSysctls: string[];
+  /** node_labels: labels of this node for nodeSelector and node affinity, besides the well-known ones. */
+  nodeLabels: Record<string, string>;
+  /** runtime_handlers: runtimeClassName → CRI runtime handler (a class not listed is its own handler). */
+  runtimeHandlers: Record<string, string>;
 }
 
 /** Built-in defaults, the original kubelet's where it had the flag. */
@@ -264,4 +272,8 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   evictionMaxPodGracePeriod: 0,
   shutdownGracePeriod: 0,
   shutdownGracePeriodCriticalPods: 0,
+  seccompDefault: false,
+  allowedUnsafeSysctls: [],
+  nodeLabels: {},
+  runtimeHandlers: {},
 };

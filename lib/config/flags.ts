@@ -479,6 +479,31 @@ export const FLAGS: FlagSpec[] = [
     description: "Release --lock_file and exit when another kubelet asks for it",
   },
   {
+    flag: "seccomp_default",
+    key: "seccompDefault",
+    type: "bool",
+    description: "Use the runtime's default seccomp profile (RuntimeDefault) for pods that name none",
+  },
+  {
+    flag: "allowed_unsafe_sysctls",
+    key: "allowedUnsafeSysctls",
+    type: "list",
+    description: "Namespaced sysctls (or prefix* patterns) pods may set beyond the safe set, comma separated",
+  },
+  {
+    flag: "node_labels",
+    key: "nodeLabels",
+    type: "map",
+    description:
+      "Labels of this node for nodeSelector and node affinity (key=value,…), besides kubernetes.io/hostname, os and arch",
+  },
+  {
+    flag: "runtime_handlers",
+    key: "runtimeHandlers",
+    type: "map",
+    description: "runtimeClassName → CRI runtime handler (class=handler,…); a class not listed is its own handler",
+  },
+  {
     flag: "host_network_sources",
     key: "hostNetworkSources",
     type: "list",

@@ -59,7 +59,7 @@ describe("KubeletConfiguration files operators already have", () => {
     expect(resolved.config).toMatchObject({ anonymousAuth: false, logFormat: "json", verbosity: 2 });
     const text = printConfig(resolved, { format: "yaml", showOrigin: true });
     expect(text).toContain("anonymous_auth: false  # file (authentication.anonymous.enabled)");
-    expect(text).toContain("#   seccompDefault: Docker applies its default seccomp profile");
+    expect(text).toContain("seccomp_default: true  # file (seccompDefault)");
     expect(text).toContain("eviction_soft: { memory.available: 300Mi }  # file (evictionSoft)");
     expect(text).toContain("eviction_soft_grace_period: { memory.available: 1m30s }  # file (evictionSoftGracePeriod)");
   });

@@ -231,7 +231,7 @@ export const KUBELET_CONFIGURATION: FieldRow[] = [
         : undefined;
     },
   }),
-  notApplicable("allowedUnsafeSysctls", "strings", "pod sysctls are not applied"),
+  honoured("allowedUnsafeSysctls", "strings", "allowedUnsafeSysctls"),
   notApplicable("volumePluginDir", "string", "no volume plugins (emptyDir and hostPath only)"),
   notApplicable("providerID", "string", NO_NODE_OBJECT),
   notApplicable("kernelMemcgNotification", "bool", "memory is measured every 10 s; no memcg threshold notifications"),
@@ -260,7 +260,7 @@ export const KUBELET_CONFIGURATION: FieldRow[] = [
   notApplicable("reservedMemory", "objects", "no memory manager"),
   notApplicable("enableProfilingHandler", "bool", "there is no pprof handler"),
   notApplicable("enableDebugFlagsHandler", "bool", "there is no /debug/flags handler"),
-  notApplicable("seccompDefault", "bool", "Docker applies its default seccomp profile to every container already"),
+  honoured("seccompDefault", "bool", "seccompDefault"),
   notApplicable("memoryThrottlingFactor", "float", "memory.high (MemoryQoS, cgroup v2) is not set"),
   notApplicable("memoryReservationPolicy", "string", "memory.min (MemoryQoS, cgroup v2) is not set"),
   notApplicable("registerWithTaints", "objects", NO_NODE_OBJECT),

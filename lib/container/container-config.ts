@@ -13,6 +13,18 @@ import { milliCpu, parseQuantity } from "../api/quantity.ts";
 import { KubeletError, ANNOTATION, type Pod, type V1Container } from "../api/types.ts";
 import { configBytes, type ConfigKind, type ConfigLookup } from "../api/config-objects.ts";
 import { isEnvVarName } from "../api/validation.ts";
+import { sandboxHostname } from "../node/hosts.ts";
+import {
+  appArmorProfile,
+  DEFAULT_MASKED_PATHS,
+  DEFAULT_READONLY_PATHS,
+  noNewPrivileges,
+  sandboxSeccompProfile,
+  seccompProfile,
+  verifyRunAsNonRoot,
+  type ImageUser,
+  type SeccompSettings,
+} from "./security-context.ts";
 
 /** A volume as the containers of a pod see it: where it is on the host. */
 export interface VolumeMount {
@@ -43,7 +55,15 @@ export interface PodContext {
   cfsPeriodUs?: number;
   /** The pod's resolv.conf on the host, mounted at /etc/resolv.conf of its containers. */
   resolvConfPath?: string;
+  /** The pod's managed hosts file on the host, mounted at /etc/hosts of its containers. */
+  hostsPath?: string;
+  /** --cluster_domain, for a subdomain's FQDN (setHostnameAsFQDN). */
+  clusterDomain?: string;
+  /** seccompDefault and the root of Localhost profiles (unset: off, under the default root dir). */
+  seccomp?: SeccompSettings;
 }
+
+const DEFAULT_SECCOMP: SeccompSettings = { seccompRoot: "/var/lib/kubelet/seccomp" };
 
 /** The pod's labels on its sandbox and every container (the dockershim's io.kubernetes.* keys). */
 function podLabels(pod: Pod): Record<string, string> {
@@ -64,8 +84,14 @@ function namespaceOptions(pod: Pod) {
   return {
     network: hostOr(pod.spec.hostNetwork, "POD"),
     ipc: hostOr(pod.spec.hostIPC, "POD"),
-    pid: hostOr(pod.spec.hostPID, "CONTAINER"),
+    pid: hostOr(pod.spec.hostPID, pod.spec.shareProcessNamespace ? "POD" : "CONTAINER"),
   };
+}
+
+/** The groups every container of the pod joins: fsGroup first, then supplementalGroups (as the Go kubelet). */
+function supplementalGroups(pod: Pod): number[] {
+  const security = pod.spec.securityContext ?? {};
+  return [...(security.fsGroup !== undefined ? [security.fsGroup] : []), ...(security.supplementalGroups ?? [])];
 }
 
 /**
@@ -89,7 +115,7 @@ export function podSandboxConfig(pod: Pod, ctx: PodContext, attempt: number): Po
   return {
     metadata: { name, namespace, uid, attempt },
     // A host-network pod must leave it empty: the runtime cannot set a hostname without a private UTS namespace.
-    hostname: pod.spec.hostNetwork ? "" : (pod.spec.hostname ?? name),
+    hostname: pod.spec.hostNetwork ? "" : sandboxHostname(pod, ctx.clusterDomain ?? ""),
     ...(ctx.podLogsDir ? { log_directory: join(ctx.podLogsDir, `${namespace}_${name}_${uid}`) } : {}),
     port_mappings: ports,
     labels: {
@@ -101,11 +127,24 @@ export function podSandboxConfig(pod: Pod, ctx: PodContext, attempt: number): Po
     },
     linux: {
       ...(ctx.cgroupParent ? { cgroup_parent: ctx.cgroupParent } : {}),
-      security_context: { namespace_options: namespaceOptions(pod) },
+      security_context: {
+        namespace_options: namespaceOptions(pod),
+        supplemental_groups: supplementalGroups(pod),
+        seccomp: sandboxSeccompProfile(pod, ctx.seccomp ?? DEFAULT_SECCOMP),
+      },
+      ...(pod.spec.securityContext?.sysctls?.length
+        ? { sysctls: Object.fromEntries(pod.spec.securityContext.sysctls.map((s) => [s.name, s.value])) }
+        : {}),
       // The Go kubelet's sandbox shares and the infra container's oom_score_adj, above the kernel's floor here.
       resources: { cpu_shares: 2, oom_score_adj: Math.max(ctx.oomScoreAdjMin ?? -1000, POD_INFRA_OOM_SCORE_ADJ) },
     },
   };
+}
+
+/** The CRI runtime handler of the pod's runtimeClassName ("" without one: the runtime's default). */
+export function runtimeHandler(pod: Pod, handlers: Record<string, string> = {}): string {
+  const name = pod.spec.runtimeClassName;
+  return name ? (handlers[name] ?? name) : "";
 }
 
 /** What an app or init container's config depends on besides its pod. */
@@ -114,6 +153,10 @@ export interface ContainerContext extends PodContext {
   init: boolean;
   /** Host file backing the container's terminationMessagePath. */
   terminationLog?: string;
+  /** Host paths of the mounts with a subPath or subPathExpr, by mountPath, prepared by node/subpath.ts. */
+  subPaths?: Map<string, string>;
+  /** The user the container's image runs as, for runAsNonRoot (unset: root, so runAsNonRoot fails closed). */
+  imageUser?: ImageUser;
 }
 
 /** An app or init container of the pod, created in its sandbox. */
@@ -128,6 +171,8 @@ export function containerConfig(pod: Pod, container: V1Container, ctx: Container
       `container ${container.name}: privileged mode is disallowed (start the kubelet with --allow_privileged)`,
     );
   }
+  verifyRunAsNonRoot(pod, container, ctx.imageUser ?? {});
+  const apparmor = appArmorProfile(pod, container);
   const user = security.runAsUser ?? podSecurity.runAsUser;
   const group = security.runAsGroup ?? podSecurity.runAsGroup;
   const limits = container.resources?.limits ?? {};
@@ -146,12 +191,15 @@ export function containerConfig(pod: Pod, container: V1Container, ctx: Container
     ...(container.workingDir ? { working_dir: container.workingDir } : {}),
     envs: [...env].map(([key, value]) => ({ key, value })),
     mounts: [
-      ...mounts(container, ctx.volumePaths),
+      ...mounts(container, ctx.volumePaths, ctx.subPaths ?? new Map(), security.privileged ?? false),
       ...(ctx.terminationLog && container.terminationMessagePath
         ? [{ host_path: ctx.terminationLog, container_path: container.terminationMessagePath }]
         : []),
       ...(ctx.resolvConfPath && !mountsAt(container, "/etc/resolv.conf")
         ? [{ host_path: ctx.resolvConfPath, container_path: "/etc/resolv.conf", readonly: true }]
+        : []),
+      ...(ctx.hostsPath && !mountsAt(container, "/etc/hosts")
+        ? [{ host_path: ctx.hostsPath, container_path: "/etc/hosts" }]
         : []),
     ],
     labels: {
@@ -191,8 +239,13 @@ export function containerConfig(pod: Pod, container: V1Container, ctx: Container
           add_capabilities: (security.capabilities?.add ?? []).map(capability),
           drop_capabilities: (security.capabilities?.drop ?? []).map(capability),
         },
-        supplemental_groups: podSecurity.supplementalGroups ?? [],
+        supplemental_groups: supplementalGroups(pod),
         namespace_options: namespaceOptions(pod),
+        no_new_privs: noNewPrivileges(container),
+        masked_paths: DEFAULT_MASKED_PATHS,
+        readonly_paths: DEFAULT_READONLY_PATHS,
+        seccomp: seccompProfile(pod, container, ctx.seccomp ?? DEFAULT_SECCOMP),
+        ...(apparmor ? { apparmor } : {}),
         ...(user !== undefined ? { run_as_user: { value: user } } : {}),
         // A group alone is not applied: the runtime sets a group only with a user (the CRI's rule).
         ...(user !== undefined && group !== undefined ? { run_as_group: { value: group } } : {}),
@@ -205,13 +258,47 @@ function mountsAt(container: V1Container, path: string): boolean {
   return (container.volumeMounts ?? []).some((m) => m.mountPath === path);
 }
 
-function mounts(container: V1Container, volumes: Map<string, VolumeMount>): NonNullable<ContainerConfig["mounts"]> {
+const PROPAGATION = {
+  None: "PROPAGATION_PRIVATE",
+  HostToContainer: "PROPAGATION_HOST_TO_CONTAINER",
+  Bidirectional: "PROPAGATION_BIDIRECTIONAL",
+} as const;
+
+function mounts(
+  container: V1Container,
+  volumes: Map<string, VolumeMount>,
+  subPaths: Map<string, string>,
+  privileged: boolean,
+): NonNullable<ContainerConfig["mounts"]> {
   return (container.volumeMounts ?? []).map((mount) => {
     const volume = volumes.get(mount.name);
     if (!volume)
       throw new KubeletError("VolumeSetupFailed", `container ${container.name}: volume "${mount.name}" was not set up`);
-    const host = mount.subPath ? `${volume.hostPath}/${mount.subPath}` : volume.hostPath;
-    return { host_path: host, container_path: mount.mountPath, ...(mount.readOnly ? { readonly: true } : {}) };
+    if (mount.subPath || mount.subPathExpr) {
+      if (!subPaths.has(mount.mountPath))
+        throw new KubeletError(
+          "VolumeSetupFailed",
+          `container ${container.name}: subPath of "${mount.name}" was not prepared`,
+        );
+    }
+    const propagation = mount.mountPropagation as keyof typeof PROPAGATION | undefined;
+    // The API server's rule, kept here for manifests that never met one.
+    if (propagation === "Bidirectional" && !privileged)
+      throw new KubeletError(
+        "CreateContainerConfigError",
+        `container ${container.name}: volumeMount "${mount.name}": Bidirectional mount propagation is available only to privileged containers`,
+      );
+    if (mount.recursiveReadOnly === "Enabled")
+      throw new KubeletError(
+        "CreateContainerConfigError",
+        `failed to resolve recursive read-only mode: volume "${mount.name}" requested recursive read-only mode, but it is not supported by the runtime`,
+      );
+    return {
+      host_path: subPaths.get(mount.mountPath) ?? volume.hostPath,
+      container_path: mount.mountPath,
+      ...(mount.readOnly ? { readonly: true } : {}),
+      ...(propagation && propagation !== "None" ? { propagation: PROPAGATION[propagation] } : {}),
+    };
   });
 }
 

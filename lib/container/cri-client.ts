@@ -150,7 +150,8 @@ export function createCriClient(options: CriClientOptions): CriClient {
       const response = await rt<any>("Status", { verbose: true }, { signal });
       return { conditions: response.status?.conditions ?? [], info: response.info ?? {} };
     },
-    runPodSandbox: async (config) => (await rt<any>("RunPodSandbox", { config })).pod_sandbox_id,
+    runPodSandbox: async (config, runtimeHandler = "") =>
+      (await rt<any>("RunPodSandbox", { config, runtime_handler: runtimeHandler })).pod_sandbox_id,
     stopPodSandbox: async (id) => void (await rt("StopPodSandbox", { pod_sandbox_id: id })),
     removePodSandbox: async (id) => void (await rt("RemovePodSandbox", { pod_sandbox_id: id })),
     podSandboxStatus: async (id) => (await rt<any>("PodSandboxStatus", { pod_sandbox_id: id })).status,

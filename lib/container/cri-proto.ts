@@ -95,6 +95,12 @@ message NamespaceOption {
 }
 
 message Int64Value { int64 value = 1; }
+
+message SecurityProfile {
+  enum ProfileType { RuntimeDefault = 0; Unconfined = 1; Localhost = 2; }
+  ProfileType profile_type = 1;
+  string localhost_ref = 2;
+}
 message UInt64Value { uint64 value = 1; }
 
 message LinuxSandboxSecurityContext {
@@ -104,6 +110,8 @@ message LinuxSandboxSecurityContext {
   repeated int64 supplemental_groups = 5;
   bool privileged = 6;
   Int64Value run_as_group = 8;
+  SecurityProfile seccomp = 9;
+  SecurityProfile apparmor = 10;
 }
 
 message LinuxPodSandboxConfig {
@@ -219,6 +227,10 @@ message LinuxContainerSecurityContext {
   repeated int64 supplemental_groups = 8;
   bool no_new_privs = 11;
   Int64Value run_as_group = 12;
+  repeated string masked_paths = 13;
+  repeated string readonly_paths = 14;
+  SecurityProfile seccomp = 15;
+  SecurityProfile apparmor = 16;
 }
 
 message LinuxContainerConfig {

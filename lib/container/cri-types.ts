@@ -12,6 +12,12 @@ export interface NamespaceOption {
   ipc?: NamespaceMode;
 }
 
+/** A seccomp or AppArmor profile (runtime.v1 SecurityProfile); Localhost names a file (seccomp) or a loaded profile. */
+export interface SecurityProfile {
+  profile_type: "RuntimeDefault" | "Unconfined" | "Localhost";
+  localhost_ref?: string;
+}
+
 export interface PodSandboxMetadata {
   name: string;
   uid: string;
@@ -34,7 +40,12 @@ export interface PodSandboxConfig {
   annotations?: Record<string, string>;
   linux?: {
     cgroup_parent?: string;
-    security_context?: { namespace_options?: NamespaceOption; privileged?: boolean };
+    security_context?: {
+      namespace_options?: NamespaceOption;
+      privileged?: boolean;
+      supplemental_groups?: number[];
+      seccomp?: SecurityProfile;
+    };
     sysctls?: Record<string, string>;
     /** The sandbox's own share and oom_score_adj (the Docker shim applies them to the pause container). */
     resources?: { cpu_shares?: number; oom_score_adj?: number };
@@ -45,6 +56,7 @@ export interface CriMount {
   container_path: string;
   host_path: string;
   readonly?: boolean;
+  propagation?: "PROPAGATION_PRIVATE" | "PROPAGATION_HOST_TO_CONTAINER" | "PROPAGATION_BIDIRECTIONAL";
 }
 
 export interface ContainerConfig {
@@ -79,6 +91,11 @@ export interface ContainerConfig {
       run_as_group?: { value: number };
       readonly_rootfs?: boolean;
       supplemental_groups?: number[];
+      no_new_privs?: boolean;
+      masked_paths?: string[];
+      readonly_paths?: string[];
+      seccomp?: SecurityProfile;
+      apparmor?: SecurityProfile;
     };
   };
 }
@@ -131,6 +148,8 @@ export interface CriImage {
   repo_tags: string[];
   repo_digests: string[];
   size: number;
+  uid?: { value: number } | null;
+  username?: string;
 }
 
 export interface CriContainerStats {
@@ -168,7 +187,8 @@ export interface CriClient {
     signal?: AbortSignal,
   ): Promise<{ runtime_name: string; runtime_version: string; runtime_api_version: string }>;
   status(signal?: AbortSignal): Promise<CriRuntimeStatus>;
-  runPodSandbox(config: PodSandboxConfig): Promise<string>;
+  /** Runs a sandbox with the runtime handler (a RuntimeClass's; "" the runtime's default). */
+  runPodSandbox(config: PodSandboxConfig, runtimeHandler?: string): Promise<string>;
   stopPodSandbox(id: string): Promise<void>;
   removePodSandbox(id: string): Promise<void>;
   podSandboxStatus(id: string): Promise<PodSandboxStatus>;

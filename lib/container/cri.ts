@@ -177,7 +177,8 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
         hostname: osHostname(),
       };
     },
-    runPodSandbox: (config) => client.runPodSandbox(config).catch((e) => Promise.reject(conflict(e))),
+    runPodSandbox: (config, runtimeHandler) =>
+      client.runPodSandbox(config, runtimeHandler).catch((e) => Promise.reject(conflict(e))),
     stopPodSandbox: (id) => client.stopPodSandbox(id).catch(notFoundIsDone),
     removePodSandbox: (id) => client.removePodSandbox(id).catch(notFoundIsDone),
     async podSandboxStatus(id) {
@@ -211,7 +212,14 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     removeContainer: (id) => client.removeContainer(id).catch(notFoundIsDone),
     async imageStatus(ref) {
       const image = await client.imageStatus(ref);
-      return image && { id: image.id, repoTags: image.repo_tags, sizeBytes: Number(image.size) };
+      return (
+        image && {
+          id: image.id,
+          repoTags: image.repo_tags,
+          sizeBytes: Number(image.size),
+          ...(image.uid ? { uid: Number(image.uid.value) } : image.username ? { username: image.username } : {}),
+        }
+      );
     },
     async imageFsInfo() {
       const [fs] = await client.imageFsInfo();

@@ -6,7 +6,13 @@ import { describe, expect, test } from "bun:test";
 import { containerFieldHashes, containerHash, podSandboxHash, sandboxFieldHashes } from "../api/hash.ts";
 import { ANNOTATION, type Pod, type V1Container, type V1PodSpec } from "../api/types.ts";
 import { testPod } from "../testing/pods.ts";
-import { containerConfig, podSandboxConfig, resolveEnv, type PodContext } from "./container-config.ts";
+import {
+  containerConfig,
+  podSandboxConfig,
+  resolveEnv,
+  type ContainerContext,
+  type PodContext,
+} from "./container-config.ts";
 import { containerBody, dockerName, sandboxBody } from "./docker-shim.ts";
 import { LABEL } from "./runtime.ts";
 
@@ -35,7 +41,7 @@ const buildContainer = (
   container: V1Container,
   c: PodContext & { attempt: number; init: boolean; terminationLog?: string },
 ) => containerBody("pause-id", containerConfig(p, container, c), podSandboxConfig(p, c, 0));
-const body = (p: Pod, container: V1Container = p.spec.containers[0]!, over: Partial<PodContext> = {}) =>
+const body = (p: Pod, container: V1Container = p.spec.containers[0]!, over: Partial<ContainerContext> = {}) =>
   buildContainer(p, container, { ...ctx, ...over, attempt: 2, init: false });
 
 describe("the pause container", () => {
@@ -140,6 +146,8 @@ describe("an app container", () => {
         Binds: [],
         CpuShares: 2,
         OomScoreAdj: 1000,
+        // No seccomp profile named and seccompDefault off: Unconfined, as the Go kubelet asks for it.
+        SecurityOpt: ["seccomp=unconfined"],
         LogConfig: { Type: "json-file", Config: { "max-size": "10m", "max-file": "5" } },
       },
     });
@@ -299,18 +307,62 @@ describe("an app container", () => {
     expect(body(pod(), privileged, { allowPrivileged: true }).HostConfig.Privileged).toBe(true);
   });
 
-  test("volume mounts become binds (subPath, read-only); a volume not set up is an error naming it", () => {
-    const mounted = body(pod(), {
-      ...app,
-      volumeMounts: [
-        { name: "data", mountPath: "/data" },
-        { name: "data", mountPath: "/logs", subPath: "logs/app", readOnly: true },
-      ],
+  test("pod security fields: seccomp, no-new-privileges and AppArmor as security options, sysctls and fsGroup on the pause container and the groups, a shared PID namespace", () => {
+    const p = pod({
+      shareProcessNamespace: true,
+      securityContext: {
+        fsGroup: 2000,
+        supplementalGroups: [3000],
+        sysctls: [{ name: "kernel.shm_rmid_forced", value: "1" }],
+        seccompProfile: { type: "RuntimeDefault" },
+      },
     });
+    const restricted = body(p, {
+      ...app,
+      securityContext: {
+        allowPrivilegeEscalation: false,
+        appArmorProfile: { type: "Localhost", localhostProfile: "k8s-web" },
+      },
+    });
+    expect(restricted.HostConfig.SecurityOpt).toEqual(["no-new-privileges", "apparmor=k8s-web"]);
+    expect(restricted.HostConfig.GroupAdd).toEqual(["2000", "3000"]);
+    expect(restricted.HostConfig.PidMode).toBe("container:pause-id");
+    expect(
+      body(pod(), { ...app, securityContext: { seccompProfile: { type: "Unconfined" } } }).HostConfig.SecurityOpt,
+    ).toEqual(["seccomp=unconfined"]);
+    const audited = {
+      ...app,
+      securityContext: { seccompProfile: { type: "Localhost", localhostProfile: "audit.json" } },
+    };
+    const config = containerConfig(p, audited, { ...ctx, attempt: 2, init: false });
+    expect(config.linux?.security_context?.seccomp).toEqual({
+      profile_type: "Localhost",
+      localhost_ref: "/var/lib/kubelet/seccomp/audit.json",
+    });
+    const local = containerBody("pause-id", config, podSandboxConfig(p, ctx, 0), '{"defaultAction":"SCMP_ACT_LOG"}');
+    expect(local.HostConfig.SecurityOpt).toEqual(['seccomp={"defaultAction":"SCMP_ACT_LOG"}']);
+    expect(buildPauseContainer(p, ctx).HostConfig.Sysctls).toEqual({ "kernel.shm_rmid_forced": "1" });
+  });
+
+  test("volume mounts become binds (prepared subPath, read-only, propagation); a volume not set up is an error naming it", () => {
+    const mounted = body(
+      pod(),
+      {
+        ...app,
+        volumeMounts: [
+          { name: "data", mountPath: "/data", mountPropagation: "HostToContainer" },
+          { name: "data", mountPath: "/logs", subPath: "logs/app", readOnly: true },
+        ],
+      },
+      { subPaths: new Map([["/logs", "/var/lib/kubelet/pods/u/volumes/data/logs/app"]]) },
+    );
     expect(mounted.HostConfig.Binds).toEqual([
-      "/var/lib/kubelet/pods/u/volumes/data:/data",
+      "/var/lib/kubelet/pods/u/volumes/data:/data:rslave",
       "/var/lib/kubelet/pods/u/volumes/data/logs/app:/logs:ro",
     ]);
+    expect(() =>
+      body(pod(), { ...app, volumeMounts: [{ name: "data", mountPath: "/d", mountPropagation: "Bidirectional" }] }),
+    ).toThrow("Bidirectional mount propagation is available only to privileged containers");
     expect(() => body(pod(), { ...app, volumeMounts: [{ name: "nope", mountPath: "/x" }] })).toThrow(
       'container app: volume "nope" was not set up',
     );
@@ -320,8 +372,8 @@ describe("an app container", () => {
     const p = pod();
     const config = containerConfig(p, p.spec.containers[0]!, { ...ctx, attempt: 0, init: false });
     const logs = (logMaxSizeBytes: number, logMaxFiles: number) =>
-      containerBody("pause-id", config, podSandboxConfig(p, ctx, 0), { logMaxSizeBytes, logMaxFiles }).HostConfig
-        .LogConfig;
+      containerBody("pause-id", config, podSandboxConfig(p, ctx, 0), undefined, { logMaxSizeBytes, logMaxFiles })
+        .HostConfig.LogConfig;
     expect(logs(5 * 2 ** 20, 3)).toEqual({ Type: "json-file", Config: { "max-size": "5m", "max-file": "3" } });
     expect(logs(2 ** 30, 2)?.Config?.["max-size"]).toBe("1g");
     expect(logs(1000, 2)?.Config?.["max-size"]).toBe("1000");

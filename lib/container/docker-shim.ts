@@ -38,6 +38,10 @@ export interface ContainerCreateBody {
     CapAdd?: string[];
     CapDrop?: string[];
     GroupAdd?: string[];
+    /** no-new-privileges, seccomp=…, apparmor=… (the dockershim's security options). */
+    SecurityOpt?: string[];
+    /** Namespaced sysctls of the sandbox, which its containers share. */
+    Sysctls?: Record<string, string>;
     OomScoreAdj?: number;
     /** The pod cgroup: a path (cgroupfs driver) or a slice name (systemd). */
     CgroupParent?: string;
@@ -116,9 +120,24 @@ export function sandboxBody(config: PodSandboxConfig, shim: DockerShimOptions): 
       ...(resources.cpu_shares ? { CpuShares: resources.cpu_shares } : {}),
       ...(resources.oom_score_adj !== undefined ? { OomScoreAdj: resources.oom_score_adj } : {}),
       ...(config.linux?.cgroup_parent ? { CgroupParent: config.linux.cgroup_parent } : {}),
+      ...(config.linux?.sysctls && Object.keys(config.linux.sysctls).length ? { Sysctls: config.linux.sysctls } : {}),
       LogConfig: logConfig(shim),
     },
   };
+}
+
+/**
+ * A container's security options in Docker's words, as the dockershim wrote them: no-new-privileges, seccomp
+ * (RuntimeDefault is Docker's own default profile, Localhost the profile's JSON, read by the caller) and AppArmor.
+ */
+export function securityOpts(config: ContainerConfig, seccompJson?: string): string[] {
+  const security = config.linux?.security_context ?? {};
+  const options = security.no_new_privs ? ["no-new-privileges"] : [];
+  if (security.seccomp?.profile_type === "Unconfined") options.push("seccomp=unconfined");
+  if (security.seccomp?.profile_type === "Localhost") options.push(`seccomp=${seccompJson}`);
+  if (security.apparmor?.profile_type === "Unconfined") options.push("apparmor=unconfined");
+  if (security.apparmor?.profile_type === "Localhost") options.push(`apparmor=${security.apparmor.localhost_ref}`);
+  return options;
 }
 
 /** An app or init container → a Docker container joined to the pause container's namespaces. */
@@ -126,8 +145,10 @@ export function containerBody(
   sandboxId: string,
   config: ContainerConfig,
   sandbox: PodSandboxConfig,
+  seccompJson?: string,
   shim: Partial<DockerShimOptions> = {},
 ): ContainerCreateBody {
+  const options = securityOpts(config, seccompJson);
   const resources = config.linux?.resources ?? {};
   const security = config.linux?.security_context ?? {};
   const user = security.run_as_user
@@ -152,8 +173,12 @@ export function containerBody(
     HostConfig: {
       NetworkMode: `container:${sandboxId}`,
       IpcMode: `container:${sandboxId}`,
-      ...(security.namespace_options?.pid === "NODE" ? { PidMode: "host" } : {}),
-      Binds: (config.mounts ?? []).map((m) => `${m.host_path}:${m.container_path}${m.readonly ? ":ro" : ""}`),
+      ...(security.namespace_options?.pid === "NODE"
+        ? { PidMode: "host" }
+        : security.namespace_options?.pid === "POD"
+          ? { PidMode: `container:${sandboxId}` }
+          : {}),
+      Binds: (config.mounts ?? []).map(bind),
       ...(memory ? { Memory: memory, MemorySwap: memory } : {}),
       ...(resources.cpu_quota ? { CpuQuota: resources.cpu_quota, CpuPeriod: resources.cpu_period } : {}),
       ...(resources.cpu_shares !== undefined ? { CpuShares: resources.cpu_shares } : {}),
@@ -164,9 +189,20 @@ export function containerBody(
       ...(add.length ? { CapAdd: add } : {}),
       ...(drop.length ? { CapDrop: drop } : {}),
       ...(groups.length ? { GroupAdd: groups.map(String) } : {}),
+      ...(options.length ? { SecurityOpt: options } : {}),
       LogConfig: logConfig(shim),
     },
   };
+}
+
+/** A CRI mount → a Docker bind: `host:container[:ro][,rslave|rshared]`, as the dockershim wrote them. */
+function bind(m: NonNullable<ContainerConfig["mounts"]>[number]): string {
+  const options = [
+    ...(m.readonly ? ["ro"] : []),
+    ...(m.propagation === "PROPAGATION_HOST_TO_CONTAINER" ? ["rslave"] : []),
+    ...(m.propagation === "PROPAGATION_BIDIRECTIONAL" ? ["rshared"] : []),
+  ];
+  return `${m.host_path}:${m.container_path}${options.length ? `:${options.join(",")}` : ""}`;
 }
 
 /**

@@ -33,6 +33,8 @@ import {
   type ContainerCreateBody,
   type DockerShimOptions,
 } from "./docker-shim.ts";
+import { localhostSeccompJson } from "./seccomp-profile.ts";
+import { imageUser } from "./security-context.ts";
 import { unreachableFix } from "./unreachable.ts";
 
 /** --docker_endpoint, else $DOCKER_HOST, else the default socket. */
@@ -456,7 +458,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       if (isRuntimeError(error, "NotFound")) return undefined;
       throw error;
     }
-    return { id: image.Id, repoTags: image.RepoTags ?? [], sizeBytes: image.Size };
+    return { id: image.Id, repoTags: image.RepoTags ?? [], sizeBytes: image.Size, ...imageUser(image.Config?.User) };
   }
 
   async function pullImage(ref: string, { auth, signal, onProgress }: PullOptions = {}): Promise<void> {
@@ -582,14 +584,20 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
         ipAddress: ipOf(c.NetworkSettings),
       };
     },
-    async runPodSandbox(config) {
+    async runPodSandbox(config, runtimeHandler) {
+      // Docker runs every container on its own default runtime: only runc can be honoured (as the dockershim).
+      if (runtimeHandler && runtimeHandler !== "runc")
+        throw new KubeletError(
+          "RuntimeError",
+          `RuntimeHandler "${runtimeHandler}" not supported: the Docker shim runs pods on runc only; use the CRI (--container_runtime remote) for other runtime classes`,
+        );
       await ensureSandboxImage();
       const id = await create(sandboxBody(config, shim));
       await startContainer(id);
       return id;
     },
-    createContainer: (sandboxId, config, sandboxConfig) =>
-      create(containerBody(sandboxId, config, sandboxConfig, shim)),
+    createContainer: async (sandboxId, config, sandboxConfig) =>
+      create(containerBody(sandboxId, config, sandboxConfig, await localhostSeccompJson(config), shim)),
     startContainer,
     stopContainer: (id, graceSeconds) => stop(id, graceSeconds, "container"),
     removeContainer: (id) => remove(id, "container"),

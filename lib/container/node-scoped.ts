@@ -24,7 +24,7 @@ export function scopeRuntimeToNode(runtime: Runtime, node: string): Runtime {
     removePodSandbox: (...args) => runtime.removePodSandbox(...args),
     listContainers: async (options) => (await runtime.listContainers(options)).filter((c) => mine(c.labels)),
     inspectContainer: (...args) => runtime.inspectContainer(...args),
-    runPodSandbox: (config) => runtime.runPodSandbox(labelled(config)),
+    runPodSandbox: (config, runtimeHandler) => runtime.runPodSandbox(labelled(config), runtimeHandler),
     createContainer: (sandboxId, config, sandboxConfig) =>
       runtime.createContainer(sandboxId, labelled(config), labelled(sandboxConfig)),
     startContainer: (...args) => runtime.startContainer(...args),

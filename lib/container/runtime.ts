@@ -166,6 +166,9 @@ export interface ImageStatus {
   /** repo:tag references ([] for a dangling image). */
   repoTags: string[];
   sizeBytes: number;
+  /** The user the image runs as (its USER): a numeric uid, or a name; neither when it names none (root). */
+  uid?: number;
+  username?: string;
 }
 
 /** The CRI's FilesystemUsage of the image filesystem (ImageFsInfo): where images live and what they take. */
@@ -356,9 +359,9 @@ export interface Runtime extends StreamingRuntime {
   machineInfo(): Promise<MachineInfo>;
   /**
    * Creates and starts a pod sandbox (Docker: the pause container) and returns its id. Conflict when the pod already
-   * has a sandbox of that attempt.
+   * has a sandbox of that attempt. `runtimeHandler` is the CRI handler of the pod's RuntimeClass ("" or unset: the default).
    */
-  runPodSandbox(config: PodSandboxConfig): Promise<string>;
+  runPodSandbox(config: PodSandboxConfig, runtimeHandler?: string): Promise<string>;
   /** Stops a sandbox's processes and tears its network down (its containers must be stopped first); idempotent. */
   stopPodSandbox(id: string): Promise<void>;
   /** Removes a sandbox (force stops it); removing a missing one is not an error. */

@@ -2,10 +2,12 @@
 // cluster DNS servers and <ns>.svc.<domain> svc.<domain> <domain> plus the host's search paths
 // (ndots:5); Default the node's resolv.conf; None only the pod's dnsConfig; hostNetwork pods need
 // ClusterFirstWithHostNet for cluster DNS. dnsConfig merges in; limits are reported as events.
+// The configurer also writes the pod's managed /etc/hosts (hosts.ts) beside it.
 import { readFile, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Pod } from "../api/types.ts";
 import type { EventRecorder } from "./events.ts";
+import { managedHostsFile, nodeHostsFile } from "./hosts.ts";
 
 export interface DnsConfig {
   servers: string[];
@@ -125,11 +127,17 @@ export interface DnsConfigurerOptions extends DnsSettings {
   /** The host's resolver file ("" = none: pods with Default then resolve through 127.0.0.1, as the kubelet does). */
   resolvConf: string;
   rootDir: string;
+  /** The node's hosts file, the base of a host-network pod's (default /etc/hosts). */
+  hostsFile?: string;
 }
 
 export interface DnsConfigurer {
   /** Writes the pod's resolv.conf under its pod directory and returns its path. */
   resolvConfFor(pod: Pod): Promise<string>;
+  /** Writes the pod's /etc/hosts (its IP, hostname, hostAliases) under its pod directory and returns its path. */
+  hostsFileFor(pod: Pod, podIP: string): Promise<string>;
+  /** --cluster_domain: the pod's FQDN with a subdomain. */
+  readonly clusterDomain: string;
   /** Drops what is known of a removed pod (its directory is gone with it). */
   forget(uid: string): void;
 }
@@ -159,6 +167,17 @@ export function createDnsConfigurer(options: DnsConfigurerOptions, deps: { event
       }
       return path;
     },
+    async hostsFileFor(pod, podIP) {
+      const text = pod.spec.hostNetwork
+        ? nodeHostsFile(pod, await readFile(options.hostsFile ?? "/etc/hosts", "utf8").catch(() => ""))
+        : managedHostsFile(pod, podIP, options.clusterDomain);
+      const dir = join(options.rootDir, "pods", pod.metadata.uid);
+      const path = join(dir, "etc-hosts");
+      await mkdir(dir, { recursive: true });
+      await writeFile(path, text);
+      return path;
+    },
+    clusterDomain: options.clusterDomain,
     forget(uid) {
       written.delete(uid);
     },

@@ -244,7 +244,8 @@ export function readHostFacts(rootDir: string): HostFacts {
   };
 }
 
-function goArch(arch: string): string {
+/** Node.js process.arch → the GOARCH the kubernetes.io/arch label carries. */
+export function goArch(arch: string): string {
   return (
     ({ x64: "amd64", ia32: "386", arm: "arm", arm64: "arm64", ppc64: "ppc64le", s390x: "s390x" } as const)[
       arch as "x64"

@@ -20,14 +20,12 @@ describe("volume manager", () => {
     const volumes = createVolumeManager({ configs: noConfigs, rootDir });
     const pod = testPod("v", {
       volumes: [{ name: "scratch", emptyDir: {} }],
-      containers: [
-        { name: "c", image: "b:1", volumeMounts: [{ name: "scratch", mountPath: "/s", subPath: "logs/app" }] },
-      ],
+      containers: [{ name: "c", image: "b:1", volumeMounts: [{ name: "scratch", mountPath: "/s" }] }],
     });
     const paths = await volumes.setup(pod, NODE);
     const dir = join(rootDir, "pods", pod.metadata.uid, "volumes", "kubernetes.io~empty-dir", "scratch");
     expect(paths.get("scratch")).toEqual({ hostPath: dir });
-    expect(statSync(join(dir, "logs/app")).isDirectory()).toBe(true);
+    expect(statSync(dir).isDirectory()).toBe(true);
     expect(await volumes.podDirs()).toEqual([pod.metadata.uid]);
     await volumes.teardown(pod.metadata.uid);
     expect(existsSync(join(rootDir, "pods", pod.metadata.uid))).toBe(false);

@@ -4,6 +4,7 @@
 // removed once their pod is gone.
 import { execFile } from "node:child_process";
 import { mkdir, open, readdir, readFile, rm, stat } from "node:fs/promises";
+import { applyFsGroup } from "./fs-group.ts";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { VolumeMount } from "../container/container-config.ts";
@@ -120,6 +121,9 @@ export function createVolumeManager(options: { rootDir: string; configs: ConfigL
               );
             }
           }
+          const fsGroup = pod.spec.securityContext?.fsGroup;
+          if (fsGroup !== undefined)
+            await applyFsGroup(dir, fsGroup, pod.spec.securityContext?.fsGroupChangePolicy ?? "Always");
           paths.set(volume.name, { hostPath: dir });
         } else if (volume.hostPath) {
           await checkHostPath(volume.hostPath.path, volume.hostPath.type ?? "", (why) => fail(pod, volume.name, why));
@@ -130,12 +134,6 @@ export function createVolumeManager(options: { rootDir: string; configs: ConfigL
             volume.name,
             "only emptyDir, hostPath, configMap, secret, projected and downwardAPI volumes are supported",
           );
-        }
-      }
-      for (const container of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
-        for (const mount of container.volumeMounts ?? []) {
-          const volume = paths.get(mount.name);
-          if (volume && mount.subPath) await mkdir(join(volume.hostPath, mount.subPath), { recursive: true });
         }
       }
       return paths;

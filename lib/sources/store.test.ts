@@ -191,10 +191,10 @@ describe("merge store", () => {
     const lines: string[] = [];
     const log = { debug() {}, info() {}, error() {}, warn: (m: string) => lines.push(m), child: () => log };
     const store = createPodStore({ sources: ["file"], log });
-    const pod: Pod = testPod("w", { nodeSelector: { disk: "ssd" } });
+    const pod: Pod = testPod("w", { schedulerName: "ssd" });
     store.apply("file", { pods: [pod], rejected: [] });
     store.apply("file", { pods: [pod], rejected: [] });
-    expect(lines.filter((l) => l.includes("spec.nodeSelector"))).toHaveLength(1);
+    expect(lines.filter((l) => l.includes("spec.schedulerName"))).toHaveLength(1);
     expect(store.mergedState()).toHaveLength(1);
   });
 
@@ -202,9 +202,9 @@ describe("merge store", () => {
     const lines: string[] = [];
     const log = { debug() {}, info() {}, error() {}, warn: (m: string) => lines.push(m), child: () => log };
     const store = createPodStore({ sources: ["file", "http"], log });
-    const version = (n: number): Pod => testPod("w", { nodeSelector: { disk: `d${n}` } });
-    const other: Pod = testPod("o", { nodeSelector: { disk: "hdd" } });
-    const warned = () => lines.filter((l) => l.includes("spec.nodeSelector")).length;
+    const version = (n: number): Pod => testPod("w", { schedulerName: `d${n}` });
+    const other: Pod = testPod("o", { schedulerName: "hdd" });
+    const warned = () => lines.filter((l) => l.includes("spec.schedulerName")).length;
     store.apply("http", { pods: [other], rejected: [] });
     for (let n = 0; n < 200; n++) store.apply("file", { pods: [version(n)], rejected: [] });
     expect(warned()).toBe(201);
@@ -318,7 +318,7 @@ describe("merge store reports", () => {
   test("an invalid pod is reported with its errors only, and its problem is logged again once it changes", () => {
     const r = reporting();
     const bad = (name: string) =>
-      inFile("a", "a.yaml", undefined, { containers: [{ name, image: "" }], nodeSelector: { disk: "ssd" } });
+      inFile("a", "a.yaml", undefined, { containers: [{ name, image: "" }], schedulerName: "ssd" });
     r.store.apply("file", { pods: [bad("c")], rejected: [] });
     const [rejected] = r.store.rejected();
     expect(rejected!.issues.every((i) => i.severity === "error")).toBe(true);
@@ -330,7 +330,7 @@ describe("merge store reports", () => {
         { source: "file", origin: "a.yaml" },
       ],
     ]);
-    expect(r.warnings.filter(([m]) => m.startsWith("pod default/a from a.yaml: spec.nodeSelector"))).toHaveLength(1);
+    expect(r.warnings.filter(([m]) => m.startsWith("pod default/a from a.yaml: spec.schedulerName"))).toHaveLength(1);
     r.store.apply("file", { pods: [bad("c")], rejected: [] });
     r.store.apply("file", { pods: [bad("Not A Name")], rejected: [] });
     expect(r.warnings.filter(([m]) => m.startsWith("dropping"))).toHaveLength(2);
@@ -449,14 +449,14 @@ describe("merge store reports", () => {
       "dropping pod default/x from file x.yaml: a: Required value; c: Invalid value",
     ]);
     const noisy = inFile("n", "n.yaml", undefined, {
-      nodeSelector: { disk: "ssd" },
+      schedulerName: "ssd",
       containers: [{ name: "c", image: "" }],
       bogus: true,
     } as never);
     r.store.apply("file", { pods: [noisy], rejected: [] });
     const podWarnings = r.warnings.map(([m]) => m).filter((m) => m.startsWith("pod default/n"));
     expect(podWarnings).toHaveLength(1);
-    expect(podWarnings[0]).toContain("spec.nodeSelector");
+    expect(podWarnings[0]).toContain("spec.schedulerName");
     expect(podWarnings[0]).toContain("; ");
     expect(podWarnings[0]).not.toContain("Required value");
   });

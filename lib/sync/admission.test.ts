@@ -76,3 +76,59 @@ describe("reports", () => {
     expect(boundToNode(bound, "node-1")).toBe(bound);
   });
 });
+
+describe("what the node cannot or may not run", () => {
+  const node = { name: "node-a", labels: { "kubernetes.io/os": "linux" } };
+  const features = { appArmor: false, userNamespaces: false, seLinux: false };
+
+  test("a pod for another OS is PodOSNotSupported; a nodeSelector mismatch is NodeAffinity", () => {
+    expect(admitPod(testPod("win", { os: { name: "windows" } }), 0, { ...open, node })).toEqual({
+      reason: "PodOSNotSupported",
+      message: "Failed to admit pod as the OS field doesn't match node OS",
+    });
+    expect(admitPod(testPod("gpu", { nodeSelector: { gpu: "yes" } }), 0, { ...open, node })).toEqual({
+      reason: "NodeAffinity",
+      message: "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+    });
+    expect(
+      admitPod(testPod("any", { nodeSelector: { "kubernetes.io/os": "linux" } }), 0, { ...open, node }),
+    ).toBeUndefined();
+  });
+
+  test("AppArmor, hostUsers: false and seLinuxOptions are refused where unsupported, never dropped", () => {
+    const apparmor = testPod("aa", { securityContext: { appArmorProfile: { type: "RuntimeDefault" } } });
+    expect(admitPod(apparmor, 0, { ...open, features })?.reason).toBe("AppArmor");
+    expect(admitPod(apparmor, 0, { ...open, features: { ...features, appArmor: true } })).toBeUndefined();
+    const unconfined = testPod("aa", { securityContext: { appArmorProfile: { type: "Unconfined" } } });
+    expect(admitPod(unconfined, 0, { ...open, features })).toBeUndefined();
+    expect(admitPod(testPod("userns", { hostUsers: false }), 0, { ...open, features })?.reason).toBe(
+      "UserNamespacesUnsupported",
+    );
+    expect(
+      admitPod(testPod("se", { securityContext: { seLinuxOptions: { level: "s0:c1" } } }), 0, { ...open, features })
+        ?.reason,
+    ).toBe("SELinuxUnsupported");
+    // supplementalGroupsPolicy is newer than the API types: the pods are built as a manifest would give them.
+    const withPolicy = (name: string, policy: string) =>
+      testPod(name, { securityContext: { supplementalGroupsPolicy: policy } as object });
+    const strict = withPolicy("strict", "Strict");
+    expect(admitPod(strict, 0, { ...open, features })).toEqual({
+      reason: "SupplementalGroupsPolicyNotSupported",
+      message: "SupplementalGroupsPolicy=Strict is not supported in this node",
+    });
+    expect(admitPod(withPolicy("merge", "Merge"), 0, { ...open, features })).toBeUndefined();
+  });
+});
+
+test("a pod whose requests with overhead exceed what is left of allocatable is OutOfcpu / OutOfmemory", () => {
+  const policy = { ...open, allocatable: { milliCpu: 2000, memoryBytes: 1024 } };
+  const pod = testPod("big", {
+    containers: [{ name: "app", image: "b", resources: { requests: { cpu: "1" } } }],
+    overhead: { cpu: "500m" },
+  });
+  expect(admitPod(pod, 1, policy, { milliCpu: 1000, memoryBytes: 0 })).toEqual({
+    reason: "OutOfcpu",
+    message: "Node didn't have enough resource: cpu, requested: 1500, used: 1000, capacity: 2000",
+  });
+  expect(admitPod(pod, 1, policy, { milliCpu: 0, memoryBytes: 0 })).toBeUndefined();
+});

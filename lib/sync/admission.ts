@@ -1,8 +1,13 @@
 // Pod admission, the kubelet's admit handlers that apply to a standalone node: the pod count
-// (--max_pods, the predicate handler's "pods" resource) and which sources may ask for the host's
-// network, PID and IPC namespaces (--host_*_sources, the capabilities handler). Pure: the sync loop
-// and runonce decide with it and report a rejection as a Failed pod with a Warning event.
+// (--max_pods, the predicate handler's "pods" resource), which sources may ask for the host's
+// network, PID and IPC namespaces (--host_*_sources, the capabilities handler), the pod's OS and
+// node affinity (the predicate handler), sysctls (the sysctl allowlist) and the security features the
+// node lacks (AppArmor, user namespaces, SELinux: refused, never dropped). Pure: the sync loop and
+// runonce decide with it and report a rejection as a Failed pod with a Warning event.
 import { ANNOTATION, type Pod, type V1PodStatus } from "../api/types.ts";
+import { matchesNode } from "./node-affinity.ts";
+import type { SysctlAllowlist } from "./sysctls.ts";
+import { insufficientResource, type Requests } from "./resource-fit.ts";
 
 /** Who may run what on this node. */
 export interface AdmissionPolicy {
@@ -12,11 +17,30 @@ export interface AdmissionPolicy {
   hostNetworkSources: string[];
   hostPidSources: string[];
   hostIpcSources: string[];
+  /** The node's allocatable cpu and memory (capacity less reserved and the hard memory eviction threshold). */
+  allocatable?: Requests;
+  /** The node's name and labels (--node_labels and the well-known ones) for nodeSelector and node affinity. */
+  node?: { name: string; labels: Record<string, string> };
+  /** The safe sysctls and --allowed_unsafe_sysctls. */
+  sysctls?: SysctlAllowlist;
+  /** What the host and runtime support: AppArmor, user namespaces (hostUsers: false), SELinux labels. */
+  features?: { appArmor: boolean; userNamespaces: boolean; seLinux: boolean };
 }
 
 /** Why a pod is not admitted: the kubelet's reason (the event's reason too) and message. */
 export interface Rejection {
-  reason: "OutOfpods" | "CapabilitiesForbidden";
+  reason:
+    | "OutOfpods"
+    | "OutOfcpu"
+    | "OutOfmemory"
+    | "CapabilitiesForbidden"
+    | "NodeAffinity"
+    | "PodOSNotSupported"
+    | "SysctlForbidden"
+    | "AppArmor"
+    | "UserNamespacesUnsupported"
+    | "SELinuxUnsupported"
+    | "SupplementalGroupsPolicyNotSupported";
   message: string;
 }
 
@@ -24,10 +48,11 @@ export interface Rejection {
 export const OUT_OF_PODS = "OutOfpods";
 
 /**
- * Admits `pod` next to `admitted` already-admitted pods, or says why not, in the kubelet's words:
- * host namespaces first (a policy answer that waiting cannot change), then the pod count.
+ * Admits `pod` next to `admitted` already-admitted pods (requesting `used` together), or says why not, in the
+ * kubelet's words: host namespaces first (a policy answer that waiting cannot change), then what the node cannot
+ * run, then the pod count and the resource fit.
  */
-export function admitPod(pod: Pod, admitted: number, policy: AdmissionPolicy): Rejection | undefined {
+export function admitPod(pod: Pod, admitted: number, policy: AdmissionPolicy, used?: Requests): Rejection | undefined {
   const source = pod.metadata.annotations[ANNOTATION.source] ?? "";
   const checks = [
     [pod.spec.hostNetwork, policy.hostNetworkSources, "host networking", "host_network_sources"],
@@ -40,10 +65,58 @@ export function admitPod(pod: Pod, admitted: number, policy: AdmissionPolicy): R
         reason: "CapabilitiesForbidden",
         message: `pod with UID "${pod.metadata.uid}" specified ${what}, but is disallowed: the ${source || "unknown"} source is not in --${flag} (${sources.join(",") || "empty"})`,
       };
+  const refusal = podFitsNode(pod, policy);
+  if (refusal) return refusal;
   if (admitted + 1 > policy.maxPods)
     return {
       reason: OUT_OF_PODS,
       message: `Node didn't have enough resource: pods, requested: 1, used: ${admitted}, capacity: ${policy.maxPods}`,
+    };
+  const short = policy.allocatable && used && insufficientResource(pod, used, policy.allocatable);
+  if (short)
+    return {
+      reason: `OutOf${short.resource}`,
+      message: `Node didn't have enough resource: ${short.resource}, requested: ${short.requested}, used: ${short.used}, capacity: ${short.capacity}`,
+    };
+  return undefined;
+}
+
+/** What the node cannot or may not run, in the order of the Go kubelet's admit handlers. */
+function podFitsNode(pod: Pod, policy: AdmissionPolicy): Rejection | undefined {
+  if (pod.spec.os?.name && pod.spec.os.name !== "linux")
+    return { reason: "PodOSNotSupported", message: "Failed to admit pod as the OS field doesn't match node OS" };
+  if (policy.node && !matchesNode(pod, policy.node))
+    return {
+      reason: "NodeAffinity",
+      message: "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+    };
+  const sysctls = policy.sysctls?.check(pod);
+  if (sysctls) return { reason: "SysctlForbidden", message: sysctls };
+  const features = policy.features;
+  if (!features) return undefined;
+  const containers = [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
+  const contexts = [pod.spec.securityContext, ...containers.map((c) => c.securityContext)];
+  if (!features.appArmor && contexts.some((c) => c?.appArmorProfile && c.appArmorProfile.type !== "Unconfined"))
+    return { reason: "AppArmor", message: "Cannot enforce AppArmor: AppArmor is not enabled on the host" };
+  if (!features.userNamespaces && pod.spec.hostUsers === false)
+    return {
+      reason: "UserNamespacesUnsupported",
+      message:
+        "hostUsers: false needs user namespaces for pods, which this kubelet does not set up on either runtime; remove it",
+    };
+  // Strict needs a runtime that can leave out the image's /etc/group groups: neither path here can.
+  // (A field newer than the API types this project builds with.)
+  const groupsPolicy = (pod.spec.securityContext as { supplementalGroupsPolicy?: string } | undefined)
+    ?.supplementalGroupsPolicy;
+  if (groupsPolicy === "Strict")
+    return {
+      reason: "SupplementalGroupsPolicyNotSupported",
+      message: "SupplementalGroupsPolicy=Strict is not supported in this node",
+    };
+  if (!features.seLinux && contexts.some((c) => c?.seLinuxOptions))
+    return {
+      reason: "SELinuxUnsupported",
+      message: "seLinuxOptions cannot be applied: this kubelet passes no SELinux labels to the runtime; remove them",
     };
   return undefined;
 }

@@ -4,7 +4,14 @@
 // observer (pod-observer.ts); dead containers are collected by node/container-gc.ts.
 import { Backoff, type BackoffPersistence } from "../node/backoff.ts";
 import { type Clock, untilAborted } from "../clock.ts";
-import { containerConfig, podSandboxConfig, type PodContext, type VolumeMount } from "../container/container-config.ts";
+import {
+  containerConfig,
+  podSandboxConfig,
+  resolveEnv,
+  runtimeHandler,
+  type PodContext,
+  type VolumeMount,
+} from "../container/container-config.ts";
 import {
   LABEL,
   type ContainerDetails,
@@ -31,6 +38,8 @@ import type { ConfigLookup } from "../api/config-objects.ts";
 import type { CgroupManager } from "../node/cgroups.ts";
 import type { DnsConfigurer } from "../node/dns.ts";
 import type { LifecycleHandler } from "kubernetes-types/core/v1.d.ts";
+import type { SeccompSettings } from "../container/security-context.ts";
+import { subPathHostPaths } from "../node/subpath.ts";
 
 export interface PodExecutorOptions {
   hostname: string;
@@ -43,6 +52,10 @@ export interface PodExecutorOptions {
   oomScoreAdjMin?: number;
   cfsQuota?: boolean;
   cfsPeriodUs?: number;
+  /** seccompDefault and the root of Localhost seccomp profiles. */
+  seccomp?: SeccompSettings;
+  /** runtimeClassName → CRI runtime handler (--runtime_handlers); a class not listed is its own handler. */
+  runtimeHandlers?: Record<string, string>;
 }
 
 export interface PodExecutorDeps {
@@ -191,7 +204,14 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
         : undefined;
       id = await runtime.createContainer(
         sandbox.id,
-        containerConfig(pod, spec, { ...ctx, attempt, init, terminationLog }),
+        containerConfig(pod, spec, {
+          ...ctx,
+          subPaths: await subPathHostPaths(spec, resolveEnv(pod, spec, ctx), ctx.volumePaths),
+          attempt,
+          init,
+          terminationLog,
+          imageUser: (await runtime.imageStatus(spec.image!)) ?? {},
+        }),
         podSandboxConfig(pod, ctx, sandbox.metadata.attempt),
       );
       done.created++;
@@ -340,7 +360,12 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
         });
       return { waiting, retryAfterMs, podIP };
     }
-    const ctx: PodContext = { ...host, podIP };
+    // The pod's /etc/hosts carries its IP, known once the sandbox runs.
+    const ctx: PodContext = {
+      ...host,
+      podIP,
+      ...(deps.dns ? { hostsPath: await deps.dns.hostsFileFor(pod, podIP) } : {}),
+    };
     await Promise.all(
       starts.map(async (start) => {
         const key = `${pod.metadata.uid}/${start.spec.name}`;
@@ -372,7 +397,10 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
    * ensureSandboxImageExists).
    */
   const createSandbox = async (pod: Pod, host: PodContext, attempt: number, done: Done): Promise<PodSandboxDetails> => {
-    const id = await runtime.runPodSandbox(podSandboxConfig(pod, host, attempt));
+    const id = await runtime.runPodSandbox(
+      podSandboxConfig(pod, host, attempt),
+      runtimeHandler(pod, options.runtimeHandlers),
+    );
     done.created++;
     deps.metrics?.containerStarted("podsandbox", false);
     return runtime.podSandboxStatus(id);
@@ -419,7 +447,8 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
   };
 
   /**
-   * Prepares the node for a pod: mounts its volumes, creates its pod cgroup and writes its resolv.conf; returns the
+   * Prepares the node for a pod: mounts its volumes, creates its pod cgroup and writes its resolv.conf (its
+   * /etc/hosts follows with the pod's IP); returns the
    * context its sandbox and containers are configured from (podIP still empty: the sandbox gives it).
    */
   const preparePodHost = async (pod: Pod): Promise<PodContext> => {
@@ -435,10 +464,16 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
       node: await nodeInfo(),
       configs: deps.configs,
       ...(deps.cgroups ? { cgroupParent: await deps.cgroups.ensurePod(pod) } : {}),
-      ...(deps.dns ? { resolvConfPath: await deps.dns.resolvConfFor(pod) } : {}),
+      ...(deps.dns
+        ? {
+            resolvConfPath: await deps.dns.resolvConfFor(pod),
+            clusterDomain: deps.dns.clusterDomain,
+          }
+        : {}),
       oomScoreAdjMin: options.oomScoreAdjMin,
       cfsQuota: options.cfsQuota,
       cfsPeriodUs: options.cfsPeriodUs,
+      ...(options.seccomp ? { seccomp: options.seccomp } : {}),
     };
   };
 

@@ -11,6 +11,7 @@ import { createPodObserver } from "./pod-observer.ts";
 import { noneObserved } from "./pod-plan.ts";
 import { podKey, type Pod, type V1PodStatus } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
+import { sumRequests } from "./resource-fit.ts";
 import { admissionOrder, admitPod, boundToNode, rejectedStatus, type AdmissionPolicy } from "./admission.ts";
 import type { ConfigLookup } from "../api/config-objects.ts";
 import type { RunOnceProgress } from "./runonce-progress.ts";
@@ -84,7 +85,7 @@ export async function runPodsOnce(
   const pods = admissionOrder(wanted).map((pod) => boundToNode(pod, deps.options.hostname));
   let pending: Pod[] = [];
   for (const pod of pods) {
-    const rejection = deps.admission && admitPod(pod, pending.length, deps.admission);
+    const rejection = deps.admission && admitPod(pod, pending.length, deps.admission, sumRequests(pending));
     if (!rejection) {
       pending.push(pod);
       continue;

@@ -309,11 +309,16 @@ describe("pod sync step", () => {
       log: silentLogger,
       events,
       cgroups: { ensurePod: async () => (calls.push("cgroup"), "/kubepods/pod"), removePod: async () => true },
-      dns: { resolvConfFor: async () => (calls.push("resolv.conf"), "/run/resolv.conf"), forget: () => {} },
+      dns: {
+        resolvConfFor: async () => (calls.push("resolv.conf"), "/run/resolv.conf"),
+        hostsFileFor: async () => (calls.push("hosts"), "/run/hosts"),
+        clusterDomain: "cluster.local",
+        forget: () => {},
+      },
     });
     const pod = testPod("web", spec());
     await executor.syncPod(pod, noneObserved(), new Set());
-    expect(calls).toEqual(["volumes", "cgroup", "resolv.conf"]);
+    expect(calls).toEqual(["volumes", "cgroup", "resolv.conf", "hosts"]);
     // Both the sandbox and the container were configured from that one setup.
     const configs = runtime.calls.filter((c) => c.method === "runPodSandbox" || c.method === "createContainer");
     expect(configs.map((c) => JSON.stringify(c.args).includes("/kubepods/pod"))).toEqual([true, true]);

@@ -15,6 +15,8 @@ import type { ImageManager } from "../node/images.ts";
 import type { Logger } from "../log.ts";
 import type { KubeletMetrics, WorkingPods } from "../metrics.ts";
 import { computePodStatus, type Waiting } from "./pod-status.ts";
+import { activeDeadlineRemainingMs, DEADLINE_EXCEEDED } from "./active-deadline.ts";
+import { sumRequests } from "./resource-fit.ts";
 import { createPodExecutor, type PodExecutorOptions } from "./pod-executor.ts";
 import { createPodObserver } from "./pod-observer.ts";
 import { createPodWorker, type PodGoal, type PodWorker } from "./pod-workers.ts";
@@ -245,13 +247,24 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   /** A syncing pod's pass: observe, plan and execute, then its status. */
   const syncStep = async (uid: string, record: PodRecord, signal: AbortSignal) => {
     const began = clock.now();
-    const observed = await observeNow(uid, record);
     const pod = record.pod!;
+    const deadline = activeDeadlineRemainingMs(pod, record.firstSeen, clock.now());
+    if (deadline !== undefined && deadline <= 0) {
+      // Past activeDeadlineSeconds: stopped and Failed like an evicted pod, with its own reason.
+      deps.events.record(pod, "Warning", DEADLINE_EXCEEDED.reason, DEADLINE_EXCEEDED.message);
+      record.eviction = { ...DEADLINE_EXCEEDED, stopped: [] };
+      version++;
+      record.worker.update();
+      return;
+    }
+    const observed = await observeNow(uid, record);
     const result = await executor.syncPod(pod, observed, record.livenessFailed, signal);
     for (const c of observed.containers) record.livenessFailed.delete(c.id);
     record.waiting = result.waiting;
     record.podIP = result.podIP;
-    if (result.retryAfterMs !== undefined) record.worker.retryAfter(result.retryAfterMs);
+    // The pod is looked at again when a back-off ends or its active deadline passes, whichever comes first.
+    const retryAfterMs = Math.min(result.retryAfterMs ?? Infinity, deadline ?? Infinity);
+    if (retryAfterMs !== Infinity) record.worker.retryAfter(Math.max(0, retryAfterMs));
     updateStatus(record, pod, result.changed ? ((await observer.observe(uid)).get(uid) ?? noneObserved()) : observed);
     metrics.podWorker(record.started ? "sync" : "create", (clock.now() - began) / 1000);
     // It finished: its worker moves on to terminated (nothing more starts).
@@ -328,8 +341,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   const admit = (record: PodRecord) => {
     const policy = options.admission;
     if (!policy || !record.pod) return;
-    const admitted = [...records.values()].filter((r) => r !== record && r.wanted && !r.rejected).length;
-    const rejection = admitPod(record.pod, admitted, policy);
+    const admitted = [...records.values()].filter((r) => r !== record && r.wanted && !r.rejected);
+    const rejection = admitPod(record.pod, admitted.length, policy, sumRequests(admitted.map((r) => r.pod!)));
     const before = record.rejected;
     record.rejected = rejection;
     if (!rejection) {

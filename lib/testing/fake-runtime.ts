@@ -307,8 +307,8 @@ export class FakeRuntime implements Runtime {
     const { sandbox: _sandbox, config: _config, sandboxId: _sandboxId, logLines: _logs, ...details } = c;
     return structuredClone(details);
   }
-  async runPodSandbox(config: PodSandboxConfig): Promise<string> {
-    this.#record("runPodSandbox", [config]);
+  async runPodSandbox(config: PodSandboxConfig, runtimeHandler?: string): Promise<string> {
+    this.#record("runPodSandbox", runtimeHandler ? [config, runtimeHandler] : [config]);
     const name = dockerName(config, POD_INFRA_CONTAINER_NAME, config.metadata.attempt);
     this.images.add(this.podInfraImage);
     const id = this.#create({ name, image: this.podInfraImage, labels: { ...config.labels } }, { sandbox: config });

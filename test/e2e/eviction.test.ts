@@ -2,11 +2,10 @@
 // evicts its pod; a memory threshold set just above what is available evicts the BestEffort pod
 // (which holds the memory) and leaves the Guaranteed one running.
 import { afterAll, describe, expect } from "bun:test";
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
 import { type Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
-import { baseFlags, podContainers, removeDir, removePods, tempDir } from "./harness.ts";
+import { baseFlags, podContainers, removeDir, removePods, tempDir, writePodManifest } from "./harness.ts";
 
 interface PodItem {
   metadata: { name: string };
@@ -41,16 +40,7 @@ describeWithServices("eviction", (services) => {
   const get = async <T>(path: string): Promise<T> => (await kubelet.api(path)).json() as Promise<T>;
   const status = async (name: string) =>
     (await get<{ items: PodItem[] }>("/pods")).items.find((p) => p.metadata.name === name)?.status;
-  const manifest = (name: string, spec: string) =>
-    writeFileSync(
-      join(manifests, `${name}.yaml`),
-      `apiVersion: v1
-kind: Pod
-metadata: { name: ${name} }
-spec:
-  terminationGracePeriodSeconds: 1
-${spec}`,
-    );
+  const manifest = (name: string, spec: string) => writePodManifest(manifests, name, spec);
 
   describe("local storage", () => {
     test("an emptyDir over its sizeLimit evicts its pod: Failed, reason Evicted, containers gone", async () => {

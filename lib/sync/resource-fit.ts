@@ -1,0 +1,70 @@
+// Pure: the Go kubelet's resource fit at admission (the predicate handler's noderesources.Fits): a pod's
+// cpu and memory requests — the larger of its app containers' sum and its largest init container, plus
+// its overhead — must fit in the node's allocatable beside the requests of the pods admitted before it.
+import { milliCpu, parseQuantity } from "../api/quantity.ts";
+import type { Pod, V1Container } from "../api/types.ts";
+
+/** CPU in millicores and memory in bytes. */
+export interface Requests {
+  milliCpu: number;
+  memoryBytes: number;
+}
+
+const none = (): Requests => ({ milliCpu: 0, memoryBytes: 0 });
+
+/** A limit without a request counts as the request, as API defaulting makes it. */
+function containerRequests(c: V1Container): Requests {
+  const of = (name: string) => c.resources?.requests?.[name] ?? c.resources?.limits?.[name];
+  const cpu = of("cpu");
+  const memory = of("memory");
+  return {
+    milliCpu: cpu === undefined ? 0 : (milliCpu(cpu) ?? 0),
+    memoryBytes: memory === undefined ? 0 : (parseQuantity(memory) ?? 0),
+  };
+}
+
+/** The pod's requests with its overhead (computePodResourceRequest). */
+export function podRequests(pod: Pod): Requests {
+  const total = none();
+  for (const c of pod.spec.containers) {
+    const r = containerRequests(c);
+    total.milliCpu += r.milliCpu;
+    total.memoryBytes += r.memoryBytes;
+  }
+  for (const c of pod.spec.initContainers ?? []) {
+    const r = containerRequests(c);
+    total.milliCpu = Math.max(total.milliCpu, r.milliCpu);
+    total.memoryBytes = Math.max(total.memoryBytes, r.memoryBytes);
+  }
+  const overhead = pod.spec.overhead ?? {};
+  if (overhead.cpu !== undefined) total.milliCpu += milliCpu(overhead.cpu) ?? 0;
+  if (overhead.memory !== undefined) total.memoryBytes += parseQuantity(overhead.memory) ?? 0;
+  return total;
+}
+
+/** The requests of several pods together. */
+export function sumRequests(pods: Pod[]): Requests {
+  return pods
+    .map(podRequests)
+    .reduce(
+      (sum, r) => ({ milliCpu: sum.milliCpu + r.milliCpu, memoryBytes: sum.memoryBytes + r.memoryBytes }),
+      none(),
+    );
+}
+
+/** The first resource the pod does not fit in, with the Go kubelet's numbers; undefined when it fits. */
+export function insufficientResource(
+  pod: Pod,
+  used: Requests,
+  allocatable: Requests,
+): { resource: "cpu" | "memory"; requested: number; used: number; capacity: number } | undefined {
+  const wanted = podRequests(pod);
+  const checks = [
+    ["cpu", wanted.milliCpu, used.milliCpu, allocatable.milliCpu],
+    ["memory", wanted.memoryBytes, used.memoryBytes, allocatable.memoryBytes],
+  ] as const;
+  for (const [resource, requested, inUse, capacity] of checks)
+    if (requested > 0 && requested + inUse > capacity)
+      return { resource, requested: Math.round(requested), used: Math.round(inUse), capacity: Math.round(capacity) };
+  return undefined;
+}
