@@ -242,12 +242,19 @@ function appArmorEnabled(): boolean {
   }
 }
 
-/** The runtime --container_runtime names: the built-in Docker shim, or a CRI runtime over gRPC. */
+/** The runtime --container_runtime names: the built-in Docker shim, a CRI runtime over gRPC, or the in-memory one. */
 export async function openRuntime(
   config: KubeletConfig,
   log: Logger,
   metrics?: KubeletMetrics,
 ): Promise<OpenedRuntime> {
+  if (config.containerRuntime === "fake") {
+    const { MemoryRuntime } = await import("./container/memory-runtime.ts");
+    const runtime = new MemoryRuntime(systemClock);
+    runtime.podInfraImage = config.networkContainerImage;
+    runtime.imageFsMountpoint = config.rootDir;
+    return { runtime, description: "the in-memory fake runtime (a hollow node: nothing runs)" };
+  }
   if (config.containerRuntime === "docker") {
     const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
     return {
@@ -320,6 +327,7 @@ async function createSources(
       createEtcdSource({
         ...etcdSettings(config),
         hostname: nodeName,
+        labels: config.nodeLabels,
         maxBytes: config.maxManifestBytes,
         log: log.child("source/etcd"),
         metrics,

@@ -60,6 +60,7 @@ export async function createFleetMode(
           kubeletVersion: `v${pkg.version}`,
           host,
           maxPods: podCapacity(config.maxPods, config.podsPerCore, host.cpus),
+          labels: config.nodeLabels,
           allocatable,
           runtime,
           readiness: readinessFrom(health.checks),

@@ -358,6 +358,7 @@ export async function planOnce(
     configs: store.configs,
     now: Date.now(),
     backoff: { get: (key) => backoff[key] },
+    resize: { cfsQuota: config.cpuCfsQuota, cfsPeriodUs: config.cpuCfsQuotaPeriod * 1000 },
     unreadSources: new Set(
       store
         .rejected()

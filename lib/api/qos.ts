@@ -2,7 +2,7 @@
 // the kubelet's own rules (pkg/apis/core/v1/helper/qos, pkg/kubelet/cm/helpers_linux.go,
 // pkg/kubelet/qos/policy.go).
 import { milliCpu, parseQuantity } from "./quantity.ts";
-import type { Pod, V1Container } from "./types.ts";
+import { isSidecar, type Pod, type V1Container } from "./types.ts";
 
 export type QosClass = "Guaranteed" | "Burstable" | "BestEffort";
 
@@ -43,24 +43,37 @@ export function podQosClass(pod: Pod): QosClass {
   return guaranteed ? "Guaranteed" : "Burstable";
 }
 
-/** The pod's effective requests and limits: max(sum of app containers, largest init container), as the scheduler counts them. */
+/**
+ * The pod's effective requests and limits as the scheduler and the kubelet count them (resourcehelper.PodRequests):
+ * the app containers' sum plus every sidecar's, or the largest need during initialization if greater — a regular
+ * init container's own plus the sidecars started before it.
+ */
 export function podTotals(pod: Pod): {
   requests: { cpu: number; memory: number };
   /** undefined when some container has no limit for that resource (the pod is then unbounded in it). */
   limits: { cpu?: number; memory?: number };
 } {
   const apps = pod.spec.containers.map(containerResources);
-  const inits = (pod.spec.initContainers ?? []).map(containerResources);
+  const inits = (pod.spec.initContainers ?? []).map((c) => ({ sidecar: isSidecar(c), ...containerResources(c) }));
+  const total = (name: (typeof COMPUTE)[number], of: (r: ReturnType<typeof containerResources>) => number) => {
+    let sum = apps.reduce((n, r) => n + of(r), 0);
+    let sidecars = 0;
+    let initPeak = 0;
+    for (const init of inits) {
+      if (init.sidecar) {
+        sum += of(init);
+        sidecars += of(init);
+      }
+      initPeak = Math.max(initPeak, init.sidecar ? sidecars : of(init) + sidecars);
+    }
+    return Math.max(sum, initPeak);
+  };
   const requests = { cpu: 0, memory: 0 };
   const limits: { cpu?: number; memory?: number } = {};
   for (const name of COMPUTE) {
-    const sum = apps.reduce((n, r) => n + (r.requests[name] ?? 0), 0);
-    requests[name] = Math.max(sum, ...inits.map((r) => r.requests[name] ?? 0));
-    const all = [...apps, ...inits];
-    if (all.every((r) => r.limits[name] !== undefined)) {
-      const appLimit = apps.reduce((n, r) => n + r.limits[name]!, 0);
-      limits[name] = Math.max(appLimit, ...inits.map((r) => r.limits[name]!));
-    }
+    requests[name] = total(name, (r) => r.requests[name] ?? 0);
+    if ([...apps, ...inits].every((r) => r.limits[name] !== undefined))
+      limits[name] = total(name, (r) => r.limits[name]!);
   }
   return { requests, limits };
 }
@@ -70,8 +83,14 @@ export function containerOomScoreAdj(pod: Pod, container: V1Container, memoryCap
   const qos = podQosClass(pod);
   if (qos === "Guaranteed") return GUARANTEED_OOM_SCORE_ADJ;
   if (qos === "BestEffort") return BESTEFFORT_OOM_SCORE_ADJ;
-  const request = containerResources(container).requests.memory ?? 0;
-  const adjust = memoryCapacity > 0 ? 1000 - Math.trunc((1000 * request) / memoryCapacity) : 1000;
+  const byRequest = (request: number) =>
+    memoryCapacity > 0 ? 1000 - Math.trunc((1000 * request) / memoryCapacity) : 1000;
+  let adjust = byRequest(containerResources(container).requests.memory ?? 0);
+  // A sidecar is killed no sooner than the app containers: at most the score of the smallest app memory request.
+  if ((pod.spec.initContainers ?? []).includes(container) && isSidecar(container)) {
+    const smallest = Math.min(...pod.spec.containers.map((c) => containerResources(c).requests.memory ?? 0));
+    adjust = Math.min(adjust, byRequest(smallest));
+  }
   // Burstable stays above any Guaranteed container and below BestEffort.
   if (adjust < 1000 + GUARANTEED_OOM_SCORE_ADJ) return 1000 + GUARANTEED_OOM_SCORE_ADJ;
   if (adjust === BESTEFFORT_OOM_SCORE_ADJ) return adjust - 1;

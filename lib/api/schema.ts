@@ -110,9 +110,10 @@ export const SCHEMA: Record<string, Record<string, string>> = {
     tty: "bool",
     envFrom: "[EnvFrom]",
     volumeDevices: "xvolumeDevices are not supported by this kubelet",
-    resizePolicy: "!in-place resize goes through an API server; a changed resource here restarts the container",
-    restartPolicy: "xsidecar containers (restartPolicy on a container) are not supported by this kubelet",
+    resizePolicy: "[ResizePolicy]",
+    restartPolicy: "string",
   },
+  ResizePolicy: { resourceName: "string", restartPolicy: "string" },
   Port: { name: "string", containerPort: "int", hostPort: "int", hostIP: "string", protocol: "string" },
   Env: { name: "string", value: "string", valueFrom: "EnvSource" },
   EnvSource: {

@@ -44,6 +44,8 @@ export const ANNOTATION = {
   document: "kubelet.io/config.document",
   /** Set to CONTAINER_MANIFEST on a pod converted from the 2014 format, whose rules validation then applies. */
   format: "kubelet.io/config.format",
+  /** Hash of the manifest as `kubelet fleet apply` placed it: which version a node runs. */
+  manifestHash: "kubelet.io/manifest-hash",
 } as const;
 
 /** ANNOTATION.format's value for a v1beta1/v1beta2 ContainerManifest. */
@@ -131,4 +133,9 @@ export type PodPhase = "Pending" | "Running" | "Succeeded" | "Failed" | "Unknown
 /** `namespace/name`, the key pods are known by everywhere. */
 export function podKey(pod: { metadata: { name: string; namespace: string } }): string {
   return `${pod.metadata.namespace}/${pod.metadata.name}`;
+}
+
+/** A sidecar (KEP-753): an init container with `restartPolicy: Always`, kept running beside the app containers. */
+export function isSidecar(container: V1Container): boolean {
+  return container.restartPolicy === "Always";
 }

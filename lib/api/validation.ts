@@ -6,7 +6,7 @@ import { checkHostPathSafety } from "./host-paths.ts";
 import { parseQuantity } from "./quantity.ts";
 import { checkFields, SCHEMA } from "./schema.ts";
 import { checkSecurity } from "./security-validation.ts";
-import { ANNOTATION, CONTAINER_MANIFEST, type FieldIssue, type Pod, type V1Container } from "./types.ts";
+import { ANNOTATION, CONTAINER_MANIFEST, isSidecar, type FieldIssue, type Pod, type V1Container } from "./types.ts";
 
 export interface ValidationOptions {
   allowPrivileged: boolean;
@@ -147,6 +147,7 @@ function semanticIssues(pod: Pod, options: ValidationOptions): FieldIssue[] {
         path,
         {
           init: base === "spec.initContainers",
+          podRestartPolicy: spec.restartPolicy,
           hostNetwork: spec.hostNetwork === true,
           volumeNames,
           hostPorts,
@@ -332,6 +333,8 @@ function checkConfigVolume(volume: Json, path: string, error: ErrorFn): void {
 
 interface ContainerContext {
   init: boolean;
+  /** The pod's restartPolicy. */
+  podRestartPolicy?: string;
   hostNetwork: boolean;
   volumeNames: Set<string>;
   hostPorts: Set<string>;
@@ -471,11 +474,14 @@ function checkContainer(c: V1Container, path: string, ctx: ContainerContext, err
       error(`${p}.subPath`, "Invalid value", mount.subPath, "must be a relative path without '..'");
     }
   });
+  checkRestartPolicies(c, path, ctx, error);
+  // A sidecar (restartPolicy Always) takes probes and hooks as an app container does; other init containers none.
+  const plainInit = ctx.init && !isSidecar(c);
   for (const kind of ["livenessProbe", "readinessProbe", "startupProbe"] as const) {
     const probe = c[kind];
     if (!probe) continue;
-    if (ctx.init) {
-      error(`${path}.${kind}`, "Forbidden", undefined, "may not be set for init containers");
+    if (plainInit) {
+      error(`${path}.${kind}`, "Forbidden", undefined, INIT_ONLY_SIDECARS);
       continue;
     }
     checkHandler(probe as Json, `${path}.${kind}`, ["exec", "httpGet", "tcpSocket", "grpc"], portNames, error);
@@ -498,7 +504,7 @@ function checkContainer(c: V1Container, path: string, ctx: ContainerContext, err
   for (const hook of ["postStart", "preStop"] as const) {
     const handler = c.lifecycle?.[hook];
     if (!handler) continue;
-    if (ctx.init) error(`${path}.lifecycle`, "Forbidden", undefined, "may not be set for init containers");
+    if (plainInit) error(`${path}.lifecycle`, "Forbidden", undefined, INIT_ONLY_SIDECARS);
     else
       checkHandler(
         handler as Json,
@@ -523,6 +529,45 @@ function checkContainer(c: V1Container, path: string, ctx: ContainerContext, err
     if (value !== undefined && (!Number.isInteger(value) || value < 0))
       error(`${path}.securityContext.${field}`, "Invalid value", value, "must be between 0 and 2147483647, inclusive");
   }
+}
+
+/** Upstream's words for a field only sidecars may have among init containers. */
+const INIT_ONLY_SIDECARS = "may not be set for init containers without restartPolicy=Always";
+
+/**
+ * A container's restartPolicy (only `Always`, only on init containers: a sidecar) and its resizePolicy (cpu and
+ * memory, each once, NotRequired or RestartContainer; RestartContainer not under the pod's restartPolicy Never).
+ */
+function checkRestartPolicies(c: V1Container, path: string, ctx: ContainerContext, error: ErrorFn): void {
+  if (c.restartPolicy !== undefined) {
+    if (!ctx.init) error(`${path}.restartPolicy`, "Forbidden", undefined, "may not be set for non-init containers");
+    else if (c.restartPolicy !== "Always")
+      error(`${path}.restartPolicy`, "Unsupported value", c.restartPolicy, 'supported values: "Always"');
+  }
+  if (!c.resizePolicy) return;
+  if (ctx.init && !isSidecar(c)) return error(`${path}.resizePolicy`, "Forbidden", undefined, INIT_ONLY_SIDECARS);
+  const seen = new Set<string>();
+  c.resizePolicy.forEach((policy, j) => {
+    const p = `${path}.resizePolicy[${j}]`;
+    if (!["cpu", "memory"].includes(policy.resourceName))
+      error(`${p}.resourceName`, "Unsupported value", policy.resourceName, 'supported values: "cpu", "memory"');
+    else if (seen.has(policy.resourceName)) error(`${p}.resourceName`, "Duplicate value", policy.resourceName);
+    seen.add(policy.resourceName);
+    if (!["NotRequired", "RestartContainer"].includes(policy.restartPolicy))
+      error(
+        `${p}.restartPolicy`,
+        "Unsupported value",
+        policy.restartPolicy,
+        'supported values: "NotRequired", "RestartContainer"',
+      );
+    else if (policy.restartPolicy === "RestartContainer" && ctx.podRestartPolicy === "Never")
+      error(
+        `${p}.restartPolicy`,
+        "Invalid value",
+        policy.restartPolicy,
+        "must be 'NotRequired' when `restartPolicy` is 'Never'",
+      );
+  });
 }
 
 function checkHandler(handler: Json, path: string, kinds: string[], portNames: Set<string>, error: ErrorFn): void {

@@ -16,6 +16,8 @@ import { runtimeName } from "../platform/runtime.ts";
 import { buildInfo } from "../build-info.ts";
 import { closestName } from "../spelling.ts";
 import type { FleetSection } from "./fleet.ts";
+import { PLACEMENT_VERBS, placementOptions, placementRequest, runPlacement } from "./fleet-placement.ts";
+import type { EtcdClient } from "../sources/etcd-client.ts";
 import { validateCommand } from "./validate.ts";
 import { PLAN_EXIT, planCommand } from "./plan.ts";
 import { resetCommand } from "./reset.ts";
@@ -175,19 +177,34 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     );
   });
   const fleet = cli
-    .command("fleet [section]", "Nodes and pods of every kubelet sharing an etcd (section: nodes, pods or events)")
+    .command(
+      "fleet [section] [...names]",
+      "Nodes and pods of every kubelet sharing an etcd (section: nodes, pods or events); apply, delete and describe place pods",
+    )
     .option("--etcd-servers <value>", "etcd endpoints, comma separated or repeated (else ETCDCTL_ENDPOINTS)")
     .option("--etcd-config <path>", "etcd client config file (endpoints, TLS, auth; else ETCDCTL_CACERT/CERT/KEY/USER)")
     .option("-o, --output <format>", "table, json or yaml", { default: "table" })
     .option("-w, --watch", "Print again on every change until interrupted");
-  fleet.action((section: string | undefined, options) => {
+  placementOptions(fleet);
+  fleet.action((section: string | undefined, names: string[], options) => {
     const chosen = section ?? "all";
-    if (!["all", "nodes", "pods", "events"].includes(chosen))
-      throw new UsageError(`unknown fleet section "${chosen}": use nodes, pods or events`, fleet);
-    const format = outputFormat(options.output, ["table", "json", "yaml"], fleet) as "table" | "json" | "yaml";
+    const placing = PLACEMENT_VERBS.includes(chosen);
+    if (!placing && !["all", "nodes", "pods", "events"].includes(chosen))
+      throw new UsageError(
+        `unknown fleet section "${chosen}": use nodes, pods, events, apply, delete or describe`,
+        fleet,
+      );
     const etcd = resolve({ etcdServers: options.etcdServers, etcdConfig: options.etcdConfig }, fleet);
     const settings = fleetEtcdSettings(etcd.config, process.env);
     if (!settings) throw new UsageError("fleet needs --etcd_servers, --etcd_config or ETCDCTL_ENDPOINTS", fleet);
+    if (placing) {
+      const request = placementRequest(chosen, names, options, (message) => new UsageError(message, fleet));
+      result = withEtcd(settings, io, `cannot ${chosen} in etcd`, (client) =>
+        runPlacement(request, client, { out: io.stdout, err: io.stderr }),
+      );
+      return;
+    }
+    const format = outputFormat(options.output, ["table", "json", "yaml"], fleet) as "table" | "json" | "yaml";
     result = startFleet(settings, {
       section: chosen as FleetSection,
       format,
@@ -357,21 +374,29 @@ async function startFleet(
   settings: EtcdClientSettings,
   options: { section: FleetSection; format: "table" | "json" | "yaml"; watch: boolean; io: Io },
 ): Promise<number> {
-  const [{ createEtcdClient }, { fleetCommand }] = await Promise.all([
-    import("../sources/etcd-client.ts"),
-    import("./fleet.ts"),
-  ]);
+  const { fleetCommand } = await import("./fleet.ts");
+  return withEtcd(settings, options.io, "cannot read the fleet from etcd", async (client, signal) => {
+    await fleetCommand({ client, ...options, out: options.io.stdout, signal });
+    return 0;
+  });
+}
+
+/** Runs `fn` with an etcd client until it returns or SIGTERM/SIGINT; an error is one line naming `what` and the endpoints. */
+async function withEtcd(
+  settings: EtcdClientSettings,
+  io: Io,
+  what: string,
+  fn: (client: EtcdClient, signal: AbortSignal) => Promise<number>,
+): Promise<number> {
+  const { createEtcdClient } = await import("../sources/etcd-client.ts");
   const client = createEtcdClient(settings);
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.once("SIGTERM", onSignal).once("SIGINT", onSignal);
   try {
-    await fleetCommand({ client, ...options, out: options.io.stdout, signal: stop.signal });
-    return 0;
+    return await fn(client, stop.signal);
   } catch (error) {
-    options.io.stderr.write(
-      `kubelet: cannot read the fleet from etcd (${settings.endpoints.join(",")}): ${(error as Error).message}\n`,
-    );
+    io.stderr.write(`kubelet: ${what} (${settings.endpoints.join(",")}): ${(error as Error).message}\n`);
     return 1;
   } finally {
     process.off("SIGTERM", onSignal).off("SIGINT", onSignal);

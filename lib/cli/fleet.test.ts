@@ -71,3 +71,22 @@ test("tables line up under kubectl-style headers; JSON carries the rows of the c
   );
   expect(Object.keys(JSON.parse(formatFleetData(view, "pods", "json")))).toEqual(["pods"]);
 });
+
+test("the pods view lists each registered node's statuses alone: neither the hosts' manifests nor their events", async () => {
+  const listed: string[] = [];
+  const recording = { ...client, list: (prefix: string) => (listed.push(prefix), client.list(prefix)) };
+  const view = await readFleet(recording, { statuses: true, events: false });
+  expect(listed).toEqual([fleetKeys.nodes, fleetKeys.statuses("n1"), fleetKeys.statuses("n2")]);
+  expect(view.pods.map((p) => p.name)).toEqual(["web", "worker"]);
+  expect(view.events).toEqual([]);
+});
+
+test("without leases the view asks etcd for no lease: the pods view needs no heartbeat", async () => {
+  let asked = 0;
+  const counting = { ...client, leaseTimeToLive: async () => (asked++, { ttl: 36, granted: 40 }) };
+  const view = await readFleet(counting, { leases: false });
+  expect(asked).toBe(0);
+  expect(view.nodes.map((n) => n.heartbeatAgeSeconds)).toEqual([undefined, undefined]);
+  await readFleet(counting);
+  expect(asked).toBe(2);
+});

@@ -42,6 +42,7 @@ const SYMBOL: Record<PlannedAction["action"], string> = {
   "start-container": "+",
   "restart-container": "↻",
   "replace-container": "-/+",
+  "resize-container": "~",
   "remove-container": "-",
   "remove-pod": "-",
   wait: "!",

@@ -25,14 +25,17 @@ export interface KubeletConfig {
   readOnlyPort: number;
   /** hostname_override */
   hostnameOverride: string;
+  /** node_labels: the node's labels besides the well-known ones (kubernetes.io/hostname, os, arch): on the Node
+   *  record, for nodeSelector and node affinity, and for `kubelet fleet apply --selector`. */
+  nodeLabels: Record<string, string>;
   /** network_container_image */
   networkContainerImage: string;
   /** pod_network_mode: "bridge", "none", or a Docker network name. */
   podNetworkMode: string;
   /** docker_endpoint ("" = $DOCKER_HOST, then unix:///var/run/docker.sock) */
   dockerEndpoint: string;
-  /** container_runtime: "docker" (the built-in shim) or "remote" (a CRI runtime). */
-  containerRuntime: "docker" | "remote";
+  /** container_runtime: "docker" (the built-in shim), "remote" (a CRI runtime) or "fake" (in memory: a hollow node). */
+  containerRuntime: "docker" | "remote" | "fake";
   /** container_runtime_endpoint (containerRuntimeEndpoint) */
   containerRuntimeEndpoint: string;
   /** image_service_endpoint ("" = the runtime endpoint) */
@@ -169,8 +172,6 @@ export interface KubeletConfig {
   seccompDefault: boolean;
   /** allowed_unsafe_sysctls (allowedUnsafeSysctls): sysctls or `prefix*` patterns allowed beyond the safe set. */
   allowedUnsafeSysctls: string[];
-  /** node_labels: labels of this node for nodeSelector and node affinity, besides the well-known ones. */
-  nodeLabels: Record<string, string>;
   /** runtime_handlers: runtimeClassName → CRI runtime handler (a class not listed is its own handler). */
   runtimeHandlers: Record<string, string>;
 }
@@ -188,6 +189,7 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   port: 10250,
   readOnlyPort: 0,
   hostnameOverride: "",
+  nodeLabels: {},
   networkContainerImage: "registry.k8s.io/pause:3.9",
   podNetworkMode: "bridge",
   dockerEndpoint: "",
@@ -274,6 +276,5 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   shutdownGracePeriodCriticalPods: 0,
   seccompDefault: false,
   allowedUnsafeSysctls: [],
-  nodeLabels: {},
   runtimeHandlers: {},
 };

@@ -92,6 +92,13 @@ export const FLAGS: FlagSpec[] = [
     description: "If non-empty, use this string as identification instead of the actual hostname",
   },
   {
+    flag: "node_labels",
+    key: "nodeLabels",
+    type: "map",
+    description:
+      "Labels of this node (key=value pairs separated by ','), besides kubernetes.io/hostname, os and arch: on the Node record, matched by nodeSelector and node affinity, and by `kubelet fleet apply --selector`",
+  },
+  {
     flag: "network_container_image",
     key: "networkContainerImage",
     type: "string",
@@ -115,7 +122,7 @@ export const FLAGS: FlagSpec[] = [
     key: "containerRuntime",
     type: "runtime",
     description:
-      "The container runtime to use: docker (built in) or remote (a CRI runtime at --container_runtime_endpoint)",
+      "The container runtime to use: docker (built in), remote (a CRI runtime at --container_runtime_endpoint) or fake (in memory, runs nothing: a hollow node for fleet benchmarks)",
   },
   {
     flag: "container_runtime_endpoint",
@@ -489,13 +496,6 @@ export const FLAGS: FlagSpec[] = [
     key: "allowedUnsafeSysctls",
     type: "list",
     description: "Namespaced sysctls (or prefix* patterns) pods may set beyond the safe set, comma separated",
-  },
-  {
-    flag: "node_labels",
-    key: "nodeLabels",
-    type: "map",
-    description:
-      "Labels of this node for nodeSelector and node affinity (key=value,…), besides kubernetes.io/hostname, os and arch",
   },
   {
     flag: "runtime_handlers",

@@ -148,7 +148,7 @@ export function parseValue(spec: FlagSpec, raw: unknown): KubeletConfig[keyof Ku
       if (last !== "text" && last !== "json" && last !== "") throw bad("expected text or json");
       return last;
     case "runtime":
-      if (last !== "docker" && last !== "remote") throw bad("expected docker or remote");
+      if (last !== "docker" && last !== "remote" && last !== "fake") throw bad("expected docker, remote or fake");
       return last;
   }
 }

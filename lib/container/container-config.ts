@@ -3,7 +3,7 @@
 // dockershim labels, Kubernetes `$(VAR)` expansion, downward-API env, resources, security settings.
 // Either runtime adapter takes these as they are (docker-shim.ts turns them into Docker bodies).
 import { join } from "node:path";
-import { LABEL, POD_INFRA_CONTAINER_NAME } from "./runtime.ts";
+import { LABEL, POD_INFRA_CONTAINER_NAME, type LinuxResources } from "./runtime.ts";
 import type { ContainerConfig, NamespaceMode, PodSandboxConfig } from "./cri-types.ts";
 import { expand } from "../api/expand.ts";
 import { podFieldValue, resourceFieldValue, type NodeCapacity } from "../api/downward.ts";
@@ -175,14 +175,7 @@ export function containerConfig(pod: Pod, container: V1Container, ctx: Container
   const apparmor = appArmorProfile(pod, container);
   const user = security.runAsUser ?? podSecurity.runAsUser;
   const group = security.runAsGroup ?? podSecurity.runAsGroup;
-  const limits = container.resources?.limits ?? {};
-  const requests = container.resources?.requests ?? {};
-  const memory = limits.memory !== undefined ? Math.round(parseQuantity(limits.memory)!) : 0;
-  const cpuLimit = limits.cpu !== undefined ? milliCpu(limits.cpu)! : undefined;
-  const cpuRequest = requests.cpu !== undefined ? milliCpu(requests.cpu)! : cpuLimit;
   const capability = (name: string) => name.replace(/^CAP_/i, "").toUpperCase();
-  const period = ctx.cfsPeriodUs ?? 100_000;
-  const quota = cpuLimit !== undefined && ctx.cfsQuota !== false;
   return {
     metadata: { name: container.name, attempt: ctx.attempt },
     image: { image: container.image! },
@@ -223,10 +216,7 @@ export function containerConfig(pod: Pod, container: V1Container, ctx: Container
     stdin_once: container.stdin ? (container.stdinOnce ?? false) : false,
     linux: {
       resources: {
-        cpu_period: quota ? period : 0,
-        cpu_quota: quota ? Math.max(1000, Math.floor((cpuLimit! * period) / 1000)) : 0,
-        cpu_shares: Math.max(2, Math.floor(((cpuRequest ?? 0) * 1024) / 1000)),
-        memory_limit_in_bytes: memory,
+        ...containerLinuxResources(container, ctx),
         oom_score_adj: Math.max(
           ctx.oomScoreAdjMin ?? -1000,
           containerOomScoreAdj(pod, container, ctx.node.memoryBytes),
@@ -352,4 +342,27 @@ export function resolveEnv(pod: Pod, container: V1Container, ctx: PodContext): M
     env.set(variable.name, value);
   }
   return env;
+}
+
+/**
+ * A container's cpu and memory as the runtime applies them (the Go kubelet's generateLinuxContainerResources):
+ * the CFS quota from the cpu limit, shares from the cpu request (the limit when unset), the memory limit in bytes.
+ */
+export function containerLinuxResources(
+  container: V1Container,
+  ctx: Pick<PodContext, "cfsQuota" | "cfsPeriodUs">,
+): LinuxResources {
+  const limits = container.resources?.limits ?? {};
+  const requests = container.resources?.requests ?? {};
+  const memory = limits.memory !== undefined ? Math.round(parseQuantity(limits.memory)!) : 0;
+  const cpuLimit = limits.cpu !== undefined ? milliCpu(limits.cpu)! : undefined;
+  const cpuRequest = requests.cpu !== undefined ? milliCpu(requests.cpu)! : cpuLimit;
+  const period = ctx.cfsPeriodUs ?? 100_000;
+  const quota = cpuLimit !== undefined && ctx.cfsQuota !== false;
+  return {
+    cpu_period: quota ? period : 0,
+    cpu_quota: quota ? Math.max(1000, Math.floor((cpuLimit! * period) / 1000)) : 0,
+    cpu_shares: Math.max(2, Math.floor(((cpuRequest ?? 0) * 1024) / 1000)),
+    memory_limit_in_bytes: memory,
+  };
 }

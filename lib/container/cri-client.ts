@@ -181,6 +181,8 @@ export function createCriClient(options: CriClientOptions): CriClient {
       (await rt<any>("ListContainers", { filter: labelSelector ? { label_selector: labelSelector } : null }))
         .containers,
     containerStatus: async (id) => (await rt<any>("ContainerStatus", { container_id: id })).status,
+    updateContainerResources: async (id, linux) =>
+      void (await rt("UpdateContainerResources", { container_id: id, linux })),
     // The CRI counts whole seconds; the call's own deadline keeps a sub-second timeout exact.
     execSync: (id, cmd, timeoutMs, signal) =>
       rt<{ stdout: Uint8Array; stderr: Uint8Array; exit_code: number }>(

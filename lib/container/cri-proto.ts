@@ -20,6 +20,7 @@ service RuntimeService {
   rpc RemoveContainer(RemoveContainerRequest) returns (RemoveContainerResponse) {}
   rpc ListContainers(ListContainersRequest) returns (ListContainersResponse) {}
   rpc ContainerStatus(ContainerStatusRequest) returns (ContainerStatusResponse) {}
+  rpc UpdateContainerResources(UpdateContainerResourcesRequest) returns (UpdateContainerResourcesResponse) {}
   rpc ExecSync(ExecSyncRequest) returns (ExecSyncResponse) {}
   rpc Exec(ExecRequest) returns (ExecResponse) {}
   rpc Attach(AttachRequest) returns (AttachResponse) {}
@@ -326,7 +327,14 @@ message ContainerStatus {
   map<string, string> annotations = 13;
   repeated Mount mounts = 14;
   string log_path = 15;
+  ContainerResources resources = 16;
 }
+message ContainerResources { LinuxContainerResources linux = 1; }
+message UpdateContainerResourcesRequest {
+  string container_id = 1;
+  LinuxContainerResources linux = 2;
+}
+message UpdateContainerResourcesResponse {}
 message ContainerStatusResponse {
   ContainerStatus status = 1;
   map<string, string> info = 2;

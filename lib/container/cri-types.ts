@@ -1,6 +1,6 @@
 // runtime.v1 messages in plain data, with the CRI's own snake_case names (the gRPC client passes
 // them as they are): only the fields the kubelet sets or reads. See cri-proto.ts.
-import type { StreamOptions } from "./runtime.ts";
+import type { LinuxResources, StreamOptions } from "./runtime.ts";
 
 export type NamespaceMode = "POD" | "CONTAINER" | "NODE" | "TARGET";
 export type SandboxState = "SANDBOX_READY" | "SANDBOX_NOTREADY";
@@ -141,6 +141,8 @@ export interface CriContainerStatus {
   labels: Record<string, string>;
   annotations: Record<string, string>;
   log_path: string;
+  /** The resources it runs with, when the runtime reports them (containerd 1.7 and later). */
+  resources?: { linux?: LinuxResources | null } | null;
 }
 
 export interface CriImage {
@@ -203,6 +205,7 @@ export interface CriClient {
   removeContainer(id: string): Promise<void>;
   listContainers(labelSelector?: Record<string, string>): Promise<CriContainer[]>;
   containerStatus(id: string): Promise<CriContainerStatus>;
+  updateContainerResources(id: string, linux: LinuxResources): Promise<void>;
   /** Runs a command; past `timeoutMs` (0: none) rejects with ExecTimeout. */
   execSync(
     id: string,

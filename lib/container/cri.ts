@@ -14,6 +14,7 @@ import {
   type ContainerDetails,
   type ContainerState,
   type ContainerSummary,
+  type LinuxResources,
   type PodSandboxSummary,
   type Runtime,
   streamFlags,
@@ -150,6 +151,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
       pid: 0,
       ...(c.log_path ? { logPath: c.log_path } : {}),
       ipAddress: "",
+      ...(c.resources?.linux ? { resources: linuxResources(c.resources.linux) } : {}),
     };
   };
 
@@ -209,6 +211,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
       await client.startContainer(id);
     },
     stopContainer: (id, graceSeconds) => client.stopContainer(id, Math.ceil(graceSeconds)).catch(notFoundIsDone),
+    updateContainerResources: (id, resources) => client.updateContainerResources(id, resources),
     removeContainer: (id) => client.removeContainer(id).catch(notFoundIsDone),
     async imageStatus(ref) {
       const image = await client.imageStatus(ref);
@@ -330,3 +333,11 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
       ),
   };
 }
+
+/** The resize-relevant fields of the CRI's LinuxContainerResources. */
+const linuxResources = (r: LinuxResources): LinuxResources => ({
+  cpu_period: r.cpu_period,
+  cpu_quota: r.cpu_quota,
+  cpu_shares: r.cpu_shares,
+  memory_limit_in_bytes: r.memory_limit_in_bytes,
+});

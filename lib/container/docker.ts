@@ -582,6 +582,12 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
         pid: c.State.Pid,
         logPath: c.LogPath || undefined,
         ipAddress: ipOf(c.NetworkSettings),
+        resources: {
+          cpu_period: c.HostConfig.CpuPeriod ?? 0,
+          cpu_quota: c.HostConfig.CpuQuota ?? 0,
+          cpu_shares: c.HostConfig.CpuShares ?? 0,
+          memory_limit_in_bytes: c.HostConfig.Memory ?? 0,
+        },
       };
     },
     async runPodSandbox(config, runtimeHandler) {
@@ -600,6 +606,22 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       create(containerBody(sandboxId, config, sandboxConfig, await localhostSeccompJson(config), shim)),
     startContainer,
     stopContainer: (id, graceSeconds) => stop(id, graceSeconds, "container"),
+    // Docker's update leaves a field at 0 as it is; the swap limit follows memory, as at creation.
+    updateContainerResources: (id, r) =>
+      call(
+        `update container ${short(id)}`,
+        (abortSignal) =>
+          invoke(docker.getContainer(id), "update", {
+            CpuShares: r.cpu_shares,
+            CpuPeriod: r.cpu_period,
+            CpuQuota: r.cpu_quota,
+            ...(r.memory_limit_in_bytes
+              ? { Memory: r.memory_limit_in_bytes, MemorySwap: r.memory_limit_in_bytes }
+              : {}),
+            abortSignal,
+          }),
+        limits(),
+      ).then(() => undefined),
     removeContainer: (id) => remove(id, "container"),
     imageStatus,
     async imageFsInfo() {

@@ -29,6 +29,7 @@ export function scopeRuntimeToNode(runtime: Runtime, node: string): Runtime {
       runtime.createContainer(sandboxId, labelled(config), labelled(sandboxConfig)),
     startContainer: (...args) => runtime.startContainer(...args),
     stopContainer: (...args) => runtime.stopContainer(...args),
+    updateContainerResources: (...args) => runtime.updateContainerResources(...args),
     removeContainer: (...args) => runtime.removeContainer(...args),
     imageStatus: (...args) => runtime.imageStatus(...args),
     // The image filesystem is the daemon's, shared by every node on it.

@@ -240,6 +240,19 @@ export function runtimeContract(
       expect(await runtime.inspectContainer(id)).toMatchObject({ running: false, exitCode: 137 });
     });
 
+    test("changes a running container's cpu and memory in place: the same container reports the new limits", async () => {
+      const id = await started({
+        linux: {
+          resources: { cpu_period: 100_000, cpu_quota: 50_000, cpu_shares: 512, memory_limit_in_bytes: 64 * 2 ** 20 },
+        },
+      });
+      const resized = { cpu_period: 100_000, cpu_quota: 20_000, cpu_shares: 204, memory_limit_in_bytes: 48 * 2 ** 20 };
+      await runtime.updateContainerResources(id, resized);
+      const details = await runtime.inspectContainer(id);
+      expect(details).toMatchObject({ id, running: true });
+      expect(details.resources).toEqual(resized);
+    });
+
     test("removes a running container, and a removed one again without error", async () => {
       const id = await started();
       await runtime.removeContainer(id);

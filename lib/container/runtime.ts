@@ -80,6 +80,19 @@ export interface ContainerDetails extends Omit<ContainerSummary, "podSandboxId">
   ipAddress: string;
   /** Not the runtime's: the kubelet fills it from the termination log (or the log tail) once the container is dead. */
   terminationMessage?: string;
+  /** The resources it runs with, as the runtime reports them (absent when it does not). */
+  resources?: LinuxResources;
+}
+
+/**
+ * The Linux resources a running container can be given without a restart (the CRI's LinuxContainerResources
+ * fields that an in-place resize changes; 0 = unset, as the CRI has it).
+ */
+export interface LinuxResources {
+  cpu_period: number;
+  cpu_quota: number;
+  cpu_shares: number;
+  memory_limit_in_bytes: number;
 }
 
 /** Credentials for one registry, as in ~/.docker/config.json. */
@@ -385,6 +398,8 @@ export interface Runtime extends StreamingRuntime {
    * error.
    */
   stopContainer(id: string, graceSeconds: number): Promise<void>;
+  /** Changes a running container's cpu and memory in place (Docker's container update, the CRI's UpdateContainerResources). */
+  updateContainerResources(id: string, resources: LinuxResources): Promise<void>;
   /** Removes a container (force kills a running one). Removing a missing container is not an error. */
   removeContainer(id: string): Promise<void>;
   /** The local image `ref` names (CRI ImageStatus), or undefined when it is not present. */

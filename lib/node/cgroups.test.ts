@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { testPod } from "../testing/pods.ts";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { silentLogger } from "../log.ts";
@@ -87,6 +87,18 @@ describe("pod limits and node allocatable", () => {
   });
 });
 
+/** A cgroupfs manager over a temporary cgroup tree. */
+const managerOn = (mountPoint: string) =>
+  createCgroupManager({
+    driver: "cgroupfs",
+    root: "/",
+    cfsQuota: true,
+    cfsPeriodUs: 100_000,
+    pidsLimit: -1,
+    mountPoint,
+    log: silentLogger,
+  });
+
 describe("pod usage", () => {
   test("pods the manager did not create (adopted after a restart) are found by their cgroup, every pod asked at once", async () => {
     const mountPoint = mkdtempSync(join(tmpdir(), "kubelet-cgroups-"));
@@ -99,15 +111,7 @@ describe("pod usage", () => {
         writeFileSync(join(mountPoint, path, "memory.stat"), "anon 5\ninactive_file 100\n");
         writeFileSync(join(mountPoint, path, "cpu.stat"), `usage_usec ${i + 7}\nuser_usec 1\n`);
       });
-      const manager = createCgroupManager({
-        driver: "cgroupfs",
-        root: "/",
-        cfsQuota: true,
-        cfsPeriodUs: 100_000,
-        pidsLimit: -1,
-        mountPoint,
-        log: silentLogger,
-      });
+      const manager = managerOn(mountPoint);
       const found = await Promise.all([manager.podCgroups(), manager.podCgroups()]);
       const usage = await Promise.all(
         ["a1", "b2", "c3", "absent"].map(async (uid) => {
@@ -122,6 +126,29 @@ describe("pod usage", () => {
         [9000, 3000, 2900],
         undefined,
       ]);
+    } finally {
+      rmSync(mountPoint, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("pod resize", () => {
+  test("a growing pod's cgroup grows before its containers; a shrinking one keeps its limits until the final step", async () => {
+    const mountPoint = mkdtempSync(join(tmpdir(), "kubelet-cgroups-"));
+    try {
+      writeFileSync(join(mountPoint, "cgroup.controllers"), "cpu memory pids");
+      const manager = managerOn(mountPoint);
+      const sized = (cpu: string, memory: string) =>
+        testPod("p", { containers: [{ name: "app", image: "x", resources: { limits: { cpu, memory } } }] });
+      const files = () =>
+        ["cpu.max", "memory.max"].map((f) =>
+          readFileSync(join(mountPoint, "kubepods", `pod${sized("1", "1").metadata.uid}`, f), "utf8"),
+        );
+      await manager.ensurePod(sized("200m", "32Mi"));
+      await manager.resizePod(sized("500m", "16Mi"), "grow");
+      expect(files()).toEqual(["50000 100000", String(32 * 2 ** 20)]);
+      await manager.resizePod(sized("500m", "16Mi"), "final");
+      expect(files()).toEqual(["50000 100000", String(16 * 2 ** 20)]);
     } finally {
       rmSync(mountPoint, { recursive: true, force: true });
     }

@@ -156,6 +156,11 @@ export interface CgroupManager {
   init(allocatable?: { milliCpu: number; memoryBytes: number }): Promise<void>;
   /** Creates or updates the pod's cgroup; returns the runtime's cgroup parent for its containers. */
   ensurePod(pod: Pod): Promise<string>;
+  /**
+   * Resizes a running pod's cgroup for a resize of its containers: `grow` (before them) raises each limit that
+   * grows and keeps the others, so no container is ever above its pod; `final` (after them) writes the new limits.
+   */
+  resizePod(pod: Pod, step: "grow" | "final"): Promise<void>;
   /** Removes a pod's cgroup (its containers must be gone); false when something still runs in it. */
   removePod(uid: string): Promise<boolean>;
   /** Removes pod cgroups of pods not in `active`; returns the uids removed. */
@@ -166,6 +171,20 @@ export interface CgroupManager {
   podCgroups(): Promise<Map<string, string>>;
   /** Reads cgroup stats and container cgroups on this hierarchy. */
   reader: CgroupReader;
+}
+
+/** Each limit at the larger of two configs (an absent cpu quota or memory limit is unlimited, the largest). */
+function larger(a: ResourceConfig, b: ResourceConfig): ResourceConfig {
+  const quota = (c: ResourceConfig) => (c.cpuQuota === undefined || c.cpuQuota < 0 ? Infinity : c.cpuQuota);
+  const memory = (c: ResourceConfig) => c.memoryLimit ?? Infinity;
+  return {
+    ...b,
+    cpuShares: Math.max(a.cpuShares ?? 0, b.cpuShares ?? 0),
+    ...(Math.max(quota(a), quota(b)) === Infinity
+      ? { cpuQuota: undefined, cpuPeriod: undefined }
+      : { cpuQuota: Math.max(a.cpuQuota!, b.cpuQuota!) }),
+    memoryLimit: Math.max(memory(a), memory(b)) === Infinity ? undefined : Math.max(memory(a), memory(b)),
+  };
 }
 
 /** Detects the mounted cgroup version: v2 when the unified hierarchy is mounted at the mount point itself. */
@@ -279,6 +298,15 @@ export function createCgroupManager(options: CgroupManagerOptions): CgroupManage
         options.metrics?.cgroupManager(known ? "update" : "create", (performance.now() - began) / 1000);
       }
       return runtimeCgroupParent(root, name, driver);
+    },
+    async resizePod(pod, step) {
+      const uid = pod.metadata.uid;
+      const path = pathOf(podCgroupName(podQosClass(pod), uid));
+      const next = podResourceConfig(pod, options);
+      const known = podPaths.get(uid);
+      const config = step === "grow" && known ? larger(JSON.parse(known.applied) as ResourceConfig, next) : next;
+      await apply(path, config);
+      podPaths.set(uid, { path, applied: JSON.stringify(config) });
     },
     async removePod(uid) {
       const began = performance.now();

@@ -1,7 +1,7 @@
 // The fleet reporter on an in-memory etcd and a fake clock: what it writes, when, and what it
 // does when etcd goes away.
 import { expect, test } from "bun:test";
-import type { Pod, V1Node } from "../api/types.ts";
+import { ANNOTATION, type Pod, type V1Node } from "../api/types.ts";
 import { silentLogger } from "../log.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { FakeEtcd } from "../testing/fake-etcd.ts";
@@ -202,4 +202,39 @@ test("statuses left by an earlier run are deleted when the node registers", asyn
   expect(h.etcd.values(fleetKeys.statuses("n1")).size).toBe(0);
   stop.abort();
   await running;
+});
+
+test("the manifest hash of each pod that carries one is written in the node's revisions record, and follows a rollout", async () => {
+  const h = harness();
+  const placed = (name: string, hash: string): Pod => {
+    const pod = testPod(name);
+    return {
+      ...pod,
+      metadata: { ...pod.metadata, annotations: { ...pod.metadata.annotations, [ANNOTATION.manifestHash]: hash } },
+    };
+  };
+  h.state.pods = [placed("web", "aaa"), testPod("plain")];
+  h.state.version++;
+  await h.clock.advance(1000);
+  expect(h.etcd.values(fleetKeys.revisions("n1")).get(fleetKeys.revisions("n1"))).toEqual({ "default/web": "aaa" });
+  h.state.pods = [placed("web", "bbb")];
+  h.state.version++;
+  await h.clock.advance(1000);
+  expect(h.etcd.values(fleetKeys.revisions("n1")).get(fleetKeys.revisions("n1"))).toEqual({ "default/web": "bbb" });
+  h.state.pods = [];
+  h.state.version++;
+  await h.clock.advance(1000);
+  expect(h.etcd.data.has(fleetKeys.revisions("n1"))).toBe(false);
+  await h.stop();
+});
+
+test("a pod status change is written 100 ms after it is seen, not at the end of the 1 s window", async () => {
+  const h = harness();
+  h.setPods([["a", "Pending"]]);
+  await h.clock.advance(1000);
+  expect(h.statuses()).toEqual({ a: "Pending" });
+  h.setPods([["a", "Running"]]);
+  await h.clock.advance(250);
+  expect(h.statuses()).toEqual({ a: "Running" });
+  await h.stop();
 });

@@ -117,6 +117,8 @@ export interface NodeInput {
   host: HostFacts;
   /** --max_pods */
   maxPods: number;
+  /** --node_labels */
+  labels?: Record<string, string>;
   /** Capacity less kubeReserved, systemReserved and the hard eviction threshold (node/cgroups.ts). */
   allocatable: { milliCpu: number; memoryBytes: number };
   /** undefined when the runtime did not answer. */
@@ -169,6 +171,7 @@ export function buildNode(input: NodeInput): V1Node {
     metadata: {
       name: input.name,
       labels: {
+        ...input.labels,
         "kubernetes.io/hostname": input.name,
         "kubernetes.io/os": "linux",
         "kubernetes.io/arch": host.architecture,

@@ -3,6 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { createServer } from "node:http";
 import { createDockerRuntime } from "../container/docker.ts";
 import { createProbeManager, runProbe } from "./probes.ts";
+import { createEventRecorder } from "./events.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { testContainerConfig, testSandboxConfig } from "../testing/cri-configs.ts";
@@ -59,27 +60,32 @@ describe("probe handlers", () => {
 });
 
 describe("probe workers", () => {
-  function setup(probe: object, kind: "livenessProbe" | "readinessProbe" | "startupProbe") {
+  function setup(probe: object, kind: "livenessProbe" | "readinessProbe" | "startupProbe", sidecar = false) {
     const clock = new FakeClock();
     const runtime = new FakeRuntime(clock);
     let healthy = true;
     runtime.execHandler = () => ({ exitCode: healthy ? 0 : 1, stdout: "", stderr: healthy ? "" : "unhealthy" });
     const failures: string[] = [];
     const changes: string[] = [];
+    const events = createEventRecorder({ clock });
     const manager = createProbeManager(
-      { clock },
+      { clock, events },
       {
         runtime,
         onLivenessFailure: (_uid, name, _id, message) => failures.push(`${name}: ${message}`),
         onChange: (uid) => changes.push(uid),
       },
     );
-    const pod = testPod("probed", {
-      containers: [{ name: "app", image: "local/busybox:stable", [kind]: { exec: { command: ["check"] }, ...probe } }],
-    });
+    const probed = { name: "app", image: "local/busybox:stable", [kind]: { exec: { command: ["check"] }, ...probe } };
+    const pod = testPod(
+      "probed",
+      sidecar
+        ? { initContainers: [{ ...probed, restartPolicy: "Always" }], containers: [{ name: "main", image: "x" }] }
+        : { containers: [probed] },
+    );
     runtime.containers.set("c1", { id: "c1" } as never);
-    manager.addContainer(pod, pod.spec.containers[0]!, "c1", clock.now(), "");
-    return { clock, manager, failures, changes, setHealthy: (h: boolean) => (healthy = h) };
+    manager.addContainer(pod, (sidecar ? pod.spec.initContainers! : pod.spec.containers)[0]!, "c1", clock.now(), "");
+    return { clock, manager, failures, changes, events, setHealthy: (h: boolean) => (healthy = h) };
   }
 
   test("liveness: failureThreshold consecutive failures restart the container once; a success in between starts the count again", async () => {
@@ -99,6 +105,17 @@ describe("probe workers", () => {
     expect(s.failures[0]).toContain("failed liveness probe, will be restarted");
     await s.clock.advance(60_000);
     expect(s.failures).toHaveLength(1);
+  });
+
+  test("a failed probe is an Unhealthy event on the container's field: spec.initContainers{…} for a sidecar", async () => {
+    for (const sidecar of [false, true]) {
+      const s = setup({ periodSeconds: 10, failureThreshold: 3 }, "livenessProbe", sidecar);
+      s.setHealthy(false);
+      await s.clock.advance(0);
+      expect(s.events.list().map((e) => [e.reason, e.involvedObject.fieldPath])).toEqual([
+        ["Unhealthy", `spec.${sidecar ? "initContainers" : "containers"}{app}`],
+      ]);
+    }
   });
 
   test("liveness waits out initialDelaySeconds", async () => {

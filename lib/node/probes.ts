@@ -184,7 +184,7 @@ export function createProbeManager(
               "Warning",
               "Unhealthy",
               `${type} probe failed: ${message}`,
-              `spec.containers{${container.name}}`,
+              `spec.${(pod.spec.initContainers ?? []).includes(container) ? "initContainers" : "containers"}{${container.name}}`,
             );
           }
           if (type === "Startup" && successes >= (probe.successThreshold ?? 1)) {

@@ -120,3 +120,27 @@ describeWithServices("etcd client logged in with a password", () => {
 async function waitUntil(check: () => boolean): Promise<void> {
   for (let i = 0; i < 1000 && !check(); i++) await new Promise((r) => setTimeout(r, 20));
 }
+
+describeWithServices("etcd client on a large prefix", () => {
+  let cluster: EtcdCluster;
+  beforeAll(async () => {
+    cluster = await startEtcdCluster(1);
+  });
+  afterAll(() => cluster.stop());
+
+  test("lists a prefix larger than gRPC's 4 MB message limit, in key order, at one revision", async () => {
+    const client = createEtcdClient({ endpoints: cluster.endpoints });
+    try {
+      const keys = Array.from({ length: 1200 }, (_, i) => `/big/${String(i).padStart(4, "0")}`);
+      const value = "x".repeat(8000);
+      for (let i = 0; i < keys.length; i += 100)
+        await client.apply(keys.slice(i, i + 100).map((key) => ({ key, value })));
+      await client.put("/big0", "outside the prefix");
+      const { entries, revision } = await client.list("/big/");
+      expect(entries.map((e) => e.key)).toEqual(keys);
+      expect(revision).toBe((await client.get("/big0")).revision);
+    } finally {
+      client.close();
+    }
+  });
+});

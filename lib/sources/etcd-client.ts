@@ -75,6 +75,21 @@ export interface EtcdClientOptions {
   auth?: { username: string; password: string };
 }
 
+/** Keys per page of a list: 500 statuses or events stay far below gRPC's 4 MB message limit. */
+const LIST_PAGE = 500;
+
+/** The end of the key range holding every key that starts with `prefix`. */
+function prefixEnd(prefix: string): Buffer {
+  const end = Buffer.from(prefix);
+  for (let i = end.length - 1; i >= 0; i--) {
+    if (end[i]! < 0xff) {
+      end[i]!++;
+      return end.subarray(0, i + 1);
+    }
+  }
+  return Buffer.from([0]);
+}
+
 /** etcd's default --max-txn-ops is 128. */
 const TXN_OPS = 100;
 
@@ -130,14 +145,23 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
       return { entry: kv ? entry(kv) : undefined, revision: Number(response.header.revision) };
     },
     async list(prefix) {
+      // In pages at one revision: one response for a whole fleet's keys exceeds gRPC's 4 MB message limit.
       const client = await connect();
-      const response = await client
-        .getAll()
-        .prefix(prefix)
-        .options(deadline())
-        .exec()
-        .catch(refused(`reading ${prefix}…`));
-      return { entries: response.kvs.map(entry), revision: Number(response.header.revision) };
+      const entries: EtcdEntry[] = [];
+      let from = Buffer.from(prefix);
+      let revision: string | undefined;
+      for (;;) {
+        const page = await client.kv
+          .range(
+            { key: from, range_end: prefixEnd(prefix), limit: LIST_PAGE, ...(revision ? { revision } : {}) },
+            deadline(),
+          )
+          .catch(refused(`reading ${prefix}…`));
+        revision ??= String(page.header.revision);
+        entries.push(...page.kvs.map(entry));
+        if (!page.more || page.kvs.length === 0) return { entries, revision: Number(revision) };
+        from = Buffer.concat([page.kvs[page.kvs.length - 1]!.key, Buffer.from([0])]);
+      }
     },
     async put(key, value, lease) {
       const builder = (await connect()).put(key).value(value).options(deadline());

@@ -4,7 +4,7 @@ import { silentLogger } from "../log.ts";
 import { put, putSomewhere, remove, startEtcdCluster, type EtcdCluster } from "../testing/etcd-cluster.ts";
 import { describeWithServices } from "../testing/services.ts";
 import { names, recordSnapshots } from "../testing/snapshots.ts";
-import { createEtcdSource, etcdKeyFor } from "./etcd.ts";
+import { createEtcdSource, ETCD_DAEMONS, etcdKeyFor, etcdPodKey } from "./etcd.ts";
 
 const pod = (name: string) => ({
   apiVersion: "v1",
@@ -37,6 +37,26 @@ describeWithServices("etcd source", () => {
     await remove(single.endpoints[0]!, key);
     expect((await r.next((s) => s.pods.length === 0)).pods).toEqual([]);
     await r.stop();
+  });
+
+  test("one key per pod under the host's pods/ comes with the host's key; every-node pods come where their nodeSelector matches the node's labels", async () => {
+    const endpoint = single.endpoints[0]!;
+    await put(endpoint, etcdKeyFor("node-p"), JSON.stringify([pod("old-layout")]));
+    await put(endpoint, etcdPodKey("node-p", "default", "web"), JSON.stringify(pod("web")));
+    await put(endpoint, `${ETCD_DAEMONS}default/agent`, JSON.stringify(pod("agent")));
+    const gpuOnly = { ...pod("gpu-agent"), spec: { ...pod("gpu-agent").spec, nodeSelector: { gpu: "yes" } } };
+    await put(endpoint, `${ETCD_DAEMONS}default/gpu-agent`, JSON.stringify(gpuOnly));
+    const plain = recordSnapshots(createEtcdSource({ endpoints: single.endpoints, hostname: "node-p" }));
+    const gpu = recordSnapshots(
+      createEtcdSource({ endpoints: single.endpoints, hostname: "node-g", labels: { gpu: "yes" } }),
+    );
+    expect(names(await plain.next((s) => s.pods.length === 3)).sort()).toEqual(["agent", "old-layout", "web"]);
+    expect(names(await gpu.next((s) => s.pods.length === 2)).sort()).toEqual(["agent", "gpu-agent"]);
+    await remove(endpoint, `${ETCD_DAEMONS}default/agent`);
+    expect(names(await gpu.next((s) => s.pods.length === 1))).toEqual(["gpu-agent"]);
+    expect(names(await plain.next((s) => s.pods.length === 2)).sort()).toEqual(["old-layout", "web"]);
+    await remove(endpoint, `${ETCD_DAEMONS}default/gpu-agent`);
+    await Promise.all([plain.stop(), gpu.stop()]);
   });
 
   test("ConfigMaps and Secrets under the host's configmaps/ and secrets/ keys come with its pods and follow edits", async () => {

@@ -154,3 +154,37 @@ describe("node plan", () => {
     expect(actions(found).some((a) => a.includes(" wait "))).toBe(false);
   });
 });
+
+describe("node plan: in-place resize", () => {
+  const sized = (cpu: string, memory: string, extra: Record<string, unknown> = {}) =>
+    spec({
+      containers: [
+        {
+          name: "app",
+          image: "busybox:1.36",
+          command: ["sleep", "3600"],
+          resources: { limits: { cpu, memory } },
+          ...extra,
+        },
+      ],
+    });
+
+  test("a resources-only edit shows as a resize of the same container, not a restart", async () => {
+    const result = plan(
+      [testPod("web", sized("500m", "64Mi"))],
+      await nodeRunning(testPod("web", sized("200m", "32Mi"))),
+    );
+    expect(actions(result)).toEqual([
+      "default/web resize-container app | in place, same container: cpu limit 200m → 500m, cpu request 200m → 500m, memory limit 33554432 → 67108864",
+    ]);
+  });
+
+  test("under resizePolicy RestartContainer the same edit shows as a replacement", async () => {
+    const policy = { resizePolicy: [{ resourceName: "memory", restartPolicy: "RestartContainer" }] };
+    const result = plan(
+      [testPod("web", sized("200m", "64Mi", policy))],
+      await nodeRunning(testPod("web", sized("200m", "32Mi", policy))),
+    );
+    expect(actions(result)).toEqual(["default/web replace-container app | spec changed: resources"]);
+  });
+});

@@ -5,9 +5,10 @@
 import { changedFields, containerFieldHashes, sandboxFieldHashes } from "../api/hash.ts";
 import { checkConfigRefs } from "../api/config-refs.ts";
 import type { ConfigLookup } from "../api/config-objects.ts";
-import { ANNOTATION, formatIssue, podKey, type Pod, type V1Container } from "../api/types.ts";
+import { ANNOTATION, formatIssue, isSidecar, podKey, type Pod, type V1Container } from "../api/types.ts";
 import type { BackoffEntry } from "../node/backoff.ts";
 import { LABEL, POD_INFRA_CONTAINER_NAME } from "../container/runtime.ts";
+import { describeResize, type ResizeOptions } from "./pod-resize.ts";
 import { computePodActions, noneObserved, observedLabels, sandboxesNewestFirst, type Observed } from "./pod-plan.ts";
 
 export type PlannedActionKind =
@@ -18,6 +19,7 @@ export type PlannedActionKind =
   | "start-container"
   | "restart-container"
   | "replace-container"
+  | "resize-container"
   | "remove-container"
   | "remove-pod"
   | "wait";
@@ -67,6 +69,8 @@ export interface NodePlanInput {
    * file's last good pods (this one-shot read has no last good version to show).
    */
   unreadSources?: ReadonlySet<string>;
+  /** How cpu limits become CFS quotas (--cpu_cfs_quota, --cpu_cfs_quota_period): what a resize compares. */
+  resize?: ResizeOptions;
 }
 
 const noBackoff = { get: () => undefined };
@@ -127,6 +131,7 @@ function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAct
     livenessFailed: new Set(),
     backoff: input.backoff ?? noBackoff,
     now: input.now,
+    ...(input.resize ? { resize: input.resize } : {}),
   });
   const actions: PlannedAction[] = [];
   const pull = (spec: { image?: string; imagePullPolicy?: string }, name: string) => {
@@ -190,15 +195,19 @@ function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAct
       if (!actions.some((a) => a.action === "remove-container" && a.container === name))
         actions.push({ action: "remove-container", container: name, reason: "no longer in the pod spec" });
     }
-    if (plan.nextInitContainer) {
-      const { spec, restart } = plan.nextInitContainer;
+    for (const { spec, restart, resetBackoff } of plan.initContainersToStart)
       start(
         spec,
         true,
-        restart ? "restart-container" : "start-init-container",
-        restart ? "it failed" : "next in order",
+        restart || resetBackoff ? "restart-container" : "start-init-container",
+        resetBackoff
+          ? "sidecar spec changed"
+          : restart
+            ? isSidecar(spec)
+              ? "sidecar exited (restartPolicy Always)"
+              : "it failed"
+            : "next in order",
       );
-    }
     for (const next of plan.containersToStart) {
       const killed = plan.containersToKill.find((k) => k.reason === "SpecChanged" && k.spec?.name === next.spec.name);
       const dead = observed.containers
@@ -227,6 +236,13 @@ function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAct
       else start(next.spec, false, "start-container", "not running");
     }
   }
+  // Resources-only edits applied to the running containers, without a restart.
+  for (const r of plan.containersToResize)
+    actions.push({
+      action: "resize-container",
+      container: r.spec.name,
+      reason: `in place, same container: ${describeResize(r.from, r.to)}`,
+    });
   // Dead containers whose restart waits for their back-off: the sync would leave them be for now.
   for (const b of plan.backingOff)
     actions.push({

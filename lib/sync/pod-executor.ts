@@ -15,6 +15,7 @@ import {
 import {
   LABEL,
   type ContainerDetails,
+  type LinuxResources,
   type PodSandboxDetails,
   type Runtime,
   isRuntimeError,
@@ -23,7 +24,9 @@ import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager, PullPolicy } from "../node/images.ts";
 import type { Logger } from "../log.ts";
 import type { KubeletMetrics } from "../metrics.ts";
-import type { Waiting } from "./pod-status.ts";
+import type { ResizeStatus, Waiting } from "./pod-status.ts";
+import { describeResize, type ContainerResize } from "./pod-resize.ts";
+import { podTotals } from "../api/qos.ts";
 import {
   computePodActions,
   type ContainerToKill,
@@ -70,7 +73,7 @@ export interface PodExecutorDeps {
   metrics?: KubeletMetrics;
   events: EventRecorder;
   /** Pod cgroups (cgroupsPerQOS); absent = Docker's default cgroup. */
-  cgroups?: Pick<CgroupManager, "ensurePod" | "removePod">;
+  cgroups?: Pick<CgroupManager, "ensurePod" | "removePod" | "resizePod">;
   /** Pod resolv.conf files; absent = Docker's own resolv.conf. */
   dns?: DnsConfigurer;
   /** Keeps the crash-loop back-off across kubelet restarts. */
@@ -87,6 +90,10 @@ export interface SyncResult {
   /** When the pod should be looked at again (a back-off ends), ms from now. */
   retryAfterMs?: number;
   podIP: string;
+  /** A resize that is not (fully) applied, and why: the pod's PodResizePending or PodResizeInProgress condition. */
+  resize?: ResizeStatus;
+  /** Containers resized in place: their inspection is stale (their state did not change), ask them afresh. */
+  resized?: string[];
 }
 
 export interface PodExecutor {
@@ -263,14 +270,16 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     const retry = (ms: number) => (retryAfterMs = Math.min(retryAfterMs ?? Infinity, Math.max(50, ms)));
     if (pod && plan.createSandbox && plan.containersToKill.length)
       log.info(`pod ${podKey(pod)}: its sandbox changed or died; recreating the pod`);
-    await Promise.all(
-      plan.containersToKill.map(async (kill) => {
-        await stopContainer(pod, kill, plan.graceSeconds);
-        if (kill.reason === "SpecChanged")
-          crashBackoff.reset(`${kill.container.labels[LABEL.podUid]}/${kill.spec!.name}`);
-        done.killed++;
-      }),
-    );
+    // Regular containers stop together; sidecars after them, one at a time, within what is left of the grace period.
+    const deadline = clock.now() + plan.graceSeconds * 1000;
+    const kill = async (k: ContainerToKill, graceSeconds: number) => {
+      await stopContainer(pod, k, graceSeconds);
+      if (k.reason === "SpecChanged") crashBackoff.reset(`${k.container.labels[LABEL.podUid]}/${k.spec!.name}`);
+      done.killed++;
+    };
+    await Promise.all(plan.containersToKill.filter((k) => !k.sidecar).map((k) => kill(k, plan.graceSeconds)));
+    for (const k of plan.containersToKill.filter((k) => k.sidecar))
+      await kill(k, Math.max(MIN_GRACE_SECONDS, (deadline - clock.now()) / 1000));
     await Promise.all(
       plan.sandboxesToStop.map(async (c) => {
         await runtime.stopPodSandbox(c.id);
@@ -292,7 +301,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     // A deleted pod's plan has neither a sandbox to keep nor one to create: the kills were all of it.
     if (!pod || (!plan.sandbox && !plan.createSandbox)) return { waiting, podIP: "" };
 
-    const starts = plan.nextInitContainer ? [plan.nextInitContainer] : plan.containersToStart;
+    const starts = [...plan.initContainersToStart, ...plan.containersToStart];
     // Resource fieldRefs need the node's capacity: without it nothing is created, and the sync is retried.
     if (plan.createSandbox || starts.length) await nodeInfo();
     // The pod's host setup, once per sync that creates anything: the sandbox and the containers share it.
@@ -341,6 +350,10 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
       );
       retry(b.waitMs);
     }
+    const resize = plan.containersToResize.length
+      ? await resizeContainers(pod, plan.containersToResize, done)
+      : undefined;
+    if (resize) retry(RESIZE_RETRY_MS);
     const probeHost = pod.spec.hostNetwork ? "127.0.0.1" : podIP;
     for (const { spec, container } of plan.containersToKeep)
       deps.probes?.addContainer(
@@ -358,7 +371,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
           events.record(pod, "Warning", "FailedMount", error.message);
           retry(10_000);
         });
-      return { waiting, retryAfterMs, podIP };
+      return { waiting, retryAfterMs, podIP, ...(resize ? { resize } : {}) };
     }
     // The pod's /etc/hosts carries its IP, known once the sandbox runs.
     const ctx: PodContext = {
@@ -366,22 +379,75 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
       podIP,
       ...(deps.dns ? { hostsPath: await deps.dns.hostsFileFor(pod, podIP) } : {}),
     };
-    await Promise.all(
-      starts.map(async (start) => {
-        const key = `${pod.metadata.uid}/${start.spec.name}`;
-        if (start.resetBackoff) crashBackoff.reset(key);
-        if (start.restart) {
-          crashBackoff.next(key);
-          deps.metrics?.containerRestarted();
+    const start = async (start: ContainerToStart) => {
+      const key = `${pod.metadata.uid}/${start.spec.name}`;
+      if (start.resetBackoff) crashBackoff.reset(key);
+      if (start.restart) {
+        crashBackoff.next(key);
+        deps.metrics?.containerRestarted();
+      }
+      const failed = await startContainer(pod, start, ctx, sandbox!, done, signal);
+      if (failed) {
+        waiting.set(start.spec.name, failed);
+        retry(failed.reason === "ErrImagePull" ? 1000 : failed.reason === "ImagePullBackOff" ? 5000 : 10_000);
+      }
+    };
+    // Init containers one after the other, in spec order (sidecars before what follows them); then the app's together.
+    for (const init of plan.initContainersToStart) await start(init);
+    await Promise.all(plan.containersToStart.map(start));
+    return { waiting, retryAfterMs, podIP, ...(resize ? { resize } : {}) };
+  };
+
+  /**
+   * Applies resizes to running containers, the pod cgroup grown before them and set to its new size after them (the
+   * Go kubelet's order). A resize beyond the node's capacity is not applied (PodResizePending, Infeasible); a memory
+   * limit below what the container uses now is left as it is, the rest applied (PodResizeInProgress, Error).
+   */
+  const resizeContainers = async (
+    pod: Pod,
+    resizes: ContainerResize[],
+    done: Done,
+  ): Promise<ResizeStatus | undefined> => {
+    const node = await nodeInfo();
+    const { requests } = podTotals(pod);
+    const capacity = { cpu: node.cpus * 1000, memory: node.memoryBytes };
+    for (const resource of ["cpu", "memory"] as const)
+      if (requests[resource] > capacity[resource])
+        return {
+          type: "PodResizePending",
+          reason: "Infeasible",
+          message: `Node didn't have enough capacity: ${resource}, requested: ${Math.ceil(requests[resource])}, capacity: ${capacity[resource]}`,
+        };
+    let blocked: string | undefined;
+    const updates: Array<[ContainerResize, LinuxResources]> = [];
+    for (const r of resizes) {
+      let to = r.to;
+      if (r.resources.includes("memory") && to.memory_limit_in_bytes < r.from.memory_limit_in_bytes) {
+        const usage = (await runtime.stats(r.container.id)).memoryWorkingSetBytes;
+        if (usage > to.memory_limit_in_bytes) {
+          blocked = `attempting to set the memory limit of container ${r.spec.name} to ${to.memory_limit_in_bytes} bytes, below its current usage of ${usage} bytes: the decrease is not applied`;
+          to = { ...to, memory_limit_in_bytes: r.from.memory_limit_in_bytes };
         }
-        const failed = await startContainer(pod, start, ctx, sandbox!, done, signal);
-        if (failed) {
-          waiting.set(start.spec.name, failed);
-          retry(failed.reason === "ErrImagePull" ? 1000 : failed.reason === "ImagePullBackOff" ? 5000 : 10_000);
-        }
-      }),
-    );
-    return { waiting, retryAfterMs, podIP };
+      }
+      updates.push([r, to]);
+    }
+    await deps.cgroups?.resizePod(pod, "grow");
+    for (const [r, to] of updates) {
+      await runtime.updateContainerResources(r.container.id, to);
+      log.info(`pod ${podKey(pod)}: resized container ${r.spec.name} in place (${describeResize(r.from, to)})`);
+      done.resized.push(r.container.id);
+    }
+    // While a decrease waits, the pod cgroup keeps room for what its container still has.
+    if (!blocked) await deps.cgroups?.resizePod(pod, "final");
+    if (blocked) events.record(pod, "Warning", "ResizeError", blocked);
+    else
+      events.record(
+        pod,
+        "Normal",
+        "ResizeCompleted",
+        `Pod resize completed: ${updates.map(([r]) => r.spec.name).join(", ")}`,
+      );
+    return blocked ? { type: "PodResizeInProgress", reason: "Error", message: blocked } : undefined;
   };
 
   /** An image present for the pod: false when its sync was cancelled first (the pull goes on, unobserved). */
@@ -419,6 +485,8 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
       observed,
       networkMode: options.networkMode,
       livenessFailed,
+      startupPassed: (id) => deps.probes?.isStarted(id) ?? true,
+      resize: { cfsQuota: options.cfsQuota, cfsPeriodUs: options.cfsPeriodUs },
       backoff: crashBackoff,
       now: clock.now(),
     });
@@ -432,7 +500,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     for (const c of observed.containers) if (c.oomKilled && !c.running) reportOom(pod, c);
     const done = noneDone();
     const result = await execute(pod, planFor(pod, observed, livenessFailed, false), done, signal);
-    return { ...result, changed: changed(done) };
+    return { ...result, changed: changed(done), ...(done.resized.length ? { resized: done.resized } : {}) };
   };
 
   /** Sets a pod's volumes up, and rewrites them whenever what they hold changed (a ConfigMap edit, a label). */
@@ -491,12 +559,20 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
   };
 }
 
+/** Seconds a sidecar gets to stop at least, when the regular containers used up the grace period (the Go kubelet's). */
+const MIN_GRACE_SECONDS = 2;
+
 /** What one executed plan did on the runtime. */
 interface Done {
   created: number;
   killed: number;
   removed: number;
+  /** Ids of the containers resized in place. */
+  resized: string[];
 }
 
-const noneDone = (): Done => ({ created: 0, killed: 0, removed: 0 });
-const changed = (done: Done) => done.created + done.killed + done.removed > 0;
+/** A resize not fully applied is tried again this often (a container's memory use may come down). */
+const RESIZE_RETRY_MS = 10_000;
+
+const noneDone = (): Done => ({ created: 0, killed: 0, removed: 0, resized: [] });
+const changed = (done: Done) => done.created + done.killed + done.removed + done.resized.length > 0;

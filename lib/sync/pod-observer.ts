@@ -20,8 +20,9 @@ export interface PodObserverDeps {
 export interface PodObserver {
   /**
    * Every kubelet sandbox and container (or one pod's), with their statuses, grouped by pod uid. `exited`:
-   * sandboxes and containers an exit event just reported, asked afresh whatever the listing says (dockerd 20.10
-   * lists a container as running until it has handled its exit, after the die event; an inspect waits for that).
+   * sandboxes and containers asked afresh whatever the listing says: those an exit event just reported (dockerd
+   * 20.10 lists a container as running until it has handled its exit, after the die event; an inspect waits for
+   * that), and containers just resized in place (their state, and so their cached inspection, did not change).
    * A sandbox or container that went between the listing and its inspection is left out; any other runtime
    * error rejects the observation (it is never dropped silently).
    */

@@ -1,7 +1,7 @@
 // computePodActions over a table, in the manner of the Go kubelet's TestComputePodActions: each row
 // is a pod, its containers as observed, back-off state and the time; the expected plan is spelled out.
 import { describe, expect, test } from "bun:test";
-import type { Pod, V1PodSpec } from "../api/types.ts";
+import type { Pod, V1Container, V1PodSpec } from "../api/types.ts";
 import type { BackoffEntry } from "../node/backoff.ts";
 import { POD_INFRA_CONTAINER_NAME } from "../container/runtime.ts";
 import { observedPod, type Instance } from "../testing/containers.ts";
@@ -33,11 +33,14 @@ function summary(plan: PodActions) {
     createSandbox: plan.createSandbox ? `#${plan.createSandbox.attempt} ${plan.createSandbox.reason}` : undefined,
     sandbox: plan.sandbox?.id,
     stopSandboxes: plan.sandboxesToStop.map((c) => c.id),
-    kill: plan.containersToKill.map((k) => `${k.container.id} ${k.reason}: ${k.message}`),
+    kill: plan.containersToKill.map(
+      (k) => `${k.container.id}${k.sidecar ? " (sidecar)" : ""} ${k.reason}: ${k.message}`,
+    ),
     remove: [...plan.sandboxesToRemove, ...plan.containersToRemove],
-    init: plan.nextInitContainer && start(plan.nextInitContainer),
+    init: plan.initContainersToStart.map(start),
     start: plan.containersToStart.map(start),
     keep: plan.containersToKeep.map((k) => k.container.id),
+    resize: plan.containersToResize.map((r) => `${r.container.id} ${r.resources.join("+")}`),
     backOff: plan.backingOff.map((b) => `${b.name}${b.init ? " (init)" : ""} ${b.waitMs}ms: ${b.message}`),
     podFailed: plan.podFailed,
   };
@@ -52,9 +55,10 @@ const NOTHING: Summary = {
   stopSandboxes: [],
   kill: [],
   remove: [],
-  init: undefined,
+  init: [],
   start: [],
   keep: [],
+  resize: [],
   backOff: [],
   podFailed: false,
 };
@@ -66,6 +70,8 @@ interface Row {
   deleted?: boolean;
   instances: Instance[];
   liveness?: string[];
+  /** Ids of running containers whose startup probe passed. */
+  started?: string[];
   /** Back-off entries of `<container>`: delay and how long ago the last failure was. */
   backoff?: Record<string, { delayMs: number; agoMs: number }>;
   want: Partial<Summary>;
@@ -82,6 +88,23 @@ const dead = (name: string, exitCode: number, extra: Partial<Instance> = {}): In
   ...extra,
 });
 const SANDBOX = ok(POD_INFRA_CONTAINER_NAME);
+const proxy = { name: "proxy", image: "local/busybox:stable", restartPolicy: "Always" };
+const probedProxy = { ...proxy, startupProbe: { exec: { command: ["true"] } } };
+const logs = { name: "logs", image: "local/busybox:stable", restartPolicy: "Always" };
+/** A pod with a sidecar (proxy) before a regular init container (two), or the init containers given. */
+const sidecarPod = (
+  restartPolicy: "Always" | "OnFailure" | "Never" = "Always",
+  initContainers: V1PodSpec["initContainers"] = [proxy, two],
+) => pod({ restartPolicy, initContainers });
+const UID = pod().metadata.uid;
+const limited = (cpu: string, memory: string, extra: Record<string, unknown> = {}) => ({
+  ...app,
+  resources: { limits: { cpu, memory } },
+  ...extra,
+});
+/** A container spec as the pod defaults it: what an earlier version of the manifest created. */
+const createdAs = (container: V1Container) => pod({ containers: [container] }).spec.containers[0]!;
+const restartOnMemory = { resizePolicy: [{ resourceName: "memory", restartPolicy: "RestartContainer" }] };
 
 const rows: Row[] = [
   {
@@ -94,7 +117,7 @@ const rows: Row[] = [
     name: "a fresh pod with init containers gets a sandbox and its first init container only",
     pod: initPod(),
     instances: [],
-    want: { killPod: true, sandbox: undefined, createSandbox: "#0 no sandbox", init: "one#0 init" },
+    want: { killPod: true, sandbox: undefined, createSandbox: "#0 no sandbox", init: ["one#0 init"] },
   },
   {
     name: "a running pod that matches its spec is left alone",
@@ -236,19 +259,19 @@ const rows: Row[] = [
     name: "a completed init container hands over to the next",
     pod: initPod(),
     instances: [SANDBOX, dead("one", 0, { init: true })],
-    want: { init: "two#0 init" },
+    want: { init: ["two#0 init"] },
   },
   {
     name: "a failed init container is retried under OnFailure",
     pod: initPod("OnFailure"),
     instances: [SANDBOX, dead("one", 2, { init: true })],
-    want: { init: "one#1 init restart" },
+    want: { init: ["one#1 init restart"] },
   },
   {
     name: "a failed init container is retried under Always (init containers restart OnFailure)",
     pod: initPod("Always"),
     instances: [SANDBOX, dead("one", 0, { init: true }), dead("two", 1, { init: true, attempt: 1 })],
-    want: { init: "two#2 init restart" },
+    want: { init: ["two#2 init restart"] },
   },
   {
     name: "a failed init container fails the pod under Never",
@@ -362,6 +385,226 @@ const rows: Row[] = [
     instances: [],
     want: { sandbox: undefined },
   },
+  {
+    name: "sidecar not started: a fresh pod starts it first, and nothing after it",
+    pod: sidecarPod(),
+    instances: [SANDBOX],
+    want: { init: ["proxy#0 init"] },
+  },
+  {
+    name: "sidecar running (no startup probe): it is kept and the next init container starts beside it",
+    pod: sidecarPod(),
+    instances: [SANDBOX, ok("proxy", { init: true })],
+    want: { keep: ["proxy-0"], init: ["two#0 init"] },
+  },
+  {
+    name: "sidecar started but not probed: the next init container waits for its startup probe",
+    pod: sidecarPod("Always", [probedProxy, two]),
+    instances: [SANDBOX, ok("proxy", { init: true })],
+    want: { keep: ["proxy-0"] },
+  },
+  {
+    name: "sidecar whose startup probe passed: the next init container starts",
+    pod: sidecarPod("Always", [probedProxy, two]),
+    instances: [SANDBOX, ok("proxy", { init: true })],
+    started: ["proxy-0"],
+    want: { keep: ["proxy-0"], init: ["two#0 init"] },
+  },
+  {
+    name: "sidecar running and regular init containers done: the app containers start beside it",
+    pod: sidecarPod(),
+    instances: [SANDBOX, ok("proxy", { init: true }), dead("two", 0, { init: true })],
+    want: { keep: ["proxy-0"], start: ["app#0"] },
+  },
+  // A sidecar that exited restarts whatever the pod's restartPolicy and exit code.
+  ...(
+    [
+      ["before the pod was initialized: it restarts, and the next waits", "Always", [dead("proxy", 0, { init: true })]],
+      [
+        "beside the app: restarted even under restartPolicy Never, the app kept",
+        "Never",
+        [dead("proxy", 137, { init: true }), dead("two", 0, { init: true }), ok("app")],
+      ],
+    ] as const
+  ).map(
+    ([what, policy, instances]): Row => ({
+      name: `sidecar exited ${what}`,
+      pod: sidecarPod(policy),
+      instances: [SANDBOX, ...instances],
+      want: { init: ["proxy#1 init restart"], ...(policy === "Never" ? { keep: ["app-0"] } : {}) },
+    }),
+  ),
+  {
+    name: "sidecar exited beside the app waits out its back-off",
+    pod: sidecarPod(),
+    instances: [SANDBOX, dead("proxy", 1, { init: true, attempt: 2 }), ok("app")],
+    backoff: { proxy: { delayMs: 20_000, agoMs: 5000 } },
+    want: {
+      keep: ["app-0"],
+      backOff: [`proxy (init) 15000ms: back-off 20s restarting failed container=proxy pod=web_default(${UID})`],
+    },
+  },
+  {
+    name: "sidecar that failed its liveness (or startup) probe is killed and restarted",
+    pod: sidecarPod(),
+    instances: [SANDBOX, ok("proxy", { init: true }), ok("app")],
+    liveness: ["proxy-0"],
+    want: {
+      kill: ["proxy-0 (sidecar) LivenessProbe: Init container proxy failed liveness probe"],
+      init: ["proxy#1 init restart"],
+      keep: ["app-0"],
+    },
+  },
+  {
+    name: "sidecar whose spec changed is replaced, its back-off forgotten",
+    pod: sidecarPod(),
+    instances: [SANDBOX, ok("proxy", { init: true, hash: "old" }), ok("app")],
+    want: {
+      kill: ["proxy-0 (sidecar) SpecChanged: Init container proxy definition changed"],
+      init: ["proxy#1 init reset"],
+      keep: ["app-0"],
+    },
+  },
+  {
+    name: "job done with sidecars running: they are stopped last one first, and none restarts",
+    pod: sidecarPod("Never", [proxy, logs, two]),
+    instances: [
+      SANDBOX,
+      ok("proxy", { init: true }),
+      dead("logs", 1, { init: true }),
+      ok("logs", { init: true, attempt: 1 }),
+      dead("two", 0, { init: true }),
+      dead("app", 0),
+    ],
+    want: {
+      kill: [
+        "logs-1 (sidecar) PodCompleted: Stopping container logs",
+        "proxy-0 (sidecar) PodCompleted: Stopping container proxy",
+      ],
+    },
+  },
+  {
+    name: "job done with a sidecar dead: the sidecar is not restarted",
+    pod: sidecarPod("OnFailure"),
+    instances: [SANDBOX, dead("proxy", 143, { init: true }), dead("two", 0, { init: true }), dead("app", 0)],
+    want: {},
+  },
+  {
+    name: "a failing app under OnFailure keeps its sidecar while it backs off",
+    pod: sidecarPod("OnFailure"),
+    instances: [SANDBOX, ok("proxy", { init: true }), dead("two", 0, { init: true }), dead("app", 1)],
+    backoff: { app: { delayMs: 10_000, agoMs: 0 } },
+    want: {
+      keep: ["proxy-0"],
+      backOff: [`app 10000ms: back-off 10s restarting failed container=app pod=web_default(${UID})`],
+    },
+  },
+  // Deleted: the app stops first, then the sidecars one at a time, last one first (by spec, or by creation).
+  ...(
+    [
+      ["the app stops first, then the sidecars, last one first", true, ["proxy", "app", "logs"]],
+      [
+        "without the spec: the app first, then the init containers, last created first",
+        false,
+        ["proxy", "logs", "app"],
+      ],
+    ] as const
+  ).map(
+    ([what, withSpec, order]): Row => ({
+      name: `deletion order ${what}`,
+      ...(withSpec ? { pod: sidecarPod("Always", [proxy, logs]) } : {}),
+      deleted: true,
+      instances: [SANDBOX, ...order.map((name) => ok(name, { init: name !== "app" }))],
+      want: {
+        killPod: true,
+        ...(withSpec ? {} : { grace: 20 }),
+        sandbox: undefined,
+        kill: [
+          "app-0 PodDeleted: Stopping container app",
+          "logs-0 (sidecar) PodDeleted: Stopping container logs",
+          "proxy-0 (sidecar) PodDeleted: Stopping container proxy",
+        ],
+        stopSandboxes: ["POD-0"],
+        remove: ["POD-0", ...order.map((name) => `${name}-0`)],
+      },
+    }),
+  ),
+  {
+    name: "resize: a cpu and memory limit edit (resizePolicy NotRequired) is applied to the running container",
+    pod: pod({ containers: [limited("500m", "64Mi")] }),
+    instances: [SANDBOX, ok("app", { createdFrom: createdAs(limited("200m", "32Mi")) })],
+    want: { keep: ["app-0"], resize: ["app-0 cpu+memory"] },
+  },
+  {
+    name: "resize: a memory edit under resizePolicy RestartContainer restarts the container",
+    pod: pod({ containers: [limited("200m", "64Mi", restartOnMemory)] }),
+    instances: [SANDBOX, ok("app", { createdFrom: createdAs(limited("200m", "32Mi", restartOnMemory)) })],
+    want: {
+      kill: ["app-0 SpecChanged: Container app resize requires restart (resizePolicy RestartContainer for memory)"],
+      start: ["app#1 reset"],
+    },
+  },
+  {
+    name: "resize: a cpu edit is applied in place though memory would need a restart (the policy is per resource)",
+    pod: pod({ containers: [limited("500m", "32Mi", restartOnMemory)] }),
+    instances: [SANDBOX, ok("app", { createdFrom: createdAs(limited("200m", "32Mi", restartOnMemory)) })],
+    want: { keep: ["app-0"], resize: ["app-0 cpu"] },
+  },
+  {
+    name: "resize: a container already resized (its labels older than its resources) is left alone",
+    pod: pod({ containers: [limited("500m", "64Mi")] }),
+    instances: [
+      SANDBOX,
+      ok("app", {
+        createdFrom: createdAs(limited("200m", "32Mi")),
+        resources: { cpu_period: 100_000, cpu_quota: 50_000, cpu_shares: 512, memory_limit_in_bytes: 64 * 2 ** 20 },
+      }),
+    ],
+    want: { keep: ["app-0"] },
+  },
+  {
+    name: "resize: resources edited back to what the container was created with are applied again",
+    pod: pod({ containers: [limited("200m", "32Mi")] }),
+    instances: [
+      SANDBOX,
+      ok("app", {
+        resources: { cpu_period: 100_000, cpu_quota: 50_000, cpu_shares: 512, memory_limit_in_bytes: 64 * 2 ** 20 },
+      }),
+    ],
+    want: { keep: ["app-0"], resize: ["app-0 cpu+memory"] },
+  },
+  {
+    name: "resize: a sidecar's resources-only edit resizes it in place beside the app",
+    pod: sidecarPod("Always", [{ ...proxy, resources: { limits: { cpu: "500m", memory: "64Mi" } } }]),
+    instances: [
+      SANDBOX,
+      ok("proxy", {
+        init: true,
+        createdFrom: sidecarPod("Always", [{ ...proxy, resources: { limits: { cpu: "200m", memory: "64Mi" } } }]).spec
+          .initContainers![0],
+      }),
+      ok("app"),
+    ],
+    want: { keep: ["proxy-0", "app-0"], resize: ["proxy-0 cpu"] },
+  },
+  {
+    name: "resize: an edit of resources and another field replaces the container",
+    pod: pod({ containers: [limited("500m", "64Mi", { command: ["sleep", "60"] })] }),
+    instances: [SANDBOX, ok("app", { createdFrom: createdAs(limited("200m", "32Mi")) })],
+    want: {
+      kill: ["app-0 SpecChanged: Container app definition changed, will be restarted"],
+      start: ["app#1 reset"],
+    },
+  },
+  {
+    name: "resize: a removed limit restarts the container (no runtime lifts a limit in place)",
+    pod: pod({ containers: [{ ...app, resources: { limits: { cpu: "200m" } } }] }),
+    instances: [SANDBOX, ok("app", { createdFrom: createdAs(limited("200m", "32Mi")) })],
+    want: {
+      kill: ["app-0 SpecChanged: Container app resize requires restart (a limit was removed)"],
+      start: ["app#1 reset"],
+    },
+  },
 ];
 
 describe("computePodActions (the Go kubelet's TestComputePodActions table)", () => {
@@ -382,6 +625,7 @@ describe("computePodActions (the Go kubelet's TestComputePodActions table)", () 
         observed: observedPod(of, row.instances, { now: NOW, networkMode: NETWORK }),
         networkMode: NETWORK,
         livenessFailed: new Set(row.liveness ?? []),
+        startupPassed: (id) => (row.started ?? []).includes(id),
         backoff: entries,
         now: NOW,
       });

@@ -4,10 +4,11 @@
 // Nothing here calls the runtime: the observer (pod-observer.ts) gives its input, the executor (pod-executor.ts)
 // carries it out.
 import { podSandboxHash, containerHash } from "../api/hash.ts";
-import type { Pod, V1Container } from "../api/types.ts";
+import { isSidecar, type Pod, type V1Container } from "../api/types.ts";
 import type { BackoffEntry } from "../node/backoff.ts";
 import { LABEL, type ContainerDetails, type PodSandboxDetails } from "../container/runtime.ts";
 import { instancesOf, shouldRestart } from "./pod-status.ts";
+import { planResize, type ContainerResize, type ResizeDecision, type ResizeOptions } from "./pod-resize.ts";
 
 /** One pod as the runtime shows it: its sandboxes and every instance of every container, dead ones too. */
 export interface Observed {
@@ -43,16 +44,26 @@ export interface PodPlanInput {
   observed: Observed;
   /** --pod_network_mode: part of what the sandbox embodies. */
   networkMode: string;
-  /** Ids of running containers whose liveness probe failed since the last sync. */
+  /** Ids of running containers whose liveness (or startup) probe failed since the last sync. */
   livenessFailed: ReadonlySet<string>;
+  /** Whether a running container's startup probe has passed; absent = none has (`kubelet plan` runs no probes). */
+  startupPassed?(containerId: string): boolean;
   /** Crash-loop back-off state, keyed `<podUid>/<container>`. */
   backoff: { get(key: string): BackoffEntry | undefined };
   /** Milliseconds since the epoch. */
   now: number;
+  /** How cpu limits become CFS quotas (the kubelet's flags); absent = the defaults. */
+  resize?: ResizeOptions;
 }
 
 /** Why a container is stopped (the Go kubelet's containerKillReason, plus the whole-pod cases). */
-export type KillReason = "PodDeleted" | "SandboxChanged" | "NotInSpec" | "SpecChanged" | "LivenessProbe";
+export type KillReason =
+  | "PodDeleted"
+  | "PodCompleted"
+  | "SandboxChanged"
+  | "NotInSpec"
+  | "SpecChanged"
+  | "LivenessProbe";
 
 export interface ContainerToKill {
   container: ContainerDetails;
@@ -61,6 +72,11 @@ export interface ContainerToKill {
   reason: KillReason;
   /** For the Killing event, in the Go kubelet's words. */
   message: string;
+  /**
+   * A sidecar (a running init container): it stops after every other container of the kill, one sidecar at a time
+   * in the order listed (the reverse of the spec's), as the Go kubelet's termination ordering does.
+   */
+  sidecar?: boolean;
 }
 
 export interface ContainerToStart {
@@ -104,11 +120,16 @@ export interface PodActions {
   containersToRemove: string[];
   /** Sandboxes to remove once stopped, after their containers (their ids). */
   sandboxesToRemove: string[];
-  /** The init container to run now; while set, no app container starts. */
-  nextInitContainer?: ContainerToStart;
+  /**
+   * Init containers to start now, in spec order and one after the other: the next regular one, and sidecars
+   * (restartable init containers) to start or restart. Until the pod is initialized no app container starts.
+   */
+  initContainersToStart: ContainerToStart[];
   containersToStart: ContainerToStart[];
   /** Running containers left alone: their probes keep running. */
   containersToKeep: ContainerToKeep[];
+  /** Running containers (kept too) whose resources change in place: a resources-only edit, resizePolicy NotRequired. */
+  containersToResize: ContainerResize[];
   /** Dead containers whose restart waits for their back-off to end. */
   backingOff: ContainerBackingOff[];
   /** An init container failed under restartPolicy Never: the pod has failed and nothing more starts. */
@@ -130,8 +151,10 @@ export function computePodActions(input: PodPlanInput): PodActions {
     containersToKill: [],
     containersToRemove: [],
     sandboxesToRemove: [],
+    initContainersToStart: [],
     containersToStart: [],
     containersToKeep: [],
+    containersToResize: [],
     backingOff: [],
     podFailed: false,
   };
@@ -139,13 +162,18 @@ export function computePodActions(input: PodPlanInput): PodActions {
   const specOf = (c: ContainerDetails) => specs.find((s) => s.name === c.labels[LABEL.containerName]);
   const killPod = (reason: KillReason) => {
     plan.killPod = true;
-    for (const c of observed.containers.filter((c) => c.running))
-      plan.containersToKill.push({
+    plan.containersToKill.push(
+      ...terminationOrder(
+        pod,
+        observed.containers.filter((c) => c.running),
+      ).map((c) => ({
         container: c,
         spec: specOf(c),
         reason,
         message: `Stopping container ${c.labels[LABEL.containerName]}`,
-      });
+        ...(isInit(c) ? { sidecar: true } : {}),
+      })),
+    );
     plan.sandboxesToStop = observed.sandboxes.filter((s) => s.state === "ready");
     plan.containersToRemove = observed.containers.map((c) => c.id);
     plan.sandboxesToRemove = observed.sandboxes.map((s) => s.id);
@@ -197,30 +225,8 @@ export function computePodActions(input: PodPlanInput): PodActions {
     });
   };
 
-  // Init containers, in order, each to completion, unless app containers already ran in this sandbox.
-  const appStarted = pod.spec.containers.some((spec) => instancesOf(containers, spec.name).length > 0);
-  if (!appStarted) {
-    for (const spec of pod.spec.initContainers ?? []) {
-      const [latest] = instancesOf(containers, spec.name);
-      if (latest?.running) return plan;
-      if (latest?.exitCode === 0) continue;
-      if (latest && !shouldRestart(pod.spec.restartPolicy === "Never" ? "Never" : "OnFailure", latest.exitCode)) {
-        plan.podFailed = true;
-        return plan;
-      }
-      const wait = latest ? backoffWait(spec.name) : 0;
-      if (wait > 0) backOff(spec.name, true, wait);
-      else
-        plan.nextInitContainer = {
-          spec,
-          init: true,
-          attempt: nextAttempt(latest),
-          resetBackoff: false,
-          restart: !!latest,
-        };
-      return plan;
-    }
-  }
+  const initialized = planInitContainers(pod, containers, input, plan, backoffWait, backOff);
+  if (!initialized) return plan;
 
   // App containers, each by the restart policy.
   for (const spec of pod.spec.containers) {
@@ -230,13 +236,9 @@ export function computePodActions(input: PodPlanInput): PodActions {
       plan.containersToStart.push({ spec, init: false, attempt: nextAttempt(latest), resetBackoff, restart });
     if (!latest) start(false, false);
     else if (latest.running) {
-      if (changed) {
-        plan.containersToKill.push({
-          container: latest,
-          spec,
-          reason: "SpecChanged",
-          message: `Container ${spec.name} definition changed, will be restarted`,
-        });
+      const resize = planResize(spec, latest, changed, input.resize ?? {});
+      if (!resize || resize.kind === "restart") {
+        replace(plan, latest, spec, resize?.message ?? `Container ${spec.name} definition changed, will be restarted`);
         start(true, false);
       } else if (input.livenessFailed.has(latest.id)) {
         const restart = shouldRestart(pod.spec.restartPolicy, 1);
@@ -247,7 +249,7 @@ export function computePodActions(input: PodPlanInput): PodActions {
           message: `Container ${spec.name} failed liveness probe${restart ? ", will be restarted" : ""}`,
         });
         if (restart) start(false, false);
-      } else plan.containersToKeep.push({ spec, container: latest });
+      } else keep(plan, latest, spec, resize);
     } else if (changed || shouldRestart(pod.spec.restartPolicy, latest.exitCode)) {
       const ran = Date.parse(latest.finishedAt ?? "") - Date.parse(latest.startedAt ?? "");
       const reset = changed || ran >= BACKOFF_RESET_AFTER_MS;
@@ -256,5 +258,128 @@ export function computePodActions(input: PodPlanInput): PodActions {
       else start(reset, true);
     }
   }
+  if (pod.spec.initContainers?.length) stopSidecarsOfFinishedPod(pod, plan);
   return plan;
+}
+
+/** A running container whose spec changed (or whose resize needs a restart) is stopped, to start anew. */
+function replace(plan: PodActions, container: ContainerDetails, spec: V1Container, message: string, sidecar = false) {
+  plan.containersToKill.push({ container, spec, reason: "SpecChanged", message, ...(sidecar ? { sidecar } : {}) });
+}
+
+/** A running container stays, resized in place when only its resources changed. */
+function keep(plan: PodActions, container: ContainerDetails, spec: V1Container, resize: ResizeDecision) {
+  plan.containersToKeep.push({ spec, container });
+  if (resize.kind === "resize") plan.containersToResize.push(resize.resize);
+}
+
+const isInit = (c: ContainerDetails) => c.labels[LABEL.initContainer] === "true";
+
+/**
+ * Running containers in the order they stop: regular containers first, then sidecars (running init containers),
+ * last started first: the reverse of the spec's order, or of their creation when the spec is unknown.
+ */
+function terminationOrder(pod: Pod | undefined, running: ContainerDetails[]): ContainerDetails[] {
+  const index = (c: ContainerDetails) =>
+    (pod?.spec.initContainers ?? []).findIndex((s) => s.name === c.labels[LABEL.containerName]);
+  const sidecars = running.filter(isInit).sort((a, b) => index(b) - index(a) || b.createdAt - a.createdAt);
+  return [...running.filter((c) => !isInit(c)), ...sidecars];
+}
+
+/**
+ * The Go kubelet's computeInitContainerActions, in spec order: a regular init container runs to completion before
+ * the next starts; a sidecar starts in its place and the next starts once it has started (running, its startup
+ * probe passed if it has one); a sidecar that exits, fails its liveness or startup probe or changes is restarted
+ * (with back-off), whatever the pod's restartPolicy. Once app containers ran in this sandbox the pod stays
+ * initialized: regular init containers are done, sidecars are kept running. True when the pod is initialized.
+ */
+function planInitContainers(
+  pod: Pod,
+  containers: ContainerDetails[],
+  input: PodPlanInput,
+  plan: PodActions,
+  backoffWait: (name: string) => number,
+  backOff: (name: string, init: boolean, waitMs: number) => void,
+): boolean {
+  const initialized = pod.spec.containers.some((spec) => instancesOf(containers, spec.name).length > 0);
+  const startOrWait = (spec: V1Container, latest: ContainerDetails | undefined, resetBackoff = false) => {
+    const wait = latest && !resetBackoff ? backoffWait(spec.name) : 0;
+    if (wait > 0) backOff(spec.name, true, wait);
+    else
+      plan.initContainersToStart.push({
+        spec,
+        init: true,
+        attempt: nextAttempt(latest),
+        resetBackoff,
+        restart: !!latest && !resetBackoff,
+      });
+  };
+  for (const spec of pod.spec.initContainers ?? []) {
+    const [latest] = instancesOf(containers, spec.name);
+    if (!isSidecar(spec)) {
+      if (initialized || (latest && !latest.running && latest.exitCode === 0)) continue;
+      if (latest?.running) return false;
+      if (latest && !shouldRestart(pod.spec.restartPolicy === "Never" ? "Never" : "OnFailure", latest.exitCode)) {
+        plan.podFailed = true;
+        return false;
+      }
+      startOrWait(spec, latest);
+      return false;
+    }
+    if (!latest?.running) startOrWait(spec, latest);
+    else if (input.livenessFailed.has(latest.id)) {
+      plan.containersToKill.push({
+        container: latest,
+        spec,
+        reason: "LivenessProbe",
+        message: `Init container ${spec.name} failed liveness probe`,
+        sidecar: true,
+      });
+      startOrWait(spec, latest);
+    } else {
+      // A resources-only edit resizes a sidecar in place, as it does an app container.
+      const changed = latest.labels[LABEL.containerHash] !== containerHash(spec);
+      const resize = planResize(spec, latest, changed, input.resize ?? {});
+      if (!resize || resize.kind === "restart") {
+        replace(plan, latest, spec, resize?.message ?? `Init container ${spec.name} definition changed`, true);
+        startOrWait(spec, latest, true);
+      } else {
+        keep(plan, latest, spec, resize);
+        if (!spec.startupProbe || input.startupPassed?.(latest.id)) continue;
+      }
+    }
+    if (!initialized) return false;
+  }
+  return true;
+}
+
+/**
+ * A pod whose regular containers are all done (none kept, started or backing off: a Job's pod that completed)
+ * stops its sidecars, last one first, and none restarts: the Go kubelet's keepCount == 0 rule. Its phase then
+ * follows from the regular containers alone.
+ */
+function stopSidecarsOfFinishedPod(pod: Pod, plan: PodActions) {
+  const regular = (name: string) => pod.spec.containers.some((s) => s.name === name);
+  const regularAlive =
+    plan.containersToStart.length > 0 ||
+    plan.containersToKeep.some((k) => regular(k.spec.name)) ||
+    plan.backingOff.some((b) => !b.init);
+  if (regularAlive) return;
+  const sidecars = plan.containersToKeep.filter((k) => !regular(k.spec.name));
+  plan.containersToKeep = plan.containersToKeep.filter((k) => regular(k.spec.name));
+  plan.initContainersToStart = [];
+  plan.backingOff = plan.backingOff.filter((b) => !b.init);
+  const running = terminationOrder(
+    pod,
+    sidecars.map((k) => k.container),
+  );
+  plan.containersToKill.push(
+    ...running.map((container) => ({
+      container,
+      spec: sidecars.find((k) => k.container === container)!.spec,
+      reason: "PodCompleted" as const,
+      message: `Stopping container ${container.labels[LABEL.containerName]}`,
+      sidecar: true,
+    })),
+  );
 }

@@ -241,6 +241,76 @@ describe("container statuses", () => {
   });
 });
 
+describe("sidecars (restartable init containers)", () => {
+  const proxy = { name: "proxy", image: "x", restartPolicy: "Always", startupProbe: { exec: { command: ["true"] } } };
+  const job = (restartPolicy: "Never" | "OnFailure" = "Never") =>
+    pod({ restartPolicy, initContainers: [proxy, { name: "init", image: "x" }] });
+  const running = { name: "proxy", init: true };
+
+  test("a sidecar's status is in initContainerStatuses with started and ready from its probes", () => {
+    const before = statusOf(job(), [SANDBOX, running]).initContainerStatuses![0]!;
+    expect([before.name, !!before.state?.running, before.started, before.ready]).toEqual(["proxy", true, false, false]);
+    const after = statusOf(job(), [SANDBOX, running], { started: ["proxy-0"], ready: ["proxy-0"] })
+      .initContainerStatuses![0]!;
+    expect([after.started, after.ready]).toEqual([true, true]);
+  });
+
+  test("a regular init container is started while it runs and ready once it completed", () => {
+    const inits = (instances: Instance[]) =>
+      statusOf(job(), instances, { started: ["proxy-0"] }).initContainerStatuses!.map((s) => [s.started, s.ready]);
+    expect(inits([SANDBOX, running, { name: "init", init: true }])[1]).toEqual([true, false]);
+    expect(inits([SANDBOX, running, dead("init", 0, { init: true })])[1]).toEqual([false, true]);
+  });
+
+  test("Initialized waits for the sidecar's start as well as the regular init containers' completion", () => {
+    const initialized = (instances: Instance[], started: string[]) =>
+      condition(statusOf(job(), instances, { started }), "Initialized")!.status;
+    expect(initialized([SANDBOX, running, dead("init", 0, { init: true })], [])).toBe("False");
+    expect(initialized([SANDBOX, running, dead("init", 0, { init: true })], ["proxy-0"])).toBe("True");
+    expect(initialized([SANDBOX, dead("proxy", 1, { init: true }), { name: "app" }], [])).toBe("True");
+  });
+
+  const phases: Array<[string, Instance[], string]> = [
+    [
+      "app done, sidecar still running (being stopped)",
+      [SANDBOX, running, dead("init", 0, { init: true }), dead("app", 0)],
+      "Running",
+    ],
+    [
+      "app succeeded, sidecar stopped by a signal",
+      [SANDBOX, dead("proxy", 143, { init: true }), dead("init", 0, { init: true }), dead("app", 0)],
+      "Succeeded",
+    ],
+    [
+      "app failed, sidecar stopped cleanly",
+      [SANDBOX, dead("proxy", 0, { init: true }), dead("init", 0, { init: true }), dead("app", 1)],
+      "Failed",
+    ],
+    [
+      "sidecar exited while the app runs",
+      [SANDBOX, dead("proxy", 1, { init: true }), dead("init", 0, { init: true }), { name: "app" }],
+      "Running",
+    ],
+    ["sidecar running, regular init container not yet run", [SANDBOX, running], "Pending"],
+  ];
+  for (const [name, instances, phase] of phases)
+    test(`a Job-style pod (restartPolicy Never) with a sidecar: ${name}: ${phase}`, () =>
+      expect(statusOf(job(), instances, { started: ["proxy-0"] }).phase).toBe(phase));
+
+  test("ContainersReady needs the sidecars ready too", () => {
+    const ready = (ids: string[]) =>
+      condition(
+        statusOf(job(), [SANDBOX, running, dead("init", 0, { init: true }), { name: "app" }], {
+          started: ["proxy-0", "app-0"],
+          ready: ids,
+        }),
+        "ContainersReady",
+      )!.status;
+    expect(ready(["app-0"])).toBe("False");
+    expect(ready(["app-0", "proxy-0"])).toBe("True");
+  });
+});
+
 describe("pod conditions", () => {
   const twoInits = {
     initContainers: [

@@ -2,7 +2,24 @@
 // PodStatus (phase, conditions, container statuses).
 import { LABEL, type ContainerDetails, type PodSandboxSummary } from "../container/runtime.ts";
 import { podQosClass } from "../api/qos.ts";
-import type { Pod, PodPhase, V1Container, V1ContainerStatus, V1PodCondition, V1PodStatus } from "../api/types.ts";
+import { runningResources } from "./pod-resize.ts";
+import {
+  isSidecar,
+  type Pod,
+  type PodPhase,
+  type V1Container,
+  type V1ContainerStatus,
+  type V1PodCondition,
+  type V1PodStatus,
+} from "../api/types.ts";
+
+/** A resize not (fully) applied: the pod condition that says so (the Go kubelet's, KEP-1287). */
+export interface ResizeStatus {
+  type: "PodResizePending" | "PodResizeInProgress";
+  /** Infeasible or Deferred (pending); Error (in progress). */
+  reason: string;
+  message: string;
+}
 
 /** Why a container is not running, as the sync last saw it. */
 export interface Waiting {
@@ -17,6 +34,8 @@ export interface StatusInput {
   /** The pod's containers, newest attempt first per container. */
   containers: ContainerDetails[];
   waiting: Map<string, Waiting>;
+  /** A resize the sync could not (fully) apply: its condition. */
+  resize?: ResizeStatus;
   isReady(containerId: string): boolean;
   isStarted(containerId: string): boolean;
   hostIP: string;
@@ -72,7 +91,12 @@ function stateOf(c: ContainerDetails): V1ContainerStatus["state"] {
   };
 }
 
-function containerStatus(spec: V1Container, input: StatusInput): V1ContainerStatus {
+/**
+ * One container's status. A regular init container is ready once it completed and started while it runs (no probes
+ * run on it); a sidecar (restartable init container) and an app container take both from their probes, as the Go
+ * kubelet's prober manager sets them.
+ */
+function containerStatus(spec: V1Container, input: StatusInput, regularInit = false): V1ContainerStatus {
   const [latest, previous] = instancesOf(input.containers, spec.name);
   const waiting = input.waiting.get(spec.name);
   const base = {
@@ -87,6 +111,12 @@ function containerStatus(spec: V1Container, input: StatusInput): V1ContainerStat
     return { ...base, ready: false, started: false, state: { waiting: waiting ?? initial } };
   }
   const state = waiting && !latest.running ? { waiting } : stateOf(latest);
+  // KEP-1287: what the kubelet allocated (the spec's requests) and what the container runs with now.
+  const declared = spec.resources?.requests ?? spec.resources?.limits;
+  const resources =
+    declared && latest.running && latest.resources
+      ? { allocatedResources: { ...declared }, resources: runningResources(latest.resources, spec) }
+      : {};
   const lastState = waiting && !latest.running ? stateOf(latest) : previous ? stateOf(previous) : {};
   return {
     ...base,
@@ -94,8 +124,9 @@ function containerStatus(spec: V1Container, input: StatusInput): V1ContainerStat
     containerID: containerId(latest),
     state,
     lastState,
-    ready: latest.running && input.isReady(latest.id),
-    started: latest.running && input.isStarted(latest.id),
+    ready: regularInit ? state?.terminated?.exitCode === 0 : latest.running && input.isReady(latest.id),
+    started: latest.running && (regularInit || input.isStarted(latest.id)),
+    ...resources,
   };
 }
 
@@ -103,12 +134,18 @@ function containerStatus(spec: V1Container, input: StatusInput): V1ContainerStat
 export function computePodStatus(input: StatusInput): V1PodStatus {
   const { pod } = input;
   const now = new Date(input.now).toISOString();
-  const initStatuses = (pod.spec.initContainers ?? []).map((c) => containerStatus(c, input));
+  const inits = pod.spec.initContainers ?? [];
+  const initStatuses = inits.map((c) => containerStatus(c, input, !isSidecar(c)));
+  const regularInits = initStatuses.filter((_, i) => !isSidecar(inits[i]!));
+  const sidecars = initStatuses.filter((_, i) => isSidecar(inits[i]!));
   const statuses = pod.spec.containers.map((c) => containerStatus(c, input));
+  // The Go kubelet's Initialized: regular init containers completed and sidecars started, or an app container ran.
   const initialized =
-    initStatuses.every((s) => s.state?.terminated?.exitCode === 0) || statuses.some((s) => s.containerID);
-  const phase = podPhase(pod, initStatuses, statuses, initialized);
-  const containersReady = statuses.every((s) => s.ready);
+    (regularInits.every((s) => s.state?.terminated?.exitCode === 0) && sidecars.every((s) => s.started)) ||
+    statuses.some((s) => s.containerID);
+  const phase = podPhase(pod, regularInits, sidecars, statuses, initialized);
+  // Sidecars' readiness counts, as the Go kubelet's ContainersReady does.
+  const containersReady = [...sidecars, ...statuses].every((s) => s.ready);
   const condition = (type: string, ok: boolean, reason?: string): V1PodCondition => {
     const before = input.previous?.conditions?.find((c) => c.type === type);
     const status = ok ? "True" : "False";
@@ -129,6 +166,15 @@ export function computePodStatus(input: StatusInput): V1PodStatus {
       condition("Ready", containersReady, "ContainersNotReady"),
       condition("ContainersReady", containersReady, "ContainersNotReady"),
       condition("PodScheduled", true),
+      ...(input.resize
+        ? [
+            {
+              ...condition(input.resize.type, true),
+              reason: input.resize.reason,
+              message: input.resize.message,
+            },
+          ]
+        : []),
     ],
     hostIP: input.hostIP,
     hostIPs: [{ ip: input.hostIP }],
@@ -140,7 +186,17 @@ export function computePodStatus(input: StatusInput): V1PodStatus {
   };
 }
 
-function podPhase(pod: Pod, init: V1ContainerStatus[], app: V1ContainerStatus[], initialized: boolean): PodPhase {
+/**
+ * The Go kubelet's getPhase. Sidecars count only while they run (the pod is Running); their exits never make it
+ * Failed or Succeeded: the regular containers alone decide.
+ */
+function podPhase(
+  pod: Pod,
+  init: V1ContainerStatus[],
+  sidecars: V1ContainerStatus[],
+  app: V1ContainerStatus[],
+  initialized: boolean,
+): PodPhase {
   const policy = pod.spec.restartPolicy;
   if (!initialized) {
     const failed = init.some((s) => (s.state?.terminated?.exitCode ?? 0) !== 0 && policy === "Never");
@@ -148,6 +204,7 @@ function podPhase(pod: Pod, init: V1ContainerStatus[], app: V1ContainerStatus[],
   }
   if (app.some((s) => s.state?.running)) return "Running";
   if (app.some((s) => !s.containerID)) return "Pending";
+  if (sidecars.some((s) => s.state?.running)) return "Running"; // a Job's sidecars are being stopped
   // Every container has run and none runs now: each shows its last exit as terminated (or as lastState
   // while it waits to restart).
   if (policy === "Always") return "Running"; // restarting

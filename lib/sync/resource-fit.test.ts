@@ -20,6 +20,14 @@ test("a pod requests the larger of its app containers' sum and its largest init 
   expect(sumRequests([pod, pod])).toEqual({ milliCpu: 2200, memoryBytes: 192 * 2 ** 20 });
 });
 
+test("a sidecar's requests add to the app containers' at admission, as the scheduler counts them", () => {
+  const pod = testPod("web", {
+    containers: [c("a", { cpu: "250m", memory: "64Mi" })],
+    initContainers: [{ ...c("proxy", { cpu: "100m", memory: "32Mi" }), restartPolicy: "Always" }],
+  });
+  expect(podRequests(pod)).toEqual({ milliCpu: 350, memoryBytes: 96 * 2 ** 20 });
+});
+
 test("a pod fits while its requests and the admitted pods' stay within allocatable; overhead counts", () => {
   const allocatable = { milliCpu: 2000, memoryBytes: 2 ** 30 };
   const used = { milliCpu: 1500, memoryBytes: 0 };

@@ -1,8 +1,10 @@
 // Pure: the Go kubelet's resource fit at admission (the predicate handler's noderesources.Fits): a pod's
-// cpu and memory requests — the larger of its app containers' sum and its largest init container, plus
-// its overhead — must fit in the node's allocatable beside the requests of the pods admitted before it.
+// cpu and memory requests — as resourcehelper.PodRequests counts them (app containers and sidecars, or the
+// largest need during initialization; see api/qos.ts podTotals), plus its overhead — must fit in the node's
+// allocatable beside the requests of the pods admitted before it.
 import { milliCpu, parseQuantity } from "../api/quantity.ts";
-import type { Pod, V1Container } from "../api/types.ts";
+import { podTotals } from "../api/qos.ts";
+import type { Pod } from "../api/types.ts";
 
 /** CPU in millicores and memory in bytes. */
 export interface Requests {
@@ -12,30 +14,10 @@ export interface Requests {
 
 const none = (): Requests => ({ milliCpu: 0, memoryBytes: 0 });
 
-/** A limit without a request counts as the request, as API defaulting makes it. */
-function containerRequests(c: V1Container): Requests {
-  const of = (name: string) => c.resources?.requests?.[name] ?? c.resources?.limits?.[name];
-  const cpu = of("cpu");
-  const memory = of("memory");
-  return {
-    milliCpu: cpu === undefined ? 0 : (milliCpu(cpu) ?? 0),
-    memoryBytes: memory === undefined ? 0 : (parseQuantity(memory) ?? 0),
-  };
-}
-
-/** The pod's requests with its overhead (computePodResourceRequest). */
+/** The pod's requests with its overhead (computePodResourceRequest); a limit without a request counts as one. */
 export function podRequests(pod: Pod): Requests {
-  const total = none();
-  for (const c of pod.spec.containers) {
-    const r = containerRequests(c);
-    total.milliCpu += r.milliCpu;
-    total.memoryBytes += r.memoryBytes;
-  }
-  for (const c of pod.spec.initContainers ?? []) {
-    const r = containerRequests(c);
-    total.milliCpu = Math.max(total.milliCpu, r.milliCpu);
-    total.memoryBytes = Math.max(total.memoryBytes, r.memoryBytes);
-  }
+  const { requests } = podTotals(pod);
+  const total: Requests = { milliCpu: requests.cpu, memoryBytes: requests.memory };
   const overhead = pod.spec.overhead ?? {};
   if (overhead.cpu !== undefined) total.milliCpu += milliCpu(overhead.cpu) ?? 0;
   if (overhead.memory !== undefined) total.memoryBytes += parseQuantity(overhead.memory) ?? 0;

@@ -8,7 +8,7 @@ import { createEventRecorder } from "../node/events.ts";
 import { createImageManager } from "../node/images.ts";
 import { silentLogger } from "../log.ts";
 import { noopMetrics, type WorkingPods } from "../metrics.ts";
-import { createPodExecutor, type PodExecutorOptions } from "./pod-executor.ts";
+import { createPodExecutor, type PodExecutorOptions, type SyncResult } from "./pod-executor.ts";
 import { createPodObserver } from "./pod-observer.ts";
 import { noneObserved } from "./pod-plan.ts";
 import { createProbeManager } from "../node/probes.ts";
@@ -71,13 +71,35 @@ function harness() {
     log: silentLogger,
     events,
   });
-  const sync = async (pod: Pod) =>
-    syncer.syncPod(pod, (await observer.observe()).get(pod.metadata.uid) ?? noneObserved(), new Set());
+  let fresh: Set<string> | undefined;
+  const sync = async (pod: Pod) => {
+    const result = await syncer.syncPod(
+      pod,
+      (await observer.observe(undefined, fresh)).get(pod.metadata.uid) ?? noneObserved(),
+      new Set(),
+    );
+    fresh = result.resized && new Set(result.resized);
+    return result;
+  };
   const app = (pod: Pod, name = "app") =>
     [...runtime.containers.values()]
       .filter((c) => c.labels[LABEL.podUid] === pod.metadata.uid && c.labels[LABEL.containerName] === name)
       .sort((a, b) => Number(b.labels[LABEL.restartCount]) - Number(a.labels[LABEL.restartCount]));
-  return { clock, runtime, events, observer, syncer, sync, app };
+  /** The pod's status from what the runtime shows now, after a sync that gave `result`. */
+  const statusAfter = async (pod: Pod, result: SyncResult) =>
+    computePodStatus({
+      pod,
+      ...((await observer.observe(undefined, new Set(result.resized))).get(pod.metadata.uid) ?? noneObserved()),
+      waiting: result.waiting,
+      ...(result.resize ? { resize: result.resize } : {}),
+      isReady: () => false,
+      isStarted: () => false,
+      hostIP: "",
+      podIP: "",
+      firstSeen: 0,
+      now: 0,
+    });
+  return { clock, runtime, events, observer, syncer, sync, app, statusAfter };
 }
 
 const spec = (over: Partial<V1PodSpec> = {}): Partial<V1PodSpec> => ({
@@ -277,17 +299,7 @@ describe("pod sync step", () => {
     ).toEqual([["FailedCreatePodSandBox", "Failed to create pod sandbox: network plugin not ready"]]);
     expect(result.waiting.size).toBe(0);
     expect(result.retryAfterMs).toBe(10_000);
-    const status = computePodStatus({
-      pod,
-      ...((await h.observer.observe()).get(pod.metadata.uid) ?? noneObserved()),
-      waiting: result.waiting,
-      isReady: () => false,
-      isStarted: () => false,
-      hostIP: "",
-      podIP: "",
-      firstSeen: 0,
-      now: 0,
-    });
+    const status = await h.statusAfter(pod, result);
     expect(status.containerStatuses![0]!.state).toEqual({ waiting: { reason: "ContainerCreating" } });
     expect(status.conditions!.find((c) => c.type === "PodReadyToStartContainers")!.status).toBe("False");
   });
@@ -308,7 +320,11 @@ describe("pod sync step", () => {
       clock,
       log: silentLogger,
       events,
-      cgroups: { ensurePod: async () => (calls.push("cgroup"), "/kubepods/pod"), removePod: async () => true },
+      cgroups: {
+        ensurePod: async () => (calls.push("cgroup"), "/kubepods/pod"),
+        removePod: async () => true,
+        resizePod: async () => {},
+      },
       dns: {
         resolvConfFor: async () => (calls.push("resolv.conf"), "/run/resolv.conf"),
         hostsFileFor: async () => (calls.push("hosts"), "/run/hosts"),
@@ -884,5 +900,75 @@ describe("sync loop", () => {
       expect(l.syncLoop.pods().map((p) => p.spec.nodeName)).toEqual(["node"]);
       await l.stop();
     });
+  });
+});
+
+describe("in-place resize (KEP-1287)", () => {
+  const sized = (limits: Record<string, string>) =>
+    spec({
+      containers: [{ name: "app", image: "local/busybox:stable", command: ["sleep", "3600"], resources: { limits } }],
+    });
+  const MiB = 2 ** 20;
+  /** Syncs the pod as first written, then as edited; returns the edited sync's result and the runtime calls it made. */
+  const edit = async (h: ReturnType<typeof harness>, before: Record<string, string>, after: Record<string, string>) => {
+    await h.sync(testPod("web", sized(before)));
+    const from = h.runtime.calls.length;
+    const result = await h.sync(testPod("web", sized(after)));
+    return { result, calls: h.runtime.calls.slice(from).map((c) => c.method) };
+  };
+
+  test("a cpu and memory limit edit is applied to the running container: same id, new limits, nothing stopped", async () => {
+    const h = harness();
+    const pod = testPod("web", sized({ cpu: "500m", memory: "64Mi" }));
+    const { result, calls } = await edit(h, { cpu: "200m", memory: "32Mi" }, { cpu: "500m", memory: "64Mi" });
+    expect(calls.filter((m) => /^(create|start|stop|remove|update)/.test(m))).toEqual(["updateContainerResources"]);
+    expect(result.resize).toBeUndefined();
+    const [app, ...older] = h.app(pod);
+    expect(older).toEqual([]);
+    expect(app!.resources).toEqual({
+      cpu_period: 100_000,
+      cpu_quota: 50_000,
+      cpu_shares: 512,
+      memory_limit_in_bytes: 64 * MiB,
+    });
+    // Once in effect, the edit asks for nothing more.
+    const again = h.runtime.calls.length;
+    await h.sync(pod);
+    expect(h.runtime.calls.slice(again).some((c) => c.method === "updateContainerResources")).toBe(false);
+  });
+
+  test("a memory limit below the container's use is not applied; the cpu change is, and the status says why", async () => {
+    const h = harness();
+    // The fake's containers use 512 KiB.
+    const { result } = await edit(h, { cpu: "200m", memory: "32Mi" }, { cpu: "500m", memory: "256Ki" });
+    expect(result.resize).toEqual({
+      type: "PodResizeInProgress",
+      reason: "Error",
+      message: `attempting to set the memory limit of container app to ${256 * 1024} bytes, below its current usage of ${512 * 1024} bytes: the decrease is not applied`,
+    });
+    const app = h.app(testPod("web", sized({})))[0]!;
+    expect([app.resources!.cpu_quota, app.resources!.memory_limit_in_bytes]).toEqual([50_000, 32 * MiB]);
+    const pod = testPod("web", sized({ cpu: "500m", memory: "256Ki" }));
+    const status = await h.statusAfter(pod, result);
+    expect(status.conditions!.find((c) => c.type === "PodResizeInProgress")).toMatchObject({
+      status: "True",
+      reason: "Error",
+    });
+    expect(status.containerStatuses![0]).toMatchObject({
+      allocatedResources: { cpu: "500m", memory: "256Ki" },
+      resources: { limits: { cpu: "500m", memory: String(32 * MiB) } },
+    });
+  });
+
+  test("a resize beyond the node's capacity is Infeasible and nothing is applied", async () => {
+    const h = harness();
+    // The fake node has 8 GiB.
+    const { result, calls } = await edit(h, { cpu: "200m", memory: "32Mi" }, { cpu: "200m", memory: "16Gi" });
+    expect(result.resize).toEqual({
+      type: "PodResizePending",
+      reason: "Infeasible",
+      message: `Node didn't have enough capacity: memory, requested: ${16 * 2 ** 30}, capacity: ${2 ** 33}`,
+    });
+    expect(calls).not.toContain("updateContainerResources");
   });
 });

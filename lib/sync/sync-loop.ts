@@ -14,7 +14,7 @@ import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager } from "../node/images.ts";
 import type { Logger } from "../log.ts";
 import type { KubeletMetrics, WorkingPods } from "../metrics.ts";
-import { computePodStatus, type Waiting } from "./pod-status.ts";
+import { computePodStatus, type ResizeStatus, type Waiting } from "./pod-status.ts";
 import { activeDeadlineRemainingMs, DEADLINE_EXCEEDED } from "./active-deadline.ts";
 import { sumRequests } from "./resource-fit.ts";
 import { createPodExecutor, type PodExecutorOptions } from "./pod-executor.ts";
@@ -55,7 +55,7 @@ export interface SyncLoopDeps {
   log: Logger;
   metrics: KubeletMetrics;
   events: EventRecorder;
-  cgroups?: Pick<CgroupManager, "ensurePod" | "removePod" | "removeOrphans">;
+  cgroups?: Pick<CgroupManager, "ensurePod" | "removePod" | "resizePod" | "removeOrphans">;
   dns?: DnsConfigurer;
   /** Keeps the crash-loop back-off across kubelet restarts. */
   backoffPersistence?: BackoffPersistence;
@@ -107,6 +107,8 @@ interface PodRecord {
   status?: V1PodStatus;
   /** Why containers are not running, as the last sync saw it. */
   waiting: Map<string, Waiting>;
+  /** A resize the last sync could not (fully) apply. */
+  resize?: ResizeStatus;
   /** What the status was last computed from (recomputed when a container starts stopping). */
   seen?: Observed;
   podIP: string;
@@ -261,11 +263,17 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     const result = await executor.syncPod(pod, observed, record.livenessFailed, signal);
     for (const c of observed.containers) record.livenessFailed.delete(c.id);
     record.waiting = result.waiting;
+    record.resize = result.resize;
     record.podIP = result.podIP;
     // The pod is looked at again when a back-off ends or its active deadline passes, whichever comes first.
     const retryAfterMs = Math.min(result.retryAfterMs ?? Infinity, deadline ?? Infinity);
     if (retryAfterMs !== Infinity) record.worker.retryAfter(Math.max(0, retryAfterMs));
-    updateStatus(record, pod, result.changed ? ((await observer.observe(uid)).get(uid) ?? noneObserved()) : observed);
+    const fresh = result.resized && new Set(result.resized);
+    updateStatus(
+      record,
+      pod,
+      result.changed ? ((await observer.observe(uid, fresh)).get(uid) ?? noneObserved()) : observed,
+    );
     metrics.podWorker(record.started ? "sync" : "create", (clock.now() - began) / 1000);
     // It finished: its worker moves on to terminated (nothing more starts).
     if (goalOf(record) !== "run") record.worker.update();
@@ -299,6 +307,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       sandboxes: observed.sandboxes,
       containers: observed.containers,
       waiting: record.waiting,
+      resize: record.resize,
       isReady: (id) => probes.isReady(id),
       isStarted: (id) => probes.isStarted(id),
       hostIP: options.hostIP,

@@ -1,7 +1,8 @@
 // Builders of an observed pod (its sandboxes and containers) for tests of the pure planners and status.
-import { containerHash, podSandboxHash } from "../api/hash.ts";
-import type { Pod } from "../api/types.ts";
-import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerDetails } from "../container/runtime.ts";
+import { containerFieldHashes, containerHash, podSandboxHash } from "../api/hash.ts";
+import type { Pod, V1Container } from "../api/types.ts";
+import { containerLinuxResources } from "../container/container-config.ts";
+import { LABEL, POD_INFRA_CONTAINER_NAME, type ContainerDetails, type LinuxResources } from "../container/runtime.ts";
 import type { Observed } from "../sync/pod-plan.ts";
 
 export interface Instance {
@@ -18,6 +19,10 @@ export interface Instance {
   oomKilled?: boolean;
   /** Docker's error text: the container could not start. */
   error?: string;
+  /** The spec it was created from, when not the pod's current one: its hash labels and resources follow it. */
+  createdFrom?: V1Container;
+  /** The resources it runs with, when not those of the spec it was created from. */
+  resources?: LinuxResources;
 }
 
 /**
@@ -33,7 +38,7 @@ export function observedPod(
   const specs = [...(of.spec.initContainers ?? []), ...of.spec.containers];
   const all = instances.map((i, n) => {
     const sandbox = i.name === POD_INFRA_CONTAINER_NAME;
-    const spec = specs.find((s) => s.name === i.name);
+    const spec = i.createdFrom ?? specs.find((s) => s.name === i.name);
     const running = i.running ?? true;
     const finished = now - 5000;
     return {
@@ -46,7 +51,10 @@ export function observedPod(
         [LABEL.terminationGracePeriod]: "20",
         ...(sandbox
           ? { [LABEL.podHash]: i.hash ?? podSandboxHash(of, networkMode) }
-          : { [LABEL.containerHash]: i.hash ?? (spec ? containerHash(spec) : "gone") }),
+          : {
+              [LABEL.containerHash]: i.hash ?? (spec ? containerHash(spec) : "gone"),
+              ...(spec ? { [LABEL.fieldHashes]: containerFieldHashes(spec) } : {}),
+            }),
         ...(i.init ? { [LABEL.initContainer]: "true" } : {}),
       },
       image: "local/busybox:stable",
@@ -61,6 +69,7 @@ export function observedPod(
       ...(i.error ? { error: i.error } : {}),
       pid: running ? 100 + n : 0,
       ipAddress: "",
+      ...(!sandbox && (i.resources || spec) ? { resources: i.resources ?? containerLinuxResources(spec!, {}) } : {}),
     } satisfies ContainerDetails;
   });
   const isSandbox = (c: ContainerDetails) => c.labels[LABEL.containerName] === POD_INFRA_CONTAINER_NAME;

@@ -11,6 +11,7 @@ import type {
   PodSandbox,
   PodSandboxConfig,
 } from "../container/cri-types.ts";
+import type { LinuxResources } from "../container/runtime.ts";
 
 export interface FakeCriClient extends CriClient {
   /** gRPC method names in call order ("ListContainerStats by id" for a list filtered to one container). */
@@ -26,6 +27,8 @@ export function createFakeCriClient(): FakeCriClient {
   const calls: string[] = [];
   const sandboxes = new Map<string, PodSandbox>();
   const containers = new Map<string, CriContainer>();
+  /** Resources given by UpdateContainerResources, as ContainerStatus reports them back. */
+  const resources = new Map<string, LinuxResources>();
   let next = 0;
   let time = 1_800_000_000_000_000_000;
   const record = (method: string) => void calls.push(method);
@@ -122,6 +125,10 @@ export function createFakeCriClient(): FakeCriClient {
       container("StopContainer", id);
       containers.set(id, { ...containers.get(id)!, state: "CONTAINER_EXITED" });
     },
+    async updateContainerResources(id, linux) {
+      container("UpdateContainerResources", id);
+      resources.set(id, linux);
+    },
     async removeContainer(id) {
       record("RemoveContainer");
       containers.delete(id);
@@ -132,7 +139,17 @@ export function createFakeCriClient(): FakeCriClient {
     },
     async containerStatus(id) {
       const c = container("ContainerStatus", id);
-      return { ...c, started_at: 0, finished_at: 0, exit_code: 0, reason: "", message: "", log_path: "" };
+      const linux = resources.get(id);
+      return {
+        ...c,
+        started_at: 0,
+        finished_at: 0,
+        exit_code: 0,
+        reason: "",
+        message: "",
+        log_path: "",
+        ...(linux ? { resources: { linux } } : {}),
+      };
     },
     async reopenContainerLog(id) {
       container("ReopenContainerLog", id);

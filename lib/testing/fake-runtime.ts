@@ -1,97 +1,15 @@
-// An in-memory Runtime for unit tests: sandboxes and containers with Docker-like states and the
-// dockershim's names, recorded calls, and hooks to make containers print and exit, commands answer
-// and calls fail.
-import type { Clock } from "../clock.ts";
-import { systemClock } from "../clock.ts";
-import {
-  LABEL,
-  POD_INFRA_CONTAINER_NAME,
-  type ContainerDetails,
-  type ContainerStats,
-  type ContainerSummary,
-  type ExecResult,
-  type ImageSummary,
-  type LifecycleEventType,
-  type ImageFsInfo,
-  type ImageStatus,
-  type LogOptions,
-  type MachineInfo,
-  type PodSandboxDetails,
-  type PodSandboxFilter,
-  type PodSandboxSummary,
-  type PullOptions,
-  type Runtime,
-  type RuntimeEvent,
-  type RuntimeStatus,
-  type RuntimeVersion,
-  type StreamOptions,
-  type StreamSession,
-  runtimeError,
-} from "../container/runtime.ts";
-import { scriptedSession, type StreamScript } from "./fake-stream.ts";
-import type { ContainerConfig, PodSandboxConfig } from "../container/cri-types.ts";
-import { dockerName, sandboxOf } from "../container/docker-shim.ts";
+// The in-memory runtime (lib/container/memory-runtime.ts) for unit tests: every call recorded in
+// order, and hooks to make calls fail, pulls take time or stall, and containers appear that the
+// kubelet did not create.
+import { MemoryRuntime, type FakeSeed } from "../container/memory-runtime.ts";
+import { runtimeError, type ContainerDetails, type PullOptions, type Runtime } from "../container/runtime.ts";
 
-/** What a fake container does once started: output at times (ms after start), then maybe an exit. */
-export interface FakeProgram {
-  output?: Array<{ atMs: number; text: string }>;
-  /** Exit code once the output is written; undefined = runs until stopped. */
-  exitCode?: number;
-}
-
-/** A container put in place by seed(): one the kubelet did not create, or one from an earlier run. */
-export interface FakeSeed {
-  name: string;
-  image: string;
-  labels: Record<string, string>;
-}
-
-interface FakeContainer extends ContainerDetails {
-  /** What it was created from: a sandbox's config, or a container's with its sandbox (none when seeded). */
-  sandbox?: PodSandboxConfig;
-  config?: ContainerConfig;
-  sandboxId?: string;
-  logLines: Array<{ time: number; text: string }>;
-}
+export type { FakeProgram, FakeSeed } from "../container/memory-runtime.ts";
 
 /** The in-memory Runtime; `calls` records every call in order. */
-export class FakeRuntime implements Runtime {
+export class FakeRuntime extends MemoryRuntime {
   /** Every call in order, with the injected clock's time at the call. */
   readonly calls: Array<{ method: string; args: unknown[]; at: number }> = [];
-  readonly containers = new Map<string, FakeContainer>();
-  /** Images present locally; pullImage adds to it. */
-  readonly images = new Set<string>(["local/busybox:stable", "registry.k8s.io/pause:3.9"]);
-  /** Writable-layer sizes of containers by id (default 4096), listed with `size`. */
-  readonly containerSizes = new Map<string, number>();
-  /** Sizes and creation times of images by reference (default 1 MB, epoch). */
-  readonly imageSizes = new Map<string, number>();
-  readonly imageCreated = new Map<string, number>();
-  /** Answers exec calls; default: exit 0 with no output. */
-  execHandler: (id: string, cmd: string[]) => ExecResult | Promise<ExecResult> = () => ({
-    exitCode: 0,
-    stdout: "",
-    stderr: "",
-  });
-  /** Runs streamed execs; default: the execHandler's answer, written out. */
-  execStreamHandler: (id: string, cmd: string[], options: StreamOptions) => StreamScript = (id, cmd) => async (io) => {
-    const result = await this.execHandler(id, cmd);
-    if (result.stdout) io.stdout(result.stdout);
-    if (result.stderr) io.stderr(result.stderr);
-    return result.exitCode;
-  };
-  /** Runs attaches; default: the stream stays open, silent, until closed. */
-  attachHandler: (id: string, options: StreamOptions) => StreamScript = () => async (io) => {
-    await new Promise((resolve) => io.closed.addEventListener("abort", resolve));
-    return undefined;
-  };
-  /** The behaviour of a started container, by its config; default: runs silently until stopped. */
-  program: (config: ContainerConfig) => FakeProgram | undefined = () => undefined;
-  /** The image of every sandbox's pause container: the runtime's own, present once a sandbox ran (it pulls it). */
-  podInfraImage = "registry.k8s.io/pause:3.9";
-  /** What machineInfo() reports as the runtime's cgroup driver. */
-  cgroupDriver = "cgroupfs";
-  /** Where imageFsInfo() says images live. */
-  imageFsMountpoint = "/var/lib/docker";
   /** Time each pull takes, on the injected clock; also its size in bytes, for progress messages. */
   pullDelayMs = 0;
   /** A progress message this often during a pull's delay (0 = none). */
@@ -103,66 +21,33 @@ export class FakeRuntime implements Runtime {
   /** false: every call fails with RuntimeUnavailable, as with a stopped daemon. */
   available = true;
   #failures = new Map<string, Error>();
-  #seq = 0;
-  #listeners = new Set<(e: RuntimeEvent) => void>();
-  #listedAsRunning = new Set<string>();
-  #logWaiters = new Set<() => void>();
-
-  constructor(readonly clock: Clock = systemClock) {}
 
   /** Makes the next call of `method` throw `error`. */
   failNext(method: keyof Runtime, error: Error): void {
     this.#failures.set(method, error);
   }
 
-  /**
-   * A running container exits with `code`. `listedAsRunning`: as dockerd 20.10 does, the listing still
-   * shows it running after its die event, until its exit is handled (an inspect waits for that).
-   */
-  exit(id: string, code: number, options: { oomKilled?: boolean; listedAsRunning?: boolean } = {}): void {
-    const c = this.#get(id);
-    if (!c.running) return;
-    if (options.listedAsRunning) this.#listedAsRunning.add(id);
-    Object.assign(c, {
-      running: false,
-      state: "CONTAINER_EXITED",
-      exitCode: code,
-      oomKilled: options.oomKilled ?? false,
-      finishedAt: new Date(this.clock.now()).toISOString(),
-      pid: 0,
-    });
-    this.#emit("ContainerDied", c);
-    this.#wakeLogs();
-  }
-
   /** Puts a container the kubelet did not create (or one from an earlier run) in place. */
   seed(seed: FakeSeed, state: Partial<ContainerDetails> = {}): string {
-    const id = this.#create(seed, {});
+    const id = this.add(seed, {});
     Object.assign(this.containers.get(id)!, state);
     return id;
   }
 
-  /** Appends output to a container's log (followers see it). */
-  writeLogs(id: string, text: string): void {
-    const c = this.#get(id);
-    for (const line of text.split(/(?<=\n)/)) if (line) c.logLines.push({ time: this.clock.now(), text: line });
-    this.#wakeLogs();
-  }
-
   /** Replaces a container's log. */
   setLogs(id: string, text: string): void {
-    this.#get(id).logLines = [];
+    this.container(id).logLines = [];
     this.writeLogs(id, text);
   }
 
   /** A container's whole log. */
   logsOf(id: string): string {
-    return this.#get(id)
+    return this.container(id)
       .logLines.map((l) => l.text)
       .join("");
   }
 
-  #record(method: string, args: unknown[]): void {
+  protected override called(method: string, args: unknown[]): void {
     this.calls.push({ method, args, at: this.clock.now() });
     if (!this.available)
       throw runtimeError("RuntimeUnavailable", `cannot ${method}: the container runtime is unreachable`);
@@ -173,212 +58,8 @@ export class FakeRuntime implements Runtime {
     }
   }
 
-  #get(id: string): FakeContainer {
-    const c = this.containers.get(id);
-    if (!c) throw runtimeError("NotFound", `No such container: ${id}`);
-    return c;
-  }
-
-  #emit(type: LifecycleEventType, c: FakeContainer): void {
-    for (const listener of this.#listeners)
-      listener({ type, containerId: c.id, labels: c.labels, time: this.clock.now() });
-  }
-
-  #wakeLogs(): void {
-    for (const wake of this.#logWaiters) wake();
-  }
-
-  #create(seed: FakeSeed, from: Pick<FakeContainer, "sandbox" | "config" | "sandboxId">): string {
-    if ([...this.containers.values()].some((c) => c.name === seed.name))
-      throw runtimeError("Conflict", `The container name "/${seed.name}" is already in use`);
-    const id = `fake${String(++this.#seq).padStart(60, "0")}`;
-    this.containers.set(id, {
-      id,
-      name: seed.name,
-      labels: seed.labels,
-      image: seed.image,
-      imageId: `sha256:${seed.image}`,
-      state: "CONTAINER_CREATED",
-      createdAt: this.clock.now(),
-      running: false,
-      exitCode: 0,
-      oomKilled: false,
-      pid: 0,
-      ipAddress: "",
-      ...from,
-      logLines: [],
-    });
-    return id;
-  }
-
-  async #play(id: string, program: FakeProgram, startedAt: string): Promise<void> {
-    const alive = () => this.containers.get(id)?.running && this.containers.get(id)?.startedAt === startedAt;
-    let elapsed = 0;
-    for (const step of program.output ?? []) {
-      if (step.atMs > elapsed) await this.clock.sleep(step.atMs - elapsed);
-      elapsed = Math.max(elapsed, step.atMs);
-      if (!alive()) return;
-      this.writeLogs(id, step.text);
-    }
-    if (program.exitCode !== undefined && alive()) this.exit(id, program.exitCode);
-  }
-
-  async version(): Promise<RuntimeVersion> {
-    this.#record("version", []);
-    return { runtimeName: "fake", runtimeVersion: "fake", runtimeApiVersion: "1.41" };
-  }
-  async status(): Promise<RuntimeStatus> {
-    this.#record("status", []);
-    return {
-      conditions: [
-        { type: "RuntimeReady", status: true, reason: "", message: "" },
-        { type: "NetworkReady", status: true, reason: "", message: "" },
-      ],
-      sandboxImage: this.podInfraImage,
-    };
-  }
-  async machineInfo(): Promise<MachineInfo> {
-    this.#record("machineInfo", []);
-    return {
-      os: "Fake OS",
-      kernelVersion: "6.0",
-      cpus: 2,
-      memoryBytes: 2 ** 33,
-      hostname: "fake",
-      cgroupDriver: this.cgroupDriver,
-    };
-  }
-  /** Sandboxes are pause containers, as in the Docker shim: the same map, told apart by their POD label. */
-  #isSandbox(c: FakeContainer): boolean {
-    return c.labels[LABEL.containerName] === POD_INFRA_CONTAINER_NAME;
-  }
-  #ours(c: FakeContainer, podUid?: string): boolean {
-    return c.name.startsWith("k8s_") && !!c.labels[LABEL.podUid] && (!podUid || c.labels[LABEL.podUid] === podUid);
-  }
-  #sandbox(id: string): FakeContainer {
-    const c = this.containers.get(id);
-    if (!c || !this.#isSandbox(c)) throw runtimeError("NotFound", `cannot inspect pod sandbox ${id}: not found`);
-    return c;
-  }
-  #sandboxSummary(c: FakeContainer): PodSandboxSummary {
-    return sandboxOf({ ...c, labels: { ...c.labels } });
-  }
-  async listPodSandboxes(filter: PodSandboxFilter = {}): Promise<PodSandboxSummary[]> {
-    this.#record("listPodSandboxes", [filter]);
-    return [...this.containers.values()]
-      .filter((c) => this.#isSandbox(c) && this.#ours(c, filter.podUid))
-      .map((c) => this.#sandboxSummary(c))
-      .filter((s) => !filter.state || s.state === filter.state);
-  }
-  async podSandboxStatus(id: string): Promise<PodSandboxDetails> {
-    this.#record("podSandboxStatus", [id]);
-    const c = this.#sandbox(id);
-    return { ...this.#sandboxSummary(c), ipAddress: c.ipAddress };
-  }
-  async stopPodSandbox(id: string): Promise<void> {
-    this.#record("stopPodSandbox", [id]);
-    if (this.containers.get(id)?.running) this.exit(id, 0);
-  }
-  async removePodSandbox(id: string): Promise<void> {
-    this.#record("removePodSandbox", [id]);
-    this.#remove(id);
-  }
-  async listContainers(options: { podUid?: string; size?: boolean } = {}): Promise<ContainerSummary[]> {
-    this.#record("listContainers", [options]);
-    return [...this.containers.values()]
-      .filter((c) => !this.#isSandbox(c) && this.#ours(c, options.podUid))
-      .map(({ id, name, labels, image, imageId, state, createdAt, sandboxId }) => ({
-        id,
-        name,
-        podSandboxId: sandboxId ?? "",
-        labels: { ...labels },
-        image,
-        imageId,
-        state: this.#listedAsRunning.has(id) ? "CONTAINER_RUNNING" : state,
-        createdAt,
-        ...(options.size ? { sizeRwBytes: this.containerSizes.get(id) ?? 4096 } : {}),
-      }));
-  }
-  async inspectContainer(id: string): Promise<ContainerDetails> {
-    this.#record("inspectContainer", [id]);
-    this.#listedAsRunning.delete(id);
-    const c = this.#get(id);
-    if (this.#isSandbox(c)) throw runtimeError("NotFound", `cannot inspect container ${id}: it is a pod sandbox`);
-    const { sandbox: _sandbox, config: _config, sandboxId: _sandboxId, logLines: _logs, ...details } = c;
-    return structuredClone(details);
-  }
-  async runPodSandbox(config: PodSandboxConfig, runtimeHandler?: string): Promise<string> {
-    this.#record("runPodSandbox", runtimeHandler ? [config, runtimeHandler] : [config]);
-    const name = dockerName(config, POD_INFRA_CONTAINER_NAME, config.metadata.attempt);
-    this.images.add(this.podInfraImage);
-    const id = this.#create({ name, image: this.podInfraImage, labels: { ...config.labels } }, { sandbox: config });
-    this.#emit("ContainerChanged", this.containers.get(id)!);
-    this.#start(id);
-    return id;
-  }
-  async createContainer(sandboxId: string, config: ContainerConfig, sandboxConfig: PodSandboxConfig): Promise<string> {
-    this.#record("createContainer", [sandboxId, config, sandboxConfig]);
-    if (!this.containers.get(sandboxId)?.sandbox)
-      throw runtimeError("NotFound", `cannot create container ${config.metadata.name}: no pod sandbox ${sandboxId}`);
-    const image = config.image.image;
-    if (!this.images.has(image)) throw runtimeError("NotFound", `No such image: ${image}`);
-    const name = dockerName(sandboxConfig, config.metadata.name, config.metadata.attempt);
-    const id = this.#create({ name, image, labels: { ...config.labels } }, { config, sandboxId });
-    this.#emit("ContainerChanged", this.containers.get(id)!);
-    return id;
-  }
-  async startContainer(id: string): Promise<void> {
-    this.#record("startContainer", [id]);
-    this.#start(id);
-  }
-  #start(id: string): void {
-    const c = this.#get(id);
-    if (c.running) return; // Docker: 304 Not Modified
-    const startedAt = new Date(this.clock.now()).toISOString();
-    Object.assign(c, {
-      running: true,
-      state: "CONTAINER_RUNNING",
-      startedAt,
-      finishedAt: undefined,
-      exitCode: 0,
-      oomKilled: false,
-      pid: 1000 + this.#seq,
-    });
-    this.#emit("ContainerStarted", c);
-    const program = c.config && this.program(c.config);
-    if (program) void this.#play(id, program, startedAt);
-  }
-  async stopContainer(id: string, graceSeconds: number): Promise<void> {
-    this.#record("stopContainer", [id, graceSeconds]);
-    // Like `sleep` as PID 1, the fake ignores SIGTERM and is killed when the grace period ends.
-    if (this.containers.get(id)?.running) this.exit(id, 137);
-  }
-  async removeContainer(id: string): Promise<void> {
-    this.#record("removeContainer", [id]);
-    this.#remove(id);
-  }
-  #remove(id: string): void {
-    const c = this.containers.get(id);
-    if (!c) return;
-    if (c.running) this.exit(id, 137);
-    this.containers.delete(id);
-    this.#emit("ContainerRemoved", c);
-    this.#wakeLogs();
-  }
-  async imageStatus(ref: string): Promise<ImageStatus | undefined> {
-    this.#record("imageStatus", [ref]);
-    return this.images.has(ref)
-      ? { id: `sha256:${ref}`, repoTags: [ref], sizeBytes: this.imageSizes.get(ref) ?? 1_000_000 }
-      : undefined;
-  }
-  async imageFsInfo(): Promise<ImageFsInfo> {
-    this.#record("imageFsInfo", []);
-    const usedBytes = [...this.images].reduce((n, ref) => n + (this.imageSizes.get(ref) ?? 1_000_000), 0);
-    return { mountpoint: this.imageFsMountpoint, usedBytes, inodesUsed: this.images.size };
-  }
-  async pullImage(ref: string, options: PullOptions = {}): Promise<void> {
+  protected override async pulling(ref: string, options: PullOptions): Promise<void> {
     const { signal, onProgress } = options;
-    this.#record("pullImage", [ref, options]);
     for (let left = this.pullDelayMs; left > 0; ) {
       const step = this.pullProgressEveryMs > 0 ? Math.min(this.pullProgressEveryMs, left) : left;
       await this.clock.sleep(step, signal);
@@ -399,111 +80,6 @@ export class FakeRuntime implements Runtime {
         if (signal?.aborted) reject(signal.reason);
         signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
       });
-    }
-    this.images.add(ref);
-  }
-  async listImages(): Promise<ImageSummary[]> {
-    this.#record("listImages", []);
-    const used = new Set([...this.containers.values()].map((c) => c.imageId));
-    return [...this.images].map((ref) => ({
-      id: `sha256:${ref}`,
-      tags: [ref],
-      sizeBytes: this.imageSizes.get(ref) ?? 1_000_000,
-      createdAt: this.imageCreated.get(ref) ?? 0,
-      inUse: used.has(`sha256:${ref}`),
-    }));
-  }
-  async removeImage(id: string): Promise<void> {
-    this.#record("removeImage", [id]);
-    const ref = id.replace(/^sha256:/, "");
-    if ([...this.containers.values()].some((c) => c.imageId === id))
-      throw runtimeError("Conflict", `cannot remove image ${ref}: image is being used by a container`);
-    this.images.delete(ref);
-  }
-  async exec(
-    id: string,
-    cmd: string[],
-    options: { timeoutMs?: number; signal?: AbortSignal } = {},
-  ): Promise<ExecResult> {
-    this.#record("exec", [id, cmd]);
-    if (this.#get(id).running === false) throw runtimeError("Conflict", `Container ${id} is not running`);
-    const result = Promise.resolve(this.execHandler(id, cmd));
-    if (!options.timeoutMs) return result;
-    const timeout = this.clock.sleep(options.timeoutMs).then(() => {
-      throw runtimeError(
-        "ExecTimeout",
-        `cannot exec ${JSON.stringify(cmd)} in container ${id.slice(0, 12)}: no exit within ${options.timeoutMs} ms`,
-      );
-    });
-    return Promise.race([result, timeout]);
-  }
-  async execStream(id: string, cmd: string[], options: StreamOptions): Promise<StreamSession> {
-    this.#record("execStream", [id, cmd, options]);
-    if (this.#get(id).running === false) throw runtimeError("Conflict", `Container ${id} is not running`);
-    return scriptedSession(this.execStreamHandler(id, cmd, options));
-  }
-  async attach(id: string, options: StreamOptions): Promise<StreamSession> {
-    this.#record("attach", [id, options]);
-    if (this.#get(id).running === false) throw runtimeError("Conflict", `Container ${id} is not running`);
-    return scriptedSession(this.attachHandler(id, options));
-  }
-  async *logs(id: string, options: LogOptions = {}): AsyncIterable<Uint8Array> {
-    this.#record("logs", [id, options]);
-    const encoder = new TextEncoder();
-    const c = this.#get(id);
-    const format = (l: { time: number; text: string }) =>
-      encoder.encode(options.timestamps ? `${new Date(l.time).toISOString()} ${l.text}` : l.text);
-    const fresh = c.logLines.filter((l) => !options.since || l.time >= options.since * 1000);
-    const first = options.tail === undefined ? fresh : fresh.slice(Math.max(0, fresh.length - options.tail));
-    let sent = c.logLines.length;
-    for (const line of first) yield format(line);
-    while (options.follow && !options.signal?.aborted) {
-      for (; sent < c.logLines.length && !options.signal?.aborted; sent++) yield format(c.logLines[sent]!);
-      if (options.signal?.aborted || !c.running || !this.containers.has(id)) return; // Docker ends a follow when the container stops
-      let waiter!: () => void;
-      await new Promise<void>((resolve) => {
-        waiter = resolve;
-        this.#logWaiters.add(waiter);
-        options.signal?.addEventListener("abort", waiter, { once: true });
-      });
-      this.#logWaiters.delete(waiter);
-      options.signal?.removeEventListener("abort", waiter);
-    }
-  }
-  async stats(id: string): Promise<ContainerStats> {
-    this.#record("stats", [id]);
-    this.#get(id);
-    return {
-      time: new Date(this.clock.now()).toISOString(),
-      cpuUsageNanoseconds: 1e9,
-      systemCpuNanoseconds: 0,
-      memoryUsageBytes: 2 ** 20,
-      memoryWorkingSetBytes: 2 ** 19,
-      memoryLimitBytes: 0,
-      networkRxBytes: 10,
-      networkTxBytes: 20,
-      pids: 1,
-    };
-  }
-  async *events(signal: AbortSignal): AsyncIterable<RuntimeEvent> {
-    const queue: RuntimeEvent[] = [];
-    let wake: (() => void) | undefined;
-    const listener = (e: RuntimeEvent) => {
-      queue.push(e);
-      wake?.();
-    };
-    this.#listeners.add(listener);
-    try {
-      while (!signal.aborted) {
-        if (queue.length) yield queue.shift()!;
-        else
-          await new Promise<void>((resolve) => {
-            wake = resolve;
-            signal.addEventListener("abort", () => resolve(), { once: true });
-          });
-      }
-    } finally {
-      this.#listeners.delete(listener);
     }
   }
 }

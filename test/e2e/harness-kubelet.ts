@@ -80,11 +80,14 @@ export class Kubelet extends KubeletProcess {
     return fetch(this.url(path), init);
   }
 
-  /** Resolves when /healthz answers 200; fails early, with the output, when the kubelet exits. */
-  async healthy(timeoutMs = 20_000): Promise<void> {
+  /**
+   * Resolves when /healthz answers `status` (200; 401 for a kubelet whose every route needs credentials); fails
+   * early, with the output, when the kubelet exits.
+   */
+  async healthy(timeoutMs = 20_000, status = 200): Promise<void> {
     await this.waitFor(
-      "/healthz 200",
-      async () => (await this.api("/healthz").catch(() => undefined))?.status === 200,
+      `/healthz ${status}`,
+      async () => (await this.api("/healthz").catch(() => undefined))?.status === status,
       timeoutMs,
     );
   }
@@ -135,6 +138,7 @@ export interface ApiPod {
 export interface ApiContainerStatus {
   name: string;
   ready: boolean;
+  started?: boolean;
   restartCount: number;
   containerID?: string;
   state?: {
@@ -145,10 +149,14 @@ export interface ApiContainerStatus {
   lastState?: { terminated?: { exitCode: number; reason?: string } };
 }
 
-/** Starts a kubelet with `args` and its info server on a free port; resolves once /healthz is 200. */
-export async function startKubelet(args: string[], options: { command?: string[]; healthyWithinMs?: number } = {}) {
+/** Starts a kubelet with `args` and its info server on a free port; resolves once /healthz answers (200 unless
+ *  `healthzStatus` says otherwise). */
+export async function startKubelet(
+  args: string[],
+  options: { command?: string[]; healthyWithinMs?: number; healthzStatus?: number } = {},
+) {
   const kubelet = new Kubelet(args, await freePortNumber(), options.command);
-  await kubelet.healthy(options.healthyWithinMs);
+  await kubelet.healthy(options.healthyWithinMs, options.healthzStatus);
   return kubelet;
 }
 

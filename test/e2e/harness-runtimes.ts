@@ -9,7 +9,10 @@ import { createDockerRuntime } from "../../lib/container/docker.ts";
 import { type ContainerSummary, LABEL, type PodSandboxSummary, type Runtime } from "../../lib/container/runtime.ts";
 import { systemClock } from "../../lib/clock.ts";
 import { describeWithServices, type TestServices } from "../../lib/testing/services.ts";
-import { killKubeletsAfterAll, waitFor } from "./harness-kubelet.ts";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Kubelet, killKubeletsAfterAll, startKubelet, waitFor } from "./harness-kubelet.ts";
+import { removeDir, tempDir } from "./harness.ts";
 
 export type RuntimeKind = "docker" | "remote";
 
@@ -145,4 +148,55 @@ export function describeOnRuntimes(name: string, fn: (services: TestServices, rt
       afterAll(() => rt.close());
     });
   }
+}
+
+/** Writes the pod `name` with `spec` into `dir` as a manifest (JSON, which the file source reads as the YAML it is). */
+export function writePod(dir: string, name: string, spec: Record<string, unknown>): void {
+  writeFileSync(join(dir, `${name}.yaml`), JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name }, spec }));
+}
+
+/** A node of static pods for one describe block on the runtime under test (see staticPodNode). */
+export interface StaticPodNode {
+  manifests: string;
+  rootDir: string;
+  /** Writes the pod `name` with `spec` into the manifest directory (JSON, which the file source reads as YAML). */
+  write(name: string, spec: Record<string, unknown>): void;
+  /** Starts `kubelet run -c <manifests>` on the runtime, with the test pause image and `extra` flags. */
+  start(extra?: string[]): Promise<Kubelet>;
+}
+
+/**
+ * A manifest directory and root dir of the block's own and a `run` kubelet over them; after the block the kubelet
+ * is killed, `pods` are removed from the runtime and both directories deleted. Call it inside the describe block.
+ */
+export function staticPodNode(
+  prefix: string,
+  services: TestServices,
+  rt: RuntimeUnderTest,
+  pods: string[],
+): StaticPodNode {
+  const manifests = tempDir(`${prefix}-manifests`);
+  const rootDir = tempDir(`${prefix}-root`);
+  let kubelet: Kubelet | undefined;
+  afterAll(async () => {
+    await kubelet?.stop("SIGKILL");
+    await rt.removePods(...pods);
+    removeDir(manifests);
+    removeDir(rootDir);
+  });
+  return {
+    manifests,
+    rootDir,
+    write: (name, spec) => writePod(manifests, name, spec),
+    start: async (extra = []) =>
+      (kubelet = await startKubelet([
+        "run",
+        "-c",
+        manifests,
+        ...rt.flags(rootDir),
+        "--network_container_image",
+        services.pause,
+        ...extra,
+      ])),
+  };
 }

@@ -268,14 +268,15 @@ describeWithServices("operators' KubeletConfiguration files", (services) => {
             "--verbosity",
             "1",
           ],
-          { healthyWithinMs: 30_000 },
+          // kubeadm's and the hardened file turn anonymous access off: every route of the port, /healthz too, is 401.
+          { healthyWithinMs: 30_000, healthzStatus: file === "reserved.yaml" ? 200 : 401 },
         );
         expect(kubelet.output).toContain("effective settings");
         if (file !== "reserved.yaml") expect(kubelet.output).toContain("is accepted but not applicable here");
         if (file === "kubeadm.yaml") {
           expect(kubelet.output).toContain("failing closed");
-          const logs = await kubelet.api("/containerLogs/ops/x/app");
-          expect(logs.status).toBe(401);
+          for (const path of ["/containerLogs/ops/x/app", "/pods", "/metrics"])
+            expect({ path, status: (await kubelet.api(path)).status }).toEqual({ path, status: 401 });
         }
       } finally {
         await killLiveKubelets();

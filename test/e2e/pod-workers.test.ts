@@ -125,7 +125,7 @@ describeOnRuntimes("pod workers", (services, rt) => {
     for (const name of stubborn) expect(await rt.running(name, "app")).toBeDefined();
     await kubelet.waitFor("five terminating pod workers in /metrics", async () =>
       (await (await kubelet.api("/metrics")).text()).includes(
-        'kubelet_working_pods{lifecycle="terminating",config="orphan",static="true"} 5',
+        'kubelet_working_pods{config="orphan",lifecycle="terminating",static="true"} 5',
       ),
     );
     expect(await rt.running("e2e-pw-stalled", "app")).toBeUndefined();

@@ -4,8 +4,8 @@
 import { afterAll, expect } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Kubelet, startKubelet, test } from "./harness-kubelet.ts";
-import { describeOnRuntimes } from "./harness-runtimes.ts";
+import { type Kubelet, test } from "./harness-kubelet.ts";
+import { describeOnRuntimes, staticPodNode } from "./harness-runtimes.ts";
 import { removeDir, tempDir } from "./harness.ts";
 
 interface Fs {
@@ -26,17 +26,11 @@ interface Summary {
 }
 
 describeOnRuntimes("stats summary", (services, rt) => {
-  const manifests = tempDir("stats-manifests");
-  const rootDir = tempDir("stats-root");
+  const pods = staticPodNode("stats", services, rt, ["e2e-stats"]);
+  const { manifests } = pods;
   const hostDir = tempDir("stats-host");
   let kubelet: Kubelet;
-  afterAll(async () => {
-    await kubelet?.stop("SIGKILL");
-    await rt.removePods("e2e-stats");
-    removeDir(manifests);
-    removeDir(rootDir);
-    removeDir(hostDir);
-  });
+  afterAll(() => removeDir(hostDir));
 
   test("reports node fs and imagefs, memory working set, emptyDir usage (not hostPath), container rootfs and logs", async () => {
     writeFileSync(join(hostDir, "big"), Buffer.alloc(4 * 2 ** 20));
@@ -57,13 +51,7 @@ spec:
     - { name: host, hostPath: { path: ${hostDir} } }
 `,
     );
-    kubelet = await startKubelet([
-      "run",
-      "-c",
-      manifests,
-      ...rt.flags(rootDir),
-      "--network_container_image",
-      services.pause,
+    kubelet = await pods.start([
       // containerd measures a writable layer every stats_collect_period (10 s): a first walk may find it still empty,
       // so walk again well within the wait below rather than a minute later.
       ...(rt.kind === "remote" ? ["--volume_stats_agg_period", "10s"] : []),

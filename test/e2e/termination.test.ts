@@ -1,12 +1,11 @@
 // How containers end, end to end on each runtime of the matrix: a termination message in /pods, a
 // container over its memory limit shown as OOMKilled with an OOMKilling event, and the grace period
 // a deleted pod's containers get before they are killed.
-import { afterAll, beforeAll, expect } from "bun:test";
+import { beforeAll, expect } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Kubelet, startKubelet, test } from "./harness-kubelet.ts";
-import { describeOnRuntimes } from "./harness-runtimes.ts";
-import { removeDir, tempDir } from "./harness.ts";
+import { type Kubelet, test } from "./harness-kubelet.ts";
+import { describeOnRuntimes, staticPodNode } from "./harness-runtimes.ts";
 
 interface Terminated {
   exitCode: number;
@@ -19,8 +18,14 @@ interface PodItem {
 }
 
 describeOnRuntimes("container termination", (services, rt) => {
-  const manifests = tempDir("term-manifests");
-  const rootDir = tempDir("term-root");
+  const node = staticPodNode("term", services, rt, [
+    "e2e-term-message",
+    "e2e-term-fallback",
+    "e2e-oom",
+    "e2e-grace-stubborn",
+    "e2e-grace-prompt",
+  ]);
+  const { manifests } = node;
   let kubelet: Kubelet;
   const pod = (name: string, container: string, graceSeconds = 1) =>
     writeFileSync(
@@ -64,20 +69,7 @@ ${container}`,
       resources: { limits: { memory: 16Mi } }
 `,
     );
-    kubelet = await startKubelet([
-      "run",
-      "-c",
-      manifests,
-      ...rt.flags(rootDir),
-      "--network_container_image",
-      services.pause,
-    ]);
-  });
-  afterAll(async () => {
-    await kubelet?.stop("SIGKILL");
-    await rt.removePods("e2e-term-message", "e2e-term-fallback", "e2e-oom", "e2e-grace-stubborn", "e2e-grace-prompt");
-    removeDir(manifests);
-    removeDir(rootDir);
+    kubelet = await node.start();
   });
 
   test("what a container writes to /dev/termination-log is its terminated state's message in /pods", async () => {

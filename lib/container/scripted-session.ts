@@ -1,6 +1,7 @@
-// A StreamSession driven by a script, for unit tests of whatever consumes exec and attach streams:
-// the script writes output, reads stdin line by line, sees resizes, and returns the exit code.
-import type { OutputChunk, StreamSession, TerminalSize } from "../container/runtime.ts";
+// A StreamSession driven by a script: the in-memory runtime's exec and attach (hollow nodes, unit tests of
+// whatever consumes exec and attach streams): the script writes output, reads stdin line by line, sees resizes,
+// and returns the exit code.
+import type { OutputChunk, StreamSession, TerminalSize } from "./runtime.ts";
 
 /** What a script sees of its session. */
 export interface ScriptIO {

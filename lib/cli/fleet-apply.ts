@@ -1,0 +1,171 @@
+// `kubelet fleet apply` and `kubelet fleet delete`: pods placed on named nodes (one key per pod under
+// /registry/hosts/<node>/pods/) or on every node a selector matches (/registry/daemons/), each write
+// one etcd transaction with the pod's placement record, after the file has passed `kubelet validate`.
+//
+// Decision: /registry/placements/<namespace>/<name> records where `apply` put a pod and the manifest's
+// hash, so a later apply moves it (the keys of nodes it leaves are deleted in the same transaction) and
+// delete and describe find it with one read instead of listing every host.
+import { readManifestFile } from "../api/manifest-files.ts";
+import { DEFAULT_MAX_MANIFEST_BYTES } from "../api/manifest-text.ts";
+import { readManifests } from "../api/manifest.ts";
+import { podSpecHash } from "../api/hash.ts";
+import { ANNOTATION, KubeletError, type Pod } from "../api/types.ts";
+import { ETCD_DAEMONS, etcdPodKey } from "../sources/etcd.ts";
+import type { EtcdClient } from "../sources/etcd-client.ts";
+import { validateCommand } from "./validate.ts";
+
+/** Where `apply` places a pod: on these nodes, or on every node whose labels match (an empty selector: all). */
+export type PlacementTarget = { nodes: string[] } | { selector: Record<string, string> };
+
+/** What /registry/placements/<namespace>/<name> holds. */
+export type Placement = PlacementTarget & { hash: string };
+
+export const placementKeys = {
+  prefix: "/registry/placements/",
+  placement: (namespace: string, name: string) => `/registry/placements/${namespace}/${name}`,
+  daemon: (namespace: string, name: string) => `${ETCD_DAEMONS}${namespace}/${name}`,
+};
+
+/** etcd's default --max-txn-ops is 128: a change bigger than this would not be one transaction. */
+const MAX_OPS = 100;
+
+export interface PlacementOptions {
+  client: Pick<EtcdClient, "get" | "apply">;
+  dryRun: boolean;
+  out: NodeJS.WritableStream;
+  err: NodeJS.WritableStream;
+}
+
+/** The etcd keys a placement writes the pod to. */
+export function placedKeys(namespace: string, name: string, target: PlacementTarget): string[] {
+  return "nodes" in target
+    ? target.nodes.map((node) => etcdPodKey(node, namespace, name))
+    : [placementKeys.daemon(namespace, name)];
+}
+
+/** "on node-a, node-b" or "on every node with gpu=yes". */
+export function describeTarget(target: PlacementTarget): string {
+  if ("nodes" in target) return `on ${target.nodes.join(", ")}`;
+  const labels = Object.entries(target.selector).map(([k, v]) => `${k}=${v}`);
+  return labels.length ? `on every node with ${labels.join(",")}` : "on every node";
+}
+
+/** The pod as it is written: the manifest with its defaults, without the reader's bookkeeping. */
+function placedPod(pod: Pod, target: PlacementTarget): { pod: Pod; hash: string } {
+  const annotations = { ...pod.metadata.annotations };
+  for (const key of [
+    ANNOTATION.source,
+    ANNOTATION.origin,
+    ANNOTATION.document,
+    ANNOTATION.hash,
+    ANNOTATION.manifestHash,
+  ])
+    delete annotations[key];
+  const { uid: _uid, ...metadata } = pod.metadata;
+  const spec =
+    "selector" in target && Object.keys(target.selector).length > 0
+      ? { ...pod.spec, nodeSelector: { ...pod.spec.nodeSelector, ...target.selector } }
+      : pod.spec;
+  const placed = { ...pod, metadata: { ...metadata, annotations }, spec } as Pod;
+  const hash = podSpecHash(placed);
+  placed.metadata.annotations = { ...annotations, [ANNOTATION.manifestHash]: hash };
+  return { pod: placed, hash };
+}
+
+async function placementOf(client: PlacementOptions["client"], namespace: string, name: string) {
+  const { entry } = await client.get(placementKeys.placement(namespace, name));
+  return entry ? (JSON.parse(entry.value) as Placement) : undefined;
+}
+
+/** Writes `changes` as one transaction, or with --dry-run only says so. */
+async function commit(options: PlacementOptions, changes: Array<{ key: string; value?: string }>): Promise<void> {
+  if (changes.length > MAX_OPS)
+    throw new KubeletError(
+      "TooManyChanges",
+      `${changes.length} etcd writes exceed one transaction (${MAX_OPS}): apply fewer pods or nodes at a time`,
+    );
+  if (options.dryRun) options.out.write(`dry run: ${changes.length} etcd writes not made\n`);
+  else await options.client.apply(changes);
+}
+
+/**
+ * Validates `file` as `kubelet validate` does (the same messages), then places every pod in it on `target` in one
+ * transaction. Resolves to the exit code: 1 with nothing written when the file is invalid.
+ */
+export async function fleetApply(
+  file: string,
+  target: PlacementTarget,
+  options: PlacementOptions & { allowPrivileged: boolean; maxBytes?: number },
+): Promise<number> {
+  const report: string[] = [];
+  const sink = { write: (text: string) => report.push(text) > 0 } as unknown as NodeJS.WritableStream;
+  const code = await validateCommand([file], {
+    allowPrivileged: options.allowPrivileged,
+    maxBytes: options.maxBytes,
+    format: "text",
+    out: sink,
+    readStdin: async () => "",
+  });
+  if (code !== 0) {
+    options.err.write(report.join(""));
+    options.err.write(
+      `kubelet fleet apply: nothing written to etcd: fix ${file} (kubelet validate ${file} shows the same)\n`,
+    );
+    return 1;
+  }
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_MANIFEST_BYTES;
+  const { pods, configs } = readManifests((await readManifestFile(file, maxBytes))!, { source: "file", origin: file });
+  if (pods.length === 0 || configs.length > 0) {
+    options.err.write(
+      `kubelet fleet apply: nothing written to etcd: ${file} must hold pods only (${pods.length} pods, ${configs.length} ConfigMaps/Secrets); put ConfigMaps and Secrets under /registry/hosts/<node>/configmaps/ and …/secrets/\n`,
+    );
+    return 1;
+  }
+  const changes: Array<{ key: string; value?: string }> = [];
+  for (const pod of pods) {
+    const { namespace, name } = pod.metadata;
+    const placed = placedPod(pod, target);
+    const keep = new Set(placedKeys(namespace, name, target));
+    const before = await placementOf(options.client, namespace, name);
+    if (before) for (const key of placedKeys(namespace, name, before)) if (!keep.has(key)) changes.push({ key });
+    for (const key of keep) changes.push({ key, value: JSON.stringify(placed.pod) });
+    changes.push({
+      key: placementKeys.placement(namespace, name),
+      value: JSON.stringify({ ...target, hash: placed.hash }),
+    });
+    const moved = before && describeTarget(before) !== describeTarget(target) ? ` (was ${describeTarget(before)})` : "";
+    const verdict = !before ? "created" : before.hash === placed.hash && !moved ? "unchanged" : "configured";
+    options.out.write(
+      `pod/${namespace}/${name} ${verdict} ${describeTarget(target)}${moved}, manifest ${placed.hash}\n`,
+    );
+  }
+  await commit(options, changes);
+  return 0;
+}
+
+/** Removes each pod from every node `apply` placed it on, in one transaction. Resolves to the exit code. */
+export async function fleetDelete(
+  pods: Array<{ namespace: string; name: string }>,
+  options: PlacementOptions,
+): Promise<number> {
+  const changes: Array<{ key: string; value?: string }> = [];
+  const missing: string[] = [];
+  for (const { namespace, name } of pods) {
+    const placement = await placementOf(options.client, namespace, name);
+    if (!placement) {
+      missing.push(`${namespace}/${name}`);
+      continue;
+    }
+    for (const key of placedKeys(namespace, name, placement)) changes.push({ key });
+    changes.push({ key: placementKeys.placement(namespace, name) });
+    options.out.write(`pod/${namespace}/${name} deleted ${describeTarget(placement)}\n`);
+  }
+  if (missing.length > 0) {
+    options.err.write(
+      `kubelet fleet delete: nothing deleted: no placement recorded for pod ${missing.join(", ")} under ${placementKeys.prefix} (only pods placed with kubelet fleet apply can be deleted this way; see kubelet fleet pods)\n`,
+    );
+    return 1;
+  }
+  await commit(options, changes);
+  return 0;
+}

@@ -1,0 +1,141 @@
+// In-place resize (KEP-1287) of static pods end to end, on each runtime of the matrix: a cpu and memory limit edit
+// under resizePolicy NotRequired changes the running container's limits (the runtime's inspect, the container's own
+// cgroup files and its pod cgroup) with the same container id; under RestartContainer the container is replaced;
+// a memory limit below what the container uses is not applied and the pod's status says why.
+import { beforeAll, expect } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type ApiPod, type Kubelet, test } from "./harness-kubelet.ts";
+import { describeOnRuntimes, staticPodNode, testCgroupRoot, writePod } from "./harness-runtimes.ts";
+import { removeDir, runBinary, tempDir } from "./harness.ts";
+
+const MiB = 2 ** 20;
+/** 40 MiB in the container's own /dev/shm (tmpfs, charged to its memory) before it idles. */
+const FILL = "head -c 41943040 /dev/zero > /dev/shm/fill; ";
+
+/** A cgroup file of a cgroupfs path on the host, cgroup v1 or v2. */
+function hostCgroupFile(path: string, v1: [string, string], v2: string): string {
+  const unified = existsSync("/sys/fs/cgroup/cgroup.controllers");
+  return readFileSync(unified ? join("/sys/fs/cgroup", path, v2) : join("/sys/fs/cgroup", v1[0], path, v1[1]), "utf8")
+    .trim()
+    .split(" ")[0]!;
+}
+
+describeOnRuntimes("in-place resize", (services, rt) => {
+  const node = staticPodNode("rs", services, rt, ["e2e-rs-web", "e2e-rs-restart", "e2e-rs-full"]);
+  let kubelet: Kubelet;
+  /** A pod with one container, "app", limited to `cpu` and `memory`, idling after `script`. */
+  const sized = (cpu: string, memory: string, extra: Record<string, unknown> = {}, script = "") => ({
+    containers: [
+      {
+        name: "app",
+        image: services.busybox,
+        command: ["sh", "-c", `${script}trap 'exit 0' TERM; while true; do sleep 0.2; done`],
+        resources: { limits: { cpu, memory } },
+        ...extra,
+      },
+    ],
+  });
+  const write = (name: string, ...args: Parameters<typeof sized>) => node.write(name, sized(...args));
+  /** The container's own view of its limits: its cgroup files, read inside it (v2, else v1). */
+  const ownLimits = async (id: string) => {
+    const read = async (v2: string, v1: string) =>
+      (await rt.runtime.exec(id, ["sh", "-c", `cat ${v2} 2>/dev/null || cat ${v1}`])).stdout.trim();
+    return {
+      memory: await read("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"),
+      cpu: (await read("/sys/fs/cgroup/cpu.max", "/sys/fs/cgroup/cpu/cpu.cfs_quota_us")).split(" ")[0],
+    };
+  };
+  const running = (name: string) => kubelet.waitFor(`${name} running`, () => rt.running(name, "app"), 60_000);
+  const condition = (pod: ApiPod, type: string) =>
+    (pod.status?.conditions as Array<{ type: string; status: string; reason?: string; message?: string }>)?.find(
+      (c) => c.type === type,
+    );
+
+  beforeAll(async () => {
+    write("e2e-rs-web", "200m", "32Mi");
+    write("e2e-rs-restart", "200m", "32Mi", {
+      resizePolicy: [{ resourceName: "memory", restartPolicy: "RestartContainer" }],
+    });
+    write("e2e-rs-full", "200m", "128Mi", {}, FILL);
+    kubelet = await node.start();
+  });
+
+  test("kubelet plan shows a resources-only edit as a resize of the same container, not a restart", async () => {
+    await running("e2e-rs-web");
+    // The edit in a manifest directory of its own: the running kubelet does not see it.
+    const edited = tempDir("rs-plan");
+    const planRoot = tempDir("rs-plan-root");
+    try {
+      writePod(edited, "e2e-rs-web", sized("500m", "64Mi"));
+      const result = runBinary(["plan", "-c", edited, ...rt.flags(planRoot)]);
+      expect(result.stdout).toContain(
+        "~   resize-container app: in place, same container: cpu limit 200m → 500m, cpu request 200m → 500m, memory limit 33554432 → 67108864",
+      );
+      expect(result.stdout).not.toContain("replace-container app");
+    } finally {
+      removeDir(edited);
+      removeDir(planRoot);
+    }
+  }, 60_000);
+
+  test("a cpu and memory limit edit (NotRequired) changes the running container's limits, same container id", async () => {
+    const before = await running("e2e-rs-web");
+    expect(await ownLimits(before.id)).toEqual({ memory: String(32 * MiB), cpu: "20000" });
+    write("e2e-rs-web", "500m", "64Mi");
+    await kubelet.waitFor(
+      "the new limits in the runtime's inspect",
+      async () => (await rt.runtime.inspectContainer(before.id)).resources?.memory_limit_in_bytes === 64 * MiB,
+    );
+    expect((await rt.runtime.inspectContainer(before.id)).resources).toMatchObject({
+      cpu_quota: 50_000,
+      memory_limit_in_bytes: 64 * MiB,
+    });
+    expect(await ownLimits(before.id)).toEqual({ memory: String(64 * MiB), cpu: "50000" });
+    expect((await rt.running("e2e-rs-web", "app"))?.id).toBe(before.id);
+    // Its pod cgroup (Guaranteed: kubepods/pod<uid>) grew with it.
+    const uid = before.labels["io.kubernetes.pod.uid"];
+    const podPath = `${testCgroupRoot(node.rootDir)}/kubepods/pod${uid}`;
+    expect(hostCgroupFile(podPath, ["memory", "memory.limit_in_bytes"], "memory.max")).toBe(String(64 * MiB));
+    expect(hostCgroupFile(podPath, ["cpu", "cpu.cfs_quota_us"], "cpu.max")).toBe("50000");
+    const pod = await kubelet.waitForPod("e2e-rs-web", "the new limits in its status", (p) => {
+      const s = p.status?.containerStatuses?.[0] as { resources?: { limits?: Record<string, string> } } | undefined;
+      return s?.resources?.limits?.memory === String(64 * MiB);
+    });
+    expect(pod.status?.containerStatuses?.[0]).toMatchObject({
+      restartCount: 0,
+      allocatedResources: { cpu: "500m", memory: "64Mi" },
+      resources: { limits: { cpu: "500m", memory: String(64 * MiB) } },
+    });
+  }, 120_000);
+
+  test("under resizePolicy RestartContainer a memory edit restarts the container with the new limit", async () => {
+    const before = await running("e2e-rs-restart");
+    write("e2e-rs-restart", "200m", "48Mi", {
+      resizePolicy: [{ resourceName: "memory", restartPolicy: "RestartContainer" }],
+    });
+    const after = await kubelet.waitFor("a new container", async () => {
+      const now = await rt.running("e2e-rs-restart", "app");
+      return now && now.id !== before.id ? now : undefined;
+    });
+    expect((await rt.runtime.inspectContainer(after.id)).resources?.memory_limit_in_bytes).toBe(48 * MiB);
+  }, 120_000);
+
+  test("a memory limit below what the container uses is not applied, and the status says why", async () => {
+    const before = await running("e2e-rs-full");
+    await kubelet.waitFor(
+      "40 MiB used",
+      async () => (await rt.runtime.stats(before.id)).memoryWorkingSetBytes > 40 * MiB,
+    );
+    write("e2e-rs-full", "300m", "16Mi", {}, FILL);
+    const pod = await kubelet.waitForPod("e2e-rs-full", "PodResizeInProgress", (p) =>
+      condition(p, "PodResizeInProgress"),
+    );
+    expect(condition(pod, "PodResizeInProgress")).toMatchObject({ status: "True", reason: "Error" });
+    expect(condition(pod, "PodResizeInProgress")!.message).toContain("below its current usage");
+    const resources = (await rt.runtime.inspectContainer(before.id)).resources!;
+    // The cpu change went through; the memory limit stayed.
+    expect([resources.cpu_quota, resources.memory_limit_in_bytes]).toEqual([30_000, 128 * MiB]);
+    expect((await rt.running("e2e-rs-full", "app"))?.id).toBe(before.id);
+  }, 120_000);
+});
