@@ -6,13 +6,13 @@
 //   (4) the same pod YAML through podman `kube play` (Debian's podman 4.3, rootful, its own root and
 //       runroot under the services directory, network none; settings in podmanCommand below): 1 pod, 20 pods
 // Usage: bash scripts/services.sh up && bun build.ts && bun bench/cri.bench.ts [--trials 15] [--idle-seconds 30]
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { createCriClient } from "../lib/container/cri-client.ts";
-import type { PodSandboxConfig } from "../lib/container/cri-types.ts";
 import { KUBELET_BINARY, testServices } from "../lib/testing/services.ts";
+import { podmanCommand, podmanPlay, rawCriPod } from "./support.ts";
 import { freePort, removeDir, tempDir } from "../test/e2e/harness.ts";
 
 const services = testServices();
@@ -108,31 +108,6 @@ async function kubeletPods(k: Kubelet, prefix: string, count: number): Promise<n
   return elapsed;
 }
 
-/** The floor: the three CRI calls of one pod from a client held in this process. */
-async function rawCriPod(name: string): Promise<{ ms: number; sandbox: string }> {
-  const config: PodSandboxConfig = {
-    metadata: { name, namespace: "default", uid: `${name}-uid`, attempt: 0 },
-    hostname: name,
-    log_directory: join(root, "raw", name),
-    labels: { bench: "raw" },
-    linux: { security_context: { namespace_options: { network: "POD", pid: "CONTAINER", ipc: "POD" } } },
-  };
-  const started = performance.now();
-  const sandbox = await cri.runPodSandbox(config);
-  const id = await cri.createContainer(
-    sandbox,
-    {
-      metadata: { name: "app", attempt: 0 },
-      image: { image: services!.busybox },
-      command: ["sleep", "3600"],
-      log_path: "app/0.log",
-    },
-    config,
-  );
-  await cri.startContainer(id);
-  return { ms: performance.now() - started, sandbox };
-}
-
 // --- (1) one pod: kubelet on containerd vs raw CRI, interleaved
 const remote = await startKubelet("remote");
 await kubeletPods(remote, "warm", 1);
@@ -140,7 +115,7 @@ const viaKubelet: number[] = [];
 const viaRaw: number[] = [];
 for (let t = 0; t < trials; t++) {
   viaKubelet.push(await kubeletPods(remote, `one${t}x`, 1));
-  const raw = await rawCriPod(`raw${t}`);
+  const raw = await rawCriPod(cri, services, join(root, "raw"), `raw${t}`);
   viaRaw.push(raw.ms);
   await cri.stopPodSandbox(raw.sandbox);
   await cri.removePodSandbox(raw.sandbox);
@@ -175,46 +150,6 @@ for (let t = 0; t < 5; t++) side.docker.one.push(await kubeletPods(docker, `side
 side.docker.twenty = await kubeletPods(docker, "twenty", 20);
 docker.child.kill("SIGTERM");
 
-/**
- * podman on its own storage and state (never the machine's), with the settings this machine needs:
- * cgroupfs, file events, the local pause image as infra, no network, and rlimits below what runc may
- * set here (podman's default nofile/nproc of 1048576 fail with "error setting rlimit type 7: operation
- * not permitted"). The bench's images are loaded from the Docker daemon once.
- */
-function podmanCommand(): string[] | undefined {
-  if (spawnSync("podman", ["--version"]).status !== 0) return undefined;
-  const dir = join(services!.dir, "podman");
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(
-    join(dir, "containers.conf"),
-    `[containers]
-netns = "none"
-default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
-[engine]
-cgroup_manager = "cgroupfs"
-events_logger = "file"
-infra_image = "localhost/${services!.pause}"
-`,
-  );
-  process.env.CONTAINERS_CONF = join(dir, "containers.conf");
-  const command = [
-    "podman",
-    "--root",
-    join(dir, "root"),
-    "--runroot",
-    join(dir, "runroot"),
-    "--tmpdir",
-    join(dir, "tmp"),
-  ];
-  if (spawnSync(command[0]!, [...command.slice(1), "image", "exists", `localhost/${services!.busybox}`]).status !== 0) {
-    const archive = join(dir, "images.tar");
-    spawnSync("docker", ["-H", services!.dockerHost, "save", "-o", archive, services!.busybox, services!.pause]);
-    spawnSync(command[0]!, [...command.slice(1), "load", "-i", archive], { stdio: "ignore" });
-    rmSync(archive, { force: true });
-  }
-  return command;
-}
-
 /** `podman kube play` of `count` pods in one file (podman's way to start several): returns when all run. */
 function podmanPods(command: string[], prefix: string, count: number): number {
   const file = join(root, `${prefix}.yaml`);
@@ -222,17 +157,10 @@ function podmanPods(command: string[], prefix: string, count: number): number {
     podYaml(`${prefix}${i}`).replace(services!.busybox, `localhost/${services!.busybox}`),
   ).join("---\n");
   writeFileSync(file, yaml);
-  const started = performance.now();
-  const play = spawnSync(command[0]!, [...command.slice(1), "kube", "play", "--network", "none", file], {
-    encoding: "utf8",
-  });
-  const elapsed = performance.now() - started;
-  if (play.status !== 0) throw new Error(`podman kube play failed: ${play.stderr}`);
-  spawnSync(command[0]!, [...command.slice(1), "kube", "down", file], { stdio: "ignore" });
-  return elapsed;
+  return podmanPlay(command, file);
 }
 
-const podman = podmanCommand();
+const podman = podmanCommand(services);
 if (podman) {
   podmanPods(podman, "warm", 1);
   side.podman = { one: [], twenty: 0 };

@@ -1,11 +1,12 @@
 // What the kubelet benches share: percentiles, waiting on a condition, the Docker Engine API over its
 // socket (requests and the event stream), a kubelet binary started on either runtime, and a process's
 // CPU and memory read from /proc. Not a bench itself (bench/run.ts runs *.bench.ts only).
-import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { createCriClient } from "../lib/container/cri-client.ts";
+import type { CriClient, PodSandboxConfig } from "../lib/container/cri-types.ts";
 import { KUBELET_BINARY, type TestServices } from "../lib/testing/services.ts";
 import { freePort, tempDir, testCgroupRoot } from "../test/e2e/harness.ts";
 
@@ -218,4 +219,91 @@ export function appCounter(services: TestServices) {
     },
     close: () => cri?.close(),
   };
+}
+
+/**
+ * podman on its own storage and state (never the machine's), with the settings this machine needs:
+ * cgroupfs, file events, the local pause image as infra, no network, and rlimits below what runc may
+ * set here (podman's default nofile/nproc of 1048576 fail with "error setting rlimit type 7: operation
+ * not permitted"). The bench's images are loaded from the Docker daemon once. Undefined without podman
+ * (Debian: apt-get install podman; the benches' own setup, not the test services').
+ */
+export function podmanCommand(services: TestServices): string[] | undefined {
+  if (spawnSync("podman", ["--version"]).status !== 0) return undefined;
+  const dir = join(services.dir, "podman");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, "containers.conf"),
+    `[containers]
+netns = "none"
+default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
+[engine]
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+infra_image = "localhost/${services.pause}"
+`,
+  );
+  process.env.CONTAINERS_CONF = join(dir, "containers.conf");
+  const command = [
+    "podman",
+    "--root",
+    join(dir, "root"),
+    "--runroot",
+    join(dir, "runroot"),
+    "--tmpdir",
+    join(dir, "tmp"),
+  ];
+  if (spawnSync(command[0]!, [...command.slice(1), "image", "exists", `localhost/${services.busybox}`]).status !== 0) {
+    const archive = join(dir, "images.tar");
+    spawnSync("docker", ["-H", services.dockerHost, "save", "-o", archive, services.busybox, services.pause]);
+    spawnSync(command[0]!, [...command.slice(1), "load", "-i", archive], { stdio: "ignore" });
+    rmSync(archive, { force: true });
+  }
+  return command;
+}
+
+/** Runs `podman kube play` on a YAML file (its way to start several pods): ms until it returned with all running; then `kube down`, not timed. */
+export function podmanPlay(command: string[], file: string): number {
+  const started = performance.now();
+  const play = spawnSync(command[0]!, [...command.slice(1), "kube", "play", "--network", "none", file], {
+    encoding: "utf8",
+  });
+  const elapsed = performance.now() - started;
+  if (play.status !== 0) throw new Error(`podman kube play failed: ${play.stderr}`);
+  spawnSync(command[0]!, [...command.slice(1), "kube", "down", file], { stdio: "ignore" });
+  return elapsed;
+}
+
+/**
+ * The floor a kubelet on the CRI is held to: the three calls of one pod (RunPodSandbox, CreateContainer,
+ * StartContainer of a sleeping busybox) from a client already connected in this process. Returns the ms they took
+ * and the sandbox, which the caller removes.
+ */
+export async function rawCriPod(
+  cri: CriClient,
+  services: TestServices,
+  logDir: string,
+  name: string,
+): Promise<{ ms: number; sandbox: string }> {
+  const config: PodSandboxConfig = {
+    metadata: { name, namespace: "default", uid: `${name}-uid`, attempt: 0 },
+    hostname: name,
+    log_directory: join(logDir, name),
+    labels: { bench: "raw" },
+    linux: { security_context: { namespace_options: { network: "POD", pid: "CONTAINER", ipc: "POD" } } },
+  };
+  const started = performance.now();
+  const sandbox = await cri.runPodSandbox(config);
+  const id = await cri.createContainer(
+    sandbox,
+    {
+      metadata: { name: "app", attempt: 0 },
+      image: { image: services.busybox },
+      command: ["sleep", "3600"],
+      log_path: "app/0.log",
+    },
+    config,
+  );
+  await cri.startContainer(id);
+  return { ms: performance.now() - started, sandbox };
 }

@@ -14,7 +14,6 @@ import { systemClock } from "./clock.ts";
 import type { ResolvedConfig } from "./config/config.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { etcdSettings } from "./config/etcd-config.ts";
-import { createDockerRuntime, resolveDockerEndpoint } from "./container/docker.ts";
 import { decorateRuntime } from "./container/decorated.ts";
 import { LABEL, type Runtime } from "./container/runtime.ts";
 import type { Logger } from "./log.ts";
@@ -256,6 +255,8 @@ export async function openRuntime(
     return { runtime, description: "the in-memory fake runtime (a hollow node: nothing runs)" };
   }
   if (config.containerRuntime === "docker") {
+    // Loaded only when used, as the CRI client below: dockerode costs the CRI mode nothing.
+    const { createDockerRuntime, resolveDockerEndpoint } = await import("./container/docker.ts");
     const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
     return {
       runtime: createDockerRuntime({

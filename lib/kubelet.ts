@@ -283,13 +283,10 @@ export async function runOnce(
     },
     { timeoutMs: config.runonceTimeout, signal, progress },
   );
-  const version = await runtime.version().catch(() => undefined);
-  const { runtimeDescription: description } = assembly;
+  const { runtimeVersion: version } = report;
   out.write(
-    formatRunOnceReport(
-      report,
-      version ? `${version.runtimeName} ${version.runtimeVersion} (${description})` : description,
-    ) + "\n",
+    formatRunOnceReport(report, `${version.runtimeName} ${version.runtimeVersion} (${assembly.runtimeDescription})`) +
+      "\n",
   );
   return report.ok && rejected.length === 0;
 }

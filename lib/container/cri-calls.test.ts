@@ -79,3 +79,19 @@ test("containers listed with their size take each writable layer's usage from on
   expect((await runtime.listContainers()).every((c) => c.sizeRwBytes === undefined)).toBe(true);
   expect(client.calls).toEqual(["ListContainers"]);
 });
+
+test("one pod from nothing is Version, RunPodSandbox, PodSandboxStatus, CreateContainer and StartContainer, nothing more", async () => {
+  const client = createFakeCriClient();
+  const runtime = createCriRuntime(client, { clock: new FakeClock() });
+  await runtime.version();
+  const sandbox = testSandboxConfig("uid-1", "pod-1");
+  const sandboxId = await runtime.runPodSandbox(sandbox);
+  expect((await runtime.podSandboxStatus(sandboxId)).runtimeName).toBe("fake");
+  const app = await runtime.createContainer(
+    sandboxId,
+    testContainerConfig(sandbox, "app", 0, "busybox", ["sleep"]),
+    sandbox,
+  );
+  await runtime.startContainer(app);
+  expect(client.calls).toEqual(["Version", "RunPodSandbox", "PodSandboxStatus", "CreateContainer", "StartContainer"]);
+});

@@ -158,6 +158,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
   return {
     async version(signal) {
       const v = await client.version(signal);
+      name ??= Promise.resolve(v.runtime_name);
       return {
         runtimeName: v.runtime_name,
         runtimeVersion: v.runtime_version,
@@ -205,10 +206,13 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     createContainer: (sandboxId, config, sandboxConfig) =>
       client.createContainer(sandboxId, config, sandboxConfig).catch((e) => Promise.reject(conflict(e))),
     async startContainer(id) {
-      // Starting a container twice is not an error (as in Docker).
-      const status = await client.containerStatus(id);
-      if (status.state === "CONTAINER_RUNNING") return;
-      await client.startContainer(id);
+      try {
+        await client.startContainer(id);
+      } catch (error) {
+        // Starting a container twice is not an error (as in Docker); asked only when the start failed.
+        if ((await client.containerStatus(id).catch(() => undefined))?.state === "CONTAINER_RUNNING") return;
+        throw error;
+      }
     },
     stopContainer: (id, graceSeconds) => client.stopContainer(id, Math.ceil(graceSeconds)).catch(notFoundIsDone),
     updateContainerResources: (id, resources) => client.updateContainerResources(id, resources),

@@ -5,16 +5,19 @@ const root = resolve(import.meta.dir, "../..");
 
 /**
  * Counts of loaded CommonJS modules, in a fresh process (modules this test run already loaded do not count), after
- * each step: all of @grpc, and the CRI client's own proto-loader. dockerode would require gRPC at load for BuildKit
- * sessions; patches/dockerode+*.patch (applied by npm's postinstall) defers that to a BuildKit build.
+ * each step: grpc-js, protobufjs (the CRI client's codecs) and @grpc/proto-loader, which nothing of the kubelet's
+ * needs (its descriptor conversion cost the CRI path 40–70 ms of CPU at start). dockerode would require gRPC at load
+ * for BuildKit sessions; patches/dockerode+*.patch (applied by npm's postinstall) defers that to a BuildKit build.
  */
 const loadedAfter = (steps: string[]) => {
   const script = `
     const count = () => {
       const keys = Object.keys(require.cache);
       return {
-        grpc: keys.filter((k) => k.includes("/@grpc/")).length,
-        criDescriptor: keys.filter((k) => k.startsWith(${JSON.stringify(`${root}/node_modules/@grpc/proto-loader/`)})).length,
+        grpc: keys.filter((k) => k.includes("/@grpc/grpc-js/")).length,
+        protobuf: keys.filter((k) => k.includes("/node_modules/protobufjs/")).length,
+        protoLoader: keys.filter((k) => k.includes("/@grpc/proto-loader/")).length,
+        dockerode: keys.filter((k) => k.includes("/node_modules/dockerode/")).length,
       };
     };
     const { main } = await import(${JSON.stringify(`${root}/lib/cli/cli.ts`)});
@@ -25,20 +28,39 @@ const loadedAfter = (steps: string[]) => {
     console.log(JSON.stringify(counts));`;
   const run = Bun.spawnSync([process.execPath, "-e", script], { cwd: root, stderr: "pipe" });
   expect(run.stderr.toString()).toBe("");
-  return JSON.parse(run.stdout.toString().trim().split("\n").pop()!) as Array<{ grpc: number; criDescriptor: number }>;
+  return JSON.parse(run.stdout.toString().trim().split("\n").pop()!) as Array<{
+    grpc: number;
+    protobuf: number;
+    protoLoader: number;
+    dockerode: number;
+  }>;
 };
 
-test("kubelet --version, validate and Docker mode load no gRPC at all; the CRI client loads it and its descriptor", () => {
-  const [version, validate, dockerMode, cri] = loadedAfter([
+test("kubelet --version, validate and the composition root load no gRPC nor dockerode; the CRI client loads grpc-js and protobufjs but not proto-loader", () => {
+  const [version, validate, composition, cri] = loadedAfter([
     `if ((await main(["--version"], io)) !== 0) throw new Error("--version failed")`,
     `if ((await main(["validate", "testdata/pods"], io)) !== 0) throw new Error("validate testdata/pods failed")`,
-    // What `kubelet run` loads in Docker mode: the composition root and everything it imports statically.
+    // What `kubelet run` loads before it opens a runtime: the composition root and everything it imports statically.
     `await import("./lib/kubelet.ts")`,
     `await import("./lib/container/cri-client.ts")`,
   ]);
-  expect(version).toEqual({ grpc: 0, criDescriptor: 0 });
-  expect(validate).toEqual({ grpc: 0, criDescriptor: 0 });
-  expect(dockerMode).toEqual({ grpc: 0, criDescriptor: 0 });
+  const none = { grpc: 0, protobuf: 0, protoLoader: 0, dockerode: 0 };
+  expect(version).toEqual(none);
+  expect(validate).toEqual(none);
+  expect(composition).toEqual(none);
   expect(cri!.grpc).toBeGreaterThan(0);
-  expect(cri!.criDescriptor).toBeGreaterThan(0);
+  expect(cri!.protobuf).toBeGreaterThan(0);
+  expect(cri!.protoLoader).toBe(0);
+  expect(cri!.dockerode).toBe(0);
+});
+
+test("opening the CRI runtime loads no dockerode; opening Docker loads it and no gRPC", () => {
+  const open = (runtime: string) =>
+    `await (await import("./lib/assembly.ts")).openRuntime({ ...(await import("./lib/config/config-types.ts")).DEFAULT_CONFIG, containerRuntime: "${runtime}", containerRuntimeEndpoint: "unix:///nonexistent.sock", dockerEndpoint: "unix:///nonexistent.sock" }, (await import("./lib/log.ts")).silentLogger)`;
+  const [cri] = loadedAfter([open("remote")]);
+  const [docker] = loadedAfter([open("docker")]);
+  expect(cri!.dockerode).toBe(0);
+  expect(cri!.grpc).toBeGreaterThan(0);
+  expect(docker!.dockerode).toBeGreaterThan(0);
+  expect(docker!.grpc).toBe(0);
 });

@@ -46,3 +46,29 @@ test("runonce starts the pods maxPods admits, reports the rest as OutOfpods, and
     ["c", "CapabilitiesForbidden"],
   ]);
 });
+
+test("runonce asks the runtime's version once and looks up only the pods' images (the sandbox image is the runtime's)", async () => {
+  const clock = new FakeClock();
+  const runtime = new FakeRuntime(clock);
+  const image = { containers: [{ name: "app", image: "local/busybox:stable", command: ["sleep", "3600"] }] };
+  const report = await runPodsOnce(
+    [testPod("a", image)],
+    {
+      runtime,
+      images: createImageManager({ qps: 0, burst: 10, clock, dockerConfigPaths: [] }, runtime),
+      volumes: fakeVolumes(),
+      clock,
+      log: silentLogger,
+      events: createEventRecorder({ clock }),
+      configs: noConfigs,
+      options: { hostname: "node-1", hostIP: "10.0.0.1", networkMode: "none", allowPrivileged: false },
+    },
+    { timeoutMs: 10_000, signal: new AbortController().signal },
+  );
+  expect(report.ok).toBe(true);
+  expect(report.runtimeVersion.runtimeName).toBeTruthy();
+  expect(runtime.calls.filter((c) => c.method === "version")).toHaveLength(1);
+  expect(new Set(runtime.calls.filter((c) => c.method === "imageStatus").map((c) => c.args[0]))).toEqual(
+    new Set(["local/busybox:stable"]),
+  );
+});

@@ -1,7 +1,7 @@
 // `kubelet runonce`: start every pod once, poll with growing delays (1, 2, 4, 8 s) until each runs
 // (or completed, for Never/OnFailure pods), fails for good, or time runs out. Kills nothing else.
 import type { Clock } from "../clock.ts";
-import type { Runtime } from "../container/runtime.ts";
+import type { Runtime, RuntimeVersion } from "../container/runtime.ts";
 import type { EventRecorder } from "../node/events.ts";
 import type { ImageManager } from "../node/images.ts";
 import type { Logger } from "../log.ts";
@@ -43,6 +43,8 @@ export interface RunOnceReport {
   ok: boolean;
   pods: PodOutcome[];
   elapsedMs: number;
+  /** The runtime's answer to the version call that began the run. */
+  runtimeVersion: RuntimeVersion;
 }
 
 /** Waiting reasons that retrying within runonce will not fix. */
@@ -65,7 +67,7 @@ export async function runPodsOnce(
 ): Promise<RunOnceReport> {
   const { clock, runtime } = deps;
   const began = clock.now();
-  await runtime.version();
+  const runtimeVersion = await runtime.version();
   const observer = createPodObserver({ runtime, volumes: deps.volumes });
   const executor = createPodExecutor(deps.options, {
     runtime,
@@ -142,7 +144,7 @@ export async function runPodsOnce(
       .catch(() => {});
   }
   const ordered = pods.map((pod) => outcomes.get(pod.metadata.uid)!);
-  return { ok: ordered.every((o) => o.ok), pods: ordered, elapsedMs: clock.now() - began };
+  return { ok: ordered.every((o) => o.ok), pods: ordered, elapsedMs: clock.now() - began, runtimeVersion };
 }
 
 /** The runtime that ran the pods, a table of pods and container states, then a verdict line. */
