@@ -5,6 +5,8 @@
 // with side effects on the host (cgroups, the managers' timers) are built only when asked for.
 import { readFileSync } from "node:fs";
 import { cpus, hostname as osHostname, networkInterfaces, totalmem } from "node:os";
+import { logRotationPolicy } from "./node/container-log-manager.ts";
+import { podCapacity } from "./node/pod-capacity.ts";
 import { join } from "node:path";
 import { assignNodeUids } from "./api/pod-uid.ts";
 import { KubeletError } from "./api/types.ts";
@@ -208,7 +210,7 @@ export async function assemble(
 /** Who may run what on this node: the pod count, host namespaces, node labels, sysctls, resources, features. */
 function admissionPolicy(config: KubeletConfig, nodeName: string): AdmissionPolicy {
   return {
-    maxPods: config.maxPods,
+    maxPods: podCapacity(config.maxPods, config.podsPerCore, cpus().length),
     hostNetworkSources: config.hostNetworkSources,
     hostPidSources: config.hostPidSources,
     hostIpcSources: config.hostIpcSources,
@@ -261,7 +263,12 @@ export async function openRuntime(
         endpoint,
         log: log.child("docker"),
         requestTimeoutMs: config.runtimeRequestTimeout,
-        shim: { podInfraImage: config.networkContainerImage, podNetworkMode: config.podNetworkMode },
+        shim: {
+          podInfraImage: config.networkContainerImage,
+          podNetworkMode: config.podNetworkMode,
+          logMaxSizeBytes: logRotationPolicy(config).maxSizeBytes,
+          logMaxFiles: config.containerLogMaxFiles,
+        },
       }),
       description: `Docker Engine at ${endpoint}`,
     };

@@ -8,6 +8,7 @@ import { etcdSettings } from "./config/etcd-config.ts";
 import type { Runtime } from "./container/runtime.ts";
 import type { Logger } from "./log.ts";
 import { nodeAllocatable } from "./node/cgroups.ts";
+import { podCapacity } from "./node/pod-capacity.ts";
 import { createFleetReporter, type FleetReporterDeps } from "./node/fleet-reporter.ts";
 import { buildNode, readHostFacts, readinessFrom, type PressureObserver } from "./node/node-status.ts";
 import type { HealthReport } from "./server/info-server.ts";
@@ -58,7 +59,7 @@ export async function createFleetMode(
           port: deps.port(),
           kubeletVersion: `v${pkg.version}`,
           host,
-          maxPods: config.maxPods,
+          maxPods: podCapacity(config.maxPods, config.podsPerCore, host.cpus),
           labels: config.nodeLabels,
           allocatable,
           runtime,

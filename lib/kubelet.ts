@@ -7,6 +7,7 @@ import { accessNotice, checkServerSecurity, loadAuthenticator, securityNotice } 
 import type { ResolvedConfig } from "./config/config.ts";
 import { acquireLock, lockHolder } from "./node/lock-file.ts";
 import { createCgroupManager } from "./node/cgroups.ts";
+import { checkSwap } from "./node/swap.ts";
 import { systemClock, untilAborted } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { RUNTIME_CHECK, runtimeCheck } from "./node/node-status.ts";
@@ -54,6 +55,7 @@ export async function runKubelet(config: KubeletConfig, options: RunOptions): Pr
   if (notice) log.warn(notice);
   const access = accessNotice(config);
   if (access) log.info(access);
+  await checkSwap(config.failSwapOn);
   await prepareRootDir(config.rootDir);
   const lockPath = config.lockFile || join(config.rootDir, "kubelet.lock");
   const lock = await acquireLock({ path: lockPath, exitOnContention: config.exitOnLockContention });
@@ -143,6 +145,7 @@ async function runLocked(
               .map((s) => `${s.source}: ${s.reason}`)
               .join("; "),
       },
+      ...[managers.shutdownCheck()].filter((c) => c !== undefined),
     ];
     return { ok: checks.every((c) => c.ok), checks, conditions: managers.conditions() };
   };
@@ -228,7 +231,7 @@ async function runLocked(
         {
           pods: () => syncLoop.pods(),
           activePods: () => syncLoop.activePods(),
-          evict: (pod, message) => syncLoop.evict(pod, message),
+          evict: (pod, message, options) => syncLoop.evict(pod, message, options),
           allSourcesReady: () => store.allSourcesReady(),
         },
         signal,
@@ -247,6 +250,7 @@ export async function runOnce(
   { log, signal, out, tty, resolved }: RunOptions & { out: NodeJS.WritableStream; tty: boolean },
   deps: AssemblyDeps = {},
 ): Promise<boolean> {
+  await checkSwap(config.failSwapOn);
   await prepareRootDir(config.rootDir);
   const assembly = await assemble(config, { command: "runonce", log, resolved }, deps);
   const { store, runtime } = assembly;

@@ -9,6 +9,7 @@ import type { Runtime } from "./container/runtime.ts";
 import type { Pod } from "./api/types.ts";
 import type { Logger } from "./log.ts";
 import { createContainerGc } from "./node/container-gc.ts";
+import { createContainerLogManager, logRotationPolicy } from "./node/container-log-manager.ts";
 import type { EventRecorder } from "./node/events.ts";
 import type { CgroupManager } from "./node/cgroups.ts";
 import type { CgroupDetail } from "./node/cgroup-stats.ts";
@@ -17,6 +18,7 @@ import { evictionUsage, parseThresholds } from "./node/eviction-thresholds.ts";
 import { diskUsage, statFs } from "./node/filesystem.ts";
 import { createImageGc, type ImageGc } from "./node/image-gc.ts";
 import { createNodeSignals } from "./node/node-signals.ts";
+import { createNodeShutdownManager, shutdownGroups } from "./node/node-shutdown.ts";
 import { watchSystemOoms } from "./node/oom-watcher.ts";
 import { createStatsAnalyzer, type StatsSummary } from "./node/stats-analyzer.ts";
 import { createUsageSampler, type UsageSample } from "./node/usage-sampler.ts";
@@ -28,7 +30,8 @@ export interface ManagedNode {
   /** Desired pods with statuses. */
   pods(): Pod[];
   activePods(): Pod[];
-  evict(pod: Pod, message: string): Promise<void>;
+  /** Stops a pod and reports it Failed: reason Evicted unless given, within `graceSeconds` when given. */
+  evict(pod: Pod, message: string, options?: { reason?: string; graceSeconds?: number }): Promise<void>;
   allSourcesReady(): boolean;
 }
 
@@ -40,6 +43,8 @@ export interface NodeManagers {
   conditions(): NodeCondition[];
   /** The conditions for the node record (fleet mode). */
   pressure: PressureObserver;
+  /** A failing health check while systemd-logind has announced a shutdown (the node is then not ready). */
+  shutdownCheck(): { name: string; ok: boolean; message: string } | undefined;
   /** Runs every manager on its period until the signal aborts. */
   run(node: ManagedNode, signal: AbortSignal): Promise<void>;
 }
@@ -62,9 +67,36 @@ export function createNodeManagers(
   const { runtime, clock, log } = deps;
   // resolveConfig has checked the thresholds already: this parse cannot fail.
   const thresholds = parseThresholds(
-    { hard: config.evictionHard, soft: config.evictionSoft, softGracePeriod: config.evictionSoftGracePeriod },
+    {
+      hard: config.evictionHard,
+      soft: config.evictionSoft,
+      softGracePeriod: config.evictionSoftGracePeriod,
+      minimumReclaim: config.evictionMinimumReclaim,
+    },
     parseDuration,
   );
+  // Only with shutdownGracePeriod set: the D-Bus client is loaded then, never otherwise.
+  const shutdown =
+    config.shutdownGracePeriod > 0
+      ? createNodeShutdownManager(
+          {
+            groups: shutdownGroups(config.shutdownGracePeriod, config.shutdownGracePeriodCriticalPods),
+            clock,
+            log: log.child("shutdown"),
+          },
+          {
+            connect: async () => (await import("./node/logind.ts")).connectLogind(),
+            activePods: () => node?.activePods() ?? [],
+            stopPod: (pod, graceSeconds, reason, message) =>
+              node?.evict(pod, message, { reason, graceSeconds }) ?? Promise.resolve(),
+          },
+        )
+      : undefined;
+  const containerLogs = createContainerLogManager(logRotationPolicy(config), {
+    runtime,
+    clock,
+    log: log.child("container-logs"),
+  });
   const imageGc = createImageGc(
     {
       highThresholdPercent: config.imageGcHighThreshold,
@@ -121,6 +153,7 @@ export function createNodeManagers(
     {
       thresholds,
       pressureTransitionPeriodMs: config.evictionPressureTransitionPeriod,
+      maxPodGracePeriodSeconds: config.evictionMaxPodGracePeriod,
       clock,
       log: log.child("eviction"),
     },
@@ -131,7 +164,8 @@ export function createNodeManagers(
       podUsage: async (pods, resource) => evictionUsage(analyzer.summary(), pods, resource),
       emptyDirUsage: async (pod, volume) => (await emptyDir(pod.metadata.uid, volume)).bytes,
       reclaimImages: (bytes) => imageGc.freeSpace(bytes),
-      evict: (pod, message) => node?.evict(pod, message) ?? Promise.resolve(),
+      evict: (pod, message, graceSeconds) =>
+        node?.evict(pod, message, graceSeconds === undefined ? {} : { graceSeconds }) ?? Promise.resolve(),
     },
   );
 
@@ -140,18 +174,15 @@ export function createNodeManagers(
     summary: analyzer.summary,
     sample: analyzer.sample,
     conditions: eviction.conditions,
+    shutdownCheck: () =>
+      shutdown?.shuttingDown()
+        ? { name: "shutdown", ok: false, message: "systemd-logind announced a shutdown (PrepareForShutdown)" }
+        : undefined,
     pressure: {
       conditions: () => [
         ...eviction
           .conditions()
           .map(({ type, status, reason, message }) => ({ type, pressure: status === "True", reason, message })),
-        // PID pressure is not measured here: reported as the kubelet does without a pid.available threshold.
-        {
-          type: "PIDPressure" as const,
-          pressure: false,
-          reason: "KubeletHasSufficientPID",
-          message: "kubelet has sufficient PID available",
-        },
       ],
     },
     async run(managed, signal) {
@@ -176,6 +207,9 @@ export function createNodeManagers(
       await Promise.all([
         watchSystemOoms({ nodeName: deps.nodeName, events: deps.events, log: log.child("oom"), clock }, signal),
         every(clock, 60_000, signal, containerGc, warn("container garbage collection")),
+        // CRI runtimes only: Docker's json-file driver rotates its own (max-size, max-file).
+        runtime.reopenContainerLog ? containerLogs.run(signal) : undefined,
+        shutdown?.run(signal),
         every(clock, 10_000, signal, imageGc.garbageCollect, warn("image garbage collection")),
         every(
           clock,

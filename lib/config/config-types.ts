@@ -150,6 +150,24 @@ export interface KubeletConfig {
   hostNetworkSources: string[];
   hostPidSources: string[];
   hostIpcSources: string[];
+  /** Node upkeep over months (issue 29), the KubeletConfiguration names: container log rotation, swap. */
+  /** container_log_max_size: a quantity ("10Mi"); container_log_max_files (at least 2). */
+  containerLogMaxSize: string;
+  containerLogMaxFiles: number;
+  /** container_log_max_workers, container_log_monitor_interval (CRI runtimes: the log manager's pool and period). */
+  containerLogMaxWorkers: number;
+  containerLogMonitorInterval: number;
+  /** fail_swap_on: refuse to start while swap is on. */
+  failSwapOn: boolean;
+  /** eviction_minimum_reclaim: signal → what eviction frees beyond the threshold ("500Mi", "5%"). */
+  evictionMinimumReclaim: Record<string, string>;
+  /** pods_per_core (0 = off): max pods is at most this times the CPU cores. */
+  podsPerCore: number;
+  /** eviction_max_pod_grace_period, seconds (0 = the pod's own): the most a pod evicted by a soft threshold gets. */
+  evictionMaxPodGracePeriod: number;
+  /** shutdown_grace_period, shutdown_grace_period_critical_pods (0 = node shutdown not watched). */
+  shutdownGracePeriod: number;
+  shutdownGracePeriodCriticalPods: number;
   /** seccomp_default (seccompDefault): RuntimeDefault for pods that name no seccomp profile. */
   seccompDefault: boolean;
   /** allowed_unsafe_sysctls (allowedUnsafeSysctls): sysctls or `prefix*` patterns allowed beyond the safe set. */
@@ -246,6 +264,16 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   hostNetworkSources: ["*"],
   hostPidSources: ["*"],
   hostIpcSources: ["*"],
+  containerLogMaxSize: "10Mi",
+  containerLogMaxFiles: 5,
+  containerLogMaxWorkers: 1,
+  containerLogMonitorInterval: 10_000,
+  failSwapOn: true,
+  evictionMinimumReclaim: {},
+  podsPerCore: 0,
+  evictionMaxPodGracePeriod: 0,
+  shutdownGracePeriod: 0,
+  shutdownGracePeriodCriticalPods: 0,
   seccompDefault: false,
   allowedUnsafeSysctls: [],
   runtimeHandlers: {},

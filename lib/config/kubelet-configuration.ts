@@ -42,7 +42,6 @@ export interface FieldRow {
 
 const NO_API_SERVER = "there is no API server: this kubelet runs pods from files, a URL, etcd and HTTP pushes";
 const NO_NODE_OBJECT = "there is no Node object to register or update (no API server)";
-const DOCKER_LOGS = "container logs are kept by Docker's json-file driver (10 MiB × 2 per container)";
 
 /** Refuses every value except the ones a kubelet without that manager behaves like. */
 const only =
@@ -186,17 +185,17 @@ export const KUBELET_CONFIGURATION: FieldRow[] = [
   honoured("evictionSoft", "stringMap", "evictionSoft"),
   honoured("evictionSoftGracePeriod", "stringMap", "evictionSoftGracePeriod"),
   honoured("evictionPressureTransitionPeriod", "duration", "evictionPressureTransitionPeriod"),
-  notApplicable("evictionMaxPodGracePeriod", "int", "an evicted pod stops with its own terminationGracePeriodSeconds"),
-  notApplicable("evictionMinimumReclaim", "stringMap", "eviction reclaims until the threshold is no longer met"),
+  honoured("evictionMaxPodGracePeriod", "int", "evictionMaxPodGracePeriod"),
+  honoured("evictionMinimumReclaim", "stringMap", "evictionMinimumReclaim"),
   notApplicable("mergeDefaultEvictionSettings", "bool", "given evictionHard thresholds replace the defaults"),
-  notApplicable("podsPerCore", "int", "only maxPods bounds the number of pods"),
+  honoured("podsPerCore", "int", "podsPerCore"),
   notApplicable("enableControllerAttachDetach", "bool", "there are no attachable volumes (no API server)"),
   notApplicable("protectKernelDefaults", "bool", "kernel settings are neither checked nor changed"),
   notApplicable("makeIPTablesUtilChains", "bool", "iptables is never touched"),
   notApplicable("iptablesMasqueradeBit", "int", "deprecated: no effect in the kubelet either"),
   notApplicable("iptablesDropBit", "int", "deprecated: no effect in the kubelet either"),
   notApplicable("featureGates", "boolMap", "feature gates do not apply: every feature here is always on or absent"),
-  notApplicable("failSwapOn", "bool", "swap is not checked; pods get no swap (MemorySwap = Memory)"),
+  honoured("failSwapOn", "bool", "failSwapOn", POINTER),
   row("memorySwap", "object"),
   notApplicable(
     "memorySwap.swapBehavior",
@@ -204,10 +203,10 @@ export const KUBELET_CONFIGURATION: FieldRow[] = [
     "containers with a memory limit get no swap",
     only(["", "NoSwap"], "is not implemented: containers with a memory limit get no swap; remove it or set NoSwap"),
   ),
-  notApplicable("containerLogMaxSize", "string", DOCKER_LOGS),
-  notApplicable("containerLogMaxFiles", "int", DOCKER_LOGS),
-  notApplicable("containerLogMaxWorkers", "int", DOCKER_LOGS),
-  notApplicable("containerLogMonitorInterval", "duration", DOCKER_LOGS),
+  honoured("containerLogMaxSize", "string", "containerLogMaxSize"),
+  honoured("containerLogMaxFiles", "int", "containerLogMaxFiles", POINTER),
+  honoured("containerLogMaxWorkers", "int", "containerLogMaxWorkers", POINTER),
+  honoured("containerLogMonitorInterval", "duration", "containerLogMonitorInterval"),
   notApplicable(
     "configMapAndSecretChangeDetectionStrategy",
     "string",
@@ -245,13 +244,13 @@ export const KUBELET_CONFIGURATION: FieldRow[] = [
   notApplicable("logging.options", "anyMap", "log output options are fixed: text on a terminal, else JSON"),
   notApplicable("enableSystemLogHandler", "bool", "/logs/ is a debugging handler (enableDebuggingHandlers)"),
   notApplicable("enableSystemLogQuery", "bool", "/logs/ serves files under /var/log only, with no query"),
+  honoured("shutdownGracePeriod", "duration", "shutdownGracePeriod"),
+  honoured("shutdownGracePeriodCriticalPods", "duration", "shutdownGracePeriodCriticalPods"),
   notApplicable(
-    "shutdownGracePeriod",
-    "duration",
-    "node shutdown is not watched: pods keep running when the kubelet stops",
+    "shutdownGracePeriodByPodPriority",
+    "objects",
+    "node shutdown has the two groups of shutdownGracePeriod and shutdownGracePeriodCriticalPods",
   ),
-  notApplicable("shutdownGracePeriodCriticalPods", "duration", "node shutdown is not watched"),
-  notApplicable("shutdownGracePeriodByPodPriority", "objects", "node shutdown is not watched"),
   row("crashLoopBackOff", "object"),
   notApplicable(
     "crashLoopBackOff.maxContainerRestartPeriod",

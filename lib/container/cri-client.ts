@@ -236,6 +236,7 @@ export function createCriClient(options: CriClientOptions): CriClient {
       (await rt<{ url: string }>("Attach", { container_id: id, tty, stdin, stdout, stderr })).url,
     listContainerStats: async (filter = {}) =>
       (await rt<any>("ListContainerStats", { filter: { id: filter.id ?? "" } })).stats,
+    reopenContainerLog: async (id) => void (await rt("ReopenContainerLog", { container_id: id })),
     imageStatus: async (ref) => (await img<any>("ImageStatus", { image: { image: ref } })).image ?? undefined,
     // Pulls are as long as the image is big; the caller's signal bounds them.
     pullImage: async (ref, { auth, signal } = {}) =>

@@ -1,7 +1,7 @@
 // Container logs as the CRI runtimes write them (one file per container instance, each line
 // `<RFC3339Nano> <stdout|stderr> <P|F> <text>`): the kubelet reads them itself, as the Go kubelet's
-// kuberuntime/logs does, with tail, since, timestamps and follow.
-import { open } from "node:fs/promises";
+// kuberuntime/logs does, with tail, since, timestamps and follow (across a rotation of the file).
+import { open, stat, type FileHandle } from "node:fs/promises";
 import type { LogOptions } from "./runtime.ts";
 
 /** One parsed CRI log line; `partial` lines (P) continue in the next entry. */
@@ -52,7 +52,8 @@ function select(lines: CriLogLine[], options: LogOptions): CriLogLine[] {
 
 /**
  * Reads a CRI log file. With `follow`, keeps reading what is appended until the signal aborts or
- * `running()` says the container has ended (checked while the file is quiet).
+ * `running()` says the container has ended (checked while the file is quiet); when the log manager
+ * rotated the file, the rest of the old one is read and then the new one from its start.
  */
 export async function* readCriLog(
   path: string,
@@ -60,7 +61,8 @@ export async function* readCriLog(
 ): AsyncGenerator<Uint8Array> {
   const encoder = new TextEncoder();
   const timestamps = options.timestamps ?? false;
-  let handle;
+  const chunk = (lines: CriLogLine[]) => encoder.encode(lines.map((l) => render(l, timestamps)).join(""));
+  let handle: FileHandle;
   try {
     handle = await open(path, "r");
   } catch (error) {
@@ -86,19 +88,26 @@ export async function* readCriLog(
         .filter((l): l is CriLogLine => l !== undefined);
     };
     const first = select(await readMore(), options);
-    if (first.length) yield encoder.encode(first.map((l) => render(l, timestamps)).join(""));
+    if (first.length) yield chunk(first);
     if (!options.follow) return;
     const pollMs = options.pollMs ?? 100;
     while (!options.signal?.aborted) {
+      // Seen before the read: once rotated, the old file is complete when read to its end (the runtime writes only
+      // to the new one after its reopen).
+      const moved = await rotated(path, handle);
       const lines = await readMore();
-      if (lines.length) {
-        yield encoder.encode(lines.map((l) => render(l, timestamps)).join(""));
-        continue;
+      if (lines.length) yield chunk(lines);
+      if (moved) {
+        await handle.close();
+        handle = await open(path, "r");
+        offset = 0;
+        rest = "";
       }
+      if (lines.length || moved) continue;
       if (options.running && !(await options.running())) {
         // The runtime flushes the last lines before it reports the exit: one more read.
         const last = await readMore();
-        if (last.length) yield encoder.encode(last.map((l) => render(l, timestamps)).join(""));
+        if (last.length) yield chunk(last);
         return;
       }
       await new Promise<void>((resolve) => {
@@ -116,4 +125,10 @@ export async function* readCriLog(
   } finally {
     await handle.close();
   }
+}
+
+/** Whether `path` now names another file than the open one (renamed away, a new one in its place). */
+async function rotated(path: string, handle: FileHandle): Promise<boolean> {
+  const [current, opened] = await Promise.all([stat(path).catch(() => undefined), handle.stat()]);
+  return current !== undefined && (current.ino !== opened.ino || current.dev !== opened.dev);
 }

@@ -25,6 +25,7 @@ service RuntimeService {
   rpc Exec(ExecRequest) returns (ExecResponse) {}
   rpc Attach(AttachRequest) returns (AttachResponse) {}
   rpc ListContainerStats(ListContainerStatsRequest) returns (ListContainerStatsResponse) {}
+  rpc ReopenContainerLog(ReopenContainerLogRequest) returns (ReopenContainerLogResponse) {}
 }
 
 service ImageService {
@@ -302,6 +303,9 @@ message Container {
   map<string, string> annotations = 9;
 }
 message ListContainersResponse { repeated Container containers = 1; }
+
+message ReopenContainerLogRequest { string container_id = 1; }
+message ReopenContainerLogResponse {}
 
 message ContainerStatusRequest {
   string container_id = 1;

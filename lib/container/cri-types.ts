@@ -219,6 +219,8 @@ export interface CriClient {
   attach(id: string, streams: Required<StreamOptions>): Promise<string>;
   /** Stats of the containers that match (of one container when `id` is given), in one call. */
   listContainerStats(filter?: { id?: string }): Promise<CriContainerStats[]>;
+  /** ReopenContainerLog: the runtime writes the container's output to a new file at its log path. */
+  reopenContainerLog(id: string): Promise<void>;
   /** The image, or undefined when it is not present. */
   imageStatus(image: string): Promise<CriImage | undefined>;
   /** Options as one object, as the port's pullImage takes them. */

@@ -202,6 +202,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
       });
     },
     inspectContainer,
+    reopenContainerLog: (id) => client.reopenContainerLog(id),
     createContainer: (sandboxId, config, sandboxConfig) =>
       client.createContainer(sandboxId, config, sandboxConfig).catch((e) => Promise.reject(conflict(e))),
     async startContainer(id) {

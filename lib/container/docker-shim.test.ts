@@ -69,7 +69,7 @@ describe("the pause container", () => {
         IpcMode: "shareable",
         CpuShares: 2,
         OomScoreAdj: -998,
-        LogConfig: { Type: "json-file", Config: { "max-size": "10m", "max-file": "2" } },
+        LogConfig: { Type: "json-file", Config: { "max-size": "10m", "max-file": "5" } },
       },
     });
   });
@@ -148,7 +148,7 @@ describe("an app container", () => {
         OomScoreAdj: 1000,
         // No seccomp profile named and seccompDefault off: Unconfined, as the Go kubelet asks for it.
         SecurityOpt: ["seccomp=unconfined"],
-        LogConfig: { Type: "json-file", Config: { "max-size": "10m", "max-file": "2" } },
+        LogConfig: { Type: "json-file", Config: { "max-size": "10m", "max-file": "5" } },
       },
     });
     expect(dockerName(podSandboxConfig(p, ctx, 0), "app", 7)).toBe(`k8s_app_web_default_${p.metadata.uid}_7`);
@@ -366,6 +366,17 @@ describe("an app container", () => {
     expect(() => body(pod(), { ...app, volumeMounts: [{ name: "nope", mountPath: "/x" }] })).toThrow(
       'container app: volume "nope" was not set up',
     );
+  });
+
+  test("containerLogMaxSize and containerLogMaxFiles become the json-file driver's max-size and max-file", () => {
+    const p = pod();
+    const config = containerConfig(p, p.spec.containers[0]!, { ...ctx, attempt: 0, init: false });
+    const logs = (logMaxSizeBytes: number, logMaxFiles: number) =>
+      containerBody("pause-id", config, podSandboxConfig(p, ctx, 0), undefined, { logMaxSizeBytes, logMaxFiles })
+        .HostConfig.LogConfig;
+    expect(logs(5 * 2 ** 20, 3)).toEqual({ Type: "json-file", Config: { "max-size": "5m", "max-file": "3" } });
+    expect(logs(2 ** 30, 2)?.Config?.["max-size"]).toBe("1g");
+    expect(logs(1000, 2)?.Config?.["max-size"]).toBe("1000");
   });
 
   test("working directory, TTY, stdin, host PID", () => {

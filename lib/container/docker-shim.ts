@@ -57,6 +57,9 @@ export interface DockerShimOptions {
   podInfraImage: string;
   /** Docker network of a sandbox that is not on the host's network ("none", "bridge", a network name). */
   podNetworkMode: string;
+  /** containerLogMaxSize and containerLogMaxFiles: the json-file driver's max-size and max-file (10 MiB, 5). */
+  logMaxSizeBytes?: number;
+  logMaxFiles?: number;
 }
 
 /** dockershim's io.kubernetes.docker.type values: what a Docker container stands for in the CRI. */
@@ -68,7 +71,21 @@ export const CONTAINER_TYPE = { sandbox: "podsandbox", container: "container" } 
  */
 export const SANDBOX_STOP_GRACE_SECONDS = 2;
 
-const LOG_CONFIG = { Type: "json-file", Config: { "max-size": "10m", "max-file": "2" } };
+const DOCKER_SIZE_UNITS = [
+  ["g", 2 ** 30],
+  ["m", 2 ** 20],
+  ["k", 2 ** 10],
+] as const;
+
+/** The json-file driver rotating at containerLogMaxSize and keeping containerLogMaxFiles (Docker's units are binary). */
+function logConfig(shim: Partial<DockerShimOptions>): NonNullable<ContainerCreateBody["HostConfig"]["LogConfig"]> {
+  const bytes = shim.logMaxSizeBytes ?? 10 * 2 ** 20;
+  const [unit, scale] = DOCKER_SIZE_UNITS.find(([, scale]) => bytes % scale === 0) ?? ["", 1];
+  return {
+    Type: "json-file",
+    Config: { "max-size": `${bytes / scale}${unit}`, "max-file": String(shim.logMaxFiles ?? 5) },
+  };
+}
 
 /** `k8s_<container>_<pod>_<namespace>_<uid>_<attempt>`: the dockershim name. */
 export function dockerName(sandbox: PodSandboxConfig, container: string, attempt: number): string {
@@ -104,7 +121,7 @@ export function sandboxBody(config: PodSandboxConfig, shim: DockerShimOptions): 
       ...(resources.oom_score_adj !== undefined ? { OomScoreAdj: resources.oom_score_adj } : {}),
       ...(config.linux?.cgroup_parent ? { CgroupParent: config.linux.cgroup_parent } : {}),
       ...(config.linux?.sysctls && Object.keys(config.linux.sysctls).length ? { Sysctls: config.linux.sysctls } : {}),
-      LogConfig: LOG_CONFIG,
+      LogConfig: logConfig(shim),
     },
   };
 }
@@ -129,6 +146,7 @@ export function containerBody(
   config: ContainerConfig,
   sandbox: PodSandboxConfig,
   seccompJson?: string,
+  shim: Partial<DockerShimOptions> = {},
 ): ContainerCreateBody {
   const options = securityOpts(config, seccompJson);
   const resources = config.linux?.resources ?? {};
@@ -172,7 +190,7 @@ export function containerBody(
       ...(drop.length ? { CapDrop: drop } : {}),
       ...(groups.length ? { GroupAdd: groups.map(String) } : {}),
       ...(options.length ? { SecurityOpt: options } : {}),
-      LogConfig: LOG_CONFIG,
+      LogConfig: logConfig(shim),
     },
   };
 }

@@ -603,7 +603,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       return id;
     },
     createContainer: async (sandboxId, config, sandboxConfig) =>
-      create(containerBody(sandboxId, config, sandboxConfig, await localhostSeccompJson(config))),
+      create(containerBody(sandboxId, config, sandboxConfig, await localhostSeccompJson(config), shim)),
     startContainer,
     stopContainer: (id, graceSeconds) => stop(id, graceSeconds, "container"),
     // Docker's update leaves a field at 0 as it is; the swap limit follows memory, as at creation.

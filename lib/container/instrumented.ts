@@ -34,6 +34,7 @@ export const RUNTIME_OPERATIONS = {
   execStream: "exec",
   attach: "attach",
   stats: "container_stats",
+  reopenContainerLog: "reopen_container_log",
 } as const satisfies Partial<Record<keyof Runtime, string>>;
 
 /** Wraps the non-streaming methods of a runtime with timing and error counting. */
@@ -79,6 +80,9 @@ export function instrumentRuntime(runtime: Runtime, metrics: KubeletMetrics): Ru
     attach: async (id, options) =>
       countedSession("attach", await measured(RUNTIME_OPERATIONS.attach, runtime.attach)(id, options)),
     stats: measured(RUNTIME_OPERATIONS.stats, runtime.stats),
+    ...(runtime.reopenContainerLog && {
+      reopenContainerLog: measured(RUNTIME_OPERATIONS.reopenContainerLog, runtime.reopenContainerLog),
+    }),
     logs: (id, options) => counted("logs", runtime.logs(id, options)),
     events: (signal) => counted("events", runtime.events(signal)),
   };

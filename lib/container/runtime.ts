@@ -422,6 +422,11 @@ export interface Runtime extends StreamingRuntime {
   /** Removes an image and all its tags; Conflict when a container uses it, missing is not an error. */
   removeImage(id: string): Promise<void>;
   exec(id: string, cmd: string[], options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<ExecResult>;
+  /**
+   * CRI ReopenContainerLog: the runtime starts a new file at the container's log path (the kubelet renamed the
+   * old one). Absent on Docker, whose json-file driver rotates its own logs.
+   */
+  reopenContainerLog?(id: string): Promise<void>;
   /** Container output (stdout and stderr interleaved), demultiplexed. */
   logs(id: string, options?: LogOptions): AsyncIterable<Uint8Array>;
   stats(id: string): Promise<ContainerStats>;

@@ -96,6 +96,11 @@ describe("threshold parsing (the Go kubelet's cases)", () => {
       /no --eviction_soft threshold/,
     ],
     ["a malformed quantity", settings("memory.available<lots"), /expected a quantity such as 100Mi/],
+    [
+      "a minimum reclaim of an unknown signal",
+      { ...settings("memory.available<100Mi"), minimumReclaim: { "mem.available": "1Gi" } },
+      /--eviction_minimum_reclaim: unsupported eviction signal "mem.available"/,
+    ],
   ];
   for (const [name, input, message] of errors)
     test(`rejects ${name} with a message naming the flag`, () =>
@@ -112,6 +117,15 @@ describe("threshold arithmetic", () => {
     const met = (available: number) =>
       thresholdsMet([memory!], { "memory.available": { available, capacity: 8 * Gi } }).length;
     expect([met(99 * Mi), met(100 * Mi), met(101 * Mi)]).toEqual([1, 0, 0]);
+  });
+  test("with its minimum reclaim enforced a threshold is met until the threshold plus the minimum is available", () => {
+    const [nodefsWithReclaim] = parseThresholds(
+      { ...settings("nodefs.available<10%"), minimumReclaim: { "nodefs.available": "1Gi" } },
+      parseDuration,
+    );
+    const met = (available: number, enforce: boolean) =>
+      thresholdsMet([nodefsWithReclaim!], { "nodefs.available": { available, capacity: 50 * Gi } }, enforce).length;
+    expect([met(5.5 * Gi, false), met(5.5 * Gi, true), met(6 * Gi, true)]).toEqual([0, 1, 0]);
   });
   test("a signal that was not measured meets no threshold", () => {
     expect(thresholdsMet([memory!, nodefs!], { "nodefs.available": { available: 1, capacity: 100 } })).toEqual([

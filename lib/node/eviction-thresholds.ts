@@ -14,11 +14,12 @@ export const SIGNALS = [
   "nodefs.inodesFree",
   "imagefs.available",
   "imagefs.inodesFree",
+  "pid.available",
 ] as const;
 export type Signal = (typeof SIGNALS)[number];
 
 /** The node resource a signal starves, as named in conditions and eviction messages. */
-export type StarvedResource = "memory" | "ephemeral-storage" | "inodes";
+export type StarvedResource = "memory" | "ephemeral-storage" | "inodes" | "pids";
 
 /** One threshold: `signal < value`, either a quantity or a fraction of capacity. */
 export interface Threshold {
@@ -30,6 +31,8 @@ export interface Threshold {
   gracePeriodMs: number;
   /** The text the user gave, for messages ("100Mi", "10%"). */
   text: string;
+  /** evictionMinimumReclaim: once met, the threshold holds until this much more is available. */
+  minReclaim?: { quantity?: number; percentage?: number };
 }
 
 /** What a signal measured: how much is available out of how much. */
@@ -44,6 +47,7 @@ export interface ThresholdSettings {
   hard: Record<string, string>;
   soft: Record<string, string>;
   softGracePeriod: Record<string, string>;
+  minimumReclaim?: Record<string, string>;
 }
 
 /** Parses the flags into thresholds; bad input throws InvalidValue naming the flag, the signal and the fix. */
@@ -70,6 +74,12 @@ export function parseThresholds(settings: ThresholdSettings, parseDuration: (tex
     if (quantity < 0) throw bad("a threshold must not be negative");
     return { quantity };
   };
+  const minReclaim = new Map(
+    Object.entries(settings.minimumReclaim ?? {}).map(([name, text]) => [
+      signal("eviction_minimum_reclaim", name),
+      value("eviction_minimum_reclaim", name, text),
+    ]),
+  );
   for (const [name, text] of Object.entries(settings.hard)) {
     thresholds.push({
       signal: signal("eviction_hard", name),
@@ -114,30 +124,49 @@ export function parseThresholds(settings: ThresholdSettings, parseDuration: (tex
       text,
     });
   }
+  for (const t of thresholds) {
+    const reclaim = minReclaim.get(t.signal);
+    if (reclaim) t.minReclaim = reclaim;
+  }
   return thresholds;
 }
 
 /** The threshold's quantity for a capacity (a percentage is of the capacity). */
-export function thresholdQuantity(threshold: Threshold, capacity: number): number {
+export function thresholdQuantity(threshold: Pick<Threshold, "quantity" | "percentage">, capacity: number): number {
   return threshold.quantity ?? Math.round((threshold.percentage ?? 0) * capacity);
 }
 
-/** Thresholds the observations meet (available below the threshold); unmeasured signals meet none. */
-export function thresholdsMet(thresholds: Threshold[], observations: Observations): Threshold[] {
+/**
+ * Thresholds the observations meet (available below the threshold; with `enforceMinReclaim`, below the threshold
+ * plus its minimum reclaim); unmeasured signals meet none.
+ */
+export function thresholdsMet(
+  thresholds: Threshold[],
+  observations: Observations,
+  enforceMinReclaim = false,
+): Threshold[] {
   return thresholds.filter((t) => {
     const seen = observations[t.signal];
-    return seen !== undefined && seen.available < thresholdQuantity(t, seen.capacity);
+    return seen !== undefined && seen.available < reclaimTarget(t, seen.capacity, enforceMinReclaim);
   });
+}
+
+/** The availability eviction works towards: the threshold, plus its minimum reclaim when enforced. */
+export function reclaimTarget(threshold: Threshold, capacity: number, enforceMinReclaim = true): number {
+  const extra = enforceMinReclaim && threshold.minReclaim ? thresholdQuantity(threshold.minReclaim, capacity) : 0;
+  return thresholdQuantity(threshold, capacity) + extra;
 }
 
 /** The resource a signal starves. */
 export function starvedResource(signal: Signal): StarvedResource {
   if (signal === "memory.available") return "memory";
+  if (signal === "pid.available") return "pids";
   return signal.endsWith("inodesFree") ? "inodes" : "ephemeral-storage";
 }
 
 /** The node condition a signal sets. */
-export function pressureCondition(signal: Signal): "MemoryPressure" | "DiskPressure" {
+export function pressureCondition(signal: Signal): "MemoryPressure" | "DiskPressure" | "PIDPressure" {
+  if (signal === "pid.available") return "PIDPressure";
   return signal === "memory.available" ? "MemoryPressure" : "DiskPressure";
 }
 
@@ -161,13 +190,16 @@ export function evictionUsage(
       usage:
         resource === "memory"
           ? (c.memory?.workingSetBytes ?? 0)
-          : resource === "inodes"
-            ? (c.rootfs?.inodesUsed ?? 0)
-            : (c.rootfs?.usedBytes ?? 0) + (c.logs?.usedBytes ?? 0),
+          : // Per-pod process counts are not measured: under PID pressure pods are ranked by priority alone.
+            resource === "pids"
+            ? 0
+            : resource === "inodes"
+              ? (c.rootfs?.inodesUsed ?? 0)
+              : (c.rootfs?.usedBytes ?? 0) + (c.logs?.usedBytes ?? 0),
     }));
     const volumes = pod.volume.reduce((n, v) => n + (resource === "inodes" ? v.inodesUsed : v.usedBytes), 0);
     usage.set(pod.podRef.uid, {
-      total: containers.reduce((n, c) => n + c.usage, 0) + (resource === "memory" ? 0 : volumes),
+      total: containers.reduce((n, c) => n + c.usage, 0) + (resource === "memory" || resource === "pids" ? 0 : volumes),
       containers,
     });
   }

@@ -21,18 +21,21 @@ describe("eviction manager", () => {
   let observations: Observations;
   let pods: Pod[];
   let usage: Map<string, PodUsage>;
-  let evicted: Array<{ name: string; message: string }>;
+  let evicted: Array<{ name: string; message: string; grace?: number }>;
   let emptyDirs: Map<string, number>;
   let reclaimable: number;
   const manager = (
     hard: Record<string, string>,
     soft: Record<string, string> = {},
     grace: Record<string, string> = {},
+    minimumReclaim: Record<string, string> = {},
+    maxPodGracePeriodSeconds = 0,
   ) =>
     createEvictionManager(
       {
-        thresholds: parseThresholds({ hard, soft, softGracePeriod: grace }, parseDuration),
+        thresholds: parseThresholds({ hard, soft, softGracePeriod: grace, minimumReclaim }, parseDuration),
         pressureTransitionPeriodMs: 300_000,
+        maxPodGracePeriodSeconds,
         clock,
         log: silentLogger,
       },
@@ -47,7 +50,8 @@ describe("eviction manager", () => {
           observations["imagefs.available"]!.available += freed;
           return freed;
         },
-        evict: async (pod, message) => void evicted.push({ name: pod.metadata.name, message }),
+        evict: async (pod, message, grace) =>
+          void evicted.push({ name: pod.metadata.name, message, ...(grace === undefined ? {} : { grace }) }),
       },
     );
   const use = (pod: Pod, bytes: number) =>
@@ -192,5 +196,60 @@ describe("eviction manager", () => {
     await m.synchronize();
     await m.synchronize();
     expect(evicted.map((e) => e.name)).toEqual(["low", "critical"]);
+  });
+
+  test("pid.available below its threshold sets PIDPressure and evicts the lowest priority pod, reclaiming no images", async () => {
+    const m = manager({ "pid.available": "1000" });
+    observations["pid.available"] = { available: 800, capacity: 32768 };
+    observations["imagefs.available"] = { available: 0, capacity: Gi };
+    reclaimable = Gi;
+    pods[0]!.spec.priority = 10;
+    pods[2]!.spec.priority = 5;
+    for (const p of pods) use(p, 0);
+    await m.synchronize();
+    expect(m.conditions().find((c) => c.type === "PIDPressure")).toMatchObject({
+      status: "True",
+      reason: "KubeletHasInsufficientPID",
+      message: "kubelet has insufficient PID available",
+    });
+    expect(evicted).toEqual([
+      { name: "burstable", message: "The node was low on resource: pids. Threshold quantity: 1000, available: 800. " },
+    ]);
+    expect(reclaimable).toBe(Gi);
+  });
+
+  test("with evictionMinimumReclaim a met threshold holds, and evicts, until the threshold plus the minimum is available", async () => {
+    const m = manager({ "memory.available": "100Mi" }, {}, {}, { "memory.available": "200Mi" });
+    memory(50 * Mi);
+    await m.synchronize();
+    memory(150 * Mi); // above the threshold, below threshold + minimum reclaim
+    await m.synchronize();
+    expect(evicted.map((e) => e.name)).toEqual(["best-effort", "burstable"]);
+    memory(350 * Mi);
+    await m.synchronize();
+    expect(evicted).toHaveLength(2);
+    memory(150 * Mi); // no longer met before: the threshold alone counts again
+    await m.synchronize();
+    expect(evicted).toHaveLength(2);
+  });
+
+  test("disk pressure reclaims images up to the threshold plus the minimum reclaim", async () => {
+    const m = manager({ "imagefs.available": "15%" }, {}, {}, { "imagefs.available": "5Gi" });
+    observations["imagefs.available"] = { available: 10 * Gi, capacity: 100 * Gi };
+    reclaimable = 100 * Gi;
+    await m.synchronize();
+    expect(observations["imagefs.available"]!.available).toBe(20 * Gi);
+    expect(evicted).toEqual([]);
+  });
+
+  test("a soft threshold's victim stops within evictionMaxPodGracePeriod, a hard threshold's with its own grace period", async () => {
+    const soft = manager({}, { "memory.available": "100Mi" }, { "memory.available": "30s" }, {}, 10);
+    memory(50 * Mi);
+    await soft.synchronize();
+    await clock.advance(30_000);
+    await soft.synchronize();
+    expect(evicted.map((e) => e.grace)).toEqual([10]);
+    await manager({ "memory.available": "100Mi" }, {}, {}, {}, 10).synchronize();
+    expect(evicted.map((e) => e.grace)).toEqual([10, undefined]);
   });
 });

@@ -1,5 +1,5 @@
 // The eviction manager (the Go kubelet's eviction manager, every 10 s): measures the signals,
-// keeps the MemoryPressure/DiskPressure conditions (held for --eviction_pressure_transition_period
+// keeps the MemoryPressure/DiskPressure/PIDPressure conditions (held for --eviction_pressure_transition_period
 // after the last time a threshold was met), evicts a pod whose disk emptyDir exceeds its
 // sizeLimit, and under a threshold past its grace period first reclaims images (disk), then
 // evicts one pod per pass in the kubelet's order.
@@ -11,6 +11,7 @@ import {
   formatBytes,
   pressureCondition,
   rankForEviction,
+  reclaimTarget,
   starvedResource,
   thresholdQuantity,
   thresholdsMet,
@@ -22,6 +23,8 @@ import {
 
 export interface EvictionOptions {
   thresholds: Threshold[];
+  /** evictionMaxPodGracePeriod: the most seconds a pod evicted by a soft threshold gets (0 = its own). */
+  maxPodGracePeriodSeconds?: number;
   pressureTransitionPeriodMs: number;
   clock: Clock;
   log: Logger;
@@ -44,13 +47,13 @@ export interface EvictionDeps {
   emptyDirUsage(pod: Pod, volume: string): Promise<number>;
   /** Frees image filesystem space (image GC); resolves to the bytes freed. */
   reclaimImages(bytes: number): Promise<number>;
-  /** Stops the pod and marks it Failed with reason Evicted and `message`. */
-  evict(pod: Pod, message: string): Promise<void>;
+  /** Stops the pod (within `graceSeconds` when given) and marks it Failed with reason Evicted and `message`. */
+  evict(pod: Pod, message: string, graceSeconds?: number): Promise<void>;
 }
 
 /** A node condition the manager keeps (the Kubernetes NodeCondition shape). */
 export interface NodeCondition {
-  type: "MemoryPressure" | "DiskPressure";
+  type: "MemoryPressure" | "DiskPressure" | "PIDPressure";
   status: "True" | "False";
   reason: string;
   message: string;
@@ -70,6 +73,7 @@ const SIGNAL_ORDER: Signal[] = [
   "nodefs.inodesFree",
   "imagefs.available",
   "imagefs.inodesFree",
+  "pid.available",
 ];
 const CRITICAL_PRIORITY = 2_000_000_000;
 const CRITICAL_CLASSES = new Set(["system-node-critical", "system-cluster-critical"]);
@@ -77,9 +81,11 @@ const CRITICAL_CLASSES = new Set(["system-node-critical", "system-cluster-critic
 export function createEvictionManager(options: EvictionOptions, deps: EvictionDeps): EvictionManager {
   const { clock, log } = options;
   const firstObserved = new Map<Threshold, number>();
+  /** Thresholds met on the last pass: they hold until their minimum reclaim is available too (evictionMinimumReclaim). */
+  let lastMet: Threshold[] = [];
   const lastObserved = new Map<NodeCondition["type"], number>();
   const conditions = new Map<NodeCondition["type"], NodeCondition>();
-  for (const type of ["MemoryPressure", "DiskPressure"] as const)
+  for (const type of ["MemoryPressure", "DiskPressure", "PIDPressure"] as const)
     conditions.set(type, condition(type, false, new Date(clock.now()).toISOString()));
 
   const updateConditions = (met: Threshold[]) => {
@@ -114,7 +120,10 @@ export function createEvictionManager(options: EvictionOptions, deps: EvictionDe
   return {
     async synchronize() {
       let observations = await deps.observe();
-      const met = thresholdsMet(options.thresholds, observations);
+      const unresolved = thresholdsMet(lastMet, observations, true);
+      const met = thresholdsMet(options.thresholds, observations).filter((t) => !unresolved.includes(t));
+      met.push(...unresolved);
+      lastMet = met;
       const now = clock.now();
       for (const t of options.thresholds) {
         if (!met.includes(t)) firstObserved.delete(t);
@@ -129,13 +138,13 @@ export function createEvictionManager(options: EvictionOptions, deps: EvictionDe
       const threshold = passed[0];
       if (!threshold) return undefined;
       const resource = starvedResource(threshold.signal);
-      if (resource !== "memory") {
+      if (resource !== "memory" && resource !== "pids") {
         // Node-level reclaim first: unused images, then measure again.
         const seen = observations[threshold.signal]!;
-        const needed = thresholdQuantity(threshold, seen.capacity) - seen.available;
+        const needed = reclaimTarget(threshold, seen.capacity) - seen.available;
         if (resource === "ephemeral-storage") await deps.reclaimImages(needed);
         observations = await deps.observe();
-        if (!thresholdsMet([threshold], observations).length) {
+        if (!thresholdsMet([threshold], observations, true).length) {
           log.info(`${threshold.signal} back above its threshold after reclaiming images: no pod evicted`);
           return undefined;
         }
@@ -160,9 +169,12 @@ export function createEvictionManager(options: EvictionOptions, deps: EvictionDe
       );
       const victim = byUid.get(ranked[0]!.uid)!;
       const seen = observations[threshold.signal]!;
+      // A soft threshold's victim stops within evictionMaxPodGracePeriod; a hard one's with its own grace period.
+      const maxGrace = options.maxPodGracePeriodSeconds ?? 0;
       await deps.evict(
         victim,
         evictionMessage(threshold, seen.available, seen.capacity, resource, victim, usage.get(victim.metadata.uid)),
+        ...(threshold.gracePeriodMs > 0 && maxGrace > 0 ? [maxGrace] : []),
       );
       return victim.metadata.uid;
     },
@@ -180,6 +192,10 @@ const WORDING: Record<NodeCondition["type"], Array<[string, string]>> = {
     ["KubeletHasDiskPressure", "kubelet has disk pressure"],
     ["KubeletHasNoDiskPressure", "kubelet has no disk pressure"],
   ],
+  PIDPressure: [
+    ["KubeletHasInsufficientPID", "kubelet has insufficient PID available"],
+    ["KubeletHasSufficientPID", "kubelet has sufficient PID available"],
+  ],
 };
 
 function condition(type: NodeCondition["type"], pressure: boolean, at: string): NodeCondition {
@@ -195,6 +211,7 @@ const REQUEST_NAME: Record<StarvedResource, string | undefined> = {
   memory: "memory",
   "ephemeral-storage": "ephemeral-storage",
   inodes: undefined,
+  pids: undefined,
 };
 
 function containerRequest(c: Pod["spec"]["containers"][number], resource: StarvedResource): number {
@@ -217,9 +234,10 @@ function evictionMessage(
   pod: Pod,
   usage: PodUsage | undefined,
 ): string {
-  const quantity =
-    threshold.quantity !== undefined ? threshold.text : formatBytes(thresholdQuantity(threshold, capacity));
-  let message = `The node was low on resource: ${resource}. Threshold quantity: ${quantity}, available: ${formatBytes(available)}. `;
+  // Process counts are plain numbers, not bytes.
+  const amount = resource === "pids" ? (n: number) => String(Math.round(n)) : formatBytes;
+  const quantity = threshold.quantity !== undefined ? threshold.text : amount(thresholdQuantity(threshold, capacity));
+  let message = `The node was low on resource: ${resource}. Threshold quantity: ${quantity}, available: ${amount(available)}. `;
   for (const c of usage?.containers ?? []) {
     const spec = pod.spec.containers.find((s) => s.name === c.name);
     const request = spec ? containerRequest(spec, resource) : 0;

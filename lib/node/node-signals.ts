@@ -1,7 +1,8 @@
 // The eviction signals measured from the host, as the Go kubelet measures them: memory.available
 // is capacity minus the root memory cgroup's working set (usage − inactive file pages; MemAvailable
 // of /proc/meminfo where no cgroup v1 root exists), nodefs is statfs of root_dir and imagefs is
-// statfs of Docker's data root.
+// statfs of Docker's data root; pid.available is the pid limit (the lower of kernel.pid_max and
+// kernel.threads-max) minus the tasks that exist (/proc/loadavg's count, sysinfo's procs).
 import { readFile } from "node:fs/promises";
 import type { Observations } from "./eviction-thresholds.ts";
 import type { FsStats, StatFs } from "./filesystem.ts";
@@ -36,6 +37,21 @@ export async function memoryStats(read: ReadText = readText): Promise<MemoryStat
   return { capacityBytes, availableBytes, workingSetBytes: Math.max(0, capacityBytes - availableBytes) };
 }
 
+/** pid.available the kubelet's way: the pid limit and the tasks in use; undefined where /proc does not say. */
+export async function pidStats(
+  read: ReadText = readText,
+): Promise<{ capacity: number; available: number } | undefined> {
+  const [pidMax, threadsMax, loadavg] = await Promise.all([
+    read("/proc/sys/kernel/pid_max"),
+    read("/proc/sys/kernel/threads-max"),
+    read("/proc/loadavg"),
+  ]).catch(() => [] as string[]);
+  const capacity = Math.min(Number(pidMax?.trim()), Number(threadsMax?.trim()));
+  const tasks = Number(/\d+\/(\d+)/.exec(loadavg ?? "")?.[1]);
+  if (!Number.isFinite(capacity) || !Number.isFinite(tasks)) return undefined;
+  return { capacity, available: Math.max(0, capacity - tasks) };
+}
+
 /** "Key: 123 kB" or "key 123" lines → numbers (as written, kB not converted). */
 function parseKeyValues(text: string): Record<string, number> {
   const out: Record<string, number> = {};
@@ -65,13 +81,14 @@ export interface NodeMeasurement {
 /** Measures every signal; a filesystem that cannot be measured leaves its signals out (they meet no threshold). */
 export function createNodeSignals(deps: NodeSignalDeps): () => Promise<NodeMeasurement> {
   return async () => {
-    const [memory, nodeFs, imageFs] = await Promise.all([
+    const [memory, nodeFs, imageFs, pids] = await Promise.all([
       memoryStats(deps.readText),
       deps.statFs(deps.rootDir),
       deps
         .imageFsPath()
         .then((path) => deps.statFs(path))
         .catch(() => undefined),
+      pidStats(deps.readText),
     ]);
     const observations: Observations = {
       "memory.available": { available: memory.availableBytes, capacity: memory.capacityBytes },
@@ -82,6 +99,7 @@ export function createNodeSignals(deps: NodeSignalDeps): () => Promise<NodeMeasu
       observations["imagefs.available"] = { available: imageFs.availableBytes, capacity: imageFs.capacityBytes };
       observations["imagefs.inodesFree"] = { available: imageFs.inodesFree, capacity: imageFs.inodes };
     }
+    if (pids) observations["pid.available"] = pids;
     return { memory, nodeFs, imageFs, observations };
   };
 }

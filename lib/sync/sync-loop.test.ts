@@ -606,6 +606,18 @@ describe("sync loop", () => {
     await l.stop();
   });
 
+  test("an eviction with a reason and a shorter grace period reports that reason and stops within that period", async () => {
+    const l = await loop();
+    const pod = testPod("web", spec({ terminationGracePeriodSeconds: 30 }));
+    l.store.apply("file", { pods: [pod], rejected: [] });
+    await l.settle();
+    const message = "Pod was terminated in response to imminent node shutdown.";
+    await l.syncLoop.evict(pod, message, { reason: "Terminated", graceSeconds: 5 });
+    expect(l.syncLoop.pods()[0]!.status).toMatchObject({ phase: "Failed", reason: "Terminated", message });
+    expect(l.runtime.calls.filter((c) => c.method === "stopContainer").map((c) => c.args[1])).toEqual([5]);
+    await l.stop();
+  });
+
   test("a pod that finished is not run again when its dead container is garbage-collected, until its manifest changes", async () => {
     const l = await loop();
     const job = (command: string[]) =>

@@ -74,9 +74,16 @@ export interface SyncLoop {
   activePods(): Pod[];
   /**
    * Evicts a pod: stops and removes its containers and volumes, and reports it Failed with reason Evicted and
-   * `message` until its manifest changes. Resolves when the pod is stopped (or the loop stops).
+   * `message` until its manifest changes. Resolves when the pod is stopped (or the loop stops). `options` give
+   * another reason (node shutdown: Terminated) and a grace period below the pod's own.
    */
-  evict(pod: Pod, message: string): Promise<void>;
+  evict(pod: Pod, message: string, options?: EvictOptions): Promise<void>;
+}
+
+/** How an evicted pod is reported and stopped: reason (default Evicted), at most `graceSeconds` to stop. */
+export interface EvictOptions {
+  reason?: string;
+  graceSeconds?: number;
 }
 
 /**
@@ -116,11 +123,17 @@ interface PodRecord {
   /** Containers whose exit the runtime's events reported since the pod was last observed. */
   exited: Set<string>;
   /** Evicted (a changed manifest lifts it): the message, who awaits the stop. */
-  eviction?: { message: string; stopped: Array<() => void>; reason?: string };
+  eviction?: { message: string; stopped: Array<() => void> } & EvictOptions;
   /** Reached Succeeded or Failed. A finished pod never starts again (its dead containers may be garbage-collected,
    *  its status stays), as the Go kubelet's terminal phase; a changed manifest is a new pod. */
   finished: boolean;
 }
+
+/** The pod as an eviction stops it: within the eviction's grace period when that is shorter than the pod's own. */
+const withEvictionGrace = (pod: Pod, eviction: EvictOptions): Pod =>
+  eviction.graceSeconds === undefined || eviction.graceSeconds >= (pod.spec.terminationGracePeriodSeconds ?? 30)
+    ? pod
+    : { ...pod, spec: { ...pod.spec, terminationGracePeriodSeconds: eviction.graceSeconds } };
 
 /** Wakes whoever awaits an eviction's stop. */
 const stoppedEviction = (record: PodRecord) => {
@@ -277,7 +290,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
           `pod ${labels[LABEL.podNamespace]}/${labels[LABEL.podName]} ${record.rejected ? `was rejected (${record.rejected.reason})` : "is no longer wanted by any source"}: stopping it`,
         );
       }
-      await executor.killPod(uid, observed, record.pod);
+      await executor.killPod(uid, observed, evicted ? withEvictionGrace(record.pod!, record.eviction!) : record.pod);
     }
     probes.removePod(uid);
     if (evicted) {
@@ -536,12 +549,12 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       wanted()
         .filter(([, r]) => !r.eviction && r.status?.phase !== "Succeeded" && r.status?.phase !== "Failed")
         .map(([, r]) => r.pod!),
-    evict(pod, message) {
+    evict(pod, message, options = {}) {
       const record = records.get(pod.metadata.uid);
       if (!record?.wanted || stopping) return Promise.resolve();
       log.warn(`evicting pod ${podKey(pod)}: ${message}`);
-      deps.events.record(pod, "Warning", "Evicted", message);
-      record.eviction ??= { message, stopped: [] };
+      deps.events.record(pod, "Warning", options.reason ?? "Evicted", message);
+      record.eviction ??= { message, stopped: [], ...options };
       const stopped = new Promise<void>((resolve) => record.eviction!.stopped.push(resolve));
       version++;
       trigger(pod.metadata.uid);

@@ -151,6 +151,9 @@ export function createFakeCriClient(): FakeCriClient {
         ...(linux ? { resources: { linux } } : {}),
       };
     },
+    async reopenContainerLog(id) {
+      container("ReopenContainerLog", id);
+    },
     async listContainerStats(filter = {}): Promise<CriContainerStats[]> {
       record(filter.id ? "ListContainerStats by id" : "ListContainerStats");
       if (filter.id && !containers.has(filter.id)) throw notFound("ListContainerStats", filter.id);

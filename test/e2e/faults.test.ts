@@ -144,7 +144,17 @@ describeWithServices("faults", (services) => {
     // Restarted with a sync period longer than the test: the only syncs are the start-up ones, so what
     // /pods says once each pod's worker has run once is what the first sync found, not a later one's fix.
     kubelet = await startKubelet(args("1h"));
-    await waitFor("every pod's first sync after the restart", async () => (await podSyncs(kubelet)) >= 30, 60_000);
+    // Each pod's first sync gives it container statuses (before it, /pods shows Pending without any). Workers run
+    // at once, and a resync may sync a pod a second time before another's first: the count alone is not enough.
+    const firstSyncsDone = async () => {
+      const mine = (await podList(kubelet)).items.filter((p) => p.metadata.name.startsWith("e2e-fault-kill-"));
+      return mine.length === 30 && mine.every((p) => p.status?.containerStatuses !== undefined);
+    };
+    await waitFor(
+      "every pod's first sync after the restart",
+      async () => (await podSyncs(kubelet)) >= 30 && (await firstSyncsDone()),
+      60_000,
+    );
     expect(await allRunning()).toBe(true);
     expect(containerIds(services, "e2e-fault-kill-")).toEqual(before);
     const restarts = (await podList(kubelet)).items.flatMap(

@@ -25,6 +25,8 @@ export interface RuntimeUnderTest {
   runtime: Runtime;
   /** Flags every test kubelet gets: this runtime, no bridge network, a private root dir and cgroup root. */
   flags(rootDir: string): string[];
+  /** `run -c <manifests>` with those flags and the test pause image. */
+  runFlags(manifests: string, rootDir: string): string[];
   /** The kubelet's containers of a pod, running and dead. */
   podContainers(pod: string, namespace?: string): Promise<ContainerSummary[]>;
   /** The running container named `container` of a pod, if any. */
@@ -97,6 +99,9 @@ export function runtimeUnderTest(services: TestServices, kind: RuntimeKind): Run
             `${rootDir}/pod-logs`,
           ]),
     ],
+    runFlags(manifests, rootDir) {
+      return ["run", "-c", manifests, ...this.flags(rootDir), "--network_container_image", services.pause];
+    },
     podContainers,
     podSandboxes,
     async running(pod, container, namespace) {

@@ -95,6 +95,21 @@ export function baseFlags(services: TestServices, rootDir: string): string[] {
   return ["--docker_endpoint", services.dockerHost, ...commonFlags(rootDir)];
 }
 
+/**
+ * The image GC e2e tests' settings (Docker and containerd): a small image filesystem filled past 60 % is freed
+ * towards 10 %, an image seen 15 s ago may go, and no eviction threshold gets in the way.
+ */
+export const IMAGE_GC_FLAGS = [
+  "--image_gc_high_threshold",
+  "60",
+  "--image_gc_low_threshold",
+  "10",
+  "--minimum_image_ttl_duration",
+  "15s",
+  "--eviction_hard",
+  "",
+];
+
 /** Removes a test's cgroup tree in every hierarchy (deepest first); cgroups still in use stay. */
 export function removeCgroupRoot(rootDir: string): void {
   for (const controller of readdirSync("/sys/fs/cgroup")) {

@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeWithServices, type TestServices } from "../../lib/testing/services.ts";
 import { type Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
-import { baseFlags, docker, removeDir, tempDir } from "./harness.ts";
+import { baseFlags, docker, IMAGE_GC_FLAGS, removeDir, tempDir } from "./harness.ts";
 
 /** A private dockerd on a tmpfs data root of `sizeMb`; stop() kills it by its pid and unmounts. */
 async function smallDocker(dir: string, sizeMb: number) {
@@ -105,14 +105,7 @@ spec:
       ...baseFlags({ ...services, dockerHost: small.dockerHost }, rootDir),
       "--network_container_image",
       services.pause,
-      "--image_gc_high_threshold",
-      "60",
-      "--image_gc_low_threshold",
-      "10",
-      "--minimum_image_ttl_duration",
-      "15s",
-      "--eviction_hard",
-      "",
+      ...IMAGE_GC_FLAGS,
     ]);
     await waitFor(
       "the pod's container running",

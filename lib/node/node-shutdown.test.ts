@@ -1,0 +1,159 @@
+import { beforeEach, describe, expect, test } from "bun:test";
+import type { Pod } from "../api/types.ts";
+import { silentLogger, type Logger } from "../log.ts";
+import { FakeClock } from "../testing/fake-clock.ts";
+import { testPod } from "../testing/pods.ts";
+import {
+  createNodeShutdownManager,
+  groupPods,
+  type Logind,
+  SHUTDOWN_MESSAGE,
+  shutdownGroups,
+} from "./node-shutdown.ts";
+
+/** A logind that grants locks at once and lets the test emit PrepareForShutdown. */
+function fakeLogind(inhibitDelayMaxMs = 30_000) {
+  const events: string[] = [];
+  let listener: ((active: boolean) => void) | undefined;
+  const logind: Logind = {
+    inhibitDelayMaxMs,
+    async inhibitShutdown() {
+      events.push("lock");
+      return async () => void events.push("release");
+    },
+    onPrepareForShutdown: (fn) => (listener = fn),
+    close: () => events.push("close"),
+  };
+  return { logind, events, prepareForShutdown: (active: boolean) => listener!(active) };
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+describe("node shutdown groups", () => {
+  test("shutdownGracePeriod and shutdownGracePeriodCriticalPods make a regular group and a critical one", () => {
+    expect(shutdownGroups(30_000, 10_000)).toEqual([
+      { priority: 0, periodSeconds: 20 },
+      { priority: 2_000_000_000, periodSeconds: 10 },
+    ]);
+    expect(() => shutdownGroups(10_000, 20_000)).toThrow(
+      "--shutdown_grace_period_critical_pods (shutdownGracePeriodCriticalPods, 20s) must be <= --shutdown_grace_period",
+    );
+  });
+
+  test("pods go to the group of the highest priority at or below theirs; critical classes count as critical", () => {
+    const regular = testPod("regular", {});
+    const critical = testPod("critical", { priorityClassName: "system-node-critical" });
+    const negative = testPod("negative", { priority: -5 });
+    const grouped = groupPods([regular, critical, negative], shutdownGroups(30_000, 10_000));
+    expect(grouped.map((g) => g.pods.map((p) => p.metadata.name))).toEqual([["regular", "negative"], ["critical"]]);
+  });
+});
+
+describe("node shutdown manager", () => {
+  let clock: FakeClock;
+  let stops: Array<{ name: string; grace: number; reason: string; message: string; at: number }>;
+  let pods: Pod[];
+  let finish: Map<string, () => void>;
+
+  beforeEach(() => {
+    clock = new FakeClock();
+    stops = [];
+    finish = new Map();
+    pods = [
+      testPod("web", { terminationGracePeriodSeconds: 60 }),
+      testPod("quick", { terminationGracePeriodSeconds: 5 }),
+      testPod("dns", { priorityClassName: "system-cluster-critical" }),
+    ];
+  });
+  const manager = (logind: Logind, log: Logger = silentLogger) =>
+    createNodeShutdownManager(
+      { groups: shutdownGroups(30_000, 10_000), clock, log },
+      {
+        connect: async () => logind,
+        activePods: () => pods,
+        stopPod: (pod, grace, reason, message) => {
+          stops.push({ name: pod.metadata.name, grace, reason, message, at: clock.now() });
+          return new Promise<void>((resolve) => finish.set(pod.metadata.name, resolve));
+        },
+      },
+    );
+
+  test("PrepareForShutdown stops regular pods within their period, then critical ones, then releases the lock", async () => {
+    const fake = fakeLogind();
+    const m = manager(fake.logind);
+    const stop = new AbortController();
+    const running = m.run(stop.signal);
+    await settle();
+    expect(fake.events).toEqual(["lock"]);
+    const start = clock.now();
+    fake.prepareForShutdown(true);
+    await settle();
+    expect(m.shuttingDown()).toBe(true);
+    expect(stops.map((s) => [s.name, s.grace])).toEqual([
+      ["web", 20],
+      ["quick", 5],
+    ]);
+    expect(stops[0]).toMatchObject({ reason: "Terminated", message: SHUTDOWN_MESSAGE });
+    finish.get("quick")!();
+    // "web" does not stop: the critical group starts when the regular group's 20 s are over.
+    await clock.advance(19_999);
+    expect(stops).toHaveLength(2);
+    await clock.advance(1);
+    await settle();
+    expect(stops.map((s) => [s.name, s.grace, s.at - start])).toEqual([
+      ["web", 20, 0],
+      ["quick", 5, 0],
+      ["dns", 10, 20_000],
+    ]);
+    expect(fake.events).toEqual(["lock"]);
+    finish.get("dns")!();
+    await settle();
+    await settle();
+    expect(fake.events).toEqual(["lock", "release"]);
+    stop.abort();
+    await running;
+    expect(fake.events).toEqual(["lock", "release", "close"]);
+  });
+
+  test("a cancelled shutdown takes the lock again and the node is ready again", async () => {
+    const fake = fakeLogind();
+    pods = [];
+    const m = manager(fake.logind);
+    const stop = new AbortController();
+    const running = m.run(stop.signal);
+    await settle();
+    fake.prepareForShutdown(true);
+    await settle();
+    await settle();
+    fake.prepareForShutdown(false);
+    await settle();
+    await settle();
+    expect(m.shuttingDown()).toBe(false);
+    expect(fake.events).toEqual(["lock", "release", "lock"]);
+    stop.abort();
+    await running;
+  });
+
+  test("an InhibitDelayMaxSec below the period and an absent logind are reported in one line each", async () => {
+    const warnings: string[] = [];
+    const log: Logger = { ...silentLogger, warn: (m) => warnings.push(m) };
+    const stop = new AbortController();
+    stop.abort();
+    await manager(fakeLogind(5_000).logind, log).run(stop.signal);
+    expect(warnings).toEqual([
+      "systemd-logind's InhibitDelayMaxSec (5s) is shorter than shutdownGracePeriod (30s): logind shuts down after 5s whatever the pods; raise InhibitDelayMaxSec in /etc/systemd/logind.conf.d/",
+    ]);
+    warnings.length = 0;
+    await createNodeShutdownManager(
+      { groups: shutdownGroups(30_000, 0), clock, log },
+      {
+        connect: () => Promise.reject(new Error("cannot reach systemd-logind on the system D-Bus (unix:path=/x)")),
+        activePods: () => [],
+        stopPod: async () => {},
+      },
+    ).run(stop.signal);
+    expect(warnings).toEqual([
+      "node shutdown is not watched (shutdownGracePeriod 30s): cannot reach systemd-logind on the system D-Bus (unix:path=/x)",
+    ]);
+  });
+});
