@@ -8,14 +8,22 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 
 const groups: Record<string, { mutate: string[]; tests: string[] }> = {
   api: {
-    mutate: ["lib/api/manifest.ts", "lib/api/validation.ts", "lib/api/expand.ts", "lib/api/quantity.ts"],
+    mutate: [
+      "lib/api/manifest.ts",
+      "lib/api/validation.ts",
+      "lib/api/expand.ts",
+      "lib/api/quantity.ts",
+      "lib/api/pod-uid.ts",
+    ],
     tests: ["lib/api"],
   },
   store: { mutate: ["lib/sources/store.ts"], tests: ["lib/sources/store.test.ts"] },
+  spelling: { mutate: ["lib/spelling.ts"], tests: ["lib/spelling.test.ts"] },
   plan: {
-    mutate: ["lib/sync/pod-plan.ts", "lib/sync/pod-status.ts", "lib/node/backoff.ts"],
+    mutate: ["lib/sync/pod-plan.ts", "lib/sync/pod-status.ts", "lib/sync/pod-workers.ts", "lib/node/backoff.ts"],
     tests: [
       "lib/sync/pod-plan.test.ts",
+      "lib/sync/pod-workers.test.ts",
       "lib/sync/pod-status.test.ts",
       "lib/node/backoff.test.ts",
       "lib/node/backoff-delays.test.ts",

@@ -22,6 +22,12 @@ describe("pod UIDs", () => {
     expect(assignNodeUids("node-a", none)(edited).metadata.uid).toBe(onA.metadata.uid);
   });
 
+  // Pinned values: a release that derived other UIDs would restart every pod on upgrade instead of adopting it.
+  test("derived UIDs are the same in every release: the first 128 bits of sha256 of the path, as a UUID", () => {
+    expect(sourceUid("file", "default", "web")).toBe("a20f9b64-b204-a930-5b1c-cfc290826d90");
+    expect(nodeUid("node-a", "file", "default", "web")).toBe("9209fb79-99fc-0e1d-1b99-d3dfb27995eb");
+  });
+
   test("a UID written in the manifest is kept", () => {
     const text = JSON.stringify({
       apiVersion: "v1",

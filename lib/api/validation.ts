@@ -247,7 +247,7 @@ const MODE_MSG = "must be a number between 0 and 0777 (octal), both inclusive";
 /** configMap, secret, projected and downwardAPI volumes: names, items, paths and modes. */
 function checkConfigVolume(volume: Json, path: string, error: ErrorFn): void {
   const checkMode = (value: unknown, at: string) => {
-    if (value !== undefined && !(Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 0o777))
+    if (value !== undefined && !((value as number) >= 0 && (value as number) <= 0o777))
       error(at, "Invalid value", value, MODE_MSG);
   };
   const paths = new Set<string>();
@@ -350,11 +350,6 @@ function checkContainer(c: V1Container, path: string, ctx: ContainerContext, err
       c.imagePullPolicy,
       'supported values: "Always", "IfNotPresent", "Never"',
     );
-  }
-  for (const field of ["command", "args"] as const) {
-    if (c[field] !== undefined && (!Array.isArray(c[field]) || c[field]!.some((x) => typeof x !== "string"))) {
-      error(`${path}.${field}`, "Invalid value", c[field], "must be a list of strings");
-    }
   }
   const portNames = new Set<string>();
   (c.ports ?? []).forEach((port, j) => {
@@ -526,7 +521,7 @@ function checkContainer(c: V1Container, path: string, ctx: ContainerContext, err
   }
   for (const field of ["runAsUser", "runAsGroup"] as const) {
     const value = security?.[field];
-    if (value !== undefined && (!Number.isInteger(value) || value < 0))
+    if (value !== undefined && value < 0)
       error(`${path}.securityContext.${field}`, "Invalid value", value, "must be between 0 and 2147483647, inclusive");
   }
 }

@@ -55,3 +55,16 @@ describe("back-off kept in root_dir", () => {
     expect(new Backoff(10_000, 300_000, new FakeClock(), backoffFile(path, silentLogger)).get("x")).toBeUndefined();
   });
 });
+
+test("forgetting the keys that match saves once when any matched, and not at all when none did", () => {
+  const saved: Array<Record<string, unknown>> = [];
+  const backoff = new Backoff(10_000, 300_000, new FakeClock(), { load: () => ({}), save: (e) => saved.push(e) });
+  backoff.next("web/app");
+  backoff.next("web/sidecar");
+  backoff.next("db/app");
+  saved.length = 0;
+  backoff.resetWhere((key) => key.startsWith("web/"));
+  expect(saved.map((entries) => Object.keys(entries))).toEqual([["db/app"]]);
+  backoff.resetWhere((key) => key.startsWith("cache/"));
+  expect(saved).toHaveLength(1);
+});

@@ -3,10 +3,17 @@
 import { describe, expect, test } from "bun:test";
 import type { Pod, V1Container, V1PodSpec } from "../api/types.ts";
 import type { BackoffEntry } from "../node/backoff.ts";
-import { POD_INFRA_CONTAINER_NAME } from "../container/runtime.ts";
+import { POD_INFRA_CONTAINER_NAME, type ContainerDetails, type PodSandboxDetails } from "../container/runtime.ts";
 import { observedPod, type Instance } from "../testing/containers.ts";
 import { testPod } from "../testing/pods.ts";
-import { computePodActions, type PodActions } from "./pod-plan.ts";
+import {
+  computePodActions,
+  noneObserved,
+  nothingObserved,
+  observedLabels,
+  sandboxesNewestFirst,
+  type PodActions,
+} from "./pod-plan.ts";
 
 const NOW = Date.parse("2026-01-01T00:10:00Z");
 const NETWORK = "none";
@@ -644,5 +651,33 @@ describe("computePodActions (the Go kubelet's TestComputePodActions table)", () 
       now: NOW,
     };
     expect(computePodActions(input)).toEqual(computePodActions(input));
+  });
+});
+
+describe("what the runtime shows of a pod", () => {
+  const sandbox = (id: string, attempt: number, createdAt: number) =>
+    ({
+      id,
+      metadata: { name: "web", namespace: "default", uid: "u", attempt },
+      createdAt,
+      labels: { from: id },
+    }) as unknown as PodSandboxDetails;
+  const container = { labels: { from: "container" } } as unknown as ContainerDetails;
+
+  test("nothing is left of a pod only when the runtime shows neither a sandbox nor a container", () => {
+    expect(nothingObserved(noneObserved())).toBe(true);
+    expect(nothingObserved({ sandboxes: [sandbox("s", 0, 0)], containers: [] })).toBe(false);
+    expect(nothingObserved({ sandboxes: [], containers: [container] })).toBe(false);
+  });
+
+  test("a pod's labels are read from its sandbox, else from a container, else there are none", () => {
+    expect(observedLabels({ sandboxes: [sandbox("s", 0, 0)], containers: [container] })).toEqual({ from: "s" });
+    expect(observedLabels({ sandboxes: [], containers: [container] })).toEqual({ from: "container" });
+    expect(observedLabels(noneObserved())).toBeUndefined();
+  });
+
+  test("sandboxes are ordered newest attempt first, then newest created first", () => {
+    const order = sandboxesNewestFirst([sandbox("a", 0, 5), sandbox("b", 1, 1), sandbox("c", 0, 9)]).map((s) => s.id);
+    expect(order).toEqual(["b", "c", "a"]);
   });
 });

@@ -36,7 +36,7 @@ function harness(initialGoal: PodGoal = "run") {
     if (fail) throw fail;
   };
   const worker = createPodWorker(
-    { clock, retryMs: 5000 },
+    { clock, retryMs: 3000 },
     {
       goal: () => goal,
       sync: step("sync"),
@@ -63,6 +63,10 @@ function harness(initialGoal: PodGoal = "run") {
 }
 
 describe("pod worker", () => {
+  test("a new worker is syncing before its first pass", () => {
+    expect(harness().worker.state).toBe("syncing");
+  });
+
   test("runs one pass at a time: updates during a pass coalesce into one more pass", async () => {
     const h = harness();
     h.worker.update();
@@ -135,7 +139,7 @@ describe("pod worker", () => {
     await h.finish();
     expect(h.failures).toEqual(["runtime down"]);
     h.failWith(undefined);
-    await h.clock.advance(4999);
+    await h.clock.advance(2999);
     expect(h.passes).toEqual(["sync"]);
     await h.clock.advance(1);
     expect(h.passes).toEqual(["sync", "sync"]);
@@ -147,11 +151,14 @@ describe("pod worker", () => {
     expect(h.passes).toEqual(["sync", "sync", "sync"]);
   });
 
-  test("a stopped worker starts no pass and keeps no timer", async () => {
+  test("a stopped worker starts no pass and keeps no timer, and stopping it again is harmless", async () => {
     const h = harness();
     h.worker.retryAfter(1000);
     h.worker.stop();
+    h.worker.stop();
     h.worker.update();
+    h.worker.retryAfter(1000);
+    expect(h.clock.pendingTimers).toBe(0);
     await h.clock.advance(2000);
     expect(h.passes).toEqual([]);
     expect(h.clock.pendingTimers).toBe(0);
