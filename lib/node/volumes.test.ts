@@ -86,4 +86,29 @@ describe("volume manager", () => {
     expect(existsSync(emptyDir)).toBe(false); // teardown did run
     expect(readFileSync(join(host, "precious"), "utf8")).toBe("keep");
   });
+
+  // chown needs root: CI runs as root, so there it always runs.
+  test.skipIf(process.getuid?.() !== 0)(
+    "fsGroup owns the files the kubelet writes with group read only, and an emptyDir with group read/write",
+    async () => {
+      const rootDir = root();
+      const volumes = createVolumeManager({ configs: noConfigs, rootDir });
+      const pod = testPod("fsg", {
+        securityContext: { fsGroup: 3456 },
+        volumes: [
+          { name: "info", downwardAPI: { items: [{ path: "name", fieldRef: { fieldPath: "metadata.name" } }] } },
+          { name: "scratch", emptyDir: {} },
+        ],
+      });
+      const paths = await volumes.setup(pod, NODE);
+      const info = paths.get("info")!.hostPath;
+      const file = statSync(join(info, "name")); // through the atomic writer's ..data link
+      expect([file.gid, file.mode & 0o070]).toEqual([3456, 0o040]);
+      const dir = statSync(info);
+      expect([dir.gid, dir.mode & 0o2070]).toEqual([3456, 0o2050]);
+      const scratch = statSync(paths.get("scratch")!.hostPath);
+      expect([scratch.gid, scratch.mode & 0o2070]).toEqual([3456, 0o2070]);
+      await volumes.teardown(pod.metadata.uid);
+    },
+  );
 });

@@ -102,6 +102,7 @@ export function createVolumeManager(options: { rootDir: string; configs: ConfigL
           }
           if (await writeAtomically(dir, payload))
             log.debug(`wrote volume "${volume.name}" of pod ${pod.metadata.namespace}/${pod.metadata.name}`);
+          await ownedByFsGroup(pod, dir, true);
           paths.set(volume.name, { hostPath: dir });
         } else if (volume.emptyDir) {
           const dir = emptyDirPath(options.rootDir, pod.metadata.uid, volume.name);
@@ -121,9 +122,7 @@ export function createVolumeManager(options: { rootDir: string; configs: ConfigL
               );
             }
           }
-          const fsGroup = pod.spec.securityContext?.fsGroup;
-          if (fsGroup !== undefined)
-            await applyFsGroup(dir, fsGroup, pod.spec.securityContext?.fsGroupChangePolicy ?? "Always");
+          await ownedByFsGroup(pod, dir, false);
           paths.set(volume.name, { hostPath: dir });
         } else if (volume.hostPath) {
           await checkHostPath(volume.hostPath.path, volume.hostPath.type ?? "", (why) => fail(pod, volume.name, why));
@@ -179,6 +178,13 @@ export function createVolumeManager(options: { rootDir: string; configs: ConfigL
       }
     },
   };
+}
+
+/** The pod's fsGroup, if it has one, on a volume the kubelet made (read-only: ConfigMap, Secret, projected, downward API). */
+async function ownedByFsGroup(pod: Pod, dir: string, readOnly: boolean): Promise<void> {
+  const context = pod.spec.securityContext;
+  if (context?.fsGroup !== undefined)
+    await applyFsGroup(dir, context.fsGroup, context.fsGroupChangePolicy ?? "Always", readOnly);
 }
 
 async function checkHostPath(path: string, type: string, fail: (why: string) => Error): Promise<void> {
