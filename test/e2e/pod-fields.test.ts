@@ -3,8 +3,10 @@
 // user), runAsNonRoot against a root image, a Localhost seccomp profile, safe and unsafe sysctls, fsGroup on
 // an emptyDir, a shared PID namespace, runtimeClassName as the runtime handler, activeDeadlineSeconds,
 // hostAliases in the managed /etc/hosts, dnsConfig in resolv.conf, nodeSelector against --node_labels,
-// subPathExpr, overhead in the resource fit, refusals of what the node lacks, and --seccomp_default.
+// subPathExpr, mountPropagation from a shared host mount, overhead in the resource fit, refusals of what the
+// node lacks, and --seccomp_default.
 import { afterAll, beforeAll, expect } from "bun:test";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Kubelet, startKubelet, test } from "./harness-kubelet.ts";
@@ -23,6 +25,8 @@ interface PodItem {
 }
 
 const PODS = [
+  "e2e-propagation",
+  "e2e-no-propagation",
   "e2e-restricted",
   "e2e-nonroot-root",
   "e2e-seccomp-local",
@@ -66,6 +70,7 @@ const HOST_APPARMOR = (() => {
 describeOnRuntimes("pod fields", (services, rt) => {
   const manifests = tempDir("fields-manifests");
   const rootDir = tempDir("fields-root");
+  const shared = join(rootDir, "shared");
   let kubelet: Kubelet;
   const pod = (name: string, spec: string) => writePodManifest(manifests, name, spec);
   const app = (extra = "") => `  containers:
@@ -174,6 +179,19 @@ ${app(`      env: [{ name: POD_NAME, valueFrom: { fieldRef: { fieldPath: metadat
         - { name: data, mountPath: /mine, subPathExpr: "logs/$(POD_NAME)" }
 `)}`,
     );
+    // A shared mount on the host, as the Go kubelet makes its root dir rshared: HostToContainer needs one.
+    mkdirSync(shared, { recursive: true });
+    execFileSync("mount", ["--bind", shared, shared]);
+    execFileSync("mount", ["--make-shared", shared]);
+    for (const [name, propagation] of [
+      ["e2e-propagation", "HostToContainer"],
+      ["e2e-no-propagation", "None"],
+    ])
+      pod(
+        name!,
+        `  volumes: [{ name: host, hostPath: { path: ${shared} } }]
+${app(`      volumeMounts: [{ name: host, mountPath: /host, mountPropagation: ${propagation} }]\n`)}`,
+      );
     pod("e2e-rc-mapped", `  runtimeClassName: fast\n${app()}`);
     pod("e2e-rc-unknown", `  runtimeClassName: kata\n${app()}`);
     kubelet = await startOn(
@@ -190,6 +208,8 @@ ${app(`      env: [{ name: POD_NAME, valueFrom: { fieldRef: { fieldPath: metadat
   afterAll(async () => {
     await kubelet?.stop("SIGKILL");
     await rt.removePods(...PODS);
+    spawnSync("umount", [join(shared, "later")]);
+    spawnSync("umount", [shared]);
     removeDir(manifests);
     removeDir(rootDir);
   });
@@ -312,6 +332,18 @@ ${app(`      env: [{ name: POD_NAME, valueFrom: { fieldRef: { fieldPath: metadat
   test("subPathExpr expands from the container's environment into a directory of the volume", async () => {
     const result = await exec("e2e-subpath", "echo hi > /mine/file && cat /data/logs/e2e-subpath/file");
     expect(result.stdout).toBe("hi\n");
+  });
+
+  test("mountPropagation HostToContainer shows a mount the host makes later under the volume; None does not", async () => {
+    await exec("e2e-propagation", "true");
+    await exec("e2e-no-propagation", "true");
+    mkdirSync(join(shared, "later"), { recursive: true });
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", join(shared, "later")]);
+    const seen = async (name: string) => (await exec(name, "grep -c ' /host/later ' /proc/mounts")).stdout.trim();
+    expect({ HostToContainer: await seen("e2e-propagation"), None: await seen("e2e-no-propagation") }).toEqual({
+      HostToContainer: "1",
+      None: "0",
+    });
   });
 
   test("overhead counts in the resource fit: a pod whose overhead does not fit is rejected OutOfcpu", async () => {
