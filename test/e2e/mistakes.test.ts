@@ -75,8 +75,12 @@ describeWithServices("an operator's mistakes", (services) => {
           priority: 3,
         } as never,
       ]);
-      // Nothing started: the version and the effective settings are all it said before.
-      expect(lines.filter((l) => l.level === "info").map((l) => l.msg.split(" ")[0])).toEqual(["kubelet", "effective"]);
+      // Nothing started: the version, the effective settings and who may ask what are all it said before.
+      expect(lines.filter((l) => l.level === "info").map((l) => l.msg.split(" ")[0])).toEqual([
+        "kubelet",
+        "effective",
+        "anonymous",
+      ]);
     });
 
   test("a missing Docker socket: runonce exits 1 with one line naming the fix", () => {
