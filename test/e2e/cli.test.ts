@@ -147,7 +147,7 @@ describe("the compiled kubelet binary", () => {
       expect(stderr.split("\n").filter((line) => line.startsWith("kubelet: "))).toEqual([
         `kubelet: --config_file "${file}": unknown field "staticPodPth" (did you mean staticPodPath?): settings are KubeletConfiguration fields (kubelet.config.k8s.io/v1beta1) or flag names such as sync_frequency`,
         'kubelet: invalid value "x" for --port: expected a non-negative integer',
-        'kubelet: invalid value for --eviction_hard: unsupported eviction signal "memory.avail" (supported: memory.available, nodefs.available, nodefs.inodesFree, imagefs.available, imagefs.inodesFree)',
+        'kubelet: invalid value for --eviction_hard: unsupported eviction signal "memory.avail" (supported: memory.available, nodefs.available, nodefs.inodesFree, imagefs.available, imagefs.inodesFree, pid.available)',
       ]);
       expect(stderr).not.toContain("no-docker.sock");
       expect(existsSync(join(dir, "root"))).toBe(false);
