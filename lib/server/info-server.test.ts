@@ -4,7 +4,6 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_CONFIG, type KubeletConfig } from "../config/config-types.ts";
-import { LABEL } from "../container/runtime.ts";
 import { createEventRecorder } from "../node/events.ts";
 import { createInfoServer, type InfoServerDeps } from "./info-server.ts";
 import { silentLogger } from "../log.ts";
@@ -23,20 +22,7 @@ symlinkSync("/etc", join(logDir, "escape"));
 function setup(config: Partial<KubeletConfig> = {}, extra: Partial<InfoServerDeps> = {}) {
   const runtime = new FakeRuntime();
   const pod = testPod("web");
-  const id = runtime.seed(
-    {
-      name: `k8s_app_web_default_${pod.metadata.uid}_0`,
-      image: "local/busybox:stable",
-      labels: {
-        [LABEL.podName]: "web",
-        [LABEL.podNamespace]: "default",
-        [LABEL.podUid]: pod.metadata.uid,
-        [LABEL.containerName]: "app",
-        [LABEL.restartCount]: "0",
-      },
-    },
-    { running: true, state: "CONTAINER_RUNNING" },
-  );
+  const id = runtime.seedRunning(pod);
   runtime.setLogs(id, "line 1\nline 2\n");
   const merged: Array<{ op: PodOperation; pods: Pod[] }> = [];
   const mergedConfigs: Array<{ op: PodOperation; objects: ConfigObject[] }> = [];

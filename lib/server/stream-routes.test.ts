@@ -2,7 +2,6 @@
 // client, and through app.request() for what is refused before any upgrade.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Hono } from "hono";
-import { LABEL } from "../container/runtime.ts";
 import { serve } from "../platform/serve.ts";
 import type { RunningServer } from "../platform/types.ts";
 import { connectChannels } from "../testing/channel-client.ts";
@@ -12,20 +11,7 @@ import { createStreamRoutes } from "./stream-routes.ts";
 
 const runtime = new FakeRuntime();
 const pod = testPod("web");
-runtime.seed(
-  {
-    name: `k8s_app_web_default_${pod.metadata.uid}_0`,
-    image: "local/busybox:stable",
-    labels: {
-      [LABEL.podName]: "web",
-      [LABEL.podNamespace]: "default",
-      [LABEL.podUid]: pod.metadata.uid,
-      [LABEL.containerName]: "app",
-      [LABEL.restartCount]: "0",
-    },
-  },
-  { running: true, state: "CONTAINER_RUNNING" },
-);
+runtime.seedRunning(pod);
 const app = new Hono();
 // Errors render as onError would in the info server; these tests look at status codes and messages.
 app.onError((error, c) => c.json({ message: error.message }, (error as { status?: 400 }).status ?? 500));

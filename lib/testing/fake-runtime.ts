@@ -2,7 +2,8 @@
 // order, and hooks to make calls fail, pulls take time or stall, and containers appear that the
 // kubelet did not create.
 import { MemoryRuntime, type FakeSeed } from "../container/memory-runtime.ts";
-import { runtimeError, type ContainerDetails, type PullOptions, type Runtime } from "../container/runtime.ts";
+import type { Pod } from "../api/types.ts";
+import { LABEL, runtimeError, type ContainerDetails, type PullOptions, type Runtime } from "../container/runtime.ts";
 
 export type { FakeProgram, FakeSeed } from "../container/memory-runtime.ts";
 
@@ -32,6 +33,25 @@ export class FakeRuntime extends MemoryRuntime {
     const id = this.add(seed, {});
     Object.assign(this.containers.get(id)!, state);
     return id;
+  }
+
+  /** Puts a running container `name` of `pod` in place, named and labelled as the kubelet names its own. */
+  seedRunning(pod: Pod, name = "app"): string {
+    const { name: podName, namespace = "default", uid } = pod.metadata;
+    return this.seed(
+      {
+        name: `k8s_${name}_${podName}_${namespace}_${uid}_0`,
+        image: "local/busybox:stable",
+        labels: {
+          [LABEL.podName]: podName,
+          [LABEL.podNamespace]: namespace,
+          [LABEL.podUid]: uid,
+          [LABEL.containerName]: name,
+          [LABEL.restartCount]: "0",
+        },
+      },
+      { running: true, state: "CONTAINER_RUNNING" },
+    );
   }
 
   /** Replaces a container's log. */
