@@ -3,7 +3,7 @@
 // appear in an issue, a hash input that is logged, or any message.
 import { createHash } from "node:crypto";
 import { stableJson } from "./hash.ts";
-import { ANNOTATION, type FieldIssue } from "./types.ts";
+import { ANNOTATION, fieldError, type FieldIssue } from "./types.ts";
 
 export type ConfigKind = "ConfigMap" | "Secret";
 
@@ -156,14 +156,7 @@ export function configKeyErrors(key: string): string[] {
 export function validateConfigObject(object: ConfigObject): FieldIssue[] {
   const issues: FieldIssue[] = [];
   const secret = object.kind === "Secret";
-  const error = (path: string, type: string, value?: unknown, detail?: string) =>
-    issues.push({
-      path,
-      type,
-      ...(value !== undefined ? { value } : {}),
-      ...(detail ? { detail } : {}),
-      severity: "error",
-    });
+  const error = (...issue: Parameters<typeof fieldError>) => issues.push(fieldError(...issue));
   const { name, namespace } = object.metadata;
   if (!name) error("metadata.name", "Required value", undefined, "name or generateName is required");
   else if (name.length > 253 || !DNS1123_SUBDOMAIN.test(name))

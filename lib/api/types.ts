@@ -93,6 +93,11 @@ export interface FieldIssue {
   severity: "error" | "warning";
 }
 
+/** An error-severity issue; `value` and `detail` only when given. */
+export function fieldError(path: string, type: string, value?: unknown, detail?: string): FieldIssue {
+  return { path, type, ...(value !== undefined ? { value } : {}), ...(detail ? { detail } : {}), severity: "error" };
+}
+
 /** Formats an issue the way Kubernetes does: `path: Type: "value": detail`. */
 export function formatIssue(issue: FieldIssue): string {
   let text = `${issue.path}: ${issue.type}`;

@@ -6,7 +6,15 @@ import { checkHostPathSafety } from "./host-paths.ts";
 import { parseQuantity } from "./quantity.ts";
 import { checkFields, SCHEMA } from "./schema.ts";
 import { checkSecurity } from "./security-validation.ts";
-import { ANNOTATION, CONTAINER_MANIFEST, isSidecar, type FieldIssue, type Pod, type V1Container } from "./types.ts";
+import {
+  ANNOTATION,
+  CONTAINER_MANIFEST,
+  fieldError,
+  isSidecar,
+  type FieldIssue,
+  type Pod,
+  type V1Container,
+} from "./types.ts";
 
 export interface ValidationOptions {
   allowPrivileged: boolean;
@@ -69,14 +77,7 @@ export function validatePod(pod: Pod, options: ValidationOptions): FieldIssue[] 
 /** The checks after the schema's, on a pod of the right shapes. */
 function semanticIssues(pod: Pod, options: ValidationOptions): FieldIssue[] {
   const issues: FieldIssue[] = [];
-  const error = (path: string, type: string, value?: unknown, detail?: string) =>
-    issues.push({
-      path,
-      type,
-      ...(value !== undefined ? { value } : {}),
-      ...(detail ? { detail } : {}),
-      severity: "error",
-    });
+  const error = (...issue: Parameters<typeof fieldError>) => issues.push(fieldError(...issue));
   const lengths = checkLengths(pod);
   issues.push(...lengths);
   if (lengths.length) return issues; // a 5 MB name is not worth matching against a regex
