@@ -188,7 +188,12 @@ export async function assemble(
       }),
     syncLoop: (placement, managers) =>
       createSyncLoop(
-        { ...podOptions, syncFrequencyMs: config.syncFrequency, admission, ...placement.options },
+        {
+          ...podOptions,
+          syncFrequencyMs: config.syncFrequency,
+          admission: { ...admission, nodeShuttingDown: managers.nodeShuttingDown },
+          ...placement.options,
+        },
         {
           ...placement.deps,
           store,

@@ -43,6 +43,8 @@ export interface NodeManagers {
   conditions(): NodeCondition[];
   /** The conditions for the node record (fleet mode). */
   pressure: PressureObserver;
+  /** From systemd-logind's PrepareForShutdown(true) until a cancelling one: no pod is admitted meanwhile. */
+  nodeShuttingDown(): boolean;
   /** A failing health check while systemd-logind has announced a shutdown (the node is then not ready). */
   shutdownCheck(): { name: string; ok: boolean; message: string } | undefined;
   /** Runs every manager on its period until the signal aborts. */
@@ -75,12 +77,16 @@ export function createNodeManagers(
     },
     parseDuration,
   );
-  // Only with shutdownGracePeriod set: the D-Bus client is loaded then, never otherwise.
+  // Only with node shutdown configured: the D-Bus client is loaded then, never otherwise.
+  const groups = shutdownGroups(config);
   const shutdown =
-    config.shutdownGracePeriod > 0
+    groups.length > 0
       ? createNodeShutdownManager(
           {
-            groups: shutdownGroups(config.shutdownGracePeriod, config.shutdownGracePeriodCriticalPods),
+            groups,
+            setting: config.shutdownGracePeriodByPodPriority.length
+              ? "shutdownGracePeriodByPodPriority"
+              : "shutdownGracePeriod",
             clock,
             log: log.child("shutdown"),
           },
@@ -174,6 +180,7 @@ export function createNodeManagers(
     summary: analyzer.summary,
     sample: analyzer.sample,
     conditions: eviction.conditions,
+    nodeShuttingDown: () => shutdown?.shuttingDown() ?? false,
     shutdownCheck: () =>
       shutdown?.shuttingDown()
         ? { name: "shutdown", ok: false, message: "systemd-logind announced a shutdown (PrepareForShutdown)" }

@@ -212,6 +212,53 @@ describe("precedence: defaults < config file < flags", () => {
     ).toBe(3);
   });
 
+  test("reads shutdownGracePeriodByPodPriority from the file's list and from priority=seconds pairs", () => {
+    const dir = mkdtempSync(join(tmpdir(), "kubelet-config-shutdown-"));
+    try {
+      const path = join(dir, "kubelet.yaml");
+      writeFileSync(
+        path,
+        "shutdownGracePeriodByPodPriority:\n- {priority: 100000, shutdownGracePeriodSeconds: 10}\n- {priority: 0, shutdownGracePeriodSeconds: 60}\n",
+      );
+      const { config, origins } = resolveConfig({}, path);
+      expect(config.shutdownGracePeriodByPodPriority).toEqual([
+        { priority: 100_000, shutdownGracePeriodSeconds: 10 },
+        { priority: 0, shutdownGracePeriodSeconds: 60 },
+      ]);
+      expect(origins.shutdownGracePeriodByPodPriority).toBe("file");
+      expect(
+        resolveConfig({ shutdownGracePeriodByPodPriority: "0=60,-5=3s" }).config.shutdownGracePeriodByPodPriority,
+      ).toEqual([
+        { priority: 0, shutdownGracePeriodSeconds: 60 },
+        { priority: -5, shutdownGracePeriodSeconds: 3 },
+      ]);
+      writeFileSync(path, "shutdownGracePeriodByPodPriority:\n- {priority: 1, shutdownGracePeriodSeconds: -1}\n");
+      expect(() => resolveConfig({}, path)).toThrow(
+        `--config_file "${path}": invalid value [{"priority":1,"shutdownGracePeriodSeconds":-1}] for shutdownGracePeriodByPodPriority: [0].shutdownGracePeriodSeconds: expected a non-negative integer, got -1`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("refuses shutdownGracePeriodByPodPriority with shutdownGracePeriod in the Go kubelet's words", () => {
+    expect(() =>
+      resolveConfig({
+        shutdownGracePeriodByPodPriority: "0=10",
+        shutdownGracePeriodCriticalPods: "5s",
+        shutdownGracePeriod: "10s",
+      }),
+    ).toThrow(
+      "invalid configuration: Cannot specify both shutdownGracePeriodByPodPriority and shutdownGracePeriod at the same time",
+    );
+    expect(() => resolveConfig({ shutdownGracePeriod: "10s", shutdownGracePeriodCriticalPods: "20s" })).toThrow(
+      "--shutdown_grace_period_critical_pods (shutdownGracePeriodCriticalPods, 20s) must be <= --shutdown_grace_period (shutdownGracePeriod, 10s)",
+    );
+    expect(() => resolveConfig({ shutdownGracePeriodByPodPriority: "high=10" })).toThrow(
+      'invalid value "high=10" for --shutdown_grace_period_by_pod_priority: expected "priority=seconds" pairs such as 0=60,10000=30, got "high=10"',
+    );
+  });
+
   test("print-config marks every value with where it came from", () => {
     const text = printConfig(resolveConfig({ port: "1234" }, file), { format: "yaml", showOrigin: true });
     expect(text).toContain("port: 1234  # flag");
