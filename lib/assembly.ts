@@ -184,6 +184,7 @@ export async function assemble(
         nodeName: node.name,
         clock: systemClock,
         log,
+        metrics,
         ...(placement.deps.cgroups ? { cgroups: placement.deps.cgroups } : {}),
       }),
     syncLoop: (placement, managers) =>

@@ -2,6 +2,7 @@
 // GC, container GC, the resource analyzer behind /stats/summary, the eviction manager and the
 // system OOM watcher — onto the real host (statfs, /proc, the memory cgroup, /dev/kmsg) and runs
 // each on the Go kubelet's period.
+import { join } from "node:path";
 import { every, type Clock } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { parseDuration } from "./config/values.ts";
@@ -20,6 +21,7 @@ import { createImageGc, type ImageGc } from "./node/image-gc.ts";
 import { createNodeSignals } from "./node/node-signals.ts";
 import { createNodeShutdownManager, shutdownGroups } from "./node/node-shutdown.ts";
 import { watchSystemOoms } from "./node/oom-watcher.ts";
+import { createShutdownState, SHUTDOWN_STATE_FILE, type ShutdownTimesSink } from "./node/shutdown-state.ts";
 import { createStatsAnalyzer, type StatsSummary } from "./node/stats-analyzer.ts";
 import { createUsageSampler, type UsageSample } from "./node/usage-sampler.ts";
 import type { PressureObserver } from "./node/node-status.ts";
@@ -62,6 +64,8 @@ export function createNodeManagers(
     nodeName: string;
     clock: Clock;
     log: Logger;
+    /** Where the last graceful node shutdown's times go (kubelet_graceful_shutdown_*_time_seconds). */
+    metrics?: ShutdownTimesSink;
     /** The pod cgroups (cgroupsPerQOS): pods' and containers' CPU and memory are read from their files. */
     cgroups?: Pick<CgroupManager, "podCgroups" | "reader">;
   },
@@ -95,6 +99,15 @@ export function createNodeManagers(
             activePods: () => node?.activePods() ?? [],
             stopPod: (pod, graceSeconds, reason, message) =>
               node?.evict(pod, message, { reason, graceSeconds }) ?? Promise.resolve(),
+            ...(deps.metrics
+              ? {
+                  state: createShutdownState(join(config.rootDir, SHUTDOWN_STATE_FILE), {
+                    metrics: deps.metrics,
+                    now: () => clock.now(),
+                    log: log.child("shutdown"),
+                  }),
+                }
+              : {}),
           },
         )
       : undefined;

@@ -171,6 +171,33 @@ describe("node shutdown manager", () => {
     expect(fake.events).toEqual(["lock", "release", "close"]);
   });
 
+  test("the shutdown's start is recorded before any pod stops and its end before the lock is released", async () => {
+    const fake = fakeLogind();
+    pods = [testPod("web", { terminationGracePeriodSeconds: 1 })];
+    const state = {
+      restore: () => void fake.events.push("restore"),
+      started: async () => void fake.events.push(`started, ${stops.length} stopped`),
+      ended: async () => void fake.events.push(`ended, ${stops.length} stopped`),
+    };
+    const m = createNodeShutdownManager(
+      { groups: periods(30_000, 10_000), setting: "shutdownGracePeriod", clock, log: silentLogger },
+      {
+        connect: async () => fake.logind,
+        activePods: () => pods,
+        stopPod: async (pod) => void stops.push({ name: pod.metadata.name, grace: 0, reason: "", message: "", at: 0 }),
+        state,
+      },
+    );
+    const stop = new AbortController();
+    const running = m.run(stop.signal);
+    await settle();
+    fake.prepareForShutdown(true);
+    for (let i = 0; i < 5; i++) await settle();
+    expect(fake.events).toEqual(["restore", "lock", "started, 0 stopped", "ended, 1 stopped", "release"]);
+    stop.abort();
+    await running;
+  });
+
   test("a cancelled shutdown takes the lock again and the node is ready again", async () => {
     const fake = fakeLogind();
     pods = [];

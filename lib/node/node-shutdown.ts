@@ -9,6 +9,7 @@ import type { Pod } from "../api/types.ts";
 import type { Clock } from "../clock.ts";
 import type { ShutdownGracePeriodByPodPriority } from "../config/config-types.ts";
 import type { Logger } from "../log.ts";
+import type { ShutdownState } from "./shutdown-state.ts";
 
 /** What the manager needs of systemd-logind (lib/node/logind.ts over D-Bus; a fake in tests). */
 export interface Logind {
@@ -99,6 +100,8 @@ export interface NodeShutdownDeps {
   activePods(): Pod[];
   /** Stops a pod within `graceSeconds` and reports it Failed with `reason` and `message`. */
   stopPod(pod: Pod, graceSeconds: number, reason: string, message: string): Promise<void>;
+  /** The last shutdown's start and end, kept across restarts (lib/node/shutdown-state.ts). */
+  state?: Pick<ShutdownState, "restore" | "started" | "ended">;
 }
 
 export interface NodeShutdownManager {
@@ -134,6 +137,7 @@ export function createNodeShutdownManager(options: NodeShutdownOptions, deps: No
   /** Stops every group in turn, each within its period, then lets logind go on. */
   const shutDown = async () => {
     log.warn(`node is shutting down: stopping pods within ${total}s`);
+    await deps.state?.started();
     for (const { group, pods } of groupPods(deps.activePods(), options.groups)) {
       if (!pods.length) continue;
       log.info(
@@ -155,6 +159,7 @@ export function createNodeShutdownManager(options: NodeShutdownOptions, deps: No
       await Promise.race([stopped, clock.sleep(group.periodSeconds * 1000, timedOut.signal).catch(() => {})]);
       timedOut.abort();
     }
+    await deps.state?.ended();
     await unlock();
     log.info("pods stopped for the shutdown; inhibitor lock released");
   };
@@ -162,6 +167,7 @@ export function createNodeShutdownManager(options: NodeShutdownOptions, deps: No
   return {
     shuttingDown: () => shuttingDown,
     async run(signal) {
+      deps.state?.restore();
       try {
         logind = await deps.connect();
       } catch (error) {

@@ -214,7 +214,7 @@ shutdownGracePeriodByPodPriority:
     for (const d of [dir, manifests, rootDir]) removeDir(d);
   });
 
-  test("three priority groups stop lowest first, each within its period; a pod added meanwhile is refused with NodeShutdown; a cancelled shutdown admits again", async () => {
+  test("three priority groups stop lowest first, each within its period; a pod added meanwhile is refused with NodeShutdown; the start and end are kept and exported; a cancelled shutdown admits again", async () => {
     for (const name of names) await kubelet.waitFor(`${name} running`, () => rt.running(name, "app"), 60_000);
     await kubelet.waitFor("the delay lock", () => logind.lines.find((l) => l.startsWith("inhibit ")));
     const began = Date.now();
@@ -238,6 +238,15 @@ shutdownGracePeriodByPodPriority:
       message: "Pod was rejected: Pod was rejected as the node is shutting down.",
     });
     await kubelet.waitFor("the lock released", () => logind.lines.find((l) => l.startsWith("release ")));
+    const metrics = await (await kubelet.api("/metrics")).text();
+    const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(metrics)?.[1]);
+    const start = gauge("kubelet_graceful_shutdown_start_time_seconds");
+    expect(start).toBeGreaterThanOrEqual(Math.floor(began / 1000));
+    expect(gauge("kubelet_graceful_shutdown_end_time_seconds")).toBeGreaterThan(start);
+    expect(JSON.parse(readFileSync(join(rootDir, "graceful_node_shutdown_state"), "utf8"))).toEqual({
+      startTime: new Date(start * 1000).toISOString(),
+      endTime: expect.any(String),
+    });
 
     logind.prepareForShutdown(false);
     await kubelet.waitFor(
