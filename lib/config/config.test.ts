@@ -9,6 +9,18 @@ import { formatDuration, parseDuration } from "./values.ts";
 
 const file = join(import.meta.dir, "../../testdata/config/kubelet.yaml");
 
+/** Runs `check` on a config file holding `text`, removed afterwards. */
+function withConfigFile(text: string, check: (path: string) => void): void {
+  const dir = mkdtempSync(join(tmpdir(), "kubelet-config-"));
+  try {
+    const path = join(dir, "kubelet.yaml");
+    writeFileSync(path, text);
+    check(path);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe("durations", () => {
   const cases: Array<[string, number]> = [
     ["10s", 10_000],
@@ -213,32 +225,28 @@ describe("precedence: defaults < config file < flags", () => {
   });
 
   test("reads shutdownGracePeriodByPodPriority from the file's list and from priority=seconds pairs", () => {
-    const dir = mkdtempSync(join(tmpdir(), "kubelet-config-shutdown-"));
-    try {
-      const path = join(dir, "kubelet.yaml");
-      writeFileSync(
-        path,
-        "shutdownGracePeriodByPodPriority:\n- {priority: 100000, shutdownGracePeriodSeconds: 10}\n- {priority: 0, shutdownGracePeriodSeconds: 60}\n",
-      );
-      const { config, origins } = resolveConfig({}, path);
-      expect(config.shutdownGracePeriodByPodPriority).toEqual([
-        { priority: 100_000, shutdownGracePeriodSeconds: 10 },
-        { priority: 0, shutdownGracePeriodSeconds: 60 },
-      ]);
-      expect(origins.shutdownGracePeriodByPodPriority).toBe("file");
-      expect(
-        resolveConfig({ shutdownGracePeriodByPodPriority: "0=60,-5=3s" }).config.shutdownGracePeriodByPodPriority,
-      ).toEqual([
-        { priority: 0, shutdownGracePeriodSeconds: 60 },
-        { priority: -5, shutdownGracePeriodSeconds: 3 },
-      ]);
-      writeFileSync(path, "shutdownGracePeriodByPodPriority:\n- {priority: 1, shutdownGracePeriodSeconds: -1}\n");
+    withConfigFile(
+      "shutdownGracePeriodByPodPriority:\n- {priority: 100000, shutdownGracePeriodSeconds: 10}\n- {priority: 0, shutdownGracePeriodSeconds: 60}\n",
+      (path) => {
+        const { config, origins } = resolveConfig({}, path);
+        expect(config.shutdownGracePeriodByPodPriority).toEqual([
+          { priority: 100_000, shutdownGracePeriodSeconds: 10 },
+          { priority: 0, shutdownGracePeriodSeconds: 60 },
+        ]);
+        expect(origins.shutdownGracePeriodByPodPriority).toBe("file");
+      },
+    );
+    expect(
+      resolveConfig({ shutdownGracePeriodByPodPriority: "0=60,-5=3s" }).config.shutdownGracePeriodByPodPriority,
+    ).toEqual([
+      { priority: 0, shutdownGracePeriodSeconds: 60 },
+      { priority: -5, shutdownGracePeriodSeconds: 3 },
+    ]);
+    withConfigFile("shutdownGracePeriodByPodPriority:\n- {priority: 1, shutdownGracePeriodSeconds: -1}\n", (path) =>
       expect(() => resolveConfig({}, path)).toThrow(
         `--config_file "${path}": invalid value [{"priority":1,"shutdownGracePeriodSeconds":-1}] for shutdownGracePeriodByPodPriority: [0].shutdownGracePeriodSeconds: expected a non-negative integer, got -1`,
-      );
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+      ),
+    );
   });
 
   test("refuses shutdownGracePeriodByPodPriority with shutdownGracePeriod in the Go kubelet's words", () => {

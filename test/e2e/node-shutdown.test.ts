@@ -58,12 +58,28 @@ async function startLogind(dir: string, delayMaxSeconds: number) {
   };
 }
 
-/** A pod that, on SIGTERM, runs `trap` and then writes its name to the order file in `dir`. */
-function writeOrderPod(manifests: string, dir: string, image: string, name: string, extra: string, trap: string) {
-  writeFileSync(
-    join(manifests, `${name}.yaml`),
-    `{ apiVersion: v1, kind: Pod, metadata: { name: ${name} }, spec: { ${extra} terminationGracePeriodSeconds: 30, volumes: [{ name: shared, hostPath: { path: "${dir}" } }], containers: [{ name: app, image: "${image}", volumeMounts: [{ name: shared, mountPath: /shared }], command: ["sh", "-c", "trap '${trap}echo ${name} >> /shared/order; exit 0' TERM; while true; do sleep 0.1; done"] }] } }\n`,
-  );
+/** A stand-in logind in `dir` and a kubelet started with `args` on its bus. */
+async function startWithLogind(dir: string, delayMaxSeconds: number, args: string[]) {
+  const logind = await startLogind(dir, delayMaxSeconds);
+  process.env.DBUS_SYSTEM_BUS_ADDRESS = logind.address;
+  const kubelet = await startKubelet(args).finally(() => delete process.env.DBUS_SYSTEM_BUS_ADDRESS);
+  return { logind, kubelet };
+}
+
+/**
+ * A describe block's directories (the order file and the config file go in `dir`) and its pods: `pod` writes a
+ * manifest whose container, on SIGTERM, runs `trap` and then writes its name to the order file.
+ */
+function scene(prefix: string, image: string) {
+  const dir = tempDir(prefix);
+  const manifests = tempDir(`${prefix}-manifests`);
+  const rootDir = tempDir(`${prefix}-root`);
+  const pod = (name: string, extra: string, trap: string) =>
+    writeFileSync(
+      join(manifests, `${name}.yaml`),
+      `{ apiVersion: v1, kind: Pod, metadata: { name: ${name} }, spec: { ${extra} terminationGracePeriodSeconds: 30, volumes: [{ name: shared, hostPath: { path: "${dir}" } }], containers: [{ name: app, image: "${image}", volumeMounts: [{ name: shared, mountPath: /shared }], command: ["sh", "-c", "trap '${trap}echo ${name} >> /shared/order; exit 0' TERM; while true; do sleep 0.1; done"] }] } }\n`,
+    );
+  return { dir, manifests, rootDir, pod };
 }
 
 /** When (ms after `began`) each pod's container stopped running, once all have. */
@@ -92,28 +108,21 @@ async function expectTerminatedForShutdown(kubelet: Kubelet, names: string[]) {
 }
 
 describeOnRuntimes("graceful node shutdown", (services, rt) => {
-  const dir = tempDir("shutdown");
-  const manifests = tempDir("shutdown-manifests");
-  const rootDir = tempDir("shutdown-root");
+  const { dir, manifests, rootDir, pod } = scene("shutdown", services.busybox);
   let logind: Awaited<ReturnType<typeof startLogind>>;
   let kubelet: Kubelet;
-  const pod = (name: string, extra: string, trap: string) =>
-    writeOrderPod(manifests, dir, services.busybox, name, extra, trap);
 
   beforeAll(async () => {
     // The regular pod takes a second to stop: the critical one must not get its SIGTERM before.
     pod("e2e-shutdown-regular", "", "sleep 1; ");
     pod("e2e-shutdown-critical", "priorityClassName: system-node-critical,", "");
-    logind = await startLogind(dir, 5);
-    process.env.DBUS_SYSTEM_BUS_ADDRESS = logind.address;
-    kubelet = await startKubelet([
+    ({ logind, kubelet } = await startWithLogind(dir, 5, [
       ...rt.runFlags(manifests, rootDir),
       "--shutdown_grace_period",
       `${GRACE}s`,
       "--shutdown_grace_period_critical_pods",
       `${CRITICAL}s`,
-    ]);
-    delete process.env.DBUS_SYSTEM_BUS_ADDRESS;
+    ]));
   });
   afterAll(async () => {
     await kubelet?.stop("SIGKILL");
@@ -172,16 +181,12 @@ describeOnRuntimes("graceful node shutdown", (services, rt) => {
 });
 
 describeOnRuntimes("graceful node shutdown by pod priority", (services, rt) => {
-  const dir = tempDir("shutdown-priority");
-  const manifests = tempDir("shutdown-priority-manifests");
-  const rootDir = tempDir("shutdown-priority-root");
+  const { dir, manifests, rootDir, pod } = scene("shutdown-priority", services.busybox);
   const names = ["e2e-shutdown-low", "e2e-shutdown-mid", "e2e-shutdown-top"];
   /** Seconds each group gets, lowest priority first. */
   const PERIODS = [4, 3, 2];
   let logind: Awaited<ReturnType<typeof startLogind>>;
   let kubelet: Kubelet;
-  const pod = (name: string, extra: string, trap: string) =>
-    writeOrderPod(manifests, dir, services.busybox, name, extra, trap);
 
   beforeAll(async () => {
     // Each group takes less time to stop than the one before: were they stopped together, the order file
@@ -199,13 +204,11 @@ shutdownGracePeriodByPodPriority:
 - { priority: 1000, shutdownGracePeriodSeconds: ${PERIODS[1]} }
 `,
     );
-    logind = await startLogind(dir, 60);
-    process.env.DBUS_SYSTEM_BUS_ADDRESS = logind.address;
-    kubelet = await startKubelet([
+    ({ logind, kubelet } = await startWithLogind(dir, 60, [
       ...rt.runFlags(manifests, rootDir),
       "--config_file",
       join(dir, "kubelet.yaml"),
-    ]).finally(() => delete process.env.DBUS_SYSTEM_BUS_ADDRESS);
+    ]));
   });
   afterAll(async () => {
     await kubelet?.stop("SIGKILL");

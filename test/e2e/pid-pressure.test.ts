@@ -6,7 +6,8 @@ import { afterAll, expect } from "bun:test";
 import { readFileSync } from "node:fs";
 import { describeWithServices } from "../../lib/testing/services.ts";
 import { type ApiPod, killKubeletsAfterAll, startKubelet, test } from "./harness-kubelet.ts";
-import { baseFlags, removeDir, removePods, tempDir, writePodManifest } from "./harness.ts";
+import { describeOnRuntimes, staticPodNode } from "./harness-runtimes.ts";
+import { baseFlags, removeDir, tempDir } from "./harness.ts";
 
 /** The node's pid limit: a pid.available threshold at it is always met. */
 const pidLimit = () =>
@@ -18,13 +19,7 @@ const pidLimit = () =>
 describeWithServices("pid pressure", (services) => {
   killKubeletsAfterAll();
   const rootDir = tempDir("pid-root");
-  const manifests = tempDir("pid-manifests");
-  const pods = ["e2e-pid-many", "e2e-pid-few"];
-  afterAll(() => {
-    removePods(services, ...pods);
-    removeDir(rootDir);
-    removeDir(manifests);
-  });
+  afterAll(() => removeDir(rootDir));
 
   test("a pid.available threshold the node is below sets PIDPressure=True with the kubelet's reason", async () => {
     const kubelet = await startKubelet([
@@ -40,24 +35,21 @@ describeWithServices("pid pressure", (services) => {
     expect(verbose).toContain("[!]PIDPressure=True KubeletHasInsufficientPID");
     await kubelet.stop();
   });
+});
 
-  test("under PID pressure the pod running more processes is evicted before the one running fewer", async () => {
+describeOnRuntimes("pid pressure ranking", (services, rt) => {
+  const node = staticPodNode("pid", services, rt, ["e2e-pid-many", "e2e-pid-few"]);
+
+  test("the pod running more processes is evicted before the one running fewer", async () => {
     const pod = (name: string, script: string) =>
-      writePodManifest(
-        manifests,
-        name,
-        `  containers: [{ name: app, image: "${services.busybox}", command: ["sh", "-c", "${script}"] }]\n`,
-      );
+      node.write(name, {
+        terminationGracePeriodSeconds: 1,
+        containers: [{ name: "app", image: services.busybox, command: ["sh", "-c", script] }],
+      });
     pod("e2e-pid-many", "for i in $(seq 40); do sleep 3600 & done; wait");
     pod("e2e-pid-few", "exec sleep 3600");
     // A soft threshold met for 20 s: both pods are running and counted before the first eviction.
-    const kubelet = await startKubelet([
-      "run",
-      "-c",
-      manifests,
-      ...baseFlags(services, rootDir),
-      "--network_container_image",
-      services.pause,
+    const kubelet = await node.start([
       "--eviction_hard",
       "",
       "--eviction_soft",
@@ -71,6 +63,5 @@ describeWithServices("pid pressure", (services) => {
     expect(status(many).message).toStartWith("The node was low on resource: pids.");
     // Evictions are one per 10 s pass: when the first is seen, the other pod still runs.
     expect(status((await kubelet.pod("e2e-pid-few"))!).phase).toBe("Running");
-    await kubelet.stop();
   }, 120_000);
 });
