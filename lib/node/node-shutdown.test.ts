@@ -239,4 +239,18 @@ describe("node shutdown manager", () => {
       "node shutdown is not watched (shutdownGracePeriod 30s): cannot reach systemd-logind on the system D-Bus (unix:path=/x)",
     ]);
   });
+
+  test("with shutdownGracePeriodByPodPriority the periods together are compared with InhibitDelayMaxSec", async () => {
+    const warnings: string[] = [];
+    const log: Logger = { ...silentLogger, warn: (m) => warnings.push(m) };
+    const stop = new AbortController();
+    stop.abort();
+    await createNodeShutdownManager(
+      { groups: byPriority([0, 4], [1000, 3], [10_000, 2]), setting: "shutdownGracePeriodByPodPriority", clock, log },
+      { connect: async () => fakeLogind(8_000).logind, activePods: () => [], stopPod: async () => {} },
+    ).run(stop.signal);
+    expect(warnings).toEqual([
+      "systemd-logind's InhibitDelayMaxSec (8s) is shorter than the periods of shutdownGracePeriodByPodPriority together (9s): logind shuts down after 8s whatever the pods; raise InhibitDelayMaxSec in /etc/systemd/logind.conf.d/",
+    ]);
+  });
 });
