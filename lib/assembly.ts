@@ -184,11 +184,17 @@ export async function assemble(
         nodeName: node.name,
         clock: systemClock,
         log,
+        metrics,
         ...(placement.deps.cgroups ? { cgroups: placement.deps.cgroups } : {}),
       }),
     syncLoop: (placement, managers) =>
       createSyncLoop(
-        { ...podOptions, syncFrequencyMs: config.syncFrequency, admission, ...placement.options },
+        {
+          ...podOptions,
+          syncFrequencyMs: config.syncFrequency,
+          admission: { ...admission, nodeShuttingDown: managers.nodeShuttingDown },
+          ...placement.options,
+        },
         {
           ...placement.deps,
           store,

@@ -52,6 +52,11 @@ export interface KubeletMetrics {
   plegRelist(durationSeconds: number, intervalSeconds: number | undefined): void;
   /** kubelet_cgroup_manager_duration_seconds{operation_type: create|update|destroy}. */
   cgroupManager(operation: "create" | "update" | "destroy", seconds: number): void;
+  /**
+   * Gauges kubelet_graceful_shutdown_start_time_seconds and _end_time_seconds: the last graceful node shutdown
+   * (seconds since the epoch; 0 = none); only the times given change.
+   */
+  gracefulShutdown(times: { startSeconds?: number; endSeconds?: number }): void;
 }
 
 /** One series of kubelet_working_pods, in the Go kubelet's label values. */
@@ -83,4 +88,5 @@ export const noopMetrics: KubeletMetrics = {
   runtimeStream() {},
   cgroupManager() {},
   plegRelist() {},
+  gracefulShutdown() {},
 };

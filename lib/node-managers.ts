@@ -2,6 +2,7 @@
 // GC, container GC, the resource analyzer behind /stats/summary, the eviction manager and the
 // system OOM watcher — onto the real host (statfs, /proc, the memory cgroup, /dev/kmsg) and runs
 // each on the Go kubelet's period.
+import { join } from "node:path";
 import { every, type Clock } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { parseDuration } from "./config/values.ts";
@@ -20,6 +21,7 @@ import { createImageGc, type ImageGc } from "./node/image-gc.ts";
 import { createNodeSignals } from "./node/node-signals.ts";
 import { createNodeShutdownManager, shutdownGroups } from "./node/node-shutdown.ts";
 import { watchSystemOoms } from "./node/oom-watcher.ts";
+import { createShutdownState, SHUTDOWN_STATE_FILE, type ShutdownTimesSink } from "./node/shutdown-state.ts";
 import { createStatsAnalyzer, type StatsSummary } from "./node/stats-analyzer.ts";
 import { createUsageSampler, type UsageSample } from "./node/usage-sampler.ts";
 import type { PressureObserver } from "./node/node-status.ts";
@@ -43,6 +45,8 @@ export interface NodeManagers {
   conditions(): NodeCondition[];
   /** The conditions for the node record (fleet mode). */
   pressure: PressureObserver;
+  /** From systemd-logind's PrepareForShutdown(true) until a cancelling one: no pod is admitted meanwhile. */
+  nodeShuttingDown(): boolean;
   /** A failing health check while systemd-logind has announced a shutdown (the node is then not ready). */
   shutdownCheck(): { name: string; ok: boolean; message: string } | undefined;
   /** Runs every manager on its period until the signal aborts. */
@@ -60,6 +64,8 @@ export function createNodeManagers(
     nodeName: string;
     clock: Clock;
     log: Logger;
+    /** Where the last graceful node shutdown's times go (kubelet_graceful_shutdown_*_time_seconds). */
+    metrics?: ShutdownTimesSink;
     /** The pod cgroups (cgroupsPerQOS): pods' and containers' CPU and memory are read from their files. */
     cgroups?: Pick<CgroupManager, "podCgroups" | "reader">;
   },
@@ -75,12 +81,16 @@ export function createNodeManagers(
     },
     parseDuration,
   );
-  // Only with shutdownGracePeriod set: the D-Bus client is loaded then, never otherwise.
+  // Only with node shutdown configured: the D-Bus client is loaded then, never otherwise.
+  const groups = shutdownGroups(config);
   const shutdown =
-    config.shutdownGracePeriod > 0
+    groups.length > 0
       ? createNodeShutdownManager(
           {
-            groups: shutdownGroups(config.shutdownGracePeriod, config.shutdownGracePeriodCriticalPods),
+            groups,
+            setting: config.shutdownGracePeriodByPodPriority.length
+              ? "shutdownGracePeriodByPodPriority"
+              : "shutdownGracePeriod",
             clock,
             log: log.child("shutdown"),
           },
@@ -89,6 +99,15 @@ export function createNodeManagers(
             activePods: () => node?.activePods() ?? [],
             stopPod: (pod, graceSeconds, reason, message) =>
               node?.evict(pod, message, { reason, graceSeconds }) ?? Promise.resolve(),
+            ...(deps.metrics
+              ? {
+                  state: createShutdownState(join(config.rootDir, SHUTDOWN_STATE_FILE), {
+                    metrics: deps.metrics,
+                    now: () => clock.now(),
+                    log: log.child("shutdown"),
+                  }),
+                }
+              : {}),
           },
         )
       : undefined;
@@ -174,6 +193,7 @@ export function createNodeManagers(
     summary: analyzer.summary,
     sample: analyzer.sample,
     conditions: eviction.conditions,
+    nodeShuttingDown: () => shutdown?.shuttingDown() ?? false,
     shutdownCheck: () =>
       shutdown?.shuttingDown()
         ? { name: "shutdown", ok: false, message: "systemd-logind announced a shutdown (PrepareForShutdown)" }

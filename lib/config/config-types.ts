@@ -2,6 +2,12 @@
 // Parsing, precedence and printing live in lib/config.ts; this file is only the shape.
 
 /** Durations are milliseconds; flag names are the snake_case forms in comments. */
+/** One entry of shutdownGracePeriodByPodPriority (KubeletConfiguration's ShutdownGracePeriodByPodPriority). */
+export interface ShutdownGracePeriodByPodPriority {
+  priority: number;
+  shutdownGracePeriodSeconds: number;
+}
+
 export interface KubeletConfig {
   /** config: manifest file or directory ("" = none). */
   config: string;
@@ -168,6 +174,8 @@ export interface KubeletConfig {
   /** shutdown_grace_period, shutdown_grace_period_critical_pods (0 = node shutdown not watched). */
   shutdownGracePeriod: number;
   shutdownGracePeriodCriticalPods: number;
+  /** shutdown_grace_period_by_pod_priority: the period of each priority group (instead of the two above). */
+  shutdownGracePeriodByPodPriority: ShutdownGracePeriodByPodPriority[];
   /** seccomp_default (seccompDefault): RuntimeDefault for pods that name no seccomp profile. */
   seccompDefault: boolean;
   /** allowed_unsafe_sysctls (allowedUnsafeSysctls): sysctls or `prefix*` patterns allowed beyond the safe set. */
@@ -274,6 +282,7 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   evictionMaxPodGracePeriod: 0,
   shutdownGracePeriod: 0,
   shutdownGracePeriodCriticalPods: 0,
+  shutdownGracePeriodByPodPriority: [],
   seccompDefault: false,
   allowedUnsafeSysctls: [],
   runtimeHandlers: {},

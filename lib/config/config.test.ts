@@ -9,6 +9,18 @@ import { formatDuration, parseDuration } from "./values.ts";
 
 const file = join(import.meta.dir, "../../testdata/config/kubelet.yaml");
 
+/** Runs `check` on a config file holding `text`, removed afterwards. */
+function withConfigFile(text: string, check: (path: string) => void): void {
+  const dir = mkdtempSync(join(tmpdir(), "kubelet-config-"));
+  try {
+    const path = join(dir, "kubelet.yaml");
+    writeFileSync(path, text);
+    check(path);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe("durations", () => {
   const cases: Array<[string, number]> = [
     ["10s", 10_000],
@@ -210,6 +222,49 @@ describe("precedence: defaults < config file < flags", () => {
     expect(
       resolveConfig({ maxParallelImagePulls: "3", serializeImagePulls: "false" }).config.maxParallelImagePulls,
     ).toBe(3);
+  });
+
+  test("reads shutdownGracePeriodByPodPriority from the file's list and from priority=seconds pairs", () => {
+    withConfigFile(
+      "shutdownGracePeriodByPodPriority:\n- {priority: 100000, shutdownGracePeriodSeconds: 10}\n- {priority: 0, shutdownGracePeriodSeconds: 60}\n",
+      (path) => {
+        const { config, origins } = resolveConfig({}, path);
+        expect(config.shutdownGracePeriodByPodPriority).toEqual([
+          { priority: 100_000, shutdownGracePeriodSeconds: 10 },
+          { priority: 0, shutdownGracePeriodSeconds: 60 },
+        ]);
+        expect(origins.shutdownGracePeriodByPodPriority).toBe("file");
+      },
+    );
+    expect(
+      resolveConfig({ shutdownGracePeriodByPodPriority: "0=60,-5=3s" }).config.shutdownGracePeriodByPodPriority,
+    ).toEqual([
+      { priority: 0, shutdownGracePeriodSeconds: 60 },
+      { priority: -5, shutdownGracePeriodSeconds: 3 },
+    ]);
+    withConfigFile("shutdownGracePeriodByPodPriority:\n- {priority: 1, shutdownGracePeriodSeconds: -1}\n", (path) =>
+      expect(() => resolveConfig({}, path)).toThrow(
+        `--config_file "${path}": invalid value [{"priority":1,"shutdownGracePeriodSeconds":-1}] for shutdownGracePeriodByPodPriority: [0].shutdownGracePeriodSeconds: expected a non-negative integer, got -1`,
+      ),
+    );
+  });
+
+  test("refuses shutdownGracePeriodByPodPriority with shutdownGracePeriod in the Go kubelet's words", () => {
+    expect(() =>
+      resolveConfig({
+        shutdownGracePeriodByPodPriority: "0=10",
+        shutdownGracePeriodCriticalPods: "5s",
+        shutdownGracePeriod: "10s",
+      }),
+    ).toThrow(
+      "invalid configuration: Cannot specify both shutdownGracePeriodByPodPriority and shutdownGracePeriod at the same time",
+    );
+    expect(() => resolveConfig({ shutdownGracePeriod: "10s", shutdownGracePeriodCriticalPods: "20s" })).toThrow(
+      "--shutdown_grace_period_critical_pods (shutdownGracePeriodCriticalPods, 20s) must be <= --shutdown_grace_period (shutdownGracePeriod, 10s)",
+    );
+    expect(() => resolveConfig({ shutdownGracePeriodByPodPriority: "high=10" })).toThrow(
+      'invalid value "high=10" for --shutdown_grace_period_by_pod_priority: expected "priority=seconds" pairs such as 0=60,10000=30, got "high=10"',
+    );
   });
 
   test("print-config marks every value with where it came from", () => {

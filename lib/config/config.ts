@@ -145,6 +145,18 @@ function checkConfig(config: KubeletConfig): string[] {
     const unknown = list.filter((s) => !["*", "file", "url", "etcd", "http"].includes(s));
     if (unknown.length) invalid(`--${name}: unknown source ${unknown.join(", ")}: use file, url, etcd, http or *`);
   }
+  // The Go kubelet's validation: one way of configuring node shutdown at a time.
+  if (
+    config.shutdownGracePeriodByPodPriority.length > 0 &&
+    (config.shutdownGracePeriod > 0 || config.shutdownGracePeriodCriticalPods > 0)
+  )
+    invalid(
+      "invalid configuration: Cannot specify both shutdownGracePeriodByPodPriority and shutdownGracePeriod at the same time",
+    );
+  if (config.shutdownGracePeriodCriticalPods > config.shutdownGracePeriod)
+    invalid(
+      `--shutdown_grace_period_critical_pods (shutdownGracePeriodCriticalPods, ${formatDuration(config.shutdownGracePeriodCriticalPods)}) must be <= --shutdown_grace_period (shutdownGracePeriod, ${formatDuration(config.shutdownGracePeriod)})`,
+    );
   if (config.etcdConfig && config.etcdServers.length === 0)
     try {
       readEtcdConfig(config.etcdConfig);

@@ -14,6 +14,7 @@ export type ValueType =
   | "map"
   | "thresholds"
   | "logformat"
+  | "priorities"
   | "runtime";
 
 /** One flag: its snake_case name (the 2014 spelling), its config key and how its value parses. */
@@ -580,6 +581,13 @@ export const FLAGS: FlagSpec[] = [
     key: "shutdownGracePeriodCriticalPods",
     type: "duration",
     description: "The part of --shutdown_grace_period kept for critical pods, stopped after the others",
+  },
+  {
+    flag: "shutdown_grace_period_by_pod_priority",
+    key: "shutdownGracePeriodByPodPriority",
+    type: "priorities",
+    description:
+      "Node shutdown by pod priority instead of the two periods above: priority=seconds pairs (0=60,10000=30): pods from a priority up to the next get its seconds, lowest first",
   },
   {
     flag: "log_format",

@@ -246,11 +246,7 @@ export const KUBELET_CONFIGURATION: FieldRow[] = [
   notApplicable("enableSystemLogQuery", "bool", "/logs/ serves files under /var/log only, with no query"),
   honoured("shutdownGracePeriod", "duration", "shutdownGracePeriod"),
   honoured("shutdownGracePeriodCriticalPods", "duration", "shutdownGracePeriodCriticalPods"),
-  notApplicable(
-    "shutdownGracePeriodByPodPriority",
-    "objects",
-    "node shutdown has the two groups of shutdownGracePeriod and shutdownGracePeriodCriticalPods",
-  ),
+  honoured("shutdownGracePeriodByPodPriority", "objects", "shutdownGracePeriodByPodPriority"),
   row("crashLoopBackOff", "object"),
   notApplicable(
     "crashLoopBackOff.maxContainerRestartPeriod",

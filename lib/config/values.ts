@@ -1,7 +1,7 @@
 // Go-style values: durations (time.ParseDuration and its printing) and one raw value, from the
 // command line or the config file, parsed for its flag's type.
 import { KubeletError } from "../api/types.ts";
-import type { KubeletConfig } from "./config-types.ts";
+import type { KubeletConfig, ShutdownGracePeriodByPodPriority } from "./config-types.ts";
 import type { FlagSpec } from "./flags.ts";
 
 const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -143,6 +143,8 @@ export function parseValue(spec: FlagSpec, raw: unknown): KubeletConfig[keyof Ku
       }
       return out;
     }
+    case "priorities":
+      return parsePriorities(values, bad);
     case "logformat":
       // "" is the default a written-out config file shows: text on a TTY, else json
       if (last !== "text" && last !== "json" && last !== "") throw bad("expected text or json");
@@ -151,4 +153,40 @@ export function parseValue(spec: FlagSpec, raw: unknown): KubeletConfig[keyof Ku
       if (last !== "docker" && last !== "remote" && last !== "fake") throw bad("expected docker, remote or fake");
       return last;
   }
+}
+
+/**
+ * shutdownGracePeriodByPodPriority: the file's list of {priority, shutdownGracePeriodSeconds}, or the command
+ * line's "priority=seconds" pairs ("0=60,10000=30").
+ */
+function parsePriorities(values: unknown[], bad: (why: string) => KubeletError): ShutdownGracePeriodByPodPriority[] {
+  const out: ShutdownGracePeriodByPodPriority[] = [];
+  const add = (where: string, priority: unknown, seconds: unknown) => {
+    if (!Number.isInteger(priority) || Math.abs(priority as number) > 2 ** 31 - 1)
+      throw bad(`${where}priority: expected an integer (a pod priority, int32), got ${JSON.stringify(priority)}`);
+    if (!Number.isInteger(seconds) || (seconds as number) < 0)
+      throw bad(`${where}shutdownGracePeriodSeconds: expected a non-negative integer, got ${JSON.stringify(seconds)}`);
+    out.push({ priority: priority as number, shutdownGracePeriodSeconds: seconds as number });
+  };
+  // The command-line parser hands an empty argument (`--shutdown_grace_period_by_pod_priority ""`: none) over as 0.
+  if (values.length === 1 && values[0] === 0) return out;
+  values.forEach((value, index) => {
+    if (typeof value === "object" && value !== null) {
+      const { priority, shutdownGracePeriodSeconds, ...rest } = value as Record<string, unknown>;
+      const unknown = Object.keys(rest)[0];
+      if (unknown)
+        throw bad(`[${index}].${unknown}: unknown field: the fields are priority and shutdownGracePeriodSeconds`);
+      add(`[${index}].`, priority ?? 0, shutdownGracePeriodSeconds ?? 0);
+      return;
+    }
+    for (const pair of String(value)
+      .split(",")
+      .map((p) => p.trim())
+      .filter(Boolean)) {
+      const match = /^(-?\d+)=(\d+)s?$/.exec(pair);
+      if (!match) throw bad(`expected "priority=seconds" pairs such as 0=60,10000=30, got "${pair}"`);
+      add("", Number(match[1]), Number(match[2]));
+    }
+  });
+  return out;
 }

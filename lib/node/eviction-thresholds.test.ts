@@ -172,6 +172,16 @@ describe("eviction ranking", () => {
   test("critical pods go last whatever they use", () => {
     expect(order([pod("critical", 0, 1 * Gi, 0, true), pod("normal", 1 * Gi, 1 * Mi)])).toEqual(["normal", "critical"]);
   });
+  test("under PID pressure lower priority goes first, then the pod with the most processes", () => {
+    const pids = (pods: RankedPod[]) => rankForEviction(pods, "pids").map((p) => p.uid);
+    expect(pids([pod("few", 0, 3), pod("many", 0, 300), pod("some", 0, 30)])).toEqual(["many", "some", "few"]);
+    // No request to exceed: a pod not counted (0, no pod cgroup) of lower priority still goes first.
+    expect(pids([pod("many-high", 0, 300, 100), pod("uncounted-low", 0, 0, -1), pod("few", 0, 3)])).toEqual([
+      "uncounted-low",
+      "few",
+      "many-high",
+    ]);
+  });
 });
 
 describe("each pod's use of the starved resource", () => {
@@ -202,6 +212,22 @@ describe("each pod's use of the starved resource", () => {
     });
     expect(evictionUsage(summary, pods, "ephemeral-storage").get("u1")?.total).toBe(320 + 105 + 4000);
     expect(evictionUsage(summary, pods, "inodes").get("u1")?.total).toBe(3 + 1 + 7);
+  });
+
+  test("pids are the pod's process count (process_stats), 0 where the pod has no cgroup stats", () => {
+    const counted = {
+      pods: [{ ...podStats("u1"), process_stats: { process_count: 42 } }, podStats("u2")],
+    } as unknown as StatsSummary;
+    const both = [...pods, { metadata: { uid: "u2" } }] as Pod[];
+    const usage = evictionUsage(counted, both, "pids");
+    expect(usage.get("u1")).toEqual({
+      total: 42,
+      containers: [
+        { name: "app", usage: 0 },
+        { name: "side", usage: 0 },
+      ],
+    });
+    expect(usage.get("u2")?.total).toBe(0);
   });
 
   test("only the pods asked about, and none before the first collection", () => {

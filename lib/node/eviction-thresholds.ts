@@ -173,8 +173,9 @@ export function pressureCondition(signal: Signal): "MemoryPressure" | "DiskPress
 /**
  * Each pod's use of the starved resource, from the stats analyzer's last summary, as the Go kubelet's
  * rankers read it: memory is the containers' working set; ephemeral-storage their writable layers,
- * logs and the pod's volumes; inodes the layers' and volumes' inodes. Pods missing from the summary
- * are absent.
+ * logs and the pod's volumes; inodes the layers' and volumes' inodes; pids the pod's process count
+ * (process_stats, from its cgroup's pids controller; 0 without pod cgroups, ranking by priority alone).
+ * Pods missing from the summary are absent.
  */
 export function evictionUsage(
   summary: StatsSummary | undefined,
@@ -190,7 +191,7 @@ export function evictionUsage(
       usage:
         resource === "memory"
           ? (c.memory?.workingSetBytes ?? 0)
-          : // Per-pod process counts are not measured: under PID pressure pods are ranked by priority alone.
+          : // Processes are counted per pod, not per container (the Go kubelet names no container for pids).
             resource === "pids"
             ? 0
             : resource === "inodes"
@@ -199,7 +200,10 @@ export function evictionUsage(
     }));
     const volumes = pod.volume.reduce((n, v) => n + (resource === "inodes" ? v.inodesUsed : v.usedBytes), 0);
     usage.set(pod.podRef.uid, {
-      total: containers.reduce((n, c) => n + c.usage, 0) + (resource === "memory" || resource === "pids" ? 0 : volumes),
+      total:
+        resource === "pids"
+          ? (pod.process_stats?.process_count ?? 0)
+          : containers.reduce((n, c) => n + c.usage, 0) + (resource === "memory" ? 0 : volumes),
       containers,
     });
   }
@@ -222,13 +226,15 @@ export interface RankedPod {
 /**
  * The kubelet's eviction order: non-critical before critical, pods using more than they request before pods
  * within their requests, lower priority first, then the largest usage (above request) first. BestEffort pods request
- * nothing, so any usage exceeds it: they go before Burstable pods within their requests.
+ * nothing, so any usage exceeds it: they go before Burstable pods within their requests. Under PID pressure there
+ * are no requests (the Go kubelet's rankPIDPressure): lower priority first, then the most processes.
  */
-export function rankForEviction(pods: RankedPod[]): RankedPod[] {
+export function rankForEviction(pods: RankedPod[], resource?: StarvedResource): RankedPod[] {
+  const exceeds = (p: RankedPod) => (resource === "pids" ? 0 : Number(p.usage > p.request));
   return [...pods].sort(
     (a, b) =>
       Number(a.critical) - Number(b.critical) ||
-      Number(b.usage > b.request) - Number(a.usage > a.request) ||
+      exceeds(b) - exceeds(a) ||
       a.priority - b.priority ||
       b.usage - b.request - (a.usage - a.request),
   );

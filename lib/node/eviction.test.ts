@@ -218,6 +218,16 @@ describe("eviction manager", () => {
     expect(reclaimable).toBe(Gi);
   });
 
+  test("under PID pressure, among pods of one priority, the pod with the most processes is evicted", async () => {
+    const m = manager({ "pid.available": "1000" });
+    observations["pid.available"] = { available: 800, capacity: 32768 };
+    use(pods[0]!, 5);
+    use(pods[1]!, 2);
+    use(pods[2]!, 400);
+    await m.synchronize();
+    expect(evicted.map((e) => e.name)).toEqual(["best-effort"]);
+  });
+
   test("with evictionMinimumReclaim a met threshold holds, and evicts, until the threshold plus the minimum is available", async () => {
     const m = manager({ "memory.available": "100Mi" }, {}, {}, { "memory.available": "200Mi" });
     memory(50 * Mi);

@@ -166,6 +166,7 @@ export function createEvictionManager(options: EvictionOptions, deps: EvictionDe
           request: podRequest(p, resource),
           usage: usage.get(p.metadata.uid)?.total ?? 0,
         })),
+        resource,
       );
       const victim = byUid.get(ranked[0]!.uid)!;
       const seen = observations[threshold.signal]!;

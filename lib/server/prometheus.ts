@@ -211,6 +211,19 @@ export function createPrometheusMetrics(options: { log?: Logger; nodeName?: stri
     },
     1,
   );
+  // Both helps are the Go kubelet's, "start" in the end time's included.
+  const shutdownStart = new Counter(
+    "kubelet_graceful_shutdown_start_time_seconds",
+    "Last graceful shutdown start time since unix epoch in seconds",
+    "gauge",
+  );
+  const shutdownEnd = new Counter(
+    "kubelet_graceful_shutdown_end_time_seconds",
+    "Last graceful shutdown start time since unix epoch in seconds",
+    "gauge",
+  );
+  shutdownStart.set({}, 0);
+  shutdownEnd.set({}, 0);
   const staticHelp = "static is true if the pod is not from the apiserver.";
   const desiredPods = new Counter(
     "kubelet_desired_pods",
@@ -254,6 +267,8 @@ export function createPrometheusMetrics(options: { log?: Logger; nodeName?: stri
     activePods,
     nodeName,
     buildInfoGauge,
+    shutdownStart,
+    shutdownEnd,
   ];
 
   // A collector that cannot read /proc says so once, not at every scrape, and reports its fallback.
@@ -346,6 +361,10 @@ export function createPrometheusMetrics(options: { log?: Logger; nodeName?: stri
     plegRelist(duration, interval) {
       plegDuration.observe(duration);
       if (interval !== undefined) plegInterval.observe(interval);
+    },
+    gracefulShutdown({ startSeconds, endSeconds }) {
+      if (startSeconds !== undefined) shutdownStart.set({}, startSeconds);
+      if (endSeconds !== undefined) shutdownEnd.set({}, endSeconds);
     },
     countPods(pods) {
       podCounts = pods;

@@ -41,6 +41,24 @@ describe("admitPod", () => {
   });
 });
 
+describe("a node shutting down", () => {
+  test("refuses every pod with NodeShutdown in the Go kubelet's words, and admits again once it is not", () => {
+    let shuttingDown = true;
+    const policy = { ...open, nodeShuttingDown: () => shuttingDown };
+    expect(admitPod(testPod("web"), 0, policy)).toEqual({
+      reason: "NodeShutdown",
+      message: "Pod was rejected as the node is shutting down.",
+    });
+    expect(rejectedStatus(admitPod(testPod("web"), 0, policy)!, "10.0.0.1")).toMatchObject({
+      phase: "Failed",
+      reason: "NodeShutdown",
+      message: "Pod was rejected: Pod was rejected as the node is shutting down.",
+    });
+    shuttingDown = false;
+    expect(admitPod(testPod("web"), 0, policy)).toBeUndefined();
+  });
+});
+
 describe("admissionOrder", () => {
   test("sorts by creationTimestamp, pods without one last, ties in arrival order", () => {
     const at = (name: string, time?: string) => {

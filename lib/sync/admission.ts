@@ -1,4 +1,5 @@
-// Pod admission, the kubelet's admit handlers that apply to a standalone node: the pod count
+// Pod admission, the kubelet's admit handlers that apply to a standalone node: none while the node
+// shuts down (the node shutdown manager's handler), the pod count
 // (--max_pods, the predicate handler's "pods" resource), which sources may ask for the host's
 // network, PID and IPC namespaces (--host_*_sources, the capabilities handler), the pod's OS and
 // node affinity (the predicate handler), sysctls (the sysctl allowlist) and the security features the
@@ -25,6 +26,8 @@ export interface AdmissionPolicy {
   sysctls?: SysctlAllowlist;
   /** What the host and runtime support: AppArmor, user namespaces (hostUsers: false), SELinux labels. */
   features?: { appArmor: boolean; userNamespaces: boolean; seLinux: boolean };
+  /** From systemd-logind's PrepareForShutdown(true) until a cancelling PrepareForShutdown(false). */
+  nodeShuttingDown?: () => boolean;
 }
 
 /** Why a pod is not admitted: the kubelet's reason (the event's reason too) and message. */
@@ -40,7 +43,8 @@ export interface Rejection {
     | "AppArmor"
     | "UserNamespacesUnsupported"
     | "SELinuxUnsupported"
-    | "SupplementalGroupsPolicyNotSupported";
+    | "SupplementalGroupsPolicyNotSupported"
+    | "NodeShutdown";
   message: string;
 }
 
@@ -50,7 +54,7 @@ export const OUT_OF_PODS = "OutOfpods";
 /**
  * Admits `pod` next to `admitted` already-admitted pods (requesting `used` together), or says why not, in the
  * kubelet's words: host namespaces first (a policy answer that waiting cannot change), then what the node cannot
- * run, then the pod count and the resource fit.
+ * run, then a node shutting down, then the pod count and the resource fit.
  */
 export function admitPod(pod: Pod, admitted: number, policy: AdmissionPolicy, used?: Requests): Rejection | undefined {
   const source = pod.metadata.annotations[ANNOTATION.source] ?? "";
@@ -67,6 +71,8 @@ export function admitPod(pod: Pod, admitted: number, policy: AdmissionPolicy, us
       };
   const refusal = podFitsNode(pod, policy);
   if (refusal) return refusal;
+  if (policy.nodeShuttingDown?.())
+    return { reason: "NodeShutdown", message: "Pod was rejected as the node is shutting down." };
   if (admitted + 1 > policy.maxPods)
     return {
       reason: OUT_OF_PODS,

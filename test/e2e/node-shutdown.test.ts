@@ -1,13 +1,15 @@
 // Graceful node shutdown end to end: a private dbus-daemon with a stand-in systemd-logind
 // (fixtures/stand-in-logind.py, python3-dbus) that grants the delay inhibitor lock, reports it on
 // stdout and emits PrepareForShutdown when told; the kubelet stops regular pods, then critical ones,
-// within their periods, reports them Failed/Terminated, the node not ready, and releases the lock.
+// within their periods (or the groups of shutdownGracePeriodByPodPriority, lowest first), reports them
+// Failed/Terminated, the node not ready, refuses new pods (NodeShutdown), and releases the lock; a
+// cancelled shutdown takes the lock again and admits pods again.
 import { afterAll, beforeAll, expect } from "bun:test";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ApiPod, type Kubelet, startKubelet, test, waitFor } from "./harness-kubelet.ts";
-import { describeOnRuntimes } from "./harness-runtimes.ts";
+import { describeOnRuntimes, type RuntimeUnderTest } from "./harness-runtimes.ts";
 import { removeDir, tempDir } from "./harness.ts";
 
 const GRACE = 6;
@@ -56,33 +58,71 @@ async function startLogind(dir: string, delayMaxSeconds: number) {
   };
 }
 
-describeOnRuntimes("graceful node shutdown", (services, rt) => {
-  const dir = tempDir("shutdown");
-  const manifests = tempDir("shutdown-manifests");
-  const rootDir = tempDir("shutdown-root");
-  let logind: Awaited<ReturnType<typeof startLogind>>;
-  let kubelet: Kubelet;
-  /** A pod that, on SIGTERM, runs `trap` and then writes its name to the shared order file. */
+/** A stand-in logind in `dir` and a kubelet started with `args` on its bus. */
+async function startWithLogind(dir: string, delayMaxSeconds: number, args: string[]) {
+  const logind = await startLogind(dir, delayMaxSeconds);
+  process.env.DBUS_SYSTEM_BUS_ADDRESS = logind.address;
+  const kubelet = await startKubelet(args).finally(() => delete process.env.DBUS_SYSTEM_BUS_ADDRESS);
+  return { logind, kubelet };
+}
+
+/**
+ * A describe block's directories (the order file and the config file go in `dir`) and its pods: `pod` writes a
+ * manifest whose container, on SIGTERM, runs `trap` and then writes its name to the order file.
+ */
+function scene(prefix: string, image: string) {
+  const dir = tempDir(prefix);
+  const manifests = tempDir(`${prefix}-manifests`);
+  const rootDir = tempDir(`${prefix}-root`);
   const pod = (name: string, extra: string, trap: string) =>
     writeFileSync(
       join(manifests, `${name}.yaml`),
-      `{ apiVersion: v1, kind: Pod, metadata: { name: ${name} }, spec: { ${extra} terminationGracePeriodSeconds: 30, volumes: [{ name: shared, hostPath: { path: "${dir}" } }], containers: [{ name: app, image: "${services.busybox}", volumeMounts: [{ name: shared, mountPath: /shared }], command: ["sh", "-c", "trap '${trap}echo ${name} >> /shared/order; exit 0' TERM; while true; do sleep 0.1; done"] }] } }\n`,
+      `{ apiVersion: v1, kind: Pod, metadata: { name: ${name} }, spec: { ${extra} terminationGracePeriodSeconds: 30, volumes: [{ name: shared, hostPath: { path: "${dir}" } }], containers: [{ name: app, image: "${image}", volumeMounts: [{ name: shared, mountPath: /shared }], command: ["sh", "-c", "trap '${trap}echo ${name} >> /shared/order; exit 0' TERM; while true; do sleep 0.1; done"] }] } }\n`,
     );
+  return { dir, manifests, rootDir, pod };
+}
+
+/** When (ms after `began`) each pod's container stopped running, once all have. */
+async function stopTimes(kubelet: Kubelet, rt: RuntimeUnderTest, names: string[], began: number) {
+  const stoppedAt: Record<string, number> = {};
+  await kubelet.waitFor(
+    "every pod stopped",
+    async () => {
+      for (const name of names)
+        if (stoppedAt[name] === undefined && !(await rt.running(name, "app"))) stoppedAt[name] = Date.now() - began;
+      return Object.keys(stoppedAt).length === names.length;
+    },
+    30_000,
+  );
+  return stoppedAt;
+}
+
+const podStatus = (p: ApiPod) => p.status as { phase?: string; reason?: string; message?: string };
+
+/** Waits for each pod to be reported Failed because of the shutdown. */
+async function expectTerminatedForShutdown(kubelet: Kubelet, names: string[]) {
+  for (const name of names) {
+    const stopped = await kubelet.waitForPod(name, "Failed", (p) => podStatus(p).phase === "Failed");
+    expect(podStatus(stopped)).toMatchObject({ phase: "Failed", reason: "Terminated", message: MESSAGE });
+  }
+}
+
+describeOnRuntimes("graceful node shutdown", (services, rt) => {
+  const { dir, manifests, rootDir, pod } = scene("shutdown", services.busybox);
+  let logind: Awaited<ReturnType<typeof startLogind>>;
+  let kubelet: Kubelet;
 
   beforeAll(async () => {
     // The regular pod takes a second to stop: the critical one must not get its SIGTERM before.
     pod("e2e-shutdown-regular", "", "sleep 1; ");
     pod("e2e-shutdown-critical", "priorityClassName: system-node-critical,", "");
-    logind = await startLogind(dir, 5);
-    process.env.DBUS_SYSTEM_BUS_ADDRESS = logind.address;
-    kubelet = await startKubelet([
+    ({ logind, kubelet } = await startWithLogind(dir, 5, [
       ...rt.runFlags(manifests, rootDir),
       "--shutdown_grace_period",
       `${GRACE}s`,
       "--shutdown_grace_period_critical_pods",
       `${CRITICAL}s`,
-    ]);
-    delete process.env.DBUS_SYSTEM_BUS_ADDRESS;
+    ]));
   });
   afterAll(async () => {
     await kubelet?.stop("SIGKILL");
@@ -106,25 +146,12 @@ describeOnRuntimes("graceful node shutdown", (services, rt) => {
       await kubelet.waitFor(`${name} running`, () => rt.running(name, "app"), 60_000);
     const began = Date.now();
     logind.prepareForShutdown(true);
-    const stoppedAt: Record<string, number> = {};
-    await kubelet.waitFor(
-      "both pods stopped",
-      async () => {
-        for (const name of ["e2e-shutdown-regular", "e2e-shutdown-critical"])
-          if (!stoppedAt[name] && !(await rt.running(name, "app"))) stoppedAt[name] = Date.now() - began;
-        return Object.keys(stoppedAt).length === 2;
-      },
-      30_000,
-    );
+    const stoppedAt = await stopTimes(kubelet, rt, ["e2e-shutdown-regular", "e2e-shutdown-critical"], began);
     // Each within its group's period, and the critical pod only after the regular one had finished.
     expect(stoppedAt["e2e-shutdown-regular"]).toBeLessThan((GRACE - CRITICAL) * 1000);
     expect(stoppedAt["e2e-shutdown-critical"]).toBeLessThan(GRACE * 1000);
     expect(readFileSync(join(dir, "order"), "utf8")).toBe("e2e-shutdown-regular\ne2e-shutdown-critical\n");
-    for (const name of ["e2e-shutdown-regular", "e2e-shutdown-critical"]) {
-      const status = (p: ApiPod) => p.status as { phase?: string; reason?: string; message?: string };
-      const stopped = await kubelet.waitForPod(name, "Failed", (p) => status(p).phase === "Failed");
-      expect(status(stopped)).toMatchObject({ phase: "Failed", reason: "Terminated", message: MESSAGE });
-    }
+    await expectTerminatedForShutdown(kubelet, ["e2e-shutdown-regular", "e2e-shutdown-critical"]);
     const released = await kubelet.waitFor("the lock released", () =>
       logind.lines.find((l) => l.startsWith("release ")),
     );
@@ -151,4 +178,89 @@ describeOnRuntimes("graceful node shutdown", (services, rt) => {
     );
     await alone.stop();
   });
+});
+
+describeOnRuntimes("graceful node shutdown by pod priority", (services, rt) => {
+  const { dir, manifests, rootDir, pod } = scene("shutdown-priority", services.busybox);
+  const names = ["e2e-shutdown-low", "e2e-shutdown-mid", "e2e-shutdown-top"];
+  /** Seconds each group gets, lowest priority first. */
+  const PERIODS = [4, 3, 2];
+  let logind: Awaited<ReturnType<typeof startLogind>>;
+  let kubelet: Kubelet;
+
+  beforeAll(async () => {
+    // Each group takes less time to stop than the one before: were they stopped together, the order file
+    // would list them highest priority first.
+    pod("e2e-shutdown-low", "", "sleep 1; ");
+    pod("e2e-shutdown-mid", "priority: 1000,", "sleep 0.5; ");
+    pod("e2e-shutdown-top", "priorityClassName: system-node-critical,", "");
+    writeFileSync(
+      join(dir, "kubelet.yaml"),
+      `kind: KubeletConfiguration
+apiVersion: kubelet.config.k8s.io/v1beta1
+shutdownGracePeriodByPodPriority:
+- { priority: 2000000000, shutdownGracePeriodSeconds: ${PERIODS[2]} }
+- { priority: 0, shutdownGracePeriodSeconds: ${PERIODS[0]} }
+- { priority: 1000, shutdownGracePeriodSeconds: ${PERIODS[1]} }
+`,
+    );
+    ({ logind, kubelet } = await startWithLogind(dir, 60, [
+      ...rt.runFlags(manifests, rootDir),
+      "--config_file",
+      join(dir, "kubelet.yaml"),
+    ]));
+  });
+  afterAll(async () => {
+    await kubelet?.stop("SIGKILL");
+    logind?.stop();
+    await rt.removePods(...names, "e2e-shutdown-late", "e2e-shutdown-after");
+    for (const d of [dir, manifests, rootDir]) removeDir(d);
+  });
+
+  test("three priority groups stop lowest first, each within its period; a pod added meanwhile is refused with NodeShutdown; the start and end are kept and exported; a cancelled shutdown admits again", async () => {
+    for (const name of names) await kubelet.waitFor(`${name} running`, () => rt.running(name, "app"), 60_000);
+    await kubelet.waitFor("the delay lock", () => logind.lines.find((l) => l.startsWith("inhibit ")));
+    const began = Date.now();
+    logind.prepareForShutdown(true);
+    await kubelet.waitFor("the node shutting down", async () =>
+      (await (await kubelet.api("/healthz?verbose")).text()).includes("[-]shutdown failed"),
+    );
+    pod("e2e-shutdown-late", "", "");
+    const stoppedAt = await stopTimes(kubelet, rt, names, began);
+    let deadline = 0;
+    for (const [index, name] of names.entries()) {
+      deadline += PERIODS[index]! * 1000;
+      expect(stoppedAt[name]).toBeLessThan(deadline);
+    }
+    expect(readFileSync(join(dir, "order"), "utf8")).toBe(`${names.join("\n")}\n`);
+    await expectTerminatedForShutdown(kubelet, names);
+    const late = await kubelet.waitForPod("e2e-shutdown-late", "rejected", (p) => podStatus(p).phase === "Failed");
+    expect(podStatus(late)).toMatchObject({
+      phase: "Failed",
+      reason: "NodeShutdown",
+      message: "Pod was rejected: Pod was rejected as the node is shutting down.",
+    });
+    await kubelet.waitFor("the lock released", () => logind.lines.find((l) => l.startsWith("release ")));
+    const metrics = await (await kubelet.api("/metrics")).text();
+    const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(metrics)?.[1]);
+    const start = gauge("kubelet_graceful_shutdown_start_time_seconds");
+    expect(start).toBeGreaterThanOrEqual(Math.floor(began / 1000));
+    expect(gauge("kubelet_graceful_shutdown_end_time_seconds")).toBeGreaterThan(start);
+    expect(JSON.parse(readFileSync(join(rootDir, "graceful_node_shutdown_state"), "utf8"))).toEqual({
+      startTime: new Date(start * 1000).toISOString(),
+      endTime: expect.any(String),
+    });
+
+    logind.prepareForShutdown(false);
+    await kubelet.waitFor(
+      "the lock taken again",
+      () => logind.lines.filter((l) => l.startsWith("inhibit ")).length === 2,
+    );
+    pod("e2e-shutdown-after", "", "");
+    await kubelet.waitFor(
+      "a pod added after the cancel running",
+      () => rt.running("e2e-shutdown-after", "app"),
+      60_000,
+    );
+  }, 120_000);
 });
