@@ -26,7 +26,7 @@ import type { Logger } from "../log.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 import type { ResizeStatus, Waiting } from "./pod-status.ts";
 import { describeResize, type ContainerResize } from "./pod-resize.ts";
-import { podTotals } from "../api/qos.ts";
+import { resizeEventMessage } from "./pod-allocation.ts";
 import {
   computePodActions,
   type ContainerToKill,
@@ -400,37 +400,34 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
 
   /**
    * Applies resizes to running containers, the pod cgroup grown before them and set to its new size after them (the
-   * Go kubelet's order). A resize beyond the node's capacity is not applied (PodResizePending, Infeasible); a memory
-   * limit below what the container uses now is left as it is, the rest applied (PodResizeInProgress, Error).
+   * Go kubelet's order). The pod comes with its allocated resources (the sync loop decides whether a resize fits the
+   * node: Deferred, Infeasible). A memory limit below what the container uses now is left as it is, the rest applied
+   * (PodResizeInProgress, Error, in the Go kubelet's words).
    */
   const resizeContainers = async (
     pod: Pod,
     resizes: ContainerResize[],
     done: Done,
   ): Promise<ResizeStatus | undefined> => {
-    const node = await nodeInfo();
-    const { requests } = podTotals(pod);
-    const capacity = { cpu: node.cpus * 1000, memory: node.memoryBytes };
-    for (const resource of ["cpu", "memory"] as const)
-      if (requests[resource] > capacity[resource])
-        return {
-          type: "PodResizePending",
-          reason: "Infeasible",
-          message: `Node didn't have enough capacity: ${resource}, requested: ${Math.ceil(requests[resource])}, capacity: ${capacity[resource]}`,
-        };
-    let blocked: string | undefined;
+    const refused: string[] = [];
     const updates: Array<[ContainerResize, LinuxResources]> = [];
     for (const r of resizes) {
       let to = r.to;
       if (r.resources.includes("memory") && to.memory_limit_in_bytes < r.from.memory_limit_in_bytes) {
         const usage = (await runtime.stats(r.container.id)).memoryWorkingSetBytes;
         if (usage > to.memory_limit_in_bytes) {
-          blocked = `attempting to set the memory limit of container ${r.spec.name} to ${to.memory_limit_in_bytes} bytes, below its current usage of ${usage} bytes: the decrease is not applied`;
+          refused.push(
+            `attempting to set container "${r.spec.name}" memory limit (${to.memory_limit_in_bytes}) below current usage (${usage})`,
+          );
           to = { ...to, memory_limit_in_bytes: r.from.memory_limit_in_bytes };
         }
       }
       updates.push([r, to]);
     }
+    // One refusal as it is, several as a list (the Go kubelet's aggregated errors).
+    const blocked = refused.length
+      ? `cannot decrease memory limits: ${refused.length === 1 ? refused[0] : `[${refused.join(", ")}]`}`
+      : undefined;
     await deps.cgroups?.resizePod(pod, "grow");
     for (const [r, to] of updates) {
       await runtime.updateContainerResources(r.container.id, to);
@@ -439,14 +436,8 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     }
     // While a decrease waits, the pod cgroup keeps room for what its container still has.
     if (!blocked) await deps.cgroups?.resizePod(pod, "final");
-    if (blocked) events.record(pod, "Warning", "ResizeError", blocked);
-    else
-      events.record(
-        pod,
-        "Normal",
-        "ResizeCompleted",
-        `Pod resize completed: ${updates.map(([r]) => r.spec.name).join(", ")}`,
-      );
+    if (blocked) events.record(pod, "Warning", "ResizeError", resizeEventMessage("Pod resize error", pod, blocked));
+    else events.record(pod, "Normal", "ResizeCompleted", resizeEventMessage("Pod resize completed", pod));
     return blocked ? { type: "PodResizeInProgress", reason: "Error", message: blocked } : undefined;
   };
 

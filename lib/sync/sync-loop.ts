@@ -17,6 +17,7 @@ import type { KubeletMetrics, WorkingPods } from "../metrics.ts";
 import { computePodStatus, type ResizeStatus, type Waiting } from "./pod-status.ts";
 import { activeDeadlineRemainingMs, DEADLINE_EXCEEDED } from "./active-deadline.ts";
 import { sumRequests } from "./resource-fit.ts";
+import { resizeEventMessage, resizeFit, resizeRequested, withAllocation } from "./pod-allocation.ts";
 import { createPodExecutor, type PodExecutorOptions } from "./pod-executor.ts";
 import { createPodObserver } from "./pod-observer.ts";
 import { createPodWorker, type PodGoal, type PodWorker } from "./pod-workers.ts";
@@ -98,6 +99,11 @@ interface PodRecord {
   wanted: boolean;
   /** The manifest hash last accepted: the one place a pod's change is decided (see accept). */
   hash?: string;
+  /** The pod with the resources the kubelet allocated it (the Go kubelet's allocation checkpoint): what it is synced
+   *  and reported with. A resize `pod` asks for is allocated (allocateResize) before any container sees it. */
+  allocated?: Pod;
+  /** The resize `pod` asks for that is not allocated: its PodResizePending condition (Deferred or Infeasible). */
+  pending?: ResizeStatus;
   /** Why the pod is not admitted (it is reported as Failed and none of its containers run). */
   rejected?: Rejection;
   /** When the kubelet first accepted the pod (ms). */
@@ -200,7 +206,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     configs: store.configs,
     onStopping: (container) => {
       const record = records.get(container.labels[LABEL.podUid] ?? "");
-      if (record?.pod && record.seen && !record.rejected) updateStatus(record, record.pod, record.seen);
+      if (record?.pod && record.seen && !record.rejected) updateStatus(record, synced(record), record.seen);
     },
   });
 
@@ -246,10 +252,13 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     );
   };
 
+  /** The pod as its containers are to run: with the resources allocated to it. */
+  const synced = (record: PodRecord) => record.allocated ?? record.pod!;
+
   /** A syncing pod's pass: observe, plan and execute, then its status. */
   const syncStep = async (uid: string, record: PodRecord, signal: AbortSignal) => {
     const began = clock.now();
-    const pod = record.pod!;
+    const pod = synced(record);
     const deadline = activeDeadlineRemainingMs(pod, record.firstSeen, clock.now());
     if (deadline !== undefined && deadline <= 0) {
       // Past activeDeadlineSeconds: stopped and Failed like an evicted pod, with its own reason.
@@ -307,7 +316,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       sandboxes: observed.sandboxes,
       containers: observed.containers,
       waiting: record.waiting,
-      resize: record.resize,
+      resize: record.pending ?? record.resize,
       isReady: (id) => probes.isReady(id),
       isStarted: (id) => probes.isStarted(id),
       hostIP: options.hostIP,
@@ -343,25 +352,88 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     probes.removePod(uid);
   };
 
+  /** The pods admitted beside `record`'s, with the resources allocated to them. */
+  const admittedBeside = (record: PodRecord) =>
+    [...records.values()].filter((r) => r !== record && r.wanted && !r.rejected).map(synced);
+
   /**
    * Admission hook: decides a new or changed pod against the pods admitted before it. A rejection is
-   * reported once (status, Warning event, log); a rejected pod's containers are stopped by its sync.
+   * reported once (status, Warning event, log); a rejected pod's containers are stopped by its sync. A pod admitted
+   * before (`held`) is decided with the resources it was allocated: an edit of them is a resize (allocateResize),
+   * which never stops it.
    */
-  const admit = (record: PodRecord) => {
+  const admit = (record: PodRecord, held = false) => {
+    const pod = record.pod;
+    if (!pod) return;
+    const candidate = held && record.allocated ? withAllocation(pod, record.allocated) : pod;
     const policy = options.admission;
-    if (!policy || !record.pod) return;
-    const admitted = [...records.values()].filter((r) => r !== record && r.wanted && !r.rejected);
-    const rejection = admitPod(record.pod, admitted.length, policy, sumRequests(admitted.map((r) => r.pod!)));
+    if (!policy) {
+      record.allocated = pod;
+      return;
+    }
+    const admitted = admittedBeside(record);
+    const rejection = admitPod(candidate, admitted.length, policy, sumRequests(admitted));
     const before = record.rejected;
     record.rejected = rejection;
     if (!rejection) {
+      record.allocated = candidate;
       if (before) record.status = undefined;
+      allocateResize(record);
       return;
     }
+    record.allocated = undefined;
+    record.pending = undefined;
     record.status = rejectedStatus(rejection, options.hostIP);
     if (before?.message === rejection.message) return;
     // A Warning event is also the log line (the recorder logs warnings).
-    deps.events.record(record.pod, "Warning", rejection.reason, rejection.message);
+    deps.events.record(pod, "Warning", rejection.reason, rejection.message);
+  };
+
+  /**
+   * Allocates the resize an admitted pod's spec asks for when it fits, the Go kubelet's handlePodResourcesResize:
+   * Infeasible beyond the node's allocatable, Deferred while the other pods' allocations leave no room (a Warning
+   * event when that changes), else allocated (ResizeStarted) and carried out by the pod's next sync. True when
+   * allocated.
+   */
+  const allocateResize = (record: PodRecord): boolean => {
+    const { pod, allocated } = record;
+    if (!pod || !allocated || !resizeRequested(pod, allocated)) {
+      record.pending = undefined;
+      return false;
+    }
+    const allocatable = options.admission?.allocatable;
+    const pending = allocatable && resizeFit(pod, admittedBeside(record), allocatable);
+    if (!pending) {
+      record.allocated = pod;
+      record.pending = undefined;
+      deps.events.record(pod, "Normal", "ResizeStarted", resizeEventMessage("Pod resize started", pod));
+      return true;
+    }
+    if (record.pending?.reason !== pending.reason || record.pending.message !== pending.message)
+      deps.events.record(
+        pod,
+        "Warning",
+        `Resize${pending.reason}`,
+        resizeEventMessage(`Pod resize ${pending.reason}`, pod, pending.message),
+      );
+    record.pending = pending;
+    return false;
+  };
+
+  /**
+   * Deferred resizes, tried again when room may have been freed (a pod left or shrank) and on every resync, oldest
+   * pod first (the Go kubelet's retryPendingResizes): the pods whose resize is allocated, or whose reason changed, sync.
+   */
+  const retryPendingResizes = () => {
+    const deferred = wanted().filter(([, r]) => r.pending?.reason === "Deferred" && !r.rejected);
+    for (const pod of admissionOrder(deferred.map(([, r]) => r.pod!))) {
+      const record = records.get(pod.metadata.uid)!;
+      const before = record.pending?.message;
+      if (allocateResize(record) || record.pending?.message !== before) {
+        version++;
+        trigger(pod.metadata.uid);
+      }
+    }
   };
 
   /** Pods refused for lack of room get the room an admitted pod left, oldest first. */
@@ -392,9 +464,11 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       record.finished = false;
     }
     if (changed || returned) {
-      admit(record);
+      admit(record, held);
       trigger(pod.metadata.uid);
       if (held && record.rejected) readmit();
+      // Its allocation may have shrunk: room for a deferred resize.
+      if (held) retryPendingResizes();
     }
   };
 
@@ -403,9 +477,13 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     const freed = record.wanted && !record.rejected;
     record.wanted = false;
     record.rejected = undefined;
+    record.pending = undefined;
     record.pod ??= pod;
     trigger(uid);
-    if (freed) readmit();
+    if (freed) {
+      retryPendingResizes();
+      readmit();
+    }
   };
 
   const onUpdate = (update: { op: string; pods: Pod[] }) => {
@@ -436,6 +514,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     const observed = await observer.observe();
     const listing = { pods: observed, listedAt };
     const isWanted = (uid: string) => records.get(uid)?.wanted === true;
+    retryPendingResizes();
     for (const [uid] of wanted()) trigger(uid, listing);
     if (store.allSourcesReady()) {
       for (const uid of observed.keys()) if (!isWanted(uid)) trigger(uid, listing);

@@ -1,0 +1,89 @@
+// Pure: the resources the kubelet allocated to an admitted pod, and whether an edit of them (an in-place resize,
+// KEP-1287) is allocated now, Deferred or Infeasible — the Go kubelet's allocation manager (pkg/kubelet/allocation:
+// handlePodResourcesResize, the resize admit handler's node-allocatable check, then the predicate handler's fit
+// beside the other pods' allocated resources). Until its resize is allocated, a pod is synced with what it was
+// allocated: its containers keep their resources and its status their allocatedResources.
+import { type Pod, type V1Container } from "../api/types.ts";
+import type { ResizeStatus } from "./pod-status.ts";
+import {
+  insufficientResource,
+  insufficientResourceMessage,
+  podRequests,
+  sumRequests,
+  type Requests,
+} from "./resource-fit.ts";
+
+/** `pod` with each container's resources as `allocated` has them (a container it does not have keeps its own). */
+export function withAllocation(pod: Pod, allocated: Pod): Pod {
+  const resourcesOf = new Map(
+    [...(allocated.spec.initContainers ?? []), ...allocated.spec.containers].map((c) => [c.name, c.resources]),
+  );
+  const allocate = (c: V1Container): V1Container => {
+    if (!resourcesOf.has(c.name)) return c;
+    const { resources: _, ...rest } = c;
+    const resources = resourcesOf.get(c.name);
+    return resources ? { ...rest, resources } : rest;
+  };
+  return {
+    ...pod,
+    spec: {
+      ...pod.spec,
+      ...(pod.spec.initContainers ? { initContainers: pod.spec.initContainers.map(allocate) } : {}),
+      containers: pod.spec.containers.map(allocate),
+    },
+  };
+}
+
+/** Whether `pod` asks for other resources than `allocated` gives it: a resize to allocate. */
+export function resizeRequested(pod: Pod, allocated: Pod): boolean {
+  return JSON.stringify(resourceSummary(pod)) !== JSON.stringify(resourceSummary(withAllocation(pod, allocated)));
+}
+
+/**
+ * Whether a resize of `pod` (its requests as its spec now asks) can be allocated beside `others` (the other admitted
+ * pods, as allocated) on a node with `allocatable`: undefined when it can, else its PodResizePending condition —
+ * Infeasible when the pod alone exceeds the node's allocatable (memory named first, as the Go kubelet), Deferred when
+ * it fits the node but not beside the others (retried when they shrink or leave).
+ */
+export function resizeFit(pod: Pod, others: Pod[], allocatable: Requests): ResizeStatus | undefined {
+  const wanted = podRequests(pod);
+  if (wanted.memoryBytes > allocatable.memoryBytes || wanted.milliCpu > allocatable.milliCpu) {
+    const over =
+      wanted.memoryBytes > allocatable.memoryBytes
+        ? `memory, requested: ${Math.round(wanted.memoryBytes)}, capacity: ${Math.round(allocatable.memoryBytes)}`
+        : `cpu, requested: ${Math.round(wanted.milliCpu)}, capacity: ${Math.round(allocatable.milliCpu)}`;
+    return { type: "PodResizePending", reason: "Infeasible", message: `Node didn't have enough capacity: ${over}` };
+  }
+  const short = insufficientResource(pod, sumRequests(others), allocatable);
+  return short && { type: "PodResizePending", reason: "Deferred", message: insufficientResourceMessage(short) };
+}
+
+/**
+ * A resize event's message, the Go kubelet's (events.podResizeMessage): `Pod resize started: {"containers":[{"name":
+ * "app","resources":{"limits":{"cpu":"500m"}}}],"generation":1}`, with `"error"` when one is given.
+ */
+export function resizeEventMessage(prefix: string, pod: Pod, error?: string): string {
+  return `${prefix}: ${JSON.stringify({
+    ...resourceSummary(pod),
+    generation: pod.metadata.generation ?? 0,
+    ...(error ? { error } : {}),
+  })}`;
+}
+
+/** Each container's resources, keys sorted as Go's encoding/json writes a map. */
+function resourceSummary(pod: Pod) {
+  const summary = (c: V1Container) => ({ name: c.name, resources: sorted(c.resources ?? {}) });
+  const inits = (pod.spec.initContainers ?? []).map(summary);
+  return { ...(inits.length ? { initContainers: inits } : {}), containers: pod.spec.containers.map(summary) };
+}
+
+/** A value with its object keys sorted and its numbers as quantity strings. */
+function sorted(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sorted);
+  if (typeof value !== "object" || value === null) return typeof value === "number" ? String(value) : value;
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((k) => [k, sorted((value as Record<string, unknown>)[k])]),
+  );
+}
