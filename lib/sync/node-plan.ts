@@ -9,6 +9,8 @@ import { ANNOTATION, formatIssue, isSidecar, podKey, type Pod, type V1Container 
 import type { BackoffEntry } from "../node/backoff.ts";
 import { LABEL, POD_INFRA_CONTAINER_NAME } from "../container/runtime.ts";
 import { describeResize, type ResizeOptions } from "./pod-resize.ts";
+import { resizeFit } from "./pod-allocation.ts";
+import type { Requests } from "./resource-fit.ts";
 import { computePodActions, noneObserved, observedLabels, sandboxesNewestFirst, type Observed } from "./pod-plan.ts";
 
 export type PlannedActionKind =
@@ -71,6 +73,8 @@ export interface NodePlanInput {
   unreadSources?: ReadonlySet<string>;
   /** How cpu limits become CFS quotas (--cpu_cfs_quota, --cpu_cfs_quota_period): what a resize compares. */
   resize?: ResizeOptions;
+  /** The node's allocatable: a resize that does not fit it, or not beside the other pods, waits (Deferred, Infeasible). */
+  allocatable?: Requests;
 }
 
 const noBackoff = { get: () => undefined };
@@ -236,13 +240,29 @@ function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAct
       else start(next.spec, false, "start-container", "not running");
     }
   }
-  // Resources-only edits applied to the running containers, without a restart.
+  // Resources-only edits applied to the running containers, without a restart — once the node has room for them.
+  const pending =
+    plan.containersToResize.length && input.allocatable
+      ? resizeFit(
+          pod,
+          input.pods.filter((p) => p !== pod),
+          input.allocatable,
+        )
+      : undefined;
   for (const r of plan.containersToResize)
-    actions.push({
-      action: "resize-container",
-      container: r.spec.name,
-      reason: `in place, same container: ${describeResize(r.from, r.to)}`,
-    });
+    actions.push(
+      pending
+        ? {
+            action: "wait",
+            container: r.spec.name,
+            reason: `resize ${pending.reason} (${describeResize(r.from, r.to)}): ${pending.message}`,
+          }
+        : {
+            action: "resize-container",
+            container: r.spec.name,
+            reason: `in place, same container: ${describeResize(r.from, r.to)}`,
+          },
+    );
   // Dead containers whose restart waits for their back-off: the sync would leave them be for now.
   for (const b of plan.backingOff)
     actions.push({
