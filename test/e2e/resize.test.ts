@@ -1,9 +1,11 @@
 // In-place resize (KEP-1287) of static pods end to end, on each runtime of the matrix: a cpu and memory limit edit
 // under resizePolicy NotRequired changes the running container's limits (the runtime's inspect, the container's own
 // cgroup files and its pod cgroup) with the same container id; under RestartContainer the container is replaced;
-// a memory limit below what the container uses is not applied and the pod's status says why.
+// a memory limit below what the container uses is not applied and the pod's status says why; a cpu edit that fits the
+// node's allocatable but not beside the other pod waits (PodResizePending, Deferred) until that pod is deleted.
 import { beforeAll, expect } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, unlinkSync } from "node:fs";
+import { cpus } from "node:os";
 import { join } from "node:path";
 import { type ApiPod, type Kubelet, test } from "./harness-kubelet.ts";
 import { describeOnRuntimes, staticPodNode, testCgroupRoot, writePod } from "./harness-runtimes.ts";
@@ -132,10 +134,87 @@ describeOnRuntimes("in-place resize", (services, rt) => {
       condition(p, "PodResizeInProgress"),
     );
     expect(condition(pod, "PodResizeInProgress")).toMatchObject({ status: "True", reason: "Error" });
-    expect(condition(pod, "PodResizeInProgress")!.message).toContain("below its current usage");
+    expect(condition(pod, "PodResizeInProgress")!.message).toMatch(
+      /^cannot decrease memory limits: attempting to set container "app" memory limit \(16777216\) below current usage \(\d+\)$/,
+    );
     const resources = (await rt.runtime.inspectContainer(before.id)).resources!;
     // The cpu change went through; the memory limit stayed.
     expect([resources.cpu_quota, resources.memory_limit_in_bytes]).toEqual([30_000, 128 * MiB]);
     expect((await rt.running("e2e-rs-full", "app"))?.id).toBe(before.id);
+  }, 120_000);
+});
+
+describeOnRuntimes("deferred in-place resize", (services, rt) => {
+  const node = staticPodNode("rsd", services, rt, ["e2e-rsd-big", "e2e-rsd-web"]);
+  // Node allocatable cpu is 1000m whatever the host's cores: kubeReserved takes the rest.
+  const reserved = ["--kube_reserved", `cpu=${cpus().length * 1000 - 1000}m`];
+  let kubelet: Kubelet;
+  const limited = (cpu: string) => ({
+    containers: [
+      {
+        name: "app",
+        image: services.busybox,
+        command: ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.2; done"],
+        resources: { limits: { cpu, memory: "32Mi" } },
+      },
+    ],
+  });
+  const pending = (pod: ApiPod) =>
+    (pod.status?.conditions as Array<{ type: string; reason?: string; message?: string }>)?.find(
+      (c) => c.type === "PodResizePending",
+    );
+  const allocated = (pod: ApiPod) =>
+    (pod.status?.containerStatuses?.[0] as { allocatedResources?: Record<string, string> } | undefined)
+      ?.allocatedResources;
+
+  beforeAll(async () => {
+    node.write("e2e-rsd-big", limited("600m"));
+    node.write("e2e-rsd-web", limited("300m"));
+    kubelet = await node.start(reserved);
+  });
+
+  test("kubelet plan shows a resize that does not fit beside the other pod as Deferred, not as a resize", async () => {
+    await kubelet.waitFor(
+      "both pods running",
+      async () => (await rt.running("e2e-rsd-big", "app")) && (await rt.running("e2e-rsd-web", "app")),
+      60_000,
+    );
+    const edited = tempDir("rsd-plan");
+    const planRoot = tempDir("rsd-plan-root");
+    try {
+      writePod(edited, "e2e-rsd-big", limited("600m"));
+      writePod(edited, "e2e-rsd-web", limited("500m"));
+      const result = runBinary(["plan", "-c", edited, ...rt.flags(planRoot), ...reserved]);
+      expect(result.stdout).toContain(
+        "!   wait app: resize Deferred (cpu limit 300m → 500m, cpu request 300m → 500m): Node didn't have enough resource: cpu, requested: 500, used: 600, capacity: 1000",
+      );
+      expect(result.stdout).not.toContain("resize-container app");
+    } finally {
+      removeDir(edited);
+      removeDir(planRoot);
+    }
+  }, 90_000);
+
+  test("a cpu edit that fits the node but not beside the other pod is Deferred, and applied once that pod is deleted", async () => {
+    const before = await kubelet.waitFor("web running", () => rt.running("e2e-rsd-web", "app"), 60_000);
+    await kubelet.waitFor("big running", () => rt.running("e2e-rsd-big", "app"), 60_000);
+    node.write("e2e-rsd-web", limited("500m"));
+    const deferred = await kubelet.waitForPod("e2e-rsd-web", "PodResizePending", pending);
+    expect(pending(deferred)).toMatchObject({
+      status: "True",
+      reason: "Deferred",
+      message: "Node didn't have enough resource: cpu, requested: 500, used: 600, capacity: 1000",
+    });
+    expect(allocated(deferred)).toEqual({ cpu: "300m", memory: "32Mi" });
+    expect((await rt.runtime.inspectContainer(before.id)).resources?.cpu_quota).toBe(30_000);
+    unlinkSync(join(node.manifests, "e2e-rsd-big.yaml"));
+    await kubelet.waitFor(
+      "the resize applied",
+      async () => (await rt.runtime.inspectContainer(before.id)).resources?.cpu_quota === 50_000,
+    );
+    expect((await rt.running("e2e-rsd-web", "app"))?.id).toBe(before.id);
+    const applied = await kubelet.waitForPod("e2e-rsd-web", "the condition gone", (p) => !pending(p));
+    expect(allocated(applied)).toEqual({ cpu: "500m", memory: "32Mi" });
+    expect(applied.status?.containerStatuses?.[0]).toMatchObject({ restartCount: 0 });
   }, 120_000);
 });
