@@ -547,7 +547,7 @@ const rows: Row[] = [
     pod: pod({ containers: [limited("200m", "64Mi", restartOnMemory)] }),
     instances: [SANDBOX, ok("app", { createdFrom: createdAs(limited("200m", "32Mi", restartOnMemory)) })],
     want: {
-      kill: ["app-0 SpecChanged: Container app resize requires restart (resizePolicy RestartContainer for memory)"],
+      kill: ["app-0 SpecChanged: Container app resize requires restart"],
       start: ["app#1 reset"],
     },
   },
@@ -608,7 +608,7 @@ const rows: Row[] = [
     pod: pod({ containers: [{ ...app, resources: { limits: { cpu: "200m" } } }] }),
     instances: [SANDBOX, ok("app", { createdFrom: createdAs(limited("200m", "32Mi")) })],
     want: {
-      kill: ["app-0 SpecChanged: Container app resize requires restart (a limit was removed)"],
+      kill: ["app-0 SpecChanged: Container app resize requires restart"],
       start: ["app#1 reset"],
     },
   },
