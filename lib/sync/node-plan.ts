@@ -101,7 +101,7 @@ export function planNode(input: NodePlanInput): NodePlan {
       deleted: true,
       observed,
       networkMode: input.networkMode,
-      livenessFailed: new Set(),
+      livenessFailed: new Map(),
       backoff: noBackoff,
       now: input.now,
     });
@@ -132,7 +132,7 @@ function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAct
     pod,
     observed,
     networkMode: input.networkMode,
-    livenessFailed: new Set(),
+    livenessFailed: new Map(),
     backoff: input.backoff ?? noBackoff,
     now: input.now,
     ...(input.resize ? { resize: input.resize } : {}),

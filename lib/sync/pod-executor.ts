@@ -33,6 +33,7 @@ import {
   type ContainerToStart,
   type Observed,
   type PodActions,
+  type ProbeFailure,
 } from "./pod-plan.ts";
 import { runProbe, type ProbeManager } from "../node/probes.ts";
 import { KubeletError, podKey, type Pod } from "../api/types.ts";
@@ -101,7 +102,12 @@ export interface PodExecutor {
    * Drives one pod one step towards its spec, from what the observer saw of it. When `signal` aborts (the pod is
    * to stop), an image pull still in flight is no longer waited for and nothing more is created.
    */
-  syncPod(pod: Pod, observed: Observed, livenessFailed: ReadonlySet<string>, signal?: AbortSignal): Promise<SyncResult>;
+  syncPod(
+    pod: Pod,
+    observed: Observed,
+    livenessFailed: ReadonlyMap<string, ProbeFailure>,
+    signal?: AbortSignal,
+  ): Promise<SyncResult>;
   /** Stops a pod's containers gracefully (preStop, SIGTERM, then SIGKILL), removes them and its volumes. */
   killPod(podUid: string, observed: Observed, pod?: Pod): Promise<void>;
   /** Forgets back-off state of a removed pod. */
@@ -469,7 +475,12 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     crashBackoff.resetWhere((key) => key.startsWith(`${podUid}/`));
   };
 
-  const planFor = (pod: Pod | undefined, observed: Observed, livenessFailed: ReadonlySet<string>, deleted: boolean) =>
+  const planFor = (
+    pod: Pod | undefined,
+    observed: Observed,
+    livenessFailed: ReadonlyMap<string, ProbeFailure>,
+    deleted: boolean,
+  ) =>
     computePodActions({
       pod,
       deleted,
@@ -485,7 +496,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
   const syncPod = async (
     pod: Pod,
     observed: Observed,
-    livenessFailed: ReadonlySet<string>,
+    livenessFailed: ReadonlyMap<string, ProbeFailure>,
     signal = new AbortController().signal,
   ): Promise<SyncResult> => {
     for (const c of observed.containers) if (c.oomKilled && !c.running) reportOom(pod, c);
@@ -539,7 +550,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
   return {
     syncPod,
     async killPod(podUid, observed, pod) {
-      await execute(pod, planFor(pod, observed, new Set(), true), noneDone(), new AbortController().signal);
+      await execute(pod, planFor(pod, observed, new Map(), true), noneDone(), new AbortController().signal);
       deps.probes?.removePod(podUid);
       forget(podUid);
       deps.dns?.forget(podUid);

@@ -44,8 +44,8 @@ export interface PodPlanInput {
   observed: Observed;
   /** --pod_network_mode: part of what the sandbox embodies. */
   networkMode: string;
-  /** Ids of running containers whose liveness (or startup) probe failed since the last sync. */
-  livenessFailed: ReadonlySet<string>;
+  /** Running containers whose liveness or startup probe failed since the last sync: id → which probe. */
+  livenessFailed: ReadonlyMap<string, ProbeFailure>;
   /** Whether a running container's startup probe has passed; absent = none has (`kubelet plan` runs no probes). */
   startupPassed?(containerId: string): boolean;
   /** Crash-loop back-off state, keyed `<podUid>/<container>`. */
@@ -56,6 +56,9 @@ export interface PodPlanInput {
   resize?: ResizeOptions;
 }
 
+/** The probe whose failure restarts a container. */
+export type ProbeFailure = "liveness" | "startup";
+
 /** Why a container is stopped (the Go kubelet's containerKillReason, plus the whole-pod cases). */
 export type KillReason =
   | "PodDeleted"
@@ -63,7 +66,11 @@ export type KillReason =
   | "SandboxChanged"
   | "NotInSpec"
   | "SpecChanged"
-  | "LivenessProbe";
+  | "LivenessProbe"
+  | "StartupProbe";
+
+/** The Go kubelet's kill reason for a probe failure. */
+const probeKillReason = (probe: ProbeFailure): KillReason => (probe === "startup" ? "StartupProbe" : "LivenessProbe");
 
 export interface ContainerToKill {
   container: ContainerDetails;
@@ -242,11 +249,12 @@ export function computePodActions(input: PodPlanInput): PodActions {
         start(true, false);
       } else if (input.livenessFailed.has(latest.id)) {
         const restart = shouldRestart(pod.spec.restartPolicy, 1);
+        const probe = input.livenessFailed.get(latest.id)!;
         plan.containersToKill.push({
           container: latest,
           spec,
-          reason: "LivenessProbe",
-          message: `Container ${spec.name} failed liveness probe${restart ? ", will be restarted" : ""}`,
+          reason: probeKillReason(probe),
+          message: `Container ${spec.name} failed ${probe} probe${restart ? ", will be restarted" : ""}`,
         });
         if (restart) start(false, false);
       } else keep(plan, latest, spec, resize);
@@ -328,11 +336,12 @@ function planInitContainers(
     }
     if (!latest?.running) startOrWait(spec, latest);
     else if (input.livenessFailed.has(latest.id)) {
+      const probe = input.livenessFailed.get(latest.id)!;
       plan.containersToKill.push({
         container: latest,
         spec,
-        reason: "LivenessProbe",
-        message: `Init container ${spec.name} failed liveness probe`,
+        reason: probeKillReason(probe),
+        message: `Init container ${spec.name} failed ${probe} probe`,
         sidecar: true,
       });
       startOrWait(spec, latest);

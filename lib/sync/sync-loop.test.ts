@@ -76,7 +76,7 @@ function harness() {
     const result = await syncer.syncPod(
       pod,
       (await observer.observe(undefined, fresh)).get(pod.metadata.uid) ?? noneObserved(),
-      new Set(),
+      new Map(),
     );
     fresh = result.resized && new Set(result.resized);
     return result;
@@ -333,7 +333,7 @@ describe("pod sync step", () => {
       },
     });
     const pod = testPod("web", spec());
-    await executor.syncPod(pod, noneObserved(), new Set());
+    await executor.syncPod(pod, noneObserved(), new Map());
     expect(calls).toEqual(["volumes", "cgroup", "resolv.conf", "hosts"]);
     // Both the sandbox and the container were configured from that one setup.
     const configs = runtime.calls.filter((c) => c.method === "runPodSandbox" || c.method === "createContainer");

@@ -21,7 +21,7 @@ import { resizeEventMessage, resizeFit, resizeRequested, withAllocation } from "
 import { createPodExecutor, type PodExecutorOptions } from "./pod-executor.ts";
 import { createPodObserver } from "./pod-observer.ts";
 import { createPodWorker, type PodGoal, type PodWorker } from "./pod-workers.ts";
-import { noneObserved, nothingObserved, observedLabels, type Observed } from "./pod-plan.ts";
+import { noneObserved, nothingObserved, observedLabels, type Observed, type ProbeFailure } from "./pod-plan.ts";
 import type { createProbeManager } from "../node/probes.ts";
 import type { PodStore } from "../sources/store.ts";
 import { ANNOTATION, podKey, type Pod, type V1PodStatus } from "../api/types.ts";
@@ -119,7 +119,7 @@ interface PodRecord {
   seen?: Observed;
   podIP: string;
   /** Ids of containers whose liveness probe failed since the last sync. */
-  livenessFailed: Set<string>;
+  livenessFailed: Map<string, ProbeFailure>;
   /** The pod's worker: its state (syncing → terminating → terminated) and its one pass in flight. */
   worker: PodWorker;
   /** A fresh observation handed over by the resync, saving a listing per pod. */
@@ -162,7 +162,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
         started: false,
         waiting: new Map(),
         podIP: "",
-        livenessFailed: new Set(),
+        livenessFailed: new Map(),
         exited: new Set(),
         finished: false,
         lastPass: 0,
@@ -192,8 +192,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     { clock, log: log.child("probes"), metrics, events: deps.events },
     {
       runtime,
-      onLivenessFailure: (uid, _name, containerId) => {
-        records.get(uid)?.livenessFailed.add(containerId);
+      onLivenessFailure: (uid, _name, containerId, _message, probe) => {
+        records.get(uid)?.livenessFailed.set(containerId, probe);
         trigger(uid);
       },
       onChange: (uid) => trigger(uid),
