@@ -8,7 +8,13 @@ import { existsSync, readFileSync, unlinkSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { type ApiPod, type Kubelet, test } from "./harness-kubelet.ts";
-import { describeOnRuntimes, staticPodNode, testCgroupRoot, writePod } from "./harness-runtimes.ts";
+import {
+  describeOnRuntimes,
+  type RuntimeUnderTest,
+  staticPodNode,
+  testCgroupRoot,
+  writePod,
+} from "./harness-runtimes.ts";
 import { removeDir, runBinary, tempDir } from "./harness.ts";
 
 const MiB = 2 ** 20;
@@ -21,6 +27,22 @@ function hostCgroupFile(path: string, v1: [string, string], v2: string): string 
   return readFileSync(unified ? join("/sys/fs/cgroup", path, v2) : join("/sys/fs/cgroup", v1[0], path, v1[1]), "utf8")
     .trim()
     .split(" ")[0]!;
+}
+
+/**
+ * What `kubelet plan` prints for `pods` on the runtime: they are written to a manifest directory of their own, which
+ * the running kubelet does not see.
+ */
+function planOf(rt: RuntimeUnderTest, pods: Record<string, Record<string, unknown>>, extra: string[] = []): string {
+  const edited = tempDir("rs-plan");
+  const planRoot = tempDir("rs-plan-root");
+  try {
+    for (const [name, spec] of Object.entries(pods)) writePod(edited, name, spec);
+    return runBinary(["plan", "-c", edited, ...rt.flags(planRoot), ...extra]).stdout;
+  } finally {
+    removeDir(edited);
+    removeDir(planRoot);
+  }
 }
 
 describeOnRuntimes("in-place resize", (services, rt) => {
@@ -65,20 +87,11 @@ describeOnRuntimes("in-place resize", (services, rt) => {
 
   test("kubelet plan shows a resources-only edit as a resize of the same container, not a restart", async () => {
     await running("e2e-rs-web");
-    // The edit in a manifest directory of its own: the running kubelet does not see it.
-    const edited = tempDir("rs-plan");
-    const planRoot = tempDir("rs-plan-root");
-    try {
-      writePod(edited, "e2e-rs-web", sized("500m", "64Mi"));
-      const result = runBinary(["plan", "-c", edited, ...rt.flags(planRoot)]);
-      expect(result.stdout).toContain(
-        "~   resize-container app: in place, same container: cpu limit 200m → 500m, cpu request 200m → 500m, memory limit 33554432 → 67108864",
-      );
-      expect(result.stdout).not.toContain("replace-container app");
-    } finally {
-      removeDir(edited);
-      removeDir(planRoot);
-    }
+    const plan = planOf(rt, { "e2e-rs-web": sized("500m", "64Mi") });
+    expect(plan).toContain(
+      "~   resize-container app: in place, same container: cpu limit 200m → 500m, cpu request 200m → 500m, memory limit 33554432 → 67108864",
+    );
+    expect(plan).not.toContain("replace-container app");
   }, 60_000);
 
   test("a cpu and memory limit edit (NotRequired) changes the running container's limits, same container id", async () => {
@@ -179,20 +192,11 @@ describeOnRuntimes("deferred in-place resize", (services, rt) => {
       async () => (await rt.running("e2e-rsd-big", "app")) && (await rt.running("e2e-rsd-web", "app")),
       60_000,
     );
-    const edited = tempDir("rsd-plan");
-    const planRoot = tempDir("rsd-plan-root");
-    try {
-      writePod(edited, "e2e-rsd-big", limited("600m"));
-      writePod(edited, "e2e-rsd-web", limited("500m"));
-      const result = runBinary(["plan", "-c", edited, ...rt.flags(planRoot), ...reserved]);
-      expect(result.stdout).toContain(
-        "!   wait app: resize Deferred (cpu limit 300m → 500m, cpu request 300m → 500m): Node didn't have enough resource: cpu, requested: 500, used: 600, capacity: 1000",
-      );
-      expect(result.stdout).not.toContain("resize-container app");
-    } finally {
-      removeDir(edited);
-      removeDir(planRoot);
-    }
+    const plan = planOf(rt, { "e2e-rsd-big": limited("600m"), "e2e-rsd-web": limited("500m") }, reserved);
+    expect(plan).toContain(
+      "!   wait app: resize Deferred (cpu limit 300m → 500m, cpu request 300m → 500m): Node didn't have enough resource: cpu, requested: 500, used: 600, capacity: 1000",
+    );
+    expect(plan).not.toContain("resize-container app");
   }, 90_000);
 
   test("a cpu edit that fits the node but not beside the other pod is Deferred, and applied once that pod is deleted", async () => {
