@@ -1,7 +1,7 @@
 // The allocation of a resize: Deferred, Infeasible or allocated, and the pod as allocated.
 import { describe, expect, test } from "bun:test";
 import { testPod } from "../testing/pods.ts";
-import { resizeEventMessage, resizeFit, resizeRequested, withAllocation } from "./pod-allocation.ts";
+import { allocationOf, resizeEventMessage, resizeFit, resizeRequested, withAllocation } from "./pod-allocation.ts";
 
 const sized = (name: string, limits: Record<string, string>, image = "local/busybox:stable") =>
   testPod(name, { containers: [{ name: "app", image, resources: { limits } }] });
@@ -11,7 +11,7 @@ describe("resize allocation", () => {
   test("a pod as allocated keeps its allocated resources and takes every other field from its spec", () => {
     const allocated = sized("web", { cpu: "300m" });
     const edited = sized("web", { cpu: "500m" }, "local/busybox:latest");
-    const pod = withAllocation(edited, allocated);
+    const pod = withAllocation(edited, allocationOf(allocated));
     expect(pod.spec.containers[0]).toMatchObject({
       image: "local/busybox:latest",
       resources: { limits: { cpu: "300m" } },

@@ -2,8 +2,10 @@
 // KEP-1287) is allocated now, Deferred or Infeasible — the Go kubelet's allocation manager (pkg/kubelet/allocation:
 // handlePodResourcesResize, the resize admit handler's node-allocatable check, then the predicate handler's fit
 // beside the other pods' allocated resources). Until its resize is allocated, a pod is synced with what it was
-// allocated: its containers keep their resources and its status their allocatedResources.
-import { type Pod, type V1Container } from "../api/types.ts";
+// allocated: its containers keep their resources and its status their allocatedResources. The allocations outlive a
+// kubelet restart (the Go kubelet's allocated_pods_state checkpoint), so a deferred resize stays deferred.
+import type { Pod, V1Container } from "../api/types.ts";
+import type { Allocation } from "../node/allocation-file.ts";
 import type { ResizeStatus } from "./pod-status.ts";
 import {
   insufficientResource,
@@ -13,16 +15,20 @@ import {
   type Requests,
 } from "./resource-fit.ts";
 
-/** `pod` with each container's resources as `allocated` has them (a container it does not have keeps its own). */
-export function withAllocation(pod: Pod, allocated: Pod): Pod {
-  const resourcesOf = new Map(
-    [...(allocated.spec.initContainers ?? []), ...allocated.spec.containers].map((c) => [c.name, c.resources]),
+/** What `pod` allocates to each of its containers: what its spec asks. */
+export function allocationOf(pod: Pod): Allocation {
+  return Object.fromEntries(
+    [...(pod.spec.initContainers ?? []), ...pod.spec.containers].map((c) => [c.name, c.resources ?? {}]),
   );
+}
+
+/** `pod` with each container's resources as `allocation` has them (a container it does not name keeps its own). */
+export function withAllocation(pod: Pod, allocation: Allocation): Pod {
   const allocate = (c: V1Container): V1Container => {
-    if (!resourcesOf.has(c.name)) return c;
+    const resources = allocation[c.name];
+    if (!resources) return c;
     const { resources: _, ...rest } = c;
-    const resources = resourcesOf.get(c.name);
-    return resources ? { ...rest, resources } : rest;
+    return Object.keys(resources).length ? { ...rest, resources } : rest;
   };
   return {
     ...pod,
@@ -36,7 +42,10 @@ export function withAllocation(pod: Pod, allocated: Pod): Pod {
 
 /** Whether `pod` asks for other resources than `allocated` gives it: a resize to allocate. */
 export function resizeRequested(pod: Pod, allocated: Pod): boolean {
-  return JSON.stringify(resourceSummary(pod)) !== JSON.stringify(resourceSummary(withAllocation(pod, allocated)));
+  return (
+    JSON.stringify(resourceSummary(pod)) !==
+    JSON.stringify(resourceSummary(withAllocation(pod, allocationOf(allocated))))
+  );
 }
 
 /**

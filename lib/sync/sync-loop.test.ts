@@ -14,7 +14,7 @@ import { noneObserved } from "./pod-plan.ts";
 import { createProbeManager } from "../node/probes.ts";
 import { createPodStore, type PodStore } from "../sources/store.ts";
 import { computePodStatus } from "./pod-status.ts";
-import { createSyncLoop, type SyncLoopOptions } from "./sync-loop.ts";
+import { createSyncLoop, type SyncLoopDeps, type SyncLoopOptions } from "./sync-loop.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { fakeVolumes } from "../testing/fake-volumes.ts";
@@ -22,6 +22,7 @@ import { testConfig, testPod } from "../testing/pods.ts";
 import { noConfigs } from "../api/config-objects.ts";
 import type { Pod, V1PodSpec } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
+import type { Allocation } from "../node/allocation-file.ts";
 
 const options: PodExecutorOptions = {
   hostname: "node",
@@ -440,6 +441,7 @@ describe("sync loop", () => {
     volumeManager: (store: PodStore) => VolumeManager = () => volumes,
     extra: Partial<SyncLoopOptions> = {},
     runtimeOn: (clock: FakeClock) => FakeRuntime = (clock) => new FakeRuntime(clock),
+    moreDeps: Partial<SyncLoopDeps> = {},
   ) {
     const clock = new FakeClock();
     const runtime = runtimeOn(clock);
@@ -458,6 +460,7 @@ describe("sync loop", () => {
         log: silentLogger,
         metrics: { ...noopMetrics, setWorkingPods: (counts) => (working = counts) },
         events,
+        ...moreDeps,
       },
     );
     const stop = new AbortController();
@@ -908,6 +911,26 @@ describe("sync loop", () => {
       expect([quotaOf(l, "big"), quotaOf(l, "web")]).toEqual([40_000, 50_000]);
       expect(pendingOf(l, "web")).toBeUndefined();
       await l.stop();
+    });
+
+    test("a deferred resize stays deferred across a kubelet restart: its allocation is checkpointed, the pod not rejected", async () => {
+      let saved: Record<string, Allocation> = {};
+      const allocations = { load: () => saved, save: (state: typeof saved) => (saved = structuredClone(state)) };
+      const big = sized("big", "600m");
+      const first = await loop(["file"], undefined, { admission: policy }, undefined, { allocations });
+      first.store.apply("file", { pods: [big, sized("web", "300m")], rejected: [] });
+      await first.settle();
+      first.store.apply("file", { pods: [big, sized("web", "500m")], rejected: [] });
+      await first.settle();
+      const id = appOf(first, "web")!.id;
+      await first.stop();
+      const second = await loop(["file"], undefined, { admission: policy }, () => first.runtime, { allocations });
+      second.store.apply("file", { pods: [big, sized("web", "500m")], rejected: [] });
+      await second.settle();
+      expect(reported(second, "web").status?.phase).toBe("Running");
+      expect(pendingOf(second, "web")).toMatchObject({ reason: "Deferred" });
+      expect([appOf(second, "web")?.id, quotaOf(second, "web")]).toEqual([id, 30_000]);
+      await second.stop();
     });
 
     test("a resize beyond the node's allocatable is Infeasible, and the pod runs on as allocated", async () => {

@@ -17,7 +17,8 @@ import type { KubeletMetrics, WorkingPods } from "../metrics.ts";
 import { computePodStatus, type ResizeStatus, type Waiting } from "./pod-status.ts";
 import { activeDeadlineRemainingMs, DEADLINE_EXCEEDED } from "./active-deadline.ts";
 import { sumRequests } from "./resource-fit.ts";
-import { resizeEventMessage, resizeFit, resizeRequested, withAllocation } from "./pod-allocation.ts";
+import { allocationOf, resizeEventMessage, resizeFit, resizeRequested, withAllocation } from "./pod-allocation.ts";
+import type { Allocation, AllocationCheckpoint } from "../node/allocation-file.ts";
 import { createPodExecutor, type PodExecutorOptions } from "./pod-executor.ts";
 import { createPodObserver } from "./pod-observer.ts";
 import { createPodWorker, type PodGoal, type PodWorker } from "./pod-workers.ts";
@@ -60,6 +61,8 @@ export interface SyncLoopDeps {
   dns?: DnsConfigurer;
   /** Keeps the crash-loop back-off across kubelet restarts. */
   backoffPersistence?: BackoffPersistence;
+  /** Keeps the resources allocated to each pod across kubelet restarts: a deferred resize stays deferred. */
+  allocations?: AllocationCheckpoint;
 }
 
 export interface SyncLoop {
@@ -149,6 +152,19 @@ const stoppedEviction = (record: PodRecord) => {
 export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): SyncLoop {
   const { store, runtime, clock, log, metrics } = deps;
   const records = new Map<string, PodRecord>();
+  /** Allocations the run before this one checkpointed, of pods not admitted again yet. */
+  const checkpointed = new Map(Object.entries(deps.allocations?.load() ?? {}));
+  let savedAllocations = "";
+  /** Checkpoints every allocation, when one changed. */
+  const saveAllocations = () => {
+    if (!deps.allocations) return;
+    const state: Record<string, Allocation> = Object.fromEntries(checkpointed);
+    for (const [uid, record] of records) if (record.allocated) state[uid] = allocationOf(record.allocated);
+    const text = JSON.stringify(state);
+    if (text === savedAllocations) return;
+    savedAllocations = text;
+    deps.allocations.save(state);
+  };
   let lastSync = 0;
   let stopping = false;
   let version = 0;
@@ -348,6 +364,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     if (record) stoppedEviction(record);
     record?.worker.stop();
     records.delete(uid);
+    saveAllocations();
     executor.forget(uid);
     probes.removePod(uid);
   };
@@ -365,7 +382,11 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   const admit = (record: PodRecord, held = false) => {
     const pod = record.pod;
     if (!pod) return;
-    const candidate = held && record.allocated ? withAllocation(pod, record.allocated) : pod;
+    // What it was allocated in this run, or in the one before (a kubelet restart does not lose a deferred resize).
+    const restored = checkpointed.get(pod.metadata.uid);
+    checkpointed.delete(pod.metadata.uid);
+    const allocation = held && record.allocated ? allocationOf(record.allocated) : restored;
+    const candidate = allocation ? withAllocation(pod, allocation) : pod;
     const policy = options.admission;
     if (!policy) {
       record.allocated = pod;
@@ -379,10 +400,12 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       record.allocated = candidate;
       if (before) record.status = undefined;
       allocateResize(record);
+      saveAllocations();
       return;
     }
     record.allocated = undefined;
     record.pending = undefined;
+    saveAllocations();
     record.status = rejectedStatus(rejection, options.hostIP);
     if (before?.message === rejection.message) return;
     // A Warning event is also the log line (the recorder logs warnings).
@@ -434,6 +457,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
         trigger(pod.metadata.uid);
       }
     }
+    saveAllocations();
   };
 
   /** Pods refused for lack of room get the room an admitted pod left, oldest first. */
@@ -517,6 +541,9 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     retryPendingResizes();
     for (const [uid] of wanted()) trigger(uid, listing);
     if (store.allSourcesReady()) {
+      // Checkpointed allocations of pods no source wants any more go (the Go kubelet's RemoveOrphanedPods).
+      for (const uid of checkpointed.keys()) if (!isWanted(uid)) checkpointed.delete(uid);
+      saveAllocations();
       for (const uid of observed.keys()) if (!isWanted(uid)) trigger(uid, listing);
       const dirs = await deps.volumes.podDirs();
       for (const uid of dirs) if (!isWanted(uid) && !observed.has(uid)) await deps.volumes.teardown(uid);
