@@ -199,7 +199,7 @@ describeOnRuntimes("deferred in-place resize", (services, rt) => {
     expect(plan).not.toContain("resize-container app");
   }, 90_000);
 
-  test("a cpu edit that fits the node but not beside the other pod is Deferred, and applied once that pod is deleted", async () => {
+  test("a cpu edit that fits the node but not beside the other pod is Deferred, through a kubelet restart, and applied once that pod is deleted", async () => {
     const before = await kubelet.waitFor("web running", () => rt.running("e2e-rsd-web", "app"), 60_000);
     await kubelet.waitFor("big running", () => rt.running("e2e-rsd-big", "app"), 60_000);
     node.write("e2e-rsd-web", limited("500m"));
@@ -211,6 +211,12 @@ describeOnRuntimes("deferred in-place resize", (services, rt) => {
     });
     expect(allocated(deferred)).toEqual({ cpu: "300m", memory: "32Mi" });
     expect((await rt.runtime.inspectContainer(before.id)).resources?.cpu_quota).toBe(30_000);
+    // A kubelet restart keeps the allocation (its checkpoint): the pod runs on, its resize still deferred.
+    await kubelet.stop();
+    kubelet = await node.start(reserved);
+    const restarted = await kubelet.waitForPod("e2e-rsd-web", "PodResizePending after the restart", pending);
+    expect([restarted.status?.phase, pending(restarted)?.reason]).toEqual(["Running", "Deferred"]);
+    expect((await rt.running("e2e-rsd-web", "app"))?.id).toBe(before.id);
     unlinkSync(join(node.manifests, "e2e-rsd-big.yaml"));
     await kubelet.waitFor(
       "the resize applied",
