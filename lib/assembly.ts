@@ -20,7 +20,7 @@ import type { Logger } from "./log.ts";
 import type { KubeletMetrics } from "./metrics.ts";
 import { createNodeManagers, type NodeManagers } from "./node-managers.ts";
 import { backoffFile } from "./node/backoff-file.ts";
-import { allocationFile } from "./node/allocation-file.ts";
+import { ALLOCATION_FILE, allocationFile } from "./node/allocation-file.ts";
 import { createEventRecorder, type EventRecorder } from "./node/events.ts";
 import { createImageManager, type ImageManager, type PullObserver } from "./node/images.ts";
 import { setUpPodPlacement, type PodPlacement } from "./node/placement.ts";
@@ -199,7 +199,7 @@ export async function assemble(
           createProbeManager,
           backoffPersistence: persist("crashloop.json", "sync"),
           ...(command === "run"
-            ? { allocations: allocationFile(join(config.rootDir, "allocated_pods_state.json"), log.child("sync")) }
+            ? { allocations: allocationFile(join(config.rootDir, ALLOCATION_FILE), log.child("sync")) }
             : {}),
           clock: systemClock,
           log: log.child("sync"),

@@ -4,6 +4,9 @@ import type { V1Container } from "../api/types.ts";
 import type { Logger } from "../log.ts";
 import { stateFile } from "./state-file.ts";
 
+/** The checkpoint's name under root_dir. */
+export const ALLOCATION_FILE = "allocated_pods_state.json";
+
 /** The resources allocated to a pod: container name → its resources (`{}` for none). */
 export type Allocation = Record<string, NonNullable<V1Container["resources"]>>;
 
