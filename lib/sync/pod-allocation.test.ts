@@ -1,7 +1,14 @@
 // The allocation of a resize: Deferred, Infeasible or allocated, and the pod as allocated.
 import { describe, expect, test } from "bun:test";
 import { testPod } from "../testing/pods.ts";
-import { allocationOf, resizeEventMessage, resizeFit, resizeRequested, withAllocation } from "./pod-allocation.ts";
+import {
+  allocationOf,
+  pendingResizeOrder,
+  resizeEventMessage,
+  resizeFit,
+  resizeRequested,
+  withAllocation,
+} from "./pod-allocation.ts";
 
 const sized = (name: string, limits: Record<string, string>, image = "local/busybox:stable") =>
   testPod(name, { containers: [{ name: "app", image, resources: { limits } }] });
@@ -36,6 +43,33 @@ describe("resize allocation", () => {
       message: "Node didn't have enough resource: cpu, requested: 500, used: 600, capacity: 1000",
     });
     expect(resizeFit(sized("web", { cpu: "400m" }), others, allocatable)).toBeUndefined();
+  });
+
+  test("deferred resizes are tried as the Go kubelet sorts them: no increase, priority, Guaranteed, longest waiting", () => {
+    const at = (
+      name: string,
+      allocated: Record<string, string>,
+      wants: Record<string, string>,
+      since: number,
+      priority?: number,
+    ) => {
+      const pod = sized(name, wants);
+      return {
+        name,
+        pod: priority === undefined ? pod : { ...pod, spec: { ...pod.spec, priority } },
+        allocated: sized(name, allocated),
+        since,
+      };
+    };
+    const order = pendingResizeOrder([
+      at("old", { cpu: "100m" }, { cpu: "200m" }, 1),
+      at("unknown", { cpu: "100m" }, { cpu: "200m" }, Number.NaN),
+      at("guaranteed", { cpu: "100m", memory: "1Mi" }, { cpu: "200m", memory: "1Mi" }, 5),
+      at("newer", { cpu: "100m" }, { cpu: "200m" }, 3),
+      at("important", { cpu: "100m" }, { cpu: "200m" }, 9, 1000),
+      at("shrinking", { cpu: "300m" }, { cpu: "200m" }, 9),
+    ]);
+    expect(order.map((p) => p.name)).toEqual(["shrinking", "important", "guaranteed", "old", "newer", "unknown"]);
   });
 
   test("a resize event's message is the Go kubelet's: the resources as JSON, keys sorted, the generation, the error", () => {

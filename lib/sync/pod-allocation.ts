@@ -6,6 +6,7 @@
 // kubelet restart (the Go kubelet's allocated_pods_state checkpoint), so a deferred resize stays deferred.
 import type { Pod, V1Container } from "../api/types.ts";
 import type { Allocation } from "../node/allocation-file.ts";
+import { podQosClass } from "../api/qos.ts";
 import type { ResizeStatus } from "./pod-status.ts";
 import {
   insufficientResource,
@@ -65,6 +66,33 @@ export function resizeFit(pod: Pod, others: Pod[], allocatable: Requests): Resiz
   }
   const short = insufficientResource(pod, sumRequests(others), allocatable);
   return short && { type: "PodResizePending", reason: "Deferred", message: insufficientResourceMessage(short) };
+}
+
+/** A resize waiting for room: the pod as its spec asks, as allocated, and since when it waits (ms; NaN = unknown). */
+export interface PendingResize {
+  pod: Pod;
+  allocated: Pod;
+  since: number;
+}
+
+/**
+ * The order deferred resizes are tried in, the Go kubelet's sortPendingResizes: resizes that increase no request
+ * first, then higher spec.priority, then Guaranteed pods, then those waiting longest (unknown last).
+ */
+export function pendingResizeOrder<T extends PendingResize>(pending: T[]): T[] {
+  const increasing = (p: T) => {
+    const [was, wants] = [podRequests(p.allocated), podRequests(p.pod)];
+    return wants.milliCpu > was.milliCpu || wants.memoryBytes > was.memoryBytes;
+  };
+  const guaranteed = (p: T) => podQosClass(p.pod) === "Guaranteed";
+  const since = (p: T) => (Number.isNaN(p.since) ? Infinity : p.since);
+  return [...pending].sort(
+    (a, b) =>
+      Number(increasing(a)) - Number(increasing(b)) ||
+      (b.pod.spec.priority ?? 0) - (a.pod.spec.priority ?? 0) ||
+      Number(guaranteed(b)) - Number(guaranteed(a)) ||
+      since(a) - since(b),
+  );
 }
 
 /**

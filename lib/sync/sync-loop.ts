@@ -17,7 +17,14 @@ import type { KubeletMetrics, WorkingPods } from "../metrics.ts";
 import { computePodStatus, type ResizeStatus, type Waiting } from "./pod-status.ts";
 import { activeDeadlineRemainingMs, DEADLINE_EXCEEDED } from "./active-deadline.ts";
 import { sumRequests } from "./resource-fit.ts";
-import { allocationOf, resizeEventMessage, resizeFit, resizeRequested, withAllocation } from "./pod-allocation.ts";
+import {
+  allocationOf,
+  pendingResizeOrder,
+  resizeEventMessage,
+  resizeFit,
+  resizeRequested,
+  withAllocation,
+} from "./pod-allocation.ts";
 import type { Allocation, AllocationCheckpoint } from "../node/allocation-file.ts";
 import { createPodExecutor, type PodExecutorOptions } from "./pod-executor.ts";
 import { createPodObserver } from "./pod-observer.ts";
@@ -444,13 +451,22 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   };
 
   /**
-   * Deferred resizes, tried again when room may have been freed (a pod left or shrank) and on every resync, oldest
-   * pod first (the Go kubelet's retryPendingResizes): the pods whose resize is allocated, or whose reason changed, sync.
+   * Deferred resizes, tried again when room may have been freed (a pod left or shrank) and on every resync, in the Go
+   * kubelet's order (pendingResizeOrder; retryPendingResizes): the pods whose resize is allocated, or whose reason
+   * changed, sync.
    */
   const retryPendingResizes = () => {
-    const deferred = wanted().filter(([, r]) => r.pending?.reason === "Deferred" && !r.rejected);
-    for (const pod of admissionOrder(deferred.map(([, r]) => r.pod!))) {
-      const record = records.get(pod.metadata.uid)!;
+    const deferred = wanted()
+      .filter(([, r]) => r.pending?.reason === "Deferred" && !r.rejected)
+      .map(([, record]) => ({
+        record,
+        pod: record.pod!,
+        allocated: record.allocated!,
+        since: Date.parse(
+          record.status?.conditions?.find((c) => c.type === "PodResizePending")?.lastTransitionTime ?? "",
+        ),
+      }));
+    for (const { record, pod } of pendingResizeOrder(deferred)) {
       const before = record.pending?.message;
       if (allocateResize(record) || record.pending?.message !== before) {
         version++;
