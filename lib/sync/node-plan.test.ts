@@ -215,4 +215,17 @@ describe("node plan: in-place resize", () => {
       "default/web resize-container app | in place, same container: cpu limit 300m → 400m, cpu request 300m → 400m",
     ]);
   });
+
+  test("a resize that needs a restart (RestartContainer) and does not fit shows as Deferred, not as a replacement", async () => {
+    const policy = { resizePolicy: [{ resourceName: "cpu", restartPolicy: "RestartContainer" }] };
+    const other = testPod("big", sized("600m", "32Mi"));
+    const result = plan(
+      [other, testPod("web", sized("500m", "32Mi", policy))],
+      await nodeRunning(other, testPod("web", sized("300m", "32Mi", policy))),
+      { allocatable },
+    );
+    expect(actions(result)).toEqual([
+      "default/web wait app | resize Deferred (Container app resize requires restart): Node didn't have enough resource: cpu, requested: 500, used: 600, capacity: 1000",
+    ]);
+  });
 });

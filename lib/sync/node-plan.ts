@@ -165,6 +165,21 @@ function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAct
     pull(spec, spec.name);
     actions.push({ action, container: spec.name, image: spec.image, reason });
   };
+  // A resize, in place or by a restart, waits while the node has no room for it (the sync's allocation).
+  const resizing = plan.containersToResize.length > 0 || plan.containersToKill.some((k) => k.resize);
+  const pending =
+    resizing && input.allocatable
+      ? resizeFit(
+          pod,
+          input.pods.filter((p) => p !== pod),
+          input.allocatable,
+        )
+      : undefined;
+  const waitForRoom = (container: string, change: string): PlannedAction => ({
+    action: "wait",
+    container,
+    reason: `resize ${pending!.reason} (${change}): ${pending!.message}`,
+  });
 
   if (plan.createSandbox) {
     const [pause] = sandboxesNewestFirst(observed.sandboxes);
@@ -218,7 +233,8 @@ function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAct
         .filter((c) => c.labels[LABEL.containerName] === next.spec.name && !c.running)
         .sort((a, b) => Number(b.labels[LABEL.restartCount] ?? 0) - Number(a.labels[LABEL.restartCount] ?? 0))[0];
       const previous = killed?.container ?? (next.resetBackoff && next.restart ? dead : undefined);
-      if (previous && previous.labels[LABEL.containerHash] !== undefined && next.resetBackoff) {
+      if (killed?.resize && pending) actions.push(waitForRoom(next.spec.name, killed.message));
+      else if (previous && previous.labels[LABEL.containerHash] !== undefined && next.resetBackoff) {
         const fields = changedFields(previous.labels[LABEL.fieldHashes], containerFieldHashes(next.spec));
         pull(next.spec, next.spec.name);
         actions.push({
@@ -241,22 +257,10 @@ function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAct
     }
   }
   // Resources-only edits applied to the running containers, without a restart — once the node has room for them.
-  const pending =
-    plan.containersToResize.length && input.allocatable
-      ? resizeFit(
-          pod,
-          input.pods.filter((p) => p !== pod),
-          input.allocatable,
-        )
-      : undefined;
   for (const r of plan.containersToResize)
     actions.push(
       pending
-        ? {
-            action: "wait",
-            container: r.spec.name,
-            reason: `resize ${pending.reason} (${describeResize(r.from, r.to)}): ${pending.message}`,
-          }
+        ? waitForRoom(r.spec.name, describeResize(r.from, r.to))
         : {
             action: "resize-container",
             container: r.spec.name,

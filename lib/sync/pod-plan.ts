@@ -84,6 +84,8 @@ export interface ContainerToKill {
    * in the order listed (the reverse of the spec's), as the Go kubelet's termination ordering does.
    */
   sidecar?: boolean;
+  /** A restart a resize needs (resizePolicy RestartContainer, or a limit removed), not another change of its spec. */
+  resize?: boolean;
 }
 
 export interface ContainerToStart {
@@ -245,7 +247,14 @@ export function computePodActions(input: PodPlanInput): PodActions {
     else if (latest.running) {
       const resize = planResize(spec, latest, changed, input.resize ?? {});
       if (!resize || resize.kind === "restart") {
-        replace(plan, latest, spec, resize?.message ?? `Container ${spec.name} definition changed, will be restarted`);
+        replace(
+          plan,
+          latest,
+          spec,
+          resize?.message ?? `Container ${spec.name} definition changed, will be restarted`,
+          false,
+          resize !== undefined,
+        );
         start(true, false);
       } else if (input.livenessFailed.has(latest.id)) {
         const restart = shouldRestart(pod.spec.restartPolicy, 1);
@@ -271,8 +280,22 @@ export function computePodActions(input: PodPlanInput): PodActions {
 }
 
 /** A running container whose spec changed (or whose resize needs a restart) is stopped, to start anew. */
-function replace(plan: PodActions, container: ContainerDetails, spec: V1Container, message: string, sidecar = false) {
-  plan.containersToKill.push({ container, spec, reason: "SpecChanged", message, ...(sidecar ? { sidecar } : {}) });
+function replace(
+  plan: PodActions,
+  container: ContainerDetails,
+  spec: V1Container,
+  message: string,
+  sidecar = false,
+  resize = false,
+) {
+  plan.containersToKill.push({
+    container,
+    spec,
+    reason: "SpecChanged",
+    message,
+    ...(sidecar ? { sidecar } : {}),
+    ...(resize ? { resize } : {}),
+  });
 }
 
 /** A running container stays, resized in place when only its resources changed. */
@@ -350,7 +373,14 @@ function planInitContainers(
       const changed = latest.labels[LABEL.containerHash] !== containerHash(spec);
       const resize = planResize(spec, latest, changed, input.resize ?? {});
       if (!resize || resize.kind === "restart") {
-        replace(plan, latest, spec, resize?.message ?? `Init container ${spec.name} definition changed`, true);
+        replace(
+          plan,
+          latest,
+          spec,
+          resize?.message ?? `Init container ${spec.name} definition changed`,
+          true,
+          resize !== undefined,
+        );
         startOrWait(spec, latest, true);
       } else {
         keep(plan, latest, spec, resize);
