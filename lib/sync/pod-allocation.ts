@@ -50,6 +50,21 @@ export function resizeRequested(pod: Pod, allocated: Pod): boolean {
 }
 
 /**
+ * What the resize `pod` asks for beyond `allocated` comes to, beside `others()` (the other admitted pods, as
+ * allocated) on a node with `allocatable` (absent: not checked): "none" when it asks for none, "allocate" when it
+ * fits, else its PodResizePending condition (resizeFit).
+ */
+export function resizeAllocation(
+  pod: Pod,
+  allocated: Pod,
+  others: () => Pod[],
+  allocatable: Requests | undefined,
+): "none" | "allocate" | ResizeStatus {
+  if (!resizeRequested(pod, allocated)) return "none";
+  return (allocatable && resizeFit(pod, others(), allocatable)) || "allocate";
+}
+
+/**
  * Whether a resize of `pod` (its requests as its spec now asks) can be allocated beside `others` (the other admitted
  * pods, as allocated) on a node with `allocatable`: undefined when it can, else its PodResizePending condition —
  * Infeasible when the pod alone exceeds the node's allocatable (memory named first, as the Go kubelet), Deferred when

@@ -20,9 +20,8 @@ import { sumRequests } from "./resource-fit.ts";
 import {
   allocationOf,
   pendingResizeOrder,
+  resizeAllocation,
   resizeEventMessage,
-  resizeFit,
-  resizeRequested,
   withAllocation,
 } from "./pod-allocation.ts";
 import type { Allocation, AllocationCheckpoint } from "../node/allocation-file.ts";
@@ -427,13 +426,15 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
    */
   const allocateResize = (record: PodRecord): boolean => {
     const { pod, allocated } = record;
-    if (!pod || !allocated || !resizeRequested(pod, allocated)) {
+    const pending =
+      pod &&
+      allocated &&
+      resizeAllocation(pod, allocated, () => admittedBeside(record), options.admission?.allocatable);
+    if (!pod || !pending || pending === "none") {
       record.pending = undefined;
       return false;
     }
-    const allocatable = options.admission?.allocatable;
-    const pending = allocatable && resizeFit(pod, admittedBeside(record), allocatable);
-    if (!pending) {
+    if (pending === "allocate") {
       record.allocated = pod;
       record.pending = undefined;
       deps.events.record(pod, "Normal", "ResizeStarted", resizeEventMessage("Pod resize started", pod));
