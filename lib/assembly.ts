@@ -20,6 +20,7 @@ import type { Logger } from "./log.ts";
 import type { KubeletMetrics } from "./metrics.ts";
 import { createNodeManagers, type NodeManagers } from "./node-managers.ts";
 import { backoffFile } from "./node/backoff-file.ts";
+import { ALLOCATION_FILE, allocationFile } from "./node/allocation-file.ts";
 import { createEventRecorder, type EventRecorder } from "./node/events.ts";
 import { createImageManager, type ImageManager, type PullObserver } from "./node/images.ts";
 import { setUpPodPlacement, type PodPlacement } from "./node/placement.ts";
@@ -203,6 +204,9 @@ export async function assemble(
           volumes: assembly.volumes(),
           createProbeManager,
           backoffPersistence: persist("crashloop.json", "sync"),
+          ...(command === "run"
+            ? { allocations: allocationFile(join(config.rootDir, ALLOCATION_FILE), log.child("sync")) }
+            : {}),
           clock: systemClock,
           log: log.child("sync"),
           metrics,

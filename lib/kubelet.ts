@@ -356,6 +356,7 @@ export async function planOnce(
     now: Date.now(),
     backoff: { get: (key) => backoff[key] },
     resize: { cfsQuota: config.cpuCfsQuota, cfsPeriodUs: config.cpuCfsQuotaPeriod * 1000 },
+    ...(assembly.admission.allocatable ? { allocatable: assembly.admission.allocatable } : {}),
     unreadSources: new Set(
       store
         .rejected()

@@ -9,7 +9,7 @@
 //               (config-store.ts: its ConfigMaps and Secrets)
 //   sync/       sync-loop.ts (triggers, one record per pod), pod-workers.ts (a worker per pod: syncing →
 //               terminating → terminated), pod-observer.ts (the node as seen), pod-plan.ts (pure: one pod's
-//               plan; pod-resize.ts: in-place resize), pod-executor.ts (carries a plan out), pod-status.ts, runonce.ts (runonce-progress.ts: its
+//               plan; pod-resize.ts: in-place resize; pod-allocation.ts: whether a resize is allocated, Deferred or Infeasible), pod-executor.ts (carries a plan out), pod-status.ts, runonce.ts (runonce-progress.ts: its
 //               display), node-plan.ts (`kubelet plan`); admission.ts (node-affinity.ts, sysctls.ts,
 //               resource-fit.ts: who may run here), active-deadline.ts (activeDeadlineSeconds)
 //   node/       images.ts, volumes.ts (atomic-writer.ts, volume-payload.ts), probes.ts (grpc-probe.ts),

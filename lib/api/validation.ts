@@ -541,7 +541,8 @@ function checkRestartPolicies(c: V1Container, path: string, ctx: ContainerContex
       error(`${path}.restartPolicy`, "Unsupported value", c.restartPolicy, 'supported values: "Always"');
   }
   if (!c.resizePolicy) return;
-  if (ctx.init && !isSidecar(c)) return error(`${path}.resizePolicy`, "Forbidden", undefined, INIT_ONLY_SIDECARS);
+  if (ctx.init && !isSidecar(c))
+    return error(`${path}.resizePolicy`, "Invalid value", c.resizePolicy, "must not be set for init containers");
   const seen = new Set<string>();
   c.resizePolicy.forEach((policy, j) => {
     const p = `${path}.resizePolicy[${j}]`;

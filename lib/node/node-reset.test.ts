@@ -62,6 +62,7 @@ async function node() {
   runtime.exit(job, 0);
   mkdirSync(join(rootDir, "backoff"));
   writeFileSync(join(rootDir, "backoff", "crashloop.json"), "{}");
+  writeFileSync(join(rootDir, "allocated_pods_state.json"), "{}");
   writeFileSync(join(rootDir, "kubelet.lock"), `${process.pid}\n`);
   mkdirSync(join(podLogsDir, "default_stranger_uid-stranger"));
   writeFileSync(join(rootDir, "operator-notes.txt"), "mine");
@@ -85,7 +86,7 @@ describe("resetNode", () => {
     expect(order.indexOf("removeContainer")).toBeLessThan(order.indexOf("removePodSandbox"));
   });
 
-  test("removes the pod directories, the back-off state, the lock and those pods' log directories, and leaves what it did not write", async () => {
+  test("removes the pod directories, the back-off state and allocations, the lock and those pods' log directories, and leaves what it did not write", async () => {
     const n = await node();
     const steps = await resetNode({ ...n.options, dryRun: false }, n);
     expect(existsSync(join(n.rootDir, "pods"))).toBe(false);
@@ -104,6 +105,7 @@ describe("resetNode", () => {
       "pod directory",
       "pod log directory",
       "pod log directory",
+      "state",
       "state",
     ]);
   });

@@ -3,6 +3,7 @@
 // sandbox), those pods' QoS cgroups, the pod directories under root_dir (volumes unmounted first), its
 // state files there (back-off records) and, on a CRI runtime, the pods' log directories under --pod_logs_dir.
 // Containers without the kubelet's labels, images, the config file and the manifests are left alone.
+import { ALLOCATION_FILE } from "./allocation-file.ts";
 import { readdir, rm, rmdir } from "node:fs/promises";
 import { join } from "node:path";
 import { KubeletError } from "../api/types.ts";
@@ -39,7 +40,7 @@ export interface NodeResetDeps {
 }
 
 /** What the kubelet keeps under root_dir besides pod directories and the lock. */
-export const ROOT_DIR_STATE = ["backoff"];
+export const ROOT_DIR_STATE = ["backoff", ALLOCATION_FILE];
 
 const DEFAULT_GRACE_SECONDS = 30;
 

@@ -72,7 +72,7 @@ describe("probe workers", () => {
       { clock, events },
       {
         runtime,
-        onLivenessFailure: (_uid, name, _id, message) => failures.push(`${name}: ${message}`),
+        onLivenessFailure: (_uid, name, _id, message, probe) => failures.push(`${name} (${probe}): ${message}`),
         onChange: (uid) => changes.push(uid),
       },
     );
@@ -116,6 +116,15 @@ describe("probe workers", () => {
         ["Unhealthy", `spec.${sidecar ? "initContainers" : "containers"}{app}`],
       ]);
     }
+  });
+
+  test("a startup probe's failures restart the container, reported as a startup failure", async () => {
+    const s = setup({ periodSeconds: 1, failureThreshold: 2 }, "startupProbe");
+    s.setHealthy(false);
+    await s.clock.advance(1000);
+    expect(s.failures).toEqual([
+      expect.stringMatching(/^app \(startup\): Container app failed startup probe, will be restarted/),
+    ]);
   });
 
   test("liveness waits out initialDelaySeconds", async () => {

@@ -112,7 +112,13 @@ export interface ProbeManager {
 export interface ProbeManagerDeps {
   runtime: Runtime;
   /** A liveness (or startup) failure: the container must be restarted. Called once per container instance. */
-  onLivenessFailure(podUid: string, containerName: string, containerId: string, message: string): void;
+  onLivenessFailure(
+    podUid: string,
+    containerName: string,
+    containerId: string,
+    message: string,
+    probe: "liveness" | "startup",
+  ): void;
   /** Readiness or startup flipped for a container of this pod. */
   onChange(podUid: string): void;
 }
@@ -202,6 +208,7 @@ export function createProbeManager(
               container.name,
               containerId,
               `Container ${container.name} failed ${type.toLowerCase()} probe, will be restarted: ${message}`,
+              type === "Startup" ? "startup" : "liveness",
             );
             return;
           }

@@ -8,7 +8,7 @@
 import { ANNOTATION, type Pod, type V1PodStatus } from "../api/types.ts";
 import { matchesNode } from "./node-affinity.ts";
 import type { SysctlAllowlist } from "./sysctls.ts";
-import { insufficientResource, type Requests } from "./resource-fit.ts";
+import { insufficientResource, insufficientResourceMessage, type Requests } from "./resource-fit.ts";
 
 /** Who may run what on this node. */
 export interface AdmissionPolicy {
@@ -82,7 +82,7 @@ export function admitPod(pod: Pod, admitted: number, policy: AdmissionPolicy, us
   if (short)
     return {
       reason: `OutOf${short.resource}`,
-      message: `Node didn't have enough resource: ${short.resource}, requested: ${short.requested}, used: ${short.used}, capacity: ${short.capacity}`,
+      message: insufficientResourceMessage(short),
     };
   return undefined;
 }

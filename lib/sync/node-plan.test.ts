@@ -56,6 +56,7 @@ const plan = (
     unreadSources?: Set<string>;
     backoff?: Record<string, BackoffEntry>;
     now?: number;
+    allocatable?: { milliCpu: number; memoryBytes: number };
   } = {},
 ): NodePlan =>
   planNode({
@@ -68,6 +69,7 @@ const plan = (
     now: over.now ?? Date.now(),
     ...(over.unreadSources ? { unreadSources: over.unreadSources } : {}),
     ...(over.backoff ? { backoff: { get: (key: string) => over.backoff![key] } } : {}),
+    ...(over.allocatable ? { allocatable: over.allocatable } : {}),
   });
 const actions = (p: NodePlan) =>
   p.pods.flatMap((r) => r.actions.map((a) => `${r.pod} ${a.action} ${a.container ?? a.image ?? ""} | ${a.reason}`));
@@ -186,5 +188,44 @@ describe("node plan: in-place resize", () => {
       await nodeRunning(testPod("web", sized("200m", "32Mi", policy))),
     );
     expect(actions(result)).toEqual(["default/web replace-container app | spec changed: resources"]);
+  });
+
+  const allocatable = { milliCpu: 1000, memoryBytes: 2 ** 33 };
+
+  test("a resize that fits the node but not beside the other pods shows as Deferred, a wait, not a resize", async () => {
+    const other = testPod("big", sized("600m", "32Mi"));
+    const result = plan(
+      [other, testPod("web", sized("500m", "32Mi"))],
+      await nodeRunning(other, testPod("web", sized("300m", "32Mi"))),
+      { allocatable },
+    );
+    expect(actions(result)).toEqual([
+      "default/web wait app | resize Deferred (cpu limit 300m → 500m, cpu request 300m → 500m): Node didn't have enough resource: cpu, requested: 500, used: 600, capacity: 1000",
+    ]);
+    expect(result.changes).toBe(false);
+  });
+
+  test("a resize beyond the node's allocatable shows as Infeasible; one that fits beside the others as a resize", async () => {
+    const other = testPod("big", sized("600m", "32Mi"));
+    const running = await nodeRunning(other, testPod("web", sized("300m", "32Mi")));
+    expect(actions(plan([other, testPod("web", sized("1500m", "32Mi"))], running, { allocatable }))).toEqual([
+      "default/web wait app | resize Infeasible (cpu limit 300m → 1500m, cpu request 300m → 1500m): Node didn't have enough capacity: cpu, requested: 1500, capacity: 1000",
+    ]);
+    expect(actions(plan([other, testPod("web", sized("400m", "32Mi"))], running, { allocatable }))).toEqual([
+      "default/web resize-container app | in place, same container: cpu limit 300m → 400m, cpu request 300m → 400m",
+    ]);
+  });
+
+  test("a resize that needs a restart (RestartContainer) and does not fit shows as Deferred, not as a replacement", async () => {
+    const policy = { resizePolicy: [{ resourceName: "cpu", restartPolicy: "RestartContainer" }] };
+    const other = testPod("big", sized("600m", "32Mi"));
+    const result = plan(
+      [other, testPod("web", sized("500m", "32Mi", policy))],
+      await nodeRunning(other, testPod("web", sized("300m", "32Mi", policy))),
+      { allocatable },
+    );
+    expect(actions(result)).toEqual([
+      "default/web wait app | resize Deferred (Container app resize requires restart): Node didn't have enough resource: cpu, requested: 500, used: 600, capacity: 1000",
+    ]);
   });
 });

@@ -9,6 +9,8 @@ import { ANNOTATION, formatIssue, isSidecar, podKey, type Pod, type V1Container 
 import type { BackoffEntry } from "../node/backoff.ts";
 import { LABEL, POD_INFRA_CONTAINER_NAME } from "../container/runtime.ts";
 import { describeResize, type ResizeOptions } from "./pod-resize.ts";
+import { resizeFit } from "./pod-allocation.ts";
+import type { Requests } from "./resource-fit.ts";
 import { computePodActions, noneObserved, observedLabels, sandboxesNewestFirst, type Observed } from "./pod-plan.ts";
 
 export type PlannedActionKind =
@@ -71,6 +73,8 @@ export interface NodePlanInput {
   unreadSources?: ReadonlySet<string>;
   /** How cpu limits become CFS quotas (--cpu_cfs_quota, --cpu_cfs_quota_period): what a resize compares. */
   resize?: ResizeOptions;
+  /** The node's allocatable: a resize that does not fit it, or not beside the other pods, waits (Deferred, Infeasible). */
+  allocatable?: Requests;
 }
 
 const noBackoff = { get: () => undefined };
@@ -97,7 +101,7 @@ export function planNode(input: NodePlanInput): NodePlan {
       deleted: true,
       observed,
       networkMode: input.networkMode,
-      livenessFailed: new Set(),
+      livenessFailed: new Map(),
       backoff: noBackoff,
       now: input.now,
     });
@@ -128,7 +132,7 @@ function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAct
     pod,
     observed,
     networkMode: input.networkMode,
-    livenessFailed: new Set(),
+    livenessFailed: new Map(),
     backoff: input.backoff ?? noBackoff,
     now: input.now,
     ...(input.resize ? { resize: input.resize } : {}),
@@ -161,6 +165,21 @@ function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAct
     pull(spec, spec.name);
     actions.push({ action, container: spec.name, image: spec.image, reason });
   };
+  // A resize, in place or by a restart, waits while the node has no room for it (the sync's allocation).
+  const resizing = plan.containersToResize.length > 0 || plan.containersToKill.some((k) => k.resize);
+  const pending =
+    resizing && input.allocatable
+      ? resizeFit(
+          pod,
+          input.pods.filter((p) => p !== pod),
+          input.allocatable,
+        )
+      : undefined;
+  const waitForRoom = (container: string, change: string): PlannedAction => ({
+    action: "wait",
+    container,
+    reason: `resize ${pending!.reason} (${change}): ${pending!.message}`,
+  });
 
   if (plan.createSandbox) {
     const [pause] = sandboxesNewestFirst(observed.sandboxes);
@@ -214,7 +233,8 @@ function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAct
         .filter((c) => c.labels[LABEL.containerName] === next.spec.name && !c.running)
         .sort((a, b) => Number(b.labels[LABEL.restartCount] ?? 0) - Number(a.labels[LABEL.restartCount] ?? 0))[0];
       const previous = killed?.container ?? (next.resetBackoff && next.restart ? dead : undefined);
-      if (previous && previous.labels[LABEL.containerHash] !== undefined && next.resetBackoff) {
+      if (killed?.resize && pending) actions.push(waitForRoom(next.spec.name, killed.message));
+      else if (previous && previous.labels[LABEL.containerHash] !== undefined && next.resetBackoff) {
         const fields = changedFields(previous.labels[LABEL.fieldHashes], containerFieldHashes(next.spec));
         pull(next.spec, next.spec.name);
         actions.push({
@@ -236,13 +256,17 @@ function planPod(pod: Pod, input: NodePlanInput, pulls: Set<string>): PlannedAct
       else start(next.spec, false, "start-container", "not running");
     }
   }
-  // Resources-only edits applied to the running containers, without a restart.
+  // Resources-only edits applied to the running containers, without a restart — once the node has room for them.
   for (const r of plan.containersToResize)
-    actions.push({
-      action: "resize-container",
-      container: r.spec.name,
-      reason: `in place, same container: ${describeResize(r.from, r.to)}`,
-    });
+    actions.push(
+      pending
+        ? waitForRoom(r.spec.name, describeResize(r.from, r.to))
+        : {
+            action: "resize-container",
+            container: r.spec.name,
+            reason: `in place, same container: ${describeResize(r.from, r.to)}`,
+          },
+    );
   // Dead containers whose restart waits for their back-off: the sync would leave them be for now.
   for (const b of plan.backingOff)
     actions.push({

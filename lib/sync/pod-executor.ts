@@ -26,13 +26,14 @@ import type { Logger } from "../log.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 import type { ResizeStatus, Waiting } from "./pod-status.ts";
 import { describeResize, type ContainerResize } from "./pod-resize.ts";
-import { podTotals } from "../api/qos.ts";
+import { resizeEventMessage } from "./pod-allocation.ts";
 import {
   computePodActions,
   type ContainerToKill,
   type ContainerToStart,
   type Observed,
   type PodActions,
+  type ProbeFailure,
 } from "./pod-plan.ts";
 import { runProbe, type ProbeManager } from "../node/probes.ts";
 import { KubeletError, podKey, type Pod } from "../api/types.ts";
@@ -101,7 +102,12 @@ export interface PodExecutor {
    * Drives one pod one step towards its spec, from what the observer saw of it. When `signal` aborts (the pod is
    * to stop), an image pull still in flight is no longer waited for and nothing more is created.
    */
-  syncPod(pod: Pod, observed: Observed, livenessFailed: ReadonlySet<string>, signal?: AbortSignal): Promise<SyncResult>;
+  syncPod(
+    pod: Pod,
+    observed: Observed,
+    livenessFailed: ReadonlyMap<string, ProbeFailure>,
+    signal?: AbortSignal,
+  ): Promise<SyncResult>;
   /** Stops a pod's containers gracefully (preStop, SIGTERM, then SIGKILL), removes them and its volumes. */
   killPod(podUid: string, observed: Observed, pod?: Pod): Promise<void>;
   /** Forgets back-off state of a removed pod. */
@@ -400,37 +406,34 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
 
   /**
    * Applies resizes to running containers, the pod cgroup grown before them and set to its new size after them (the
-   * Go kubelet's order). A resize beyond the node's capacity is not applied (PodResizePending, Infeasible); a memory
-   * limit below what the container uses now is left as it is, the rest applied (PodResizeInProgress, Error).
+   * Go kubelet's order). The pod comes with its allocated resources (the sync loop decides whether a resize fits the
+   * node: Deferred, Infeasible). A memory limit below what the container uses now is left as it is, the rest applied
+   * (PodResizeInProgress, Error, in the Go kubelet's words).
    */
   const resizeContainers = async (
     pod: Pod,
     resizes: ContainerResize[],
     done: Done,
   ): Promise<ResizeStatus | undefined> => {
-    const node = await nodeInfo();
-    const { requests } = podTotals(pod);
-    const capacity = { cpu: node.cpus * 1000, memory: node.memoryBytes };
-    for (const resource of ["cpu", "memory"] as const)
-      if (requests[resource] > capacity[resource])
-        return {
-          type: "PodResizePending",
-          reason: "Infeasible",
-          message: `Node didn't have enough capacity: ${resource}, requested: ${Math.ceil(requests[resource])}, capacity: ${capacity[resource]}`,
-        };
-    let blocked: string | undefined;
+    const refused: string[] = [];
     const updates: Array<[ContainerResize, LinuxResources]> = [];
     for (const r of resizes) {
       let to = r.to;
       if (r.resources.includes("memory") && to.memory_limit_in_bytes < r.from.memory_limit_in_bytes) {
         const usage = (await runtime.stats(r.container.id)).memoryWorkingSetBytes;
         if (usage > to.memory_limit_in_bytes) {
-          blocked = `attempting to set the memory limit of container ${r.spec.name} to ${to.memory_limit_in_bytes} bytes, below its current usage of ${usage} bytes: the decrease is not applied`;
+          refused.push(
+            `attempting to set container "${r.spec.name}" memory limit (${to.memory_limit_in_bytes}) below current usage (${usage})`,
+          );
           to = { ...to, memory_limit_in_bytes: r.from.memory_limit_in_bytes };
         }
       }
       updates.push([r, to]);
     }
+    // One refusal as it is, several as a list (the Go kubelet's aggregated errors).
+    const blocked = refused.length
+      ? `cannot decrease memory limits: ${refused.length === 1 ? refused[0] : `[${refused.join(", ")}]`}`
+      : undefined;
     await deps.cgroups?.resizePod(pod, "grow");
     for (const [r, to] of updates) {
       await runtime.updateContainerResources(r.container.id, to);
@@ -439,14 +442,8 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     }
     // While a decrease waits, the pod cgroup keeps room for what its container still has.
     if (!blocked) await deps.cgroups?.resizePod(pod, "final");
-    if (blocked) events.record(pod, "Warning", "ResizeError", blocked);
-    else
-      events.record(
-        pod,
-        "Normal",
-        "ResizeCompleted",
-        `Pod resize completed: ${updates.map(([r]) => r.spec.name).join(", ")}`,
-      );
+    if (blocked) events.record(pod, "Warning", "ResizeError", resizeEventMessage("Pod resize error", pod, blocked));
+    else events.record(pod, "Normal", "ResizeCompleted", resizeEventMessage("Pod resize completed", pod));
     return blocked ? { type: "PodResizeInProgress", reason: "Error", message: blocked } : undefined;
   };
 
@@ -478,7 +475,12 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     crashBackoff.resetWhere((key) => key.startsWith(`${podUid}/`));
   };
 
-  const planFor = (pod: Pod | undefined, observed: Observed, livenessFailed: ReadonlySet<string>, deleted: boolean) =>
+  const planFor = (
+    pod: Pod | undefined,
+    observed: Observed,
+    livenessFailed: ReadonlyMap<string, ProbeFailure>,
+    deleted: boolean,
+  ) =>
     computePodActions({
       pod,
       deleted,
@@ -494,7 +496,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
   const syncPod = async (
     pod: Pod,
     observed: Observed,
-    livenessFailed: ReadonlySet<string>,
+    livenessFailed: ReadonlyMap<string, ProbeFailure>,
     signal = new AbortController().signal,
   ): Promise<SyncResult> => {
     for (const c of observed.containers) if (c.oomKilled && !c.running) reportOom(pod, c);
@@ -548,7 +550,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
   return {
     syncPod,
     async killPod(podUid, observed, pod) {
-      await execute(pod, planFor(pod, observed, new Set(), true), noneDone(), new AbortController().signal);
+      await execute(pod, planFor(pod, observed, new Map(), true), noneDone(), new AbortController().signal);
       deps.probes?.removePod(podUid);
       forget(podUid);
       deps.dns?.forget(podUid);

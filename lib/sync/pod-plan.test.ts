@@ -77,6 +77,8 @@ interface Row {
   deleted?: boolean;
   instances: Instance[];
   liveness?: string[];
+  /** Ids of running containers whose startup probe failed. */
+  startupFailed?: string[];
   /** Ids of running containers whose startup probe passed. */
   started?: string[];
   /** Back-off entries of `<container>`: delay and how long ago the last failure was. */
@@ -255,6 +257,16 @@ const rows: Row[] = [
     instances: [SANDBOX, ok("app")],
     liveness: ["app-0"],
     want: { kill: ["app-0 LivenessProbe: Container app failed liveness probe"] },
+  },
+  {
+    name: "a container that failed its startup probe is killed and restarted, in the Go kubelet's words",
+    pod: pod(),
+    instances: [SANDBOX, ok("app")],
+    startupFailed: ["app-0"],
+    want: {
+      kill: ["app-0 StartupProbe: Container app failed startup probe, will be restarted"],
+      start: ["app#1"],
+    },
   },
   {
     name: "a running init container is waited for: nothing else starts",
@@ -452,12 +464,23 @@ const rows: Row[] = [
     },
   },
   {
-    name: "sidecar that failed its liveness (or startup) probe is killed and restarted",
+    name: "sidecar that failed its liveness probe is killed and restarted",
     pod: sidecarPod(),
     instances: [SANDBOX, ok("proxy", { init: true }), ok("app")],
     liveness: ["proxy-0"],
     want: {
       kill: ["proxy-0 (sidecar) LivenessProbe: Init container proxy failed liveness probe"],
+      init: ["proxy#1 init restart"],
+      keep: ["app-0"],
+    },
+  },
+  {
+    name: "sidecar that failed its startup probe is killed and restarted (Init container … failed startup probe)",
+    pod: sidecarPod(),
+    instances: [SANDBOX, ok("proxy", { init: true }), ok("app")],
+    startupFailed: ["proxy-0"],
+    want: {
+      kill: ["proxy-0 (sidecar) StartupProbe: Init container proxy failed startup probe"],
       init: ["proxy#1 init restart"],
       keep: ["app-0"],
     },
@@ -547,7 +570,7 @@ const rows: Row[] = [
     pod: pod({ containers: [limited("200m", "64Mi", restartOnMemory)] }),
     instances: [SANDBOX, ok("app", { createdFrom: createdAs(limited("200m", "32Mi", restartOnMemory)) })],
     want: {
-      kill: ["app-0 SpecChanged: Container app resize requires restart (resizePolicy RestartContainer for memory)"],
+      kill: ["app-0 SpecChanged: Container app resize requires restart"],
       start: ["app#1 reset"],
     },
   },
@@ -608,7 +631,7 @@ const rows: Row[] = [
     pod: pod({ containers: [{ ...app, resources: { limits: { cpu: "200m" } } }] }),
     instances: [SANDBOX, ok("app", { createdFrom: createdAs(limited("200m", "32Mi")) })],
     want: {
-      kill: ["app-0 SpecChanged: Container app resize requires restart (a limit was removed)"],
+      kill: ["app-0 SpecChanged: Container app resize requires restart"],
       start: ["app#1 reset"],
     },
   },
@@ -631,7 +654,10 @@ describe("computePodActions (the Go kubelet's TestComputePodActions table)", () 
         deleted: row.deleted,
         observed: observedPod(of, row.instances, { now: NOW, networkMode: NETWORK }),
         networkMode: NETWORK,
-        livenessFailed: new Set(row.liveness ?? []),
+        livenessFailed: new Map([
+          ...(row.liveness ?? []).map((id) => [id, "liveness"] as const),
+          ...(row.startupFailed ?? []).map((id) => [id, "startup"] as const),
+        ]),
         startupPassed: (id) => (row.started ?? []).includes(id),
         backoff: entries,
         now: NOW,
@@ -646,7 +672,7 @@ describe("computePodActions (the Go kubelet's TestComputePodActions table)", () 
       pod: of,
       observed: observedPod(of, [SANDBOX, dead("app", 1)], { now: NOW, networkMode: NETWORK }),
       networkMode: NETWORK,
-      livenessFailed: new Set<string>(),
+      livenessFailed: new Map(),
       backoff: new Map<string, BackoffEntry>(),
       now: NOW,
     };

@@ -44,8 +44,8 @@ export interface PodPlanInput {
   observed: Observed;
   /** --pod_network_mode: part of what the sandbox embodies. */
   networkMode: string;
-  /** Ids of running containers whose liveness (or startup) probe failed since the last sync. */
-  livenessFailed: ReadonlySet<string>;
+  /** Running containers whose liveness or startup probe failed since the last sync: id → which probe. */
+  livenessFailed: ReadonlyMap<string, ProbeFailure>;
   /** Whether a running container's startup probe has passed; absent = none has (`kubelet plan` runs no probes). */
   startupPassed?(containerId: string): boolean;
   /** Crash-loop back-off state, keyed `<podUid>/<container>`. */
@@ -56,6 +56,9 @@ export interface PodPlanInput {
   resize?: ResizeOptions;
 }
 
+/** The probe whose failure restarts a container. */
+export type ProbeFailure = "liveness" | "startup";
+
 /** Why a container is stopped (the Go kubelet's containerKillReason, plus the whole-pod cases). */
 export type KillReason =
   | "PodDeleted"
@@ -63,7 +66,11 @@ export type KillReason =
   | "SandboxChanged"
   | "NotInSpec"
   | "SpecChanged"
-  | "LivenessProbe";
+  | "LivenessProbe"
+  | "StartupProbe";
+
+/** The Go kubelet's kill reason for a probe failure. */
+const probeKillReason = (probe: ProbeFailure): KillReason => (probe === "startup" ? "StartupProbe" : "LivenessProbe");
 
 export interface ContainerToKill {
   container: ContainerDetails;
@@ -77,6 +84,8 @@ export interface ContainerToKill {
    * in the order listed (the reverse of the spec's), as the Go kubelet's termination ordering does.
    */
   sidecar?: boolean;
+  /** A restart a resize needs (resizePolicy RestartContainer, or a limit removed), not another change of its spec. */
+  resize?: boolean;
 }
 
 export interface ContainerToStart {
@@ -238,15 +247,23 @@ export function computePodActions(input: PodPlanInput): PodActions {
     else if (latest.running) {
       const resize = planResize(spec, latest, changed, input.resize ?? {});
       if (!resize || resize.kind === "restart") {
-        replace(plan, latest, spec, resize?.message ?? `Container ${spec.name} definition changed, will be restarted`);
+        replace(
+          plan,
+          latest,
+          spec,
+          resize?.message ?? `Container ${spec.name} definition changed, will be restarted`,
+          false,
+          resize !== undefined,
+        );
         start(true, false);
       } else if (input.livenessFailed.has(latest.id)) {
         const restart = shouldRestart(pod.spec.restartPolicy, 1);
+        const probe = input.livenessFailed.get(latest.id)!;
         plan.containersToKill.push({
           container: latest,
           spec,
-          reason: "LivenessProbe",
-          message: `Container ${spec.name} failed liveness probe${restart ? ", will be restarted" : ""}`,
+          reason: probeKillReason(probe),
+          message: `Container ${spec.name} failed ${probe} probe${restart ? ", will be restarted" : ""}`,
         });
         if (restart) start(false, false);
       } else keep(plan, latest, spec, resize);
@@ -263,8 +280,22 @@ export function computePodActions(input: PodPlanInput): PodActions {
 }
 
 /** A running container whose spec changed (or whose resize needs a restart) is stopped, to start anew. */
-function replace(plan: PodActions, container: ContainerDetails, spec: V1Container, message: string, sidecar = false) {
-  plan.containersToKill.push({ container, spec, reason: "SpecChanged", message, ...(sidecar ? { sidecar } : {}) });
+function replace(
+  plan: PodActions,
+  container: ContainerDetails,
+  spec: V1Container,
+  message: string,
+  sidecar = false,
+  resize = false,
+) {
+  plan.containersToKill.push({
+    container,
+    spec,
+    reason: "SpecChanged",
+    message,
+    ...(sidecar ? { sidecar } : {}),
+    ...(resize ? { resize } : {}),
+  });
 }
 
 /** A running container stays, resized in place when only its resources changed. */
@@ -328,11 +359,12 @@ function planInitContainers(
     }
     if (!latest?.running) startOrWait(spec, latest);
     else if (input.livenessFailed.has(latest.id)) {
+      const probe = input.livenessFailed.get(latest.id)!;
       plan.containersToKill.push({
         container: latest,
         spec,
-        reason: "LivenessProbe",
-        message: `Init container ${spec.name} failed liveness probe`,
+        reason: probeKillReason(probe),
+        message: `Init container ${spec.name} failed ${probe} probe`,
         sidecar: true,
       });
       startOrWait(spec, latest);
@@ -341,7 +373,14 @@ function planInitContainers(
       const changed = latest.labels[LABEL.containerHash] !== containerHash(spec);
       const resize = planResize(spec, latest, changed, input.resize ?? {});
       if (!resize || resize.kind === "restart") {
-        replace(plan, latest, spec, resize?.message ?? `Init container ${spec.name} definition changed`, true);
+        replace(
+          plan,
+          latest,
+          spec,
+          resize?.message ?? `Init container ${spec.name} definition changed`,
+          true,
+          resize !== undefined,
+        );
         startOrWait(spec, latest, true);
       } else {
         keep(plan, latest, spec, resize);

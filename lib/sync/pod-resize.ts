@@ -68,12 +68,9 @@ export function planResize(
   if (resources.length === 0) return { kind: "none" };
   const lifted =
     (from.cpu_quota > 0 && to.cpu_quota === 0) || (from.memory_limit_in_bytes > 0 && to.memory_limit_in_bytes === 0);
-  const restartFor = resources.filter((r) => resizePolicyOf(spec, r) === "RestartContainer");
-  if (lifted || restartFor.length)
-    return {
-      kind: "restart",
-      message: `Container ${spec.name} resize requires restart (${lifted ? "a limit was removed" : `resizePolicy RestartContainer for ${restartFor.join(" and ")}`})`,
-    };
+  // The Go kubelet's words (computePodResizeAction), whichever made the restart necessary.
+  if (lifted || resources.some((r) => resizePolicyOf(spec, r) === "RestartContainer"))
+    return { kind: "restart", message: `Container ${spec.name} resize requires restart` };
   return { kind: "resize", resize: { spec, container, from, to, resources } };
 }
 

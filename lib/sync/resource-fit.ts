@@ -34,12 +34,20 @@ export function sumRequests(pods: Pod[]): Requests {
     );
 }
 
+/** A resource a pod does not fit in, with the Go kubelet's numbers. */
+export interface Insufficient {
+  resource: "cpu" | "memory";
+  requested: number;
+  used: number;
+  capacity: number;
+}
+
+/** The Go kubelet's InsufficientResourceError text: `Node didn't have enough resource: cpu, requested: …`. */
+export const insufficientResourceMessage = (short: Insufficient) =>
+  `Node didn't have enough resource: ${short.resource}, requested: ${short.requested}, used: ${short.used}, capacity: ${short.capacity}`;
+
 /** The first resource the pod does not fit in, with the Go kubelet's numbers; undefined when it fits. */
-export function insufficientResource(
-  pod: Pod,
-  used: Requests,
-  allocatable: Requests,
-): { resource: "cpu" | "memory"; requested: number; used: number; capacity: number } | undefined {
+export function insufficientResource(pod: Pod, used: Requests, allocatable: Requests): Insufficient | undefined {
   const wanted = podRequests(pod);
   const checks = [
     ["cpu", wanted.milliCpu, used.milliCpu, allocatable.milliCpu],

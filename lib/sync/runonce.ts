@@ -8,7 +8,7 @@ import type { Logger } from "../log.ts";
 import { computePodStatus, type Waiting } from "./pod-status.ts";
 import { createPodExecutor, type PodExecutorDeps, type PodExecutorOptions } from "./pod-executor.ts";
 import { createPodObserver } from "./pod-observer.ts";
-import { noneObserved } from "./pod-plan.ts";
+import { noneObserved, type ProbeFailure } from "./pod-plan.ts";
 import { podKey, type Pod, type V1PodStatus } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
 import { sumRequests } from "./resource-fit.ts";
@@ -83,7 +83,7 @@ export async function runPodsOnce(
   const outcomes = new Map<string, PodOutcome>();
   const waiting = new Map<string, Map<string, Waiting>>();
   const podIPs = new Map<string, string>();
-  const noFailures = new Set<string>();
+  const noFailures = new Map<string, ProbeFailure>();
   const pods = admissionOrder(wanted).map((pod) => boundToNode(pod, deps.options.hostname));
   let pending: Pod[] = [];
   for (const pod of pods) {

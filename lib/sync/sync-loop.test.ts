@@ -14,7 +14,7 @@ import { noneObserved } from "./pod-plan.ts";
 import { createProbeManager } from "../node/probes.ts";
 import { createPodStore, type PodStore } from "../sources/store.ts";
 import { computePodStatus } from "./pod-status.ts";
-import { createSyncLoop, type SyncLoopOptions } from "./sync-loop.ts";
+import { createSyncLoop, type SyncLoopDeps, type SyncLoopOptions } from "./sync-loop.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { fakeVolumes } from "../testing/fake-volumes.ts";
@@ -22,6 +22,7 @@ import { testConfig, testPod } from "../testing/pods.ts";
 import { noConfigs } from "../api/config-objects.ts";
 import type { Pod, V1PodSpec } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes.ts";
+import type { Allocation } from "../node/allocation-file.ts";
 
 const options: PodExecutorOptions = {
   hostname: "node",
@@ -76,7 +77,7 @@ function harness() {
     const result = await syncer.syncPod(
       pod,
       (await observer.observe(undefined, fresh)).get(pod.metadata.uid) ?? noneObserved(),
-      new Set(),
+      new Map(),
     );
     fresh = result.resized && new Set(result.resized);
     return result;
@@ -333,7 +334,7 @@ describe("pod sync step", () => {
       },
     });
     const pod = testPod("web", spec());
-    await executor.syncPod(pod, noneObserved(), new Set());
+    await executor.syncPod(pod, noneObserved(), new Map());
     expect(calls).toEqual(["volumes", "cgroup", "resolv.conf", "hosts"]);
     // Both the sandbox and the container were configured from that one setup.
     const configs = runtime.calls.filter((c) => c.method === "runPodSandbox" || c.method === "createContainer");
@@ -440,6 +441,7 @@ describe("sync loop", () => {
     volumeManager: (store: PodStore) => VolumeManager = () => volumes,
     extra: Partial<SyncLoopOptions> = {},
     runtimeOn: (clock: FakeClock) => FakeRuntime = (clock) => new FakeRuntime(clock),
+    moreDeps: Partial<SyncLoopDeps> = {},
   ) {
     const clock = new FakeClock();
     const runtime = runtimeOn(clock);
@@ -458,6 +460,7 @@ describe("sync loop", () => {
         log: silentLogger,
         metrics: { ...noopMetrics, setWorkingPods: (counts) => (working = counts) },
         events,
+        ...moreDeps,
       },
     );
     const stop = new AbortController();
@@ -821,6 +824,127 @@ describe("sync loop", () => {
     });
   });
 
+  describe("resize allocation (the Go kubelet's allocation manager)", () => {
+    const policy = {
+      maxPods: 10,
+      hostNetworkSources: ["*"],
+      hostPidSources: ["*"],
+      hostIpcSources: ["*"],
+      allocatable: { milliCpu: 1000, memoryBytes: 2 ** 33 },
+    };
+    /** A pod whose one container "app" is limited (so requests) `cpu`; "big" is the older one. */
+    const sized = (name: string, cpu: string): Pod => {
+      const pod = testPod(
+        name,
+        spec({
+          containers: [
+            { name: "app", image: "local/busybox:stable", command: ["sleep", "3600"], resources: { limits: { cpu } } },
+          ],
+        }),
+      );
+      const creationTimestamp = name === "big" ? "2026-01-01T00:00:00Z" : "2026-01-02T00:00:00Z";
+      return { ...pod, metadata: { ...pod.metadata, creationTimestamp } };
+    };
+    type Loop = Awaited<ReturnType<typeof loop>>;
+    const reported = (l: Loop, name: string) => l.syncLoop.pods().find((p) => p.metadata.name === name)!;
+    const pendingOf = (l: Loop, name: string) =>
+      reported(l, name).status?.conditions?.find((c) => c.type === "PodResizePending");
+    const appOf = (l: Loop, name: string) =>
+      [...l.runtime.containers.values()].find(
+        (c) => c.labels[LABEL.podName] === name && c.labels[LABEL.containerName] === "app" && c.running,
+      );
+    const quotaOf = (l: Loop, name: string) => appOf(l, name)?.resources?.cpu_quota;
+    /** big (600m) and web (300m) run; web is edited to `cpu`. */
+    const resized = async (cpu: string) => {
+      const l = await loop(["file"], undefined, { admission: policy });
+      const big = sized("big", "600m");
+      l.store.apply("file", { pods: [big, sized("web", "300m")], rejected: [] });
+      await l.settle();
+      l.store.apply("file", { pods: [big, sized("web", cpu)], rejected: [] });
+      await l.settle();
+      return { l, big };
+    };
+
+    test("a resize that fits the node but not beside the other pods is Deferred: not applied, allocatedResources kept", async () => {
+      const { l } = await resized("500m");
+      expect(pendingOf(l, "web")).toMatchObject({
+        status: "True",
+        reason: "Deferred",
+        message: "Node didn't have enough resource: cpu, requested: 500, used: 600, capacity: 1000",
+      });
+      expect(quotaOf(l, "web")).toBe(30_000);
+      expect(l.runtime.calls.some((c) => c.method === "updateContainerResources")).toBe(false);
+      expect(reported(l, "web").status?.phase).toBe("Running");
+      expect(reported(l, "web").status?.containerStatuses?.[0]?.allocatedResources).toEqual({ cpu: "300m" });
+      // The spec reported is the one asked for; the event says what waits, in the Go kubelet's words.
+      expect(reported(l, "web").spec.containers[0]!.resources).toEqual({ limits: { cpu: "500m" } });
+      expect(l.events.list().filter((e) => e.reason === "ResizeDeferred")).toMatchObject([
+        {
+          type: "Warning",
+          message:
+            'Pod resize Deferred: {"containers":[{"name":"app","resources":{"limits":{"cpu":"500m"}}}],"generation":0,"error":"Node didn\'t have enough resource: cpu, requested: 500, used: 600, capacity: 1000"}',
+        },
+      ]);
+      await l.stop();
+    });
+
+    test("a deferred resize is applied once the other pod is deleted: same container, condition gone", async () => {
+      const { l } = await resized("500m");
+      const before = appOf(l, "web")!.id;
+      l.store.apply("file", { pods: [sized("web", "500m")], rejected: [] });
+      await l.settle();
+      expect(quotaOf(l, "web")).toBe(50_000);
+      expect(pendingOf(l, "web")).toBeUndefined();
+      expect(reported(l, "web").status?.containerStatuses?.[0]).toMatchObject({
+        allocatedResources: { cpu: "500m" },
+        restartCount: 0,
+      });
+      expect(l.events.list().map((e) => e.reason)).toContain("ResizeStarted");
+      expect(appOf(l, "web")!.id).toBe(before);
+      await l.stop();
+    });
+
+    test("a deferred resize is applied once the other pod shrinks", async () => {
+      const { l } = await resized("500m");
+      l.store.apply("file", { pods: [sized("big", "400m"), sized("web", "500m")], rejected: [] });
+      await l.settle();
+      expect([quotaOf(l, "big"), quotaOf(l, "web")]).toEqual([40_000, 50_000]);
+      expect(pendingOf(l, "web")).toBeUndefined();
+      await l.stop();
+    });
+
+    test("a deferred resize stays deferred across a kubelet restart: its allocation is checkpointed, the pod not rejected", async () => {
+      let saved: Record<string, Allocation> = {};
+      const allocations = { load: () => saved, save: (state: typeof saved) => (saved = structuredClone(state)) };
+      const big = sized("big", "600m");
+      const first = await loop(["file"], undefined, { admission: policy }, undefined, { allocations });
+      first.store.apply("file", { pods: [big, sized("web", "300m")], rejected: [] });
+      await first.settle();
+      first.store.apply("file", { pods: [big, sized("web", "500m")], rejected: [] });
+      await first.settle();
+      const id = appOf(first, "web")!.id;
+      await first.stop();
+      const second = await loop(["file"], undefined, { admission: policy }, () => first.runtime, { allocations });
+      second.store.apply("file", { pods: [big, sized("web", "500m")], rejected: [] });
+      await second.settle();
+      expect(reported(second, "web").status?.phase).toBe("Running");
+      expect(pendingOf(second, "web")).toMatchObject({ reason: "Deferred" });
+      expect([appOf(second, "web")?.id, quotaOf(second, "web")]).toEqual([id, 30_000]);
+      await second.stop();
+    });
+
+    test("a resize beyond the node's allocatable is Infeasible, and the pod runs on as allocated", async () => {
+      const { l } = await resized("1500m");
+      expect(pendingOf(l, "web")).toMatchObject({
+        reason: "Infeasible",
+        message: "Node didn't have enough capacity: cpu, requested: 1500, capacity: 1000",
+      });
+      expect(quotaOf(l, "web")).toBe(30_000);
+      expect(l.events.list().map((e) => e.reason)).toContain("ResizeInfeasible");
+      await l.stop();
+    });
+  });
+
   describe("admission", () => {
     const policy = { maxPods: 2, hostNetworkSources: ["*"], hostPidSources: ["*"], hostIpcSources: ["*"] };
     const running = (l: { runtime: FakeRuntime }, pod: Pod) =>
@@ -941,11 +1065,14 @@ describe("in-place resize (KEP-1287)", () => {
     const h = harness();
     // The fake's containers use 512 KiB.
     const { result } = await edit(h, { cpu: "200m", memory: "32Mi" }, { cpu: "500m", memory: "256Ki" });
-    expect(result.resize).toEqual({
-      type: "PodResizeInProgress",
-      reason: "Error",
-      message: `attempting to set the memory limit of container app to ${256 * 1024} bytes, below its current usage of ${512 * 1024} bytes: the decrease is not applied`,
-    });
+    const message = `cannot decrease memory limits: attempting to set container "app" memory limit (${256 * 1024}) below current usage (${512 * 1024})`;
+    expect(result.resize).toEqual({ type: "PodResizeInProgress", reason: "Error", message });
+    expect(h.events.list().filter((e) => e.reason === "ResizeError")).toMatchObject([
+      {
+        type: "Warning",
+        message: `Pod resize error: {"containers":[{"name":"app","resources":{"limits":{"cpu":"500m","memory":"256Ki"}}}],"generation":0,"error":${JSON.stringify(message)}}`,
+      },
+    ]);
     const app = h.app(testPod("web", sized({})))[0]!;
     expect([app.resources!.cpu_quota, app.resources!.memory_limit_in_bytes]).toEqual([50_000, 32 * MiB]);
     const pod = testPod("web", sized({ cpu: "500m", memory: "256Ki" }));
@@ -960,15 +1087,15 @@ describe("in-place resize (KEP-1287)", () => {
     });
   });
 
-  test("a resize beyond the node's capacity is Infeasible and nothing is applied", async () => {
+  test("a resize applied in full is reported with the Go kubelet's ResizeCompleted event", async () => {
     const h = harness();
-    // The fake node has 8 GiB.
-    const { result, calls } = await edit(h, { cpu: "200m", memory: "32Mi" }, { cpu: "200m", memory: "16Gi" });
-    expect(result.resize).toEqual({
-      type: "PodResizePending",
-      reason: "Infeasible",
-      message: `Node didn't have enough capacity: memory, requested: ${16 * 2 ** 30}, capacity: ${2 ** 33}`,
-    });
-    expect(calls).not.toContain("updateContainerResources");
+    await edit(h, { cpu: "200m", memory: "32Mi" }, { cpu: "500m", memory: "64Mi" });
+    expect(h.events.list().filter((e) => e.reason === "ResizeCompleted")).toMatchObject([
+      {
+        type: "Normal",
+        message:
+          'Pod resize completed: {"containers":[{"name":"app","resources":{"limits":{"cpu":"500m","memory":"64Mi"}}}],"generation":0}',
+      },
+    ]);
   });
 });

@@ -17,10 +17,18 @@ import type { KubeletMetrics, WorkingPods } from "../metrics.ts";
 import { computePodStatus, type ResizeStatus, type Waiting } from "./pod-status.ts";
 import { activeDeadlineRemainingMs, DEADLINE_EXCEEDED } from "./active-deadline.ts";
 import { sumRequests } from "./resource-fit.ts";
+import {
+  allocationOf,
+  pendingResizeOrder,
+  resizeAllocation,
+  resizeEventMessage,
+  withAllocation,
+} from "./pod-allocation.ts";
+import type { Allocation, AllocationCheckpoint } from "../node/allocation-file.ts";
 import { createPodExecutor, type PodExecutorOptions } from "./pod-executor.ts";
 import { createPodObserver } from "./pod-observer.ts";
 import { createPodWorker, type PodGoal, type PodWorker } from "./pod-workers.ts";
-import { noneObserved, nothingObserved, observedLabels, type Observed } from "./pod-plan.ts";
+import { noneObserved, nothingObserved, observedLabels, type Observed, type ProbeFailure } from "./pod-plan.ts";
 import type { createProbeManager } from "../node/probes.ts";
 import type { PodStore } from "../sources/store.ts";
 import { ANNOTATION, podKey, type Pod, type V1PodStatus } from "../api/types.ts";
@@ -59,6 +67,8 @@ export interface SyncLoopDeps {
   dns?: DnsConfigurer;
   /** Keeps the crash-loop back-off across kubelet restarts. */
   backoffPersistence?: BackoffPersistence;
+  /** Keeps the resources allocated to each pod across kubelet restarts: a deferred resize stays deferred. */
+  allocations?: AllocationCheckpoint;
 }
 
 export interface SyncLoop {
@@ -98,6 +108,11 @@ interface PodRecord {
   wanted: boolean;
   /** The manifest hash last accepted: the one place a pod's change is decided (see accept). */
   hash?: string;
+  /** The pod with the resources the kubelet allocated it (the Go kubelet's allocation checkpoint): what it is synced
+   *  and reported with. A resize `pod` asks for is allocated (allocateResize) before any container sees it. */
+  allocated?: Pod;
+  /** The resize `pod` asks for that is not allocated: its PodResizePending condition (Deferred or Infeasible). */
+  pending?: ResizeStatus;
   /** Why the pod is not admitted (it is reported as Failed and none of its containers run). */
   rejected?: Rejection;
   /** When the kubelet first accepted the pod (ms). */
@@ -113,7 +128,7 @@ interface PodRecord {
   seen?: Observed;
   podIP: string;
   /** Ids of containers whose liveness probe failed since the last sync. */
-  livenessFailed: Set<string>;
+  livenessFailed: Map<string, ProbeFailure>;
   /** The pod's worker: its state (syncing → terminating → terminated) and its one pass in flight. */
   worker: PodWorker;
   /** A fresh observation handed over by the resync, saving a listing per pod. */
@@ -143,6 +158,19 @@ const stoppedEviction = (record: PodRecord) => {
 export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): SyncLoop {
   const { store, runtime, clock, log, metrics } = deps;
   const records = new Map<string, PodRecord>();
+  /** Allocations the run before this one checkpointed, of pods not admitted again yet. */
+  const checkpointed = new Map(Object.entries(deps.allocations?.load() ?? {}));
+  let savedAllocations = "";
+  /** Checkpoints every allocation, when one changed. */
+  const saveAllocations = () => {
+    if (!deps.allocations) return;
+    const state: Record<string, Allocation> = Object.fromEntries(checkpointed);
+    for (const [uid, record] of records) if (record.allocated) state[uid] = allocationOf(record.allocated);
+    const text = JSON.stringify(state);
+    if (text === savedAllocations) return;
+    savedAllocations = text;
+    deps.allocations.save(state);
+  };
   let lastSync = 0;
   let stopping = false;
   let version = 0;
@@ -156,7 +184,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
         started: false,
         waiting: new Map(),
         podIP: "",
-        livenessFailed: new Set(),
+        livenessFailed: new Map(),
         exited: new Set(),
         finished: false,
         lastPass: 0,
@@ -186,8 +214,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     { clock, log: log.child("probes"), metrics, events: deps.events },
     {
       runtime,
-      onLivenessFailure: (uid, _name, containerId) => {
-        records.get(uid)?.livenessFailed.add(containerId);
+      onLivenessFailure: (uid, _name, containerId, _message, probe) => {
+        records.get(uid)?.livenessFailed.set(containerId, probe);
         trigger(uid);
       },
       onChange: (uid) => trigger(uid),
@@ -200,7 +228,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     configs: store.configs,
     onStopping: (container) => {
       const record = records.get(container.labels[LABEL.podUid] ?? "");
-      if (record?.pod && record.seen && !record.rejected) updateStatus(record, record.pod, record.seen);
+      if (record?.pod && record.seen && !record.rejected) updateStatus(record, synced(record), record.seen);
     },
   });
 
@@ -246,10 +274,13 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     );
   };
 
+  /** The pod as its containers are to run: with the resources allocated to it. */
+  const synced = (record: PodRecord) => record.allocated ?? record.pod!;
+
   /** A syncing pod's pass: observe, plan and execute, then its status. */
   const syncStep = async (uid: string, record: PodRecord, signal: AbortSignal) => {
     const began = clock.now();
-    const pod = record.pod!;
+    const pod = synced(record);
     const deadline = activeDeadlineRemainingMs(pod, record.firstSeen, clock.now());
     if (deadline !== undefined && deadline <= 0) {
       // Past activeDeadlineSeconds: stopped and Failed like an evicted pod, with its own reason.
@@ -307,7 +338,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       sandboxes: observed.sandboxes,
       containers: observed.containers,
       waiting: record.waiting,
-      resize: record.resize,
+      resize: record.pending ?? record.resize,
       isReady: (id) => probes.isReady(id),
       isStarted: (id) => probes.isStarted(id),
       hostIP: options.hostIP,
@@ -339,29 +370,111 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     if (record) stoppedEviction(record);
     record?.worker.stop();
     records.delete(uid);
+    saveAllocations();
     executor.forget(uid);
     probes.removePod(uid);
   };
 
+  /** The pods admitted beside `record`'s, with the resources allocated to them. */
+  const admittedBeside = (record: PodRecord) =>
+    [...records.values()].filter((r) => r !== record && r.wanted && !r.rejected).map(synced);
+
   /**
    * Admission hook: decides a new or changed pod against the pods admitted before it. A rejection is
-   * reported once (status, Warning event, log); a rejected pod's containers are stopped by its sync.
+   * reported once (status, Warning event, log); a rejected pod's containers are stopped by its sync. A pod admitted
+   * before (`held`) is decided with the resources it was allocated: an edit of them is a resize (allocateResize),
+   * which never stops it.
    */
-  const admit = (record: PodRecord) => {
+  const admit = (record: PodRecord, held = false) => {
+    const pod = record.pod;
+    if (!pod) return;
+    // What it was allocated in this run, or in the one before (a kubelet restart does not lose a deferred resize).
+    const restored = checkpointed.get(pod.metadata.uid);
+    checkpointed.delete(pod.metadata.uid);
+    const allocation = held && record.allocated ? allocationOf(record.allocated) : restored;
+    const candidate = allocation ? withAllocation(pod, allocation) : pod;
     const policy = options.admission;
-    if (!policy || !record.pod) return;
-    const admitted = [...records.values()].filter((r) => r !== record && r.wanted && !r.rejected);
-    const rejection = admitPod(record.pod, admitted.length, policy, sumRequests(admitted.map((r) => r.pod!)));
+    if (!policy) {
+      record.allocated = pod;
+      return;
+    }
+    const admitted = admittedBeside(record);
+    const rejection = admitPod(candidate, admitted.length, policy, sumRequests(admitted));
     const before = record.rejected;
     record.rejected = rejection;
     if (!rejection) {
+      record.allocated = candidate;
       if (before) record.status = undefined;
+      allocateResize(record);
+      saveAllocations();
       return;
     }
+    record.allocated = undefined;
+    record.pending = undefined;
+    saveAllocations();
     record.status = rejectedStatus(rejection, options.hostIP);
     if (before?.message === rejection.message) return;
     // A Warning event is also the log line (the recorder logs warnings).
-    deps.events.record(record.pod, "Warning", rejection.reason, rejection.message);
+    deps.events.record(pod, "Warning", rejection.reason, rejection.message);
+  };
+
+  /**
+   * Allocates the resize an admitted pod's spec asks for when it fits, the Go kubelet's handlePodResourcesResize:
+   * Infeasible beyond the node's allocatable, Deferred while the other pods' allocations leave no room (a Warning
+   * event when that changes), else allocated (ResizeStarted) and carried out by the pod's next sync. True when
+   * allocated.
+   */
+  const allocateResize = (record: PodRecord): boolean => {
+    const { pod, allocated } = record;
+    const pending =
+      pod &&
+      allocated &&
+      resizeAllocation(pod, allocated, () => admittedBeside(record), options.admission?.allocatable);
+    if (!pod || !pending || pending === "none") {
+      record.pending = undefined;
+      return false;
+    }
+    if (pending === "allocate") {
+      record.allocated = pod;
+      record.pending = undefined;
+      deps.events.record(pod, "Normal", "ResizeStarted", resizeEventMessage("Pod resize started", pod));
+      return true;
+    }
+    if (record.pending?.reason !== pending.reason || record.pending.message !== pending.message)
+      deps.events.record(
+        pod,
+        "Warning",
+        `Resize${pending.reason}`,
+        resizeEventMessage(`Pod resize ${pending.reason}`, pod, pending.message),
+      );
+    record.pending = pending;
+    return false;
+  };
+
+  /**
+   * Deferred resizes, tried again when room may have been freed (a pod left or shrank) and on every resync, in the Go
+   * kubelet's order (pendingResizeOrder; retryPendingResizes): the pods whose resize is allocated, or whose reason
+   * changed, sync.
+   */
+  const retryPendingResizes = () => {
+    const deferred = wanted()
+      .filter(([, r]) => r.pending?.reason === "Deferred" && !r.rejected)
+      .map(([, record]) => ({
+        record,
+        pod: record.pod!,
+        allocated: record.allocated!,
+        since: Date.parse(
+          record.status?.conditions?.find((c) => c.type === "PodResizePending")?.lastTransitionTime ?? "",
+        ),
+      }));
+    for (const { record, pod } of pendingResizeOrder(deferred)) {
+      const before = record.pending?.message;
+      if (allocateResize(record) || record.pending?.message !== before) {
+        version++;
+        trigger(pod.metadata.uid);
+      }
+    }
+    saveAllocations();
   };
 
   /** Pods refused for lack of room get the room an admitted pod left, oldest first. */
@@ -392,9 +505,11 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       record.finished = false;
     }
     if (changed || returned) {
-      admit(record);
+      admit(record, held);
       trigger(pod.metadata.uid);
       if (held && record.rejected) readmit();
+      // Its allocation may have shrunk: room for a deferred resize.
+      if (held) retryPendingResizes();
     }
   };
 
@@ -403,9 +518,13 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     const freed = record.wanted && !record.rejected;
     record.wanted = false;
     record.rejected = undefined;
+    record.pending = undefined;
     record.pod ??= pod;
     trigger(uid);
-    if (freed) readmit();
+    if (freed) {
+      retryPendingResizes();
+      readmit();
+    }
   };
 
   const onUpdate = (update: { op: string; pods: Pod[] }) => {
@@ -436,8 +555,12 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     const observed = await observer.observe();
     const listing = { pods: observed, listedAt };
     const isWanted = (uid: string) => records.get(uid)?.wanted === true;
+    retryPendingResizes();
     for (const [uid] of wanted()) trigger(uid, listing);
     if (store.allSourcesReady()) {
+      // Checkpointed allocations of pods no source wants any more go (the Go kubelet's RemoveOrphanedPods).
+      for (const uid of checkpointed.keys()) if (!isWanted(uid)) checkpointed.delete(uid);
+      saveAllocations();
       for (const uid of observed.keys()) if (!isWanted(uid)) trigger(uid, listing);
       const dirs = await deps.volumes.podDirs();
       for (const uid of dirs) if (!isWanted(uid) && !observed.has(uid)) await deps.volumes.teardown(uid);

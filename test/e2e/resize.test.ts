@@ -1,12 +1,20 @@
 // In-place resize (KEP-1287) of static pods end to end, on each runtime of the matrix: a cpu and memory limit edit
 // under resizePolicy NotRequired changes the running container's limits (the runtime's inspect, the container's own
 // cgroup files and its pod cgroup) with the same container id; under RestartContainer the container is replaced;
-// a memory limit below what the container uses is not applied and the pod's status says why.
+// a memory limit below what the container uses is not applied and the pod's status says why; a cpu edit that fits the
+// node's allocatable but not beside the other pod waits (PodResizePending, Deferred) until that pod is deleted.
 import { beforeAll, expect } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, unlinkSync } from "node:fs";
+import { cpus } from "node:os";
 import { join } from "node:path";
 import { type ApiPod, type Kubelet, test } from "./harness-kubelet.ts";
-import { describeOnRuntimes, staticPodNode, testCgroupRoot, writePod } from "./harness-runtimes.ts";
+import {
+  describeOnRuntimes,
+  type RuntimeUnderTest,
+  staticPodNode,
+  testCgroupRoot,
+  writePod,
+} from "./harness-runtimes.ts";
 import { removeDir, runBinary, tempDir } from "./harness.ts";
 
 const MiB = 2 ** 20;
@@ -19,6 +27,22 @@ function hostCgroupFile(path: string, v1: [string, string], v2: string): string 
   return readFileSync(unified ? join("/sys/fs/cgroup", path, v2) : join("/sys/fs/cgroup", v1[0], path, v1[1]), "utf8")
     .trim()
     .split(" ")[0]!;
+}
+
+/**
+ * What `kubelet plan` prints for `pods` on the runtime: they are written to a manifest directory of their own, which
+ * the running kubelet does not see.
+ */
+function planOf(rt: RuntimeUnderTest, pods: Record<string, Record<string, unknown>>, extra: string[] = []): string {
+  const edited = tempDir("rs-plan");
+  const planRoot = tempDir("rs-plan-root");
+  try {
+    for (const [name, spec] of Object.entries(pods)) writePod(edited, name, spec);
+    return runBinary(["plan", "-c", edited, ...rt.flags(planRoot), ...extra]).stdout;
+  } finally {
+    removeDir(edited);
+    removeDir(planRoot);
+  }
 }
 
 describeOnRuntimes("in-place resize", (services, rt) => {
@@ -63,20 +87,11 @@ describeOnRuntimes("in-place resize", (services, rt) => {
 
   test("kubelet plan shows a resources-only edit as a resize of the same container, not a restart", async () => {
     await running("e2e-rs-web");
-    // The edit in a manifest directory of its own: the running kubelet does not see it.
-    const edited = tempDir("rs-plan");
-    const planRoot = tempDir("rs-plan-root");
-    try {
-      writePod(edited, "e2e-rs-web", sized("500m", "64Mi"));
-      const result = runBinary(["plan", "-c", edited, ...rt.flags(planRoot)]);
-      expect(result.stdout).toContain(
-        "~   resize-container app: in place, same container: cpu limit 200m → 500m, cpu request 200m → 500m, memory limit 33554432 → 67108864",
-      );
-      expect(result.stdout).not.toContain("replace-container app");
-    } finally {
-      removeDir(edited);
-      removeDir(planRoot);
-    }
+    const plan = planOf(rt, { "e2e-rs-web": sized("500m", "64Mi") });
+    expect(plan).toContain(
+      "~   resize-container app: in place, same container: cpu limit 200m → 500m, cpu request 200m → 500m, memory limit 33554432 → 67108864",
+    );
+    expect(plan).not.toContain("replace-container app");
   }, 60_000);
 
   test("a cpu and memory limit edit (NotRequired) changes the running container's limits, same container id", async () => {
@@ -132,10 +147,84 @@ describeOnRuntimes("in-place resize", (services, rt) => {
       condition(p, "PodResizeInProgress"),
     );
     expect(condition(pod, "PodResizeInProgress")).toMatchObject({ status: "True", reason: "Error" });
-    expect(condition(pod, "PodResizeInProgress")!.message).toContain("below its current usage");
+    expect(condition(pod, "PodResizeInProgress")!.message).toMatch(
+      /^cannot decrease memory limits: attempting to set container "app" memory limit \(16777216\) below current usage \(\d+\)$/,
+    );
     const resources = (await rt.runtime.inspectContainer(before.id)).resources!;
     // The cpu change went through; the memory limit stayed.
     expect([resources.cpu_quota, resources.memory_limit_in_bytes]).toEqual([30_000, 128 * MiB]);
     expect((await rt.running("e2e-rs-full", "app"))?.id).toBe(before.id);
+  }, 120_000);
+});
+
+describeOnRuntimes("deferred in-place resize", (services, rt) => {
+  const node = staticPodNode("rsd", services, rt, ["e2e-rsd-big", "e2e-rsd-web"]);
+  // Node allocatable cpu is 1000m whatever the host's cores: kubeReserved takes the rest.
+  const reserved = ["--kube_reserved", `cpu=${cpus().length * 1000 - 1000}m`];
+  let kubelet: Kubelet;
+  const limited = (cpu: string) => ({
+    containers: [
+      {
+        name: "app",
+        image: services.busybox,
+        command: ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.2; done"],
+        resources: { limits: { cpu, memory: "32Mi" } },
+      },
+    ],
+  });
+  const pending = (pod: ApiPod) =>
+    (pod.status?.conditions as Array<{ type: string; reason?: string; message?: string }>)?.find(
+      (c) => c.type === "PodResizePending",
+    );
+  const allocated = (pod: ApiPod) =>
+    (pod.status?.containerStatuses?.[0] as { allocatedResources?: Record<string, string> } | undefined)
+      ?.allocatedResources;
+
+  beforeAll(async () => {
+    node.write("e2e-rsd-big", limited("600m"));
+    node.write("e2e-rsd-web", limited("300m"));
+    kubelet = await node.start(reserved);
+  });
+
+  test("kubelet plan shows a resize that does not fit beside the other pod as Deferred, not as a resize", async () => {
+    await kubelet.waitFor(
+      "both pods running",
+      async () => (await rt.running("e2e-rsd-big", "app")) && (await rt.running("e2e-rsd-web", "app")),
+      60_000,
+    );
+    const plan = planOf(rt, { "e2e-rsd-big": limited("600m"), "e2e-rsd-web": limited("500m") }, reserved);
+    expect(plan).toContain(
+      "!   wait app: resize Deferred (cpu limit 300m → 500m, cpu request 300m → 500m): Node didn't have enough resource: cpu, requested: 500, used: 600, capacity: 1000",
+    );
+    expect(plan).not.toContain("resize-container app");
+  }, 90_000);
+
+  test("a cpu edit that fits the node but not beside the other pod is Deferred, through a kubelet restart, and applied once that pod is deleted", async () => {
+    const before = await kubelet.waitFor("web running", () => rt.running("e2e-rsd-web", "app"), 60_000);
+    await kubelet.waitFor("big running", () => rt.running("e2e-rsd-big", "app"), 60_000);
+    node.write("e2e-rsd-web", limited("500m"));
+    const deferred = await kubelet.waitForPod("e2e-rsd-web", "PodResizePending", pending);
+    expect(pending(deferred)).toMatchObject({
+      status: "True",
+      reason: "Deferred",
+      message: "Node didn't have enough resource: cpu, requested: 500, used: 600, capacity: 1000",
+    });
+    expect(allocated(deferred)).toEqual({ cpu: "300m", memory: "32Mi" });
+    expect((await rt.runtime.inspectContainer(before.id)).resources?.cpu_quota).toBe(30_000);
+    // A kubelet restart keeps the allocation (its checkpoint): the pod runs on, its resize still deferred.
+    await kubelet.stop();
+    kubelet = await node.start(reserved);
+    const restarted = await kubelet.waitForPod("e2e-rsd-web", "PodResizePending after the restart", pending);
+    expect([restarted.status?.phase, pending(restarted)?.reason]).toEqual(["Running", "Deferred"]);
+    expect((await rt.running("e2e-rsd-web", "app"))?.id).toBe(before.id);
+    unlinkSync(join(node.manifests, "e2e-rsd-big.yaml"));
+    await kubelet.waitFor(
+      "the resize applied",
+      async () => (await rt.runtime.inspectContainer(before.id)).resources?.cpu_quota === 50_000,
+    );
+    expect((await rt.running("e2e-rsd-web", "app"))?.id).toBe(before.id);
+    const applied = await kubelet.waitForPod("e2e-rsd-web", "the condition gone", (p) => !pending(p));
+    expect(allocated(applied)).toEqual({ cpu: "500m", memory: "32Mi" });
+    expect(applied.status?.containerStatuses?.[0]).toMatchObject({ restartCount: 0 });
   }, 120_000);
 });
