@@ -888,6 +888,13 @@ describe("sync loop", () => {
       await l.stop();
     });
 
+    test("eviction and node shutdown see a pod with a deferred resize at the resources it was allocated", async () => {
+      const { l } = await resized("500m");
+      const web = l.syncLoop.activePods().find((p) => p.metadata.name === "web")!;
+      expect(web.spec.containers[0]!.resources).toEqual({ limits: { cpu: "300m" } });
+      await l.stop();
+    });
+
     test("a deferred resize is applied once the other pod is deleted: same container, condition gone", async () => {
       const { l } = await resized("500m");
       const before = appOf(l, "web")!.id;

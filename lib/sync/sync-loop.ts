@@ -80,7 +80,8 @@ export interface SyncLoop {
   lastSyncAt(): number;
   /** Changes whenever pods() would answer differently. */
   version(): number;
-  /** Wanted pods that are neither evicted nor finished: what the eviction manager may choose from. */
+  /** Wanted pods that are neither evicted nor finished, with the resources allocated to them: what the eviction and
+   *  node shutdown managers choose from. */
   activePods(): Pod[];
   /**
    * Evicts a pod: stops and removes its containers and volumes, and reports it Failed with reason Evicted and
@@ -671,7 +672,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     activePods: () =>
       wanted()
         .filter(([, r]) => !r.eviction && r.status?.phase !== "Succeeded" && r.status?.phase !== "Failed")
-        .map(([, r]) => r.pod!),
+        .map(([, r]) => synced(r)),
     evict(pod, message, options = {}) {
       const record = records.get(pod.metadata.uid);
       if (!record?.wanted || stopping) return Promise.resolve();
