@@ -1,10 +1,11 @@
-// The only protobufjs import: a runtime.v1 client on a unix socket, over the shared gRPC loader (grpc.ts).
-// Loaded with a dynamic import by the composition root only when --container_runtime is remote, so `kubelet --version` and Docker mode never pay for gRPC or the descriptor.
+// A runtime.v1 client on a unix socket, over the shared gRPC loader (grpc.ts) and the generated message tables
+// (cri-schema.ts, encoded by cri-codec.ts). Loaded with a dynamic import by the composition root only when
+// --container_runtime is remote, so `kubelet --version` and Docker mode never pay for gRPC or the tables.
 import type * as GrpcTypes from "@grpc/grpc-js";
-import protobuf from "protobufjs";
 import { KubeletError } from "../api/types.ts";
+import { createCriCodecs, type MessageCodec } from "./cri-codec.ts";
 import { createListDecoder } from "./cri-list-decoder.ts";
-import { CRI_PROTO } from "./cri-proto.ts";
+import { CRI_SCHEMA } from "./cri-schema.ts";
 import type { CriClient } from "./cri-types.ts";
 import { loadGrpc } from "./grpc.ts";
 import { runtimeError } from "./runtime.ts";
@@ -40,62 +41,48 @@ export function criAddress(endpoint: string, flag: string): string {
 
 let services: { runtime: GrpcTypes.ServiceClientConstructor; image: GrpcTypes.ServiceClientConstructor } | undefined;
 
-// longs as numbers and enums as their names; defaults filled in, so an absent field reads as proto3's zero value.
-const conversion = { longs: Number, enums: String, defaults: true };
-
 /**
- * The two services' clients, built straight on grpc-js from the parsed text (no @grpc/proto-loader: its
- * descriptor conversion of every message cost 40–70 ms of CPU at each start). A message's codec is generated
- * by protobufjs on the first call that uses it, so start-up parses the text only.
+ * The two services' clients, built straight on grpc-js from the tables of cri-schema.ts (generated from
+ * cri-proto.ts when it changes): start-up parses no .proto text. A message's codec is built on the first call
+ * that uses it; the relist's two lists are decoded item by item, unchanged items not again (cri-list-decoder.ts).
  */
 function loadServices() {
   if (services) return services;
-  // keepCase: without it the fields are camelCased and snake_case requests are dropped silently.
-  const root = protobuf.parse(CRI_PROTO, { keepCase: true }).root;
-  const codec = (typeName: string) => {
-    let type: protobuf.Type | undefined;
-    const get = () => (type ??= root.lookupType(typeName));
-    return {
-      serialize: (value: object) => Buffer.from(get().encode(get().fromObject(value)).finish()),
-      deserialize: (bytes: Buffer) => get().toObject(get().decode(bytes), conversion),
-    };
-  };
-  // The relist's two lists are decoded item by item, unchanged items not again (cri-list-decoder.ts).
+  const codecs = createCriCodecs(CRI_SCHEMA);
   const lists: Record<string, { itemType: string; field: string }> = {
-    ListContainers: { itemType: "runtime.v1.Container", field: "containers" },
-    ListPodSandbox: { itemType: "runtime.v1.PodSandbox", field: "items" },
+    ListContainers: { itemType: "Container", field: "containers" },
+    ListPodSandbox: { itemType: "PodSandbox", field: "items" },
   };
   const listDecoder = (method: string, { itemType, field }: { itemType: string; field: string }) => {
-    const item = root.lookupType(itemType);
-    const items = createListDecoder((bytes) => item.toObject(item.decode(bytes), conversion), {
-      field: root.lookupType(`runtime.v1.${method}Response`).fields[field]!.id,
-      version: [item.fields.id!.id, item.fields.state!.id],
+    const item = codecs.codec(itemType);
+    const items = createListDecoder(item.decode, {
+      field: codecs.fieldId(`${method}Response`, field),
+      version: [codecs.fieldId(itemType, "id"), codecs.fieldId(itemType, "state")],
     });
     return (bytes: Buffer) => ({ [field]: items(bytes) });
   };
   const client = (serviceName: string) => {
-    const service = root.lookupService(serviceName);
     const definition: Record<string, GrpcTypes.MethodDefinition<object, object>> = {};
-    for (const method of service.methodsArray) {
-      const request = codec(`runtime.v1.${method.requestType}`);
-      const response = codec(`runtime.v1.${method.responseType}`);
-      const list = lists[method.name];
+    for (const [method, requestType, responseType] of CRI_SCHEMA.services[serviceName]!) {
+      let request: MessageCodec | undefined;
+      let response: MessageCodec | undefined;
+      const list = lists[method];
       let decodeList: ((bytes: Buffer) => object) | undefined;
-      definition[method.name] = {
-        path: `/${serviceName}/${method.name}`,
+      definition[method] = {
+        path: `/runtime.v1.${serviceName}/${method}`,
         requestStream: false,
         responseStream: false,
-        requestSerialize: request.serialize,
-        requestDeserialize: request.deserialize,
-        responseSerialize: response.serialize,
+        requestSerialize: (value: object) => (request ??= codecs.codec(requestType)).encode(value),
+        requestDeserialize: (bytes: Buffer) => (request ??= codecs.codec(requestType)).decode(bytes),
+        responseSerialize: (value: object) => (response ??= codecs.codec(responseType)).encode(value),
         responseDeserialize: list
-          ? (bytes: Buffer) => (decodeList ??= listDecoder(method.name, list))(bytes)
-          : response.deserialize,
+          ? (bytes: Buffer) => (decodeList ??= listDecoder(method, list))(bytes)
+          : (bytes: Buffer) => (response ??= codecs.codec(responseType)).decode(bytes),
       };
     }
     return grpc.makeGenericClientConstructor(definition, serviceName);
   };
-  services = { runtime: client("runtime.v1.RuntimeService"), image: client("runtime.v1.ImageService") };
+  services = { runtime: client("RuntimeService"), image: client("ImageService") };
   return services;
 }
 

@@ -56,6 +56,19 @@ describe("cgroup stats", () => {
     const usage = await reader.read(`/${pod}`, "usage");
     expect(usage).toMatchObject({ cpuUsageNanoseconds: 2.5e9, memoryWorkingSetBytes: 9000, memoryFailcnt: 0, pids: 0 });
     expect(usage).not.toHaveProperty("memoryLimitBytes");
+    // A "summary" read (the stats analyzer's every 10 s) adds the memory limit and the process count, nothing else.
+    const summary = await reader.read(`/${pod}`, "summary");
+    expect(summary).toEqual(
+      cgroupStats({
+        cpuUsageNanoseconds: 2.5e9,
+        cpuUserNanoseconds: 0,
+        cpuSystemNanoseconds: 0,
+        memoryMaxUsageBytes: 0,
+        memoryLimitBytes: 67_108_864,
+        cpuShares: 1024,
+        pids: 4,
+      }),
+    );
   });
 
   test("v2: cpu.stat, memory.current and memory.stat; max is unlimited; systemd scopes name their container", async () => {

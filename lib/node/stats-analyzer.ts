@@ -257,7 +257,7 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
       }
       listing = { containers, sandboxes };
       const sample =
-        sampler && (await measured("the cgroups of the pods on", options.nodeName, () => sampler.sample()));
+        sampler && (await measured("the cgroups of the pods on", options.nodeName, () => sampler.sample("summary")));
       // Failures are reported once while they last: forget those of containers and pods that went.
       const present = new Set([
         options.nodeName,

@@ -106,13 +106,13 @@ export function createUsageSampler(deps: {
   };
 
   return {
-    /** Reads every pod cgroup the listing knows of, with its containers' (and with "all", the root cgroup). */
+    /** Reads every pod cgroup the listing knows of, with its containers' (and unless "usage", the root cgroup). */
     async sample(detail: CgroupDetail = "all"): Promise<UsageSample> {
       const { containers, sandboxes } = deps.listing();
       const byId = new Map(containers.map((c) => [c.id, c]));
       const sandboxById = new Map(sandboxes.map((s) => [s.id, s]));
       const time = deps.now();
-      const root = detail === "all" ? deps.reader.read("/") : Promise.resolve(undefined);
+      const root = detail !== "usage" ? deps.reader.read("/", detail) : Promise.resolve(undefined);
       const pods = await Promise.all(
         [...(await deps.podCgroups())].map(async ([uid, cgroup]): Promise<PodSample | undefined> => {
           const [stats, found] = await Promise.all([deps.reader.read(cgroup, detail), deps.reader.containers(cgroup)]);

@@ -243,7 +243,10 @@ export function createPodStore(options: PodStoreOptions): PodStore {
       );
     } else {
       const { accepted, dropped, invalidKeys } = admit(source, incoming);
-      const next = op === "SET" ? new Map<string, Pod>() : new Map(current);
+      // A SET with nothing invalid is the accepted pods in their order: that map becomes the source's (10,000 pods
+      // with one change: one map of them built per SET, not two). Else the kept ones go first, as before.
+      const next =
+        op === "SET" && !invalidKeys.size ? accepted : op === "SET" ? new Map<string, Pod>() : new Map(current);
       if (op === "SET") {
         // An invalid edit keeps the last good version running (the Go "invalid UPDATE keeps foo").
         if (invalidKeys.size)
@@ -254,9 +257,11 @@ export function createPodStore(options: PodStoreOptions): PodStore {
         const same = stored !== undefined && (stored === pod || hashOf(stored) === hashOf(pod));
         if (!stored) added.push(pod);
         else if (!same) updated.push(pod);
-        next.set(key, same ? stored : pod);
+        if (next !== accepted || (same && stored !== pod)) next.set(key, same ? stored : pod);
       }
-      if (op === "SET") for (const [key, pod] of current) if (!next.has(key)) removed.push(pod);
+      // Every key of `next` is an added one or one of `current`: when the counts say all of `current` stayed, none went.
+      if (op === "SET" && next.size - added.length < current.size)
+        for (const [key, pod] of current) if (!next.has(key)) removed.push(pod);
       pods.set(source, next);
       for (const pod of removed) owner.delete(podKey(pod));
       for (const key of next.keys()) if (owner.get(key) !== source) owner.set(key, source);
