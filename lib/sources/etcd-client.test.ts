@@ -10,6 +10,7 @@ import {
 } from "../testing/etcd-cluster.ts";
 import { FakeEtcd } from "../testing/fake-etcd.ts";
 import { fleetStoreContract } from "../testing/fleet-store-contract.ts";
+import { freePortNumber } from "../testing/ports.ts";
 import { describeWithServices } from "../testing/services.ts";
 import { createEtcdClient, type EtcdClient, type EtcdClientOptions } from "./etcd-client.ts";
 
@@ -64,6 +65,25 @@ realContract(
   },
   "/registry/hosts/contract-node/",
 );
+
+describeWithServices("etcd client with one member gone", () => {
+  let cluster: EtcdCluster;
+  let client: EtcdClient;
+  beforeAll(async () => {
+    cluster = await startEtcdCluster(1);
+    const gone = `http://127.0.0.1:${await freePortNumber()}`;
+    client = createEtcdClient({ endpoints: [gone, ...cluster.endpoints] });
+  });
+  afterAll(async () => {
+    client.close();
+    await cluster.stop();
+  });
+
+  test("every lease renewal reaches the live member, although half the streams are opened to the gone one", async () => {
+    const lease = await client.grantLease(30);
+    for (let i = 0; i < 20; i++) expect(await client.keepAlive(lease)).toBe(30);
+  });
+});
 
 describeWithServices("etcd client logged in with a password", () => {
   let cluster: TlsEtcdCluster;
