@@ -65,7 +65,7 @@ const strykerConfig = (name: string) => ({
   timeoutMS: 10_000,
   reporters: ["progress", "json"],
   jsonReporter: { fileName: `reports/mutation/${name}.json` },
-  tempDirName: ".stryker-tmp",
+  tempDirName: `.stryker-tmp/${name}`, // one per group, so that groups can run side by side
   cleanTempDir: true,
 });
 
