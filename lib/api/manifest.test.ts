@@ -190,3 +190,11 @@ test("stringifyYaml writes long values on one line, and flow style when asked", 
   expect(stringifyYaml({ a: long })).toBe(`a: ${long}\n`);
   expect(stringifyYaml({ a: 1, b: ["x"] }, { flow: true })).toBe("{ a: 1, b: [ x ] }\n");
 });
+
+test("a v1beta1 ContainerManifestList is read as its items", () => {
+  const { pods, rejected } = readManifests(
+    "{kind: ContainerManifestList, items: [{version: v1beta1, id: a}, {version: v1beta1, id: b}]}\n",
+    { source: "file", origin: "list.yaml" },
+  );
+  expect([pods.map((p) => p.metadata.name), rejected]).toEqual([["a", "b"], []]);
+});

@@ -213,6 +213,11 @@ const rows: Array<[string, string, string[]]> = [
     ],
   ],
   [
+    "under hostNetwork a port without a hostPort is valid, and a hostPort must equal its containerPort",
+    pod("    ports: [{containerPort: 80}, {containerPort: 81, hostPort: 82}]\n", "  hostNetwork: true\n"),
+    [`${C}.ports[1].hostPort: Invalid value: 82: must match \`containerPort\` when \`hostNetwork\` is true`],
+  ],
+  [
     "requests equal to limits, zero quantities and user and group 0 are valid",
     pod(
       "    resources: {limits: {cpu: 500m, memory: 0}, requests: {cpu: 500m, memory: 0}}\n" +
