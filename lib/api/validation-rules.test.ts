@@ -213,8 +213,11 @@ const rows: Array<[string, string, string[]]> = [
     ],
   ],
   [
-    "under hostNetwork a port without a hostPort is valid, and a hostPort must equal its containerPort",
-    pod("    ports: [{containerPort: 80}, {containerPort: 81, hostPort: 82}]\n", "  hostNetwork: true\n"),
+    "under hostNetwork a port without a hostPort or with its containerPort as hostPort is valid, another hostPort is not",
+    pod(
+      "    ports: [{containerPort: 80}, {containerPort: 81, hostPort: 82}, {containerPort: 83, hostPort: 83}]\n",
+      "  hostNetwork: true\n",
+    ),
     [`${C}.ports[1].hostPort: Invalid value: 82: must match \`containerPort\` when \`hostNetwork\` is true`],
   ],
   [
