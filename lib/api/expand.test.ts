@@ -13,6 +13,8 @@ const cases: Array<[string, string]> = [
   ["$$$$(VAR_A)", "$$(VAR_A)"],
   ["$VAR_A", "$VAR_A"],
   ["$(VAR_A", "$(VAR_A"],
+  ["a $(VAR_A", "a $(VAR_A"],
+  ["$VAR_A (x)", "$VAR_A (x)"],
   ["$()", "$()"],
   ["trailing $", "trailing $"],
   ["no refs", "no refs"],

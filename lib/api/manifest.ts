@@ -104,9 +104,8 @@ export function readManifests(
     lineCounter: lines,
     customTags: (tags) => [LEGACY_OCTAL, ...tags],
   });
-  const list = Array.isArray(documents) ? documents : [documents];
   const at = (offset: number) => lines.linePos(offset);
-  list.forEach((doc, index) => {
+  documents.forEach((doc, index) => {
     if (doc.errors.length > 0) {
       const place = yamlErrorPlace(decoded.text, doc.errors);
       const pos = at(place.offset);

@@ -8,6 +8,8 @@ test("parses plain numbers, decimal and binary suffixes, exponents and signs", (
     [" 2 ", 2],
     ["0.5", 0.5],
     [".5", 0.5],
+    [".25", 0.25],
+    ["12.5", 12.5],
     ["1.", 1],
     ["+3", 3],
     ["-3", -3],
@@ -28,6 +30,7 @@ test("parses plain numbers, decimal and binary suffixes, exponents and signs", (
     ["1E3", 1000],
     ["25e-1", 2.5],
     ["2e+2", 200],
+    ["1e10", 1e10],
     [7, 7],
     [0.25, 0.25],
   ];

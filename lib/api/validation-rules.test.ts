@@ -194,8 +194,104 @@ const rows: Array<[string, string, string[]]> = [
       "spec.volumes[0].downwardAPI.defaultMode: Invalid value: 1000: must be a number between 0 and 0777 (octal), both inclusive",
     ],
   ],
+  [
+    "ports 1 and 65535 and a port name of 15 characters are valid; 65536 and 16 characters are not",
+    pod(
+      "    ports: [{containerPort: 1, hostPort: 65535, name: abcdefghijklmno}, {containerPort: 65536, name: abcdefghijklmnop}]\n",
+    ),
+    [
+      `${C}.ports[1].containerPort: Invalid value: 65536: must be between 1 and 65535, inclusive`,
+      `${C}.ports[1].name: Invalid value: "abcdefghijklmnop": must be no more than 15 characters, contain only lowercase alphanumerics and '-', contain at least one letter, and not start or end with '-' or contain '--'`,
+    ],
+  ],
+  [
+    "a negative numeric probe port is out of range, not a port name",
+    pod("    livenessProbe: {httpGet: {port: -1}}\n    readinessProbe: {grpc: {port: -1}}\n"),
+    [
+      `${C}.livenessProbe.httpGet.port: Invalid value: -1: must be between 1 and 65535, inclusive`,
+      `${C}.readinessProbe.grpc.port: Invalid value: -1: must be between 1 and 65535, inclusive`,
+    ],
+  ],
+  [
+    "under hostNetwork a port without a hostPort or with its containerPort as hostPort is valid, another hostPort is not",
+    pod(
+      "    ports: [{containerPort: 80}, {containerPort: 81, hostPort: 82}, {containerPort: 83, hostPort: 83}]\n",
+      "  hostNetwork: true\n",
+    ),
+    [`${C}.ports[1].hostPort: Invalid value: 82: must match \`containerPort\` when \`hostNetwork\` is true`],
+  ],
+  [
+    "requests equal to limits, zero quantities and user and group 0 are valid",
+    pod(
+      "    resources: {limits: {cpu: 500m, memory: 0}, requests: {cpu: 500m, memory: 0}}\n" +
+        "    securityContext: {runAsUser: 0, runAsGroup: 0}\n",
+    ),
+    [],
+  ],
+  [
+    "a negative quantity is refused",
+    pod("    resources: {limits: {cpu: '-1'}}\n"),
+    [
+      `${C}.resources.limits[cpu]: Invalid value: "-1": quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`,
+    ],
+  ],
+  [
+    "an env key reference and an envFrom source need the name of their ConfigMap or Secret",
+    pod(
+      "    env: [{name: A, valueFrom: {configMapKeyRef: {key: k}}}, {name: B, valueFrom: {secretKeyRef: {key: k}}}]\n" +
+        "    envFrom: [{prefix: P_}, {configMapRef: {}}, {secretRef: {}}]\n",
+    ),
+    [
+      `${C}.env[0].valueFrom.configMapKeyRef.name: Required value`,
+      `${C}.env[1].valueFrom.secretKeyRef.name: Required value`,
+      `${C}.envFrom[0]: Required value: one of configMapRef or secretRef is required`,
+      `${C}.envFrom[1].configMapRef.name: Required value`,
+      `${C}.envFrom[2].secretRef.name: Required value`,
+    ],
+  ],
+  [
+    "a RestartContainer resize policy is valid under the pod's restartPolicy OnFailure",
+    pod("    resizePolicy: [{resourceName: cpu, restartPolicy: RestartContainer}]\n", "  restartPolicy: OnFailure\n"),
+    [],
+  ],
+  [
+    "two wrongly typed fields are reported once each, and nothing about them after",
+    pod("    ports: [{containerPort: abc}]\n", "  terminationGracePeriodSeconds: x\n"),
+    [
+      'spec.terminationGracePeriodSeconds: Invalid value: "x": must be an integer, not a string',
+      `${C}.ports[0].containerPort: Invalid value: "abc": must be an integer, not a string`,
+    ],
+  ],
+  [
+    "an exec command whose every item is wrongly typed is also missing",
+    pod("    livenessProbe: {exec: {command: [1, 2]}}\n"),
+    [
+      `${C}.livenessProbe.exec.command[0]: Invalid value: must be a string, not 1 (quote it: "1")`,
+      `${C}.livenessProbe.exec.command[1]: Invalid value: must be a string, not 2 (quote it: "2")`,
+      `${C}.livenessProbe.exec.command: Required value`,
+    ],
+  ],
+  [
+    "a container that is not an object is reported alone and the next container keeps its index",
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - x\n  - {name: c, image: busybox, imagePullPolicy: Foo}\n",
+    [
+      'spec.containers[0]: Invalid value: "x": must be an object, not a string',
+      'spec.containers[1].imagePullPolicy: Unsupported value: "Foo": supported values: "Always", "IfNotPresent", "Never"',
+    ],
+  ],
 ];
 
 describe("validation rules, each with its Kubernetes field path and wording", () => {
   for (const [name, text, expected] of rows) test(name, () => expect(errorsOf(text)).toEqual(expected));
+});
+
+test("a sensitive hostPath is an error, and a warning with allowSensitiveHostPaths", () => {
+  const { pods } = readManifests(
+    pod("    volumeMounts: [{name: v, mountPath: /h}]\n", "  volumes: [{name: v, hostPath: {path: /}}]\n"),
+    { source: "file", origin: "rules.yaml" },
+  );
+  const severities = (allowSensitiveHostPaths: boolean) =>
+    validatePod(pods[0]!, { allowPrivileged: false, allowSensitiveHostPaths }).map((i) => [i.path, i.severity]);
+  expect(severities(false)).toEqual([["spec.volumes[0].hostPath.path", "error"]]);
+  expect(severities(true)).toEqual([["spec.volumes[0].hostPath.path", "warning"]]);
 });

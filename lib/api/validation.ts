@@ -387,7 +387,6 @@ function checkContainer(c: V1Container, path: string, ctx: ContainerContext, err
       ctx.hostPorts.add(key);
     }
   });
-  const envNames: string[] = [];
   (c.env ?? []).forEach((env, j) => {
     const p = `${path}.env[${j}]`;
     if (!env.name) error(`${p}.name`, "Required value");
@@ -398,7 +397,6 @@ function checkContainer(c: V1Container, path: string, ctx: ContainerContext, err
         env.name,
         "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit",
       );
-    envNames.push(env.name);
     if (env.valueFrom) {
       if (env.value !== undefined && env.value !== "")
         error(`${p}.valueFrom`, "Invalid value", "", "may not be specified when `value` is not empty");
