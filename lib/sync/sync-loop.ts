@@ -70,6 +70,8 @@ export interface SyncLoop {
   lastSyncAt(): number;
   /** Changes whenever pods() would answer differently. */
   version(): number;
+  /** Calls `listener` on each change of version() until the returned function is called. */
+  onChange(listener: () => void): () => void;
   /** Wanted pods that are neither evicted nor finished: what the eviction manager may choose from. */
   activePods(): Pod[];
   /**
@@ -146,6 +148,12 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   let lastSync = 0;
   let stopping = false;
   let version = 0;
+  const listeners = new Set<() => void>();
+  /** pods() answers differently from now on: a new version, and whoever waits for one is told. */
+  const bump = () => {
+    version++;
+    for (const listener of listeners) listener();
+  };
 
   const recordOf = (uid: string): PodRecord => {
     let record = records.get(uid);
@@ -255,7 +263,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       // Past activeDeadlineSeconds: stopped and Failed like an evicted pod, with its own reason.
       deps.events.record(pod, "Warning", DEADLINE_EXCEEDED.reason, DEADLINE_EXCEEDED.message);
       record.eviction = { ...DEADLINE_EXCEEDED, stopped: [] };
-      version++;
+      bump();
       record.worker.update();
       return;
     }
@@ -324,7 +332,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
           message: record.eviction.message,
         }
       : computed;
-    if (JSON.stringify(record.status) !== JSON.stringify(status)) version++;
+    if (JSON.stringify(record.status) !== JSON.stringify(status)) bump();
     record.status = status;
     if (!record.eviction && (status.phase === "Succeeded" || status.phase === "Failed")) record.finished = true;
     if (!record.started && status.containerStatuses?.every((c) => c.state?.running)) {
@@ -384,7 +392,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     record.pod = boundToNode(pod, options.hostname);
     record.hash = hash;
     record.wanted = true;
-    version++;
+    bump();
     if (changed) {
       // A changed manifest is a new pod as far as eviction and a finished run go.
       stoppedEviction(record);
@@ -409,7 +417,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   };
 
   const onUpdate = (update: { op: string; pods: Pod[] }) => {
-    version++;
+    bump();
     if (update.op === "SET") {
       const next = new Set(update.pods.map((p) => p.metadata.uid));
       for (const [uid] of wanted()) if (!next.has(uid)) drop(uid);
@@ -545,6 +553,10 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     },
     lastSyncAt: () => lastSync,
     version: () => version,
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     activePods: () =>
       wanted()
         .filter(([, r]) => !r.eviction && r.status?.phase !== "Succeeded" && r.status?.phase !== "Failed")
@@ -556,7 +568,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       deps.events.record(pod, "Warning", options.reason ?? "Evicted", message);
       record.eviction ??= { message, stopped: [], ...options };
       const stopped = new Promise<void>((resolve) => record.eviction!.stopped.push(resolve));
-      version++;
+      bump();
       trigger(pod.metadata.uid);
       return stopped;
     },
