@@ -194,7 +194,7 @@ test("statuses left by an earlier run are deleted when the node registers", asyn
   const clock = new FakeClock();
   const h = harness();
   await h.stop();
-  h.etcd.data.set(fleetKeys.status("n1", "default", "gone"), { value: "{}", lease: "1" });
+  h.etcd.data.set(fleetKeys.status("n1", "default", "gone"), { value: "{}", lease: "1", modRevision: 1 });
   const again = createFleetReporter(
     {
       hostname: "n1",
@@ -204,7 +204,14 @@ test("statuses left by an earlier run are deleted when the node registers", asyn
       clock,
       log: silentLogger,
     },
-    { store: h.etcd, node: async () => ({}), pods: () => [], podsVersion: () => 0, onPodsChange: () => () => {}, events: () => [] },
+    {
+      store: h.etcd,
+      node: async () => ({}),
+      pods: () => [],
+      podsVersion: () => 0,
+      onPodsChange: () => () => {},
+      events: () => [],
+    },
   );
   const stop = new AbortController();
   const running = again.run(stop.signal);
