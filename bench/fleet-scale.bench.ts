@@ -7,6 +7,7 @@
 //        [--processes 4] [--svg bench/fleet-scale.svg]
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { readFleet } from "../lib/cli/fleet.ts";
 import { createEtcdClient, type EtcdClient } from "../lib/sources/etcd-client.ts";
@@ -152,6 +153,7 @@ async function measure(nodes: number) {
       delete() {},
     },
   );
+  const churnCpu0 = harnessUsage(fleet.pids).cpu;
   const churn0 = await etcdMetrics(cluster.endpoints);
   const churnEnd = Date.now() + seconds * 1000;
   let generation = 1;
@@ -168,6 +170,8 @@ async function measure(nodes: number) {
   }
   const churn1 = await etcdMetrics(cluster.endpoints);
   const churn = rates(churn0, churn1);
+  const churnHarnessCpu = (harnessUsage(fleet.pids).cpu - churnCpu0) / ((churn1.at - churn0.at) / 1000);
+  const churnLoad = loadavg()[0]!;
   const waitEnd = Date.now() + 20_000;
   while (putAt.size > 0 && Date.now() < waitEnd) await Bun.sleep(200);
   const lost = putAt.size;
@@ -176,10 +180,10 @@ async function measure(nodes: number) {
   // The fleet view over every pod, as an operator runs it.
   const timed = spawnSync(
     "/usr/bin/time",
-    ["-f", "%e %M", KUBELET_BINARY, "fleet", "pods", "-o", "json", "--etcd_servers", cluster.endpoints.join(",")],
+    ["-f", "%e %M %U %S", KUBELET_BINARY, "fleet", "pods", "-o", "json", "--etcd_servers", cluster.endpoints.join(",")],
     { encoding: "utf8", maxBuffer: 1 << 30 },
   );
-  const [wall, maxKb] = timed.stderr.trim().split("\n").pop()!.split(" ").map(Number);
+  const [wall, maxKb, user, system] = timed.stderr.trim().split("\n").pop()!.split(" ").map(Number);
   const listed = (JSON.parse(timed.stdout) as { pods: unknown[] }).pods.length;
   const final = await etcdMetrics(cluster.endpoints);
 
@@ -205,6 +209,9 @@ async function measure(nodes: number) {
     dbMb: final.dbBytes / 2 ** 20,
     etcdRssMb: final.rssBytes / 2 ** 20,
     fleetPodsS: wall!,
+    fleetPodsCpuS: user! + system!,
+    churnHarnessCpu,
+    churnLoad,
     fleetPodsMb: maxKb! / 1024,
     listed,
   };
@@ -224,12 +231,17 @@ export function table(results: Result[]): string {
     ["churn: etcd writes/s (txns/s)", (r) => `${r.churn.writesPerS.toFixed(1)} (${r.churn.txnsPerS.toFixed(1)})`],
     ["churn: KiB/s into etcd", (r) => r.churn.kbPerS.toFixed(0)],
     ["churn: etcd CPU (cores, 3 members)", (r) => r.churn.etcdCpu.toFixed(2)],
+    [
+      "churn: hollow nodes' CPU (cores) / machine load",
+      (r) => `${r.churnHarnessCpu.toFixed(2)} / ${r.churnLoad.toFixed(0)}`,
+    ],
     ["put → running p50 / p99 (ms)", (r) => `${p(r.putToRunning, 50)} / ${p(r.putToRunning, 99)}`],
     ["status change → in etcd p50 / p99 (ms)", (r) => `${p(r.statusToEtcd, 50)} / ${p(r.statusToEtcd, 99)}`],
     ["etcd db size (MiB) / RSS of 3 members (MiB)", (r) => `${r.dbMb.toFixed(1)} / ${r.etcdRssMb.toFixed(0)}`],
     [
       "kubelet fleet pods: wall (s) / max RSS (MiB)",
-      (r) => `${r.fleetPodsS.toFixed(2)} / ${r.fleetPodsMb.toFixed(0)} (${r.listed} pods)`,
+      (r) =>
+        `${r.fleetPodsS.toFixed(2)} / ${r.fleetPodsMb.toFixed(0)} (${r.listed} pods; ${r.fleetPodsCpuS.toFixed(2)} s CPU)`,
     ],
     [
       "harness per node: RSS (MiB) / idle CPU (% core)",
