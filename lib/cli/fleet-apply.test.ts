@@ -66,6 +66,8 @@ test("an apply that loses the race five times writes nothing and says to run it 
   const options = racing(etcd, [rival, rival, rival, rival, rival]);
   const failure = await fleetApply(file, { nodes: ["n2"] }, options).catch((error) => error);
   expect(failure).toMatchObject({ code: "Conflict" });
-  expect(failure.message).toContain("pod/default/web");
+  expect(failure.message).toStartWith(
+    'Operation cannot be fulfilled on pods "default/web": the object has been modified; please apply your changes to the latest version and try again',
+  );
   expect(nodesHolding(etcd)).toEqual(["n3"]);
 });

@@ -115,7 +115,7 @@ async function commit(options: PlacementOptions, plan: () => Promise<Change>, po
     if (attempt === ATTEMPTS)
       throw new KubeletError(
         "Conflict",
-        `the placement of ${pods} changed ${ATTEMPTS} times while this command was writing it (other kubelet fleet apply or delete commands at once); nothing written: run it again`,
+        `Operation cannot be fulfilled on pods ${pods}: the object has been modified; please apply your changes to the latest version and try again (another kubelet fleet apply or delete wrote its placement first, ${ATTEMPTS} times; nothing written)`,
       );
   }
 }
@@ -178,9 +178,9 @@ export async function fleetApply(
   return 0;
 }
 
-/** "pod/default/web, pod/default/db" */
+/** `"default/web", "default/db"`, as the Kubernetes API names objects in a conflict. */
 const podNames = (pods: Array<{ namespace: string; name: string }>) =>
-  pods.map(({ namespace, name }) => `pod/${namespace}/${name}`).join(", ");
+  pods.map(({ namespace, name }) => `"${namespace}/${name}"`).join(", ");
 
 /** Removes each pod from every node `apply` placed it on, in one transaction. Resolves to the exit code. */
 export async function fleetDelete(
