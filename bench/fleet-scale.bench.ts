@@ -1,21 +1,22 @@
-// Fleet scale (issue 27): hollow nodes (real kubelets over the in-memory runtime, all in this process)
-// × 30 pods each on a three-member etcd on loopback, at 100, 300 and 1,000 nodes. Per size: etcd
-// writes/s and bytes/s idle and during churn (10 % of the pods changed per minute), lease keep-alives/s,
-// database size, etcd's CPU and RSS, put → running and status change → in etcd (p50/p99), `kubelet fleet
-// pods` wall time and memory over the whole fleet, and the harness's cost per node.
+// Fleet scale (issue 27): hollow nodes (real kubelets over the in-memory runtime, in --processes child
+// processes) × 30 pods each on a three-member etcd on loopback, at 100, 300 and 1,000 nodes. Per size:
+// etcd writes/s and bytes/s idle and during churn (10 % of the pods changed per minute), lease
+// keep-alives/s, database size, etcd's CPU and RSS, put → running and status change → in etcd (p50/p99),
+// `kubelet fleet pods` wall time and memory over the whole fleet, and the harness's cost per node.
 // Usage: bun build.ts && bun bench/fleet-scale.bench.ts [--sizes 100,300,1000] [--pods 30] [--seconds 30]
-//        [--svg bench/fleet-scale.svg]
+//        [--processes 4] [--svg bench/fleet-scale.svg]
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { readFleet } from "../lib/cli/fleet.ts";
 import { createEtcdClient, type EtcdClient } from "../lib/sources/etcd-client.ts";
 import { etcdPodKey } from "../lib/sources/etcd.ts";
 import { startEtcdCluster } from "../lib/testing/etcd-cluster.ts";
-import { startHollowFleet, type HollowFleet } from "../lib/testing/hollow-fleet.ts";
+import { startHollowProcesses } from "../lib/testing/hollow-processes.ts";
 import { KUBELET_BINARY } from "../lib/testing/services.ts";
 import { removeDir, tempDir } from "../test/e2e/harness.ts";
-import { machine, percentile } from "./support.ts";
+import { cpuSeconds, machine, memory, percentile } from "./support.ts";
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(name);
@@ -24,6 +25,7 @@ const arg = (name: string, fallback: string) => {
 const sizes = arg("--sizes", "100,300,1000").split(",").map(Number);
 const podsPerNode = Number(arg("--pods", "30"));
 const seconds = Number(arg("--seconds", "30"));
+const processes = Number(arg("--processes", "4"));
 
 const pod = (name: string, generation: number) => ({
   apiVersion: "v1",
@@ -75,10 +77,11 @@ async function retried<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-const selfCpu = () => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
-};
+/** CPU seconds and RSS bytes of the processes hosting the hollow nodes. */
+const harnessUsage = (pids: number[]) => ({
+  cpu: pids.reduce((n, pid) => n + cpuSeconds(pid), 0),
+  rss: pids.reduce((n, pid) => n + memory(pid).rssMb * 2 ** 20, 0),
+});
 
 /** Pods whose status in etcd says Running, read as `kubelet fleet pods` reads them. */
 async function runningCount(client: EtcdClient): Promise<number> {
@@ -96,32 +99,30 @@ async function measure(nodes: number) {
     podNames.map((p) => ({ key: etcdPodKey(node, "default", p), value: JSON.stringify(pod(p, 0)) })),
   );
   for (let i = 0; i < changes.length; i += 100) await retried(() => client.apply(changes.slice(i, i + 100)));
-  Bun.gc(true);
-  const rssBefore = process.memoryUsage().rss;
-  const cpuBefore = selfCpu();
+  const fleet = startHollowProcesses({ endpoints: cluster.endpoints, rootDir: dir, prefix: "scale-", processes });
+  await fleet.start(0, 0);
+  const before = harnessUsage(fleet.pids);
   const started = performance.now();
   // 50 nodes at a time, each group's pods running before the next starts: start-up (30 pods each) is CPU-bound.
-  const fleets: HollowFleet[] = [];
   const total = nodes * podsPerNode;
   const deadline = Date.now() + 30 * 60_000;
   for (let first = 0; first < nodes; first += 50) {
     const count = Math.min(50, nodes - first);
-    fleets.push(await startHollowFleet({ endpoints: cluster.endpoints, rootDir: dir, prefix: "scale-", first, count }));
+    await fleet.start(first, count);
     while ((await runningCount(client)) < (first + count) * podsPerNode && Date.now() < deadline) await Bun.sleep(3000);
   }
   const allRunningS = (performance.now() - started) / 1000;
-  const startCpu = selfCpu() - cpuBefore;
+  const startCpu = harnessUsage(fleet.pids).cpu - before.cpu;
   await Bun.sleep(10_000); // settle: the first node-status rewrites and event records
-  Bun.gc(true);
-  const harnessMb = (process.memoryUsage().rss - rssBefore) / 2 ** 20;
+  const harnessMb = (harnessUsage(fleet.pids).rss - before.rss) / 2 ** 20;
 
   // Idle.
-  const idleCpu0 = selfCpu();
+  const idleCpu0 = harnessUsage(fleet.pids).cpu;
   const idle0 = await etcdMetrics(cluster.endpoints);
   await Bun.sleep(seconds * 1000);
   const idle1 = await etcdMetrics(cluster.endpoints);
   const idle = rates(idle0, idle1);
-  const harnessCpu = (selfCpu() - idleCpu0) / ((idle1.at - idle0.at) / 1000);
+  const harnessCpu = (harnessUsage(fleet.pids).cpu - idleCpu0) / ((idle1.at - idle0.at) / 1000);
 
   // Churn: 10 % of the pods per minute get a new spec (an env value), at an even pace.
   const perSecond = (total * 0.1) / 60;
@@ -152,6 +153,7 @@ async function measure(nodes: number) {
       delete() {},
     },
   );
+  const churnCpu0 = harnessUsage(fleet.pids).cpu;
   const churn0 = await etcdMetrics(cluster.endpoints);
   const churnEnd = Date.now() + seconds * 1000;
   let generation = 1;
@@ -168,6 +170,8 @@ async function measure(nodes: number) {
   }
   const churn1 = await etcdMetrics(cluster.endpoints);
   const churn = rates(churn0, churn1);
+  const churnHarnessCpu = (harnessUsage(fleet.pids).cpu - churnCpu0) / ((churn1.at - churn0.at) / 1000);
+  const churnLoad = loadavg()[0]!;
   const waitEnd = Date.now() + 20_000;
   while (putAt.size > 0 && Date.now() < waitEnd) await Bun.sleep(200);
   const lost = putAt.size;
@@ -176,19 +180,20 @@ async function measure(nodes: number) {
   // The fleet view over every pod, as an operator runs it.
   const timed = spawnSync(
     "/usr/bin/time",
-    ["-f", "%e %M", KUBELET_BINARY, "fleet", "pods", "-o", "json", "--etcd_servers", cluster.endpoints.join(",")],
+    ["-f", "%e %M %U %S", KUBELET_BINARY, "fleet", "pods", "-o", "json", "--etcd_servers", cluster.endpoints.join(",")],
     { encoding: "utf8", maxBuffer: 1 << 30 },
   );
-  const [wall, maxKb] = timed.stderr.trim().split("\n").pop()!.split(" ").map(Number);
+  const [wall, maxKb, user, system] = timed.stderr.trim().split("\n").pop()!.split(" ").map(Number);
   const listed = (JSON.parse(timed.stdout) as { pods: unknown[] }).pods.length;
   const final = await etcdMetrics(cluster.endpoints);
 
-  await Promise.all(fleets.map((f) => f.stop()));
+  await fleet.stop();
   client.close();
   await cluster.stop();
   removeDir(dir);
   return {
     nodes,
+    processes,
     pods: total,
     allRunningS,
     startCpuPerNodeMs: (startCpu * 1000) / nodes,
@@ -204,6 +209,9 @@ async function measure(nodes: number) {
     dbMb: final.dbBytes / 2 ** 20,
     etcdRssMb: final.rssBytes / 2 ** 20,
     fleetPodsS: wall!,
+    fleetPodsCpuS: user! + system!,
+    churnHarnessCpu,
+    churnLoad,
     fleetPodsMb: maxKb! / 1024,
     listed,
   };
@@ -223,18 +231,24 @@ export function table(results: Result[]): string {
     ["churn: etcd writes/s (txns/s)", (r) => `${r.churn.writesPerS.toFixed(1)} (${r.churn.txnsPerS.toFixed(1)})`],
     ["churn: KiB/s into etcd", (r) => r.churn.kbPerS.toFixed(0)],
     ["churn: etcd CPU (cores, 3 members)", (r) => r.churn.etcdCpu.toFixed(2)],
+    [
+      "churn: hollow nodes' CPU (cores) / machine load",
+      (r) => `${r.churnHarnessCpu.toFixed(2)} / ${r.churnLoad.toFixed(0)}`,
+    ],
     ["put → running p50 / p99 (ms)", (r) => `${p(r.putToRunning, 50)} / ${p(r.putToRunning, 99)}`],
     ["status change → in etcd p50 / p99 (ms)", (r) => `${p(r.statusToEtcd, 50)} / ${p(r.statusToEtcd, 99)}`],
     ["etcd db size (MiB) / RSS of 3 members (MiB)", (r) => `${r.dbMb.toFixed(1)} / ${r.etcdRssMb.toFixed(0)}`],
     [
       "kubelet fleet pods: wall (s) / max RSS (MiB)",
-      (r) => `${r.fleetPodsS.toFixed(2)} / ${r.fleetPodsMb.toFixed(0)} (${r.listed} pods)`,
+      (r) =>
+        `${r.fleetPodsS.toFixed(2)} / ${r.fleetPodsMb.toFixed(0)} (${r.listed} pods; ${r.fleetPodsCpuS.toFixed(2)} s CPU)`,
     ],
     [
       "harness per node: RSS (MiB) / idle CPU (% core)",
       (r) => `${r.harnessMbPerNode.toFixed(2)} / ${(r.harnessCpuPerNode * 100).toFixed(3)}`,
     ],
     ["harness per node: start-up CPU (ms)", (r) => r.startCpuPerNodeMs.toFixed(0)],
+    ["processes hosting the hollow nodes", (r) => String(r.processes)],
   ];
   return [
     `| measure | ${results.map((r) => `${r.nodes} nodes`).join(" | ")} |`,

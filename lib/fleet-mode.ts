@@ -20,7 +20,7 @@ import type { HealthReport } from "./server/info-server.ts";
 export async function createFleetMode(
   config: KubeletConfig,
   node: { name: string; ip: string },
-  deps: Pick<FleetReporterDeps, "pods" | "podsVersion" | "events"> & {
+  deps: Pick<FleetReporterDeps, "pods" | "podsVersion" | "onPodsChange" | "events"> & {
     runtime: Runtime;
     health(): Promise<HealthReport>;
     /** The info server's port once it listens (0 = none). */
@@ -50,6 +50,7 @@ export async function createFleetMode(
       store: client,
       pods: deps.pods,
       podsVersion: deps.podsVersion,
+      onPodsChange: deps.onPodsChange,
       events: deps.events,
       async node(previous) {
         const [health, runtime] = await Promise.all([deps.health(), deps.runtime.version().catch(() => undefined)]);

@@ -157,6 +157,7 @@ async function runLocked(
     health,
     pods: () => syncLoop.pods(),
     podsVersion: () => syncLoop.version(),
+    onPodsChange: (listener) => syncLoop.onChange(listener),
     events: () => events.list(),
     port: () => servers[0]?.port ?? 0,
     pressure: managers.pressure,

@@ -1,5 +1,9 @@
 // Pure: stable hashes of pod model values. The merge store tells edits apart by the pod's hash; a
 // container's hash and its pod's sandbox hash, stamped as labels, tell the sync what to replace.
+//
+// Decision: pod model values are not changed once read (manifest.ts builds them; later steps copy), so
+// the container and sandbox hashes are kept per object: the periodic resync hashed every container of
+// every pod each round, a tenth of an idle hollow node's time (bench/fleet-scale.bench.ts, profiled).
 import { createHash } from "node:crypto";
 import { ANNOTATION, type Pod, type V1Container } from "./types.ts";
 
@@ -50,8 +54,11 @@ export function podSpecHash(pod: Pod): string {
 
 /** Stable hash of a container's spec: a change replaces just that container. */
 export function containerHash(container: V1Container): string {
-  return sha256(container, 8);
+  let hash = containerHashes.get(container);
+  if (hash === undefined) containerHashes.set(container, (hash = sha256(container, 8)));
+  return hash;
 }
+const containerHashes = new WeakMap<V1Container, string>();
 
 /** What the pod sandbox embodies, field by field. */
 function sandboxFields(pod: Pod, networkMode: string): Record<string, unknown> {
@@ -73,8 +80,13 @@ function sandboxFields(pod: Pod, networkMode: string): Record<string, unknown> {
 
 /** Hash of what the pod sandbox embodies; a change recreates the whole pod. */
 export function podSandboxHash(pod: Pod, networkMode: string): string {
-  return sha256(sandboxFields(pod, networkMode), 8);
+  const kept = sandboxHashes.get(pod);
+  if (kept?.networkMode === networkMode) return kept.hash;
+  const hash = sha256(sandboxFields(pod, networkMode), 8);
+  sandboxHashes.set(pod, { networkMode, hash });
+  return hash;
 }
+const sandboxHashes = new WeakMap<Pod, { networkMode: string; hash: string }>();
 
 /**
  * A short hash per field (`{"image":"1a2b",…}`), stamped as a label beside the spec hash so that a

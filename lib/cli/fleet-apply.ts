@@ -4,7 +4,10 @@
 //
 // Decision: /registry/placements/<namespace>/<name> records where `apply` put a pod and the manifest's
 // hash, so a later apply moves it (the keys of nodes it leaves are deleted in the same transaction) and
-// delete and describe find it with one read instead of listing every host.
+// delete and describe find it with one read instead of listing every host. The transaction is made
+// only while each placement record is still at the revision read (compare-and-swap): two applies or
+// deletes of one pod at once cannot both move it from the same place and leave a copy on a node
+// nothing records; the one that lost reads again and retries.
 import { readManifestFile } from "../api/manifest-files.ts";
 import { DEFAULT_MAX_MANIFEST_BYTES } from "../api/manifest-text.ts";
 import { readManifests } from "../api/manifest.ts";
@@ -30,7 +33,7 @@ export const placementKeys = {
 const MAX_OPS = 100;
 
 export interface PlacementOptions {
-  client: Pick<EtcdClient, "get" | "apply">;
+  client: Pick<EtcdClient, "get" | "applyIf">;
   dryRun: boolean;
   out: NodeJS.WritableStream;
   err: NodeJS.WritableStream;
@@ -72,20 +75,49 @@ function placedPod(pod: Pod, target: PlacementTarget): { pod: Pod; hash: string 
   return { pod: placed, hash };
 }
 
+/** A pod's placement record and its revision (0: there is none), which the write is made against. */
 async function placementOf(client: PlacementOptions["client"], namespace: string, name: string) {
-  const { entry } = await client.get(placementKeys.placement(namespace, name));
-  return entry ? (JSON.parse(entry.value) as Placement) : undefined;
+  const key = placementKeys.placement(namespace, name);
+  const { entry } = await client.get(key);
+  return {
+    placement: entry ? (JSON.parse(entry.value) as Placement) : undefined,
+    read: { key, modRevision: entry?.modRevision ?? 0 },
+  };
 }
 
-/** Writes `changes` as one transaction, or with --dry-run only says so. */
-async function commit(options: PlacementOptions, changes: Array<{ key: string; value?: string }>): Promise<void> {
-  if (changes.length > MAX_OPS)
-    throw new KubeletError(
-      "TooManyChanges",
-      `${changes.length} etcd writes exceed one transaction (${MAX_OPS}): apply fewer pods or nodes at a time`,
-    );
-  if (options.dryRun) options.out.write(`dry run: ${changes.length} etcd writes not made\n`);
-  else await options.client.apply(changes);
+/** What one command writes, against the placement records it read, and what it prints once written. */
+interface Change {
+  changes: Array<{ key: string; value?: string }>;
+  read: Array<{ key: string; modRevision: number }>;
+  lines: string[];
+}
+
+/** Placement records read and written again before giving up: each retry follows another command's write. */
+const ATTEMPTS = 5;
+
+/**
+ * Writes what `plan` reads and builds as one transaction while the records it read are unchanged, planning again
+ * when another command wrote them first; with --dry-run only says what it would write.
+ */
+async function commit(options: PlacementOptions, plan: () => Promise<Change>, pods: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const { changes, read, lines } = await plan();
+    if (changes.length > MAX_OPS)
+      throw new KubeletError(
+        "TooManyChanges",
+        `${changes.length} etcd writes exceed one transaction (${MAX_OPS}): apply fewer pods or nodes at a time`,
+      );
+    if (options.dryRun || (await options.client.applyIf(read, changes))) {
+      for (const line of lines) options.out.write(line);
+      if (options.dryRun) options.out.write(`dry run: ${changes.length} etcd writes not made\n`);
+      return;
+    }
+    if (attempt === ATTEMPTS)
+      throw new KubeletError(
+        "Conflict",
+        `Operation cannot be fulfilled on pods ${pods}: the object has been modified; please apply your changes to the latest version and try again (another kubelet fleet apply or delete wrote its placement first, ${ATTEMPTS} times; nothing written)`,
+      );
+  }
 }
 
 /**
@@ -121,51 +153,67 @@ export async function fleetApply(
     );
     return 1;
   }
-  const changes: Array<{ key: string; value?: string }> = [];
-  for (const pod of pods) {
-    const { namespace, name } = pod.metadata;
-    const placed = placedPod(pod, target);
-    const keep = new Set(placedKeys(namespace, name, target));
-    const before = await placementOf(options.client, namespace, name);
-    if (before) for (const key of placedKeys(namespace, name, before)) if (!keep.has(key)) changes.push({ key });
-    for (const key of keep) changes.push({ key, value: JSON.stringify(placed.pod) });
-    changes.push({
-      key: placementKeys.placement(namespace, name),
-      value: JSON.stringify({ ...target, hash: placed.hash }),
-    });
-    const moved = before && describeTarget(before) !== describeTarget(target) ? ` (was ${describeTarget(before)})` : "";
-    const verdict = !before ? "created" : before.hash === placed.hash && !moved ? "unchanged" : "configured";
-    options.out.write(
-      `pod/${namespace}/${name} ${verdict} ${describeTarget(target)}${moved}, manifest ${placed.hash}\n`,
-    );
-  }
-  await commit(options, changes);
+  const plan = async (): Promise<Change> => {
+    const change: Change = { changes: [], read: [], lines: [] };
+    for (const pod of pods) {
+      const { namespace, name } = pod.metadata;
+      const placed = placedPod(pod, target);
+      const keep = new Set(placedKeys(namespace, name, target));
+      const { placement: before, read } = await placementOf(options.client, namespace, name);
+      change.read.push(read);
+      if (before)
+        for (const key of placedKeys(namespace, name, before)) if (!keep.has(key)) change.changes.push({ key });
+      for (const key of keep) change.changes.push({ key, value: JSON.stringify(placed.pod) });
+      change.changes.push({ key: read.key, value: JSON.stringify({ ...target, hash: placed.hash }) });
+      const moved =
+        before && describeTarget(before) !== describeTarget(target) ? ` (was ${describeTarget(before)})` : "";
+      const verdict = !before ? "created" : before.hash === placed.hash && !moved ? "unchanged" : "configured";
+      change.lines.push(
+        `pod/${namespace}/${name} ${verdict} ${describeTarget(target)}${moved}, manifest ${placed.hash}\n`,
+      );
+    }
+    return change;
+  };
+  await commit(options, plan, podNames(pods.map((p) => p.metadata)));
   return 0;
 }
+
+/** `"default/web", "default/db"`, as the Kubernetes API names objects in a conflict. */
+const podNames = (pods: Array<{ namespace: string; name: string }>) =>
+  pods.map(({ namespace, name }) => `"${namespace}/${name}"`).join(", ");
 
 /** Removes each pod from every node `apply` placed it on, in one transaction. Resolves to the exit code. */
 export async function fleetDelete(
   pods: Array<{ namespace: string; name: string }>,
   options: PlacementOptions,
 ): Promise<number> {
-  const changes: Array<{ key: string; value?: string }> = [];
-  const missing: string[] = [];
-  for (const { namespace, name } of pods) {
-    const placement = await placementOf(options.client, namespace, name);
-    if (!placement) {
-      missing.push(`${namespace}/${name}`);
-      continue;
+  const plan = async (): Promise<Change> => {
+    const change: Change = { changes: [], read: [], lines: [] };
+    const missing: string[] = [];
+    for (const { namespace, name } of pods) {
+      const { placement, read } = await placementOf(options.client, namespace, name);
+      if (!placement) {
+        missing.push(`${namespace}/${name}`);
+        continue;
+      }
+      change.read.push(read);
+      for (const key of placedKeys(namespace, name, placement)) change.changes.push({ key });
+      change.changes.push({ key: read.key });
+      change.lines.push(`pod/${namespace}/${name} deleted ${describeTarget(placement)}\n`);
     }
-    for (const key of placedKeys(namespace, name, placement)) changes.push({ key });
-    changes.push({ key: placementKeys.placement(namespace, name) });
-    options.out.write(`pod/${namespace}/${name} deleted ${describeTarget(placement)}\n`);
-  }
-  if (missing.length > 0) {
-    options.err.write(
-      `kubelet fleet delete: nothing deleted: no placement recorded for pod ${missing.join(", ")} under ${placementKeys.prefix} (only pods placed with kubelet fleet apply can be deleted this way; see kubelet fleet pods)\n`,
-    );
+    if (missing.length > 0)
+      throw new KubeletError(
+        "NotPlaced",
+        `nothing deleted: no placement recorded for pod ${missing.join(", ")} under ${placementKeys.prefix} (only pods placed with kubelet fleet apply can be deleted this way; see kubelet fleet pods)`,
+      );
+    return change;
+  };
+  try {
+    await commit(options, plan, podNames(pods));
+  } catch (error) {
+    if ((error as KubeletError).code !== "NotPlaced") throw error;
+    options.err.write(`kubelet fleet delete: ${(error as Error).message}\n`);
     return 1;
   }
-  await commit(options, changes);
   return 0;
 }

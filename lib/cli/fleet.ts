@@ -68,11 +68,18 @@ export async function readFleet(
       ...(read.events !== false ? [fleetKeys.events(name)] : []),
     ];
   });
-  const hosts = { entries: [] as EtcdEntry[] };
-  for (let i = 0; i < prefixes.length; i += LIST_CONCURRENCY)
-    for (const { entries } of await Promise.all(prefixes.slice(i, i + LIST_CONCURRENCY).map((p) => client.list(p))))
-      hosts.entries.push(...entries);
+  // LIST_CONCURRENCY lists in flight, each followed at once by the next: in waves, each wave waited for its slowest.
+  const lists: EtcdEntry[][] = [];
+  let next = 0;
+  const lister = async () => {
+    for (let i = next++; i < prefixes.length; i = next++) lists[i] = (await client.list(prefixes[i]!)).entries;
+  };
+  await Promise.all(Array.from({ length: LIST_CONCURRENCY }, lister));
+  const hosts = { entries: lists.flat() };
   const pods = hosts.entries.flatMap((entry) => podRow(entry) ?? []);
+  // Grouped once: each node filtering every pod was 1,000 × 30,000 comparisons, a third of `fleet pods` (profiled).
+  const byNode = new Map<string, PodRow[]>();
+  for (const pod of pods) byNode.get(pod.node)?.push(pod) ?? byNode.set(pod.node, [pod]);
   const events = hosts.entries
     .flatMap((entry) => eventRow(entry) ?? [])
     .sort((a, b) => a.event.lastTimestamp.localeCompare(b.event.lastTimestamp));
@@ -85,7 +92,7 @@ export async function readFleet(
         entry.lease !== "0" && read.leases !== false
           ? await client.leaseTimeToLive(entry.lease).catch(() => undefined)
           : undefined;
-      const own = pods.filter((p) => p.node === name);
+      const own = byNode.get(name) ?? [];
       const ready = node.status?.conditions?.find((c) => c.type === "Ready");
       return {
         name,

@@ -14,9 +14,14 @@ function harness(options: { eventLimit?: number } = {}) {
   const etcd = new FakeEtcd();
   const events = createEventRecorder({ clock });
   const state = { pods: [] as Pod[], version: 0, ready: true, nodeBuilds: 0 };
+  const listeners = new Set<() => void>();
+  const podsChanged = () => {
+    state.version++;
+    for (const listener of listeners) listener();
+  };
   const setPods = (pods: Array<[string, string]>) => {
     state.pods = pods.map(([name, phase]) => ({ ...testPod(name), status: { phase } }));
-    state.version++;
+    podsChanged();
   };
   const reporter = createFleetReporter(
     {
@@ -51,6 +56,10 @@ function harness(options: { eventLimit?: number } = {}) {
       },
       pods: () => state.pods,
       podsVersion: () => state.version,
+      onPodsChange(listener) {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
       events: () => events.list(),
     },
   );
@@ -64,6 +73,7 @@ function harness(options: { eventLimit?: number } = {}) {
     events,
     state,
     setPods,
+    podsChanged,
     statuses,
     stop: async () => {
       stop.abort();
@@ -184,7 +194,7 @@ test("statuses left by an earlier run are deleted when the node registers", asyn
   const clock = new FakeClock();
   const h = harness();
   await h.stop();
-  h.etcd.data.set(fleetKeys.status("n1", "default", "gone"), { value: "{}", lease: "1" });
+  h.etcd.data.set(fleetKeys.status("n1", "default", "gone"), { value: "{}", lease: "1", modRevision: 1 });
   const again = createFleetReporter(
     {
       hostname: "n1",
@@ -194,7 +204,14 @@ test("statuses left by an earlier run are deleted when the node registers", asyn
       clock,
       log: silentLogger,
     },
-    { store: h.etcd, node: async () => ({}), pods: () => [], podsVersion: () => 0, events: () => [] },
+    {
+      store: h.etcd,
+      node: async () => ({}),
+      pods: () => [],
+      podsVersion: () => 0,
+      onPodsChange: () => () => {},
+      events: () => [],
+    },
   );
   const stop = new AbortController();
   const running = again.run(stop.signal);
@@ -214,15 +231,15 @@ test("the manifest hash of each pod that carries one is written in the node's re
     };
   };
   h.state.pods = [placed("web", "aaa"), testPod("plain")];
-  h.state.version++;
+  h.podsChanged();
   await h.clock.advance(1000);
   expect(h.etcd.values(fleetKeys.revisions("n1")).get(fleetKeys.revisions("n1"))).toEqual({ "default/web": "aaa" });
   h.state.pods = [placed("web", "bbb")];
-  h.state.version++;
+  h.podsChanged();
   await h.clock.advance(1000);
   expect(h.etcd.values(fleetKeys.revisions("n1")).get(fleetKeys.revisions("n1"))).toEqual({ "default/web": "bbb" });
   h.state.pods = [];
-  h.state.version++;
+  h.podsChanged();
   await h.clock.advance(1000);
   expect(h.etcd.data.has(fleetKeys.revisions("n1"))).toBe(false);
   await h.stop();

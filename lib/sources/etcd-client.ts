@@ -48,6 +48,14 @@ export interface EtcdClient {
    * a batch of changes costs etcd one revision. Throws "LeaseNotFound" when the lease has expired.
    */
   apply(changes: Array<{ key: string; value?: string }>, lease?: string): Promise<void>;
+  /**
+   * Puts and deletes as one transaction, made only while each `expected` key is still at its modRevision (0: the key
+   * does not exist): compare-and-swap over several keys. Resolves false, writing nothing, when one has moved on.
+   */
+  applyIf(
+    expected: Array<{ key: string; modRevision: number }>,
+    changes: Array<{ key: string; value?: string }>,
+  ): Promise<boolean>;
   /** Grants a lease of `ttlSeconds` and returns its id. */
   grantLease(ttlSeconds: number): Promise<string>;
   /** Renews the lease; resolves to its TTL. Throws a KubeletError "LeaseNotFound" when etcd no longer has it. */
@@ -199,16 +207,26 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
       const client = await connect();
       for (let i = 0; i < changes.length; i += TXN_OPS) {
         const batch = changes.slice(i, i + TXN_OPS);
-        const success = batch.map(({ key, value }) =>
-          value === undefined
-            ? { request_delete_range: { key: Buffer.from(key) } }
-            : { request_put: { key: Buffer.from(key), value: Buffer.from(value), lease: lease ?? "0" } },
-        );
         await client.kv
-          .txn({ compare: [], success, failure: [] }, deadline())
+          .txn({ compare: [], success: operations(batch, lease), failure: [] }, deadline())
           .catch(leaseError(lease))
           .catch(refused(`writing ${keyList(batch.map((c) => c.key))}`));
       }
+    },
+    async applyIf(expected, changes) {
+      if (changes.length > TXN_OPS)
+        throw new KubeletError("TooManyChanges", `${changes.length} etcd writes exceed one transaction (${TXN_OPS})`);
+      const client = await connect();
+      const compare = expected.map(({ key, modRevision }) => ({
+        key: Buffer.from(key),
+        target: "Mod" as const,
+        result: "Equal" as const,
+        mod_revision: String(modRevision),
+      }));
+      const response = await client.kv
+        .txn({ compare, success: operations(changes), failure: [] }, deadline())
+        .catch(refused(`writing ${keyList(changes.map((c) => c.key))}`));
+      return response.succeeded;
     },
     async grantLease(ttlSeconds) {
       const client = await connect();
@@ -294,6 +312,15 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
       void etcd?.then((client) => client.close());
     },
   };
+}
+
+/** A transaction's puts (`value` set, on `lease`) and deletes (`value` undefined). */
+function operations(changes: Array<{ key: string; value?: string }>, lease?: string) {
+  return changes.map(({ key, value }) =>
+    value === undefined
+      ? { request_delete_range: { key: Buffer.from(key) } }
+      : { request_put: { key: Buffer.from(key), value: Buffer.from(value), lease: lease ?? "0" } },
+  );
 }
 
 /** etcd's "requested lease not found" as the KubeletError callers check by code. */

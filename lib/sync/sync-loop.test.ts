@@ -495,6 +495,24 @@ describe("sync loop", () => {
     await l.stop();
   });
 
+  test("onChange listeners hear each change of version() (a pod added, its status changing) until they unsubscribe", async () => {
+    const l = await loop();
+    const heard: number[] = [];
+    const unsubscribe = l.syncLoop.onChange(() => heard.push(l.syncLoop.version()));
+    l.store.apply("file", { pods: [testPod("web", spec())], rejected: [] });
+    await l.settle();
+    expect(l.syncLoop.pods()[0]!.status?.phase).toBe("Running");
+    expect(heard.length).toBeGreaterThan(1);
+    expect(heard.at(-1)).toBe(l.syncLoop.version());
+    unsubscribe();
+    const before = heard.length;
+    l.store.apply("file", { pods: [], rejected: [] });
+    await l.settle();
+    expect(l.syncLoop.version()).not.toBe(heard.at(-1));
+    expect(heard.length).toBe(before);
+    await l.stop();
+  });
+
   test("a pod whose ConfigMap is missing waits with CreateContainerConfigError and starts once it appears", async () => {
     const l = await loop();
     const pod = testPod(

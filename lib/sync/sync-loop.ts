@@ -80,6 +80,8 @@ export interface SyncLoop {
   lastSyncAt(): number;
   /** Changes whenever pods() would answer differently. */
   version(): number;
+  /** Calls `listener` on each change of version() until the returned function is called. */
+  onChange(listener: () => void): () => void;
   /** Wanted pods that are neither evicted nor finished, with the resources allocated to them: what the eviction and
    *  node shutdown managers choose from. */
   activePods(): Pod[];
@@ -175,6 +177,12 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   let lastSync = 0;
   let stopping = false;
   let version = 0;
+  const listeners = new Set<() => void>();
+  /** pods() answers differently from now on: a new version, and whoever waits for one is told. */
+  const bump = () => {
+    version++;
+    for (const listener of listeners) listener();
+  };
 
   const recordOf = (uid: string): PodRecord => {
     let record = records.get(uid);
@@ -287,7 +295,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       // Past activeDeadlineSeconds: stopped and Failed like an evicted pod, with its own reason.
       deps.events.record(pod, "Warning", DEADLINE_EXCEEDED.reason, DEADLINE_EXCEEDED.message);
       record.eviction = { ...DEADLINE_EXCEEDED, stopped: [] };
-      version++;
+      bump();
       record.worker.update();
       return;
     }
@@ -356,7 +364,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
           message: record.eviction.message,
         }
       : computed;
-    if (JSON.stringify(record.status) !== JSON.stringify(status)) version++;
+    if (JSON.stringify(record.status) !== JSON.stringify(status)) bump();
     record.status = status;
     if (!record.eviction && (status.phase === "Succeeded" || status.phase === "Failed")) record.finished = true;
     if (!record.started && status.containerStatuses?.every((c) => c.state?.running)) {
@@ -498,7 +506,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     record.pod = boundToNode(pod, options.hostname);
     record.hash = hash;
     record.wanted = true;
-    version++;
+    bump();
     if (changed) {
       // A changed manifest is a new pod as far as eviction and a finished run go.
       stoppedEviction(record);
@@ -529,7 +537,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   };
 
   const onUpdate = (update: { op: string; pods: Pod[] }) => {
-    version++;
+    bump();
     if (update.op === "SET") {
       const next = new Set(update.pods.map((p) => p.metadata.uid));
       for (const [uid] of wanted()) if (!next.has(uid)) drop(uid);
@@ -669,6 +677,10 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     },
     lastSyncAt: () => lastSync,
     version: () => version,
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     activePods: () =>
       wanted()
         .filter(([, r]) => !r.eviction && r.status?.phase !== "Succeeded" && r.status?.phase !== "Failed")
@@ -680,7 +692,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       deps.events.record(pod, "Warning", options.reason ?? "Evicted", message);
       record.eviction ??= { message, stopped: [], ...options };
       const stopped = new Promise<void>((resolve) => record.eviction!.stopped.push(resolve));
-      version++;
+      bump();
       trigger(pod.metadata.uid);
       return stopped;
     },

@@ -1,10 +1,11 @@
-// An in-memory etcd for the fleet reporter's unit tests: keys, leases that expire by hand, a
-// revision per write, and an outage switch. Passes the same contract suite as the real client.
+// An in-memory etcd for the fleet reporter's and fleet apply's unit tests: keys with the revision of
+// their last write, leases that expire by hand, a revision per write, compare-and-swap, and an outage
+// switch. Passes the same contract suite as the real client.
 import { KubeletError } from "../api/types.ts";
 import type { FleetStore } from "../node/fleet-reporter.ts";
 
 export class FakeEtcd implements FleetStore {
-  readonly data = new Map<string, { value: string; lease: string }>();
+  readonly data = new Map<string, { value: string; lease: string; modRevision: number }>();
   readonly leases = new Set<string>();
   /** Bumped once per put/delete or transaction, as etcd's revision is. */
   revision = 1;
@@ -34,14 +35,30 @@ export class FakeEtcd implements FleetStore {
     return { entries: [...this.data.keys()].filter((k) => k.startsWith(prefix)).map((key) => ({ key })) };
   }
 
+  async get(key: string) {
+    this.#reachable();
+    const stored = this.data.get(key);
+    return { entry: stored && { key, ...stored }, revision: this.revision };
+  }
+
   async apply(changes: Array<{ key: string; value?: string }>, lease?: string) {
     this.#reachable();
     if (lease && !this.leases.has(lease)) throw new KubeletError("LeaseNotFound", `etcd lease ${lease} has expired`);
+    this.revision++;
     for (const { key, value } of changes) {
       if (value === undefined) this.data.delete(key);
-      else this.data.set(key, { value, lease: lease ?? "0" });
+      else this.data.set(key, { value, lease: lease ?? "0", modRevision: this.revision });
     }
-    this.revision++;
+  }
+
+  async applyIf(
+    expected: Array<{ key: string; modRevision: number }>,
+    changes: Array<{ key: string; value?: string }>,
+  ) {
+    this.#reachable();
+    if (expected.some(({ key, modRevision }) => (this.data.get(key)?.modRevision ?? 0) !== modRevision)) return false;
+    await this.apply(changes);
+    return true;
   }
 
   async grantLease(_ttlSeconds: number) {

@@ -1,9 +1,10 @@
 // The contract every FleetStore meets (the real etcd client and the fake alike): writes on a lease,
-// batched deletes, renewal, and "LeaseNotFound" once a lease is gone.
+// batched deletes, renewal, "LeaseNotFound" once a lease is gone, and compare-and-swap on revisions.
 import { expect, test } from "bun:test";
 import type { FleetStore } from "../node/fleet-reporter.ts";
+import type { EtcdClient } from "../sources/etcd-client.ts";
 
-export interface ContractStore extends FleetStore {
+export interface ContractStore extends FleetStore, Pick<EtcdClient, "get" | "applyIf"> {
   revokeLease(lease: string): Promise<void>;
 }
 
@@ -39,5 +40,17 @@ export function fleetStoreContract(name: string, open: () => Promise<ContractSto
     expect(await failure(store.apply([{ key: `${prefix}x`, value: "1" }], lease))).toMatchObject({
       code: "LeaseNotFound",
     });
+  });
+
+  test(`${name}: a guarded write is made while its keys are at the revisions read, and refused once one moved on`, async () => {
+    const store = await open();
+    const key = `${prefix}guarded`;
+    expect(await store.applyIf([{ key, modRevision: 0 }], [{ key, value: "1" }])).toBe(true);
+    expect(await store.applyIf([{ key, modRevision: 0 }], [{ key, value: "2" }])).toBe(false);
+    const { entry } = await store.get(key);
+    expect(entry?.value).toBe("1");
+    expect(await store.applyIf([{ key, modRevision: entry!.modRevision }], [{ key, value: "3" }])).toBe(true);
+    expect(await store.applyIf([{ key, modRevision: entry!.modRevision }], [{ key }])).toBe(false);
+    expect((await store.get(key)).entry?.value).toBe("3");
   });
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { V1PodStatus } from "../../lib/api/types.ts";
-import { placementKeys } from "../../lib/cli/fleet-apply.ts";
+import { fleetApply, placementKeys, type PlacementOptions } from "../../lib/cli/fleet-apply.ts";
 import { fleetKeys } from "../../lib/node/fleet-reporter.ts";
 import { createEtcdClient, type EtcdClient } from "../../lib/sources/etcd-client.ts";
 import { etcdPodKey } from "../../lib/sources/etcd.ts";
@@ -122,6 +122,35 @@ describeWithServices("kubelet fleet apply, delete and describe on hollow nodes",
     const again = cli("delete", "pod", "everywhere");
     expect(again.code).toBe(1);
     expect(again.stderr).toContain("no placement recorded for pod default/everywhere");
+  });
+
+  test("two applies moving one pod at once leave it placed and running on one node: the one that wrote second read again", async () => {
+    const file = manifest(dir, "raced");
+    expect(cli("apply", "-f", file, "--node", "place-0").code).toBe(0);
+    // This apply reads the placement (on place-0); the binary moves the pod to place-2 before this one writes.
+    let rival: ReturnType<typeof cli> | undefined;
+    const client: PlacementOptions["client"] = {
+      async get(key) {
+        const read = await state.client.get(key);
+        rival ??= cli("apply", "-f", file, "--node", "place-2");
+        return read;
+      },
+      applyIf: (expected, changes) => state.client.applyIf(expected, changes),
+    };
+    const out: string[] = [];
+    const sink = { write: (text: string) => out.push(text) > 0 } as unknown as NodeJS.WritableStream;
+    const options = { client, dryRun: false, out: sink, err: sink, allowPrivileged: false };
+    expect(await fleetApply(file, { nodes: ["place-1"] }, options)).toBe(0);
+    expect(rival?.stdout).toContain("pod/default/raced configured on place-2 (was on place-0)");
+    expect(out.join("")).toContain("pod/default/raced configured on place-1 (was on place-2)");
+    await running("raced", "place-1");
+    const placed = (await state.client.list("/registry/hosts/")).entries.filter((e) =>
+      e.key.endsWith("/pods/default/raced"),
+    );
+    expect(placed.map((e) => e.key)).toEqual([etcdPodKey("place-1", "default", "raced")]);
+    await waitFor("raced's status gone from place-0 and place-2", async () =>
+      (await Promise.all(["place-0", "place-2"].map((n) => phase(n, "raced")))).every((p) => p === undefined),
+    );
   });
 
   test("an invalid manifest, a bad selector and a dry run write nothing to etcd", async () => {
