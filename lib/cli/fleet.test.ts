@@ -72,11 +72,18 @@ test("tables line up under kubectl-style headers; JSON carries the rows of the c
   expect(Object.keys(JSON.parse(formatFleetData(view, "pods", "json")))).toEqual(["pods"]);
 });
 
-test("the pods view lists each registered node's statuses alone: neither the hosts' manifests nor their events", async () => {
+test("the pods view lists each registered node's statuses alone, serializably: neither manifests nor events", async () => {
   const listed: string[] = [];
-  const recording = { ...client, list: (prefix: string) => (listed.push(prefix), client.list(prefix)) };
+  const recording = {
+    ...client,
+    list: (prefix: string, options?: { serializable?: boolean }) => (
+      listed.push(`${prefix}${options?.serializable ? " (serializable)" : ""}`), client.list(prefix)
+    ),
+  };
   const view = await readFleet(recording, { statuses: true, events: false });
-  expect(listed).toEqual([fleetKeys.nodes, fleetKeys.statuses("n1"), fleetKeys.statuses("n2")]);
+  expect(listed).toEqual(
+    [fleetKeys.nodes, fleetKeys.statuses("n1"), fleetKeys.statuses("n2")].map((p) => `${p} (serializable)`),
+  );
   expect(view.pods.map((p) => p.name)).toEqual(["web", "worker"]);
   expect(view.events).toEqual([]);
 });

@@ -40,7 +40,8 @@ export interface EtcdWatchHandlers {
 /** What the kubelet asks of etcd. Errors are etcd3's; "LeaseNotFound" when a lease has expired. */
 export interface EtcdClient {
   get(key: string): Promise<{ entry?: EtcdEntry; revision: number }>;
-  list(prefix: string): Promise<{ entries: EtcdEntry[]; revision: number }>;
+  /** `serializable`: answered by the member asked, without a round through the leader (may lag it by a moment). */
+  list(prefix: string, options?: { serializable?: boolean }): Promise<{ entries: EtcdEntry[]; revision: number }>;
   put(key: string, value: string, lease?: string): Promise<void>;
   delete(key: string): Promise<void>;
   /**
@@ -168,7 +169,7 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
       const kv = response.kvs[0];
       return { entry: kv ? entry(kv) : undefined, revision: Number(response.header.revision) };
     },
-    async list(prefix) {
+    async list(prefix, { serializable = false } = {}) {
       // In pages at one revision: one response for a whole fleet's keys exceeds gRPC's 4 MB message limit.
       const client = await connect();
       const entries: EtcdEntry[] = [];
@@ -177,7 +178,13 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
       for (;;) {
         const page = await client.kv
           .range(
-            { key: from, range_end: prefixEnd(prefix), limit: LIST_PAGE, ...(revision ? { revision } : {}) },
+            {
+              key: from,
+              range_end: prefixEnd(prefix),
+              limit: LIST_PAGE,
+              serializable,
+              ...(revision ? { revision } : {}),
+            },
             deadline(),
           )
           .catch(refused(`reading ${prefix}…`));
