@@ -84,6 +84,9 @@ async function startKubelet(runtime: "remote" | "docker") {
       join(root, runtime, "logs"),
       "--port",
       String(port),
+      // The Docker kubelet starts while the containerd one may still be stopping: neither takes the default 10248.
+      "--healthz_port",
+      "0",
       "--log_format",
       "json",
       "-v",
