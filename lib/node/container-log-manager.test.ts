@@ -75,7 +75,7 @@ describe("container log manager", () => {
     expect(stub.reopened).toEqual([]);
   });
 
-  test("containerLogMaxFiles files are kept in all, the older rotated ones gzipped and the newest plain", async () => {
+  test("containerLogMaxFiles files are kept in all, the rotated ones gzipped but the one renamed last", async () => {
     const stub = stubRuntime(dir, ["a"]);
     const manager = createContainerLogManager(policy({ maxFiles: 4 }), {
       runtime: stub.runtime,
@@ -89,7 +89,7 @@ describe("container log manager", () => {
       await manager.rotateOnce();
       await clock.advance(10_000);
     }
-    expect(files()).toEqual(["a.log", `a.log.${stamps[2]}.gz`, `a.log.${stamps[3]}`, `a.log.${stamps[4]}`]);
+    expect(files()).toEqual(["a.log", `a.log.${stamps[2]}.gz`, `a.log.${stamps[3]}.gz`, `a.log.${stamps[4]}`]);
     expect(gunzipSync(readFileSync(join(dir, `a.log.${stamps[2]}.gz`))).toString()).toBe("x".repeat(102));
     expect(statSync(join(dir, `a.log.${stamps[4]}`)).size).toBe(104);
   });

@@ -137,8 +137,9 @@ export function createContainerLogManager(
       await Promise.all(rotated.slice(0, excess).map((f) => rm(f, { force: true })));
       rotated = rotated.slice(excess);
     }
-    // The newest rotated file stays plain: the runtime may have written to it until its reopen.
-    for (const file of rotated.slice(0, -1)) if (!file.endsWith(COMPRESS_SUFFIX)) await compress(file);
+    // Every earlier rotated file is gzipped (its runtime reopened in the pass that renamed it); only the one renamed
+    // now stays plain until the next rotation, as in the Go kubelet's rotateLog.
+    for (const file of rotated) if (!file.endsWith(COMPRESS_SUFFIX)) await compress(file);
     const target = `${path}.${rotationTimestamp(clock.now())}`;
     if (rotated.some((f) => f === target || f === `${target}${COMPRESS_SUFFIX}`)) return; // rotated this second
     await rename(path, target);

@@ -21,8 +21,8 @@ describeOnRuntimes("container log rotation", (services, rt) => {
 
   beforeAll(async () => {
     // Numbered lines of 100 bytes, 100 at a time then a pause: under 170 KB/s, so one 3 s interval's growth is at
-    // most half of the 1Mi size: the Go kubelet's scheme (the newest two rotated files stay plain until the next
-    // rotation) keeps the directory within size × files + one interval's growth only then.
+    // most half of the 1Mi size: the Go kubelet's scheme (the file renamed last stays plain until the next rotation)
+    // keeps the directory within size × files + one interval's growth only then.
     writeFileSync(
       join(manifests, "writer.yaml"),
       `{ apiVersion: v1, kind: Pod, metadata: { name: e2e-logrot }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: app, image: "${services.busybox}", command: ["sh", "-c", "i=0; pad=$(printf '%090d' 0); while true; do j=0; while [ $j -lt 100 ]; do i=$((i+1)); j=$((j+1)); printf '%08d %s\\\\n' $i $pad; done; usleep 60000; done"] }] } }\n`,
