@@ -245,18 +245,16 @@ export function computePodActions(input: PodPlanInput): PodActions {
       plan.containersToStart.push({ spec, init: false, attempt: nextAttempt(latest), resetBackoff, restart });
     if (!latest) start(false, false);
     else if (latest.running) {
-      const resize = planResize(spec, latest, changed, input.resize ?? {});
-      if (!resize || resize.kind === "restart") {
-        replace(
-          plan,
-          latest,
-          spec,
-          resize?.message ?? `Container ${spec.name} definition changed, will be restarted`,
-          false,
-          resize !== undefined,
-        );
-        start(true, false);
-      } else if (input.livenessFailed.has(latest.id)) {
+      const resize = replaceUnlessResized(
+        plan,
+        latest,
+        spec,
+        changed,
+        input,
+        `Container ${spec.name} definition changed, will be restarted`,
+      );
+      if (!resize) start(true, false);
+      else if (input.livenessFailed.has(latest.id)) {
         const restart = shouldRestart(pod.spec.restartPolicy, 1);
         const probe = input.livenessFailed.get(latest.id)!;
         plan.containersToKill.push({
@@ -277,6 +275,25 @@ export function computePodActions(input: PodPlanInput): PodActions {
   }
   if (pod.spec.initContainers?.length) stopSidecarsOfFinishedPod(pod, plan);
   return plan;
+}
+
+/**
+ * A running container whose spec changed is replaced (`message`), unless only its resources changed and its
+ * resizePolicy lets them change in place: that decision is returned, for keep(); undefined when replaced.
+ */
+function replaceUnlessResized(
+  plan: PodActions,
+  container: ContainerDetails,
+  spec: V1Container,
+  changed: boolean,
+  input: PodPlanInput,
+  message: string,
+  sidecar = false,
+): ResizeDecision | undefined {
+  const resize = planResize(spec, container, changed, input.resize ?? {});
+  if (resize && resize.kind !== "restart") return resize;
+  replace(plan, container, spec, resize?.message ?? message, sidecar, resize !== undefined);
+  return undefined;
 }
 
 /** A running container whose spec changed (or whose resize needs a restart) is stopped, to start anew. */
@@ -371,18 +388,17 @@ function planInitContainers(
     } else {
       // A resources-only edit resizes a sidecar in place, as it does an app container.
       const changed = latest.labels[LABEL.containerHash] !== containerHash(spec);
-      const resize = planResize(spec, latest, changed, input.resize ?? {});
-      if (!resize || resize.kind === "restart") {
-        replace(
-          plan,
-          latest,
-          spec,
-          resize?.message ?? `Init container ${spec.name} definition changed`,
-          true,
-          resize !== undefined,
-        );
-        startOrWait(spec, latest, true);
-      } else {
+      const resize = replaceUnlessResized(
+        plan,
+        latest,
+        spec,
+        changed,
+        input,
+        `Init container ${spec.name} definition changed`,
+        true,
+      );
+      if (!resize) startOrWait(spec, latest, true);
+      else {
         keep(plan, latest, spec, resize);
         if (!spec.startupProbe || input.startupPassed?.(latest.id)) continue;
       }
