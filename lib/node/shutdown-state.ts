@@ -2,10 +2,8 @@
 // (<root_dir>/graceful_node_shutdown_state, {"startTime","endTime"} as Go's time.Time marshals them) written
 // atomically when a shutdown starts and ends, read back at start, so that after the reboot
 // kubelet_graceful_shutdown_start_time_seconds and _end_time_seconds say when the last one ran.
-import { readFileSync } from "node:fs";
-import { mkdir, rename, writeFile } from "node:fs/promises";
-import { dirname } from "node:path";
 import type { Logger } from "../log.ts";
+import { stateFile } from "./state-file.ts";
 
 /** The Go kubelet's file name under its root directory. */
 export const SHUTDOWN_STATE_FILE = "graceful_node_shutdown_state";
@@ -36,26 +34,21 @@ export function createShutdownState(
     const ms = typeof text === "string" && text !== ZERO_TIME ? Date.parse(text) : Number.NaN;
     return Number.isFinite(ms) ? ms / 1000 : undefined;
   };
-  const store = async (start: number, end: number) => {
-    const state = { startTime: new Date(start).toISOString(), endTime: end ? new Date(end).toISOString() : ZERO_TIME };
-    try {
-      await mkdir(dirname(path), { recursive: true });
-      await writeFile(`${path}.tmp`, JSON.stringify(state));
-      await rename(`${path}.tmp`, path);
-    } catch (error) {
-      deps.log.warn(`cannot store the graceful shutdown state in "${path}": ${(error as Error).message}`);
-    }
+  // undefined: no file (no shutdown ran yet), or one that does not parse.
+  const file = stateFile<{ startTime?: unknown; endTime?: unknown } | undefined>(path, deps.log, {
+    what: "graceful shutdown state",
+    consequence: "the shutdown gauges start at 0",
+    empty: () => undefined,
+    accept: (parsed) => (typeof parsed === "object" && parsed !== null ? parsed : undefined),
+  });
+  const store = (start: number, end: number) => {
+    file.save({ startTime: new Date(start).toISOString(), endTime: end ? new Date(end).toISOString() : ZERO_TIME });
+    return file.flushed();
   };
   return {
     restore() {
-      let state: { startTime?: unknown; endTime?: unknown };
-      try {
-        state = JSON.parse(readFileSync(path, "utf8"));
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "ENOENT")
-          deps.log.warn(`cannot load the graceful shutdown state "${path}": ${(error as Error).message}`);
-        return;
-      }
+      const state = file.load();
+      if (!state) return;
       const startSeconds = seconds(state.startTime);
       const endSeconds = seconds(state.endTime);
       deps.metrics.gracefulShutdown({
