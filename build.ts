@@ -24,10 +24,10 @@ const RELEASE_TARGETS = [
 
 // Measured by bench/startup.bench.ts: --bytecode (ESM, for bin/kubelet.ts's top-level await) starts
 // `--version` 3.5-6x and `validate` about 2x faster for 6.5 MiB more; --minify saves 1.25 MiB; the
-// source map (1.7 MiB) keeps stack traces readable. ssh2 stays in (0.3 MiB): the patched docker-modem loads
-// it only for an ssh:// Docker host, which then works.
-// dbus-next (node shutdown) requires x11 (session bus discovery) and usocket (abstract sockets, fd passing) only
-// on paths the kubelet never takes: they stay out.
+// source map (1.7 MiB) keeps stack traces readable.
+// Left out, as modules required only on paths the kubelet never takes: ssh2 (docker-modem's ssh:// Docker hosts,
+// which lib/container/docker.ts refuses; 0.3 MiB of code, 2 MiB of binary with its bytecode), and dbus-next's x11
+// (session bus discovery) and usocket (abstract sockets, fd passing).
 const COMPILE_FLAGS = [
   "--compile",
   "--minify",
@@ -39,6 +39,8 @@ const COMPILE_FLAGS = [
   "x11",
   "--external",
   "usocket",
+  "--external",
+  "ssh2",
 ];
 
 function option(args: string[], name: string): string | undefined {

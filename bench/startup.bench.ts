@@ -3,7 +3,7 @@
 // RUNS runs each) against plain `bun build --compile` in the same run; `bun` and `deno` running the
 // source are measured the same way. Usage: bun bench/startup.bench.ts
 import { cpus } from "node:os";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -32,12 +32,6 @@ const variants: Array<{ name: string; flags: string[] }> = [
     name: "--minify --sourcemap --bytecode (release)",
     flags: ["--minify", "--sourcemap", "--bytecode", "--format", "esm"],
   },
-  // ssh:// Docker endpoints need ssh2 (and its optional native cpu-features); docker-modem loads it eagerly,
-  // so this build fails at `run`: measured only to size what dropping it would save.
-  {
-    name: "--minify --sourcemap, ssh2 left out",
-    flags: ["--minify", "--sourcemap", "--external", "ssh2", "--external", "cpu-features"],
-  },
 ];
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -58,8 +52,9 @@ interface Subject {
   size?: number;
   samples: Record<"version" | "validate", Array<{ ms: number; rssMb: number }>>;
 }
-// dbus-next's x11 and usocket sit on paths the kubelet never takes; build.ts leaves them out, and every variant must.
-const externals = ["--external", "x11", "--external", "usocket"];
+// Modules on paths the kubelet never takes (dbus-next's x11 and usocket, docker-modem's ssh2): build.ts leaves them
+// out, and every variant must.
+const externals = ["--external", "x11", "--external", "usocket", "--external", "ssh2"];
 const subjects: Subject[] = variants.map((variant, i) => {
   const file = join(out, `kubelet-${i}`);
   const command = [bun, "build", "--compile", ...variant.flags, ...externals, "bin/kubelet.ts", "--outfile", file];
@@ -71,6 +66,16 @@ const subjects: Subject[] = variants.map((variant, i) => {
   if (build.exitCode !== 0) throw new Error(`${variant.name}: ${new TextDecoder().decode(build.stderr)}`);
   return { name: variant.name, command: [file], size: statSync(file).size, samples: { version: [], validate: [] } };
 });
+// Issue 26's yardstick: what the release flags cost a program with no code at all.
+const emptyProgram = join(out, "empty.ts");
+writeFileSync(emptyProgram, "export {};\n");
+const release = variants.at(-1)!;
+const emptyBuild = Bun.spawnSync(
+  [bun, "build", "--compile", ...release.flags, emptyProgram, "--outfile", join(out, "empty")],
+  { cwd: root, stdout: "ignore", stderr: "pipe" },
+);
+if (emptyBuild.exitCode !== 0) throw new Error(`empty program: ${new TextDecoder().decode(emptyBuild.stderr)}`);
+const emptySize = statSync(join(out, "empty")).size;
 subjects.push(
   { name: "bun bin/kubelet.ts (source)", command: [bun, "bin/kubelet.ts"], samples: { version: [], validate: [] } },
   {
@@ -108,3 +113,7 @@ console.log(`machine: ${cpus().length} × ${cpus()[0]?.model}; median of ${RUNS}
 console.log(["build", "size (vs baseline)", "--version", "validate testdata/pods"].join(" | "));
 for (const subject of subjects)
   console.log([subject.name, sizeCell(subject), cell(subject, "version"), cell(subject, "validate")].join(" | "));
+const releaseSize = subjects[variants.length - 1]!.size!;
+console.log(
+  `release build ${(releaseSize / 2 ** 20).toFixed(1)} MiB; an empty program with its flags ${(emptySize / 2 ** 20).toFixed(1)} MiB: +${((releaseSize - emptySize) / 2 ** 20).toFixed(2)} MiB`,
+);

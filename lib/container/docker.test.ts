@@ -303,4 +303,13 @@ describe("Docker endpoint", () => {
     expect(resolveDockerEndpoint("", { DOCKER_HOST: "unix:///x" })).toBe("unix:///x");
     expect(resolveDockerEndpoint("", {})).toBe("unix:///var/run/docker.sock");
   });
+
+  test("ssh:// or any scheme but unix, tcp, http and https is refused, naming where it came from and what is taken", () => {
+    for (const endpoint of ["ssh://core@node-1", "npipe:////./pipe/docker_engine", "127.0.0.1:2375"])
+      expect(() => createDockerRuntime({ endpoint })).toThrow(
+        `Docker endpoint "${endpoint}" (--docker_endpoint, else $DOCKER_HOST): unsupported; give unix:///path/to/docker.sock, tcp://host:port, http://host:port or https://host:port`,
+      );
+    for (const endpoint of ["unix:///run/docker.sock", "/run/docker.sock", "tcp://[::1]:2375", "https://127.0.0.1"])
+      expect(() => createDockerRuntime({ endpoint })).not.toThrow();
+  });
 });

@@ -56,7 +56,15 @@ const keptAlive = (https = false): HttpAgent =>
 function connectionOptions(endpoint: string): Docker.DockerOptions & { agent: HttpAgent } {
   if (endpoint.startsWith("unix://")) return { socketPath: endpoint.slice("unix://".length), agent: keptAlive() };
   if (endpoint.startsWith("/")) return { socketPath: endpoint, agent: keptAlive() };
-  const url = new URL(endpoint.replace(/^tcp:\/\//, "http://"));
+  const url = URL.parse(endpoint.replace(/^tcp:\/\//, "http://"));
+  // ssh:// (Docker's remote-host scheme) included: a node agent drives the Engine of the node it runs on, whose paths,
+  // cgroups and volumes it shares; the kubelet has no SSH client (ssh2 is left out of the binary).
+  if (!url || !["http:", "https:"].includes(url.protocol))
+    throw new KubeletError(
+      "InvalidValue",
+      `Docker endpoint "${endpoint}" (--docker_endpoint, else $DOCKER_HOST): unsupported; give unix:///path/to/docker.sock, ` +
+        "tcp://host:port, http://host:port or https://host:port",
+    );
   const https = url.protocol === "https:";
   return {
     host: url.hostname,
