@@ -17,6 +17,8 @@ import { removeDir, tempDir } from "./harness.ts";
 
 /** Grace period of the terminating pods: longer than the part of the test that runs while they terminate. */
 const GRACE_SECONDS = 45;
+/** What a loaded machine may add to a start or a restart: far below the grace period a pod waiting on another waits. */
+const LOAD_MARGIN_MS = (GRACE_SECONDS * 1000) / 5;
 /** The crash-loop back-off's first two steps (the Go kubelet's 10 s, doubling). */
 const BACKOFF_MS = [10_000, 20_000];
 
@@ -134,8 +136,10 @@ describeOnRuntimes("pod workers", (services, rt) => {
       `pod workers [${rt.label}]: new pod start ${idleStart} ms idle, ${busyStart} ms busy; ` +
         `crash-loop restart late by ${idleLate} ms idle, ${busyLate} ms busy`,
     );
-    expect(busyStart).toBeLessThan(idleStart + 1000);
-    expect(busyLate).toBeLessThan(idleLate + 1000);
+    // Waiting on another pod would cost a whole grace period (or for ever, behind the stalled pull); the margin over
+    // the idle figures is for a loaded machine (1 s was exceeded at load 48 in CI: 3.5 s against 0.04 s idle).
+    expect(busyStart).toBeLessThan(idleStart + LOAD_MARGIN_MS);
+    expect(busyLate).toBeLessThan(idleLate + LOAD_MARGIN_MS);
   }, 180_000);
 
   test("a container waiting out its grace period after an edit shows in /pods as not ready, its pod not Ready", async () => {
