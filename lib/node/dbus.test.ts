@@ -7,6 +7,7 @@ import { type StandInLogind, startStandInLogind } from "../testing/stand-in-logi
 import { connectDbus, type DbusConnection, type DbusValue, socketPath } from "./dbus.ts";
 
 const LOGIND = { destination: "org.freedesktop.login1", path: "/org/freedesktop/login1" };
+const BUS = { destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus" };
 const GET = { ...LOGIND, interface: "org.freedesktop.DBus.Properties", member: "Get", signature: "ss" };
 
 describe("the D-Bus client on a real dbus-daemon", () => {
@@ -33,12 +34,19 @@ describe("the D-Bus client on a real dbus-daemon", () => {
     ).toEqual([[]]);
   });
 
-  test("calls in flight together each get their own reply", async () => {
-    const names = ["InhibitDelayMaxUSec", "NoSuchProperty", "InhibitDelayMaxUSec"];
-    const replies = await Promise.allSettled(
-      names.map((name) => bus.call({ ...GET, body: ["org.freedesktop.login1.Manager", name] })),
-    );
-    expect(replies.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+  test("calls in flight together each get their own reply, whichever answers first", async () => {
+    // The bus answers GetId itself, before the stand-in logind has answered the call sent ahead of it.
+    const [delay, id, missing] = await Promise.allSettled([
+      bus.call({ ...GET, body: ["org.freedesktop.login1.Manager", "InhibitDelayMaxUSec"] }),
+      bus.call({ ...BUS, member: "GetId" }),
+      bus.call({ ...GET, body: ["org.freedesktop.login1.Manager", "NoSuchProperty"] }),
+    ]);
+    expect(delay).toEqual({ status: "fulfilled", value: [{ signature: "t", value: 7_000_000n }] });
+    expect(id).toEqual({ status: "fulfilled", value: [expect.stringMatching(/^[0-9a-f]{32}$/)] });
+    expect(missing).toMatchObject({
+      status: "rejected",
+      reason: { dbusName: "org.freedesktop.DBus.Error.UnknownProperty" },
+    });
   });
 
   test("an ERROR reply rejects with its D-Bus error name and message", async () => {
@@ -90,6 +98,24 @@ describe("the D-Bus client on a real dbus-daemon", () => {
       message: `no answer from the D-Bus at unix:path=${path} within 0.3s`,
     });
     silent.close();
+  });
+
+  test("a call nobody answers rejects within its timeout, naming the call", async () => {
+    // A second connection owns a name and never answers what is sent to it.
+    const silent = await connectDbus(logind.address);
+    await silent.call({ ...BUS, member: "RequestName", signature: "su", body: ["org.kubelet.Silent", 0] });
+    const impatient = await connectDbus(logind.address, { timeoutMs: 300 });
+    const call = impatient.call({
+      destination: "org.kubelet.Silent",
+      path: "/",
+      interface: "org.kubelet.Silent",
+      member: "Wait",
+    });
+    await expect(call).rejects.toMatchObject({
+      code: "DbusTimeout",
+      message: "no reply to org.kubelet.Silent.Wait on org.kubelet.Silent within 0.3s",
+    });
+    for (const connection of [silent, impatient]) connection.close();
   });
 
   test("a closed connection rejects its calls", async () => {
