@@ -27,16 +27,7 @@ const RELEASE_TARGETS = [
 // source map (1.7 MiB) keeps stack traces readable.
 // Left out, as a module required only on a path the kubelet never takes: ssh2 (docker-modem's ssh:// Docker hosts,
 // which lib/container/docker.ts refuses; 0.3 MiB of code, 2 MiB of binary with its bytecode).
-const COMPILE_FLAGS = [
-  "--compile",
-  "--minify",
-  "--sourcemap",
-  "--bytecode",
-  "--format",
-  "esm",
-  "--external",
-  "ssh2",
-];
+const COMPILE_FLAGS = ["--compile", "--minify", "--sourcemap", "--bytecode", "--format", "esm", "--external", "ssh2"];
 
 function option(args: string[], name: string): string | undefined {
   const index = args.indexOf(name);

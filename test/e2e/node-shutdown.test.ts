@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type StandInLogind, startStandInLogind } from "../../lib/testing/stand-in-logind.ts";
-import { type ApiPod, type Kubelet, startKubelet, test, waitFor } from "./harness-kubelet.ts";
+import { type ApiPod, type Kubelet, startKubelet, test } from "./harness-kubelet.ts";
 import { describeOnRuntimes, type RuntimeUnderTest } from "./harness-runtimes.ts";
 import { removeDir, tempDir } from "./harness.ts";
 
