@@ -100,6 +100,19 @@ describe("the D-Bus client on a real dbus-daemon", () => {
     silent.close();
   });
 
+  test("a bus that refuses our identity is refused with what it said", async () => {
+    const path = join(dir, "refusing");
+    const refusing = createServer((client) => client.on("data", () => client.write("REJECTED EXTERNAL\r\n"))).listen(
+      path,
+    );
+    await new Promise((resolve) => refusing.once("listening", resolve));
+    await expect(connectDbus(`unix:path=${path}`)).rejects.toMatchObject({
+      code: "DbusAuthFailed",
+      message: `the D-Bus at unix:path=${path} refused us: REJECTED EXTERNAL`,
+    });
+    refusing.close();
+  });
+
   test("a call nobody answers rejects within its timeout, naming the call", async () => {
     // A second connection owns a name and never answers what is sent to it.
     const silent = await connectDbus(logind.address);

@@ -159,7 +159,9 @@ export async function connectDbus(address: string, options: { timeoutMs?: number
       resolve();
     });
   });
-  socket.on("error", (error) => fail(new KubeletError("DbusClosed", `D-Bus ${address}: ${error.message}`)));
+  socket.on("error", (error) =>
+    fail(new KubeletError("DbusClosed", `the connection to the D-Bus at ${address} failed: ${error.message}`)),
+  );
   socket.on("close", () => fail(new KubeletError("DbusClosed", `the D-Bus at ${address} closed the connection`)));
 
   const timer = setTimeout(
