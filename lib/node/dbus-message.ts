@@ -4,7 +4,7 @@
 // (a peer may send big-endian) and framing (a read may hold part of a message, or several).
 import { KubeletError } from "../api/types.ts";
 
-/** A D-Bus value in JavaScript: y n q i u h d → number, x t → bigint, b → boolean, s o g → string, v → Variant, a (…) {…} → array. */
+/** A D-Bus value: y n q i u h d → number, x t → bigint, b → boolean, s o g → string, v → Variant, a (…) {…} → array. */
 export type DbusValue = number | bigint | boolean | string | Variant | DbusValue[];
 /** A value with its own signature ('v'). */
 export interface Variant {
@@ -13,8 +13,6 @@ export interface Variant {
 }
 
 export const MessageType = { MethodCall: 1, MethodReturn: 2, Error: 3, Signal: 4 } as const;
-/** Header flag: the sender wants no reply. */
-export const NO_REPLY_EXPECTED = 0x1;
 
 /** One message; the header fields a method call, a reply or a signal carries. */
 export interface Message {
