@@ -76,7 +76,7 @@ export function socketPath(address: string): string {
  * not there or refuses, DbusAuthFailed when the bus rejects us, DbusTimeout when it does not answer in time.
  */
 export async function connectDbus(address: string, options: { timeoutMs?: number } = {}): Promise<DbusConnection> {
-  const timeoutMs = options.timeoutMs ?? 25_000;
+  const timeoutMs = options.timeoutMs ?? 25_000; // libdbus's default reply timeout
   const path = socketPath(address);
   const socket = createConnection({ path });
   let serial = 0;
