@@ -18,12 +18,17 @@ export interface StandInLogind {
 /** Resolves once `child` has written a line that `done` accepts; rejects if it exits first or takes 10 s. */
 function untilLine(child: ChildProcess, what: string, done: (lines: string[]) => boolean, lines: string[] = []) {
   return new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what} did not start within 10s`)), 10_000);
+    const fail = (message: string) => {
+      clearTimeout(timer);
+      reject(new Error(message));
+    };
+    const timer = setTimeout(() => fail(`${what} did not start within 10s`), 10_000);
     child.stdout!.on("data", (d) => {
       lines.push(...String(d).trim().split("\n"));
       if (done(lines)) resolve(clearTimeout(timer));
     });
-    child.once("exit", (code) => reject(new Error(`${what} exited (${code}) before it was ready`)));
+    child.once("error", (error) => fail(`${what} did not start: ${error.message}`));
+    child.once("exit", (code) => fail(`${what} exited (${code}) before it was ready`));
   });
 }
 
