@@ -13,6 +13,8 @@ export interface Variant {
 }
 
 export const MessageType = { MethodCall: 1, MethodReturn: 2, Error: 3, Signal: 4 } as const;
+/** Header flag: the sender wants no reply. */
+export const NO_REPLY_EXPECTED = 0x1;
 
 /** One message; the header fields a method call, a reply or a signal carries. */
 export interface Message {

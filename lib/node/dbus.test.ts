@@ -114,21 +114,26 @@ describe("the D-Bus client on a real dbus-daemon", () => {
   });
 
   test("a call nobody answers rejects within its timeout, naming the call", async () => {
-    // A second connection owns a name and never answers what is sent to it.
-    const silent = await connectDbus(logind.address);
-    await silent.call({ ...BUS, member: "RequestName", signature: "su", body: ["org.kubelet.Silent", 0] });
     const impatient = await connectDbus(logind.address, { timeoutMs: 300 });
-    const call = impatient.call({
-      destination: "org.kubelet.Silent",
-      path: "/",
-      interface: "org.kubelet.Silent",
-      member: "Wait",
-    });
-    await expect(call).rejects.toMatchObject({
+    await expect(
+      impatient.call({ ...LOGIND, interface: "org.kubelet.test.Control", member: "Hang" }),
+    ).rejects.toMatchObject({
       code: "DbusTimeout",
-      message: "no reply to org.kubelet.Silent.Wait on org.kubelet.Silent within 0.3s",
+      message: "no reply to org.kubelet.test.Control.Hang on org.freedesktop.login1 within 0.3s",
     });
-    for (const connection of [silent, impatient]) connection.close();
+    impatient.close();
+  });
+
+  test("a method called on our connection is answered UnknownMethod, not left waiting", async () => {
+    const caller = await connectDbus(logind.address);
+    expect(bus.name).toMatch(/^:\d+\.\d+$/);
+    await expect(
+      caller.call({ destination: bus.name, path: "/", interface: "org.freedesktop.DBus.Peer", member: "Ping" }),
+    ).rejects.toMatchObject({
+      dbusName: "org.freedesktop.DBus.Error.UnknownMethod",
+      message: expect.stringContaining("org.freedesktop.DBus.Peer.Ping is not served by this connection (the kubelet)"),
+    });
+    caller.close();
   });
 
   test("a closed connection rejects its calls", async () => {

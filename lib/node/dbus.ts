@@ -4,7 +4,14 @@
 // No unix fd passing (Node and Bun sockets cannot carry SCM_RIGHTS), hence no abstract sockets either.
 import { createConnection } from "node:net";
 import { KubeletError } from "../api/types.ts";
-import { createMessageFramer, type DbusValue, encodeMessage, type Message, MessageType } from "./dbus-message.ts";
+import {
+  createMessageFramer,
+  type DbusValue,
+  encodeMessage,
+  type Message,
+  MessageType,
+  NO_REPLY_EXPECTED,
+} from "./dbus-message.ts";
 
 export type { DbusValue, Variant } from "./dbus-message.ts";
 
@@ -32,6 +39,8 @@ export interface SignalMatch {
 
 /** A connection to a bus. */
 export interface DbusConnection {
+  /** This connection's unique name on the bus (Hello's answer), e.g. ":1.42". */
+  name: string;
   /** Calls a method; resolves to the reply's body, rejects with DbusError (carrying `dbusName`) or DbusTimeout. */
   call(call: Call): Promise<DbusValue[]>;
   /** Asks the bus for the signals `match` selects (AddMatch) and hands each one's body to `listener`. */
@@ -80,6 +89,7 @@ export async function connectDbus(address: string, options: { timeoutMs?: number
   const path = socketPath(address);
   const socket = createConnection({ path });
   let serial = 0;
+  const nextSerial = () => (serial = (serial % 0xffffffff) + 1);
   /** The calls waiting for a reply, by serial: each settles with the reply or the connection's end. */
   const pending = new Map<number, (reply: Message | Error) => void>();
   const listeners: Array<{ match: SignalMatch; listener: (body: DbusValue[]) => void }> = [];
@@ -94,6 +104,19 @@ export async function connectDbus(address: string, options: { timeoutMs?: number
   const receive = (message: Message) => {
     if (message.type === MessageType.MethodReturn || message.type === MessageType.Error)
       pending.get(message.replySerial ?? 0)?.(message);
+    else if (message.type === MessageType.MethodCall && !(message.flags! & NO_REPLY_EXPECTED))
+      // We serve nothing; the specification asks for an error rather than silence.
+      socket.write(
+        encodeMessage({
+          type: MessageType.Error,
+          serial: nextSerial(),
+          replySerial: message.serial,
+          destination: message.sender,
+          errorName: "org.freedesktop.DBus.Error.UnknownMethod",
+          signature: "s",
+          body: [`${message.interface}.${message.member} is not served by this connection (the kubelet)`],
+        }),
+      );
     else if (message.type === MessageType.Signal)
       for (const { match, listener } of listeners)
         if (
@@ -106,8 +129,7 @@ export async function connectDbus(address: string, options: { timeoutMs?: number
 
   const call = (request: Call) => {
     if (closed) return Promise.reject(closed);
-    serial = (serial % 0xffffffff) + 1;
-    const id = serial;
+    const id = nextSerial();
     const what = `${request.interface}.${request.member} on ${request.destination}`;
     return new Promise<DbusValue[]>((resolve, reject) => {
       const settle = (reply: Message | Error) => {
@@ -168,9 +190,10 @@ export async function connectDbus(address: string, options: { timeoutMs?: number
     () => fail(new KubeletError("DbusTimeout", `no answer from the D-Bus at ${address} within ${timeoutMs / 1000}s`)),
     timeoutMs,
   );
+  let name: string;
   try {
     await Promise.race([ready, new Promise<never>((_, reject) => socket.once("close", () => reject(closed)))]);
-    await call({ ...BUS, member: "Hello" });
+    [name] = (await call({ ...BUS, member: "Hello" })) as [string];
   } catch (error) {
     fail(error as Error);
     throw error;
@@ -179,6 +202,7 @@ export async function connectDbus(address: string, options: { timeoutMs?: number
   }
 
   return {
+    name,
     call,
     async onSignal(match, listener) {
       const rule = Object.entries({ type: "signal", ...match })
