@@ -25,23 +25,9 @@ const RELEASE_TARGETS = [
 // Measured by bench/startup.bench.ts: --bytecode (ESM, for bin/kubelet.ts's top-level await) starts
 // `--version` 3.5-6x and `validate` about 2x faster for 6.5 MiB more; --minify saves 1.25 MiB; the
 // source map (1.7 MiB) keeps stack traces readable.
-// Left out, as modules required only on paths the kubelet never takes: ssh2 (docker-modem's ssh:// Docker hosts,
-// which lib/container/docker.ts refuses; 0.3 MiB of code, 2 MiB of binary with its bytecode), and dbus-next's x11
-// (session bus discovery) and usocket (abstract sockets, fd passing).
-const COMPILE_FLAGS = [
-  "--compile",
-  "--minify",
-  "--sourcemap",
-  "--bytecode",
-  "--format",
-  "esm",
-  "--external",
-  "x11",
-  "--external",
-  "usocket",
-  "--external",
-  "ssh2",
-];
+// Left out, as a module required only on a path the kubelet never takes: ssh2 (docker-modem's ssh:// Docker hosts,
+// which lib/container/docker.ts refuses; 0.3 MiB of code, 2 MiB of binary with its bytecode).
+const COMPILE_FLAGS = ["--compile", "--minify", "--sourcemap", "--bytecode", "--format", "esm", "--external", "ssh2"];
 
 function option(args: string[], name: string): string | undefined {
   const index = args.indexOf(name);

@@ -52,9 +52,8 @@ interface Subject {
   size?: number;
   samples: Record<"version" | "validate", Array<{ ms: number; rssMb: number }>>;
 }
-// Modules on paths the kubelet never takes (dbus-next's x11 and usocket, docker-modem's ssh2): build.ts leaves them
-// out, and every variant must.
-const externals = ["--external", "x11", "--external", "usocket", "--external", "ssh2"];
+// A module on a path the kubelet never takes (docker-modem's ssh2): build.ts leaves it out, and every variant must.
+const externals = ["--external", "ssh2"];
 const subjects: Subject[] = variants.map((variant, i) => {
   const file = join(out, `kubelet-${i}`);
   const command = [bun, "build", "--compile", ...variant.flags, ...externals, "bin/kubelet.ts", "--outfile", file];

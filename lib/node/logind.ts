@@ -1,60 +1,59 @@
-// The only dbus-next import (loaded only when shutdownGracePeriod > 0): systemd-logind on the system
-// D-Bus ($DBUS_SYSTEM_BUS_ADDRESS or /run/dbus/system_bus_socket) for graceful node shutdown — its
+// systemd-logind on the system D-Bus ($DBUS_SYSTEM_BUS_ADDRESS or /run/dbus/system_bus_socket), through our own
+// client (lib/node/dbus.ts), for graceful node shutdown (loaded only when shutdownGracePeriod > 0): its
 // InhibitDelayMaxUSec, its PrepareForShutdown signal, and a delay inhibitor lock. logind hands the
 // lock over as a file descriptor, which a JavaScript D-Bus client cannot receive (no SCM_RIGHTS in
 // Node or Bun sockets): `systemd-inhibit --mode=delay` holds it for us, in a child that lives until
 // we close its stdin (or we die), and ListInhibitors tells when logind has granted it.
 import { spawn } from "node:child_process";
-import dbus from "dbus-next";
 import { KubeletError } from "../api/types.ts";
+import { connectDbus, systemBusAddress, type Variant } from "./dbus.ts";
 import type { Logind } from "./node-shutdown.ts";
 
 const NAME = "org.freedesktop.login1";
 const PATH = "/org/freedesktop/login1";
 const MANAGER = "org.freedesktop.login1.Manager";
-/** What the kubelet uses of logind's introspection data (given, so no Introspect round trip). */
-const XML = `<node>
-  <interface name="${MANAGER}">
-    <method name="ListInhibitors"><arg type="a(ssssuu)" direction="out"/></method>
-    <signal name="PrepareForShutdown"><arg type="b"/></signal>
-  </interface>
-  <interface name="org.freedesktop.DBus.Properties">
-    <method name="Get"><arg type="s" direction="in"/><arg type="s" direction="in"/><arg type="v" direction="out"/></method>
-  </interface>
-</node>`;
 /** The Go kubelet's inhibitor, as `systemd-inhibit --list` shows it. */
 const WHO = "kubelet";
 const WHY = "Kubelet needs time to handle node shutdown";
 
 /** Connects to logind; throws LogindUnavailable naming the bus when it does not answer. */
 export async function connectLogind(): Promise<Logind> {
-  const address = process.env.DBUS_SYSTEM_BUS_ADDRESS || "unix:path=/run/dbus/system_bus_socket";
-  const bus = dbus.systemBus();
-  // dbus-next reports a bus it cannot reach as an 'error' event; without a listener it would throw unhandled.
-  const failed = new Promise<never>((_, reject) => bus.once("error", reject));
-  failed.catch(() => {});
+  const address = systemBusAddress();
   const unavailable = (error: Error) =>
     new KubeletError(
       "LogindUnavailable",
       `cannot reach systemd-logind on the system D-Bus (${address}): ${error.message}`,
     );
-  const object = await Promise.race([bus.getProxyObject(NAME, PATH, XML), failed]).catch((error: Error) => {
-    bus.disconnect();
+  const bus = await connectDbus(address).catch((error: Error) => {
     throw unavailable(error);
   });
-  const manager = object.getInterface(MANAGER);
-  const properties = object.getInterface("org.freedesktop.DBus.Properties");
-  const inhibitors = async (): Promise<Array<[string, string, string, string, number, number]>> =>
-    manager.ListInhibitors();
-  // A first call proves logind is there (a bus without it answers ServiceUnknown).
-  const delayMaxUsec = await Promise.race([properties.Get(MANAGER, "InhibitDelayMaxUSec"), failed]).catch(
-    (error: Error) => {
-      bus.disconnect();
-      throw unavailable(error);
-    },
-  );
+  const manager = { destination: NAME, path: PATH, interface: MANAGER };
+  const prepareForShutdown: Array<(active: boolean) => void> = [];
+  let delayMaxUsec: bigint;
+  try {
+    // A first call proves logind is there (a bus without it answers ServiceUnknown).
+    const [delay] = (await bus.call({
+      ...manager,
+      interface: "org.freedesktop.DBus.Properties",
+      member: "Get",
+      signature: "ss",
+      body: [MANAGER, "InhibitDelayMaxUSec"],
+    })) as [Variant];
+    if (delay.signature !== "t") throw new Error("InhibitDelayMaxUSec from logind is not a uint64 as expected");
+    delayMaxUsec = delay.value as bigint;
+    await bus.onSignal({ interface: MANAGER, member: "PrepareForShutdown", path: PATH }, ([active]) => {
+      for (const listener of prepareForShutdown) listener(active === true);
+    });
+  } catch (error) {
+    bus.close();
+    throw unavailable(error as Error);
+  }
+  const inhibitors = async () =>
+    (await bus.call({ ...manager, member: "ListInhibitors" }))[0] as Array<
+      [string, string, string, string, number, number]
+    >;
   return {
-    inhibitDelayMaxMs: Number(delayMaxUsec.value) / 1000,
+    inhibitDelayMaxMs: Number(delayMaxUsec) / 1000,
     async inhibitShutdown() {
       const child = spawn(
         "systemd-inhibit",
@@ -95,8 +94,8 @@ export async function connectLogind(): Promise<Logind> {
       };
     },
     onPrepareForShutdown(listener) {
-      manager.on("PrepareForShutdown", (active: boolean) => listener(active));
+      prepareForShutdown.push(listener);
     },
-    close: () => bus.disconnect(),
+    close: () => bus.close(),
   };
 }

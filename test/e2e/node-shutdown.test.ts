@@ -1,14 +1,14 @@
 // Graceful node shutdown end to end: a private dbus-daemon with a stand-in systemd-logind
-// (fixtures/stand-in-logind.py, python3-dbus) that grants the delay inhibitor lock, reports it on
+// (lib/testing/stand-in-logind.ts) that grants the delay inhibitor lock, reports it on
 // stdout and emits PrepareForShutdown when told; the kubelet stops regular pods, then critical ones,
 // within their periods (or the groups of shutdownGracePeriodByPodPriority, lowest first), reports them
 // Failed/Terminated, the node not ready, refuses new pods (NodeShutdown), and releases the lock; a
 // cancelled shutdown takes the lock again and admits pods again.
 import { afterAll, beforeAll, expect } from "bun:test";
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type ApiPod, type Kubelet, startKubelet, test, waitFor } from "./harness-kubelet.ts";
+import { type StandInLogind, startStandInLogind } from "../../lib/testing/stand-in-logind.ts";
+import { type ApiPod, type Kubelet, startKubelet, test } from "./harness-kubelet.ts";
 import { describeOnRuntimes, type RuntimeUnderTest } from "./harness-runtimes.ts";
 import { removeDir, tempDir } from "./harness.ts";
 
@@ -16,51 +16,9 @@ const GRACE = 6;
 const CRITICAL = 3;
 const MESSAGE = "Pod was terminated in response to imminent node shutdown.";
 
-/** A private bus and a stand-in logind on it; `lines` is what the stand-in reported. */
-async function startLogind(dir: string, delayMaxSeconds: number) {
-  const socket = join(dir, "bus");
-  writeFileSync(
-    join(dir, "bus.conf"),
-    `<busconfig><type>system</type><listen>unix:path=${socket}</listen><auth>EXTERNAL</auth>
-  <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/><allow user="*"/></policy></busconfig>`,
-  );
-  const address = `unix:path=${socket}`;
-  const bus = spawn("dbus-daemon", ["--config-file", join(dir, "bus.conf"), "--nofork"], { stdio: "ignore" });
-  await waitFor("the private bus", () => existsSync(socket));
-  const logind = spawn(
-    "/usr/bin/python3",
-    [join(import.meta.dir, "fixtures", "stand-in-logind.py"), String(delayMaxSeconds * 1_000_000)],
-    { env: { ...process.env, DBUS_SYSTEM_BUS_ADDRESS: address }, stdio: ["ignore", "pipe", "inherit"] },
-  );
-  const lines: string[] = [];
-  logind.stdout!.on("data", (d) => lines.push(...String(d).trim().split("\n")));
-  const stop = () => [logind, bus].forEach((p: ChildProcess) => p.kill());
-  await waitFor("the stand-in logind", () => lines.includes("ready")).catch((error) => {
-    stop();
-    throw error;
-  });
-  return {
-    address,
-    lines,
-    /** org.kubelet.test.Control.Shutdown: the stand-in emits PrepareForShutdown(active). */
-    prepareForShutdown(active: boolean) {
-      const sent = spawnSync("dbus-send", [
-        `--bus=${address}`,
-        "--print-reply",
-        "--dest=org.freedesktop.login1",
-        "/org/freedesktop/login1",
-        "org.kubelet.test.Control.Shutdown",
-        `boolean:${active}`,
-      ]);
-      if (sent.status !== 0) throw new Error(`dbus-send: ${sent.stderr}`);
-    },
-    stop,
-  };
-}
-
 /** A stand-in logind in `dir` and a kubelet started with `args` on its bus. */
 async function startWithLogind(dir: string, delayMaxSeconds: number, args: string[]) {
-  const logind = await startLogind(dir, delayMaxSeconds);
+  const logind = await startStandInLogind(dir, delayMaxSeconds);
   process.env.DBUS_SYSTEM_BUS_ADDRESS = logind.address;
   const kubelet = await startKubelet(args).finally(() => delete process.env.DBUS_SYSTEM_BUS_ADDRESS);
   return { logind, kubelet };
@@ -109,7 +67,7 @@ async function expectTerminatedForShutdown(kubelet: Kubelet, names: string[]) {
 
 describeOnRuntimes("graceful node shutdown", (services, rt) => {
   const { dir, manifests, rootDir, pod } = scene("shutdown", services.busybox);
-  let logind: Awaited<ReturnType<typeof startLogind>>;
+  let logind: StandInLogind;
   let kubelet: Kubelet;
 
   beforeAll(async () => {
@@ -185,7 +143,7 @@ describeOnRuntimes("graceful node shutdown by pod priority", (services, rt) => {
   const names = ["e2e-shutdown-low", "e2e-shutdown-mid", "e2e-shutdown-top"];
   /** Seconds each group gets, lowest priority first. */
   const PERIODS = [4, 3, 2];
-  let logind: Awaited<ReturnType<typeof startLogind>>;
+  let logind: StandInLogind;
   let kubelet: Kubelet;
 
   beforeAll(async () => {
