@@ -14,6 +14,11 @@ import { removeDir, tempDir } from "./harness.ts";
 
 const GRACE = 6;
 const CRITICAL = 3;
+/**
+ * What the runtime's own stop and this test's polling add to a pod's stop as observed here, on a loaded machine (at
+ * load 50: 3.1–3.7 s for a 3 s period). A period not kept costs the pod's own grace, 30 s.
+ */
+const OBSERVED_MARGIN_MS = 1000;
 const MESSAGE = "Pod was terminated in response to imminent node shutdown.";
 
 /** A stand-in logind in `dir` and a kubelet started with `args` on its bus. */
@@ -106,8 +111,8 @@ describeOnRuntimes("graceful node shutdown", (services, rt) => {
     logind.prepareForShutdown(true);
     const stoppedAt = await stopTimes(kubelet, rt, ["e2e-shutdown-regular", "e2e-shutdown-critical"], began);
     // Each within its group's period, and the critical pod only after the regular one had finished.
-    expect(stoppedAt["e2e-shutdown-regular"]).toBeLessThan((GRACE - CRITICAL) * 1000);
-    expect(stoppedAt["e2e-shutdown-critical"]).toBeLessThan(GRACE * 1000);
+    expect(stoppedAt["e2e-shutdown-regular"]).toBeLessThan((GRACE - CRITICAL) * 1000 + OBSERVED_MARGIN_MS);
+    expect(stoppedAt["e2e-shutdown-critical"]).toBeLessThan(GRACE * 1000 + OBSERVED_MARGIN_MS);
     expect(readFileSync(join(dir, "order"), "utf8")).toBe("e2e-shutdown-regular\ne2e-shutdown-critical\n");
     await expectTerminatedForShutdown(kubelet, ["e2e-shutdown-regular", "e2e-shutdown-critical"]);
     const released = await kubelet.waitFor("the lock released", () =>
@@ -188,7 +193,7 @@ shutdownGracePeriodByPodPriority:
     let deadline = 0;
     for (const [index, name] of names.entries()) {
       deadline += PERIODS[index]! * 1000;
-      expect(stoppedAt[name]).toBeLessThan(deadline);
+      expect(stoppedAt[name]).toBeLessThan(deadline + OBSERVED_MARGIN_MS);
     }
     expect(readFileSync(join(dir, "order"), "utf8")).toBe(`${names.join("\n")}\n`);
     await expectTerminatedForShutdown(kubelet, names);
