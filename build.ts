@@ -25,9 +25,11 @@ const RELEASE_TARGETS = [
 // Measured by bench/startup.bench.ts: --bytecode (ESM, for bin/kubelet.ts's top-level await) starts
 // `--version` 3.5-6x and `validate` about 2x faster for 6.5 MiB more; --minify saves 1.25 MiB; the
 // source map (1.7 MiB) keeps stack traces readable.
-// Left out, as a module required only on a path the kubelet never takes: ssh2 (docker-modem's ssh:// Docker hosts,
-// which lib/container/docker.ts refuses; 0.3 MiB of code, 2 MiB of binary with its bytecode).
-const COMPILE_FLAGS = ["--compile", "--minify", "--sourcemap", "--bytecode", "--format", "esm", "--external", "ssh2"];
+// Left out (bench/startup.bench.ts leaves out the same), as modules loaded only on paths the kubelet never takes:
+// ssh2 (docker-modem's ssh:// Docker hosts, which lib/container/docker.ts refuses; 0.3 MiB of code, 2 MiB of binary
+// with its bytecode) and consola's prompt (an interactive question on a terminal, which nothing here asks; 40 KiB).
+export const LEFT_OUT = ["--external", "ssh2", "--external", "*/chunks/prompt.mjs"];
+const COMPILE_FLAGS = ["--compile", "--minify", "--sourcemap", "--bytecode", "--format", "esm", ...LEFT_OUT];
 
 function option(args: string[], name: string): string | undefined {
   const index = args.indexOf(name);
@@ -111,14 +113,16 @@ function installHint(out: string, baseUrl: string): string {
     : `serve ${out}/ (busybox httpd -f -p 8000 -h ${out}, or any web server), then on a node: curl -fsSL http://HOST:8000/install.sh | sudo sh -s -- --base-url http://HOST:8000`;
 }
 
-const args = process.argv.slice(2);
-const version = option(args, "--version") ?? pkg.version;
-if (!/^\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]+)?$/.test(version)) fail(`--version "${version}" is not a semantic version`);
-const commit = gitCommit();
-mkdirSync("dist", { recursive: true });
-if (args.includes("--release")) {
-  release(args, version, commit);
-} else {
-  const target = option(args, "--target");
-  compile(target ? `dist/kubelet-${target.replace(/^bun-/, "")}` : "dist/kubelet", target, version, commit);
+if (import.meta.main) {
+  const args = process.argv.slice(2);
+  const version = option(args, "--version") ?? pkg.version;
+  if (!/^\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]+)?$/.test(version)) fail(`--version "${version}" is not a semantic version`);
+  const commit = gitCommit();
+  mkdirSync("dist", { recursive: true });
+  if (args.includes("--release")) {
+    release(args, version, commit);
+  } else {
+    const target = option(args, "--target");
+    compile(target ? `dist/kubelet-${target.replace(/^bun-/, "")}` : "dist/kubelet", target, version, commit);
+  }
 }

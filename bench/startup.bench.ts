@@ -6,6 +6,7 @@ import { cpus } from "node:os";
 import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { LEFT_OUT } from "../build.ts";
 
 declare const Bun: {
   spawnSync(
@@ -52,8 +53,8 @@ interface Subject {
   size?: number;
   samples: Record<"version" | "validate", Array<{ ms: number; rssMb: number }>>;
 }
-// A module on a path the kubelet never takes (docker-modem's ssh2): build.ts leaves it out, and every variant must.
-const externals = ["--external", "ssh2"];
+// Modules on paths the kubelet never takes: build.ts leaves them out, and every variant must.
+const externals = LEFT_OUT;
 const subjects: Subject[] = variants.map((variant, i) => {
   const file = join(out, `kubelet-${i}`);
   const command = [bun, "build", "--compile", ...variant.flags, ...externals, "bin/kubelet.ts", "--outfile", file];
