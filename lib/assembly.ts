@@ -30,7 +30,6 @@ import { nodeAllocatable } from "./node/cgroups.ts";
 import { goArch } from "./node/node-status.ts";
 import { createSysctlAllowlist } from "./sync/sysctls.ts";
 import { createPrometheusMetrics } from "./server/prometheus.ts";
-import { createFileSource } from "./sources/file.ts";
 import { requireReady, type PodSource, type SourceSnapshot, type StopSource } from "./sources/source.ts";
 import { createPodStore, type PodStore } from "./sources/store.ts";
 import { createUrlSource } from "./sources/url.ts";
@@ -310,7 +309,9 @@ async function createSources(
   metrics: Assembly["metrics"],
 ): Promise<PodSource[]> {
   const sources: PodSource[] = [];
-  if (config.config)
+  if (config.config) {
+    // Loaded only when used, as etcd's below: a node fed by a URL or etcd alone needs no chokidar.
+    const { createFileSource } = await import("./sources/file.ts");
     sources.push(
       createFileSource({
         path: config.config,
@@ -320,6 +321,7 @@ async function createSources(
         metrics,
       }),
     );
+  }
   if (config.manifestUrl)
     sources.push(
       createUrlSource({
