@@ -72,3 +72,24 @@ test("runonce asks the runtime's version once and looks up only the pods' images
     new Set(["local/busybox:stable"]),
   );
 });
+
+test("runonce interrupted reports a pod still starting as interrupted, not as timed out", async () => {
+  const clock = new FakeClock();
+  const runtime = new FakeRuntime(clock);
+  const sleeper = { name: "app", image: "local/busybox:stable", command: ["sleep", "3600"] };
+  const report = await runPodsOnce(
+    [testPod("a", { initContainers: [{ ...sleeper, name: "init" }], containers: [sleeper] })],
+    {
+      runtime,
+      images: createImageManager({ qps: 0, burst: 10, clock, dockerConfigPaths: [] }, runtime),
+      volumes: fakeVolumes(),
+      clock,
+      log: silentLogger,
+      events: createEventRecorder({ clock }),
+      configs: noConfigs,
+      options: { hostname: "node-1", hostIP: "10.0.0.1", networkMode: "none", allowPrivileged: false },
+    },
+    { timeoutMs: 300_000, signal: AbortSignal.abort() },
+  );
+  expect(report.pods.map((o) => [o.ok, o.reason])).toEqual([[false, "not running when interrupted after 0s"]]);
+});

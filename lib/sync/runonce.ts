@@ -130,7 +130,9 @@ export async function runPodsOnce(
           ? `${stuck.name}: ${stuck.state!.waiting!.reason}: ${stuck.state!.waiting!.message ?? ""}`
           : status.phase === "Failed"
             ? "the pod failed"
-            : `not running after ${Math.round(options.timeoutMs / 1000)}s`;
+            : options.signal.aborted
+              ? `not running when interrupted after ${Math.round((clock.now() - began) / 1000)}s`
+              : `not running after ${Math.round(options.timeoutMs / 1000)}s`;
         outcomes.set(pod.metadata.uid, { pod, ok: false, status, reason });
       } else return true;
       return false;
