@@ -7,6 +7,7 @@ import { createServer as createNetServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describeWithServices } from "../testing/services.ts";
+import { startDockerProxy } from "../testing/docker-proxy.ts";
 import { createDockerRuntime, KEPT_ENGINE_CONNECTIONS, resolveDockerEndpoint } from "./docker.ts";
 import type { ContainerConfig } from "./cri-types.ts";
 import { LABEL } from "./runtime.ts";
@@ -134,6 +135,24 @@ describeWithServices("Docker runtime", (services) => {
     } finally {
       await shim.removePodSandbox(id);
       execFileSync("docker", ["-H", services.dockerHost, "rmi", pause], { stdio: "ignore" });
+    }
+  });
+
+  test("runs a sandbox whose image is present with one create and one start: no image inspect before them", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "docker-calls-"));
+    const proxy = await startDockerProxy(join(dir, "docker.sock"), services.dockerHost);
+    try {
+      const counted = createDockerRuntime({
+        endpoint: proxy.endpoint,
+        shim: { podInfraImage: services.pause, podNetworkMode: "none" },
+      });
+      const id = await counted.runPodSandbox(testSandboxConfig(`rt-calls-u${Date.now()}`, "rt-calls"));
+      created.push(id);
+      const calls = proxy.passed().map((line) => line.replace(/\?\S*| HTTP\/1\.[01]$/g, "").replace(id, "<id>"));
+      expect(calls).toEqual(["POST /containers/create", "POST /containers/<id>/start"]);
+    } finally {
+      await proxy.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

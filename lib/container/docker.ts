@@ -605,8 +605,17 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
           "RuntimeError",
           `RuntimeHandler "${runtimeHandler}" not supported: the Docker shim runs pods on runc only; use the CRI (--container_runtime remote) for other runtime classes`,
         );
-      await ensureSandboxImage();
-      const id = await create(sandboxBody(config, shim));
+      // The sandbox image is looked for only when the create says it is missing (the docker CLI's run: create, and on
+      // "No such image" pull, then create again), not before every sandbox: one image inspect fewer per pod.
+      const body = sandboxBody(config, shim);
+      let id: string;
+      try {
+        id = await create(body);
+      } catch (error) {
+        if (!isRuntimeError(error, "NotFound")) throw error;
+        await ensureSandboxImage();
+        id = await create(body);
+      }
       await startContainer(id);
       return id;
     },
