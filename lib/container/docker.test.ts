@@ -248,6 +248,22 @@ describe("Docker runtime without a daemon", () => {
     expect(asked).toEqual(["/containers/abc/stats?stream=false&one-shot=true"]);
   });
 
+  test("reads the machine's facts from the Engine's /info once however often asked, and asks again after a failure", async () => {
+    const asked: string[] = [];
+    const server = createHttpServer((req, res) => {
+      asked.push(req.url!);
+      if (asked.length === 1) return void res.writeHead(500).end(JSON.stringify({ message: "busy" }));
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ OperatingSystem: "Debian", NCPU: 2, MemTotal: 1024, CgroupDriver: "cgroupfs" }));
+    });
+    const runtime = createDockerRuntime({ endpoint: await listen(server as unknown as Server, "info.sock") });
+    await expect(runtime.machineInfo()).rejects.toMatchObject({ code: "RuntimeError" });
+    const answers = await Promise.all([runtime.machineInfo(), runtime.machineInfo()]);
+    expect(await runtime.machineInfo()).toMatchObject({ cpus: 2, memoryBytes: 1024, cgroupDriver: "cgroupfs" });
+    expect(answers[0]).toEqual(answers[1]);
+    expect(asked).toEqual(["/info", "/info"]);
+  });
+
   test("calls reuse kept-alive connections to the Engine, a burst leaves at most the bound idle, and one the Engine closed is replaced", async () => {
     let connections = 0;
     const server = createHttpServer((_req, res) => {
