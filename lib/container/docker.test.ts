@@ -7,6 +7,7 @@ import { createServer as createNetServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describeWithServices } from "../testing/services.ts";
+import { startDockerProxy } from "../testing/docker-proxy.ts";
 import { createDockerRuntime, KEPT_ENGINE_CONNECTIONS, resolveDockerEndpoint } from "./docker.ts";
 import type { ContainerConfig } from "./cri-types.ts";
 import { LABEL } from "./runtime.ts";
@@ -137,6 +138,24 @@ describeWithServices("Docker runtime", (services) => {
     }
   });
 
+  test("runs a sandbox whose image is present with one create and one start: no image inspect before them", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "docker-calls-"));
+    const proxy = await startDockerProxy(join(dir, "docker.sock"), services.dockerHost);
+    try {
+      const counted = createDockerRuntime({
+        endpoint: proxy.endpoint,
+        shim: { podInfraImage: services.pause, podNetworkMode: "none" },
+      });
+      const id = await counted.runPodSandbox(testSandboxConfig(`rt-calls-u${Date.now()}`, "rt-calls"));
+      created.push(id);
+      const calls = proxy.passed().map((line) => line.replace(/\?\S*| HTTP\/1\.[01]$/g, "").replace(id, "<id>"));
+      expect(calls).toEqual(["POST /containers/create", "POST /containers/<id>/start"]);
+    } finally {
+      await proxy.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test("streams exec, logs and events the same under deno and a bun-compiled binary", () => {
     const script = join(root, "lib/container/docker-smoke.ts");
     const binary = join(mkdtempSync(join(tmpdir(), "rt-smoke-")), "smoke");
@@ -227,6 +246,22 @@ describe("Docker runtime without a daemon", () => {
       pids: 2,
     });
     expect(asked).toEqual(["/containers/abc/stats?stream=false&one-shot=true"]);
+  });
+
+  test("reads the machine's facts from the Engine's /info once however often asked, and asks again after a failure", async () => {
+    const asked: string[] = [];
+    const server = createHttpServer((req, res) => {
+      asked.push(req.url!);
+      if (asked.length === 1) return void res.writeHead(500).end(JSON.stringify({ message: "busy" }));
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ OperatingSystem: "Debian", NCPU: 2, MemTotal: 1024, CgroupDriver: "cgroupfs" }));
+    });
+    const runtime = createDockerRuntime({ endpoint: await listen(server as unknown as Server, "info.sock") });
+    await expect(runtime.machineInfo()).rejects.toMatchObject({ code: "RuntimeError" });
+    const answers = await Promise.all([runtime.machineInfo(), runtime.machineInfo()]);
+    expect(await runtime.machineInfo()).toMatchObject({ cpus: 2, memoryBytes: 1024, cgroupDriver: "cgroupfs" });
+    expect(answers[0]).toEqual(answers[1]);
+    expect(asked).toEqual(["/info", "/info"]);
   });
 
   test("calls reuse kept-alive connections to the Engine, a burst leaves at most the bound idle, and one the Engine closed is replaced", async () => {

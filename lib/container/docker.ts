@@ -17,6 +17,7 @@ import {
   type ImageStatus,
   type ImageSummary,
   type LogOptions,
+  type MachineInfo,
   type PodSandboxDetails,
   type PodSandboxSummary,
   type PullOptions,
@@ -254,6 +255,11 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
       (abortSignal) => invoke<Record<string, never>>(docker, "info", { abortSignal }),
       limits(),
     );
+
+  // The Engine's /info once (a slow call: 6–30 ms in dockerd): the machine it describes is fixed for the daemon's life,
+  // and its two readers (the cgroup driver at start, the node's capacity at the first pod) each asked it anew. An
+  // answer is kept, a failure is not.
+  let machine: Promise<MachineInfo> | undefined;
 
   // The Engine runs one disk usage count at a time and answers a second one "a disk usage operation is
   // already running": callers at once (image GC, the node's stats) share the count in flight.
@@ -521,17 +527,21 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
         sandboxImage: shim.podInfraImage,
       };
     },
-    async machineInfo() {
-      const info = await dockerInfo();
-      return {
-        os: info.OperatingSystem,
-        kernelVersion: info.KernelVersion,
-        cpus: info.NCPU,
-        memoryBytes: info.MemTotal,
-        hostname: info.Name,
-        cgroupDriver: info.CgroupDriver,
-      };
-    },
+    machineInfo: () =>
+      (machine ??= dockerInfo().then(
+        (info) => ({
+          os: info.OperatingSystem,
+          kernelVersion: info.KernelVersion,
+          cpus: info.NCPU,
+          memoryBytes: info.MemTotal,
+          hostname: info.Name,
+          cgroupDriver: info.CgroupDriver,
+        }),
+        (error: unknown) => {
+          machine = undefined;
+          throw error;
+        },
+      )),
     async listPodSandboxes(filter = {}): Promise<PodSandboxSummary[]> {
       const labels = [
         filter.podUid ? `${LABEL.podUid}=${filter.podUid}` : LABEL.podUid,
@@ -605,8 +615,17 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
           "RuntimeError",
           `RuntimeHandler "${runtimeHandler}" not supported: the Docker shim runs pods on runc only; use the CRI (--container_runtime remote) for other runtime classes`,
         );
-      await ensureSandboxImage();
-      const id = await create(sandboxBody(config, shim));
+      // The sandbox image is looked for only when the create says it is missing (the docker CLI's run: create, and on
+      // "No such image" pull, then create again), not before every sandbox: one image inspect fewer per pod.
+      const body = sandboxBody(config, shim);
+      let id: string;
+      try {
+        id = await create(body);
+      } catch (error) {
+        if (!isRuntimeError(error, "NotFound")) throw error;
+        await ensureSandboxImage();
+        id = await create(body);
+      }
       await startContainer(id);
       return id;
     },

@@ -79,7 +79,7 @@ describe("image manager", () => {
       code: "ImagePullBackOff",
     });
     await s.clock.advance(10_000);
-    expect(await s.images.ensureImage("nope:1", "IfNotPresent", pod)).toBe("sha256:nope:1");
+    expect((await s.images.ensureImage("nope:1", "IfNotPresent", pod)).id).toBe("sha256:nope:1");
   });
 
   test("the token bucket lets a burst through, then one pull per 1/qps seconds", async () => {
@@ -150,7 +150,7 @@ describe("image manager", () => {
     await expect(s.images.ensureImage("busybox:1.35", "IfNotPresent", pod)).rejects.toMatchObject({
       code: "RuntimeUnavailable",
     });
-    expect(await s.images.ensureImage("busybox:1.35", "IfNotPresent", pod)).toBe("sha256:busybox:1.35");
+    expect((await s.images.ensureImage("busybox:1.35", "IfNotPresent", pod)).id).toBe("sha256:busybox:1.35");
   });
 
   test("pulls with the credentials of the image's registry", async () => {
@@ -248,7 +248,7 @@ describe("pull slots and the progress deadline", () => {
     s.runtime.pullProgressEveryMs = 50_000;
     const slow = s.images.ensureImage("slow:1", "IfNotPresent", pod);
     await s.clock.advance(150_000);
-    expect(await slow).toBe("sha256:slow:1");
+    expect((await slow).id).toBe("sha256:slow:1");
     expect(pulledWith(s.runtime)[0]?.signal).toBeUndefined();
   });
 
@@ -258,7 +258,7 @@ describe("pull slots and the progress deadline", () => {
     s.runtime.pullProgressEveryMs = 50_000;
     const slow = s.images.ensureImage("slow:1", "IfNotPresent", pod);
     await s.clock.advance(150_000);
-    expect(await slow).toBe("sha256:slow:1");
+    expect((await slow).id).toBe("sha256:slow:1");
   });
 });
 
@@ -357,7 +357,7 @@ describeWithServices("image manager on the real registry", (services) => {
   test("pulls a missing image from the registry and finds it present afterwards", async () => {
     const images = createImageManager({ qps: 0, burst: 0, dockerConfigPaths: [] }, runtime);
     expect(await runtime.imageStatus(refs[5]!)).toBeUndefined();
-    const id = await images.ensureImage(refs[5]!, "IfNotPresent", pod);
+    const { id } = await images.ensureImage(refs[5]!, "IfNotPresent", pod);
     expect(id).toStartWith("sha256:");
     expect((await runtime.imageStatus(refs[5]!))?.id).toBe(id);
   });

@@ -7,6 +7,7 @@ import { Backoff, type BackoffPersistence } from "./backoff.ts";
 import { systemClock, type Clock, type Timer } from "../clock.ts";
 import {
   isRuntimeError,
+  type ImageStatus,
   type LayerProgress,
   type PullProgress,
   type RegistryAuth,
@@ -29,8 +30,11 @@ export type PullPolicy = "Always" | "IfNotPresent" | "Never";
 
 /** Makes images present before their containers are created. */
 export interface ImageManager {
-  /** Ensures the image per policy and returns its id; throws ErrImagePull, ImagePullBackOff or ErrImageNeverPull. */
-  ensureImage(image: string, policy: PullPolicy, pod: Pod): Promise<string>;
+  /**
+   * Ensures the image per policy and returns its status as the runtime answered it (the container's config reads its
+   * user from it: no second ImageStatus); throws ErrImagePull, ImagePullBackOff or ErrImageNeverPull.
+   */
+  ensureImage(image: string, policy: PullPolicy, pod: Pod): Promise<ImageStatus>;
 }
 
 /** qps/burst: --registry_qps/--registry_burst (qps 0 = unlimited); dockerConfigPaths default to Docker's own. */
@@ -123,7 +127,7 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
   const bucket = new TokenBucket(options.qps, options.burst, clock);
   const backoff = new Backoff(10_000, 300_000, clock, options.backoffPersistence);
   const failures = new Map<string, string>();
-  const inflight = new Map<string, Promise<string>>();
+  const inflight = new Map<string, Promise<ImageStatus>>();
   const configPaths = options.dockerConfigPaths ?? defaultDockerConfigPaths();
   const parallel = (options.serialize ?? true) ? 1 : options.maxParallel || Infinity;
   const acquire = slots(parallel);
@@ -179,7 +183,7 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
     return undefined;
   };
 
-  const pull = async (image: string, pod: Pod): Promise<string> => {
+  const pull = async (image: string, pod: Pod): Promise<ImageStatus> => {
     const release = await acquire();
     try {
       return await pullNow(image, pod);
@@ -188,7 +192,7 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
     }
   };
 
-  const pullNow = async (image: string, pod: Pod): Promise<string> => {
+  const pullNow = async (image: string, pod: Pod): Promise<ImageStatus> => {
     await bucket.take();
     options.events?.record(pod, "Normal", "Pulling", `Pulling image "${image}"`);
     options.pulls?.started(image);
@@ -198,7 +202,6 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
       await pullWithDeadline(image, pullSecretCredentials(image, pod) ?? credentialsFor(image, configPaths));
       const status = await runtime.imageStatus(image);
       if (!status?.id) throw new KubeletError("ImagePullFailed", `image ${image} is missing right after its pull`);
-      const id = status.id;
       const seconds = (clock.now() - started) / 1000;
       options.pulls?.finished(image, { seconds, sizeBytes: status.sizeBytes });
       options.metrics?.imagePull(seconds, false);
@@ -206,7 +209,7 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
       options.events?.record(pod, "Normal", "Pulled", `Successfully pulled image "${image}" in ${seconds.toFixed(3)}s`);
       backoff.reset(image);
       failures.delete(image);
-      return id;
+      return status;
     } catch (error) {
       options.metrics?.imagePull((clock.now() - started) / 1000, true);
       options.metrics?.podImagePulled(pod.metadata.uid, started, clock.now());
@@ -225,8 +228,8 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
   return {
     async ensureImage(image, policy, pod) {
       if (policy !== "Always") {
-        const id = (await runtime.imageStatus(image))?.id;
-        if (id) return id;
+        const present = await runtime.imageStatus(image);
+        if (present?.id) return present;
         if (policy === "Never") {
           throw new KubeletError(
             "ErrImageNeverPull",

@@ -15,6 +15,7 @@ import {
 import {
   LABEL,
   type ContainerDetails,
+  type ImageStatus,
   type LinuxResources,
   type PodSandboxDetails,
   type Runtime,
@@ -199,9 +200,10 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     signal: AbortSignal,
   ): Promise<Waiting | undefined> => {
     const field = `spec.${init ? "initContainers" : "containers"}{${spec.name}}`;
+    let image: ImageStatus | undefined;
     try {
-      if (!(await pulled(spec.image!, (spec.imagePullPolicy ?? "IfNotPresent") as PullPolicy, pod, signal)))
-        return undefined;
+      image = await pulled(spec.image!, (spec.imagePullPolicy ?? "IfNotPresent") as PullPolicy, pod, signal);
+      if (!image) return undefined;
     } catch (error) {
       const e = error as KubeletError;
       if (isRuntimeError(e, "RuntimeUnavailable")) throw error;
@@ -223,7 +225,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
           attempt,
           init,
           terminationLog,
-          imageUser: (await runtime.imageStatus(spec.image!)) ?? {},
+          imageUser: image,
         }),
         podSandboxConfig(pod, ctx, sandbox.metadata.attempt),
       );
@@ -447,12 +449,9 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     return blocked ? { type: "PodResizeInProgress", reason: "Error", message: blocked } : undefined;
   };
 
-  /** An image present for the pod: false when its sync was cancelled first (the pull goes on, unobserved). */
-  const pulled = async (image: string, policy: PullPolicy, pod: Pod, signal: AbortSignal) =>
-    (await untilAborted(
-      deps.images.ensureImage(image, policy, pod).then(() => true),
-      signal,
-    )) === true;
+  /** The status of an image present for the pod: undefined when its sync was cancelled first (the pull goes on, unobserved). */
+  const pulled = (image: string, policy: PullPolicy, pod: Pod, signal: AbortSignal) =>
+    untilAborted(deps.images.ensureImage(image, policy, pod), signal);
 
   /**
    * Runs the pod's sandbox. Its image is the runtime's (containerd's sandbox_image, the Docker shim's

@@ -120,6 +120,22 @@ describe("pod sync step", () => {
     expect(app.running).toBe(true);
   });
 
+  test("a container's image is looked up once: the pull policy's look gives runAsNonRoot the image's user", async () => {
+    const h = harness();
+    const lookup = h.runtime.imageStatus.bind(h.runtime);
+    h.runtime.imageStatus = async (ref) => {
+      const status = await lookup(ref);
+      return status && { ...status, uid: 1000 };
+    };
+    const pod = testPod("web", spec({ securityContext: { runAsNonRoot: true } }));
+    const result = await h.sync(pod);
+    expect(result.waiting.get("app")).toBeUndefined();
+    expect(h.app(pod)[0]?.running).toBe(true);
+    expect(h.runtime.calls.filter((c) => c.method === "imageStatus").map((c) => c.args[0])).toEqual([
+      "local/busybox:stable",
+    ]);
+  });
+
   test("a second sync of an unchanged, running pod does nothing", async () => {
     const h = harness();
     const pod = testPod("web", spec());

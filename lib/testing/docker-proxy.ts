@@ -1,5 +1,6 @@
 // A Unix-socket proxy in front of the test dockerd that can stop answering on demand: a Docker Engine
-// that hangs (overloaded, stuck on a dying disk) without going away, for the fault tests.
+// that hangs (overloaded, stuck on a dying disk) without going away, for the fault tests; it also shows
+// the requests it passed, for the tests that count the Engine API calls of an operation.
 import { createConnection, createServer, type Socket } from "node:net";
 import { rmSync } from "node:fs";
 
@@ -10,6 +11,8 @@ export interface DockerProxy {
   hang(): void;
   /** The request lines (`GET /v1.41/containers/json?… HTTP/1.1`) received since hang(), never answered. */
   held(): string[];
+  /** The request lines passed to the daemon before hang(), in order. */
+  passed(): string[];
   close(): Promise<void>;
 }
 
@@ -19,14 +22,13 @@ export async function startDockerProxy(socketPath: string, upstream: string): Pr
   const sockets = new Set<Socket>();
   let hung = false;
   const held: string[] = [];
+  const passed: string[] = [];
+  const requestLines = (into: string[]) => (chunk: Buffer) => {
+    for (const line of chunk.toString("latin1").split("\r\n"))
+      if (/^[A-Z]+ \/\S* HTTP\/1\.[01]$/.test(line)) into.push(line);
+  };
   // Reading on and dropping what comes keeps every request unanswered while it shows what was asked.
-  const swallow = (socket: Socket) =>
-    socket
-      .on("data", (chunk: Buffer) => {
-        for (const line of chunk.toString("latin1").split("\r\n"))
-          if (/^[A-Z]+ \/\S* HTTP\/1\.[01]$/.test(line)) held.push(line);
-      })
-      .resume(); // unpipe() left it paused
+  const swallow = (socket: Socket) => socket.on("data", requestLines(held)).resume(); // unpipe() left it paused
   const track = (socket: Socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
@@ -37,6 +39,7 @@ export async function startDockerProxy(socketPath: string, upstream: string): Pr
     if (hung) return swallow(client);
     const daemon = createConnection(target);
     track(daemon);
+    client.on("data", requestLines(passed));
     client.on("close", () => daemon.destroy());
     daemon.on("close", () => client.destroy());
     client.pipe(daemon);
@@ -55,6 +58,7 @@ export async function startDockerProxy(socketPath: string, upstream: string): Pr
       }
     },
     held: () => [...held],
+    passed: () => [...passed],
     close() {
       for (const socket of sockets) socket.destroy();
       return new Promise((resolve) => server.close(() => resolve()));
