@@ -38,19 +38,23 @@ export interface ContainerCgroup {
 }
 
 /**
- * How much of a cgroup to read: "all"; "summary", what /stats/summary shows (cumulative CPU, memory usage and working
- * set, rss and page faults, the memory limit and the process count); or "usage" (the summary's counters without the
- * limit and the count). The counters a level leaves out read 0 and no limit is reported.
+ * How much of a cgroup to read: "all"; "summary", what /stats/summary shows of a pod (cumulative CPU, memory usage and
+ * working set, rss and page faults, the memory limit and the process count); "limits", what it shows of a container
+ * (the same without the process count); or "usage" (the counters without the limit and the count). The counters a
+ * level leaves out read 0 and no limit is reported.
  */
-export type CgroupDetail = "all" | "summary" | "usage";
+export type CgroupDetail = "all" | "summary" | "limits" | "usage";
 
 /** The files a "usage" read opens, v1 and v2. */
 const USAGE_FILES = new Set(["cpuacct.usage", "memory.usage_in_bytes", "memory.stat", "cpu.stat", "memory.current"]);
-/** The files a "summary" read opens: the stats analyzer's every 10 s, 5 of 11 (v1) or 10 (v2) per cgroup. */
-const SUMMARY_FILES = new Set([...USAGE_FILES, "memory.limit_in_bytes", "memory.max", "pids.current"]);
+/** The files a "limits" read opens: a container's in the stats analyzer's collection every 10 s, 4 of 11 on v1. */
+const LIMITS_FILES = new Set([...USAGE_FILES, "memory.limit_in_bytes", "memory.max"]);
+/** The files a "summary" read opens: a pod's in the same collection, 5 of 11 (v1) or 10 (v2) per cgroup. */
+const SUMMARY_FILES = new Set([...LIMITS_FILES, "pids.current"]);
 const FILES: Record<CgroupDetail, Set<string> | undefined> = {
   all: undefined,
   summary: SUMMARY_FILES,
+  limits: LIMITS_FILES,
   usage: USAGE_FILES,
 };
 

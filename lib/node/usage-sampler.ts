@@ -106,7 +106,10 @@ export function createUsageSampler(deps: {
   };
 
   return {
-    /** Reads every pod cgroup the listing knows of, with its containers' (and unless "usage", the root cgroup). */
+    /**
+     * Reads every pod cgroup the listing knows of, with its containers' (and unless "usage", the root cgroup); below
+     * "all", sandboxes' cgroups are not read and their pause containers not listed.
+     */
     async sample(detail: CgroupDetail = "all"): Promise<UsageSample> {
       const { containers, sandboxes } = deps.listing();
       const byId = new Map(containers.map((c) => [c.id, c]));
@@ -125,12 +128,18 @@ export function createUsageSampler(deps: {
               const container = byId.get(id);
               const sandbox = sandboxById.get(id);
               if (!container && !sandbox) return undefined;
-              const cstats = await deps.reader.read(path, detail);
-              if (!cstats) return undefined;
               if (sandbox) {
                 name = sandbox.metadata.name;
                 namespace = sandbox.metadata.namespace;
                 network = interfacesOf(path);
+                // The pause container's own usage is cAdvisor's POD series alone: below "all" (the summary,
+                // /metrics/resource) its cgroup only names the pod and holds its network.
+                if (detail !== "all") return undefined;
+              }
+              // A container's process count is not shown (the summary's process_stats is the pod's).
+              const cstats = await deps.reader.read(path, detail === "summary" ? "limits" : detail);
+              if (!cstats) return undefined;
+              if (sandbox) {
                 return {
                   id,
                   name: "POD",
