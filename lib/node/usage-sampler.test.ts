@@ -60,6 +60,7 @@ describe("usage sampler", () => {
           ? ["app-id", "pause-id", "stranger-id"].map((id) => ({ id, path: `${pod}/${id}` }))
           : [{ id: "x", path: `${pod}/x` }],
       firstPid: async () => undefined,
+      sweep: () => {},
     };
     const sampler = createUsageSampler({
       reader,
@@ -90,6 +91,7 @@ describe("usage sampler", () => {
       },
       containers: async (pod) => ["app-id", "pause-id"].map((id) => ({ id, path: `${pod}/${id}` })),
       firstPid: async (path) => (path.endsWith("pause-id") ? 7 : undefined),
+      sweep: () => {},
     };
     const procRoot = mkdtempSync(join(tmpdir(), "kubelet-usage-sampler-"));
     mkdirSync(join(procRoot, "7/net"), { recursive: true });

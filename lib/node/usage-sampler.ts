@@ -177,6 +177,7 @@ export function createUsageSampler(deps: {
           };
         }),
       );
+      deps.reader.sweep();
       return { time, root: await root, pods: pods.filter((p): p is PodSample => !!p) };
     },
   };
