@@ -2,8 +2,7 @@
 // faults) and the limits set on it — from the cgroup v1 or v2 files, plus the container cgroups
 // below a pod's. The resource analyzer, /metrics/resource and /metrics/cadvisor read these files
 // instead of asking the runtime for stats per container.
-import { existsSync } from "node:fs";
-import { readdir } from "node:fs/promises";
+import { existsSync, readdirSync, type Dirent } from "node:fs";
 import { join } from "node:path";
 import { createOpenFiles, openFilesLimit } from "./open-files.ts";
 
@@ -188,9 +187,12 @@ export function createCgroupReader(options: { mountPoint?: string; version: 1 | 
       return pid > 0 ? pid : undefined;
     },
     async containers(podPath) {
-      const entries = await readdir(join(mountPoint, version === 1 ? "cpuacct" : "", podPath), {
-        withFileTypes: true,
-      }).catch(() => []);
+      let entries: Dirent[];
+      try {
+        entries = readdirSync(join(mountPoint, version === 1 ? "cpuacct" : "", podPath), { withFileTypes: true });
+      } catch {
+        entries = [];
+      }
       return entries.flatMap((entry) => {
         const id = entry.isDirectory() ? /(?:^|[-:])([0-9a-f]{64})(?:\.scope)?$/.exec(entry.name)?.[1] : undefined;
         return id ? [{ id, path: `${podPath}/${entry.name}` }] : [];

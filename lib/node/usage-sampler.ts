@@ -2,7 +2,7 @@
 // network namespace, matched to the runtime's last listing: what /stats/summary, /metrics/resource
 // and /metrics/cadvisor report. Only files are read here (the cgroup hierarchy and /proc); the
 // listing is the resource analyzer's, so a scrape makes no runtime call per container.
-import { readFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
 import type { ContainerSummary, PodSandboxSummary } from "../container/runtime.ts";
 import { LABEL } from "../container/runtime.ts";
 import type { CgroupDetail, CgroupReader, CgroupStats } from "./cgroup-stats.ts";
@@ -102,7 +102,13 @@ export function createUsageSampler(deps: {
   const interfacesOf = async (cgroup: string): Promise<InterfaceSample[]> => {
     const pid = await deps.reader.firstPid(cgroup);
     if (pid === undefined) return [];
-    return parseNetDev(await readFile(`${proc}/${pid}/net/dev`, "utf8").catch(() => ""));
+    // Synchronous, as the cgroup files: the kernel generates it on read (an asynchronous read per pod every 10 s cost
+    // more in the thread pool and promises than the read itself).
+    try {
+      return parseNetDev(readFileSync(`${proc}/${pid}/net/dev`, "latin1"));
+    } catch {
+      return [];
+    }
   };
 
   return {
