@@ -56,7 +56,10 @@ describe("cgroup stats", () => {
     const usage = await reader.read(`/${pod}`, "usage");
     expect(usage).toMatchObject({ cpuUsageNanoseconds: 2.5e9, memoryWorkingSetBytes: 9000, memoryFailcnt: 0, pids: 0 });
     expect(usage).not.toHaveProperty("memoryLimitBytes");
-    // A "summary" read (the stats analyzer's every 10 s) adds the memory limit and the process count, nothing else.
+    // A "limits" read (a container in the stats analyzer's collection) adds the memory limit, not the process count.
+    const limits = await reader.read(`/${pod}`, "limits");
+    expect(limits).toMatchObject({ memoryLimitBytes: 67_108_864, pids: 0 });
+    // A "summary" read (a pod in the same collection) adds the memory limit and the process count, nothing else.
     const summary = await reader.read(`/${pod}`, "summary");
     expect(summary).toEqual(
       cgroupStats({

@@ -19,11 +19,13 @@ import {
 function stubRuntime(dir: string, ids: string[]) {
   const reopened: string[] = [];
   const refusing = new Set<string>();
+  const inspected: string[] = [];
   let active = 0;
   let mostActive = 0;
   const runtime: ContainerLogManagerDeps["runtime"] = {
     listContainers: async () => ids.map((id) => ({ id, state: "CONTAINER_RUNNING" }) as ContainerSummary),
     inspectContainer: async (id) => {
+      inspected.push(id);
       active++;
       mostActive = Math.max(mostActive, active);
       await new Promise((resolve) => setTimeout(resolve, 5));
@@ -36,7 +38,7 @@ function stubRuntime(dir: string, ids: string[]) {
       writeFileSync(join(dir, `${id}.log`), "");
     },
   };
-  return { runtime, reopened, refusing, mostActive: () => mostActive };
+  return { runtime, ids, inspected, reopened, refusing, mostActive: () => mostActive };
 }
 
 describe("container log manager", () => {
@@ -136,6 +138,19 @@ describe("container log manager", () => {
       log: silentLogger,
     }).rotateOnce();
     expect(stub.mostActive()).toBe(2);
+  });
+
+  test("a running container's log path is asked of the runtime once, again only after it stopped running", async () => {
+    const stub = stubRuntime(dir, ["a", "b"]);
+    for (const id of ["a", "b"]) write(id, 1);
+    const manager = createContainerLogManager(policy(), { runtime: stub.runtime, clock, log: silentLogger });
+    await manager.rotateOnce();
+    await manager.rotateOnce();
+    stub.ids.splice(0, 1); // a stops
+    await manager.rotateOnce();
+    stub.ids.push("a"); // and is listed running again
+    await manager.rotateOnce();
+    expect(stub.inspected).toEqual(["a", "b", "a"]);
   });
 
   test("a log file that is gone (a reopen failed after the rename) is asked of the runtime again", async () => {

@@ -2,7 +2,10 @@
 // which write container logs but never rotate them: every containerLogMonitorInterval, up to
 // containerLogMaxWorkers containers at once, a running container's log above containerLogMaxSize is
 // renamed `<log>.<timestamp>` and the runtime reopens its log (ReopenContainerLog); older rotated
-// files are gzipped and at most containerLogMaxFiles are kept, the current one included.
+// files are gzipped and at most containerLogMaxFiles are kept, the current one included. Unlike the Go
+// kubelet, a container's log path is asked of the runtime (ContainerStatus) once, not at every pass: the
+// CRI fixes it at creation (ContainerConfig.log_path), and 110 status calls every 10 s were most of an idle
+// CRI kubelet's gRPC traffic.
 import { createReadStream, createWriteStream } from "node:fs";
 import { readdir, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
@@ -147,10 +150,13 @@ export function createContainerLogManager(
     if (!(await reopen(id, path))) await rename(target, path);
   };
 
+  /** Running containers' log paths, asked once each. */
+  const logPaths = new Map<string, string>();
+
   const processContainer = async (id: string) => {
-    const details = await runtime.inspectContainer(id);
-    const path = details.logPath;
+    const path = logPaths.get(id) ?? (await runtime.inspectContainer(id)).logPath;
     if (!path) return;
+    logPaths.set(id, path);
     const size = await stat(path).then(
       (s) => s.size,
       (error: NodeJS.ErrnoException) => {
@@ -169,7 +175,9 @@ export function createContainerLogManager(
   const rotateOnce = async () => {
     if (!runtime.reopenContainerLog) return;
     const running = (await runtime.listContainers()).filter((c) => c.state === "CONTAINER_RUNNING").map((c) => c.id);
-    for (const id of refused) if (!running.includes(id)) refused.delete(id);
+    const listed = new Set(running);
+    for (const id of refused) if (!listed.has(id)) refused.delete(id);
+    for (const id of logPaths.keys()) if (!listed.has(id)) logPaths.delete(id);
     const queue = running.filter((id) => !refused.has(id));
     const worker = async () => {
       for (let id = queue.shift(); id !== undefined; id = queue.shift())

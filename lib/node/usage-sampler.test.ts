@@ -1,4 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { ContainerSummary, PodSandboxSummary } from "../container/runtime.ts";
 import { LABEL } from "../container/runtime.ts";
 import { cgroupStats } from "../testing/usage-samples.ts";
@@ -11,6 +14,25 @@ const NET_DEV = `Inter-|   Receive                                              
   eth0:    1000      10    1    2    0     0          0         0     2000      20    3    4    0     0       0          0
 vethab12:    7       1    0    0    0     0          0         0        7       1    0    0    0     0       0          0
 `;
+
+/** Pod "web" (uid u1): its app container and its sandbox, as the runtime lists them. */
+const app = {
+  id: "app-id",
+  name: "k8s_app_web_default_u1_0",
+  podSandboxId: "pause-id",
+  labels: { [LABEL.podName]: "web", [LABEL.podNamespace]: "default", [LABEL.containerName]: "app" },
+  image: "local/busybox:stable",
+  imageId: "",
+  state: "CONTAINER_RUNNING",
+  createdAt: 1,
+} satisfies ContainerSummary;
+const pause = {
+  id: "pause-id",
+  metadata: { name: "web", namespace: "default", uid: "u1", attempt: 0 },
+  state: "ready",
+  createdAt: 2,
+  labels: {},
+} satisfies PodSandboxSummary;
 
 describe("usage sampler", () => {
   test("/proc/<pid>/net/dev: every counter of each interface, lo and veth left out as cAdvisor does", () => {
@@ -38,24 +60,8 @@ describe("usage sampler", () => {
           ? ["app-id", "pause-id", "stranger-id"].map((id) => ({ id, path: `${pod}/${id}` }))
           : [{ id: "x", path: `${pod}/x` }],
       firstPid: async () => undefined,
+      sweep: () => {},
     };
-    const app = {
-      id: "app-id",
-      name: "k8s_app_web_default_u1_0",
-      podSandboxId: "pause-id",
-      labels: { [LABEL.podName]: "web", [LABEL.podNamespace]: "default", [LABEL.containerName]: "app" },
-      image: "local/busybox:stable",
-      imageId: "",
-      state: "CONTAINER_RUNNING",
-      createdAt: 1,
-    } satisfies ContainerSummary;
-    const pause = {
-      id: "pause-id",
-      metadata: { name: "web", namespace: "default", uid: "u1", attempt: 0 },
-      state: "ready",
-      createdAt: 2,
-      labels: {},
-    } satisfies PodSandboxSummary;
     const sampler = createUsageSampler({
       reader,
       podCgroups: async () =>
@@ -73,5 +79,36 @@ describe("usage sampler", () => {
       ["app", "k8s_app_web_default_u1_0", false, "/kubepods/podu1/app-id"],
       ["POD", "pause-id", true, "/kubepods/podu1/pause-id"],
     ]);
+  });
+
+  test("the summary's read leaves the sandbox's cgroup unread (it names the pod and holds its network) and containers' process counts out", async () => {
+    const reads: string[] = [];
+    const reader: CgroupReader = {
+      version: 1,
+      read: async (path, detail) => {
+        reads.push(`${path} ${detail}`);
+        return cgroupStats();
+      },
+      containers: async (pod) => ["app-id", "pause-id"].map((id) => ({ id, path: `${pod}/${id}` })),
+      firstPid: async (path) => (path.endsWith("pause-id") ? 7 : undefined),
+      sweep: () => {},
+    };
+    const procRoot = mkdtempSync(join(tmpdir(), "kubelet-usage-sampler-"));
+    mkdirSync(join(procRoot, "7/net"), { recursive: true });
+    writeFileSync(join(procRoot, "7/net/dev"), NET_DEV);
+    const sampler = createUsageSampler({
+      reader,
+      podCgroups: async () => new Map([["u1", "/kubepods/podu1"]]),
+      listing: () => ({ containers: [app], sandboxes: [pause] }),
+      now: () => 42,
+      procRoot,
+    });
+    const sample = await sampler.sample("summary");
+    rmSync(procRoot, { recursive: true });
+    expect(reads.sort()).toEqual(["/ summary", "/kubepods/podu1 summary", "/kubepods/podu1/app-id limits"]);
+    expect(sample.pods.map((p) => [p.name, p.namespace, p.interfaces.map((i) => i.name)])).toEqual([
+      ["web", "default", ["eth0"]],
+    ]);
+    expect(sample.pods[0]!.containers.map((c) => c.name)).toEqual(["app"]);
   });
 });

@@ -2,7 +2,7 @@
 // network namespace, matched to the runtime's last listing: what /stats/summary, /metrics/resource
 // and /metrics/cadvisor report. Only files are read here (the cgroup hierarchy and /proc); the
 // listing is the resource analyzer's, so a scrape makes no runtime call per container.
-import { readFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
 import type { ContainerSummary, PodSandboxSummary } from "../container/runtime.ts";
 import { LABEL } from "../container/runtime.ts";
 import type { CgroupDetail, CgroupReader, CgroupStats } from "./cgroup-stats.ts";
@@ -102,11 +102,20 @@ export function createUsageSampler(deps: {
   const interfacesOf = async (cgroup: string): Promise<InterfaceSample[]> => {
     const pid = await deps.reader.firstPid(cgroup);
     if (pid === undefined) return [];
-    return parseNetDev(await readFile(`${proc}/${pid}/net/dev`, "utf8").catch(() => ""));
+    // Synchronous, as the cgroup files: the kernel generates it on read (an asynchronous read per pod every 10 s cost
+    // more in the thread pool and promises than the read itself).
+    try {
+      return parseNetDev(readFileSync(`${proc}/${pid}/net/dev`, "latin1"));
+    } catch {
+      return [];
+    }
   };
 
   return {
-    /** Reads every pod cgroup the listing knows of, with its containers' (and unless "usage", the root cgroup). */
+    /**
+     * Reads every pod cgroup the listing knows of, with its containers' (and unless "usage", the root cgroup); below
+     * "all", sandboxes' cgroups are not read and their pause containers not listed.
+     */
     async sample(detail: CgroupDetail = "all"): Promise<UsageSample> {
       const { containers, sandboxes } = deps.listing();
       const byId = new Map(containers.map((c) => [c.id, c]));
@@ -125,12 +134,18 @@ export function createUsageSampler(deps: {
               const container = byId.get(id);
               const sandbox = sandboxById.get(id);
               if (!container && !sandbox) return undefined;
-              const cstats = await deps.reader.read(path, detail);
-              if (!cstats) return undefined;
               if (sandbox) {
                 name = sandbox.metadata.name;
                 namespace = sandbox.metadata.namespace;
                 network = interfacesOf(path);
+                // The pause container's own usage is cAdvisor's POD series alone: below "all" (the summary,
+                // /metrics/resource) its cgroup only names the pod and holds its network.
+                if (detail !== "all") return undefined;
+              }
+              // A container's process count is not shown (the summary's process_stats is the pod's).
+              const cstats = await deps.reader.read(path, detail === "summary" ? "limits" : detail);
+              if (!cstats) return undefined;
+              if (sandbox) {
                 return {
                   id,
                   name: "POD",
@@ -168,6 +183,7 @@ export function createUsageSampler(deps: {
           };
         }),
       );
+      deps.reader.sweep();
       return { time, root: await root, pods: pods.filter((p): p is PodSample => !!p) };
     },
   };
