@@ -10,6 +10,21 @@ import { FakeClock } from "../testing/fake-clock.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { testPod } from "../testing/pods.ts";
 
+/** What runPodsOnce needs, on a fake runtime, with what the tests vary. */
+function onFakeRuntime(clock: FakeClock, runtime: FakeRuntime, extra: Partial<Parameters<typeof runPodsOnce>[1]> = {}) {
+  return {
+    runtime,
+    images: createImageManager({ qps: 0, burst: 10, clock, dockerConfigPaths: [] }, runtime),
+    volumes: fakeVolumes(),
+    clock,
+    log: silentLogger,
+    events: createEventRecorder({ clock }),
+    configs: noConfigs,
+    options: { hostname: "node-1", hostIP: "10.0.0.1", networkMode: "none" as const, allowPrivileged: false },
+    ...extra,
+  };
+}
+
 test("runonce starts the pods maxPods admits, reports the rest as OutOfpods, and binds every pod to the node", async () => {
   const clock = new FakeClock();
   const runtime = new FakeRuntime(clock);
@@ -17,17 +32,10 @@ test("runonce starts the pods maxPods admits, reports the rest as OutOfpods, and
   const image = { containers: [{ name: "app", image: "local/busybox:stable", command: ["sleep", "3600"] }] };
   const report = await runPodsOnce(
     [testPod("a", image), testPod("b", image), testPod("c", { ...image, hostNetwork: true }, { source: "url" })],
-    {
-      runtime,
-      images: createImageManager({ qps: 0, burst: 10, clock, dockerConfigPaths: [] }, runtime),
-      volumes: fakeVolumes(),
-      clock,
-      log: silentLogger,
+    onFakeRuntime(clock, runtime, {
       events,
-      configs: noConfigs,
       admission: { maxPods: 1, hostNetworkSources: ["file"], hostPidSources: ["*"], hostIpcSources: ["*"] },
-      options: { hostname: "node-1", hostIP: "10.0.0.1", networkMode: "none", allowPrivileged: false },
-    },
+    }),
     { timeoutMs: 10_000, signal: new AbortController().signal },
   );
   expect(report.ok).toBe(false);
@@ -51,20 +59,10 @@ test("runonce asks the runtime's version once and looks up only the pods' images
   const clock = new FakeClock();
   const runtime = new FakeRuntime(clock);
   const image = { containers: [{ name: "app", image: "local/busybox:stable", command: ["sleep", "3600"] }] };
-  const report = await runPodsOnce(
-    [testPod("a", image)],
-    {
-      runtime,
-      images: createImageManager({ qps: 0, burst: 10, clock, dockerConfigPaths: [] }, runtime),
-      volumes: fakeVolumes(),
-      clock,
-      log: silentLogger,
-      events: createEventRecorder({ clock }),
-      configs: noConfigs,
-      options: { hostname: "node-1", hostIP: "10.0.0.1", networkMode: "none", allowPrivileged: false },
-    },
-    { timeoutMs: 10_000, signal: new AbortController().signal },
-  );
+  const report = await runPodsOnce([testPod("a", image)], onFakeRuntime(clock, runtime), {
+    timeoutMs: 10_000,
+    signal: new AbortController().signal,
+  });
   expect(report.ok).toBe(true);
   expect(report.runtimeVersion.runtimeName).toBeTruthy();
   expect(runtime.calls.filter((c) => c.method === "version")).toHaveLength(1);
@@ -79,16 +77,7 @@ test("runonce interrupted reports a pod still starting as interrupted, not as ti
   const sleeper = { name: "app", image: "local/busybox:stable", command: ["sleep", "3600"] };
   const report = await runPodsOnce(
     [testPod("a", { initContainers: [{ ...sleeper, name: "init" }], containers: [sleeper] })],
-    {
-      runtime,
-      images: createImageManager({ qps: 0, burst: 10, clock, dockerConfigPaths: [] }, runtime),
-      volumes: fakeVolumes(),
-      clock,
-      log: silentLogger,
-      events: createEventRecorder({ clock }),
-      configs: noConfigs,
-      options: { hostname: "node-1", hostIP: "10.0.0.1", networkMode: "none", allowPrivileged: false },
-    },
+    onFakeRuntime(clock, runtime),
     { timeoutMs: 300_000, signal: AbortSignal.abort() },
   );
   expect(report.pods.map((o) => [o.ok, o.reason])).toEqual([[false, "not running when interrupted after 0s"]]);
