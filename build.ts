@@ -26,7 +26,7 @@ const RELEASE_TARGETS = [
 // `--version` 3.5-6x and `validate` about 2x faster for 6.5 MiB more; --minify saves 1.25 MiB; the
 // source map (1.7 MiB) keeps stack traces readable.
 // Left out (bench/startup.bench.ts leaves out the same), as modules loaded only on paths the kubelet never takes:
-// ssh2 (docker-modem's ssh:// Docker hosts, which lib/container/docker.ts refuses; 0.3 MiB of code, 2 MiB of binary
+// ssh2 (docker-modem's ssh:// Docker hosts, which lib/container/docker/docker.ts refuses; 0.3 MiB of code, 2 MiB of binary
 // with its bytecode) and consola's prompt (an interactive question on a terminal, which nothing here asks; 40 KiB).
 export const LEFT_OUT = ["--external", "ssh2", "--external", "*/chunks/prompt.mjs"];
 const COMPILE_FLAGS = ["--compile", "--minify", "--sourcemap", "--bytecode", "--format", "esm", ...LEFT_OUT];

@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
-import { createCriClient } from "../lib/container/cri-client.ts";
+import { createCriClient } from "../lib/container/cri/cri-client.ts";
 import { KUBELET_BINARY, testServices } from "../lib/testing/services.ts";
 import { podmanCommand, podmanPlay, rawCriPod } from "./support.ts";
 import { freePort, removeDir, tempDir } from "../test/e2e/harness.ts";

@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
-import { fleetKeys } from "../lib/node/fleet-reporter.ts";
+import { fleetKeys } from "../lib/node/status/fleet-reporter.ts";
 import { createEtcdClient, type EtcdClientOptions } from "../lib/sources/etcd-client.ts";
 import { addNodeUser, enableAuth, type EtcdCluster, startEtcdCluster } from "../lib/testing/etcd-cluster.ts";
 import { KUBELET_BINARY, testServices } from "../lib/testing/services.ts";

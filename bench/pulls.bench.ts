@@ -7,8 +7,8 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import { createDockerRuntime } from "../lib/container/docker.ts";
-import { createImageManager } from "../lib/node/images.ts";
+import { createDockerRuntime } from "../lib/container/docker/docker.ts";
+import { createImageManager } from "../lib/node/images/images.ts";
 import { testPod } from "../lib/testing/pods.ts";
 import { testServices } from "../lib/testing/services.ts";
 

@@ -1,7 +1,7 @@
 // Create+start latency of 10 containers through createDockerRuntime against the docker CLI, on the
 // test dockerd. Usage: bun bench/runtime.bench.ts [rounds]   (needs scripts/services.sh up)
 import { execFileSync } from "node:child_process";
-import { createDockerRuntime } from "../lib/container/docker.ts";
+import { createDockerRuntime } from "../lib/container/docker/docker.ts";
 import { LABEL } from "../lib/container/runtime.ts";
 import { testContainerConfig, testSandboxConfig } from "../lib/testing/cri-configs.ts";
 import { testServices } from "../lib/testing/services.ts";

@@ -4,7 +4,7 @@
 // Usage: bun bench/server.bench.ts
 import { cpus } from "node:os";
 import { DEFAULT_CONFIG } from "../lib/config/config-types.ts";
-import { createEventRecorder } from "../lib/node/events.ts";
+import { createEventRecorder } from "../lib/node/events/events.ts";
 import { createInfoServer } from "../lib/server/info-server.ts";
 import { serve } from "../lib/platform/serve.ts";
 import { createPrometheusMetrics } from "../lib/server/prometheus.ts";

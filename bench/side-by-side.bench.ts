@@ -10,7 +10,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadavg } from "node:os";
-import { createCriClient } from "../lib/container/cri-client.ts";
+import { createCriClient } from "../lib/container/cri/cri-client.ts";
 import { KUBELET_BINARY, testServices } from "../lib/testing/services.ts";
 import { commonFlags } from "../test/e2e/harness-runtimes.ts";
 import { removeDir, tempDir } from "../test/e2e/harness.ts";

@@ -9,7 +9,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
-import { KEPT_ENGINE_CONNECTIONS } from "../lib/container/docker.ts";
+import { KEPT_ENGINE_CONNECTIONS } from "../lib/container/docker/docker.ts";
 import { freePortNumber } from "../lib/testing/ports.ts";
 import { KUBELET_BINARY, testServices, type TestServices } from "../lib/testing/services.ts";
 import { baseFlags, removeCgroupRoot, removeDir, tempDir } from "../test/e2e/harness.ts";

@@ -5,7 +5,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
-import { createCriClient } from "../lib/container/cri-client.ts";
+import { createCriClient } from "../lib/container/cri/cri-client.ts";
 import type { CriClient, PodSandboxConfig } from "../lib/container/cri-types.ts";
 import { KUBELET_BINARY, type TestServices } from "../lib/testing/services.ts";
 import { freePort, tempDir, testCgroupRoot } from "../test/e2e/harness.ts";

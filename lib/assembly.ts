@@ -5,8 +5,8 @@
 // with side effects on the host (cgroups, the managers' timers) are built only when asked for.
 import { readFileSync } from "node:fs";
 import { cpus, hostname as osHostname, networkInterfaces, totalmem } from "node:os";
-import { logRotationPolicy } from "./node/container-log-manager.ts";
-import { podCapacity } from "./node/pod-capacity.ts";
+import { logRotationPolicy } from "./node/logs/container-log-manager.ts";
+import { podCapacity } from "./node/cm/pod-capacity.ts";
 import { join } from "node:path";
 import { assignNodeUids } from "./api/pod-uid.ts";
 import { KubeletError } from "./api/types.ts";
@@ -19,15 +19,15 @@ import { LABEL, type Runtime } from "./container/runtime.ts";
 import type { Logger } from "./log.ts";
 import type { KubeletMetrics } from "./metrics.ts";
 import { createNodeManagers, type NodeManagers } from "./node-managers.ts";
-import { backoffFile } from "./node/backoff-file.ts";
-import { ALLOCATION_FILE, allocationFile } from "./node/allocation-file.ts";
-import { createEventRecorder, type EventRecorder } from "./node/events.ts";
-import { createImageManager, type ImageManager, type PullObserver } from "./node/images.ts";
-import { setUpPodPlacement, type PodPlacement } from "./node/placement.ts";
-import { createProbeManager } from "./node/probes.ts";
-import { createVolumeManager, type VolumeManager } from "./node/volumes.ts";
-import { nodeAllocatable } from "./node/cgroups.ts";
-import { goArch } from "./node/node-status.ts";
+import { backoffFile } from "./node/state/backoff-file.ts";
+import { ALLOCATION_FILE, allocationFile } from "./node/state/allocation-file.ts";
+import { createEventRecorder, type EventRecorder } from "./node/events/events.ts";
+import { createImageManager, type ImageManager, type PullObserver } from "./node/images/images.ts";
+import { setUpPodPlacement, type PodPlacement } from "./node/cm/placement.ts";
+import { createProbeManager } from "./node/prober/probes.ts";
+import { createVolumeManager, type VolumeManager } from "./node/volumes/volumes.ts";
+import { nodeAllocatable } from "./node/cm/cgroups.ts";
+import { goArch } from "./node/status/node-status.ts";
 import { createSysctlAllowlist } from "./sync/sysctls.ts";
 import { createPrometheusMetrics } from "./server/prometheus.ts";
 import { requireReady, type PodSource, type SourceSnapshot, type StopSource } from "./sources/source.ts";
@@ -35,7 +35,7 @@ import { createPodStore, type PodStore } from "./sources/store.ts";
 import { createUrlSource } from "./sources/url.ts";
 import type { AdmissionPolicy } from "./sync/admission.ts";
 import type { PodExecutorOptions } from "./sync/pod-executor.ts";
-import type { BackoffEntry } from "./node/backoff.ts";
+import type { BackoffEntry } from "./node/flowcontrol/backoff.ts";
 import { createSyncLoop, type SyncLoop } from "./sync/sync-loop.ts";
 
 /** The subcommand an assembly is for: only `run` persists back-off and runs the node managers. */
@@ -257,7 +257,7 @@ export async function openRuntime(
   metrics?: KubeletMetrics,
 ): Promise<OpenedRuntime> {
   if (config.containerRuntime === "fake") {
-    const { MemoryRuntime } = await import("./container/memory-runtime.ts");
+    const { MemoryRuntime } = await import("./container/memory/memory-runtime.ts");
     const runtime = new MemoryRuntime(systemClock);
     runtime.podInfraImage = config.networkContainerImage;
     runtime.imageFsMountpoint = config.rootDir;
@@ -265,7 +265,7 @@ export async function openRuntime(
   }
   if (config.containerRuntime === "docker") {
     // Loaded only when used, as the CRI client below: dockerode costs the CRI mode nothing.
-    const { createDockerRuntime, resolveDockerEndpoint } = await import("./container/docker.ts");
+    const { createDockerRuntime, resolveDockerEndpoint } = await import("./container/docker/docker.ts");
     const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
     return {
       runtime: createDockerRuntime({
@@ -284,8 +284,8 @@ export async function openRuntime(
   }
   // Loaded only when used: gRPC and the runtime.v1 descriptor cost Docker mode and --version nothing.
   const [{ createCriClient }, { createCriRuntime }] = await Promise.all([
-    import("./container/cri-client.ts"),
-    import("./container/cri.ts"),
+    import("./container/cri/cri-client.ts"),
+    import("./container/cri/cri.ts"),
   ]);
   const client = createCriClient({
     runtimeEndpoint: config.containerRuntimeEndpoint,

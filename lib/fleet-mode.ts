@@ -7,10 +7,10 @@ import type { KubeletConfig } from "./config/config-types.ts";
 import { etcdSettings } from "./config/etcd-config.ts";
 import type { Runtime } from "./container/runtime.ts";
 import type { Logger } from "./log.ts";
-import { nodeAllocatable } from "./node/cgroups.ts";
-import { podCapacity } from "./node/pod-capacity.ts";
-import { createFleetReporter, type FleetReporterDeps } from "./node/fleet-reporter.ts";
-import { buildNode, readHostFacts, readinessFrom, type PressureObserver } from "./node/node-status.ts";
+import { nodeAllocatable } from "./node/cm/cgroups.ts";
+import { podCapacity } from "./node/cm/pod-capacity.ts";
+import { createFleetReporter, type FleetReporterDeps } from "./node/status/fleet-reporter.ts";
+import { buildNode, readHostFacts, readinessFrom, type PressureObserver } from "./node/status/node-status.ts";
 import type { HealthReport } from "./server/info-server.ts";
 
 /**

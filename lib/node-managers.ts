@@ -9,23 +9,23 @@ import { parseDuration } from "./config/values.ts";
 import type { Runtime } from "./container/runtime.ts";
 import type { Pod } from "./api/types.ts";
 import type { Logger } from "./log.ts";
-import { createContainerGc } from "./node/container-gc.ts";
-import { createContainerLogManager, logRotationPolicy } from "./node/container-log-manager.ts";
-import type { EventRecorder } from "./node/events.ts";
-import type { CgroupManager } from "./node/cgroups.ts";
-import type { CgroupDetail } from "./node/cgroup-stats.ts";
-import { createEvictionManager, type NodeCondition } from "./node/eviction.ts";
-import { evictionUsage, parseThresholds } from "./node/eviction-thresholds.ts";
-import { diskUsage, statFs } from "./node/filesystem.ts";
-import { createImageGc, type ImageGc } from "./node/image-gc.ts";
-import { createNodeSignals } from "./node/node-signals.ts";
-import { createNodeShutdownManager, shutdownGroups } from "./node/node-shutdown.ts";
-import { watchSystemOoms } from "./node/oom-watcher.ts";
-import { createShutdownState, SHUTDOWN_STATE_FILE, type ShutdownTimesSink } from "./node/shutdown-state.ts";
-import { createStatsAnalyzer, type StatsSummary } from "./node/stats-analyzer.ts";
-import { createUsageSampler, type UsageSample } from "./node/usage-sampler.ts";
-import type { PressureObserver } from "./node/node-status.ts";
-import { emptyDirPath } from "./node/volumes.ts";
+import { createContainerGc } from "./node/gc/container-gc.ts";
+import { createContainerLogManager, logRotationPolicy } from "./node/logs/container-log-manager.ts";
+import type { EventRecorder } from "./node/events/events.ts";
+import type { CgroupManager } from "./node/cm/cgroups.ts";
+import type { CgroupDetail } from "./node/stats/cgroup-stats.ts";
+import { createEvictionManager, type NodeCondition } from "./node/eviction/eviction.ts";
+import { evictionUsage, parseThresholds } from "./node/eviction/eviction-thresholds.ts";
+import { diskUsage, statFs } from "./node/stats/filesystem.ts";
+import { createImageGc, type ImageGc } from "./node/images/image-gc.ts";
+import { createNodeSignals } from "./node/eviction/node-signals.ts";
+import { createNodeShutdownManager, shutdownGroups } from "./node/shutdown/node-shutdown.ts";
+import { watchSystemOoms } from "./node/oom/oom-watcher.ts";
+import { createShutdownState, SHUTDOWN_STATE_FILE, type ShutdownTimesSink } from "./node/shutdown/shutdown-state.ts";
+import { createStatsAnalyzer, type StatsSummary } from "./node/stats/stats-analyzer.ts";
+import { createUsageSampler, type UsageSample } from "./node/stats/usage-sampler.ts";
+import type { PressureObserver } from "./node/status/node-status.ts";
+import { emptyDirPath } from "./node/volumes/volumes.ts";
 
 /** What the managers need of the rest of the kubelet (bound late: the sync loop is made after the image GC). */
 export interface ManagedNode {
@@ -95,7 +95,7 @@ export function createNodeManagers(
             log: log.child("shutdown"),
           },
           {
-            connect: async () => (await import("./node/logind.ts")).connectLogind(),
+            connect: async () => (await import("./node/shutdown/logind.ts")).connectLogind(),
             activePods: () => node?.activePods() ?? [],
             stopPod: (pod, graceSeconds, reason, message) =>
               node?.evict(pod, message, { reason, graceSeconds }) ?? Promise.resolve(),

@@ -37,18 +37,23 @@ const groups: Record<string, { mutate: string[]; tests: string[] }> = {
   store: { mutate: ["lib/sources/store.ts"], tests: ["lib/sources/store.test.ts"] },
   spelling: { mutate: ["lib/spelling.ts"], tests: ["lib/spelling.test.ts"] },
   plan: {
-    mutate: ["lib/sync/pod-plan.ts", "lib/sync/pod-status.ts", "lib/sync/pod-workers.ts", "lib/node/backoff.ts"],
+    mutate: [
+      "lib/sync/pod-plan.ts",
+      "lib/sync/pod-status.ts",
+      "lib/sync/pod-workers.ts",
+      "lib/node/flowcontrol/backoff.ts",
+    ],
     tests: [
       "lib/sync/pod-plan.test.ts",
       "lib/sync/pod-workers.test.ts",
       "lib/sync/pod-status.test.ts",
-      "lib/node/backoff.test.ts",
-      "lib/node/backoff-delays.test.ts",
+      "lib/node/flowcontrol/backoff.test.ts",
+      "lib/node/flowcontrol/backoff-delays.test.ts",
     ],
   },
   container: {
-    mutate: ["lib/container/container-config.ts", "lib/container/docker-shim.ts"],
-    tests: ["lib/container/docker-shim.test.ts", "lib/container/container-config-env.test.ts"],
+    mutate: ["lib/container/container-config.ts", "lib/container/docker/docker-shim.ts"],
+    tests: ["lib/container/docker/docker-shim.test.ts", "lib/container/container-config-env.test.ts"],
   },
 };
 

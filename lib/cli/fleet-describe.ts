@@ -1,7 +1,7 @@
 // `kubelet fleet describe node NAME|pod NAME`: where a pod is placed and, per node, the manifest hash
 // the node reports running (its revisions record) beside the placed one, so a rollout is seen converging.
 import { ANNOTATION, type V1Node, type V1PodStatus } from "../api/types.ts";
-import { fleetKeys } from "../node/fleet-reporter.ts";
+import { fleetKeys } from "../node/status/fleet-reporter.ts";
 import type { EtcdClient } from "../sources/etcd-client.ts";
 import { ETCD_DAEMONS, selectorMatches } from "../sources/etcd.ts";
 import { describeTarget, placementKeys, type Placement } from "./fleet-apply.ts";

@@ -1,6 +1,6 @@
 // The fleet view from etcd's records: rows, heartbeat ages from leases, tables and JSON.
 import { expect, test } from "bun:test";
-import { fleetKeys } from "../node/fleet-reporter.ts";
+import { fleetKeys } from "../node/status/fleet-reporter.ts";
 import type { EtcdEntry } from "../sources/etcd-client.ts";
 import { formatFleetData, formatFleetTable, readFleet } from "./fleet.ts";
 

@@ -2,8 +2,8 @@
 // as tables, JSON or YAML, once or followed with --watch.
 import { stringifyYaml } from "../api/manifest.ts";
 import type { V1Node, V1PodStatus } from "../api/types.ts";
-import { fleetKeys } from "../node/fleet-reporter.ts";
-import type { KubeEvent } from "../node/events.ts";
+import { fleetKeys } from "../node/status/fleet-reporter.ts";
+import type { KubeEvent } from "../node/events/events.ts";
 import type { EtcdClient, EtcdEntry } from "../sources/etcd-client.ts";
 
 export interface NodeRow {

@@ -3,7 +3,7 @@
 // Refuses while a kubelet holds the lock file. Exit 0 done (or nothing to do), 1 errors.
 import type { KubeletConfig } from "../config/config-types.ts";
 import type { Logger } from "../log.ts";
-import type { ResetStep } from "../node/node-reset.ts";
+import type { ResetStep } from "../node/reset/node-reset.ts";
 
 export interface ResetCommandOptions {
   dryRun: boolean;

@@ -14,7 +14,7 @@ import { FLAGS } from "./flags.ts";
 import { formatDuration, parseDuration, parseValue } from "./values.ts";
 // The thresholds' parser is pure (api/ only) and lives with eviction; checking them here is what makes
 // a bad --eviction_hard an error of the config, not of a half-started kubelet.
-import { parseThresholds } from "../node/eviction-thresholds.ts";
+import { parseThresholds } from "../node/eviction/eviction-thresholds.ts";
 
 export type Origin = "default" | "file" | "flag";
 

@@ -5,8 +5,8 @@
 // machine_cpu_cores and machine_memory_bytes. A scrape reads files only (usage-sampler.ts).
 import { readFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
-import type { CgroupStats } from "../node/cgroup-stats.ts";
-import type { InterfaceSample, UsageSample } from "../node/usage-sampler.ts";
+import type { CgroupStats } from "../node/stats/cgroup-stats.ts";
+import type { InterfaceSample, UsageSample } from "../node/stats/usage-sampler.ts";
 import { renderFamily, type Sample } from "./exposition.ts";
 
 export interface CadvisorMetricsDeps {

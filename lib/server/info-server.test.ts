@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_CONFIG, type KubeletConfig } from "../config/config-types.ts";
-import { createEventRecorder } from "../node/events.ts";
+import { createEventRecorder } from "../node/events/events.ts";
 import { createInfoServer, type InfoServerDeps } from "./info-server.ts";
 import { silentLogger } from "../log.ts";
 import { createPrometheusMetrics } from "./prometheus.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { usageSample } from "../testing/usage-samples.ts";
 import { createResourceMetrics } from "./resource-metrics.ts";
-import type { StatsSummary } from "../node/stats-analyzer.ts";
+import type { StatsSummary } from "../node/stats/stats-analyzer.ts";
 
 const node = {
   nodeName: "node-a",

@@ -2,9 +2,9 @@
 // node, pod and container CPU seconds and working set with the sample's millisecond timestamp,
 // container start times, scrape_error and resource_scrape_error — from a fresh read of the pod
 // cgroups (the resource analyzer's last collection without them, and for the node).
-import type { StatsSummary } from "../node/stats-analyzer.ts";
-import type { UsageSample } from "../node/usage-sampler.ts";
-import type { CgroupDetail } from "../node/cgroup-stats.ts";
+import type { StatsSummary } from "../node/stats/stats-analyzer.ts";
+import type { UsageSample } from "../node/stats/usage-sampler.ts";
+import type { CgroupDetail } from "../node/stats/cgroup-stats.ts";
 import { renderFamily, type Sample } from "./exposition.ts";
 
 export interface ResourceMetricsDeps {

@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { encodeFrame } from "../container/channel-protocol.ts";
 import type { StreamSession } from "../container/runtime.ts";
 import type { ServerSocket } from "../platform/websocket.ts";
-import { scriptedSession, type StreamScript } from "../container/scripted-session.ts";
+import { scriptedSession, type StreamScript } from "../container/memory/scripted-session.ts";
 import { bridgeStream } from "./stream-bridge.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);

@@ -9,7 +9,7 @@
 // etcd's refusals become KubeletErrors that name the keys and the user (etcd-errors.ts).
 import { Etcd3, type IOptions } from "etcd3";
 import { KubeletError } from "../api/types.ts";
-import { loadGrpc } from "../container/grpc.ts";
+import { loadGrpc } from "../grpc.ts";
 import { certificateMismatch, type EtcdTlsFiles, watchCertificateFiles } from "./etcd-certificates.ts";
 import { etcdRefusal, explain, keyList, staleToken } from "./etcd-errors.ts";
 

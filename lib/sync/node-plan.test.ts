@@ -7,7 +7,7 @@ import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { testConfig, testPod } from "../testing/pods.ts";
 import { planNode, type NodePlan } from "./node-plan.ts";
 import { noneObserved, type Observed } from "./pod-plan.ts";
-import type { BackoffEntry } from "../node/backoff.ts";
+import type { BackoffEntry } from "../node/flowcontrol/backoff.ts";
 
 const PAUSE = "registry.k8s.io/pause:3.9";
 const ctx: PodContext = {

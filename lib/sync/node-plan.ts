@@ -6,7 +6,7 @@ import { changedFields, containerFieldHashes, sandboxFieldHashes } from "../api/
 import { checkConfigRefs } from "../api/config-refs.ts";
 import type { ConfigLookup } from "../api/config-objects.ts";
 import { ANNOTATION, formatIssue, isSidecar, podKey, type Pod, type V1Container } from "../api/types.ts";
-import type { BackoffEntry } from "../node/backoff.ts";
+import type { BackoffEntry } from "../node/flowcontrol/backoff.ts";
 import { LABEL, POD_INFRA_CONTAINER_NAME } from "../container/runtime.ts";
 import { describeResize, type ResizeOptions } from "./pod-resize.ts";
 import { resizeFit } from "./pod-allocation.ts";

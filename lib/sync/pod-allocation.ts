@@ -5,7 +5,7 @@
 // allocated: its containers keep their resources and its status their allocatedResources. The allocations outlive a
 // kubelet restart (the Go kubelet's allocated_pods_state checkpoint), so a deferred resize stays deferred.
 import type { Pod, V1Container } from "../api/types.ts";
-import type { Allocation } from "../node/allocation-file.ts";
+import type { Allocation } from "../node/state/allocation-file.ts";
 import { podQosClass } from "../api/qos.ts";
 import type { ResizeStatus } from "./pod-status.ts";
 import {

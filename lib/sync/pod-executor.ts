@@ -2,7 +2,7 @@
 // image pulls, the pod's host setup (volumes, cgroup, resolv.conf), CRI sandbox and container configs, lifecycle
 // hooks, graceful termination, events, back-off bookkeeping and OOM kill reports. What it acts on comes from the
 // observer (pod-observer.ts); dead containers are collected by node/container-gc.ts.
-import { Backoff, type BackoffPersistence } from "../node/backoff.ts";
+import { Backoff, type BackoffPersistence } from "../node/flowcontrol/backoff.ts";
 import { type Clock, untilAborted } from "../clock.ts";
 import {
   containerConfig,
@@ -21,8 +21,8 @@ import {
   type Runtime,
   isRuntimeError,
 } from "../container/runtime.ts";
-import type { EventRecorder } from "../node/events.ts";
-import type { ImageManager, PullPolicy } from "../node/images.ts";
+import type { EventRecorder } from "../node/events/events.ts";
+import type { ImageManager, PullPolicy } from "../node/images/images.ts";
 import type { Logger } from "../log.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 import type { ResizeStatus, Waiting } from "./pod-status.ts";
@@ -36,15 +36,15 @@ import {
   type PodActions,
   type ProbeFailure,
 } from "./pod-plan.ts";
-import { runProbe, type ProbeManager } from "../node/probes.ts";
+import { runProbe, type ProbeManager } from "../node/prober/probes.ts";
 import { KubeletError, podKey, type Pod } from "../api/types.ts";
-import type { VolumeManager } from "../node/volumes.ts";
+import type { VolumeManager } from "../node/volumes/volumes.ts";
 import type { ConfigLookup } from "../api/config-objects.ts";
-import type { CgroupManager } from "../node/cgroups.ts";
-import type { DnsConfigurer } from "../node/dns.ts";
+import type { CgroupManager } from "../node/cm/cgroups.ts";
+import type { DnsConfigurer } from "../node/network/dns.ts";
 import type { LifecycleHandler } from "kubernetes-types/core/v1.d.ts";
 import type { SeccompSettings } from "../container/security-context.ts";
-import { subPathHostPaths } from "../node/subpath.ts";
+import { subPathHostPaths } from "../node/volumes/subpath.ts";
 
 export interface PodExecutorOptions {
   hostname: string;

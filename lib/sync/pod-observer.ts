@@ -8,7 +8,7 @@ import {
   type Runtime,
   isRuntimeError,
 } from "../container/runtime.ts";
-import type { VolumeManager } from "../node/volumes.ts";
+import type { VolumeManager } from "../node/volumes/volumes.ts";
 import type { Observed } from "./pod-plan.ts";
 
 export interface PodObserverDeps {

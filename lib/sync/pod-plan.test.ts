@@ -2,7 +2,7 @@
 // is a pod, its containers as observed, back-off state and the time; the expected plan is spelled out.
 import { describe, expect, test } from "bun:test";
 import type { Pod, V1Container, V1PodSpec } from "../api/types.ts";
-import type { BackoffEntry } from "../node/backoff.ts";
+import type { BackoffEntry } from "../node/flowcontrol/backoff.ts";
 import { POD_INFRA_CONTAINER_NAME, type ContainerDetails, type PodSandboxDetails } from "../container/runtime.ts";
 import { observedPod, type Instance } from "../testing/containers.ts";
 import { testPod } from "../testing/pods.ts";

@@ -5,7 +5,7 @@
 // carries it out.
 import { podSandboxHash, containerHash } from "../api/hash.ts";
 import { isSidecar, type Pod, type V1Container } from "../api/types.ts";
-import type { BackoffEntry } from "../node/backoff.ts";
+import type { BackoffEntry } from "../node/flowcontrol/backoff.ts";
 import { LABEL, type ContainerDetails, type PodSandboxDetails } from "../container/runtime.ts";
 import { instancesOf, shouldRestart } from "./pod-status.ts";
 import { planResize, type ContainerResize, type ResizeDecision, type ResizeOptions } from "./pod-resize.ts";

@@ -2,7 +2,7 @@
 // percent, redrawn in place) and a line of the pods' progress. Elsewhere (a pipe, a log file): one line
 // per image as its pull starts and one as it ends, with its size and time, and nothing redrawn.
 import type { LayerProgress } from "../container/runtime.ts";
-import type { PullObserver } from "../node/images.ts";
+import type { PullObserver } from "../node/images/images.ts";
 
 export interface RunOnceProgress extends PullObserver {
   /** The pods' line (`1/3 pods settled, waiting for default/web`), shown on a terminal. */

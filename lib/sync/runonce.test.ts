@@ -2,8 +2,8 @@
 import { fakeVolumes } from "../testing/fake-volumes.ts";
 import { expect, test } from "bun:test";
 import { noConfigs } from "../api/config-objects.ts";
-import { createEventRecorder } from "../node/events.ts";
-import { createImageManager } from "../node/images.ts";
+import { createEventRecorder } from "../node/events/events.ts";
+import { createImageManager } from "../node/images/images.ts";
 import { silentLogger } from "../log.ts";
 import { runPodsOnce } from "./runonce.ts";
 import { FakeClock } from "../testing/fake-clock.ts";

@@ -2,15 +2,15 @@
 // (or completed, for Never/OnFailure pods), fails for good, or time runs out. Kills nothing else.
 import type { Clock } from "../clock.ts";
 import type { Runtime, RuntimeVersion } from "../container/runtime.ts";
-import type { EventRecorder } from "../node/events.ts";
-import type { ImageManager } from "../node/images.ts";
+import type { EventRecorder } from "../node/events/events.ts";
+import type { ImageManager } from "../node/images/images.ts";
 import type { Logger } from "../log.ts";
 import { computePodStatus, type Waiting } from "./pod-status.ts";
 import { createPodExecutor, type PodExecutorDeps, type PodExecutorOptions } from "./pod-executor.ts";
 import { createPodObserver } from "./pod-observer.ts";
 import { noneObserved, type ProbeFailure } from "./pod-plan.ts";
 import { podKey, type Pod, type V1PodStatus } from "../api/types.ts";
-import type { VolumeManager } from "../node/volumes.ts";
+import type { VolumeManager } from "../node/volumes/volumes.ts";
 import { sumRequests } from "./resource-fit.ts";
 import { admissionOrder, admitPod, boundToNode, rejectedStatus, type AdmissionPolicy } from "./admission.ts";
 import type { ConfigLookup } from "../api/config-objects.ts";

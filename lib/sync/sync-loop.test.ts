@@ -4,14 +4,14 @@ import { containerConfig, podSandboxConfig, type PodContext } from "../container
 import type { ContainerConfig } from "../container/cri-types.ts";
 import { containerHash } from "../api/hash.ts";
 import { LABEL, type PodSandboxFilter } from "../container/runtime.ts";
-import { createEventRecorder } from "../node/events.ts";
-import { createImageManager } from "../node/images.ts";
+import { createEventRecorder } from "../node/events/events.ts";
+import { createImageManager } from "../node/images/images.ts";
 import { silentLogger } from "../log.ts";
 import { noopMetrics, type WorkingPods } from "../metrics.ts";
 import { createPodExecutor, type PodExecutorOptions, type SyncResult } from "./pod-executor.ts";
 import { createPodObserver } from "./pod-observer.ts";
 import { noneObserved } from "./pod-plan.ts";
-import { createProbeManager } from "../node/probes.ts";
+import { createProbeManager } from "../node/prober/probes.ts";
 import { createPodStore, type PodStore } from "../sources/store.ts";
 import { computePodStatus } from "./pod-status.ts";
 import { createSyncLoop, type SyncLoopDeps, type SyncLoopOptions } from "./sync-loop.ts";
@@ -21,8 +21,8 @@ import { fakeVolumes } from "../testing/fake-volumes.ts";
 import { testConfig, testPod } from "../testing/pods.ts";
 import { noConfigs } from "../api/config-objects.ts";
 import type { Pod, V1PodSpec } from "../api/types.ts";
-import type { VolumeManager } from "../node/volumes.ts";
-import type { Allocation } from "../node/allocation-file.ts";
+import type { VolumeManager } from "../node/volumes/volumes.ts";
+import type { Allocation } from "../node/state/allocation-file.ts";
 
 const options: PodExecutorOptions = {
   hostname: "node",

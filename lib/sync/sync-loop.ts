@@ -9,9 +9,9 @@
 // every source has reported; a kubelet restart adopts what runs.
 import { type Clock, untilAborted } from "../clock.ts";
 import { LABEL, type Runtime, isRuntimeError } from "../container/runtime.ts";
-import type { BackoffPersistence } from "../node/backoff.ts";
-import type { EventRecorder } from "../node/events.ts";
-import type { ImageManager } from "../node/images.ts";
+import type { BackoffPersistence } from "../node/flowcontrol/backoff.ts";
+import type { EventRecorder } from "../node/events/events.ts";
+import type { ImageManager } from "../node/images/images.ts";
 import type { Logger } from "../log.ts";
 import type { KubeletMetrics, WorkingPods } from "../metrics.ts";
 import { computePodStatus, type ResizeStatus, type Waiting } from "./pod-status.ts";
@@ -24,19 +24,19 @@ import {
   resizeEventMessage,
   withAllocation,
 } from "./pod-allocation.ts";
-import type { Allocation, AllocationCheckpoint } from "../node/allocation-file.ts";
+import type { Allocation, AllocationCheckpoint } from "../node/state/allocation-file.ts";
 import { createPodExecutor, type PodExecutorOptions } from "./pod-executor.ts";
 import { createPodObserver } from "./pod-observer.ts";
 import { createPodWorker, type PodGoal, type PodWorker } from "./pod-workers.ts";
 import { noneObserved, nothingObserved, observedLabels, type Observed, type ProbeFailure } from "./pod-plan.ts";
-import type { createProbeManager } from "../node/probes.ts";
+import type { createProbeManager } from "../node/prober/probes.ts";
 import type { PodStore } from "../sources/store.ts";
 import { ANNOTATION, podKey, type Pod, type V1PodStatus } from "../api/types.ts";
-import type { VolumeManager } from "../node/volumes.ts";
+import type { VolumeManager } from "../node/volumes/volumes.ts";
 import { configKey } from "../api/config-objects.ts";
 import { podConfigRefs } from "../api/config-refs.ts";
-import type { CgroupManager } from "../node/cgroups.ts";
-import type { DnsConfigurer } from "../node/dns.ts";
+import type { CgroupManager } from "../node/cm/cgroups.ts";
+import type { DnsConfigurer } from "../node/network/dns.ts";
 import {
   admissionOrder,
   admitPod,

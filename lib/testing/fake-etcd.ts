@@ -2,7 +2,7 @@
 // their last write, leases that expire by hand, a revision per write, compare-and-swap, and an outage
 // switch. Passes the same contract suite as the real client.
 import { KubeletError } from "../api/types.ts";
-import type { FleetStore } from "../node/fleet-reporter.ts";
+import type { FleetStore } from "../node/status/fleet-reporter.ts";
 
 export class FakeEtcd implements FleetStore {
   readonly data = new Map<string, { value: string; lease: string; modRevision: number }>();

@@ -1,6 +1,6 @@
 // The fake runtime keeps the same contract as the real Docker runtime, and its test hooks work on fake time.
 import { describe, expect, test } from "bun:test";
-import { CONTRACT_SCRIPTS, runtimeContract } from "../container/runtime-contract.ts";
+import { CONTRACT_SCRIPTS, runtimeContract } from "./runtime-contract.ts";
 import { LABEL, type ExecResult } from "../container/runtime.ts";
 import { FakeClock } from "./fake-clock.ts";
 import { testContainerConfig, testSandboxConfig } from "./cri-configs.ts";

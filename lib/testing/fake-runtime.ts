@@ -1,11 +1,11 @@
-// The in-memory runtime (lib/container/memory-runtime.ts) for unit tests: every call recorded in
+// The in-memory runtime (lib/container/memory/memory-runtime.ts) for unit tests: every call recorded in
 // order, and hooks to make calls fail, pulls take time or stall, and containers appear that the
 // kubelet did not create.
-import { MemoryRuntime, type FakeSeed } from "../container/memory-runtime.ts";
+import { MemoryRuntime, type FakeSeed } from "../container/memory/memory-runtime.ts";
 import type { Pod } from "../api/types.ts";
 import { LABEL, runtimeError, type ContainerDetails, type PullOptions, type Runtime } from "../container/runtime.ts";
 
-export type { FakeProgram, FakeSeed } from "../container/memory-runtime.ts";
+export type { FakeProgram, FakeSeed } from "../container/memory/memory-runtime.ts";
 
 /** The in-memory Runtime; `calls` records every call in order. */
 export class FakeRuntime extends MemoryRuntime {

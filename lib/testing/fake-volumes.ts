@@ -1,6 +1,6 @@
 // A VolumeManager that mounts nothing, for sync tests that need no real directories; containers'
 // termination logs are whatever a test puts in `terminationLogs` under `<uid>/<name>/<attempt>`.
-import type { VolumeManager } from "../node/volumes.ts";
+import type { VolumeManager } from "../node/volumes/volumes.ts";
 
 export function fakeVolumes(terminationLogs = new Map<string, string>()): VolumeManager {
   return {

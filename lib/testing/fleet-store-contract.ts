@@ -1,7 +1,7 @@
 // The contract every FleetStore meets (the real etcd client and the fake alike): writes on a lease,
 // batched deletes, renewal, "LeaseNotFound" once a lease is gone, and compare-and-swap on revisions.
 import { expect, test } from "bun:test";
-import type { FleetStore } from "../node/fleet-reporter.ts";
+import type { FleetStore } from "../node/status/fleet-reporter.ts";
 import type { EtcdClient } from "../sources/etcd-client.ts";
 
 export interface ContractStore extends FleetStore, Pick<EtcdClient, "get" | "applyIf"> {

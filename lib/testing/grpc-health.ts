@@ -1,6 +1,11 @@
 // A grpc.health.v1 server for tests: answers Health/Check with a status the test sets, on 127.0.0.1.
-import { decodeHealthRequest, encodeHealthResponse, HEALTH_CHECK_PATH, SERVING_STATUS } from "../node/grpc-probe.ts";
-import { loadGrpc } from "../container/grpc.ts";
+import {
+  decodeHealthRequest,
+  encodeHealthResponse,
+  HEALTH_CHECK_PATH,
+  SERVING_STATUS,
+} from "../node/prober/grpc-probe.ts";
+import { loadGrpc } from "../grpc.ts";
 
 export interface HealthServer {
   port: number;

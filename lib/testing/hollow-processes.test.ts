@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fleetKeys } from "../node/fleet-reporter.ts";
+import { fleetKeys } from "../node/status/fleet-reporter.ts";
 import { createEtcdClient, type EtcdClient } from "../sources/etcd-client.ts";
 import { startEtcdCluster, type EtcdCluster } from "./etcd-cluster.ts";
 import { startHollowProcesses } from "./hollow-processes.ts";

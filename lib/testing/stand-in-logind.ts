@@ -1,5 +1,5 @@
 // A private dbus-daemon (a system bus on a unix socket in a test's directory, EXTERNAL authentication) with a
-// stand-in systemd-logind on it (stand-in-logind.py, python3-dbus), for lib/node/dbus.test.ts and
+// stand-in systemd-logind on it (stand-in-logind.py, python3-dbus), for lib/node/shutdown/dbus.test.ts and
 // test/e2e/node-shutdown.test.ts.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";

@@ -1,7 +1,7 @@
 // Cgroup stats and a usage sample of one pod (an app container and its sandbox) for the tests of the
 // resource analyzer and the /metrics/resource and /metrics/cadvisor renderers.
-import type { CgroupStats } from "../node/cgroup-stats.ts";
-import type { UsageSample } from "../node/usage-sampler.ts";
+import type { CgroupStats } from "../node/stats/cgroup-stats.ts";
+import type { UsageSample } from "../node/stats/usage-sampler.ts";
 
 /** A cgroup's stats: 2 s of CPU, 9000 bytes of working set, unless overridden. */
 export function cgroupStats(overrides: Partial<CgroupStats> = {}): CgroupStats {

@@ -6,7 +6,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { V1PodStatus } from "../../lib/api/types.ts";
 import { fleetApply, placementKeys, type PlacementOptions } from "../../lib/cli/fleet-apply.ts";
-import { fleetKeys } from "../../lib/node/fleet-reporter.ts";
+import { fleetKeys } from "../../lib/node/status/fleet-reporter.ts";
 import { createEtcdClient, type EtcdClient } from "../../lib/sources/etcd-client.ts";
 import { etcdPodKey } from "../../lib/sources/etcd.ts";
 import { startEtcdCluster, type EtcdCluster } from "../../lib/testing/etcd-cluster.ts";

@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:tls";
 import { join } from "node:path";
-import { fleetKeys } from "../../lib/node/fleet-reporter.ts";
+import { fleetKeys } from "../../lib/node/status/fleet-reporter.ts";
 import { createEtcdClient, type EtcdClient } from "../../lib/sources/etcd-client.ts";
 import { etcdKeyFor } from "../../lib/sources/etcd.ts";
 import { createTestCa } from "../../lib/testing/certificates.ts";

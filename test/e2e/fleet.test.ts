@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect } from "bun:test";
 import { copyFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { V1Node, V1PodStatus } from "../../lib/api/types.ts";
-import { fleetKeys } from "../../lib/node/fleet-reporter.ts";
+import { fleetKeys } from "../../lib/node/status/fleet-reporter.ts";
 import { createEtcdClient, type EtcdClient } from "../../lib/sources/etcd-client.ts";
 import { etcdKeyFor } from "../../lib/sources/etcd.ts";
 import { createTestCa } from "../../lib/testing/certificates.ts";

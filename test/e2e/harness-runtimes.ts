@@ -3,9 +3,9 @@
 // adapter or the CRI one, built by the same factories as the composition root), so one assertion
 // holds on either runtime.
 import { afterAll } from "bun:test";
-import { createCriClient } from "../../lib/container/cri-client.ts";
-import { createCriRuntime } from "../../lib/container/cri.ts";
-import { createDockerRuntime } from "../../lib/container/docker.ts";
+import { createCriClient } from "../../lib/container/cri/cri-client.ts";
+import { createCriRuntime } from "../../lib/container/cri/cri.ts";
+import { createDockerRuntime } from "../../lib/container/docker/docker.ts";
 import { type ContainerSummary, LABEL, type PodSandboxSummary, type Runtime } from "../../lib/container/runtime.ts";
 import { systemClock } from "../../lib/clock.ts";
 import { describeWithServices, type TestServices } from "../../lib/testing/services.ts";

@@ -8,7 +8,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Kubelet, test, waitFor } from "./harness-kubelet.ts";
 import { describeOnRuntimes } from "./harness-runtimes.ts";
-import type { SummaryCpu as Cpu, SummaryMemory as Memory } from "../../lib/node/stats-analyzer.ts";
+import type { SummaryCpu as Cpu, SummaryMemory as Memory } from "../../lib/node/stats/stats-analyzer.ts";
 import { freePort, removeDir, tempDir } from "./harness.ts";
 
 const TOKEN = "scrape-token";

@@ -1,6 +1,6 @@
 // Smoke test of the real services every other end-to-end test stands on.
 import { expect, test } from "bun:test";
-import { createDockerRuntime } from "../../lib/container/docker.ts";
+import { createDockerRuntime } from "../../lib/container/docker/docker.ts";
 import { describeWithServices } from "../../lib/testing/services.ts";
 
 describeWithServices("the test services", (services) => {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeWithServices } from "../../lib/testing/services.ts";
-import { KEPT_ENGINE_CONNECTIONS } from "../../lib/container/docker.ts";
+import { KEPT_ENGINE_CONNECTIONS } from "../../lib/container/docker/docker.ts";
 import {
   baseFlags,
   docker,

@@ -1,7 +1,7 @@
 // The soak of bench/soak.ts, shortened to 60 s for every test run (`npm run bench` runs 10 minutes).
 import { expect, test } from "bun:test";
 import { runSoak, soakTable } from "../../bench/soak.bench.ts";
-import { KEPT_ENGINE_CONNECTIONS } from "../../lib/container/docker.ts";
+import { KEPT_ENGINE_CONNECTIONS } from "../../lib/container/docker/docker.ts";
 import { describeWithServices } from "../../lib/testing/services.ts";
 
 describeWithServices("soak", (services) => {

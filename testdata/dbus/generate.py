@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# Writes the D-Bus messages lib/node/dbus-message.test.ts decodes, marshalled by GLib's GDBusMessage (an
+# Writes the D-Bus messages lib/node/shutdown/dbus-message.test.ts decodes, marshalled by GLib's GDBusMessage (an
 # implementation other than ours), each little-endian (*.le.bin) and big-endian (*.be.bin). Usage: /usr/bin/python3 generate.py
 import os
 

@@ -1,0 +1,240 @@
+// A runtime.v1 client on a unix socket, over the shared gRPC loader (grpc.ts) and the generated message tables
+// (cri-schema.ts, encoded by cri-codec.ts). Loaded with a dynamic import by the composition root only when
+// --container_runtime is remote, so `kubelet --version` and Docker mode never pay for gRPC or the tables.
+import type * as GrpcTypes from "@grpc/grpc-js";
+import { KubeletError } from "../../api/types.ts";
+import { createCriCodecs, type MessageCodec } from "./cri-codec.ts";
+import { createListDecoder } from "./cri-list-decoder.ts";
+import { CRI_SCHEMA } from "./cri-schema.ts";
+import type { CriClient } from "../cri-types.ts";
+import { loadGrpc } from "../../grpc.ts";
+import { runtimeError } from "../runtime.ts";
+import { grpcConnectionCause, unreachableFix } from "../unreachable.ts";
+
+const grpc = await loadGrpc();
+
+export interface CriClientOptions {
+  /** `unix:///run/containerd/containerd.sock` (a bare path is accepted too). */
+  runtimeEndpoint: string;
+  /** Defaults to the runtime endpoint. */
+  imageEndpoint?: string;
+  /** --runtime_request_timeout: the deadline of every call but image pulls. */
+  requestTimeoutMs: number;
+}
+
+type Unary = (
+  request: object,
+  metadata: GrpcTypes.Metadata,
+  options: GrpcTypes.CallOptions,
+  cb: GrpcTypes.requestCallback<any>,
+) => GrpcTypes.ClientUnaryCall;
+
+/** `unix:///x` or `/x` → the address grpc-js takes; anything else is refused with the fix. */
+export function criAddress(endpoint: string, flag: string): string {
+  if (endpoint.startsWith("unix://")) return endpoint;
+  if (endpoint.startsWith("/")) return `unix://${endpoint}`;
+  throw new KubeletError(
+    "InvalidEndpoint",
+    `${flag} "${endpoint}": only unix sockets are supported; use unix:///run/containerd/containerd.sock`,
+  );
+}
+
+let services: { runtime: GrpcTypes.ServiceClientConstructor; image: GrpcTypes.ServiceClientConstructor } | undefined;
+
+/**
+ * The two services' clients, built straight on grpc-js from the tables of cri-schema.ts (generated from
+ * cri-proto.ts when it changes): start-up parses no .proto text. A message's codec is built on the first call
+ * that uses it; the relist's two lists are decoded item by item, unchanged items not again (cri-list-decoder.ts).
+ */
+function loadServices() {
+  if (services) return services;
+  const codecs = createCriCodecs(CRI_SCHEMA);
+  const lists: Record<string, { itemType: string; field: string }> = {
+    ListContainers: { itemType: "Container", field: "containers" },
+    ListPodSandbox: { itemType: "PodSandbox", field: "items" },
+  };
+  const listDecoder = (method: string, { itemType, field }: { itemType: string; field: string }) => {
+    const item = codecs.codec(itemType);
+    const items = createListDecoder(item.decode, {
+      field: codecs.fieldId(`${method}Response`, field),
+      version: [codecs.fieldId(itemType, "id"), codecs.fieldId(itemType, "state")],
+    });
+    return (bytes: Buffer) => ({ [field]: items(bytes) });
+  };
+  const client = (serviceName: string) => {
+    const definition: Record<string, GrpcTypes.MethodDefinition<object, object>> = {};
+    for (const [method, requestType, responseType] of CRI_SCHEMA.services[serviceName]!) {
+      let request: MessageCodec | undefined;
+      let response: MessageCodec | undefined;
+      const list = lists[method];
+      let decodeList: ((bytes: Buffer) => object) | undefined;
+      definition[method] = {
+        path: `/runtime.v1.${serviceName}/${method}`,
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (value: object) => (request ??= codecs.codec(requestType)).encode(value),
+        requestDeserialize: (bytes: Buffer) => (request ??= codecs.codec(requestType)).decode(bytes),
+        responseSerialize: (value: object) => (response ??= codecs.codec(responseType)).encode(value),
+        responseDeserialize: list
+          ? (bytes: Buffer) => (decodeList ??= listDecoder(method, list))(bytes)
+          : (bytes: Buffer) => (response ??= codecs.codec(responseType)).decode(bytes),
+      };
+    }
+    return grpc.makeGenericClientConstructor(definition, serviceName);
+  };
+  services = { runtime: client("RuntimeService"), image: client("ImageService") };
+  return services;
+}
+
+const fixFor = (detail: string) => {
+  const fix = unreachableFix(detail, { flag: "--container_runtime_endpoint", service: "containerd" });
+  return fix ? `: ${fix}` : "";
+};
+
+/** Maps a gRPC status to the port's codes, naming the socket and what answered. */
+function mapError(error: GrpcTypes.ServiceError, method: string, endpoint: string): KubeletError {
+  const detail = grpcConnectionCause(error.details || error.message);
+  if (error.code === grpc.status.UNAVAILABLE && /Protocol error/.test(detail))
+    return runtimeError(
+      "RuntimeUnavailable",
+      `cannot ${method}: something answered at ${endpoint}, but not with gRPC over HTTP/2 (a Docker socket? use --container_runtime docker with --docker_endpoint): ${detail}`,
+      { cause: error },
+    );
+  if (error.code === grpc.status.UNAVAILABLE || error.code === grpc.status.DEADLINE_EXCEEDED)
+    return runtimeError(
+      "RuntimeUnavailable",
+      `cannot ${method}: the container runtime at ${endpoint} did not answer: ${detail}${fixFor(detail)}`,
+      { cause: error },
+    );
+  if (error.code === grpc.status.UNIMPLEMENTED)
+    return runtimeError(
+      "RuntimeUnavailable",
+      `cannot ${method}: ${endpoint} answered but does not serve runtime.v1 (${detail}); is it a CRI runtime with the CRI plugin enabled?`,
+      { cause: error },
+    );
+  if (error.code === grpc.status.NOT_FOUND || /not found|does not exist/i.test(detail))
+    return runtimeError("NotFound", `cannot ${method}: ${detail}`, { cause: error });
+  // containerd answers Unknown for a container in the wrong state; the port calls that a conflict, as Docker's 409.
+  if (error.code === grpc.status.FAILED_PRECONDITION || /is in CONTAINER_\w+ state|is not running/.test(detail))
+    return runtimeError("Conflict", `cannot ${method}: ${detail}`, { cause: error });
+  if (error.code === grpc.status.CANCELLED)
+    return runtimeError("Aborted", `cannot ${method}: cancelled`, { cause: error });
+  return runtimeError("RuntimeError", `cannot ${method}: ${detail}`, { cause: error });
+}
+
+/** Opens (lazily: the first call connects) a runtime.v1 client on the given sockets. */
+export function createCriClient(options: CriClientOptions): CriClient {
+  const runtimeAddress = criAddress(options.runtimeEndpoint, "--container_runtime_endpoint");
+  const imageAddress = criAddress(options.imageEndpoint || options.runtimeEndpoint, "--image_service_endpoint");
+  const { runtime: Runtime, image: Image } = loadServices();
+  const credentials = grpc.credentials.createInsecure();
+  const channelOptions = { "grpc.max_receive_message_length": 16 * 1024 * 1024 };
+  const clients = {
+    runtime: new Runtime(runtimeAddress, credentials, channelOptions),
+    image: new Image(imageAddress, credentials, channelOptions),
+  };
+
+  const call = <T>(
+    service: "runtime" | "image",
+    method: string,
+    request: object,
+    limits: { timeoutMs?: number | null; signal?: AbortSignal } = {},
+  ): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const address = service === "runtime" ? runtimeAddress : imageAddress;
+      const client = clients[service];
+      const timeoutMs = limits.timeoutMs === undefined ? options.requestTimeoutMs : limits.timeoutMs;
+      const callOptions: GrpcTypes.CallOptions = timeoutMs === null ? {} : { deadline: Date.now() + timeoutMs };
+      const fn = (client as unknown as Record<string, Unary>)[method]!;
+      const pending = fn.call(client, request, new grpc.Metadata(), callOptions, (error, response) => {
+        limits.signal?.removeEventListener("abort", cancel);
+        if (error) reject(mapError(error, method, address));
+        else resolve(response as T);
+      });
+      const cancel = () => pending.cancel();
+      if (limits.signal?.aborted) cancel();
+      limits.signal?.addEventListener("abort", cancel, { once: true });
+    });
+  const rt = <T>(method: string, request: object, limits?: { timeoutMs?: number | null; signal?: AbortSignal }) =>
+    call<T>("runtime", method, request, limits);
+  const img = <T>(method: string, request: object, limits?: { timeoutMs?: number | null; signal?: AbortSignal }) =>
+    call<T>("image", method, request, limits);
+
+  return {
+    endpoint: runtimeAddress,
+    version: (signal) => rt("Version", { version: "v1" }, { signal }),
+    // Verbose: containerd then adds its CRI plugin's config (with sandboxImage) to the answer's info.
+    status: async (signal) => {
+      const response = await rt<any>("Status", { verbose: true }, { signal });
+      return { conditions: response.status?.conditions ?? [], info: response.info ?? {} };
+    },
+    runPodSandbox: async (config, runtimeHandler = "") =>
+      (await rt<any>("RunPodSandbox", { config, runtime_handler: runtimeHandler })).pod_sandbox_id,
+    stopPodSandbox: async (id) => void (await rt("StopPodSandbox", { pod_sandbox_id: id })),
+    removePodSandbox: async (id) => void (await rt("RemovePodSandbox", { pod_sandbox_id: id })),
+    podSandboxStatus: async (id) => (await rt<any>("PodSandboxStatus", { pod_sandbox_id: id })).status,
+    listPodSandbox: async (filter = {}) =>
+      (
+        await rt<any>("ListPodSandbox", {
+          filter: {
+            id: filter.id ?? "",
+            ...(filter.state ? { state: { state: filter.state } } : {}),
+            label_selector: filter.labelSelector ?? {},
+          },
+        })
+      ).items,
+    createContainer: async (sandboxId, config, sandboxConfig) =>
+      (await rt<any>("CreateContainer", { pod_sandbox_id: sandboxId, config, sandbox_config: sandboxConfig }))
+        .container_id,
+    startContainer: async (id) => void (await rt("StartContainer", { container_id: id })),
+    // The runtime itself waits out the grace period: the deadline must outlast it.
+    stopContainer: async (id, timeout) =>
+      void (await rt(
+        "StopContainer",
+        { container_id: id, timeout },
+        { timeoutMs: options.requestTimeoutMs + timeout * 1000 },
+      )),
+    removeContainer: async (id) => void (await rt("RemoveContainer", { container_id: id })),
+    listContainers: async (labelSelector) =>
+      (await rt<any>("ListContainers", { filter: labelSelector ? { label_selector: labelSelector } : null }))
+        .containers,
+    containerStatus: async (id) => (await rt<any>("ContainerStatus", { container_id: id })).status,
+    updateContainerResources: async (id, linux) =>
+      void (await rt("UpdateContainerResources", { container_id: id, linux })),
+    // The CRI counts whole seconds; the call's own deadline keeps a sub-second timeout exact.
+    execSync: (id, cmd, timeoutMs, signal) =>
+      rt<{ stdout: Uint8Array; stderr: Uint8Array; exit_code: number }>(
+        "ExecSync",
+        { container_id: id, cmd, timeout: Math.ceil(timeoutMs / 1000) },
+        { timeoutMs: timeoutMs > 0 ? timeoutMs : null, signal },
+      ).catch((error: KubeletError) => {
+        // The deadline travels with the call: containerd may hit it first and answer Unknown.
+        const cause = error.cause as GrpcTypes.ServiceError | undefined;
+        if (cause?.code === grpc.status.DEADLINE_EXCEEDED || /deadline exceeded/i.test(cause?.details ?? ""))
+          throw runtimeError(
+            "ExecTimeout",
+            `cannot ExecSync in container ${id.slice(0, 12)}: no exit within ${timeoutMs} ms`,
+          );
+        throw error;
+      }),
+    exec: async (id, cmd, { tty, stdin, stdout, stderr }) =>
+      (await rt<{ url: string }>("Exec", { container_id: id, cmd, tty, stdin, stdout, stderr })).url,
+    attach: async (id, { tty, stdin, stdout, stderr }) =>
+      (await rt<{ url: string }>("Attach", { container_id: id, tty, stdin, stdout, stderr })).url,
+    listContainerStats: async (filter = {}) =>
+      (await rt<any>("ListContainerStats", { filter: { id: filter.id ?? "" } })).stats,
+    reopenContainerLog: async (id) => void (await rt("ReopenContainerLog", { container_id: id })),
+    imageStatus: async (ref) => (await img<any>("ImageStatus", { image: { image: ref } })).image ?? undefined,
+    // Pulls are as long as the image is big; the caller's signal bounds them.
+    pullImage: async (ref, { auth, signal } = {}) =>
+      (await img<any>("PullImage", { image: { image: ref }, auth: auth ?? null }, { timeoutMs: null, signal }))
+        .image_ref,
+    listImages: async () => (await img<any>("ListImages", {})).images ?? [],
+    removeImage: async (ref) => void (await img<any>("RemoveImage", { image: { image: ref } })),
+    imageFsInfo: async () => (await img<any>("ImageFsInfo", {})).image_filesystems ?? [],
+    close: () => {
+      clients.runtime.close();
+      clients.image.close();
+    },
+  };
+}

@@ -1,0 +1,257 @@
+import { describe, expect, test } from "bun:test";
+import { LABEL } from "../../container/runtime.ts";
+import { FakeClock } from "../../testing/fake-clock.ts";
+import { FakeRuntime } from "../../testing/fake-runtime.ts";
+import { testPod } from "../../testing/pods.ts";
+import type { FsStats } from "./filesystem.ts";
+import { cgroupStats } from "../../testing/usage-samples.ts";
+import { createStatsAnalyzer } from "./stats-analyzer.ts";
+import { KubeletError } from "../../api/types.ts";
+import { silentLogger } from "../../log.ts";
+
+const fs = (capacity: number, available: number): FsStats => ({
+  capacityBytes: capacity,
+  availableBytes: available,
+  usedBytes: capacity - available,
+  inodes: 1000,
+  inodesFree: 400,
+  inodesUsed: 600,
+});
+
+/** 8 GB of memory, 2 GB working set; a 100 GB node filesystem and a 50 GB image filesystem. */
+const measureNode = async () => ({
+  memory: { capacityBytes: 8e9, availableBytes: 6e9, workingSetBytes: 2e9 },
+  nodeFs: fs(100e9, 40e9),
+  imageFs: fs(50e9, 10e9),
+  observations: {},
+});
+
+describe("resource analyzer", () => {
+  function setup() {
+    const clock = new FakeClock();
+    const runtime = new FakeRuntime(clock);
+    const pod = testPod("web", {
+      volumes: [
+        { name: "scratch", emptyDir: {} },
+        { name: "host", hostPath: { path: "/srv" } },
+      ],
+    });
+    const container = (name: string) =>
+      runtime.seed(
+        {
+          name: `k8s_${name}_web_default_${pod.metadata.uid}_0`,
+          image: "local/busybox:stable",
+          labels: { [LABEL.podUid]: pod.metadata.uid, [LABEL.containerName]: name, [LABEL.restartCount]: "0" },
+        },
+        { running: true, state: "CONTAINER_RUNNING" },
+      );
+    container("POD");
+    const app = container("app");
+    runtime.containerSizes.set(app, 8192);
+    let walks = 0;
+    const warnings: string[] = [];
+    const analyzer = createStatsAnalyzer(
+      { nodeName: "node-a", fsPeriodMs: 60_000, containerStatsPeriodMs: 30_000, clock },
+      {
+        runtime,
+        log: { ...silentLogger, warn: (message) => warnings.push(message) },
+        pods: () => [pod],
+        measureNode,
+        emptyDirUsage: async () => (walks++, { bytes: 12_288, inodes: 3, complete: true }),
+        nodeCpu: async () => 5e9,
+      },
+    );
+    return { clock, runtime, analyzer, app, warnings, walks: () => walks };
+  }
+
+  test("nothing is served before the first collection, and requests never measure", async () => {
+    const s = setup();
+    expect(s.analyzer.summary()).toBeUndefined();
+    await s.analyzer.refresh();
+    const calls = s.runtime.calls.length;
+    s.analyzer.summary();
+    expect(s.runtime.calls.length).toBe(calls);
+  });
+
+  test("reports node memory and filesystems, pod volumes (emptyDir only), container rootfs, logs and memory in the kubelet's Summary shape", async () => {
+    const s = setup();
+    await s.analyzer.refresh();
+    const summary = s.analyzer.summary()!;
+    expect(summary.node).toMatchObject({
+      nodeName: "node-a",
+      cpu: { usageCoreNanoSeconds: 5e9 },
+      memory: { availableBytes: 6e9, usageBytes: 2e9, workingSetBytes: 2e9 },
+      fs: {
+        capacityBytes: 100e9,
+        availableBytes: 40e9,
+        usedBytes: 60e9,
+        inodes: 1000,
+        inodesFree: 400,
+        inodesUsed: 600,
+      },
+      runtime: { imageFs: { capacityBytes: 50e9, availableBytes: 10e9 } },
+    });
+    const [pod] = summary.pods;
+    expect(pod!.podRef.name).toBe("web");
+    expect(pod!.containers).toHaveLength(1);
+    expect(pod!.containers[0]).toMatchObject({
+      name: "app",
+      memory: { workingSetBytes: 2 ** 19 },
+      rootfs: { usedBytes: 8192, capacityBytes: 50e9 },
+    });
+    expect(pod!.volume).toEqual([expect.objectContaining({ name: "scratch", usedBytes: 12_288, inodesUsed: 3 })]);
+    expect(pod!["ephemeral-storage"].usedBytes).toBe(8192 + 12_288);
+    expect(pod!.network).toMatchObject({ rxBytes: 10, txBytes: 20 });
+  });
+
+  test("a runtime error is logged with its cause once while it lasts, and a container that went is no error", async () => {
+    const s = setup();
+    const failing = new Error("cannot read cgroup memory.stat: permission denied");
+    s.runtime.failNext("inspectContainer", failing);
+    await s.analyzer.refresh();
+    expect(s.warnings).toEqual([
+      expect.stringMatching(
+        /^cannot read the log path of container \S+: cannot read cgroup memory.stat: permission denied; its figures are left out/,
+      ),
+    ]);
+    s.warnings.length = 0;
+    s.runtime.failNext("stats", failing);
+    await s.clock.advance(60_000);
+    await s.analyzer.refresh();
+    s.runtime.failNext("stats", failing);
+    await s.clock.advance(30_000);
+    await s.analyzer.refresh();
+    expect(s.warnings).toEqual([expect.stringMatching(/^cannot read the stats of container \S+: cannot read cgroup/)]);
+    s.runtime.failNext("stats", new KubeletError("NotFound", "No such container"));
+    await s.clock.advance(30_000);
+    await s.analyzer.refresh();
+    expect(s.warnings).toHaveLength(1);
+  });
+
+  test("walks filesystems once per fs period, not at every collection", async () => {
+    const s = setup();
+    await s.analyzer.refresh();
+    await s.clock.advance(10_000);
+    await s.analyzer.refresh();
+    expect(s.walks()).toBe(1);
+    await s.clock.advance(50_000);
+    await s.analyzer.refresh();
+    expect(s.walks()).toBe(2);
+  });
+
+  test("asks Docker for a container's CPU and memory once per container stats period, not at every collection", async () => {
+    const s = setup();
+    const statsCalls = () => s.runtime.calls.filter((c) => c.method === "stats").length;
+    await s.analyzer.refresh();
+    expect(statsCalls()).toBe(2); // pause and app
+    await s.clock.advance(10_000);
+    await s.analyzer.refresh();
+    await s.clock.advance(10_000);
+    await s.analyzer.refresh();
+    expect(statsCalls()).toBe(2);
+    await s.clock.advance(10_000);
+    await s.analyzer.refresh();
+    expect(statsCalls()).toBe(4);
+  });
+
+  test("a container that starts between walks is measured at the next collection", async () => {
+    const s = setup();
+    await s.analyzer.refresh();
+    const id = s.runtime.seed(
+      {
+        name: "k8s_late_web_default_x_0",
+        image: "local/busybox:stable",
+        labels: { [LABEL.podUid]: s.analyzer.summary()!.pods[0]!.podRef.uid, [LABEL.containerName]: "late" },
+      },
+      { running: true, state: "CONTAINER_RUNNING" },
+    );
+    s.runtime.containerSizes.set(id, 1234);
+    await s.clock.advance(10_000);
+    await s.analyzer.refresh();
+    expect(s.walks()).toBe(2);
+    expect(s.analyzer.summary()!.pods[0]!.containers.find((c) => c.name === "late")?.rootfs?.usedBytes).toBe(1234);
+  });
+
+  test("with pod cgroups: CPU and memory from the cgroup files, usageNanoCores from two collections, no stats call", async () => {
+    const clock = new FakeClock();
+    const runtime = new FakeRuntime(clock);
+    const pod = testPod("web");
+    const labels = (restart: string) => ({
+      [LABEL.podUid]: pod.metadata.uid,
+      [LABEL.containerName]: "app",
+      [LABEL.restartCount]: restart,
+    });
+    const dead = runtime.seed(
+      { name: "k8s_app_0", image: "busybox", labels: labels("0") },
+      { state: "CONTAINER_EXITED" },
+    );
+    let cpu = 1e9;
+    const analyzer = createStatsAnalyzer(
+      { nodeName: "node-a", fsPeriodMs: 60_000, containerStatsPeriodMs: 30_000, clock },
+      {
+        runtime,
+        pods: () => [pod],
+        measureNode,
+        emptyDirUsage: async () => ({ bytes: 0, inodes: 0, complete: true }),
+        nodeCpu: async () => 5e9,
+        host: { rlimit: async () => ({ maxpid: 4096, curproc: 100 }), interfaces: async () => [] },
+        log: silentLogger,
+        sampler: (listing) => ({
+          sample: async () => ({
+            time: clock.now(),
+            root: cgroupStats({ memoryRssBytes: 5e8, pageFaults: 1234 }),
+            pods: [
+              {
+                uid: pod.metadata.uid,
+                name: "web",
+                namespace: "default",
+                cgroup: "/kubepods/pod",
+                stats: cgroupStats({ cpuUsageNanoseconds: cpu, pids: 3 }),
+                interfaces: [],
+                containers: listing()
+                  .containers.filter((c) => c.state === "CONTAINER_RUNNING")
+                  .map((c) => ({
+                    id: c.id,
+                    name: "app",
+                    runtimeName: c.name,
+                    image: c.image,
+                    createdAt: c.createdAt,
+                    sandbox: false,
+                    cgroup: `/kubepods/pod/${c.id}`,
+                    stats: cgroupStats({ cpuUsageNanoseconds: cpu, memoryLimitBytes: 10_000 }),
+                  })),
+              },
+            ],
+          }),
+        }),
+      },
+    );
+    // Crash-looping: only the dead instance exists; it is listed, without CPU or memory.
+    await analyzer.refresh();
+    expect(analyzer.summary()!.pods[0]!.containers.map((c) => [c.name, c.cpu])).toEqual([["app", undefined]]);
+    await runtime.removeContainer(dead);
+    runtime.seed(
+      { name: "k8s_app_1", image: "busybox", labels: labels("1") },
+      { running: true, state: "CONTAINER_RUNNING" },
+    );
+    await analyzer.refresh();
+    await clock.advance(10_000);
+    cpu = 3e9;
+    await analyzer.refresh();
+    const summary = analyzer.summary()!;
+    const [container] = summary.pods[0]!.containers;
+    expect(container!.cpu).toMatchObject({ usageCoreNanoSeconds: 3e9, usageNanoCores: 2e8 });
+    expect(container!.memory).toMatchObject({
+      availableBytes: 1000,
+      workingSetBytes: 9000,
+      rssBytes: 4000,
+      pageFaults: 77,
+      majorPageFaults: 3,
+    });
+    expect(summary.pods[0]!.cpu.usageNanoCores).toBe(2e8);
+    expect(summary.pods[0]!.process_stats).toEqual({ process_count: 3 });
+    expect(summary.node.rlimit).toMatchObject({ maxpid: 4096, curproc: 100 });
+    expect(summary.node.memory).toMatchObject({ rssBytes: 5e8, pageFaults: 1234, majorPageFaults: 3 });
+    expect(runtime.calls.filter((c) => c.method === "stats")).toEqual([]);
+  });
+});

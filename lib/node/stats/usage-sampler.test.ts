@@ -1,0 +1,114 @@
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ContainerSummary, PodSandboxSummary } from "../../container/runtime.ts";
+import { LABEL } from "../../container/runtime.ts";
+import { cgroupStats } from "../../testing/usage-samples.ts";
+import type { CgroupReader } from "./cgroup-stats.ts";
+import { createUsageSampler, parseNetDev } from "./usage-sampler.ts";
+
+const NET_DEV = `Inter-|   Receive                                                |  Transmit
+ face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
+    lo:     500       5    0    0    0     0          0         0      500       5    0    0    0     0       0          0
+  eth0:    1000      10    1    2    0     0          0         0     2000      20    3    4    0     0       0          0
+vethab12:    7       1    0    0    0     0          0         0        7       1    0    0    0     0       0          0
+`;
+
+/** Pod "web" (uid u1): its app container and its sandbox, as the runtime lists them. */
+const app = {
+  id: "app-id",
+  name: "k8s_app_web_default_u1_0",
+  podSandboxId: "pause-id",
+  labels: { [LABEL.podName]: "web", [LABEL.podNamespace]: "default", [LABEL.containerName]: "app" },
+  image: "local/busybox:stable",
+  imageId: "",
+  state: "CONTAINER_RUNNING",
+  createdAt: 1,
+} satisfies ContainerSummary;
+const pause = {
+  id: "pause-id",
+  metadata: { name: "web", namespace: "default", uid: "u1", attempt: 0 },
+  state: "ready",
+  createdAt: 2,
+  labels: {},
+} satisfies PodSandboxSummary;
+
+describe("usage sampler", () => {
+  test("/proc/<pid>/net/dev: every counter of each interface, lo and veth left out as cAdvisor does", () => {
+    expect(parseNetDev(NET_DEV)).toEqual([
+      {
+        name: "eth0",
+        rxBytes: 1000,
+        rxPackets: 10,
+        rxErrors: 1,
+        rxDropped: 2,
+        txBytes: 2000,
+        txPackets: 20,
+        txErrors: 3,
+        txDropped: 4,
+      },
+    ]);
+  });
+
+  test("names each container cgroup by the runtime's listing: the sandbox as POD, cgroups of unknown containers and of unknown pods left out", async () => {
+    const reader: CgroupReader = {
+      version: 1,
+      read: async (path) => (path.includes("gone") ? undefined : cgroupStats()),
+      containers: async (pod) =>
+        pod === "/kubepods/podu1"
+          ? ["app-id", "pause-id", "stranger-id"].map((id) => ({ id, path: `${pod}/${id}` }))
+          : [{ id: "x", path: `${pod}/x` }],
+      firstPid: async () => undefined,
+      sweep: () => {},
+    };
+    const sampler = createUsageSampler({
+      reader,
+      podCgroups: async () =>
+        new Map([
+          ["u1", "/kubepods/podu1"],
+          ["u2", "/kubepods/podu2"],
+        ]),
+      listing: () => ({ containers: [app], sandboxes: [pause] }),
+      now: () => 42,
+    });
+    const sample = await sampler.sample();
+    expect(sample.time).toBe(42);
+    expect(sample.pods.map((p) => [p.uid, p.name, p.namespace])).toEqual([["u1", "web", "default"]]);
+    expect(sample.pods[0]!.containers.map((c) => [c.name, c.runtimeName, c.sandbox, c.cgroup])).toEqual([
+      ["app", "k8s_app_web_default_u1_0", false, "/kubepods/podu1/app-id"],
+      ["POD", "pause-id", true, "/kubepods/podu1/pause-id"],
+    ]);
+  });
+
+  test("the summary's read leaves the sandbox's cgroup unread (it names the pod and holds its network) and containers' process counts out", async () => {
+    const reads: string[] = [];
+    const reader: CgroupReader = {
+      version: 1,
+      read: async (path, detail) => {
+        reads.push(`${path} ${detail}`);
+        return cgroupStats();
+      },
+      containers: async (pod) => ["app-id", "pause-id"].map((id) => ({ id, path: `${pod}/${id}` })),
+      firstPid: async (path) => (path.endsWith("pause-id") ? 7 : undefined),
+      sweep: () => {},
+    };
+    const procRoot = mkdtempSync(join(tmpdir(), "kubelet-usage-sampler-"));
+    mkdirSync(join(procRoot, "7/net"), { recursive: true });
+    writeFileSync(join(procRoot, "7/net/dev"), NET_DEV);
+    const sampler = createUsageSampler({
+      reader,
+      podCgroups: async () => new Map([["u1", "/kubepods/podu1"]]),
+      listing: () => ({ containers: [app], sandboxes: [pause] }),
+      now: () => 42,
+      procRoot,
+    });
+    const sample = await sampler.sample("summary");
+    rmSync(procRoot, { recursive: true });
+    expect(reads.sort()).toEqual(["/ summary", "/kubepods/podu1 summary", "/kubepods/podu1/app-id limits"]);
+    expect(sample.pods.map((p) => [p.name, p.namespace, p.interfaces.map((i) => i.name)])).toEqual([
+      ["web", "default", ["eth0"]],
+    ]);
+    expect(sample.pods[0]!.containers.map((c) => c.name)).toEqual(["app"]);
+  });
+});

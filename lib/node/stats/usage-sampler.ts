@@ -1,0 +1,192 @@
+// One read of every pod's and container's cgroup (cumulative CPU, memory, limits) and of each pod's
+// network namespace, matched to the runtime's last listing: what /stats/summary, /metrics/resource
+// and /metrics/cadvisor report. Only files are read here (the cgroup hierarchy and /proc); the
+// listing is the resource analyzer's, so a scrape makes no runtime call per container.
+import { readFileSync } from "node:fs";
+import type { ContainerSummary, PodSandboxSummary } from "../../container/runtime.ts";
+import { LABEL } from "../../container/runtime.ts";
+import type { CgroupDetail, CgroupReader, CgroupStats } from "./cgroup-stats.ts";
+
+/** One interface's counters (/proc/<pid>/net/dev). */
+export interface InterfaceSample {
+  name: string;
+  rxBytes: number;
+  rxPackets: number;
+  rxErrors: number;
+  rxDropped: number;
+  txBytes: number;
+  txPackets: number;
+  txErrors: number;
+  txDropped: number;
+}
+
+export interface ContainerSample {
+  /** The runtime's container (a sandbox's pause container: `sandbox` set, the listing's sandbox as summary). */
+  id: string;
+  /** io.kubernetes.container.name; "POD" for a sandbox. */
+  name: string;
+  /** The runtime's name for it (Docker: `k8s_…`; containerd: the id). */
+  runtimeName: string;
+  image: string;
+  createdAt: number;
+  sandbox: boolean;
+  /** Cgroup path below the mount point. */
+  cgroup: string;
+  stats: CgroupStats;
+  /** Bytes in its writable layer at the resource analyzer's last filesystem walk. */
+  rootfsBytes?: number;
+}
+
+export interface PodSample {
+  uid: string;
+  name: string;
+  namespace: string;
+  cgroup: string;
+  stats: CgroupStats;
+  containers: ContainerSample[];
+  /** The pod network namespace's interfaces (lo, veth and docker ones left out, as cAdvisor does). */
+  interfaces: InterfaceSample[];
+}
+
+export interface UsageSample {
+  /** ms since the epoch. */
+  time: number;
+  /** The root cgroup: the whole machine, as cAdvisor's id="/". */
+  root?: CgroupStats;
+  pods: PodSample[];
+}
+
+/** The runtime objects a sample names: the resource analyzer's last listing. */
+export interface RuntimeListing {
+  containers: ContainerSummary[];
+  sandboxes: PodSandboxSummary[];
+}
+
+/** Interfaces cAdvisor does not report (its network ignoredDevicePrefixes). */
+const IGNORED_INTERFACES = /^(lo|veth|docker|nerdctl)/;
+
+/** /proc/<pid>/net/dev parsed, ignored interfaces left out. */
+export function parseNetDev(text: string): InterfaceSample[] {
+  return text
+    .split("\n")
+    .slice(2)
+    .flatMap((line) => {
+      const match = /^\s*([^:]+):\s*(.*)$/.exec(line);
+      if (!match || IGNORED_INTERFACES.test(match[1]!)) return [];
+      const f = match[2]!.trim().split(/\s+/).map(Number);
+      return [
+        {
+          name: match[1]!,
+          rxBytes: f[0] ?? 0,
+          rxPackets: f[1] ?? 0,
+          rxErrors: f[2] ?? 0,
+          rxDropped: f[3] ?? 0,
+          txBytes: f[8] ?? 0,
+          txPackets: f[9] ?? 0,
+          txErrors: f[10] ?? 0,
+          txDropped: f[11] ?? 0,
+        },
+      ];
+    });
+}
+
+export function createUsageSampler(deps: {
+  reader: CgroupReader;
+  podCgroups(): Promise<Map<string, string>>;
+  listing(): RuntimeListing;
+  now(): number;
+  /** Root of /proc (tests). */
+  procRoot?: string;
+}) {
+  const proc = deps.procRoot ?? "/proc";
+  const interfacesOf = async (cgroup: string): Promise<InterfaceSample[]> => {
+    const pid = await deps.reader.firstPid(cgroup);
+    if (pid === undefined) return [];
+    // Synchronous, as the cgroup files: the kernel generates it on read (an asynchronous read per pod every 10 s cost
+    // more in the thread pool and promises than the read itself).
+    try {
+      return parseNetDev(readFileSync(`${proc}/${pid}/net/dev`, "latin1"));
+    } catch {
+      return [];
+    }
+  };
+
+  return {
+    /**
+     * Reads every pod cgroup the listing knows of, with its containers' (and unless "usage", the root cgroup); below
+     * "all", sandboxes' cgroups are not read and their pause containers not listed.
+     */
+    async sample(detail: CgroupDetail = "all"): Promise<UsageSample> {
+      const { containers, sandboxes } = deps.listing();
+      const byId = new Map(containers.map((c) => [c.id, c]));
+      const sandboxById = new Map(sandboxes.map((s) => [s.id, s]));
+      const time = deps.now();
+      const root = detail !== "usage" ? deps.reader.read("/", detail) : Promise.resolve(undefined);
+      const pods = await Promise.all(
+        [...(await deps.podCgroups())].map(async ([uid, cgroup]): Promise<PodSample | undefined> => {
+          const [stats, found] = await Promise.all([deps.reader.read(cgroup, detail), deps.reader.containers(cgroup)]);
+          if (!stats) return undefined;
+          let name = "";
+          let namespace = "";
+          let network: Promise<InterfaceSample[]> = Promise.resolve([]);
+          const samples = await Promise.all(
+            found.map(async ({ id, path }): Promise<ContainerSample | undefined> => {
+              const container = byId.get(id);
+              const sandbox = sandboxById.get(id);
+              if (!container && !sandbox) return undefined;
+              if (sandbox) {
+                name = sandbox.metadata.name;
+                namespace = sandbox.metadata.namespace;
+                network = interfacesOf(path);
+                // The pause container's own usage is cAdvisor's POD series alone: below "all" (the summary,
+                // /metrics/resource) its cgroup only names the pod and holds its network.
+                if (detail !== "all") return undefined;
+              }
+              // A container's process count is not shown (the summary's process_stats is the pod's).
+              const cstats = await deps.reader.read(path, detail === "summary" ? "limits" : detail);
+              if (!cstats) return undefined;
+              if (sandbox) {
+                return {
+                  id,
+                  name: "POD",
+                  runtimeName: (container?.name ?? id) || id,
+                  image: container?.image ?? "",
+                  createdAt: sandbox.createdAt,
+                  sandbox: true,
+                  cgroup: path,
+                  stats: cstats,
+                };
+              }
+              name ||= container!.labels[LABEL.podName] ?? "";
+              namespace ||= container!.labels[LABEL.podNamespace] ?? "";
+              return {
+                id,
+                name: container!.labels[LABEL.containerName] ?? "",
+                runtimeName: container!.runtimeName ? id : container!.name,
+                image: container!.image,
+                createdAt: container!.createdAt,
+                sandbox: false,
+                cgroup: path,
+                stats: cstats,
+              };
+            }),
+          );
+          if (!name) return undefined;
+          return {
+            uid,
+            name,
+            namespace,
+            cgroup,
+            stats,
+            containers: samples.filter((s): s is ContainerSample => !!s),
+            interfaces: await network,
+          };
+        }),
+      );
+      deps.reader.sweep();
+      return { time, root: await root, pods: pods.filter((p): p is PodSample => !!p) };
+    },
+  };
+}
+
+export type UsageSampler = ReturnType<typeof createUsageSampler>;
