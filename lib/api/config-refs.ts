@@ -29,50 +29,48 @@ interface KeyToPath {
 const keysOf = (items: KeyToPath[] | undefined, path: string) =>
   (items ?? []).map((item, i) => ({ key: item.key, path: `${path}.items[${i}].key` }));
 
+/** A reference to the object named at `path` (its `name`, or `secretName` with nameField). */
+const refTo = (
+  kind: ConfigKind,
+  object: { name?: string; optional?: boolean },
+  path: string,
+  use: ConfigRef["use"],
+  extra: Partial<ConfigRef> = {},
+): ConfigRef => ({ kind, name: object.name ?? "", path, optional: object.optional === true, keys: [], use, ...extra });
+
 /** Every ConfigMap and Secret reference of a pod, in spec order. */
 export function podConfigRefs(pod: Pod): ConfigRef[] {
   const refs: ConfigRef[] = [];
   (pod.spec.volumes ?? []).forEach((volume, i) => {
     const base = `spec.volumes[${i}]`;
-    if (volume.configMap)
-      refs.push({
-        kind: "ConfigMap",
-        name: volume.configMap.name ?? "",
-        path: `${base}.configMap`,
-        optional: volume.configMap.optional === true,
-        keys: keysOf(volume.configMap.items, `${base}.configMap`),
-        use: "volume",
-      });
-    if (volume.secret)
-      refs.push({
-        kind: "Secret",
-        name: volume.secret.secretName ?? "",
-        path: `${base}.secret`,
-        nameField: "secretName",
-        optional: volume.secret.optional === true,
-        keys: keysOf(volume.secret.items, `${base}.secret`),
-        use: "volume",
-      });
+    const { configMap, secret } = volume;
+    if (configMap)
+      refs.push(
+        refTo("ConfigMap", configMap, `${base}.configMap`, "volume", {
+          keys: keysOf(configMap.items, `${base}.configMap`),
+        }),
+      );
+    if (secret)
+      refs.push(
+        refTo("Secret", { name: secret.secretName, optional: secret.optional }, `${base}.secret`, "volume", {
+          nameField: "secretName",
+          keys: keysOf(secret.items, `${base}.secret`),
+        }),
+      );
     (volume.projected?.sources ?? []).forEach((source, j) => {
       const at = `${base}.projected.sources[${j}]`;
       if (source.configMap)
-        refs.push({
-          kind: "ConfigMap",
-          name: source.configMap.name ?? "",
-          path: `${at}.configMap`,
-          optional: source.configMap.optional === true,
-          keys: keysOf(source.configMap.items, `${at}.configMap`),
-          use: "volume",
-        });
+        refs.push(
+          refTo("ConfigMap", source.configMap, `${at}.configMap`, "volume", {
+            keys: keysOf(source.configMap.items, `${at}.configMap`),
+          }),
+        );
       if (source.secret)
-        refs.push({
-          kind: "Secret",
-          name: source.secret.name ?? "",
-          path: `${at}.secret`,
-          optional: source.secret.optional === true,
-          keys: keysOf(source.secret.items, `${at}.secret`),
-          use: "volume",
-        });
+        refs.push(
+          refTo("Secret", source.secret, `${at}.secret`, "volume", {
+            keys: keysOf(source.secret.items, `${at}.secret`),
+          }),
+        );
     });
   });
   const groups = [
@@ -84,62 +82,33 @@ export function podConfigRefs(pod: Pod): ConfigRef[] {
       const base = `${group}[${i}]`;
       (container.envFrom ?? []).forEach((source, j) => {
         const at = `${base}.envFrom[${j}]`;
+        const prefix = source.prefix ?? "";
         if (source.configMapRef)
-          refs.push({
-            kind: "ConfigMap",
-            name: source.configMapRef.name ?? "",
-            path: `${at}.configMapRef`,
-            optional: source.configMapRef.optional === true,
-            keys: [],
-            prefix: source.prefix ?? "",
-            use: "env",
-          });
-        if (source.secretRef)
-          refs.push({
-            kind: "Secret",
-            name: source.secretRef.name ?? "",
-            path: `${at}.secretRef`,
-            optional: source.secretRef.optional === true,
-            keys: [],
-            prefix: source.prefix ?? "",
-            use: "env",
-          });
+          refs.push(refTo("ConfigMap", source.configMapRef, `${at}.configMapRef`, "env", { prefix }));
+        if (source.secretRef) refs.push(refTo("Secret", source.secretRef, `${at}.secretRef`, "env", { prefix }));
       });
       (container.env ?? []).forEach((env, j) => {
         const at = `${base}.env[${j}].valueFrom`;
         const cm = env.valueFrom?.configMapKeyRef;
         const secret = env.valueFrom?.secretKeyRef;
         if (cm)
-          refs.push({
-            kind: "ConfigMap",
-            name: cm.name ?? "",
-            path: `${at}.configMapKeyRef`,
-            optional: cm.optional === true,
-            keys: [{ key: cm.key, path: `${at}.configMapKeyRef.key` }],
-            use: "env",
-          });
+          refs.push(
+            refTo("ConfigMap", cm, `${at}.configMapKeyRef`, "env", {
+              keys: [{ key: cm.key, path: `${at}.configMapKeyRef.key` }],
+            }),
+          );
         if (secret)
-          refs.push({
-            kind: "Secret",
-            name: secret.name ?? "",
-            path: `${at}.secretKeyRef`,
-            optional: secret.optional === true,
-            keys: [{ key: secret.key, path: `${at}.secretKeyRef.key` }],
-            use: "env",
-          });
+          refs.push(
+            refTo("Secret", secret, `${at}.secretKeyRef`, "env", {
+              keys: [{ key: secret.key, path: `${at}.secretKeyRef.key` }],
+            }),
+          );
       });
     });
   }
   // A missing pull secret is not fatal in Kubernetes either: the pull goes ahead with the node's credentials.
   (pod.spec.imagePullSecrets ?? []).forEach((ref, i) =>
-    refs.push({
-      kind: "Secret",
-      name: ref.name ?? "",
-      path: `spec.imagePullSecrets[${i}]`,
-      optional: true,
-      keys: [],
-      use: "imagePullSecret",
-    }),
+    refs.push(refTo("Secret", { name: ref.name, optional: true }, `spec.imagePullSecrets[${i}]`, "imagePullSecret")),
   );
   return refs;
 }
