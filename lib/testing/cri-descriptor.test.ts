@@ -11,9 +11,9 @@ const field = (number: number, value: string | Buffer) => {
   return Buffer.concat([Buffer.from([(number << 3) | 2, bytes.length]), bytes]);
 };
 /** A small FileDescriptorProto: name, package, one dependency, two messages, one service, syntax. */
-const descriptorOf = (pkg: string) =>
+const descriptorOf = (pkg: string, name = "api.proto") =>
   Buffer.concat([
-    field(1, "api.proto"),
+    field(1, name),
     field(2, pkg),
     field(3, "github.com/gogo/protobuf/gogoproto/gogo.proto"),
     field(4, field(1, "VersionRequest")),
@@ -38,6 +38,14 @@ test("a gzipped runtime.v1 descriptor is found past v1alpha2's and gunzipped who
   expect(Buffer.from(found!.bytes).equals(v1)).toBe(true);
 });
 
+test("a raw runtime.v1 descriptor is found by its path as protobuf-go names it (cri-api 0.34 on)", () => {
+  const v1 = descriptorOf("runtime.v1", "staging/src/k8s.io/cri-api/pkg/apis/runtime/v1/api.proto");
+  const found = findApiDescriptor(Buffer.concat([noise(100, 8), Buffer.from("\x0a"), v1, field(1, "next.proto")]));
+  expect(found?.stored).toBe("raw");
+  expect(found?.offset).toBe(101);
+  expect(Buffer.from(found!.bytes).equals(v1)).toBe(true);
+});
+
 test("a raw runtime.v1 descriptor ends where the next datum cannot continue it", () => {
   const v1 = descriptorOf("runtime.v1");
   // Go's rodata puts the next string right after it: here another descriptor (field 1 again, lower than 12).
@@ -58,7 +66,8 @@ test("a raw runtime.v1 descriptor ends where the next datum cannot continue it",
 });
 
 test("a binary without runtime.v1 has no descriptor, and reading one says which binary", () => {
-  expect(findApiDescriptor(Buffer.concat([noise(100, 6), gzipSync(descriptorOf("runtime.v1alpha2"))]))).toBeUndefined();
+  for (const other of [descriptorOf("runtime.v1alpha2"), descriptorOf("runtime.v1", "pkg/myapi.proto")])
+    expect(findApiDescriptor(Buffer.concat([noise(100, 6), other, gzipSync(other)]))).toBeUndefined();
   const path = join(mkdtempSync(join(tmpdir(), "cri-descriptor-")), "containerd");
   writeFileSync(path, noise(1000, 7));
   expect(() => readApiDescriptor(path)).toThrow(`cannot find cri-api's api.proto (runtime.v1) in ${path}`);

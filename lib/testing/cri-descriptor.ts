@@ -15,10 +15,12 @@ export interface ApiDescriptor {
 }
 
 /**
- * The bytes every runtime.v1 api.proto descriptor starts with: field 1 (name) "api.proto", field 2 (package)
- * "runtime.v1". The package's length byte (10) keeps runtime.v1alpha2 (16) out.
+ * What follows the file name in every runtime.v1 descriptor: the end of the name, field 2 (package) "runtime.v1".
+ * The package's length byte (10) keeps runtime.v1alpha2 (16) out. The name is "api.proto" where cri-api registered
+ * it with gogo/golang protobuf (up to 0.33), "staging/src/k8s.io/cri-api/pkg/apis/runtime/v1/api.proto" in
+ * protobuf-go's rawDesc (0.34 on, Kubernetes 1.34).
  */
-const HEADER = Buffer.from("\n\tapi.proto\x12\nruntime.v1", "latin1");
+const AFTER_NAME = Buffer.from("api.proto\x12\nruntime.v1", "latin1");
 /** gzip as Go's compress/gzip writes it for gogo-protobuf: deflate, no flags, no modification time. */
 const GZIP = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0]);
 
@@ -35,8 +37,11 @@ export function containerdBinary(env: Record<string, string | undefined> = proce
 /** The runtime.v1 descriptor in a binary's bytes: stored raw, else gzipped; undefined when there is neither. */
 export function findApiDescriptor(binary: Uint8Array): ApiDescriptor | undefined {
   const buf = Buffer.from(binary.buffer, binary.byteOffset, binary.byteLength);
-  const raw = buf.indexOf(HEADER);
-  if (raw >= 0) return { bytes: buf.subarray(raw, raw + descriptorLength(buf, raw)), stored: "raw", offset: raw };
+  for (let at = buf.indexOf(AFTER_NAME); at >= 0; at = buf.indexOf(AFTER_NAME, at + 1)) {
+    const start = nameStart(buf, at);
+    if (start >= 0)
+      return { bytes: buf.subarray(start, start + descriptorLength(buf, start)), stored: "raw", offset: start };
+  }
   for (let at = buf.indexOf(GZIP); at >= 0; at = buf.indexOf(GZIP, at + 1)) {
     let bytes: Buffer;
     try {
@@ -46,9 +51,26 @@ export function findApiDescriptor(binary: Uint8Array): ApiDescriptor | undefined
     } catch {
       continue; // the magic bytes by chance, or another kind of gzip data
     }
-    if (bytes.subarray(0, HEADER.length).equals(HEADER)) return { bytes, stored: "gzip", offset: at };
+    const after = bytes.indexOf(AFTER_NAME);
+    if (after >= 0 && nameStart(bytes, after) === 0) return { bytes, stored: "gzip", offset: at };
   }
   return undefined;
+}
+
+/**
+ * Where the descriptor starts whose file name ends with the `api.proto` at `at`: field 1 (tag 0x0a, a one-byte
+ * length) holding "api.proto" or a path ending in "/api.proto"; -1 when no such field ends there.
+ */
+function nameStart(buf: Buffer, at: number): number {
+  const end = at + "api.proto".length;
+  for (let length = "api.proto".length; length < 128; length++) {
+    const start = end - length - 2;
+    if (start < 0) break;
+    if (buf[start] !== 0x0a || buf[start + 1] !== length) continue;
+    const name = buf.toString("latin1", start + 2, end);
+    if (name === "api.proto" || /^[\w./-]*\/api\.proto$/.test(name)) return start;
+  }
+  return -1;
 }
 
 /** Reads a runtime binary and finds its runtime.v1 descriptor, or says it cannot. */
