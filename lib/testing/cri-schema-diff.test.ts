@@ -58,15 +58,15 @@ test("a field, message, enum value or method upstream does not have is named", (
   ours.services.ImageService![0] = ["PullImage", "PullImageRequest", "ImageStatusResponse"];
   ours.services.RuntimeService = [];
   expect(criSchemaDifferences(ours, upstream)).toEqual([
+    "Volume: declared by ours, not a message upstream",
     "Mount.containerPath: upstream has no such field (ours: number 1; upstream's 1: container_path)",
     "Mount.selinux_relabel: upstream has no such field (ours: number 4; upstream's 4: none)",
-    "Volume: declared by ours, not a message upstream",
+    "Protocol: declared by ours, not an enum upstream",
     "MountPropagation.PROPAGATION_HOST_TO_CONTAINER: value ours 3, upstream 1",
     "MountPropagation.PROPAGATION_BIDIRECTIONAL: upstream has no such value (ours: 2)",
-    "Protocol: declared by ours, not an enum upstream",
+    "RuntimeService: declared by ours, not a service upstream",
     "ImageService/PullImage: ours (PullImageRequest) → ImageStatusResponse, upstream (PullImageRequest) → PullImageResponse",
     "ImageService/ImageFsInfo: upstream has no such method",
-    "RuntimeService: declared by ours, not a service upstream",
   ]);
 });
 

@@ -10,50 +10,39 @@ import type { CriSchema } from "../container/cri/cri-codec.ts";
 export function criSchemaDifferences(ours: CriSchema, upstream: CriSchema, newer: Iterable<string> = []): string[] {
   const mayBeAbsent = new Set(newer);
   const differences: string[] = [];
-  for (const [message, fields] of Object.entries(ours.messages)) {
-    const theirs = upstream.messages[message];
-    if (!theirs) {
-      differences.push(`${message}: declared by ours, not a message upstream`);
-      continue;
-    }
+  /** Ours with upstream's of the same name; one missing upstream is a difference. */
+  const paired = <T>(kind: string, mine: Record<string, T>, theirs: Record<string, T>) =>
+    Object.entries(mine).flatMap(([name, entry]): Array<[string, T, T]> => {
+      if (theirs[name]) return [[name, entry, theirs[name]]];
+      differences.push(`${name}: declared by ours, not ${kind} upstream`);
+      return [];
+    });
+
+  for (const [message, fields, theirs] of paired("a message", ours.messages, upstream.messages))
     for (const [number, name, type] of fields) {
       const same = theirs.find(([, n]) => n === name);
-      if (!same && mayBeAbsent.has(`${message}.${name}`) && !theirs.some(([id]) => id === number)) continue;
-      if (!same) {
-        const atNumber = theirs.find(([id]) => id === number);
+      const atNumber = theirs.find(([id]) => id === number);
+      if (!same && mayBeAbsent.has(`${message}.${name}`) && !atNumber) continue;
+      if (!same)
         differences.push(
-          `${message}.${name}: upstream has no such field (ours: number ${number}; upstream's ${number}: ${atNumber ? atNumber[1] : "none"})`,
+          `${message}.${name}: upstream has no such field (ours: number ${number}; upstream's ${number}: ${atNumber?.[1] ?? "none"})`,
         );
-        continue;
-      }
-      if (same[0] !== number) differences.push(`${message}.${name}: field number ours ${number}, upstream ${same[0]}`);
-      if (same[2] !== type) differences.push(`${message}.${name}: type ours "${type}", upstream "${same[2]}"`);
+      else if (same[0] !== number)
+        differences.push(`${message}.${name}: field number ours ${number}, upstream ${same[0]}`);
+      if (same && same[2] !== type) differences.push(`${message}.${name}: type ours "${type}", upstream "${same[2]}"`);
     }
-  }
-  for (const [enumName, values] of Object.entries(ours.enums)) {
-    const theirs = upstream.enums[enumName];
-    if (!theirs) {
-      differences.push(`${enumName}: declared by ours, not an enum upstream`);
-      continue;
-    }
+  for (const [enumName, values, theirs] of paired("an enum", ours.enums, upstream.enums))
     for (const [name, number] of values) {
       const same = theirs.find(([n]) => n === name);
       if (!same) differences.push(`${enumName}.${name}: upstream has no such value (ours: ${number})`);
       else if (same[1] !== number) differences.push(`${enumName}.${name}: value ours ${number}, upstream ${same[1]}`);
     }
-  }
-  for (const [service, methods] of Object.entries(ours.services)) {
-    const theirs = upstream.services[service];
-    if (!theirs) {
-      differences.push(`${service}: declared by ours, not a service upstream`);
-      continue;
-    }
+  for (const [service, methods, theirs] of paired("a service", ours.services, upstream.services))
     for (const [method, request, response] of methods) {
       const same = theirs.find(([m]) => m === method);
       if (!same) differences.push(`${service}/${method}: upstream has no such method`);
       else if (same[1] !== request || same[2] !== response)
         differences.push(`${service}/${method}: ours (${request}) → ${response}, upstream (${same[1]}) → ${same[2]}`);
     }
-  }
   return differences;
 }
