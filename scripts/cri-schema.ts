@@ -1,5 +1,5 @@
 // Regenerates lib/container/cri/cri-schema.ts from lib/container/cri/cri-proto.ts: `bun scripts/cri-schema.ts`
-// after editing the .proto text (lib/container/cri-schema.test.ts checks the two agree).
+// after editing the .proto text (lib/container/cri/cri-codec.test.ts checks the two agree).
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";

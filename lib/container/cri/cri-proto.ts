@@ -1,7 +1,8 @@
 // The project's own minimal `runtime.v1` definition: only the calls and fields the kubelet uses,
 // with names and numbers as in kubernetes/cri-api pkg/apis/runtime/v1/api.proto (fields left out
 // are simply unknown to us; proto3 skips them on the wire). Text, not a generated descriptor, so a
-// reviewer can hold it beside api.proto; parsed with keepCase so the snake_case names survive.
+// reviewer can hold it beside api.proto; parsed with keepCase so the snake_case names survive. cri-upstream.test.ts
+// compares it with the api.proto compiled into the test services' containerd (names, numbers, types, methods).
 export const CRI_PROTO = `
 syntax = "proto3";
 package runtime.v1;
