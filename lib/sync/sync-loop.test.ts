@@ -945,6 +945,19 @@ describe("sync loop", () => {
       await l.stop();
     });
 
+    test("onChange listeners hear every change of version(), a deferred resize allocated when room is freed included", async () => {
+      const { l } = await resized("500m");
+      const heard: number[] = [];
+      l.syncLoop.onChange(() => heard.push(l.syncLoop.version()));
+      const from = l.syncLoop.version();
+      l.store.apply("file", { pods: [sized("web", "500m")], rejected: [] });
+      await l.settle();
+      expect(pendingOf(l, "web")).toBeUndefined();
+      const to = l.syncLoop.version();
+      expect(heard).toEqual(Array.from({ length: to - from }, (_, i) => from + 1 + i));
+      await l.stop();
+    });
+
     test("a deferred resize is applied once the other pod shrinks", async () => {
       const { l } = await resized("500m");
       l.store.apply("file", { pods: [sized("big", "400m"), sized("web", "500m")], rejected: [] });

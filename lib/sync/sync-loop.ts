@@ -479,7 +479,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     for (const { record, pod } of pendingResizeOrder(deferred)) {
       const before = record.pending?.message;
       if (allocateResize(record) || record.pending?.message !== before) {
-        version++;
+        bump();
         trigger(pod.metadata.uid);
       }
     }
