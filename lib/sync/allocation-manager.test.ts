@@ -1,5 +1,4 @@
-// The allocation manager: admission beside the admitted pods, in-place resizes allocated, Deferred or Infeasible, and
-// the allocations' checkpoint.
+// The allocation manager: admission, resizes allocated, Deferred or Infeasible, and the allocations' checkpoint.
 import { describe, expect, test } from "bun:test";
 import type { Pod } from "../api/types.ts";
 import { createEventRecorder } from "../node/events/events.ts";

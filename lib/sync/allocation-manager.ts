@@ -1,7 +1,4 @@
-// The allocation manager (the Go kubelet's pkg/kubelet/allocation): admits each new or changed pod beside the pods
-// admitted before it, keeps the resources allocated to each (checkpointed in node/state/allocation-file.ts, so a
-// restart loses no deferred resize), and allocates in-place resizes when they fit: Deferred or Infeasible until then
-// (the pure rules are pod-allocation.ts's and admission.ts's). It asks the sync loop for the pods a source wants.
+// The allocation manager (pkg/kubelet/allocation): admission, allocated resources and their checkpoint, resizes.
 import type { Pod } from "../api/types.ts";
 import type { EventRecorder } from "../node/events/events.ts";
 import type { Allocation, AllocationCheckpoint } from "../node/state/allocation-file.ts";
@@ -79,6 +76,12 @@ interface PodAllocation {
   rejected?: Rejection;
 }
 
+/**
+ * The allocation manager: admits each new or changed pod beside the pods admitted before it, keeps the resources
+ * allocated to each (checkpointed in node/state/allocation-file.ts, so a restart loses no deferred resize), and
+ * allocates in-place resizes when they fit, Deferred or Infeasible until then (the pure rules are pod-allocation.ts's
+ * and admission.ts's). It asks the sync loop for the pods a source wants.
+ */
 export function createAllocationManager(
   options: AllocationManagerOptions,
   deps: AllocationManagerDeps,

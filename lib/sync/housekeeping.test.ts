@@ -1,4 +1,4 @@
-// Housekeeping after a full listing: orphans stopped, leftovers removed once every source has reported, figures set.
+// Housekeeping: orphans stopped and leftovers removed once every source has reported; the figures set.
 import { describe, expect, test } from "bun:test";
 import type { ContainerDetails, PodSandboxDetails } from "../container/runtime.ts";
 import type { WorkingPods } from "../metrics.ts";

@@ -1,6 +1,4 @@
-// Housekeeping after each full listing of the node (the Go kubelet's HandlePodCleanups): once every source has
-// reported, what no source wants is cleaned up — running pods handed to their workers to stop, checkpointed
-// allocations, leftover pod directories and pod cgroups — and the figures of what runs and of the pod workers are set.
+// Housekeeping after each full listing (the Go kubelet's HandlePodCleanups): orphans cleaned up, figures set.
 import type { KubeletMetrics, WorkingPods } from "../metrics.ts";
 import type { CgroupManager } from "../node/cm/cgroups.ts";
 import type { VolumeManager } from "../node/volumes/volumes.ts";
@@ -42,6 +40,11 @@ export interface Housekeeping {
   cleanUp(observed: ReadonlyMap<string, Observed>, pods: HousekeepingPods): Promise<void>;
 }
 
+/**
+ * Housekeeping: once every source has reported, what no source wants is cleaned up (running pods handed to their
+ * workers to stop, checkpointed allocations, leftover pod directories, pod cgroups); the figures of what runs and of
+ * the pod workers are set after every listing.
+ */
 export function createHousekeeping(deps: HousekeepingDeps): Housekeeping {
   return {
     async cleanUp(observed, pods) {
@@ -76,7 +79,7 @@ export function runningFigures(observed: ReadonlyMap<string, Observed>): {
   return { runningPods, containers };
 }
 
-/** kubelet_working_pods: every pod with a worker, by its state, whether a source wants it, and whether its spec is known. */
+/** kubelet_working_pods: the pod workers by state, by whether a source wants their pod and whether its spec is known. */
 export function workingPods(workers: Iterable<WorkerView>): WorkingPods[] {
   const counts = new Map<string, WorkingPods>();
   for (const worker of workers) {

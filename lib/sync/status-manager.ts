@@ -1,6 +1,4 @@
-// The status manager (the Go kubelet's pkg/kubelet/status): the latest status of each pod, one version for all the
-// pods the loop reports, and the listeners told of each new version. What a status says is pod-status.ts's; when a
-// pod's status is computed is the sync loop's.
+// The status manager (the Go kubelet's pkg/kubelet/status): each pod's latest status, one version, its listeners.
 import type { V1PodStatus } from "../api/types.ts";
 
 export interface StatusManager {
@@ -18,6 +16,7 @@ export interface StatusManager {
   onChange(listener: () => void): () => void;
 }
 
+/** The statuses; what a status says is pod-status.ts's, when a pod's status is computed the sync loop's. */
 export function createStatusManager(): StatusManager {
   const statuses = new Map<string, V1PodStatus | undefined>();
   const listeners = new Set<() => void>();

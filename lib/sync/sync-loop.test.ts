@@ -1,5 +1,4 @@
-// The sync loop on a fake runtime and a fake clock: pods added, changed, evicted and removed, admission and resize
-// allocation, the pod workers.
+// The sync loop on a fake runtime and a fake clock: pods added, changed, evicted, removed; admission; workers.
 import { describe, expect, test } from "bun:test";
 import { containerConfig, podSandboxConfig, type PodContext } from "../container/container-config.ts";
 import type { ContainerConfig } from "../container/cri-types.ts";
