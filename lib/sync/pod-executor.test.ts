@@ -1,5 +1,4 @@
-// The pod executor: one pod's plan carried out on a fake runtime and a fake clock (sandbox, containers, hooks,
-// kills, termination messages, OOM kills, in-place resizes).
+// The pod executor on a fake runtime and a fake clock: one pod's plan carried out, step by step.
 import { describe, expect, test } from "bun:test";
 import { LABEL } from "../container/runtime.ts";
 import { createEventRecorder } from "../node/events/events.ts";
@@ -187,6 +186,17 @@ describe("pod sync step", () => {
       waits.push(waited);
     }
     expect(waits).toEqual([0, 10_000, 20_000, 40_000]);
+  });
+
+  test("a container the runtime will not start backs off as one that crashed: it is not tried again at once", async () => {
+    const h = harness();
+    const pod = testPod("web", spec());
+    h.runtime.failNext("startContainer", new Error("exec format error"));
+    expect((await h.sync(pod)).waiting.get("app")?.reason).toBe("RunContainerError");
+    expect((await h.sync(pod)).waiting.get("app")?.reason).toBe("CrashLoopBackOff");
+    await h.clock.advance(10_000);
+    await h.sync(pod);
+    expect(h.app(pod)[0]!.running).toBe(true);
   });
 
   test("init containers run in order to completion before the app containers", async () => {
