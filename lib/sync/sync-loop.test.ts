@@ -129,6 +129,21 @@ describe("sync loop", () => {
     await l.stop();
   });
 
+  test("a pod removed and added again is reported afresh: Pending until its first sync, not with its old status", async () => {
+    const l = await loop();
+    const pod = testPod("web", spec());
+    l.store.apply("file", { pods: [pod], rejected: [] });
+    await l.settle();
+    l.store.apply("file", { pods: [], rejected: [] });
+    await l.settle();
+    expect(l.runtime.containers.size).toBe(0);
+    l.store.apply("file", { pods: [pod], rejected: [] });
+    expect(l.syncLoop.pods()[0]!.status?.phase).toBe("Pending");
+    await l.settle();
+    expect(l.syncLoop.pods()[0]!.status?.phase).toBe("Running");
+    await l.stop();
+  });
+
   test("a pod whose ConfigMap is missing waits with CreateContainerConfigError and starts once it appears", async () => {
     const l = await loop();
     const pod = testPod(
@@ -585,6 +600,20 @@ describe("sync loop", () => {
       expect(pendingOf(second, "web")).toMatchObject({ reason: "Deferred" });
       expect([appOf(second, "web")?.id, quotaOf(second, "web")]).toEqual([id, 30_000]);
       await second.stop();
+    });
+
+    test("a pod's allocation leaves the checkpoint once the pod is removed and stopped", async () => {
+      let saved: Record<string, Allocation> = {};
+      const allocations = { load: () => saved, save: (state: typeof saved) => (saved = structuredClone(state)) };
+      const [big, web] = [sized("big", "600m"), sized("web", "300m")];
+      const l = await loop(["file"], undefined, { admission: policy }, undefined, { allocations });
+      l.store.apply("file", { pods: [big, web], rejected: [] });
+      await l.settle();
+      expect(Object.keys(saved).sort()).toEqual([big.metadata.uid, web.metadata.uid].sort());
+      l.store.apply("file", { pods: [big], rejected: [] });
+      await l.settle();
+      expect(Object.keys(saved)).toEqual([big.metadata.uid]);
+      await l.stop();
     });
 
     test("a resize beyond the node's allocatable is Infeasible, and the pod runs on as allocated", async () => {
