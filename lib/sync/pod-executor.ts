@@ -1,33 +1,23 @@
-// The executor of the sync: carries one pod's plan (computePodActions, pod-plan.ts, pure) out on the Runtime port —
-// image pulls, the pod's host setup (volumes, cgroup, resolv.conf), CRI sandbox and container configs, lifecycle
-// hooks, graceful termination, events, back-off bookkeeping and OOM kill reports. What it acts on comes from the
-// observer (pod-observer.ts); dead containers are collected by node/container-gc.ts.
+// The executor of the sync: carries one pod's plan (computePodActions, pod-plan.ts, pure) out on the Runtime port, in
+// order — kills (sidecars last), removals, the pod's host setup (pod-host.ts), its sandbox, in-place resizes, then
+// container starts (container-lifecycle.ts: pulls, hooks, graceful stops) — with the events, back-off bookkeeping and
+// OOM kill reports that go with them. What it acts on comes from the observer (pod-observer.ts); dead containers are
+// collected by node/gc/container-gc.ts.
 import { Backoff, type BackoffPersistence } from "../node/flowcontrol/backoff.ts";
-import { type Clock, untilAborted } from "../clock.ts";
-import {
-  containerConfig,
-  podSandboxConfig,
-  resolveEnv,
-  runtimeHandler,
-  type PodContext,
-  type VolumeMount,
-} from "../container/container-config.ts";
+import type { Clock } from "../clock.ts";
+import { podSandboxConfig, runtimeHandler, type PodContext } from "../container/container-config.ts";
 import {
   LABEL,
   type ContainerDetails,
-  type ImageStatus,
-  type LinuxResources,
   type PodSandboxDetails,
   type Runtime,
   isRuntimeError,
 } from "../container/runtime.ts";
 import type { EventRecorder } from "../node/events/events.ts";
-import type { ImageManager, PullPolicy } from "../node/images/images.ts";
+import type { ImageManager } from "../node/images/images.ts";
 import type { Logger } from "../log.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 import type { ResizeStatus, Waiting } from "./pod-status.ts";
-import { describeResize, type ContainerResize } from "./pod-resize.ts";
-import { resizeEventMessage } from "./pod-allocation.ts";
 import {
   computePodActions,
   type ContainerToKill,
@@ -36,29 +26,17 @@ import {
   type PodActions,
   type ProbeFailure,
 } from "./pod-plan.ts";
-import { runProbe, type ProbeManager } from "../node/prober/probes.ts";
-import { KubeletError, podKey, type Pod } from "../api/types.ts";
+import type { ProbeManager } from "../node/prober/probes.ts";
+import { podKey, type Pod } from "../api/types.ts";
 import type { VolumeManager } from "../node/volumes/volumes.ts";
 import type { ConfigLookup } from "../api/config-objects.ts";
 import type { CgroupManager } from "../node/cm/cgroups.ts";
 import type { DnsConfigurer } from "../node/network/dns.ts";
-import type { LifecycleHandler } from "kubernetes-types/core/v1.d.ts";
-import type { SeccompSettings } from "../container/security-context.ts";
-import { subPathHostPaths } from "../node/volumes/subpath.ts";
+import { createPodHost, type PodHostOptions } from "./pod-host.ts";
+import { createContainerLifecycle } from "./container-lifecycle.ts";
+import { createContainerResizer } from "./container-resize.ts";
 
-export interface PodExecutorOptions {
-  hostname: string;
-  hostIP: string;
-  networkMode: string;
-  /** --pod_logs_dir, where a CRI runtime writes container logs; see PodContext. */
-  podLogsDir?: string;
-  allowPrivileged: boolean;
-  /** See PodContext: the oom_score_adj floor and the CFS quota settings. */
-  oomScoreAdjMin?: number;
-  cfsQuota?: boolean;
-  cfsPeriodUs?: number;
-  /** seccompDefault and the root of Localhost seccomp profiles. */
-  seccomp?: SeccompSettings;
+export interface PodExecutorOptions extends PodHostOptions {
   /** runtimeClassName → CRI runtime handler (--runtime_handlers); a class not listed is its own handler. */
   runtimeHandlers?: Record<string, string>;
 }
@@ -137,134 +115,10 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
       `spec.${c.labels[LABEL.initContainer] ? "initContainers" : "containers"}{${name}}`,
     );
   };
-  const volumeCache = new Map<string, { hash: string; paths: Map<string, VolumeMount> }>();
-  let node: PodContext["node"] | undefined;
-
-  // Only an answer is cached: a failed machineInfo() (Docker restarting) fails this sync, and the next asks again,
-  // so no pod's resource fieldRefs are computed from a made-up node.
-  const nodeInfo = async () => {
-    if (!node) {
-      const info = await runtime.machineInfo().catch((error: KubeletError) => {
-        throw new KubeletError(error.code ?? "RuntimeError", `cannot read the node's capacity: ${error.message}`, {
-          cause: error,
-        });
-      });
-      node = { cpus: info.cpus, memoryBytes: info.memoryBytes };
-    }
-    return node;
-  };
-
-  /** Stops one container: its preStop hook within the grace period, the Killing event, then SIGTERM/SIGKILL. */
-  const stopContainer = async (pod: Pod | undefined, kill: ContainerToKill, graceSeconds: number) => {
-    const { container: c, spec } = kill;
-    const started = clock.now();
-    const field = `spec.${c.labels[LABEL.initContainer] === "true" ? "initContainers" : "containers"}{${c.labels[LABEL.containerName]}}`;
-    // From here on the container is not ready (the Go kubelet's), while it waits out its preStop and grace period.
-    deps.probes?.removeContainer(c.id);
-    deps.onStopping?.(c);
-    if (pod && spec?.lifecycle?.preStop) {
-      const message = await runHook(spec.lifecycle.preStop, c, pod, graceSeconds * 1000).catch((e: Error) => e.message);
-      if (message) events.record(pod, "Warning", "FailedPreStopHook", `PreStopHook failed: ${message}`, field);
-    }
-    if (pod) events.record(pod, "Normal", "Killing", kill.message, field, `grace period ${graceSeconds}s`);
-    const remaining = Math.max(0, graceSeconds - (clock.now() - started) / 1000);
-    await runtime.stopContainer(c.id, remaining);
-  };
-
-  const runHook = async (
-    handler: LifecycleHandler,
-    c: ContainerDetails,
-    pod: Pod,
-    timeoutMs: number,
-  ): Promise<string | undefined> => {
-    if (handler.sleep) {
-      await clock.sleep(Math.min(handler.sleep.seconds * 1000, timeoutMs));
-      return undefined;
-    }
-    const host = pod.spec.hostNetwork ? "127.0.0.1" : c.ipAddress;
-    const { result, message } = await runProbe(
-      handler,
-      { runtime, containerId: c.id, host },
-      Math.max(1000, timeoutMs),
-    );
-    return result === "success" ? undefined : message;
-  };
-
-  /** Creates and starts one container instance; returns why it is not running when it failed. */
-  const startContainer = async (
-    pod: Pod,
-    { spec, attempt, init }: ContainerToStart,
-    ctx: PodContext,
-    sandbox: PodSandboxDetails,
-    done: Done,
-    signal: AbortSignal,
-  ): Promise<Waiting | undefined> => {
-    const field = `spec.${init ? "initContainers" : "containers"}{${spec.name}}`;
-    let image: ImageStatus | undefined;
-    try {
-      image = await pulled(spec.image!, (spec.imagePullPolicy ?? "IfNotPresent") as PullPolicy, pod, signal);
-      if (!image) return undefined;
-    } catch (error) {
-      const e = error as KubeletError;
-      if (isRuntimeError(e, "RuntimeUnavailable")) throw error;
-      return {
-        reason: e.code === "ImagePullBackOff" || e.code === "ErrImageNeverPull" ? e.code : "ErrImagePull",
-        message: e.message,
-      };
-    }
-    let id: string;
-    try {
-      const terminationLog = spec.terminationMessagePath
-        ? await deps.volumes.terminationLog(pod.metadata.uid, spec.name, attempt)
-        : undefined;
-      id = await runtime.createContainer(
-        sandbox.id,
-        containerConfig(pod, spec, {
-          ...ctx,
-          subPaths: await subPathHostPaths(spec, resolveEnv(pod, spec, ctx), ctx.volumePaths),
-          attempt,
-          init,
-          terminationLog,
-          imageUser: image,
-        }),
-        podSandboxConfig(pod, ctx, sandbox.metadata.attempt),
-      );
-      done.created++;
-    } catch (error) {
-      if (isRuntimeError(error, "RuntimeUnavailable")) throw error;
-      if ((error as KubeletError).code === "CreateContainerConfigError") {
-        // Not the container's fault: no crash back-off; the pod is synced again when the object appears.
-        events.record(pod, "Warning", "Failed", `Error: ${(error as Error).message}`, field);
-        return { reason: "CreateContainerConfigError", message: (error as Error).message };
-      }
-      deps.metrics?.containerStarted(init ? "init_container" : "container", true);
-      events.record(pod, "Warning", "Failed", `Error: ${(error as Error).message}`, field);
-      return { reason: "CreateContainerError", message: (error as Error).message };
-    }
-    events.record(pod, "Normal", "Created", `Created container ${spec.name}`, field);
-    try {
-      await runtime.startContainer(id);
-    } catch (error) {
-      if (isRuntimeError(error, "RuntimeUnavailable")) throw error;
-      deps.metrics?.containerStarted(init ? "init_container" : "container", true);
-      events.record(pod, "Warning", "Failed", `Error: ${(error as Error).message}`, field);
-      crashBackoff.next(`${pod.metadata.uid}/${spec.name}`);
-      return { reason: "RunContainerError", message: (error as Error).message };
-    }
-    deps.metrics?.containerStarted(init ? "init_container" : "container", false);
-    events.record(pod, "Normal", "Started", `Started container ${spec.name}`, field);
-    if (spec.lifecycle?.postStart) {
-      const started = await runtime.inspectContainer(id);
-      const failure = await runHook(spec.lifecycle.postStart, started, pod, 30_000).catch((e: Error) => e.message);
-      if (failure) {
-        events.record(pod, "Warning", "FailedPostStartHook", `PostStartHook failed: ${failure}`, field);
-        await runtime.stopContainer(id, pod.spec.terminationGracePeriodSeconds ?? 30);
-        done.killed++;
-        return { reason: "PostStartHookError", message: failure };
-      }
-    }
-    return undefined;
-  };
+  const podHost = createPodHost(options, deps);
+  const containers = createContainerLifecycle(deps);
+  const resizeContainers = createContainerResizer(deps);
+  const { nodeInfo, mountVolumes } = podHost;
 
   /** Carries a plan out: kills, then removals, the sandbox, then starts; reports what it did. */
   const execute = async (
@@ -281,7 +135,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     // Regular containers stop together; sidecars after them, one at a time, within what is left of the grace period.
     const deadline = clock.now() + plan.graceSeconds * 1000;
     const kill = async (k: ContainerToKill, graceSeconds: number) => {
-      await stopContainer(pod, k, graceSeconds);
+      await containers.stop(pod, k, graceSeconds);
       if (k.reason === "SpecChanged") crashBackoff.reset(`${k.container.labels[LABEL.podUid]}/${k.spec!.name}`);
       done.killed++;
     };
@@ -316,7 +170,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     let host: PodContext | undefined;
     if (plan.createSandbox || starts.length) {
       try {
-        host = await preparePodHost(pod);
+        host = await podHost.prepare(pod);
       } catch (error) {
         if (isRuntimeError(error, "RuntimeUnavailable")) throw error;
         for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers])
@@ -394,7 +248,9 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
         crashBackoff.next(key);
         deps.metrics?.containerRestarted();
       }
-      const failed = await startContainer(pod, start, ctx, sandbox!, done, signal);
+      const failed = await containers.start(pod, start, ctx, sandbox!, done, signal);
+      // A container that would not start backs off as one that crashed.
+      if (failed?.reason === "RunContainerError") crashBackoff.next(key);
       if (failed) {
         waiting.set(start.spec.name, failed);
         retry(failed.reason === "ErrImagePull" ? 1000 : failed.reason === "ImagePullBackOff" ? 5000 : 10_000);
@@ -405,53 +261,6 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     await Promise.all(plan.containersToStart.map(start));
     return { waiting, retryAfterMs, podIP, ...(resize ? { resize } : {}) };
   };
-
-  /**
-   * Applies resizes to running containers, the pod cgroup grown before them and set to its new size after them (the
-   * Go kubelet's order). The pod comes with its allocated resources (the sync loop decides whether a resize fits the
-   * node: Deferred, Infeasible). A memory limit below what the container uses now is left as it is, the rest applied
-   * (PodResizeInProgress, Error, in the Go kubelet's words).
-   */
-  const resizeContainers = async (
-    pod: Pod,
-    resizes: ContainerResize[],
-    done: Done,
-  ): Promise<ResizeStatus | undefined> => {
-    const refused: string[] = [];
-    const updates: Array<[ContainerResize, LinuxResources]> = [];
-    for (const r of resizes) {
-      let to = r.to;
-      if (r.resources.includes("memory") && to.memory_limit_in_bytes < r.from.memory_limit_in_bytes) {
-        const usage = (await runtime.stats(r.container.id)).memoryWorkingSetBytes;
-        if (usage > to.memory_limit_in_bytes) {
-          refused.push(
-            `attempting to set container "${r.spec.name}" memory limit (${to.memory_limit_in_bytes}) below current usage (${usage})`,
-          );
-          to = { ...to, memory_limit_in_bytes: r.from.memory_limit_in_bytes };
-        }
-      }
-      updates.push([r, to]);
-    }
-    // One refusal as it is, several as a list (the Go kubelet's aggregated errors).
-    const blocked = refused.length
-      ? `cannot decrease memory limits: ${refused.length === 1 ? refused[0] : `[${refused.join(", ")}]`}`
-      : undefined;
-    await deps.cgroups?.resizePod(pod, "grow");
-    for (const [r, to] of updates) {
-      await runtime.updateContainerResources(r.container.id, to);
-      log.info(`pod ${podKey(pod)}: resized container ${r.spec.name} in place (${describeResize(r.from, to)})`);
-      done.resized.push(r.container.id);
-    }
-    // While a decrease waits, the pod cgroup keeps room for what its container still has.
-    if (!blocked) await deps.cgroups?.resizePod(pod, "final");
-    if (blocked) events.record(pod, "Warning", "ResizeError", resizeEventMessage("Pod resize error", pod, blocked));
-    else events.record(pod, "Normal", "ResizeCompleted", resizeEventMessage("Pod resize completed", pod));
-    return blocked ? { type: "PodResizeInProgress", reason: "Error", message: blocked } : undefined;
-  };
-
-  /** The status of an image present for the pod: undefined when its sync was cancelled first (the pull goes on, unobserved). */
-  const pulled = (image: string, policy: PullPolicy, pod: Pod, signal: AbortSignal) =>
-    untilAborted(deps.images.ensureImage(image, policy, pod), signal);
 
   /**
    * Runs the pod's sandbox. Its image is the runtime's (containerd's sandbox_image, the Docker shim's
@@ -469,7 +278,7 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
   };
 
   const forget = (podUid: string) => {
-    volumeCache.delete(podUid);
+    podHost.forget(podUid);
     oomReported.delete(podUid);
     crashBackoff.resetWhere((key) => key.startsWith(`${podUid}/`));
   };
@@ -502,48 +311,6 @@ export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutor
     const done = noneDone();
     const result = await execute(pod, planFor(pod, observed, livenessFailed, false), done, signal);
     return { ...result, changed: changed(done), ...(done.resized.length ? { resized: done.resized } : {}) };
-  };
-
-  /** Sets a pod's volumes up, and rewrites them whenever what they hold changed (a ConfigMap edit, a label). */
-  const mountVolumes = async (pod: Pod) => {
-    const hash = deps.volumes.version(pod);
-    let volumes = volumeCache.get(pod.metadata.uid);
-    if (!volumes || volumes.hash !== hash) {
-      volumes = { hash, paths: await deps.volumes.setup(pod, await nodeInfo()) };
-      volumeCache.set(pod.metadata.uid, volumes);
-    }
-    return volumes;
-  };
-
-  /**
-   * Prepares the node for a pod: mounts its volumes, creates its pod cgroup and writes its resolv.conf (its
-   * /etc/hosts follows with the pod's IP); returns the
-   * context its sandbox and containers are configured from (podIP still empty: the sandbox gives it).
-   */
-  const preparePodHost = async (pod: Pod): Promise<PodContext> => {
-    const volumes = await mountVolumes(pod);
-    return {
-      nodeName: options.hostname,
-      hostIP: options.hostIP,
-      podIP: "",
-      networkMode: options.networkMode,
-      ...(options.podLogsDir ? { podLogsDir: options.podLogsDir } : {}),
-      allowPrivileged: options.allowPrivileged,
-      volumePaths: volumes.paths,
-      node: await nodeInfo(),
-      configs: deps.configs,
-      ...(deps.cgroups ? { cgroupParent: await deps.cgroups.ensurePod(pod) } : {}),
-      ...(deps.dns
-        ? {
-            resolvConfPath: await deps.dns.resolvConfFor(pod),
-            clusterDomain: deps.dns.clusterDomain,
-          }
-        : {}),
-      oomScoreAdjMin: options.oomScoreAdjMin,
-      cfsQuota: options.cfsQuota,
-      cfsPeriodUs: options.cfsPeriodUs,
-      ...(options.seccomp ? { seccomp: options.seccomp } : {}),
-    };
   };
 
   return {

@@ -6,25 +6,22 @@
 // The sync loop: store updates, runtime events and a resync every --sync_frequency wake the pod's own worker
 // (one pass in flight per pod, the latest spec wins; no pod waits on another's termination or pull). It keeps
 // one record per pod and decides there, once, whether a pod changed. Pods no source wants are killed only once
-// every source has reported; a kubelet restart adopts what runs.
+// every source has reported; a kubelet restart adopts what runs. Admission and resize allocation are the allocation
+// manager's (allocation-manager.ts), the pods' statuses and the version the status manager's (status-manager.ts),
+// the cleanup after each full listing housekeeping's (housekeeping.ts): this file dispatches to them.
 import { type Clock, untilAborted } from "../clock.ts";
 import { LABEL, type Runtime, isRuntimeError } from "../container/runtime.ts";
 import type { BackoffPersistence } from "../node/flowcontrol/backoff.ts";
 import type { EventRecorder } from "../node/events/events.ts";
 import type { ImageManager } from "../node/images/images.ts";
 import type { Logger } from "../log.ts";
-import type { KubeletMetrics, WorkingPods } from "../metrics.ts";
+import type { KubeletMetrics } from "../metrics.ts";
 import { computePodStatus, type ResizeStatus, type Waiting } from "./pod-status.ts";
 import { activeDeadlineRemainingMs, DEADLINE_EXCEEDED } from "./active-deadline.ts";
-import { sumRequests } from "./resource-fit.ts";
-import {
-  allocationOf,
-  pendingResizeOrder,
-  resizeAllocation,
-  resizeEventMessage,
-  withAllocation,
-} from "./pod-allocation.ts";
-import type { Allocation, AllocationCheckpoint } from "../node/state/allocation-file.ts";
+import type { AllocationCheckpoint } from "../node/state/allocation-file.ts";
+import { createAllocationManager } from "./allocation-manager.ts";
+import { createHousekeeping } from "./housekeeping.ts";
+import { createStatusManager } from "./status-manager.ts";
 import { createPodExecutor, type PodExecutorOptions } from "./pod-executor.ts";
 import { createPodObserver } from "./pod-observer.ts";
 import { createPodWorker, type PodGoal, type PodWorker } from "./pod-workers.ts";
@@ -37,15 +34,7 @@ import { configKey } from "../api/config-objects.ts";
 import { podConfigRefs } from "../api/config-refs.ts";
 import type { CgroupManager } from "../node/cm/cgroups.ts";
 import type { DnsConfigurer } from "../node/network/dns.ts";
-import {
-  admissionOrder,
-  admitPod,
-  boundToNode,
-  OUT_OF_PODS,
-  rejectedStatus,
-  type AdmissionPolicy,
-  type Rejection,
-} from "./admission.ts";
+import { admissionOrder, boundToNode, type AdmissionPolicy } from "./admission.ts";
 
 export interface SyncLoopOptions extends PodExecutorOptions {
   syncFrequencyMs: number;
@@ -104,6 +93,7 @@ export interface EvictOptions {
  * and deleted by `forget` only, so no per-pod fact outlives the pod or is missing for it.
  */
 interface PodRecord {
+  uid: string;
   /** The pod's latest spec: wanted by a source, or the last spec of a pod no source wants (for its
    *  preStop hooks and grace period). Undefined for a pod adopted from the runtime and never wanted. */
   pod?: Pod;
@@ -111,18 +101,10 @@ interface PodRecord {
   wanted: boolean;
   /** The manifest hash last accepted: the one place a pod's change is decided (see accept). */
   hash?: string;
-  /** The pod with the resources the kubelet allocated it (the Go kubelet's allocation checkpoint): what it is synced
-   *  and reported with. A resize `pod` asks for is allocated (allocateResize) before any container sees it. */
-  allocated?: Pod;
-  /** The resize `pod` asks for that is not allocated: its PodResizePending condition (Deferred or Infeasible). */
-  pending?: ResizeStatus;
-  /** Why the pod is not admitted (it is reported as Failed and none of its containers run). */
-  rejected?: Rejection;
   /** When the kubelet first accepted the pod (ms). */
   firstSeen: number;
   /** Whether every container has run once (the pod start latency was recorded). */
   started: boolean;
-  status?: V1PodStatus;
   /** Why containers are not running, as the last sync saw it. */
   waiting: Map<string, Waiting>;
   /** A resize the last sync could not (fully) apply. */
@@ -161,33 +143,31 @@ const stoppedEviction = (record: PodRecord) => {
 export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): SyncLoop {
   const { store, runtime, clock, log, metrics } = deps;
   const records = new Map<string, PodRecord>();
-  /** Allocations the run before this one checkpointed, of pods not admitted again yet. */
-  const checkpointed = new Map(Object.entries(deps.allocations?.load() ?? {}));
-  let savedAllocations = "";
-  /** Checkpoints every allocation, when one changed. */
-  const saveAllocations = () => {
-    if (!deps.allocations) return;
-    const state: Record<string, Allocation> = Object.fromEntries(checkpointed);
-    for (const [uid, record] of records) if (record.allocated) state[uid] = allocationOf(record.allocated);
-    const text = JSON.stringify(state);
-    if (text === savedAllocations) return;
-    savedAllocations = text;
-    deps.allocations.save(state);
-  };
   let lastSync = 0;
   let stopping = false;
-  let version = 0;
-  const listeners = new Set<() => void>();
-  /** pods() answers differently from now on: a new version, and whoever waits for one is told. */
-  const bump = () => {
-    version++;
-    for (const listener of listeners) listener();
-  };
+  const statuses = createStatusManager();
+  const allocations = createAllocationManager(
+    { ...(options.admission ? { admission: options.admission } : {}), hostIP: options.hostIP },
+    {
+      events: deps.events,
+      pods: () => wanted().map(([, record]) => record.pod!),
+      statuses,
+      sync: (uid) => trigger(uid),
+      ...(deps.allocations ? { checkpoint: deps.allocations } : {}),
+    },
+  );
+  const housekeeping = createHousekeeping({
+    volumes: deps.volumes,
+    ...(deps.cgroups ? { cgroups: deps.cgroups } : {}),
+    allocations,
+    metrics,
+  });
 
   const recordOf = (uid: string): PodRecord => {
     let record = records.get(uid);
     if (!record) {
       const created: PodRecord = {
+        uid,
         wanted: false,
         firstSeen: clock.now(),
         started: false,
@@ -237,7 +217,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     configs: store.configs,
     onStopping: (container) => {
       const record = records.get(container.labels[LABEL.podUid] ?? "");
-      if (record?.pod && record.seen && !record.rejected) updateStatus(record, synced(record), record.seen);
+      if (record?.pod && record.seen && !allocations.rejection(record.uid))
+        updateStatus(record, synced(record), record.seen);
     },
   });
 
@@ -266,8 +247,9 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
 
   /** What the pod's worker should bring it to now (pod-workers.ts holds the states and their transitions). */
   const goalOf = (record: PodRecord): PodGoal => {
-    if (record.wanted && record.pod && !record.rejected && !record.eviction) return record.finished ? "rest" : "run";
-    if (record.wanted || record.rejected) return "stop"; // evicted or rejected
+    const rejected = allocations.rejection(record.uid);
+    if (record.wanted && record.pod && !rejected && !record.eviction) return record.finished ? "rest" : "run";
+    if (record.wanted || rejected) return "stop"; // evicted or rejected
     return store.allSourcesReady() ? "stop" : "rest";
   };
 
@@ -284,7 +266,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   };
 
   /** The pod as its containers are to run: with the resources allocated to it. */
-  const synced = (record: PodRecord) => record.allocated ?? record.pod!;
+  const synced = (record: PodRecord) => allocations.allocated(record.uid) ?? record.pod!;
 
   /** A syncing pod's pass: observe, plan and execute, then its status. */
   const syncStep = async (uid: string, record: PodRecord, signal: AbortSignal) => {
@@ -295,7 +277,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       // Past activeDeadlineSeconds: stopped and Failed like an evicted pod, with its own reason.
       deps.events.record(pod, "Warning", DEADLINE_EXCEEDED.reason, DEADLINE_EXCEEDED.message);
       record.eviction = { ...DEADLINE_EXCEEDED, stopped: [] };
-      bump();
+      statuses.changed();
       record.worker.update();
       return;
     }
@@ -323,11 +305,12 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   const terminateStep = async (uid: string, record: PodRecord) => {
     const observed = await observeNow(uid, record);
     const evicted = record.wanted && record.pod && record.eviction;
+    const rejected = allocations.rejection(uid);
     if (!nothingObserved(observed)) {
       if (!evicted) {
         const labels = observedLabels(observed)!;
         log.info(
-          `pod ${labels[LABEL.podNamespace]}/${labels[LABEL.podName]} ${record.rejected ? `was rejected (${record.rejected.reason})` : "is no longer wanted by any source"}: stopping it`,
+          `pod ${labels[LABEL.podNamespace]}/${labels[LABEL.podName]} ${rejected ? `was rejected (${rejected.reason})` : "is no longer wanted by any source"}: stopping it`,
         );
       }
       await executor.killPod(uid, observed, evicted ? withEvictionGrace(record.pod!, record.eviction!) : record.pod);
@@ -347,13 +330,13 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       sandboxes: observed.sandboxes,
       containers: observed.containers,
       waiting: record.waiting,
-      resize: record.pending ?? record.resize,
+      resize: allocations.pending(record.uid) ?? record.resize,
       isReady: (id) => probes.isReady(id),
       isStarted: (id) => probes.isStarted(id),
       hostIP: options.hostIP,
       podIP: record.podIP,
       firstSeen: record.firstSeen,
-      previous: record.status,
+      previous: statuses.get(record.uid),
       now: clock.now(),
     });
     const status = record.eviction
@@ -364,8 +347,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
           message: record.eviction.message,
         }
       : computed;
-    if (JSON.stringify(record.status) !== JSON.stringify(status)) bump();
-    record.status = status;
+    statuses.set(record.uid, status);
     if (!record.eviction && (status.phase === "Succeeded" || status.phase === "Failed")) record.finished = true;
     if (!record.started && status.containerStatuses?.every((c) => c.state?.running)) {
       record.started = true;
@@ -379,121 +361,10 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     if (record) stoppedEviction(record);
     record?.worker.stop();
     records.delete(uid);
-    saveAllocations();
+    statuses.delete(uid);
+    allocations.remove(uid);
     executor.forget(uid);
     probes.removePod(uid);
-  };
-
-  /** The pods admitted beside `record`'s, with the resources allocated to them. */
-  const admittedBeside = (record: PodRecord) =>
-    [...records.values()].filter((r) => r !== record && r.wanted && !r.rejected).map(synced);
-
-  /**
-   * Admission hook: decides a new or changed pod against the pods admitted before it. A rejection is
-   * reported once (status, Warning event, log); a rejected pod's containers are stopped by its sync. A pod admitted
-   * before (`held`) is decided with the resources it was allocated: an edit of them is a resize (allocateResize),
-   * which never stops it.
-   */
-  const admit = (record: PodRecord, held = false) => {
-    const pod = record.pod;
-    if (!pod) return;
-    // What it was allocated in this run, or in the one before (a kubelet restart does not lose a deferred resize).
-    const restored = checkpointed.get(pod.metadata.uid);
-    checkpointed.delete(pod.metadata.uid);
-    const allocation = held && record.allocated ? allocationOf(record.allocated) : restored;
-    const candidate = allocation ? withAllocation(pod, allocation) : pod;
-    const policy = options.admission;
-    if (!policy) {
-      record.allocated = pod;
-      return;
-    }
-    const admitted = admittedBeside(record);
-    const rejection = admitPod(candidate, admitted.length, policy, sumRequests(admitted));
-    const before = record.rejected;
-    record.rejected = rejection;
-    if (!rejection) {
-      record.allocated = candidate;
-      if (before) record.status = undefined;
-      allocateResize(record);
-      saveAllocations();
-      return;
-    }
-    record.allocated = undefined;
-    record.pending = undefined;
-    saveAllocations();
-    record.status = rejectedStatus(rejection, options.hostIP);
-    if (before?.message === rejection.message) return;
-    // A Warning event is also the log line (the recorder logs warnings).
-    deps.events.record(pod, "Warning", rejection.reason, rejection.message);
-  };
-
-  /**
-   * Allocates the resize an admitted pod's spec asks for when it fits, the Go kubelet's handlePodResourcesResize:
-   * Infeasible beyond the node's allocatable, Deferred while the other pods' allocations leave no room (a Warning
-   * event when that changes), else allocated (ResizeStarted) and carried out by the pod's next sync. True when
-   * allocated.
-   */
-  const allocateResize = (record: PodRecord): boolean => {
-    const { pod, allocated } = record;
-    const pending =
-      pod &&
-      allocated &&
-      resizeAllocation(pod, allocated, () => admittedBeside(record), options.admission?.allocatable);
-    if (!pod || !pending || pending === "none") {
-      record.pending = undefined;
-      return false;
-    }
-    if (pending === "allocate") {
-      record.allocated = pod;
-      record.pending = undefined;
-      deps.events.record(pod, "Normal", "ResizeStarted", resizeEventMessage("Pod resize started", pod));
-      return true;
-    }
-    if (record.pending?.reason !== pending.reason || record.pending.message !== pending.message)
-      deps.events.record(
-        pod,
-        "Warning",
-        `Resize${pending.reason}`,
-        resizeEventMessage(`Pod resize ${pending.reason}`, pod, pending.message),
-      );
-    record.pending = pending;
-    return false;
-  };
-
-  /**
-   * Deferred resizes, tried again when room may have been freed (a pod left or shrank) and on every resync, in the Go
-   * kubelet's order (pendingResizeOrder; retryPendingResizes): the pods whose resize is allocated, or whose reason
-   * changed, sync.
-   */
-  const retryPendingResizes = () => {
-    const deferred = wanted()
-      .filter(([, r]) => r.pending?.reason === "Deferred" && !r.rejected)
-      .map(([, record]) => ({
-        record,
-        pod: record.pod!,
-        allocated: record.allocated!,
-        since: Date.parse(
-          record.status?.conditions?.find((c) => c.type === "PodResizePending")?.lastTransitionTime ?? "",
-        ),
-      }));
-    for (const { record, pod } of pendingResizeOrder(deferred)) {
-      const before = record.pending?.message;
-      if (allocateResize(record) || record.pending?.message !== before) {
-        version++;
-        trigger(pod.metadata.uid);
-      }
-    }
-    saveAllocations();
-  };
-
-  /** Pods refused for lack of room get the room an admitted pod left, oldest first. */
-  const readmit = () => {
-    const waiting = [...records.values()].filter((r) => r.wanted && r.rejected?.reason === OUT_OF_PODS);
-    for (const pod of admissionOrder(waiting.map((r) => r.pod!))) {
-      const record = records.get(pod.metadata.uid)!;
-      admit(record);
-      if (!record.rejected) trigger(pod.metadata.uid);
-    }
   };
 
   const accept = (pod: Pod) => {
@@ -502,11 +373,11 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     // The one decision of whether the pod changed: against the manifest it was last accepted with.
     const changed = record.pod === undefined || record.hash !== hash;
     const returned = !record.wanted;
-    const held = record.wanted && !record.rejected;
+    const held = record.wanted && !allocations.rejection(record.uid);
     record.pod = boundToNode(pod, options.hostname);
     record.hash = hash;
     record.wanted = true;
-    bump();
+    statuses.changed();
     if (changed) {
       // A changed manifest is a new pod as far as eviction and a finished run go.
       stoppedEviction(record);
@@ -514,30 +385,29 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       record.finished = false;
     }
     if (changed || returned) {
-      admit(record, held);
+      allocations.admit(record.pod, held);
       trigger(pod.metadata.uid);
-      if (held && record.rejected) readmit();
+      if (held && allocations.rejection(record.uid)) allocations.readmit();
       // Its allocation may have shrunk: room for a deferred resize.
-      if (held) retryPendingResizes();
+      if (held) allocations.retryPendingResizes();
     }
   };
 
   const drop = (uid: string, pod?: Pod) => {
     const record = recordOf(uid);
-    const freed = record.wanted && !record.rejected;
+    const freed = record.wanted && !allocations.rejection(uid);
     record.wanted = false;
-    record.rejected = undefined;
-    record.pending = undefined;
+    allocations.release(uid);
     record.pod ??= pod;
     trigger(uid);
     if (freed) {
-      retryPendingResizes();
-      readmit();
+      allocations.retryPendingResizes();
+      allocations.readmit();
     }
   };
 
   const onUpdate = (update: { op: string; pods: Pod[] }) => {
-    bump();
+    statuses.changed();
     if (update.op === "SET") {
       const next = new Set(update.pods.map((p) => p.metadata.uid));
       for (const [uid] of wanted()) if (!next.has(uid)) drop(uid);
@@ -564,43 +434,17 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     const observed = await observer.observe();
     const listing = { pods: observed, listedAt };
     const isWanted = (uid: string) => records.get(uid)?.wanted === true;
-    retryPendingResizes();
+    allocations.retryPendingResizes();
     for (const [uid] of wanted()) trigger(uid, listing);
-    if (store.allSourcesReady()) {
-      // Checkpointed allocations of pods no source wants any more go (the Go kubelet's RemoveOrphanedPods).
-      for (const uid of checkpointed.keys()) if (!isWanted(uid)) checkpointed.delete(uid);
-      saveAllocations();
-      for (const uid of observed.keys()) if (!isWanted(uid)) trigger(uid, listing);
-      const dirs = await deps.volumes.podDirs();
-      for (const uid of dirs) if (!isWanted(uid) && !observed.has(uid)) await deps.volumes.teardown(uid);
-      await deps.cgroups?.removeOrphans(new Set([...[...wanted()].map(([uid]) => uid), ...observed.keys()]));
-    }
-    const states: Record<string, number> = {};
-    let runningPods = 0;
-    // The Go kubelet's figures: pods with a ready sandbox, and containers (sandboxes aside) by state.
-    for (const { sandboxes, containers } of observed.values()) {
-      if (sandboxes.some((s) => s.state === "ready")) runningPods++;
-      for (const c of containers)
-        states[c.running ? "running" : c.state === "CONTAINER_CREATED" ? "created" : "exited"] =
-          (states[c.running ? "running" : c.state === "CONTAINER_CREATED" ? "created" : "exited"] ?? 0) + 1;
-    }
-    metrics.setRunning(runningPods, states);
-    metrics.setWorkingPods(workingPods());
+    await housekeeping.cleanUp(observed, {
+      sourcesReady: store.allSourcesReady(),
+      isWanted,
+      wanted: () => wanted().map(([uid]) => uid),
+      stop: (uid) => trigger(uid, listing),
+      workers: () =>
+        [...records.values()].map((r) => ({ state: r.worker.state, wanted: r.wanted, known: r.pod !== undefined })),
+    });
     lastSync = clock.now();
-  };
-
-  /** kubelet_working_pods: every pod with a worker, by its state, whether a source wants it, and whether its spec is known. */
-  const workingPods = (): WorkingPods[] => {
-    const counts = new Map<string, WorkingPods>();
-    for (const record of records.values()) {
-      const lifecycle = record.worker.state === "syncing" ? "sync" : record.worker.state;
-      const config = record.wanted ? "desired" : record.pod ? "orphan" : "runtime_only";
-      const key = `${lifecycle}/${config}/${record.pod !== undefined}`;
-      const entry =
-        counts.get(key) ?? counts.set(key, { lifecycle, config, static: record.pod !== undefined, count: 0 }).get(key)!;
-      entry.count++;
-    }
-    return [...counts.values()];
   };
 
   /** A full sync outside the periodic ones; a failure is logged and left to the next period. */
@@ -672,18 +516,18 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     pods() {
       return wanted().map(([, record]) => ({
         ...record.pod!,
-        status: record.status ?? pendingStatus(options.hostIP),
+        status: statuses.get(record.uid) ?? pendingStatus(options.hostIP),
       }));
     },
     lastSyncAt: () => lastSync,
-    version: () => version,
-    onChange(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
+    version: () => statuses.version(),
+    onChange: (listener) => statuses.onChange(listener),
     activePods: () =>
       wanted()
-        .filter(([, r]) => !r.eviction && r.status?.phase !== "Succeeded" && r.status?.phase !== "Failed")
+        .filter(([uid, r]) => {
+          const phase = statuses.get(uid)?.phase;
+          return !r.eviction && phase !== "Succeeded" && phase !== "Failed";
+        })
         .map(([, r]) => synced(r)),
     evict(pod, message, options = {}) {
       const record = records.get(pod.metadata.uid);
@@ -692,7 +536,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       deps.events.record(pod, "Warning", options.reason ?? "Evicted", message);
       record.eviction ??= { message, stopped: [], ...options };
       const stopped = new Promise<void>((resolve) => record.eviction!.stopped.push(resolve));
-      bump();
+      statuses.changed();
       trigger(pod.metadata.uid);
       return stopped;
     },

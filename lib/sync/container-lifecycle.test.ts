@@ -1,0 +1,103 @@
+// One container's start and stop on a fake runtime and a fake clock: events, waiting reasons, hooks, grace period.
+import { describe, expect, test } from "bun:test";
+import { podSandboxConfig, type PodContext } from "../container/container-config.ts";
+import type { ContainerDetails } from "../container/runtime.ts";
+import { createEventRecorder } from "../node/events/events.ts";
+import { createImageManager } from "../node/images/images.ts";
+import { noConfigs } from "../api/config-objects.ts";
+import type { Pod, V1Container } from "../api/types.ts";
+import { FakeClock } from "../testing/fake-clock.ts";
+import { FakeRuntime } from "../testing/fake-runtime.ts";
+import { fakeVolumes } from "../testing/fake-volumes.ts";
+import { testPod } from "../testing/pods.ts";
+import { createContainerLifecycle } from "./container-lifecycle.ts";
+
+const ctx: PodContext = {
+  nodeName: "node",
+  hostIP: "10.0.0.1",
+  podIP: "",
+  networkMode: "none",
+  allowPrivileged: false,
+  volumePaths: new Map(),
+  node: { cpus: 2, memoryBytes: 2 ** 30 },
+  configs: noConfigs,
+};
+
+/** A lifecycle on a fake runtime, with a running sandbox for `pod`; `told` lists what it reported beside events. */
+async function harness(container: V1Container) {
+  const clock = new FakeClock();
+  const runtime = new FakeRuntime(clock);
+  const events = createEventRecorder({ clock });
+  const told: string[] = [];
+  const lifecycle = createContainerLifecycle({
+    runtime,
+    images: createImageManager({ qps: 0, burst: 10, clock, events, dockerConfigPaths: [] }, runtime),
+    volumes: fakeVolumes(),
+    probes: { removeContainer: (id) => void told.push(`probes removed ${id}`) },
+    clock,
+    events,
+    onStopping: (c) => void told.push(`stopping ${c.id}`),
+  });
+  const pod: Pod = testPod("web", { containers: [container] });
+  const sandbox = await runtime.podSandboxStatus(await runtime.runPodSandbox(podSandboxConfig(pod, ctx, 0)));
+  const done = { created: 0, killed: 0 };
+  const start = () =>
+    lifecycle.start(
+      pod,
+      { spec: container, init: false, attempt: 0, resetBackoff: false, restart: false },
+      ctx,
+      sandbox,
+      done,
+      new AbortController().signal,
+    );
+  const app = () => [...runtime.containers.values()].find((c) => c.id !== sandbox.id) as ContainerDetails;
+  const reasons = () => events.list().map((e) => e.reason);
+  return { clock, runtime, lifecycle, pod, start, app, reasons, done, told };
+}
+
+const busybox: V1Container = { name: "app", image: "local/busybox:stable", command: ["sleep", "3600"] };
+
+describe("container lifecycle", () => {
+  test("a start creates and starts the container with the Created and Started events", async () => {
+    const h = await harness(busybox);
+    expect(await h.start()).toBeUndefined();
+    expect(h.app().running).toBe(true);
+    expect(h.reasons()).toEqual(["Created", "Started"]);
+    expect(h.done).toEqual({ created: 1, killed: 0 });
+  });
+
+  test("a container the runtime will not start is RunContainerError with a Failed event, its creation counted", async () => {
+    const h = await harness(busybox);
+    h.runtime.failNext("startContainer", new Error("exec format error"));
+    expect(await h.start()).toEqual({ reason: "RunContainerError", message: "exec format error" });
+    expect(h.reasons()).toEqual(["Created", "Failed"]);
+    expect(h.done.created).toBe(1);
+  });
+
+  test("a failed postStart hook stops the container: PostStartHookError and a FailedPostStartHook event", async () => {
+    const h = await harness({ ...busybox, lifecycle: { postStart: { exec: { command: ["false"] } } } });
+    h.runtime.execHandler = () => ({ exitCode: 1, stdout: "", stderr: "no" });
+    const waiting = await h.start();
+    expect(waiting?.reason).toBe("PostStartHookError");
+    expect(h.app().running).toBe(false);
+    expect(h.reasons()).toEqual(["Created", "Started", "FailedPostStartHook"]);
+    expect(h.done).toEqual({ created: 1, killed: 1 });
+  });
+
+  test("a stop makes the container unready first, runs its preStop hook, then stops it within what is left", async () => {
+    const spec = { ...busybox, lifecycle: { preStop: { sleep: { seconds: 3 } } } };
+    const h = await harness(spec);
+    await h.start();
+    const id = h.app().id;
+    const stopped = h.lifecycle.stop(
+      h.pod,
+      { container: h.app(), spec, reason: "PodDeleted", message: "Stopping container app" },
+      10,
+    );
+    await h.clock.advance(3000);
+    await stopped;
+    expect(h.told).toEqual([`probes removed ${id}`, `stopping ${id}`]);
+    expect(h.runtime.calls.filter((c) => c.method === "stopContainer").map((c) => c.args)).toEqual([[id, 7]]);
+    expect(h.reasons()).toEqual(["Created", "Started", "Killing"]);
+  });
+});
