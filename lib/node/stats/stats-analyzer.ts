@@ -6,6 +6,7 @@
 // usageNanoCores from the last two collections' cumulative usage; without them, from the runtime's
 // stats call per container, once per container stats period.
 import { readdir, readFile, stat } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import type { Clock } from "../../clock.ts";
 import {
   LABEL,
@@ -511,14 +512,32 @@ function usedFs(usedBytes: number, time: string, on: FsStats | undefined, inodes
   };
 }
 
-/** A json-file log and its rotated siblings (`…-json.log.1`, …). */
+/**
+ * Rotated siblings of a container log, as each runtime names them: the container log manager's CRI rotation
+ * `<log>.<YYYYMMDD-hhmmss>` (gzipped `.gz` once older), a compression cut short (`.tmp`), and Docker's json-file
+ * `<log>.1`, `<log>.2` (`.N.gz` with its compress option).
+ */
+const ROTATED = /^(?:\d{8}-\d{6}(?:\.gz|\.tmp)?|\d+(?:\.gz)?)$/;
+
+/** A container log and its rotated siblings, in bytes on disk. */
 async function logBytes(path: string): Promise<number> {
-  let total = 0;
-  for (let i = 0; ; i++) {
-    const s = await stat(i === 0 ? path : `${path}.${i}`).catch(() => undefined);
-    if (!s) return total;
-    total += s.blocks * 512;
-  }
+  const prefix = `${basename(path)}.`;
+  const siblings = await readdir(dirname(path)).catch(() => [] as string[]);
+  const files = [
+    path,
+    ...siblings
+      .filter((n) => n.startsWith(prefix) && ROTATED.test(n.slice(prefix.length)))
+      .map((n) => join(dirname(path), n)),
+  ];
+  const sizes = await Promise.all(
+    files.map((f) =>
+      stat(f).then(
+        (s) => s.blocks * 512,
+        () => 0,
+      ),
+    ),
+  );
+  return sizes.reduce((n, b) => n + b, 0);
 }
 
 async function procStatCpu(): Promise<number> {
