@@ -21,7 +21,7 @@ function declaredInterfaces(file: string): Map<string, Map<string, string>> {
       if (c === "{" || c === "(" || c === "<" || c === "[") depth++;
       else if (c === "}" || c === ")" || c === ">" || c === "]") depth--;
       if ((c === ";" && depth === 0) || depth < 0) {
-        const member = text.slice(start, depth < 0 ? i : i).trim();
+        const member = text.slice(start, i).trim();
         const property = /^(?:readonly\s+)?([\w$]+|"[^"]+")\??\s*:\s*([\s\S]+)$/.exec(member);
         if (property) fields.set(property[1]!.replace(/"/g, ""), property[2]!.replace(/\s+/g, " "));
         else if (member) throw new Error(`cannot read member ${JSON.stringify(member)} of ${match[1]} in ${file}`);
