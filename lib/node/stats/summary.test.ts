@@ -5,16 +5,9 @@ import { usageSample } from "../../testing/usage-samples.ts";
 import type { FsStats } from "./filesystem.ts";
 import { buildSummary, createUsageRates, type SummaryInputs } from "./summary.ts";
 
-const fs = (capacity: number, available: number): FsStats => ({
-  capacityBytes: capacity,
-  availableBytes: available,
-  usedBytes: capacity - available,
-  inodes: 1000,
-  inodesFree: 400,
-  inodesUsed: 600,
-});
-const NODE_FS = fs(100e9, 40e9);
-const IMAGE_FS = fs(50e9, 10e9);
+const INODES = { inodes: 1000, inodesFree: 400, inodesUsed: 600 };
+const NODE_FS: FsStats = { capacityBytes: 100e9, availableBytes: 40e9, usedBytes: 60e9, ...INODES };
+const IMAGE_FS: FsStats = { ...NODE_FS, capacityBytes: 50e9, availableBytes: 10e9, usedBytes: 40e9 };
 const NOW = Date.parse("2026-11-28T12:00:00Z");
 
 const pod = testPod("web", { volumes: [{ name: "scratch", emptyDir: {} }] });
