@@ -27,6 +27,11 @@ export function formatValue(value: number): string {
   return String(value);
 }
 
+/** HELP text as the format wants it: backslashes and newlines escaped (quotes are not). */
+export function helpText(help: string): string {
+  return help.replace(/\\/g, "\\\\").replace(/\n/g, "\\n");
+}
+
 /** A family's lines, without the trailing newline; "" for a family without samples (client_golang writes none). */
 export function renderFamily(
   name: string,
@@ -36,7 +41,7 @@ export function renderFamily(
 ): string {
   if (samples.length === 0) return "";
   return [
-    `# HELP ${name} ${help.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")}`,
+    `# HELP ${name} ${helpText(help)}`,
     `# TYPE ${name} ${type}`,
     ...samples.map(
       (s) =>

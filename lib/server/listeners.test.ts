@@ -36,6 +36,14 @@ test("a free address passes and is free again afterwards", async () => {
   const port = await heldPort();
   await new Promise((closed) => holder!.close(closed));
   const listeners = [{ flag: "--port", hostFlag: "--address", host: "127.0.0.1", port }];
-  await checkListeners(listeners);
-  await checkListeners(listeners);
+  await expect(checkListeners(listeners)).resolves.toBeUndefined();
+  // Free again: the check's own socket is closed, so a server (the kubelet's, next) can bind the address.
+  const server = createServer();
+  const bound = await new Promise<number>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen({ host: "127.0.0.1", port, exclusive: true }, () =>
+      resolve((server.address() as { port: number }).port),
+    );
+  }).finally(() => server.close());
+  expect(bound).toBe(port);
 });

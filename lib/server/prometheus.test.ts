@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
 import { testPod } from "../testing/pods.ts";
-import { createPrometheusMetrics } from "./prometheus.ts";
+import { Counter, createPrometheusMetrics, Histogram } from "./prometheus.ts";
 
 const value = (text: string, series: string) => {
   const line = text.split("\n").find((l) => l.startsWith(`${series} `));
@@ -35,4 +36,52 @@ describe("kubelet metrics", () => {
     expect(value(text, 'kubelet_active_pods{static="true"}')).toBe(1);
     expect(value(text, 'kubelet_node_name{node="node-a"}')).toBe(1);
   });
+
+  test("HELP text escapes backslashes and newlines, as the text format requires", () => {
+    const counter = new Counter("test_escapes_total", 'a \\ b\nc "quoted"');
+    expect(counter.render().split("\n")[0]).toBe('# HELP test_escapes_total a \\\\ b\\nc "quoted"');
+  });
+
+  test("infinite and NaN values are written +Inf, -Inf and NaN, in gauges and in a histogram's sum", () => {
+    const gauge = new Counter("test_value", "A value.", "gauge");
+    gauge.set({ v: "inf" }, Infinity);
+    gauge.set({ v: "-inf" }, -Infinity);
+    gauge.set({ v: "nan" }, Number.NaN);
+    expect(gauge.render().split("\n").slice(2)).toEqual([
+      'test_value{v="inf"} +Inf',
+      'test_value{v="-inf"} -Inf',
+      'test_value{v="nan"} NaN',
+    ]);
+    const histogram = new Histogram("test_seconds", "A duration.", [1]);
+    histogram.observe(Infinity);
+    expect(histogram.render().split("\n").slice(2)).toEqual([
+      'test_seconds_bucket{le="1"} 0',
+      'test_seconds_bucket{le="+Inf"} 1',
+      "test_seconds_sum +Inf",
+      "test_seconds_count 1",
+    ]);
+  });
+
+  // Debian's prometheus package (scripts/services.sh installs it); missing, the test is skipped, except under CI=true.
+  const promtool = spawnSync("promtool", ["--version"]).error === undefined;
+  (promtool || process.env.CI === "true" ? test : test.skip)(
+    "promtool check metrics accepts escaped HELP text and label values and infinite values",
+    () => {
+      if (!promtool)
+        throw new Error("promtool is not installed: run `bash scripts/services.sh up` (CI=true forbids skipping)");
+      const counter = new Counter("test_escapes_total", 'Backslash \\, newline \n and "quotes".');
+      counter.inc({ path: 'C:\\dir\n"x"' });
+      const gauge = new Counter("test_value", "A value.", "gauge");
+      gauge.set({ v: "inf" }, Infinity);
+      gauge.set({ v: "-inf" }, -Infinity);
+      gauge.set({ v: "nan" }, Number.NaN);
+      const histogram = new Histogram("test_seconds", "A duration.", [0.5, 1]);
+      histogram.observe(Infinity);
+      const metrics = createPrometheusMetrics({ nodeName: "node-a" });
+      metrics.podStart(2, "u1");
+      const text = [counter.render(), gauge.render(), histogram.render(), metrics.render()].join("\n");
+      const check = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" });
+      expect({ status: check.status, output: check.stdout + check.stderr }).toEqual({ status: 0, output: "" });
+    },
+  );
 });

@@ -7,7 +7,7 @@ import { ANNOTATION } from "../api/types.ts";
 import { buildInfo } from "../build-info.ts";
 import type { Logger } from "../log.ts";
 import type { KubeletMetrics } from "../metrics.ts";
-import { labelText } from "./exposition.ts";
+import { formatValue, helpText, labelText } from "./exposition.ts";
 
 type Labels = Record<string, string>;
 const keyOf = (labels: Labels) => JSON.stringify(Object.entries(labels).sort());
@@ -20,11 +20,14 @@ abstract class Metric {
   ) {}
   abstract lines(): string[];
   render(): string {
-    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} ${this.type}`, ...this.lines()].join("\n");
+    return [`# HELP ${this.name} ${helpText(this.help)}`, `# TYPE ${this.name} ${this.type}`, ...this.lines()].join(
+      "\n",
+    );
   }
 }
 
-class Counter extends Metric {
+/** A counter or gauge: one value per label set. */
+export class Counter extends Metric {
   readonly values = new Map<string, { labels: Labels; value: number }>();
   constructor(name: string, help: string, type: "counter" | "gauge" = "counter") {
     super(name, help, type);
@@ -38,11 +41,14 @@ class Counter extends Metric {
     this.values.set(keyOf(labels), { labels, value });
   }
   lines(): string[] {
-    return [...this.values.values()].map(({ labels, value }) => `${this.name}${labelText(labels)} ${value}`);
+    return [...this.values.values()].map(
+      ({ labels, value }) => `${this.name}${labelText(labels)} ${formatValue(value)}`,
+    );
   }
 }
 
-class Histogram extends Metric {
+/** A histogram with fixed buckets, per label set. */
+export class Histogram extends Metric {
   readonly series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
   constructor(
     name: string,
@@ -62,9 +68,11 @@ class Histogram extends Metric {
   }
   lines(): string[] {
     return [...this.series.values()].flatMap(({ labels, counts, sum, count }) => [
-      ...this.buckets.map((le, i) => `${this.name}_bucket${labelText({ ...labels, le: String(le) })} ${counts[i]}`),
+      ...this.buckets.map(
+        (le, i) => `${this.name}_bucket${labelText({ ...labels, le: formatValue(le) })} ${counts[i]}`,
+      ),
       `${this.name}_bucket${labelText({ ...labels, le: "+Inf" })} ${count}`,
-      `${this.name}_sum${labelText(labels)} ${sum}`,
+      `${this.name}_sum${labelText(labels)} ${formatValue(sum)}`,
       `${this.name}_count${labelText(labels)} ${count}`,
     ]);
   }

@@ -396,7 +396,7 @@ export function runtimeContract(
       })();
       await sleep(50);
       abort.abort();
-      await watching;
+      await expect(watching).resolves.toBeUndefined();
     });
   });
 }

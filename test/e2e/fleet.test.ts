@@ -168,11 +168,20 @@ describeWithServices("fleet mode on a three-member etcd with TLS, client certifi
         () => false,
       ),
     );
-    await waitFor(
+    const status = await waitFor(
       "the new pod Running in etcd",
-      async () => (await statusOf(client, node, "e2e-fleet-ha-d"))?.phase === "Running",
+      async () => {
+        const reported = await statusOf(client, node, "e2e-fleet-ha-d");
+        return reported?.phase === "Running" ? reported : undefined;
+      },
       60_000,
     );
+    expect(status.containerStatuses).toEqual([
+      expect.objectContaining({
+        name: "app",
+        state: { running: expect.objectContaining({ startedAt: expect.any(String) }) },
+      }),
+    ]);
     await cluster.restart(1);
   });
 
@@ -355,7 +364,10 @@ describeWithServices("fleet mode: pod statuses and the fleet view", (services) =
   test("--watch prints the fleet again when a pod's status changes", async () => {
     const watch = new KubeletProcess(["fleet", "pods", "--etcd_servers", etcd.endpoints[0]!, "--watch"]);
     try {
-      await waitFor("the first table", () => watch.output.includes("e2e-fleet-other"));
+      const first = await waitFor("the first table", () =>
+        watch.output.includes("e2e-fleet-other") ? watch.output : undefined,
+      );
+      expect(first).not.toContain("e2e-fleet-idle-0");
       await client.put(
         etcdKeyFor("e2e-fleet-2"),
         JSON.stringify([
@@ -367,6 +379,11 @@ describeWithServices("fleet mode: pod statuses and the fleet view", (services) =
         "a table with the new pod Running",
         () => /e2e-fleet-2\s+default\/e2e-fleet-idle-0\s+Running/.test(watch.output),
         60_000,
+      );
+      // Printed again, not once late: the first table is still there, followed by others.
+      expect(watch.output.startsWith(first)).toBe(true);
+      expect(watch.output.match(/^NODE\s+POD\s+PHASE/gm)!.length).toBeGreaterThan(
+        first.match(/^NODE\s+POD\s+PHASE/gm)!.length,
       );
     } finally {
       await watch.stop();

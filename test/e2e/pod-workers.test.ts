@@ -166,5 +166,8 @@ describeOnRuntimes("pod workers", (services, rt) => {
       async () => (await rt.podSandboxes("e2e-pw-stalled")).length === 0,
       15_000,
     );
+    // The pull never ends: the pod was stopped while it stalled, and no container of it was ever made.
+    expect(await rt.podContainers("e2e-pw-stalled")).toEqual([]);
+    expect(await kubelet.pod("e2e-pw-stalled")).toBeUndefined();
   });
 });

@@ -174,14 +174,21 @@ ${body}`,
   test("a registry outage becomes ImagePullBackOff and the pod starts once the image can be pulled", async () => {
     const image = `${services.registry}/outage/app${Date.now()}:1`;
     manifest("e2e-outage", `  containers: [{ name: app, image: "${image}", command: ["sleep", "3600"] }]\n`);
-    await kubelet.waitForPod(
+    const backingOff = await kubelet.waitForPod(
       "e2e-outage",
       "ImagePullBackOff",
       (p) => app(p)?.state?.waiting?.reason === "ImagePullBackOff",
       20_000,
     );
+    expect(app(backingOff)?.state?.waiting?.message).toContain(image);
     publish(image);
-    await kubelet.waitForPod("e2e-outage", "running after the back-off", (p) => app(p)?.state?.running, 40_000);
+    const started = await kubelet.waitForPod(
+      "e2e-outage",
+      "running after the back-off",
+      (p) => app(p)?.state?.running,
+      40_000,
+    );
+    expect(app(started)).toMatchObject({ restartCount: 0, state: { running: { startedAt: expect.any(String) } } });
   }, 90_000);
 
   // Last: a kubelet stops the pods it does not know, so the shared one must not watch this runonce's.

@@ -341,6 +341,9 @@ spec:
         (await rt.podContainers("e2e-run-app")).length === 0 && (await rt.podSandboxes("e2e-run-app")).length === 0,
       60_000,
     );
+    expect(await rt.podContainers("e2e-run-app")).toEqual([]);
+    expect(await rt.podSandboxes("e2e-run-app")).toEqual([]);
+    expect(await kubelet.pod("e2e-run-app")).toBeUndefined();
   });
 
   test("SIGTERM stops the kubelet with exit 0 and leaves containers running", async () => {

@@ -1,4 +1,7 @@
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { LABEL } from "../../container/runtime.ts";
 import { FakeClock } from "../../testing/fake-clock.ts";
 import { FakeRuntime } from "../../testing/fake-runtime.ts";
@@ -61,7 +64,7 @@ describe("resource analyzer", () => {
         nodeCpu: async () => 5e9,
       },
     );
-    return { clock, runtime, analyzer, app, warnings, walks: () => walks };
+    return { clock, runtime, pod, analyzer, app, warnings, walks: () => walks };
   }
 
   test("nothing is served before the first collection, and requests never measure", async () => {
@@ -253,5 +256,42 @@ describe("resource analyzer", () => {
     expect(summary.node.rlimit).toMatchObject({ maxpid: 4096, curproc: 100 });
     expect(summary.node.memory).toMatchObject({ rssBytes: 5e8, pageFaults: 1234, majorPageFaults: 3 });
     expect(runtime.calls.filter((c) => c.method === "stats")).toEqual([]);
+  });
+
+  describe("a container's logs count the rotated files its runtime writes", () => {
+    const dir = mkdtempSync(join(tmpdir(), "stats-logs-"));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    const write = (name: string, bytes: number) => writeFileSync(join(dir, name), Buffer.alloc(bytes, 1));
+    const onDisk = (names: string[]) => names.reduce((n, name) => n + statSync(join(dir, name)).blocks * 512, 0);
+
+    async function logsUsed(logPath: string): Promise<number | undefined> {
+      const s = setup();
+      s.runtime.seed(
+        {
+          name: "k8s_logged_web_default_x_0",
+          image: "local/busybox:stable",
+          labels: { [LABEL.podUid]: s.pod.metadata.uid, [LABEL.containerName]: "logged" },
+        },
+        { running: true, state: "CONTAINER_RUNNING", logPath },
+      );
+      await s.analyzer.refresh();
+      return s.analyzer.summary()!.pods[0]!.containers.find((c) => c.name === "logged")?.logs?.usedBytes;
+    }
+
+    test("CRI rotation (the container log manager): <log>.<timestamp> and <log>.<timestamp>.gz", async () => {
+      const files = ["0.log", "0.log.20261128-161500.gz", "0.log.20261128-161600.gz", "0.log.20261128-161700"];
+      files.forEach((name, i) => write(name, 5000 * (i + 1)));
+      write("1.log", 70_000); // the next instance's log: not this container's
+      const used = await logsUsed(join(dir, "0.log"));
+      expect(used).toBe(onDisk(files));
+      expect(used).toBeGreaterThan(onDisk(["0.log"]));
+    });
+
+    test("Docker's json-file rotation: <log>.1, <log>.2 and, compressed, <log>.3.gz", async () => {
+      const files = ["id-json.log", "id-json.log.1", "id-json.log.2", "id-json.log.3.gz"];
+      files.forEach((name, i) => write(name, 7000 * (i + 1)));
+      write("id-json.logs", 90_000); // another file that only starts like it
+      expect(await logsUsed(join(dir, "id-json.log"))).toBe(onDisk(files));
+    });
   });
 });
