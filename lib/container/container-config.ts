@@ -13,7 +13,7 @@ import { milliCpu, parseQuantity } from "../api/quantity.ts";
 import { KubeletError, ANNOTATION, type Pod, type V1Container } from "../api/types.ts";
 import { configBytes, type ConfigKind, type ConfigLookup } from "../api/config-objects.ts";
 import { isEnvVarName } from "../api/validation.ts";
-import { sandboxHostname } from "../node/network/hosts.ts";
+import { sandboxHostname } from "../api/pod-hostname.ts";
 import {
   appArmorProfile,
   DEFAULT_MASKED_PATHS,

@@ -1,6 +1,6 @@
-// The pod's /etc/hosts and hostname: the Go kubelet's file, byte for byte.
+// The pod's /etc/hosts: the Go kubelet's file, byte for byte.
 import { expect, test } from "bun:test";
-import { managedHostsFile, nodeHostsFile, sandboxHostname } from "./hosts.ts";
+import { managedHostsFile, nodeHostsFile } from "./hosts.ts";
 import { testPod } from "../../testing/pods.ts";
 
 const LOCAL =
@@ -23,15 +23,4 @@ test("a host-network pod's file is the node's, marked, plus its aliases", () => 
   expect(nodeHostsFile(pod, "127.0.0.1 localhost\n")).toBe(
     "# Kubernetes-managed hosts file (host network).\n127.0.0.1 localhost\n\n# Entries added by HostAliases.\n10.0.0.9\tdb\n",
   );
-});
-
-test("setHostnameAsFQDN makes the FQDN the hostname only with a subdomain, and at most 64 characters", () => {
-  expect(sandboxHostname(testPod("web-0", { subdomain: "web", setHostnameAsFQDN: true }), "cluster.local")).toBe(
-    "web-0.web.default.svc.cluster.local",
-  );
-  expect(sandboxHostname(testPod("web-0", { setHostnameAsFQDN: true }), "cluster.local")).toBe("web-0");
-  expect(sandboxHostname(testPod("web-0", { hostname: "api", subdomain: "web" }), "cluster.local")).toBe("api");
-  expect(() =>
-    sandboxHostname(testPod("a".repeat(40), { subdomain: "web", setHostnameAsFQDN: true }), "cluster.local"),
-  ).toThrow("is too long (64 characters is the max, 70 characters requested)");
 });
