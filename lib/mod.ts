@@ -80,7 +80,7 @@ export { runKubelet, runOnce, planOnce } from "./kubelet.ts";
 export { ConfigError, resolveConfig } from "./config/config.ts";
 export { FLAGS } from "./config/flags.ts";
 export { printConfig } from "./config/print-config.ts";
-export { parseDuration } from "./config/values.ts";
+export { parseDuration } from "./api/duration.ts";
 export { DEFAULT_CONFIG, type KubeletConfig } from "./config/config-types.ts";
 export { main } from "./cli/cli.ts";
 export { readFleet, formatFleetTable, type FleetView } from "./cli/fleet.ts";

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { every, type Clock } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
-import { parseDuration } from "./config/values.ts";
+import { parseDuration } from "./api/duration.ts";
 import type { Runtime } from "./container/runtime.ts";
 import type { Pod } from "./api/types.ts";
 import type { Logger } from "./log.ts";

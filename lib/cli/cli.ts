@@ -9,7 +9,7 @@ import cac, { type Command } from "cac";
 import { resolveConfig, type ResolvedConfig } from "../config/config.ts";
 import { FLAGS } from "../config/flags.ts";
 import { commentedConfigFile, printConfig } from "../config/print-config.ts";
-import { formatDuration } from "../config/values.ts";
+import { formatDuration } from "../api/duration.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
 import { createLogger } from "../log.ts";
 import { runtimeName } from "../platform/runtime.ts";

@@ -11,7 +11,8 @@ import { KubeletError } from "../api/types.ts";
 import { readConfigFile, type ConfigNote } from "./config-file.ts";
 import { readEtcdConfig } from "./etcd-config.ts";
 import { FLAGS } from "./flags.ts";
-import { formatDuration, parseDuration, parseValue } from "./values.ts";
+import { formatDuration, parseDuration } from "../api/duration.ts";
+import { parseValue } from "./values.ts";
 // The thresholds' parser is pure (api/ only) and lives with eviction; checking them here is what makes
 // a bad --eviction_hard an error of the config, not of a half-started kubelet.
 import { parseThresholds } from "../node/eviction/eviction-thresholds.ts";

@@ -4,7 +4,7 @@
 // `kubelet fleet` also takes etcdctl's environment (ETCDCTL_ENDPOINTS, _CACERT, _CERT, _KEY, _USER).
 import { X509Certificate, createPrivateKey } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { parseDuration } from "./values.ts";
+import { parseDuration } from "../api/duration.ts";
 import { parseYaml } from "../api/manifest.ts";
 import { KubeletError } from "../api/types.ts";
 

@@ -5,7 +5,7 @@ import type { ResolvedConfig } from "./config.ts";
 import type { KubeletConfig } from "./config-types.ts";
 import { FLAGS } from "./flags.ts";
 import { KUBELET_CONFIGURATION } from "./kubelet-configuration.ts";
-import { formatDuration } from "./values.ts";
+import { formatDuration } from "../api/duration.ts";
 
 /** The effective configuration as snake_case YAML (or JSON), optionally marking each value's origin. */
 export function printConfig(

@@ -4,7 +4,7 @@
 import { stringifyYaml } from "../api/manifest.ts";
 import { resolveConfig } from "./config.ts";
 import { FLAGS } from "./flags.ts";
-import { formatDuration } from "./values.ts";
+import { formatDuration } from "../api/duration.ts";
 import { configurationMarkdown, KUBELET_CONFIGURATION } from "./kubelet-configuration.ts";
 
 /** The document (relative to the repository's root) that holds the generated blocks. */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { parseDuration } from "../../config/values.ts";
+import { parseDuration } from "../../api/duration.ts";
 import type { Pod } from "../../api/types.ts";
 import type { StatsSummary } from "../stats/stats-analyzer.ts";
 import {

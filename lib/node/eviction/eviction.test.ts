@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, test } from "bun:test";
-import { parseDuration } from "../../config/values.ts";
+import { parseDuration } from "../../api/duration.ts";
 import { silentLogger } from "../../log.ts";
 import { FakeClock } from "../../testing/fake-clock.ts";
 import { testPod } from "../../testing/pods.ts";
