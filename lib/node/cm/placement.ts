@@ -4,15 +4,29 @@
 import { cpus, totalmem } from "node:os";
 import { GUARANTEED_OOM_SCORE_ADJ, POD_INFRA_OOM_SCORE_ADJ } from "../../api/qos.ts";
 import { KubeletError } from "../../api/types.ts";
-import type { KubeletConfig } from "../../config/config-types.ts";
 import type { Runtime } from "../../container/runtime.ts";
 import type { Logger } from "../../log.ts";
 import type { KubeletMetrics } from "../../metrics.ts";
 import { cgroupPath, cgroupVersion, createCgroupManager, nodeAllocatable } from "./cgroups.ts";
 import { chooseCgroupDriver, hostDefaultDriver, planQosCgroups } from "./cgroup-driver.ts";
-import { createDnsConfigurer } from "../network/dns.ts";
+import { createDnsConfigurer, type DnsConfigurerOptions } from "../network/dns.ts";
 import type { EventRecorder } from "../events/events.ts";
 import { oomScoreAdjFloor } from "./oom-score.ts";
+
+/** The KubeletConfiguration fields the placement reads (durations in milliseconds, as the config has them). */
+export interface PlacementSettings
+  extends Pick<DnsConfigurerOptions, "clusterDns" | "clusterDomain" | "resolvConf" | "rootDir"> {
+  cgroupDriver: Parameters<typeof chooseCgroupDriver>[0];
+  cgroupsPerQos: boolean;
+  cgroupRoot: string;
+  enforceNodeAllocatable: string[];
+  podPidsLimit: number;
+  cpuCfsQuota: boolean;
+  cpuCfsQuotaPeriod: number;
+  kubeReserved: Record<string, string>;
+  systemReserved: Record<string, string>;
+  evictionHard: Record<string, string>;
+}
 
 /** What the pod workers are given by the placement: options for every pod, the DNS and cgroup managers. */
 export type PodPlacement = Awaited<ReturnType<typeof setUpPodPlacement>>;
@@ -22,7 +36,7 @@ export type PodPlacement = Awaited<ReturnType<typeof setUpPodPlacement>>;
  * allocatable, the oom_score_adj floor, CFS quota settings and each pod's resolv.conf.
  */
 export async function setUpPodPlacement(
-  config: KubeletConfig,
+  config: PlacementSettings,
   {
     events,
     log,
@@ -35,7 +49,8 @@ export async function setUpPodPlacement(
     runtime: Runtime;
     /** kubelet_cgroup_manager_duration_seconds. */
     metrics?: Pick<KubeletMetrics, "cgroupManager">;
-    explicit: (key: keyof KubeletConfig) => boolean;
+    /** Whether the setting was given (a flag or the config file), not defaulted. */
+    explicit: (key: "cgroupsPerQos" | "enforceNodeAllocatable") => boolean;
   },
 ) {
   const dns = createDnsConfigurer(

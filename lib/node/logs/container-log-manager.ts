@@ -14,9 +14,16 @@ import { createGzip } from "node:zlib";
 import { parseQuantity } from "../../api/quantity.ts";
 import { KubeletError } from "../../api/types.ts";
 import { every, type Clock } from "../../clock.ts";
-import type { KubeletConfig } from "../../config/config-types.ts";
 import type { Runtime } from "../../container/runtime.ts";
 import type { Logger } from "../../log.ts";
+
+/** The four KubeletConfiguration fields as the config has them (a quantity, a count, a count, milliseconds). */
+export interface LogRotationSettings {
+  containerLogMaxSize: string;
+  containerLogMaxFiles: number;
+  containerLogMaxWorkers: number;
+  containerLogMonitorInterval: number;
+}
 
 /** The four KubeletConfiguration fields, checked and in bytes and milliseconds. */
 export interface LogRotationPolicy {
@@ -27,12 +34,7 @@ export interface LogRotationPolicy {
 }
 
 /** The policy the settings give; throws InvalidValue naming the flag and the field for a value the Go kubelet refuses. */
-export function logRotationPolicy(
-  config: Pick<
-    KubeletConfig,
-    "containerLogMaxSize" | "containerLogMaxFiles" | "containerLogMaxWorkers" | "containerLogMonitorInterval"
-  >,
-): LogRotationPolicy {
+export function logRotationPolicy(config: LogRotationSettings): LogRotationPolicy {
   const invalid = (flag: string, field: string, why: string) =>
     new KubeletError("InvalidValue", `--${flag} (${field}): ${why}`);
   const maxSizeBytes = parseQuantity(config.containerLogMaxSize);

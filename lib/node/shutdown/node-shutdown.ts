@@ -7,7 +7,6 @@
 // cancelled shutdown (PrepareForShutdown(false)) takes the lock again and admits pods again.
 import type { Pod } from "../../api/types.ts";
 import type { Clock } from "../../clock.ts";
-import type { ShutdownGracePeriodByPodPriority } from "../../config/config-types.ts";
 import type { Logger } from "../../log.ts";
 import type { ShutdownState } from "./shutdown-state.ts";
 
@@ -54,7 +53,7 @@ export function migrateConfig(gracePeriodMs: number, criticalPeriodMs: number): 
 export function shutdownGroups(config: {
   shutdownGracePeriod: number;
   shutdownGracePeriodCriticalPods: number;
-  shutdownGracePeriodByPodPriority: ShutdownGracePeriodByPodPriority[];
+  shutdownGracePeriodByPodPriority: Array<{ priority: number; shutdownGracePeriodSeconds: number }>;
 }): ShutdownGroup[] {
   const groups = config.shutdownGracePeriodByPodPriority.length
     ? config.shutdownGracePeriodByPodPriority.map((p) => ({
