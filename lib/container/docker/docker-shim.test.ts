@@ -13,7 +13,8 @@ import {
   type ContainerContext,
   type PodContext,
 } from "../container-config.ts";
-import { containerBody, dockerName, sandboxBody } from "./docker-shim.ts";
+import { containerBody, sandboxBody } from "./docker-shim.ts";
+import { dockerName } from "../dockershim-naming.ts";
 import { LABEL } from "../runtime.ts";
 
 const ctx: PodContext & { pauseImage: string } = {

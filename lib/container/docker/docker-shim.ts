@@ -1,8 +1,9 @@
 // The dockershim's translation: the CRI's PodSandboxConfig and ContainerConfig → Docker Engine
 // create bodies. The sandbox is a pause container; names (`k8s_POD_…`, `k8s_<container>_…`) and
 // labels are the dockershim's, so containers made by any earlier version are adopted as they are.
-import { LABEL, POD_INFRA_CONTAINER_NAME, type PodSandboxSummary } from "../runtime.ts";
+import { LABEL, POD_INFRA_CONTAINER_NAME } from "../runtime.ts";
 import type { ContainerConfig, PodSandboxConfig } from "../cri-types.ts";
+import { dockerName } from "../dockershim-naming.ts";
 
 /**
  * The body of Docker Engine API `POST /containers/create` (the subset the kubelet sets),
@@ -85,12 +86,6 @@ function logConfig(shim: Partial<DockerShimOptions>): NonNullable<ContainerCreat
     Type: "json-file",
     Config: { "max-size": `${bytes / scale}${unit}`, "max-file": String(shim.logMaxFiles ?? 5) },
   };
-}
-
-/** `k8s_<container>_<pod>_<namespace>_<uid>_<attempt>`: the dockershim name. */
-export function dockerName(sandbox: PodSandboxConfig, container: string, attempt: number): string {
-  const { name, namespace, uid } = sandbox.metadata;
-  return `k8s_${container}_${name}_${namespace}_${uid}_${attempt}`;
 }
 
 /** A sandbox → its pause container. */
@@ -203,30 +198,4 @@ function bind(m: NonNullable<ContainerConfig["mounts"]>[number]): string {
     ...(m.propagation === "PROPAGATION_BIDIRECTIONAL" ? ["rshared"] : []),
   ];
   return `${m.host_path}:${m.container_path}${options.length ? `:${options.join(",")}` : ""}`;
-}
-
-/**
- * A pause container → the sandbox it stands for: the pod from its labels, the attempt from its name's last field
- * (the dockershim's parseSandboxName), ready while it runs.
- */
-export function sandboxOf(c: {
-  id: string;
-  name: string;
-  labels: Record<string, string>;
-  running: boolean;
-  createdAt: number;
-}): PodSandboxSummary {
-  const attempt = Number(/_(\d+)$/.exec(c.name)?.[1] ?? c.labels[LABEL.restartCount] ?? 0);
-  return {
-    id: c.id,
-    metadata: {
-      name: c.labels[LABEL.podName] ?? "",
-      namespace: c.labels[LABEL.podNamespace] ?? "",
-      uid: c.labels[LABEL.podUid] ?? "",
-      attempt,
-    },
-    state: c.running ? "ready" : "notready",
-    createdAt: c.createdAt,
-    labels: c.labels,
-  };
 }

@@ -30,11 +30,11 @@ import {
   containerBody,
   SANDBOX_STOP_GRACE_SECONDS,
   sandboxBody,
-  sandboxOf,
   type ContainerCreateBody,
   type DockerShimOptions,
 } from "./docker-shim.ts";
 import { localhostSeccompJson } from "./seccomp-profile.ts";
+import { sandboxOf } from "../dockershim-naming.ts";
 import { imageUser } from "../security-context.ts";
 import { unreachableFix } from "../unreachable.ts";
 

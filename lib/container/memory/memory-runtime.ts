@@ -32,7 +32,7 @@ import {
 } from "../runtime.ts";
 import { scriptedSession, type StreamScript } from "./scripted-session.ts";
 import type { ContainerConfig, PodSandboxConfig } from "../cri-types.ts";
-import { dockerName, sandboxOf } from "../docker/docker-shim.ts";
+import { dockerName, sandboxOf } from "../dockershim-naming.ts";
 
 /** What a fake container does once started: output at times (ms after start), then maybe an exit. */
 export interface FakeProgram {
