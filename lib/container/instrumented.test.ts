@@ -115,10 +115,3 @@ describe("instrumented runtime", () => {
     expect(open).toEqual({ exec: 0, attach: 0 });
   });
 });
-
-test("labels each runtime operation by its operation type only, as the Go kubelet does", async () => {
-  const { createPrometheusMetrics } = await import("../server/prometheus.ts");
-  const metrics = createPrometheusMetrics();
-  await instrumentRuntime(new FakeRuntime(), metrics).version();
-  expect(metrics.render()).toContain('kubelet_runtime_operations_total{operation_type="version"} 1');
-});

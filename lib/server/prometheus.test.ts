@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
+import { instrumentRuntime } from "../container/instrumented.ts";
+import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { testPod } from "../testing/pods.ts";
 import { Counter, createPrometheusMetrics, Histogram } from "./prometheus.ts";
 
@@ -84,4 +86,10 @@ describe("kubelet metrics", () => {
       expect({ status: check.status, output: check.stdout + check.stderr }).toEqual({ status: 0, output: "" });
     },
   );
+});
+
+test("labels each runtime operation by its operation type only, as the Go kubelet does", async () => {
+  const metrics = createPrometheusMetrics();
+  await instrumentRuntime(new FakeRuntime(), metrics).version();
+  expect(metrics.render()).toContain('kubelet_runtime_operations_total{operation_type="version"} 1');
 });
