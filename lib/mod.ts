@@ -1,37 +1,28 @@
-// The kubelet library's one public file, in pipeline order (each folder is a layer; its main
-// file's header says what it owns and may import):
-//   api/        types.ts (pod model), manifest.ts (text → pods), validation.ts, quantity.ts, expand.ts,
-//               hash.ts (pod, container and sandbox hashes), config-objects.ts (ConfigMaps, Secrets),
-//               config-refs.ts (what a pod reads of them), pod-uid.ts (UIDs with the node in them),
-//               security-validation.ts (seccomp, AppArmor, procMount and sysctl field checks)
-//   sources/    file.ts, url.ts, etcd.ts, etcd-client.ts (+ etcd-certificates.ts: TLS files re-read on rotation;
-//               etcd-errors.ts: refusals named), source.ts (the protocol); store.ts, the merge store
-//               (config-store.ts: its ConfigMaps and Secrets)
-//   sync/       sync-loop.ts (triggers, one record per pod), pod-workers.ts (a worker per pod: syncing →
-//               terminating → terminated), pod-observer.ts (the node as seen), pod-plan.ts (pure: one pod's
-//               plan; pod-resize.ts: in-place resize; pod-allocation.ts: whether a resize is allocated, Deferred or Infeasible), pod-executor.ts (carries a plan out), pod-status.ts, runonce.ts (runonce-progress.ts: its
-//               display), node-plan.ts (`kubelet plan`); admission.ts (node-affinity.ts, sysctls.ts,
-//               resource-fit.ts: who may run here), active-deadline.ts (activeDeadlineSeconds)
-//   node/       images.ts, volumes.ts (atomic-writer.ts, volume-payload.ts), probes.ts (grpc-probe.ts),
-//               events.ts, backoff.ts, runtime-outage.ts (one line while the runtime is away); image-gc.ts,
-//               container-gc.ts, eviction.ts (eviction-thresholds.ts, node-signals.ts), stats-analyzer.ts
-//               (cgroup-stats.ts: one cgroup's files, usage-sampler.ts: every pod's and container's), oom-watcher.ts (keeping the node alive); node-status.ts and fleet-reporter.ts (fleet mode: the
-//               node record, pod statuses, events); placement.ts (cgroups, DNS and oom floor set up for the pods at start);
-//               dns.ts + hosts.ts (a pod's resolv.conf and /etc/hosts), subpath.ts, fs-group.ts
-//   container/  runtime.ts (the CRI-shaped port), container-config.ts (pod → CRI configs), docker.ts +
-//               docker-shim.ts (Docker Engine, the dockershim way), cri.ts (runtime.v1), node-scoped.ts,
-//               security-context.ts (seccomp, AppArmor, no_new_privs, runAsNonRoot), seccomp-profile.ts,
-//               unreachable.ts (a socket that does not answer, with its fix)
-//   server/     info-server.ts (Hono), push-routes.ts, auth.ts (self-signed.ts: the generated serving
-//               certificate), prometheus.ts (exposition.ts: the text format), resource-metrics.ts and
-//               cadvisor-metrics.ts (/metrics/resource, /metrics/cadvisor), configz.ts, listeners.ts (bound
-//               before anything starts); platform/ adapters (node-websocket.ts: WebSocket upgrades on
-//               node:https, client-certificate.ts)
-//   wiring      assembly.ts (the one assembly of sources, store, runtime, managers and sync loop that run,
-//               runonce and plan share), kubelet.ts (the three commands over it; node-managers.ts its part for
-//               the node managers, fleet-mode.ts for fleet mode); config/ (flags.ts, values.ts, config-file.ts,
-//               config.ts: precedence and the whole-config check, print-config.ts); cli/ (fleet.ts: the fleet view);
-//               spelling.ts ("did you mean" for flags, keys and fields)
+// The kubelet library's one public file, in pipeline order. Each folder's README.md says what it owns and
+// which Go package it mirrors; what each may import is the one table in docs/architecture.md#layers.
+//   api/        types.ts (pod model), manifest.ts (text → pods), validation.ts, quantity.ts, duration.ts, expand.ts,
+//               hash.ts (pod, container and sandbox hashes), config-objects.ts (ConfigMaps, Secrets), config-refs.ts,
+//               pod-uid.ts, pod-hostname.ts, security-validation.ts
+//   sources/    file.ts, url.ts, etcd.ts, etcd-client.ts (+ etcd-certificates.ts, etcd-errors.ts), source.ts (the
+//               protocol); store.ts, the merge store (config-store.ts: its ConfigMaps and Secrets)
+//   sync/       sync-loop.ts, pod-workers.ts (syncing → terminating → terminated), pod-observer.ts, pod-plan.ts (pure;
+//               pod-resize.ts, pod-allocation.ts), pod-executor.ts, pod-status.ts, runonce.ts, node-plan.ts
+//               (`kubelet plan`); admission.ts (node-affinity.ts, sysctls.ts, resource-fit.ts), active-deadline.ts
+//   node/       one folder per Go package: images/ (images.ts, image-gc.ts), volumes/ (volumes.ts, volume-payload.ts,
+//               atomic-writer.ts, subpath.ts, fs-group.ts), prober/ (probes.ts, grpc-probe.ts), events/, flowcontrol/
+//               (backoff.ts), gc/ (container-gc.ts), eviction/ (eviction.ts, eviction-thresholds.ts, node-signals.ts),
+//               stats/ (stats-analyzer.ts, cgroup-stats.ts, usage-sampler.ts), status/ (node-status.ts,
+//               fleet-reporter.ts, runtime-outage.ts), cm/ (placement.ts, cgroups.ts), network/ (dns.ts, hosts.ts),
+//               logs/, oom/, shutdown/, state/, reset/
+//   container/  runtime.ts (the CRI-shaped port), container-config.ts (pod → CRI configs), security-context.ts,
+//               node-scoped.ts, unreachable.ts; docker/ (docker.ts + docker-shim.ts: the Docker Engine, the dockershim
+//               way), cri/ (cri.ts: runtime.v1), memory/ (--container_runtime fake), pleg/ (relist → events)
+//   server/     info-server.ts (Hono), push-routes.ts, auth.ts (self-signed.ts), prometheus.ts (exposition.ts),
+//               resource-metrics.ts, cadvisor-metrics.ts, configz.ts, listeners.ts; platform/ (serving per JS runtime)
+//   wiring      assembly.ts (the one assembly that run, runonce and plan share), kubelet.ts (the three commands over
+//               it; node-managers.ts, fleet-mode.ts)
+//   config/     flags.ts, values.ts, config-file.ts, config.ts (precedence, the whole-config check), print-config.ts
+//   cli/        cli.ts (subcommands, exit codes), fleet.ts (the fleet view); spelling.ts ("did you mean")
 export { readManifests, type ManifestContext, type ManifestResult } from "./api/manifest.ts";
 export { podSpecHash } from "./api/hash.ts";
 export { assignNodeUids, nodeUid } from "./api/pod-uid.ts";

@@ -1,10 +1,6 @@
-// Layer api/ (first in the data flow): the pod model and everything pure about manifests —
-// types, decoding (manifest.ts, the only yaml import), validation, quantities, $(VAR) expansion,
-// manifest file lists. No I/O beyond listing and reading manifest files; imports nothing else of the
-// kubelet's, and every other layer may import it.
-//
 // The pod model every part of the kubelet shares: a defaulted Kubernetes v1 Pod, the
 // updates the merge store emits, and the status the sync loop reports.
+// Folder api/: what it owns is in its README.md; what it may import, in docs/architecture.md#layers.
 import type {
   Container as V1Container,
   ContainerStatus as V1ContainerStatus,

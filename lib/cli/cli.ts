@@ -1,9 +1,6 @@
-// Layer cli/: subcommands (run, runonce, plan, validate, print-config, fleet, reset) and the only place
-// errors become exit codes. Imports config/ and api/; lib/kubelet.ts (and with it everything heavy)
-// only lazily, for run, runonce and plan; the etcd client only lazily, for fleet.
-//
 // The only cac import: subcommands, flags in both spellings, usage errors, exit codes
 // (0 success, 1 failure, 2 usage, 3 a stop past --stop_timeout). Heavy parts (Docker, etcd, the server) load only for run/runonce.
+// Folder cli/: what it owns is in its README.md; what it may import, in docs/architecture.md#layers.
 import { fleetEtcdSettings, type EtcdClientSettings } from "../config/etcd-config.ts";
 import cac, { type Command } from "cac";
 import { resolveConfig, type ResolvedConfig } from "../config/config.ts";

@@ -1,5 +1,5 @@
 // The kubelet's effective configuration: one typed object after defaults < config file < flags.
-// Parsing, precedence and printing live in lib/config.ts; this file is only the shape.
+// Parsing, precedence and printing live in config.ts; this file is only the shape.
 
 /** Durations are milliseconds; flag names are the snake_case forms in comments. */
 /** One entry of shutdownGracePeriodByPodPriority (KubeletConfiguration's ShutdownGracePeriodByPodPriority). */

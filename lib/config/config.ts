@@ -1,11 +1,8 @@
-// Layer config/: imports api/ (and node/eviction-thresholds.ts's pure parser); the composition root
-// (lib/assembly.ts) maps the settings onto each part's own options. Files: flags.ts (the flag
-// table), values.ts (Go-style value parsing), config-file.ts (the YAML config file), config.ts,
-// print-config.ts, kubelet-configuration.ts (the KubeletConfiguration field table), etcd-config.ts.
-//
 // The kubelet's effective configuration: defaults < config file < flags, then the whole of it
 // checked at once (values, cross-field limits, eviction thresholds, the etcd client file), before
 // anything starts.
+// The composition root (lib/assembly.ts) maps the settings onto each part's own options type.
+// Folder config/: what it owns is in its README.md; what it may import, in docs/architecture.md#layers.
 import { DEFAULT_CONFIG, type KubeletConfig } from "./config-types.ts";
 import { KubeletError } from "../api/types.ts";
 import { readConfigFile, type ConfigNote } from "./config-file.ts";

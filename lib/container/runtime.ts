@@ -1,12 +1,8 @@
-// Layer container/ (last in the data flow): the Runtime port (this file), the pod → CRI config
-// generation (container-config.ts), the Docker shim (docker.ts, the only dockerode import, and
-// docker-shim.ts), the CRI adapter (cri.ts over cri-client.ts), registry credentials and
-// instrumentation. Imports api/ and the shared log and metrics; nothing above it.
-//
 // The container runtime port, shaped like the CRI: pod sandboxes and containers created from the
 // CRI's own config messages (cri-types.ts). cri.ts passes them to a runtime.v1 runtime as they
 // are; docker.ts is the built-in shim (pause container = sandbox, the dockershim's names and
 // labels); lib/testing/fake-runtime.ts records them.
+// Folder container/: what it owns is in its README.md; what it may import, in docs/architecture.md#layers.
 import { KubeletError } from "../api/types.ts";
 import type { ContainerConfig, PodSandboxConfig } from "./cri-types.ts";
 

@@ -1,11 +1,6 @@
-// Layer server/: the Hono info server, its push routes, authentication and the Prometheus registry.
-// It reads state through the interfaces the composition root hands it (the Runtime port, pod
-// statuses, the event recorder, the stats analyzer's summary) and imports api/, config types,
-// node/events.ts, the node/stats-analyzer.ts types, platform/types.ts, platform/long-lived.ts and
-// platform/websocket.ts; never sync/ or sources/.
-//
 // The info server (Hono): health, pods with statuses, machine spec, stats, metrics, events, and
 // the debugging handlers (logs, exec and attach streams, /logs/, /debug/heap, pushes) behind authentication beyond loopback.
+// Folder server/: what it owns is in its README.md; what it may import, in docs/architecture.md#layers.
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { createReadStream } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";

@@ -1,9 +1,5 @@
-// Layer sources/: where pods come from (file, URL, etcd; the info server's pushes arrive through
-// the same protocol) and the merge store (store.ts) that folds them into one desired state, as the
-// Go kubelet keeps both in pkg/kubelet/config. Imports api/ and the shared log, clock and metrics;
-// never sync/, node/, container/ or server/.
-//
 // The protocol every pod source speaks to the merge store (pods, and the ConfigMaps and Secrets beside them).
+// Folder sources/: what it owns is in its README.md; what it may import, in docs/architecture.md#layers.
 import type { ConfigObject } from "../api/config-objects.ts";
 import type { Pod, RejectedPod, SourceName } from "../api/types.ts";
 

@@ -1,14 +1,10 @@
-// Layer sync/: turns the store's desired state into running pods — the sync loop (this file), the pod workers
-// (pod-workers.ts), the observer and the executor of one pod's sync step, pod status, runonce. Imports api/,
-// sources/store.ts (the updates), node/ (images, volumes, probes, events, back-off) and the container/ Runtime
-// port; never an adapter (docker.ts) and never server/.
-//
 // The sync loop: store updates, runtime events and a resync every --sync_frequency wake the pod's own worker
 // (one pass in flight per pod, the latest spec wins; no pod waits on another's termination or pull). It keeps
 // one record per pod and decides there, once, whether a pod changed. Pods no source wants are killed only once
 // every source has reported; a kubelet restart adopts what runs. Admission and resize allocation are the allocation
 // manager's (allocation-manager.ts), the pods' statuses and the version the status manager's (status-manager.ts),
 // the cleanup after each full listing housekeeping's (housekeeping.ts): this file dispatches to them.
+// Folder sync/: what it owns is in its README.md; what it may import, in docs/architecture.md#layers.
 import { type Clock, untilAborted } from "../clock.ts";
 import { LABEL, type Runtime, isRuntimeError } from "../container/runtime.ts";
 import type { BackoffPersistence } from "../node/flowcontrol/backoff.ts";

@@ -224,6 +224,18 @@ describe("the layer rule of docs/architecture.md", () => {
     expect(LIB.filter((file) => !rowOf(table, file))).toEqual([]);
   });
 
+  test("every folder of lib/ has a README.md of at most 8 lines that links to the rule instead of restating it", () => {
+    const folders = [...new Set(LIB.map((file) => dirname(file)))].filter((folder) => folder !== "lib");
+    const lacking = folders.filter((folder) => {
+      const path = join(root, folder, "README.md");
+      if (!existsSync(path)) return true;
+      const text = readFileSync(path, "utf8");
+      const links = [...text.matchAll(/\]\(([^)#]+)#layers\)/g)].map((m) => relative(root, join(root, folder, m[1]!)));
+      return !links.includes(DOC) || text.trimEnd().split("\n").length > 8;
+    });
+    expect(lacking).toEqual([]);
+  });
+
   test("every folder and file the table names exists", () => {
     const named = rows().flatMap((row) => row.entries.filter((entry) => !entry.includes("**")));
     expect(named.filter((entry) => !existsSync(join(root, entry.replace(/\*\.ts$/, ""))))).toEqual([]);

@@ -1,8 +1,3 @@
-// Layer node/: the managers that serve every pod on the node — images (pulls, policies, QPS),
-// volumes, probes, back-off, the event recorder (this file), image and container GC, eviction,
-// the stats analyzer and node status. Imports api/, the container/ Runtime port and the shared
-// log, clock and metrics; never sync/ or server/.
-//
 // Kubernetes-style events (Pulled, Started, BackOff, Unhealthy…) kept in a bounded ring
 // for GET /events and for runonce's failure reasons, and logged as the kubelet's account of its work:
 // one line per pod lifecycle step, `namespace/name: Pulling image "…"`, repeats folded as the events are.

@@ -1,5 +1,5 @@
 // gRPC probes: the standard grpc.health.v1.Health/Check, run by the kubelet with Kubernetes' messages.
-// gRPC is loaded on the first gRPC probe (container/grpc.ts). The two health messages are one field each, encoded by hand rather than through a .proto.
+// gRPC is loaded on the first gRPC probe (lib/grpc.ts). The two health messages are one field each, encoded by hand rather than through a .proto.
 import type { ProbeResult } from "./probes.ts";
 
 import { loadGrpc } from "../../grpc.ts";
