@@ -5,9 +5,11 @@
 //               pod-uid.ts, pod-hostname.ts, security-validation.ts
 //   sources/    file.ts, url.ts, etcd.ts, etcd-client.ts (+ etcd-certificates.ts, etcd-errors.ts), source.ts (the
 //               protocol); store.ts, the merge store (config-store.ts: its ConfigMaps and Secrets)
-//   sync/       sync-loop.ts, pod-workers.ts (syncing → terminating → terminated), pod-observer.ts, pod-plan.ts (pure;
-//               pod-resize.ts, pod-allocation.ts), pod-executor.ts, pod-status.ts, runonce.ts, node-plan.ts
-//               (`kubelet plan`); admission.ts (node-affinity.ts, sysctls.ts, resource-fit.ts), active-deadline.ts
+//   sync/       sync-loop.ts (allocation-manager.ts, status-manager.ts, housekeeping.ts), pod-workers.ts (syncing →
+//               terminating → terminated), pod-observer.ts, pod-plan.ts (pure; pod-resize.ts, pod-allocation.ts),
+//               pod-executor.ts (pod-host.ts, container-lifecycle.ts, container-resize.ts), pod-status.ts, runonce.ts,
+//               node-plan.ts (`kubelet plan`); admission.ts (node-affinity.ts, sysctls.ts, resource-fit.ts),
+//               active-deadline.ts
 //   node/       one folder per Go package: images/ (images.ts, image-gc.ts), volumes/ (volumes.ts, volume-payload.ts,
 //               atomic-writer.ts, subpath.ts, fs-group.ts), prober/ (probes.ts, grpc-probe.ts), events/, flowcontrol/
 //               (backoff.ts), gc/ (container-gc.ts), eviction/ (eviction.ts, eviction-thresholds.ts, node-signals.ts),
