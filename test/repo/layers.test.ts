@@ -42,21 +42,21 @@ function readLayerTable(markdown: string): Row[] {
 }
 
 /**
- * The row a file of lib/ belongs to: its own file's (a test file's: the file it tests), else its folder's own
- * files', else the longest folder's holding it.
+ * How closely an entry of the table names a file: the file itself (a test file: also the file it tests) most,
+ * then the longest folder entry holding it (`lib/x/*.ts` only its own files); -1 when it does not.
  */
+function closeness(entry: string, file: string): number {
+  if (entry === file || entry === file.replace(/\.test\.ts$/, ".ts")) return Number.MAX_SAFE_INTEGER;
+  if (entry.endsWith("/*.ts")) return dirname(file) === entry.slice(0, -"/*.ts".length) ? entry.length : -1;
+  return entry.endsWith("/") && file.startsWith(entry) ? entry.length : -1;
+}
+
+/** The row a file of lib/ belongs to: the one with the closest entry. */
 function rowOf(rows: Row[], file: string): Row | undefined {
   let best: { row: Row; rank: number } | undefined;
   for (const row of rows)
     for (const entry of row.entries) {
-      const rank =
-        entry === file || entry === file.replace(/\.test\.ts$/, ".ts")
-          ? Number.POSITIVE_INFINITY
-          : entry.endsWith("/*.ts") && dirname(file) === entry.slice(0, -"/*.ts".length)
-            ? entry.length + 1000
-            : entry.endsWith("/") && !entry.includes("*") && file.startsWith(entry)
-              ? entry.length
-              : -1;
+      const rank = closeness(entry, file);
       if (rank >= 0 && (!best || rank > best.rank)) best = { row, rank };
     }
   return best?.row;
