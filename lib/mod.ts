@@ -13,7 +13,7 @@
 //   node/       one folder per Go package: images/ (images.ts, image-gc.ts), volumes/ (volumes.ts, volume-payload.ts,
 //               atomic-writer.ts, subpath.ts, fs-group.ts), prober/ (probes.ts, grpc-probe.ts), events/, flowcontrol/
 //               (backoff.ts), gc/ (container-gc.ts), eviction/ (eviction.ts, eviction-thresholds.ts, node-signals.ts),
-//               stats/ (stats-analyzer.ts, cgroup-stats.ts, usage-sampler.ts), status/ (node-status.ts,
+//               stats/ (stats-analyzer.ts, summary.ts, cgroup-stats.ts, usage-sampler.ts), status/ (node-status.ts,
 //               fleet-reporter.ts, runtime-outage.ts), cm/ (placement.ts, cgroups.ts), network/ (dns.ts, hosts.ts),
 //               logs/, oom/, shutdown/, state/, reset/
 //   container/  runtime.ts (the CRI-shaped port), container-config.ts (pod → CRI configs), security-context.ts,
