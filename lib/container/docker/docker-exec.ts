@@ -1,7 +1,9 @@
 // Streamed exec and attach on the Docker Engine: hijacked connections (stdin written to the socket,
 // stdout/stderr read from it, multiplexed unless there is a TTY) turned into the port's StreamSession.
-// docker.ts hands in the Engine calls (it is the only dockerode import); this file owns the streams.
-import { KubeletError } from "../../api/types.ts";
+// createDockerStreaming owns the streams over the calls handed in; dockerStreamCalls makes those calls on the Engine.
+import type { KubeletError } from "../../api/types.ts";
+import { call, mapError, short } from "./docker-calls.ts";
+import type { DockerEngine } from "./docker-engine.ts";
 import { demuxFrames } from "./docker-streams.ts";
 import {
   streamFlags,
@@ -32,7 +34,7 @@ export interface DockerExecHandle {
   resize(size: TerminalSize): Promise<void>;
 }
 
-/** The Engine calls streaming needs, with deadlines and error mapping applied by docker.ts. */
+/** The Engine calls streaming needs, with deadlines and error mapping applied (dockerStreamCalls). */
 export interface DockerStreamCalls {
   createExec(id: string, config: { cmd: string[] } & Required<StreamOptions>): Promise<DockerExecHandle>;
   /** Whether the container runs with a TTY (its Config.Tty). */
@@ -131,5 +133,50 @@ export function createDockerStreaming(calls: DockerStreamCalls): StreamingRuntim
         resize: (size) => calls.resizeContainer(id, size),
       });
     },
+  };
+}
+
+/** The Engine calls streamed exec and attach make. */
+export type StreamEngine = Pick<DockerEngine, "createExec" | "inspectContainer" | "attach" | "resizeContainer">;
+
+/** The calls streaming needs, made on the Engine: the deadline covers setting a stream up, never the stream itself. */
+export function dockerStreamCalls(options: { timeoutMs: number }, deps: { engine: StreamEngine }): DockerStreamCalls {
+  const { engine } = deps;
+  const limits = { timeoutMs: options.timeoutMs };
+  return {
+    async createExec(id, config) {
+      const action = `exec ${JSON.stringify(config.cmd)} in container ${short(id)}`;
+      const body = {
+        Cmd: config.cmd,
+        AttachStdin: config.stdin,
+        AttachStdout: config.stdout,
+        AttachStderr: config.stderr,
+        Tty: config.tty,
+      };
+      const instance = await call(action, (signal) => engine.createExec(id, body, signal), limits);
+      return {
+        start: ({ stdin, tty }) => call(action, () => instance.start({ stdin, tty }), limits),
+        inspect: () => call(action, () => instance.inspect(), limits),
+        resize: async ({ width, height }) =>
+          void (await call(`resize the TTY of ${action}`, () => instance.resize({ w: width, h: height }), limits)),
+      };
+    },
+    async containerTty(id) {
+      const info = await call(
+        `inspect container ${short(id)}`,
+        (signal) => engine.inspectContainer(id, signal),
+        limits,
+      );
+      return info.Config.Tty;
+    },
+    attach: (id, { stdin, stdout, stderr }) =>
+      call(`attach to container ${short(id)}`, () => engine.attach(id, { stdin, stdout, stderr }), limits),
+    resizeContainer: async (id, { width, height }) =>
+      void (await call(
+        `resize the TTY of container ${short(id)}`,
+        (signal) => engine.resizeContainer(id, { w: width, h: height }, signal),
+        limits,
+      )),
+    mapError,
   };
 }
