@@ -138,7 +138,7 @@ export interface EngineExecBody {
   Tty?: boolean;
 }
 
-/** One created exec instance, raw. `tty` unset leaves Tty out of the start body. */
+/** One created exec instance, raw. */
 export interface EngineExec {
   start(options: { stdin: boolean; tty?: boolean }): Promise<HijackedStream>;
   inspect(): Promise<ExecInspect>;
@@ -236,12 +236,9 @@ export function createDockerEngine(endpoint: string): DockerEngine {
     async createExec(id, body, abortSignal) {
       const exec = await container(id).exec({ ...body, abortSignal } as Docker.ExecCreateOptions);
       return {
+        // An unset tty leaves Tty out of the body (JSON drops it), as the blocking exec always sent it.
         start: async ({ stdin, tty }) =>
-          (await exec.start({
-            hijack: true,
-            stdin,
-            ...(tty !== undefined ? { Tty: tty } : {}),
-          })) as unknown as HijackedStream,
+          (await exec.start({ hijack: true, stdin, Tty: tty })) as unknown as HijackedStream,
         inspect: () => exec.inspect() as Promise<ExecInspect>,
         resize: (size) => exec.resize(size),
       };

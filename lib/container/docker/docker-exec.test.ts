@@ -1,6 +1,14 @@
 import { describe, expect, test } from "bun:test";
 import { KubeletError } from "../../api/types.ts";
-import { createDockerStreaming, execExitCode, type DockerStreamCalls, type HijackedStream } from "./docker-exec.ts";
+import {
+  createDockerStreaming,
+  dockerStreamCalls,
+  execExitCode,
+  type DockerStreamCalls,
+  type HijackedStream,
+  type StreamEngine,
+} from "./docker-exec.ts";
+import type { EngineContainerInspect } from "./docker-engine.ts";
 import type { OutputChunk, StreamSession } from "../runtime.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -120,5 +128,73 @@ describe("Docker exec and attach streams", () => {
     ];
     expect(await execExitCode(async () => answers.shift()!)).toBe(7);
     expect(answers).toEqual([]);
+  });
+});
+
+describe("the Engine calls of streamed exec and attach", () => {
+  /** A fake Engine recording each call; its container has a TTY. */
+  function fakeEngine() {
+    const calls: unknown[] = [];
+    const { socket } = fakeSocket([]);
+    const engine: StreamEngine = {
+      createExec: async (id, body) => {
+        calls.push(["createExec", id, body]);
+        return {
+          start: async (options) => (calls.push(["start", options]), socket),
+          inspect: async () => ({ Running: false, ExitCode: 0 }),
+          resize: async (size) => calls.push(["resize exec", size]),
+        };
+      },
+      inspectContainer: async (id) =>
+        (calls.push(["inspectContainer", id]), { Config: { Tty: true } }) as EngineContainerInspect,
+      attach: async (id, options) => (calls.push(["attach", id, options]), socket),
+      resizeContainer: async (id, size) => calls.push(["resizeContainer", id, size]),
+    };
+    return { engine, calls };
+  }
+
+  test("an exec is created with the streams and TTY asked, started with stdin and the TTY, resized in w and h", async () => {
+    const { engine, calls } = fakeEngine();
+    const streams = dockerStreamCalls({ timeoutMs: 1000 }, { engine });
+    const exec = await streams.createExec("abc", { cmd: ["sh"], stdin: true, stdout: true, stderr: false, tty: true });
+    await exec.start({ stdin: true, tty: true });
+    await exec.resize({ width: 80, height: 24 });
+    expect(calls).toEqual([
+      ["createExec", "abc", { Cmd: ["sh"], AttachStdin: true, AttachStdout: true, AttachStderr: false, Tty: true }],
+      ["start", { stdin: true, tty: true }],
+      ["resize exec", { w: 80, h: 24 }],
+    ]);
+  });
+
+  test("an attach reads the container's TTY, attaches the streams asked and resizes the container", async () => {
+    const { engine, calls } = fakeEngine();
+    const streams = dockerStreamCalls({ timeoutMs: 1000 }, { engine });
+    expect(await streams.containerTty("abc")).toBe(true);
+    await streams.attach("abc", { stdin: false, stdout: true, stderr: true });
+    await streams.resizeContainer("abc", { width: 100, height: 30 });
+    expect(calls).toEqual([
+      ["inspectContainer", "abc"],
+      ["attach", "abc", { stdin: false, stdout: true, stderr: true }],
+      ["resizeContainer", "abc", { w: 100, h: 30 }],
+    ]);
+  });
+
+  test("a refused exec is the port's error naming the command and the container", async () => {
+    const engine = {
+      ...fakeEngine().engine,
+      createExec: () => Promise.reject(Object.assign(new Error("is not running"), { statusCode: 409 })),
+    };
+    await expect(
+      dockerStreamCalls({ timeoutMs: 1000 }, { engine }).createExec("0123456789abcdef", {
+        cmd: ["sh"],
+        stdin: false,
+        stdout: true,
+        stderr: true,
+        tty: false,
+      }),
+    ).rejects.toMatchObject({
+      code: "Conflict",
+      message: 'cannot exec ["sh"] in container 0123456789ab: is not running',
+    });
   });
 });
