@@ -4,21 +4,26 @@ import url from "node:url";
 import util from "node:util";
 import Docker from "dockerode";
 
+/** How often `target[method]` is called while `during` runs (the method is wrapped, then put back). */
+async function callsTo<T extends object>(target: T, method: keyof T, during: () => Promise<void>): Promise<number> {
+  const original = target[method] as (...args: unknown[]) => unknown;
+  let calls = 0;
+  target[method] = ((...args: unknown[]) => (calls++, original.apply(target, args))) as T[keyof T];
+  try {
+    await during();
+  } finally {
+    target[method] = original as T[keyof T];
+  }
+  return calls;
+}
+
 // patches/docker-modem+*.patch: docker-modem formatted every request with util.inspect(…, depth: null) for a debug
 // line even with debugging off, ≈4× the CPU of the request itself on the kubelet's idle polling.
 test("a Docker request with debugging off formats nothing for the debug log", async () => {
-  const inspect = util.inspect;
-  let calls = 0;
-  util.inspect = ((...args: Parameters<typeof inspect>) => {
-    calls++;
-    return inspect(...args);
-  }) as typeof inspect;
-  try {
+  const calls = await callsTo(util, "inspect", async () => {
     const docker = new Docker({ socketPath: "/nonexistent/kubelet-test/docker.sock" });
     await docker.ping().catch(() => undefined); // refused: the request was built all the same
-  } finally {
-    util.inspect = inspect;
-  }
+  });
   expect(calls).toBe(0);
 });
 
@@ -50,16 +55,12 @@ test("a Docker request to a tcp:// host reaches the path and query asked for, wi
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as { port: number }).port;
-  const parse = url.parse;
-  let calls = 0;
-  url.parse = ((...args: Parameters<typeof parse>) => {
-    calls++;
-    return parse(...args);
-  }) as typeof parse;
+  let calls: number;
   try {
-    await new Docker({ host: "127.0.0.1", port, protocol: "http" }).listContainers({ all: true });
+    calls = await callsTo(url, "parse", async () => {
+      await new Docker({ host: "127.0.0.1", port, protocol: "http" }).listContainers({ all: true });
+    });
   } finally {
-    url.parse = parse;
     server.close();
   }
   expect(seen).toEqual([`127.0.0.1:${port} /containers/json?all=true`]);
