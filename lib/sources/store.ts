@@ -217,16 +217,26 @@ export function createPodStore(options: PodStoreOptions): PodStore {
    * since an edit may have broken the name or kind that names it. A rename is a new pod only when valid.
    */
   const keptPods = (current: Map<string, Pod>, accepted: Map<string, Pod>, failed: RejectedPod[]) => {
+    // The stored pods by origin and by origin and document, built once per merge (10,000 pods, as many rejections).
+    const byOrigin = new Map<string, Pod[]>();
+    for (const pod of current.values()) {
+      const { [ANNOTATION.origin]: origin, [ANNOTATION.document]: document } = pod.metadata.annotations;
+      for (const slot of [`${origin}`, `${origin}\0${document}`]) {
+        const list = byOrigin.get(slot);
+        if (list) list.push(pod);
+        else byOrigin.set(slot, [pod]);
+      }
+    }
     const kept = new Map<RejectedPod, Pod[]>();
     for (const r of failed) {
+      const named = !r.kind && r.pod !== undefined ? current.get(r.pod) : undefined;
+      const read = byOrigin.get(r.document === undefined ? r.origin : `${r.origin}\0${r.document}`) ?? [];
       const pods: Pod[] = [];
       const resent: Pod[] = [];
-      for (const [key, pod] of current) {
-        const { [ANNOTATION.origin]: origin, [ANNOTATION.document]: document } = pod.metadata.annotations;
-        const sameDocument = origin === r.origin && (r.document === undefined || document === String(r.document));
-        if (!sameDocument && (r.kind || key !== r.pod)) continue;
-        if (!accepted.has(key)) pods.push(pod);
-        else if (hashOf(accepted.get(key)!) === hashOf(pod)) resent.push(pod);
+      for (const pod of named && !read.includes(named) ? [named, ...read] : read) {
+        const now = accepted.get(keyOf(pod));
+        if (!now) pods.push(pod);
+        else if (hashOf(now) === hashOf(pod)) resent.push(pod);
       }
       if (pods.length) kept.set(r, pods);
       // The source kept them itself (a document that does not parse: last-good.ts): say whose version stays.
