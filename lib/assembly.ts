@@ -116,6 +116,8 @@ export async function assemble(
     sources: sources.map((s) => s.name),
     allowPrivileged: config.allowPrivileged,
     allowSensitiveHostPaths: config.allowSensitiveHostPaths,
+    strictManifests: config.strictManifests,
+    onRejected: (pod, message) => events.record(pod, "Warning", "FailedValidation", message),
     identify: assignNodeUids(node.name, (uid) => !running || running.has(uid)),
     log: log.child("config"),
     metrics,

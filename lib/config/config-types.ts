@@ -62,6 +62,8 @@ export interface KubeletConfig {
   allowSensitiveHostPaths: boolean;
   /** max_manifest_bytes: the size limit of a manifest document from any source */
   maxManifestBytes: number;
+  /** strict_manifests: an unknown field in a manifest rejects it (false: warned about and ignored) */
+  strictManifests: boolean;
   /** registry_qps (0 = unlimited) */
   registryQps: number;
   /** registry_burst */
@@ -212,6 +214,7 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   allowPrivileged: false,
   allowSensitiveHostPaths: false,
   maxManifestBytes: 10 * 2 ** 20,
+  strictManifests: true,
   registryQps: 0,
   registryBurst: 10,
   runonce: false,

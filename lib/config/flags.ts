@@ -187,6 +187,13 @@ export const FLAGS: FlagSpec[] = [
     description: "Largest manifest document read from a file, URL, etcd or an HTTP push, in bytes",
   },
   {
+    flag: "strict_manifests",
+    key: "strictManifests",
+    type: "bool",
+    description:
+      "If true, a manifest with an unknown field (a typo such as comand:) is rejected and the pod's last good version keeps running; false: the field is ignored with a warning, as upstream",
+  },
+  {
     flag: "registry_qps",
     key: "registryQps",
     type: "float",

@@ -402,6 +402,24 @@ spec: { containers: [{ name: c, image: "busybox:1.35" }] }
     expect(big.status).toBe(413);
   });
 
+  test("a pushed pod with an unknown field is a 400 with the did-you-mean; with --strict_manifests=false it is merged", async () => {
+    const body = JSON.stringify({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "typo" },
+      spec: { containers: [{ name: "c", image: "busybox", comand: ["sh"] }] },
+    });
+    const refused = await s.app.request("/pods", { method: "PUT", body });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { message: string }).message).toContain(
+      'unknown field "spec.containers[0].comand" (did you mean command?)',
+    );
+    expect(s.merged).toEqual([]);
+    const lenient = setup({ strictManifests: false });
+    expect((await lenient.app.request("/pods", { method: "PUT", body })).status).toBe(200);
+    expect(lenient.merged.map((m) => `${m.op} ${m.pods.map((p) => p.metadata.name)}`)).toEqual(["SET typo"]);
+  });
+
   test("a push that does not parse is a 400 naming the request, the document, line and column", async () => {
     const response = await s.app.request("/pods", {
       method: "POST",

@@ -348,6 +348,7 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     createPushRoutes(deps.push, {
       allowPrivileged: deps.allowPrivileged,
       allowSensitiveHostPaths: deps.allowSensitiveHostPaths,
+      strictManifests: deps.config.strictManifests,
       maxBytes: deps.maxManifestBytes,
       bodyTimeoutMs: deps.pushBodyTimeoutMs,
     }),

@@ -6,6 +6,7 @@ import { readManifests } from "../api/manifest.ts";
 import { httpError } from "./server-support.ts";
 import { formatIssue, type Pod, type PodOperation, type RejectedPod } from "../api/types.ts";
 import { validatePod, type ValidationOptions } from "../api/validation.ts";
+import { applyManifestStrictness } from "../api/manifest-strict.ts";
 import { describeConfig, validateConfigObject, type ConfigKind, type ConfigObject } from "../api/config-objects.ts";
 
 export interface PushTarget {
@@ -14,6 +15,8 @@ export interface PushTarget {
 }
 
 export interface PushOptions extends ValidationOptions {
+  /** --strict_manifests: a pushed pod with an unknown field is refused (default false here: warned and ignored). */
+  strictManifests?: boolean;
   /** Largest body, bytes (--max_manifest_bytes). */
   maxBytes?: number;
   /** How long a client may take to send its body, ms; a slowloris client is cut off with 408. */
@@ -43,7 +46,8 @@ function parseBody(
     r.issues.map((i) => ({ field: i.path, message: `${origin}[${r.document ?? 0}]: ${formatIssue(i)}` })),
   );
   for (const pod of pods) {
-    for (const issue of validatePod(pod, options).filter((i) => i.severity === "error")) {
+    const issues = applyManifestStrictness(validatePod(pod, options), options.strictManifests ?? false);
+    for (const issue of issues.filter((i) => i.severity === "error")) {
       causes.push({
         field: issue.path,
         message: `${pod.metadata.namespace}/${pod.metadata.name}: ${formatIssue(issue)}`,

@@ -99,7 +99,7 @@ describe("file source", () => {
     writeFileSync(join(dir, "web.yaml"), "apiVersion: v1\nkind: Pod\nmetadata: {name: web\n");
     const broken = await r.next((s) => s.rejected.length === 1);
     expect(names(broken)).toEqual(["web"]);
-    expect(broken.rejected[0]!.issues[0]!.detail).toContain("keeping the pods from its last good version");
+    expect(broken.rejected[0]!.issues[0]!.detail).toContain("keeping the last good version of its pods");
     writeFileSync(join(dir, "web.yaml"), pod("web", "busybox:9"));
     expect((await r.next((s) => s.rejected.length === 0)).pods[0]!.spec.containers[0]!.image).toBe("busybox:9");
   });
@@ -114,7 +114,7 @@ describe("file source", () => {
     expect(names(over)).toEqual(["web"]);
     expect(imageOf(over)).toBe("busybox:1.35");
     expect(over.rejected.map((r) => `${r.origin}: ${r.issues[0]!.type}: ${r.issues[0]!.detail}`)).toEqual([
-      `${join(dir, "web.yaml")}: Too long: may not be more than 4096 bytes: split it into several manifests or raise --max_manifest_bytes`,
+      `${join(dir, "web.yaml")}: Too long: may not be more than 4096 bytes: split it into several manifests or raise --max_manifest_bytes; keeping the last good version of its pods`,
     ]);
   });
 

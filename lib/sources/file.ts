@@ -12,7 +12,7 @@ import { DEFAULT_MAX_MANIFEST_BYTES, tooLarge } from "../api/manifest-text.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 import type { ConfigObject } from "../api/config-objects.ts";
 import { readKeepingLastGood, type LastGood } from "./last-good.ts";
-import { snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
+import { KEEPING, snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
 
 /** The part of a chokidar watcher the source uses. */
 export interface ManifestWatcher {
@@ -101,8 +101,10 @@ export function createFileSource(options: FileSourceOptions): FileSource {
         continue;
       }
       if (!text) {
-        snapshot.rejected.push({ source: "file", origin: file, document: 0, issues: [tooLarge(undefined, maxBytes)] });
         const previous = lastGood.get(file);
+        const issue = tooLarge(undefined, maxBytes);
+        if (previous) issue.detail = `${issue.detail}; ${KEEPING} of its pods`;
+        snapshot.rejected.push({ source: "file", origin: file, document: 0, issues: [issue] });
         if (previous) snapshot.pods.push(...previous.pods), snapshot.configs.push(...previous.configs);
         continue;
       }

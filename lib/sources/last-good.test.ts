@@ -58,7 +58,7 @@ describe("keep the last good pod set", () => {
       expect(snapshot.pods.map((p) => p.metadata.name)).toEqual(row.pods);
       expect(snapshot.rejected).toHaveLength(row.rejected);
       const details = snapshot.rejected.flatMap((r) => r.issues.map((i) => i.detail ?? ""));
-      const keeping = details.filter((d) => d.endsWith("; keeping the pods from its last good version"));
+      const keeping = details.filter((d) => d.endsWith("; keeping the last good version of its pods"));
       expect(keeping.length).toBe(row.kept ? details.length : 0);
     });
 

@@ -2,6 +2,7 @@
 // etcd value) with a document that does not parse keeps the pods (and ConfigMaps and Secrets) of the
 // last text that did, and its rejections say so; mid-edit saves and typos never stop running pods.
 import type { ManifestResult } from "../api/manifest.ts";
+import { KEEPING } from "./source.ts";
 
 /** The last text that parsed, with what it gave. */
 export interface LastGood extends ManifestResult {
@@ -27,7 +28,7 @@ export function readKeepingLastGood<Text extends string | Uint8Array>(
   if (!last) return { snapshot: parsed, last };
   const rejected = parsed.rejected.map((r) => ({
     ...r,
-    issues: r.issues.map((i) => ({ ...i, detail: `${i.detail}; keeping the pods from its last good version` })),
+    issues: r.issues.map((i) => ({ ...i, detail: `${i.detail}; ${KEEPING} of its pods` })),
   }));
   return { snapshot: { pods: last.pods, configs: last.configs, rejected }, last };
 }

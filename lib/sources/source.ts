@@ -28,6 +28,9 @@ export function requireReady(snapshot: SourceSnapshot): SourceSnapshot {
   throw Object.assign(new Error(snapshot.notReady), { code: "SourceNotReady" });
 }
 
+/** What a rejection says when the pods of its last good version keep running (the store and last-good.ts say it). */
+export const KEEPING = "keeping the last good version";
+
 /** Stops a running source; resolves when its watchers and timers are gone. */
 export type StopSource = () => Promise<void>;
 

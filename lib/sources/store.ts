@@ -3,7 +3,7 @@
 // ConfigMaps and Secrets that come with the pods are kept per source the same way (config-store.ts).
 import type { Logger } from "../log.ts";
 import type { KubeletMetrics } from "../metrics.ts";
-import type { SourceSnapshot } from "./source.ts";
+import { KEEPING, type SourceSnapshot } from "./source.ts";
 import {
   ANNOTATION,
   formatIssue,
@@ -16,6 +16,7 @@ import {
   type SourceName,
 } from "../api/types.ts";
 import { validatePod } from "../api/validation.ts";
+import { applyManifestStrictness } from "../api/manifest-strict.ts";
 import { podSpecHash } from "../api/hash.ts";
 import type { ConfigLookup, ConfigObject } from "../api/config-objects.ts";
 import { createConfigStore } from "./config-store.ts";
@@ -30,6 +31,13 @@ export interface PodStoreOptions {
   sources: SourceName[];
   allowPrivileged?: boolean;
   allowSensitiveHostPaths?: boolean;
+  /** --strict_manifests: an unknown field rejects the pod; false (default here; `run` sets it): warned about and ignored. */
+  strictManifests?: boolean;
+  /**
+   * Told of each new rejection that names a pod (the kept last good version, else the pod as read), once
+   * until it changes, for a Warning event; `message` is the rejection's errors.
+   */
+  onRejected?: (pod: { metadata: { namespace: string; name: string; uid: string } }, message: string) => void;
   /** Gives each incoming pod its identity on this node (its UID: see api/pod-uid.ts); default: as read. */
   identify?: (pod: Pod) => Pod;
   log?: Logger;
@@ -78,6 +86,9 @@ export function createPodStore(options: PodStoreOptions): PodStore {
   const problems = new Map<SourceName, RejectedPod[]>();
   const notReady = new Map<SourceName, string>();
   const logged = new Map<SourceName, Set<string>>();
+  const strict = options.strictManifests ?? false;
+  /** The stored pods each standing rejection keeps running (its last good version). */
+  const keptBy = new WeakMap<RejectedPod, Pod[]>();
   const validated = new Map<string, { issues: FieldIssue[]; errors: FieldIssue[] }>();
   const listeners = new Set<(update: PodUpdate) => void>();
   const queue: PodUpdate[] = [];
@@ -131,7 +142,7 @@ export function createPodStore(options: PodStoreOptions): PodStore {
     const hash = hashOf(pod);
     let result = validated.get(hash);
     if (!result) {
-      const issues = validatePod(pod, validation);
+      const issues = applyManifestStrictness(validatePod(pod, validation), strict);
       result = { issues, errors: issues.filter((i) => i.severity === "error") };
       validated.set(hash, result);
       const warnings = issues.filter((i) => i.severity === "warning");
@@ -155,13 +166,14 @@ export function createPodStore(options: PodStoreOptions): PodStore {
   const admit = (source: SourceName, incoming: Pod[]) => {
     const accepted = new Map<string, Pod>();
     const dropped: RejectedPod[] = [];
-    const invalidKeys = new Set<string>();
+    const invalid: RejectedPod[] = [];
     for (const pod of incoming) {
       const key = keyOf(pod);
       const errors = errorsOf(pod);
       if (errors.length) {
-        dropped.push(reject(source, pod, errors));
-        invalidKeys.add(key);
+        const rejection = reject(source, pod, errors);
+        dropped.push(rejection);
+        invalid.push(rejection);
         continue;
       }
       const first = accepted.get(key);
@@ -196,7 +208,53 @@ export function createPodStore(options: PodStoreOptions): PodStore {
       }
       accepted.set(key, pod);
     }
-    return { accepted, dropped, invalidKeys };
+    return { accepted, dropped, invalid };
+  };
+
+  /**
+   * The stored pods an invalid edit keeps, by rejection: the pod of the same name, or the one read from the same
+   * document of the same origin (a file, URL or etcd key; every document of it when the whole origin failed),
+   * since an edit may have broken the name or kind that names it. A rename is a new pod only when valid.
+   */
+  const keptPods = (current: Map<string, Pod>, accepted: Map<string, Pod>, failed: RejectedPod[]) => {
+    // The stored pods by origin and by origin and document, built once per merge (10,000 pods, as many rejections).
+    const byOrigin = new Map<string, Pod[]>();
+    for (const pod of current.values()) {
+      const { [ANNOTATION.origin]: origin, [ANNOTATION.document]: document } = pod.metadata.annotations;
+      for (const slot of [`${origin}`, `${origin}\0${document}`]) {
+        const list = byOrigin.get(slot);
+        if (list) list.push(pod);
+        else byOrigin.set(slot, [pod]);
+      }
+    }
+    const kept = new Map<RejectedPod, Pod[]>();
+    for (const r of failed) {
+      const named = !r.kind && r.pod !== undefined ? current.get(r.pod) : undefined;
+      const read = byOrigin.get(r.document === undefined ? r.origin : `${r.origin}\0${r.document}`) ?? [];
+      const pods: Pod[] = [];
+      const resent: Pod[] = [];
+      for (const pod of named && !read.includes(named) ? [named, ...read] : read) {
+        const now = accepted.get(keyOf(pod));
+        if (!now) pods.push(pod);
+        else if (hashOf(now) === hashOf(pod)) resent.push(pod);
+      }
+      if (pods.length) kept.set(r, pods);
+      // The source kept them itself (a document that does not parse: last-good.ts): say whose version stays.
+      else if (resent.length && r.issues.some((i) => i.detail?.includes(KEEPING))) keptBy.set(r, resent);
+    }
+    return kept;
+  };
+
+  /** The rejection, saying which last good version keeps running (on its last error). */
+  const sayingKept = (r: RejectedPod, pods: Pod[]): RejectedPod => {
+    const last = r.issues.findLastIndex((i) => i.severity === "error");
+    const note = `${KEEPING} of pod ${pods.map(podKey).join(", ")} running`;
+    const said: RejectedPod = {
+      ...r,
+      issues: r.issues.map((i, n) => (n === last ? { ...i, detail: i.detail ? `${i.detail}; ${note}` : note } : i)),
+    };
+    keptBy.set(said, pods);
+    return said;
   };
 
   const report = (source: SourceName, standing: RejectedPod[]) => {
@@ -208,13 +266,22 @@ export function createPodStore(options: PodStoreOptions): PodStore {
       now.add(signature);
       if (before.has(signature)) continue;
       options.metrics?.sourceError(source);
+      const errors = r.issues
+        .filter((i) => i.severity === "error")
+        .map(formatIssue)
+        .join("; ");
+      const kept = keptBy.get(r);
+      const what = r.pod ? `${r.kind ?? "pod"} ${r.pod}` : `document ${r.document ?? 0}`;
       options.log?.warn(
-        `dropping ${r.pod ? `${r.kind ?? "pod"} ${r.pod}` : `document ${r.document ?? 0}`} from ${source} ${r.origin}: ${r.issues
-          .filter((i) => i.severity === "error")
-          .map(formatIssue)
-          .join("; ")}`,
+        kept
+          ? `refusing the edit of ${what} from ${source} ${r.origin}${r.document !== undefined ? `[${r.document}]` : ""}: ${errors}`
+          : `dropping ${what} from ${source} ${r.origin}: ${errors}`,
         { source, origin: r.origin },
       );
+      const [namespace, name] = (r.kind ? "" : (r.pod ?? "")).split("/");
+      const about = kept?.[0] ?? (namespace && name ? { metadata: { namespace, name, uid: "" } } : undefined);
+      if (about)
+        options.onRejected?.(about, `${r.origin}${r.document !== undefined ? `[${r.document}]` : ""}: ${errors}`);
     }
     logged.set(source, now);
   };
@@ -242,16 +309,14 @@ export function createPodStore(options: PodStoreOptions): PodStore {
         (problems.get(source) ?? []).filter((r) => !incoming.some((p) => podKey(p) === r.pod)),
       );
     } else {
-      const { accepted, dropped, invalidKeys } = admit(source, incoming);
-      // A SET with nothing invalid is the accepted pods in their order: that map becomes the source's (10,000 pods
+      const { accepted, dropped, invalid } = admit(source, incoming);
+      // An invalid edit keeps the last good version running (the Go "invalid UPDATE keeps foo"), whatever it broke.
+      const failed = parseRejected.length || invalid.length ? [...parseRejected, ...invalid] : [];
+      const kept = failed.length ? keptPods(current, accepted, failed) : new Map<RejectedPod, Pod[]>();
+      // A SET with nothing kept is the accepted pods in their order: that map becomes the source's (10,000 pods
       // with one change: one map of them built per SET, not two). Else the kept ones go first, as before.
-      const next =
-        op === "SET" && !invalidKeys.size ? accepted : op === "SET" ? new Map<string, Pod>() : new Map(current);
-      if (op === "SET") {
-        // An invalid edit keeps the last good version running (the Go "invalid UPDATE keeps foo").
-        if (invalidKeys.size)
-          for (const [key, pod] of current) if (invalidKeys.has(key) && !accepted.has(key)) next.set(key, pod);
-      }
+      const next = op === "SET" && !kept.size ? accepted : op === "SET" ? new Map<string, Pod>() : new Map(current);
+      if (op === "SET") for (const pods of kept.values()) for (const pod of pods) next.set(keyOf(pod), pod);
       for (const [key, pod] of accepted) {
         const stored = current.get(key);
         const same = stored !== undefined && (stored === pod || hashOf(stored) === hashOf(pod));
@@ -265,14 +330,15 @@ export function createPodStore(options: PodStoreOptions): PodStore {
       pods.set(source, next);
       for (const pod of removed) owner.delete(podKey(pod));
       for (const key of next.keys()) if (owner.get(key) !== source) owner.set(key, source);
+      const said = (r: RejectedPod) => {
+        const pods = kept.get(r);
+        return pods ? sayingKept(r, pods) : r;
+      };
+      const fresh = kept.size ? [...parseRejected.map(said), ...dropped.map(said)] : [...parseRejected, ...dropped];
       const standing =
         op === "SET"
-          ? [...parseRejected, ...dropped]
-          : [
-              ...(problems.get(source) ?? []).filter((r) => !incoming.some((p) => podKey(p) === r.pod)),
-              ...parseRejected,
-              ...dropped,
-            ];
+          ? fresh
+          : [...(problems.get(source) ?? []).filter((r) => !incoming.some((p) => podKey(p) === r.pod)), ...fresh];
       report(source, standing);
     }
     forgetOldVersions(source, op === "REMOVE" ? [] : incoming);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { names, recordSnapshots } from "../testing/snapshots.ts";
 import { freePortNumber } from "../testing/ports.ts";
 import { createUrlSource } from "./url.ts";
+import { createPodStore } from "./store.ts";
 
 const pod = (name: string) => ({
   apiVersion: "v1",
@@ -52,6 +53,18 @@ describe("URL source", () => {
     });
     expect(names(await source.readOnce())).toEqual(["a"]);
     expect(requests[0]!.headers.get("authorization")).toBe("Bearer t0k3n");
+  });
+
+  test("a body whose pod turns invalid (apiVersion v2) keeps that pod's last good version in the store", async () => {
+    reset();
+    const store = createPodStore({ sources: ["url"] });
+    const source = createUrlSource({ url: url(), checkFrequency: 60_000 });
+    body = JSON.stringify([pod("a"), pod("b")]);
+    store.apply("url", await source.readOnce());
+    body = JSON.stringify([pod("a"), { ...pod("b"), apiVersion: "v2" }]);
+    store.apply("url", await source.readOnce());
+    expect(store.mergedState().map((p) => p.metadata.name)).toEqual(["b", "a"]);
+    expect(store.rejected()[0]!.issues[0]!.detail).toEndWith("keeping the last good version of pod default/b running");
   });
 
   test("uses conditional GETs and answers 304 with the same snapshot", async () => {
