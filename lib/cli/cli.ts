@@ -7,6 +7,12 @@
 import { fleetEtcdSettings, type EtcdClientSettings } from "../config/etcd-config.ts";
 import cac, { type Command } from "cac";
 import { resolveConfig, type ResolvedConfig } from "../config/config.ts";
+import {
+  chooseConfigFile,
+  CONFIG_FILE_ENV,
+  configFileNotice,
+  INSTALLED_CONFIG_FILE,
+} from "../config/config-file-path.ts";
 import { FLAGS } from "../config/flags.ts";
 import { commentedConfigFile, printConfig } from "../config/print-config.ts";
 import { formatDuration } from "../config/values.ts";
@@ -38,6 +44,8 @@ class UsageError extends Error {
 }
 
 const STDIN_PATH = "/dev/stdin";
+/** What normalizeArgv makes of `--config_file=""` (cac reads an empty value as missing): read no config file. */
+const NO_CONFIG_FILE = "\0none";
 
 const BOOLEAN_FLAGS = new Set(
   FLAGS.filter((f) => f.type === "bool")
@@ -51,7 +59,15 @@ const BOOLEAN_FLAGS = new Set(
  */
 export function normalizeArgv(argv: string[]): string[] {
   const out: string[] = [];
-  for (const arg of argv) {
+  for (const [i, arg] of argv.entries()) {
+    if (arg === "" && /^--config[-_]file$/.test(argv[i - 1] ?? "")) {
+      out[out.length - 1] += `=${NO_CONFIG_FILE}`;
+      continue;
+    }
+    if (/^--config[-_]file=$/.test(arg)) {
+      out.push(`--config-file=${NO_CONFIG_FILE}`);
+      continue;
+    }
     if (arg === "-") {
       out.push(STDIN_PATH); // cac drops a bare "-"; validate maps it back
       continue;
@@ -68,6 +84,8 @@ export function normalizeArgv(argv: string[]): string[] {
 }
 
 interface Io {
+  /** Default process.env: $KUBELET_CONFIG_FILE, $ETCDCTL_*. */
+  env?: Record<string, string | undefined>;
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
   stderr: NodeJS.WritableStream;
   readStdin(): Promise<string>;
@@ -80,6 +98,7 @@ export const EXIT_STOP_TIMEOUT = 3;
 
 /** Runs the CLI and resolves to the process exit code. */
 export async function main(argv: string[], io: Io = defaultIo()): Promise<number> {
+  const env = io.env ?? process.env;
   const cli = cac("kubelet");
   let result: Promise<number> = Promise.resolve(0);
   const withConfigFlags = (command: Command) => {
@@ -92,19 +111,28 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
         spec.description + (spec.type === "bool" ? " (true|false)" : ""),
       );
     }
-    return command.option(
-      "--config-file <path>",
-      "YAML configuration file (keys: flag names or KubeletConfiguration names)",
-    );
+    return withConfigFile(command);
   };
-  const resolve = (options: Record<string, unknown>, command: Command): ResolvedConfig => {
+  /**
+   * Resolves the command's configuration, reading the config file chooseConfigFile picks; a file the command
+   * line did not name is announced on stderr (by `run`, in its log: `announce` false).
+   */
+  const resolve = (
+    options: Record<string, unknown>,
+    command: Command,
+    announce = true,
+  ): ResolvedConfig & { notice?: string } => {
     const flags: Partial<Record<keyof KubeletConfig, unknown>> = {};
     for (const spec of FLAGS) {
       const value = options[spec.key];
       if (value !== undefined) flags[spec.key] = value;
     }
+    const given = options.configFile === undefined ? undefined : String(options.configFile);
+    const choice = chooseConfigFile(given === NO_CONFIG_FILE ? "" : given, env);
+    const notice = configFileNotice(choice);
+    if (notice && announce) io.stderr.write(`kubelet: ${notice}\n`);
     try {
-      return resolveConfig(flags, options.configFile as string | undefined);
+      return { ...resolveConfig(flags, choice.path), ...(notice ? { notice } : {}) };
     } catch (error) {
       throw new UsageError((error as Error).message, command);
     }
@@ -112,7 +140,8 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
 
   const run = withConfigFlags(cli.command("run", "Run the kubelet until SIGTERM/SIGINT (containers keep running)"));
   run.action((options) => {
-    const resolved = resolve(options, run);
+    const runOnce = options.runonce === true || options.runonce === "true";
+    const resolved = resolve(options, run, runOnce);
     result = resolved.config.runonce ? startRunOnce(resolved, run, io) : startRun(resolved, io);
   });
   const runonce = withConfigFlags(
@@ -154,6 +183,11 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   plan.action((options) => {
     const format = outputFormat(options.output, ["text", "json"], plan) as "text" | "json";
     const { config } = resolve(options, plan);
+    if (!config.config && !config.manifestUrl && config.etcdServers.length === 0 && !config.etcdConfig)
+      throw new UsageError(
+        `plan needs --config, --manifest_url or --etcd_servers/--etcd_config${noConfigFileRead(config)}`,
+        plan,
+      );
     const log = createLogger({ format: config.logFormat || undefined, verbosity: Math.min(config.verbosity, 0) });
     result = planCommand(config, { format, out: io.stdout, err: io.stderr, log });
   });
@@ -176,15 +210,20 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       }),
     );
   });
-  const fleet = cli
-    .command(
-      "fleet [section] [...names]",
-      "Nodes and pods of every kubelet sharing an etcd (section: nodes, pods or events); apply, delete and describe place pods",
-    )
-    .option("--etcd-servers <value>", "etcd endpoints, comma separated or repeated (else ETCDCTL_ENDPOINTS)")
-    .option("--etcd-config <path>", "etcd client config file (endpoints, TLS, auth; else ETCDCTL_CACERT/CERT/KEY/USER)")
-    .option("-o, --output <format>", "table, json or yaml", { default: "table" })
-    .option("-w, --watch", "Print again on every change until interrupted");
+  const fleet = withConfigFile(
+    cli
+      .command(
+        "fleet [section] [...names]",
+        "Nodes and pods of every kubelet sharing an etcd (section: nodes, pods or events); apply, delete and describe place pods",
+      )
+      .option("--etcd-servers <value>", "etcd endpoints, comma separated or repeated (else ETCDCTL_ENDPOINTS)")
+      .option(
+        "--etcd-config <path>",
+        "etcd client config file (endpoints, TLS, auth; else ETCDCTL_CACERT/CERT/KEY/USER)",
+      )
+      .option("-o, --output <format>", "table, json or yaml", { default: "table" })
+      .option("-w, --watch", "Print again on every change until interrupted"),
+  );
   placementOptions(fleet);
   fleet.action((section: string | undefined, names: string[], options) => {
     const chosen = section ?? "all";
@@ -194,8 +233,11 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
         `unknown fleet section "${chosen}": use nodes, pods, events, apply, delete or describe`,
         fleet,
       );
-    const etcd = resolve({ etcdServers: options.etcdServers, etcdConfig: options.etcdConfig }, fleet);
-    const settings = fleetEtcdSettings(etcd.config, process.env);
+    const etcd = resolve(
+      { etcdServers: options.etcdServers, etcdConfig: options.etcdConfig, configFile: options.configFile },
+      fleet,
+    );
+    const settings = fleetEtcdSettings(etcd.config, env);
     if (!settings) throw new UsageError("fleet needs --etcd_servers, --etcd_config or ETCDCTL_ENDPOINTS", fleet);
     if (placing) {
       const request = placementRequest(chosen, names, options, (message) => new UsageError(message, fleet));
@@ -260,6 +302,14 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   }
 }
 
+/** Adds --config_file, read by every command but validate. */
+function withConfigFile(command: Command): Command {
+  return command.option(
+    "--config-file <path>",
+    `YAML configuration file (keys: flag names or KubeletConfiguration names); default ${INSTALLED_CONFIG_FILE} when it exists, or $${CONFIG_FILE_ENV}; "" for none`,
+  );
+}
+
 /**
  * cac's "Unknown option `--syncFrequncy`" in the spelling the user typed, with the closest flag of the command in
  * that spelling: `unknown flag --sync-frequncy: did you mean --sync-frequency?`. Undefined for other errors.
@@ -307,12 +357,20 @@ function checkRunOnce(config: KubeletConfig, origins: ResolvedConfig["origins"],
     throw new UsageError("runonce is exclusive with --enable_server: runonce serves nothing", command);
   }
   if (!config.config && !config.manifestUrl)
-    throw new UsageError("runonce needs --config and/or --manifest_url", command);
+    throw new UsageError(`runonce needs --config and/or --manifest_url${noConfigFileRead(config)}`, command);
 }
 
-async function startRun(resolved: ResolvedConfig, io: Io): Promise<number> {
+/** The hint after "needs --config" when no config file was read, where one would have given the sources. */
+function noConfigFileRead(config: KubeletConfig): string {
+  return config.configFile
+    ? ""
+    : ` (none given, and no config file was read: install.sh writes ${INSTALLED_CONFIG_FILE}, read by default when present; --config_file FILE or $${CONFIG_FILE_ENV} names another)`;
+}
+
+async function startRun(resolved: ResolvedConfig & { notice?: string }, io: Io): Promise<number> {
   const { config } = resolved;
   const log = createLogger({ format: config.logFormat || undefined, verbosity: config.verbosity });
+  if (resolved.notice) log.info(resolved.notice);
   const { runKubelet } = await import("../kubelet.ts");
   const stop = new AbortController();
   // A stop is bounded whatever holds it (a Docker Engine that does not answer, a handle left open):
