@@ -116,6 +116,17 @@ describe("the config file every command reads", () => {
     expect(err).toBe("");
   });
 
+  test("validate applies the node's allow_privileged from the config file, and a flag wins over it", async () => {
+    const privileged = join(import.meta.dir, "../../testdata/manifests/valid/privileged-allowed.yaml");
+    const allowing = join(dir, "allowing.yaml");
+    writeFileSync(allowing, "allow_privileged: true\n");
+    expect((await runWith({}, "validate", privileged, "--config_file=")).code).toBe(1);
+    expect((await runWith({ KUBELET_CONFIG_FILE: allowing }, "validate", privileged)).code).toBe(0);
+    expect(
+      (await runWith({ KUBELET_CONFIG_FILE: allowing }, "validate", privileged, "--allow_privileged=false")).code,
+    ).toBe(1);
+  });
+
   test("plan without sources says that no config file was read and how to name one", async () => {
     const { code, err } = await run("plan");
     expect(code).toBe(1);

@@ -27,6 +27,7 @@ import type { EtcdClient } from "../sources/etcd-client.ts";
 import { validateCommand } from "./validate.ts";
 import { PLAN_EXIT, planCommand } from "./plan.ts";
 import { resetCommand } from "./reset.ts";
+import { commandHelp, globalHelp } from "./help.ts";
 
 /** `kubelet v0.1.0 (commit abc1234, bun 1.4.5)`. */
 export function versionLine(): string {
@@ -150,27 +151,38 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   runonce.action((options) => {
     result = startRunOnce(resolve(options, runonce), runonce, io);
   });
-  const validate = cli
-    .command("validate [...paths]", "Check pod manifests (files, directories, - for stdin)")
+  const validate = withConfigFile(
+    cli.command("validate [...paths]", "Check pod manifests (files, directories, - for stdin)"),
+  )
     .option("--allow-privileged", "Accept privileged containers")
     .option(
       "--allow-sensitive-host-paths",
       "Accept hostPath volumes at /, /etc, /proc, the Docker socket… (still a warning)",
     )
     .option("--strict", "Unknown fields are errors (--strict=false: warnings, as run decodes)", { default: true })
-    .option("--max-manifest-bytes <bytes>", "Largest manifest document accepted", { default: "10485760" })
+    .option("--max-manifest-bytes <bytes>", "Largest manifest document accepted")
     .option("-o, --output <format>", "text or json", { default: "text" });
   validate.action((paths: string[], options) => {
     if (paths.length === 0)
       throw new UsageError("validate needs at least one path (a file, a directory, or - for stdin)", validate);
     const format = outputFormat(options.output, ["text", "json"], validate) as "text" | "json";
+    // The node's own limits, as run would apply them: from the config file unless a flag says otherwise.
+    const { config } = resolve(
+      {
+        allowPrivileged: options.allowPrivileged,
+        allowSensitiveHostPaths: options.allowSensitiveHostPaths,
+        maxManifestBytes: options.maxManifestBytes,
+        configFile: options.configFile,
+      },
+      validate,
+    );
     result = validateCommand(
       paths.map((p) => (p === STDIN_PATH ? "-" : p)),
       {
-        allowPrivileged: options.allowPrivileged === true || options.allowPrivileged === "true",
-        allowSensitiveHostPaths: options.allowSensitiveHostPaths === true || options.allowSensitiveHostPaths === "true",
+        allowPrivileged: config.allowPrivileged,
+        allowSensitiveHostPaths: config.allowSensitiveHostPaths,
         strict: options.strict !== false && options.strict !== "false",
-        maxBytes: byteCount(options.maxManifestBytes, validate),
+        maxBytes: byteCount(config.maxManifestBytes, validate),
         format,
         out: io.stdout,
         readStdin: io.readStdin,
@@ -263,7 +275,8 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     const dryRun = options.dryRun === true || options.dryRun === "true";
     result = resetCommand(config, { dryRun, out: io.stdout, err: io.stderr, log });
   });
-  cli.help();
+  // Help is ours (help.ts), written to io.stdout: cac's would list every flag of run for every command.
+  cli.option("-h, --help", "Display this message");
   if (argv.includes("--version")) {
     io.stdout.write(versionLine() + "\n");
     return 0;
@@ -271,10 +284,13 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
 
   try {
     const parsed = cli.parse(["node", "kubelet", ...normalizeArgv(argv)], { run: false });
-    if (parsed.options.help) return 0;
+    if (parsed.options.help && (cli.matchedCommand || cli.args.length === 0)) {
+      io.stdout.write(`${cli.matchedCommand ? commandHelp(withHelp(cli.matchedCommand)) : globalHelp(cli.commands)}\n`);
+      return 0;
+    }
     if (!cli.matchedCommand) {
       if (cli.args.length === 0) {
-        cli.outputHelp();
+        io.stdout.write(`${globalHelp(cli.commands)}\n`);
         return 2;
       }
       throw new UsageError(
@@ -302,7 +318,12 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   }
 }
 
-/** Adds --config_file, read by every command but validate. */
+/** A command's options and the global ones (-h, --help), as its help lists them. */
+function withHelp(command: Command) {
+  return { ...command, name: command.name, options: [...command.options, ...command.cli.globalCommand.options] };
+}
+
+/** Adds --config_file. */
 function withConfigFile(command: Command): Command {
   return command.option(
     "--config-file <path>",
