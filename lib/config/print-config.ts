@@ -3,6 +3,7 @@
 import { stringifyYaml } from "../api/manifest.ts";
 import type { ResolvedConfig } from "./config.ts";
 import type { KubeletConfig } from "./config-types.ts";
+import { CONFIG_FILE_ENV, INSTALLED_CONFIG_FILE } from "./config-file-path.ts";
 import { FLAGS, type FlagSpec } from "./flags.ts";
 import { KUBELET_CONFIGURATION } from "./kubelet-configuration.ts";
 import { formatDuration } from "./values.ts";
@@ -60,7 +61,8 @@ export function settingText(spec: FlagSpec, value: unknown): string {
  */
 export function commentedConfigFile(resolved: ResolvedConfig): string {
   const lines = [
-    "# kubelet configuration, read by `kubelet run --config_file <this file>`.",
+    "# kubelet configuration, read by `kubelet run --config_file <this file>`; at " + INSTALLED_CONFIG_FILE,
+    `# (or $${CONFIG_FILE_ENV}) every kubelet command reads it without --config_file.`,
     "# Keys are flag names (sync_frequency) or KubeletConfiguration names (syncFrequency); a flag given",
     "# on the command line wins over this file. Each commented line shows a setting at its default:",
     "# uncomment it to change it. `kubelet print-config --config_file <this file> --show-origin` checks it.",
