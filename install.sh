@@ -262,8 +262,9 @@ write_config() {
   if [ -e "$CONFIG" ]; then
     say "keeping $CONFIG (an existing config file is never overwritten)"
   elif step "write $CONFIG (every setting commented at its default; config: $MANIFESTS)"; then
-    # Written by the binary itself, so every key, default and alias matches the version installed.
-    "$BIN" print-config --commented --config "$MANIFESTS" >"$CONFIG.tmp"
+    # Written by the binary itself, so every key, default and alias matches the version installed;
+    # --config_file="" so that a config file already at /etc/kubelet (another --config-dir) is not copied.
+    "$BIN" print-config --commented --config "$MANIFESTS" --config_file="" >"$CONFIG.tmp"
     mv -f "$CONFIG.tmp" "$CONFIG"
   fi
 }

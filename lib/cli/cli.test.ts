@@ -1,15 +1,23 @@
 import { describe, expect, test } from "bun:test";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { PassThrough } from "node:stream";
+import { describeWithServices } from "../testing/services.ts";
 import { main, normalizeArgv } from "./cli.ts";
 
 async function run(...argv: string[]) {
+  return runWith({ KUBELET_CONFIG_FILE: "" }, ...argv);
+}
+
+async function runWith(env: Record<string, string | undefined>, ...argv: string[]) {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = "";
   let err = "";
   stdout.on("data", (d) => (out += d));
   stderr.on("data", (d) => (err += d));
-  const code = await main(argv, { stdout, stderr, readStdin: async () => "", exit: () => {} });
+  const code = await main(argv, { env, stdout, stderr, readStdin: async () => "", exit: () => {} });
   return { code, out, err };
 }
 
@@ -76,5 +84,70 @@ describe("kubelet CLI", () => {
 
   test("exits 2 for an unknown command", async () => {
     expect((await run("explode")).code).toBe(2);
+  });
+});
+
+describe("the config file every command reads", () => {
+  const dir = mkdtempSync(join(tmpdir(), "kubelet-cli-config-"));
+  const file = join(dir, "config.yaml");
+  writeFileSync(file, "sync_frequency: 17s\n");
+  const env = { KUBELET_CONFIG_FILE: file };
+
+  test("print-config reads the file $KUBELET_CONFIG_FILE names and says so on stderr", async () => {
+    const { code, out, err } = await runWith(env, "print-config");
+    expect(code).toBe(0);
+    expect(out).toContain("sync_frequency: 17s");
+    expect(out).toContain(`config_file: ${file}`);
+    expect(err).toBe(`kubelet: using the config file ${file} (from $KUBELET_CONFIG_FILE)\n`);
+  });
+
+  for (const argv of [["--config_file="], ["--config_file", ""], ["--config-file="]])
+    test(`${argv.map((a) => a || `""`).join(" ")} reads no config file, whatever the environment says`, async () => {
+      const { code, out, err } = await runWith(env, "print-config", ...argv);
+      expect(code).toBe(0);
+      expect(out).toContain("sync_frequency: 10s");
+      expect(out).not.toContain("config_file");
+      expect(err).toBe("");
+    });
+
+  test("a file given by --config_file is read without a notice", async () => {
+    const { out, err } = await runWith({}, "print-config", "--config_file", file);
+    expect(out).toContain("sync_frequency: 17s");
+    expect(err).toBe("");
+  });
+
+  test("validate applies the node's allow_privileged from the config file, and a flag wins over it", async () => {
+    const privileged = join(import.meta.dir, "../../testdata/manifests/valid/privileged-allowed.yaml");
+    const allowing = join(dir, "allowing.yaml");
+    writeFileSync(allowing, "allow_privileged: true\n");
+    expect((await runWith({}, "validate", privileged, "--config_file=")).code).toBe(1);
+    expect((await runWith({ KUBELET_CONFIG_FILE: allowing }, "validate", privileged)).code).toBe(0);
+    expect(
+      (await runWith({ KUBELET_CONFIG_FILE: allowing }, "validate", privileged, "--allow_privileged=false")).code,
+    ).toBe(1);
+  });
+
+  test("plan without sources says that no config file was read and how to name one", async () => {
+    const { code, err } = await run("plan");
+    expect(code).toBe(1);
+    expect(err.split("\n")[0]).toBe(
+      "kubelet: plan needs --config, --manifest_url or --etcd_servers/--etcd_config (none given, and no config file was read: install.sh writes /etc/kubelet/config.yaml, read by default when present; --config_file FILE or $KUBELET_CONFIG_FILE names another)",
+    );
+  });
+});
+
+describeWithServices("fleet and the config file", (services) => {
+  test("fleet finds etcd in the config file", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "kubelet-cli-fleet-"));
+    writeFileSync(join(dir, "config.yaml"), `etcd_servers: ${services.etcd}\n`);
+    const { code, out } = await runWith(
+      { KUBELET_CONFIG_FILE: join(dir, "config.yaml") },
+      "fleet",
+      "nodes",
+      "-o",
+      "json",
+    );
+    expect(code).toBe(0);
+    expect(JSON.parse(out)).toBeTruthy();
   });
 });

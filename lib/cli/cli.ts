@@ -4,6 +4,12 @@
 import { fleetEtcdSettings, type EtcdClientSettings } from "../config/etcd-config.ts";
 import cac, { type Command } from "cac";
 import { resolveConfig, type ResolvedConfig } from "../config/config.ts";
+import {
+  chooseConfigFile,
+  CONFIG_FILE_ENV,
+  configFileNotice,
+  INSTALLED_CONFIG_FILE,
+} from "../config/config-file-path.ts";
 import { FLAGS } from "../config/flags.ts";
 import { commentedConfigFile, printConfig } from "../config/print-config.ts";
 import { formatDuration } from "../api/duration.ts";
@@ -18,6 +24,7 @@ import type { EtcdClient } from "../sources/etcd-client.ts";
 import { validateCommand } from "./validate.ts";
 import { PLAN_EXIT, planCommand } from "./plan.ts";
 import { resetCommand } from "./reset.ts";
+import { commandHelp, globalHelp } from "./help.ts";
 
 /** `kubelet v0.1.0 (commit abc1234, bun 1.4.5)`. */
 export function versionLine(): string {
@@ -35,6 +42,8 @@ class UsageError extends Error {
 }
 
 const STDIN_PATH = "/dev/stdin";
+/** What normalizeArgv makes of `--config_file=""` (cac reads an empty value as missing): read no config file. */
+const NO_CONFIG_FILE = "\0none";
 
 const BOOLEAN_FLAGS = new Set(
   FLAGS.filter((f) => f.type === "bool")
@@ -48,7 +57,15 @@ const BOOLEAN_FLAGS = new Set(
  */
 export function normalizeArgv(argv: string[]): string[] {
   const out: string[] = [];
-  for (const arg of argv) {
+  for (const [i, arg] of argv.entries()) {
+    if (arg === "" && /^--config[-_]file$/.test(argv[i - 1] ?? "")) {
+      out[out.length - 1] += `=${NO_CONFIG_FILE}`;
+      continue;
+    }
+    if (/^--config[-_]file=$/.test(arg)) {
+      out.push(`--config-file=${NO_CONFIG_FILE}`);
+      continue;
+    }
     if (arg === "-") {
       out.push(STDIN_PATH); // cac drops a bare "-"; validate maps it back
       continue;
@@ -65,6 +82,8 @@ export function normalizeArgv(argv: string[]): string[] {
 }
 
 interface Io {
+  /** Default process.env: $KUBELET_CONFIG_FILE, $ETCDCTL_*. */
+  env?: Record<string, string | undefined>;
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
   stderr: NodeJS.WritableStream;
   readStdin(): Promise<string>;
@@ -77,6 +96,7 @@ export const EXIT_STOP_TIMEOUT = 3;
 
 /** Runs the CLI and resolves to the process exit code. */
 export async function main(argv: string[], io: Io = defaultIo()): Promise<number> {
+  const env = io.env ?? process.env;
   const cli = cac("kubelet");
   let result: Promise<number> = Promise.resolve(0);
   const withConfigFlags = (command: Command) => {
@@ -89,19 +109,28 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
         spec.description + (spec.type === "bool" ? " (true|false)" : ""),
       );
     }
-    return command.option(
-      "--config-file <path>",
-      "YAML configuration file (keys: flag names or KubeletConfiguration names)",
-    );
+    return withConfigFile(command);
   };
-  const resolve = (options: Record<string, unknown>, command: Command): ResolvedConfig => {
+  /**
+   * Resolves the command's configuration, reading the config file chooseConfigFile picks; a file the command
+   * line did not name is announced on stderr (by `run`, in its log: `announce` false).
+   */
+  const resolve = (
+    options: Record<string, unknown>,
+    command: Command,
+    announce = true,
+  ): ResolvedConfig & { notice?: string } => {
     const flags: Partial<Record<keyof KubeletConfig, unknown>> = {};
     for (const spec of FLAGS) {
       const value = options[spec.key];
       if (value !== undefined) flags[spec.key] = value;
     }
+    const given = options.configFile === undefined ? undefined : String(options.configFile);
+    const choice = chooseConfigFile(given === NO_CONFIG_FILE ? "" : given, env);
+    const notice = configFileNotice(choice);
+    if (notice && announce) io.stderr.write(`kubelet: ${notice}\n`);
     try {
-      return resolveConfig(flags, options.configFile as string | undefined);
+      return { ...resolveConfig(flags, choice.path), ...(notice ? { notice } : {}) };
     } catch (error) {
       throw new UsageError((error as Error).message, command);
     }
@@ -109,7 +138,8 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
 
   const run = withConfigFlags(cli.command("run", "Run the kubelet until SIGTERM/SIGINT (containers keep running)"));
   run.action((options) => {
-    const resolved = resolve(options, run);
+    const runOnce = options.runonce === true || options.runonce === "true";
+    const resolved = resolve(options, run, runOnce);
     result = resolved.config.runonce ? startRunOnce(resolved, run, io) : startRun(resolved, io);
   });
   const runonce = withConfigFlags(
@@ -118,27 +148,38 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   runonce.action((options) => {
     result = startRunOnce(resolve(options, runonce), runonce, io);
   });
-  const validate = cli
-    .command("validate [...paths]", "Check pod manifests (files, directories, - for stdin)")
+  const validate = withConfigFile(
+    cli.command("validate [...paths]", "Check pod manifests (files, directories, - for stdin)"),
+  )
     .option("--allow-privileged", "Accept privileged containers")
     .option(
       "--allow-sensitive-host-paths",
       "Accept hostPath volumes at /, /etc, /proc, the Docker socket… (still a warning)",
     )
     .option("--strict", "Unknown fields are errors (--strict=false: warnings, as run decodes)", { default: true })
-    .option("--max-manifest-bytes <bytes>", "Largest manifest document accepted", { default: "10485760" })
+    .option("--max-manifest-bytes <bytes>", "Largest manifest document accepted")
     .option("-o, --output <format>", "text or json", { default: "text" });
   validate.action((paths: string[], options) => {
     if (paths.length === 0)
       throw new UsageError("validate needs at least one path (a file, a directory, or - for stdin)", validate);
     const format = outputFormat(options.output, ["text", "json"], validate) as "text" | "json";
+    // The node's own limits, as run would apply them: from the config file unless a flag says otherwise.
+    const { config } = resolve(
+      {
+        allowPrivileged: options.allowPrivileged,
+        allowSensitiveHostPaths: options.allowSensitiveHostPaths,
+        maxManifestBytes: options.maxManifestBytes,
+        configFile: options.configFile,
+      },
+      validate,
+    );
     result = validateCommand(
       paths.map((p) => (p === STDIN_PATH ? "-" : p)),
       {
-        allowPrivileged: options.allowPrivileged === true || options.allowPrivileged === "true",
-        allowSensitiveHostPaths: options.allowSensitiveHostPaths === true || options.allowSensitiveHostPaths === "true",
+        allowPrivileged: config.allowPrivileged,
+        allowSensitiveHostPaths: config.allowSensitiveHostPaths,
         strict: options.strict !== false && options.strict !== "false",
-        maxBytes: byteCount(options.maxManifestBytes, validate),
+        maxBytes: byteCount(config.maxManifestBytes, validate),
         format,
         out: io.stdout,
         readStdin: io.readStdin,
@@ -151,6 +192,11 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   plan.action((options) => {
     const format = outputFormat(options.output, ["text", "json"], plan) as "text" | "json";
     const { config } = resolve(options, plan);
+    if (!config.config && !config.manifestUrl && config.etcdServers.length === 0 && !config.etcdConfig)
+      throw new UsageError(
+        `plan needs --config, --manifest_url or --etcd_servers/--etcd_config${noConfigFileRead(config)}`,
+        plan,
+      );
     const log = createLogger({ format: config.logFormat || undefined, verbosity: Math.min(config.verbosity, 0) });
     result = planCommand(config, { format, out: io.stdout, err: io.stderr, log });
   });
@@ -173,15 +219,20 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       }),
     );
   });
-  const fleet = cli
-    .command(
-      "fleet [section] [...names]",
-      "Nodes and pods of every kubelet sharing an etcd (section: nodes, pods or events); apply, delete and describe place pods",
-    )
-    .option("--etcd-servers <value>", "etcd endpoints, comma separated or repeated (else ETCDCTL_ENDPOINTS)")
-    .option("--etcd-config <path>", "etcd client config file (endpoints, TLS, auth; else ETCDCTL_CACERT/CERT/KEY/USER)")
-    .option("-o, --output <format>", "table, json or yaml", { default: "table" })
-    .option("-w, --watch", "Print again on every change until interrupted");
+  const fleet = withConfigFile(
+    cli
+      .command(
+        "fleet [section] [...names]",
+        "Nodes and pods of every kubelet sharing an etcd (section: nodes, pods or events); apply, delete and describe place pods",
+      )
+      .option("--etcd-servers <value>", "etcd endpoints, comma separated or repeated (else ETCDCTL_ENDPOINTS)")
+      .option(
+        "--etcd-config <path>",
+        "etcd client config file (endpoints, TLS, auth; else ETCDCTL_CACERT/CERT/KEY/USER)",
+      )
+      .option("-o, --output <format>", "table, json or yaml", { default: "table" })
+      .option("-w, --watch", "Print again on every change until interrupted"),
+  );
   placementOptions(fleet);
   fleet.action((section: string | undefined, names: string[], options) => {
     const chosen = section ?? "all";
@@ -191,8 +242,11 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
         `unknown fleet section "${chosen}": use nodes, pods, events, apply, delete or describe`,
         fleet,
       );
-    const etcd = resolve({ etcdServers: options.etcdServers, etcdConfig: options.etcdConfig }, fleet);
-    const settings = fleetEtcdSettings(etcd.config, process.env);
+    const etcd = resolve(
+      { etcdServers: options.etcdServers, etcdConfig: options.etcdConfig, configFile: options.configFile },
+      fleet,
+    );
+    const settings = fleetEtcdSettings(etcd.config, env);
     if (!settings) throw new UsageError("fleet needs --etcd_servers, --etcd_config or ETCDCTL_ENDPOINTS", fleet);
     if (placing) {
       const request = placementRequest(chosen, names, options, (message) => new UsageError(message, fleet));
@@ -218,7 +272,8 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     const dryRun = options.dryRun === true || options.dryRun === "true";
     result = resetCommand(config, { dryRun, out: io.stdout, err: io.stderr, log });
   });
-  cli.help();
+  // Help is ours (help.ts), written to io.stdout: cac's would list every flag of run for every command.
+  cli.option("-h, --help", "Display this message");
   if (argv.includes("--version")) {
     io.stdout.write(versionLine() + "\n");
     return 0;
@@ -226,10 +281,13 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
 
   try {
     const parsed = cli.parse(["node", "kubelet", ...normalizeArgv(argv)], { run: false });
-    if (parsed.options.help) return 0;
+    if (parsed.options.help && (cli.matchedCommand || cli.args.length === 0)) {
+      io.stdout.write(`${cli.matchedCommand ? commandHelp(withHelp(cli.matchedCommand)) : globalHelp(cli.commands)}\n`);
+      return 0;
+    }
     if (!cli.matchedCommand) {
       if (cli.args.length === 0) {
-        cli.outputHelp();
+        io.stdout.write(`${globalHelp(cli.commands)}\n`);
         return 2;
       }
       throw new UsageError(
@@ -255,6 +313,19 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     io.stderr.write(`kubelet: ${err.message}\n`);
     return 1;
   }
+}
+
+/** A command's options and the global ones (-h, --help), as its help lists them. */
+function withHelp(command: Command) {
+  return { ...command, name: command.name, options: [...command.options, ...command.cli.globalCommand.options] };
+}
+
+/** Adds --config_file. */
+function withConfigFile(command: Command): Command {
+  return command.option(
+    "--config-file <path>",
+    `YAML configuration file (keys: flag names or KubeletConfiguration names); default ${INSTALLED_CONFIG_FILE} when it exists, or $${CONFIG_FILE_ENV}; "" for none`,
+  );
 }
 
 /**
@@ -304,12 +375,20 @@ function checkRunOnce(config: KubeletConfig, origins: ResolvedConfig["origins"],
     throw new UsageError("runonce is exclusive with --enable_server: runonce serves nothing", command);
   }
   if (!config.config && !config.manifestUrl)
-    throw new UsageError("runonce needs --config and/or --manifest_url", command);
+    throw new UsageError(`runonce needs --config and/or --manifest_url${noConfigFileRead(config)}`, command);
 }
 
-async function startRun(resolved: ResolvedConfig, io: Io): Promise<number> {
+/** The hint after "needs --config" when no config file was read, where one would have given the sources. */
+function noConfigFileRead(config: KubeletConfig): string {
+  return config.configFile
+    ? ""
+    : ` (none given, and no config file was read: install.sh writes ${INSTALLED_CONFIG_FILE}, read by default when present; --config_file FILE or $${CONFIG_FILE_ENV} names another)`;
+}
+
+async function startRun(resolved: ResolvedConfig & { notice?: string }, io: Io): Promise<number> {
   const { config } = resolved;
   const log = createLogger({ format: config.logFormat || undefined, verbosity: config.verbosity });
+  if (resolved.notice) log.info(resolved.notice);
   const { runKubelet } = await import("../kubelet.ts");
   const stop = new AbortController();
   // A stop is bounded whatever holds it (a Docker Engine that does not answer, a handle left open):

@@ -3,7 +3,8 @@
 import { stringifyYaml } from "../api/manifest.ts";
 import type { ResolvedConfig } from "./config.ts";
 import type { KubeletConfig } from "./config-types.ts";
-import { FLAGS } from "./flags.ts";
+import { CONFIG_FILE_ENV, INSTALLED_CONFIG_FILE } from "./config-file-path.ts";
+import { FLAGS, type FlagSpec } from "./flags.ts";
 import { KUBELET_CONFIGURATION } from "./kubelet-configuration.ts";
 import { formatDuration } from "../api/duration.ts";
 
@@ -48,6 +49,11 @@ export function printConfig(
   );
 }
 
+/** A setting's value as the config file and the docs write it: `1m30s`, `[]`, `""`, `{memory.available: 100Mi}`. */
+export function settingText(spec: FlagSpec, value: unknown): string {
+  return stringifyYaml(spec.type === "duration" ? formatDuration(value as number) : value, { flow: true }).trim();
+}
+
 /**
  * The config file an installer writes (`print-config --commented`): every key with what it does,
  * its flag and KubeletConfiguration names, commented out at its default; keys set by a flag or
@@ -55,16 +61,14 @@ export function printConfig(
  */
 export function commentedConfigFile(resolved: ResolvedConfig): string {
   const lines = [
-    "# kubelet configuration, read by `kubelet run --config_file <this file>`.",
+    "# kubelet configuration, read by `kubelet run --config_file <this file>`; at " + INSTALLED_CONFIG_FILE,
+    `# (or $${CONFIG_FILE_ENV}) every kubelet command reads it without --config_file.`,
     "# Keys are flag names (sync_frequency) or KubeletConfiguration names (syncFrequency); a flag given",
     "# on the command line wins over this file. Each commented line shows a setting at its default:",
     "# uncomment it to change it. `kubelet print-config --config_file <this file> --show-origin` checks it.",
   ];
   for (const spec of FLAGS) {
-    const value = resolved.config[spec.key];
-    const text = stringifyYaml(spec.type === "duration" ? formatDuration(value as number) : value, {
-      flow: true,
-    }).trimEnd();
+    const text = settingText(spec, resolved.config[spec.key]);
     const fields = KUBELET_CONFIGURATION.filter((row) => row.key === spec.key).map((row) => row.path);
     const names = [`--${spec.flag}`, ...(spec.short ? [`-${spec.short}`] : []), ...fields];
     lines.push("", `# ${spec.description}. [${names.join(", ")}]`);

@@ -1,10 +1,9 @@
 // The generated tables of docs/configuration.md: "Using your existing kubelet config" (every
 // KubeletConfiguration field and its verdict) and "The config file" (every key, its default and its
 // other names). `bun scripts/readme-config.ts` rewrites them; test/repo/readme.test.ts checks them.
-import { stringifyYaml } from "../api/manifest.ts";
+import { settingText } from "./print-config.ts";
 import { resolveConfig } from "./config.ts";
 import { FLAGS } from "./flags.ts";
-import { formatDuration } from "../api/duration.ts";
 import { configurationMarkdown, KUBELET_CONFIGURATION } from "./kubelet-configuration.ts";
 
 /** The document (relative to the repository's root) that holds the generated blocks. */
@@ -38,11 +37,10 @@ export function readmeKeysSection(): string {
   const { config } = resolveConfig({});
   const cell = (text: string) => text.replace(/\|/g, "\\|");
   const rows = FLAGS.map((spec) => {
-    const value = config[spec.key];
-    const shown = spec.type === "duration" ? formatDuration(value as number) : stringifyYaml(value, { flow: true });
+    const shown = settingText(spec, config[spec.key]);
     const fields = KUBELET_CONFIGURATION.filter((row) => row.key === spec.key).map((row) => `\`${row.path}\``);
     const flag = `\`${spec.flag}\`${spec.short ? ` (\`-${spec.short}\`)` : ""}`;
-    return `| ${flag} | ${fields.join(", ")} | \`${cell(shown.trim())}\` | ${cell(spec.description)} |`;
+    return `| ${flag} | ${fields.join(", ")} | \`${cell(shown)}\` | ${cell(spec.description)} |`;
   });
   return [
     README_KEYS_MARKERS.start,
