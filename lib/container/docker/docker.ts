@@ -37,6 +37,7 @@ import {
 import { localhostSeccompJson } from "./seccomp-profile.ts";
 import { imageUser } from "../security-context.ts";
 import { unreachableFix } from "../unreachable.ts";
+import { withOfflineHint } from "../pull-failure.ts";
 
 /** --docker_endpoint, else $DOCKER_HOST, else the default socket. */
 export function resolveDockerEndpoint(flag: string, env: Record<string, string | undefined>): string {
@@ -509,7 +510,14 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
   const ensureSandboxImage = async () => {
     if (await imageStatus(shim.podInfraImage)) return;
     log.info(`pulling the sandbox image ${shim.podInfraImage} (--network_container_image)`);
-    await pullImage(shim.podInfraImage, { auth: credentialsFor(shim.podInfraImage, defaultDockerConfigPaths()) });
+    await pullImage(shim.podInfraImage, { auth: credentialsFor(shim.podInfraImage, defaultDockerConfigPaths()) }).catch(
+      (error: KubeletError) => {
+        if (!isRuntimeError(error, "ImagePullFailed")) throw error;
+        const why = error.message.replace(/^cannot pull image \S+: /, "");
+        const message = `cannot pull the sandbox image ${shim.podInfraImage} (--network_container_image): ${why}`;
+        throw runtimeError("ImagePullFailed", withOfflineHint(message), { cause: error });
+      },
+    );
   };
 
   return {
