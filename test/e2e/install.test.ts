@@ -107,6 +107,16 @@ function install(
   });
 }
 
+/** A home directory under `work` for a user who is not root: nobody when the tests run as root (uid set), else the current user. */
+function userHome(name: string): { uid: number | undefined; home: string } {
+  const uid = process.getuid?.() === 0 ? 65534 : undefined;
+  const home = join(work, name);
+  mkdirSync(home, { mode: 0o777 });
+  chmodSync(work, 0o755);
+  if (uid !== undefined) spawnSync("chown", [`${uid}:${uid}`, home]);
+  return { uid, home };
+}
+
 const sha256 = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
 const versionOf = (bin: string) => spawnSync(bin, ["--version"], { encoding: "utf8" }).stdout.trim();
 
@@ -442,12 +452,8 @@ describe("the systemd unit, other shells, users and machines", () => {
   });
 
   test("checks for Docker before installing anything: an --install-docker it cannot carry out changes nothing", async () => {
-    // As nobody when the tests run as root (--install-docker needs root); as the current user otherwise.
-    const uid = process.getuid?.() === 0 ? 65534 : undefined;
-    const home = join(work, "docker-refused");
-    mkdirSync(home, { mode: 0o777 });
-    chmodSync(work, 0o755);
-    if (uid !== undefined) spawnSync("chown", [`${uid}:${uid}`, home]);
+    // --install-docker needs root.
+    const { uid, home } = userHome("docker-refused");
     const refused = await install("a", ["--prefix", join(home, ".local"), "--no-systemd", "--install-docker"], {}, uid);
     expect(refused.out).toMatch(
       /install\.sh: --install-docker (needs root|knows Debian and Ubuntu only).*nothing was changed/,
@@ -482,12 +488,7 @@ describe("the systemd unit, other shells, users and machines", () => {
   });
 
   test("installs without root into $HOME/.local with --no-systemd, and says why it needs root without it", async () => {
-    // Run as nobody when the tests run as root; as the current user otherwise.
-    const uid = process.getuid?.() === 0 ? 65534 : undefined;
-    const home = join(work, "home");
-    mkdirSync(home, { mode: 0o777 });
-    chmodSync(work, 0o755);
-    if (uid !== undefined) spawnSync("chown", [`${uid}:${uid}`, home]);
+    const { uid, home } = userHome("home");
     const prefix = join(home, ".local");
     // A Docker socket only root may open, as /var/run/docker.sock is to a user outside the docker group.
     const socket = join(work, "root-docker.sock");
