@@ -313,37 +313,54 @@ docker_reachable() {
 
 debian_like() { [ -r /etc/os-release ] && grep -Eq '^(ID|ID_LIKE)=.*(debian|ubuntu)' /etc/os-release; }
 
+# Before anything is installed: what to do about Docker (sets docker_plan, and docker_warning for the end). An
+# --install-docker this script cannot carry out stops it here, with nothing changed; a Docker it will install is
+# announced with how it will run.
 check_docker() {
+  docker_plan=''
+  docker_warning=''
   docker_reachable && return 0
   where=${DOCKER_HOST:-unix:///var/run/docker.sock}
   socket=${where#unix://}
   if [ "$(id -u)" != 0 ] && [ -S "$socket" ] && [ ! -w "$socket" ]; then
-    warn "Docker's socket $socket is not open to $(id -un): run the kubelet as root, or add $(id -un) to the socket's group (usermod -aG docker $(id -un)) and log in again"
+    docker_warning="Docker's socket $socket is not open to $(id -un): run the kubelet as root, or add $(id -un) to the socket's group (usermod -aG docker $(id -un)) and log in again"
     return 0
   fi
   if [ "$INSTALL_DOCKER" = 1 ]; then
-    debian_like || die "--install-docker knows Debian and Ubuntu only: install Docker Engine (https://docs.docker.com/engine/install/)"
-    [ "$(id -u)" = 0 ] || die "--install-docker needs root: rerun with sudo"
-    if step "install Docker Engine (apt-get install docker.io)"; then
-      DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends docker.io ca-certificates >/dev/null
-      if systemd_running; then
-        systemctl enable --now docker.service >/dev/null
-      elif ! docker_reachable && have dockerd; then
-        # A container or a minimal VM: no init system to own the daemon, so start it detached.
-        say "start dockerd (no systemd here; its log: /var/log/dockerd.log)"
-        setsid dockerd >/var/log/dockerd.log 2>&1 </dev/null &
-        tries=0
-        while [ "$tries" -lt 100 ] && ! docker_reachable; do
-          sleep 0.2
-          tries=$((tries + 1))
-        done
-      fi
-      docker_reachable || warn "Docker Engine installed but not answering at $where: see /var/log/dockerd.log or journalctl -u docker"
+    debian_like || die "--install-docker knows Debian and Ubuntu only: install Docker Engine (https://docs.docker.com/engine/install/); nothing was changed"
+    [ "$(id -u)" = 0 ] || die "--install-docker needs root: rerun with sudo; nothing was changed"
+    docker_plan=install
+    if systemd_running; then
+      docker_start="started by systemd (systemctl enable --now docker.service)"
+    else
+      docker_start="started as a background dockerd, since no systemd runs here, with Docker's default settings: the docker0 bridge network (172.17.0.0/16) with iptables NAT rules, its log in /var/log/dockerd.log; write /etc/docker/daemon.json first to change them"
     fi
+    say "no Docker Engine answers at $where: --install-docker installs Docker Engine (apt-get install docker.io), $docker_start"
     return 0
   fi
-  warn "Docker is not reachable at $where; the kubelet waits for it. Install Docker Engine: apt-get install docker.io (Debian/Ubuntu; or rerun with --install-docker), or see https://docs.docker.com/engine/install/"
+  docker_warning="Docker is not reachable at $where; the kubelet waits for it. Install Docker Engine: apt-get install docker.io (Debian/Ubuntu; or rerun with --install-docker), or see https://docs.docker.com/engine/install/"
+}
+
+# --install-docker as check_docker announced it, or its warning (said after the install steps, as what is left to do).
+install_docker() {
+  [ -z "$docker_warning" ] || warn "$docker_warning"
+  [ "$docker_plan" = install ] || return 0
+  step "install Docker Engine (apt-get install docker.io), $docker_start" || return 0
+  DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends docker.io ca-certificates >/dev/null
+  if systemd_running; then
+    systemctl enable --now docker.service >/dev/null
+  elif ! docker_reachable && have dockerd; then
+    # A container or a minimal VM: no init system to own the daemon, so start it detached.
+    say "start dockerd (no systemd here; its log: /var/log/dockerd.log)"
+    setsid dockerd >/var/log/dockerd.log 2>&1 </dev/null &
+    tries=0
+    while [ "$tries" -lt 100 ] && ! docker_reachable; do
+      sleep 0.2
+      tries=$((tries + 1))
+    done
+  fi
+  docker_reachable || warn "Docker Engine installed but not answering at $where: see /var/log/dockerd.log or journalctl -u docker"
 }
 
 start_service() {
@@ -391,9 +408,10 @@ fi
 
 binary_changed=0
 unit_changed=0
+check_docker
 install_binary
 write_config
-check_docker
+install_docker
 if [ "$NO_SYSTEMD" != 1 ]; then
   write_unit
   start_service

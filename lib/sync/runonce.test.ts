@@ -5,6 +5,7 @@ import { noConfigs } from "../api/config-objects.ts";
 import { createEventRecorder } from "../node/events/events.ts";
 import { createImageManager } from "../node/images/images.ts";
 import { silentLogger } from "../log.ts";
+import { KubeletError } from "../api/types.ts";
 import { runPodsOnce } from "./runonce.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
@@ -81,4 +82,64 @@ test("runonce interrupted reports a pod still starting as interrupted, not as ti
     { timeoutMs: 300_000, signal: AbortSignal.abort() },
   );
   expect(report.pods.map((o) => [o.ok, o.reason])).toEqual([[false, "not running when interrupted after 0s"]]);
+});
+
+test("runonce gives up at once on a sandbox whose image's registry does not resolve, and says why", async () => {
+  const clock = new FakeClock();
+  const runtime = new FakeRuntime(clock);
+  const noSuchHost =
+    'cannot pull the sandbox image registry.k8s.io/pause:3.10 (--network_container_image): Get "https://registry.k8s.io/v2/": dial tcp: lookup registry.k8s.io on 10.0.0.2:53: no such host; see "Air-gapped nodes" in docs/operations.md';
+  runtime.failNext("runPodSandbox", new KubeletError("ImagePullFailed", noSuchHost));
+  const report = await runPodsOnce(
+    [testPod("a", { containers: [{ name: "app", image: "local/busybox:stable", command: ["sleep", "3600"] }] })],
+    onFakeRuntime(clock, runtime),
+    { timeoutMs: 300_000, signal: new AbortController().signal },
+  );
+  expect(report.pods.map((o) => [o.ok, o.reason])).toEqual([
+    [
+      false,
+      `FailedCreatePodSandBox: Failed to create pod sandbox: ${noSuchHost} (not retried: it cannot clear by itself)`,
+    ],
+  ]);
+  expect(report.elapsedMs).toBe(0);
+  expect(runtime.calls.filter((c) => c.method === "runPodSandbox")).toHaveLength(1);
+});
+
+test("runonce keeps trying a sandbox failure that may clear, says once for how long, and names it if time runs out", async () => {
+  const clock = new FakeClock();
+  const runtime = new FakeRuntime(clock);
+  const warnings: string[] = [];
+  const log = { ...silentLogger, warn: (message: string) => void warnings.push(message) };
+  const refused =
+    'cannot pull the sandbox image 127.0.0.1:1/pause:3.10: Get "http://127.0.0.1:1/v2/": connection refused';
+  const pods = [
+    testPod("a", { containers: [{ name: "app", image: "local/busybox:stable", command: ["sleep", "3600"] }] }),
+  ];
+  runtime.failNext("runPodSandbox", new KubeletError("ImagePullFailed", refused));
+  const lines: string[] = [];
+  const running = runPodsOnce(pods, onFakeRuntime(clock, runtime, { log }), {
+    timeoutMs: 300_000,
+    signal: new AbortController().signal,
+    progress: { pods: (line) => void lines.push(line) },
+  });
+  let settled = false;
+  void running.finally(() => (settled = true));
+  while (!settled) await clock.advance(100);
+  const report = await running;
+  expect(report.pods.map((o) => o.ok)).toEqual([true]);
+  expect(warnings).toEqual([
+    `pod default/a: Failed to create pod sandbox: ${refused}; runonce keeps trying for 300s more (--runonce_timeout 300s)`,
+  ]);
+  expect(lines).toEqual(["0/1 pods settled, waiting for default/a (giving up in 300s)", "1/1 pods settled"]);
+
+  runtime.failNext("runPodSandbox", new KubeletError("ImagePullFailed", refused));
+  const [late] = (
+    await runPodsOnce([testPod("b", pods[0]!.spec)], onFakeRuntime(clock, runtime), {
+      timeoutMs: 0,
+      signal: new AbortController().signal,
+    })
+  ).pods;
+  expect(late!.reason).toBe(
+    `not running after 0s; last error: FailedCreatePodSandBox: Failed to create pod sandbox: ${refused}`,
+  );
 });

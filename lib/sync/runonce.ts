@@ -1,5 +1,6 @@
 // `kubelet runonce`: start every pod once, poll with growing delays (1, 2, 4, 8 s) until each runs
-// (or completed, for Never/OnFailure pods), fails for good, or time runs out. Kills nothing else.
+// (or completed, for Never/OnFailure pods), fails for good (a sandbox image no registry can give counts), or time
+// runs out, saying how long it keeps trying. Kills nothing else.
 import type { Clock } from "../clock.ts";
 import type { Runtime, RuntimeVersion } from "../container/runtime.ts";
 import type { EventRecorder } from "../node/events/events.ts";
@@ -15,6 +16,7 @@ import { sumRequests } from "./resource-fit.ts";
 import { admissionOrder, admitPod, boundToNode, rejectedStatus, type AdmissionPolicy } from "./admission.ts";
 import type { ConfigLookup } from "../api/config-objects.ts";
 import type { RunOnceProgress } from "./runonce-progress.ts";
+import { lastingPullFailure } from "../container/pull-failure.ts";
 
 export interface RunOnceDeps {
   runtime: Runtime;
@@ -60,6 +62,18 @@ const TERMINAL = new Set([
   "PostStartHookError",
 ]);
 
+/**
+ * The pods' latest sandbox failures (the FailedCreatePodSandBox events, `Failed to create pod sandbox: …`) recorded
+ * since `since`, by pod uid: a sandbox that cannot be created leaves the containers waiting as ContainerCreating.
+ */
+function sandboxFailures(events: EventRecorder, since: number): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const e of events.list())
+    if (e.reason === "FailedCreatePodSandBox" && Date.parse(e.lastTimestamp) >= since)
+      found.set(e.involvedObject.uid, e.message);
+  return found;
+}
+
 export async function runPodsOnce(
   wanted: Pod[],
   deps: RunOnceDeps,
@@ -96,7 +110,12 @@ export async function runPodsOnce(
     const status = rejectedStatus(rejection, deps.options.hostIP);
     outcomes.set(pod.metadata.uid, { pod, ok: false, status, reason: `${rejection.reason}: ${rejection.message}` });
   }
+  /** Each pending pod's latest sandbox failure, and the ones already told to the operator. */
+  const lastFailure = new Map<string, string>();
+  const told = new Set<string>();
+  const left = () => Math.max(0, Math.ceil((options.timeoutMs - (clock.now() - began)) / 1000));
   for (let round = 0; pending.length > 0; round++) {
+    const roundBegan = clock.now();
     const observed = await observer.observe();
     await Promise.all(
       pending.map(async (pod) => {
@@ -106,6 +125,7 @@ export async function runPodsOnce(
       }),
     );
     const after = await observer.observe();
+    for (const [uid, message] of sandboxFailures(deps.events, roundBegan)) lastFailure.set(uid, message);
     const timedOut = clock.now() - began >= options.timeoutMs || options.signal.aborted;
     pending = pending.filter((pod) => {
       const seen = after.get(pod.metadata.uid) ?? noneObserved();
@@ -124,21 +144,35 @@ export async function runPodsOnce(
       const statuses = [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])];
       const stuck = statuses.find((s) => s.state?.waiting && TERMINAL.has(s.state.waiting.reason ?? ""));
       const running = status.phase === "Running" && (status.containerStatuses ?? []).every((s) => s.state?.running);
+      // A sandbox whose image's registry does not resolve, or lacks the image, fails the same way until the timeout.
+      const failure = lastFailure.get(pod.metadata.uid);
+      const lasting = failure !== undefined && lastingPullFailure(failure) !== undefined;
+      const lastError = failure ? `; last error: FailedCreatePodSandBox: ${failure}` : "";
       if (running || status.phase === "Succeeded") outcomes.set(pod.metadata.uid, { pod, ok: true, status });
-      else if (stuck || status.phase === "Failed" || timedOut) {
+      else if (stuck || status.phase === "Failed" || lasting || timedOut) {
         const reason = stuck
           ? `${stuck.name}: ${stuck.state!.waiting!.reason}: ${stuck.state!.waiting!.message ?? ""}`
           : status.phase === "Failed"
             ? "the pod failed"
-            : options.signal.aborted
-              ? `not running when interrupted after ${Math.round((clock.now() - began) / 1000)}s`
-              : `not running after ${Math.round(options.timeoutMs / 1000)}s`;
+            : lasting
+              ? `FailedCreatePodSandBox: ${failure} (not retried: it cannot clear by itself)`
+              : options.signal.aborted
+                ? `not running when interrupted after ${Math.round((clock.now() - began) / 1000)}s${lastError}`
+                : `not running after ${Math.round(options.timeoutMs / 1000)}s${lastError}`;
         outcomes.set(pod.metadata.uid, { pod, ok: false, status, reason });
-      } else return true;
+      } else {
+        if (failure && !told.has(`${pod.metadata.uid}\0${failure}`)) {
+          told.add(`${pod.metadata.uid}\0${failure}`);
+          deps.log.warn(
+            `pod ${podKey(pod)}: ${failure}; runonce keeps trying for ${left()}s more (--runonce_timeout ${Math.round(options.timeoutMs / 1000)}s)`,
+          );
+        }
+        return true;
+      }
       return false;
     });
     options.progress?.pods(
-      `${outcomes.size}/${pods.length} pods settled${pending.length ? `, waiting for ${pending.map(podKey).join(", ")}` : ""}`,
+      `${outcomes.size}/${pods.length} pods settled${pending.length ? `, waiting for ${pending.map(podKey).join(", ")} (giving up in ${left()}s)` : ""}`,
     );
     if (pending.length === 0) break;
     await clock

@@ -107,6 +107,16 @@ function install(
   });
 }
 
+/** A home directory under `work` for a user who is not root: nobody when the tests run as root (uid set), else the current user. */
+function userHome(name: string): { uid: number | undefined; home: string } {
+  const uid = process.getuid?.() === 0 ? 65534 : undefined;
+  const home = join(work, name);
+  mkdirSync(home, { mode: 0o777 });
+  chmodSync(work, 0o755);
+  if (uid !== undefined) spawnSync("chown", [`${uid}:${uid}`, home]);
+  return { uid, home };
+}
+
 const sha256 = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
 const versionOf = (bin: string) => spawnSync(bin, ["--version"], { encoding: "utf8" }).stdout.trim();
 
@@ -441,13 +451,44 @@ describe("the systemd unit, other shells, users and machines", () => {
     expect(again.out).toContain("nothing to do");
   });
 
+  test("checks for Docker before installing anything: an --install-docker it cannot carry out changes nothing", async () => {
+    // --install-docker needs root.
+    const { uid, home } = userHome("docker-refused");
+    const refused = await install("a", ["--prefix", join(home, ".local"), "--no-systemd", "--install-docker"], {}, uid);
+    expect(refused.out).toMatch(
+      /install\.sh: --install-docker (needs root|knows Debian and Ubuntu only).*nothing was changed/,
+    );
+    expect(refused.code).toBe(1);
+    expect(existsSync(join(home, ".local/bin/kubelet"))).toBe(false);
+  });
+
+  test("--install-docker says how Docker will run before anything is installed: by systemd, or a default dockerd with its bridge network", async () => {
+    const debian =
+      existsSync("/etc/os-release") && /^(ID|ID_LIKE)=.*(debian|ubuntu)/m.test(readFileSync("/etc/os-release", "utf8"));
+    if (!debian || process.getuid?.() !== 0) return console.warn("needs root on Debian or Ubuntu: skipped");
+    const systemdDir = join(work, "run-systemd");
+    mkdirSync(systemdDir, { recursive: true });
+    const plan = async (systemd: string) => {
+      const { out } = await install(
+        "a",
+        ["--prefix", join(work, "docker-plan"), "--no-systemd", "--install-docker", "--dry-run"],
+        { KUBELET_SYSTEMD_RUNTIME_DIR: systemd },
+      );
+      const announced = out.indexOf(
+        `no Docker Engine answers at unix://${join(work, "no-docker.sock")}: --install-docker installs Docker Engine (apt-get install docker.io), `,
+      );
+      expect(announced).toBeGreaterThanOrEqual(0);
+      expect(announced).toBeLessThan(out.indexOf("dry run: would install"));
+      return out;
+    };
+    expect(await plan(systemdDir)).toContain("started by systemd (systemctl enable --now docker.service)");
+    expect(await plan(join(work, "no-systemd"))).toContain(
+      "started as a background dockerd, since no systemd runs here, with Docker's default settings: the docker0 bridge network (172.17.0.0/16) with iptables NAT rules",
+    );
+  });
+
   test("installs without root into $HOME/.local with --no-systemd, and says why it needs root without it", async () => {
-    // Run as nobody when the tests run as root; as the current user otherwise.
-    const uid = process.getuid?.() === 0 ? 65534 : undefined;
-    const home = join(work, "home");
-    mkdirSync(home, { mode: 0o777 });
-    chmodSync(work, 0o755);
-    if (uid !== undefined) spawnSync("chown", [`${uid}:${uid}`, home]);
+    const { uid, home } = userHome("home");
     const prefix = join(home, ".local");
     // A Docker socket only root may open, as /var/run/docker.sock is to a user outside the docker group.
     const socket = join(work, "root-docker.sock");

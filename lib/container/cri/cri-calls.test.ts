@@ -5,7 +5,7 @@ import { createFakeCriClient } from "../../testing/fake-cri-client.ts";
 import { testContainerConfig, testSandboxConfig } from "../../testing/cri-configs.ts";
 import { FakeClock } from "../../testing/fake-clock.ts";
 import { createCriRuntime } from "./cri.ts";
-import type { RuntimeEvent } from "../runtime.ts";
+import { runtimeError, type RuntimeEvent } from "../runtime.ts";
 
 async function nodeWithPods(count: number) {
   const client = createFakeCriClient();
@@ -94,4 +94,28 @@ test("one pod from nothing is Version, RunPodSandbox, PodSandboxStatus, CreateCo
   );
   await runtime.startContainer(app);
   expect(client.calls).toEqual(["Version", "RunPodSandbox", "PodSandboxStatus", "CreateContainer", "StartContainer"]);
+});
+
+test("a sandbox containerd cannot create for want of its sandbox image names the operator doc; other failures pass as they are", async () => {
+  const failing = (message: string) => {
+    const client = createFakeCriClient();
+    return createCriRuntime(
+      { ...client, runPodSandbox: () => Promise.reject(runtimeError("RuntimeError", message)) },
+      { clock: new FakeClock() },
+    );
+  };
+  const noPause =
+    'cannot RunPodSandbox: failed to get sandbox image "registry.k8s.io/pause:3.8": failed to pull image "registry.k8s.io/pause:3.8": failed to pull and unpack image "registry.k8s.io/pause:3.8": failed to resolve reference "registry.k8s.io/pause:3.8": failed to do request: Head "https://registry.k8s.io/v2/pause/manifests/3.8": dial tcp: lookup registry.k8s.io on 10.0.0.2:53: no such host';
+  const sandbox = testSandboxConfig("uid-1", "pod-1");
+  const noImage = await failing(noPause)
+    .runPodSandbox(sandbox)
+    .catch((e: Error & { code: string }) => e);
+  expect(noImage).toMatchObject({
+    code: "RuntimeError",
+    message: `${noPause}; see "Air-gapped nodes" in docs/operations.md`,
+  });
+  const other = await failing("cannot RunPodSandbox: failed to setup network for sandbox")
+    .runPodSandbox(sandbox)
+    .catch((e: Error) => e);
+  expect(other).toMatchObject({ message: "cannot RunPodSandbox: failed to setup network for sandbox" });
 });

@@ -21,6 +21,7 @@ import {
   isRuntimeError,
   runtimeError,
 } from "../runtime.ts";
+import { withOfflineHint } from "../pull-failure.ts";
 
 export interface CriRuntimeOptions {
   /** The generic PLEG's relist period (the Go kubelet's: 1 s). */
@@ -87,6 +88,12 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     const e = error as KubeletError;
     if (/reserve|already exists/i.test(e.message)) return runtimeError("Conflict", e.message, { cause: error });
     return e;
+  };
+  /** containerd's `failed to get sandbox image "…": …` (its own sandbox_image could not be pulled) names the operator doc. */
+  const sandboxImageHint = (error: unknown) => {
+    const e = error as KubeletError;
+    if (!/failed to get sandbox image/.test(e.message ?? "")) return e;
+    return new KubeletError(e.code, withOfflineHint(e.message), { cause: error });
   };
   const notFoundIsDone = (error: unknown) => {
     if (!isRuntimeError(error, "NotFound")) throw error;
@@ -181,7 +188,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
       };
     },
     runPodSandbox: (config, runtimeHandler) =>
-      client.runPodSandbox(config, runtimeHandler).catch((e) => Promise.reject(conflict(e))),
+      client.runPodSandbox(config, runtimeHandler).catch((e) => Promise.reject(sandboxImageHint(conflict(e)))),
     stopPodSandbox: (id) => client.stopPodSandbox(id).catch(notFoundIsDone),
     removePodSandbox: (id) => client.removePodSandbox(id).catch(notFoundIsDone),
     async podSandboxStatus(id) {

@@ -130,6 +130,22 @@ describe("the sandbox image", () => {
     expect(calls).toEqual([`inspectImage ${PAUSE}`, `pull ${PAUSE}`]);
     expect(pulls).toEqual([{ username: "node", password: "secret", serveraddress: "registry.example:5000" }]);
   });
+
+  test("a failed pull names the image, --network_container_image and, when it cannot clear by itself, the air-gapped doc", async () => {
+    const { engine, failPullsWith } = fakeEngine();
+    failPullsWith([{ errorDetail: { message: "manifest unknown" }, error: "manifest unknown" }]);
+    const error = await service(engine)
+      .ensureSandboxImage()
+      .then(
+        () => undefined,
+        (e: Error) => e,
+      );
+    expect(error).toMatchObject({ code: "ImagePullFailed" });
+    expect(error!.message).toStartWith(
+      `cannot pull the sandbox image ${PAUSE} (--network_container_image): manifest unknown`,
+    );
+    expect(error!.message).toContain('"Air-gapped nodes" in docs/operations.md');
+  });
 });
 
 describe("Docker image listing and removal", () => {

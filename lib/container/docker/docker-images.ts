@@ -1,6 +1,8 @@
 // The CRI's ImageService on the Docker Engine (the dockershim's docker_image.go): image status, pulls (the sandbox
 // image's with the node's credentials), listing, removal and the image filesystem.
 import { silentLogger, type Logger } from "../../log.ts";
+import type { KubeletError } from "../../api/types.ts";
+import { withOfflineHint } from "../pull-failure.ts";
 import { imageUser } from "../security-context.ts";
 import {
   isRuntimeError,
@@ -105,7 +107,14 @@ export function createDockerImages(
     async ensureSandboxImage() {
       if (await imageStatus(sandboxImage)) return;
       log.info(`pulling the sandbox image ${sandboxImage} (--network_container_image)`);
-      await pullImage(sandboxImage, { auth: credentialsFor(sandboxImage, defaultDockerConfigPaths()) });
+      await pullImage(sandboxImage, { auth: credentialsFor(sandboxImage, defaultDockerConfigPaths()) }).catch(
+        (error: KubeletError) => {
+          if (!isRuntimeError(error, "ImagePullFailed")) throw error;
+          const why = error.message.replace(/^cannot pull image \S+: /, "");
+          const message = `cannot pull the sandbox image ${sandboxImage} (--network_container_image): ${why}`;
+          throw runtimeError("ImagePullFailed", withOfflineHint(message), { cause: error });
+        },
+      );
     },
     async imageFsInfo() {
       // The dockershim's answer: the data root is the image filesystem; the images' bytes are what

@@ -82,6 +82,31 @@ describe("image manager", () => {
     expect((await s.images.ensureImage("nope:1", "IfNotPresent", pod)).id).toBe("sha256:nope:1");
   });
 
+  test("a pull that cannot succeed by retrying names the operator doc; one that may clear does not", async () => {
+    const s = setup();
+    s.runtime.failNext(
+      "pullImage",
+      new KubeletError(
+        "ImagePullFailed",
+        'cannot pull image registry.example/app:1: Get "https://registry.example/v2/": dial tcp: lookup registry.example on 10.0.0.2:53: no such host',
+      ),
+    );
+    await expect(s.images.ensureImage("registry.example/app:1", "IfNotPresent", pod)).rejects.toMatchObject({
+      code: "ErrImagePull",
+      message: expect.stringMatching(/no such host; see "Air-gapped nodes" in docs\/operations.md$/),
+    });
+    s.runtime.failNext("pullImage", new Error("dial tcp 127.0.0.1:1: connect: connection refused"));
+    await expect(s.images.ensureImage("127.0.0.1:1/app:1", "IfNotPresent", pod)).rejects.toMatchObject({
+      message: 'Failed to pull image "127.0.0.1:1/app:1": dial tcp 127.0.0.1:1: connect: connection refused',
+    });
+    expect(
+      s.events
+        .list()
+        .filter((e) => e.reason === "Failed")
+        .map((e) => e.message.endsWith("docs/operations.md")),
+    ).toEqual([true, false]);
+  });
+
   test("the token bucket lets a burst through, then one pull per 1/qps seconds", async () => {
     const clock = new FakeClock();
     const bucket = new TokenBucket(2, 2, clock);

@@ -24,6 +24,7 @@ import type { EventRecorder } from "../events/events.ts";
 import { silentLogger, type Logger } from "../../log.ts";
 import type { KubeletMetrics } from "../../metrics.ts";
 import { KubeletError, type Pod } from "../../api/types.ts";
+import { lastingPullFailure, withOfflineHint } from "../../container/pull-failure.ts";
 
 /** A container's imagePullPolicy. */
 export type PullPolicy = "Always" | "IfNotPresent" | "Never";
@@ -214,7 +215,9 @@ export function createImageManager(options: ImageManagerOptions, runtime: Runtim
       options.metrics?.imagePull((clock.now() - started) / 1000, true);
       options.metrics?.podImagePulled(pod.metadata.uid, started, clock.now());
       options.pulls?.finished(image, { seconds: (clock.now() - started) / 1000, error: (error as Error).message });
-      const message = `Failed to pull image "${image}": ${(error as Error).message}`;
+      const failure = `Failed to pull image "${image}": ${(error as Error).message}`;
+      // A registry that does not resolve, or has no such image, needs the operator: say where to read how.
+      const message = lastingPullFailure(failure) ? withOfflineHint(failure) : failure;
       options.events?.record(pod, "Warning", "Failed", message);
       // A daemon outage is not the image's fault: no image back-off, the sync loop retries.
       if (isRuntimeError(error, "RuntimeUnavailable")) throw error;

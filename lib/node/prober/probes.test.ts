@@ -1,6 +1,7 @@
 // Probes: the handlers against real loopback servers and containers, the workers on a fake clock.
 import { afterAll, describe, expect, test } from "bun:test";
 import { createServer } from "node:http";
+import { createServer as createNetServer } from "node:net";
 import { createDockerRuntime } from "../../container/docker/docker.ts";
 import { createProbeManager, runProbe } from "./probes.ts";
 import { createEventRecorder } from "../events/events.ts";
@@ -50,6 +51,37 @@ describe("probe handlers", () => {
     const result = await runProbe({ tcpSocket: { port: await freePortNumber() } }, target, 500);
     expect(result.result).toBe("failure");
     expect(result.message).toContain("dial tcp 127.0.0.1");
+  });
+
+  test("a refused HTTP or TCP probe is worded as the Go kubelet's, not as Bun's", async () => {
+    const port = await freePortNumber();
+    expect(await runProbe({ httpGet: { port, path: "/healthz" } }, target, 1000)).toEqual({
+      result: "failure",
+      message: `Get "http://127.0.0.1:${port}/healthz": dial tcp 127.0.0.1:${port}: connect: connection refused`,
+    });
+    expect(await runProbe({ tcpSocket: { port } }, target, 1000)).toEqual({
+      result: "failure",
+      message: `dial tcp 127.0.0.1:${port}: connect: connection refused`,
+    });
+  });
+
+  test("an HTTP probe of a server that never answers times out in http.Client's words; one that hangs up is EOF", async () => {
+    const silent = createNetServer(() => {});
+    const hangsUp = createNetServer((socket) => socket.destroy());
+    const portOf = (s: ReturnType<typeof createNetServer>) =>
+      new Promise<number>((resolve) => s.listen(0, "127.0.0.1", () => resolve((s.address() as { port: number }).port)));
+    const [quiet, rude] = [await portOf(silent), await portOf(hangsUp)];
+    try {
+      expect((await runProbe({ httpGet: { port: quiet, path: "/" } }, target, 200)).message).toBe(
+        `Get "http://127.0.0.1:${quiet}/": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`,
+      );
+      expect((await runProbe({ httpGet: { port: rude, path: "/" } }, target, 1000)).message).toBe(
+        `Get "http://127.0.0.1:${rude}/": EOF`,
+      );
+    } finally {
+      silent.close();
+      hangsUp.close();
+    }
   });
 
   test("a pod without an address cannot be probed over the network, and says why", async () => {

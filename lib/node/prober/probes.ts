@@ -9,6 +9,7 @@ import type { KubeletMetrics } from "../../metrics.ts";
 import type { Pod, V1Container } from "../../api/types.ts";
 import type { Probe as V1Probe } from "kubernetes-types/core/v1.d.ts";
 import { grpcProbe } from "./grpc-probe.ts";
+import { httpGetError, joinHostPort, tcpDialError } from "./dial-error.ts";
 
 export type ProbeResult = "success" | "failure";
 type ProbeType = "Liveness" | "Readiness" | "Startup";
@@ -52,8 +53,13 @@ export async function runProbe(
       const path = get.path ? (get.path.startsWith("/") ? get.path : `/${get.path}`) : "/";
       const headers = new Headers((get.httpHeaders ?? []).map((h) => [h.name, h.value] as [string, string]));
       if (!headers.has("user-agent")) headers.set("user-agent", "kube-probe/1.30");
-      const url = `${(get.scheme ?? "HTTP").toLowerCase()}://${host.includes(":") ? `[${host}]` : host}:${port}${path}`;
-      const response = await fetch(url, { headers, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
+      const url = `${(get.scheme ?? "HTTP").toLowerCase()}://${joinHostPort(host, port)}${path}`;
+      let response: Response;
+      try {
+        response = await fetch(url, { headers, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
+      } catch (error) {
+        return { result: "failure", message: httpGetError(error, url, host, port) };
+      }
       await response.body?.cancel();
       return response.status >= 200 && response.status < 400
         ? { result: "success", message: "" }
@@ -66,8 +72,11 @@ export async function runProbe(
       await new Promise<void>((resolve, reject) => {
         const socket = connect({ host, port, timeout: timeoutMs });
         socket.once("connect", () => (socket.destroy(), resolve()));
-        socket.once("timeout", () => (socket.destroy(), reject(new Error(`dial tcp ${host}:${port}: i/o timeout`))));
-        socket.once("error", (error) => reject(new Error(`dial tcp ${host}:${port}: ${error.message}`)));
+        socket.once(
+          "timeout",
+          () => (socket.destroy(), reject(new Error(`dial tcp ${joinHostPort(host, port)}: i/o timeout`))),
+        );
+        socket.once("error", (error) => reject(new Error(tcpDialError(error, host, port))));
       });
       return { result: "success", message: "" };
     }
