@@ -289,7 +289,7 @@ export function checkFields(
           detail:
             unknown === "warning"
               ? `unknown field "${at}" is ignored (${hint})`
-              : `unknown field "${at}" (${hint}): fix or remove it, or give --strict=false to ignore it as run does`,
+              : `unknown field "${at}" (${hint}): fix or remove it, or give --strict=false to ignore it (run: --strict_manifests=false)`,
           severity: unknown,
         });
       } else if (kind.startsWith("!")) {

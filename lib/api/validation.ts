@@ -20,7 +20,7 @@ export interface ValidationOptions {
   allowPrivileged: boolean;
   /** --allow_sensitive_host_paths: hostPath at /, /proc, /etc, the Docker socket… is a warning, not an error. */
   allowSensitiveHostPaths?: boolean;
-  /** An unknown field is an error (validate's default, as kubectl's strict decoding); else a warning, as `run` decodes. */
+  /** An unknown field is an error (validate's default, as kubectl's strict decoding); else a warning (`run --strict_manifests=false`). */
   strict?: boolean;
 }
 

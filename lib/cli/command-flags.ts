@@ -22,6 +22,7 @@ const SOURCES = [
   "etcd_servers",
   "etcd_config",
   "max_manifest_bytes",
+  "strict_manifests",
   "allow_privileged",
   "allow_sensitive_host_paths",
   "host_network_sources",
