@@ -69,6 +69,37 @@ describe("Docker blocking exec", () => {
     await expect(pending).rejects.toThrow("probe stopped");
   });
 
+  test("an abort that lands between the exec's start and its first read ends it too, not at the command's exit", async () => {
+    // The start call answers, then the caller gives up a few turns later: at some depth that is before the exec
+    // listens for the abort, whatever the number of turns its awaits take.
+    const later = (turns: number, then: () => void): void =>
+      turns === 0 ? then() : queueMicrotask(() => later(turns - 1, then));
+    for (let turns = 0; turns <= 12; turns++) {
+      const { engine } = fakeEngine([], 0, { hang: true });
+      const abort = new AbortController();
+      const starting: ExecSyncEngine = {
+        createExec: async (id, body, signal) => {
+          const exec = await engine.createExec(id, body, signal);
+          return {
+            ...exec,
+            start: async (options) => {
+              const socket = await exec.start(options);
+              later(turns, () => abort.abort(new Error(`probe stopped after ${turns} turns`)));
+              return socket;
+            },
+          };
+        },
+      };
+      const pending = createDockerExecSync({ timeoutMs: 1000 }, { engine: starting })("abc", ["sleep", "60"], {
+        signal: abort.signal,
+      });
+      const stillRunning = new Promise((_, reject) =>
+        setTimeout(() => reject(new Error("still running")), 1000).unref(),
+      );
+      await expect(Promise.race([pending, stillRunning])).rejects.toThrow(`probe stopped after ${turns} turns`);
+    }
+  });
+
   test("a probe's timeout also bounds setting the exec up", async () => {
     const engine: ExecSyncEngine = { createExec: () => new Promise<never>(() => {}) };
     const exec = createDockerExecSync({ timeoutMs: 30_000 }, { engine });

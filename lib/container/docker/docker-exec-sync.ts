@@ -33,6 +33,8 @@ export function createDockerExecSync(options: { timeoutMs: number }, deps: { eng
       ? setTimeout(() => ((timedOut = true), stop()), execOptions.timeoutMs)
       : undefined;
     execOptions.signal?.addEventListener("abort", stop, { once: true });
+    // An abort between the start's answer and the listener above has no event left to hear.
+    if (execOptions.signal?.aborted) stop();
     const output: Uint8Array[][] = [[], [], []];
     try {
       for await (const frame of demuxFrames(socket)) output[frame.stream === 2 ? 2 : 1]!.push(frame.data);
