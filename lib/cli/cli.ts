@@ -156,7 +156,9 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       "--allow-sensitive-host-paths",
       "Accept hostPath volumes at /, /etc, /proc, the Docker socket… (still a warning)",
     )
-    .option("--strict", "Unknown fields are errors (--strict=false: warnings, as run with --strict_manifests=false)", { default: true })
+    .option("--strict", "Unknown fields are errors (--strict=false: warnings, as run with --strict_manifests=false)", {
+      default: true,
+    })
     .option("--max-manifest-bytes <bytes>", "Largest manifest document accepted")
     .option("-o, --output <format>", "text or json", { default: "text" });
   validate.action((paths: string[], options) => {
