@@ -37,6 +37,7 @@ async function harness(container: V1Container) {
     clock,
     events,
     onStopping: (c) => void told.push(`stopping ${c.id}`),
+    log: { warn: (line) => void told.push(line) },
   });
   const pod: Pod = testPod("web", { containers: [container] });
   const sandbox = await runtime.podSandboxStatus(await runtime.runPodSandbox(podSandboxConfig(pod, ctx, 0)));
@@ -52,7 +53,7 @@ async function harness(container: V1Container) {
     );
   const app = () => [...runtime.containers.values()].find((c) => c.id !== sandbox.id) as ContainerDetails;
   const reasons = () => events.list().map((e) => e.reason);
-  return { clock, runtime, lifecycle, pod, start, app, reasons, done, told };
+  return { clock, runtime, lifecycle, pod, start, app, reasons, done, told, events };
 }
 
 const busybox: V1Container = { name: "app", image: "local/busybox:stable", command: ["sleep", "3600"] };
@@ -99,5 +100,46 @@ describe("container lifecycle", () => {
     expect(h.told).toEqual([`probes removed ${id}`, `stopping ${id}`]);
     expect(h.runtime.calls.filter((c) => c.method === "stopContainer").map((c) => c.args)).toEqual([[id, 7]]);
     expect(h.reasons()).toEqual(["Created", "Started", "Killing"]);
+  });
+
+  /** A stop on `h` whose runtime takes `takesMs` (on the fake clock) before the container is killed with `exitCode`. */
+  const slowStop = async (h: Awaited<ReturnType<typeof harness>>, takesMs: number, exitCode: number) => {
+    h.runtime.stopContainer = async (id) => {
+      await h.clock.sleep(takesMs);
+      h.runtime.exit(id, exitCode);
+    };
+    const stopped = h.lifecycle.stop(
+      h.pod,
+      { container: h.app(), spec: busybox, reason: "SpecChanged", message: "Container app definition changed" },
+      30,
+    );
+    await h.clock.advance(takesMs);
+    await stopped;
+  };
+
+  test("a container killed when its grace period ran out is said to have ignored SIGTERM, once, in a log line and an event", async () => {
+    const h = await harness(busybox);
+    await h.start();
+    await slowStop(h, 30_000, 137);
+    const said = h.told.filter((line) => line.includes("ignored SIGTERM"));
+    expect(said).toEqual([
+      "pod default/web: container app ignored SIGTERM; killed after 30s (its PID 1 does not exit on SIGTERM; see docs/behaviour.md)",
+    ]);
+    expect(h.reasons()).toEqual(["Created", "Started", "Killing", "IgnoredSIGTERM"]);
+    expect(h.events.list().at(-1)?.message).toBe("container app ignored SIGTERM; killed after 30s");
+  });
+
+  test("a container that exits on SIGTERM, or is killed before its grace period ends, is not said to have ignored it", async () => {
+    for (const [takesMs, exitCode] of [
+      [2_000, 137],
+      [30_000, 143],
+      [30_000, 0],
+    ] as const) {
+      const h = await harness(busybox);
+      await h.start();
+      await slowStop(h, takesMs, exitCode);
+      expect(h.told.filter((line) => line.includes("SIGTERM"))).toEqual([]);
+      expect(h.reasons()).toEqual(["Created", "Started", "Killing"]);
+    }
   });
 });
