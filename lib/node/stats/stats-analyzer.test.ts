@@ -251,7 +251,7 @@ describe("resource analyzer", () => {
       pageFaults: 77,
       majorPageFaults: 3,
     });
-    expect(summary.pods[0]!.cpu.usageNanoCores).toBe(2e8);
+    expect(summary.pods[0]!.cpu!.usageNanoCores).toBe(2e8);
     expect(summary.pods[0]!.process_stats).toEqual({ process_count: 3 });
     expect(summary.node.rlimit).toMatchObject({ maxpid: 4096, curproc: 100 });
     expect(summary.node.memory).toMatchObject({ rssBytes: 5e8, pageFaults: 1234, majorPageFaults: 3 });
