@@ -17,7 +17,7 @@ import { ignoredSigtermMessage, stopContainerTimed } from "../container/timed-st
 import { runProbe, type ProbeManager } from "../node/prober/probes.ts";
 import type { VolumeManager } from "../node/volumes/volumes.ts";
 import { subPathHostPaths } from "../node/volumes/subpath.ts";
-import { podKey, type KubeletError, type Pod } from "../api/types.ts";
+import type { KubeletError, Pod } from "../api/types.ts";
 import type { LifecycleHandler } from "kubernetes-types/core/v1.d.ts";
 import type { ContainerToKill, ContainerToStart } from "./pod-plan.ts";
 import type { Waiting } from "./pod-status.ts";
@@ -30,7 +30,7 @@ export interface ContainerLifecycleDeps {
   clock: Clock;
   metrics?: Pick<KubeletMetrics, "containerStarted">;
   events: EventRecorder;
-  /** Where a container that ignored SIGTERM is reported (with its IgnoredSIGTERM event). */
+  /** Where a container of a pod known only from the runtime (no event to record) that ignored SIGTERM is reported. */
   log?: Pick<Logger, "warn">;
   /** A running container is being stopped (before its preStop hook and grace period): it is no longer ready. */
   onStopping?(container: ContainerDetails): void;
@@ -80,11 +80,12 @@ export function createContainerLifecycle(deps: ContainerLifecycleDeps): Containe
     const remaining = Math.max(0, graceSeconds - (clock.now() - started) / 1000);
     const { ignoredSigterm } = await stopContainerTimed(runtime, clock, c.id, remaining);
     if (!ignoredSigterm) return;
-    // Every stop of such a pod (each edit of its manifest) waits out the grace period: said at each, once.
+    // Every stop of such a pod (each edit of its manifest) waits out the grace period: said at each, once. The
+    // event is the log line (the recorder logs Warning events); a pod known only from the runtime gets a line.
     const message = ignoredSigtermMessage(c.labels[LABEL.containerName] ?? c.name, graceSeconds);
-    const owner = pod ? podKey(pod) : `${c.labels[LABEL.podNamespace]}/${c.labels[LABEL.podName]}`;
-    deps.log?.warn(`pod ${owner}: ${message} (its PID 1 does not exit on SIGTERM; see docs/behaviour.md)`);
-    if (pod) events.record(pod, "Warning", "IgnoredSIGTERM", message, field);
+    const why = "its PID 1 does not exit on SIGTERM; see docs/behaviour.md";
+    if (pod) events.record(pod, "Warning", "IgnoredSIGTERM", message, field, why);
+    else deps.log?.warn(`${c.labels[LABEL.podNamespace]}/${c.labels[LABEL.podName]}: ${message} (${why})`);
   };
 
   const runHook = async (
