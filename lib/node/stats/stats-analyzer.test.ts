@@ -29,6 +29,15 @@ const measureNode = async () => ({
   observations: {},
 });
 
+/** A node with no volumes, no processes and no interfaces to speak of, for tests about the pods' cgroups. */
+const quietNode = {
+  measureNode,
+  emptyDirUsage: async () => ({ bytes: 0, inodes: 0, complete: true }),
+  nodeCpu: async () => 5e9,
+  host: { rlimit: async () => ({ maxpid: 4096, curproc: 100 }), interfaces: async () => [] },
+  log: silentLogger,
+};
+
 describe("resource analyzer", () => {
   function setup() {
     const clock = new FakeClock();
@@ -182,13 +191,9 @@ describe("resource analyzer", () => {
     const analyzer = createStatsAnalyzer(
       { nodeName: "node-a", fsPeriodMs: 60_000, containerStatsPeriodMs: 30_000, clock },
       {
+        ...quietNode,
         runtime: new FakeRuntime(clock),
         pods: () => [pod],
-        measureNode,
-        emptyDirUsage: async () => ({ bytes: 0, inodes: 0, complete: true }),
-        nodeCpu: async () => 5e9,
-        host: { rlimit: async () => ({ maxpid: 4096, curproc: 100 }), interfaces: async () => [] },
-        log: silentLogger,
         sampler: () => ({
           sample: async () => ({
             time: clock.now(),
