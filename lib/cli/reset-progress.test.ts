@@ -72,4 +72,11 @@ describe("reset progress", () => {
     expect(h.screen().at(-1)!.length).toBe(29);
     h.progress.close();
   });
+
+  test("a terminal that tells no width (0 columns) is taken as 80 wide", () => {
+    const h = harness(true, 0);
+    h.progress.stopping("default/web", 30);
+    expect(h.screen().at(-1)).toBe("stopping 1 pod: default/web 30s left");
+    h.progress.close();
+  });
 });

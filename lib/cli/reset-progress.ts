@@ -35,7 +35,7 @@ export function createResetProgress(options: ResetProgressOptions): ResetProgres
     const pods = [...stopping].map(([pod, end]) => `${pod} ${Math.max(0, Math.ceil((end - now) / 1000))}s left`);
     const text = `stopping ${pods.length} pod${pods.length === 1 ? "" : "s"}: ${pods.join(", ")}`;
     // Wider than the terminal, it would wrap and the next redraw would not cover it.
-    const width = (out.columns ?? 80) - 1;
+    const width = (out.columns || 80) - 1;
     return text.length > width ? `${text.slice(0, width - 1)}…` : text;
   };
   const clear = () => {
