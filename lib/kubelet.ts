@@ -27,7 +27,7 @@ import { createFleetMode } from "./fleet-mode.ts";
 import { selfSignedServingFiles } from "./server/self-signed.ts";
 import { createVolumeManager } from "./node/volumes/volumes.ts";
 import { noConfigs } from "./api/config-objects.ts";
-import { resetNode, type ResetStep } from "./node/reset/node-reset.ts";
+import { resetNode, type NodeResetOptions, type ResetStep } from "./node/reset/node-reset.ts";
 import { decorateRuntime } from "./container/decorated.ts";
 import { createRuntimeOutage } from "./node/status/runtime-outage.ts";
 import { bound, checkListeners, configuredListeners } from "./server/listeners.ts";
@@ -418,7 +418,7 @@ function syncCheck(lastSyncAt: number, syncFrequency: number) {
  */
 export async function resetOnce(
   config: KubeletConfig,
-  options: { log: Logger; dryRun: boolean; onStep(step: ResetStep): void },
+  options: { log: Logger; dryRun: boolean } & Pick<NodeResetOptions, "onStep" | "onPodStopping" | "onPodStopped">,
 ): Promise<{ runtime: string; steps: ResetStep[] }> {
   const lockFile = config.lockFile || join(config.rootDir, "kubelet.lock");
   const holder = await lockHolder(lockFile);
@@ -436,7 +436,15 @@ export async function resetOnce(
   try {
     const { rootDir, podLogsDir } = config;
     const steps = await resetNode(
-      { rootDir, podLogsDir, lockFile, dryRun: options.dryRun, onStep: options.onStep },
+      {
+        rootDir,
+        podLogsDir,
+        lockFile,
+        dryRun: options.dryRun,
+        onStep: options.onStep,
+        onPodStopping: options.onPodStopping,
+        onPodStopped: options.onPodStopped,
+      },
       {
         runtime: decorateRuntime(runtime, { nodeName: nodeIdentity(config).name }),
         volumes: createVolumeManager({ rootDir, configs: noConfigs, log: log.child("volumes") }),

@@ -1,30 +1,44 @@
 // `kubelet reset`: removes the pods (sandboxes, containers) and the state the kubelet created on this
-// node, one line per removal as it happens; `--dry-run` prints the same lines and changes nothing.
-// Refuses while a kubelet holds the lock file. Exit 0 done (or nothing to do), 1 errors.
+// node, one line per removal as it happens and the pods' stops as they wait (reset-progress.ts); `--dry-run`
+// prints the same lines and changes nothing. Refuses while a kubelet holds the lock file. Exit 0 done (or
+// nothing to do), 1 errors.
+import { systemClock, type Clock } from "../clock.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
 import type { Logger } from "../log.ts";
 import type { ResetStep } from "../node/reset/node-reset.ts";
+import { createResetProgress } from "./reset-progress.ts";
 
 export interface ResetCommandOptions {
   dryRun: boolean;
-  out: NodeJS.WritableStream;
+  out: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   err: NodeJS.WritableStream;
   log: Logger;
+  /** For the terminal's countdown (default the system clock). */
+  clock?: Clock;
 }
 
 /** Runs the reset and reports it; resolves to the exit code. */
 export async function resetCommand(config: KubeletConfig, options: ResetCommandOptions): Promise<number> {
   const { resetOnce } = await import("../kubelet.ts");
   const verb = options.dryRun ? "would remove" : "removing";
+  const progress = createResetProgress({
+    out: options.out,
+    tty: options.out.isTTY === true,
+    clock: options.clock ?? systemClock,
+  });
   try {
     const { runtime, steps } = await resetOnce(config, {
       log: options.log,
       dryRun: options.dryRun,
-      onStep: (step) => options.out.write(`${verb} ${step.kind} ${step.target}${podSuffix(step)}\n`),
+      onStep: (step) => progress.line(`${verb} ${step.kind} ${step.target}${podSuffix(step)}`),
+      onPodStopping: progress.stopping,
+      onPodStopped: progress.stopped,
     });
+    progress.close();
     options.out.write(`${resetSummary(steps, { dryRun: options.dryRun, runtime, rootDir: config.rootDir })}\n`);
     return 0;
   } catch (error) {
+    progress.close();
     options.err.write(`kubelet: reset: ${(error as Error).message}\n`);
     return 1;
   }

@@ -46,13 +46,13 @@ const fromSummary = (summary: StatsSummary): PodUsage[] =>
   summary.pods.map((p) => ({
     name: p.podRef.name,
     namespace: p.podRef.namespace,
-    time: Date.parse(p.cpu.time),
-    cpuNanoseconds: p.cpu.usageCoreNanoSeconds,
-    workingSetBytes: p.memory.workingSetBytes,
+    time: Date.parse(p.cpu?.time ?? p.memory?.time ?? ""),
+    cpuNanoseconds: p.cpu?.usageCoreNanoSeconds,
+    workingSetBytes: p.memory?.workingSetBytes,
     containers: p.containers.map((c) => ({
       name: c.name,
       startTime: Date.parse(c.startTime),
-      time: Date.parse(c.cpu?.time ?? p.cpu.time),
+      time: Date.parse(c.cpu?.time ?? p.cpu?.time ?? ""),
       cpuNanoseconds: c.cpu?.usageCoreNanoSeconds,
       workingSetBytes: c.memory?.workingSetBytes,
     })),

@@ -11,6 +11,7 @@ import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { fakeVolumes } from "../testing/fake-volumes.ts";
 import { testPod } from "../testing/pods.ts";
 import { createContainerLifecycle } from "./container-lifecycle.ts";
+import { silentLogger, type Logger } from "../log.ts";
 
 const ctx: PodContext = {
   nodeName: "node",
@@ -23,11 +24,14 @@ const ctx: PodContext = {
   configs: noConfigs,
 };
 
-/** A lifecycle on a fake runtime, with a running sandbox for `pod`; `told` lists what it reported beside events. */
-async function harness(container: V1Container) {
+/**
+ * A lifecycle on a fake runtime, with a running sandbox for `pod`; `told` lists what it reported beside events;
+ * `eventLog` receives the events' lines.
+ */
+async function harness(container: V1Container, eventLog?: Logger) {
   const clock = new FakeClock();
   const runtime = new FakeRuntime(clock);
-  const events = createEventRecorder({ clock });
+  const events = createEventRecorder({ clock, ...(eventLog ? { log: eventLog } : {}) });
   const told: string[] = [];
   const lifecycle = createContainerLifecycle({
     runtime,
@@ -37,6 +41,7 @@ async function harness(container: V1Container) {
     clock,
     events,
     onStopping: (c) => void told.push(`stopping ${c.id}`),
+    log: { warn: (line) => void told.push(line) },
   });
   const pod: Pod = testPod("web", { containers: [container] });
   const sandbox = await runtime.podSandboxStatus(await runtime.runPodSandbox(podSandboxConfig(pod, ctx, 0)));
@@ -52,7 +57,7 @@ async function harness(container: V1Container) {
     );
   const app = () => [...runtime.containers.values()].find((c) => c.id !== sandbox.id) as ContainerDetails;
   const reasons = () => events.list().map((e) => e.reason);
-  return { clock, runtime, lifecycle, pod, start, app, reasons, done, told };
+  return { clock, runtime, lifecycle, pod, start, app, reasons, done, told, events };
 }
 
 const busybox: V1Container = { name: "app", image: "local/busybox:stable", command: ["sleep", "3600"] };
@@ -99,5 +104,62 @@ describe("container lifecycle", () => {
     expect(h.told).toEqual([`probes removed ${id}`, `stopping ${id}`]);
     expect(h.runtime.calls.filter((c) => c.method === "stopContainer").map((c) => c.args)).toEqual([[id, 7]]);
     expect(h.reasons()).toEqual(["Created", "Started", "Killing"]);
+  });
+
+  /** A stop on `h` whose runtime takes `takesMs` (on the fake clock) before the container is killed with `exitCode`. */
+  const slowStop = async (h: Awaited<ReturnType<typeof harness>>, takesMs: number, exitCode: number) => {
+    h.runtime.stopContainer = async (id) => {
+      await h.clock.sleep(takesMs);
+      h.runtime.exit(id, exitCode);
+    };
+    const stopped = h.lifecycle.stop(
+      h.pod,
+      { container: h.app(), spec: busybox, reason: "SpecChanged", message: "Container app definition changed" },
+      30,
+    );
+    await h.clock.advance(takesMs);
+    await stopped;
+  };
+
+  test("a container killed when its grace period ran out is said to have ignored SIGTERM, once: an event, logged as a warning", async () => {
+    const logged: string[] = [];
+    const h = await harness(busybox, { ...silentLogger, warn: (line: string) => void logged.push(line) });
+    await h.start();
+    await slowStop(h, 30_000, 137);
+    expect(logged).toEqual([
+      "default/web: container app ignored SIGTERM; killed after 30s (its PID 1 does not exit on SIGTERM; see docs/behaviour.md)",
+    ]);
+    expect(h.reasons()).toEqual(["Created", "Started", "Killing", "IgnoredSIGTERM"]);
+    expect(h.events.list().at(-1)?.message).toBe("container app ignored SIGTERM; killed after 30s");
+    expect(h.told.filter((line) => line.includes("SIGTERM"))).toEqual([]);
+  });
+
+  test("a container of a pod known only from the runtime that ignored SIGTERM gets a log line", async () => {
+    const h = await harness(busybox);
+    await h.start();
+    h.runtime.stopContainer = async (id) => {
+      await h.clock.sleep(30_000);
+      h.runtime.exit(id, 137);
+    };
+    const stopped = h.lifecycle.stop(undefined, { container: h.app(), reason: "PodDeleted", message: "Stopping" }, 30);
+    await h.clock.advance(30_000);
+    await stopped;
+    expect(h.told.filter((line) => line.includes("SIGTERM"))).toEqual([
+      "default/web: container app ignored SIGTERM; killed after 30s (its PID 1 does not exit on SIGTERM; see docs/behaviour.md)",
+    ]);
+  });
+
+  test("a container that exits on SIGTERM, or is killed before its grace period ends, is not said to have ignored it", async () => {
+    for (const [takesMs, exitCode] of [
+      [2_000, 137],
+      [30_000, 143],
+      [30_000, 0],
+    ] as const) {
+      const h = await harness(busybox);
+      await h.start();
+      await slowStop(h, takesMs, exitCode);
+      expect(h.told.filter((line) => line.includes("SIGTERM"))).toEqual([]);
+      expect(h.reasons()).toEqual(["Created", "Started", "Killing"]);
+    }
   });
 });

@@ -12,6 +12,8 @@ import {
 import type { EventRecorder } from "../node/events/events.ts";
 import type { ImageManager, PullPolicy } from "../node/images/images.ts";
 import type { KubeletMetrics } from "../metrics.ts";
+import type { Logger } from "../log.ts";
+import { ignoredSigtermMessage, stopContainerTimed } from "../container/timed-stop.ts";
 import { runProbe, type ProbeManager } from "../node/prober/probes.ts";
 import type { VolumeManager } from "../node/volumes/volumes.ts";
 import { subPathHostPaths } from "../node/volumes/subpath.ts";
@@ -28,6 +30,8 @@ export interface ContainerLifecycleDeps {
   clock: Clock;
   metrics?: Pick<KubeletMetrics, "containerStarted">;
   events: EventRecorder;
+  /** Where a container of a pod known only from the runtime (no event to record) that ignored SIGTERM is reported. */
+  log?: Pick<Logger, "warn">;
   /** A running container is being stopped (before its preStop hook and grace period): it is no longer ready. */
   onStopping?(container: ContainerDetails): void;
 }
@@ -45,7 +49,10 @@ export interface ContainerLifecycle {
     done: { created: number; killed: number },
     signal: AbortSignal,
   ): Promise<Waiting | undefined>;
-  /** Stops one container: its preStop hook within the grace period, the Killing event, then SIGTERM/SIGKILL. */
+  /**
+   * Stops one container: its preStop hook within the grace period, the Killing event, then SIGTERM/SIGKILL; one that
+   * waited out its grace period and was killed is reported (a log line and an IgnoredSIGTERM event).
+   */
   stop(pod: Pod | undefined, kill: ContainerToKill, graceSeconds: number): Promise<void>;
 }
 
@@ -71,7 +78,14 @@ export function createContainerLifecycle(deps: ContainerLifecycleDeps): Containe
     }
     if (pod) events.record(pod, "Normal", "Killing", kill.message, field, `grace period ${graceSeconds}s`);
     const remaining = Math.max(0, graceSeconds - (clock.now() - started) / 1000);
-    await runtime.stopContainer(c.id, remaining);
+    const { ignoredSigterm } = await stopContainerTimed(runtime, clock, c.id, remaining);
+    if (!ignoredSigterm) return;
+    // Every stop of such a pod (each edit of its manifest) waits out the grace period: said at each, once. The
+    // event is the log line (the recorder logs Warning events); a pod known only from the runtime gets a line.
+    const message = ignoredSigtermMessage(c.labels[LABEL.containerName] ?? c.name, graceSeconds);
+    const why = "its PID 1 does not exit on SIGTERM; see docs/behaviour.md";
+    if (pod) events.record(pod, "Warning", "IgnoredSIGTERM", message, field, why);
+    else deps.log?.warn(`${c.labels[LABEL.podNamespace]}/${c.labels[LABEL.podName]}: ${message} (${why})`);
   };
 
   const runHook = async (

@@ -1,13 +1,16 @@
 // `kubelet reset` end to end on each runtime of the matrix: pods started by `runonce` (one with a
 // memory-backed emptyDir, a tmpfs mount under root_dir) are removed with their sandboxes, pod
 // directories and log directories; `--dry-run` removes nothing; another node's pods on the same
-// runtime stay; a held lock file refuses the reset.
+// runtime stay; a held lock file refuses the reset; pods whose PID 1 ignores SIGTERM stop in parallel, a line
+// each.
 import { afterAll, expect } from "bun:test";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { commonFlags, describeOnRuntimes, removeDir, runBinary, tempDir, test, testCgroupRoot } from "./harness.ts";
 
 const PODS = ["e2e-reset-a", "e2e-reset-b"];
+/** The grace period of the pods whose PID 1 ignores SIGTERM, in seconds. */
+const GRACE = 6;
 
 describeOnRuntimes("kubelet reset", (services, rt) => {
   const rootDir = tempDir("reset");
@@ -95,6 +98,45 @@ describeOnRuntimes("kubelet reset", (services, rt) => {
     const again = runBinary(["reset", ...node]);
     expect(again.stdout).toMatch(/^nothing to reset: no pods of this kubelet on the .* and no state under /m);
     expect(again.code).toBe(0);
+  });
+
+  test("reset stops three pods whose PID 1 ignores SIGTERM in about one grace period, not three, with a line per pod", async () => {
+    const stubborn = ["e2e-reset-sigterm-a", "e2e-reset-sigterm-b", "e2e-reset-sigterm-c"];
+    const dir = tempDir("reset-sigterm-pods");
+    const root = tempDir("reset-sigterm");
+    const flags = ["--hostname_override", "e2e-reset-sigterm-node", ...rt.flags(root)];
+    try {
+      // `sleep` as PID 1: the kernel gives PID 1 no default action for SIGTERM, so only SIGKILL ends it.
+      for (const name of stubborn)
+        writeFileSync(
+          join(dir, `${name}.yaml`),
+          `{ apiVersion: v1, kind: Pod, metadata: { name: ${name} }, spec: { terminationGracePeriodSeconds: ${GRACE}, containers: [{ name: app, image: "${services.busybox}", command: [sleep, "600"] }] } }\n`,
+        );
+      const started = runBinary(["runonce", "-c", dir, ...flags, "--runonce_timeout", "90s"]);
+      expect(started.stdout).toContain("3 pods running or completed");
+      const began = Date.now();
+      const reset = runBinary(["reset", ...flags]);
+      const seconds = (Date.now() - began) / 1000;
+      expect(reset.code).toBe(0);
+      // One after another they took 3 grace periods; together about one (and the sandboxes' own stops).
+      expect(seconds).toBeGreaterThanOrEqual(GRACE);
+      expect(seconds).toBeLessThan(2 * GRACE);
+      for (const name of stubborn) {
+        expect(reset.stdout).toContain(`stopping pod default/${name} (grace period ${GRACE}s)\n`);
+        const stopped = reset.stdout.split("\n").filter((line) => line.startsWith(`stopped pod default/${name} `));
+        expect(stopped).toHaveLength(1);
+        expect(stopped[0]).toMatch(
+          new RegExp(
+            `^stopped pod default/${name} in \\d+\\.\\ds \\(container app ignored SIGTERM; killed after ${GRACE}s\\)$`,
+          ),
+        );
+      }
+      expect(reset.stdout).toMatch(/^reset: removed 3 pod sandboxes, 3 containers/m);
+    } finally {
+      await rt.removePods(...stubborn);
+      removeDir(dir);
+      removeDir(root);
+    }
   });
 
   test("reset --dry-run lists each container, sandbox, cgroup and pod directory it would remove, and removes none", async () => {

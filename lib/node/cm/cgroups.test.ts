@@ -154,3 +154,33 @@ describe("pod resize", () => {
     }
   });
 });
+
+describe("orphaned pod cgroups", () => {
+  test("a pod's orphaned cgroup is said to be removed once, though two housekeeping passes find it at once", async () => {
+    const mountPoint = mkdtempSync(join(tmpdir(), "kubelet-cgroups-"));
+    try {
+      writeFileSync(join(mountPoint, "cgroup.controllers"), "cpu memory pids");
+      mkdirSync(join(mountPoint, "kubepods/besteffort/podgone"), { recursive: true });
+      mkdirSync(join(mountPoint, "kubepods/besteffort/podkept"), { recursive: true });
+      const said: string[] = [];
+      const log = { ...silentLogger, info: (line: string) => void said.push(line) };
+      const manager = createCgroupManager({
+        driver: "cgroupfs",
+        root: "/",
+        cfsQuota: false,
+        cfsPeriodUs: 0,
+        pidsLimit: -1,
+        mountPoint,
+        log,
+      });
+      const kept = new Set(["kept"]);
+      const passes = await Promise.all([manager.removeOrphans(kept), manager.removeOrphans(kept)]);
+      expect(passes.flat()).toEqual(["gone"]);
+      expect(said).toEqual(["removed the cgroup of orphaned pod gone (/kubepods/besteffort/podgone)"]);
+      expect(await manager.removeOrphans(kept)).toEqual([]);
+      expect(said).toHaveLength(1);
+    } finally {
+      rmSync(mountPoint, { recursive: true, force: true });
+    }
+  });
+});

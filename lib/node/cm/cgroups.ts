@@ -225,23 +225,27 @@ export function createCgroupManager(options: CgroupManagerOptions): CgroupManage
     }
   };
 
-  const remove = async (path: string): Promise<boolean> => {
+  /** Removes a cgroup from every hierarchy: "absent" when it was in none (already removed), "busy" when one refused. */
+  const removeDirs = async (path: string): Promise<"removed" | "absent" | "busy"> => {
     const controllers = version === 2 ? [""] : await readdir(mountPoint).catch(() => [] as string[]);
-    let removed = true;
+    let outcome: "removed" | "absent" | "busy" = "absent";
     for (const controller of controllers) {
       const target = dir(controller, path);
       if (!existsSync(target)) continue;
       try {
         await rmdir(target);
+        if (outcome === "absent") outcome = "removed";
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
-        if (code !== "ENOENT") removed = false;
+        if (code !== "ENOENT") outcome = "busy";
         if (code !== "ENOENT" && code !== "EBUSY")
           log.warn(`cannot remove cgroup ${target}: ${(error as Error).message}`);
       }
     }
-    return removed;
+    return outcome;
   };
+  /** Removes a cgroup; false when something still runs in it (one already gone is removed). */
+  const remove = async (path: string): Promise<boolean> => (await removeDirs(path)) !== "busy";
 
   const podDirs = async (): Promise<Map<string, string>> => {
     const found = new Map<string, string>();
@@ -261,6 +265,8 @@ export function createCgroupManager(options: CgroupManagerOptions): CgroupManage
   // The stats analyzer asks for every pod's usage at once, and pods adopted after a restart are not in podPaths:
   // concurrent lookups share one scan instead of a readdir of every QoS parent per pod.
   let scanning: Promise<Map<string, string>> | undefined;
+  /** The last removeOrphans pass, which the next one waits for. */
+  let orphans: Promise<unknown> = Promise.resolve();
   const sharedPodDirs = () => (scanning ??= podDirs().finally(() => (scanning = undefined)));
 
   return {
@@ -317,17 +323,23 @@ export function createCgroupManager(options: CgroupManagerOptions): CgroupManage
       options.metrics?.cgroupManager("destroy", (performance.now() - began) / 1000);
       return removed;
     },
-    async removeOrphans(active) {
-      const removed: string[] = [];
-      for (const [uid, path] of await podDirs()) {
-        if (active.has(uid)) continue;
-        if (await remove(path)) {
-          podPaths.delete(uid);
+    removeOrphans(active) {
+      // One pass at a time: two housekeeping passes at once would both find a cgroup and both report its removal.
+      const pass = orphans.then(async () => {
+        const removed: string[] = [];
+        for (const [uid, path] of await podDirs()) {
+          if (active.has(uid)) continue;
+          const outcome = await removeDirs(path);
+          if (outcome !== "busy") podPaths.delete(uid);
+          // A cgroup gone meanwhile (reset, or the runtime's own clean-up) was not removed here: not said.
+          if (outcome !== "removed") continue;
           removed.push(uid);
           log.info(`removed the cgroup of orphaned pod ${uid} (${path})`);
         }
-      }
-      return removed;
+        return removed;
+      });
+      orphans = pass.catch(() => []);
+      return pass;
     },
     async podUsage(uid) {
       const path = podPaths.get(uid)?.path ?? (await sharedPodDirs()).get(uid);

@@ -10,6 +10,7 @@ import { resetNode, type ResetStep } from "./node-reset.ts";
 import { createCgroupManager } from "../cm/cgroups.ts";
 import { createVolumeManager } from "../volumes/volumes.ts";
 import { silentLogger } from "../../log.ts";
+import { FakeClock } from "../../testing/fake-clock.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -80,7 +81,13 @@ describe("resetNode", () => {
     expect(n.runtime.containers.size).toBe(0);
     const calls = n.runtime.calls.filter((c) => changing.includes(c.method));
     expect(calls.filter((c) => c.method === "stopContainer").map((c) => c.args)).toEqual([[n.web, 5]]);
-    expect(calls.filter((c) => c.method === "removeContainer").map((c) => c.args[0])).toEqual([n.web, n.job]);
+    // Pods stop in parallel: in no set order.
+    expect(
+      calls
+        .filter((c) => c.method === "removeContainer")
+        .map((c) => c.args[0])
+        .sort(),
+    ).toEqual([n.web, n.job].sort());
     // A pod's containers go before its sandbox.
     const order = calls.map((c) => c.method);
     expect(order.indexOf("removeContainer")).toBeLessThan(order.indexOf("removePodSandbox"));
@@ -94,10 +101,17 @@ describe("resetNode", () => {
     expect(existsSync(join(n.rootDir, "kubelet.lock"))).toBe(false);
     expect(readdirSync(n.podLogsDir)).toEqual(["default_stranger_uid-stranger"]);
     expect(readdirSync(n.rootDir).sort()).toEqual(["operator-notes.txt", "pod-logs"]);
-    expect(steps.map((s) => s.kind)).toEqual([
+    // Pods stop in parallel: their containers and sandboxes in no set order, the rest after them.
+    expect([
+      ...steps
+        .slice(0, 4)
+        .map((s) => s.kind)
+        .sort(),
+      ...steps.slice(4).map((s) => s.kind),
+    ]).toEqual([
+      "container",
       "container",
       "pod sandbox",
-      "container",
       "pod sandbox",
       "pod cgroup",
       "pod cgroup",
@@ -144,8 +158,9 @@ describe("resetNode", () => {
     const n = await node();
     const announced: ResetStep[] = [];
     const steps = await resetNode({ ...n.options, dryRun: true, onStep: (s) => announced.push(s) }, n);
+    // Sorted: pods stop in parallel, in no set order.
     const relative = (list: ResetStep[], root: string) =>
-      list.map((s) => ({ ...s, target: s.target.replace(root, "") }));
+      list.map((s) => JSON.stringify({ ...s, target: s.target.replace(root, "") })).sort();
     expect(relative(steps, n.rootDir)).toEqual(relative(expected, real.rootDir));
     expect(announced).toEqual(steps);
     expect(n.runtime.calls.filter((c) => changing.includes(c.method))).toEqual([]);
@@ -166,5 +181,75 @@ describe("resetNode", () => {
     const steps = await resetNode({ ...n.options, dryRun: false }, n);
     expect(steps.filter((s) => s.kind === "container").map((s) => s.pod)).toContain("default/web");
     expect(n.runtime.containers.size).toBe(0);
+  });
+
+  /** `count` running pods of grace period `grace` s, whose PID 1 ignores SIGTERM: each stop waits it out, then kills. */
+  async function stubbornPods(count: number, grace: number) {
+    const clock = new FakeClock();
+    const runtime = new FakeRuntime(clock);
+    const stopsAt: number[] = [];
+    runtime.stopContainer = async (id, graceSeconds) => {
+      stopsAt.push(clock.now());
+      await clock.sleep(graceSeconds * 1000);
+      runtime.exit(id, 137);
+    };
+    for (let i = 0; i < count; i++) {
+      const sandbox = testSandboxConfig(`uid-${i}`, `pod-${i}`, {
+        labels: { [LABEL.terminationGracePeriod]: String(grace) },
+      });
+      const sandboxId = await runtime.runPodSandbox(sandbox);
+      const config = testContainerConfig(sandbox, "httpd", 0, "local/busybox:stable", ["httpd", "-f"]);
+      await runtime.startContainer(await runtime.createContainer(sandboxId, config, sandbox));
+    }
+    const rootDir = mkdtempSync(join(tmpdir(), "node-reset-"));
+    dirs.push(rootDir);
+    const volumes = createVolumeManager({ rootDir, configs: noConfigs });
+    const options = { rootDir, podLogsDir: join(rootDir, "pod-logs"), lockFile: join(rootDir, "kubelet.lock") };
+    return { clock, runtime, stopsAt, deps: { runtime, volumes, cgroups: [], clock }, options };
+  }
+
+  test("pods stop in parallel: three pods that wait out a 10 s grace period are all stopped after 10 s, not 30", async () => {
+    const n = await stubbornPods(3, 10);
+    const began = n.clock.now();
+    let done = false;
+    const reset = resetNode({ ...n.options, dryRun: false }, n.deps).then(() => (done = true));
+    await n.clock.advance(10_000);
+    await reset;
+    expect(done).toBe(true);
+    expect(n.clock.now() - began).toBe(10_000);
+    expect(n.stopsAt.map((at) => at - began)).toEqual([0, 0, 0]);
+    expect(n.runtime.containers.size).toBe(0);
+  });
+
+  test("each pod's stop is told as it begins, with its grace period, and as it ends, with the containers that ignored SIGTERM", async () => {
+    const n = await stubbornPods(2, 10);
+    const told: string[] = [];
+    const reset = resetNode(
+      {
+        ...n.options,
+        dryRun: false,
+        onPodStopping: (pod, grace) => void told.push(`stopping ${pod} ${grace}s`),
+        onPodStopped: (pod, { seconds, ignoredSigterm }) =>
+          void told.push(`stopped ${pod} in ${seconds}s: ${JSON.stringify(ignoredSigterm)}`),
+      },
+      n.deps,
+    );
+    await n.clock.advance(10_000);
+    await reset;
+    const ignored = JSON.stringify([{ container: "httpd", graceSeconds: 10 }]);
+    expect(told.sort()).toEqual([
+      `stopped default/pod-0 in 10s: ${ignored}`,
+      `stopped default/pod-1 in 10s: ${ignored}`,
+      "stopping default/pod-0 10s",
+      "stopping default/pod-1 10s",
+    ]);
+  });
+
+  test("at most `concurrency` pods stop at once", async () => {
+    const n = await stubbornPods(3, 10);
+    const reset = resetNode({ ...n.options, dryRun: false, concurrency: 2 }, n.deps);
+    await n.clock.advance(20_000);
+    await reset;
+    expect(n.stopsAt.map((at) => at - n.stopsAt[0]!)).toEqual([0, 0, 10_000]);
   });
 });

@@ -29,6 +29,15 @@ const measureNode = async () => ({
   observations: {},
 });
 
+/** A node with no volumes, no processes and no interfaces to speak of, for tests about the pods' cgroups. */
+const quietNode = {
+  measureNode,
+  emptyDirUsage: async () => ({ bytes: 0, inodes: 0, complete: true }),
+  nodeCpu: async () => 5e9,
+  host: { rlimit: async () => ({ maxpid: 4096, curproc: 100 }), interfaces: async () => [] },
+  log: silentLogger,
+};
+
 describe("resource analyzer", () => {
   function setup() {
     const clock = new FakeClock();
@@ -175,6 +184,47 @@ describe("resource analyzer", () => {
     expect(s.analyzer.summary()!.pods[0]!.containers.find((c) => c.name === "late")?.rootfs?.usedBytes).toBe(1234);
   });
 
+  test("with pod cgroups, a pod missing from one collection's read (right after a restart) keeps the last one's CPU and memory", async () => {
+    const clock = new FakeClock();
+    const pod = testPod("web");
+    let shown = true;
+    const analyzer = createStatsAnalyzer(
+      { nodeName: "node-a", fsPeriodMs: 60_000, containerStatsPeriodMs: 30_000, clock },
+      {
+        ...quietNode,
+        runtime: new FakeRuntime(clock),
+        pods: () => [pod],
+        sampler: () => ({
+          sample: async () => ({
+            time: clock.now(),
+            pods: shown
+              ? [
+                  {
+                    uid: pod.metadata.uid,
+                    name: "web",
+                    namespace: "default",
+                    cgroup: "/kubepods/pod",
+                    stats: cgroupStats(),
+                    interfaces: [],
+                    containers: [],
+                  },
+                ]
+              : [],
+          }),
+        }),
+      },
+    );
+    await analyzer.refresh();
+    const before = analyzer.summary()!.pods[0]!;
+    shown = false;
+    await clock.advance(10_000);
+    await analyzer.refresh();
+    const after = analyzer.summary()!.pods[0]!;
+    expect(after.memory).toEqual(before.memory!);
+    expect(after.memory!.workingSetBytes).toBe(9000);
+    expect(after.cpu).toEqual(before.cpu!);
+  });
+
   test("with pod cgroups: CPU and memory from the cgroup files, usageNanoCores from two collections, no stats call", async () => {
     const clock = new FakeClock();
     const runtime = new FakeRuntime(clock);
@@ -251,7 +301,7 @@ describe("resource analyzer", () => {
       pageFaults: 77,
       majorPageFaults: 3,
     });
-    expect(summary.pods[0]!.cpu.usageNanoCores).toBe(2e8);
+    expect(summary.pods[0]!.cpu!.usageNanoCores).toBe(2e8);
     expect(summary.pods[0]!.process_stats).toEqual({ process_count: 3 });
     expect(summary.node.rlimit).toMatchObject({ maxpid: 4096, curproc: 100 });
     expect(summary.node.memory).toMatchObject({ rssBytes: 5e8, pageFaults: 1234, majorPageFaults: 3 });

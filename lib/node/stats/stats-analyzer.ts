@@ -200,6 +200,7 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
           ...(sample ? { cgroups: sample } : {}),
           runtimeStats: stats,
           fs,
+          ...(last ? { previous: last } : {}),
         },
         rates,
       );

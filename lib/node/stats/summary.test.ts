@@ -129,7 +129,7 @@ describe("the stats summary", () => {
       cpu: { usageCoreNanoSeconds: 4e9 },
       memory: { availableBytes: 8000, usageBytes: 3000, workingSetBytes: 2000 },
     });
-    expect(web!.cpu.usageCoreNanoSeconds).toBe(4e9);
+    expect(web!.cpu!.usageCoreNanoSeconds).toBe(4e9);
     expect(web!.memory).toMatchObject({ usageBytes: 3000, workingSetBytes: 2000 });
     expect(web!.network).toMatchObject({ rxBytes: 10, txBytes: 20, interfaces: [] });
     expect(web!.process_stats).toBeUndefined();
@@ -149,7 +149,7 @@ describe("the stats summary", () => {
       cpu: { usageCoreNanoSeconds: 2e9 },
       memory: { availableBytes: 64 * 2 ** 20 - 9000, workingSetBytes: 9000, rssBytes: 4000, majorPageFaults: 3 },
     });
-    expect(web!.cpu.usageCoreNanoSeconds).toBe(3e9);
+    expect(web!.cpu!.usageCoreNanoSeconds).toBe(3e9);
     expect(web!.process_stats).toEqual({ process_count: 2 });
     expect(web!.network).toMatchObject({ name: "eth0", rxBytes: 10, txBytes: 20 });
     expect(summary.node.memory).toMatchObject({ rssBytes: 4000, pageFaults: 77, majorPageFaults: 3 });
@@ -163,6 +163,41 @@ describe("the stats summary", () => {
     const [web] = buildSummary(inputs({ cgroupsPerQOS: true, runtimeStats: new Map() }), createUsageRates()).pods;
     expect(web!.containers[0]!.cpu).toBeUndefined();
     expect(web!.containers[0]!.memory).toBeUndefined();
+  });
+
+  test("a pod its cgroups did not show this time (right after a container restart) keeps its last CPU and memory, with their time", () => {
+    const rates = createUsageRates();
+    const before = buildSummary(
+      inputs({ now: NOW - 10_000, cgroupsPerQOS: true, cgroups: usageSample(NOW - 10_000), runtimeStats: new Map() }),
+      rates,
+    );
+    const missing = { ...usageSample(NOW), pods: [] };
+    const [web] = buildSummary(
+      inputs({ cgroupsPerQOS: true, cgroups: missing, runtimeStats: new Map(), previous: before }),
+      rates,
+    ).pods;
+    expect(web!.memory).toEqual(before.pods[0]!.memory!);
+    expect(web!.memory!.workingSetBytes).toBe(9000);
+    expect(web!.cpu).toEqual(before.pods[0]!.cpu!);
+    expect(web!.cpu!.time).toBe(new Date(NOW - 10_000).toISOString());
+  });
+
+  test("a pod not measured yet has no CPU nor memory rather than zeros, with cgroups or without", () => {
+    for (const cgroupsPerQOS of [true, false]) {
+      const [web] = buildSummary(inputs({ cgroupsPerQOS, runtimeStats: new Map() }), createUsageRates()).pods;
+      expect(web!.cpu).toBeUndefined();
+      expect(web!.memory).toBeUndefined();
+      expect(web!.containers[0]!.cpu).toBeUndefined();
+    }
+  });
+
+  test("without cgroups, a running container the runtime gave no stats for leaves its pod's last figures, not zeros", () => {
+    const rates = createUsageRates();
+    const before = buildSummary(inputs(), rates);
+    const [web] = buildSummary(inputs({ runtimeStats: new Map(), previous: before }), rates).pods;
+    expect(web!.containers[0]!.memory).toBeUndefined();
+    expect(web!.memory).toEqual(before.pods[0]!.memory!);
+    expect(web!.memory!.workingSetBytes).toBe(2000);
   });
 
   test("only the newest instance of each container name is reported: a running one, else the most restarted, else the last created", () => {
@@ -249,6 +284,6 @@ describe("usage rates", () => {
       time: "2026-11-28T12:00:05.000Z",
       usageNanoCores: 2e8,
     });
-    expect(summary.pods[0]!.cpu.usageNanoCores).toBe(1e8);
+    expect(summary.pods[0]!.cpu!.usageNanoCores).toBe(1e8);
   });
 });

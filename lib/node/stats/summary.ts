@@ -67,8 +67,9 @@ export interface PodSummaryStats {
   containers: ContainerSummaryStats[];
   network?: SummaryNetwork;
   volume: Array<SummaryFs & { name: string }>;
-  cpu: SummaryCpu;
-  memory: SummaryMemory;
+  /** Absent while the pod has not been measured yet (as upstream's omitempty). */
+  cpu?: SummaryCpu;
+  memory?: SummaryMemory;
   "ephemeral-storage": SummaryFs;
   process_stats?: { process_count: number };
 }
@@ -136,6 +137,8 @@ export interface SummaryInputs {
   /** Without cgroups: the runtime's stats of running containers and sandboxes, by id. */
   runtimeStats: Map<string, ContainerStats | undefined>;
   fs: FsFigures;
+  /** The last collection's Summary: a pod missing from this collection's measurement keeps its last figures. */
+  previous?: StatsSummary;
 }
 
 /** The Summary of one collection; `rates` keeps the previous CPU samples for usageNanoCores. */
@@ -155,6 +158,7 @@ export function buildSummary(input: SummaryInputs, rates: UsageRates): StatsSumm
   const kubeletRss = input.kubelet.rssBytes;
   const podsCpu = sample?.pods.reduce((n, p) => n + p.stats.cpuUsageNanoseconds, 0);
   const podsMemory = sample?.pods.reduce((n, p) => n + p.stats.memoryWorkingSetBytes, 0);
+  const previousPods = new Map(input.previous?.pods.map((p) => [p.podRef.uid, p]));
   const podSummaries = pods.map((pod): PodSummaryStats => {
     const uid = pod.metadata.uid;
     const cgroup = cgroupPods.get(uid);
@@ -170,18 +174,18 @@ export function buildSummary(input: SummaryInputs, rates: UsageRates): StatsSumm
         startTime: new Date(c.createdAt).toISOString(),
         ...(fromCgroup
           ? { cpu: summaryCpu(c.id, fromCgroup.cpuUsageNanoseconds), memory: summaryMemory(fromCgroup, now) }
-          : c.state === "CONTAINER_RUNNING" && !input.cgroupsPerQOS
+          : c.state === "CONTAINER_RUNNING" && !input.cgroupsPerQOS && fromRuntime
             ? {
-                cpu: summaryCpu(c.id, fromRuntime?.cpuUsageNanoseconds ?? 0, time, Date.parse(time) || nowMs),
+                cpu: summaryCpu(c.id, fromRuntime.cpuUsageNanoseconds, time, Date.parse(time) || nowMs),
                 memory: {
                   time,
-                  ...(fromRuntime?.memoryLimitBytes
+                  ...(fromRuntime.memoryLimitBytes
                     ? {
                         availableBytes: Math.max(0, fromRuntime.memoryLimitBytes - fromRuntime.memoryWorkingSetBytes),
                       }
                     : {}),
-                  usageBytes: fromRuntime?.memoryUsageBytes ?? 0,
-                  workingSetBytes: fromRuntime?.memoryWorkingSetBytes ?? 0,
+                  usageBytes: fromRuntime.memoryUsageBytes,
+                  workingSetBytes: fromRuntime.memoryWorkingSetBytes,
                 },
               }
             : {}),
@@ -214,14 +218,23 @@ export function buildSummary(input: SummaryInputs, rates: UsageRates): StatsSumm
             interfaces: [],
           },
       volume: volumes,
-      cpu: summaryCpu(`pod/${uid}`, cgroup?.stats.cpuUsageNanoseconds ?? sum((c) => c.cpu?.usageCoreNanoSeconds)),
-      memory: cgroup
-        ? summaryMemory(cgroup.stats, now)
-        : {
-            time: now,
-            usageBytes: sum((c) => c.memory?.usageBytes),
-            workingSetBytes: sum((c) => c.memory?.workingSetBytes),
-          },
+      // Not measured this time (its cgroup not read, or no container measured, as right after a container
+      // restart): the last figures, with their time, or none; never a zero that reads as "uses nothing".
+      ...(cgroup
+        ? { cpu: summaryCpu(`pod/${uid}`, cgroup.stats.cpuUsageNanoseconds), memory: summaryMemory(cgroup.stats, now) }
+        : !input.cgroupsPerQOS && containerStats.some((c) => c.cpu)
+          ? {
+              cpu: summaryCpu(
+                `pod/${uid}`,
+                sum((c) => c.cpu?.usageCoreNanoSeconds),
+              ),
+              memory: {
+                time: now,
+                usageBytes: sum((c) => c.memory?.usageBytes),
+                workingSetBytes: sum((c) => c.memory?.workingSetBytes),
+              },
+            }
+          : lastFigures(previousPods.get(uid))),
       "ephemeral-storage": usedFs(ephemeral, fsTime, node.nodeFs),
       ...(cgroup ? { process_stats: { process_count: cgroup.stats.pids } } : {}),
     };
@@ -296,6 +309,14 @@ export function createUsageRates(): UsageRates {
       for (const key of previous.keys()) if (!seen.has(key)) previous.delete(key);
       seen.clear();
     },
+  };
+}
+
+/** A pod's CPU and memory from the last Summary, those it had. */
+function lastFigures(previous: PodSummaryStats | undefined): Pick<PodSummaryStats, "cpu" | "memory"> {
+  return {
+    ...(previous?.cpu ? { cpu: previous.cpu } : {}),
+    ...(previous?.memory ? { memory: previous.memory } : {}),
   };
 }
 
