@@ -109,8 +109,8 @@ function release(args: string[], version: string, commit: string): void {
 /** How to publish a release directory and install from it: with --base-url unless the release was built for its URL. */
 function installHint(out: string, baseUrl: string): string {
   return baseUrl
-    ? `copy ${out}/ to ${baseUrl}/, then on a node: curl -fsSL ${baseUrl}/install.sh | sudo sh`
-    : `serve ${out}/ (busybox httpd -f -p 8000 -h ${out}, or any web server), then on a node: curl -fsSL http://HOST:8000/install.sh | sudo sh -s -- --base-url http://HOST:8000`;
+    ? `copy ${out}/ to ${baseUrl}/, then on a node: curl -fsSL ${baseUrl}/install.sh | sh (as root; from another account: | sudo sh)`
+    : `serve ${out}/ (busybox httpd -f -p 8000 -h ${out}, or any web server), then on a node: curl -fsSL http://HOST:8000/install.sh | sh -s -- --base-url http://HOST:8000 (as root; from another account: | sudo sh -s -- …)`;
 }
 
 if (import.meta.main) {

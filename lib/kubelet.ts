@@ -3,6 +3,7 @@
 // three see the same sources, store, runtime and admission settings.
 import { access, constants, mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import { withRefusedEdits } from "./server/refused-edits.ts";
 import { accessNotice, checkServerSecurity, loadAuthenticator, securityNotice } from "./server/auth.ts";
 import type { ResolvedConfig } from "./config/config.ts";
 import { acquireLock, lockHolder } from "./node/state/lock-file.ts";
@@ -170,8 +171,9 @@ async function runLocked(
       const auth = await loadAuthenticator({ ...config, ...(await servingFiles(config, node.name, log)) });
       const deps = {
         config,
-        pods: () => syncLoop.pods(),
-        podsVersion: () => syncLoop.version(),
+        pods: () => withRefusedEdits(syncLoop.pods(), store.refusedEdits()),
+        // Both counters only grow, so their sum changes whenever either does: /pods' cache key.
+        podsVersion: () => syncLoop.version() + store.refusedEditsVersion(),
         runtime,
         push: store,
         health,

@@ -3,7 +3,7 @@
 # (bun comes from npm), then runs that release's install.sh on it, so a source install gets the
 # same checksum check, config file and unit as a download.
 #
-#   sudo bash scripts/install-from-source.sh [--systemd] [install.sh options]
+#   bash scripts/install-from-source.sh [--systemd] [install.sh options]     (as root; from another account: sudo bash …)
 #
 # Defaults to --install-docker --no-systemd (run pods by hand with `kubelet runonce`); --systemd
 # also installs and starts kubelet.service. Needs Node.js >= 20 with npm.
@@ -20,7 +20,7 @@ done
 [ "$systemd" = 1 ] || args+=(--no-systemd)
 
 node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
-NODE_HOWTO="install NodeSource's Node.js 20 (it bundles npm): curl -fsSL https://deb.nodesource.com/setup_20.x | sudo bash - && sudo apt-get install -y nodejs"
+NODE_HOWTO="install NodeSource's Node.js 20 (it bundles npm): curl -fsSL https://deb.nodesource.com/setup_20.x | bash - && apt-get install -y nodejs (as root; from another account with sudo before each)"
 if ! command -v npm >/dev/null || [ "$(node_major)" -lt 20 ]; then
   # Debian's npm package depends on Debian's nodejs: install the pair only when that nodejs is new
   # enough (Debian 13), never over another nodejs (NodeSource's conflicts with Debian's npm).

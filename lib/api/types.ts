@@ -42,6 +42,8 @@ export const ANNOTATION = {
   format: "kubelet.io/config.format",
   /** Hash of the manifest as `kubelet fleet apply` placed it: which version a node runs. */
   manifestHash: "kubelet.io/manifest-hash",
+  /** On a pod served by /pods whose newest edit was refused: why (the last good version is what runs). */
+  refusedEdit: "kubelet.io/refused-edit",
 } as const;
 
 /** ANNOTATION.format's value for a v1beta1/v1beta2 ContainerManifest. */

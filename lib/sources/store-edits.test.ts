@@ -76,9 +76,14 @@ describe("an edit that breaks a running pod's manifest keeps its last good versi
       expect(r.warnings.at(-1)).toContain("keeping the last good version");
       expect(r.events.at(-1)).toMatchObject({ pod: "default/edge-web", uid });
       expect(r.events.at(-1)!.message).toContain("keeping the last good version");
+      expect([...r.store.refusedEdits().keys()]).toEqual(["default/edge-web"]);
+      expect(r.store.refusedEdits().get("default/edge-web")).toContain(typo.issue);
+      const refusedAt = r.store.refusedEditsVersion();
       r.write(GOOD.replace('"httpd"', '"sh"'));
       expect(r.running()).toEqual(["edge-web:sh"]);
       expect(r.store.rejected()).toEqual([]);
+      expect(r.store.refusedEdits().size).toBe(0);
+      expect(r.store.refusedEditsVersion()).toBeGreaterThan(refusedAt);
     });
 
   test("a valid rename is a new pod: the old name stops, the new one starts", () => {

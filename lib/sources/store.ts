@@ -71,6 +71,10 @@ export interface PodStore {
   whenAllSourcesReady(): Promise<void>;
   /** Problems standing now: invalid pods, duplicates, name conflicts, parse errors. */
   rejected(): RejectedPod[];
+  /** The running pods whose newest edit was refused (their last good version runs), by namespace/name, with why. */
+  refusedEdits(): ReadonlyMap<string, string>;
+  /** Grows whenever refusedEdits() may have changed. */
+  refusedEditsVersion(): number;
 }
 
 export function createPodStore(options: PodStoreOptions): PodStore {
@@ -257,31 +261,37 @@ export function createPodStore(options: PodStoreOptions): PodStore {
     return said;
   };
 
+  let refusalsVersion = 0;
+  /** Where a rejection came from, as the log and the events name it: origin[document]. */
+  const whereFrom = (r: RejectedPod) => `${r.origin}${r.document !== undefined ? `[${r.document}]` : ""}`;
+  const errorsSaid = (r: RejectedPod) =>
+    r.issues
+      .filter((i) => i.severity === "error")
+      .map(formatIssue)
+      .join("; ");
+
   const report = (source: SourceName, standing: RejectedPod[]) => {
     problems.set(source, standing);
     const before = logged.get(source) ?? new Set<string>();
     const now = new Set<string>();
+    if (standing.length || before.size) refusalsVersion++;
     for (const r of standing) {
       const signature = `${r.origin}|${r.pod ?? r.document}|${r.issues.map(formatIssue).join(";")}`;
       now.add(signature);
       if (before.has(signature)) continue;
       options.metrics?.sourceError(source);
-      const errors = r.issues
-        .filter((i) => i.severity === "error")
-        .map(formatIssue)
-        .join("; ");
+      const errors = errorsSaid(r);
       const kept = keptBy.get(r);
       const what = r.pod ? `${r.kind ?? "pod"} ${r.pod}` : `document ${r.document ?? 0}`;
       options.log?.warn(
         kept
-          ? `refusing the edit of ${what} from ${source} ${r.origin}${r.document !== undefined ? `[${r.document}]` : ""}: ${errors}`
+          ? `refusing the edit of ${what} from ${source} ${whereFrom(r)}: ${errors}`
           : `dropping ${what} from ${source} ${r.origin}: ${errors}`,
         { source, origin: r.origin },
       );
       const [namespace, name] = (r.kind ? "" : (r.pod ?? "")).split("/");
       const about = kept?.[0] ?? (namespace && name ? { metadata: { namespace, name, uid: "" } } : undefined);
-      if (about)
-        options.onRejected?.(about, `${r.origin}${r.document !== undefined ? `[${r.document}]` : ""}: ${errors}`);
+      if (about) options.onRejected?.(about, `${whereFrom(r)}: ${errors}`);
     }
     logged.set(source, now);
   };
@@ -390,6 +400,14 @@ export function createPodStore(options: PodStoreOptions): PodStore {
       }),
     whenAllSourcesReady: () => ready,
     rejected: () => [...order.flatMap((source) => problems.get(source) ?? []), ...configStore.rejected()],
+    refusedEdits: () => {
+      const refused = new Map<string, string>();
+      for (const source of order)
+        for (const r of problems.get(source) ?? [])
+          for (const pod of keptBy.get(r) ?? []) refused.set(podKey(pod), `${whereFrom(r)}: ${errorsSaid(r)}`);
+      return refused;
+    },
+    refusedEditsVersion: () => refusalsVersion,
   };
 }
 

@@ -280,7 +280,7 @@ describe("curl -fsSL …/install.sh | sh -s -- --prefix DIR --no-systemd", () =>
 describe("the release directory's URL (--base-url) and the installer's last line", () => {
   test("a release built with --base-url installs from there with no --base-url given, and build.ts says so", async () => {
     expect(builtForItsUrl).toContain(
-      `copy ${releases.c}/ to ${url}/c/, then on a node: curl -fsSL ${url}/c/install.sh | sudo sh\n`,
+      `copy ${releases.c}/ to ${url}/c/, then on a node: curl -fsSL ${url}/c/install.sh | sh (as root; from another account: | sudo sh)\n`,
     );
     requests.length = 0;
     const prefix = join(work, "published-prefix");
@@ -292,7 +292,7 @@ describe("the release directory's URL (--base-url) and the installer's last line
 
   test("build.ts without --base-url says to serve the directory and give its URL as --base-url", () => {
     expect(builtWithoutUrl).toContain(
-      `serve ${releases.a}/ (busybox httpd -f -p 8000 -h ${releases.a}, or any web server), then on a node: curl -fsSL http://HOST:8000/install.sh | sudo sh -s -- --base-url http://HOST:8000\n`,
+      `serve ${releases.a}/ (busybox httpd -f -p 8000 -h ${releases.a}, or any web server), then on a node: curl -fsSL http://HOST:8000/install.sh | sh -s -- --base-url http://HOST:8000 (as root; from another account: | sudo sh -s -- …)\n`,
     );
   });
 

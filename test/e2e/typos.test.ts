@@ -1,6 +1,6 @@
 // A typo in a running pod's manifest, end to end on each runtime of the matrix: whatever the edit breaks
 // (apiVersion, kind, the name, an unknown field, the YAML, a quantity), the running container is the same one
-// afterwards, the log and /events say the last good version keeps running, and the fixed file applies.
+// afterwards, the log, /events and /pods say the last good version keeps running, and the fixed file applies.
 import { afterAll, beforeAll, expect } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -91,7 +91,7 @@ describeOnRuntimes("a typo in a running pod's manifest", (services, rt) => {
   });
 
   for (const typo of TYPOS)
-    test(`${typo.name}: the same container keeps running, the log and /events say so, and the fixed file applies`, async () => {
+    test(`${typo.name}: the same container keeps running, the log, /events and /pods say so, and the fixed file applies`, async () => {
       const { id, good } = await writeGood();
       const from = kubelet.output.length;
       writeFileSync(file, typo.edit(good));
@@ -108,9 +108,17 @@ describeOnRuntimes("a typo in a running pod's manifest", (services, rt) => {
         )?.message,
       ).toContain("keeping the last good version");
       expect((await rt.running(POD, "app"))?.id).toBe(id);
+      const served = (await (await kubelet.api(`/pods/default/${POD}`)).json()) as {
+        metadata: { annotations: Record<string, string> };
+      };
+      expect(served.metadata.annotations["kubelet.io/refused-edit"]).toContain(typo.path);
       // The fix: a good manifest again (a new greeting), which replaces the container as any edit does.
       const fixed = await writeGood();
       expect(fixed.id).not.toBe(id);
+      const again = (await (await kubelet.api(`/pods/default/${POD}`)).json()) as {
+        metadata: { annotations: Record<string, string> };
+      };
+      expect(again.metadata.annotations["kubelet.io/refused-edit"]).toBeUndefined();
       // The typo never stopped the pod: no line since it said so, though the fix has been applied since.
       expect(
         linesSince(from).filter(
