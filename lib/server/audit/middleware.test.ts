@@ -2,7 +2,7 @@ import { beforeEach, expect, test } from "bun:test";
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { CHANNEL, channelCodec, exitStatus, V5_PROTOCOL } from "../../container/channel-protocol.ts";
-import { longLived } from "../../platform/long-lived.ts";
+import { isLongLived, longLived } from "../../platform/long-lived.ts";
 import { markRemoteAddress } from "../../platform/remote-address.ts";
 import { upgradeToWebSocket, webSocketSessionOf } from "../../platform/websocket.ts";
 import { FakeClock } from "../../testing/fake-clock.ts";
@@ -180,6 +180,8 @@ test("requests that are not audited write nothing", async () => {
 test("a followed log is audited when it starts and again when its body ends", async () => {
   const response = await app.request("/containerLogs/default/web/app?follow=true");
   expect(response.headers.get("audit-id")).toBe("id-1");
+  // Still marked long-lived, so the server lifts its idle bound for the followed stream.
+  expect(isLongLived(response)).toBe(true);
   expect(events.map((e) => e.stage)).toEqual(["RequestReceived"]);
   expect(events[0]?.stageTimestamp).toBe(events[0]!.requestReceivedTimestamp);
   expect(events[0]?.responseStatus).toBeUndefined();
