@@ -5,54 +5,21 @@ import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { connectChannels } from "../../lib/testing/channel-client.ts";
 import { describeWithServices } from "../../lib/testing/services.ts";
-import { killKubeletsAfterAll, startKubelet, test, waitFor, type Kubelet } from "./harness-kubelet.ts";
-import { runtimeUnderTest } from "./harness-runtimes.ts";
+import { killKubeletsAfterAll, test, waitFor, type Kubelet } from "./harness-kubelet.ts";
+import { runtimeUnderTest, staticPodNode } from "./harness-runtimes.ts";
 import { removeDir, tempDir } from "./harness.ts";
 
 // Field names of staging/src/k8s.io/apiserver/pkg/apis/audit/v1/types.go (Event, ObjectReference) and of
 // k8s.io/api/authentication/v1 UserInfo and metav1.Status, written here from upstream, not from our writer.
-const EVENT_FIELDS = [
-  "kind",
-  "apiVersion",
-  "level",
-  "auditID",
-  "stage",
-  "requestURI",
-  "verb",
-  "user",
-  "impersonatedUser",
-  "sourceIPs",
-  "userAgent",
-  "objectRef",
-  "responseStatus",
-  "requestObject",
-  "responseObject",
-  "requestReceivedTimestamp",
-  "stageTimestamp",
-  "annotations",
-];
-const REQUIRED = [
-  "level",
-  "auditID",
-  "stage",
-  "requestURI",
-  "verb",
-  "user",
-  "requestReceivedTimestamp",
-  "stageTimestamp",
-];
-const OBJECT_REF_FIELDS = [
-  "resource",
-  "namespace",
-  "name",
-  "uid",
-  "apiGroup",
-  "apiVersion",
-  "resourceVersion",
-  "subresource",
-];
-const USER_FIELDS = ["username", "uid", "groups", "extra"];
-const STATUS_FIELDS = ["kind", "apiVersion", "metadata", "status", "message", "reason", "details", "code"];
+const words = (text: string) => text.split(" ");
+const EVENT_FIELDS = words(
+  "kind apiVersion level auditID stage requestURI verb user impersonatedUser sourceIPs userAgent objectRef " +
+    "responseStatus requestObject responseObject requestReceivedTimestamp stageTimestamp annotations",
+);
+const REQUIRED = words("level auditID stage requestURI verb user requestReceivedTimestamp stageTimestamp");
+const OBJECT_REF_FIELDS = words("resource namespace name uid apiGroup apiVersion resourceVersion subresource");
+const USER_FIELDS = words("username uid groups extra");
+const STATUS_FIELDS = words("kind apiVersion metadata status message reason details code");
 const MICRO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 interface Event {
@@ -87,8 +54,7 @@ const PUSHED = "e2e-audit-pushed";
 
 describeWithServices("audit log", (services) => {
   const rt = runtimeUnderTest(services, "docker");
-  const manifests = tempDir("audit-manifests");
-  const rootDir = tempDir("audit-root");
+  const node = staticPodNode("audit", services, rt, [POD, PUSHED]);
   const logDir = tempDir("audit-log");
   const auditLog = join(logDir, "audit.log");
   const tokens = join(logDir, "tokens");
@@ -98,38 +64,14 @@ describeWithServices("audit log", (services) => {
 
   beforeAll(async () => {
     writeFileSync(tokens, "e2e-audit-token\n");
-    writeFileSync(
-      join(manifests, "sleeper.yaml"),
-      `apiVersion: v1
-kind: Pod
-metadata: { name: ${POD} }
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-    - name: app
-      image: ${services.busybox}
-      command: ["sh", "-c", "echo ready; sleep 3600"]
-`,
-    );
-    kubelet = await startKubelet([
-      "run",
-      "-c",
-      manifests,
-      ...rt.flags(rootDir),
-      "--auth_token_file",
-      tokens,
-      "--audit_log_path",
-      auditLog,
-    ]);
+    node.write(POD, {
+      terminationGracePeriodSeconds: 1,
+      containers: [{ name: "app", image: services.busybox, command: ["sh", "-c", "echo ready; sleep 3600"] }],
+    });
+    kubelet = await node.start(["--auth_token_file", tokens, "--audit_log_path", auditLog]);
     await waitFor("the sleeper running", () => rt.running(POD, "app"), 60_000);
   });
-  afterAll(async () => {
-    await kubelet?.stop("SIGKILL");
-    await rt.removePods(POD, PUSHED);
-    removeDir(manifests);
-    removeDir(rootDir);
-    removeDir(logDir);
-  });
+  afterAll(() => removeDir(logDir));
   killKubeletsAfterAll();
   afterAll(() => rt.close());
 
