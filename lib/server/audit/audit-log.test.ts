@@ -65,6 +65,18 @@ test("a file at its size limit is renamed with lumberjack's UTC timestamp, and o
   for (const file of files) expect(statSync(join(dir, file)).mode & 0o777).toBe(0o600);
 });
 
+test("events queued together are written together, split across a rotation without loss or reordering", async () => {
+  const dir = tempDir();
+  const path = join(dir, "audit.log");
+  const log = createAuditLog({ path, maxSizeMB: 1 }, { clock: new FakeClock() });
+  const ids = Array.from({ length: 12 }, (_, i) => String(i));
+  for (const id of ids) log.write(event(id, 150_000));
+  await log.close();
+  const [backup] = readdirSync(dir).filter((f) => f !== "audit.log");
+  expect([...lines(join(dir, backup!)), ...lines(path)]).toEqual(ids);
+  expect(lines(join(dir, backup!))).toHaveLength(6);
+});
+
 test("backups older than maxage days are removed, by the time in their name", async () => {
   const dir = tempDir();
   const path = join(dir, "audit.log");

@@ -1,6 +1,6 @@
 // The audit log's writer: one JSON line per event to a 0600 file rotated by size as kube-apiserver's
 // lumberjack rotates it (<name>-<timestamp>.<ext>, --audit_log_maxsize/maxbackup/maxage), or to stdout.
-// Writing never blocks a request: events queue (bounded) and one loop writes each as it comes.
+// Writing never blocks a request: events queue (bounded) and one loop writes them as they come.
 import { chmod, open, readdir, rename, rm, type FileHandle } from "node:fs/promises";
 import { basename, dirname, extname, join } from "node:path";
 import type { Clock } from "../../clock.ts";
@@ -96,27 +96,48 @@ export function createAuditLog(options: AuditLogOptions, deps: AuditLogDeps): Au
     await removeOldBackups();
   };
 
-  const writeLine = async (line: string) => {
+  /** Writes `lines` in as few writes as rotation allows, counting in `done` those that reached the file. */
+  const writeLines = async (lines: string[], done: { count: number }) => {
     if (options.path === "-") {
-      deps.stdout?.write(line);
+      deps.stdout?.write(lines.join(""));
+      done.count = lines.length;
       return;
     }
-    const bytes = Buffer.byteLength(line);
     if (!file) await openFile();
-    // As lumberjack: a line that would take the file past its size goes to a fresh one (an oversized line too).
-    if (size > 0 && size + bytes > maxBytes) await rotate();
-    await file!.write(line);
-    size += bytes;
+    let batch: string[] = [];
+    let batchBytes = 0;
+    const flushBatch = async () => {
+      if (batch.length) await file!.write(batch.join(""));
+      size += batchBytes;
+      done.count += batch.length;
+      batch = [];
+      batchBytes = 0;
+    };
+    for (const line of lines) {
+      const bytes = Buffer.byteLength(line);
+      // As lumberjack: a line that would take the file past its size goes to a fresh one (an oversized line too).
+      if (size + batchBytes > 0 && size + batchBytes + bytes > maxBytes) {
+        await flushBatch();
+        await rotate();
+      }
+      batch.push(line);
+      batchBytes += bytes;
+    }
+    await flushBatch();
   };
 
   const drain = async () => {
     while (queue.length) {
-      const line = queue.shift()!;
+      // What queued while the last write ran goes out together: a burst costs a write, not one per event.
+      const lines = queue.splice(0);
+      const done = { count: 0 };
       try {
-        await writeLine(line);
+        await writeLines(lines, done);
       } catch (error) {
-        dropped++;
-        deps.log?.error(`cannot write the audit log "${options.path}": ${(error as Error).message}; the event is lost`);
+        dropped += lines.length - done.count;
+        deps.log?.error(
+          `cannot write the audit log "${options.path}": ${(error as Error).message}; ${lines.length - done.count} event(s) lost`,
+        );
       }
     }
     writing = undefined;
