@@ -33,6 +33,7 @@ import { decorateRuntime } from "./container/decorated.ts";
 import { createRuntimeOutage } from "./node/status/runtime-outage.ts";
 import { bound, checkListeners, configuredListeners } from "./server/listeners.ts";
 import { createRunOnceProgress } from "./sync/runonce-progress.ts";
+import { createAuditHook } from "./server/audit/audit.ts";
 
 export interface RunOptions {
   log: Logger;
@@ -166,6 +167,9 @@ async function runLocked(
   });
 
   const stopSources = sources.map((source) => source.start((snapshot) => store.apply(source.name, snapshot)));
+  const audit = config.enableServer
+    ? createAuditHook(config, node.name, { clock: systemClock, log: log.child("audit") })
+    : undefined;
   try {
     if (config.enableServer) {
       const auth = await loadAuthenticator({ ...config, ...(await servingFiles(config, node.name, log)) });
@@ -185,6 +189,7 @@ async function runLocked(
         allowSensitiveHostPaths: config.allowSensitiveHostPaths,
         maxManifestBytes: config.maxManifestBytes,
         auth,
+        audit: audit?.middleware,
         log: log.child("server"),
         heapObjectCounts,
       };
@@ -242,6 +247,7 @@ async function runLocked(
     ]);
   } finally {
     await Promise.allSettled([...stopSources.map((stop) => stop()), ...servers.map((s) => s.stop())]);
+    await audit?.log.close();
     fleet?.close();
     log.info("kubelet stopped; containers left running");
   }

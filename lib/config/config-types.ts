@@ -125,6 +125,14 @@ export interface KubeletConfig {
   /** healthz_port (0 = off) and healthz_bind_address: the plain health listener. */
   healthzPort: number;
   healthzBindAddress: string;
+  /**
+   * audit_log_path ("" = no audit log, "-" = stdout), audit_log_maxsize (MB before rotation, 0 = 100),
+   * audit_log_maxbackup (rotated files kept, 0 = all), audit_log_maxage (days, 0 = no limit): kube-apiserver's flags.
+   */
+  auditLogPath: string;
+  auditLogMaxsize: number;
+  auditLogMaxbackup: number;
+  auditLogMaxage: number;
   /** cluster_dns, cluster_domain, resolv_conf ("" = no host resolver). */
   clusterDns: string[];
   clusterDomain: string;
@@ -248,6 +256,10 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   authorizationMode: "AlwaysAllow",
   healthzPort: 10248,
   healthzBindAddress: "127.0.0.1",
+  auditLogPath: "",
+  auditLogMaxsize: 0,
+  auditLogMaxbackup: 0,
+  auditLogMaxage: 0,
   clusterDns: [],
   clusterDomain: "",
   resolvConf: "/etc/resolv.conf",

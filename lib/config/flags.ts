@@ -323,6 +323,31 @@ export const FLAGS: FlagSpec[] = [
     description: "Address of the /healthz listener",
   },
   {
+    flag: "audit_log_path",
+    key: "auditLogPath",
+    type: "string",
+    description:
+      "Audit log of exec, attach, port-forward, run, log reads and pod pushes, as audit.k8s.io/v1 Events (- = stdout, empty = off)",
+  },
+  {
+    flag: "audit_log_maxsize",
+    key: "auditLogMaxsize",
+    type: "uint",
+    description: "Megabytes the audit log reaches before it is rotated (0 = 100)",
+  },
+  {
+    flag: "audit_log_maxbackup",
+    key: "auditLogMaxbackup",
+    type: "uint",
+    description: "Rotated audit log files kept (0 = all)",
+  },
+  {
+    flag: "audit_log_maxage",
+    key: "auditLogMaxage",
+    type: "uint",
+    description: "Days a rotated audit log file is kept, by the time in its name (0 = no limit)",
+  },
+  {
     flag: "cluster_dns",
     key: "clusterDns",
     type: "list",

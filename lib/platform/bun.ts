@@ -1,5 +1,6 @@
 // Bun.serve adapter (bun and the compiled binary).
 import { isLongLived } from "./long-lived.ts";
+import { markRemoteAddress } from "./remote-address.ts";
 import type { FetchHandler, RunningServer, ServeOptions } from "./types.ts";
 import { webSocketSessionOf, type WebSocketSession } from "./websocket.ts";
 
@@ -9,6 +10,7 @@ interface BunServer {
   /** Sets this request's connection idle timeout, seconds (0 = none). */
   timeout(request: Request, seconds: number): void;
   upgrade(request: Request, options: { headers: Record<string, string>; data: BunSocketData }): boolean;
+  requestIP(request: Request): { address: string } | null;
 }
 
 /** Bun's ServerWebSocket, as far as used. */
@@ -64,6 +66,7 @@ export function serveBun(fetch: FetchHandler, options: ServeOptions): RunningSer
     },
     async fetch(request: Request, self: BunServer) {
       if (idle > 0) self.timeout(request, 0);
+      markRemoteAddress(request, self.requestIP(request)?.address);
       const response = await fetch(request);
       const session = webSocketSessionOf(response);
       if (session) {

@@ -6,6 +6,7 @@ import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { markClientCertificate } from "./client-certificate.ts";
+import { markRemoteAddress } from "./remote-address.ts";
 import { handleUpgrade } from "./node-websocket.ts";
 import type { FetchHandler, RunningServer, ServeOptions } from "./types.ts";
 
@@ -22,6 +23,7 @@ export function serveNode(fetch: FetchHandler, options: ServeOptions): Promise<R
         // A client certificate is requested, not required (the kubelet's): the handler learns whether one was verified.
         fetch: (request, env) => {
           if ((env?.incoming?.socket as TLSSocket | undefined)?.authorized === true) markClientCertificate(request);
+          markRemoteAddress(request, env?.incoming?.socket?.remoteAddress);
           return fetch(request);
         },
         hostname: options.hostname,

@@ -60,6 +60,8 @@ export interface InfoServerDeps {
   /** The read-only port's app: GET endpoints only. */
   readOnly?: boolean;
   auth?: Authenticator;
+  /** The audit hook (server/audit/middleware.ts), mounted ahead of authentication so refusals are audited too. */
+  audit?: MiddlewareHandler;
   log?: Logger;
   /** Root of GET /logs/ (default /var/log). */
   logDir?: string;
@@ -133,6 +135,7 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     );
   });
 
+  if (deps.audit) app.use("*", deps.audit);
   // Every route of the main port: a wrong token is refused, and so is an anonymous caller when the configuration fails
   // closed. The read-only port authenticates nobody.
   app.use("*", async (c, next) => {
