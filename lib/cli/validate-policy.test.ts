@@ -2,28 +2,21 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
+import { Writable } from "node:stream";
 import { main } from "./cli.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "kubelet-validate-policy-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const SCRAPER = join(import.meta.dir, "../../testdata/rbac/scraper.yaml");
 
+/** `kubelet …argv` with no config file: its exit code and what it wrote. */
 async function kubelet(...argv: string[]) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = "";
-  let err = "";
-  stdout.on("data", (d) => (out += d));
-  stderr.on("data", (d) => (err += d));
-  const code = await main(argv, {
-    env: { KUBELET_CONFIG_FILE: "" },
-    stdout,
-    stderr,
-    readStdin: async () => "",
-    exit: () => {},
-  });
-  return { code, out, err };
+  const written = { out: "", err: "" };
+  const into = (key: keyof typeof written) =>
+    new Writable({ write: (chunk, _encoding, done) => done(void (written[key] += chunk)) });
+  const io = { env: { KUBELET_CONFIG_FILE: "" }, readStdin: async () => "", exit: () => {} };
+  const code = await main(argv, { ...io, stdout: into("out"), stderr: into("err") });
+  return { code, ...written };
 }
 
 const file = (name: string, text: string) => {

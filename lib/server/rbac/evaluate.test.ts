@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RequestAttributes, UserInfo } from "../authorizer.ts";
+import { nodeRequest } from "../../testing/node-request.ts";
 import { evaluatePolicy } from "./evaluate.ts";
 import { readPolicy, type Policy } from "./policy-file.ts";
 
@@ -25,19 +26,6 @@ const binding = (
 const SCRAPER = role("scraper", '- {apiGroups: [""], resources: [nodes/metrics], verbs: [get]}');
 
 const user = (name: string, ...groups: string[]): UserInfo => ({ name, groups });
-const nodeRequest = (who: UserInfo, verb: string, subresource: string, namespace = ""): RequestAttributes => ({
-  user: who,
-  verb,
-  resourceRequest: true,
-  apiGroup: "",
-  apiVersion: "v1",
-  resource: "nodes",
-  subresource,
-  namespace,
-  name: "node-1",
-  path: "/",
-});
-
 describe("subjects", () => {
   const cases: Array<[string, string, UserInfo, boolean]> = [
     ["a User subject applies to that user name", "- {kind: User, name: prometheus}", user("prometheus"), true],
@@ -134,7 +122,7 @@ describe("decisions", () => {
       SCRAPER + binding("rb", "scraper", "- {kind: User, name: u}", "RoleBinding", "ClusterRole"),
     );
     expect(evaluatePolicy(namespaced, nodeRequest(user("u"), "get", "metrics")).decision).toBe("no-opinion");
-    expect(evaluatePolicy(namespaced, nodeRequest(user("u"), "get", "metrics", "team"))).toEqual({
+    expect(evaluatePolicy(namespaced, nodeRequest(user("u"), "get", "metrics", { namespace: "team" }))).toEqual({
       decision: "allow",
       reason: 'RBAC: allowed by RoleBinding "rb/team" of ClusterRole "scraper" to User "u"',
     });

@@ -202,8 +202,7 @@ interface CheckedObject {
 
 function checkObject(value: unknown, path: string): CheckedObject {
   const issues: FieldIssue[] = [];
-  const error = (field: string, type: string, bad?: unknown, detail?: string) =>
-    issues.push(fieldError(at(path, field), type, bad, detail));
+  const error = reporter(issues, path);
   if (!isObject(value)) {
     error(
       "",
@@ -356,8 +355,7 @@ function checkReach(rule: PolicyRule, path: string, issues: FieldIssue[]): void 
 }
 
 function checkRoleRef(value: unknown, path: string, kind: Kind, issues: FieldIssue[]): RoleRef {
-  const error = (field: string, type: string, bad?: unknown, detail?: string) =>
-    issues.push(fieldError(at(path, field), type, bad, detail));
+  const error = reporter(issues, path);
   if (!isObject(value)) {
     error(
       "",
@@ -385,8 +383,7 @@ function checkRoleRef(value: unknown, path: string, kind: Kind, issues: FieldIss
 
 function checkSubject(value: unknown, path: string, namespaced: boolean, issues: FieldIssue[]): Subject {
   const subject: Subject = { kind: "", apiGroup: "", name: "", namespace: "" };
-  const error = (field: string, type: string, bad?: unknown, detail?: string) =>
-    issues.push(fieldError(at(path, field), type, bad, detail));
+  const error = reporter(issues, path);
   if (!isObject(value)) {
     error("", "Invalid value", value, "a subject is a map: {kind: User, name: …}");
     return subject;
@@ -424,6 +421,12 @@ function checkSubject(value: unknown, path: string, namespaced: boolean, issues:
       error("kind", "Unsupported value", subject.kind, 'supported values: "ServiceAccount", "User", "Group"');
   }
   return subject;
+}
+
+/** Adds an error at `field` of the object at `path` to `issues`. */
+function reporter(issues: FieldIssue[], path: string) {
+  return (field: string, type: string, bad?: unknown, detail?: string) =>
+    issues.push(fieldError(at(path, field), type, bad, detail));
 }
 
 /** apimachinery's IsValidPathSegmentName: the names of roles and bindings. */

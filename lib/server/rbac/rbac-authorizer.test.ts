@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Logger } from "../../log.ts";
 import { FakeClock } from "../../testing/fake-clock.ts";
-import type { RequestAttributes } from "../authorizer.ts";
+import { nodeRequest } from "../../testing/node-request.ts";
 import { createRbacAuthorizer, type RbacAuthorizer } from "./rbac-authorizer.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "kubelet-rbac-"));
@@ -24,20 +24,8 @@ subjects: [{kind: User, name: ${user}}]
 `;
 const BROKEN = grant("prometheus", "stats").replace("verbs: [get]", "verbs: []");
 
-const request = (user: string, subresource: string): RequestAttributes => ({
-  user: { name: user, groups: [] },
-  verb: "get",
-  resourceRequest: true,
-  apiGroup: "",
-  apiVersion: "v1",
-  resource: "nodes",
-  subresource,
-  namespace: "",
-  name: "node-1",
-  path: "/",
-});
 const decision = async (authorizer: RbacAuthorizer, user: string, subresource: string) =>
-  (await authorizer.authorize(request(user, subresource))).decision;
+  (await authorizer.authorize(nodeRequest(user, "get", subresource))).decision;
 
 function recordingLog() {
   const lines: Array<{ level: string; message: string }> = [];

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { nodeRequest } from "../../testing/node-request.ts";
 import type { RequestAttributes } from "../authorizer.ts";
 import { ruleAllows, type PolicyRule } from "./rules.ts";
 
@@ -11,20 +12,8 @@ const rule = (fields: Partial<PolicyRule>): PolicyRule => ({
   ...fields,
 });
 
-/** A kubelet request as GetRequestAttributes builds it: nodes/<subresource> named after the node. */
-const request = (verb: string, subresource: string, fields: Partial<RequestAttributes> = {}): RequestAttributes => ({
-  user: { name: "alice", groups: [] },
-  verb,
-  resourceRequest: true,
-  apiGroup: "",
-  apiVersion: "v1",
-  resource: "nodes",
-  subresource,
-  namespace: "",
-  name: "node-1",
-  path: "/",
-  ...fields,
-});
+const request = (verb: string, subresource: string, fields: Partial<RequestAttributes> = {}) =>
+  nodeRequest("alice", verb, subresource, fields);
 const nonResource = (verb: string, path: string) => request(verb, "", { resourceRequest: false, resource: "", path });
 
 const metrics = rule({ verbs: ["get"], apiGroups: [""], resources: ["nodes/metrics"] });
