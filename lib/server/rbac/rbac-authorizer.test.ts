@@ -213,6 +213,30 @@ describe("what triggers a reload", () => {
     expect(watching).toBe(false);
   });
 
+  test("a poll still reading when stop is called schedules no other", async () => {
+    const clock = new FakeClock();
+    const { readFile } = memoryFile(grant("prometheus", "metrics"));
+    let release = () => {};
+    let reads = 0;
+    const authorizer = await createRbacAuthorizer(
+      { file: "/etc/kubelet/policy.yaml", pollInterval: 5_000 },
+      {
+        clock,
+        watch: () => () => {},
+        readFile: async () => {
+          if (reads++ === 1) await new Promise<void>((resolve) => (release = resolve));
+          return readFile();
+        },
+      },
+    );
+    await clock.advance(5_000);
+    expect(reads).toBe(2);
+    authorizer.stop();
+    release();
+    await authorizer.reload();
+    expect(clock.pendingTimers).toBe(0);
+  });
+
   test("the default watch sees a file renamed over the policy in its folder", async () => {
     const folder = mkdtempSync(join(dir, "watched-"));
     const file = join(folder, "policy.yaml");

@@ -122,10 +122,8 @@ export async function createRbacAuthorizer(
   const onError = (error: unknown) =>
     log.error(`cannot reload authorization policy "${file}": ${(error as Error).message}`);
   const schedulePoll = () => {
-    poll = clock.setTimeout(() => {
-      if (stopped) return;
-      reload().catch(onError).finally(schedulePoll);
-    }, options.pollInterval ?? 10_000);
+    if (stopped) return;
+    poll = clock.setTimeout(() => reload().catch(onError).finally(schedulePoll), options.pollInterval ?? 10_000);
   };
   const stopWatch = (deps.watch ?? watchFolder)(file, () => {
     if (stopped || settle) return;
