@@ -67,6 +67,14 @@ describe("start", () => {
     );
   });
 
+  test("refuses to start without a file, naming the setting", async () => {
+    const error = await rejection(createRbacAuthorizer({ file: "" }, manual));
+    expect(error.code).toBe("InvalidConfig");
+    expect(error.message).toStartWith(
+      "authorization.mode RBAC needs its policy file: give --authorization_policy_file (authorization.policyFile)",
+    );
+  });
+
   test("refuses a file with errors, naming each one with its document, object and field path", async () => {
     const file = policyFile(BROKEN);
     const error = await rejection(createRbacAuthorizer({ file }, manual));

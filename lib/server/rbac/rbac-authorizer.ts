@@ -54,6 +54,11 @@ export async function createRbacAuthorizer(
     for (const issue of issues.filter((i) => i.severity === "warning")) log.warn(formatPolicyIssue(issue));
   };
 
+  if (!file)
+    throw new KubeletError(
+      "InvalidConfig",
+      "authorization.mode RBAC needs its policy file: give --authorization_policy_file (authorization.policyFile), a YAML file of ClusterRoles and ClusterRoleBindings",
+    );
   let bytes: Uint8Array;
   try {
     bytes = await read(file);
