@@ -92,11 +92,52 @@ export function readManifests(
       ...(kind ? { kind } : {}),
       issues: [issue],
     });
-  const decoded = decodeManifestText(input, limits.maxBytes ?? DEFAULT_MAX_MANIFEST_BYTES);
-  if ("issue" in decoded) {
-    reject(0, decoded.issue);
-    return result;
+  for (const parsed of readYamlDocuments(input, limits)) {
+    if ("issue" in parsed) {
+      reject(parsed.document, parsed.issue);
+      continue;
+    }
+    const { document: index, value } = parsed;
+    for (const { manifest, path } of flatten(value, "")) {
+      if (isObject(manifest) && (manifest.kind === "ConfigMap" || manifest.kind === "Secret")) {
+        if (manifest.apiVersion !== "v1")
+          reject(
+            index,
+            {
+              path: path ? `${path}.apiVersion` : "apiVersion",
+              type: "Unsupported value",
+              value: manifest.apiVersion ?? "",
+              detail: 'supported values: "v1"',
+              severity: "error",
+            },
+            describe(manifest),
+            manifest.kind,
+          );
+        else result.configs.push(toConfigObject(manifest, { ...ctx, document: index }));
+        continue;
+      }
+      const converted = toPod(manifest, path);
+      if ("issue" in converted) {
+        reject(index, converted.issue, describe(manifest));
+        continue;
+      }
+      result.pods.push(finish(converted.pod, ctx, index));
+    }
   }
+  return result;
+}
+
+/** One document of a YAML stream: its value (explicit nulls dropped), or why it could not be read. */
+export type YamlDocument = { document: number; value: unknown } | { document: number; issue: FieldIssue };
+
+/**
+ * Parses YAML or JSON (text, or bytes that must be UTF-8) holding one or more documents, with the
+ * manifests' limits: oversized, unparsable, too deeply nested or ambiguous documents and alias bombs
+ * come back as issues with line and column; empty documents are skipped. Never throws.
+ */
+export function readYamlDocuments(input: string | Uint8Array, limits: ManifestLimits = {}): YamlDocument[] {
+  const decoded = decodeManifestText(input, limits.maxBytes ?? DEFAULT_MAX_MANIFEST_BYTES);
+  if ("issue" in decoded) return [{ document: 0, issue: decoded.issue }];
   const lines = new LineCounter();
   const documents = parseAllDocuments(decoded.text, {
     prettyErrors: true,
@@ -105,7 +146,9 @@ export function readManifests(
     customTags: (tags) => [LEGACY_OCTAL, ...tags],
   });
   const at = (offset: number) => lines.linePos(offset);
+  const parsed: YamlDocument[] = [];
   documents.forEach((doc, index) => {
+    const reject = (document: number, issue: FieldIssue) => parsed.push({ document, issue });
     if (doc.errors.length > 0) {
       const place = yamlErrorPlace(decoded.text, doc.errors);
       const pos = at(place.offset);
@@ -132,33 +175,9 @@ export function readManifests(
     }
     if (value === null || value === undefined) return;
     dropNulls(value);
-    for (const { manifest, path } of flatten(value, "")) {
-      if (isObject(manifest) && (manifest.kind === "ConfigMap" || manifest.kind === "Secret")) {
-        if (manifest.apiVersion !== "v1")
-          reject(
-            index,
-            {
-              path: path ? `${path}.apiVersion` : "apiVersion",
-              type: "Unsupported value",
-              value: manifest.apiVersion ?? "",
-              detail: 'supported values: "v1"',
-              severity: "error",
-            },
-            describe(manifest),
-            manifest.kind,
-          );
-        else result.configs.push(toConfigObject(manifest, { ...ctx, document: index }));
-        continue;
-      }
-      const converted = toPod(manifest, path);
-      if ("issue" in converted) {
-        reject(index, converted.issue, describe(manifest));
-        continue;
-      }
-      result.pods.push(finish(converted.pod, ctx, index));
-    }
+    parsed.push({ document: index, value });
   });
-  return result;
+  return parsed;
 }
 
 /**
@@ -328,11 +347,16 @@ function toPod(manifest: unknown, path: string): { pod: Json } | { issue: FieldI
       detail:
         manifest.kind === "KubeletConfiguration"
           ? "a KubeletConfiguration is the kubelet's own settings: give it with --config_file, not as a manifest"
-          : "only Pod, PodList, List, ConfigMap, Secret and ContainerManifest (v1beta1/v1beta2) are read by a kubelet",
+          : RBAC_KINDS.includes(manifest.kind as string)
+            ? `a ${manifest.kind} is an authorization policy: give its file with --authorization_policy_file (authorization.mode RBAC) and check it with \`kubelet validate --authorization_policy_file FILE\`, not as a manifest`
+            : "only Pod, PodList, List, ConfigMap, Secret and ContainerManifest (v1beta1/v1beta2) are read by a kubelet",
       severity: "error",
     },
   };
 }
+
+/** The rbac.authorization.k8s.io kinds, read from --authorization_policy_file (lib/server/rbac/), never as pods. */
+const RBAC_KINDS = ["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"];
 
 const PULL_POLICY: Record<string, string> = {
   PullAlways: "Always",

@@ -160,10 +160,19 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       default: true,
     })
     .option("--max-manifest-bytes <bytes>", "Largest manifest document accepted")
+    .option(
+      "--authorization-policy-file <file>",
+      "Also check this RBAC policy file (ClusterRoles, ClusterRoleBindings) as authorization_mode RBAC reads it",
+    )
     .option("-o, --output <format>", "text or json", { default: "text" });
   validate.action((paths: string[], options) => {
-    if (paths.length === 0)
-      throw new UsageError("validate needs at least one path (a file, a directory, or - for stdin)", validate);
+    const policyFile =
+      options.authorizationPolicyFile === undefined ? undefined : String(options.authorizationPolicyFile);
+    if (paths.length === 0 && policyFile === undefined)
+      throw new UsageError(
+        "validate needs at least one path (a file, a directory, or - for stdin), or --authorization_policy_file",
+        validate,
+      );
     const format = outputFormat(options.output, ["text", "json"], validate) as "text" | "json";
     // The node's own limits, as run would apply them: from the config file unless a flag says otherwise.
     const { config } = resolve(
@@ -183,6 +192,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
         strict: options.strict !== false && options.strict !== "false",
         maxBytes: byteCount(config.maxManifestBytes, validate),
         format,
+        ...(policyFile === undefined ? {} : { policyFile }),
         out: io.stdout,
         readStdin: io.readStdin,
       },

@@ -70,6 +70,7 @@ const SERVER = [
   "cert_dir",
   "anonymous_auth",
   "authorization_mode",
+  "authorization_policy_file",
   "healthz_port",
   "healthz_bind_address",
 ];

@@ -1,6 +1,7 @@
 // `kubelet validate`: manifests from files, directories and stdin → a verdict per pod and per
 // ConfigMap or Secret, every issue with file, document and field path; references from pods to
-// ConfigMaps and Secrets are checked across all the files given. Returns the exit code (0 valid, 1 invalid).
+// ConfigMaps and Secrets are checked across all the files given; an authorization policy file
+// (validate-policy.ts) when one is named. Returns the exit code (0 valid, 1 invalid).
 import { listManifestFiles, readManifestFile } from "../api/manifest-files.ts";
 import { DEFAULT_MAX_MANIFEST_BYTES, tooLarge } from "../api/manifest-text.ts";
 import { readManifests } from "../api/manifest.ts";
@@ -15,6 +16,7 @@ import {
   type ConfigObject,
 } from "../api/config-objects.ts";
 import { checkConfigRefs } from "../api/config-refs.ts";
+import { checkPolicyFile, policyVerdictText } from "./validate-policy.ts";
 
 export interface ValidateOptions {
   allowPrivileged: boolean;
@@ -23,6 +25,8 @@ export interface ValidateOptions {
   strict?: boolean;
   maxBytes?: number;
   format: "text" | "json";
+  /** --authorization_policy_file: an RBAC policy file checked too (paths may then be empty). */
+  policyFile?: string;
   out: NodeJS.WritableStream;
   readStdin: () => Promise<string>;
 }
@@ -136,7 +140,8 @@ export async function validateCommand(paths: string[], options: ValidateOptions)
   const invalidConfigs = configVerdicts.filter((v) => !v.valid).length;
   const podVerdicts = verdicts.length - configVerdicts.length;
   const warnings = verdicts.reduce((n, v) => n + v.issues.filter((i) => i.severity === "warning").length, 0);
-  const code = invalid > 0 || invalidConfigs > 0 || unreadable.length > 0 ? 1 : 0;
+  const policy = options.policyFile === undefined ? undefined : await checkPolicyFile(options.policyFile);
+  const code = invalid > 0 || invalidConfigs > 0 || unreadable.length > 0 || (policy && !policy.valid) ? 1 : 0;
   if (options.format === "json") {
     options.out.write(
       JSON.stringify(
@@ -147,6 +152,7 @@ export async function validateCommand(paths: string[], options: ValidateOptions)
           unreadable,
           pods: verdicts.filter((v) => !v.kind),
           configs: configVerdicts,
+          ...(policy ? { policy } : {}),
         },
         null,
         2,
@@ -165,6 +171,8 @@ export async function validateCommand(paths: string[], options: ValidateOptions)
       );
     }
   }
+  if (policy) options.out.write(policyVerdictText(policy));
+  if (paths.length === 0 && policy) return code;
   const fileCount = new Set(verdicts.map((v) => v.file)).size;
   options.out.write(
     `${podVerdicts - invalid} pods valid, ${invalid} invalid, ${warnings} warnings in ${fileCount} files${configVerdicts.length ? `; ${configVerdicts.length - invalidConfigs} ConfigMaps/Secrets valid, ${invalidConfigs} invalid` : ""}${unreadable.length ? `, ${unreadable.length} unreadable` : ""}\n`,

@@ -120,8 +120,10 @@ export interface KubeletConfig {
   configFile: string;
   /** anonymous_auth (authentication.anonymous.enabled): false closes every protected route to anonymous callers. */
   anonymousAuth: boolean;
-  /** authorization_mode (authorization.mode): AlwaysAllow, or Webhook (no API server here: fails closed). */
-  authorizationMode: "AlwaysAllow" | "Webhook";
+  /** authorization_mode (authorization.mode): AlwaysAllow, Webhook (no API server here: fails closed), or RBAC (ours: a policy file). */
+  authorizationMode: "AlwaysAllow" | "Webhook" | "RBAC";
+  /** authorization_policy_file (authorization.policyFile, ours): the RBAC objects RBAC mode reads ("" = none). */
+  authorizationPolicyFile: string;
   /** healthz_port (0 = off) and healthz_bind_address: the plain health listener. */
   healthzPort: number;
   healthzBindAddress: string;
@@ -254,6 +256,7 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   configFile: "",
   anonymousAuth: true,
   authorizationMode: "AlwaysAllow",
+  authorizationPolicyFile: "",
   healthzPort: 10248,
   healthzBindAddress: "127.0.0.1",
   auditLogPath: "",

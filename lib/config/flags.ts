@@ -307,8 +307,16 @@ export const FLAGS: FlagSpec[] = [
     flag: "authorization_mode",
     key: "authorizationMode",
     type: "string",
-    choices: ["AlwaysAllow", "Webhook"],
-    description: "AlwaysAllow, or Webhook (needs an API server: every protected route then requires credentials)",
+    choices: ["AlwaysAllow", "Webhook", "RBAC"],
+    description:
+      "AlwaysAllow, Webhook (needs an API server: every protected route then requires credentials), or RBAC (this kubelet's own: the roles of --authorization_policy_file)",
+  },
+  {
+    flag: "authorization_policy_file",
+    key: "authorizationPolicyFile",
+    type: "string",
+    description:
+      "With authorization_mode RBAC: a YAML file of ClusterRoles and ClusterRoleBindings (rbac.authorization.k8s.io/v1), re-read when it changes; this kubelet's own setting, upstream has none",
   },
   {
     flag: "healthz_port",

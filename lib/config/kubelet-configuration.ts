@@ -38,6 +38,8 @@ export interface FieldRow {
   pointer?: boolean;
   /** Turns the file's value into the setting's (units or scales that differ). */
   convert?: (value: unknown) => unknown;
+  /** This kubelet's own field or value, which upstream's KubeletConfiguration does not have: what it adds. */
+  ours?: string;
 }
 
 const NO_API_SERVER = "there is no API server: this kubelet runs pods from files, a URL, etcd and HTTP pushes";
@@ -102,7 +104,8 @@ export const KUBELET_CONFIGURATION: FieldRow[] = [
   row("authentication.anonymous", "object"),
   honoured("authentication.anonymous.enabled", "bool", "anonymousAuth", POINTER),
   row("authorization", "object"),
-  honoured("authorization.mode", "string", "authorizationMode"),
+  row("authorization.mode", "string", { key: "authorizationMode", ours: "the value RBAC" }),
+  row("authorization.policyFile", "string", { key: "authorizationPolicyFile", ours: "the whole field" }),
   row("authorization.webhook", "object"),
   notApplicable("authorization.webhook.cacheAuthorizedTTL", "duration", NO_API_SERVER),
   notApplicable("authorization.webhook.cacheUnauthorizedTTL", "duration", NO_API_SERVER),
@@ -352,10 +355,11 @@ export function verdictOf(row: FieldRow): "honoured" | "not applicable" | "struc
 export function configurationMarkdown(flagOf: (key: keyof KubeletConfig) => string): string {
   const rows = KUBELET_CONFIGURATION.filter((r) => r.type !== "object");
   const refused = (r: FieldRow) => (r.refuse ? " (values it cannot honour safely are refused)" : "");
+  const ours = (r: FieldRow) => (r.ours ? ` (this kubelet's own, not upstream's: ${r.ours})` : "");
   return [
     "| honoured field | setting |",
     "| --- | --- |",
-    ...rows.filter((r) => r.key).map((r) => `| \`${r.path}\` | \`--${flagOf(r.key!)}\`${refused(r)} |`),
+    ...rows.filter((r) => r.key).map((r) => `| \`${r.path}\` | \`--${flagOf(r.key!)}\`${refused(r)}${ours(r)} |`),
     "",
     "| accepted, not applicable here | why |",
     "| --- | --- |",
