@@ -3,6 +3,10 @@
 import { describe, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { standInProcSys } from "./proc-sys.ts";
+
+// Every kubelet a test or bench spawns inherits this: none may change the machine's kernel settings.
+process.env.KUBELET_TEST_PROC_SYS ||= standInProcSys();
 
 /** Addresses of the real services the end-to-end tests drive. */
 export interface TestServices {
