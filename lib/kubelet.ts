@@ -26,6 +26,9 @@ import { assemble, nodeIdentity, openRuntime, type Assembly, type AssemblyDeps }
 import { admissionOrder, admitPod } from "./sync/admission.ts";
 import { createFleetMode } from "./fleet-mode.ts";
 import { selfSignedServingFiles } from "./server/self-signed.ts";
+import { createServingCertificate, type ServingCertificate } from "./server/serving-cert.ts";
+import { tlsSettings } from "./server/tls-settings.ts";
+import { checkKernelDefaults } from "./node/cm/kernel-defaults.ts";
 import { createVolumeManager } from "./node/volumes/volumes.ts";
 import { noConfigs } from "./api/config-objects.ts";
 import { resetNode, type NodeResetOptions, type ResetStep } from "./node/reset/node-reset.ts";
@@ -57,7 +60,9 @@ export async function runKubelet(config: KubeletConfig, options: RunOptions): Pr
   if (notice) log.warn(notice);
   const access = accessNotice(config);
   if (access) log.info(access);
+  for (const note of tlsSettings(config).notes) log.warn(note);
   await checkSwap(config.failSwapOn);
+  await checkKernelDefaults({ protect: config.protectKernelDefaults, log });
   await prepareRootDir(config.rootDir);
   const lockPath = config.lockFile || join(config.rootDir, "kubelet.lock");
   const lock = await acquireLock({ path: lockPath, exitOnContention: config.exitOnLockContention });
@@ -133,6 +138,8 @@ async function runLocked(
   const syncLoop = assembly.syncLoop(placement, managers);
   metrics.countPods({ desired: () => syncLoop.pods(), active: () => syncLoop.activePods() });
 
+  /** The serving certificate on disk, watched once the TLS server is up. */
+  let servingCert: ServingCertificate | undefined;
   const health = async (): Promise<HealthReport> => {
     const checks = [
       await runtime.status().then(runtimeCheck, (e: Error) => ({ name: RUNTIME_CHECK, ok: false, message: e.message })),
@@ -149,7 +156,13 @@ async function runLocked(
       },
       ...[managers.shutdownCheck()].filter((c) => c !== undefined),
     ];
-    return { ok: checks.every((c) => c.ok), checks, conditions: managers.conditions() };
+    const warnings = servingCert?.warnings() ?? [];
+    return {
+      ok: checks.every((c) => c.ok),
+      checks,
+      conditions: managers.conditions(),
+      ...(warnings.length ? { warnings } : {}),
+    };
   };
   const servers: RunningServer[] = [];
   const listener = (flag: string) => configuredListeners(config).find((l) => l.flag === flag)!;
@@ -172,7 +185,9 @@ async function runLocked(
     : undefined;
   try {
     if (config.enableServer) {
-      const auth = await loadAuthenticator({ ...config, ...(await servingFiles(config, node.name, log)) });
+      const serving = { ...config, ...(await servingFiles(config, node.name, log)) };
+      const auth = await loadAuthenticator(serving);
+      const { notes: _, ...policy } = tlsSettings(config);
       const deps = {
         config,
         pods: () => withRefusedEdits(syncLoop.pods(), store.refusedEdits()),
@@ -198,11 +213,23 @@ async function runLocked(
         serve(createInfoServer(deps), {
           hostname: config.address,
           port: config.port,
-          tls: auth.tls,
+          ...(auth.tls ? { tls: { ...auth.tls, ...policy } } : {}),
           idleTimeoutSeconds,
         }),
       );
       servers.push(main);
+      const setTls = main.setTls;
+      if (auth.tls && setTls)
+        servingCert = createServingCertificate(
+          {
+            certFile: serving.tlsCertFile,
+            keyFile: serving.tlsPrivateKeyFile,
+            log: log.child("server"),
+            onChange: (files) => setTls(files),
+          },
+          auth.tls,
+          { clock: systemClock },
+        );
       log.info(`info server listening on ${config.address}:${main.port}${auth.tls ? " (TLS)" : ""}`);
       if (config.readOnlyPort > 0) {
         servers.push(
@@ -235,6 +262,7 @@ async function runLocked(
     await Promise.all([
       syncLoop.run(signal),
       fleet?.run(signal),
+      servingCert?.run(signal),
       managers.run(
         {
           pods: () => syncLoop.pods(),

@@ -194,6 +194,15 @@ export interface KubeletConfig {
   allowedUnsafeSysctls: string[];
   /** runtime_handlers: runtimeClassName → CRI runtime handler (a class not listed is its own handler). */
   runtimeHandlers: Record<string, string>;
+  // Issue 37, TLS and kernel defaults (kept together to ease merging).
+  /** tls_cipher_suites (tlsCipherSuites): Go crypto/tls names of the TLS 1.2 suites the server allows ([] = the runtime's). */
+  tlsCipherSuites: string[];
+  /** tls_min_version (tlsMinVersion): VersionTLS12 or VersionTLS13 ("" = TLS 1.2). */
+  tlsMinVersion: string;
+  /** tls_curve_preferences (tlsCurvePreferences): key exchange groups, Go names or CurveIDs ([] = the runtime's). */
+  tlsCurvePreferences: string[];
+  /** protect_kernel_defaults (protectKernelDefaults): refuse to start when the kernel settings differ, instead of setting them. */
+  protectKernelDefaults: boolean;
 }
 
 /** Built-in defaults, the original kubelet's where it had the flag. */
@@ -304,4 +313,8 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   seccompDefault: false,
   allowedUnsafeSysctls: [],
   runtimeHandlers: {},
+  tlsCipherSuites: [],
+  tlsMinVersion: "",
+  tlsCurvePreferences: [],
+  protectKernelDefaults: false,
 };

@@ -642,6 +642,34 @@ export const FLAGS: FlagSpec[] = [
     short: "v",
     description: "Log verbosity: 0 warnings, 1 info, 2 debug",
   },
+  // Issue 37, TLS and kernel defaults (kept together to ease merging).
+  {
+    flag: "tls_cipher_suites",
+    key: "tlsCipherSuites",
+    type: "list",
+    description:
+      "TLS 1.2 cipher suites the server allows, Go crypto/tls names (TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,…; TLS 1.3 suites are not configurable)",
+  },
+  {
+    flag: "tls_min_version",
+    key: "tlsMinVersion",
+    type: "string",
+    description: "Lowest TLS version the server accepts: VersionTLS12 (default) or VersionTLS13",
+  },
+  {
+    flag: "tls_curve_preferences",
+    key: "tlsCurvePreferences",
+    type: "list",
+    description:
+      "Key exchange groups the server allows: CurveP256, CurveP384, CurveP521, X25519, X25519MLKEM768 (or CurveIDs)",
+  },
+  {
+    flag: "protect_kernel_defaults",
+    key: "protectKernelDefaults",
+    type: "bool",
+    description:
+      "Refuse to start when vm.overcommit_memory, vm.panic_on_oom, kernel.panic, kernel.panic_on_oops or kernel.keys.root_max* differ from the kubelet's values, instead of setting them",
+  },
 ];
 
 /** The flag spec for a flag name in any spelling (`etcd_servers`, `etcd-servers`, `etcdServers`). */

@@ -101,7 +101,19 @@ describe("mistakes in the file", () => {
     expect(() => resolveConfig({}, configFile("enforceNodeAllocatable: [pods, system-reserved]"))).toThrow(
       /enforceNodeAllocatable: system-reserved: only pods and none are enforced here/,
     );
-    expect(() => resolveConfig({}, configFile("tlsMinVersion: VersionTLS13"))).toThrow(/tlsMinVersion/);
+  });
+
+  test("the TLS settings and protectKernelDefaults are honoured, curve IDs kept as strings", () => {
+    const { config } = resolveConfig(
+      {},
+      configFile(
+        "tlsMinVersion: VersionTLS13\ntlsCipherSuites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]\ntlsCurvePreferences: [23, X25519]\nprotectKernelDefaults: true",
+      ),
+    );
+    expect(config.tlsMinVersion).toBe("VersionTLS13");
+    expect(config.tlsCipherSuites).toEqual(["TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"]);
+    expect(config.tlsCurvePreferences).toEqual(["23", "X25519"]);
+    expect(config.protectKernelDefaults).toBe(true);
   });
 
   test("another kind of file is refused by kind", () => {

@@ -1,7 +1,7 @@
 // Bun.serve adapter (bun and the compiled binary).
 import { isLongLived } from "./long-lived.ts";
 import { markRemoteAddress } from "./remote-address.ts";
-import type { FetchHandler, RunningServer, ServeOptions } from "./types.ts";
+import type { FetchHandler, RunningServer, ServeOptions, TlsFiles } from "./types.ts";
 import { webSocketSessionOf, type WebSocketSession } from "./websocket.ts";
 
 interface BunServer {
@@ -32,11 +32,34 @@ declare const Bun: {
   serve(options: Record<string, unknown>): BunServer;
 };
 
+/** TLS versions as the numbers Bun.serve's minVersion takes. */
+const TLS_VERSION = { "TLSv1.2": 0x0303, "TLSv1.3": 0x0304 } as const;
+
 export function serveBun(fetch: FetchHandler, options: ServeOptions): RunningServer {
+  let server = listen(fetch, options, options.port);
+  /** Servers replaced by setTls whose open connections have not ended yet. */
+  const draining = new Set<BunServer>();
+  return {
+    port: server.port,
+    stop: async () => void (await Promise.all([server, ...draining].map((s) => s.stop(true)))),
+    // Bun's server.reload() ignores tls (bun 1.4.5): a second server takes the port (SO_REUSEPORT) with the new
+    // files, and the first stops listening while its open connections finish.
+    async setTls(files: TlsFiles) {
+      const next = listen(fetch, { ...options, tls: { ...options.tls, ...files } }, server.port);
+      const previous = server;
+      server = next;
+      draining.add(previous);
+      void Promise.resolve(previous.stop(false)).finally(() => draining.delete(previous));
+    },
+  };
+}
+
+function listen(fetch: FetchHandler, options: ServeOptions, port: number): BunServer {
   const idle = options.idleTimeoutSeconds ?? 90;
-  const server = Bun.serve({
+  const tls = options.tls;
+  return Bun.serve({
     hostname: options.hostname,
-    port: options.port,
+    port,
     // Bun's idle timeout covers a connection's whole life: kept-alive between requests (the bound we
     // want), but also a handler still working (exec waits up to 60 s) and a followed log that is quiet.
     // So it is lifted while a request is handled and put back once its response is on its way, or,
@@ -81,11 +104,17 @@ export function serveBun(fetch: FetchHandler, options: ServeOptions): RunningSer
       const restore = new TransformStream<Uint8Array, Uint8Array>({ flush: () => self.timeout(request, idle) });
       return new Response(response.body.pipeThrough(restore), response);
     },
-    ...(options.tls
+    ...(tls
       ? {
-          tls: { cert: options.tls.cert, key: options.tls.key },
+          reusePort: true,
+          tls: {
+            cert: tls.cert,
+            key: tls.key,
+            ...(tls.ciphers ? { ciphers: tls.ciphers } : {}),
+            ...(tls.minVersion ? { minVersion: TLS_VERSION[tls.minVersion] } : {}),
+            ...(tls.ecdhCurve ? { ecdhCurve: tls.ecdhCurve } : {}),
+          },
         }
       : {}),
   });
-  return { port: server.port, stop: async () => void (await server.stop(true)) };
 }

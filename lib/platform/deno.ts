@@ -9,5 +9,10 @@ export function serveDeno(fetch: FetchHandler, options: ServeOptions): Promise<R
     throw new Error(
       "client certificate authentication is not available under deno: run the compiled binary or use --auth_token_file",
     );
+  // Deno's node:https (rustls) honours minVersion but ignores ciphers and ecdhCurve (deno 2.9): refuse those too.
+  if (options.tls?.ciphers || options.tls?.ecdhCurve)
+    throw new Error(
+      "tlsCipherSuites and tlsCurvePreferences are not honoured under deno (its TLS ignores them): run the compiled binary or remove them",
+    );
   return serveNode(fetch, options);
 }

@@ -8,14 +8,50 @@ import type { TLSSocket } from "node:tls";
 import { markClientCertificate } from "./client-certificate.ts";
 import { markRemoteAddress } from "./remote-address.ts";
 import { handleUpgrade } from "./node-websocket.ts";
-import type { FetchHandler, RunningServer, ServeOptions } from "./types.ts";
+import type { FetchHandler, RunningServer, ServeOptions, TlsFiles } from "./types.ts";
 
 /** How long a client may take to send its request headers, ms: Bun's own bound, so every runtime closes a trickler alike. */
 const HEADERS_TIMEOUT_MS = 10_000;
 /** How often the server looks for connections over headersTimeout (Node's default, 30 s, would triple the bound). */
 const CHECK_INTERVAL_MS = 1000;
 
-export function serveNode(fetch: FetchHandler, options: ServeOptions): Promise<RunningServer> {
+export async function serveNode(fetch: FetchHandler, options: ServeOptions): Promise<RunningServer> {
+  let running = await listen(fetch, options);
+  return {
+    port: running.port,
+    stop: () => running.stop(),
+    async setTls(files: TlsFiles) {
+      const tls = { ...options.tls, ...files };
+      // Node and Deno swap the context in place. Bun's node:https has no setSecureContext (1.4.5) nor reusePort:
+      // the listener is closed and opened again on its port (new connections are refused for that moment).
+      if (typeof running.server.setSecureContext === "function")
+        return running.server.setSecureContext(secureOptions(tls));
+      const previous = running;
+      await new Promise<void>((done) => previous.server.close(() => done()));
+      running = await listen(fetch, { ...options, port: previous.port, tls });
+      const stopNext = running.stop;
+      running.stop = () => Promise.all([previous.stop(), stopNext()]).then(() => {});
+    },
+  };
+}
+
+/** node:https's options for the certificate, the client CA and the TLS policy. */
+function secureOptions(tls: NonNullable<ServeOptions["tls"]>) {
+  return {
+    cert: tls.cert,
+    key: tls.key,
+    ...(tls.ciphers ? { ciphers: tls.ciphers } : {}),
+    ...(tls.minVersion ? { minVersion: tls.minVersion } : {}),
+    ...(tls.ecdhCurve ? { ecdhCurve: tls.ecdhCurve } : {}),
+    ...(tls.ca ? { ca: tls.ca, requestCert: true, rejectUnauthorized: false } : {}),
+  };
+}
+
+interface Listening extends RunningServer {
+  server: Server & { setSecureContext?(options: object): void };
+}
+
+function listen(fetch: FetchHandler, options: ServeOptions): Promise<Listening> {
   const tls = options.tls;
   return new Promise((resolve) => {
     const server = serve(
@@ -31,17 +67,13 @@ export function serveNode(fetch: FetchHandler, options: ServeOptions): Promise<R
         ...(tls
           ? {
               createServer: createHttpsServer,
-              serverOptions: {
-                connectionsCheckingInterval: CHECK_INTERVAL_MS,
-                cert: tls.cert,
-                key: tls.key,
-                ...(tls.ca ? { ca: tls.ca, requestCert: true, rejectUnauthorized: false } : {}),
-              },
+              serverOptions: { connectionsCheckingInterval: CHECK_INTERVAL_MS, ...secureOptions(tls) },
             }
           : { serverOptions: { connectionsCheckingInterval: CHECK_INTERVAL_MS } }),
       },
       (info: AddressInfo) => {
         resolve({
+          server,
           port: info.port,
           stop: () =>
             new Promise((done) => {

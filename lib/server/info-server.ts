@@ -31,6 +31,8 @@ export interface HealthReport {
   checks: HealthCheck[];
   /** The node's conditions (MemoryPressure, DiskPressure): details, not failures of the kubelet. */
   conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
+  /** Things to act on that do not fail the check (a serving certificate near its end), shown by `?verbose`. */
+  warnings?: string[];
 }
 
 export interface InfoServerDeps {
@@ -79,6 +81,7 @@ function addHealthRoutes(app: Hono, health: InfoServerDeps["health"]): void {
         ...(report.conditions ?? []).map(
           (x) => `[${x.status === "True" ? "!" : "+"}]${x.type}=${x.status} ${x.reason}: ${x.message}`,
         ),
+        ...(report.warnings ?? []).map((warning) => `[!]${warning}`),
         report.ok ? "healthz check passed" : "healthz check failed",
       ];
       return c.text(lines.join("\n") + "\n", report.ok ? 200 : 500);
