@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { createSecureContext } from "node:tls";
 import { tlsSettings } from "./tls-settings.ts";
 
 const settings = (over: Partial<Parameters<typeof tlsSettings>[0]>) =>
@@ -62,6 +63,16 @@ describe("tlsSettings", () => {
     expect(
       settings({ tlsCurvePreferences: ["X25519MLKEM768", "curvep384", "SECP256R1", "29", "CurveP256"] }).ecdhCurve,
     ).toBe("X25519MLKEM768:P-384:P-256:X25519");
+  });
+
+  test("a group the runtime's TLS library lacks is refused naming the runtime (node 20's OpenSSL 3.0 lacks ML-KEM)", () => {
+    const lacking = (curves: string) => !curves.includes("MLKEM");
+    expect(() =>
+      tlsSettings({ tlsCipherSuites: [], tlsMinVersion: "", tlsCurvePreferences: ["X25519MLKEM768"] }, lacking),
+    ).toThrow(/X25519MLKEM768: not all supported by the TLS library of bun /);
+    expect(() =>
+      createSecureContext({ ecdhCurve: settings({ tlsCurvePreferences: ["X25519MLKEM768"] }).ecdhCurve }),
+    ).not.toThrow();
   });
 
   test("an unknown curve is refused with upstream's words and the names it takes", () => {

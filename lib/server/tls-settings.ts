@@ -1,8 +1,10 @@
 // tlsCipherSuites, tlsMinVersion and tlsCurvePreferences, named as Go's crypto/tls names them, turned
 // into the OpenSSL/BoringSSL strings node:tls and Bun.serve take; an unknown or insecure name is one
 // error naming the setting and the fix (upstream's wording where it has one).
+import { createSecureContext } from "node:tls";
 import { KubeletError } from "../api/types.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
+import { runtimeName } from "../platform/runtime.ts";
 
 /** What the servers are given: OpenSSL names, and the notes start-up logs. */
 export interface TlsSettings {
@@ -70,6 +72,7 @@ const invalid = (setting: string, message: string) =>
 /** The servers' TLS settings from the config; throws InvalidConfig naming the setting for a name it cannot honour. */
 export function tlsSettings(
   config: Pick<KubeletConfig, "tlsCipherSuites" | "tlsMinVersion" | "tlsCurvePreferences">,
+  supports: (ecdhCurve: string) => boolean = runtimeSupports,
 ): TlsSettings {
   const notes: string[] = [];
   const minVersion = tlsMinVersion(config.tlsMinVersion, notes);
@@ -101,10 +104,16 @@ export function tlsSettings(
       );
     return curve.openssl;
   });
+  const ecdhCurve = [...new Set(curves)].join(":");
+  if (curves.length && !supports(ecdhCurve))
+    throw invalid(
+      "--tls_curve_preferences (tlsCurvePreferences)",
+      `${config.tlsCurvePreferences.join(", ")}: not all supported by the TLS library of ${runtimeName()} (X25519MLKEM768 needs BoringSSL, as in the compiled binary, or OpenSSL 3.5); remove the ones it lacks`,
+    );
   return {
     ...(ciphers.length && minVersion === "TLSv1.2" ? { ciphers: ciphers.join(":") } : {}),
     minVersion,
-    ...(curves.length ? { ecdhCurve: [...new Set(curves)].join(":") } : {}),
+    ...(curves.length ? { ecdhCurve } : {}),
     notes,
   };
 }
@@ -120,4 +129,14 @@ function tlsMinVersion(name: string, notes: string[]): TlsSettings["minVersion"]
     "--tls_min_version (tlsMinVersion)",
     `unknown tls version ${JSON.stringify(name)}; use VersionTLS12 or VersionTLS13`,
   );
+}
+
+/** Whether this runtime's TLS library knows every group in `ecdhCurve`. */
+function runtimeSupports(ecdhCurve: string): boolean {
+  try {
+    createSecureContext({ ecdhCurve });
+    return true;
+  } catch {
+    return false;
+  }
 }
