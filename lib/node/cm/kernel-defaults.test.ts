@@ -23,12 +23,14 @@ function procSys(overrides: Record<string, string | undefined> = {}): string {
   return root;
 }
 
+/** A logger keeping "level message" lines. */
 function recordingLog(lines: string[]): Logger {
+  const line = (level: string) => (message: string) => void lines.push(`${level} ${message}`);
   const log: Logger = {
     debug: () => {},
-    info: (m) => void lines.push(`info ${m}`),
-    warn: (m) => void lines.push(`warn ${m}`),
-    error: (m) => void lines.push(`error ${m}`),
+    info: line("info"),
+    warn: line("warn"),
+    error: line("error"),
     child: () => log,
   };
   return log;
