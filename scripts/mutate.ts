@@ -53,7 +53,15 @@ const groups: Record<string, { mutate: string[]; tests: string[] }> = {
   },
   container: {
     mutate: ["lib/container/container-config.ts", "lib/container/docker/docker-shim.ts"],
-    tests: ["lib/container/docker/docker-shim.test.ts", "lib/container/container-config-env.test.ts"],
+    tests: [
+      "lib/container/docker/docker-shim.test.ts",
+      "lib/container/container-config-env.test.ts",
+      "lib/container/security-context.test.ts",
+      "lib/container/docker/docker-containers.test.ts",
+      "lib/sync/container-lifecycle.test.ts",
+      "lib/sync/pod-executor.test.ts",
+      "lib/sync/node-plan.test.ts",
+    ],
   },
 };
 
