@@ -181,7 +181,17 @@ export async function assemble(
         },
         runtime,
       ),
-    volumes: () => createVolumeManager({ rootDir: config.rootDir, configs: store.configs, log: log.child("volumes") }),
+    volumes: () =>
+      createVolumeManager({
+        rootDir: config.rootDir,
+        configs: store.configs,
+        hostPaths: {
+          allowSensitiveHostPaths: config.allowSensitiveHostPaths,
+          trustedSources: config.trustedSources,
+          protectedHostPaths: protectedHostPaths(config),
+        },
+        log: log.child("volumes"),
+      }),
     nodeManagers: (placement) =>
       createNodeManagers(config, {
         runtime,

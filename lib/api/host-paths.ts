@@ -102,42 +102,42 @@ export function protectedHostPaths(config: {
   return [config.rootDir, ...sockets].filter((p) => p.startsWith("/") && normalize(p) !== "/");
 }
 
+/** Why the policy refuses a hostPath at `path` to a pod from `source`: an error, or a warning when allowed; undefined: accepted. */
+export function hostPathRefusal(
+  path: string,
+  source: string,
+  policy: HostPathPolicy,
+): { detail: string; severity: "error" | "warning" } | undefined {
+  const allowed = policy.allowSensitiveHostPaths ?? false;
+  const severity = allowed ? ("warning" as const) : ("error" as const);
+  if (isSensitiveHostPath(path))
+    return {
+      severity,
+      detail: allowed
+        ? "mounts a sensitive host path (allowed by --allow_sensitive_host_paths): the container can take over the node"
+        : "may not mount a sensitive host path (the node's root, /etc, /proc, /sys, /dev, the Docker socket…): the container could take over the node; mount a narrower path, or start the kubelet with --allow_sensitive_host_paths",
+    };
+  const trusted = policy.trustedSources ?? DEFAULT_TRUSTED_SOURCES;
+  if (trusted.includes("*") || (source !== "" && trusted.includes(source))) return undefined;
+  const tree = systemTreeOf(path, policy.protectedHostPaths);
+  if (!tree) return undefined;
+  const from = source || "unknown";
+  const list = trusted.join(",") || "none";
+  return {
+    severity,
+    detail: allowed
+      ? `mounts ${tree} or a path in or above it from the ${from} source (allowed by --allow_sensitive_host_paths, not in --trusted_sources=${list}): the container can take over the node`
+      : `may not mount ${tree} or a path in or above it from the ${from} source: only pods from --trusted_sources (${list}) may mount the node's system directories; mount a path outside them, or add ${from} to --trusted_sources`,
+  };
+}
+
 /** An issue per hostPath volume the policy refuses: an error, or a warning when --allow_sensitive_host_paths allows it. */
 export function checkHostPathSafety(pod: Pod, policy: HostPathPolicy): FieldIssue[] {
-  const allowed = policy.allowSensitiveHostPaths ?? false;
-  const trusted = policy.trustedSources ?? DEFAULT_TRUSTED_SOURCES;
   const source = pod.metadata.annotations?.[ANNOTATION.source] ?? "";
-  const isTrusted = trusted.includes("*") || (source !== "" && trusted.includes(source));
   return (pod.spec.volumes ?? []).flatMap((volume, i) => {
     const path = volume.hostPath?.path;
     if (typeof path !== "string" || !path.startsWith("/")) return [];
-    const field = `spec.volumes[${i}].hostPath.path`;
-    if (isSensitiveHostPath(path))
-      return [
-        {
-          path: field,
-          type: "Forbidden",
-          value: path,
-          detail: allowed
-            ? "mounts a sensitive host path (allowed by --allow_sensitive_host_paths): the container can take over the node"
-            : "may not mount a sensitive host path (the node's root, /etc, /proc, /sys, /dev, the Docker socket…): the container could take over the node; mount a narrower path, or start the kubelet with --allow_sensitive_host_paths",
-          severity: allowed ? ("warning" as const) : ("error" as const),
-        },
-      ];
-    const tree = isTrusted ? undefined : systemTreeOf(path, policy.protectedHostPaths);
-    if (!tree) return [];
-    const from = source || "unknown";
-    const list = trusted.join(",") || "none";
-    return [
-      {
-        path: field,
-        type: "Forbidden",
-        value: path,
-        detail: allowed
-          ? `mounts ${tree} or a path in or above it from the ${from} source (allowed by --allow_sensitive_host_paths, not in --trusted_sources=${list}): the container can take over the node`
-          : `may not mount ${tree} or a path in or above it from the ${from} source: only pods from --trusted_sources (${list}) may mount the node's system directories; mount a path outside them, or add ${from} to --trusted_sources`,
-        severity: allowed ? ("warning" as const) : ("error" as const),
-      },
-    ];
+    const refusal = hostPathRefusal(path, source, policy);
+    return refusal ? [{ path: `spec.volumes[${i}].hostPath.path`, type: "Forbidden", value: path, ...refusal }] : [];
   });
 }
