@@ -57,6 +57,7 @@ INSTALL_DOCKER=${KUBELET_INSTALL_DOCKER:-0}
 UNINSTALL=${KUBELET_UNINSTALL:-0}
 DRY_RUN=${KUBELET_DRY_RUN:-0}
 UNIT_DIR=${KUBELET_UNIT_DIR:-/etc/systemd/system}
+PROBE_ROOT=${KUBELET_PROBE_ROOT:-}
 
 while [ $# -gt 0 ]; do
   option=$1
@@ -138,28 +139,96 @@ have() { command -v "$1" >/dev/null 2>&1; }
 # sd_booted(3)'s test; KUBELET_SYSTEMD_RUNTIME_DIR lets the tests drive a stand-in systemctl.
 systemd_running() { [ -d "${KUBELET_SYSTEMD_RUNTIME_DIR:-/run/systemd/system}" ] && have systemctl; }
 
-# The release asset for this machine: kubelet-linux-<arch>[-musl|-baseline].
-release_asset() {
+# The ELF interpreter (PT_INTERP) a program asks for, read from its first 4 KiB (where the program headers and
+# the interpreter's path sit); empty for a static program.
+elf_interp() {
+  dd if="$1" bs=4096 count=1 2>/dev/null | LC_ALL=C tr -c ' -~' '\n' | sed -n '/^\/.*\/ld-.*\.so[.0-9]*$/{p;q;}'
+}
+
+# The C library the system itself runs on: the one its /bin/sh is linked against (PT_INTERP: /lib/ld-musl-*
+# is musl, /lib*/ld-linux* glibc), not whichever loaders happen to be installed: Debian's musl package puts
+# /lib/ld-musl-x86_64.so.1 on a glibc system. A static /bin/sh: glibc when its loader is there, else musl
+# when musl's is. KUBELET_PROBE_ROOT stands another root in for / (the tests' stand-in systems).
+system_libc() {
+  interp=$(elf_interp "$PROBE_ROOT/bin/sh")
+  case "$interp" in
+  *ld-musl-*)
+    echo musl
+    return
+    ;;
+  ?*)
+    echo glibc
+    return
+    ;;
+  esac
+  for loader in "$PROBE_ROOT"/lib/ld-linux*.so.* "$PROBE_ROOT"/lib64/ld-linux*.so.*; do
+    if [ -e "$loader" ]; then
+      echo glibc
+      return
+    fi
+  done
+  for loader in "$PROBE_ROOT"/lib/ld-musl-*.so.1; do
+    if [ -e "$loader" ]; then
+      echo musl
+      return
+    fi
+  done
+  echo glibc
+}
+
+# The directories musl's loader searches: those of /etc/ld-musl-<arch>.path, else its built-in ones.
+musl_lib_dirs() {
+  for path_file in "$PROBE_ROOT"/etc/ld-musl-*.path; do
+    if [ -r "$path_file" ]; then
+      tr ':' '\n' <"$path_file"
+      return
+    fi
+  done
+  printf '%s\n' /lib /usr/local/lib /usr/lib
+}
+
+# What a musl build of bun needs besides the C library and this system lacks: libstdc++ and libgcc_s.
+musl_missing_libs() {
+  missing=''
+  for lib in libstdc++.so.6 libgcc_s.so.1; do
+    found=''
+    for dir in $(musl_lib_dirs); do [ ! -e "$PROBE_ROOT$dir/$lib" ] || found=1; done
+    [ -n "$found" ] || missing="$missing${missing:+ }$lib"
+  done
+  echo "$missing"
+}
+
+# How to install them here: Alpine's apk, else what to look for.
+musl_libs_hint() {
+  if [ -r "$PROBE_ROOT/etc/os-release" ] && grep -q '^ID=alpine' "$PROBE_ROOT/etc/os-release"; then
+    echo "apk add libstdc++ libgcc"
+  else
+    echo "install the musl builds of libstdc++ and libgcc (Alpine: apk add libstdc++ libgcc)"
+  fi
+}
+
+# The architecture's name in the release's assets (x64, arm64), or a refusal of this machine.
+release_arch() {
   os=$(uname -s)
   machine=$(uname -m)
   [ "$os" = Linux ] || die "unsupported operating system \"$os\": kubelet releases are built for Linux (x86_64, aarch64)"
   case "$machine" in
-  x86_64 | amd64) arch=x64 ;;
-  aarch64 | arm64) arch=arm64 ;;
+  x86_64 | amd64) echo x64 ;;
+  aarch64 | arm64) echo arm64 ;;
   *) die "unsupported architecture \"$machine\": kubelet releases are built for x86_64 and aarch64 (Linux)" ;;
   esac
-  for loader in /lib/ld-musl-*.so.1; do
-    if [ -e "$loader" ]; then
-      echo "kubelet-linux-$arch-musl"
-      return
-    fi
-  done
+}
+
+# The release asset for a C library on this machine: kubelet-linux-<arch>[-musl|-baseline].
+release_asset() { # arch libc
+  if [ "$2" = musl ]; then
+    echo "kubelet-linux-$1-musl"
   # The default x64 build needs AVX2 (Haswell, 2013); older CPUs get the baseline build.
-  if [ "$arch" = x64 ] && [ -r /proc/cpuinfo ] && ! grep -q '^flags.* avx2' /proc/cpuinfo; then
+  elif [ "$1" = x64 ] && [ -r /proc/cpuinfo ] && ! grep -q '^flags.* avx2' /proc/cpuinfo; then
     echo "kubelet-linux-x64-baseline"
-    return
+  else
+    echo "kubelet-linux-$1"
   fi
-  echo "kubelet-linux-$arch"
 }
 
 download() { # url file [what to do when it fails]
@@ -213,26 +282,60 @@ choose_base_url() {
   base=${base%/}
 }
 
-# Installs the release binary unless the one in place already has its checksum (sets binary_changed).
+# The checksum SHA256SUMS gives an asset, or nothing.
+sum_of() { awk -v f="$1" '$2 == f || $2 == "*" f { print $1; exit }' "$tmp/SHA256SUMS"; }
+
+# Downloads an asset into tmp_binary and checks it against its checksum; sets new (its version, empty when it does
+# not run here) and why (its first line of error then).
+fetch_asset() { # asset checksum
+  download "$base/$1" "$tmp_binary"
+  actual=$(sha256 "$tmp_binary")
+  [ "$actual" = "$2" ] ||
+    die "checksum mismatch for $base/$1: SHA256SUMS says $2, the download is $actual; nothing was installed${installed:+ (v$installed at $BIN is untouched)}"
+  chmod 0755 "$tmp_binary"
+  new=$(binary_version "$tmp_binary")
+  why=''
+  [ -n "$new" ] || why=$("$tmp_binary" --version 2>&1 | head -n 1)
+}
+
+# A musl build's libraries, before it is downloaded: what to install when they are missing.
+check_musl_libs() { # asset
+  case "$1" in *-musl) ;; *) return 0 ;; esac
+  missing=$(musl_missing_libs)
+  [ -z "$missing" ] ||
+    die "$1 (this system runs on musl) needs $missing besides the C library, which this system lacks: $(musl_libs_hint), then run this again; nothing was installed"
+}
+
+# Installs the release binary unless the one in place already has its checksum (sets binary_changed). The build
+# for the system's C library first; when it does not run here, the other C library's build.
 install_binary() {
-  asset=$(release_asset)
+  arch=$(release_arch)
+  libc=$(system_libc)
+  other_libc=musl
+  [ "$libc" = glibc ] || other_libc=glibc
+  asset=$(release_asset "$arch" "$libc")
+  other=$(release_asset "$arch" "$other_libc")
   choose_base_url
   tmp=$(mktemp -d)
   download "$base/SHA256SUMS" "$tmp/SHA256SUMS" "$hint"
-  expected=$(awk -v f="$asset" '$2 == f || $2 == "*" f { print $1; exit }' "$tmp/SHA256SUMS")
+  expected=$(sum_of "$asset")
   [ -n "$expected" ] || die "$base/SHA256SUMS lists no $asset: that release has no binary for this machine"
+  other_expected=$(sum_of "$other")
   installed=''
   if [ -f "$BIN" ]; then
     installed=$(binary_version "$BIN")
-    if [ "$(sha256 "$BIN")" = "$expected" ] && { [ -z "$VERSION" ] || [ "$installed" = "$VERSION" ]; }; then
+    current=$(sha256 "$BIN")
+    if { [ "$current" = "$expected" ] || [ "$current" = "$other_expected" ]; } && [ -n "$installed" ] &&
+      { [ -z "$VERSION" ] || [ "$installed" = "$VERSION" ]; }; then
       say "kubelet v$installed at $BIN is already the release at $base (same checksum): binary unchanged"
       return
     fi
   fi
+  check_musl_libs "$asset"
   if [ -n "$installed" ]; then
-    action="upgrade $BIN from v$installed with $base/$asset"
+    action="upgrade $BIN from v$installed with $base/$asset ($libc system)"
   else
-    action="install $base/$asset as $BIN"
+    action="install $base/$asset as $BIN ($libc system)"
   fi
   binary_changed=1
   step "$action" || return 0
@@ -241,13 +344,17 @@ install_binary() {
   # A temporary file in the target directory, so the final mv is an atomic rename on one file system.
   tmp_binary=$(mktemp "$PREFIX/bin/.kubelet.XXXXXX") ||
     die "cannot write to $PREFIX/bin: run as root (sudo sh), or choose --prefix \"\$HOME/.local\" --no-systemd"
-  download "$base/$asset" "$tmp_binary"
-  actual=$(sha256 "$tmp_binary")
-  [ "$actual" = "$expected" ] ||
-    die "checksum mismatch for $base/$asset: SHA256SUMS says $expected, the download is $actual; nothing was installed${installed:+ (v$installed at $BIN is untouched)}"
-  chmod 0755 "$tmp_binary"
-  new=$(binary_version "$tmp_binary")
-  [ -n "$new" ] || die "$base/$asset does not run on this machine ($(uname -sm)): nothing was installed"
+  fetch_asset "$asset" "$expected"
+  if [ -z "$new" ] && [ -n "$other_expected" ]; then
+    first_why=$why
+    say "$asset does not run on this machine (${first_why:-no version}); trying $other"
+    check_musl_libs "$other"
+    fetch_asset "$other" "$other_expected"
+    [ -n "$new" ] ||
+      die "neither $asset (${first_why:-no version}) nor $other (${why:-no version}) runs on this machine ($(uname -sm), $libc): nothing was installed"
+    asset=$other
+  fi
+  [ -n "$new" ] || die "$base/$asset does not run on this machine ($(uname -sm), $libc: ${why:-no version}): nothing was installed"
   [ -z "$VERSION" ] || [ "$new" = "$VERSION" ] ||
     die "$base holds kubelet v$new, not the requested v$VERSION: nothing was installed (check --base-url)"
   mv -f "$tmp_binary" "$BIN"
@@ -255,17 +362,58 @@ install_binary() {
   say "kubelet v$new installed at $BIN${installed:+ (was v$installed)}"
 }
 
+# Octal permission bits of a file ("644"); GNU and busybox stat both take -c.
+mode_of() { stat -c %a "$1" 2>/dev/null || echo 0; }
+
+# Makes a file this script writes readable by its owner only (root:root when run as root): the config file
+# and the unit name the credentials the kubelet accepts (CIS 4.1.1, 4.1.5, 4.1.9).
+owner_only() {
+  chmod 0600 "$1"
+  [ "$(id -u)" != 0 ] || chown 0:0 "$1"
+}
+
+# An existing file made 0600 when others may read it (the operator's content is kept as it is).
+tighten() { # file what
+  [ -f "$1" ] || return 0
+  case "$(mode_of "$1")" in
+  600 | 400 | 0) return 0 ;;
+  esac
+  if step "chmod 600 $1 (was $(mode_of "$1"): $2 is for root only)"; then owner_only "$1"; fi
+}
+
+# The admin token the installed binary generates at its start (root_dir/admin-token), or nothing when that
+# version has no admin token (an older release): local administration reads it instead of an open loopback.
+admin_token_path() {
+  "$BIN" print-config --config_file="" --admin_token_file=/dev/null >/dev/null 2>&1 || return 0
+  root_dir=$("$BIN" print-config --config_file="" 2>/dev/null | sed -n 's/^root_dir: *//p')
+  echo "${root_dir:-/var/lib/kubelet}/admin-token"
+}
+
+# The settings this script writes uncommented, for a node secure by default: no anonymous caller, no
+# unauthenticated read-only port, and the admin token named (CIS 4.2.1, 4.2.4).
+secure_settings() {
+  printf '%s\n' --anonymous_auth=false --read_only_port=0
+  [ -z "$admin_token" ] || printf '%s\n' "--admin_token_file=$admin_token"
+}
+
 write_config() {
   if [ -d "$MANIFESTS" ] || step "create $MANIFESTS (pod manifests)"; then
     mkdir -p "$MANIFESTS"
   fi
+  admin_token=''
+  [ ! -x "$BIN" ] || admin_token=$(admin_token_path)
   if [ -e "$CONFIG" ]; then
     say "keeping $CONFIG (an existing config file is never overwritten)"
-  elif step "write $CONFIG (every setting commented at its default; config: $MANIFESTS)"; then
+    tighten "$CONFIG" "the config file"
+  elif step "write $CONFIG (0600; anonymous_auth: false, read_only_port: 0, every other setting commented at its default; config: $MANIFESTS)"; then
     # Written by the binary itself, so every key, default and alias matches the version installed;
     # --config_file="" so that a config file already at /etc/kubelet (another --config-dir) is not copied.
-    "$BIN" print-config --commented --config "$MANIFESTS" --config_file="" >"$CONFIG.tmp"
+    # Created 0600 from the start (umask), so it is never readable by others, not even for a moment.
+    # shellcheck disable=SC2046 # one setting per line, none with spaces
+    (umask 077 && "$BIN" print-config --commented --config "$MANIFESTS" --config_file="" $(secure_settings) >"$CONFIG.tmp")
+    owner_only "$CONFIG.tmp"
     mv -f "$CONFIG.tmp" "$CONFIG"
+    config_written=1
   fi
 }
 
@@ -294,11 +442,15 @@ EOF
 
 # Writes the unit when its text differs (sets unit_changed).
 write_unit() {
-  if [ -f "$UNIT" ] && [ "$(cat "$UNIT")" = "$(unit_text)" ]; then return; fi
+  if [ -f "$UNIT" ] && [ "$(cat "$UNIT")" = "$(unit_text)" ]; then
+    tighten "$UNIT" "the unit"
+    return
+  fi
   unit_changed=1
-  step "write $UNIT (ExecStart=$BIN run --config_file $CONFIG)" || return 0
+  step "write $UNIT (0600; ExecStart=$BIN run --config_file $CONFIG)" || return 0
   mkdir -p "$UNIT_DIR"
-  unit_text >"$UNIT.tmp"
+  (umask 077 && unit_text >"$UNIT.tmp")
+  owner_only "$UNIT.tmp"
   mv -f "$UNIT.tmp" "$UNIT"
 }
 
@@ -408,6 +560,8 @@ fi
 
 binary_changed=0
 unit_changed=0
+config_written=0
+admin_token=''
 check_docker
 install_binary
 write_config
@@ -438,5 +592,8 @@ elif [ "$changes" = 0 ]; then
   say "nothing to do: kubelet v$(binary_version "$BIN") is installed at $BIN and configured in $CONFIG"
 else
   say "done: $("$BIN" --version); pods go in $MANIFESTS, settings in $CONFIG"
+fi
+if [ "$config_written" = 1 ] && [ -n "$admin_token" ]; then
+  say "anonymous access is off: local administration uses the admin token the kubelet writes to $admin_token at its start (0600, root only; the kubelet's own commands read it)"
 fi
 start_hint

@@ -9,6 +9,7 @@ import { logRotationPolicy } from "./node/logs/container-log-manager.ts";
 import { podCapacity } from "./node/cm/pod-capacity.ts";
 import { join } from "node:path";
 import { assignNodeUids } from "./api/pod-uid.ts";
+import { protectedHostPaths } from "./api/host-paths.ts";
 import { KubeletError } from "./api/types.ts";
 import { systemClock } from "./clock.ts";
 import type { ResolvedConfig } from "./config/config.ts";
@@ -116,6 +117,8 @@ export async function assemble(
     sources: sources.map((s) => s.name),
     allowPrivileged: config.allowPrivileged,
     allowSensitiveHostPaths: config.allowSensitiveHostPaths,
+    trustedSources: config.trustedSources,
+    protectedHostPaths: protectedHostPaths(config),
     strictManifests: config.strictManifests,
     onRejected: (pod, message) => events.record(pod, "Warning", "FailedValidation", message),
     identify: assignNodeUids(node.name, (uid) => !running || running.has(uid)),
@@ -178,7 +181,17 @@ export async function assemble(
         },
         runtime,
       ),
-    volumes: () => createVolumeManager({ rootDir: config.rootDir, configs: store.configs, log: log.child("volumes") }),
+    volumes: () =>
+      createVolumeManager({
+        rootDir: config.rootDir,
+        configs: store.configs,
+        hostPaths: {
+          allowSensitiveHostPaths: config.allowSensitiveHostPaths,
+          trustedSources: config.trustedSources,
+          protectedHostPaths: protectedHostPaths(config),
+        },
+        log: log.child("volumes"),
+      }),
     nodeManagers: (placement) =>
       createNodeManagers(config, {
         runtime,

@@ -8,7 +8,9 @@ DIR=${KUBELET_TEST_DIR:-/tmp/kubelet-test-services}
 ETCD_PORT=${KUBELET_TEST_ETCD_PORT:-12379}
 REGISTRY_PORT=${KUBELET_TEST_REGISTRY_PORT:-15000}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-PACKAGES=(docker.io containerd containernetworking-plugins etcd-server etcd-client docker-registry busybox-static gcc libc6-dev curl openssl wrk shellcheck prometheus python3-kubernetes dbus python3-dbus python3-gi systemd)
+# musl, musl-tools, musl-dev, qemu-user and libc6-arm64-cross: the installer's C library tests (a glibc system with
+# Debian's musl loader; a musl root with a libstdc++ linked against musl) and the arm64 build run under qemu-user.
+PACKAGES=(docker.io containerd containernetworking-plugins etcd-server etcd-client docker-registry busybox-static gcc libc6-dev curl openssl wrk shellcheck prometheus python3-kubernetes dbus python3-dbus python3-gi systemd musl musl-tools musl-dev qemu-user libc6-arm64-cross)
 
 log() { printf 'services: %s\n' "$*" >&2; }
 

@@ -2,7 +2,7 @@
 // warnings (fields a standalone kubelet ignores, unknown fields) are reported and the pod runs.
 import { configKeyErrors } from "./config-objects.ts";
 import { checkLengths } from "./field-limits.ts";
-import { checkHostPathSafety } from "./host-paths.ts";
+import { checkHostPathSafety, type HostPathPolicy } from "./host-paths.ts";
 import { parseQuantity } from "./quantity.ts";
 import { checkFields, SCHEMA } from "./schema.ts";
 import { checkSecurity } from "./security-validation.ts";
@@ -16,10 +16,8 @@ import {
   type V1Container,
 } from "./types.ts";
 
-export interface ValidationOptions {
+export interface ValidationOptions extends HostPathPolicy {
   allowPrivileged: boolean;
-  /** --allow_sensitive_host_paths: hostPath at /, /proc, /etc, the Docker socket… is a warning, not an error. */
-  allowSensitiveHostPaths?: boolean;
   /** An unknown field is an error (validate's default, as kubectl's strict decoding); else a warning (`run --strict_manifests=false`). */
   strict?: boolean;
 }
@@ -81,7 +79,7 @@ function semanticIssues(pod: Pod, options: ValidationOptions): FieldIssue[] {
   const lengths = checkLengths(pod);
   issues.push(...lengths);
   if (lengths.length) return issues; // a 5 MB name is not worth matching against a regex
-  issues.push(...checkHostPathSafety(pod, options.allowSensitiveHostPaths ?? false));
+  issues.push(...checkHostPathSafety(pod, options));
   const { metadata, spec } = pod;
   if (!metadata.name) error("metadata.name", "Required value", undefined, "name or generateName is required");
   else if (!DNS1123_SUBDOMAIN.test(metadata.name))

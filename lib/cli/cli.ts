@@ -13,6 +13,7 @@ import {
 import { FLAGS } from "../config/flags.ts";
 import { commentedConfigFile, printConfig } from "../config/print-config.ts";
 import { formatDuration } from "../api/duration.ts";
+import { protectedHostPaths } from "../api/host-paths.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
 import { createLogger } from "../log.ts";
 import { runtimeName } from "../platform/runtime.ts";
@@ -189,6 +190,8 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       {
         allowPrivileged: config.allowPrivileged,
         allowSensitiveHostPaths: config.allowSensitiveHostPaths,
+        trustedSources: config.trustedSources,
+        protectedHostPaths: protectedHostPaths(config),
         strict: options.strict !== false && options.strict !== "false",
         maxBytes: byteCount(config.maxManifestBytes, validate),
         format,

@@ -21,6 +21,9 @@ import { checkPolicyFile, policyVerdictText } from "./validate-policy.ts";
 export interface ValidateOptions {
   allowPrivileged: boolean;
   allowSensitiveHostPaths?: boolean;
+  /** --trusted_sources and the configuration's protected paths (api/host-paths.ts); files are read as source file. */
+  trustedSources?: readonly string[];
+  protectedHostPaths?: readonly string[];
   /** Unknown fields are errors (validate's default); false: warnings, as `run` decodes. */
   strict?: boolean;
   maxBytes?: number;

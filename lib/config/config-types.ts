@@ -60,6 +60,8 @@ export interface KubeletConfig {
   allowPrivileged: boolean;
   /** allow_sensitive_host_paths */
   allowSensitiveHostPaths: boolean;
+  /** trusted_sources: sources whose pods may mount beneath the node's system directories ("*" = all). */
+  trustedSources: string[];
   /** max_manifest_bytes: the size limit of a manifest document from any source */
   maxManifestBytes: number;
   /** strict_manifests: an unknown field in a manifest rejects it (false: warned about and ignored) */
@@ -232,6 +234,7 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   rootDir: "/var/lib/kubelet",
   allowPrivileged: false,
   allowSensitiveHostPaths: false,
+  trustedSources: ["file"],
   maxManifestBytes: 10 * 2 ** 20,
   strictManifests: true,
   registryQps: 0,

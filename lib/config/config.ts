@@ -139,6 +139,7 @@ function checkConfig(config: KubeletConfig): string[] {
     ["host_network_sources", config.hostNetworkSources],
     ["host_pid_sources", config.hostPidSources],
     ["host_ipc_sources", config.hostIpcSources],
+    ["trusted_sources", config.trustedSources],
   ] as const) {
     const unknown = list.filter((s) => !["*", "file", "url", "etcd", "http"].includes(s));
     if (unknown.length) invalid(`--${name}: unknown source ${unknown.join(", ")}: use file, url, etcd, http or *`);

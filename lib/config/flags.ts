@@ -181,6 +181,13 @@ export const FLAGS: FlagSpec[] = [
     description: "If true, allow hostPath volumes at /, /etc, /proc, /sys, /dev or the Docker socket",
   },
   {
+    flag: "trusted_sources",
+    key: "trustedSources",
+    type: "list",
+    description:
+      "Sources whose pods may mount host paths beneath /etc, /usr, /root, /boot, /proc, /sys, /dev, the root dir or the runtime's state and socket dirs (file, url, etcd, http; * = all); other sources' pods are refused them",
+  },
+  {
     flag: "max_manifest_bytes",
     key: "maxManifestBytes",
     type: "uint",

@@ -24,6 +24,7 @@ import { createStreamRoutes } from "./stream-routes.ts";
 import { HTTPException } from "hono/http-exception";
 import { httpError, lastTerminatedId, pickContainer, REASON, status, type StatusCauses } from "./server-support.ts";
 import type { Pod } from "../api/types.ts";
+import { protectedHostPaths } from "../api/host-paths.ts";
 import { longLived } from "../platform/long-lived.ts";
 
 export interface HealthReport {
@@ -354,6 +355,8 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     createPushRoutes(deps.push, {
       allowPrivileged: deps.allowPrivileged,
       allowSensitiveHostPaths: deps.allowSensitiveHostPaths,
+      trustedSources: deps.config.trustedSources,
+      protectedHostPaths: protectedHostPaths(deps.config),
       strictManifests: deps.config.strictManifests,
       maxBytes: deps.maxManifestBytes,
       bodyTimeoutMs: deps.pushBodyTimeoutMs,

@@ -31,6 +31,9 @@ export interface PodStoreOptions {
   sources: SourceName[];
   allowPrivileged?: boolean;
   allowSensitiveHostPaths?: boolean;
+  /** --trusted_sources and the configuration's protected paths: see api/host-paths.ts. */
+  trustedSources?: readonly string[];
+  protectedHostPaths?: readonly string[];
   /** --strict_manifests: an unknown field rejects the pod; false (default here; `run` sets it): warned about and ignored. */
   strictManifests?: boolean;
   /**
@@ -82,6 +85,8 @@ export function createPodStore(options: PodStoreOptions): PodStore {
   const validation = {
     allowPrivileged: options.allowPrivileged ?? false,
     allowSensitiveHostPaths: options.allowSensitiveHostPaths ?? false,
+    trustedSources: options.trustedSources,
+    protectedHostPaths: options.protectedHostPaths,
   };
   const order: SourceName[] = [...options.sources];
   const pods = new Map<SourceName, Map<string, Pod>>();

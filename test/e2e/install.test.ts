@@ -21,6 +21,8 @@ declare const Bun: {
 const root = join(import.meta.dir, "../..");
 const work = tempDir("install");
 const releases = { a: join(work, "release-a"), b: join(work, "release-b"), c: join(work, "release-c") };
+/** Stand-in releases (shell scripts for binaries): d's glibc builds do not run and its musl builds do; e's none run. */
+const standIns = { d: join(work, "release-d"), e: join(work, "release-e") };
 /** What `bun build.ts --release --base-url <url>/c` printed. */
 let builtForItsUrl = "";
 /** What `bun build.ts --release` (no --base-url) printed. */
@@ -63,8 +65,9 @@ async function serveReleases(request: Request): Promise<Response> {
   const path = new URL(request.url).pathname;
   requests.push(path);
   const [, name, file] = path.split("/");
-  const dir = name === "b" ? releases.b : name === "c" ? releases.c : releases.a;
-  if (!file || !["a", "b", "c", "corrupt"].includes(name!) || !existsSync(join(dir, file)))
+  const dirs: Record<string, string> = { ...releases, ...standIns };
+  const dir = dirs[name!] ?? releases.a;
+  if (!file || !["a", "b", "c", "d", "e", "corrupt"].includes(name!) || !existsSync(join(dir, file)))
     return new Response("not found", { status: 404 });
   if (name !== "corrupt" || !file.startsWith("kubelet-")) return new Response(Bun.file(join(dir, file)));
   const bytes = new Uint8Array(await Bun.file(join(dir, file)).arrayBuffer());
@@ -117,6 +120,134 @@ function userHome(name: string): { uid: number | undefined; home: string } {
   return { uid, home };
 }
 
+/**
+ * A kubelet stand-in that runs: `--version` says v9.9.9, `print-config` prints a root_dir and echoes its
+ * arguments as comments (so a test reads what install.sh asked for), and it knows --admin_token_file.
+ */
+const RUNNING_STAND_IN = `#!/bin/sh
+case "$1" in
+--version) echo "kubelet v9.9.9 (commit stand-in, bun 0)" ;;
+print-config)
+  shift
+  echo "root_dir: /srv/stand-in-root"
+  for arg in "$@"; do echo "# arg: $arg"; done
+  ;;
+*) exit 1 ;;
+esac
+`;
+/** A build that does not run here, as a binary for another C library fails (musl's loader on a glibc system). */
+const FAILING_STAND_IN = `#!/bin/sh\necho "Error loading shared library libstdc++.so.6: No such file or directory" >&2\nexit 127\n`;
+
+/** A release directory of stand-ins: each C library's builds run or not; install.sh and SHA256SUMS as a release's. */
+function writeStandInRelease(dir: string, runs: { glibc: boolean; musl: boolean }): void {
+  mkdirSync(dir, { recursive: true });
+  const names = ["linux-x64", "linux-x64-baseline", "linux-x64-musl", "linux-arm64", "linux-arm64-musl"];
+  const sums: string[] = [];
+  for (const name of names) {
+    const file = join(dir, `kubelet-${name}`);
+    writeFileSync(file, (name.endsWith("-musl") ? runs.musl : runs.glibc) ? RUNNING_STAND_IN : FAILING_STAND_IN);
+    chmodSync(file, 0o755);
+    sums.push(`${sha256(file)}  kubelet-${name}`);
+  }
+  writeFileSync(join(dir, "SHA256SUMS"), `${sums.join("\n")}\n`);
+  writeFileSync(join(dir, "install.sh"), readFileSync(join(releases.a, "install.sh")));
+}
+
+/**
+ * A stand-in root for the installer's C library probes (KUBELET_PROBE_ROOT): a bin/sh whose ELF interpreter is
+ * `interp` (only its first bytes: the probe reads the PT_INTERP string), an os-release, and the libraries listed.
+ */
+function standInRoot(name: string, interp: string, options: { os?: string; libs?: string[] } = {}): string {
+  const dir = join(work, name);
+  mkdirSync(join(dir, "bin"), { recursive: true });
+  mkdirSync(join(dir, "etc"), { recursive: true });
+  const header = Buffer.alloc(64);
+  header.write("\x7fELF", 0, "latin1");
+  writeFileSync(join(dir, "bin/sh"), Buffer.concat([header, Buffer.from(`${interp}\0`), Buffer.alloc(512)]));
+  writeFileSync(join(dir, "etc/os-release"), `ID=${options.os ?? "debian"}\n`);
+  for (const lib of options.libs ?? []) {
+    mkdirSync(join(dir, "usr/lib"), { recursive: true });
+    writeFileSync(join(dir, "usr/lib", lib), "");
+  }
+  return dir;
+}
+
+/** The glibc asset install.sh picks on this machine: x64 (AVX2), x64-baseline, or arm64. */
+function hostGlibcAsset(): string {
+  if (process.arch === "arm64") return "kubelet-linux-arm64";
+  return /^flags.* avx2/m.test(readFileSync("/proc/cpuinfo", "utf8"))
+    ? "kubelet-linux-x64"
+    : "kubelet-linux-x64-baseline";
+}
+const hostMuslAsset = process.arch === "arm64" ? "kubelet-linux-arm64-musl" : "kubelet-linux-x64-musl";
+const muslLoader = process.arch === "arm64" ? "/lib/ld-musl-aarch64.so.1" : "/lib/ld-musl-x86_64.so.1";
+const glibcLoader = process.arch === "arm64" ? "/lib/ld-linux-aarch64.so.1" : "/lib64/ld-linux-x86-64.so.2";
+
+/** The machine's names for musl and gcc: x86_64 or aarch64. */
+const machine = process.arch === "arm64" ? "aarch64" : "x86_64";
+
+/**
+ * A musl root: Debian's musl as /lib/ld-musl-<machine>.so.1, libstdc++.so.6 and libgcc_s.so.1 linked against musl
+ * from Debian's gcc archives (with testdata/musl/glibc-symbols.c for the five glibc symbols they use), a static
+ * busybox as /bin/sh and its tools, /dev/null and /tmp. Returns why it cannot be built here, or the root.
+ */
+function assembleMuslRoot(dir: string): { root: string } | { missing: string } {
+  const gccDir = spawnSync("sh", ["-c", `ls -d /usr/lib/gcc/${machine}-linux-gnu/*/ | tail -n 1`], {
+    encoding: "utf8",
+  }).stdout.trim();
+  const busybox = spawnSync("sh", ["-c", "command -v busybox"], { encoding: "utf8" }).stdout.trim();
+  const musl = `/lib/${machine}-linux-musl/libc.so`;
+  const needs: Array<[string, boolean]> = [
+    ["musl (Debian's musl package)", existsSync(musl)],
+    ["musl-gcc (musl-tools, musl-dev)", spawnSync("sh", ["-c", "command -v musl-gcc"]).status === 0],
+    ["Debian's libstdc++.a (g++)", gccDir !== "" && existsSync(join(gccDir, "libstdc++.a"))],
+    [
+      "a static busybox (busybox-static)",
+      busybox !== "" && /statically linked/.test(spawnSync("file", ["-L", busybox], { encoding: "utf8" }).stdout),
+    ],
+  ];
+  const missing = needs.filter(([, ok]) => !ok).map(([what]) => what);
+  if (missing.length) return { missing: missing.join(", ") };
+  for (const sub of ["bin", "lib", "usr/lib", "dev", "tmp", "etc"]) mkdirSync(join(dir, sub), { recursive: true });
+  const build = join(dir, "..", "musl-runtime-build");
+  mkdirSync(build, { recursive: true });
+  const cc = (args: string[]) => {
+    const result = spawnSync("musl-gcc", args, { cwd: build, encoding: "utf8" });
+    if (result.status !== 0) throw new Error(`musl-gcc ${args.join(" ")}: ${result.stderr}`);
+  };
+  cc(["-O2", "-fPIC", "-c", join(root, "testdata/musl/glibc-symbols.c"), "-o", "glibc-symbols.o"]);
+  const whole = (archive: string) => ["-Wl,--whole-archive", join(gccDir, archive), "-Wl,--no-whole-archive"];
+  cc([
+    "-shared",
+    "-o",
+    "libgcc_s.so.1",
+    "-Wl,-soname,libgcc_s.so.1",
+    ...whole("libgcc_eh.a"),
+    "glibc-symbols.o",
+    join(gccDir, "libgcc.a"),
+  ]);
+  cc([
+    "-shared",
+    "-o",
+    "libstdc++.so.6",
+    "-Wl,-soname,libstdc++.so.6",
+    ...whole("libstdc++.a"),
+    "glibc-symbols.o",
+    "-L.",
+    "-l:libgcc_s.so.1",
+  ]);
+  for (const lib of ["libgcc_s.so.1", "libstdc++.so.6"])
+    writeFileSync(join(dir, "usr/lib", lib), readFileSync(join(build, lib)));
+  writeFileSync(join(dir, `lib/ld-musl-${machine}.so.1`), readFileSync(musl));
+  chmodSync(join(dir, `lib/ld-musl-${machine}.so.1`), 0o755);
+  writeFileSync(join(dir, "bin/busybox"), readFileSync(busybox));
+  chmodSync(join(dir, "bin/busybox"), 0o755);
+  expect(spawnSync("chroot", [dir, "/bin/busybox", "--install", "-s", "/bin"]).status).toBe(0);
+  expect(spawnSync("mknod", ["-m", "666", join(dir, "dev/null"), "c", "1", "3"]).status).toBe(0);
+  chmodSync(join(dir, "tmp"), 0o1777);
+  return { root: dir };
+}
+
 const sha256 = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
 const versionOf = (bin: string) => spawnSync(bin, ["--version"], { encoding: "utf8" }).stdout.trim();
 
@@ -127,6 +258,8 @@ beforeAll(() => {
   // The upgrade and the release built for its URL need only this architecture's binaries.
   buildRelease(releases.b, "0.2.0-test", HOST_TARGETS);
   builtForItsUrl = buildRelease(releases.c, "0.3.0-test", HOST_TARGETS, `${url}/c`);
+  writeStandInRelease(standIns.d, { glibc: false, musl: true });
+  writeStandInRelease(standIns.e, { glibc: false, musl: false });
   mkdirSync(fakeBin);
   // A stand-in systemctl that records each call and keeps enabled/active state in files, so no test
   // can ever touch the machine's own systemd.
@@ -548,6 +681,214 @@ describe("the systemd unit, other shells, users and machines", () => {
     );
     expect(existsSync(join(work, "mips"))).toBe(false);
   });
+});
+
+describe("a secure-by-default install", () => {
+  const asRoot = process.getuid?.() === 0;
+
+  test("as root, config.yaml and the unit are 0600 root:root, with anonymous auth off and the read-only port 0", async () => {
+    if (!asRoot) return console.warn("needs root (files owned by root): skipped");
+    const prefix = join(work, "secure-prefix");
+    const unitDir = join(work, "secure-units");
+    const { code, out } = await install("a", ["--prefix", prefix], { KUBELET_UNIT_DIR: unitDir });
+    expect(code, out).toBe(0);
+    const config = join(prefix, "etc/kubelet/config.yaml");
+    for (const file of [config, join(unitDir, "kubelet.service")]) {
+      const stat = statSync(file);
+      expect({ file, mode: (stat.mode & 0o777).toString(8), uid: stat.uid, gid: stat.gid }).toEqual({
+        file,
+        mode: "600",
+        uid: 0,
+        gid: 0,
+      });
+    }
+    const text = readFileSync(config, "utf8");
+    expect(text).toContain("\nanonymous_auth: false\n");
+    expect(text).toContain("\nread_only_port: 0\n");
+    // The kubelet reads them back as set.
+    const effective = spawnSync(join(prefix, "bin/kubelet"), ["print-config", "--config_file", config], {
+      encoding: "utf8",
+    }).stdout;
+    expect(effective).toContain("\nanonymous_auth: false\n");
+    expect(effective).toContain("\nread_only_port: 0\n");
+  });
+
+  test("an existing config file or unit that others may read is made 0600, its content kept", async () => {
+    const prefix = join(work, "loose-prefix");
+    const unitDir = join(work, "loose-units");
+    const env = { KUBELET_UNIT_DIR: unitDir };
+    expect((await install("a", ["--prefix", prefix], env)).code).toBe(0);
+    const config = join(prefix, "etc/kubelet/config.yaml");
+    const unit = join(unitDir, "kubelet.service");
+    writeFileSync(config, "config: /srv/pods\n");
+    chmodSync(config, 0o644);
+    chmodSync(unit, 0o644);
+    const unitText = readFileSync(unit, "utf8");
+    const { code, out } = await install("a", ["--prefix", prefix], env);
+    expect(code, out).toBe(0);
+    expect(out).toContain(`chmod 600 ${config} (was 644: the config file is for root only)`);
+    expect(out).toContain(`chmod 600 ${unit} (was 644: the unit is for root only)`);
+    expect((statSync(config).mode & 0o777).toString(8)).toBe("600");
+    expect((statSync(unit).mode & 0o777).toString(8)).toBe("600");
+    expect(readFileSync(config, "utf8")).toBe("config: /srv/pods\n");
+    expect(readFileSync(unit, "utf8")).toBe(unitText);
+  });
+
+  test("a kubelet that generates an admin token gets config.yaml naming it, and the installer says where it is", async () => {
+    const prefix = join(work, "token-prefix");
+    const root = standInRoot("token-root", glibcLoader, { libs: ["libstdc++.so.6", "libgcc_s.so.1"] });
+    const { code, out } = await install("d", ["--prefix", prefix, "--no-systemd"], { KUBELET_PROBE_ROOT: root });
+    expect(code, out).toBe(0);
+    const text = readFileSync(join(prefix, "etc/kubelet/config.yaml"), "utf8");
+    for (const arg of [
+      "--anonymous_auth=false",
+      "--read_only_port=0",
+      "--admin_token_file=/srv/stand-in-root/admin-token",
+    ])
+      expect(text).toContain(`# arg: ${arg}\n`);
+    expect(out).toContain(
+      "==> anonymous access is off: local administration uses the admin token the kubelet writes to /srv/stand-in-root/admin-token at its start (0600, root only; the kubelet's own commands read it)",
+    );
+  });
+});
+
+describe("the build for the C library the system runs on", () => {
+  test("on this glibc machine with Debian's musl package installed (its /lib/ld-musl-*), the glibc build is installed", async () => {
+    if (!existsSync(muslLoader)) {
+      if (process.env.CI === "true") throw new Error(`${muslLoader} is missing: scripts/services.sh installs musl`);
+      return console.warn("Debian's musl package is not installed: skipped");
+    }
+    const prefix = join(work, "glibc-with-musl");
+    const { code, out } = await install("a", ["--prefix", prefix, "--no-systemd"]);
+    expect(out).toContain(`==> install ${url}/a/${hostGlibcAsset()} as ${prefix}/bin/kubelet (glibc system)`);
+    expect(code).toBe(0);
+    expect(versionOf(join(prefix, "bin/kubelet"))).toStartWith("kubelet v0.1.0 ");
+  });
+
+  test("a system whose /bin/sh runs on musl gets the musl build, once libstdc++ and libgcc are there; without them, the command that installs them", async () => {
+    const prefix = join(work, "musl-prefix");
+    const bare = standInRoot("musl-bare", muslLoader, { os: "alpine" });
+    const refused = await install("a", ["--prefix", prefix, "--no-systemd", "--dry-run"], { KUBELET_PROBE_ROOT: bare });
+    expect(refused.out.trim()).toBe(
+      `install.sh: ${hostMuslAsset} (this system runs on musl) needs libstdc++.so.6 libgcc_s.so.1 besides the C library, which this system lacks: apk add libstdc++ libgcc, then run this again; nothing was installed`,
+    );
+    expect(refused.code).toBe(1);
+    const ready = standInRoot("musl-ready", muslLoader, { os: "alpine", libs: ["libstdc++.so.6", "libgcc_s.so.1"] });
+    const planned = await install("a", ["--prefix", prefix, "--no-systemd", "--dry-run"], {
+      KUBELET_PROBE_ROOT: ready,
+    });
+    expect(planned.out).toContain(
+      `dry run: would install ${url}/a/${hostMuslAsset} as ${prefix}/bin/kubelet (musl system)`,
+    );
+    expect(planned.code).toBe(0);
+  });
+
+  test("a static /bin/sh is judged by the loaders present: glibc's wins over musl's", async () => {
+    const root = standInRoot("static-sh", "");
+    const glibc = join(root, glibcLoader);
+    mkdirSync(join(glibc, ".."), { recursive: true });
+    writeFileSync(glibc, "");
+    mkdirSync(join(root, "lib"), { recursive: true });
+    writeFileSync(join(root, muslLoader), "");
+    const { out } = await install("a", ["--prefix", join(work, "static"), "--no-systemd", "--dry-run"], {
+      KUBELET_PROBE_ROOT: root,
+    });
+    expect(out).toContain(`/a/${hostGlibcAsset()} as `);
+  });
+
+  test("when the system's build does not run, the other C library's build is installed; a re-run keeps it", async () => {
+    const prefix = join(work, "fallback-prefix");
+    const root = standInRoot("fallback-root", glibcLoader, { libs: ["libstdc++.so.6", "libgcc_s.so.1"] });
+    const env = { KUBELET_PROBE_ROOT: root };
+    const { code, out } = await install("d", ["--prefix", prefix, "--no-systemd"], env);
+    expect(out).toContain(
+      `==> ${hostGlibcAsset()} does not run on this machine (Error loading shared library libstdc++.so.6: No such file or directory); trying ${hostMuslAsset}`,
+    );
+    expect(out).toContain(`kubelet v9.9.9 installed at ${prefix}/bin/kubelet`);
+    expect(code).toBe(0);
+    expect(sha256(join(prefix, "bin/kubelet"))).toBe(sha256(join(standIns.d, hostMuslAsset)));
+    const again = await install("d", ["--prefix", prefix, "--no-systemd"], env);
+    expect(again.out).toContain("binary unchanged");
+  });
+
+  test("when neither build runs, nothing is installed and both failures are named", async () => {
+    const prefix = join(work, "neither-prefix");
+    const root = standInRoot("neither-root", glibcLoader, { libs: ["libstdc++.so.6", "libgcc_s.so.1"] });
+    const { code, out } = await install("e", ["--prefix", prefix, "--no-systemd"], { KUBELET_PROBE_ROOT: root });
+    expect(out).toContain(
+      `install.sh: neither ${hostGlibcAsset()} (Error loading shared library libstdc++.so.6: No such file or directory) nor ${hostMuslAsset} (Error loading shared library libstdc++.so.6: No such file or directory) runs on this machine`,
+    );
+    expect(code).toBe(1);
+    expect(readdirSync(join(prefix, "bin"))).toEqual([]);
+  });
+});
+
+describe("the release's other builds, run where they can be", () => {
+  test("the arm64 build prints its version under qemu-user with Debian's aarch64 glibc", () => {
+    const qemu = spawnSync("sh", ["-c", "command -v qemu-aarch64"], { encoding: "utf8" }).stdout.trim();
+    const sysroot = "/usr/aarch64-linux-gnu";
+    if (!qemu || !existsSync(join(sysroot, "lib/ld-linux-aarch64.so.1"))) {
+      if (process.env.CI === "true")
+        throw new Error(
+          "qemu-aarch64 or the aarch64 libc is missing: scripts/services.sh installs qemu-user and libc6-arm64-cross",
+        );
+      return console.warn("qemu-user or libc6-arm64-cross is not installed: skipped");
+    }
+    const run = spawnSync(qemu, ["-L", sysroot, join(releases.a, "kubelet-linux-arm64"), "--version"], {
+      encoding: "utf8",
+      timeout: 120_000,
+    });
+    expect(run.stderr).toBe("");
+    expect(run.stdout).toStartWith("kubelet v0.1.0 (commit ");
+  }, 150_000);
+
+  test("the x64 musl build loads under Debian's musl loader and stops only at libstdc++, the library install.sh asks for", () => {
+    if (process.arch !== "x64") return console.warn("the x64 musl build runs on x64 only: skipped");
+    if (!existsSync(muslLoader)) {
+      if (process.env.CI === "true") throw new Error(`${muslLoader} is missing: scripts/services.sh installs musl`);
+      return console.warn("Debian's musl package is not installed: skipped");
+    }
+    const run = spawnSync(join(releases.a, "kubelet-linux-x64-musl"), ["--version"], { encoding: "utf8" });
+    expect(run.status).not.toBe(0);
+    const first = run.stderr.split("\n")[0];
+    expect(first).toBe(
+      `Error loading shared library libstdc++.so.6: No such file or directory (needed by ${join(releases.a, "kubelet-linux-x64-musl")})`,
+    );
+    // The C library itself (libc.musl-x86_64.so.1) resolved: nothing else is missing.
+    expect(run.stderr).not.toContain("Error loading shared library libc");
+  });
+  test("in a musl root (Debian's musl, a libstdc++ linked against it, busybox), install.sh picks the musl build and it runs", async () => {
+    if (process.getuid?.() !== 0) return console.warn("needs root (chroot): skipped");
+    const assembled = assembleMuslRoot(join(work, "musl-root"));
+    if ("missing" in assembled) {
+      if (process.env.CI === "true")
+        throw new Error(
+          `cannot assemble a musl root: ${assembled.missing} missing (scripts/services.sh installs them)`,
+        );
+      return console.warn(`cannot assemble a musl root (${assembled.missing} missing): skipped`);
+    }
+    const musl = assembled.root;
+    // Asynchronous: the release server answering busybox's wget runs in this process.
+    const chroot = spawnSync("sh", ["-c", "command -v chroot"], { encoding: "utf8" }).stdout.trim();
+    const run = await new Promise<{ status: number | null; stderr: string }>((resolve) => {
+      const child = spawn(
+        chroot,
+        [musl, "/bin/sh", "-c", `wget -qO- ${url}/a/install.sh | sh -s -- --prefix /opt/kubelet --no-systemd`],
+        { env: { PATH: "/bin", KUBELET_BASE_URL: `${url}/a`, DOCKER_HOST: "unix:///nothing.sock" } },
+      );
+      let stderr = "";
+      child.stderr.on("data", (d) => (stderr += d));
+      child.on("exit", (status) => resolve({ status, stderr }));
+    });
+    expect(run.stderr).toContain(`==> install ${url}/a/${hostMuslAsset} as /opt/kubelet/bin/kubelet (musl system)`);
+    expect(run.stderr).toContain("kubelet v0.1.0 installed at /opt/kubelet/bin/kubelet");
+    expect(run.status).toBe(0);
+    const version = spawnSync(chroot, [musl, "/opt/kubelet/bin/kubelet", "--version"], { encoding: "utf8" });
+    expect(version.stdout).toStartWith("kubelet v0.1.0 (commit ");
+    expect(readFileSync(join(musl, "opt/kubelet/etc/kubelet/config.yaml"), "utf8")).toContain(
+      "\nanonymous_auth: false\n",
+    );
+  }, 120_000);
 });
 
 describeWithServices("scripts/install-from-source.sh (the README's first command, from a clone)", (services) => {

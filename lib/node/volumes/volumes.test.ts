@@ -1,6 +1,6 @@
 // Volumes on a real directory: emptyDir, tmpfs for medium Memory, hostPath type checks, teardown.
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { testPod } from "../../testing/pods.ts";
@@ -68,6 +68,34 @@ describe("volume manager", () => {
       code: "VolumeSetupFailed",
     });
     await expect(volumes.setup(withHostPath(join(host, "file"), "Socket"), NODE)).rejects.toThrow("is not a socket");
+  });
+
+  test("a hostPath whose symbolic link leads into a protected directory is refused to an untrusted source, before anything is created", async () => {
+    const host = root();
+    const guarded = join(host, "guarded");
+    mkdirSync(guarded);
+    mkdirSync(join(host, "allowed"));
+    // What a pod mounting the allowed directory could leave behind for the next one.
+    symlinkSync(guarded, join(host, "allowed/link"));
+    symlinkSync("/etc/cron.d", join(host, "allowed/cron"));
+    const volumes = createVolumeManager({
+      configs: noConfigs,
+      rootDir: root(),
+      hostPaths: { trustedSources: ["file"], protectedHostPaths: [guarded] },
+    });
+    const pod = (path: string, source: "file" | "http", type = "") =>
+      testPod("h", { volumes: [{ name: "h", hostPath: { path, type } }] }, { source });
+    await expect(volumes.setup(pod(join(host, "allowed/link/new"), "http", "DirectoryOrCreate"), NODE)).rejects.toThrow(
+      `volume "h" of pod default/h: hostPath "${join(host, "allowed/link/new")}" leads to "${join(guarded, "new")}" through a symbolic link: may not mount ${guarded} or a path in or above it from the http source`,
+    );
+    expect(existsSync(join(guarded, "new"))).toBe(false);
+    await expect(volumes.setup(pod(join(host, "allowed/cron"), "http"), NODE)).rejects.toThrow(
+      'leads to "/etc/cron.d" through a symbolic link: may not mount /etc or a path in or above it from the http source',
+    );
+    // A trusted source, and a path with no link, as validation judged them.
+    await volumes.setup(pod(join(host, "allowed/link/new"), "file", "DirectoryOrCreate"), NODE);
+    expect(statSync(join(guarded, "new")).isDirectory()).toBe(true);
+    await volumes.setup(pod(join(host, "allowed"), "http"), NODE);
   });
 
   test("teardown never touches what a hostPath points at", async () => {

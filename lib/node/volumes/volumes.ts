@@ -3,9 +3,9 @@
 // the atomic writer (Secrets and projected volumes on a tmpfs, never on disk). Pod directories are
 // removed once their pod is gone.
 import { execFile } from "node:child_process";
-import { mkdir, open, readdir, readFile, rm, stat } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, realpath, rm, stat } from "node:fs/promises";
 import { applyFsGroup } from "./fs-group.ts";
-import { join } from "node:path";
+import { join, posix } from "node:path";
 import { promisify } from "node:util";
 import type { VolumeMount } from "../../container/container-config.ts";
 import { silentLogger, type Logger } from "../../log.ts";
@@ -13,6 +13,7 @@ import { parseQuantity } from "../../api/quantity.ts";
 import { ANNOTATION, KubeletError, type Pod } from "../../api/types.ts";
 import type { ConfigLookup } from "../../api/config-objects.ts";
 import { podConfigRefs } from "../../api/config-refs.ts";
+import { hostPathRefusal, type HostPathPolicy } from "../../api/host-paths.ts";
 import { writeAtomically } from "./atomic-writer.ts";
 import { isProjectedKind, volumePayload } from "./volume-payload.ts";
 
@@ -48,7 +49,13 @@ export function emptyDirPath(rootDir: string, podUid: string, volume: string): s
   return join(rootDir, "pods", podUid, "volumes", "kubernetes.io~empty-dir", volume);
 }
 
-export function createVolumeManager(options: { rootDir: string; configs: ConfigLookup; log?: Logger }): VolumeManager {
+export function createVolumeManager(options: {
+  rootDir: string;
+  configs: ConfigLookup;
+  /** The host path policy validation applied to the path as written, applied again to where its symbolic links lead. */
+  hostPaths?: HostPathPolicy;
+  log?: Logger;
+}): VolumeManager {
   const log = options.log ?? silentLogger;
   const podsDir = join(options.rootDir, "pods");
   const fail = (pod: Pod, volume: string, why: string) =>
@@ -125,6 +132,11 @@ export function createVolumeManager(options: { rootDir: string; configs: ConfigL
           await ownedByFsGroup(pod, dir, false);
           paths.set(volume.name, { hostPath: dir });
         } else if (volume.hostPath) {
+          // Before the type check, which may create directories through the links.
+          if (options.hostPaths)
+            await refuseLinkedHostPath(pod, volume.hostPath.path, options.hostPaths, (why) =>
+              fail(pod, volume.name, why),
+            );
           await checkHostPath(volume.hostPath.path, volume.hostPath.type ?? "", (why) => fail(pod, volume.name, why));
           paths.set(volume.name, { hostPath: volume.hostPath.path });
         } else {
@@ -185,6 +197,39 @@ async function ownedByFsGroup(pod: Pod, dir: string, readOnly: boolean): Promise
   const context = pod.spec.securityContext;
   if (context?.fsGroup !== undefined)
     await applyFsGroup(dir, context.fsGroup, context.fsGroupChangePolicy ?? "Always", readOnly);
+}
+
+/**
+ * `path` with its symbolic links resolved, as the runtime resolves a bind mount's source (a part that does not exist
+ * yet stays as written).
+ */
+async function resolvedHostPath(path: string): Promise<string> {
+  let existing = posix.normalize(path);
+  const rest: string[] = [];
+  for (;;) {
+    const real = await realpath(existing).catch(() => undefined);
+    if (real !== undefined) return posix.join(real, ...rest);
+    if (existing === "/") return path;
+    rest.unshift(posix.basename(existing));
+    existing = posix.dirname(existing);
+  }
+}
+
+/**
+ * Refuses a hostPath whose symbolic links lead where the policy refuses the pod's source (a link another pod made
+ * under an allowed directory, pointing at /etc): validation saw only the path as written.
+ */
+async function refuseLinkedHostPath(
+  pod: Pod,
+  path: string,
+  policy: HostPathPolicy,
+  fail: (why: string) => Error,
+): Promise<void> {
+  const real = await resolvedHostPath(path);
+  if (real === posix.normalize(`${path}/`).replace(/\/+$/, "")) return;
+  const refusal = hostPathRefusal(real, pod.metadata.annotations[ANNOTATION.source] ?? "", policy);
+  if (refusal?.severity === "error")
+    throw fail(`hostPath "${path}" leads to "${real}" through a symbolic link: ${refusal.detail}`);
 }
 
 async function checkHostPath(path: string, type: string, fail: (why: string) => Error): Promise<void> {
