@@ -13,7 +13,7 @@ import { baseFlags, freePort, removeDir, tempDir } from "./harness.ts";
  * authorization.mode RBAC to createRbacAuthorizer. Until then this suite is skipped; set this to false
  * after that merge to run it.
  */
-const NEEDS_AUTHN_WIRING = true;
+const NEEDS_AUTHN_WIRING = false;
 const describeRbac = NEEDS_AUTHN_WIRING
   ? (name: string, fn: (services: TestServices) => void) => describe.skip(name, () => fn(undefined as never))
   : describeWithServices;
