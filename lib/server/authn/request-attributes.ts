@@ -30,12 +30,17 @@ function coarse(path: string): string {
   return "proxy";
 }
 
-/** Every attribute set to check for `method path` by `user` on node `nodeName`, in order. */
-export function requestAttributes(user: UserInfo, method: string, path: string, nodeName: string): RequestAttributes[] {
-  const subresources = [fineGrained(path), coarse(path)].filter((s): s is string => s !== undefined);
-  return subresources.map((subresource) => ({
+/** One attribute set: `verb` on `nodes/<subresource>` named `nodeName`, for `path`. */
+export function nodeAttributes(
+  user: UserInfo,
+  verb: string,
+  subresource: string,
+  nodeName: string,
+  path: string,
+): RequestAttributes {
+  return {
     user,
-    verb: VERBS[method.toUpperCase()] ?? "",
+    verb,
     resourceRequest: true,
     apiGroup: "",
     apiVersion: "v1",
@@ -44,5 +49,13 @@ export function requestAttributes(user: UserInfo, method: string, path: string, 
     namespace: "",
     name: nodeName,
     path,
-  }));
+  };
+}
+
+/** Every attribute set to check for `method path` by `user` on node `nodeName`, in order. */
+export function requestAttributes(user: UserInfo, method: string, path: string, nodeName: string): RequestAttributes[] {
+  const verb = VERBS[method.toUpperCase()] ?? "";
+  return [fineGrained(path), coarse(path)]
+    .filter((s): s is string => s !== undefined)
+    .map((subresource) => nodeAttributes(user, verb, subresource, nodeName, path));
 }
