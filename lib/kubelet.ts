@@ -4,7 +4,8 @@
 import { access, constants, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { withRefusedEdits } from "./server/refused-edits.ts";
-import { accessNotice, checkServerSecurity, loadAuthenticator, securityNotice } from "./server/auth.ts";
+import { accessNotice, checkServerSecurity, loadAuthenticator, securityNotice, webhookNotice } from "./server/auth.ts";
+import { adminTokenPath, ensureAdminToken } from "./server/authn/admin-token.ts";
 import type { ResolvedConfig } from "./config/config.ts";
 import { acquireLock, lockHolder } from "./node/state/lock-file.ts";
 import { createCgroupManager } from "./node/cm/cgroups.ts";
@@ -56,9 +57,11 @@ export async function runKubelet(config: KubeletConfig, options: RunOptions): Pr
   if (options.resolved) logSettings(config, options.resolved, log);
   const insecure = checkServerSecurity(config);
   if (insecure) throw new KubeletError("InsecureServer", insecure);
-  const notice = securityNotice(config);
+  const notice = securityNotice(config, adminTokenPath(config));
   if (notice) log.warn(notice);
-  const access = accessNotice(config);
+  const webhook = webhookNotice(config);
+  if (webhook) log.warn(webhook);
+  const access = accessNotice(config, adminTokenPath(config));
   if (access) log.info(access);
   for (const note of tlsSettings(config).notes) log.warn(note);
   await checkSwap(config.failSwapOn);
@@ -165,6 +168,7 @@ async function runLocked(
     };
   };
   const servers: RunningServer[] = [];
+  let stopAuth = () => {};
   const listener = (flag: string) => configuredListeners(config).find((l) => l.flag === flag)!;
   const idleTimeoutSeconds = config.httpIdleTimeout / 1000;
   const fleet = await createFleetMode(config, node, {
@@ -186,7 +190,12 @@ async function runLocked(
   try {
     if (config.enableServer) {
       const serving = { ...config, ...(await servingFiles(config, node.name, log)) };
-      const auth = await loadAuthenticator(serving);
+      const auth = await loadAuthenticator(serving, {
+        adminToken: await ensureAdminToken(adminTokenPath(config)),
+        nodeName: node.name,
+        log: log.child("auth"),
+      });
+      stopAuth = () => auth.stop();
       const { notes: _, ...policy } = tlsSettings(config);
       const deps = {
         config,
@@ -276,6 +285,7 @@ async function runLocked(
   } finally {
     await Promise.allSettled([...stopSources.map((stop) => stop()), ...servers.map((s) => s.stop())]);
     await audit?.log.close();
+    stopAuth();
     fleet?.close();
     log.info("kubelet stopped; containers left running");
   }

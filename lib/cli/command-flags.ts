@@ -71,6 +71,12 @@ const SERVER = [
   "anonymous_auth",
   "authorization_mode",
   "authorization_policy_file",
+  "kubeconfig",
+  "authentication_token_webhook",
+  "authentication_token_webhook_cache_ttl",
+  "authorization_webhook_cache_authorized_ttl",
+  "authorization_webhook_cache_unauthorized_ttl",
+  "admin_token_file",
   "healthz_port",
   "healthz_bind_address",
 ];

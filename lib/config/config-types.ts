@@ -126,6 +126,18 @@ export interface KubeletConfig {
   authorizationMode: "AlwaysAllow" | "Webhook" | "RBAC";
   /** authorization_policy_file (authorization.policyFile, ours): the RBAC objects RBAC mode reads ("" = none). */
   authorizationPolicyFile: string;
+  /** kubeconfig: the webhook server of authentication.webhook and authorization.mode Webhook ("" = none). */
+  kubeconfig: string;
+  /** authentication_token_webhook (authentication.webhook.enabled): unknown bearer tokens sent as TokenReviews. */
+  authenticationTokenWebhook: boolean;
+  /** authentication_token_webhook_cache_ttl (authentication.webhook.cacheTTL), ms. */
+  authenticationTokenWebhookCacheTtl: number;
+  /** authorization_webhook_cache_authorized_ttl (authorization.webhook.cacheAuthorizedTTL), ms. */
+  authorizationWebhookCacheAuthorizedTtl: number;
+  /** authorization_webhook_cache_unauthorized_ttl (authorization.webhook.cacheUnauthorizedTTL), ms. */
+  authorizationWebhookCacheUnauthorizedTtl: number;
+  /** admin_token_file: the generated admin token ("" = <root_dir>/admin-token). */
+  adminTokenFile: string;
   /** healthz_port (0 = off) and healthz_bind_address: the plain health listener. */
   healthzPort: number;
   healthzBindAddress: string;
@@ -269,6 +281,12 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   anonymousAuth: true,
   authorizationMode: "AlwaysAllow",
   authorizationPolicyFile: "",
+  kubeconfig: "",
+  authenticationTokenWebhook: false,
+  authenticationTokenWebhookCacheTtl: 120_000,
+  authorizationWebhookCacheAuthorizedTtl: 300_000,
+  authorizationWebhookCacheUnauthorizedTtl: 30_000,
+  adminTokenFile: "",
   healthzPort: 10248,
   healthzBindAddress: "127.0.0.1",
   auditLogPath: "",

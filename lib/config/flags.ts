@@ -326,6 +326,45 @@ export const FLAGS: FlagSpec[] = [
       "With authorization_mode RBAC: a YAML file of ClusterRoles and ClusterRoleBindings (rbac.authorization.k8s.io/v1), re-read when it changes; this kubelet's own setting, upstream has none",
   },
   {
+    flag: "kubeconfig",
+    key: "kubeconfig",
+    type: "string",
+    description:
+      "A kubeconfig naming the server that answers TokenReview and SubjectAccessReview (authentication_token_webhook, authorization_mode Webhook); used for nothing else",
+  },
+  {
+    flag: "authentication_token_webhook",
+    key: "authenticationTokenWebhook",
+    type: "bool",
+    description: "Send bearer tokens the token file does not hold to the --kubeconfig server as TokenReviews",
+  },
+  {
+    flag: "authentication_token_webhook_cache_ttl",
+    key: "authenticationTokenWebhookCacheTtl",
+    type: "duration",
+    description: "How long TokenReview answers are cached",
+  },
+  {
+    flag: "authorization_webhook_cache_authorized_ttl",
+    key: "authorizationWebhookCacheAuthorizedTtl",
+    type: "duration",
+    description:
+      "How long an allowed SubjectAccessReview is cached (keeps scrapes working through a short webhook outage)",
+  },
+  {
+    flag: "authorization_webhook_cache_unauthorized_ttl",
+    key: "authorizationWebhookCacheUnauthorizedTtl",
+    type: "duration",
+    description: "How long a SubjectAccessReview that did not allow is cached",
+  },
+  {
+    flag: "admin_token_file",
+    key: "adminTokenFile",
+    type: "string",
+    description:
+      "The admin token (user kubelet-admin, group system:masters), generated 0600 at start when absent; the only way to exec, run, read logs or push without --auth_token_file or a client certificate (default <root_dir>/admin-token)",
+  },
+  {
     flag: "healthz_port",
     key: "healthzPort",
     type: "uint",

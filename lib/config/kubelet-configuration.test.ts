@@ -25,6 +25,7 @@ describe("KubeletConfiguration files operators already have", () => {
       config: "/etc/kubernetes/manifests",
       anonymousAuth: false,
       authorizationMode: "Webhook",
+      authenticationTokenWebhook: true,
       clientCaFile: "/etc/kubernetes/pki/ca.crt",
       cgroupDriver: "systemd",
       clusterDns: ["127.0.0.53"],
@@ -35,7 +36,7 @@ describe("KubeletConfiguration files operators already have", () => {
     expect(resolved.fileFields.clientCaFile).toBe("authentication.x509.clientCAFile");
     const notes = resolved.notApplicable.map((n) => n.field);
     expect(notes).toContain("rotateCertificates");
-    expect(notes).toContain("authentication.webhook.enabled");
+    expect(notes).not.toContain("authentication.webhook.enabled"); // honoured: TokenReview to --kubeconfig's server
     expect(notes).not.toContain("nodeStatusUpdateFrequency"); // 0s: unset
   });
 

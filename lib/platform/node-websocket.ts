@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
-import { markClientCertificate } from "./client-certificate.ts";
+import { markClientCertificate, peerSubject } from "./client-certificate.ts";
 import type { FetchHandler } from "./types.ts";
 import { webSocketSessionOf, type WebSocketSession } from "./websocket.ts";
 
@@ -94,7 +94,7 @@ export async function handleUpgrade(
     method: incoming.method ?? "GET",
     headers,
   });
-  if ((socket as TLSSocket).authorized === true) markClientCertificate(request);
+  if ((socket as TLSSocket).authorized === true) markClientCertificate(request, peerSubject(socket as TLSSocket));
   const response = await fetch(request);
   const session = webSocketSessionOf(response);
   if (!session) {

@@ -5,7 +5,7 @@ import type { Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { TLSSocket } from "node:tls";
-import { markClientCertificate } from "./client-certificate.ts";
+import { markClientCertificate, peerSubject } from "./client-certificate.ts";
 import { markRemoteAddress } from "./remote-address.ts";
 import { handleUpgrade } from "./node-websocket.ts";
 import type { FetchHandler, RunningServer, ServeOptions, TlsFiles } from "./types.ts";
@@ -58,7 +58,8 @@ function listen(fetch: FetchHandler, options: ServeOptions): Promise<Listening> 
       {
         // A client certificate is requested, not required (the kubelet's): the handler learns whether one was verified.
         fetch: (request, env) => {
-          if ((env?.incoming?.socket as TLSSocket | undefined)?.authorized === true) markClientCertificate(request);
+          const socket = env?.incoming?.socket as TLSSocket | undefined;
+          if (socket?.authorized === true) markClientCertificate(request, peerSubject(socket));
           markRemoteAddress(request, env?.incoming?.socket?.remoteAddress);
           return fetch(request);
         },

@@ -564,37 +564,51 @@ describe("security fails closed", () => {
     expect((await app.request("/pods", { headers: { authorization: "Bearer right-token" } })).status).toBe(200);
   });
 
-  test("authorization mode Webhook (no API server) closes the routes; a token from the file still opens them", async () => {
+  test("authorization mode Webhook without --kubeconfig fails closed: only the admin token (system:masters) passes", async () => {
     const tokens = join(logDir, "..", `tokens-webhook-${Date.now()}`);
     writeFileSync(tokens, "op-token\n");
-    const { loadAuthenticator, securityNotice } = await import("./auth.ts");
-    const closed = { ...DEFAULT_CONFIG, authorizationMode: "Webhook" as const };
-    expect(
-      (
-        await setup(closed, { auth: await loadAuthenticator(closed) }).app.request("/run/default/web/app?cmd=id", {
-          method: "POST",
-        })
-      ).status,
-    ).toBe(401);
-    const config = { ...closed, authTokenFile: tokens };
-    const secured = setup(config, { auth: await loadAuthenticator(config) });
-    expect((await secured.app.request("/containerLogs/default/web/app")).status).toBe(401);
-    const withToken = { headers: { authorization: "Bearer op-token" } };
-    expect((await secured.app.request("/containerLogs/default/web/app", withToken)).status).toBe(200);
-    expect(securityNotice(config)).toMatch(
-      /Webhook.*failing closed: every route of 127.0.0.1:10250 requires a bearer token/,
+    const { loadAuthenticator, webhookNotice } = await import("./auth.ts");
+    const adminToken = { token: "admin-secret", user: { name: "kubelet-admin", groups: ["system:masters"] } };
+    const config = { ...DEFAULT_CONFIG, authorizationMode: "Webhook" as const, authTokenFile: tokens };
+    const app = setup(config, { auth: await loadAuthenticator(config, { adminToken }) }).app;
+    const run = (token?: string) =>
+      app.request("/run/default/web/app?cmd=id", {
+        method: "POST",
+        ...(token ? { headers: { authorization: `Bearer ${token}` } } : {}),
+      });
+    const anonymous = await run();
+    expect([anonymous.status, await anonymous.text()]).toEqual([
+      403,
+      "Forbidden (user=system:anonymous, verb=create, resource=nodes, subresource=proxy)",
+    ]);
+    const op = await run("op-token");
+    expect([op.status, await op.text()]).toEqual([
+      403,
+      "Forbidden (user=kubelet-token-1, verb=create, resource=nodes, subresource=proxy)",
+    ]);
+    expect((await run("admin-secret")).status).toBe(200);
+    expect(webhookNotice(config)).toBe(
+      "no --kubeconfig names a server for SubjectAccessReview/TokenReview, failing closed: authorization.mode is Webhook: every request but the admin token's (system:masters) is refused",
     );
   });
 
-  test("the defaults keep loopback open, as before, and start-up says so", async () => {
+  test("the defaults give an anonymous loopback caller reads only; the admin token opens exec, logs and pushes", async () => {
     const { accessNotice, loadAuthenticator, securityNotice } = await import("./auth.ts");
-    expect((await loadAuthenticator(DEFAULT_CONFIG)).required).toBe(false);
+    const adminToken = { token: "admin-secret", user: { name: "kubelet-admin", groups: ["system:masters"] } };
+    const app = setup(DEFAULT_CONFIG, { auth: await loadAuthenticator(DEFAULT_CONFIG, { adminToken }) }).app;
+    expect((await app.request("/pods")).status).toBe(200);
+    expect((await app.request("/run/default/web/app?cmd=id", { method: "POST" })).status).toBe(401);
+    expect((await app.request("/containerLogs/default/web/app")).status).toBe(401);
+    expect((await app.request("/pods", { method: "PUT", body: "[]" })).status).toBe(401);
+    const admin = { headers: { authorization: "Bearer admin-secret" } };
+    expect((await app.request("/containerLogs/default/web/app", admin)).status).toBe(200);
+    expect((await app.request("/run/default/web/app?cmd=id", { method: "POST", ...admin })).status).toBe(200);
     expect(securityNotice(DEFAULT_CONFIG)).toBeUndefined();
-    expect(accessNotice(DEFAULT_CONFIG)).toBe(
-      "anonymous requests are allowed on 127.0.0.1:10250: read routes answer anyone, a wrong token is refused; debugging and write routes are open to local callers (loopback)",
+    expect(accessNotice(DEFAULT_CONFIG, "/var/lib/kubelet/admin-token")).toBe(
+      'anonymous requests are allowed on 127.0.0.1:10250: read routes answer anyone, a wrong token is refused; debugging and write routes require the admin token "/var/lib/kubelet/admin-token", on loopback too',
     );
     expect(accessNotice({ ...DEFAULT_CONFIG, authTokenFile: "/etc/kubelet/tokens" })).toMatch(
-      /debugging and write routes require a bearer token from --auth_token_file$/,
+      /debugging and write routes require a bearer token from --auth_token_file "\/etc\/kubelet\/tokens", on loopback too$/,
     );
   });
 });

@@ -1,5 +1,5 @@
 // The info server (Hono): health, pods with statuses, machine spec, stats, metrics, events, and
-// the debugging handlers (logs, exec and attach streams, /logs/, /debug/heap, pushes) behind authentication beyond loopback.
+// the debugging handlers (logs, exec and attach streams, /logs/, /debug/heap, pushes) behind authentication, on loopback too.
 // Folder server/: what it owns is in its README.md; what it may import, in docs/architecture.md#layers.
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { createReadStream } from "node:fs";
@@ -8,6 +8,7 @@ import { cpus, hostname, totalmem, release, type as osType } from "node:os";
 import { resolve as resolvePath, sep } from "node:path";
 import { Readable } from "node:stream";
 import type { Authenticator } from "./auth.ts";
+import { ANONYMOUS, type AuthVariables } from "./authorizer.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
 import type { Runtime } from "../container/runtime.ts";
 import type { EventRecorder } from "../node/events/events.ts";
@@ -26,6 +27,11 @@ import { httpError, lastTerminatedId, pickContainer, REASON, status, type Status
 import type { Pod } from "../api/types.ts";
 import { protectedHostPaths } from "../api/host-paths.ts";
 import { longLived } from "../platform/long-lived.ts";
+
+// c.get("user") and c.get("authorization") are typed on every Hono context (the handlers and the audit log read them).
+declare module "hono" {
+  interface ContextVariableMap extends AuthVariables {}
+}
 
 export interface HealthReport {
   ok: boolean;
@@ -141,12 +147,17 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
 
   if (deps.audit) app.use("*", deps.audit);
   // Every route of the main port: a wrong token is refused, and so is an anonymous caller when the configuration fails
-  // closed. The read-only port authenticates nobody.
+  // closed; then the request's attributes are authorized (403 or 500 worded as the Go kubelet's). `user` and
+  // `authorization` are set for the handlers and the audit log. The read-only port authenticates nobody.
   app.use("*", async (c, next) => {
     const auth = deps.auth;
     if (!deps.readOnly && auth) {
-      const who = auth.check(c.req.raw);
-      if (who === "unauthenticated" || (who === "anonymous" && !auth.anonymous)) throw unauthorized(c);
+      const user = await auth.authenticate(c.req.raw);
+      if (user === "unauthenticated" || (user === ANONYMOUS && !auth.anonymous)) throw unauthorized(c);
+      c.set("user", user);
+      const decision = await auth.authorize(user, c.req.method, c.req.path);
+      c.set("authorization", { attributes: decision.attributes, result: decision.result });
+      if (decision.refusal) return c.text(decision.refusal.message, decision.refusal.status);
     }
     await next();
   });
@@ -244,7 +255,8 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     if (deps.readOnly) throw httpError(403, "forbidden: the read-only port serves GET endpoints only");
     if (!deps.config.enableDebuggingHandlers)
       throw httpError(404, "debugging handlers are disabled (--enable_debugging_handlers=false)");
-    if (deps.auth?.required && deps.auth.check(c.req.raw) !== "ok") throw unauthorized(c);
+    // Under AlwaysAllow an anonymous caller reads and nothing more, on loopback too; the policy modes decide themselves.
+    if (deps.auth && !deps.auth.anonymousDebugging && c.get("user") === ANONYMOUS) throw unauthorized(c);
     await next();
   };
   guarded.use("*", guard);

@@ -15,8 +15,8 @@ export interface TestCa {
   caFile: string;
   /** A certificate for a server (and, with the same key usage, a peer) with these subjectAltNames. */
   server(name: string, altNames: { ips?: string[]; dns?: string[] }): CertificateFiles;
-  /** A client certificate whose CN is `commonName` (etcd's user name under client-certificate auth). */
-  client(commonName: string): CertificateFiles;
+  /** A client certificate whose CN is `commonName` (etcd's user name under client-certificate auth), O each of `groups`. */
+  client(commonName: string, groups?: string[]): CertificateFiles;
 }
 
 function openssl(args: string[]): void {
@@ -31,10 +31,19 @@ export function createTestCa(dir: string, name: string): TestCa {
   const caFile = join(dir, `${name}.crt`);
   const caKey = join(dir, `${name}.key`);
   openssl(["req", "-x509", ...KEY, "-keyout", caKey, "-out", caFile, "-days", "1", "-subj", `/CN=${name}`]);
-  const issue = (file: string, commonName: string, extensions: string): CertificateFiles => {
+  const issue = (file: string, commonName: string, extensions: string, groups: string[] = []): CertificateFiles => {
     const base = join(dir, `${name}-${file}`);
     writeFileSync(`${base}.ext`, `[v3]\n${extensions}\n`);
-    openssl(["req", ...KEY, "-keyout", `${base}.key`, "-out", `${base}.csr`, "-subj", `/CN=${commonName}`]);
+    openssl([
+      "req",
+      ...KEY,
+      "-keyout",
+      `${base}.key`,
+      "-out",
+      `${base}.csr`,
+      "-subj",
+      `/CN=${commonName}${groups.map((g) => `/O=${g}`).join("")}`,
+    ]);
     openssl([
       "x509",
       "-req",
@@ -62,6 +71,6 @@ export function createTestCa(dir: string, name: string): TestCa {
       const sans = [...ips.map((ip) => `IP:${ip}`), ...dns.map((d) => `DNS:${d}`)].join(",");
       return issue(file, file, `subjectAltName=${sans}\nextendedKeyUsage=serverAuth,clientAuth`);
     },
-    client: (commonName) => issue(`client-${commonName}`, commonName, "extendedKeyUsage=clientAuth"),
+    client: (commonName, groups) => issue(`client-${commonName}`, commonName, "extendedKeyUsage=clientAuth", groups),
   };
 }

@@ -1,5 +1,6 @@
 // Request attributes as the Go kubelet's GetRequestAttributes builds them, for authorizer tests.
 import type { RequestAttributes, UserInfo } from "../server/authorizer.ts";
+import { nodeAttributes } from "../server/authn/request-attributes.ts";
 
 /** `verb` on `nodes/<subresource>` of node-1 by `user` (no groups unless given); `fields` override the rest. */
 export function nodeRequest(
@@ -8,17 +9,6 @@ export function nodeRequest(
   subresource: string,
   fields: Partial<RequestAttributes> = {},
 ): RequestAttributes {
-  return {
-    user: typeof user === "string" ? { name: user, groups: [] } : user,
-    verb,
-    resourceRequest: true,
-    apiGroup: "",
-    apiVersion: "v1",
-    resource: "nodes",
-    subresource,
-    namespace: "",
-    name: "node-1",
-    path: "/",
-    ...fields,
-  };
+  const who = typeof user === "string" ? { name: user, groups: [] } : user;
+  return { ...nodeAttributes(who, verb, subresource, "node-1", "/"), ...fields };
 }

@@ -101,6 +101,7 @@ spec:
       expect(list.items.find((p) => p.metadata.name === "e2e-deno-run")?.status.phase).toBe("Running");
       const exec = await fetch(`http://127.0.0.1:${port}/exec/default/e2e-deno-run/app?command=true&output=1`, {
         headers: {
+          ...kubelet.adminHeaders(),
           upgrade: "websocket",
           connection: "Upgrade",
           "sec-websocket-protocol": "v5.channel.k8s.io",
@@ -136,7 +137,7 @@ spec:
     try {
       const quiet = await waitFor("the pod's container to run", () => running("e2e-deno-idle"), 60_000);
       const abort = new AbortController();
-      const follow = await kubelet.api("/containerLogs/default/e2e-deno-idle/app?follow=true", {
+      const follow = await kubelet.admin("/containerLogs/default/e2e-deno-idle/app?follow=true", {
         signal: abort.signal,
       });
       const reader = follow.body!.getReader();

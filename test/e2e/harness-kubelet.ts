@@ -4,6 +4,8 @@
 // process ends, and a failing test shows what the kubelets it ran said.
 import { afterAll, test as bunTest } from "bun:test";
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { freePortNumber } from "../../lib/testing/ports.ts";
 import { KUBELET_BINARY } from "../../lib/testing/services.ts";
 
@@ -56,6 +58,21 @@ export class KubeletProcess {
     });
   }
 
+  /** The admin token this kubelet generated at start (--admin_token_file, else <root_dir>/admin-token). */
+  adminToken(): string {
+    const flag = (name: string) => {
+      const at = this.args.lastIndexOf(name);
+      return at >= 0 ? this.args[at + 1] : undefined;
+    };
+    const path = flag("--admin_token_file") ?? join(flag("--root_dir") ?? "/var/lib/kubelet", "admin-token");
+    return readFileSync(path, "utf8").trim();
+  }
+
+  /** The Authorization header of local administration: the admin token, as the operator's tools send it. */
+  adminHeaders(): Record<string, string> {
+    return { authorization: `Bearer ${this.adminToken()}` };
+  }
+
   /** The tail of what it printed, headed by how it was started. */
   describe(chars = 4000): string {
     const state = this.running ? "running" : `exited ${this.child.exitCode ?? this.child.signalCode}`;
@@ -78,6 +95,14 @@ export class Kubelet extends KubeletProcess {
 
   api(path: string, init?: RequestInit): Promise<Response> {
     return fetch(this.url(path), init);
+  }
+
+  /** A request with the admin token: what exec, logs, run and pushes need now that loopback opens nothing. */
+  admin(path: string, init: RequestInit = {}): Promise<Response> {
+    return fetch(this.url(path), {
+      ...init,
+      headers: { ...(init.headers as Record<string, string>), ...this.adminHeaders() },
+    });
   }
 
   /**

@@ -59,7 +59,7 @@ describeOnRuntimes("container log rotation", (services, rt) => {
     const app = await kubelet.waitFor("the writer running", () => rt.running("e2e-logrot", "app"), 60_000);
     const logPath = (await rt.runtime.inspectContainer(app.id)).logPath!;
     const dir = dirname(logPath);
-    const follow = await kubelet.api("/containerLogs/default/e2e-logrot/app?follow=true");
+    const follow = await kubelet.admin("/containerLogs/default/e2e-logrot/app?follow=true");
     const reader = follow.body!.getReader();
     let followed = "";
     let mostBytes = 0;

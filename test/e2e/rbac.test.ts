@@ -1,28 +1,18 @@
 // authorization.mode RBAC on the compiled binary: a token-file identity bound to testdata/rbac/scraper.yaml
 // reads /metrics and /stats/summary but not /exec, /run or /pods; an edit of the policy file is followed
 // without a restart, and a broken edit leaves the last good policy in force.
-import { afterAll, describe, expect } from "bun:test";
+import { afterAll, expect } from "bun:test";
 import { copyFileSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describeWithServices, type TestServices } from "../../lib/testing/services.ts";
+import { describeWithServices } from "../../lib/testing/services.ts";
 import { Kubelet, killKubeletsAfterAll, test } from "./harness-kubelet.ts";
 import { baseFlags, freePort, removeDir, tempDir } from "./harness.ts";
-
-/**
- * [needs authn wiring]: the server consults an authorizer only once the authn branch wires
- * authorization.mode RBAC to createRbacAuthorizer. Until then this suite is skipped; set this to false
- * after that merge to run it.
- */
-const NEEDS_AUTHN_WIRING = true;
-const describeRbac = NEEDS_AUTHN_WIRING
-  ? (name: string, fn: (services: TestServices) => void) => describe.skip(name, () => fn(undefined as never))
-  : describeWithServices;
 
 const SCRAPER_TOKEN = "rbac-scraper-token";
 const OTHER_TOKEN = "rbac-other-token";
 const SCRAPER_ROLE = join(import.meta.dir, "../../testdata/rbac/scraper.yaml");
 
-describeRbac("[needs authn wiring] authorization.mode RBAC with the example scraper role", (services) => {
+describeWithServices("authorization.mode RBAC with the example scraper role", (services) => {
   const dir = tempDir("rbac");
   const root = tempDir("rbac-root");
   const policy = join(dir, "policy.yaml");

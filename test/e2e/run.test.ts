@@ -65,7 +65,7 @@ describeOnRuntimes("run lifecycle", (services, rt) => {
       node,
     ]);
   const exec = async (name: string, container: string, script: string) => {
-    const response = await kubelet.api(
+    const response = await kubelet.admin(
       `/run/default/${name}/${container}?command=sh&command=-c&command=${encodeURIComponent(script)}`,
       { method: "POST" },
     );
@@ -171,11 +171,11 @@ spec:
 
   test("serves the container's logs, follows them, and runs commands in it, on the real port", async () => {
     const logs = await kubelet.waitFor("logs", async () => {
-      const text = await (await kubelet.api("/containerLogs/default/e2e-run-app/app?tailLines=5")).text();
+      const text = await (await kubelet.admin("/containerLogs/default/e2e-run-app/app?tailLines=5")).text();
       return text.includes("started v1") ? text : undefined;
     });
     expect(logs).toBe("started v1\n");
-    const follow = await kubelet.api("/containerLogs/default/e2e-run-app/app?follow=true");
+    const follow = await kubelet.admin("/containerLogs/default/e2e-run-app/app?follow=true");
     const reader = follow.body!.getReader();
     let followed = "";
     const more = (async () => {
@@ -273,8 +273,8 @@ spec:
       (c) => c.labels["io.kubernetes.container.name"] === "crash",
     );
     expect(attempts.length).toBeGreaterThanOrEqual(2);
-    const current = await (await kubelet.api("/containerLogs/default/e2e-run-crash/crash")).text();
-    const previous = await (await kubelet.api("/containerLogs/default/e2e-run-crash/crash?previous=true")).text();
+    const current = await (await kubelet.admin("/containerLogs/default/e2e-run-crash/crash")).text();
+    const previous = await (await kubelet.admin("/containerLogs/default/e2e-run-crash/crash?previous=true")).text();
     expect(current).toMatch(/^attempt \d+\n$/);
     expect(previous).toMatch(/^attempt \d+\n$/);
     // As the Go kubelet: while it waits in CrashLoopBackOff, both read the container lastState names, the one

@@ -119,6 +119,7 @@ spec:
     );
     const abort = new AbortController();
     const response = await fetch(url("/containerLogs/default/e2e-slow-clients/app?follow=true"), {
+      headers: kubelet.adminHeaders(),
       signal: abort.signal,
     });
     const reader = response.body!.getReader();
@@ -149,7 +150,7 @@ spec:
     const seconds = IDLE_SECONDS + 8;
     const response = await fetch(
       url(`/run/default/e2e-slow-clients/app?command=sh&command=-c&command=sleep ${seconds}; echo slept`),
-      { method: "POST" },
+      { method: "POST", headers: kubelet.adminHeaders() },
     );
     expect(response.status).toBe(200);
     expect(await response.text()).toBe("slept\n");
@@ -165,10 +166,11 @@ spec:
     expect(await healthz()).toBe(200);
     const fdsBefore = openFds(pid);
     const rssBefore = rssMb(pid);
+    const admin = `Authorization: Bearer ${kubelet.adminToken()}\r\n`;
     const clients = Array.from({ length: 1000 }, () => {
       const client = rawClient(port);
       client.socket.write(
-        "GET /containerLogs/default/e2e-slow-clients/app?follow=true HTTP/1.1\r\nHost: kubelet\r\nConnection: close\r\n\r\n",
+        `GET /containerLogs/default/e2e-slow-clients/app?follow=true HTTP/1.1\r\nHost: kubelet\r\n${admin}Connection: close\r\n\r\n`,
       );
       return client;
     });

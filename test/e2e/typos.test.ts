@@ -72,7 +72,7 @@ describeOnRuntimes("a typo in a running pod's manifest", (services, rt) => {
     writeFileSync(file, manifest(services.busybox, greeting));
     const container = await kubelet.waitFor(`the container saying ${greeting}`, async () => {
       const running = await rt.running(POD, "app");
-      const logs = running && (await (await kubelet.api(`/containerLogs/default/${POD}/app`)).text());
+      const logs = running && (await (await kubelet.admin(`/containerLogs/default/${POD}/app`)).text());
       return logs === `${greeting}\n` ? running : undefined;
     });
     return { id: container.id, good: manifest(services.busybox, greeting) };
