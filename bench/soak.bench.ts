@@ -129,8 +129,12 @@ function target(t: number, seconds: number, peak: number): number {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The kubelet's live heap objects by type after a full GC (GET /debug/heap); timers are "Timeout". */
-async function liveHeap(port: number): Promise<Record<string, number>> {
-  const response = await fetch(`http://127.0.0.1:${port}/debug/heap`);
+async function liveHeap(port: number, rootDir: string): Promise<Record<string, number>> {
+  // A debugging handler: the admin token the kubelet wrote at start (loopback opens nothing).
+  const token = readFileSync(join(rootDir, "admin-token"), "utf8").trim();
+  const response = await fetch(`http://127.0.0.1:${port}/debug/heap`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   if (!response.ok) throw new Error(`GET /debug/heap: ${response.status} ${await response.text()}`);
   return ((await response.json()) as { objectTypeCounts: Record<string, number> }).objectTypeCounts;
 }
@@ -184,7 +188,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     await sleep(1000);
     const phases: HeapPhase[] = [];
     const measure = async (phase: string, t: number, heap?: Record<string, number>) => {
-      const counts = heap ?? (await liveHeap(port));
+      const counts = heap ?? (await liveHeap(port, rootDir));
       phases.push({
         phase,
         t,
@@ -254,10 +258,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     // A timer in flight at one count (a resync, a probe, a retry) is not a leak: count again, up to 15 times a
     // second apart (a loaded machine lags the kubelet's last passes by seconds), until there are no more
     // timers than at start; a leaked timer stays in every count.
-    let settled = await liveHeap(port);
+    let settled = await liveHeap(port, rootDir);
     for (let i = 0; i < 14 && (settled.Timeout ?? 0) > (heapBefore.Timeout ?? 0); i++) {
       await sleep(1000);
-      const again = await liveHeap(port);
+      const again = await liveHeap(port, rootDir);
       if ((again.Timeout ?? 0) < (settled.Timeout ?? 0)) settled = again;
     }
     const heapAfter = await measure("after clean-up", Math.round((Date.now() - began) / 1000), settled);

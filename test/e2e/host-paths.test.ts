@@ -51,7 +51,7 @@ describeWithServices("host paths by source", (services) => {
   });
 
   test("a pushed pod with a hostPath at /etc/cron.d is refused, naming the path, the http source and --trusted_sources", async () => {
-    const response = await kubelet.api("/pods", {
+    const response = await kubelet.admin("/pods", {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify(cronPod("e2e-hostpath-pushed")),
