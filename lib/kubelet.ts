@@ -471,7 +471,7 @@ export async function resetOnce(
   if (holder !== undefined)
     throw new KubeletError(
       "LockContention",
-      `a kubelet (pid ${holder}) holds --lock_file "${lockFile}": stop it first (systemctl stop kubelet), then run reset again`,
+      `a kubelet (pid ${holder.pid ?? "not written yet"}) holds --lock_file "${lockFile}": stop it first (systemctl stop kubelet), then run reset again`,
     );
   const { runtime, description } = await openRuntime(config, options.log);
   await runtime.version().catch((error: Error) => {

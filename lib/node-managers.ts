@@ -95,7 +95,8 @@ export function createNodeManagers(
             log: log.child("shutdown"),
           },
           {
-            connect: async () => (await import("./node/shutdown/logind.ts")).connectLogind(),
+            connect: async () =>
+              (await import("./node/shutdown/logind.ts")).connectLogind({ log: log.child("shutdown") }),
             activePods: () => node?.activePods() ?? [],
             stopPod: (pod, graceSeconds, reason, message) =>
               node?.evict(pod, message, { reason, graceSeconds }) ?? Promise.resolve(),

@@ -104,6 +104,24 @@ describeOnRuntimes("graceful node shutdown", (services, rt) => {
     );
   });
 
+  test("a PrepareForShutdown forged by another process is ignored, naming its sender and logind's; no pod stops", async () => {
+    for (const name of ["e2e-shutdown-regular", "e2e-shutdown-critical"])
+      await kubelet.waitFor(`${name} running`, () => rt.running(name, "app"), 60_000);
+    await kubelet.waitFor("the delay lock", () => logind.lines.find((l) => l.startsWith("inhibit ")));
+    // The forger broadcasts, then writes to the kubelet's connection: once the second is in, so is the first.
+    const forger = logind.forgePrepareForShutdown(true);
+    const line = await kubelet.waitFor("the forged signal handled", () =>
+      kubelet.output
+        .split("\n")
+        .find((l) => l.includes("ignored PrepareForShutdown") || l.includes("node is shutting down")),
+    );
+    expect(line).toMatch(
+      new RegExp(`ignored PrepareForShutdown from ${forger}, not systemd-logind \\(:\\d+\\.\\d+\\)`),
+    );
+    expect(kubelet.output).not.toContain("node is shutting down");
+    expect(await (await kubelet.api("/healthz?verbose")).text()).not.toContain("[-]shutdown failed");
+  }, 90_000);
+
   test("PrepareForShutdown stops regular pods, then critical ones, within their periods; statuses say why; the lock is released", async () => {
     for (const name of ["e2e-shutdown-regular", "e2e-shutdown-critical"])
       await kubelet.waitFor(`${name} running`, () => rt.running(name, "app"), 60_000);

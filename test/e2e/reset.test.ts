@@ -6,6 +6,7 @@
 import { afterAll, expect } from "bun:test";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { tryLockFile } from "../../lib/platform/file-lock.ts";
 import { commonFlags, describeOnRuntimes, removeDir, runBinary, tempDir, test, testCgroupRoot } from "./harness.ts";
 
 const PODS = ["e2e-reset-a", "e2e-reset-b"];
@@ -177,8 +178,11 @@ describeOnRuntimes("kubelet reset", (services, rt) => {
   });
 
   test("reset refuses while a live process holds the lock file, naming its pid, and removes nothing", async () => {
-    writeFileSync(join(rootDir, "kubelet.lock"), `${process.pid}\n`);
+    // Held as a kubelet holds it (flock), with this process's pid written in it.
+    const lock = (await tryLockFile(join(rootDir, "kubelet.lock")))!;
+    lock.write(`${process.pid}\n`);
     const refused = runBinary(["reset", ...node]);
+    lock.release();
     expect(refused.stderr).toContain(
       `kubelet: reset: a kubelet (pid ${process.pid}) holds --lock_file "${join(rootDir, "kubelet.lock")}": stop it first`,
     );

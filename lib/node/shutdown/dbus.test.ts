@@ -8,6 +8,8 @@ import { connectDbus, type DbusConnection, type DbusValue, socketPath } from "./
 
 const LOGIND = { destination: "org.freedesktop.login1", path: "/org/freedesktop/login1" };
 const BUS = { destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus" };
+const MANAGER = "org.freedesktop.login1.Manager";
+const CONTROL = { ...LOGIND, interface: "org.kubelet.test.Control", member: "Shutdown", signature: "b" };
 const GET = { ...LOGIND, interface: "org.freedesktop.DBus.Properties", member: "Get", signature: "ss" };
 
 describe("the D-Bus client on a real dbus-daemon", () => {
@@ -79,6 +81,52 @@ describe("the D-Bus client on a real dbus-daemon", () => {
     // The bus delivers the signal before the reply of the call that emitted it.
     expect(seen).toEqual([[true], [false]]);
     expect(other).toEqual([]);
+  });
+
+  test("a signal matched by sender is taken only from that name's owner: one forged by another process is dropped and reported", async () => {
+    const watcher = await connectDbus(logind.address);
+    const seen: DbusValue[][] = [];
+    const ignored: string[] = [];
+    let arrived = () => {};
+    const first = new Promise<void>((resolve) => (arrived = resolve));
+    await watcher.onSignal(
+      { interface: MANAGER, member: "PrepareForShutdown", path: LOGIND.path, sender: LOGIND.destination },
+      (body) => {
+        seen.push(body);
+        arrived();
+      },
+      (sender, owner) => {
+        ignored.push(`${sender} is not ${owner}`);
+        arrived();
+      },
+    );
+    const owner = (
+      await watcher.call({ ...BUS, member: "GetNameOwner", signature: "s", body: [LOGIND.destination] })
+    )[0];
+    // One connection sends the broadcast, then the one addressed to us: when the latter is in, so is the former.
+    const forger = logind.forgePrepareForShutdown(true);
+    await first;
+    expect(ignored).toEqual([`${forger} is not ${owner}`]);
+    expect(seen).toEqual([]);
+    await watcher.call({ ...CONTROL, body: [true] });
+    expect(seen).toEqual([[true]]);
+    watcher.close();
+  });
+
+  test("a signal matched by sender follows the name to its new owner when logind restarts", async () => {
+    const watcher = await connectDbus(logind.address);
+    const seen: DbusValue[][] = [];
+    const ignored: string[] = [];
+    await watcher.onSignal(
+      { interface: MANAGER, member: "PrepareForShutdown", path: LOGIND.path, sender: LOGIND.destination },
+      (body) => seen.push(body),
+      (sender) => ignored.push(sender),
+    );
+    await logind.restartLogind();
+    await watcher.call({ ...CONTROL, body: [false] });
+    expect(seen).toEqual([[false]]);
+    expect(ignored).toEqual([]);
+    watcher.close();
   });
 
   test("a bus that is not there is refused with an error naming its address", async () => {

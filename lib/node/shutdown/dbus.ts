@@ -1,6 +1,7 @@
 // A small D-Bus client (in place of dbus-next, whose introspection XML stack and service side cost the binary
 // ~1 MiB): a unix socket to a bus (`unix:path=`), SASL EXTERNAL, Hello, method calls matched to their replies
-// by serial (each with a timeout), and signals after AddMatch. Messages are lib/node/shutdown/dbus-message.ts's.
+// by serial (each with a timeout), and signals after AddMatch (only those from a well-known name's current owner
+// when the match names a sender). Messages are lib/node/shutdown/dbus-message.ts's.
 // No unix fd passing (Node and Bun sockets cannot carry SCM_RIGHTS), hence no abstract sockets either.
 import { createConnection } from "node:net";
 import { KubeletError } from "../../api/types.ts";
@@ -35,6 +36,12 @@ export interface SignalMatch {
   interface: string;
   member: string;
   path?: string;
+  /**
+   * A well-known name (org.freedesktop.login1): only signals whose sender is its owner's unique name, asked of the
+   * bus when subscribing and followed through NameOwnerChanged. Any connection may send a signal (broadcast, or
+   * addressed to us past every match rule), so the sender header is what tells the real one.
+   */
+  sender?: string;
 }
 
 /** A connection to a bus. */
@@ -43,8 +50,15 @@ export interface DbusConnection {
   name: string;
   /** Calls a method; resolves to the reply's body, rejects with DbusError (carrying `dbusName`) or DbusTimeout. */
   call(call: Call): Promise<DbusValue[]>;
-  /** Asks the bus for the signals `match` selects (AddMatch) and hands each one's body to `listener`. */
-  onSignal(match: SignalMatch, listener: (body: DbusValue[]) => void): Promise<void>;
+  /**
+   * Asks the bus for the signals `match` selects (AddMatch) and hands each one's body to `listener`; a signal from
+   * a sender other than the owner of `match.sender` is dropped and given to `ignored` (owner "" when none).
+   */
+  onSignal(
+    match: SignalMatch,
+    listener: (body: DbusValue[]) => void,
+    ignored?: (sender: string, owner: string) => void,
+  ): Promise<void>;
   close(): void;
 }
 
@@ -92,7 +106,13 @@ export async function connectDbus(address: string, options: { timeoutMs?: number
   const nextSerial = () => (serial = (serial % 0xffffffff) + 1);
   /** The calls waiting for a reply, by serial: each settles with the reply or the connection's end. */
   const pending = new Map<number, (reply: Message | Error) => void>();
-  const listeners: Array<{ match: SignalMatch; listener: (body: DbusValue[]) => void }> = [];
+  const listeners: Array<{
+    match: SignalMatch;
+    listener: (body: DbusValue[]) => void;
+    ignored?: (sender: string, owner: string) => void;
+  }> = [];
+  /** The unique name owning each well-known name a match names as sender ("" while none does). */
+  const owners = new Map<string, string>();
   let closed: Error | undefined;
   const fail = (error: Error) => {
     closed ??= error;
@@ -117,14 +137,27 @@ export async function connectDbus(address: string, options: { timeoutMs?: number
           body: [`${message.interface}.${message.member} is not served by this connection (the kubelet)`],
         }),
       );
-    else if (message.type === MessageType.Signal)
-      for (const { match, listener } of listeners)
+    else if (message.type === MessageType.Signal) {
+      if (
+        message.sender === BUS.destination &&
+        message.interface === BUS.interface &&
+        message.member === "NameOwnerChanged"
+      ) {
+        const [name, , owner] = message.body as [string, string, string];
+        if (owners.has(name)) owners.set(name, owner);
+      }
+      for (const { match, listener, ignored } of listeners) {
         if (
-          match.interface === message.interface &&
-          match.member === message.member &&
-          (match.path === undefined || match.path === message.path)
+          match.interface !== message.interface ||
+          match.member !== message.member ||
+          (match.path !== undefined && match.path !== message.path)
         )
-          listener(message.body ?? []);
+          continue;
+        const owner = match.sender === undefined ? undefined : (owners.get(match.sender) ?? "");
+        if (owner === undefined || (owner !== "" && message.sender === owner)) listener(message.body ?? []);
+        else ignored?.(message.sender ?? "", owner);
+      }
+    }
   };
 
   const call = (request: Call) => {
@@ -201,16 +234,34 @@ export async function connectDbus(address: string, options: { timeoutMs?: number
     clearTimeout(timer);
   }
 
+  /** AddMatch for the signals whose header fields (and arg0) are those given. */
+  const addMatch = (fields: SignalMatch & { arg0?: string }) => {
+    const rule = Object.entries({ type: "signal", ...fields })
+      .filter(([key, value]) => value !== undefined && key !== "destination")
+      .map(([key, value]) => `${key}='${value}'`)
+      .join(",");
+    return call({ ...BUS, member: "AddMatch", signature: "s", body: [rule] });
+  };
+
   return {
     name,
     call,
-    async onSignal(match, listener) {
-      const rule = Object.entries({ type: "signal", ...match })
-        .filter(([, value]) => value !== undefined)
-        .map(([key, value]) => `${key}='${value}'`)
-        .join(",");
-      await call({ ...BUS, member: "AddMatch", signature: "s", body: [rule] });
-      listeners.push({ match, listener });
+    async onSignal(match, listener, ignored) {
+      const { sender } = match;
+      if (sender !== undefined && !owners.has(sender)) {
+        // Watch the name before asking for its owner, so that no change between the two is missed.
+        owners.set(sender, "");
+        await addMatch({ ...BUS, sender: BUS.destination, member: "NameOwnerChanged", arg0: sender });
+        const owner = await call({ ...BUS, member: "GetNameOwner", signature: "s", body: [sender] }).catch(
+          (error: DbusError) => {
+            if (error.dbusName === "org.freedesktop.DBus.Error.NameHasNoOwner") return [""];
+            throw error;
+          },
+        );
+        owners.set(sender, owner[0] as string);
+      }
+      await addMatch(match);
+      listeners.push({ match, listener, ignored });
     },
     close: () => fail(new KubeletError("DbusClosed", `the connection to the D-Bus at ${address} is closed`)),
   };

@@ -6,6 +6,7 @@
 // we close its stdin (or we die), and ListInhibitors tells when logind has granted it.
 import { spawn } from "node:child_process";
 import { KubeletError } from "../../api/types.ts";
+import type { Logger } from "../../log.ts";
 import { connectDbus, systemBusAddress, type Variant } from "./dbus.ts";
 import type { Logind } from "./node-shutdown.ts";
 
@@ -16,8 +17,11 @@ const MANAGER = "org.freedesktop.login1.Manager";
 const WHO = "kubelet";
 const WHY = "Kubelet needs time to handle node shutdown";
 
-/** Connects to logind; throws LogindUnavailable naming the bus when it does not answer. */
-export async function connectLogind(): Promise<Logind> {
+/**
+ * Connects to logind; throws LogindUnavailable naming the bus when it does not answer. A PrepareForShutdown not
+ * sent by logind's own connection (any local user may emit one) is ignored, with a warning on `log`.
+ */
+export async function connectLogind(options: { log?: Logger } = {}): Promise<Logind> {
   const address = systemBusAddress();
   const unavailable = (error: Error) =>
     new KubeletError(
@@ -41,9 +45,16 @@ export async function connectLogind(): Promise<Logind> {
     })) as [Variant];
     if (delay.signature !== "t") throw new Error("InhibitDelayMaxUSec from logind is not a uint64 as expected");
     delayMaxUsec = delay.value as bigint;
-    await bus.onSignal({ interface: MANAGER, member: "PrepareForShutdown", path: PATH }, ([active]) => {
-      for (const listener of prepareForShutdown) listener(active === true);
-    });
+    await bus.onSignal(
+      { interface: MANAGER, member: "PrepareForShutdown", path: PATH, sender: NAME },
+      ([active]) => {
+        for (const listener of prepareForShutdown) listener(active === true);
+      },
+      (sender, owner) =>
+        options.log?.warn(
+          `ignored PrepareForShutdown from ${sender || "an unnamed sender"}, not systemd-logind (${owner || `${NAME} has no owner`})`,
+        ),
+    );
   } catch (error) {
     bus.close();
     throw unavailable(error as Error);
