@@ -1,5 +1,5 @@
 // node:http(s) adapter through @hono/node-server: Node, and Deno (whose Deno.serve has no idle timeout,
-// while its node:http honours keepAliveTimeout).
+// while its node:http honours keepAliveTimeout); and Bun with a client CA, through node:tls (tls-http.ts).
 import { getRequestListener, serve } from "@hono/node-server";
 import type { Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
@@ -114,7 +114,7 @@ async function listen(fetch: FetchHandler, options: ServeOptions): Promise<Liste
     // The keep-alive timeout runs only between requests (0 = never), so a slow handler or a quiet followed
     // log is never cut: exactly the idle bound. Half-sent headers have their own bound.
     server.keepAliveTimeout = (options.idleTimeoutSeconds ?? 90) * 1000;
-    // With a client CA this adapter serves the compiled binary too (serve.ts): exec and attach upgrade here.
+    // With a client CA, exec and attach upgrade here (Node; Bun's go through tls-http.ts above).
     if (tls?.ca)
       server.on("upgrade", (request, socket, head) =>
         handleUpgrade(fetch, request, socket, head).catch(() => socket.destroy()),
