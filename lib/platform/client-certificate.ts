@@ -1,5 +1,5 @@
 // Which requests came over a TLS connection whose client certificate the server's client CA verified, and that
-// certificate's subject (CN and O: the caller's user and groups). The node:https adapter records it per request
+// certificate's subject (CN and O: the caller's user and groups). The node:http(s) adapter records it per request
 // (Bun.serve exposes no peer certificate); auth reads it.
 
 /** A verified client certificate's subject, as node:tls's getPeerCertificate() gives it (O: one or several). */
@@ -12,7 +12,7 @@ const verified = new WeakMap<Request, ClientCertificateSubject>();
 
 /**
  * The subject of a TLS socket's peer certificate: node:tls's getPeerCertificate(). Bun's node:https server socket has
- * no getPeerCertificate (its node:tls server socket has): the subject is then unknown, `{}`.
+ * none (so Bun serves through node:tls, tls-http.ts): a socket without it gives `{}`, which names nobody.
  */
 export function peerSubject(socket: {
   getPeerCertificate?(): { subject?: ClientCertificateSubject };

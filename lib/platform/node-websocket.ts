@@ -1,7 +1,7 @@
 // WebSocket upgrades on a node:http(s) server (RFC 6455, server side): the handshake, then frames
-// both ways for a WebSocketSession. Used where the kubelet serves through node:https under Bun (a
-// client CA: Bun.serve cannot tell a handler whether a client certificate was given), so exec and
-// attach streams work there as on Bun.serve.
+// both ways for a WebSocketSession. Used where the kubelet serves through node:http(s) under Bun (a
+// client CA: Bun.serve cannot tell a handler whether a client certificate was given; tls-http.ts),
+// so exec and attach streams work there as on Bun.serve.
 import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";

@@ -5,7 +5,7 @@ import type { FetchHandler, RunningServer, ServeOptions } from "./types.ts";
 export async function serve(app: { fetch: FetchHandler }, options: ServeOptions): Promise<RunningServer> {
   const kind = runtimeKind();
   // Bun.serve can require a client certificate but cannot tell a handler whether one was given: with a client CA,
-  // Bun serves through its node:https, which can.
+  // Bun serves through its node:tls and node:http (node.ts, tls-http.ts), which can.
   if (kind === "bun" && !options.tls?.ca) return (await import("./bun.ts")).serveBun(app.fetch, options);
   if (kind === "deno") return (await import("./deno.ts")).serveDeno(app.fetch, options);
   return (await import("./node.ts")).serveNode(app.fetch, options);

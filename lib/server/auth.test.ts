@@ -76,6 +76,10 @@ test("a verified client certificate authenticates as its CN with its O values as
   const single = new Request("https://x/pods");
   markClientCertificate(single, { CN: "solo", O: "team" });
   expect(await auth.authenticate(single)).toEqual({ name: "solo", groups: ["team", "system:authenticated"] });
+  // Upstream's CommonNameUserConversion: a certificate without a CN names nobody.
+  const nameless = new Request("https://x/pods");
+  markClientCertificate(nameless, { O: "team" });
+  expect(await auth.authenticate(nameless)).toBe(ANONYMOUS);
 });
 
 test("TokenReview authenticates tokens the file does not hold, and its answers are cached for cacheTTL", async () => {

@@ -51,9 +51,6 @@ export interface Authenticator {
 /** The group the API server lets do anything (user.SystemPrivilegedGroup); the admin token's. */
 export const PRIVILEGED_GROUP = "system:masters";
 
-/** The user of a verified client certificate whose subject the runtime does not expose. */
-export const UNKNOWN_CERTIFICATE_USER = "system:client-certificate";
-
 /** True for 127.0.0.0/8, ::1 and localhost. */
 export function isLoopback(address: string): boolean {
   return address === "localhost" || address === "::1" || /^127\./.test(address);
@@ -126,14 +123,16 @@ export function accessNotice(config: KubeletConfig, adminToken?: string): string
 
 const digest = (text: string) => createHash("sha256").update(text).digest();
 
-/** The user a verified client certificate names: CN, and O as groups, as the API server reads them. */
+/**
+ * The user a verified client certificate names: CN, and O as groups, as the API server reads them. A certificate
+ * with no CN names nobody (upstream's CommonNameUserConversion): the caller is then anonymous.
+ */
 function certificateUser(request: Request): UserInfo | undefined {
   const subject = clientCertificateSubject(request);
-  if (!subject) return undefined;
+  const name = Array.isArray(subject?.CN) ? subject.CN[0] : subject?.CN;
+  if (!subject || !name) return undefined;
   const groups = subject.O === undefined ? [] : Array.isArray(subject.O) ? subject.O : [subject.O];
-  const name = Array.isArray(subject.CN) ? subject.CN[0] : subject.CN;
-  // A runtime that verified the certificate but cannot show its subject (Bun's node:https): a named stand-in.
-  return { name: name || UNKNOWN_CERTIFICATE_USER, groups: withAuthenticated(groups) };
+  return { name, groups: withAuthenticated(groups) };
 }
 
 export interface AuthenticatorDeps {

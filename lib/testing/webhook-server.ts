@@ -4,7 +4,7 @@
 import { createServer, type Server } from "node:https";
 import { readFileSync, writeSync } from "node:fs";
 
-/** Tokens and who they are; grants of a subresource (any verb unless named) to a user. */
+/** Tokens and who they are; grants of a subresource (any verb unless named) to a user or to a group. */
 export interface WebhookPolicy {
   cert: string;
   key: string;
@@ -12,7 +12,7 @@ export interface WebhookPolicy {
   ca: string;
   port?: number;
   tokens: Record<string, { username: string; groups?: string[] }>;
-  allow: Array<{ user: string; subresource: string; verb?: string }>;
+  allow: Array<{ user?: string; group?: string; subresource: string; verb?: string }>;
 }
 
 export interface RunningWebhook {
@@ -48,7 +48,8 @@ export function startWebhookServer(
           const attributes = (spec.resourceAttributes ?? {}) as { verb?: string; subresource?: string };
           const allowed = policy.allow.some(
             (g) =>
-              g.user === spec.user &&
+              (g.user === undefined || g.user === spec.user) &&
+              (g.group === undefined || (spec.groups as string[] | undefined)?.includes(g.group) === true) &&
               g.subresource === attributes.subresource &&
               (!g.verb || g.verb === attributes.verb),
           );

@@ -141,7 +141,7 @@ describeWithServices("authentication as the Go kubelet's", (services) => {
     }, 60_000);
   }
 
-  test("exec over the TLS port with --client_ca_file streams with a client certificate alone, the socket served by node:https", async () => {
+  test("exec over the TLS port with --client_ca_file streams with a client certificate alone, the socket served by node:tls", async () => {
     writeFileSync(
       join(dir, "manifests", "exec.yaml"),
       `apiVersion: v1

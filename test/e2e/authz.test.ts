@@ -74,6 +74,8 @@ describeWithServices("identities and webhook authorization", (services) => {
           { user: "scraper", subresource: "metrics", verb: "get" },
           { user: "operator", subresource: "proxy" },
           { user: "alice", subresource: "stats" },
+          // Only the certificate's O: the kubelet must read the subject to be let in.
+          { group: "monitoring", subresource: "pods", verb: "get" },
         ],
       }),
     );
@@ -162,12 +164,13 @@ users: [{ name: kubelet, user: { client-certificate: ${kubeletClient.certFile}, 
     expect(webhook!.output).not.toContain("review TokenReview alice");
   });
 
-  test("a client certificate lets in under the name Bun's node:https leaves it (no peer subject there), checked by the webhook", () => {
-    // The compiled binary serves TLS with Bun's node:https, whose sockets expose no peer certificate: CN and O are
-    // read on Node and Deno (unit-tested in auth.test.ts); here the verified certificate is a named stand-in user.
-    expect(call("/pods", { cert: operatorCert }).body).toBe(
-      "Forbidden (user=system:client-certificate, verb=get, resource=nodes, subresource(s)=[pods proxy])",
-    );
+  test("a client certificate is its CN with its O values as groups: the webhook grants the O group and names the CN", async () => {
+    expect(call("/pods", { cert: operatorCert }).status).toBe(200);
+    expect(call("/metrics", { cert: operatorCert })).toEqual({
+      status: 403,
+      body: "Forbidden (user=ops-cert, verb=get, resource=nodes, subresource=metrics)",
+    });
+    await said(() => webhook!.output, "review SubjectAccessReview ops-cert get pods allowed");
   });
 
   test("with the webhook down a cached scrape keeps working, anything not cached fails closed, and it recovers", async () => {

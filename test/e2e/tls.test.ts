@@ -1,6 +1,6 @@
 // TLS as configured, end to end: `openssl s_client` against the built kubelet for the versions, suites
-// and key exchange groups it allows and refuses, on Bun.serve (no client CA) and on node:https (client
-// CA); a serving certificate renewed on disk is served without a restart; one expiring soon is on
+// and key exchange groups it allows and refuses, on Bun.serve (no client CA) and on node:tls (client
+// CA, its sockets handed to node:http); a serving certificate renewed on disk is served without a restart; one expiring soon is on
 // /healthz?verbose; a suite it cannot honour stops the start. The fake runtime keeps the shared daemons
 // out of it.
 import { afterAll, describe, expect } from "bun:test";
@@ -69,7 +69,7 @@ async function start(files: { cert: string; key: string }, flags: string[], ca: 
 
 const servers = [
   { ca: false, name: "Bun.serve (no client CA)" },
-  { ca: true, name: "node:https (client CA)" },
+  { ca: true, name: "node:tls (client CA)" },
 ];
 
 describe.skipIf(!haveOpenssl && process.env.CI !== "true")("TLS as configured (openssl s_client)", () => {
