@@ -56,6 +56,7 @@ const groups: Record<string, { mutate: string[]; tests: string[] }> = {
     tests: [
       "lib/container/docker/docker-shim.test.ts",
       "lib/container/container-config-env.test.ts",
+      "lib/container/container-config.test.ts",
       "lib/container/security-context.test.ts",
       "lib/container/docker/docker-containers.test.ts",
       "lib/sync/container-lifecycle.test.ts",

@@ -13,7 +13,7 @@ import {
   type ContainerContext,
   type PodContext,
 } from "../container-config.ts";
-import { containerBody, sandboxBody } from "./docker-shim.ts";
+import { containerBody, sandboxBody, securityOpts } from "./docker-shim.ts";
 import { dockerName } from "../dockershim-naming.ts";
 import { LABEL } from "../runtime.ts";
 
@@ -416,5 +416,69 @@ describe("an app container", () => {
     ]);
     expect(body(pod(), app, { oomScoreAdjMin: 0 }).HostConfig.OomScoreAdj).toBe(1000);
     expect(buildPauseContainer(pod(), { ...ctx, oomScoreAdjMin: 0 }).HostConfig.OomScoreAdj).toBe(0);
+  });
+});
+
+describe("CRI configs with only the required fields", () => {
+  const metadata = { name: "web", namespace: "default", uid: "u-1", attempt: 0 };
+  const logConfig = { Type: "json-file", Config: { "max-size": "10m", "max-file": "5" } };
+  const shim = { podInfraImage: "pause", podNetworkMode: "bridge" };
+  const bare = { metadata: { name: "app", attempt: 0 }, image: { image: "busybox" } };
+
+  test("a sandbox with nothing but metadata (and perhaps its cgroup) is a pause container on the pod network, with only the defaults", () => {
+    expect(sandboxBody({ metadata }, shim)).toStrictEqual({
+      name: "k8s_POD_web_default_u-1_0",
+      Image: "pause",
+      Labels: { [LABEL.containerType]: "podsandbox" },
+      HostConfig: { NetworkMode: "bridge", IpcMode: "shareable", LogConfig: logConfig },
+    });
+    const parented = sandboxBody({ metadata, linux: { cgroup_parent: "/kubepods/pod-u" } }, shim);
+    expect(parented.HostConfig).toStrictEqual({
+      NetworkMode: "bridge",
+      IpcMode: "shareable",
+      CgroupParent: "/kubepods/pod-u",
+      LogConfig: logConfig,
+    });
+  });
+
+  test("a port mapping without protocol or host IP is published as TCP on every address", () => {
+    const pause = sandboxBody({ metadata, port_mappings: [{ container_port: 80, host_port: 8080 }] }, shim);
+    expect(pause.ExposedPorts).toEqual({ "80/tcp": {} });
+    expect(pause.HostConfig.PortBindings).toEqual({ "80/tcp": [{ HostIp: "", HostPort: "8080" }] });
+  });
+
+  test("a container with nothing but name and image joins the sandbox with no other settings", () => {
+    expect(containerBody("pause-id", bare, { metadata })).toStrictEqual({
+      name: "k8s_app_web_default_u-1_0",
+      Image: "busybox",
+      Env: [],
+      Labels: { [LABEL.containerType]: "container" },
+      HostConfig: { NetworkMode: "container:pause-id", IpcMode: "container:pause-id", Binds: [], LogConfig: logConfig },
+    });
+  });
+
+  test("stdin without stdin_once leaves the stdin open after the first attach", () => {
+    expect(containerBody("pause-id", { ...bare, stdin: true }, { metadata })).toMatchObject({
+      OpenStdin: true,
+      StdinOnce: false,
+    });
+  });
+
+  test("an Unconfined AppArmor profile becomes apparmor=unconfined", () => {
+    const unconfined = { ...bare, linux: { security_context: { apparmor: { profile_type: "Unconfined" as const } } } };
+    expect(securityOpts(unconfined)).toEqual(["apparmor=unconfined"]);
+  });
+
+  test("binds: read-only and HostToContainer as ro,rslave; Bidirectional as rshared; none as host:container", () => {
+    const mounts = [
+      { host_path: "/a", container_path: "/a", readonly: true, propagation: "PROPAGATION_HOST_TO_CONTAINER" as const },
+      { host_path: "/b", container_path: "/b", propagation: "PROPAGATION_BIDIRECTIONAL" as const },
+      { host_path: "/c", container_path: "/c" },
+    ];
+    expect(containerBody("pause-id", { ...bare, mounts }, { metadata }).HostConfig.Binds).toEqual([
+      "/a:/a:ro,rslave",
+      "/b:/b:rshared",
+      "/c:/c",
+    ]);
   });
 });
