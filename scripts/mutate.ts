@@ -34,7 +34,7 @@ const groups: Record<string, { mutate: string[]; tests: string[] }> = {
       "lib/api/validation-rules.test.ts",
     ],
   },
-  store: { mutate: ["lib/sources/store.ts"], tests: ["lib/sources/store.test.ts"] },
+  store: { mutate: ["lib/sources/store.ts"], tests: ["lib/sources/store.test.ts", "lib/sources/store-edits.test.ts"] },
   spelling: { mutate: ["lib/spelling.ts"], tests: ["lib/spelling.test.ts"] },
   plan: {
     mutate: [
