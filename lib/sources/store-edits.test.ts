@@ -1,7 +1,7 @@
 // The merge store under edits that break a running pod's manifest: whatever the edit broke, the last good
 // version keeps running, and the rejection, the log and the event say so.
 import { describe, expect, test } from "bun:test";
-import { createPodStore } from "./store.ts";
+import { createPodStore, type PodStore } from "./store.ts";
 import { readManifests } from "../api/manifest.ts";
 import { readKeepingLastGood, type LastGood } from "./last-good.ts";
 import type { RejectedPod } from "../api/types.ts";
@@ -164,6 +164,11 @@ describe("what a refused edit says and keeps", () => {
   const ORIGIN = "/etc/kubelet/edge-web.yaml";
   const other = GOOD.replace("name: edge-web", "name: edge-api");
   const badQuantity = (text: string) => `${text}    resources: {limits: {memory: 64Mb}}\n`;
+  /** The file source's snapshot when the file cannot be read at all: no pods, one rejection of the whole file. */
+  const unreadable = (store: PodStore) => {
+    const issue = { path: "<file>", type: "Invalid value", detail: "cannot read: EACCES", severity: "error" } as const;
+    store.apply("file", { pods: [], rejected: [{ source: "file", origin: ORIGIN, issues: [issue] }] });
+  };
 
   test("refusedEdits() and the event name where the edit came from, origin[document], then its errors", () => {
     const r = recording(true);
@@ -177,13 +182,7 @@ describe("what a refused edit says and keeps", () => {
   test("a refusal of a whole file (no document) is named by the file alone", () => {
     const r = recording(true);
     r.write(GOOD);
-    const unreadable = {
-      path: "<file>",
-      type: "Invalid value",
-      detail: "cannot read: EACCES",
-      severity: "error",
-    } as const;
-    r.store.apply("file", { pods: [], rejected: [{ source: "file", origin: ORIGIN, issues: [unreadable] }] });
+    unreadable(r.store);
     expect(r.store.refusedEdits().get("default/edge-web")).toStartWith(
       `${ORIGIN}: <file>: Invalid value: cannot read: EACCES`,
     );
@@ -250,13 +249,7 @@ describe("what a refused edit says and keeps", () => {
   test("a file that cannot be read keeps every pod it gave, and the rejection names them all", () => {
     const r = recording(true);
     r.write(`${GOOD}---\n${other}`);
-    const unreadable = {
-      path: "<file>",
-      type: "Invalid value",
-      detail: "cannot read: EACCES",
-      severity: "error",
-    } as const;
-    r.store.apply("file", { pods: [], rejected: [{ source: "file", origin: ORIGIN, issues: [unreadable] }] });
+    unreadable(r.store);
     expect(r.running()).toEqual(["edge-web:httpd", "edge-api:httpd"]);
     expect(r.said(r.store.rejected()[0]!)).toEndWith(
       "keeping the last good version of pod default/edge-web, default/edge-api running",
@@ -276,6 +269,19 @@ describe("what a refused edit says and keeps", () => {
       "default/edge-web",
     ]);
     expect(sent([{ ...failed, detail: "unexpected end" }])).toEqual([]);
+  });
+
+  test("a pod the source sends changed alongside its keeping rejection is an edit that applied, not a refused one", () => {
+    const r = recording(true);
+    r.write(GOOD);
+    const [edited] = readManifests(GOOD.replace('"httpd"', '"sh"'), { source: "file", origin: ORIGIN }).pods;
+    const issue = { path: "<document>", type: "Invalid value", detail: "keeping the last good version of its pods" };
+    r.store.apply("file", {
+      pods: [edited!],
+      rejected: [{ source: "file", origin: ORIGIN, document: 0, issues: [{ ...issue, severity: "error" }] }],
+    });
+    expect(r.running()).toEqual(["edge-web:sh"]);
+    expect(r.store.refusedEdits().size).toBe(0);
   });
 
   test("the kept version is named on the rejection's last error, not on a warning after it", () => {
