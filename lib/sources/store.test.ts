@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createPodStore, type NotificationMode } from "./store.ts";
-import { testPod } from "../testing/pods.ts";
+import { testConfig, testPod } from "../testing/pods.ts";
 import { noopMetrics } from "../metrics.ts";
 import type { Pod, PodUpdate, SourceName } from "../api/types.ts";
 
@@ -505,5 +505,141 @@ describe("merge store reports", () => {
     store.apply("file", { pods: [again], rejected: [] });
     expect(store.mergedState()[0]).toBe(a);
     expect(updates).toHaveLength(1);
+  });
+});
+
+describe("the validation cache", () => {
+  function warnedAbout(sources: SourceName[]) {
+    const lines: string[] = [];
+    const log = { debug() {}, info() {}, error() {}, warn: (m: string) => lines.push(m), child: () => log };
+    const store = createPodStore({ sources, log });
+    return { store, warned: (name: string) => lines.filter((l) => l.startsWith(`pod default/${name} `)).length };
+  }
+  const churn = (n: number): Pod => testPod("churn", { schedulerName: `d${n}` });
+
+  test("forgets a version no longer sent or stored only once it holds more than twice the live versions plus 64", () => {
+    const { store, warned } = warnedAbout(["file"]);
+    const gone = testPod("gone", { schedulerName: "gone" });
+    store.apply("file", { pods: [gone], rejected: [] });
+    store.apply("file", { pods: [], rejected: [] });
+    // 1 + 67 versions cached, 2 live (the one sent, the one stored): 68 <= 2 * 2 + 64, nothing is forgotten.
+    for (let n = 0; n < 67; n++) store.apply("file", { pods: [churn(n)], rejected: [] });
+    store.apply("file", { pods: [gone], rejected: [] });
+    expect(warned("gone")).toBe(1);
+    // One version more, 69 > 68: the sweep keeps only the live one.
+    store.apply("file", { pods: [churn(67)], rejected: [] });
+    store.apply("file", { pods: [gone], rejected: [] });
+    expect(warned("gone")).toBe(2);
+  });
+
+  test("keeps the versions a source stores even when its last merge sent others", () => {
+    const { store, warned } = warnedAbout(["file"]);
+    const kept = testPod("kept", { schedulerName: "kept" });
+    store.merge("file", "ADD", [kept]);
+    for (let n = 0; n < 200; n++) store.merge("file", "ADD", [churn(n)]);
+    store.merge("file", "ADD", [kept]);
+    expect(warned("kept")).toBe(1);
+    expect(warned("churn")).toBe(200);
+  });
+
+  test("forgets the versions a REMOVE named, since they are neither sent nor stored any more", () => {
+    const { store, warned } = warnedAbout(["file", "http"]);
+    const removed = testPod("removed", { schedulerName: "removed" });
+    store.merge("file", "ADD", [removed]);
+    store.merge("file", "REMOVE", [removed]);
+    for (let n = 0; n < 200; n++) store.apply("http", { pods: [churn(n)], rejected: [] });
+    store.merge("file", "ADD", [removed]);
+    expect(warned("removed")).toBe(2);
+  });
+
+  test("keeps the version of an invalid pod its source still sends, though it is never stored", () => {
+    const { store, warned } = warnedAbout(["file"]);
+    const invalid = testPod("invalid", { schedulerName: "x", containers: [{ name: "c", image: "" }] });
+    for (let n = 0; n < 200; n++) store.apply("file", { pods: [invalid, churn(n)], rejected: [] });
+    expect(warned("invalid")).toBe(1);
+    expect(store.mergedState().map((p) => p.metadata.name)).toEqual(["churn"]);
+  });
+});
+
+describe("merge store options and sources", () => {
+  const etcMount = () => testPod("etc", { volumes: [{ name: "etc", hostPath: { path: "/etc" } }] });
+
+  test("a pod mounting a sensitive host path is dropped unless --allow_sensitive_host_paths allows it", () => {
+    for (const [allowSensitiveHostPaths, running] of [
+      [undefined, 0],
+      [false, 0],
+      [true, 1],
+    ] as const) {
+      const store = createPodStore({ sources: ["file"], allowSensitiveHostPaths });
+      store.apply("file", { pods: [etcMount()], rejected: [] });
+      expect(store.mergedState()).toHaveLength(running);
+    }
+  });
+
+  test("a source that is not configured and not ready is listed as not ready", () => {
+    const store = createPodStore({ sources: ["file"] });
+    store.apply("file", { pods: [], rejected: [] });
+    store.apply("http", { pods: [], rejected: [], notReady: "cannot fetch" });
+    expect(store.sourcesNotReady()).toEqual([{ source: "http", reason: "cannot fetch" }]);
+  });
+
+  test("ConfigMaps merged from a source not configured are served; merging configs never lists a source twice", () => {
+    const store = createPodStore({ sources: ["file"] });
+    store.apply("file", { pods: [testPod("a")], rejected: [] });
+    store.mergeConfigs("file", "ADD", [testConfig("ConfigMap", "file-cm", { data: { k: "v" } })]);
+    store.mergeConfigs("http", "ADD", [testConfig("ConfigMap", "http-cm", { data: { k: "v" } })]);
+    expect(store.configs.get("ConfigMap", "default", "http-cm")?.metadata.name).toBe("http-cm");
+    expect(store.configs.get("ConfigMap", "default", "file-cm")?.metadata.name).toBe("file-cm");
+    expect(store.mergedState().map((p) => p.metadata.name)).toEqual(["a"]);
+  });
+
+  test("a pod with warnings is merged without a logger", () => {
+    const store = createPodStore({ sources: ["file"] });
+    store.apply("file", { pods: [testPod("w", { schedulerName: "ssd" })], rejected: [] });
+    expect(store.mergedState()).toHaveLength(1);
+  });
+
+  test("a REMOVE as a source's first merge reports nothing", () => {
+    const store = createPodStore({ sources: ["file"] });
+    store.merge("file", "REMOVE", [testPod("a")]);
+    expect(store.rejected()).toEqual([]);
+  });
+
+  test("an ADD of several pods clears the problem of the one it fixes", () => {
+    const store = createPodStore({ sources: ["file"] });
+    store.merge("file", "ADD", [invalidFoo()]);
+    expect(store.rejected().map((r) => r.pod)).toEqual(["default/foo"]);
+    store.merge("file", "ADD", [testPod("other"), foo()]);
+    expect(store.rejected()).toEqual([]);
+  });
+
+  test("a duplicate of a pod that names neither its origin nor its source is said to come from an unknown source", () => {
+    const bare = () => {
+      const pod = testPod("a");
+      pod.metadata.annotations = {};
+      return pod;
+    };
+    const store = createPodStore({ sources: ["file"] });
+    store.apply("file", { pods: [bare(), bare()], rejected: [] });
+    expect(store.rejected()[0]!.issues[0]!.detail).toBe(
+      "pod default/a is already defined in unknown source; the first one wins",
+    );
+  });
+
+  test("a SET that keeps the last good version of a broken pod lists that pod first, then the SET's pods in their order", () => {
+    const store = createPodStore({ sources: ["file"] });
+    store.apply("file", { pods: [testPod("a"), testPod("b")], rejected: [] });
+    const brokenA = testPod("a", { containers: [{ name: "c", image: "" }] });
+    store.apply("file", { pods: [testPod("c"), testPod("b"), brokenA], rejected: [] });
+    expect(store.mergedState().map((p) => p.metadata.name)).toEqual(["a", "c", "b"]);
+  });
+
+  test("a snapshot replaces its source's ConfigMaps: one it no longer has is gone", () => {
+    const store = createPodStore({ sources: ["file"] });
+    const cm = testConfig("ConfigMap", "cm", { data: { k: "v" } });
+    store.apply("file", { pods: [], configs: [cm], rejected: [] });
+    expect(store.configs.get("ConfigMap", "default", "cm")).toBeDefined();
+    store.apply("file", { pods: [], configs: [], rejected: [] });
+    expect(store.configs.get("ConfigMap", "default", "cm")).toBeUndefined();
   });
 });
