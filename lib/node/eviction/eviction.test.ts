@@ -155,6 +155,15 @@ describe("eviction manager", () => {
     );
   });
 
+  test("with memory and disk both under their thresholds, memory is acted on first, as the Go kubelet orders signals", async () => {
+    const m = manager({ "imagefs.available": "15%", "memory.available": "100Mi" });
+    observations["imagefs.available"] = { available: 10 * Gi, capacity: 100 * Gi };
+    memory(50 * Mi);
+    await m.synchronize();
+    expect(evicted).toHaveLength(1);
+    expect(evicted[0]!.message).toStartWith("The node was low on resource: memory. ");
+  });
+
   test("a disk emptyDir over its sizeLimit evicts its pod, whatever the thresholds", async () => {
     const limited = testPod("limited", {
       containers: [container()],

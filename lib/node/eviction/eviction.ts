@@ -15,6 +15,7 @@ import {
   starvedResource,
   thresholdQuantity,
   thresholdsMet,
+  SIGNALS,
   type Observations,
   type Signal,
   type StarvedResource,
@@ -66,15 +67,8 @@ export interface EvictionManager {
   conditions(): NodeCondition[];
 }
 
-/** Memory first, then the node's filesystem, then the image filesystem (the Go kubelet's signal order). */
-const SIGNAL_ORDER: Signal[] = [
-  "memory.available",
-  "nodefs.available",
-  "nodefs.inodesFree",
-  "imagefs.available",
-  "imagefs.inodesFree",
-  "pid.available",
-];
+/** Memory first, then the node's filesystem, then the image filesystem: SIGNALS is in the Go kubelet's signal order. */
+const SIGNAL_ORDER: readonly Signal[] = SIGNALS;
 const CRITICAL_PRIORITY = 2_000_000_000;
 const CRITICAL_CLASSES = new Set(["system-node-critical", "system-cluster-critical"]);
 
