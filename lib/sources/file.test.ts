@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { watch as chokidarWatch } from "chokidar";
 import { names, recordSnapshots, type SnapshotRecorder } from "../testing/snapshots.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
+import { readManifestFile } from "../api/manifest-files.ts";
 import { createFileSource, type WatchManifests } from "./file.ts";
 
 const pod = (name: string, image = "busybox:1.35") =>
@@ -309,5 +310,77 @@ describe("file source", () => {
     expect(r.snapshots).toHaveLength(1);
     await clock.advance(1);
     expect(names(await r.next((s) => s.pods.length > 0))).toEqual(["a"]);
+  });
+
+  describe("reads only what changed", () => {
+    const counted = () => {
+      const read: string[] = [];
+      const readFile: typeof readManifestFile = (file, maxBytes) => (read.push(file), readManifestFile(file, maxBytes));
+      return { read, readFile };
+    };
+
+    test("a re-list of unchanged manifests stats them and reads none; an edited one is read again", async () => {
+      fresh();
+      for (let i = 0; i < 110; i++) writeFileSync(join(dir, `p${i}.yaml`), pod(`p${i}`));
+      const { read, readFile } = counted();
+      const source = createFileSource({ path: dir, checkFrequency: 60_000, readFile });
+      expect((await source.readOnce()).pods).toHaveLength(110);
+      expect(read).toHaveLength(110);
+      read.length = 0;
+      expect((await source.readOnce()).pods).toHaveLength(110);
+      expect(read).toEqual([]);
+      writeFileSync(join(dir, "p7.yaml"), pod("p7", "busybox:2"));
+      const after = await source.readOnce();
+      expect(read).toEqual([join(dir, "p7.yaml")]);
+      expect(after.pods.find((p) => p.metadata.name === "p7")?.spec.containers[0]?.image).toBe("busybox:2");
+    });
+
+    test("a file that does not parse is reported again at every re-list without being read again", async () => {
+      fresh();
+      writeFileSync(join(dir, "bad.yaml"), "kind: Pod\n  : [");
+      const { read, readFile } = counted();
+      const source = createFileSource({ path: dir, checkFrequency: 60_000, readFile });
+      const first = await source.readOnce();
+      const second = await source.readOnce();
+      expect(read).toHaveLength(1);
+      expect(second.rejected).toEqual(first.rejected);
+      expect(second.rejected).toHaveLength(1);
+    });
+
+    test("a removed and recreated file with the same bytes is read again", async () => {
+      fresh();
+      const file = join(dir, "web.yaml");
+      writeFileSync(file, pod("web"));
+      const { read, readFile } = counted();
+      const source = createFileSource({ path: dir, checkFrequency: 60_000, readFile });
+      await source.readOnce();
+      rmSync(file);
+      expect((await source.readOnce()).pods).toEqual([]);
+      writeFileSync(file, pod("web"));
+      expect(names(await source.readOnce())).toEqual(["web"]);
+      expect(read).toEqual([file, file]);
+    });
+
+    test("a watch event re-reads its file even when its stat is unchanged", async () => {
+      fresh();
+      const file = join(dir, "web.yaml");
+      writeFileSync(file, pod("web"));
+      const { read, readFile } = counted();
+      const listeners: Array<(event: string, path: string) => void> = [];
+      const scripted: WatchManifests = () => ({
+        on: (event: string, listener: (...args: never[]) => void) => {
+          if (event === "all") listeners.push(listener as (event: string, path: string) => void);
+        },
+        close: async () => {},
+      });
+      const r = (recorder = recordSnapshots(
+        createFileSource({ path: dir, checkFrequency: 60_000, watch: scripted, readFile, debounceMs: 1 }),
+      ));
+      await r.next((s) => s.pods.length === 1);
+      await waitUntil(() => read.length === 1);
+      for (const listener of listeners) listener("change", file);
+      await waitUntil(() => read.length === 2);
+      expect(read).toEqual([file, file]);
+    });
   });
 });
