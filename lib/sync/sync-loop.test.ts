@@ -10,7 +10,7 @@ import { silentLogger } from "../log.ts";
 import { noopMetrics, type WorkingPods } from "../metrics.ts";
 import { createProbeManager } from "../node/prober/probes.ts";
 import { createPodStore, type PodStore } from "../sources/store.ts";
-import { createSyncLoop, type SyncLoopDeps, type SyncLoopOptions } from "./sync-loop.ts";
+import { SETTLED_POD_RESYNC_MS, createSyncLoop, type SyncLoopDeps, type SyncLoopOptions } from "./sync-loop.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { fakeVolumes } from "../testing/fake-volumes.ts";
@@ -705,6 +705,63 @@ describe("sync loop", () => {
       l.store.apply("file", { pods: [testPod("web", spec())], rejected: [] });
       await l.settle();
       expect(l.syncLoop.pods().map((p) => p.spec.nodeName)).toEqual(["node"]);
+      await l.stop();
+    });
+  });
+
+  describe("the periodic resync", () => {
+    /** A runtime whose events never arrive: only the resync can see what changed. */
+    const deaf = (clock: FakeClock) => {
+      const runtime = new FakeRuntime(clock);
+      runtime.events = async function* (signal: AbortSignal) {
+        await new Promise((resolve) => signal.addEventListener("abort", resolve));
+      };
+      return runtime;
+    };
+    const counting = () => {
+      const passes = { count: 0 };
+      return { passes, deps: { metrics: { ...noopMetrics, podWorker: () => void passes.count++ } } };
+    };
+
+    test("passes over a settled pod once a minute, not at every sync period (once in two minutes, not twelve times)", async () => {
+      const { passes, deps } = counting();
+      const l = await loop(["file"], undefined, {}, deaf, deps);
+      l.store.apply("file", { pods: [testPod("web", spec())], rejected: [] });
+      await l.settle();
+      expect(l.syncLoop.pods()[0]!.status?.phase).toBe("Running");
+      passes.count = 0;
+      for (let t = 0; t < 2 * SETTLED_POD_RESYNC_MS; t += 10_000) await l.clock.advance(10_000);
+      await l.settle();
+      expect(passes.count).toBe(1);
+      await l.stop();
+    });
+
+    test("passes at once over a pod whose containers changed unheard (a lost event): it is restarted", async () => {
+      const l = await loop(["file"], undefined, {}, deaf);
+      l.store.apply("file", { pods: [testPod("web", spec())], rejected: [] });
+      await l.settle();
+      const [id] = [...l.runtime.containers.keys()];
+      await l.runtime.stopContainer(id!, 0);
+      l.runtime.calls.length = 0;
+      await l.clock.advance(10_000);
+      await l.settle();
+      expect(l.runtime.calls.map((c) => c.method)).toContain("startContainer");
+      await l.stop();
+    });
+
+    test("keeps passing every sync period over a pod with a container still waiting (a ConfigMap it reads is missing)", async () => {
+      const { passes, deps } = counting();
+      const l = await loop(["file"], undefined, {}, deaf, deps);
+      const env = [{ name: "A", valueFrom: { configMapKeyRef: { name: "absent", key: "a" } } }];
+      l.store.apply("file", {
+        pods: [testPod("web", spec({ containers: [{ name: "app", image: "local/busybox:stable", env }] }))],
+        rejected: [],
+      });
+      await l.settle();
+      passes.count = 0;
+      await l.clock.advance(10_000);
+      await l.settle();
+      expect(passes.count).toBe(1);
       await l.stop();
     });
   });

@@ -120,10 +120,22 @@ interface PodRecord {
   exited: Set<string>;
   /** Evicted (a changed manifest lifts it): the message, who awaits the stop. */
   eviction?: { message: string; stopped: Array<() => void> } & EvictOptions;
+  /** When its last sync pass ended well (0: never). */
+  syncedAt: number;
   /** Reached Succeeded or Failed. A finished pod never starts again (its dead containers may be garbage-collected,
    *  its status stays), as the Go kubelet's terminal phase; a changed manifest is a new pod. */
   finished: boolean;
 }
+
+/** A settled pod's pass at the latest this long after its last (the Go kubelet's default --sync-frequency). */
+export const SETTLED_POD_RESYNC_MS = 60_000;
+
+/** The same sandboxes and containers in the same states: the observer's cached inspections, in any order. */
+const sameObservation = (a: Observed, b: Observed) =>
+  a.sandboxes.length === b.sandboxes.length &&
+  a.containers.length === b.containers.length &&
+  a.sandboxes.every((s) => b.sandboxes.includes(s)) &&
+  a.containers.every((c) => b.containers.includes(c));
 
 /** The pod as an eviction stops it: within the eviction's grace period when that is shorter than the pod's own. */
 const withEvictionGrace = (pod: Pod, eviction: EvictOptions): Pod =>
@@ -172,6 +184,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
         livenessFailed: new Map(),
         exited: new Set(),
         finished: false,
+        syncedAt: 0,
         lastPass: 0,
         worker: createPodWorker(
           { clock },
@@ -292,6 +305,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       pod,
       result.changed ? ((await observer.observe(uid, fresh)).get(uid) ?? noneObserved()) : observed,
     );
+    record.syncedAt = clock.now();
     metrics.podWorker(record.started ? "sync" : "create", (clock.now() - began) / 1000);
     // It finished: its worker moves on to terminated (nothing more starts).
     if (goalOf(record) !== "run") record.worker.update();
@@ -424,14 +438,27 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     }
   };
 
-  /** Every pod, every orphan, garbage and leftover pod directories. */
+  /**
+   * Whether a resync should pass over the pod: a listing that differs from what its status was computed from (the
+   * observer hands out the same inspection objects while a container's state stays, so identity is the
+   * comparison), or no pass for a while (upstream's per-pod resync, at its one minute default). A settled pod is
+   * otherwise left alone: its changes arrive as runtime events, probe results and manifest or ConfigMap edits, and
+   * what a pass could not settle (a container waiting, a resize, a failed pass) is retried on the worker's own
+   * timer (the executor's retryAfterMs, the worker's retry after a failure).
+   */
+  const mayHaveChanged = (record: PodRecord, now: Observed | undefined) =>
+    record.seen === undefined ||
+    clock.now() - record.syncedAt >= Math.max(options.syncFrequencyMs, SETTLED_POD_RESYNC_MS) ||
+    !sameObservation(record.seen, now ?? noneObserved());
+
+  /** Every pod whose state may have changed, every orphan, garbage and leftover pod directories. */
   const resync = async () => {
     const listedAt = passClock;
     const observed = await observer.observe();
     const listing = { pods: observed, listedAt };
     const isWanted = (uid: string) => records.get(uid)?.wanted === true;
     allocations.retryPendingResizes();
-    for (const [uid] of wanted()) trigger(uid, listing);
+    for (const [uid, record] of wanted()) if (mayHaveChanged(record, observed.get(uid))) trigger(uid, listing);
     await housekeeping.cleanUp(observed, {
       sourcesReady: store.allSourcesReady(),
       isWanted,
