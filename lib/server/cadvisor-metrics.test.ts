@@ -42,4 +42,15 @@ describe("/metrics/cadvisor", () => {
         .map((l) => l.split(/[{ ]/)[0]),
     ).toEqual(["container_scrape_error", "machine_cpu_cores", "machine_memory_bytes"]);
   });
+
+  test("a scrape served the same cgroup read is answered with the text already rendered; a new read is rendered", async () => {
+    let read = usageSample(1_700_000_000_000);
+    const cadvisor = createCadvisorMetrics({ sample: async () => read, imageFsCapacity: () => 50e9 });
+    const first = await cadvisor.render();
+    // Changed in place, the same read is not rendered again: the text shows the old value.
+    read.pods[0]!.stats.cpuUsageNanoseconds = 9e9;
+    expect(await cadvisor.render()).toBe(first);
+    read = usageSample(1_700_000_010_000);
+    expect(await cadvisor.render()).toContain(" 1700000010000");
+  });
 });

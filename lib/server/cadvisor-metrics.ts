@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import type { CgroupStats } from "../node/stats/cgroup-stats.ts";
 import type { InterfaceSample, UsageSample } from "../node/stats/usage-sampler.ts";
-import { renderFamily, type Sample } from "./exposition.ts";
+import { renderFamily, renderedOnce, type Sample } from "./exposition.ts";
 
 export interface CadvisorMetricsDeps {
   /** A fresh cgroup read; undefined without pod cgroups (only the machine series are written then). */
@@ -182,6 +182,49 @@ function cgroupsOf(sample: UsageSample): Cgroup[] {
 
 export function createCadvisorMetrics(deps: CadvisorMetricsDeps): { render(): Promise<string> } {
   const machine = machineLabels();
+  // The families of one read: rendered again only when the read (served again within 10 s), the error or the capacity changed.
+  const text = renderedOnce((sample: UsageSample | undefined, failed: boolean, capacity: number | undefined) => {
+    const cgroups = sample ? cgroupsOf(sample) : [];
+    const stamp = (c: Cgroup, samples: Sample[]) =>
+      samples.map((s) => ({ ...s, labels: { ...c.labels, ...s.labels }, timestamp: sample!.time }));
+    const families = [
+      ...FAMILIES.map(([name, help, type, value]) =>
+        renderFamily(
+          name,
+          help,
+          type,
+          cgroups.flatMap((c) => stamp(c, value(c))),
+        ),
+      ),
+      renderFamily(
+        "container_fs_limit_bytes",
+        "Number of bytes that can be consumed by the container on this filesystem.",
+        "gauge",
+        capacity === undefined
+          ? []
+          : cgroups.flatMap((c) => (c.rootfsBytes === undefined ? [] : stamp(c, one(capacity, { device: "" })))),
+      ),
+      renderFamily(
+        "container_last_seen",
+        "Last time a container was seen by the exporter",
+        "gauge",
+        cgroups.flatMap((c) => stamp(c, one(Math.floor((sample?.time ?? 0) / 1000)))),
+      ),
+      renderFamily(
+        "container_scrape_error",
+        "1 if there was an error while getting container metrics, 0 otherwise",
+        "gauge",
+        [{ value: failed ? 1 : 0 }],
+      ),
+      renderFamily("machine_cpu_cores", "Number of logical CPU cores.", "gauge", [
+        { labels: machine, value: cpus().length },
+      ]),
+      renderFamily("machine_memory_bytes", "Amount of memory installed on the machine.", "gauge", [
+        { labels: machine, value: totalmem() },
+      ]),
+    ];
+    return families.filter(Boolean).join("\n") + "\n";
+  });
   return {
     async render() {
       let failed = false;
@@ -189,47 +232,7 @@ export function createCadvisorMetrics(deps: CadvisorMetricsDeps): { render(): Pr
         failed = true;
         return undefined;
       });
-      const cgroups = sample ? cgroupsOf(sample) : [];
-      const stamp = (c: Cgroup, samples: Sample[]) =>
-        samples.map((s) => ({ ...s, labels: { ...c.labels, ...s.labels }, timestamp: sample!.time }));
-      const capacity = deps.imageFsCapacity();
-      const families = [
-        ...FAMILIES.map(([name, help, type, value]) =>
-          renderFamily(
-            name,
-            help,
-            type,
-            cgroups.flatMap((c) => stamp(c, value(c))),
-          ),
-        ),
-        renderFamily(
-          "container_fs_limit_bytes",
-          "Number of bytes that can be consumed by the container on this filesystem.",
-          "gauge",
-          capacity === undefined
-            ? []
-            : cgroups.flatMap((c) => (c.rootfsBytes === undefined ? [] : stamp(c, one(capacity, { device: "" })))),
-        ),
-        renderFamily(
-          "container_last_seen",
-          "Last time a container was seen by the exporter",
-          "gauge",
-          cgroups.flatMap((c) => stamp(c, one(Math.floor((sample?.time ?? 0) / 1000)))),
-        ),
-        renderFamily(
-          "container_scrape_error",
-          "1 if there was an error while getting container metrics, 0 otherwise",
-          "gauge",
-          [{ value: failed ? 1 : 0 }],
-        ),
-        renderFamily("machine_cpu_cores", "Number of logical CPU cores.", "gauge", [
-          { labels: machine, value: cpus().length },
-        ]),
-        renderFamily("machine_memory_bytes", "Amount of memory installed on the machine.", "gauge", [
-          { labels: machine, value: totalmem() },
-        ]),
-      ];
-      return families.filter(Boolean).join("\n") + "\n";
+      return text(sample, failed, deps.imageFsCapacity());
     },
   };
 }

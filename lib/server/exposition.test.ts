@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { formatValue, labelText, renderFamily } from "./exposition.ts";
+import { formatValue, labelText, renderFamily, renderedOnce } from "./exposition.ts";
 
 describe("Prometheus text exposition", () => {
   test("label values escape backslashes, double quotes and newlines, and label names are sorted", () => {
@@ -19,5 +19,18 @@ describe("Prometheus text exposition", () => {
       "x_bytes +Inf 2",
     ]);
     expect(renderFamily("x_bytes", "help", "gauge", [])).toBe("");
+  });
+
+  test("renderedOnce renders again only when an argument is another value or object than last time", () => {
+    const calls: unknown[] = [];
+    const render = renderedOnce((o: object, n: number) => (calls.push(o), `${n}`));
+    const first = {};
+    render(first, 1);
+    render(first, 1);
+    expect(calls).toHaveLength(1);
+    render({}, 1);
+    render({}, 1);
+    render(first, 2);
+    expect(calls).toHaveLength(4);
   });
 });

@@ -49,3 +49,16 @@ export function renderFamily(
     ),
   ].join("\n");
 }
+
+/**
+ * `render` wrapped to run again only when one of its arguments changed (by identity): a scrape of an unchanged
+ * collection is answered with the text the last one rendered.
+ */
+export function renderedOnce<Args extends unknown[]>(render: (...args: Args) => string): (...args: Args) => string {
+  let last: { args: Args; text: string } | undefined;
+  return (...args) => {
+    if (last && last.args.length === args.length && last.args.every((a, i) => a === args[i])) return last.text;
+    last = { args, text: render(...args) };
+    return last.text;
+  };
+}

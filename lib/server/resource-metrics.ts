@@ -5,7 +5,7 @@
 import type { StatsSummary } from "../node/stats/stats-analyzer.ts";
 import type { UsageSample } from "../node/stats/usage-sampler.ts";
 import type { CgroupDetail } from "../node/stats/cgroup-stats.ts";
-import { renderFamily, type Sample } from "./exposition.ts";
+import { renderFamily, renderedOnce, type Sample } from "./exposition.ts";
 
 export interface ResourceMetricsDeps {
   summary(): StatsSummary | undefined;
@@ -60,98 +60,98 @@ const fromSummary = (summary: StatsSummary): PodUsage[] =>
 
 /** Renders /metrics/resource; errors become resource_scrape_error 1, never a failed scrape. */
 export function createResourceMetrics(deps: ResourceMetricsDeps): { render(): Promise<string> } {
+  // Rendered again only when the collection, the cgroup read (served again within 10 s) or the error changed.
+  const text = renderedOnce((summary: StatsSummary | undefined, sample: UsageSample | undefined, unread: boolean) => {
+    const failed = unread || !summary;
+    const pods = unread ? [] : sample ? fromSample(sample) : summary ? fromSummary(summary) : [];
+    const node = summary?.node;
+    const labelled = (p: PodUsage, c?: { name: string }): Record<string, string> =>
+      c ? { container: c.name, pod: p.name, namespace: p.namespace } : { pod: p.name, namespace: p.namespace };
+    const containers = pods.flatMap((p) => p.containers.map((c) => ({ p, c })));
+    const families = [
+      renderFamily(
+        "container_cpu_usage_seconds_total",
+        "[STABLE] Cumulative cpu time consumed by the container in core-seconds",
+        "counter",
+        containers.flatMap(({ p, c }) =>
+          c.cpuNanoseconds === undefined
+            ? []
+            : [{ labels: labelled(p, c), value: c.cpuNanoseconds / 1e9, timestamp: c.time }],
+        ),
+      ),
+      renderFamily(
+        "container_memory_working_set_bytes",
+        "[STABLE] Current working set of the container in bytes",
+        "gauge",
+        containers.flatMap(({ p, c }) =>
+          c.workingSetBytes === undefined
+            ? []
+            : [{ labels: labelled(p, c), value: c.workingSetBytes, timestamp: c.time }],
+        ),
+      ),
+      renderFamily(
+        "container_start_time_seconds",
+        "[STABLE] Start time of the container since unix epoch in seconds",
+        "gauge",
+        containers.flatMap(({ p, c }) =>
+          c.startTime > 0 ? [{ labels: labelled(p, c), value: c.startTime / 1000 }] : [],
+        ),
+      ),
+      renderFamily(
+        "node_cpu_usage_seconds_total",
+        "[STABLE] Cumulative cpu time consumed by the node in core-seconds",
+        "counter",
+        node
+          ? [{ value: node.cpu.usageCoreNanoSeconds / 1e9, timestamp: Date.parse(node.cpu.time) }]
+          : ([] as Sample[]),
+      ),
+      renderFamily(
+        "node_memory_working_set_bytes",
+        "[STABLE] Current working set of the node in bytes",
+        "gauge",
+        node ? [{ value: node.memory.workingSetBytes, timestamp: Date.parse(node.memory.time) }] : [],
+      ),
+      renderFamily(
+        "pod_cpu_usage_seconds_total",
+        "[STABLE] Cumulative cpu time consumed by the pod in core-seconds",
+        "counter",
+        pods.flatMap((p) =>
+          p.cpuNanoseconds === undefined
+            ? []
+            : [{ labels: labelled(p), value: p.cpuNanoseconds / 1e9, timestamp: p.time }],
+        ),
+      ),
+      renderFamily(
+        "pod_memory_working_set_bytes",
+        "[STABLE] Current working set of the pod in bytes",
+        "gauge",
+        pods.flatMap((p) =>
+          p.workingSetBytes === undefined ? [] : [{ labels: labelled(p), value: p.workingSetBytes, timestamp: p.time }],
+        ),
+      ),
+      renderFamily(
+        "resource_scrape_error",
+        "[STABLE] 1 if there was an error while getting container metrics, 0 otherwise",
+        "gauge",
+        [{ value: failed ? 1 : 0 }],
+      ),
+      renderFamily(
+        "scrape_error",
+        "[ALPHA] (Deprecated since 1.29.0) 1 if there was an error while getting container metrics, 0 otherwise",
+        "gauge",
+        [{ value: failed ? 1 : 0 }],
+      ),
+    ];
+    return families.filter(Boolean).join("\n") + "\n";
+  });
   return {
     async render() {
       const summary = deps.summary();
-      let pods: PodUsage[] = [];
-      let failed = !summary;
       try {
-        const sample = await deps.sample("usage");
-        pods = sample ? fromSample(sample) : summary ? fromSummary(summary) : [];
+        return text(summary, await deps.sample("usage"), false);
       } catch {
-        failed = true;
+        return text(summary, undefined, true);
       }
-      const node = summary?.node;
-      const labelled = (p: PodUsage, c?: { name: string }): Record<string, string> =>
-        c ? { container: c.name, pod: p.name, namespace: p.namespace } : { pod: p.name, namespace: p.namespace };
-      const containers = pods.flatMap((p) => p.containers.map((c) => ({ p, c })));
-      const families = [
-        renderFamily(
-          "container_cpu_usage_seconds_total",
-          "[STABLE] Cumulative cpu time consumed by the container in core-seconds",
-          "counter",
-          containers.flatMap(({ p, c }) =>
-            c.cpuNanoseconds === undefined
-              ? []
-              : [{ labels: labelled(p, c), value: c.cpuNanoseconds / 1e9, timestamp: c.time }],
-          ),
-        ),
-        renderFamily(
-          "container_memory_working_set_bytes",
-          "[STABLE] Current working set of the container in bytes",
-          "gauge",
-          containers.flatMap(({ p, c }) =>
-            c.workingSetBytes === undefined
-              ? []
-              : [{ labels: labelled(p, c), value: c.workingSetBytes, timestamp: c.time }],
-          ),
-        ),
-        renderFamily(
-          "container_start_time_seconds",
-          "[STABLE] Start time of the container since unix epoch in seconds",
-          "gauge",
-          containers.flatMap(({ p, c }) =>
-            c.startTime > 0 ? [{ labels: labelled(p, c), value: c.startTime / 1000 }] : [],
-          ),
-        ),
-        renderFamily(
-          "node_cpu_usage_seconds_total",
-          "[STABLE] Cumulative cpu time consumed by the node in core-seconds",
-          "counter",
-          node
-            ? [{ value: node.cpu.usageCoreNanoSeconds / 1e9, timestamp: Date.parse(node.cpu.time) }]
-            : ([] as Sample[]),
-        ),
-        renderFamily(
-          "node_memory_working_set_bytes",
-          "[STABLE] Current working set of the node in bytes",
-          "gauge",
-          node ? [{ value: node.memory.workingSetBytes, timestamp: Date.parse(node.memory.time) }] : [],
-        ),
-        renderFamily(
-          "pod_cpu_usage_seconds_total",
-          "[STABLE] Cumulative cpu time consumed by the pod in core-seconds",
-          "counter",
-          pods.flatMap((p) =>
-            p.cpuNanoseconds === undefined
-              ? []
-              : [{ labels: labelled(p), value: p.cpuNanoseconds / 1e9, timestamp: p.time }],
-          ),
-        ),
-        renderFamily(
-          "pod_memory_working_set_bytes",
-          "[STABLE] Current working set of the pod in bytes",
-          "gauge",
-          pods.flatMap((p) =>
-            p.workingSetBytes === undefined
-              ? []
-              : [{ labels: labelled(p), value: p.workingSetBytes, timestamp: p.time }],
-          ),
-        ),
-        renderFamily(
-          "resource_scrape_error",
-          "[STABLE] 1 if there was an error while getting container metrics, 0 otherwise",
-          "gauge",
-          [{ value: failed ? 1 : 0 }],
-        ),
-        renderFamily(
-          "scrape_error",
-          "[ALPHA] (Deprecated since 1.29.0) 1 if there was an error while getting container metrics, 0 otherwise",
-          "gauge",
-          [{ value: failed ? 1 : 0 }],
-        ),
-      ];
-      return families.filter(Boolean).join("\n") + "\n";
     },
   };
 }

@@ -8,7 +8,7 @@ import { FakeRuntime } from "../../testing/fake-runtime.ts";
 import { testPod } from "../../testing/pods.ts";
 import type { FsStats } from "./filesystem.ts";
 import { cgroupStats } from "../../testing/usage-samples.ts";
-import { createStatsAnalyzer } from "./stats-analyzer.ts";
+import { SAMPLE_MAX_AGE_MS, createStatsAnalyzer } from "./stats-analyzer.ts";
 import { KubeletError } from "../../api/types.ts";
 import { silentLogger } from "../../log.ts";
 
@@ -223,6 +223,69 @@ describe("resource analyzer", () => {
     expect(after.memory).toEqual(before.memory!);
     expect(after.memory!.workingSetBytes).toBe(9000);
     expect(after.cpu).toEqual(before.cpu!);
+  });
+
+  describe("scrapes are served the last cgroup read", () => {
+    /** An analyzer whose sampler records the detail of each read it is asked for. */
+    const counted = () => {
+      const clock = new FakeClock();
+      const reads: string[] = [];
+      let fail = false;
+      const analyzer = createStatsAnalyzer(
+        { nodeName: "node-a", fsPeriodMs: 60_000, containerStatsPeriodMs: 30_000, clock },
+        {
+          ...quietNode,
+          runtime: new FakeRuntime(clock),
+          pods: () => [],
+          sampler: () => ({
+            sample: async (detail) => {
+              reads.push(detail ?? "all");
+              if (fail) throw new Error("EMFILE");
+              return { time: clock.now(), pods: [] };
+            },
+          }),
+        },
+      );
+      return { clock, reads, analyzer, failing: (on: boolean) => void (fail = on) };
+    };
+
+    test("a scrape within 10 s of the collection is served the collection's read when it asks no more detail", async () => {
+      const { clock, reads, analyzer } = counted();
+      const collectedAt = clock.now();
+      await analyzer.refresh();
+      await clock.advance(SAMPLE_MAX_AGE_MS - 1);
+      const served = await analyzer.sample("usage");
+      expect(reads).toEqual(["summary"]);
+      expect(served?.time).toBe(collectedAt);
+      await clock.advance(1);
+      await analyzer.sample("usage");
+      expect(reads).toEqual(["summary", "usage"]);
+    });
+
+    test("a scrape asking more detail reads afresh, and the next one within 10 s is served that read", async () => {
+      const { clock, reads, analyzer } = counted();
+      await analyzer.refresh();
+      await analyzer.sample("all");
+      await clock.advance(5000);
+      await analyzer.sample("all");
+      await analyzer.sample("usage");
+      expect(reads).toEqual(["summary", "all"]);
+    });
+
+    test("concurrent scrapes share one read", async () => {
+      const { reads, analyzer } = counted();
+      await Promise.all([analyzer.sample("all"), analyzer.sample("all"), analyzer.sample("limits")]);
+      expect(reads).toEqual(["all"]);
+    });
+
+    test("a read that failed is not served again: the next scrape reads afresh", async () => {
+      const { reads, analyzer, failing } = counted();
+      failing(true);
+      await expect(analyzer.sample("all")).rejects.toThrow("EMFILE");
+      failing(false);
+      await analyzer.sample("all");
+      expect(reads).toEqual(["all", "all"]);
+    });
   });
 
   test("with pod cgroups: CPU and memory from the cgroup files, usageNanoCores from two collections, no stats call", async () => {

@@ -80,9 +80,24 @@ export interface StatsAnalyzer {
   refresh(): Promise<void>;
   /** The last collection; undefined before the first. */
   summary(): StatsSummary | undefined;
-  /** A fresh read of every pod's cgroups against the last listing (file reads only); undefined without cgroups. */
+  /**
+   * Every pod's cgroups against the last listing (file reads only); undefined without cgroups. A read at least as
+   * detailed taken within SAMPLE_MAX_AGE_MS (the collection's own, or an earlier scrape's) is served again, and
+   * concurrent scrapes share one read.
+   */
   sample(detail?: CgroupDetail): Promise<UsageSample | undefined>;
 }
+
+/** How old a cgroup read a scrape is served may be: cAdvisor serves its last housekeeping, every 10 s. */
+export const SAMPLE_MAX_AGE_MS = 10_000;
+
+/** The reads each level includes (cgroup-stats.ts: every level reads a superset of the next). */
+const INCLUDES: Record<CgroupDetail, readonly CgroupDetail[]> = {
+  all: ["all", "summary", "limits", "usage"],
+  summary: ["summary", "limits", "usage"],
+  limits: ["limits", "usage"],
+  usage: ["usage"],
+};
 
 export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAnalyzerDeps): StatsAnalyzer {
   const { clock } = options;
@@ -94,6 +109,19 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
   const sampler = deps.sampler?.(() => listing);
   const samples = new Map<string, { at: number; sample: ContainerStats | undefined }>();
   const rates = createUsageRates();
+  let recent: { detail: CgroupDetail; at: number; reading: Promise<UsageSample | undefined> } | undefined;
+  /** Starts a read of the pod cgroups that later scrapes may be served (see sample). */
+  const read = (detail: CgroupDetail) => {
+    const reading = sampler!.sample(detail).then((sample) => {
+      for (const c of sample?.pods.flatMap((p) => p.containers) ?? [])
+        if (fs.rootfs.has(c.id)) c.rootfsBytes = fs.rootfs.get(c.id);
+      return sample;
+    });
+    const entry = { detail, at: clock.now(), reading };
+    recent = entry;
+    reading.catch(() => recent === entry && (recent = undefined));
+    return reading;
+  };
   /** Failures already logged (`<what> <id>: <cause>` → id), forgotten when their container or pod goes. */
   const reported = new Map<string, string>();
   /**
@@ -170,7 +198,7 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
       }
       listing = { containers, sandboxes };
       const sample =
-        sampler && (await measured("the cgroups of the pods on", options.nodeName, () => sampler.sample("summary")));
+        sampler && (await measured("the cgroups of the pods on", options.nodeName, () => read("summary")));
       // Failures are reported once while they last: forget those of containers and pods that went.
       const present = new Set([
         options.nodeName,
@@ -207,11 +235,11 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
       rates.forgetUnseen();
     },
     summary: () => last,
-    async sample(detail) {
-      const sample = await sampler?.sample(detail);
-      for (const c of sample?.pods.flatMap((p) => p.containers) ?? [])
-        if (fs.rootfs.has(c.id)) c.rootfsBytes = fs.rootfs.get(c.id);
-      return sample;
+    async sample(detail = "all") {
+      if (!sampler) return undefined;
+      if (recent && INCLUDES[recent.detail].includes(detail) && clock.now() - recent.at < SAMPLE_MAX_AGE_MS)
+        return recent.reading;
+      return read(detail);
     },
   };
 }
