@@ -4,7 +4,7 @@
 //   play` (Debian's podman 4.3, rootful, its own root, network none, the local pause as infra image: support.ts
 //   podmanCommand); `kubelet runonce` with no pods (start-up alone: wall time and peak RSS); and, for the CRI, a raw
 //   in-process CRI client (RunPodSandbox + CreateContainer + StartContainer on a connected client) plus the
-//   process's own start-up (the no-pod runonce on containerd) as the floor.
+//   process's own start-up (the no-pod runonce on containerd) as the floor, for one pod and for twenty started at once.
 // Usage: bash scripts/services.sh up && bun build.ts && bun bench/side-by-side.bench.ts [--rounds 5]
 // (podman: apt-get install podman; without it its column is left empty)
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -98,6 +98,20 @@ async function rawPod(name: string): Promise<number> {
   return raw.ms;
 }
 
+/** Twenty pods from the same connected client, all at once: the floor of a parallel cold start on the CRI. */
+async function rawPods(prefix: string, count: number): Promise<number> {
+  const started = performance.now();
+  const pods = await Promise.all(
+    Array.from({ length: count }, (_, i) => rawCriPod(cri, services!, join(root, "raw"), `${prefix}-${i}`)),
+  );
+  const ms = performance.now() - started;
+  for (const raw of pods) {
+    await cri.stopPodSandbox(raw.sandbox);
+    await cri.removePodSandbox(raw.sandbox);
+  }
+  return ms;
+}
+
 const one = manifests("sbs-one", 1);
 const twenty = manifests("sbs-twenty", 20);
 const empty = manifests("sbs-empty", 0);
@@ -129,6 +143,7 @@ for (let round = 0; round < rounds; round++) {
     () => kubelets("empty", empty, "sbs-empty"),
     () => kubelets("1", one, "sbs-one"),
     async () => add("raw 1", await rawPod(`sbs-raw-${round}`)),
+    async () => add("raw 20", await rawPods(`sbs-raw20-${round}`, 20)),
     async () => {
       if (podman) add("podman 1", podmanPlay(podman, one.podmanFile));
     },
@@ -164,5 +179,9 @@ console.log(
 const floor = s("raw 1") + s("containerd empty");
 console.log(
   `| 1 pod on containerd vs raw in-process CRI client ${sec(s("raw 1"))} + the process's start-up ${sec(s("containerd empty"))} = ${sec(floor)} | ${(s("containerd 1") / floor).toFixed(2)}× | | |`,
+);
+const floor20 = s("raw 20") + s("containerd empty");
+console.log(
+  `| 20 pods on containerd vs the raw client starting all 20 at once ${sec(s("raw 20"))} + the process's start-up ${sec(s("containerd empty"))} = ${sec(floor20)} | ${(s("containerd 20") / floor20).toFixed(2)}× | | |`,
 );
 if (!podman) console.log("podman: not installed (apt-get install podman)");
