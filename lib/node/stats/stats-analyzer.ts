@@ -197,8 +197,7 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
         containers = await walkFilesystems(pods);
       }
       listing = { containers, sandboxes };
-      const sample =
-        sampler && (await measured("the cgroups of the pods on", options.nodeName, () => read("summary")));
+      const sample = sampler && (await measured("the cgroups of the pods on", options.nodeName, () => read("summary")));
       // Failures are reported once while they last: forget those of containers and pods that went.
       const present = new Set([
         options.nodeName,
