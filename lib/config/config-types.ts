@@ -224,7 +224,7 @@ export interface KubeletConfig {
   /** cpu_manager_reconcile_period: how often the shared pool is written into running containers. */
   cpuManagerReconcilePeriod: number;
   /** reserved_cpus (reservedSystemCPUs): CPUs kept from pods ("0,1"; "" = kube/system reserved cpu decides). */
-  reservedSystemCPUs: string;
+  reservedCpus: string;
   /** memory_manager_policy (memoryManagerPolicy): None or Static. */
   memoryManagerPolicy: string;
   /** reserved_memory (reservedMemory): memory reserved per NUMA node (Static memory manager). */
@@ -361,7 +361,7 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   cpuManagerPolicy: "none",
   cpuManagerPolicyOptions: {},
   cpuManagerReconcilePeriod: 10_000,
-  reservedSystemCPUs: "",
+  reservedCpus: "",
   memoryManagerPolicy: "None",
   reservedMemory: [],
   topologyManagerPolicy: "none",

@@ -713,7 +713,7 @@ export const FLAGS: FlagSpec[] = [
   },
   {
     flag: "reserved_cpus",
-    key: "reservedSystemCPUs",
+    key: "reservedCpus",
     type: "string",
     description: "CPUs kept for the system and kubelet (0,1 or 0-1); overrides kube_reserved/system_reserved cpu",
   },

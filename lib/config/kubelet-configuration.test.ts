@@ -118,7 +118,7 @@ describe("mistakes in the file", () => {
       ),
     );
     expect(config.cpuManagerPolicy).toBe("static");
-    expect(config.reservedSystemCPUs).toBe("0");
+    expect(config.reservedCpus).toBe("0");
     expect(config.cpuManagerPolicyOptions).toEqual({ "full-pcpus-only": "true" });
     expect(config.cpuManagerReconcilePeriod).toBe(5000);
     expect(config.reservedMemory).toEqual([{ numaNode: 0, limits: { memory: "1Gi" } }]);

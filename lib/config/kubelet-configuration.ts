@@ -194,7 +194,7 @@ export const KUBELET_CONFIGURATION: FieldRow[] = [
   honoured("systemReserved", "stringMap", "systemReserved"),
   honoured("kubeReserved", "stringMap", "kubeReserved"),
   // "0" names CPU 0: not a zero value (isZeroValue treats "0" as unset for quantities).
-  honoured("reservedSystemCPUs", "string", "reservedSystemCPUs", POINTER),
+  honoured("reservedSystemCPUs", "string", "reservedCpus", POINTER),
   notApplicable("showHiddenMetricsForVersion", "string", "no metric is hidden"),
   notApplicable("systemReservedCgroup", "string", "only the pods' share is enforced (enforceNodeAllocatable: pods)"),
   notApplicable("kubeReservedCgroup", "string", "only the pods' share is enforced (enforceNodeAllocatable: pods)"),

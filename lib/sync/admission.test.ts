@@ -164,7 +164,7 @@ test("a pod the topology manager cannot align on the stand-in two-NUMA machine i
       cpuManagerPolicy: "static",
       cpuManagerPolicyOptions: {},
       cpuManagerReconcilePeriod: 10_000,
-      reservedSystemCPUs: "0",
+      reservedCpus: "0",
       memoryManagerPolicy: "None",
       reservedMemory: [],
       topologyManagerPolicy: "single-numa-node",

@@ -27,7 +27,7 @@ export interface PlacementSettings
   kubeReserved: Record<string, string>;
   systemReserved: Record<string, string>;
   evictionHard: Record<string, string>;
-  reservedSystemCPUs: string;
+  reservedCpus: string;
 }
 
 /** What the pod workers are given by the placement: options for every pod, the DNS and cgroup managers. */

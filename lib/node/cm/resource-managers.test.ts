@@ -18,7 +18,7 @@ const settings = (over: Partial<ResourceManagerSettings> = {}): ResourceManagerS
   cpuManagerPolicy: "static",
   cpuManagerPolicyOptions: {},
   cpuManagerReconcilePeriod: 10_000,
-  reservedSystemCPUs: "0",
+  reservedCpus: "0",
   memoryManagerPolicy: "None",
   reservedMemory: [],
   topologyManagerPolicy: "single-numa-node",
@@ -92,7 +92,7 @@ test("reservedSystemCPUs replaces kube and system reserved cpu by its CPU count"
     withReservedSystemCPUs({
       kubeReserved: { cpu: "500m", memory: "1Gi" },
       systemReserved: { cpu: "1" },
-      reservedSystemCPUs: "0,2",
+      reservedCpus: "0,2",
     }),
   ).toEqual({ kube: { memory: "1Gi" }, system: { cpu: "2" } });
 });

@@ -24,7 +24,8 @@ export interface ResourceManagerSettings {
   cpuManagerPolicy: string;
   cpuManagerPolicyOptions: Record<string, string>;
   cpuManagerReconcilePeriod: number;
-  reservedSystemCPUs: string;
+  /** reservedSystemCPUs. */
+  reservedCpus: string;
   memoryManagerPolicy: string;
   reservedMemory: Array<{ numaNode: number; limits: Record<string, string> }>;
   topologyManagerPolicy: string;
@@ -53,11 +54,11 @@ export interface ResourceManagers {
  * cpu and kubeReserved cpu is dropped (node allocatable then leaves exactly those CPUs out).
  */
 export function withReservedSystemCPUs(
-  settings: Pick<ResourceManagerSettings, "kubeReserved" | "systemReserved" | "reservedSystemCPUs">,
+  settings: Pick<ResourceManagerSettings, "kubeReserved" | "systemReserved" | "reservedCpus">,
 ) {
-  if (!settings.reservedSystemCPUs) return { kube: settings.kubeReserved, system: settings.systemReserved };
+  if (!settings.reservedCpus) return { kube: settings.kubeReserved, system: settings.systemReserved };
   const { cpu: _, ...kube } = settings.kubeReserved;
-  const count = parseCPUSet(settings.reservedSystemCPUs).size;
+  const count = parseCPUSet(settings.reservedCpus).size;
   return { kube, system: { ...settings.systemReserved, cpu: String(count) } };
 }
 
@@ -103,7 +104,7 @@ export function createResourceManagers(
       {
         policy: settings.cpuManagerPolicy,
         policyOptions: settings.cpuManagerPolicyOptions,
-        reservedSystemCPUs: settings.reservedSystemCPUs,
+        reservedSystemCPUs: settings.reservedCpus,
         reservedMilliCpu: capacity.milliCpu - allocatable.milliCpu,
         stateDir: settings.rootDir,
         topologyPolicy: settings.topologyManagerPolicy,
