@@ -127,6 +127,9 @@ describe("mistakes in the file", () => {
       "single-numa-node",
       "pod",
     ]);
+    expect(() => resolveConfig({ reservedCpus: "0-a" })).toThrow(
+      '--reserved_cpus "0-a" (reservedSystemCPUs): strconv.Atoi: parsing "a": invalid syntax; give CPUs as 0,1 or 0-1',
+    );
     expect(() => resolveConfig({}, configFile("topologyManagerPolicy: strict"))).toThrow(
       /for topologyManagerPolicy: expected one of none, best-effort, restricted, single-numa-node/,
     );

@@ -24,6 +24,7 @@ test("a whole socket's worth takes the socket", () => {
   expect(takeByTopology(dualSocketHT, all(8), 4).toString()).toBe("0-1,4-5");
   // The socket with fewer free CPUs goes first, so large blocks stay free.
   expect(takeByTopology(dualSocketHT, parseCPUSet("1-7"), 2).toString()).toBe("1,5");
+  expect(takeByTopology(dualSocketHT, parseCPUSet("0-1,3-7"), 2).toString()).toBe("3,7");
 });
 
 test("more CPUs than are free fail with upstream's words", () => {

@@ -7,6 +7,7 @@ import { LABEL, type ContainerSummary, type LinuxResources } from "../../../cont
 import { silentLogger } from "../../../log.ts";
 import { testPod } from "../../../testing/pods.ts";
 import { writeStandInSysfs } from "../../../testing/stand-in-sysfs.ts";
+import { parseCPUSet } from "../cpuset.ts";
 import { readTopology } from "../topology.ts";
 import { createTopologyManager } from "../topologymanager/topology-manager.ts";
 import { createCPUManager } from "./cpu-manager.ts";
@@ -129,6 +130,14 @@ test("an init container's CPUs are reused by the app container; a native sidecar
   expect(app).toBe(setup);
   expect(sidecar).not.toBe(app);
   expect(manager.state!.defaultCPUSet().size).toBe(8 - 3);
+  // A sidecar's core is never handed to the app container after it.
+  const withSidecar = testPod("sidecar", {
+    initContainers: [{ ...container("proxy", "2"), restartPolicy: "Always" }],
+    containers: [container("app", "2")],
+  });
+  expect(topologyManager.admit(withSidecar)).toBeUndefined();
+  const proxy = parseCPUSet(manager.cpusetFor(withSidecar.metadata.uid, "proxy")!);
+  expect(proxy.intersection(parseCPUSet(manager.cpusetFor(withSidecar.metadata.uid, "app")!)).size).toBe(0);
 });
 
 test("the reconcile pass releases a deleted pod's CPUs and writes the grown shared pool into the others in place", async () => {

@@ -69,6 +69,12 @@ test("best-effort spreads memory over both nodes when one cannot hold it", () =>
   const pod = guaranteed("big", "5Gi");
   expect(topologyManager.admit(pod)).toBeUndefined();
   expect(manager.memoryNodesFor(pod.metadata.uid, "app")).toBe("0,1");
+  // Nodes grouped for that allocation are no longer offered one at a time.
+  const next = guaranteed("next", "1Gi");
+  const hints = manager
+    .getTopologyHints(next, next.spec.containers[0]!)
+    ?.memory?.map((h) => h.numaNodeAffinity?.toString());
+  expect(hints).toEqual(["01"]);
 });
 
 test("a removed pod's memory returns to its node, and the state survives a restart", () => {

@@ -56,7 +56,32 @@ const BEST_EFFORT: Array<[string, Array<Record<string, string[] | null> | undefi
   ["bestNonPreferredAffinityCount (1)", [{ r1: ["0123-", "01-"] }, { r2: ["01-"] }], "01-"],
   ["bestNonPreferredAffinityCount (2)", [{ r1: ["0123-", "01-"] }, { r2: ["03-"] }], "03-"],
   ["bestNonPreferredAffinityCount (3)", [{ r1: ["0123-", "01-"] }, { r2: ["12-"] }], "12-"],
+  ["bestNonPreferredAffinityCount (4)", [{ r1: ["0123-", "01-"] }, { r2: ["23-"] }], "23-"],
+  ["bestNonPreferredAffinityCount (5)", [{ r1: ["0123-", "01-"] }, { r2: ["12-", "23-"] }], "12-"],
+  ["bestNonPreferredAffinityCount (6)", [{ r1: ["0123-", "01-"] }, { r2: ["123-", "12-", "13-", "23-"] }], "12-"],
 ];
+
+// Upstream's singleNumaNodePolicy.mergeTestCases, NUMA nodes 0-1: the whole machine comes back as no affinity.
+const SINGLE_NUMA_NODE: Array<[string, Array<Record<string, string[] | null> | undefined>, string]> = [
+  ["TopologyHint not set", [], "*+"],
+  ["HintProvider returns empty non-nil map[string][]TopologyHint from provider", [{ r: [] }], "*-"],
+  ["Two providers, 1 hint each, no common mask", [{ r1: ["0+"] }, { r2: ["1+"] }], "*-"],
+  ["Two providers, 1 hint each, same mask, 1 preferred, 1 not 1/2", [{ r1: ["0+"] }, { r2: ["0-"] }], "*-"],
+  [
+    "Two providers, 1 with 2 hints, 1 with single non-preferred hint matching",
+    [{ r1: ["0+", "1+"] }, { r2: ["01-"] }],
+    "*-",
+  ],
+  ["Single NUMA hint generation", [{ r1: ["01+"], r2: ["0+", "1+", "01-"] }], "*-"],
+  ["One no-preference provider", [{ r1: ["0+", "1+", "01-"] }, undefined], "0+"],
+];
+
+for (const [name, providers, expected] of SINGLE_NUMA_NODE)
+  test(`single-numa-node merges as upstream: ${name}`, () => {
+    const { hint: merged, admit } = mergeByPolicy("single-numa-node", info([0, 1]), providers.map(provider), OPTS);
+    expect(show(merged)).toBe(expected);
+    expect(admit).toBe(expected.endsWith("+"));
+  });
 
 for (const [name, providers, expected] of BEST_EFFORT)
   test(`best-effort merges as upstream: ${name}`, () => {

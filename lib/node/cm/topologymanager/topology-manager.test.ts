@@ -61,6 +61,14 @@ test("scope pod merges the providers' pod hints once and gives every container t
   expect(manager.getAffinity(pod.metadata.uid, "b").numaNodeAffinity?.getBits()).toEqual([1]);
 });
 
+test("scope pod rejects the whole pod when its merged hints span two nodes under single-numa-node", () => {
+  const manager = createTopologyManager({ policy: "single-numa-node", scope: "pod", policyOptions: {}, numa });
+  const cpu = provider({}, { cpu: [{ numaNodeAffinity: BitMask.of(0, 1), preferred: true }] });
+  manager.addHintProvider(cpu);
+  expect(manager.admit(testPod("wide"))?.reason).toBe("TopologyAffinityError");
+  expect(cpu.allocated).toEqual([]);
+});
+
 test("a provider's failure to allocate is its own reason, any other error UnexpectedAdmissionError", () => {
   expect(podAdmitResult(new AdmissionError("SMTAlignmentError", "odd"))).toEqual({
     reason: "SMTAlignmentError",
