@@ -2,12 +2,10 @@
 import { describe, expect, test } from "bun:test";
 import { admissionOrder, admitPod, boundToNode, rejectedStatus, type AdmissionPolicy } from "./admission.ts";
 import { testPod } from "../testing/pods.ts";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { silentLogger } from "../log.ts";
 import { createResourceManagers } from "../node/cm/resource-managers.ts";
 import { writeStandInSysfs } from "../testing/stand-in-sysfs.ts";
+import { idleRuntime, testResourceManagerSettings } from "../testing/resource-manager-settings.ts";
 
 const open: AdmissionPolicy = { maxPods: 110, hostNetworkSources: ["*"], hostPidSources: ["*"], hostIpcSources: ["*"] };
 
@@ -158,28 +156,11 @@ test("a pod whose requests with overhead exceed what is left of allocatable is O
 });
 
 test("a pod the topology manager cannot align on the stand-in two-NUMA machine is rejected with TopologyAffinityError", () => {
-  const managers = createResourceManagers(
-    {
-      rootDir: mkdtempSync(join(tmpdir(), "admission-")),
-      cpuManagerPolicy: "static",
-      cpuManagerPolicyOptions: {},
-      cpuManagerReconcilePeriod: 10_000,
-      reservedCpus: "0",
-      memoryManagerPolicy: "None",
-      reservedMemory: [],
-      topologyManagerPolicy: "single-numa-node",
-      topologyManagerScope: "pod",
-      topologyManagerPolicyOptions: {},
-      kubeReserved: {},
-      systemReserved: {},
-      evictionHard: {},
-    },
-    {
-      runtime: { listContainers: async () => [], updateContainerResources: async () => {} },
-      log: silentLogger,
-      sysRoot: writeStandInSysfs({ sockets: 2, coresPerSocket: 2, threadsPerCore: 2, numaNodes: 2 }),
-    },
-  );
+  const managers = createResourceManagers(testResourceManagerSettings({ topologyManagerScope: "pod" }), {
+    runtime: idleRuntime,
+    log: silentLogger,
+    sysRoot: writeStandInSysfs({ sockets: 2, coresPerSocket: 2, threadsPerCore: 2, numaNodes: 2 }),
+  });
   const policy = { ...open, resourceManagers: managers };
   const app = (name: string, cpu: string) => ({
     name,

@@ -1,35 +1,15 @@
 import { expect, test } from "bun:test";
-import { existsSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { V1Container } from "../../api/types.ts";
 import { silentLogger } from "../../log.ts";
 import { testPod } from "../../testing/pods.ts";
+import { idleRuntime, testResourceManagerSettings } from "../../testing/resource-manager-settings.ts";
 import { writeStandInSysfs } from "../../testing/stand-in-sysfs.ts";
-import {
-  createResourceManagers,
-  type ResourceManagerSettings,
-  resourceManagersWanted,
-  withReservedSystemCPUs,
-} from "./resource-managers.ts";
+import { createResourceManagers, resourceManagersWanted, withReservedSystemCPUs } from "./resource-managers.ts";
 
-const settings = (over: Partial<ResourceManagerSettings> = {}): ResourceManagerSettings => ({
-  rootDir: mkdtempSync(join(tmpdir(), "resmgr-")),
-  cpuManagerPolicy: "static",
-  cpuManagerPolicyOptions: {},
-  cpuManagerReconcilePeriod: 10_000,
-  reservedCpus: "0",
-  memoryManagerPolicy: "None",
-  reservedMemory: [],
-  topologyManagerPolicy: "single-numa-node",
-  topologyManagerScope: "container",
-  topologyManagerPolicyOptions: {},
-  kubeReserved: {},
-  systemReserved: {},
-  evictionHard: {},
-  ...over,
-});
-const runtime = { listContainers: async () => [], updateContainerResources: async () => {} };
+const settings = testResourceManagerSettings;
+const runtime = idleRuntime;
 const cpus = (n: string): V1Container => ({
   name: "app",
   image: "x",
