@@ -3,8 +3,10 @@
 /** A set of CPU (or NUMA node) ids, immutable; `toString()` prints the kernel's list format. */
 export class CPUSet {
   readonly #ids: readonly number[];
+  readonly #members: ReadonlySet<number>;
   constructor(ids: Iterable<number> = []) {
-    this.#ids = [...new Set(ids)].sort((a, b) => a - b);
+    this.#members = new Set(ids);
+    this.#ids = [...this.#members].sort((a, b) => a - b);
   }
   get size(): number {
     return this.#ids.length;
@@ -13,7 +15,7 @@ export class CPUSet {
     return this.#ids.length === 0;
   }
   has(id: number): boolean {
-    return this.#ids.includes(id);
+    return this.#members.has(id);
   }
   /** The ids, ascending. */
   list(): number[] {
