@@ -99,6 +99,8 @@ describeOnRuntimes("CPU, memory and topology managers", (services, rt) => {
     const file = readFileSync(join(node.rootDir, "cpu_manager_state"), "utf8");
     await kubelet.stop();
     kubelet = await node.start(flags);
+    // Restored before any pod is read: CPU 1 is still out of the shared pool (a fresh state would start at 0-1).
+    expect(kubelet.output).toMatch(/reserved 0, shared pool 0"/);
     await kubelet.waitForPod("e2e-cpu-pinned", "running again", (p) => p.status?.phase === "Running");
     const after = await cpusOf("e2e-cpu-pinned");
     expect(after.id).toBe(before.id);
