@@ -35,6 +35,7 @@ import { requireReady, type PodSource, type SourceSnapshot, type StopSource } fr
 import { createPodStore, type PodStore } from "./sources/store.ts";
 import { createUrlSource } from "./sources/url.ts";
 import type { AdmissionPolicy } from "./sync/admission.ts";
+import { type ResourceManagers, withReservedSystemCPUs } from "./node/cm/resource-managers.ts";
 import type { PodExecutorOptions } from "./sync/pod-executor.ts";
 import type { BackoffEntry } from "./node/flowcontrol/backoff.ts";
 import { createSyncLoop, type SyncLoop } from "./sync/sync-loop.ts";
@@ -91,7 +92,8 @@ export interface Assembly {
   /** Image and container GC, stats, eviction and the OOM watcher (`run`). */
   nodeManagers(placement: PodPlacement): NodeManagers;
   /** The sync loop over the store, the runtime and the placement (`run`). */
-  syncLoop(placement: PodPlacement, managers: NodeManagers): SyncLoop;
+  /** `resources`: the topology, CPU and memory managers (admission and each container's cpusets), when in use. */
+  syncLoop(placement: PodPlacement, managers: NodeManagers, resources?: ResourceManagers): SyncLoop;
 }
 
 /** Builds what `command` needs from the config; contacts neither the runtime nor a source yet. */
@@ -202,16 +204,21 @@ export async function assemble(
         metrics,
         ...(placement.deps.cgroups ? { cgroups: placement.deps.cgroups } : {}),
       }),
-    syncLoop: (placement, managers) =>
+    syncLoop: (placement, managers, resources) =>
       createSyncLoop(
         {
           ...podOptions,
           syncFrequencyMs: config.syncFrequency,
-          admission: { ...admission, nodeShuttingDown: managers.nodeShuttingDown },
+          admission: {
+            ...admission,
+            nodeShuttingDown: managers.nodeShuttingDown,
+            ...(resources ? { resourceManagers: resources } : {}),
+          },
           ...placement.options,
         },
         {
           ...placement.deps,
+          ...(resources ? { cpusets: resources.cpusets } : {}),
           store,
           runtime,
           images: assembly.images(managers.imageGc.checkSpaceForPull),
@@ -250,7 +257,7 @@ function admissionPolicy(config: KubeletConfig, nodeName: string): AdmissionPoli
     sysctls: createSysctlAllowlist(config.allowedUnsafeSysctls),
     allocatable: nodeAllocatable(
       { milliCpu: cpus().length * 1000, memoryBytes: totalmem() },
-      { kube: config.kubeReserved, system: config.systemReserved, evictionHard: config.evictionHard },
+      { ...withReservedSystemCPUs(config), evictionHard: config.evictionHard },
     ),
     features: { appArmor: appArmorEnabled(), userNamespaces: false, seLinux: false },
   };

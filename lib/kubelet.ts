@@ -25,6 +25,7 @@ import { noneObserved, type Observed } from "./sync/pod-plan.ts";
 import { planNode, type NodePlan } from "./sync/node-plan.ts";
 import { assemble, nodeIdentity, openRuntime, type Assembly, type AssemblyDeps } from "./assembly.ts";
 import { admissionOrder, admitPod } from "./sync/admission.ts";
+import { createResourceManagers, resourceManagersWanted } from "./node/cm/resource-managers.ts";
 import { createFleetMode } from "./fleet-mode.ts";
 import { selfSignedServingFiles } from "./server/self-signed.ts";
 import { createServingCertificate, type ServingCertificate } from "./server/serving-cert.ts";
@@ -138,7 +139,11 @@ async function runLocked(
   const placement = await untilAborted(assembly.placePods(), signal);
   if (!placement) return void log.info("stopped while starting: nothing was started");
   const managers = assembly.nodeManagers(placement);
-  const syncLoop = assembly.syncLoop(placement, managers);
+  // The CPU, memory and topology managers restore their state files here: a refused one stops the start.
+  const resources = resourceManagersWanted(config)
+    ? createResourceManagers(config, { runtime, log: log.child("cm") })
+    : undefined;
+  const syncLoop = assembly.syncLoop(placement, managers, resources);
   metrics.countPods({ desired: () => syncLoop.pods(), active: () => syncLoop.activePods() });
 
   /** The serving certificate on disk, watched once the TLS server is up. */
@@ -272,6 +277,11 @@ async function runLocked(
       syncLoop.run(signal),
       fleet?.run(signal),
       servingCert?.run(signal),
+      resources?.run(
+        { activePods: () => syncLoop.activePods(), allSourcesReady: () => store.allSourcesReady() },
+        systemClock,
+        signal,
+      ),
       managers.run(
         {
           pods: () => syncLoop.pods(),

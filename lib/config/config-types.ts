@@ -8,6 +8,13 @@ export interface ShutdownGracePeriodByPodPriority {
   shutdownGracePeriodSeconds: number;
 }
 
+/** One entry of reservedMemory (KubeletConfiguration's MemoryReservation): a NUMA node's reserved memory. */
+export interface MemoryReservation {
+  numaNode: number;
+  /** Resource (memory, hugepages-2Mi, …) → quantity. */
+  limits: Record<string, string>;
+}
+
 export interface KubeletConfig {
   /** config: manifest file or directory ("" = none). */
   config: string;
@@ -209,6 +216,23 @@ export interface KubeletConfig {
   /** runtime_handlers: runtimeClassName → CRI runtime handler (a class not listed is its own handler). */
   runtimeHandlers: Record<string, string>;
   // Issue 37, TLS and kernel defaults (kept together to ease merging).
+  // Issue 38, the resource managers (kept together to ease merging).
+  /** cpu_manager_policy (cpuManagerPolicy): none or static. */
+  cpuManagerPolicy: string;
+  /** cpu_manager_policy_options: full-pcpus-only, distribute-cpus-across-numa, align-by-socket → "true". */
+  cpuManagerPolicyOptions: Record<string, string>;
+  /** cpu_manager_reconcile_period: how often the shared pool is written into running containers. */
+  cpuManagerReconcilePeriod: number;
+  /** reserved_cpus (reservedSystemCPUs): CPUs kept from pods ("0,1"; "" = kube/system reserved cpu decides). */
+  reservedCpus: string;
+  /** memory_manager_policy (memoryManagerPolicy): None or Static. */
+  memoryManagerPolicy: string;
+  /** reserved_memory (reservedMemory): memory reserved per NUMA node (Static memory manager). */
+  reservedMemory: MemoryReservation[];
+  /** topology_manager_policy, topology_manager_scope, topology_manager_policy_options. */
+  topologyManagerPolicy: string;
+  topologyManagerScope: string;
+  topologyManagerPolicyOptions: Record<string, string>;
   /** tls_cipher_suites (tlsCipherSuites): Go crypto/tls names of the TLS 1.2 suites the server allows ([] = the runtime's). */
   tlsCipherSuites: string[];
   /** tls_min_version (tlsMinVersion): VersionTLS12 or VersionTLS13 ("" = TLS 1.2). */
@@ -334,6 +358,15 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   seccompDefault: false,
   allowedUnsafeSysctls: [],
   runtimeHandlers: {},
+  cpuManagerPolicy: "none",
+  cpuManagerPolicyOptions: {},
+  cpuManagerReconcilePeriod: 10_000,
+  reservedCpus: "",
+  memoryManagerPolicy: "None",
+  reservedMemory: [],
+  topologyManagerPolicy: "none",
+  topologyManagerScope: "container",
+  topologyManagerPolicyOptions: {},
   tlsCipherSuites: [],
   tlsMinVersion: "",
   tlsCurvePreferences: [],

@@ -3,6 +3,7 @@
 // anything starts.
 // The composition root (lib/assembly.ts) maps the settings onto each part's own options type.
 // Folder config/: what it owns is in its README.md; what it may import, in docs/architecture.md#layers.
+import { parseCPUSet } from "../node/cm/cpuset.ts";
 import { DEFAULT_CONFIG, type KubeletConfig } from "./config-types.ts";
 import { KubeletError } from "../api/types.ts";
 import { readConfigFile, type ConfigNote } from "./config-file.ts";
@@ -106,6 +107,13 @@ function checkConfig(config: KubeletConfig): string[] {
     invalid(
       `--node_status_update_frequency "${formatDuration(config.nodeStatusUpdateFrequency)}" must be above 0 and below --node_lease_duration (${formatDuration(config.nodeLeaseDuration)}), or the lease expires between renewals`,
     );
+  try {
+    parseCPUSet(config.reservedCpus);
+  } catch (error) {
+    invalid(
+      `--reserved_cpus "${config.reservedCpus}" (reservedSystemCPUs): ${(error as Error).message}; give CPUs as 0,1 or 0-1`,
+    );
+  }
   if (config.imageGcLowThreshold > config.imageGcHighThreshold)
     invalid(
       `--image_gc_low_threshold (${config.imageGcLowThreshold}) must not be above --image_gc_high_threshold (${config.imageGcHighThreshold})`,

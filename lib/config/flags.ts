@@ -15,6 +15,7 @@ export type ValueType =
   | "thresholds"
   | "logformat"
   | "priorities"
+  | "reservedmemory"
   | "runtime";
 
 /** One flag: its snake_case name (the 2014 spelling), its config key and how its value parses. */
@@ -689,6 +690,67 @@ export const FLAGS: FlagSpec[] = [
     description: "Log verbosity: 0 warnings, 1 info, 2 debug",
   },
   // Issue 37, TLS and kernel defaults (kept together to ease merging).
+  {
+    flag: "cpu_manager_policy",
+    key: "cpuManagerPolicy",
+    type: "string",
+    choices: ["", "none", "static"],
+    description:
+      "CPU manager policy: none, or static (Guaranteed containers with integer CPU requests get CPUs of their own)",
+  },
+  {
+    flag: "cpu_manager_policy_options",
+    key: "cpuManagerPolicyOptions",
+    type: "map",
+    description:
+      "Static CPU manager options: full-pcpus-only=true, distribute-cpus-across-numa=true, align-by-socket=true",
+  },
+  {
+    flag: "cpu_manager_reconcile_period",
+    key: "cpuManagerReconcilePeriod",
+    type: "duration",
+    description: "How often the CPU manager writes the shared CPU pool into running containers",
+  },
+  {
+    flag: "reserved_cpus",
+    key: "reservedCpus",
+    type: "string",
+    description: "CPUs kept for the system and kubelet (0,1 or 0-1); overrides kube_reserved/system_reserved cpu",
+  },
+  {
+    flag: "memory_manager_policy",
+    key: "memoryManagerPolicy",
+    type: "string",
+    choices: ["", "None", "Static"],
+    description: "Memory manager policy: None, or Static (Guaranteed pods get memory from NUMA nodes of their own)",
+  },
+  {
+    flag: "reserved_memory",
+    key: "reservedMemory",
+    type: "reservedmemory",
+    description: "Memory reserved per NUMA node for the Static memory manager: 0:memory=1Gi;1:memory=1Gi (repeatable)",
+  },
+  {
+    flag: "topology_manager_policy",
+    key: "topologyManagerPolicy",
+    type: "string",
+    choices: ["", "none", "best-effort", "restricted", "single-numa-node"],
+    description:
+      "Topology manager policy: none, best-effort, restricted or single-numa-node (NUMA alignment at admission)",
+  },
+  {
+    flag: "topology_manager_scope",
+    key: "topologyManagerScope",
+    type: "string",
+    choices: ["", "container", "pod"],
+    description: "Topology manager scope: container (each container aligned) or pod (the whole pod on the same nodes)",
+  },
+  {
+    flag: "topology_manager_policy_options",
+    key: "topologyManagerPolicyOptions",
+    type: "map",
+    description: "Topology manager options: prefer-closest-numa-nodes=true, max-allowable-numa-nodes=N",
+  },
   {
     flag: "tls_cipher_suites",
     key: "tlsCipherSuites",

@@ -96,12 +96,49 @@ describe("mistakes in the file", () => {
   });
 
   test("values this kubelet cannot honour safely are refused with the reason", () => {
-    expect(() => resolveConfig({}, configFile("cpuManagerPolicy: static"))).toThrow(
-      /cpuManagerPolicy: "static" needs a CPU manager/,
-    );
     expect(() => resolveConfig({}, configFile("enforceNodeAllocatable: [pods, system-reserved]"))).toThrow(
       /enforceNodeAllocatable: system-reserved: only pods and none are enforced here/,
     );
+  });
+
+  test("the resource managers' fields are honoured, reservedMemory as upstream's list", () => {
+    const { config } = resolveConfig(
+      {},
+      configFile(
+        [
+          "cpuManagerPolicy: static",
+          'reservedSystemCPUs: "0"',
+          'cpuManagerPolicyOptions: {full-pcpus-only: "true"}',
+          "cpuManagerReconcilePeriod: 5s",
+          "memoryManagerPolicy: Static",
+          "reservedMemory: [{numaNode: 0, limits: {memory: 1Gi}}]",
+          "topologyManagerPolicy: single-numa-node",
+          "topologyManagerScope: pod",
+        ].join("\n"),
+      ),
+    );
+    expect(config.cpuManagerPolicy).toBe("static");
+    expect(config.reservedCpus).toBe("0");
+    expect(config.cpuManagerPolicyOptions).toEqual({ "full-pcpus-only": "true" });
+    expect(config.cpuManagerReconcilePeriod).toBe(5000);
+    expect(config.reservedMemory).toEqual([{ numaNode: 0, limits: { memory: "1Gi" } }]);
+    expect([config.memoryManagerPolicy, config.topologyManagerPolicy, config.topologyManagerScope]).toEqual([
+      "Static",
+      "single-numa-node",
+      "pod",
+    ]);
+    expect(() => resolveConfig({ reservedCpus: "0-a" })).toThrow(
+      '--reserved_cpus "0-a" (reservedSystemCPUs): strconv.Atoi: parsing "a": invalid syntax; give CPUs as 0,1 or 0-1',
+    );
+    expect(() => resolveConfig({}, configFile("topologyManagerPolicy: strict"))).toThrow(
+      /for topologyManagerPolicy: expected one of none, best-effort, restricted, single-numa-node/,
+    );
+    expect(
+      resolveConfig({ reservedMemory: "0:memory=1Gi,hugepages-2Mi=2Mi;1:memory=2Gi" }).config.reservedMemory,
+    ).toEqual([
+      { numaNode: 0, limits: { memory: "1Gi", "hugepages-2Mi": "2Mi" } },
+      { numaNode: 1, limits: { memory: "2Gi" } },
+    ]);
   });
 
   test("the TLS settings and protectKernelDefaults are honoured, curve IDs kept as strings", () => {

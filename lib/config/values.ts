@@ -2,7 +2,7 @@
 // with api/duration.ts).
 import { parseDuration } from "../api/duration.ts";
 import { KubeletError } from "../api/types.ts";
-import type { KubeletConfig, ShutdownGracePeriodByPodPriority } from "./config-types.ts";
+import type { KubeletConfig, MemoryReservation, ShutdownGracePeriodByPodPriority } from "./config-types.ts";
 import type { FlagSpec } from "./flags.ts";
 
 /** Parses one raw value (from the command line or the config file) for a flag. */
@@ -109,6 +109,8 @@ export function parseValue(spec: FlagSpec, raw: unknown): KubeletConfig[keyof Ku
     }
     case "priorities":
       return parsePriorities(values, bad);
+    case "reservedmemory":
+      return parseReservedMemory(values, bad);
     case "logformat":
       // "" is the default a written-out config file shows: text on a TTY, else json
       if (last !== "text" && last !== "json" && last !== "") throw bad("expected text or json");
@@ -150,6 +152,43 @@ function parsePriorities(values: unknown[], bad: (why: string) => KubeletError):
       const match = /^(-?\d+)=(\d+)s?$/.exec(pair);
       if (!match) throw bad(`expected "priority=seconds" pairs such as 0=60,10000=30, got "${pair}"`);
       add("", Number(match[1]), Number(match[2]));
+    }
+  });
+  return out;
+}
+
+/**
+ * reservedMemory: the file's list of {numaNode, limits: {memory: "1Gi"}}, or the command line's upstream form
+ * "0:memory=1Gi,hugepages-2Mi=2Gi;1:memory=1Gi" (repeatable).
+ */
+function parseReservedMemory(values: unknown[], bad: (why: string) => KubeletError): MemoryReservation[] {
+  const out: MemoryReservation[] = [];
+  if (values.length === 1 && values[0] === 0) return out;
+  values.forEach((value, index) => {
+    if (typeof value === "object" && value !== null) {
+      const { numaNode, limits, ...rest } = value as Record<string, unknown>;
+      const unknown = Object.keys(rest)[0];
+      if (unknown) throw bad(`[${index}].${unknown}: unknown field: the fields are numaNode and limits`);
+      if (!Number.isInteger(numaNode) || (numaNode as number) < 0)
+        throw bad(`[${index}].numaNode: expected a NUMA node number, got ${JSON.stringify(numaNode)}`);
+      if (typeof limits !== "object" || limits === null || Object.values(limits).some((v) => typeof v !== "string"))
+        throw bad(`[${index}].limits: expected a mapping of resources to quantities such as {memory: "1Gi"}`);
+      out.push({ numaNode: numaNode as number, limits: limits as Record<string, string> });
+      return;
+    }
+    for (const part of String(value)
+      .split(";")
+      .map((p) => p.trim())
+      .filter(Boolean)) {
+      const match = /^(\d+):(.+)$/.exec(part);
+      if (!match) throw bad(`expected "node:resource=quantity,…" such as 0:memory=1Gi, got "${part}"`);
+      const limits: Record<string, string> = {};
+      for (const pair of match[2]!.split(",")) {
+        const [name, quantity] = pair.split("=").map((x) => x.trim());
+        if (!name || !quantity) throw bad(`expected "resource=quantity" in "${part}"`);
+        limits[name] = quantity;
+      }
+      out.push({ numaNode: Number(match[1]), limits });
     }
   });
   return out;

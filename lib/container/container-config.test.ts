@@ -91,6 +91,13 @@ describe("the sandbox config", () => {
 });
 
 describe("a container config", () => {
+  test("the CPU and memory managers' cpusets reach cpuset_cpus and cpuset_mems, and nothing when they set none", () => {
+    const cpusets = (name: string) => (name === "app" ? { cpus: "1", mems: "0" } : {});
+    expect(config({}, { cpusets }).linux?.resources).toMatchObject({ cpuset_cpus: "1", cpuset_mems: "0" });
+    expect(config({ name: "other" }, { cpusets }).linux?.resources).not.toHaveProperty("cpuset_cpus");
+    expect(config().linux?.resources).not.toHaveProperty("cpuset_mems");
+  });
+
   test("its log path is <container>/<attempt>.log, relative to the sandbox's log directory", () => {
     expect(config().log_path).toBe("app/2.log");
   });

@@ -61,6 +61,8 @@ export interface PodContext {
   clusterDomain?: string;
   /** seccompDefault and the root of Localhost profiles (unset: off, under the default root dir). */
   seccomp?: SeccompSettings;
+  /** The CPU and memory managers' cpusets for a container of this pod (cpuset_cpus, cpuset_mems); unset = all. */
+  cpusets?: (containerName: string) => { cpus?: string; mems?: string };
 }
 
 const DEFAULT_SECCOMP: SeccompSettings = { seccompRoot: "/var/lib/kubelet/seccomp" };
@@ -217,6 +219,7 @@ export function containerConfig(pod: Pod, container: V1Container, ctx: Container
     linux: {
       resources: {
         ...containerLinuxResources(container, ctx),
+        ...containerCpusets(ctx.cpusets?.(container.name)),
         oom_score_adj: Math.max(
           ctx.oomScoreAdjMin ?? -1000,
           containerOomScoreAdj(pod, container, ctx.node.memoryBytes),
@@ -342,6 +345,11 @@ export function resolveEnv(pod: Pod, container: V1Container, ctx: PodContext): M
     env.set(variable.name, value);
   }
   return env;
+}
+
+/** The cpusets of a container as CRI fields, only those the managers set (the Go kubelet's PreCreateContainer). */
+function containerCpusets(sets: { cpus?: string; mems?: string } | undefined): Partial<LinuxResources> {
+  return { ...(sets?.cpus ? { cpuset_cpus: sets.cpus } : {}), ...(sets?.mems ? { cpuset_mems: sets.mems } : {}) };
 }
 
 /**

@@ -81,6 +81,8 @@ export interface ContainerConfig {
       memory_limit_in_bytes?: number;
       oom_score_adj?: number;
       memory_swap_limit_in_bytes?: number;
+      cpuset_cpus?: string;
+      cpuset_mems?: string;
     };
     security_context?: {
       capabilities?: { add_capabilities?: string[]; drop_capabilities?: string[] };

@@ -89,6 +89,9 @@ export interface LinuxResources {
   cpu_quota: number;
   cpu_shares: number;
   memory_limit_in_bytes: number;
+  /** The CPUs and NUMA memory nodes the container may use (the CPU and memory managers'); unset = all, unchanged. */
+  cpuset_cpus?: string;
+  cpuset_mems?: string;
 }
 
 /** Credentials for one registry, as in ~/.docker/config.json. */

@@ -2,6 +2,10 @@
 import { describe, expect, test } from "bun:test";
 import { admissionOrder, admitPod, boundToNode, rejectedStatus, type AdmissionPolicy } from "./admission.ts";
 import { testPod } from "../testing/pods.ts";
+import { silentLogger } from "../log.ts";
+import { createResourceManagers } from "../node/cm/resource-managers.ts";
+import { writeStandInSysfs } from "../testing/stand-in-sysfs.ts";
+import { idleRuntime, testResourceManagerSettings } from "../testing/resource-manager-settings.ts";
 
 const open: AdmissionPolicy = { maxPods: 110, hostNetworkSources: ["*"], hostPidSources: ["*"], hostIpcSources: ["*"] };
 
@@ -149,4 +153,28 @@ test("a pod whose requests with overhead exceed what is left of allocatable is O
     message: "Node didn't have enough resource: cpu, requested: 1500, used: 1000, capacity: 2000",
   });
   expect(admitPod(pod, 1, policy, { milliCpu: 0, memoryBytes: 0 })).toBeUndefined();
+});
+
+test("a pod the topology manager cannot align on the stand-in two-NUMA machine is rejected with TopologyAffinityError", () => {
+  const managers = createResourceManagers(testResourceManagerSettings({ topologyManagerScope: "pod" }), {
+    runtime: idleRuntime,
+    log: silentLogger,
+    sysRoot: writeStandInSysfs({ sockets: 2, coresPerSocket: 2, threadsPerCore: 2, numaNodes: 2 }),
+  });
+  const policy = { ...open, resourceManagers: managers };
+  const app = (name: string, cpu: string) => ({
+    name,
+    image: "x",
+    resources: { requests: { cpu, memory: "64Mi" }, limits: { cpu, memory: "64Mi" } },
+  });
+  // Scope pod: 2 + 3 CPUs together fit no single node of 4.
+  const rejection = admitPod(testPod("wide", { containers: [app("a", "2"), app("b", "3")] }), 0, policy);
+  expect(rejection).toEqual({
+    reason: "TopologyAffinityError",
+    message: "Resources cannot be allocated with Topology locality",
+  });
+  expect(rejectedStatus(rejection!, "127.0.0.1").message).toBe(
+    "Pod was rejected: Resources cannot be allocated with Topology locality",
+  );
+  expect(admitPod(testPod("narrow", { containers: [app("a", "2"), app("b", "2")] }), 0, policy)).toBeUndefined();
 });

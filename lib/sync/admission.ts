@@ -28,6 +28,11 @@ export interface AdmissionPolicy {
   features?: { appArmor: boolean; userNamespaces: boolean; seLinux: boolean };
   /** From systemd-logind's PrepareForShutdown(true) until a cancelling PrepareForShutdown(false). */
   nodeShuttingDown?: () => boolean;
+  /**
+   * The topology, CPU and memory managers (node/cm/resource-managers.ts): they align and allocate a pod that passed
+   * every other check, or refuse it (TopologyAffinityError, SMTAlignmentError, UnexpectedAdmissionError).
+   */
+  resourceManagers?: { admit(pod: Pod): { reason: string; message: string } | undefined };
 }
 
 /** Why a pod is not admitted: the kubelet's reason (the event's reason too) and message. */
@@ -44,7 +49,10 @@ export interface Rejection {
     | "UserNamespacesUnsupported"
     | "SELinuxUnsupported"
     | "SupplementalGroupsPolicyNotSupported"
-    | "NodeShutdown";
+    | "NodeShutdown"
+    | "TopologyAffinityError"
+    | "SMTAlignmentError"
+    | "UnexpectedAdmissionError";
   message: string;
 }
 
@@ -84,7 +92,8 @@ export function admitPod(pod: Pod, admitted: number, policy: AdmissionPolicy, us
       reason: `OutOf${short.resource}`,
       message: insufficientResourceMessage(short),
     };
-  return undefined;
+  // Last: the managers allocate, so a pod refused above holds no CPUs or memory.
+  return policy.resourceManagers?.admit(pod) as Rejection | undefined;
 }
 
 /** What the node cannot or may not run, in the order of the Go kubelet's admit handlers. */

@@ -56,6 +56,8 @@ export interface PodExecutorDeps {
   cgroups?: Pick<CgroupManager, "ensurePod" | "removePod" | "resizePod">;
   /** Pod resolv.conf files; absent = Docker's own resolv.conf. */
   dns?: DnsConfigurer;
+  /** The CPU and memory managers' cpusets for a container; absent = unpinned. */
+  cpusets?: (podUid: string, containerName: string) => { cpus?: string; mems?: string };
   /** Keeps the crash-loop back-off across kubelet restarts. */
   backoffPersistence?: BackoffPersistence;
   /** A running container is being stopped (before its preStop hook and grace period): it is no longer ready. */

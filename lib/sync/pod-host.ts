@@ -32,6 +32,8 @@ export interface PodHostDeps {
   cgroups?: Pick<CgroupManager, "ensurePod">;
   /** Pod resolv.conf files; absent = Docker's own resolv.conf. */
   dns?: Pick<DnsConfigurer, "resolvConfFor" | "clusterDomain">;
+  /** The CPU and memory managers' cpusets for a container (node/cm resource managers); absent = unpinned. */
+  cpusets?: (podUid: string, containerName: string) => { cpus?: string; mems?: string };
 }
 
 export interface PodHost {
@@ -102,6 +104,7 @@ export function createPodHost(options: PodHostOptions, deps: PodHostDeps): PodHo
         cfsQuota: options.cfsQuota,
         cfsPeriodUs: options.cfsPeriodUs,
         ...(options.seccomp ? { seccomp: options.seccomp } : {}),
+        ...(deps.cpusets ? { cpusets: (name: string) => deps.cpusets!(pod.metadata.uid, name) } : {}),
       };
     },
     mountVolumes,

@@ -50,6 +50,8 @@ export interface SyncLoopDeps {
   events: EventRecorder;
   cgroups?: Pick<CgroupManager, "ensurePod" | "removePod" | "resizePod" | "removeOrphans">;
   dns?: DnsConfigurer;
+  /** The CPU and memory managers' cpusets for a container; absent = unpinned. */
+  cpusets?: (podUid: string, containerName: string) => { cpus?: string; mems?: string };
   /** Keeps the crash-loop back-off across kubelet restarts. */
   backoffPersistence?: BackoffPersistence;
   /** Keeps the resources allocated to each pod across kubelet restarts: a deferred resize stays deferred. */

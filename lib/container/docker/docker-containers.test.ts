@@ -247,6 +247,16 @@ describe("Docker containers", () => {
     expect(calls).toEqual([]);
   });
 
+  test("an update with the CPU manager's cpuset sends CpusetCpus, the rest at 0 (left as they are)", async () => {
+    const { engine } = fakeEngine();
+    const { docker } = containers(engine);
+    const bodies: unknown[] = [];
+    engine.updateContainer = async (_id, body) => void bodies.push(body);
+    const zero = { cpu_shares: 0, cpu_period: 0, cpu_quota: 0, memory_limit_in_bytes: 0 };
+    await docker.updateContainerResources("c1", { ...zero, cpuset_cpus: "0-1", cpuset_mems: "0" });
+    expect(bodies).toEqual([{ CpuShares: 0, CpuPeriod: 0, CpuQuota: 0, CpusetCpus: "0-1", CpusetMems: "0" }]);
+  });
+
   test("one stats sample: the working set is the usage less inactive_file (cgroup v2); a bare sample reads zeros", async () => {
     const v2 = { read: "t1", memory_stats: { usage: 100, stats: { inactive_file: 30 } } };
     const { engine, calls } = fakeEngine({ containerStats: [v2, { read: "t2" }] });

@@ -221,6 +221,8 @@ export function createDockerContainers(
         CpuPeriod: r.cpu_period,
         CpuQuota: r.cpu_quota,
         ...(r.memory_limit_in_bytes ? { Memory: r.memory_limit_in_bytes, MemorySwap: r.memory_limit_in_bytes } : {}),
+        ...(r.cpuset_cpus ? { CpusetCpus: r.cpuset_cpus } : {}),
+        ...(r.cpuset_mems ? { CpusetMems: r.cpuset_mems } : {}),
       };
       await call(`update container ${short(id)}`, (s) => engine.updateContainer(id, body, s), limits);
     },

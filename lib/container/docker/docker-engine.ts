@@ -118,6 +118,8 @@ export interface EngineUpdateBody {
   CpuQuota?: number;
   Memory?: number;
   MemorySwap?: number;
+  CpusetCpus?: string;
+  CpusetMems?: string;
 }
 
 /** GET /containers/{id}/logs parameters (follow aside). */

@@ -45,6 +45,12 @@ const buildContainer = (
 const body = (p: Pod, container: V1Container = p.spec.containers[0]!, over: Partial<ContainerContext> = {}) =>
   buildContainer(p, container, { ...ctx, ...over, attempt: 2, init: false });
 
+test("a container's cpusets become HostConfig CpusetCpus and CpusetMems", () => {
+  const host = body(testPod("pinned"), undefined, { cpusets: () => ({ cpus: "1", mems: "0" }) }).HostConfig;
+  expect([host.CpusetCpus, host.CpusetMems]).toEqual(["1", "0"]);
+  expect(body(testPod("free")).HostConfig).not.toHaveProperty("CpusetCpus");
+});
+
 describe("the pause container", () => {
   test("owns the network and IPC namespaces, with the pod's labels and sandbox hash", () => {
     const p = pod({}, { tier: "web" });

@@ -34,6 +34,9 @@ export interface ContainerCreateBody {
     CpuQuota?: number;
     CpuPeriod?: number;
     CpuShares?: number;
+    /** The CPU and memory managers' cpusets ("0-1"). */
+    CpusetCpus?: string;
+    CpusetMems?: string;
     Privileged?: boolean;
     ReadonlyRootfs?: boolean;
     CapAdd?: string[];
@@ -177,6 +180,8 @@ export function containerBody(
       ...(memory ? { Memory: memory, MemorySwap: memory } : {}),
       ...(resources.cpu_quota ? { CpuQuota: resources.cpu_quota, CpuPeriod: resources.cpu_period } : {}),
       ...(resources.cpu_shares !== undefined ? { CpuShares: resources.cpu_shares } : {}),
+      ...(resources.cpuset_cpus ? { CpusetCpus: resources.cpuset_cpus } : {}),
+      ...(resources.cpuset_mems ? { CpusetMems: resources.cpuset_mems } : {}),
       ...(resources.oom_score_adj !== undefined ? { OomScoreAdj: resources.oom_score_adj } : {}),
       ...(sandbox.linux?.cgroup_parent ? { CgroupParent: sandbox.linux.cgroup_parent } : {}),
       ...(security.privileged ? { Privileged: true } : {}),

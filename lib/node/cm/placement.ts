@@ -12,6 +12,7 @@ import { chooseCgroupDriver, hostDefaultDriver, planQosCgroups } from "./cgroup-
 import { createDnsConfigurer, type DnsConfigurerOptions } from "../network/dns.ts";
 import type { EventRecorder } from "../events/events.ts";
 import { oomScoreAdjFloor } from "./oom-score.ts";
+import { withReservedSystemCPUs } from "./resource-managers.ts";
 
 /** The KubeletConfiguration fields the placement reads (durations in milliseconds, as the config has them). */
 export interface PlacementSettings
@@ -26,6 +27,7 @@ export interface PlacementSettings
   kubeReserved: Record<string, string>;
   systemReserved: Record<string, string>;
   evictionHard: Record<string, string>;
+  reservedCpus: string;
 }
 
 /** What the pod workers are given by the placement: options for every pod, the DNS and cgroup managers. */
@@ -99,11 +101,7 @@ export async function setUpPodPlacement(
   });
   const capacity = { milliCpu: cpus().length * 1000, memoryBytes: totalmem() };
   const allocatable = plan.enforcePods
-    ? nodeAllocatable(capacity, {
-        kube: config.kubeReserved,
-        system: config.systemReserved,
-        evictionHard: config.evictionHard,
-      })
+    ? nodeAllocatable(capacity, { ...withReservedSystemCPUs(config), evictionHard: config.evictionHard })
     : undefined;
   const kubepods = cgroupPath(config.cgroupRoot, ["kubepods"], driver);
   try {

@@ -1,0 +1,154 @@
+// The node's resource managers together, as the Go kubelet's container manager holds them: the topology read
+// from sysfs, the topology manager with the CPU and memory managers as its hint providers (the device manager
+// plugs in through addHintProvider), admission through the topology manager, each container's cpusets at
+// creation, and the CPU manager's reconcile loop.
+import { existsSync } from "node:fs";
+import { totalmem } from "node:os";
+import { join } from "node:path";
+import { every, type Clock } from "../../clock.ts";
+import { KubeletError, type Pod } from "../../api/types.ts";
+import type { Runtime } from "../../container/runtime.ts";
+import type { Logger } from "../../log.ts";
+import { nodeAllocatable } from "./cgroups.ts";
+import { parseCPUSet } from "./cpuset.ts";
+import { CPU_MANAGER_STATE_FILE } from "./cpumanager/cpu-manager-state.ts";
+import { createCPUManager, type CPUManager } from "./cpumanager/cpu-manager.ts";
+import { MEMORY_MANAGER_STATE_FILE } from "./memorymanager/memory-manager-state.ts";
+import { createMemoryManager, type MemoryManager } from "./memorymanager/memory-manager.ts";
+import { readTopology, type CPUTopology } from "./topology.ts";
+import { createTopologyManager, type TopologyManager } from "./topologymanager/topology-manager.ts";
+
+/** The KubeletConfiguration fields the resource managers read (durations in ms). */
+export interface ResourceManagerSettings {
+  rootDir: string;
+  cpuManagerPolicy: string;
+  cpuManagerPolicyOptions: Record<string, string>;
+  cpuManagerReconcilePeriod: number;
+  /** reservedSystemCPUs. */
+  reservedCpus: string;
+  memoryManagerPolicy: string;
+  reservedMemory: Array<{ numaNode: number; limits: Record<string, string> }>;
+  topologyManagerPolicy: string;
+  topologyManagerScope: string;
+  topologyManagerPolicyOptions: Record<string, string>;
+  kubeReserved: Record<string, string>;
+  systemReserved: Record<string, string>;
+  evictionHard: Record<string, string>;
+}
+
+export interface ResourceManagers {
+  topology: CPUTopology;
+  topologyManager: TopologyManager;
+  cpuManager: CPUManager;
+  memoryManager: MemoryManager;
+  /** The pod's admission by the topology manager (allocating CPUs and memory), or why not. */
+  admit(pod: Pod): { reason: string; message: string } | undefined;
+  /** A container's cpuset_cpus and cpuset_mems at creation. */
+  cpusets(podUid: string, containerName: string): { cpus?: string; mems?: string };
+  /** Reconciles every cpuManagerReconcilePeriod until the signal aborts; binds the pods for stale-state removal. */
+  run(pods: { activePods(): Pod[]; allSourcesReady(): boolean }, clock: Clock, signal: AbortSignal): Promise<void>;
+}
+
+/**
+ * kubeReserved and systemReserved as upstream applies reservedSystemCPUs: its CPU count becomes systemReserved
+ * cpu and kubeReserved cpu is dropped (node allocatable then leaves exactly those CPUs out).
+ */
+export function withReservedSystemCPUs(
+  settings: Pick<ResourceManagerSettings, "kubeReserved" | "systemReserved" | "reservedCpus">,
+) {
+  if (!settings.reservedCpus) return { kube: settings.kubeReserved, system: settings.systemReserved };
+  const { cpu: _, ...kube } = settings.kubeReserved;
+  const count = parseCPUSet(settings.reservedCpus).size;
+  return { kube, system: { ...settings.systemReserved, cpu: String(count) } };
+}
+
+/** Whether anything is asked of the managers, or a state file of an earlier run must be checked against them. */
+export function resourceManagersWanted(settings: ResourceManagerSettings): boolean {
+  return (
+    settings.cpuManagerPolicy !== "none" ||
+    settings.memoryManagerPolicy !== "None" ||
+    settings.topologyManagerPolicy !== "none" ||
+    existsSync(join(settings.rootDir, CPU_MANAGER_STATE_FILE)) ||
+    existsSync(join(settings.rootDir, MEMORY_MANAGER_STATE_FILE))
+  );
+}
+
+/** Creates the managers and restores their state files; throws (upstream's words) what refuses the start. */
+export function createResourceManagers(
+  settings: ResourceManagerSettings,
+  deps: { runtime: Pick<Runtime, "listContainers" | "updateContainerResources">; log: Logger; sysRoot?: string },
+): ResourceManagers {
+  const topology = readTopology(deps.sysRoot ?? "/sys");
+  const log = deps.log;
+  const numaNodes = [...new Set([...topology.details.values()].map((i) => i.numaNodeID))].sort((a, b) => a - b);
+  const topologyManager = createTopologyManager({
+    policy: settings.topologyManagerPolicy,
+    scope: settings.topologyManagerScope,
+    policyOptions: settings.topologyManagerPolicyOptions,
+    numa: { nodes: numaNodes, distances: topology.distances },
+  });
+  const reserved = withReservedSystemCPUs(settings);
+  const capacity = { milliCpu: topology.numCPUs * 1000, memoryBytes: totalmem() };
+  const allocatable = nodeAllocatable(capacity, { ...reserved, evictionHard: settings.evictionHard });
+  const start = (what: string, create: () => CPUManager | MemoryManager) => {
+    try {
+      return create();
+    } catch (error) {
+      throw new KubeletError("ResourceManagerStart", `start ${what} error: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+  };
+  const cpuManager = start("cpu manager", () =>
+    createCPUManager(
+      {
+        policy: settings.cpuManagerPolicy,
+        policyOptions: settings.cpuManagerPolicyOptions,
+        reservedSystemCPUs: settings.reservedCpus,
+        reservedMilliCpu: capacity.milliCpu - allocatable.milliCpu,
+        stateDir: settings.rootDir,
+        topologyPolicy: settings.topologyManagerPolicy,
+      },
+      { topology, affinity: topologyManager, runtime: deps.runtime, log: log.child("cpumanager") },
+    ),
+  ) as CPUManager;
+  const memoryManager = start("memory manager", () =>
+    createMemoryManager(
+      {
+        policy: settings.memoryManagerPolicy,
+        reservedMemory: settings.reservedMemory,
+        nodeAllocatableReservation: capacity.memoryBytes - allocatable.memoryBytes,
+        stateDir: settings.rootDir,
+      },
+      { topology, affinity: topologyManager, log: log.child("memorymanager") },
+    ),
+  ) as MemoryManager;
+  topologyManager.addHintProvider(cpuManager);
+  topologyManager.addHintProvider(memoryManager);
+  return {
+    topology,
+    topologyManager,
+    cpuManager,
+    memoryManager,
+    admit: (pod) => topologyManager.admit(pod),
+    cpusets(uid, name) {
+      const cpus = cpuManager.cpusetFor(uid, name);
+      const mems = memoryManager.memoryNodesFor(uid, name);
+      return { ...(cpus ? { cpus } : {}), ...(mems ? { mems } : {}) };
+    },
+    async run(pods, clock, signal) {
+      cpuManager.bind(pods);
+      memoryManager.bind(pods);
+      await every(
+        clock,
+        settings.cpuManagerReconcilePeriod || 10_000,
+        signal,
+        async () => {
+          memoryManager.removeStaleState(pods.activePods());
+          await cpuManager.reconcile(pods.activePods());
+        },
+        (error) => log.warn(`CPU manager reconcile failed: ${error.message}`),
+      );
+    },
+  };
+}
