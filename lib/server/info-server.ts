@@ -383,10 +383,8 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
       bodyTimeoutMs: deps.pushBodyTimeoutMs,
     }),
   );
-  app.route("/", guarded);
-
   if (deps.api && !deps.readOnly) {
-    // API writes go to the push source: refused as its routes are (debugging handlers off; anonymous under AlwaysAllow).
+    // Before the debugging handlers' app, whose guard would otherwise see these paths too. API writes go to the push source: refused as its routes are (debugging handlers off; anonymous under AlwaysAllow).
     const writes: MiddlewareHandler = async (c, next) => {
       if (c.req.method !== "GET" && c.req.method !== "HEAD" && isApiPath(c.req.path)) {
         if (!deps.config.enableDebuggingHandlers)
@@ -406,6 +404,20 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     app.use("/apis/*", writes);
     app.route("/", deps.api);
   }
+
+  if (deps.api && deps.readOnly)
+    for (const path of ["/api", "/api/*", "/apis", "/apis/*", "/version", "/openapi/*"])
+      app.all(path, (c) =>
+        c.json(
+          status(
+            404,
+            "NotFound",
+            `the read-only port does not serve the Kubernetes API (${c.req.path}): use the main port ${deps.config.port}`,
+          ),
+          404,
+        ),
+      );
+  app.route("/", guarded);
 
   return app;
 }

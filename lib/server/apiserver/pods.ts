@@ -169,13 +169,15 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
     return text;
   };
 
-  const parse = (text: string, yaml: boolean): Record<string, unknown> => {
-    let value: unknown;
+  const parseAny = (text: string, yaml: boolean): unknown => {
     try {
-      value = yaml ? parseYaml(text) : JSON.parse(text);
+      return yaml ? parseYaml(text) : JSON.parse(text);
     } catch (error) {
       throw badRequest(`the body of the request was in an unknown format: ${(error as Error).message}`);
     }
+  };
+  const parse = (text: string, yaml: boolean): Record<string, unknown> => {
+    const value = parseAny(text, yaml);
     if (typeof value !== "object" || value === null || Array.isArray(value))
       throw badRequest("the body of the request was in an unknown format: expected a Pod object");
     return value as Record<string, unknown>;
@@ -301,7 +303,7 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
       return c.json(store(c, pod, existing), existing ? 200 : 201);
     }
     if (!existing) throw notFound("pods", name);
-    const patched = applyPatch(kind, existing, parse(text, false) as unknown) as Record<string, unknown>;
+    const patched = applyPatch(kind, existing, parseAny(text, false)) as Record<string, unknown>;
     return c.json(store(c, toPod(c, patched, namespace, name), existing));
   });
 
