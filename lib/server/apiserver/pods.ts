@@ -21,6 +21,7 @@ import {
   unsupportedMediaType,
 } from "./api-status.ts";
 import { applyPatch, PATCH_TYPES } from "./patch.ts";
+import { isTrue } from "./request-info.ts";
 import { parseFieldSelector, parseLabelSelector } from "./selectors.ts";
 import { podTable, wantsTable, type IncludeObject } from "./table.ts";
 import type { PodCache } from "./watch.ts";
@@ -123,7 +124,7 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
       fields.matches(podFields(pod));
     const table = wantsTable(c.req.header("accept"));
     const include = (c.req.query("includeObject") as IncludeObject | undefined) ?? "Metadata";
-    const watching = ["true", "1"].includes(q("watch"));
+    const watching = isTrue(q("watch"));
     if (watching) return streamWatch(c, { cache, clock: deps.clock, matches, table, include });
     const { revision, pods } = cache.list();
     const items = pods.filter(matches);

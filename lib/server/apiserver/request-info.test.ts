@@ -15,6 +15,8 @@ test.each([
   ["GET", "/apis/metrics.k8s.io/v1beta1", "nonresource get /apis/metrics.k8s.io/v1beta1"],
   ["GET", "/api/v1/pods", "list /v1 ns= pods name="],
   ["GET", "/api/v1/pods?watch=true", "watch /v1 ns= pods name="],
+  ["GET", "/api/v1/pods?watch=True", "watch /v1 ns= pods name="],
+  ["GET", "/api/v1/pods?watch=false", "list /v1 ns= pods name="],
   ["GET", "/api/v1/namespaces/default/pods", "list /v1 ns=default pods name="],
   ["GET", "/api/v1/namespaces/default/pods?watch=1", "watch /v1 ns=default pods name="],
   ["GET", "/api/v1/watch/namespaces/default/pods", "watch /v1 ns=default pods name="],

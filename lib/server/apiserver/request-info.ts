@@ -105,6 +105,7 @@ export function requestInfo(method: string, path: string, query: URLSearchParams
   };
 }
 
-function isTrue(value: string | null): boolean {
-  return value !== null && value !== "" && value !== "false" && value !== "0";
+/** A boolean query parameter as Go's strconv.ParseBool reads it (the Python client sends `watch=True`). */
+export function isTrue(value: string | null | undefined): boolean {
+  return value !== null && value !== undefined && ["1", "t", "T", "TRUE", "true", "True"].includes(value);
 }

@@ -52,7 +52,8 @@ const said = (lines: Array<{ type: string; object: Pod }>) =>
   lines.map((l) => `${l.type} ${l.object.metadata?.name ?? l.object.metadata?.resourceVersion}`);
 
 test("a watch from no version sends each pod ADDED, then changes as the kubelet reports them", async () => {
-  const w = await open("/api/v1/pods?watch=true", [testPod("a")]);
+  // watch=True: the Python client's spelling, which Go's ParseBool accepts.
+  const w = await open("/api/v1/pods?watch=True", [testPod("a")]);
   expect(said(w.lines)).toEqual(["ADDED a"]);
   w.set([testPod("a"), testPod("b")]);
   await w.settle();

@@ -7,6 +7,7 @@ import type { Pod } from "../../api/types.ts";
 import type { Clock, Timer } from "../../clock.ts";
 import { longLived } from "../../platform/long-lived.ts";
 import { badRequest, expired } from "./api-status.ts";
+import { isTrue } from "./request-info.ts";
 import { podTable, type IncludeObject } from "./table.ts";
 import type { PodCache, WatchEvent } from "./watch.ts";
 
@@ -30,8 +31,8 @@ export function streamWatch(c: Context, w: WatchRequest): Response {
   const from = rv === undefined || rv === "" || rv === "0" ? undefined : Number(rv);
   if (from !== undefined && !Number.isSafeInteger(from))
     throw badRequest(`resourceVersion: Invalid value: "${rv}": must be an integer`);
-  const bookmarks = q("allowWatchBookmarks") === "true";
-  const initialEnd = q("sendInitialEvents") === "true";
+  const bookmarks = isTrue(q("allowWatchBookmarks"));
+  const initialEnd = isTrue(q("sendInitialEvents"));
   if (initialEnd && !bookmarks)
     throw badRequest("sendInitialEvents: Forbidden: sendInitialEvents requires setting allowWatchBookmarks=true");
   const timeout = Number(q("timeoutSeconds") ?? DEFAULT_TIMEOUT_S);
