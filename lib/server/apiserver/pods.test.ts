@@ -214,3 +214,13 @@ test("a body whose namespace differs from the URL's is a 400", async () => {
     "the namespace of the provided object does not match the namespace sent on the request",
   );
 });
+
+test("the whole list, served from one serialisation per version, shows each change at once", async () => {
+  const { json, set } = setup([testPod("a")]);
+  const first = await json("/api/v1/pods");
+  expect((await json("/api/v1/pods")).body).toEqual(first.body);
+  set([testPod("a"), testPod("b")]);
+  const second = await json("/api/v1/pods");
+  expect(second.body.items.map((p: Pod) => p.metadata.name)).toEqual(["a", "b"]);
+  expect(Number(second.body.metadata.resourceVersion)).toBeGreaterThan(Number(first.body.metadata.resourceVersion));
+});

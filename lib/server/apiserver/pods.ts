@@ -129,8 +129,22 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
     const { revision, pods } = cache.list();
     const items = pods.filter(matches);
     if (table) return c.json(podTable(items, { now: deps.clock.now(), include, resourceVersion: String(revision) }));
-    return c.json({ kind: "PodList", apiVersion: "v1", metadata: { resourceVersion: String(revision) }, items });
+    // The whole list (what informers and -o json ask for) is serialised once per version, as /pods is.
+    const whole = items.length === pods.length;
+    const key = `${namespace ?? ""}@${revision}`;
+    if (!whole || listCache?.key !== key) {
+      const body = JSON.stringify({
+        kind: "PodList",
+        apiVersion: "v1",
+        metadata: { resourceVersion: String(revision) },
+        items,
+      });
+      if (!whole) return c.body(body, 200, { "content-type": "application/json" });
+      listCache = { key, body };
+    }
+    return c.body(listCache.body, 200, { "content-type": "application/json" });
   };
+  let listCache: { key: string; body: string } | undefined;
 
   const found = (namespace: string, name: string): Pod => {
     const pod = cache.get(namespace, name);
