@@ -132,6 +132,12 @@ spec:
     expect(bad.err).toContain("field label not supported: spec.bogus");
   });
 
+  test("kubectl wait --for=condition=Ready returns once the pod is ready (its watch gets headers while quiet)", () => {
+    expect(ok(["wait", "--for=condition=Ready", `pod/${FILE_POD}`, "--timeout=20s"])).toBe(
+      `pod/${FILE_POD} condition met\n`,
+    );
+  });
+
   test("get pods -o yaml and -o json are the pods as /pods gives them, with a resourceVersion", async () => {
     const listed = JSON.parse(ok(["get", "pods", "-o", "json"]));
     const raw = (await (

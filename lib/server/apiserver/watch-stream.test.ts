@@ -29,6 +29,7 @@ async function open(path: string, pods: Pod[] = [], headers: Record<string, stri
   let buffer = "";
   const lines: any[] = [];
   let ended = false;
+  let blank = 0;
   const pump = (async () => {
     for (;;) {
       const { done, value } = await reader.read();
@@ -36,7 +37,8 @@ async function open(path: string, pods: Pod[] = [], headers: Record<string, stri
       buffer += decoder.decode(value);
       let at: number;
       while ((at = buffer.indexOf("\n")) >= 0) {
-        lines.push(JSON.parse(buffer.slice(0, at)));
+        if (at > 0) lines.push(JSON.parse(buffer.slice(0, at)));
+        else blank++;
         buffer = buffer.slice(at + 1);
       }
     }
@@ -45,7 +47,7 @@ async function open(path: string, pods: Pod[] = [], headers: Record<string, stri
     for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 0));
   };
   await settle();
-  return { ...fake, api, clock, lines, settle, abort, pump, ended: () => ended, response };
+  return { ...fake, api, clock, lines, settle, abort, pump, ended: () => ended, response, blank: () => blank };
 }
 
 const said = (lines: Array<{ type: string; object: Pod }>) =>
@@ -139,4 +141,13 @@ test("sendInitialEvents without allowWatchBookmarks is a 400", async () => {
     maxBytes: 1,
   });
   expect((await api.app.request("/api/v1/pods?watch=true&sendInitialEvents=true")).status).toBe(400);
+});
+
+test("a watch with nothing to send yet sends a newline at once, so the client gets the response headers", async () => {
+  const quiet = await open("/api/v1/pods?watch=true&resourceVersion=" + String(new FakeClock().now()));
+  expect([quiet.lines, quiet.blank()]).toEqual([[], 1]);
+  quiet.abort.abort();
+  const busy = await open("/api/v1/pods?watch=true", [testPod("a")]);
+  expect(busy.blank()).toBe(0);
+  busy.abort.abort();
 });

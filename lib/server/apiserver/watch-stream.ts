@@ -82,8 +82,11 @@ export function streamWatch(c: Context, w: WatchRequest): Response {
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       let open = true;
+      let sentAny = false;
       const send = (line: string | undefined) => {
-        if (open && line !== undefined) controller.enqueue(encoder.encode(`${line}\n`));
+        if (!open || line === undefined) return;
+        sentAny = true;
+        controller.enqueue(encoder.encode(`${line}\n`));
       };
       const close = () => {
         if (!open) return;
@@ -105,6 +108,10 @@ export function streamWatch(c: Context, w: WatchRequest): Response {
       }
       for (const event of watch.start.events) send(filtered(event));
       if (initialEnd) send(bookmark(w.cache.revision(), true));
+      // Bun sends the response headers with the first bytes of the body, and a client waits for the headers before
+      // it returns the watch (kubectl wait hung on a quiet pod): a newline, which Go's JSON framing and the Python
+      // client skip, lets them through now.
+      if (!sentAny) controller.enqueue(encoder.encode("\n"));
       const nextBookmark = () => {
         bookmarkTimer = w.clock.setTimeout(() => {
           send(bookmark(w.cache.revision()));
