@@ -224,3 +224,17 @@ test("the whole list, served from one serialisation per version, shows each chan
   expect(second.body.items.map((p: Pod) => p.metadata.name)).toEqual(["a", "b"]);
   expect(Number(second.body.metadata.resourceVersion)).toBeGreaterThan(Number(first.body.metadata.resourceVersion));
 });
+
+test("a dry run, in the query or in DeleteOptions' body, answers as the write would and pushes nothing", async () => {
+  const { json, pushes, pods } = setup();
+  const created = await json("/api/v1/namespaces/default/pods?dryRun=All", { method: "POST", body: manifest("web") });
+  expect(created.status).toBe(201);
+  expect(pushes).toEqual([]);
+  await json("/api/v1/namespaces/default/pods", { method: "POST", body: manifest("web") });
+  const deleted = await json("/api/v1/namespaces/default/pods/web", {
+    method: "DELETE",
+    body: JSON.stringify({ kind: "DeleteOptions", apiVersion: "v1", dryRun: ["All"] }),
+  });
+  expect(deleted.status).toBe(200);
+  expect(pods().map((p) => p.metadata.name)).toEqual(["web"]);
+});

@@ -262,7 +262,9 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
     return existing;
   };
 
-  const dryRun = (c: Context) => c.req.query("dryRun") === "All";
+  /** dryRun=All in the query, or (DELETE) in the DeleteOptions body client-go sends. */
+  const dryRun = (c: Context, options?: { dryRun?: unknown }) =>
+    c.req.query("dryRun") === "All" || (Array.isArray(options?.dryRun) && options.dryRun.includes("All"));
 
   /** Hands the pod to the push source; answers the pod as the API serves it now. */
   const store = (c: Context, pod: Pod, existing: Pod | undefined): Pod => {
@@ -322,11 +324,13 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
     return c.json(store(c, toPod(c, patched, namespace, name), existing));
   });
 
-  app.delete("/api/v1/namespaces/:namespace/pods/:name", (c) => {
+  app.delete("/api/v1/namespaces/:namespace/pods/:name", async (c) => {
     const { namespace, name } = c.req.param();
+    const text = await body(c);
+    const options = text.trim() ? (parse(text, false) as { dryRun?: unknown }) : {};
     const existing = ownedHere(namespace, name);
     if (!existing) throw notFound("pods", name);
-    if (!dryRun(c)) deps.push.merge("http", "REMOVE", [existing]);
+    if (!dryRun(c, options)) deps.push.merge("http", "REMOVE", [existing]);
     const grace = existing.spec.terminationGracePeriodSeconds ?? 30;
     return c.json({
       ...existing,
