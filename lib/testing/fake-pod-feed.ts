@@ -1,7 +1,9 @@
 // A pod feed (apiserver/watch.ts PodFeed) the test changes by hand, and a push target that writes into it: what
 // the sync loop and the merge store give the API, without either.
 import { podKey, type Pod, type PodOperation } from "../api/types.ts";
+import { createApiServer } from "../server/apiserver/apiserver.ts";
 import type { PodFeed } from "../server/apiserver/watch.ts";
+import { FakeClock } from "./fake-clock.ts";
 import type { PushTarget } from "../server/push-routes.ts";
 
 /** set() is a new version and a notification, as the sync loop's; push merges pods as the "http" source would. */
@@ -37,4 +39,18 @@ export function fakePodFeed(initial: Pod[] = []) {
     mergeConfigs() {},
   };
   return { feed, push, pushes, set, reads: () => reads, pods: () => pods, listeners: () => listeners.size };
+}
+
+/** The API app over a fake feed of `pods`, on a fake clock; the feed's controls beside it. */
+export function fakeApiServer(pods: Pod[] = []) {
+  const fake = fakePodFeed(pods);
+  const clock = new FakeClock();
+  const api = createApiServer({
+    pods: fake.feed,
+    push: fake.push,
+    clock,
+    validation: { allowPrivileged: false },
+    maxBytes: 1 << 20,
+  });
+  return { ...fake, api, clock };
 }

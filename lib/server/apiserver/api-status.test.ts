@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
 import { fieldError } from "../../api/types.ts";
 import { ANONYMOUS } from "../authorizer.ts";
+import { requestAttributes } from "../authn/request-attributes.ts";
 import { alreadyExists, conflict, forbidden, forbiddenRequest, invalid, isApiError, notFound } from "./api-status.ts";
 
 test("NotFound, AlreadyExists, Conflict and Forbidden are worded as apimachinery's errors", () => {
@@ -29,17 +30,7 @@ test("Invalid names the kind and each field, in brackets when several, with caus
 });
 
 test("the authorizer's 403 is kube-apiserver's: verb, resource, group and namespace or cluster scope", () => {
-  const base = {
-    user: { name: "alice", groups: [] },
-    resourceRequest: true,
-    apiGroup: "",
-    apiVersion: "v1",
-    resource: "pods",
-    subresource: "",
-    namespace: "default",
-    name: "",
-    path: "/api/v1/namespaces/default/pods",
-  };
+  const base = requestAttributes({ name: "alice", groups: [] }, "GET", "/api/v1/namespaces/default/pods", "node")[0]!;
   expect(forbiddenRequest({ ...base, verb: "list" }).message).toBe(
     'pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "default"',
   );

@@ -2,6 +2,7 @@
 // kube-apiserver words them, so kubectl prints its usual `Error from server (NotFound): pods "x" not found`.
 import { formatIssue, type FieldIssue } from "../../api/types.ts";
 import type { RequestAttributes } from "../authorizer.ts";
+import { status } from "../server-support.ts";
 
 /** A metav1.Status failure; `details` names the object (kind is the resource, as upstream's errors do). */
 export interface ApiStatus {
@@ -40,16 +41,8 @@ function qualified(resource: string, group = ""): string {
 }
 
 function failure(code: number, reason: string, message: string, details?: ApiStatus["details"]): ApiError {
-  return new ApiError({
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message,
-    reason,
-    ...(details ? { details } : {}),
-    code,
-  });
+  const { details: _, ...body } = status(code, reason, message);
+  return new ApiError({ ...(body as Omit<ApiStatus, "details">), ...(details ? { details } : {}) });
 }
 
 /** errors.NewNotFound: `pods "x" not found`. */

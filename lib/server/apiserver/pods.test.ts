@@ -1,9 +1,7 @@
 import { expect, test } from "bun:test";
 import { ANNOTATION, type Pod } from "../../api/types.ts";
-import { FakeClock } from "../../testing/fake-clock.ts";
-import { fakePodFeed } from "../../testing/fake-pod-feed.ts";
+import { fakeApiServer } from "../../testing/fake-pod-feed.ts";
 import { testPod } from "../../testing/pods.ts";
-import { createApiServer } from "./apiserver.ts";
 
 const running = (pod: Pod, labels: Record<string, string> = {}): Pod => ({
   ...pod,
@@ -12,21 +10,14 @@ const running = (pod: Pod, labels: Record<string, string> = {}): Pod => ({
 });
 
 function setup(pods: Pod[] = []) {
-  const fake = fakePodFeed(pods);
-  const clock = new FakeClock();
-  const api = createApiServer({
-    pods: fake.feed,
-    push: fake.push,
-    clock,
-    validation: { allowPrivileged: false },
-    maxBytes: 1 << 20,
-  });
+  const fake = fakeApiServer(pods);
+  const { api } = fake;
   const request = (path: string, init: RequestInit = {}) => api.app.request(path, init);
   const json = async (path: string, init: RequestInit = {}) => {
     const response = await request(path, init);
     return { status: response.status, body: (await response.json()) as Record<string, any> };
   };
-  return { ...fake, api, clock, request, json };
+  return { ...fake, request, json };
 }
 
 const manifest = (name: string, image = "busybox", extra: Record<string, unknown> = {}) =>

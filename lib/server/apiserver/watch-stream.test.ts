@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import type { Pod } from "../../api/types.ts";
 import { FakeClock } from "../../testing/fake-clock.ts";
-import { fakePodFeed } from "../../testing/fake-pod-feed.ts";
+import { fakeApiServer, fakePodFeed } from "../../testing/fake-pod-feed.ts";
 import { testPod } from "../../testing/pods.ts";
 import { createApiServer } from "./apiserver.ts";
 import { BOOKMARK_INTERVAL_MS } from "./watch-stream.ts";
@@ -13,15 +13,8 @@ const labelled = (name: string, app: string): Pod => {
 
 /** A watch request's lines as they arrive. */
 async function open(path: string, pods: Pod[] = [], headers: Record<string, string> = {}) {
-  const fake = fakePodFeed(pods);
-  const clock = new FakeClock();
-  const api = createApiServer({
-    pods: fake.feed,
-    push: fake.push,
-    clock,
-    validation: { allowPrivileged: false },
-    maxBytes: 1 << 20,
-  });
+  const fake = fakeApiServer(pods);
+  const { api } = fake;
   const abort = new AbortController();
   const response = await api.app.request(path, { headers, signal: abort.signal });
   const reader = response.body!.getReader();
@@ -47,7 +40,7 @@ async function open(path: string, pods: Pod[] = [], headers: Record<string, stri
     for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 0));
   };
   await settle();
-  return { ...fake, api, clock, lines, settle, abort, pump, ended: () => ended, response, blank: () => blank };
+  return { ...fake, lines, settle, abort, pump, ended: () => ended, response, blank: () => blank };
 }
 
 const said = (lines: Array<{ type: string; object: Pod }>) =>
