@@ -1,6 +1,7 @@
 // The Kubernetes API's cost (issue 36): `kubectl get pods` with 110 pods (the default --max_pods) against GET /pods
 // in the same run, each as a client process (kubectl; curl for /pods and for the API's Table alone), wall time and
-// the kubelet's CPU per call; then the kubelet's idle CPU with no client and with one `kubectl get pods -w` open.
+// the kubelet's CPU per call; then the kubelet's idle CPU with no client and with one `kubectl get pods -w` open, and
+// its CPU while the 110 pods churn (11 manifests edited a second) with no watch and with one, and the events seen.
 // The compiled kubelet runs the in-memory runtime (--container_runtime fake), so only the server's work is measured.
 // Usage: bun build.ts && bun bench/kubeapi-get-pods.bench.ts [--calls 20] [--window 30]
 import { spawn, spawnSync } from "node:child_process";
@@ -116,6 +117,39 @@ const watcher = spawn(KUBECTL, [...kubectlArgs, "get", "pods", "-w"], { stdio: "
 const idleWatched = await idle();
 watcher.kill();
 
+const manifest = (i: number, round: number) =>
+  `apiVersion: v1\nkind: Pod\nmetadata: {name: bench-${i}, labels: {app: bench, round: "r${round}"}}\nspec:\n  containers:\n    - {name: app, image: busybox, command: [sleep, "3600"]}\n    - {name: side, image: busybox}\n`;
+let round = 0;
+/** The kubelet's CPU (% of a core) over the window while 11 manifests a second are edited (every pod once in 10 s). */
+async function churn(): Promise<number> {
+  const before = cpuSeconds(pid);
+  for (let second = 0; second < WINDOW_S; second++) {
+    round++;
+    for (let j = 0; j < PODS / 10; j++) {
+      const i = (round * (PODS / 10) + j) % PODS;
+      writeFileSync(join(manifests, `p${i}.yaml`), manifest(i, round));
+    }
+    await Bun.sleep(1000);
+  }
+  return ((cpuSeconds(pid) - before) / WINDOW_S) * 100;
+}
+const churnAlone = await churn();
+const churnWatcher = spawn(KUBECTL, [...kubectlArgs, "get", "pods", "-w", "--output-watch-events", "--no-headers"]);
+let events = 0;
+churnWatcher.stdout.on(
+  "data",
+  (d: Buffer) =>
+    (events += d
+      .toString()
+      .split("\n")
+      .filter((l) => /^(ADDED|MODIFIED|DELETED)/.test(l)).length),
+);
+await Bun.sleep(2000);
+const eventsBefore = events;
+const churnWatched = await churn();
+const churnEvents = events - eventsBefore;
+churnWatcher.kill();
+
 const row = (what: string, m: { p50: number; p95: number; cpuMs: number }) =>
   `${what}: wall p50 ${m.p50.toFixed(0)} ms, p95 ${m.p95.toFixed(0)} ms; kubelet CPU ${m.cpuMs.toFixed(1)} ms per call`;
 console.log(`${machine()}; ${PODS} pods (2 containers each) on the in-memory runtime, ${CALLS} calls each`);
@@ -129,6 +163,9 @@ console.log(
 );
 console.log(
   `idle over ${WINDOW_S} s: ${idleAlone.toFixed(2)} % of a core with no client; ${idleWatched.toFixed(2)} % with one kubectl get pods -w open`,
+);
+console.log(
+  `churn (${PODS / 10} pod edits a second) over ${WINDOW_S} s: ${churnAlone.toFixed(2)} % of a core with no client; ${churnWatched.toFixed(2)} % with one kubectl get pods -w open (${(churnWatched / churnAlone).toFixed(2)}×), which saw ${churnEvents} events (${(churnEvents / WINDOW_S).toFixed(1)}/s)`,
 );
 kubelet.kill("SIGKILL");
 removeDir(dir);
