@@ -46,7 +46,7 @@ async function open(path: string, pods: Pod[] = [], headers: Record<string, stri
 const said = (lines: Array<{ type: string; object: Pod }>) =>
   lines.map((l) => `${l.type} ${l.object.metadata?.name ?? l.object.metadata?.resourceVersion}`);
 
-test("a watch from no version sends each pod ADDED, then changes as the kubelet reports them", async () => {
+test("a watch from no version sends each pod ADDED, then changes as the kubelet reports them, until its client goes", async () => {
   // watch=True: the Python client's spelling, which Go's ParseBool accepts.
   const w = await open("/api/v1/pods?watch=True", [testPod("a")]);
   expect(said(w.lines)).toEqual(["ADDED a"]);
@@ -56,7 +56,10 @@ test("a watch from no version sends each pod ADDED, then changes as the kubelet 
   await w.settle();
   expect(said(w.lines)).toEqual(["ADDED a", "ADDED b", "DELETED a"]);
   expect(w.response.headers.get("content-type")).toBe("application/json");
+  expect(w.api.cache.watchers()).toBe(1);
   w.abort.abort();
+  await w.settle();
+  expect(w.api.cache.watchers()).toBe(0);
 });
 
 test("a pod leaving a label selection is DELETED for that watch, and entering it ADDED", async () => {
