@@ -195,10 +195,10 @@ describe("warnings: what loads but grants nothing on a kubelet", () => {
       ],
     ],
     [
-      "a RoleBinding, which never applies to the kubelet's cluster-wide requests",
+      "a RoleBinding to a role of nodes/… rules, which never applies to the kubelet's cluster-wide routes",
       `${ROLE}${GOOD_RULE}\n---\n${BINDING.replace("kind: ClusterRoleBinding", "kind: RoleBinding")}subjects: [{kind: User, name: u}]`,
       [
-        'p.yaml[1] RoleBinding default/scrape: kind: Invalid value: "RoleBinding": every request to the kubelet is cluster-wide (resource nodes), so a RoleBinding never applies: use a ClusterRoleBinding',
+        "p.yaml[1] RoleBinding default/scrape: kind: Invalid value: \"RoleBinding\": a RoleBinding applies only to the Kubernetes API's requests in its namespace (pods…), and its role grants none; the kubelet's own routes are cluster-wide (resource nodes): use a ClusterRoleBinding",
       ],
     ],
     [

@@ -168,6 +168,20 @@ export function readPolicy(text: string | Uint8Array, file: string): { policy: P
     });
   for (const binding of [...policy.clusterRoleBindings, ...policy.roleBindings]) {
     const missing = missingRole(policy, binding);
+    const object = `${binding.kind} ${bindingKey(binding)}`;
+    // A RoleBinding reaches only the Kubernetes API's requests in its namespace; the kubelet's own routes are nodes/….
+    if (binding.kind === "RoleBinding" && !missing && !grantsApiResources(policy, binding))
+      issues.push({
+        path: "kind",
+        type: "Invalid value",
+        value: binding.kind,
+        detail:
+          "a RoleBinding applies only to the Kubernetes API's requests in its namespace (pods…), and its role grants none; the kubelet's own routes are cluster-wide (resource nodes): use a ClusterRoleBinding",
+        severity: "warning",
+        file,
+        document: seen.get(object) ?? 0,
+        object,
+      });
     if (missing)
       issues.push({
         path: "roleRef.name",
@@ -188,6 +202,15 @@ export function missingRole(policy: Policy, binding: Binding): string | undefine
   const { kind, name } = binding.roleRef;
   if (kind === "ClusterRole") return policy.clusterRoles.has(name) ? undefined : `clusterrole.${RBAC_GROUP} "${name}"`;
   return policy.roles.has(`${binding.namespace}/${name}`) ? undefined : `role.${RBAC_GROUP} "${name}"`;
+}
+
+/** Whether the role a binding names grants any namespaced resource of the Kubernetes API (or every resource). */
+function grantsApiResources(policy: Policy, binding: Binding): boolean {
+  const rules =
+    binding.roleRef.kind === "ClusterRole"
+      ? policy.clusterRoles.get(binding.roleRef.name)
+      : policy.roles.get(`${binding.namespace}/${binding.roleRef.name}`);
+  return (rules ?? []).some((rule) => rule.resources.some((r) => r === ALL || API_RESOURCES.includes(r)));
 }
 
 const bindingKey = (binding: Binding) => (binding.namespace ? `${binding.namespace}/${binding.name}` : binding.name);
@@ -277,15 +300,6 @@ function checkObject(value: unknown, path: string): CheckedObject {
       path: at(path, "subjects"),
       type: "Required value",
       detail: "no subjects: this binding grants nothing (list the User, Group or ServiceAccount it is for)",
-      severity: "warning",
-    });
-  if (namespaced)
-    issues.push({
-      path: at(path, "kind"),
-      type: "Invalid value",
-      value: k,
-      detail:
-        "every request to the kubelet is cluster-wide (resource nodes), so a RoleBinding never applies: use a ClusterRoleBinding",
       severity: "warning",
     });
   return { kind: k, name, key, binding: { kind: k as Binding["kind"], name, namespace, roleRef, subjects }, issues };
