@@ -12,6 +12,7 @@ const KUBECTL = "/usr/bin/kubectl";
 const PYTHON = "/usr/bin/python3";
 const FILE_POD = "e2e-kubectl-file";
 const PUSHED = "e2e-kubectl-pushed";
+const READER_TOKEN = "e2e-kubectl-reader-token";
 
 const version = spawnSync(KUBECTL, ["version", "--client"], { encoding: "utf8" });
 console.log(`kubectl under test (${KUBECTL}):\n${version.stdout}${version.stderr}`);
@@ -82,8 +83,15 @@ spec:
 `,
     );
     const port = await freePortNumber();
+    // RBAC with testdata/rbac/pod-reader.yaml: the admin token (system:masters) may do everything, "reader" (group
+    // pod-readers) may get, list and watch pods, as on a cluster.
+    const tokens = join(dir, "tokens");
+    writeFileSync(tokens, `${READER_TOKEN},reader,reader-uid,"pod-readers"\n`);
     kubelet = new Kubelet(
-      [...rt.runFlags(manifests, rootDir), "--tls_cert_file", cert, "--tls_private_key_file", key],
+      [...rt.runFlags(manifests, rootDir), "--tls_cert_file", cert, "--tls_private_key_file", key].concat(
+        ["--auth_token_file", tokens, "--authorization_mode", "RBAC"],
+        ["--authorization_policy_file", join(import.meta.dir, "../../testdata/rbac/pod-reader.yaml")],
+      ),
       port,
     );
     await kubelet.waitFor("the admin token", () => {
@@ -184,6 +192,16 @@ spec:
     expect(refused.err).toContain("Error from server (Forbidden)");
     expect(refused.err).toContain(`edit the file "${join(manifests, "file-pod.yaml")}"`);
     expect(kubectl(["label", "pod", FILE_POD, "x=y"]).err).toContain("comes from the file source");
+  });
+
+  test("under RBAC a pod reader lists pods, and a delete it may not do is refused in kube-apiserver's words", () => {
+    const reader = (...args: string[]) => kubectl(["--token", READER_TOKEN, ...args]);
+    expect(reader("get", "pods", "-o", "name")).toMatchObject({ code: 0, out: `pod/${FILE_POD}\n` });
+    const refused = reader("delete", "pod", FILE_POD);
+    expect(refused.err).toContain(
+      `Error from server (Forbidden): pods "${FILE_POD}" is forbidden: User "reader" cannot delete resource "pods" in API group "" in the namespace "default"`,
+    );
+    expect(reader("get", "pods", "-A").code).toBe(0);
   });
 
   test("get pods -w sees a pod added, changed and deleted", async () => {
