@@ -215,3 +215,27 @@ describe("the example roles in testdata/rbac", () => {
       expect(allowed(policy, user("someone-else"), "GET", "/metrics")).toBe(false);
     });
 });
+
+describe("the Kubernetes API's namespaced requests", () => {
+  const text =
+    role("pod-reader", '- {apiGroups: [""], resources: [pods], verbs: [list, watch]}') +
+    binding("team-readers", "pod-reader", "- {kind: User, name: dev}", "RoleBinding");
+  const list = (namespace: string): RequestAttributes => ({
+    user: user("dev"),
+    verb: "list",
+    resourceRequest: true,
+    apiGroup: "",
+    apiVersion: "v1",
+    resource: "pods",
+    subresource: "",
+    namespace,
+    name: "",
+    path: `/api/v1/namespaces/${namespace}/pods`,
+  });
+
+  test("a RoleBinding grants its role in its own namespace only, and the file gives no warning for it", () => {
+    expect(evaluatePolicy(policyOf(text), list("team")).decision).toBe("allow");
+    expect(evaluatePolicy(policyOf(text), list("other")).decision).toBe("no-opinion");
+    expect(readPolicy(text, "policy.yaml").issues).toEqual([]);
+  });
+});

@@ -23,8 +23,21 @@ export const KUBELET_SUBRESOURCES = [
   "healthz",
   "configz",
 ];
-/** The verbs the kubelet asks for: its HTTP methods as API verbs. */
-export const KUBELET_VERBS = ["get", "create", "update", "patch", "delete"];
+/** The verbs the kubelet asks for: its HTTP methods as API verbs, and the Kubernetes API's list and watch. */
+export const KUBELET_VERBS = ["get", "create", "update", "patch", "delete", "list", "watch"];
+/** Core resources of the Kubernetes API slice the kubelet serves (lib/server/apiserver/), checked as kube-apiserver does. */
+export const API_RESOURCES = [
+  "pods",
+  "pods/status",
+  "pods/log",
+  "pods/exec",
+  "pods/attach",
+  "pods/portforward",
+  "events",
+  "namespaces",
+  "configmaps",
+  "secrets",
+];
 
 export interface Subject {
   kind: string;
@@ -155,6 +168,20 @@ export function readPolicy(text: string | Uint8Array, file: string): { policy: P
     });
   for (const binding of [...policy.clusterRoleBindings, ...policy.roleBindings]) {
     const missing = missingRole(policy, binding);
+    const object = `${binding.kind} ${bindingKey(binding)}`;
+    // A RoleBinding reaches only the Kubernetes API's requests in its namespace; the kubelet's own routes are nodes/….
+    if (binding.kind === "RoleBinding" && !missing && !grantsApiResources(policy, binding))
+      issues.push({
+        path: "kind",
+        type: "Invalid value",
+        value: binding.kind,
+        detail:
+          "a RoleBinding applies only to the Kubernetes API's requests in its namespace (pods…), and its role grants none; the kubelet's own routes are cluster-wide (resource nodes): use a ClusterRoleBinding",
+        severity: "warning",
+        file,
+        document: seen.get(object) ?? 0,
+        object,
+      });
     if (missing)
       issues.push({
         path: "roleRef.name",
@@ -175,6 +202,15 @@ export function missingRole(policy: Policy, binding: Binding): string | undefine
   const { kind, name } = binding.roleRef;
   if (kind === "ClusterRole") return policy.clusterRoles.has(name) ? undefined : `clusterrole.${RBAC_GROUP} "${name}"`;
   return policy.roles.has(`${binding.namespace}/${name}`) ? undefined : `role.${RBAC_GROUP} "${name}"`;
+}
+
+/** Whether the role a binding names grants any namespaced resource of the Kubernetes API (or every resource). */
+function grantsApiResources(policy: Policy, binding: Binding): boolean {
+  const rules =
+    binding.roleRef.kind === "ClusterRole"
+      ? policy.clusterRoles.get(binding.roleRef.name)
+      : policy.roles.get(`${binding.namespace}/${binding.roleRef.name}`);
+  return (rules ?? []).some((rule) => rule.resources.some((r) => r === ALL || API_RESOURCES.includes(r)));
 }
 
 const bindingKey = (binding: Binding) => (binding.namespace ? `${binding.namespace}/${binding.name}` : binding.name);
@@ -266,15 +302,6 @@ function checkObject(value: unknown, path: string): CheckedObject {
       detail: "no subjects: this binding grants nothing (list the User, Group or ServiceAccount it is for)",
       severity: "warning",
     });
-  if (namespaced)
-    issues.push({
-      path: at(path, "kind"),
-      type: "Invalid value",
-      value: k,
-      detail:
-        "every request to the kubelet is cluster-wide (resource nodes), so a RoleBinding never applies: use a ClusterRoleBinding",
-      severity: "warning",
-    });
   return { kind: k, name, key, binding: { kind: k as Binding["kind"], name, namespace, roleRef, subjects }, issues };
 }
 
@@ -329,7 +356,10 @@ function checkReach(rule: PolicyRule, path: string, issues: FieldIssue[]): void 
     issues.push({ path: at(path, field), type: "Invalid value", value: bad, detail, severity: "warning" });
   const kubeletResources = KUBELET_SUBRESOURCES.map((s) => `nodes/${s}`);
   const reaches = (r: string) =>
-    r === ALL || kubeletResources.includes(r) || (r.startsWith("*/") && KUBELET_SUBRESOURCES.includes(r.slice(2)));
+    r === ALL ||
+    kubeletResources.includes(r) ||
+    API_RESOURCES.includes(r) ||
+    (r.startsWith("*/") && KUBELET_SUBRESOURCES.includes(r.slice(2)));
   for (const [i, resource] of rule.resources.entries()) {
     if (reaches(resource)) continue;
     const listed = `the kubelet checks ${kubeletResources.join(", ")} (or "*")`;
