@@ -66,7 +66,10 @@ export async function startTestDevicePlugin(o: TestDevicePluginOptions): Promise
     server = new grpc.Server();
     server.addService(serviceDefinition(DEVICE_PLUGIN_SCHEMA, "v1beta1", "DevicePlugin"), {
       GetDevicePluginOptions: (_call: unknown, cb: (e: null, r: object) => void) =>
-        cb(null, { pre_start_required: o.preStartRequired ?? false, get_preferred_allocation_available: o.preferHighest ?? false }),
+        cb(null, {
+          pre_start_required: o.preStartRequired ?? false,
+          get_preferred_allocation_available: o.preferHighest ?? false,
+        }),
       ListAndWatch: (call: GrpcTypes.ServerWritableStream<object, object>) => {
         watchers.add(call);
         call.on("cancelled", () => watchers.delete(call));
@@ -84,7 +87,11 @@ export async function startTestDevicePlugin(o: TestDevicePluginOptions): Promise
           return {
             envs: { WIDGET_IDS: r.devices_ids.join(",") },
             mounts: [{ container_path: "/run/widget", host_path: o.file, read_only: true }],
-            devices: r.devices_ids.map((id) => ({ container_path: `/dev/${id}`, host_path: "/dev/null", permissions: "rw" })),
+            devices: r.devices_ids.map((id) => ({
+              container_path: `/dev/${id}`,
+              host_path: "/dev/null",
+              permissions: "rw",
+            })),
             annotations: { [o.resource]: r.devices_ids.join(",") },
             cdi_devices: (o.cdiDevices ?? []).map((name) => ({ name })),
           };
@@ -108,7 +115,12 @@ export async function startTestDevicePlugin(o: TestDevicePluginOptions): Promise
     try {
       await new Promise<void>((resolve, reject) =>
         client.Register(
-          { version: "v1beta1", endpoint: socketName, resource_name: o.resource, options: { pre_start_required: o.preStartRequired ?? false } },
+          {
+            version: "v1beta1",
+            endpoint: socketName,
+            resource_name: o.resource,
+            options: { pre_start_required: o.preStartRequired ?? false },
+          },
           { deadline: Date.now() + 10_000, waitForReady: true },
           (error: Error | null) => (error ? reject(error) : resolve()),
         ),
@@ -128,7 +140,10 @@ export async function startTestDevicePlugin(o: TestDevicePluginOptions): Promise
   let busy: Promise<void> = Promise.resolve();
   const watcher = watch(o.dir, (_event, name) => {
     if (name === "kubelet.sock" && existsSync(join(o.dir, "kubelet.sock")))
-      busy = busy.then(() => new Promise((r) => setTimeout(r, 200))).then(again).catch(() => {});
+      busy = busy
+        .then(() => new Promise((r) => setTimeout(r, 200)))
+        .then(again)
+        .catch(() => {});
   });
   await serve();
   if (existsSync(join(o.dir, "kubelet.sock"))) await register();

@@ -96,20 +96,21 @@ export function createPodResourcesService(p: PodResourcesProviders) {
 }
 
 /** Serves the API on `socketPath` (its directory made, a stale socket replaced) until the returned function is called. */
-export async function servePodResources(socketPath: string, providers: PodResourcesProviders): Promise<() => Promise<void>> {
+export async function servePodResources(
+  socketPath: string,
+  providers: PodResourcesProviders,
+): Promise<() => Promise<void>> {
   const grpc = await loadGrpc();
   const service = createPodResourcesService(providers);
   const server = new grpc.Server();
   type Callback = (error: object | null, response?: object) => void;
-  const unary =
-    (fn: (request: any) => object) =>
-    (call: { request: object }, callback: Callback) => {
-      try {
-        callback(null, fn(call.request));
-      } catch (error) {
-        callback({ code: grpc.status.UNKNOWN, details: (error as Error).message });
-      }
-    };
+  const unary = (fn: (request: any) => object) => (call: { request: object }, callback: Callback) => {
+    try {
+      callback(null, fn(call.request));
+    } catch (error) {
+      callback({ code: grpc.status.UNKNOWN, details: (error as Error).message });
+    }
+  };
   server.addService(serviceDefinition(POD_RESOURCES_SCHEMA, "v1", "PodResourcesLister"), {
     List: unary(() => service.list()),
     GetAllocatableResources: unary(() => service.getAllocatableResources()),

@@ -16,7 +16,11 @@ const DIAL_TIMEOUT_MS = 10_000;
 /** KubeletPreStartContainerRPCTimeoutInSecs. */
 const PRE_START_TIMEOUT_MS = 30_000;
 
-type Unary = (request: object, options: GrpcTypes.CallOptions, cb: (error: Error | null, response: any) => void) => void;
+type Unary = (
+  request: object,
+  options: GrpcTypes.CallOptions,
+  cb: (error: Error | null, response: any) => void,
+) => void;
 
 /** Dials `socketPath` and asks the plugin for its options. */
 export async function connectPlugin(resource: string, socketPath: string): Promise<PluginEndpoint> {
@@ -37,7 +41,9 @@ export async function connectPlugin(resource: string, socketPath: string): Promi
         request,
         timeoutMs ? { deadline: Date.now() + timeoutMs } : {},
         (error: Error | null, response: T) =>
-          error ? reject(new Error(`${resource} ${method}: ${(error as GrpcTypes.ServiceError).details ?? error.message}`)) : resolve(response),
+          error
+            ? reject(new Error(`${resource} ${method}: ${(error as GrpcTypes.ServiceError).details ?? error.message}`))
+            : resolve(response),
       ),
     );
   let options: PluginOptions;
@@ -52,7 +58,9 @@ export async function connectPlugin(resource: string, socketPath: string): Promi
     );
   } catch (error) {
     client.close();
-    throw new Error(`failed to get device plugin options: ${(error as GrpcTypes.ServiceError).details ?? (error as Error).message}`);
+    throw new Error(
+      `failed to get device plugin options: ${(error as GrpcTypes.ServiceError).details ?? (error as Error).message}`,
+    );
   }
   let stream: GrpcTypes.ClientReadableStream<{ devices: PluginDevice[] }> | undefined;
   return {
@@ -69,7 +77,9 @@ export async function connectPlugin(resource: string, socketPath: string): Promi
     },
     async getPreferredAllocation(available, mustInclude, size) {
       const response = await call<{ container_responses: Array<{ deviceIDs: string[] }> }>("GetPreferredAllocation", {
-        container_requests: [{ available_deviceIDs: available, must_include_deviceIDs: mustInclude, allocation_size: size }],
+        container_requests: [
+          { available_deviceIDs: available, must_include_deviceIDs: mustInclude, allocation_size: size },
+        ],
       });
       return response.container_responses[0]?.deviceIDs ?? [];
     },

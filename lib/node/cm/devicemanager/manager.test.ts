@@ -142,7 +142,12 @@ test("a container gets the plugin's envs, mounts, devices, annotations and CDI n
   expect(plugin.calls).toEqual(["allocate w0"]);
   const saved = JSON.parse(readFileSync(join(dir, CHECKPOINT_FILE), "utf8"));
   expect(saved.Data.PodDeviceEntries).toEqual([
-    expect.objectContaining({ PodUID: pod.metadata.uid, ContainerName: "app", ResourceName: RESOURCE, DeviceIDs: { "-1": ["w0"] } }),
+    expect.objectContaining({
+      PodUID: pod.metadata.uid,
+      ContainerName: "app",
+      ResourceName: RESOURCE,
+      DeviceIDs: { "-1": ["w0"] },
+    }),
   ]);
   expect(manager.containerDevices(pod.metadata.uid, "app")).toEqual([{ resource: RESOURCE, id: "w0", numaNodes: [] }]);
 });
@@ -170,11 +175,15 @@ test("a restarted kubelet keeps the allocations of its checkpoint and lists the 
   again.pods.push(pod);
   expect(again.manager.capacity()).toEqual({ capacity: { [RESOURCE]: "0" }, allocatable: { [RESOURCE]: "0" } });
   expect(again.manager.admit(pod)).toBeUndefined();
-  expect(again.manager.containerDevices(pod.metadata.uid, "app")).toEqual([{ resource: RESOURCE, id: "w0", numaNodes: [] }]);
+  expect(again.manager.containerDevices(pod.metadata.uid, "app")).toEqual([
+    { resource: RESOURCE, id: "w0", numaNodes: [] },
+  ]);
   await again.registerPlugin();
   const other = widgetPod("other", 2);
   expect(again.manager.admit(other)?.message).toContain("Requested: 2, Available: 1");
-  expect((await again.manager.runContainerOptions(pod, pod.spec.containers[0]!))?.envs).toEqual([{ key: "WIDGET_IDS", value: "w0" }]);
+  expect((await again.manager.runContainerOptions(pod, pod.spec.containers[0]!))?.envs).toEqual([
+    { key: "WIDGET_IDS", value: "w0" },
+  ]);
   expect(again.plugin.calls).toEqual([]);
 });
 

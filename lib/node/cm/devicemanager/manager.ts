@@ -80,7 +80,10 @@ export function isExtendedResourceName(name: string): boolean {
   if (!name.includes("/")) return false;
   const [domain, rest] = [name.slice(0, name.indexOf("/")), name.slice(name.indexOf("/") + 1)];
   if (domain === "kubernetes.io" || domain.endsWith(".kubernetes.io") || name.startsWith("requests.")) return false;
-  return /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(domain) && /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(rest);
+  return (
+    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(domain) &&
+    /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(rest)
+  );
 }
 
 export function createDeviceManager(options: DeviceManagerOptions, deps: DeviceManagerDeps) {
@@ -194,7 +197,8 @@ export function createDeviceManager(options: DeviceManagerOptions, deps: DeviceM
     for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers])
       for (const [name, q] of Object.entries({ ...c.resources?.requests, ...c.resources?.limits })) {
         const requested = Math.trunc(parseQuantity(q as string) ?? 0);
-        if (requested > 0 && isExtendedResourceName(name) && !isDevicePluginResource(name)) return { resource: name, requested };
+        if (requested > 0 && isExtendedResourceName(name) && !isDevicePluginResource(name))
+          return { resource: name, requested };
       }
     return undefined;
   };
@@ -225,8 +229,10 @@ export function createDeviceManager(options: DeviceManagerOptions, deps: DeviceM
     const reusable = new Set<string>();
     const pod = activePods().find((p) => p.metadata.uid === podUid);
     const inits = new Set((pod?.spec.initContainers ?? []).filter((c) => !isSidecar(c)).map((c) => c.name));
-    for (const [name, resources] of held) if (inits.has(name)) for (const id of resources.get(resource) ?? []) reusable.add(id);
-    for (const [name, resources] of held) if (!inits.has(name)) for (const id of resources.get(resource) ?? []) reusable.delete(id);
+    for (const [name, resources] of held)
+      if (inits.has(name)) for (const id of resources.get(resource) ?? []) reusable.add(id);
+    for (const [name, resources] of held)
+      if (!inits.has(name)) for (const id of resources.get(resource) ?? []) reusable.delete(id);
     const chosen: string[] = [];
     const take = (ids: Iterable<string>) => {
       for (const id of ids) {
@@ -352,7 +358,8 @@ export function createDeviceManager(options: DeviceManagerOptions, deps: DeviceM
         if (needed <= 0) continue;
         if (!healthy.has(resource)) return unexpected(`cannot allocate unregistered device ${resource}`);
         const ok = healthy.get(resource)!;
-        if (ok.size === 0) return unexpected(`no healthy devices present; cannot allocate unhealthy devices ${resource}`);
+        if (ok.size === 0)
+          return unexpected(`no healthy devices present; cannot allocate unhealthy devices ${resource}`);
         const inUse = podDevices.devices().get(resource) ?? new Set<string>();
         const available = [...ok].filter((id) => !inUse.has(id)).length - outstanding(resource, uid);
         if (available < needed)
@@ -383,17 +390,23 @@ export function createDeviceManager(options: DeviceManagerOptions, deps: DeviceM
           );
         await endpoint
           .preStartContainer([...ids])
-          .catch((error) => Promise.reject(new Error(`device plugin PreStartContainer rpc failed with err: ${(error as Error).message}`)));
+          .catch((error) =>
+            Promise.reject(
+              new Error(`device plugin PreStartContainer rpc failed with err: ${(error as Error).message}`),
+            ),
+          );
       }
       return podDevices.runContainerOptions(pod.metadata.uid, container.name);
     },
     /** The devices a container holds, one entry per device and NUMA node (pod resources API). */
     containerDevices(podUid: string, container: string): ResourceDevice[] {
-      return podDevices.containerResources(podUid, container).flatMap(({ resource, devices }) =>
-        Object.entries(devices).flatMap(([node, ids]) =>
-          ids.map((id) => ({ resource, id, numaNodes: node === NO_TOPOLOGY ? [] : [Number(node)] })),
-        ),
-      );
+      return podDevices
+        .containerResources(podUid, container)
+        .flatMap(({ resource, devices }) =>
+          Object.entries(devices).flatMap(([node, ids]) =>
+            ids.map((id) => ({ resource, id, numaNodes: node === NO_TOPOLOGY ? [] : [Number(node)] })),
+          ),
+        );
     },
     /** Every healthy device known (GetAllocatableDevices). */
     allocatableDevices(): ResourceDevice[] {

@@ -29,7 +29,13 @@ export function createPodDevices(schema: CriSchema) {
   const ids = (devices: DevicesPerNuma) => new Set(Object.values(devices).flat());
 
   return {
-    insert(podUid: string, container: string, resource: string, devices: DevicesPerNuma, response: ContainerAllocateResponse) {
+    insert(
+      podUid: string,
+      container: string,
+      resource: string,
+      devices: DevicesPerNuma,
+      response: ContainerAllocateResponse,
+    ) {
       let containers = pods.get(podUid);
       if (!containers) pods.set(podUid, (containers = new Map()));
       let resources = containers.get(container);
@@ -87,7 +93,11 @@ export function createPodDevices(schema: CriSchema) {
         for (const [key, value] of Object.entries(response.envs ?? {})) if (!envs.has(key)) envs.set(key, value);
         for (const m of response.mounts ?? [])
           if (!mounts.has(m.container_path))
-            mounts.set(m.container_path, { container_path: m.container_path, host_path: m.host_path, readonly: m.read_only });
+            mounts.set(m.container_path, {
+              container_path: m.container_path,
+              host_path: m.host_path,
+              readonly: m.read_only,
+            });
         for (const d of response.devices ?? [])
           if (!devices.has(d.container_path))
             devices.set(d.container_path, {
