@@ -207,7 +207,11 @@ export async function assemble(
         {
           ...podOptions,
           syncFrequencyMs: config.syncFrequency,
-          admission: { ...admission, nodeShuttingDown: managers.nodeShuttingDown },
+          admission: {
+            ...admission,
+            nodeShuttingDown: managers.nodeShuttingDown,
+            allocateResources: (pod) => managers.devices.admit(pod),
+          },
           ...placement.options,
         },
         {
@@ -225,6 +229,7 @@ export async function assemble(
           log: log.child("sync"),
           metrics,
           events,
+          devices: managers.devices,
         },
       ),
   };

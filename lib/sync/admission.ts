@@ -28,6 +28,11 @@ export interface AdmissionPolicy {
   features?: { appArmor: boolean; userNamespaces: boolean; seLinux: boolean };
   /** From systemd-logind's PrepareForShutdown(true) until a cancelling PrepareForShutdown(false). */
   nodeShuttingDown?: () => boolean;
+  /**
+   * The resource allocator (the device manager's admit handler): holds the extended resources a pod asks for, or
+   * says why not. Asked last, once every other check passed, so a refused pod holds nothing.
+   */
+  allocateResources?: (pod: Pod) => Rejection | undefined;
 }
 
 /** Why a pod is not admitted: the kubelet's reason (the event's reason too) and message. */
@@ -44,7 +49,9 @@ export interface Rejection {
     | "UserNamespacesUnsupported"
     | "SELinuxUnsupported"
     | "SupplementalGroupsPolicyNotSupported"
-    | "NodeShutdown";
+    | "NodeShutdown"
+    | "UnexpectedAdmissionError"
+    | `OutOf${string}`;
   message: string;
 }
 
@@ -84,7 +91,7 @@ export function admitPod(pod: Pod, admitted: number, policy: AdmissionPolicy, us
       reason: `OutOf${short.resource}`,
       message: insufficientResourceMessage(short),
     };
-  return undefined;
+  return policy.allocateResources?.(pod);
 }
 
 /** What the node cannot or may not run, in the order of the Go kubelet's admit handlers. */

@@ -494,7 +494,9 @@ describe("a container with device plugin resources", () => {
         cdiDevices: ["example.com/widget=w0"],
       },
     });
-    expect(b.HostConfig.Devices).toEqual([{ PathOnHost: "/dev/null", PathInContainer: "/dev/w0", CgroupPermissions: "rw" }]);
+    expect(b.HostConfig.Devices).toEqual([
+      { PathOnHost: "/dev/null", PathInContainer: "/dev/w0", CgroupPermissions: "rw" },
+    ]);
     expect(b.HostConfig.DeviceRequests).toEqual([{ Driver: "cdi", DeviceIDs: ["example.com/widget=w0"] }]);
     expect(b.HostConfig.Binds?.[0]).toBe("/var/lib/widget:/run/widget:ro");
     expect(b.Env).toContain("WIDGET_IDS=w0");
