@@ -7,6 +7,7 @@ import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { isSidecar, type Pod, type V1Container } from "../../../api/types.ts";
 import { parseQuantity } from "../../../api/quantity.ts";
+import { isExtendedResourceName } from "../../../api/validation.ts";
 import type { Clock } from "../../../clock.ts";
 import type { Logger } from "../../../log.ts";
 import { CHECKPOINT_FILE, readCheckpoint, writeCheckpoint } from "./checkpoint.ts";
@@ -73,17 +74,6 @@ interface EndpointInfo {
   endpoint?: PluginEndpoint;
   /** Set when the plugin went away (or is only known from the checkpoint). */
   stoppedAt?: number;
-}
-
-/** An extended resource name (v1helper.IsExtendedResourceName): a domain-qualified name outside kubernetes.io. */
-export function isExtendedResourceName(name: string): boolean {
-  if (!name.includes("/")) return false;
-  const [domain, rest] = [name.slice(0, name.indexOf("/")), name.slice(name.indexOf("/") + 1)];
-  if (domain === "kubernetes.io" || domain.endsWith(".kubernetes.io") || name.startsWith("requests.")) return false;
-  return (
-    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(domain) &&
-    /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(rest)
-  );
 }
 
 export function createDeviceManager(options: DeviceManagerOptions, deps: DeviceManagerDeps) {
