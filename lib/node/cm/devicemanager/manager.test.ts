@@ -13,11 +13,16 @@ import { createDeviceManager, STOP_GRACE_MS, type PluginEndpoint, type RegisterR
 const RESOURCE = "example.com/widget";
 
 /** A hand-made plugin: its device list is pushed by the test, its stream ended by `end()`. */
-function fakePlugin(ids: string[], options = { pre_start_required: false, get_preferred_allocation_available: false }) {
+function fakePlugin(
+  ids: string[],
+  options = { pre_start_required: false, get_preferred_allocation_available: false },
+  numa: Record<string, number> = {},
+) {
   const calls: string[] = [];
   let push: (devices: PluginDevice[]) => void = () => {};
   let end: () => void = () => {};
-  const devices = (health = "Healthy") => ids.map((ID) => ({ ID, health, topology: null }));
+  const devices = (health = "Healthy") =>
+    ids.map((ID) => ({ ID, health, topology: ID in numa ? { nodes: [{ ID: numa[ID]! }] } : null }));
   const endpoint: PluginEndpoint = {
     options,
     watch(onDevices) {
@@ -47,12 +52,12 @@ function fakePlugin(ids: string[], options = { pre_start_required: false, get_pr
   return { endpoint, calls, push: (h?: string) => push(devices(h)), end: () => end() };
 }
 
-async function setUp(plugin = fakePlugin(["w0", "w1"]), dir = mkdtempSync(join(tmpdir(), "dm-"))) {
+async function setUp(plugin = fakePlugin(["w0", "w1"]), dir = mkdtempSync(join(tmpdir(), "dm-")), numaNodes = [0]) {
   const clock = new FakeClock();
   let register: (r: RegisterRequest) => Promise<void> = async () => {};
   const pods: Pod[] = [];
   const manager = createDeviceManager(
-    { dir, clock, log: silentLogger },
+    { dir, clock, log: silentLogger, numaNodes },
     {
       connect: async () => plugin.endpoint,
       serve: async (_path, handler) => {
@@ -223,4 +228,42 @@ test("devices of pods no longer active are freed for the next pod", async () => 
   expect(manager.admit(widgetPod("second", 1))?.reason).toBe("UnexpectedAdmissionError");
   pods.length = 0;
   expect(manager.admit(widgetPod("second", 1))).toBeUndefined();
+});
+
+test("topology hints: each NUMA node holding a free device is a preferred hint; none for devices without topology", async () => {
+  const plugin = fakePlugin(["w0", "w1"], undefined, { w0: 0, w1: 1 });
+  const { manager, registerPlugin } = await setUp(plugin, undefined, [0, 1]);
+  await registerPlugin();
+  const pod = widgetPod("numa", 1);
+  expect(manager.getTopologyHints(pod, pod.spec.containers[0]!)).toEqual({
+    [RESOURCE]: [
+      { nodes: [0], preferred: true },
+      { nodes: [1], preferred: true },
+      { nodes: [0, 1], preferred: false },
+    ],
+  });
+  expect(manager.getPodTopologyHints(widgetPod("both", 2))).toEqual({
+    [RESOURCE]: [{ nodes: [0, 1], preferred: true }],
+  });
+  const flat = await setUp();
+  await flat.registerPlugin();
+  expect(flat.manager.getTopologyHints(pod, pod.spec.containers[0]!)).toEqual({ [RESOURCE]: undefined });
+});
+
+test("the devices allocated follow the NUMA node the topology manager decided", async () => {
+  const plugin = fakePlugin(
+    ["w0", "w1"],
+    { pre_start_required: false, get_preferred_allocation_available: true },
+    { w0: 0, w1: 1 },
+  );
+  const { manager, pods, registerPlugin } = await setUp(plugin, undefined, [0, 1]);
+  await registerPlugin();
+  // The plugin would prefer w1 (its highest): the decided node 0 wins.
+  manager.setAffinityStore(() => [0]);
+  const pod = widgetPod("aligned", 1);
+  pods.push(pod);
+  manager.admit(pod);
+  await manager.runContainerOptions(pod, pod.spec.containers[0]!);
+  expect(plugin.calls).toEqual(["allocate w0"]);
+  expect(manager.containerDevices(pod.metadata.uid, "app")).toEqual([{ resource: RESOURCE, id: "w0", numaNodes: [0] }]);
 });

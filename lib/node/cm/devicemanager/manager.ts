@@ -20,6 +20,7 @@ import {
   type PluginOptions,
 } from "./deviceplugin-schema.ts";
 import { createPodDevices, type DeviceRunContainerOptions, type DevicesPerNuma } from "./pod-devices.ts";
+import { deviceTopologyHints, hasTopology, orderByAffinity, type DeviceTopologyHint } from "./topology-hints.ts";
 
 /** endpointStopGracePeriod: how long a gone plugin's resource stays in capacity. */
 export const STOP_GRACE_MS = 5 * 60_000;
@@ -55,7 +56,12 @@ export interface DeviceManagerOptions {
   dir: string;
   clock: Clock;
   log: Logger;
+  /** The machine's NUMA nodes (the topology manager's); one node 0 when not given. */
+  numaNodes?: number[];
 }
+
+/** The NUMA nodes the topology manager decided for a container (its affinity store); undefined = any. */
+export type AffinityStore = (podUid: string, container: string) => number[] | undefined;
 
 /** One device of a resource for the pod resources API, with its NUMA nodes. */
 export interface ResourceDevice {
@@ -88,6 +94,8 @@ export function createDeviceManager(options: DeviceManagerOptions, deps: DeviceM
   /** Admitted pods' device counts per resource, held until their containers are allocated. */
   const reserved = new Map<string, Map<string, number>>();
   let activePods: () => Pod[] = () => [];
+  let affinity: AffinityStore = () => undefined;
+  const numaNodes = options.numaNodes ?? [0];
   let stopServer: (() => Promise<void>) | undefined;
   let queue: Promise<unknown> = Promise.resolve();
   /** Allocations one at a time: two containers must not pick the same free device across an await. */
@@ -238,6 +246,12 @@ export function createDeviceManager(options: DeviceManagerOptions, deps: DeviceM
       throw new Error(
         `requested number of devices unavailable for ${resource}. Requested: ${needed - chosen.length}, Available: ${available.length}`,
       );
+    const decided = affinity(podUid, container);
+    if (decided && hasTopology(allDevices.get(resource))) {
+      // The topology manager's alignment comes before the plugin's preference (filterByAffinity).
+      take(orderByAffinity(allDevices.get(resource)!, available, decided));
+      return chosen;
+    }
     const endpoint = endpoints.get(resource)?.endpoint;
     if (endpoint?.options.get_preferred_allocation_available) {
       const preferred = await endpoint.getPreferredAllocation([...available, ...chosen], [...chosen], needed);
@@ -245,6 +259,33 @@ export function createDeviceManager(options: DeviceManagerOptions, deps: DeviceM
     }
     take(available);
     return chosen;
+  };
+
+  const hintsFor = (podUid: string, container: string | undefined, asks: ReadonlyArray<readonly [string, number]>) => {
+    const hints: Record<string, DeviceTopologyHint[] | undefined> = {};
+    for (const [resource, requested] of asks) {
+      if (requested <= 0 || !isDevicePluginResource(resource)) continue;
+      const devices = allDevices.get(resource);
+      if (!devices || !hasTopology(devices)) {
+        hints[resource] = undefined;
+        continue;
+      }
+      const held = container
+        ? podDevices.containerDevices(podUid, container, resource)
+        : heldBy(podUid, resource).size
+          ? heldBy(podUid, resource)
+          : undefined;
+      if (held) {
+        // Already allocated (a restart, a second pass): hints for exactly those devices, or none when they differ.
+        hints[resource] = held.size === requested ? deviceTopologyHints(numaNodes, devices, held, [], requested) : [];
+        continue;
+      }
+      const inUse = podDevices.devices().get(resource) ?? new Set<string>();
+      const available = [...(healthy.get(resource) ?? [])].filter((id) => !inUse.has(id));
+      hints[resource] =
+        available.length < requested ? [] : deviceTopologyHints(numaNodes, devices, available, [], requested);
+    }
+    return hints;
   };
 
   const allocateContainer = (pod: Pod, container: V1Container) =>
@@ -409,6 +450,21 @@ export function createDeviceManager(options: DeviceManagerOptions, deps: DeviceM
       );
     },
     updateAllocatedDevices,
+    /** Reads the topology manager's decisions (its Store) when allocating. */
+    setAffinityStore(store: AffinityStore) {
+      affinity = store;
+    },
+    /** The container's hints per device resource (GetTopologyHints); undefined = no preference for it. */
+    getTopologyHints(pod: Pod, container: V1Container): Record<string, DeviceTopologyHint[] | undefined> {
+      const asks = Object.entries(container.resources?.limits ?? {}).map(
+        ([name, q]) => [name, Math.trunc(parseQuantity(q as string) ?? 0)] as const,
+      );
+      return hintsFor(pod.metadata.uid, container.name, asks);
+    },
+    /** The same for the whole pod (scope pod): its largest init container or its app containers together. */
+    getPodTopologyHints(pod: Pod): Record<string, DeviceTopologyHint[] | undefined> {
+      return hintsFor(pod.metadata.uid, undefined, [...podNeeds(pod)]);
+    },
   };
 }
 
