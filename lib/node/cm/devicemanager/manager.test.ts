@@ -250,20 +250,23 @@ test("topology hints: each NUMA node holding a free device is a preferred hint; 
   expect(flat.manager.getTopologyHints(pod, pod.spec.containers[0]!)).toEqual({ [RESOURCE]: undefined });
 });
 
-test("the devices allocated follow the NUMA node the topology manager decided", async () => {
-  const plugin = fakePlugin(
-    ["w0", "w1"],
-    { pre_start_required: false, get_preferred_allocation_available: true },
-    { w0: 0, w1: 1 },
-  );
-  const { manager, pods, registerPlugin } = await setUp(plugin, undefined, [0, 1]);
-  await registerPlugin();
-  // The plugin would prefer w1 (its highest): the decided node 0 wins.
-  manager.setAffinityStore(() => [0]);
-  const pod = widgetPod("aligned", 1);
-  pods.push(pod);
-  manager.admit(pod);
-  await manager.runContainerOptions(pod, pod.spec.containers[0]!);
-  expect(plugin.calls).toEqual(["allocate w0"]);
-  expect(manager.containerDevices(pod.metadata.uid, "app")).toEqual([{ resource: RESOURCE, id: "w0", numaNodes: [0] }]);
+test("the devices allocated follow the NUMA node the topology manager decided, before the plugin's preference", async () => {
+  const allocated = async (preferred: boolean, node: number) => {
+    const plugin = fakePlugin(
+      ["w0", "w1"],
+      { pre_start_required: false, get_preferred_allocation_available: preferred },
+      { w0: 0, w1: 1 },
+    );
+    const { manager, pods, registerPlugin } = await setUp(plugin, undefined, [0, 1]);
+    await registerPlugin();
+    manager.setAffinityStore(() => [node]);
+    const pod = widgetPod("aligned", 1);
+    pods.push(pod);
+    manager.admit(pod);
+    await manager.runContainerOptions(pod, pod.spec.containers[0]!);
+    return manager.containerDevices(pod.metadata.uid, "app");
+  };
+  // The plugin prefers its highest id (w1), free devices are otherwise taken in order (w0): the decided node wins.
+  expect(await allocated(true, 0)).toEqual([{ resource: RESOURCE, id: "w0", numaNodes: [0] }]);
+  expect(await allocated(false, 1)).toEqual([{ resource: RESOURCE, id: "w1", numaNodes: [1] }]);
 });

@@ -1,4 +1,5 @@
 import { afterEach, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -81,6 +82,10 @@ test("the kubelet starting removes stale plugin sockets but keeps its checkpoint
   stops.push(() => plugin.stop());
   await until(() => first.capacity().allocatable["example.com/widget"] === "1");
   writeFileSync(join(dir, "notes.txt"), "kept");
+  // A socket left by a plugin that died with the old kubelet (a bound, never unlinked unix socket).
+  const stale = join(dir, "stale.sock");
+  spawnSync("python3", ["-c", `import socket; socket.socket(socket.AF_UNIX).bind(${JSON.stringify(stale)})`]);
+  expect(existsSync(stale)).toBe(true);
   await first.stop();
   const again = plugin.registered();
   const second = await kubeletSide(dir);
@@ -90,4 +95,5 @@ test("the kubelet starting removes stale plugin sockets but keeps its checkpoint
   expect(second.capacity().allocatable).toEqual({ "example.com/widget": "1" });
   expect(existsSync(join(dir, "kubelet_internal_checkpoint"))).toBe(true);
   expect(existsSync(join(dir, "notes.txt"))).toBe(true);
+  expect(existsSync(stale)).toBe(false);
 });
