@@ -1,5 +1,6 @@
 // Which devices each pod's containers hold, with the plugins' Allocate answers (pod_devices.go): the
 // manager's record, its checkpoint entries, and what a container is created with.
+import type { ContainerDeviceOptions } from "../../../container/container-config.ts";
 import type { CriSchema } from "../../../container/cri/cri-codec.ts";
 import type { PodDevicesEntry } from "./checkpoint.ts";
 import type { ContainerAllocateResponse } from "./deviceplugin-schema.ts";
@@ -9,13 +10,7 @@ import { messageCodec } from "./grpc-service.ts";
 export type DevicesPerNuma = Record<string, string[]>;
 
 /** What the container is created with, merged over its resources (DeviceRunContainerOptions). */
-export interface DeviceRunContainerOptions {
-  envs: Array<{ key: string; value: string }>;
-  mounts: Array<{ container_path: string; host_path: string; readonly: boolean }>;
-  devices: Array<{ container_path: string; host_path: string; permissions: string }>;
-  annotations: Record<string, string>;
-  cdiDevices: string[];
-}
+export type DeviceRunContainerOptions = ContainerDeviceOptions;
 
 interface Allocation {
   devices: DevicesPerNuma;
