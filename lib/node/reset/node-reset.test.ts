@@ -124,6 +124,8 @@ describe("resetNode", () => {
       "pod log directory",
       "state",
       "state",
+      "state",
+      "state",
     ]);
   });
 
