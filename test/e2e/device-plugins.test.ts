@@ -48,6 +48,8 @@ describeOnRuntimes("device plugins", (services, rt) => {
     const status = (await nodeRecord())?.status;
     return { capacity: status?.capacity?.[WIDGET], allocatable: status?.allocatable?.[WIDGET] };
   };
+  /** The lease the node record was last written under: a restarted kubelet writes under a new one. */
+  const lease = async () => (await etcd.get(fleetKeys.node(node))).entry?.lease;
   const podResources = () => podResourcesClient(join(rootDir, "pod-resources", "kubelet.sock"));
   const widgetSpec = (count: number) => ({
     terminationGracePeriodSeconds: 1,
@@ -150,13 +152,19 @@ describeOnRuntimes("device plugins", (services, rt) => {
   test("a restarted kubelet keeps the allocation from kubelet_internal_checkpoint and leaves the container running", async () => {
     rmSync(join(manifests, "e2e-widget-greedy.yaml"));
     const before = (await rt.running("e2e-widget", "app"))!;
+    const oldLease = await lease();
     await kubelet.stop("SIGTERM");
     const saved = JSON.parse(readFileSync(join(rootDir, "device-plugins", "kubelet_internal_checkpoint"), "utf8"));
     expect(saved.Data.PodDeviceEntries).toEqual([
       expect.objectContaining({ ContainerName: "app", ResourceName: WIDGET, DeviceIDs: { "-1": [heldId] } }),
     ]);
     kubelet = await start();
-    await kubelet.waitFor("the plugin registered again", async () => (await widgets()).allocatable === "2", 60_000);
+    // The record the stopped kubelet wrote last says 2 too: wait for the new kubelet's own.
+    await kubelet.waitFor(
+      "the plugin registered again",
+      async () => (await lease()) !== oldLease && (await widgets()).allocatable === "2",
+      60_000,
+    );
     const client = await podResources();
     try {
       const pod = (await client.get("e2e-widget", "default")).pod_resources;
