@@ -212,6 +212,7 @@ export async function assemble(
           admission: {
             ...admission,
             nodeShuttingDown: managers.nodeShuttingDown,
+            allocateResources: (pod) => managers.devices.admit(pod),
             ...(resources ? { resourceManagers: resources } : {}),
           },
           ...placement.options,
@@ -232,6 +233,7 @@ export async function assemble(
           log: log.child("sync"),
           metrics,
           events,
+          devices: managers.devices,
         },
       ),
   };

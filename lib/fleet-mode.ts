@@ -26,6 +26,8 @@ export async function createFleetMode(
     /** The info server's port once it listens (0 = none). */
     port(): number;
     pressure: PressureObserver;
+    /** The device plugins' resources (example.com/widget: "2"), in capacity and allocatable. */
+    extendedResources?: () => { capacity: Record<string, string>; allocatable: Record<string, string> };
     log: Logger;
   },
 ): Promise<{ run(signal: AbortSignal): Promise<void>; close(): void } | undefined> {
@@ -63,6 +65,7 @@ export async function createFleetMode(
           maxPods: podCapacity(config.maxPods, config.podsPerCore, host.cpus),
           labels: config.nodeLabels,
           allocatable,
+          ...(deps.extendedResources ? { extended: deps.extendedResources() } : {}),
           runtime,
           readiness: readinessFrom(health.checks),
           pressure: deps.pressure.conditions(),

@@ -188,8 +188,10 @@ async function runLocked(
     events: () => events.list(),
     port: () => servers[0]?.port ?? 0,
     pressure: managers.pressure,
+    extendedResources: () => managers.devices.capacity(),
     log: log.child("fleet"),
   });
+  await managers.startResourceManagers(() => syncLoop.activePods(), signal);
 
   const stopSources = sources.map((source) => source.start((snapshot) => store.apply(source.name, snapshot)));
   const audit = config.enableServer

@@ -26,6 +26,10 @@ import { createStatsAnalyzer, type StatsSummary } from "./node/stats/stats-analy
 import { createUsageSampler, type UsageSample } from "./node/stats/usage-sampler.ts";
 import type { PressureObserver } from "./node/status/node-status.ts";
 import { emptyDirPath } from "./node/volumes/volumes.ts";
+import { createDeviceManager, type DeviceManager } from "./node/cm/devicemanager/manager.ts";
+import { connectPlugin } from "./node/cm/devicemanager/endpoint.ts";
+import { serveRegistration } from "./node/cm/devicemanager/registration-server.ts";
+import { servePodResources } from "./node/podresources/podresources-server.ts";
 
 /** What the managers need of the rest of the kubelet (bound late: the sync loop is made after the image GC). */
 export interface ManagedNode {
@@ -51,6 +55,13 @@ export interface NodeManagers {
   shutdownCheck(): { name: string; ok: boolean; message: string } | undefined;
   /** Runs every manager on its period until the signal aborts. */
   run(node: ManagedNode, signal: AbortSignal): Promise<void>;
+  /** Device plugins: the node's extended resources, their admission and each container's devices. */
+  devices: DeviceManager;
+  /**
+   * Reads the device checkpoint and serves <root_dir>/device-plugins/kubelet.sock and the pod resources API
+   * (<root_dir>/pod-resources/kubelet.sock) until the signal aborts; called before any pod is admitted.
+   */
+  startResourceManagers(activePods: () => Pod[], signal: AbortSignal): Promise<void>;
 }
 
 /** Largest emptyDir walk (entries) per volume and pass: a volume of millions of files cannot stall the managers. */
@@ -189,7 +200,27 @@ export function createNodeManagers(
     },
   );
 
+  const devices = createDeviceManager(
+    { dir: join(config.rootDir, "device-plugins"), clock, log: log.child("devicemanager") },
+    { connect: connectPlugin, serve: serveRegistration },
+  );
+
   return {
+    devices,
+    async startResourceManagers(activePods, signal) {
+      const stops: Array<() => Promise<void>> = [];
+      // A socket that cannot be served (a root_dir path too long for a unix socket) costs the feature, not the node.
+      await devices.start({ activePods }).then(
+        () => stops.push(() => devices.stop()),
+        (error: Error) => log.error(`device plugins are not served: ${error.message}`),
+      );
+      const socket = join(config.rootDir, "pod-resources", "kubelet.sock");
+      await servePodResources(socket, { activePods, devices }).then(
+        (stop) => stops.push(stop),
+        (error: Error) => log.error(`the pod resources API is not served: ${error.message}`),
+      );
+      signal.addEventListener("abort", () => void Promise.allSettled(stops.map((stop) => stop())), { once: true });
+    },
     imageGc,
     summary: analyzer.summary,
     sample: analyzer.sample,

@@ -156,6 +156,19 @@ const rows: Array<[string, string, string[]]> = [
     ],
   ],
   [
+    "an extended resource is counted in whole devices, its request equal to its limit",
+    pod(
+      "    resources: {limits: {example.com/widget: 1, example.com/half: 500m, kubernetes.io/widget: 1, example.com/less: 2}, requests: {example.com/widget: 2, example.com/alone: 1, example.com/less: 1}}\n",
+    ),
+    [
+      `${C}.resources.limits[example.com/half]: Invalid value: "500m": must be an integer`,
+      `${C}.resources.limits[kubernetes.io/widget]: Unsupported value: "kubernetes.io/widget": supported values: "cpu", "memory"`,
+      `${C}.resources.requests[example.com/widget]: Invalid value: "2": must be equal to example.com/widget limit of 1`,
+      `${C}.resources.limits: Required value: Limit must be set for non overcommitable resources`,
+      `${C}.resources.requests[example.com/less]: Invalid value: "1": must be equal to example.com/less limit of 2`,
+    ],
+  ],
+  [
     "a resource other than cpu, memory, ephemeral-storage or hugepages is refused",
     pod("    resources: {limits: {gpu: 1, hugepages-2Mi: 1Gi, ephemeral-storage: 1Gi}}\n"),
     [`${C}.resources.limits[gpu]: Unsupported value: "gpu": supported values: "cpu", "memory"`],

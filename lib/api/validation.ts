@@ -619,14 +619,37 @@ function checkResources(c: V1Container, path: string, error: ErrorFn): void {
           raw,
           "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
         );
+      } else if (isExtendedResourceName(name)) {
+        // A device plugin's resource (example.com/widget) is counted in whole devices, never overcommitted.
+        if (!Number.isInteger(value))
+          error(`${path}.resources.${kind}[${name}]`, "Invalid value", String(raw), "must be an integer");
+        else values[kind]![name] = value;
       } else if (!["cpu", "memory", "ephemeral-storage"].includes(name) && !name.startsWith("hugepages-")) {
         error(`${path}.resources.${kind}[${name}]`, "Unsupported value", name, 'supported values: "cpu", "memory"');
       } else values[kind]![name] = value;
     }
   }
   for (const [name, request] of Object.entries(values.requests!)) {
+    if (!isExtendedResourceName(name)) continue;
     const limit = values.limits![name];
-    if (limit !== undefined && request > limit) {
+    if (limit === undefined)
+      error(
+        `${path}.resources.limits`,
+        "Required value",
+        undefined,
+        "Limit must be set for non overcommitable resources",
+      );
+    else if (limit !== request)
+      error(
+        `${path}.resources.requests[${name}]`,
+        "Invalid value",
+        String(c.resources!.requests![name]),
+        `must be equal to ${name} limit of ${c.resources!.limits![name]}`,
+      );
+  }
+  for (const [name, request] of Object.entries(values.requests!)) {
+    const limit = values.limits![name];
+    if (limit !== undefined && request > limit && !isExtendedResourceName(name)) {
       error(
         `${path}.resources.requests`,
         "Invalid value",
@@ -643,4 +666,19 @@ function isPort(value: unknown): boolean {
 
 function isSvcName(name: string): boolean {
   return name.length <= 15 && IANA_SVC_NAME.test(name) && /[a-z]/.test(name) && !name.includes("--");
+}
+
+/**
+ * An extended resource name (v1helper.IsExtendedResourceName): domain-qualified, outside the kubernetes.io
+ * domains and not a quota "requests." name, as device plugins advertise them (example.com/widget, nvidia.com/gpu).
+ */
+export function isExtendedResourceName(name: string): boolean {
+  const slash = name.indexOf("/");
+  if (slash <= 0 || name.startsWith("requests.")) return false;
+  const domain = name.slice(0, slash);
+  if (domain === "kubernetes.io" || domain.endsWith(".kubernetes.io")) return false;
+  return (
+    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(domain) &&
+    /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(name.slice(slash + 1))
+  );
 }

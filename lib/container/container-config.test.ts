@@ -264,3 +264,30 @@ describe("a container's environment", () => {
     });
   });
 });
+
+describe("a container's device plugin resources", () => {
+  const devices = {
+    envs: [
+      { key: "WIDGET_IDS", value: "w0" },
+      { key: "MODE", value: "plugin" },
+    ],
+    mounts: [{ container_path: "/run/widget", host_path: "/var/lib/widget", readonly: true }],
+    devices: [{ container_path: "/dev/w0", host_path: "/dev/null", permissions: "rw" }],
+    annotations: { "example.com/widget": "w0" },
+    cdiDevices: ["example.com/widget=w0"],
+  };
+
+  test("devices, CDI names, annotations, mounts and envs from Allocate reach the ContainerConfig, the container's own env after the plugin's", () => {
+    const c = config({ env: [{ name: "MODE", value: "own" }] }, { devices });
+    expect(c.devices).toEqual(devices.devices);
+    expect(c.CDI_devices).toEqual([{ name: "example.com/widget=w0" }]);
+    expect(c.annotations).toEqual({ "example.com/widget": "w0" });
+    expect(c.mounts?.[0]).toEqual(devices.mounts[0]);
+    expect(c.envs?.slice(0, 3)).toEqual([...devices.envs, { key: "MODE", value: "own" }]);
+  });
+
+  test("a container without device plugin resources gets no devices, CDI names or annotations", () => {
+    const c = config();
+    expect([c.devices, c.CDI_devices, c.annotations]).toEqual([undefined, undefined, undefined]);
+  });
+});

@@ -159,6 +159,17 @@ export interface ContainerContext extends PodContext {
   subPaths?: Map<string, string>;
   /** The user the container's image runs as, for runAsNonRoot (unset: root, so runAsNonRoot fails closed). */
   imageUser?: ImageUser;
+  /** What the device plugins' Allocate answers give the container (the device manager's run options). */
+  devices?: ContainerDeviceOptions;
+}
+
+/** A container's devices, mounts, envs, annotations and CDI device names from its device plugins. */
+export interface ContainerDeviceOptions {
+  envs: Array<{ key: string; value: string }>;
+  mounts: Array<{ container_path: string; host_path: string; readonly: boolean }>;
+  devices: Array<{ container_path: string; host_path: string; permissions: string }>;
+  annotations: Record<string, string>;
+  cdiDevices: string[];
 }
 
 /** An app or init container of the pod, created in its sandbox. */
@@ -184,8 +195,13 @@ export function containerConfig(pod: Pod, container: V1Container, ctx: Container
     ...(container.command ? { command: container.command.map((a) => expand(a, lookup)) } : {}),
     ...(container.args ? { args: container.args.map((a) => expand(a, lookup)) } : {}),
     ...(container.workingDir ? { working_dir: container.workingDir } : {}),
-    envs: [...env].map(([key, value]) => ({ key, value })),
+    // The plugins' envs and mounts come first, so the container's own settings win (GenerateRunContainerOptions).
+    envs: [...(ctx.devices?.envs ?? []), ...[...env].map(([key, value]) => ({ key, value }))],
+    ...(ctx.devices?.devices.length ? { devices: ctx.devices.devices } : {}),
+    ...(ctx.devices?.cdiDevices.length ? { CDI_devices: ctx.devices.cdiDevices.map((name) => ({ name })) } : {}),
+    ...(ctx.devices && Object.keys(ctx.devices.annotations).length ? { annotations: ctx.devices.annotations } : {}),
     mounts: [
+      ...(ctx.devices?.mounts ?? []),
       ...mounts(container, ctx.volumePaths, ctx.subPaths ?? new Map(), security.privileged ?? false),
       ...(ctx.terminationLog && container.terminationMessagePath
         ? [{ host_path: ctx.terminationLog, container_path: container.terminationMessagePath }]

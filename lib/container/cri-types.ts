@@ -67,6 +67,8 @@ export interface ContainerConfig {
   working_dir?: string;
   envs?: Array<{ key: string; value: string }>;
   mounts?: CriMount[];
+  /** Host devices (a device plugin's DeviceSpecs): path in the container, on the host, cgroup permissions "rwm". */
+  devices?: Array<{ container_path: string; host_path: string; permissions: string }>;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   log_path?: string;
@@ -100,6 +102,8 @@ export interface ContainerConfig {
       apparmor?: SecurityProfile;
     };
   };
+  /** Fully qualified CDI device names (vendor.com/class=name) the runtime resolves from its CDI specs. */
+  CDI_devices?: Array<{ name: string }>;
 }
 
 export interface PodSandbox {

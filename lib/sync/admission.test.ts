@@ -178,3 +178,26 @@ test("a pod the topology manager cannot align on the stand-in two-NUMA machine i
   );
   expect(admitPod(testPod("narrow", { containers: [app("a", "2"), app("b", "2")] }), 0, policy)).toBeUndefined();
 });
+
+describe("the resource allocator (device plugins)", () => {
+  const refusal = {
+    reason: "UnexpectedAdmissionError" as const,
+    message: "Allocate failed due to no widgets, which is unexpected",
+  };
+
+  test("its refusal rejects the pod with its reason and message", () => {
+    expect(admitPod(testPod("gpu"), 0, { ...open, allocateResources: () => refusal })).toEqual(refusal);
+  });
+
+  test("it is asked only once every other check passed, so a pod refused otherwise holds no devices", () => {
+    const asked: string[] = [];
+    const policy = {
+      ...open,
+      maxPods: 1,
+      allocateResources: (pod: { metadata: { name: string } }) => void asked.push(pod.metadata.name),
+    };
+    expect(admitPod(testPod("late"), 1, policy)?.reason).toBe("OutOfpods");
+    expect(admitPod(testPod("first"), 0, policy)).toBeUndefined();
+    expect(asked).toEqual(["first"]);
+  });
+});

@@ -29,6 +29,11 @@ export interface AdmissionPolicy {
   /** From systemd-logind's PrepareForShutdown(true) until a cancelling PrepareForShutdown(false). */
   nodeShuttingDown?: () => boolean;
   /**
+   * The resource allocator (the device manager's admit handler): holds the extended resources a pod asks for, or
+   * says why not. Asked last, once every other check passed, so a refused pod holds nothing.
+   */
+  allocateResources?: (pod: Pod) => Rejection | undefined;
+  /**
    * The topology, CPU and memory managers (node/cm/resource-managers.ts): they align and allocate a pod that passed
    * every other check, or refuse it (TopologyAffinityError, SMTAlignmentError, UnexpectedAdmissionError).
    */
@@ -52,7 +57,8 @@ export interface Rejection {
     | "NodeShutdown"
     | "TopologyAffinityError"
     | "SMTAlignmentError"
-    | "UnexpectedAdmissionError";
+    | "UnexpectedAdmissionError"
+    | `OutOf${string}`;
   message: string;
 }
 
@@ -92,8 +98,9 @@ export function admitPod(pod: Pod, admitted: number, policy: AdmissionPolicy, us
       reason: `OutOf${short.resource}`,
       message: insufficientResourceMessage(short),
     };
-  // Last: the managers allocate, so a pod refused above holds no CPUs or memory.
-  return policy.resourceManagers?.admit(pod) as Rejection | undefined;
+  // Last: the device manager and then the topology, CPU and memory managers allocate, so a pod refused above
+  // holds nothing.
+  return policy.allocateResources?.(pod) ?? (policy.resourceManagers?.admit(pod) as Rejection | undefined);
 }
 
 /** What the node cannot or may not run, in the order of the Go kubelet's admit handlers. */

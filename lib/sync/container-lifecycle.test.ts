@@ -10,7 +10,7 @@ import { FakeClock } from "../testing/fake-clock.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { fakeVolumes } from "../testing/fake-volumes.ts";
 import { testPod } from "../testing/pods.ts";
-import { createContainerLifecycle } from "./container-lifecycle.ts";
+import { createContainerLifecycle, type ContainerDevices } from "./container-lifecycle.ts";
 import { silentLogger, type Logger } from "../log.ts";
 
 const ctx: PodContext = {
@@ -28,7 +28,7 @@ const ctx: PodContext = {
  * A lifecycle on a fake runtime, with a running sandbox for `pod`; `told` lists what it reported beside events;
  * `eventLog` receives the events' lines.
  */
-async function harness(container: V1Container, eventLog?: Logger) {
+async function harness(container: V1Container, eventLog?: Logger, devices?: ContainerDevices) {
   const clock = new FakeClock();
   const runtime = new FakeRuntime(clock);
   const events = createEventRecorder({ clock, ...(eventLog ? { log: eventLog } : {}) });
@@ -42,6 +42,7 @@ async function harness(container: V1Container, eventLog?: Logger) {
     events,
     onStopping: (c) => void told.push(`stopping ${c.id}`),
     log: { warn: (line) => void told.push(line) },
+    ...(devices ? { devices } : {}),
   });
   const pod: Pod = testPod("web", { containers: [container] });
   const sandbox = await runtime.podSandboxStatus(await runtime.runPodSandbox(podSandboxConfig(pod, ctx, 0)));
@@ -161,5 +162,32 @@ describe("container lifecycle", () => {
       expect(h.told.filter((line) => line.includes("SIGTERM"))).toEqual([]);
       expect(h.reasons()).toEqual(["Created", "Started", "Killing"]);
     }
+  });
+
+  test("a container's device plugin options reach its config; a plugin that cannot allocate is CreateContainerConfigError", async () => {
+    const options = {
+      envs: [{ key: "WIDGET_IDS", value: "w0" }],
+      mounts: [],
+      devices: [{ container_path: "/dev/w0", host_path: "/dev/null", permissions: "rw" }],
+      annotations: {},
+      cdiDevices: [],
+    };
+    const h = await harness(busybox, undefined, { runContainerOptions: async () => options });
+    expect(await h.start()).toBeUndefined();
+    const created = h.runtime.calls.find((c) => c.method === "createContainer")!.args[1] as {
+      devices?: unknown;
+      envs?: unknown[];
+    };
+    expect(created.devices).toEqual(options.devices);
+    expect(created.envs?.[0]).toEqual({ key: "WIDGET_IDS", value: "w0" });
+    const failing = await harness(busybox, undefined, {
+      runContainerOptions: async () => {
+        throw new Error("endpoint example.com/widget has been stopped");
+      },
+    });
+    expect(await failing.start()).toEqual({
+      reason: "CreateContainerConfigError",
+      message: "endpoint example.com/widget has been stopped",
+    });
   });
 });

@@ -1,6 +1,12 @@
 // One container's start (pull, create, start, postStart) and stop (preStop, grace period, kill), as kuberuntime does.
 import { untilAborted, type Clock } from "../clock.ts";
-import { containerConfig, podSandboxConfig, resolveEnv, type PodContext } from "../container/container-config.ts";
+import {
+  containerConfig,
+  podSandboxConfig,
+  resolveEnv,
+  type ContainerDeviceOptions,
+  type PodContext,
+} from "../container/container-config.ts";
 import {
   LABEL,
   type ContainerDetails,
@@ -17,7 +23,7 @@ import { ignoredSigtermMessage, stopContainerTimed } from "../container/timed-st
 import { runProbe, type ProbeManager } from "../node/prober/probes.ts";
 import type { VolumeManager } from "../node/volumes/volumes.ts";
 import { subPathHostPaths } from "../node/volumes/subpath.ts";
-import type { KubeletError, Pod } from "../api/types.ts";
+import { KubeletError, type Pod, type V1Container } from "../api/types.ts";
 import type { LifecycleHandler } from "kubernetes-types/core/v1.d.ts";
 import type { ContainerToKill, ContainerToStart } from "./pod-plan.ts";
 import type { Waiting } from "./pod-status.ts";
@@ -34,6 +40,13 @@ export interface ContainerLifecycleDeps {
   log?: Pick<Logger, "warn">;
   /** A running container is being stopped (before its preStop hook and grace period): it is no longer ready. */
   onStopping?(container: ContainerDetails): void;
+  /** The device manager: what a container gets from its device plugins (Allocate on its first start). */
+  devices?: ContainerDevices;
+}
+
+/** What a container gets from its device plugins (GetDeviceRunContainerOptions); undefined when it asks for none. */
+export interface ContainerDevices {
+  runContainerOptions(pod: Pod, container: V1Container): Promise<ContainerDeviceOptions | undefined>;
 }
 
 export interface ContainerLifecycle {
@@ -134,10 +147,15 @@ export function createContainerLifecycle(deps: ContainerLifecycleDeps): Containe
       const terminationLog = spec.terminationMessagePath
         ? await deps.volumes.terminationLog(pod.metadata.uid, spec.name, attempt)
         : undefined;
+      // A plugin that cannot allocate or prepare the devices fails the config, as GenerateRunContainerOptions does.
+      const devices = await deps.devices?.runContainerOptions(pod, spec).catch((error: Error) => {
+        throw new KubeletError("CreateContainerConfigError", error.message);
+      });
       id = await runtime.createContainer(
         sandbox.id,
         containerConfig(pod, spec, {
           ...ctx,
+          ...(devices ? { devices } : {}),
           subPaths: await subPathHostPaths(spec, resolveEnv(pod, spec, ctx), ctx.volumePaths),
           attempt,
           init,

@@ -25,6 +25,7 @@ import { noneObserved, nothingObserved, observedLabels, type Observed, type Prob
 import type { createProbeManager } from "../node/prober/probes.ts";
 import type { PodStore } from "../sources/store.ts";
 import { ANNOTATION, podKey, type Pod, type V1PodStatus } from "../api/types.ts";
+import type { ContainerDevices } from "./container-lifecycle.ts";
 import type { VolumeManager } from "../node/volumes/volumes.ts";
 import { configKey } from "../api/config-objects.ts";
 import { podConfigRefs } from "../api/config-refs.ts";
@@ -56,6 +57,8 @@ export interface SyncLoopDeps {
   backoffPersistence?: BackoffPersistence;
   /** Keeps the resources allocated to each pod across kubelet restarts: a deferred resize stays deferred. */
   allocations?: AllocationCheckpoint;
+  /** The device manager's run options for each container. */
+  devices?: ContainerDevices;
 }
 
 export interface SyncLoop {

@@ -245,6 +245,13 @@ message ContainerMetadata {
   uint32 attempt = 2;
 }
 
+message Device {
+  string container_path = 1;
+  string host_path = 2;
+  string permissions = 3;
+}
+message CDIDevice { string name = 1; }
+
 message ContainerConfig {
   ContainerMetadata metadata = 1;
   ImageSpec image = 2;
@@ -253,6 +260,7 @@ message ContainerConfig {
   string working_dir = 5;
   repeated KeyValue envs = 6;
   repeated Mount mounts = 7;
+  repeated Device devices = 8;
   map<string, string> labels = 9;
   map<string, string> annotations = 10;
   string log_path = 11;
@@ -260,6 +268,7 @@ message ContainerConfig {
   bool stdin_once = 13;
   bool tty = 14;
   LinuxContainerConfig linux = 15;
+  repeated CDIDevice CDI_devices = 17;
 }
 
 message CreateContainerRequest {

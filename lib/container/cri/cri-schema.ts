@@ -178,6 +178,12 @@ export const CRI_SCHEMA: CriSchema = {
       [1, "name", "string"],
       [2, "attempt", "uint32"],
     ],
+    Device: [
+      [1, "container_path", "string"],
+      [2, "host_path", "string"],
+      [3, "permissions", "string"],
+    ],
+    CDIDevice: [[1, "name", "string"]],
     ContainerConfig: [
       [1, "metadata", "ContainerMetadata"],
       [2, "image", "ImageSpec"],
@@ -186,6 +192,7 @@ export const CRI_SCHEMA: CriSchema = {
       [5, "working_dir", "string"],
       [6, "envs", "repeated KeyValue"],
       [7, "mounts", "repeated Mount"],
+      [8, "devices", "repeated Device"],
       [9, "labels", "map<string, string>"],
       [10, "annotations", "map<string, string>"],
       [11, "log_path", "string"],
@@ -193,6 +200,7 @@ export const CRI_SCHEMA: CriSchema = {
       [13, "stdin_once", "bool"],
       [14, "tty", "bool"],
       [15, "linux", "LinuxContainerConfig"],
+      [17, "CDI_devices", "repeated CDIDevice"],
     ],
     CreateContainerRequest: [
       [1, "pod_sandbox_id", "string"],

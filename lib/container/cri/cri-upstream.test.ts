@@ -14,6 +14,8 @@ import { criSchemaDifferences } from "../../testing/cri-schema-diff.ts";
  */
 const NEWER_THAN_CONTAINERD_1_6 = [
   "ImageFsInfoResponse.container_filesystems", // cri-api 0.29 (Kubernetes 1.29, KEP-4191)
+  "CDIDevice", // cri-api 0.28 (Kubernetes 1.28, KEP-4009): containerd 1.7 reads CDI_devices, 1.6 ignores the field
+  "ContainerConfig.CDI_devices",
 ];
 
 test("a compiled descriptor reads back into the tables cri-proto.ts gives (maps, nested types and enums too)", () => {

@@ -488,3 +488,29 @@ describe("CRI configs with only the required fields", () => {
     ]);
   });
 });
+
+describe("a container with device plugin resources", () => {
+  test("gets HostConfig.Devices, a cdi DeviceRequest and its annotations as annotation.<key> labels", () => {
+    const b = body(pod(), app, {
+      devices: {
+        envs: [{ key: "WIDGET_IDS", value: "w0" }],
+        mounts: [{ container_path: "/run/widget", host_path: "/var/lib/widget", readonly: true }],
+        devices: [{ container_path: "/dev/w0", host_path: "/dev/null", permissions: "rw" }],
+        annotations: { "example.com/widget": "w0" },
+        cdiDevices: ["example.com/widget=w0"],
+      },
+    });
+    expect(b.HostConfig.Devices).toEqual([
+      { PathOnHost: "/dev/null", PathInContainer: "/dev/w0", CgroupPermissions: "rw" },
+    ]);
+    expect(b.HostConfig.DeviceRequests).toEqual([{ Driver: "cdi", DeviceIDs: ["example.com/widget=w0"] }]);
+    expect(b.HostConfig.Binds?.[0]).toBe("/var/lib/widget:/run/widget:ro");
+    expect(b.Env).toContain("WIDGET_IDS=w0");
+    expect(b.Labels["annotation.example.com/widget"]).toBe("w0");
+  });
+
+  test("a container without them has no Devices or DeviceRequests", () => {
+    const b = body(pod());
+    expect([b.HostConfig.Devices, b.HostConfig.DeviceRequests]).toEqual([undefined, undefined]);
+  });
+});

@@ -28,6 +28,10 @@ export interface ContainerCreateBody {
     IpcMode?: string;
     PidMode?: string;
     Binds?: string[];
+    /** Host devices (a device plugin's DeviceSpecs). */
+    Devices?: Array<{ PathOnHost: string; PathInContainer: string; CgroupPermissions: string }>;
+    /** CDI devices, resolved by a Docker Engine with CDI enabled (the "cdi" driver). */
+    DeviceRequests?: Array<{ Driver: string; DeviceIDs: string[] }>;
     PortBindings?: Record<string, Array<{ HostIp?: string; HostPort: string }>>;
     Memory?: number;
     MemorySwap?: number;
@@ -165,7 +169,12 @@ export function containerBody(
     Env: (config.envs ?? []).map((e) => `${e.key}=${e.value}`),
     ...(config.working_dir ? { WorkingDir: config.working_dir } : {}),
     ...(user ? { User: user } : {}),
-    Labels: { ...config.labels, [LABEL.containerType]: CONTAINER_TYPE.container },
+    // Docker has no annotations: the dockershim kept them as `annotation.<key>` labels (makeLabels).
+    Labels: {
+      ...config.labels,
+      ...Object.fromEntries(Object.entries(config.annotations ?? {}).map(([k, v]) => [`annotation.${k}`, v])),
+      [LABEL.containerType]: CONTAINER_TYPE.container,
+    },
     ...(config.tty ? { Tty: true } : {}),
     ...(config.stdin ? { OpenStdin: true, StdinOnce: config.stdin_once ?? false } : {}),
     HostConfig: {
@@ -177,6 +186,18 @@ export function containerBody(
           ? { PidMode: `container:${sandboxId}` }
           : {}),
       Binds: (config.mounts ?? []).map(bind),
+      ...(config.devices?.length
+        ? {
+            Devices: config.devices.map((d) => ({
+              PathOnHost: d.host_path,
+              PathInContainer: d.container_path,
+              CgroupPermissions: d.permissions,
+            })),
+          }
+        : {}),
+      ...(config.CDI_devices?.length
+        ? { DeviceRequests: [{ Driver: "cdi", DeviceIDs: config.CDI_devices.map((d) => d.name) }] }
+        : {}),
       ...(memory ? { Memory: memory, MemorySwap: memory } : {}),
       ...(resources.cpu_quota ? { CpuQuota: resources.cpu_quota, CpuPeriod: resources.cpu_period } : {}),
       ...(resources.cpu_shares !== undefined ? { CpuShares: resources.cpu_shares } : {}),

@@ -64,6 +64,9 @@ async function node() {
   mkdirSync(join(rootDir, "backoff"));
   writeFileSync(join(rootDir, "backoff", "crashloop.json"), "{}");
   writeFileSync(join(rootDir, "allocated_pods_state.json"), "{}");
+  mkdirSync(join(rootDir, "device-plugins"));
+  writeFileSync(join(rootDir, "device-plugins", "kubelet_internal_checkpoint"), "{}");
+  mkdirSync(join(rootDir, "pod-resources"));
   writeFileSync(join(rootDir, "kubelet.lock"), `${process.pid}\n`);
   mkdirSync(join(podLogsDir, "default_stranger_uid-stranger"));
   writeFileSync(join(rootDir, "operator-notes.txt"), "mine");
@@ -119,6 +122,8 @@ describe("resetNode", () => {
       "pod directory",
       "pod log directory",
       "pod log directory",
+      "state",
+      "state",
       "state",
       "state",
     ]);

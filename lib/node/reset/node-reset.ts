@@ -56,8 +56,12 @@ export interface NodeResetDeps {
   clock?: Clock;
 }
 
-/** What the kubelet keeps under root_dir besides pod directories and the lock. */
-export const ROOT_DIR_STATE = ["backoff", ALLOCATION_FILE];
+/**
+ * What the kubelet keeps under root_dir besides pod directories and the lock: with the device plugins' directory
+ * (kubelet_internal_checkpoint and the sockets, which plugins make again when the kubelet's kubelet.sock returns)
+ * and the pod resources socket.
+ */
+export const ROOT_DIR_STATE = ["backoff", ALLOCATION_FILE, "device-plugins", "pod-resources"];
 
 const DEFAULT_GRACE_SECONDS = 30;
 

@@ -139,3 +139,12 @@ test("the machine's facts are read from the system", () => {
   expect(facts.ephemeralStorageBytes).toBeGreaterThan(0);
   expect(facts.architecture).not.toBe("x64");
 });
+
+test("device plugin resources are in capacity and allocatable; an unhealthy device only in capacity", () => {
+  const node = buildNode(
+    input({ extended: { capacity: { "example.com/widget": "2" }, allocatable: { "example.com/widget": "1" } } }),
+  );
+  expect(node.status?.capacity?.["example.com/widget"]).toBe("2");
+  expect(node.status?.allocatable?.["example.com/widget"]).toBe("1");
+  expect(node.status?.capacity?.cpu).toBeDefined();
+});

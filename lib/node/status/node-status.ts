@@ -121,6 +121,8 @@ export interface NodeInput {
   labels?: Record<string, string>;
   /** Capacity less kubeReserved, systemReserved and the hard eviction threshold (node/cgroups.ts). */
   allocatable: { milliCpu: number; memoryBytes: number };
+  /** Extended resources from device plugins: a gone plugin's devices stay in capacity, not in allocatable. */
+  extended?: { capacity: Record<string, string>; allocatable: Record<string, string> };
   /** undefined when the runtime did not answer. */
   runtime?: RuntimeVersion;
   readiness: Readiness;
@@ -146,7 +148,9 @@ export function buildNode(input: NodeInput): V1Node {
     ...capacity,
     cpu: milliCpu % 1000 === 0 ? String(milliCpu / 1000) : `${milliCpu}m`,
     memory: `${Math.floor(input.allocatable.memoryBytes / 1024)}Ki`,
+    ...input.extended?.allocatable,
   };
+  Object.assign(capacity, input.extended?.capacity);
   const before = new Map((input.previous?.status?.conditions ?? []).map((c) => [c.type, c]));
   const condition = (type: string, status: "True" | "False", reason: string, message: string): V1NodeCondition => {
     const last = before.get(type);
