@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Real services for the tests: a private dockerd (no bridge), a private containerd (CRI plugin,
-# loopback-only CNI stub), etcd and a registry on loopback, plus the local test images. Usage: services.sh install|up|down|status.
+# loopback-only CNI stub), etcd and a registry on loopback, plus the local test images. Usage: services.sh install|up|down|status,
+# and `resume containerd|containerd17` after a test stopped that daemon under running containers.
 # A second private containerd, 1.7 from Debian 13's packages (unpacked, never installed), runs beside Debian 12's 1.6.
 # `up` writes $DIR/env (shell KEY=VALUE lines) that scripts/test.sh and the tests read.
 set -euo pipefail
@@ -26,6 +27,15 @@ install_packages() {
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q >/dev/null
   apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Starts again a containerd that was stopped (SIGTERM) under running containers, their shims and mounts kept.
+resume() { # containerd | containerd17
+  case "$1" in
+    containerd) KEEP_SHIMS=1 start_containerd ;;
+    containerd17) KEEP_SHIMS=1 start_containerd17 ;;
+    *) log "resume: no daemon \"$1\" (containerd or containerd17)"; return 2 ;;
+  esac
 }
 
 # Downloads and unpacks trixie's version of a package into $TRIXIE/root unless its binary is there; the version is
@@ -136,11 +146,14 @@ start_containerd_as() {
   local name=$1 binary=$2
   running "$name" && return 0
   local c=$DIR/$name
-  # A containerd killed with its session leaves shims and mounts behind (see start_dockerd).
-  pkill -9 -f -- "-address $c/containerd.sock" 2>/dev/null || true
-  awk -v dir="$c/" 'index($2, dir) == 1 { print $2 }' /proc/self/mounts | sort -r | while read -r mnt; do
-    umount -l "$mnt" 2>/dev/null || true
-  done
+  # A containerd killed with its session leaves shims and mounts behind (see start_dockerd); `resume` keeps them, for
+  # a daemon restarted under running containers, as an upgrade restarts it.
+  if [ "${KEEP_SHIMS:-}" != 1 ]; then
+    pkill -9 -f -- "-address $c/containerd.sock" 2>/dev/null || true
+    awk -v dir="$c/" 'index($2, dir) == 1 { print $2 }' /proc/self/mounts | sort -r | while read -r mnt; do
+      umount -l "$mnt" 2>/dev/null || true
+    done
+  fi
   rm -f "$c/containerd.sock" "$c/containerd.sock.ttrpc"
   mkdir -p "$c"
   write_cni "$c"
@@ -306,5 +319,6 @@ case "${1:-}" in
   up) up ;;
   down) down ;;
   status) status ;;
-  *) echo "usage: $0 install|up|down|status" >&2; exit 2 ;;
+  resume) resume "${2:-}" ;;
+  *) echo "usage: $0 install|up|down|status|resume containerd|containerd17" >&2; exit 2 ;;
 esac

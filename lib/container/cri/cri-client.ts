@@ -164,7 +164,9 @@ export function createCriClient(options: CriClientOptions): CriClient {
    */
   async function* rtStream<T>(method: string, request: object, signal: AbortSignal, opened?: () => void) {
     const client = clients.runtime;
-    await new Promise<void>((resolve, reject) =>
+    await new Promise<void>((resolve, reject) => {
+      // A stop does not wait out the deadline of a runtime that is away.
+      signal.addEventListener("abort", () => resolve(), { once: true });
       client.waitForReady(Date.now() + options.requestTimeoutMs, (error) =>
         error
           ? reject(
@@ -174,8 +176,8 @@ export function createCriClient(options: CriClientOptions): CriClient {
               ),
             )
           : resolve(),
-      ),
-    );
+      );
+    });
     if (signal.aborted) return;
     const fn = (
       client as unknown as Record<string, (r: object, m: GrpcTypes.Metadata) => GrpcTypes.ClientReadableStream<T>>
