@@ -19,8 +19,6 @@ export interface StreamedEntry {
 /** Upstream's periods (pkg/kubelet/kubelet.go): the relist behind a working stream, and the relist without one. */
 export const EVENTED_RELIST_PERIOD_MS = 300_000;
 export const GENERIC_RELIST_PERIOD_MS = 1_000;
-/** The relist threshold behind a working stream (eventedPlegRelistThreshold; generic: 3 min). */
-export const EVENTED_RELIST_THRESHOLD_MS = 600_000;
 
 /** gRPC's connection back-off (1 s, ×1.6, at most 120 s), which the Go kubelet's stream retries ride on. */
 export function streamRetryDelayMs(failures: number): number {
