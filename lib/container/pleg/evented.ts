@@ -146,7 +146,8 @@ export async function* eventedEvents(
       try {
         const opened = () => {
           options.connected?.();
-          if (failures > 0) options.log.info("container events stream open again: relisting every 300s behind it");
+          if (failures > 0)
+            options.log.info(`container events stream open again: relisting every ${eventedPeriod / 1000}s behind it`);
           streaming = true;
           failures = 0;
           // A relist right after (re)connecting reconciles what the stream could not have told.
