@@ -5,6 +5,7 @@
 // Usage: bash scripts/services.sh up && bun build.ts && bun bench/pleg.bench.ts [--pods 110] [--settle 30] [--window 60] [--windows 3]
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createCriClient } from "../lib/container/cri/cri-client.ts";
 import { testServices } from "../lib/testing/services.ts";
 import { removeDir } from "../test/e2e/harness.ts";
 import * as bench from "./support.ts";
@@ -55,6 +56,17 @@ for (const [i, k] of kubelets.entries()) {
   for (let p = 0; p < pods; p++) rmSync(join(k.dir, `pleg${p}.yaml`));
   await bench.until(async () => (await apps.running(sides[i]!.runtime, "pleg")) === 0, 900_000);
   await k.stop();
+  // The kubelet leaves its dead pods' sandboxes to garbage collection, which a stopped kubelet never runs.
+  const cri = createCriClient({
+    runtimeEndpoint: bench.criEndpoint(services, sides[i]!.runtime),
+    requestTimeoutMs: 60_000,
+  });
+  for (const s of await cri.listPodSandbox())
+    if (s.metadata.name.startsWith("pleg")) {
+      await cri.stopPodSandbox(s.id);
+      await cri.removePodSandbox(s.id);
+    }
+  cri.close();
   removeDir(k.dir);
   removeDir(k.rootDir);
 }

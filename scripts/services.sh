@@ -266,6 +266,7 @@ KUBELET_TEST_PAUSE=local/pause:latest
 KUBELET_TEST_CONTAINERD=unix://$DIR/containerd/containerd.sock
 KUBELET_TEST_CONTAINERD_17=unix://$DIR/containerd17/containerd.sock
 KUBELET_TEST_CONTAINERD_17_BINARY=$TRIXIE/root/usr/bin/containerd
+KUBELET_TEST_KUBECTL=$(command -v kubectl || echo "$TRIXIE/root/usr/bin/kubectl")
 ENV
 }
 
