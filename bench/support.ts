@@ -104,7 +104,15 @@ export interface DockerEvent {
   Actor: { Attributes: Record<string, string> };
 }
 
-export type RuntimeChoice = "docker" | "remote";
+/** Docker, or the CRI on containerd 1.6 ("remote") or on 1.7 ("remote-1.7", its event stream). */
+export type RuntimeChoice = "docker" | "remote" | "remote-1.7";
+
+/** The CRI socket a CRI choice drives (containerd 1.7 needs services.sh's second daemon). */
+export function criEndpoint(services: TestServices, runtime: "remote" | "remote-1.7"): string {
+  if (runtime === "remote") return services.containerd;
+  if (!services.containerd17) throw new Error("containerd 1.7 is not among the services: bash scripts/services.sh up");
+  return services.containerd17;
+}
 
 /** A kubelet binary (dist/kubelet) on one runtime, watching its own manifest directory. */
 export interface BenchKubelet {
@@ -129,9 +137,9 @@ export async function startKubelet(
   const rootDir = options.rootDir ?? tempDir(`bench-${runtime}-root`);
   const port = await freePort();
   const flags =
-    runtime === "remote"
-      ? ["--container_runtime", "remote", "--container_runtime_endpoint", services.containerd!]
-      : ["--docker_endpoint", services.dockerHost, "--network_container_image", services.pause];
+    runtime === "docker"
+      ? ["--docker_endpoint", services.dockerHost, "--network_container_image", services.pause]
+      : ["--container_runtime", "remote", "--container_runtime_endpoint", criEndpoint(services, runtime)];
   const child = spawn(
     KUBELET_BINARY,
     [
@@ -205,11 +213,14 @@ export function memory(pid: number): { rssMb: number; peakMb: number } {
  */
 export function appCounter(services: TestServices) {
   const engine = engineApi(services);
-  let cri: ReturnType<typeof createCriClient> | undefined;
+  const cris = new Map<string, ReturnType<typeof createCriClient>>();
   return {
     async running(runtime: RuntimeChoice, prefix: string): Promise<number> {
       if (runtime === "docker") return (await engine.list({ name: [`k8s_app_${prefix}`], status: ["running"] })).length;
-      cri ??= createCriClient({ runtimeEndpoint: services.containerd, requestTimeoutMs: 120_000 });
+      const endpoint = criEndpoint(services, runtime);
+      const cri =
+        cris.get(endpoint) ??
+        cris.set(endpoint, createCriClient({ runtimeEndpoint: endpoint, requestTimeoutMs: 120_000 })).get(endpoint)!;
       return (await cri.listContainers()).filter(
         (c) =>
           c.state === "CONTAINER_RUNNING" &&
@@ -217,7 +228,9 @@ export function appCounter(services: TestServices) {
           (c.labels["io.kubernetes.pod.name"] ?? "").startsWith(prefix),
       ).length;
     },
-    close: () => cri?.close(),
+    close: () => {
+      for (const cri of cris.values()) cri.close();
+    },
   };
 }
 

@@ -319,7 +319,17 @@ export async function openRuntime(
   return {
     runtime: createCriRuntime(client, {
       clock: systemClock,
-      ...(metrics ? { relisted: (duration, interval) => metrics.plegRelist(duration, interval) } : {}),
+      log: log.child("pleg"),
+      ...(metrics
+        ? {
+            relisted: (duration, interval) => metrics.plegRelist(duration, interval),
+            eventStream: {
+              connected: () => metrics.eventedPlegConnection("success"),
+              failed: () => metrics.eventedPlegConnection("error"),
+              latency: (seconds) => metrics.eventedPlegLatency(seconds),
+            },
+          }
+        : {}),
     }),
     description: `CRI runtime at ${client.endpoint}`,
   };

@@ -50,6 +50,13 @@ export interface KubeletMetrics {
   runtimeStream(streamType: RuntimeStreamType, delta: 1 | -1): void;
   /** kubelet_pleg_relist_duration_seconds and (after the first) kubelet_pleg_relist_interval_seconds. */
   plegRelist(durationSeconds: number, intervalSeconds: number | undefined): void;
+  /**
+   * The Evented PLEG's stream: kubelet_evented_pleg_connection_success_count (opened) and _error_count (failed or
+   * broken), as upstream names them.
+   */
+  eventedPlegConnection(outcome: "success" | "error"): void;
+  /** kubelet_evented_pleg_connection_latency_seconds: an event's age when it arrives. */
+  eventedPlegLatency(seconds: number): void;
   /** kubelet_cgroup_manager_duration_seconds{operation_type: create|update|destroy}. */
   cgroupManager(operation: "create" | "update" | "destroy", seconds: number): void;
   /**
@@ -88,5 +95,7 @@ export const noopMetrics: KubeletMetrics = {
   runtimeStream() {},
   cgroupManager() {},
   plegRelist() {},
+  eventedPlegConnection() {},
+  eventedPlegLatency() {},
   gracefulShutdown() {},
 };

@@ -18,7 +18,8 @@
 //               logs/, oom/, shutdown/, state/, reset/
 //   container/  runtime.ts (the CRI-shaped port), container-config.ts (pod → CRI configs), security-context.ts,
 //               node-scoped.ts, unreachable.ts; docker/ (docker.ts + docker-shim.ts: the Docker Engine, the dockershim
-//               way), cri/ (cri.ts: runtime.v1), memory/ (--container_runtime fake), pleg/ (relist → events)
+//               way), cri/ (cri.ts: runtime.v1), memory/ (--container_runtime fake), pleg/ (relist → events,
+//               or the CRI's event stream with a relist behind it)
 //   server/     info-server.ts (Hono), push-routes.ts, auth.ts (self-signed.ts), prometheus.ts (exposition.ts),
 //               resource-metrics.ts, cadvisor-metrics.ts, configz.ts, listeners.ts; platform/ (serving per JS runtime)
 //   wiring      assembly.ts (the one assembly that run, runonce and plan share), kubelet.ts (the three commands over

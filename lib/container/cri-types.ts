@@ -132,6 +132,23 @@ export interface CriContainer {
   annotations: Record<string, string>;
 }
 
+/** The CRI's ContainerEventType: what happened to the container (or sandbox) an event names. */
+export type CriContainerEventType =
+  | "CONTAINER_CREATED_EVENT"
+  | "CONTAINER_STARTED_EVENT"
+  | "CONTAINER_STOPPED_EVENT"
+  | "CONTAINER_DELETED_EVENT";
+
+/** One ContainerEventResponse of GetContainerEvents: the container's (or sandbox's) event and its pod's statuses. */
+export interface CriContainerEvent {
+  container_id: string;
+  container_event_type: CriContainerEventType;
+  /** Nanoseconds since the epoch. */
+  created_at: number;
+  pod_sandbox_status: PodSandboxStatus | null;
+  containers_statuses: CriContainerStatus[];
+}
+
 export interface CriContainerStatus {
   id: string;
   metadata: { name: string; attempt: number };
@@ -227,6 +244,12 @@ export interface CriClient {
   listContainerStats(filter?: { id?: string }): Promise<CriContainerStats[]>;
   /** ReopenContainerLog: the runtime writes the container's output to a new file at its log path. */
   reopenContainerLog(id: string): Promise<void>;
+  /**
+   * GetContainerEvents: the runtime's container events until the signal aborts (`opened` is told once the stream is
+   * open); fails with Unimplemented where the runtime does not serve it (containerd before 1.7), and with
+   * RuntimeUnavailable when the stream breaks or ends.
+   */
+  containerEvents(signal: AbortSignal, opened?: () => void): AsyncIterable<CriContainerEvent>;
   /** The image, or undefined when it is not present. */
   imageStatus(image: string): Promise<CriImage | undefined>;
   /** Options as one object, as the port's pullImage takes them. */

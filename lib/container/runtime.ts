@@ -349,6 +349,8 @@ export type RuntimeErrorCode =
   | "ImagePullFailed"
   | "ExecTimeout"
   | "Aborted"
+  /** The runtime does not serve the call (a CRI method newer than it, such as GetContainerEvents before containerd 1.7). */
+  | "Unimplemented"
   | "RuntimeError";
 
 /** A runtime call's failure, its code one of RuntimeErrorCode. */

@@ -50,12 +50,15 @@ export class Counter extends Metric {
 /** A histogram with fixed buckets, per label set. */
 export class Histogram extends Metric {
   readonly series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
+  /** `unlabelled`: one series without labels, rendered from the start with its zero buckets, as client_golang does. */
   constructor(
     name: string,
     help: string,
     readonly buckets: number[],
+    options: { unlabelled?: boolean } = {},
   ) {
     super(name, help, "histogram");
+    if (options.unlabelled) this.series.set(keyOf({}), { labels: {}, counts: buckets.map(() => 0), sum: 0, count: 0 });
   }
   observe(value: number, labels: Labels = {}): void {
     const key = keyOf(labels);
@@ -186,15 +189,34 @@ export function createPrometheusMetrics(options: { log?: Logger; nodeName?: stri
     "Duration in seconds for a probe response.",
     DEF_BUCKETS,
   );
+  // The PLEG's series exist on every runtime, as the Go kubelet's unlabelled ones do: Docker's events relist
+  // nothing, and kube-prometheus' PLEG panels read zeros rather than nothing.
   const plegDuration = new Histogram(
     "kubelet_pleg_relist_duration_seconds",
     "Duration in seconds for relisting pods in PLEG.",
     DEF_BUCKETS,
+    { unlabelled: true },
   );
   const plegInterval = new Histogram(
     "kubelet_pleg_relist_interval_seconds",
     "Interval in seconds between relisting in PLEG.",
     DEF_BUCKETS,
+    { unlabelled: true },
+  );
+  const eventedPlegErrors = new Counter(
+    "kubelet_evented_pleg_connection_error_count",
+    "The number of errors encountered during the establishment of streaming connection with the CRI runtime.",
+  );
+  const eventedPlegSuccesses = new Counter(
+    "kubelet_evented_pleg_connection_success_count",
+    "The number of times a streaming client was obtained to receive CRI Events.",
+  );
+  for (const counter of [eventedPlegErrors, eventedPlegSuccesses]) counter.set({}, 0);
+  const eventedPlegLatency = new Histogram(
+    "kubelet_evented_pleg_connection_latency_seconds",
+    "The latency of streaming connection with the CRI runtime, measured in seconds.",
+    DEF_BUCKETS,
+    { unlabelled: true },
   );
   const nodeName = new Counter("kubelet_node_name", "The node's name. The count is always 1.", "gauge");
   if (options.nodeName) nodeName.set({ node: options.nodeName }, 1);
@@ -271,6 +293,9 @@ export function createPrometheusMetrics(options: { log?: Logger; nodeName?: stri
     cgroupManager,
     plegDuration,
     plegInterval,
+    eventedPlegErrors,
+    eventedPlegSuccesses,
+    eventedPlegLatency,
     desiredPods,
     activePods,
     nodeName,
@@ -370,6 +395,8 @@ export function createPrometheusMetrics(options: { log?: Logger; nodeName?: stri
       plegDuration.observe(duration);
       if (interval !== undefined) plegInterval.observe(interval);
     },
+    eventedPlegConnection: (outcome) => (outcome === "success" ? eventedPlegSuccesses : eventedPlegErrors).inc(),
+    eventedPlegLatency: (seconds) => eventedPlegLatency.observe(seconds),
     gracefulShutdown({ startSeconds, endSeconds }) {
       if (startSeconds !== undefined) shutdownStart.set({}, startSeconds);
       if (endSeconds !== undefined) shutdownEnd.set({}, endSeconds);

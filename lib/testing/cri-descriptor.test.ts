@@ -1,9 +1,9 @@
 import { expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { containerdBinary, findApiDescriptor, readApiDescriptor } from "./cri-descriptor.ts";
+import { containerd17Binary, containerdBinary, findApiDescriptor, readApiDescriptor } from "./cri-descriptor.ts";
 
 /** A length-delimited field. */
 const field = (number: number, value: string | Buffer) => {
@@ -81,4 +81,13 @@ test("the binary is $KUBELET_TEST_CONTAINERD_BINARY when set, else containerd on
   );
   expect(containerdBinary({ PATH: `/nonexistent:${dir}` })).toBe(join(dir, "containerd"));
   expect(containerdBinary({ PATH: "/nonexistent" })).toBeUndefined();
+});
+
+test("containerd 1.7 is $KUBELET_TEST_CONTAINERD_17_BINARY when set, else services.sh's unpacked one if present", () => {
+  const dir = mkdtempSync(join(tmpdir(), "cri-descriptor-"));
+  expect(containerd17Binary({ KUBELET_TEST_CONTAINERD_17_BINARY: "/opt/c17/containerd" })).toBe("/opt/c17/containerd");
+  expect(containerd17Binary({ KUBELET_TEST_TRIXIE_DIR: dir })).toBeUndefined();
+  mkdirSync(join(dir, "root/usr/bin"), { recursive: true });
+  writeFileSync(join(dir, "root/usr/bin/containerd"), "");
+  expect(containerd17Binary({ KUBELET_TEST_TRIXIE_DIR: dir })).toBe(join(dir, "root/usr/bin/containerd"));
 });

@@ -34,6 +34,16 @@ export function containerdBinary(env: Record<string, string | undefined> = proce
   return undefined;
 }
 
+/**
+ * The containerd 1.7 binary to read (Debian 13's, unpacked by scripts/services.sh beside Debian 12's 1.6):
+ * $KUBELET_TEST_CONTAINERD_17_BINARY, else where services.sh unpacks it, if it is there.
+ */
+export function containerd17Binary(env: Record<string, string | undefined> = process.env): string | undefined {
+  if (env.KUBELET_TEST_CONTAINERD_17_BINARY) return env.KUBELET_TEST_CONTAINERD_17_BINARY;
+  const path = join(env.KUBELET_TEST_TRIXIE_DIR || "/tmp/kubelet-test-trixie", "root/usr/bin/containerd");
+  return existsSync(path) ? path : undefined;
+}
+
 /** The runtime.v1 descriptor in a binary's bytes: stored raw, else gzipped; undefined when there is neither. */
 export function findApiDescriptor(binary: Uint8Array): ApiDescriptor | undefined {
   const buf = Buffer.from(binary.buffer, binary.byteOffset, binary.byteLength);

@@ -180,6 +180,11 @@ export function createFakeCriClient(): FakeCriClient {
     listImages: unmodelled("ListImages"),
     removeImage: unmodelled("RemoveImage"),
     imageFsInfo: unmodelled("ImageFsInfo"),
+    // containerd 1.6's answer: the CRI runtime then relists, as the generic PLEG does.
+    async *containerEvents() {
+      record("GetContainerEvents");
+      throw runtimeError("Unimplemented", "unix:///fake/cri.sock does not serve GetContainerEvents");
+    },
     close() {},
   };
 }

@@ -25,6 +25,8 @@ export interface TestServices {
   pause: string;
   /** `unix:///…/containerd.sock` of the private containerd (CRI plugin, loopback-only CNI stub). */
   containerd: string;
+  /** `unix:///…/containerd.sock` of the private containerd 1.7 (Debian 13's, beside 1.6), when services.sh started it. */
+  containerd17?: string;
 }
 
 /** Reads the services' addresses from the environment or from $KUBELET_TEST_DIR/env. */
@@ -53,6 +55,7 @@ export function testServices(): TestServices | undefined {
     busybox: env.KUBELET_TEST_BUSYBOX ?? "local/busybox:stable",
     pause: env.KUBELET_TEST_PAUSE ?? "local/pause:latest",
     containerd: env.KUBELET_TEST_CONTAINERD,
+    containerd17: env.KUBELET_TEST_CONTAINERD_17 || undefined,
   };
 }
 
@@ -75,3 +78,25 @@ export function describeWithServices(name: string, fn: (services: TestServices) 
 
 /** Path of the compiled binary the end-to-end tests run (built by `npm run build`). */
 export const KUBELET_BINARY = join(import.meta.dir, "../../dist/kubelet");
+
+/**
+ * `describeWithServices` with a block per containerd the services run, "on containerd 1.6" and
+ * "on containerd 1.7", with that containerd's socket. Without 1.7 its block is skipped, except under CI=true.
+ */
+export function describeOnContainerd(
+  name: string,
+  fn: (services: TestServices, endpoint: string, version: "1.6" | "1.7") => void,
+): void {
+  describeWithServices(name, (services) => {
+    describe("on containerd 1.6", () => fn(services, services.containerd, "1.6"));
+    const containerd17 = services.containerd17;
+    if (containerd17) describe("on containerd 1.7", () => fn(services, containerd17, "1.7"));
+    else if (process.env.CI === "true")
+      test("has containerd 1.7 among the test services", () => {
+        throw new Error(
+          "containerd 1.7 is not among the test services: run `bash scripts/services.sh up` (CI=true forbids skipping)",
+        );
+      });
+    else describe.skip("on containerd 1.7 (not among the test services)", () => {});
+  });
+}

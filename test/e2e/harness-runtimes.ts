@@ -1,8 +1,8 @@
-// The end-to-end runtime matrix: KUBELET_TEST_RUNTIME=docker|remote picks one runtime, unset runs
-// every suite on both. Tests observe containers through the kubelet's own Runtime port (the Docker
+// The end-to-end runtime matrix: KUBELET_TEST_RUNTIME=docker|remote|remote-1.7 (or a comma list) picks runtimes,
+// unset runs every suite on all three: Docker, containerd 1.6 (relisted) and containerd 1.7 (its event stream). Tests observe containers through the kubelet's own Runtime port (the Docker
 // adapter or the CRI one, built by the same factories as the composition root), so one assertion
 // holds on either runtime.
-import { afterAll } from "bun:test";
+import { afterAll, test } from "bun:test";
 import { createCriClient } from "../../lib/container/cri/cri-client.ts";
 import { createCriRuntime } from "../../lib/container/cri/cri.ts";
 import { createDockerRuntime } from "../../lib/container/docker/docker.ts";
@@ -15,12 +15,19 @@ import { type Kubelet, killKubeletsAfterAll, startKubelet, waitFor } from "./har
 import { removeDir, tempDir } from "./harness.ts";
 
 export type RuntimeKind = "docker" | "remote";
+/** One entry of the matrix: Docker, or the CRI on containerd 1.6 ("remote") or on 1.7 ("remote-1.7"). */
+export type MatrixRuntime = RuntimeKind | "remote-1.7";
+const MATRIX: MatrixRuntime[] = ["docker", "remote", "remote-1.7"];
 
 /** A runtime the suite runs on, with the flags that select it and a view of its containers. */
 export interface RuntimeUnderTest {
   kind: RuntimeKind;
-  /** "docker" or "containerd": how describe blocks are named. */
+  /** "docker" or "containerd": the scheme of container IDs. */
   label: string;
+  /** How describe blocks are named: "docker", "containerd" (1.6) or "containerd 1.7". */
+  name: string;
+  /** The CRI socket (containerd 1.6's or 1.7's); the Docker socket on Docker. */
+  endpoint: string;
   /** The kubelet's Runtime port on the same daemon the kubelet under test drives. */
   runtime: Runtime;
   /** Flags every test kubelet gets: this runtime, no bridge network, a private root dir and cgroup root. */
@@ -41,12 +48,20 @@ export interface RuntimeUnderTest {
   close(): void;
 }
 
-/** Which runtimes KUBELET_TEST_RUNTIME asks for (unset or empty: both). */
-export function matrixRuntimes(value = process.env.KUBELET_TEST_RUNTIME): RuntimeKind[] {
-  if (!value) return ["docker", "remote"];
-  if (value === "docker" || value === "remote") return [value];
-  throw new Error(`KUBELET_TEST_RUNTIME="${value}": use docker, remote, or leave it unset for both`);
+/** Which runtimes KUBELET_TEST_RUNTIME asks for, a comma list (unset or empty: all). */
+export function matrixRuntimes(value = process.env.KUBELET_TEST_RUNTIME): MatrixRuntime[] {
+  if (!value) return MATRIX;
+  const asked = value.split(",").map((v) => v.trim());
+  const wrong = asked.find((v) => !MATRIX.includes(v as MatrixRuntime));
+  if (wrong !== undefined)
+    throw new Error(
+      `KUBELET_TEST_RUNTIME="${value}": "${wrong}" is none of docker, remote (containerd 1.6), remote-1.7 (containerd 1.7); give one or a comma list, or leave it unset for all`,
+    );
+  return MATRIX.filter((m) => asked.includes(m));
 }
+
+/** How a matrix runtime's describe blocks are named. */
+const matrixName = (m: MatrixRuntime) => (m === "docker" ? "docker" : m === "remote" ? "containerd" : "containerd 1.7");
 
 /** Flags of every test kubelet whatever its runtime: no bridge network, a private root dir and cgroup root. */
 export function commonFlags(rootDir: string): string[] {
@@ -69,10 +84,14 @@ export function testCgroupRoot(rootDir: string): string {
   return `/kubelet-test/${rootDir.split("/").pop()}`;
 }
 
-/** The runtime `kind` on the test services. */
-export function runtimeUnderTest(services: TestServices, kind: RuntimeKind): RuntimeUnderTest {
+/** The matrix runtime `which` on the test services (containerd 1.7 needs services.containerd17). */
+export function runtimeUnderTest(services: TestServices, which: MatrixRuntime): RuntimeUnderTest {
+  const kind: RuntimeKind = which === "docker" ? "docker" : "remote";
+  const endpoint =
+    which === "docker" ? services.dockerHost : which === "remote" ? services.containerd : services.containerd17;
+  if (!endpoint) throw new Error("containerd 1.7 is not among the test services: run `bash scripts/services.sh up`");
   const client =
-    kind === "remote" ? createCriClient({ runtimeEndpoint: services.containerd, requestTimeoutMs: 30_000 }) : undefined;
+    kind === "remote" ? createCriClient({ runtimeEndpoint: endpoint, requestTimeoutMs: 30_000 }) : undefined;
   const runtime = client
     ? createCriRuntime(client, { clock: systemClock })
     : createDockerRuntime({ endpoint: services.dockerHost });
@@ -85,6 +104,8 @@ export function runtimeUnderTest(services: TestServices, kind: RuntimeKind): Run
   return {
     kind,
     label: kind === "docker" ? "docker" : "containerd",
+    name: matrixName(which),
+    endpoint,
     runtime,
     flags: (rootDir) => [
       ...commonFlags(rootDir),
@@ -94,7 +115,7 @@ export function runtimeUnderTest(services: TestServices, kind: RuntimeKind): Run
             "--container_runtime",
             "remote",
             "--container_runtime_endpoint",
-            services.containerd,
+            endpoint,
             "--pod_logs_dir",
             `${rootDir}/pod-logs`,
           ]),
@@ -133,21 +154,35 @@ export function runtimeUnderTest(services: TestServices, kind: RuntimeKind): Run
 }
 
 /**
- * `describe` once per runtime of the matrix, named "<name> [docker]" / "<name> [containerd]". Kubelets
- * still running at the end of a block are killed. Without the services (or containerd) the block is
- * skipped, except under CI=true, where it fails.
+ * `describe` once per runtime of the matrix (or of `only`), named "<name> [docker]" / "<name> [containerd]" /
+ * "<name> [containerd 1.7]". Kubelets still running at the end of a block are killed. Without the services (or
+ * that containerd) the block is skipped, except under CI=true, where it fails.
  */
-export function describeOnRuntimes(name: string, fn: (services: TestServices, rt: RuntimeUnderTest) => void): void {
-  for (const kind of matrixRuntimes()) {
-    const label = kind === "docker" ? "docker" : "containerd";
-    describeWithServices(`${name} [${label}]`, (services) => {
-      const rt = runtimeUnderTest(services, kind);
+export function describeOnRuntimes(
+  name: string,
+  fn: (services: TestServices, rt: RuntimeUnderTest) => void,
+  only: MatrixRuntime[] = MATRIX,
+): void {
+  for (const which of matrixRuntimes().filter((m) => only.includes(m))) {
+    describeWithServices(`${name} [${matrixName(which)}]`, (services) => {
+      if (which === "remote-1.7" && !services.containerd17) return missingContainerd17();
+      const rt = runtimeUnderTest(services, which);
       fn(services, rt);
       // Declared last, so they run after the block's own clean-up (which may still use the runtime).
       killKubeletsAfterAll();
       afterAll(() => rt.close());
     });
   }
+}
+
+/** No containerd 1.7 among the services: skipped on a developer's machine, a failure under CI=true. */
+function missingContainerd17(): void {
+  const why = "containerd 1.7 is not among the test services: run `bash scripts/services.sh up`";
+  if (process.env.CI === "true")
+    test("has containerd 1.7 among the test services", () => {
+      throw new Error(`${why} (CI=true forbids skipping)`);
+    });
+  else test.skip(why, () => {});
 }
 
 /** Writes the pod `name` with `spec` into `dir` as a manifest (JSON, which the file source reads as the YAML it is). */

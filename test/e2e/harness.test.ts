@@ -5,13 +5,14 @@ import { readFileSync } from "node:fs";
 import { matrixRuntimes } from "./harness-runtimes.ts";
 
 describe("e2e harness", () => {
-  test("KUBELET_TEST_RUNTIME picks one runtime, unset runs both, anything else is refused with the fix", () => {
-    expect(matrixRuntimes(undefined)).toEqual(["docker", "remote"]);
-    expect(matrixRuntimes("")).toEqual(["docker", "remote"]);
+  test("KUBELET_TEST_RUNTIME picks runtimes, unset runs all three, anything else is refused with the fix", () => {
+    expect(matrixRuntimes(undefined)).toEqual(["docker", "remote", "remote-1.7"]);
+    expect(matrixRuntimes("")).toEqual(["docker", "remote", "remote-1.7"]);
     expect(matrixRuntimes("docker")).toEqual(["docker"]);
     expect(matrixRuntimes("remote")).toEqual(["remote"]);
+    expect(matrixRuntimes("remote-1.7, docker")).toEqual(["docker", "remote-1.7"]);
     expect(() => matrixRuntimes("containerd")).toThrow(
-      'KUBELET_TEST_RUNTIME="containerd": use docker, remote, or leave it unset for both',
+      'KUBELET_TEST_RUNTIME="containerd": "containerd" is none of docker, remote (containerd 1.6), remote-1.7 (containerd 1.7)',
     );
   });
 

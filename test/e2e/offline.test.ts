@@ -14,7 +14,7 @@ describeOnRuntimes("the air-gapped recipe", (services, rt) => {
   const app = `${services.registry}/offline/busybox:${tag}`;
   const pause = `${services.registry}/offline/pause:${tag}`;
   const ctr = (...args: string[]) => {
-    const result = spawnSync("ctr", ["-a", services.containerd.replace(/^unix:\/\//, ""), "-n", "k8s.io", ...args], {
+    const result = spawnSync("ctr", ["-a", rt.endpoint.replace(/^unix:\/\//, ""), "-n", "k8s.io", ...args], {
       encoding: "utf8",
     });
     if (result.status !== 0) throw new Error(`ctr ${args.join(" ")}: ${result.stderr}`);
@@ -24,16 +24,7 @@ describeOnRuntimes("the air-gapped recipe", (services, rt) => {
   const removeImages = () => {
     spawnSync("docker", ["-H", services.dockerHost, "rmi", app, pause], { encoding: "utf8" });
     if (rt.kind === "remote")
-      spawnSync("ctr", [
-        "-a",
-        services.containerd.replace(/^unix:\/\//, ""),
-        "-n",
-        "k8s.io",
-        "images",
-        "rm",
-        app,
-        pause,
-      ]);
+      spawnSync("ctr", ["-a", rt.endpoint.replace(/^unix:\/\//, ""), "-n", "k8s.io", "images", "rm", app, pause]);
   };
   // On Docker the sandbox image is the kubelet's flag; on containerd it is containerd's own (present).
   const flags = [

@@ -6,7 +6,7 @@ import { KubeletError } from "../../api/types.ts";
 import { createCriCodecs, type MessageCodec } from "./cri-codec.ts";
 import { createListDecoder } from "./cri-list-decoder.ts";
 import { CRI_SCHEMA } from "./cri-schema.ts";
-import type { CriClient } from "../cri-types.ts";
+import type { CriClient, CriContainerEvent } from "../cri-types.ts";
 import { loadGrpc } from "../../grpc.ts";
 import { runtimeError } from "../runtime.ts";
 import { grpcConnectionCause, unreachableFix } from "../unreachable.ts";
@@ -63,7 +63,10 @@ function loadServices() {
   };
   const client = (serviceName: string) => {
     const definition: Record<string, GrpcTypes.MethodDefinition<object, object>> = {};
-    for (const [method, requestType, responseType] of CRI_SCHEMA.services[serviceName]!) {
+    for (const [method, requestType, responseSpec] of CRI_SCHEMA.services[serviceName]!) {
+      // "stream X": a server stream of X (GetContainerEvents).
+      const responseStream = responseSpec.startsWith("stream ");
+      const responseType = responseStream ? responseSpec.slice("stream ".length) : responseSpec;
       let request: MessageCodec | undefined;
       let response: MessageCodec | undefined;
       const list = lists[method];
@@ -71,7 +74,7 @@ function loadServices() {
       definition[method] = {
         path: `/runtime.v1.${serviceName}/${method}`,
         requestStream: false,
-        responseStream: false,
+        responseStream,
         requestSerialize: (value: object) => (request ??= codecs.codec(requestType)).encode(value),
         requestDeserialize: (bytes: Buffer) => (request ??= codecs.codec(requestType)).decode(bytes),
         responseSerialize: (value: object) => (response ??= codecs.codec(responseType)).encode(value),
@@ -155,6 +158,50 @@ export function createCriClient(options: CriClientOptions): CriClient {
       if (limits.signal?.aborted) cancel();
       limits.signal?.addEventListener("abort", cancel, { once: true });
     });
+  /**
+   * A server stream as an async iterable: opened once the channel is ready (so a runtime that is down fails here,
+   * as a unary call would), `opened` told then; the call is cancelled when the signal aborts or the reader stops.
+   */
+  async function* rtStream<T>(method: string, request: object, signal: AbortSignal, opened?: () => void) {
+    const client = clients.runtime;
+    await new Promise<void>((resolve, reject) => {
+      // A stop does not wait out the deadline of a runtime that is away.
+      signal.addEventListener("abort", () => resolve(), { once: true });
+      client.waitForReady(Date.now() + options.requestTimeoutMs, (error) =>
+        error
+          ? reject(
+              runtimeError(
+                "RuntimeUnavailable",
+                `cannot ${method}: the container runtime at ${runtimeAddress} did not answer: ${error.message}`,
+              ),
+            )
+          : resolve(),
+      );
+    });
+    if (signal.aborted) return;
+    const fn = (
+      client as unknown as Record<string, (r: object, m: GrpcTypes.Metadata) => GrpcTypes.ClientReadableStream<T>>
+    )[method]!;
+    const call = fn.call(client, request, new grpc.Metadata());
+    const cancel = () => call.cancel();
+    signal.addEventListener("abort", cancel, { once: true });
+    opened?.();
+    try {
+      for await (const message of call) yield message as T;
+      // A runtime that goes away may end the stream without an error: the reader must hear of it all the same.
+      if (!signal.aborted)
+        throw runtimeError("RuntimeUnavailable", `${method} from ${runtimeAddress}: the stream ended`);
+    } catch (error) {
+      if (signal.aborted) return;
+      const cause = error as GrpcTypes.ServiceError;
+      if (cause.code === grpc.status.UNIMPLEMENTED)
+        throw runtimeError("Unimplemented", `${runtimeAddress} does not serve ${method}: ${cause.details}`, { cause });
+      throw typeof cause.code === "number" ? mapError(cause, method, runtimeAddress) : error;
+    } finally {
+      signal.removeEventListener("abort", cancel);
+      call.cancel();
+    }
+  }
   const rt = <T>(method: string, request: object, limits?: { timeoutMs?: number | null; signal?: AbortSignal }) =>
     call<T>("runtime", method, request, limits);
   const img = <T>(method: string, request: object, limits?: { timeoutMs?: number | null; signal?: AbortSignal }) =>
@@ -224,6 +271,7 @@ export function createCriClient(options: CriClientOptions): CriClient {
     listContainerStats: async (filter = {}) =>
       (await rt<any>("ListContainerStats", { filter: { id: filter.id ?? "" } })).stats,
     reopenContainerLog: async (id) => void (await rt("ReopenContainerLog", { container_id: id })),
+    containerEvents: (signal, opened) => rtStream<CriContainerEvent>("GetContainerEvents", {}, signal, opened),
     imageStatus: async (ref) => (await img<any>("ImageStatus", { image: { image: ref } })).image ?? undefined,
     // Pulls are as long as the image is big; the caller's signal bounds them.
     pullImage: async (ref, { auth, signal } = {}) =>

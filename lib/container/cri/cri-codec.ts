@@ -13,7 +13,7 @@ export type CriField = [number, string, string];
 export interface CriSchema {
   messages: Record<string, CriField[]>;
   enums: Record<string, Array<[string, number]>>;
-  /** Each service's methods: [name, request message, response message]. */
+  /** Each service's methods: [name, request message, response message ("stream X": a server stream)]. */
   services: Record<string, Array<[string, string, string]>>;
 }
 

@@ -27,6 +27,7 @@ service RuntimeService {
   rpc Attach(AttachRequest) returns (AttachResponse) {}
   rpc ListContainerStats(ListContainerStatsRequest) returns (ListContainerStatsResponse) {}
   rpc ReopenContainerLog(ReopenContainerLogRequest) returns (ReopenContainerLogResponse) {}
+  rpc GetContainerEvents(GetEventsRequest) returns (stream ContainerEventResponse) {}
 }
 
 service ImageService {
@@ -456,5 +457,20 @@ message ImageFsInfoRequest {}
 message ImageFsInfoResponse {
   repeated FilesystemUsage image_filesystems = 1;
   repeated FilesystemUsage container_filesystems = 2;
+}
+
+message GetEventsRequest {}
+enum ContainerEventType {
+  CONTAINER_CREATED_EVENT = 0;
+  CONTAINER_STARTED_EVENT = 1;
+  CONTAINER_STOPPED_EVENT = 2;
+  CONTAINER_DELETED_EVENT = 3;
+}
+message ContainerEventResponse {
+  string container_id = 1;
+  ContainerEventType container_event_type = 2;
+  int64 created_at = 3;
+  PodSandboxStatus pod_sandbox_status = 4;
+  repeated ContainerStatus containers_statuses = 5;
 }
 `;

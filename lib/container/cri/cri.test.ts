@@ -1,7 +1,8 @@
-// The CRI runtime against a private containerd: the shared contract, plus what only the CRI shows.
+// The CRI runtime against the private containerd 1.6 (relisted) and 1.7 (its event stream): the shared contract, plus
+// what only the CRI shows, on each.
 import { afterAll, describe, expect, test } from "bun:test";
 import { systemClock } from "../../clock.ts";
-import { describeWithServices } from "../../testing/services.ts";
+import { describeOnContainerd } from "../../testing/services.ts";
 import { createCriClient } from "./cri-client.ts";
 import { createCriRuntime } from "./cri.ts";
 import { LABEL } from "../runtime.ts";
@@ -9,11 +10,16 @@ import { runtimeContract } from "../../testing/runtime-contract.ts";
 import { testContainerConfig, testSandboxConfig } from "../../testing/cri-configs.ts";
 import { join } from "node:path";
 
-describeWithServices("CRI runtime", (services) => {
+describeOnContainerd("CRI runtime", (services, endpoint, version) => {
   const podLogsDir = join(services.dir, "pod-logs");
-  const client = createCriClient({ runtimeEndpoint: services.containerd, requestTimeoutMs: 10_000 });
+  const client = createCriClient({ runtimeEndpoint: endpoint, requestTimeoutMs: 10_000 });
+  afterAll(() => client.close());
   const make = () => createCriRuntime(client, { relistPeriodMs: 100, clock: systemClock });
-  runtimeContract("CRI runtime contract", make, { image: services.busybox, prefix: "cri-", logDirectory: podLogsDir });
+  runtimeContract("CRI runtime contract", make, {
+    image: services.busybox,
+    prefix: `cri${version.replace(".", "")}-`,
+    logDirectory: podLogsDir,
+  });
 
   describe("what only the CRI shows", () => {
     const runtime = make();

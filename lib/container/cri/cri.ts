@@ -1,6 +1,7 @@
 // The Runtime port on a CRI runtime (containerd, CRI-O) through runtime.v1: sandbox and container
 // configs pass through as they are, logs are the CRI log files read by the kubelet, and events come
-// from relisting (pleg.ts). Sandbox and container calls map 1:1 onto the CRI's own.
+// from the runtime's GetContainerEvents with a relist behind it (pleg/evented.ts), or from relisting alone where the
+// runtime does not serve the stream (pleg/generic.ts). Sandbox and container calls map 1:1 onto the CRI's own.
 import { hostname as osHostname, cpus, release, totalmem, type } from "node:os";
 import { KubeletError } from "../../api/types.ts";
 import type { Clock } from "../../clock.ts";
@@ -8,7 +9,9 @@ import { batched } from "../batched.ts";
 import { readCriLog } from "./cri-logs.ts";
 import { openChannelStream } from "./cri-streaming.ts";
 import type { CriClient, CriContainer, CriContainerStats, PodSandbox, CriImage } from "../cri-types.ts";
-import { relistEvents, type RelistEntry } from "../pleg/generic.ts";
+import type { RelistEntry } from "../pleg/generic.ts";
+import { eventedEvents, GENERIC_RELIST_PERIOD_MS } from "../pleg/evented.ts";
+import { streamedEntry } from "./cri-events.ts";
 import {
   LABEL,
   type ContainerDetails,
@@ -24,12 +27,20 @@ import {
 import { withOfflineHint } from "../pull-failure.ts";
 
 export interface CriRuntimeOptions {
-  /** The generic PLEG's relist period (the Go kubelet's: 1 s). */
+  /** The generic PLEG's relist period (the Go kubelet's: 1 s), used while there is no event stream. */
   relistPeriodMs?: number;
+  /** The relist behind a working event stream (the Go kubelet's Evented PLEG: 300 s). */
+  eventedRelistPeriodMs?: number;
   clock: Clock;
+  /** Where the PLEG says the event stream broke, came back, or is not served. */
+  log?: { info(message: string): void; warn(message: string): void };
   /** kubelet_pleg_relist_duration_seconds / _interval_seconds. */
   relisted?(durationSeconds: number, intervalSeconds: number | undefined): void;
+  /** kubelet_evented_pleg_connection_success_count / _error_count / _latency_seconds. */
+  eventStream?: { connected(): void; failed(): void; latency(seconds: number): void };
 }
+
+const silent = { info() {}, warn() {} };
 
 const ns = (time: number) => (time > 0 ? new Date(time / 1e6).toISOString() : undefined);
 
@@ -326,9 +337,10 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
         pids: 0,
       };
     },
-    // Sandboxes relist as "running" or "exited" too: the sync loop hears of a pause that died.
+    // Sandboxes relist as "running" or "exited" too: the sync loop hears of a pause that died. The stream tells
+    // of sandboxes by their id as well, so both sources fill one table.
     events: (signal) =>
-      relistEvents(
+      eventedEvents(
         async (): Promise<RelistEntry[]> => {
           const [sandboxes, containers] = await Promise.all([listPodSandboxes(), listContainers()]);
           return [
@@ -340,7 +352,23 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
             ...containers.map((c) => ({ id: c.id, state: c.state, labels: c.labels })),
           ];
         },
-        { periodMs: options.relistPeriodMs ?? 1000, clock, signal, relisted: options.relisted },
+        async function* (streamSignal, opened) {
+          for await (const event of client.containerEvents(streamSignal, opened)) {
+            const entry = streamedEntry(event, ours);
+            if (entry) yield entry;
+          }
+        },
+        {
+          clock,
+          signal,
+          relistPeriodMs: options.relistPeriodMs ?? GENERIC_RELIST_PERIOD_MS,
+          ...(options.eventedRelistPeriodMs ? { eventedRelistPeriodMs: options.eventedRelistPeriodMs } : {}),
+          log: options.log ?? silent,
+          relisted: options.relisted,
+          connected: options.eventStream?.connected,
+          connectionFailed: options.eventStream?.failed,
+          eventLatency: options.eventStream?.latency,
+        },
       ),
   };
 }
