@@ -140,6 +140,7 @@ export async function assemble(
     allowPrivileged: config.allowPrivileged,
     seccomp: { seccompDefault: config.seccompDefault, seccompRoot: join(config.rootDir, "seccomp") },
     runtimeHandlers: config.runtimeHandlers,
+    maxContainerRestartMs: config.maxContainerRestartPeriod,
   };
   const admission = admissionPolicy(config, node.name);
   const explicit = (key: keyof KubeletConfig) => !resolved || resolved.origins[key] !== "default";

@@ -122,6 +122,7 @@ export function createNodeManagers(
       highThresholdPercent: config.imageGcHighThreshold,
       lowThresholdPercent: config.imageGcLowThreshold,
       minAgeMs: config.minimumImageTtlDuration,
+      maxAgeMs: config.imageMaximumGcAge,
       pauseImage: config.networkContainerImage,
       nodeName: deps.nodeName,
       clock,
