@@ -3,6 +3,7 @@
 // (request timeout, node scoping, instrumentation), the pod placement, the image and volume
 // managers, the node managers and the sync loop, so the three commands cannot drift apart. Parts
 // with side effects on the host (cgroups, the managers' timers) are built only when asked for.
+import { ephemeralStorageAllocatable, filesystemCapacity } from "./node/cm/ephemeral-storage.ts";
 import { readFileSync } from "node:fs";
 import { cpus, hostname as osHostname, networkInterfaces, totalmem } from "node:os";
 import { logRotationPolicy } from "./node/logs/container-log-manager.ts";
@@ -256,10 +257,22 @@ function admissionPolicy(config: KubeletConfig, nodeName: string): AdmissionPoli
       },
     },
     sysctls: createSysctlAllowlist(config.allowedUnsafeSysctls),
-    allocatable: nodeAllocatable(
-      { milliCpu: cpus().length * 1000, memoryBytes: totalmem() },
-      { ...withReservedSystemCPUs(config), evictionHard: config.evictionHard },
-    ),
+    allocatable: {
+      ...nodeAllocatable(
+        { milliCpu: cpus().length * 1000, memoryBytes: totalmem() },
+        { ...withReservedSystemCPUs(config), evictionHard: config.evictionHard },
+      ),
+      // Requests of ephemeral-storage are admitted against root_dir's filesystem (localStorageCapacityIsolation).
+      ...(config.localStorageCapacityIsolation
+        ? {
+            ephemeralStorageBytes: ephemeralStorageAllocatable(filesystemCapacity(config.rootDir), {
+              kube: config.kubeReserved,
+              system: config.systemReserved,
+              evictionHard: config.evictionHard,
+            }),
+          }
+        : {}),
+    },
     features: { appArmor: appArmorEnabled(), userNamespaces: false, seLinux: false },
   };
 }

@@ -2,6 +2,7 @@
 // GC, container GC, the resource analyzer behind /stats/summary, the eviction manager and the
 // system OOM watcher — onto the real host (statfs, /proc, the memory cgroup, /dev/kmsg) and runs
 // each on the Go kubelet's period.
+import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { every, type Clock } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
@@ -16,6 +17,7 @@ import type { CgroupManager } from "./node/cm/cgroups.ts";
 import type { CgroupDetail } from "./node/stats/cgroup-stats.ts";
 import { createEvictionManager, type NodeCondition } from "./node/eviction/eviction.ts";
 import { evictionUsage, parseThresholds } from "./node/eviction/eviction-thresholds.ts";
+import { podStorageUse } from "./node/eviction/local-storage.ts";
 import { diskUsage, statFs } from "./node/stats/filesystem.ts";
 import { createImageGc, type ImageGc } from "./node/images/image-gc.ts";
 import { createNodeSignals } from "./node/eviction/node-signals.ts";
@@ -132,15 +134,12 @@ export function createNodeManagers(
     { runtime, statFs },
   );
   let dataRoot: Promise<string> | undefined;
-  const measureNode = createNodeSignals({
-    rootDir: config.rootDir,
-    imageFsPath: () =>
-      (dataRoot ??= runtime.imageFsInfo().then((fs) => fs.mountpoint)).catch((error) => {
-        dataRoot = undefined; // ask again next time: the daemon may be back
-        throw error;
-      }),
-    statFs,
-  });
+  const measureImageFsPath = () =>
+    (dataRoot ??= runtime.imageFsInfo().then((fs) => fs.mountpoint)).catch((error) => {
+      dataRoot = undefined; // ask again next time: the daemon may be back
+      throw error;
+    });
+  const measureNode = createNodeSignals({ rootDir: config.rootDir, imageFsPath: measureImageFsPath, statFs });
   const emptyDir = (uid: string, volume: string) => diskUsage(emptyDirPath(config.rootDir, uid, volume), WALK_BUDGET);
   /** The rest of the kubelet, known once run() starts; nothing below calls it before. */
   let node: ManagedNode | undefined;
@@ -175,6 +174,7 @@ export function createNodeManagers(
       thresholds,
       pressureTransitionPeriodMs: config.evictionPressureTransitionPeriod,
       maxPodGracePeriodSeconds: config.evictionMaxPodGracePeriod,
+      localStorageCapacityIsolation: config.localStorageCapacityIsolation,
       clock,
       log: log.child("eviction"),
     },
@@ -183,6 +183,12 @@ export function createNodeManagers(
       activePods: () => node?.activePods() ?? [],
       // Ranked by the analyzer's last collection (at most one period old), never measuring on its own.
       podUsage: async (pods, resource) => evictionUsage(analyzer.summary(), pods, resource),
+      storageUse: () => podStorageUse(analyzer.summary()),
+      // The Go kubelet's dedicatedImageFs: the runtime's image filesystem is another device than root_dir's.
+      dedicatedImageFs: async () => {
+        const devices = Promise.all([stat(config.rootDir), measureImageFsPath().then((p) => stat(p))]);
+        return devices.then(([root, images]) => root.dev !== images.dev).catch(() => false);
+      },
       emptyDirUsage: async (pod, volume) => (await emptyDir(pod.metadata.uid, volume)).bytes,
       reclaimImages: (bytes) => imageGc.freeSpace(bytes),
       evict: (pod, message, graceSeconds) =>

@@ -138,4 +138,36 @@ describeWithServices("image garbage collection on containerd", (services: TestSe
       kubelet.output.includes("image garbage collection removed docker.io/local/old-a:1"),
     );
   }, 180_000);
+
+  test("imageMaximumGCAge removes an image unused for longer, with the disk far below the threshold", async () => {
+    await kubelet.stop();
+    filler("local/stale:1", 1);
+    kubelet = await startKubelet([
+      "run",
+      "-c",
+      manifests,
+      ...commonFlags(rootDir),
+      "--container_runtime",
+      "remote",
+      "--container_runtime_endpoint",
+      small.endpoint,
+      "--pod_logs_dir",
+      join(rootDir, "pod-logs"),
+      "--network_container_image",
+      services.pause,
+      "--eviction_hard",
+      "",
+      "--image_gc_high_threshold",
+      "100",
+      "--minimum_image_ttl_duration",
+      "1s",
+      "--image_maximum_gc_age",
+      "4s",
+    ]);
+    await kubelet.waitFor("the stale image removed", () => !small.has("docker.io/local/stale:1"), 60_000);
+    expect(small.has("docker.io/local/busybox:stable")).toBe(true); // the running pod's
+    expect(small.has(small.sandboxImage)).toBe(true);
+    expect(kubelet.output).toContain("image garbage collection removed docker.io/local/stale:1");
+    expect(kubelet.output).toContain("unused for longer than imageMaximumGCAge 4s");
+  }, 120_000);
 });

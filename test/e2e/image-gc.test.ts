@@ -123,4 +123,30 @@ spec:
       kubelet.output.includes("image garbage collection removed local/old-a:1"),
     );
   }, 180_000);
+
+  test("imageMaximumGCAge removes an image unused for longer, with the disk far below the threshold", async () => {
+    await kubelet.stop();
+    filler("local/stale:1", 1);
+    kubelet = await startKubelet([
+      "run",
+      "-c",
+      manifests,
+      ...baseFlags({ ...services, dockerHost: small.dockerHost }, rootDir),
+      "--network_container_image",
+      services.pause,
+      "--eviction_hard",
+      "",
+      "--image_gc_high_threshold",
+      "100",
+      "--minimum_image_ttl_duration",
+      "1s",
+      "--image_maximum_gc_age",
+      "4s",
+    ]);
+    await waitFor("the stale image removed", () => !has("local/stale:1"), 60_000);
+    expect(has(services.busybox)).toBe(true); // the running pod's
+    expect(has(services.pause)).toBe(true);
+    expect(kubelet.output).toContain("image garbage collection removed local/stale:1");
+    expect(kubelet.output).toContain("unused for longer than imageMaximumGCAge 4s");
+  }, 120_000);
 });

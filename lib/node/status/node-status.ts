@@ -120,7 +120,7 @@ export interface NodeInput {
   /** --node_labels */
   labels?: Record<string, string>;
   /** Capacity less kubeReserved, systemReserved and the hard eviction threshold (node/cgroups.ts). */
-  allocatable: { milliCpu: number; memoryBytes: number };
+  allocatable: { milliCpu: number; memoryBytes: number; ephemeralStorageBytes?: number };
   /** undefined when the runtime did not answer. */
   runtime?: RuntimeVersion;
   readiness: Readiness;
@@ -146,6 +146,9 @@ export function buildNode(input: NodeInput): V1Node {
     ...capacity,
     cpu: milliCpu % 1000 === 0 ? String(milliCpu / 1000) : `${milliCpu}m`,
     memory: `${Math.floor(input.allocatable.memoryBytes / 1024)}Ki`,
+    ...(input.allocatable.ephemeralStorageBytes !== undefined && capacity["ephemeral-storage"]
+      ? { "ephemeral-storage": `${Math.floor(input.allocatable.ephemeralStorageBytes / 1024)}Ki` }
+      : {}),
   };
   const before = new Map((input.previous?.status?.conditions ?? []).map((c) => [c.type, c]));
   const condition = (type: string, status: "True" | "False", reason: string, message: string): V1NodeCondition => {
