@@ -3,6 +3,7 @@
 // (request timeout, node scoping, instrumentation), the pod placement, the image and volume
 // managers, the node managers and the sync loop, so the three commands cannot drift apart. Parts
 // with side effects on the host (cgroups, the managers' timers) are built only when asked for.
+import { containerUnified } from "./node/cm/memory-qos.ts";
 import { ephemeralStorageAllocatable, filesystemCapacity } from "./node/cm/ephemeral-storage.ts";
 import { readFileSync } from "node:fs";
 import { cpus, hostname as osHostname, networkInterfaces, totalmem } from "node:os";
@@ -28,7 +29,7 @@ import { createImageManager, type ImageManager, type PullObserver } from "./node
 import { setUpPodPlacement, type PodPlacement } from "./node/cm/placement.ts";
 import { createProbeManager } from "./node/prober/probes.ts";
 import { createVolumeManager, type VolumeManager } from "./node/volumes/volumes.ts";
-import { nodeAllocatable } from "./node/cm/cgroups.ts";
+import { cgroupVersion, nodeAllocatable } from "./node/cm/cgroups.ts";
 import { goArch } from "./node/status/node-status.ts";
 import { createSysctlAllowlist } from "./sync/sysctls.ts";
 import { createPrometheusMetrics } from "./server/prometheus.ts";
@@ -144,6 +145,8 @@ export async function assemble(
     maxContainerRestartMs: config.maxContainerRestartPeriod,
   };
   const admission = admissionPolicy(config, node.name);
+  /** The node's cgroup version, read once: memory.oom.group and MemoryQoS's files exist on cgroup v2 only. */
+  let cgroupV: 1 | 2 | undefined;
   const explicit = (key: keyof KubeletConfig) => !resolved || resolved.origins[key] !== "default";
   const assembly: Assembly = {
     node,
@@ -227,6 +230,14 @@ export async function assemble(
           volumes: assembly.volumes(),
           createProbeManager,
           backoffPersistence: persist("crashloop.json", "sync"),
+          containerUnified: (container) =>
+            containerUnified(container, {
+              cgroupVersion: (cgroupV ??= cgroupVersion()),
+              singleProcessOomKill: config.singleProcessOomKill,
+              memoryQos: config.featureGates.MemoryQoS === "true",
+              throttlingFactor: config.memoryThrottlingFactor,
+              allocatableMemoryBytes: admission.allocatable?.memoryBytes ?? totalmem(),
+            }),
           ...(command === "run"
             ? { allocations: allocationFile(join(config.rootDir, ALLOCATION_FILE), log.child("sync")) }
             : {}),

@@ -28,7 +28,11 @@ const ctx: PodContext = {
  * A lifecycle on a fake runtime, with a running sandbox for `pod`; `told` lists what it reported beside events;
  * `eventLog` receives the events' lines.
  */
-async function harness(container: V1Container, eventLog?: Logger) {
+async function harness(
+  container: V1Container,
+  eventLog?: Logger,
+  containerUnified?: (c: V1Container) => Record<string, string>,
+) {
   const clock = new FakeClock();
   const runtime = new FakeRuntime(clock);
   const events = createEventRecorder({ clock, ...(eventLog ? { log: eventLog } : {}) });
@@ -42,6 +46,7 @@ async function harness(container: V1Container, eventLog?: Logger) {
     events,
     onStopping: (c) => void told.push(`stopping ${c.id}`),
     log: { warn: (line) => void told.push(line) },
+    ...(containerUnified ? { containerUnified } : {}),
   });
   const pod: Pod = testPod("web", { containers: [container] });
   const sandbox = await runtime.podSandboxStatus(await runtime.runPodSandbox(podSandboxConfig(pod, ctx, 0)));
@@ -69,6 +74,28 @@ describe("container lifecycle", () => {
     expect(h.app().running).toBe(true);
     expect(h.reasons()).toEqual(["Created", "Started"]);
     expect(h.done).toEqual({ created: 1, killed: 0 });
+  });
+
+  test("the cgroup v2 files memory QoS gives a container reach the runtime in its unified map", async () => {
+    const asked: string[] = [];
+    const h = await harness(busybox, undefined, (c) => {
+      asked.push(c.name);
+      return { "memory.oom.group": "1", "memory.high": "954204160" };
+    });
+    expect(await h.start()).toBeUndefined();
+    const [, config] = h.runtime.calls.find((c) => c.method === "createContainer")!.args as [
+      string,
+      { linux: { resources: Record<string, unknown> } },
+    ];
+    expect(config.linux.resources.unified).toEqual({ "memory.oom.group": "1", "memory.high": "954204160" });
+    expect(asked).toEqual(["app"]);
+    const plain = await harness(busybox, undefined, () => ({}));
+    await plain.start();
+    const [, none] = plain.runtime.calls.find((c) => c.method === "createContainer")!.args as [
+      string,
+      { linux: { resources: Record<string, unknown> } },
+    ];
+    expect(none.linux.resources).not.toHaveProperty("unified");
   });
 
   test("a container the runtime will not start is RunContainerError with a Failed event, its creation counted", async () => {

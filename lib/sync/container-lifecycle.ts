@@ -17,7 +17,7 @@ import { ignoredSigtermMessage, stopContainerTimed } from "../container/timed-st
 import { runProbe, type ProbeManager } from "../node/prober/probes.ts";
 import type { VolumeManager } from "../node/volumes/volumes.ts";
 import { subPathHostPaths } from "../node/volumes/subpath.ts";
-import type { KubeletError, Pod } from "../api/types.ts";
+import type { KubeletError, Pod, V1Container } from "../api/types.ts";
 import type { LifecycleHandler } from "kubernetes-types/core/v1.d.ts";
 import type { ContainerToKill, ContainerToStart } from "./pod-plan.ts";
 import type { Waiting } from "./pod-status.ts";
@@ -34,6 +34,8 @@ export interface ContainerLifecycleDeps {
   log?: Pick<Logger, "warn">;
   /** A running container is being stopped (before its preStop hook and grace period): it is no longer ready. */
   onStopping?(container: ContainerDetails): void;
+  /** The cgroup v2 files a container gets beyond its limits (node/cm/memory-qos.ts); absent = none. */
+  containerUnified?(container: V1Container): Record<string, string>;
 }
 
 export interface ContainerLifecycle {
@@ -134,18 +136,18 @@ export function createContainerLifecycle(deps: ContainerLifecycleDeps): Containe
       const terminationLog = spec.terminationMessagePath
         ? await deps.volumes.terminationLog(pod.metadata.uid, spec.name, attempt)
         : undefined;
-      id = await runtime.createContainer(
-        sandbox.id,
-        containerConfig(pod, spec, {
-          ...ctx,
-          subPaths: await subPathHostPaths(spec, resolveEnv(pod, spec, ctx), ctx.volumePaths),
-          attempt,
-          init,
-          terminationLog,
-          imageUser: image,
-        }),
-        podSandboxConfig(pod, ctx, sandbox.metadata.attempt),
-      );
+      const config = containerConfig(pod, spec, {
+        ...ctx,
+        subPaths: await subPathHostPaths(spec, resolveEnv(pod, spec, ctx), ctx.volumePaths),
+        attempt,
+        init,
+        terminationLog,
+        imageUser: image,
+      });
+      const unified = deps.containerUnified?.(spec);
+      if (unified && Object.keys(unified).length && config.linux?.resources)
+        config.linux.resources.unified = { ...config.linux.resources.unified, ...unified };
+      id = await runtime.createContainer(sandbox.id, config, podSandboxConfig(pod, ctx, sandbox.metadata.attempt));
       done.created++;
     } catch (error) {
       if (isRuntimeError(error, "RuntimeUnavailable")) throw error;

@@ -33,7 +33,7 @@ import type { ConfigLookup } from "../api/config-objects.ts";
 import type { CgroupManager } from "../node/cm/cgroups.ts";
 import type { DnsConfigurer } from "../node/network/dns.ts";
 import { createPodHost, type PodHostOptions } from "./pod-host.ts";
-import { createContainerLifecycle } from "./container-lifecycle.ts";
+import { createContainerLifecycle, type ContainerLifecycleDeps } from "./container-lifecycle.ts";
 import { createContainerResizer } from "./container-resize.ts";
 
 export interface PodExecutorOptions extends PodHostOptions {
@@ -64,6 +64,8 @@ export interface PodExecutorDeps {
   backoffPersistence?: BackoffPersistence;
   /** A running container is being stopped (before its preStop hook and grace period): it is no longer ready. */
   onStopping?(container: ContainerDetails): void;
+  /** The cgroup v2 files a container gets beyond its limits (memory.oom.group, MemoryQoS). */
+  containerUnified?: ContainerLifecycleDeps["containerUnified"];
 }
 
 export interface SyncResult {

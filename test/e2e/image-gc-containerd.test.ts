@@ -167,7 +167,12 @@ describeWithServices("image garbage collection on containerd", (services: TestSe
     await kubelet.waitFor("the stale image removed", () => !small.has("docker.io/local/stale:1"), 60_000);
     expect(small.has("docker.io/local/busybox:stable")).toBe(true); // the running pod's
     expect(small.has(small.sandboxImage)).toBe(true);
-    expect(kubelet.output).toContain("image garbage collection removed docker.io/local/stale:1");
-    expect(kubelet.output).toContain("unused for longer than imageMaximumGCAge 4s");
+    // The removal is logged once the runtime has answered: wait for the line rather than race it.
+    await kubelet.waitFor("the removal logged", () =>
+      kubelet.output.includes("image garbage collection removed docker.io/local/stale:1 ("),
+    );
+    expect(kubelet.output).toMatch(
+      /docker\.io\/local\/stale:1 \(\d+ bytes, unused for longer than imageMaximumGCAge 4s\)/,
+    );
   }, 120_000);
 });

@@ -146,7 +146,10 @@ spec:
     await waitFor("the stale image removed", () => !has("local/stale:1"), 60_000);
     expect(has(services.busybox)).toBe(true); // the running pod's
     expect(has(services.pause)).toBe(true);
-    expect(kubelet.output).toContain("image garbage collection removed local/stale:1");
-    expect(kubelet.output).toContain("unused for longer than imageMaximumGCAge 4s");
+    // The removal is logged once the runtime has answered: wait for the line rather than race it.
+    await waitFor("the removal logged", () =>
+      kubelet.output.includes("image garbage collection removed local/stale:1 ("),
+    );
+    expect(kubelet.output).toMatch(/local\/stale:1 \(\d+ bytes, unused for longer than imageMaximumGCAge 4s\)/);
   }, 120_000);
 });

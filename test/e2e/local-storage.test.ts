@@ -83,7 +83,7 @@ describeOnRuntimes("local ephemeral storage", (services, rt) => {
     );
     expect(rejected.reason).toBe("OutOfephemeral-storage");
     expect(rejected.message).toMatch(
-      /^Pod was rejected: Node didn't have enough resource: ephemeral-storage, requested: 1125899906842624000, used: \d+, capacity: \d+$/,
+      /^Pod was rejected: Node didn't have enough resource: ephemeral-storage, requested: 1099511627776000, used: \d+, capacity: \d+$/,
     );
     expect(await rt.podContainers("e2e-ls-huge")).toEqual([]);
     await kubelet.stop();
