@@ -20,7 +20,9 @@ import { evictionUsage, parseThresholds } from "./node/eviction/eviction-thresho
 import { podStorageUse } from "./node/eviction/local-storage.ts";
 import { diskUsage, statFs } from "./node/stats/filesystem.ts";
 import { createImageGc, type ImageGc } from "./node/images/image-gc.ts";
-import { createNodeSignals } from "./node/eviction/node-signals.ts";
+import { createNodeSignals, memoryStats } from "./node/eviction/node-signals.ts";
+import { createMemcgNotifier, memcgThresholdBytes } from "./node/eviction/memcg-notifier.ts";
+import { createEventFd } from "./platform/libc.ts";
 import { createNodeShutdownManager, shutdownGroups } from "./node/shutdown/node-shutdown.ts";
 import { watchSystemOoms } from "./node/oom/oom-watcher.ts";
 import { createShutdownState, SHUTDOWN_STATE_FILE, type ShutdownTimesSink } from "./node/shutdown/shutdown-state.ts";
@@ -230,6 +232,48 @@ export function createNodeManagers(
         },
       );
       const warn = (what: string) => (error: Error) => log.warn(`${what} failed: ${error.message}`);
+      // One eviction pass at a time: the 10 s period's, or one the kernel's memory notification asks for meanwhile.
+      let passing: Promise<void> | undefined;
+      const evictionPass = () =>
+        (passing ??= (async () => {
+          await analyzer.refresh().catch(warn("stats collection"));
+          await eviction.synchronize();
+          await armMemcgNotifiers();
+        })().finally(() => (passing = undefined)));
+      // kernelMemcgNotification: the root memory cgroup signals each memory.available threshold's crossing.
+      const memoryThresholds = config.kernelMemcgNotification
+        ? thresholds.filter((t) => t.signal === "memory.available")
+        : [];
+      const notifiers = memoryThresholds.map((threshold) => ({
+        threshold,
+        notifier: createMemcgNotifier(
+          {
+            cgroupPath: "/sys/fs/cgroup/memory",
+            onCrossed: () => {
+              log.info(`the kernel signalled memory.available crossing ${threshold.text}: eviction runs now`);
+              void evictionPass().catch(warn("eviction"));
+            },
+          },
+          { eventfd: createEventFd },
+        ),
+      }));
+      let notifierRefused = false;
+      const armMemcgNotifiers = async () => {
+        if (!notifiers.length || notifierRefused) return;
+        const memory = await memoryStats();
+        for (const { threshold, notifier } of notifiers) {
+          const why = await notifier.setThreshold(memcgThresholdBytes(memory, threshold));
+          if (why && !notifierRefused) {
+            notifierRefused = true; // said once: memory is then measured every 10 s only
+            log.warn(
+              `kernelMemcgNotification: no memory threshold notifications: ${why}; memory is measured every 10 s`,
+            );
+          }
+        }
+      };
+      signal.addEventListener("abort", () => {
+        for (const { notifier } of notifiers) notifier.stop();
+      });
       // The Go kubelet's periods: container GC 1m, eviction and stats 10s; image GC checks statfs every 10s and
       // lists images only above its threshold or every 5m.
       await Promise.all([
@@ -239,16 +283,7 @@ export function createNodeManagers(
         runtime.reopenContainerLog ? containerLogs.run(signal) : undefined,
         shutdown?.run(signal),
         every(clock, 10_000, signal, imageGc.garbageCollect, warn("image garbage collection")),
-        every(
-          clock,
-          10_000,
-          signal,
-          async () => {
-            await analyzer.refresh().catch(warn("stats collection"));
-            await eviction.synchronize();
-          },
-          warn("eviction"),
-        ),
+        every(clock, 10_000, signal, evictionPass, warn("eviction")),
       ]);
     },
   };

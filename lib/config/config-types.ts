@@ -254,6 +254,8 @@ export interface KubeletConfig {
   memoryThrottlingFactor: number;
   /** feature_gates: gate name → on/off; only MemoryQoS changes anything here. */
   featureGates: Record<string, string>;
+  /** kernel_memcg_notification: the kernel signals a memory.available threshold crossing (cgroup v1, eventfd). */
+  kernelMemcgNotification: boolean;
 }
 
 /** Built-in defaults, the original kubelet's where it had the flag. */
@@ -390,4 +392,5 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   singleProcessOomKill: false,
   memoryThrottlingFactor: 0.9,
   featureGates: {},
+  kernelMemcgNotification: false,
 };

@@ -817,6 +817,13 @@ export const FLAGS: FlagSpec[] = [
     type: "map",
     description: "Feature gates (Name=true,Other=false); MemoryQoS is the one that changes anything here",
   },
+  {
+    flag: "kernel_memcg_notification",
+    key: "kernelMemcgNotification",
+    type: "bool",
+    description:
+      "Have the kernel signal when memory.available crosses its eviction threshold (cgroup v1), so eviction runs at once instead of at its next 10 s pass",
+  },
 ];
 
 /** The flag spec for a flag name in any spelling (`etcd_servers`, `etcd-servers`, `etcdServers`). */

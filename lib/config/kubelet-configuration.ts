@@ -209,7 +209,7 @@ export const KUBELET_CONFIGURATION: FieldRow[] = [
   honoured("allowedUnsafeSysctls", "strings", "allowedUnsafeSysctls"),
   notApplicable("volumePluginDir", "string", "no volume plugins (emptyDir and hostPath only)"),
   notApplicable("providerID", "string", NO_NODE_OBJECT),
-  notApplicable("kernelMemcgNotification", "bool", "memory is measured every 10 s; no memcg threshold notifications"),
+  honoured("kernelMemcgNotification", "bool", "kernelMemcgNotification"),
   row("logging", "object"),
   honoured("logging.format", "string", "logFormat"),
   notApplicable("logging.flushFrequency", "nanosOrDuration", "log lines are written at once"),

@@ -83,7 +83,7 @@ export interface ContainerConfig {
       memory_swap_limit_in_bytes?: number;
       cpuset_cpus?: string;
       cpuset_mems?: string;
-      /** cgroup v2 files → values (memory.oom.group, memory.min, memory.high): the kubelet's unified map. */
+      /** cgroup v2 files → values (memory.oom.group, memory.high): the kubelet's unified map. */
       unified?: Record<string, string>;
     };
     security_context?: {

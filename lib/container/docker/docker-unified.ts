@@ -1,5 +1,5 @@
 // The CRI's unified map on the Docker Engine, whose API has no such field: the cgroup v2 files
-// (memory.oom.group, memory.min, memory.high) written into the container's own cgroup, found from
+// (memory.oom.group, memory.high) written into the container's own cgroup, found from
 // /proc/<pid>/cgroup, right after it starts — whatever the cgroup driver named it.
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";

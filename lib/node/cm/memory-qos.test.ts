@@ -16,11 +16,10 @@ const v2: MemoryQosSettings = {
   allocatableMemoryBytes: 8 * Gi,
 };
 
-test("memory.high is floor((request + factor × (limit − request)) / page) × page, memory.min the request", () => {
+test("memory.high is floor((request + factor × (limit − request)) / page) × page; no memory.min (policy None)", () => {
   // 100Mi + 0.9 × 900Mi = 910Mi = 954204160 bytes, a whole number of pages.
   expect(containerUnified(box({ memory: "100Mi" }, { memory: "1000Mi" }), v2)).toEqual({
     "memory.oom.group": "1",
-    "memory.min": String(100 * Mi),
     "memory.high": String(910 * Mi),
   });
   // 0 + 0.5 × 10001 bytes = 5000.5: rounded down to the page (4096).
@@ -32,19 +31,13 @@ test("without a limit memory.high is taken between the request and node allocata
   expect(containerUnified(box({ memory: "1Gi" }, {}), v2)["memory.high"]).toBe(String(high));
 });
 
-test("a container whose memory request equals its limit gets memory.min but no memory.high", () => {
-  expect(containerUnified(box({ memory: "1Gi" }, { memory: "1Gi" }), v2)).toEqual({
-    "memory.oom.group": "1",
-    "memory.min": String(Gi),
-  });
+test("a container whose memory request equals its limit gets no memory.high", () => {
+  expect(containerUnified(box({ memory: "1Gi" }, { memory: "1Gi" }), v2)).toEqual({ "memory.oom.group": "1" });
 });
 
 test("memory.oom.group is left out with singleProcessOOMKill, the QoS files without the MemoryQoS gate", () => {
   const container = box({ memory: "100Mi" }, { memory: "1Gi" });
-  expect(Object.keys(containerUnified(container, { ...v2, singleProcessOomKill: true }))).toEqual([
-    "memory.min",
-    "memory.high",
-  ]);
+  expect(Object.keys(containerUnified(container, { ...v2, singleProcessOomKill: true }))).toEqual(["memory.high"]);
   expect(containerUnified(container, { ...v2, memoryQos: false })).toEqual({ "memory.oom.group": "1" });
 });
 

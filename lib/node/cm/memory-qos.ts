@@ -1,7 +1,8 @@
 // The cgroup v2 files a container's cgroup gets beyond its limits (the CRI's LinuxContainerResources.unified,
 // as the Go kubelet's generateLinuxContainerResources fills it): memory.oom.group=1 unless
-// singleProcessOOMKill, and with the MemoryQoS feature gate memory.min (the request) and memory.high
-// (between request and limit by memoryThrottlingFactor). cgroup v1 has none of these files: nothing is set there.
+// singleProcessOOMKill, and with the MemoryQoS feature gate memory.high (between request and limit by
+// memoryThrottlingFactor). memory.min is upstream's memoryReservationPolicy TieredReservation, which is not
+// implemented here (the default policy, None, sets none). cgroup v1 has none of these files: nothing is set there.
 import { parseQuantity } from "../../api/quantity.ts";
 import type { V1Container } from "../../api/types.ts";
 
@@ -30,7 +31,6 @@ export function containerUnified(container: V1Container, settings: MemoryQosSett
   const bytes = (text: string | undefined) => (text === undefined ? 0 : Math.round(parseQuantity(text) ?? 0));
   const request = bytes(container.resources?.requests?.memory);
   const limit = bytes(container.resources?.limits?.memory);
-  if (request !== 0) unified["memory.min"] = String(request);
   // Guaranteed by memory (request = limit): no throttling below the limit, so no memory.high.
   if (request !== limit) {
     const pageSize = settings.pageSize ?? 4096;
