@@ -17,35 +17,26 @@ describeOnRuntimes("local ephemeral storage", (services, rt) => {
   const pods = ["e2e-ls-writer", "e2e-ls-pod", "e2e-ls-huge"];
   const node = staticPodNode("ls", services, rt, pods);
   /** Writes 60 MB into the container's writable layer, then idles. */
-  const write60 = ["sh", "-c", "busybox dd if=/dev/zero of=/big bs=1048576 count=60 && exec sleep 3600"];
   const idle = ["sleep", "3600"];
+  /** A container that writes 60 MB into its writable layer, then idles, under an ephemeral-storage limit of 20Mi. */
+  const writer = {
+    name: "writer",
+    image: services.busybox,
+    command: ["sh", "-c", "busybox dd if=/dev/zero of=/big bs=1048576 count=60 && exec sleep 3600"],
+    resources: { limits: { "ephemeral-storage": "20Mi" } },
+  };
 
   test("writing 60 MB under an ephemeral-storage limit of 20Mi evicts the pod with the kubelet's message", async () => {
     // Two containers: the writer is over its own 20Mi while the pod stays within 20Mi + 1Gi.
     node.write("e2e-ls-writer", {
       terminationGracePeriodSeconds: 1,
       containers: [
-        {
-          name: "writer",
-          image: services.busybox,
-          command: write60,
-          resources: { limits: { "ephemeral-storage": "20Mi" } },
-        },
+        writer,
         { name: "idle", image: services.busybox, command: idle, resources: { limits: { "ephemeral-storage": "1Gi" } } },
       ],
     });
     // One container: the pod's sum (20Mi) is checked first, as upstream does.
-    node.write("e2e-ls-pod", {
-      terminationGracePeriodSeconds: 1,
-      containers: [
-        {
-          name: "writer",
-          image: services.busybox,
-          command: write60,
-          resources: { limits: { "ephemeral-storage": "20Mi" } },
-        },
-      ],
-    });
+    node.write("e2e-ls-pod", { terminationGracePeriodSeconds: 1, containers: [writer] });
     const kubelet = await node.start(["--eviction_hard", "", "--volume_stats_agg_period", "1s"]);
     const evicted = async (name: string) =>
       status(await kubelet.waitForPod(name, "evicted", (p) => status(p).reason === "Evicted", 90_000));

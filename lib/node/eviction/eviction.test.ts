@@ -163,6 +163,31 @@ describe("eviction manager", () => {
     );
   });
 
+  test("under disk pressure pods over their ephemeral-storage requests go first, then lower priority, then more use over request", async () => {
+    const disk = (name: string, request: string, used: number, priority = 0) => {
+      const pod = testPod(name, { priority, containers: [container({ "ephemeral-storage": request })] });
+      usage.set(pod.metadata.uid, { total: used, containers: [{ name: "app", usage: used }] });
+      return pod;
+    };
+    pods = [
+      disk("within-big-user", "10Gi", 9 * Gi), // uses most, but within its request
+      disk("over-high-priority", "1Gi", 2 * Gi, 1000),
+      disk("over-little", "1Gi", 1.5 * Gi),
+      disk("over-much", "1Gi", 3 * Gi),
+    ];
+    const m = manager({ "imagefs.available": "15%" });
+    observations["imagefs.available"] = { available: 10 * Gi, capacity: 100 * Gi };
+    const order: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      await m.synchronize();
+      order.push(evicted.at(-1)!.name);
+    }
+    expect(order).toEqual(["over-much", "over-little", "over-high-priority", "within-big-user"]);
+    expect(evicted[0]!.message).toBe(
+      "The node was low on resource: ephemeral-storage. Threshold quantity: 15Gi, available: 10Gi. Container app was using 3Gi, request is 1Gi, has larger consumption of ephemeral-storage. ",
+    );
+  });
+
   test("with memory and disk both under their thresholds, memory is acted on first, as the Go kubelet orders signals", async () => {
     const m = manager({ "imagefs.available": "15%", "memory.available": "100Mi" });
     observations["imagefs.available"] = { available: 10 * Gi, capacity: 100 * Gi };
