@@ -3,6 +3,8 @@
 // (request timeout, node scoping, instrumentation), the pod placement, the image and volume
 // managers, the node managers and the sync loop, so the three commands cannot drift apart. Parts
 // with side effects on the host (cgroups, the managers' timers) are built only when asked for.
+import { containerUnified } from "./node/cm/memory-qos.ts";
+import { ephemeralStorageAllocatable, filesystemCapacity } from "./node/cm/ephemeral-storage.ts";
 import { readFileSync } from "node:fs";
 import { cpus, hostname as osHostname, networkInterfaces, totalmem } from "node:os";
 import { logRotationPolicy } from "./node/logs/container-log-manager.ts";
@@ -27,7 +29,7 @@ import { createImageManager, type ImageManager, type PullObserver } from "./node
 import { setUpPodPlacement, type PodPlacement } from "./node/cm/placement.ts";
 import { createProbeManager } from "./node/prober/probes.ts";
 import { createVolumeManager, type VolumeManager } from "./node/volumes/volumes.ts";
-import { nodeAllocatable } from "./node/cm/cgroups.ts";
+import { cgroupVersion, nodeAllocatable } from "./node/cm/cgroups.ts";
 import { goArch } from "./node/status/node-status.ts";
 import { createSysctlAllowlist } from "./sync/sysctls.ts";
 import { createPrometheusMetrics } from "./server/prometheus.ts";
@@ -140,8 +142,11 @@ export async function assemble(
     allowPrivileged: config.allowPrivileged,
     seccomp: { seccompDefault: config.seccompDefault, seccompRoot: join(config.rootDir, "seccomp") },
     runtimeHandlers: config.runtimeHandlers,
+    maxContainerRestartMs: config.maxContainerRestartPeriod,
   };
   const admission = admissionPolicy(config, node.name);
+  /** The node's cgroup version, read once: memory.oom.group and MemoryQoS's files exist on cgroup v2 only. */
+  let cgroupV: 1 | 2 | undefined;
   const explicit = (key: keyof KubeletConfig) => !resolved || resolved.origins[key] !== "default";
   const assembly: Assembly = {
     node,
@@ -226,6 +231,14 @@ export async function assemble(
           volumes: assembly.volumes(),
           createProbeManager,
           backoffPersistence: persist("crashloop.json", "sync"),
+          containerUnified: (container) =>
+            containerUnified(container, {
+              cgroupVersion: (cgroupV ??= cgroupVersion()),
+              singleProcessOomKill: config.singleProcessOomKill,
+              memoryQos: config.featureGates.MemoryQoS === "true",
+              throttlingFactor: config.memoryThrottlingFactor,
+              allocatableMemoryBytes: admission.allocatable?.memoryBytes ?? totalmem(),
+            }),
           ...(command === "run"
             ? { allocations: allocationFile(join(config.rootDir, ALLOCATION_FILE), log.child("sync")) }
             : {}),
@@ -257,10 +270,22 @@ function admissionPolicy(config: KubeletConfig, nodeName: string): AdmissionPoli
       },
     },
     sysctls: createSysctlAllowlist(config.allowedUnsafeSysctls),
-    allocatable: nodeAllocatable(
-      { milliCpu: cpus().length * 1000, memoryBytes: totalmem() },
-      { ...withReservedSystemCPUs(config), evictionHard: config.evictionHard },
-    ),
+    allocatable: {
+      ...nodeAllocatable(
+        { milliCpu: cpus().length * 1000, memoryBytes: totalmem() },
+        { ...withReservedSystemCPUs(config), evictionHard: config.evictionHard },
+      ),
+      // Requests of ephemeral-storage are admitted against root_dir's filesystem (localStorageCapacityIsolation).
+      ...(config.localStorageCapacityIsolation
+        ? {
+            ephemeralStorageBytes: ephemeralStorageAllocatable(filesystemCapacity(config.rootDir), {
+              kube: config.kubeReserved,
+              system: config.systemReserved,
+              evictionHard: config.evictionHard,
+            }),
+          }
+        : {}),
+    },
     features: { appArmor: appArmorEnabled(), userNamespaces: false, seLinux: false },
   };
 }

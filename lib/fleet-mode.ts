@@ -1,6 +1,7 @@
 // Fleet mode for `run` (etcd configured, --register_node on): the node record, pod statuses and
 // events written to etcd on the node's lease, by the fleet reporter. The etcd client loads only
 // when used, like the etcd source.
+import { ephemeralStorageAllocatable } from "./node/cm/ephemeral-storage.ts";
 import pkg from "../package.json" with { type: "json" };
 import { systemClock } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
@@ -35,10 +36,13 @@ export async function createFleetMode(
   const { createEtcdClient } = await import("./sources/etcd-client.ts");
   const client = createEtcdClient(etcdSettings(config));
   const host = readHostFacts(config.rootDir);
-  const allocatable = nodeAllocatable(
-    { milliCpu: host.cpus * 1000, memoryBytes: host.memoryBytes },
-    { kube: config.kubeReserved, system: config.systemReserved, evictionHard: config.evictionHard },
-  );
+  const reserved = { kube: config.kubeReserved, system: config.systemReserved, evictionHard: config.evictionHard };
+  const allocatable = {
+    ...nodeAllocatable({ milliCpu: host.cpus * 1000, memoryBytes: host.memoryBytes }, reserved),
+    ...(config.localStorageCapacityIsolation
+      ? { ephemeralStorageBytes: ephemeralStorageAllocatable(host.ephemeralStorageBytes, reserved) }
+      : {}),
+  };
   const reporter = createFleetReporter(
     {
       hostname: node.name,

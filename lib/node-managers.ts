@@ -2,6 +2,7 @@
 // GC, container GC, the resource analyzer behind /stats/summary, the eviction manager and the
 // system OOM watcher — onto the real host (statfs, /proc, the memory cgroup, /dev/kmsg) and runs
 // each on the Go kubelet's period.
+import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { every, type Clock } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
@@ -16,9 +17,12 @@ import type { CgroupManager } from "./node/cm/cgroups.ts";
 import type { CgroupDetail } from "./node/stats/cgroup-stats.ts";
 import { createEvictionManager, type NodeCondition } from "./node/eviction/eviction.ts";
 import { evictionUsage, parseThresholds } from "./node/eviction/eviction-thresholds.ts";
+import { podStorageUse } from "./node/eviction/local-storage.ts";
 import { diskUsage, statFs } from "./node/stats/filesystem.ts";
 import { createImageGc, type ImageGc } from "./node/images/image-gc.ts";
-import { createNodeSignals } from "./node/eviction/node-signals.ts";
+import { createNodeSignals, memoryStats } from "./node/eviction/node-signals.ts";
+import { createMemcgNotifier, memcgThresholdBytes } from "./node/eviction/memcg-notifier.ts";
+import { createEventFd } from "./platform/libc.ts";
 import { createNodeShutdownManager, shutdownGroups } from "./node/shutdown/node-shutdown.ts";
 import { watchSystemOoms } from "./node/oom/oom-watcher.ts";
 import { createShutdownState, SHUTDOWN_STATE_FILE, type ShutdownTimesSink } from "./node/shutdown/shutdown-state.ts";
@@ -133,6 +137,7 @@ export function createNodeManagers(
       highThresholdPercent: config.imageGcHighThreshold,
       lowThresholdPercent: config.imageGcLowThreshold,
       minAgeMs: config.minimumImageTtlDuration,
+      maxAgeMs: config.imageMaximumGcAge,
       pauseImage: config.networkContainerImage,
       nodeName: deps.nodeName,
       clock,
@@ -142,15 +147,12 @@ export function createNodeManagers(
     { runtime, statFs },
   );
   let dataRoot: Promise<string> | undefined;
-  const measureNode = createNodeSignals({
-    rootDir: config.rootDir,
-    imageFsPath: () =>
-      (dataRoot ??= runtime.imageFsInfo().then((fs) => fs.mountpoint)).catch((error) => {
-        dataRoot = undefined; // ask again next time: the daemon may be back
-        throw error;
-      }),
-    statFs,
-  });
+  const measureImageFsPath = () =>
+    (dataRoot ??= runtime.imageFsInfo().then((fs) => fs.mountpoint)).catch((error) => {
+      dataRoot = undefined; // ask again next time: the daemon may be back
+      throw error;
+    });
+  const measureNode = createNodeSignals({ rootDir: config.rootDir, imageFsPath: measureImageFsPath, statFs });
   const emptyDir = (uid: string, volume: string) => diskUsage(emptyDirPath(config.rootDir, uid, volume), WALK_BUDGET);
   /** The rest of the kubelet, known once run() starts; nothing below calls it before. */
   let node: ManagedNode | undefined;
@@ -185,6 +187,7 @@ export function createNodeManagers(
       thresholds,
       pressureTransitionPeriodMs: config.evictionPressureTransitionPeriod,
       maxPodGracePeriodSeconds: config.evictionMaxPodGracePeriod,
+      localStorageCapacityIsolation: config.localStorageCapacityIsolation,
       clock,
       log: log.child("eviction"),
     },
@@ -193,6 +196,12 @@ export function createNodeManagers(
       activePods: () => node?.activePods() ?? [],
       // Ranked by the analyzer's last collection (at most one period old), never measuring on its own.
       podUsage: async (pods, resource) => evictionUsage(analyzer.summary(), pods, resource),
+      storageUse: () => podStorageUse(analyzer.summary()),
+      // The Go kubelet's dedicatedImageFs: the runtime's image filesystem is another device than root_dir's.
+      dedicatedImageFs: async () => {
+        const devices = Promise.all([stat(config.rootDir), measureImageFsPath().then((p) => stat(p))]);
+        return devices.then(([root, images]) => root.dev !== images.dev).catch(() => false);
+      },
       emptyDirUsage: async (pod, volume) => (await emptyDir(pod.metadata.uid, volume)).bytes,
       reclaimImages: (bytes) => imageGc.freeSpace(bytes),
       evict: (pod, message, graceSeconds) =>
@@ -254,6 +263,48 @@ export function createNodeManagers(
         },
       );
       const warn = (what: string) => (error: Error) => log.warn(`${what} failed: ${error.message}`);
+      // One eviction pass at a time: the 10 s period's, or one the kernel's memory notification asks for meanwhile.
+      let passing: Promise<void> | undefined;
+      const evictionPass = () =>
+        (passing ??= (async () => {
+          await analyzer.refresh().catch(warn("stats collection"));
+          await eviction.synchronize();
+          await armMemcgNotifiers();
+        })().finally(() => (passing = undefined)));
+      // kernelMemcgNotification: the root memory cgroup signals each memory.available threshold's crossing.
+      const memoryThresholds = config.kernelMemcgNotification
+        ? thresholds.filter((t) => t.signal === "memory.available")
+        : [];
+      const notifiers = memoryThresholds.map((threshold) => ({
+        threshold,
+        notifier: createMemcgNotifier(
+          {
+            cgroupPath: "/sys/fs/cgroup/memory",
+            onCrossed: () => {
+              log.info(`the kernel signalled memory.available crossing ${threshold.text}: eviction runs now`);
+              void evictionPass().catch(warn("eviction"));
+            },
+          },
+          { eventfd: createEventFd },
+        ),
+      }));
+      let notifierRefused = false;
+      const armMemcgNotifiers = async () => {
+        if (!notifiers.length || notifierRefused) return;
+        const memory = await memoryStats();
+        for (const { threshold, notifier } of notifiers) {
+          const why = await notifier.setThreshold(memcgThresholdBytes(memory, threshold));
+          if (why && !notifierRefused) {
+            notifierRefused = true; // said once: memory is then measured every 10 s only
+            log.warn(
+              `kernelMemcgNotification: no memory threshold notifications: ${why}; memory is measured every 10 s`,
+            );
+          }
+        }
+      };
+      signal.addEventListener("abort", () => {
+        for (const { notifier } of notifiers) notifier.stop();
+      });
       // The Go kubelet's periods: container GC 1m, eviction and stats 10s; image GC checks statfs every 10s and
       // lists images only above its threshold or every 5m.
       await Promise.all([
@@ -263,16 +314,7 @@ export function createNodeManagers(
         runtime.reopenContainerLog ? containerLogs.run(signal) : undefined,
         shutdown?.run(signal),
         every(clock, 10_000, signal, imageGc.garbageCollect, warn("image garbage collection")),
-        every(
-          clock,
-          10_000,
-          signal,
-          async () => {
-            await analyzer.refresh().catch(warn("stats collection"));
-            await eviction.synchronize();
-          },
-          warn("eviction"),
-        ),
+        every(clock, 10_000, signal, evictionPass, warn("eviction")),
       ]);
     },
   };

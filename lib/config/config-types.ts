@@ -241,6 +241,21 @@ export interface KubeletConfig {
   tlsCurvePreferences: string[];
   /** protect_kernel_defaults (protectKernelDefaults): refuse to start when the kernel settings differ, instead of setting them. */
   protectKernelDefaults: boolean;
+  // Issue 38, local storage and node resource settings (kept together to ease merging).
+  /** local_storage_capacity_isolation: ephemeral-storage requests admitted and limits enforced by eviction. */
+  localStorageCapacityIsolation: boolean;
+  /** image_maximum_gc_age, ms (0 = none): images unused for longer are removed whatever the disk usage. */
+  imageMaximumGcAge: number;
+  /** max_container_restart_period, ms: the crash-loop back-off's cap (crashLoopBackOff.maxContainerRestartPeriod). */
+  maxContainerRestartPeriod: number;
+  /** single_process_oom_kill: on cgroup v2, an OOM kill takes one process, not the container's whole cgroup. */
+  singleProcessOomKill: boolean;
+  /** memory_throttling_factor: memory.high between request and limit (MemoryQoS, cgroup v2). */
+  memoryThrottlingFactor: number;
+  /** feature_gates: gate name → on/off; only MemoryQoS changes anything here. */
+  featureGates: Record<string, string>;
+  /** kernel_memcg_notification: the kernel signals a memory.available threshold crossing (cgroup v1, eventfd). */
+  kernelMemcgNotification: boolean;
 }
 
 /** Built-in defaults, the original kubelet's where it had the flag. */
@@ -371,4 +386,11 @@ export const DEFAULT_CONFIG: KubeletConfig = {
   tlsMinVersion: "",
   tlsCurvePreferences: [],
   protectKernelDefaults: false,
+  localStorageCapacityIsolation: true,
+  imageMaximumGcAge: 0,
+  maxContainerRestartPeriod: 300_000,
+  singleProcessOomKill: false,
+  memoryThrottlingFactor: 0.9,
+  featureGates: {},
+  kernelMemcgNotification: false,
 };

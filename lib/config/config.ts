@@ -164,6 +164,7 @@ function checkConfig(config: KubeletConfig): string[] {
     invalid(
       `--shutdown_grace_period_critical_pods (shutdownGracePeriodCriticalPods, ${formatDuration(config.shutdownGracePeriodCriticalPods)}) must be <= --shutdown_grace_period (shutdownGracePeriod, ${formatDuration(config.shutdownGracePeriod)})`,
     );
+  problems.push(...checkNodeResourceSettings(config));
   if (config.etcdConfig && config.etcdServers.length === 0)
     try {
       readEtcdConfig(config.etcdConfig);
@@ -178,5 +179,27 @@ function checkConfig(config: KubeletConfig): string[] {
   } catch (error) {
     invalid((error as Error).message);
   }
+  return problems;
+}
+
+/** The Go kubelet's checks of the local storage, image age, back-off and memory QoS settings (issue 38). */
+function checkNodeResourceSettings(config: KubeletConfig): string[] {
+  const problems: string[] = [];
+  const restart = config.maxContainerRestartPeriod;
+  if (restart < 1000 || restart > 300_000)
+    problems.push(
+      `invalid configuration: CrashLoopBackOff.MaxContainerRestartPeriod (got: ${restart / 1000} seconds) must be set between 1s and 300s (--max_container_restart_period)`,
+    );
+  if (config.imageMaximumGcAge > 0 && config.imageMaximumGcAge <= config.minimumImageTtlDuration)
+    problems.push(
+      `invalid configuration: imageMaximumGCAge ${formatDuration(config.imageMaximumGcAge)} must be greater than imageMinimumGCAge ${formatDuration(config.minimumImageTtlDuration)} (--image_maximum_gc_age, --minimum_image_ttl_duration)`,
+    );
+  if (!(config.memoryThrottlingFactor > 0 && config.memoryThrottlingFactor <= 1))
+    problems.push(
+      `invalid configuration: memoryThrottlingFactor ${config.memoryThrottlingFactor} must be greater than 0 and less than or equal to 1.0 (--memory_throttling_factor)`,
+    );
+  for (const [gate, value] of Object.entries(config.featureGates))
+    if (value !== "true" && value !== "false")
+      problems.push(`--feature_gates: ${gate}=${value}: a feature gate is true or false, as in MemoryQoS=true`);
   return problems;
 }

@@ -778,6 +778,52 @@ export const FLAGS: FlagSpec[] = [
     description:
       "Refuse to start when vm.overcommit_memory, vm.panic_on_oom, kernel.panic, kernel.panic_on_oops or kernel.keys.root_max* differ from the kubelet's values, instead of setting them",
   },
+  {
+    flag: "local_storage_capacity_isolation",
+    key: "localStorageCapacityIsolation",
+    type: "bool",
+    description:
+      "Count ephemeral-storage requests at admission and evict pods over their ephemeral-storage limits or emptyDir sizeLimit",
+  },
+  {
+    flag: "image_maximum_gc_age",
+    key: "imageMaximumGcAge",
+    type: "duration",
+    description: "Remove images unused for longer than this whatever the disk usage (0 = never)",
+  },
+  {
+    flag: "max_container_restart_period",
+    key: "maxContainerRestartPeriod",
+    type: "duration",
+    description: "Longest crash-loop back-off between restarts of a container, 1s to 300s",
+  },
+  {
+    flag: "single_process_oom_kill",
+    key: "singleProcessOomKill",
+    type: "bool",
+    description:
+      "On cgroup v2, let an OOM kill take one process instead of the whole container (memory.oom.group unset)",
+  },
+  {
+    flag: "memory_throttling_factor",
+    key: "memoryThrottlingFactor",
+    type: "float",
+    description:
+      "With the MemoryQoS feature gate on cgroup v2: memory.high = request + factor × (limit − request), above 0 and at most 1",
+  },
+  {
+    flag: "feature_gates",
+    key: "featureGates",
+    type: "map",
+    description: "Feature gates (Name=true,Other=false); MemoryQoS is the one that changes anything here",
+  },
+  {
+    flag: "kernel_memcg_notification",
+    key: "kernelMemcgNotification",
+    type: "bool",
+    description:
+      "Have the kernel signal when memory.available crosses its eviction threshold (cgroup v1), so eviction runs at once instead of at its next 10 s pass",
+  },
 ];
 
 /** The flag spec for a flag name in any spelling (`etcd_servers`, `etcd-servers`, `etcdServers`). */

@@ -85,6 +85,8 @@ export interface ContainerConfig {
       memory_swap_limit_in_bytes?: number;
       cpuset_cpus?: string;
       cpuset_mems?: string;
+      /** cgroup v2 files → values (memory.oom.group, memory.high): the kubelet's unified map. */
+      unified?: Record<string, string>;
     };
     security_context?: {
       capabilities?: { add_capabilities?: string[]; drop_capabilities?: string[] };

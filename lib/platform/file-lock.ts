@@ -2,6 +2,7 @@
 // kill -9): under bun through bun:ffi and libc's flock, under deno through Deno.FsFile.tryLockSync (flock too).
 import { closeSync, constants, ftruncateSync, openSync, writeSync } from "node:fs";
 import { KubeletError } from "../api/types.ts";
+import { bunLibc } from "./libc.ts";
 import { runtimeKind } from "./runtime.ts";
 
 /** A file this process holds the lock of. */
@@ -28,35 +29,6 @@ const LOCK_NB = 4;
 const LOCK_UN = 8;
 const EINTR = 4;
 const EWOULDBLOCK = 11;
-
-interface Libc {
-  flock(fd: number, operation: number): number;
-  errno(): number;
-}
-let libc: Promise<Libc> | undefined;
-
-/** libc's flock through bun:ffi, opened once: glibc's libc.so.6, else musl's. */
-function bunLibc(): Promise<Libc> {
-  libc ??= (async () => {
-    const { dlopen, FFIType, read } = await import("bun:ffi");
-    const arch = process.arch === "arm64" ? "aarch64" : "x86_64";
-    const symbols = {
-      flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
-      __errno_location: { args: [], returns: FFIType.ptr },
-    } as const;
-    const failures: string[] = [];
-    for (const name of ["libc.so.6", `libc.musl-${arch}.so.1`, `ld-musl-${arch}.so.1`, "libc.so"]) {
-      try {
-        const { symbols: c } = dlopen(name, symbols);
-        return { flock: (fd, operation) => c.flock(fd, operation), errno: () => read.i32(c.__errno_location()!, 0) };
-      } catch (error) {
-        failures.push(`${name}: ${(error as Error).message}`);
-      }
-    }
-    throw new KubeletError("LockUnsupported", `cannot load the C library for flock(2): ${failures.join("; ")}`);
-  })();
-  return libc;
-}
 
 /**
  * Opens `path` (creating it 0600, as upstream's pkg/util/flock) and takes an exclusive lock on it without waiting;

@@ -201,3 +201,20 @@ describe("the resource allocator (device plugins)", () => {
     expect(asked).toEqual(["first"]);
   });
 });
+
+test("a pod requesting more ephemeral-storage than is left of allocatable is OutOfephemeral-storage, in the kubelet's words", () => {
+  const Gi = 2 ** 30;
+  const policy = { ...open, allocatable: { milliCpu: 2000, memoryBytes: Gi, ephemeralStorageBytes: 10 * Gi } };
+  const pod = testPod("disk", {
+    containers: [{ name: "app", image: "b", resources: { requests: { "ephemeral-storage": "8Gi" } } }],
+  });
+  expect(admitPod(pod, 1, policy, { milliCpu: 0, memoryBytes: 0, ephemeralStorageBytes: 3 * Gi })).toEqual({
+    reason: "OutOfephemeral-storage",
+    message: `Node didn't have enough resource: ephemeral-storage, requested: ${8 * Gi}, used: ${3 * Gi}, capacity: ${10 * Gi}`,
+  });
+  expect(admitPod(pod, 1, policy, { milliCpu: 0, memoryBytes: 0, ephemeralStorageBytes: 2 * Gi })).toBeUndefined();
+  // Without localStorageCapacityIsolation the allocatable names no ephemeral-storage: nothing is checked.
+  expect(
+    admitPod(pod, 1, { ...open, allocatable: { milliCpu: 2000, memoryBytes: Gi } }, { milliCpu: 0, memoryBytes: 0 }),
+  ).toBeUndefined();
+});

@@ -18,7 +18,10 @@ export interface AdmissionPolicy {
   hostNetworkSources: string[];
   hostPidSources: string[];
   hostIpcSources: string[];
-  /** The node's allocatable cpu and memory (capacity less reserved and the hard memory eviction threshold). */
+  /**
+   * The node's allocatable cpu and memory (capacity less reserved and the hard memory eviction threshold), and
+   * ephemeral-storage with localStorageCapacityIsolation (root_dir's filesystem less reserved and nodefs.available).
+   */
   allocatable?: Requests;
   /** The node's name and labels (--node_labels and the well-known ones) for nodeSelector and node affinity. */
   node?: { name: string; labels: Record<string, string> };
@@ -46,6 +49,7 @@ export interface Rejection {
     | "OutOfpods"
     | "OutOfcpu"
     | "OutOfmemory"
+    | "OutOfephemeral-storage"
     | "CapabilitiesForbidden"
     | "NodeAffinity"
     | "PodOSNotSupported"

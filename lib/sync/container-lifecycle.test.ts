@@ -28,7 +28,11 @@ const ctx: PodContext = {
  * A lifecycle on a fake runtime, with a running sandbox for `pod`; `told` lists what it reported beside events;
  * `eventLog` receives the events' lines.
  */
-async function harness(container: V1Container, eventLog?: Logger, devices?: ContainerDevices) {
+async function harness(
+  container: V1Container,
+  eventLog?: Logger,
+  extra: { devices?: ContainerDevices; containerUnified?: (c: V1Container) => Record<string, string> } = {},
+) {
   const clock = new FakeClock();
   const runtime = new FakeRuntime(clock);
   const events = createEventRecorder({ clock, ...(eventLog ? { log: eventLog } : {}) });
@@ -42,7 +46,7 @@ async function harness(container: V1Container, eventLog?: Logger, devices?: Cont
     events,
     onStopping: (c) => void told.push(`stopping ${c.id}`),
     log: { warn: (line) => void told.push(line) },
-    ...(devices ? { devices } : {}),
+    ...extra,
   });
   const pod: Pod = testPod("web", { containers: [container] });
   const sandbox = await runtime.podSandboxStatus(await runtime.runPodSandbox(podSandboxConfig(pod, ctx, 0)));
@@ -70,6 +74,30 @@ describe("container lifecycle", () => {
     expect(h.app().running).toBe(true);
     expect(h.reasons()).toEqual(["Created", "Started"]);
     expect(h.done).toEqual({ created: 1, killed: 0 });
+  });
+
+  test("the cgroup v2 files memory QoS gives a container reach the runtime in its unified map", async () => {
+    const asked: string[] = [];
+    const h = await harness(busybox, undefined, {
+      containerUnified: (c) => {
+        asked.push(c.name);
+        return { "memory.oom.group": "1", "memory.high": "954204160" };
+      },
+    });
+    expect(await h.start()).toBeUndefined();
+    const [, config] = h.runtime.calls.find((c) => c.method === "createContainer")!.args as [
+      string,
+      { linux: { resources: Record<string, unknown> } },
+    ];
+    expect(config.linux.resources.unified).toEqual({ "memory.oom.group": "1", "memory.high": "954204160" });
+    expect(asked).toEqual(["app"]);
+    const plain = await harness(busybox, undefined, { containerUnified: () => ({}) });
+    await plain.start();
+    const [, none] = plain.runtime.calls.find((c) => c.method === "createContainer")!.args as [
+      string,
+      { linux: { resources: Record<string, unknown> } },
+    ];
+    expect(none.linux.resources).not.toHaveProperty("unified");
   });
 
   test("a container the runtime will not start is RunContainerError with a Failed event, its creation counted", async () => {
@@ -172,7 +200,7 @@ describe("container lifecycle", () => {
       annotations: {},
       cdiDevices: [],
     };
-    const h = await harness(busybox, undefined, { runContainerOptions: async () => options });
+    const h = await harness(busybox, undefined, { devices: { runContainerOptions: async () => options } });
     expect(await h.start()).toBeUndefined();
     const created = h.runtime.calls.find((c) => c.method === "createContainer")!.args[1] as {
       devices?: unknown;
@@ -181,8 +209,10 @@ describe("container lifecycle", () => {
     expect(created.devices).toEqual(options.devices);
     expect(created.envs?.[0]).toEqual({ key: "WIDGET_IDS", value: "w0" });
     const failing = await harness(busybox, undefined, {
-      runContainerOptions: async () => {
-        throw new Error("endpoint example.com/widget has been stopped");
+      devices: {
+        runContainerOptions: async () => {
+          throw new Error("endpoint example.com/widget has been stopped");
+        },
       },
     });
     expect(await failing.start()).toEqual({

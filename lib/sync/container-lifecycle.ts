@@ -40,6 +40,8 @@ export interface ContainerLifecycleDeps {
   log?: Pick<Logger, "warn">;
   /** A running container is being stopped (before its preStop hook and grace period): it is no longer ready. */
   onStopping?(container: ContainerDetails): void;
+  /** The cgroup v2 files a container gets beyond its limits (node/cm/memory-qos.ts); absent = none. */
+  containerUnified?(container: V1Container): Record<string, string>;
   /** The device manager: what a container gets from its device plugins (Allocate on its first start). */
   devices?: ContainerDevices;
 }
@@ -151,19 +153,19 @@ export function createContainerLifecycle(deps: ContainerLifecycleDeps): Containe
       const devices = await deps.devices?.runContainerOptions(pod, spec).catch((error: Error) => {
         throw new KubeletError("CreateContainerConfigError", error.message);
       });
-      id = await runtime.createContainer(
-        sandbox.id,
-        containerConfig(pod, spec, {
-          ...ctx,
-          ...(devices ? { devices } : {}),
-          subPaths: await subPathHostPaths(spec, resolveEnv(pod, spec, ctx), ctx.volumePaths),
-          attempt,
-          init,
-          terminationLog,
-          imageUser: image,
-        }),
-        podSandboxConfig(pod, ctx, sandbox.metadata.attempt),
-      );
+      const config = containerConfig(pod, spec, {
+        ...ctx,
+        ...(devices ? { devices } : {}),
+        subPaths: await subPathHostPaths(spec, resolveEnv(pod, spec, ctx), ctx.volumePaths),
+        attempt,
+        init,
+        terminationLog,
+        imageUser: image,
+      });
+      const unified = deps.containerUnified?.(spec);
+      if (unified && Object.keys(unified).length && config.linux?.resources)
+        config.linux.resources.unified = { ...config.linux.resources.unified, ...unified };
+      id = await runtime.createContainer(sandbox.id, config, podSandboxConfig(pod, ctx, sandbox.metadata.attempt));
       done.created++;
     } catch (error) {
       if (isRuntimeError(error, "RuntimeUnavailable")) throw error;

@@ -3,7 +3,7 @@
 // container starts (container-lifecycle.ts: pulls, hooks, graceful stops) — with the events, back-off bookkeeping and
 // OOM kill reports that go with them. What it acts on comes from the observer (pod-observer.ts); dead containers are
 // collected by node/gc/container-gc.ts.
-import { Backoff, type BackoffPersistence } from "../node/flowcontrol/backoff.ts";
+import { Backoff, crashLoopPeriods, type BackoffPersistence } from "../node/flowcontrol/backoff.ts";
 import type { Clock } from "../clock.ts";
 import { podSandboxConfig, runtimeHandler, type PodContext } from "../container/container-config.ts";
 import {
@@ -33,12 +33,14 @@ import type { ConfigLookup } from "../api/config-objects.ts";
 import type { CgroupManager } from "../node/cm/cgroups.ts";
 import type { DnsConfigurer } from "../node/network/dns.ts";
 import { createPodHost, type PodHostOptions } from "./pod-host.ts";
-import { createContainerLifecycle, type ContainerDevices } from "./container-lifecycle.ts";
+import { createContainerLifecycle, type ContainerDevices, type ContainerLifecycleDeps } from "./container-lifecycle.ts";
 import { createContainerResizer } from "./container-resize.ts";
 
 export interface PodExecutorOptions extends PodHostOptions {
   /** runtimeClassName → CRI runtime handler (--runtime_handlers); a class not listed is its own handler. */
   runtimeHandlers?: Record<string, string>;
+  /** crashLoopBackOff.maxContainerRestartPeriod (ms): the crash-loop back-off's cap; 300 s when absent. */
+  maxContainerRestartMs?: number;
 }
 
 export interface PodExecutorDeps {
@@ -64,6 +66,8 @@ export interface PodExecutorDeps {
   onStopping?(container: ContainerDetails): void;
   /** The device manager's run options for each container. */
   devices?: ContainerDevices;
+  /** The cgroup v2 files a container gets beyond its limits (memory.oom.group, MemoryQoS). */
+  containerUnified?: ContainerLifecycleDeps["containerUnified"];
 }
 
 export interface SyncResult {
@@ -100,7 +104,8 @@ export interface PodExecutor {
 export function createPodExecutor(options: PodExecutorOptions, deps: PodExecutorDeps): PodExecutor {
   const { clock, log, events } = deps;
   const { runtime } = deps;
-  const crashBackoff = new Backoff(10_000, 300_000, clock, deps.backoffPersistence);
+  const periods = crashLoopPeriods(options.maxContainerRestartMs);
+  const crashBackoff = new Backoff(periods.initialMs, periods.maxMs, clock, deps.backoffPersistence);
   /** Containers whose OOM kill has been reported, per pod. */
   const oomReported = new Map<string, Set<string>>();
   const reportOom = (pod: Pod, c: ContainerDetails) => {

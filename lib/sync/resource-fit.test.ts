@@ -38,3 +38,11 @@ test("a pod fits while its requests and the admitted pods' stay within allocatab
   );
   expect(insufficientResource(testPod("idle"), { milliCpu: 9000, memoryBytes: 0 }, allocatable)).toBeUndefined();
 });
+
+test("ephemeral-storage requests add up across pods, a limit without a request counting as one", () => {
+  const pod = testPod("disk", {
+    containers: [c("a", { "ephemeral-storage": "1Gi" }), c("b", {}, { "ephemeral-storage": "1Gi" })],
+  });
+  expect(podRequests(pod)).toEqual({ milliCpu: 0, memoryBytes: 0, ephemeralStorageBytes: 2 * 2 ** 30 });
+  expect(sumRequests([pod, testPod("none"), pod]).ephemeralStorageBytes).toBe(4 * 2 ** 30);
+});

@@ -18,7 +18,7 @@ import type { AllocationCheckpoint } from "../node/state/allocation-file.ts";
 import { createAllocationManager } from "./allocation-manager.ts";
 import { createHousekeeping } from "./housekeeping.ts";
 import { createStatusManager } from "./status-manager.ts";
-import { createPodExecutor, type PodExecutorOptions } from "./pod-executor.ts";
+import { createPodExecutor, type PodExecutorDeps, type PodExecutorOptions } from "./pod-executor.ts";
 import { createPodObserver } from "./pod-observer.ts";
 import { createPodWorker, type PodGoal, type PodWorker } from "./pod-workers.ts";
 import { noneObserved, nothingObserved, observedLabels, type Observed, type ProbeFailure } from "./pod-plan.ts";
@@ -59,6 +59,8 @@ export interface SyncLoopDeps {
   allocations?: AllocationCheckpoint;
   /** The device manager's run options for each container. */
   devices?: ContainerDevices;
+  /** The cgroup v2 files a container gets beyond its limits (memory.oom.group, MemoryQoS). */
+  containerUnified?: PodExecutorDeps["containerUnified"];
 }
 
 export interface SyncLoop {

@@ -110,6 +110,18 @@ export const IMAGE_GC_FLAGS = [
   "",
 ];
 
+/** Image GC by age only (imageMaximumGCAge 4s): no threshold is ever met, an image unused for 4 s may go. */
+export const IMAGE_MAX_AGE_FLAGS = [
+  "--eviction_hard",
+  "",
+  "--image_gc_high_threshold",
+  "100",
+  "--minimum_image_ttl_duration",
+  "1s",
+  "--image_maximum_gc_age",
+  "4s",
+];
+
 /** Removes a test's cgroup tree in every hierarchy (deepest first); cgroups still in use stay. */
 export function removeCgroupRoot(rootDir: string): void {
   for (const controller of readdirSync("/sys/fs/cgroup")) {

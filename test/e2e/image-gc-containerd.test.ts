@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describeWithServices, type TestServices } from "../../lib/testing/services.ts";
 import { type Kubelet, killKubeletsAfterAll, startKubelet, test, waitFor } from "./harness-kubelet.ts";
-import { commonFlags, IMAGE_GC_FLAGS, removeDir, tempDir } from "./harness.ts";
+import { commonFlags, IMAGE_GC_FLAGS, IMAGE_MAX_AGE_FLAGS, removeDir, tempDir } from "./harness.ts";
 
 /** A private containerd (the test services' config, its root on a tmpfs of `sizeMb`); stop() kills it and unmounts. */
 async function smallContainerd(services: TestServices, dir: string, sizeMb: number) {
@@ -59,6 +59,23 @@ describeWithServices("image garbage collection on containerd", (services: TestSe
   let small: Awaited<ReturnType<typeof smallContainerd>>;
   let kubelet: Kubelet;
   const dockerHost = ["-H", services.dockerHost];
+  /** `kubelet run` on the small containerd with the test's manifests and root dir, and `flags`. */
+  const startOnSmall = (flags: string[]) =>
+    startKubelet([
+      "run",
+      "-c",
+      manifests,
+      ...commonFlags(rootDir),
+      "--container_runtime",
+      "remote",
+      "--container_runtime_endpoint",
+      small.endpoint,
+      "--pod_logs_dir",
+      join(rootDir, "pod-logs"),
+      "--network_container_image",
+      services.pause,
+      ...flags,
+    ]);
   /** An image of one layer holding `mb` MiB of random bytes, made by the test dockerd and moved into the small containerd. */
   const filler = (ref: string, mb: number) => {
     const layer = join(dir, "layer");
@@ -106,21 +123,7 @@ describeWithServices("image garbage collection on containerd", (services: TestSe
       `{ apiVersion: v1, kind: Pod, metadata: { name: e2e-imagegc-ctrd }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: app, image: "${services.busybox}", command: ["sleep", "3600"] }] } }\n`,
     );
     const started = Date.now();
-    kubelet = await startKubelet([
-      "run",
-      "-c",
-      manifests,
-      ...commonFlags(rootDir),
-      "--container_runtime",
-      "remote",
-      "--container_runtime_endpoint",
-      small.endpoint,
-      "--pod_logs_dir",
-      join(rootDir, "pod-logs"),
-      "--network_container_image",
-      services.pause,
-      ...IMAGE_GC_FLAGS,
-    ]);
+    kubelet = await startOnSmall(IMAGE_GC_FLAGS);
     await kubelet.waitForPod("e2e-imagegc-ctrd", "running", (p) => p.status?.phase === "Running", 60_000);
     expect(small.has("docker.io/local/old-a:1") && small.has("docker.io/local/old-b:1")).toBe(true);
     // Older than the minimum age by the time the disk fills; the image imported now is younger than it.
@@ -138,4 +141,20 @@ describeWithServices("image garbage collection on containerd", (services: TestSe
       kubelet.output.includes("image garbage collection removed docker.io/local/old-a:1"),
     );
   }, 180_000);
+
+  test("imageMaximumGCAge removes an image unused for longer, with the disk far below the threshold", async () => {
+    await kubelet.stop();
+    filler("local/stale:1", 1);
+    kubelet = await startOnSmall(IMAGE_MAX_AGE_FLAGS);
+    await kubelet.waitFor("the stale image removed", () => !small.has("docker.io/local/stale:1"), 60_000);
+    expect(small.has("docker.io/local/busybox:stable")).toBe(true); // the running pod's
+    expect(small.has(small.sandboxImage)).toBe(true);
+    // The removal is logged once the runtime has answered: wait for the line rather than race it.
+    await kubelet.waitFor("the removal logged", () =>
+      kubelet.output.includes("image garbage collection removed docker.io/local/stale:1 ("),
+    );
+    expect(kubelet.output).toMatch(
+      /docker\.io\/local\/stale:1 \(\d+ bytes, unused for longer than imageMaximumGCAge 4s\)/,
+    );
+  }, 120_000);
 });

@@ -212,6 +212,7 @@ message LinuxContainerResources {
   int64 oom_score_adj = 5;
   string cpuset_cpus = 6;
   string cpuset_mems = 7;
+  map<string, string> unified = 9;
   int64 memory_swap_limit_in_bytes = 10;
 }
 

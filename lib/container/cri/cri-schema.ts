@@ -150,6 +150,7 @@ export const CRI_SCHEMA: CriSchema = {
       [5, "oom_score_adj", "int64"],
       [6, "cpuset_cpus", "string"],
       [7, "cpuset_mems", "string"],
+      [9, "unified", "map<string, string>"],
       [10, "memory_swap_limit_in_bytes", "int64"],
     ],
     Capability: [

@@ -25,6 +25,7 @@ import {
   type DockerShimOptions,
 } from "./docker-shim.ts";
 import { criState } from "./docker-streams.ts";
+import { writeUnified } from "./docker-unified.ts";
 
 /** The Engine calls sandboxes and containers make. */
 export type ContainerEngine = Pick<
@@ -81,8 +82,15 @@ export function createDockerContainers(
     const created = await call(`create container ${body.name}`, (s) => engine.createContainer(request, s), limits);
     return created.id;
   };
+  /** Containers created with a unified map (cgroup v2 files), applied once they start: the Engine API has none. */
+  const unifiedOf = new Map<string, Record<string, string>>();
   const startContainer = async (id: string): Promise<void> => {
     await call(`start container ${short(id)}`, (s) => tolerating([304], () => engine.startContainer(id, s)), limits);
+    const unified = unifiedOf.get(id);
+    if (!unified) return;
+    unifiedOf.delete(id);
+    const started = await call(`inspect container ${short(id)}`, (s) => engine.inspectContainer(id, s), limits);
+    if (started.State.Pid > 0) await writeUnified(started.State.Pid, unified, `container ${short(id)}`);
   };
   const stop = async (id: string, graceSeconds: number, what: string) => {
     const t = Math.max(0, Math.round(graceSeconds));
@@ -210,8 +218,12 @@ export function createDockerContainers(
         },
       };
     },
-    createContainer: async (sandboxId, config, sandboxConfig) =>
-      create(containerBody(sandboxId, config, sandboxConfig, await deps.seccompJson(config), shim)),
+    createContainer: async (sandboxId, config, sandboxConfig) => {
+      const id = await create(containerBody(sandboxId, config, sandboxConfig, await deps.seccompJson(config), shim));
+      const unified = config.linux?.resources?.unified;
+      if (unified && Object.keys(unified).length) unifiedOf.set(id, unified);
+      return id;
+    },
     startContainer,
     stopContainer: (id, graceSeconds) => stop(id, graceSeconds, "container"),
     // Docker's update leaves a field at 0 as it is; the swap limit follows memory, as at creation.
@@ -226,7 +238,10 @@ export function createDockerContainers(
       };
       await call(`update container ${short(id)}`, (s) => engine.updateContainer(id, body, s), limits);
     },
-    removeContainer: (id) => remove(id, "container"),
+    removeContainer: (id) => {
+      unifiedOf.delete(id);
+      return remove(id, "container");
+    },
     async stats(id): Promise<ContainerStats> {
       const s = await call(`read the stats of container ${short(id)}`, (sig) => engine.containerStats(id, sig), limits);
       const cache = s.memory_stats?.stats?.total_inactive_file ?? s.memory_stats?.stats?.inactive_file ?? 0;

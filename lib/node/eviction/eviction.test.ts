@@ -5,6 +5,7 @@ import { FakeClock } from "../../testing/fake-clock.ts";
 import { testPod } from "../../testing/pods.ts";
 import type { Pod, V1Container } from "../../api/types.ts";
 import { createEvictionManager, type PodUsage } from "./eviction.ts";
+import type { PodStorageUse } from "./local-storage.ts";
 import { parseThresholds, type Observations } from "./eviction-thresholds.ts";
 
 const Mi = 2 ** 20;
@@ -24,6 +25,8 @@ describe("eviction manager", () => {
   let evicted: Array<{ name: string; message: string; grace?: number }>;
   let emptyDirs: Map<string, number>;
   let reclaimable: number;
+  let storage: Map<string, PodStorageUse>;
+  let isolation: boolean;
   const manager = (
     hard: Record<string, string>,
     soft: Record<string, string> = {},
@@ -36,6 +39,7 @@ describe("eviction manager", () => {
         thresholds: parseThresholds({ hard, soft, softGracePeriod: grace, minimumReclaim }, parseDuration),
         pressureTransitionPeriodMs: 300_000,
         maxPodGracePeriodSeconds,
+        localStorageCapacityIsolation: isolation,
         clock,
         log: silentLogger,
       },
@@ -43,6 +47,8 @@ describe("eviction manager", () => {
         observe: async () => observations,
         activePods: () => pods.filter((p) => !evicted.some((e) => e.name === p.metadata.name)),
         podUsage: async () => usage,
+        storageUse: () => storage,
+        dedicatedImageFs: async () => false,
         emptyDirUsage: async (pod, volume) => emptyDirs.get(`${pod.metadata.name}/${volume}`) ?? 0,
         reclaimImages: async (bytes) => {
           const freed = Math.min(bytes, reclaimable);
@@ -65,6 +71,8 @@ describe("eviction manager", () => {
     evicted = [];
     emptyDirs = new Map();
     reclaimable = 0;
+    storage = new Map();
+    isolation = true;
     const guaranteed = testPod("guaranteed", {
       containers: [container({ memory: "1Gi", cpu: "1" }, { memory: "1Gi", cpu: "1" })],
     });
@@ -155,6 +163,31 @@ describe("eviction manager", () => {
     );
   });
 
+  test("under disk pressure pods over their ephemeral-storage requests go first, then lower priority, then more use over request", async () => {
+    const disk = (name: string, request: string, used: number, priority = 0) => {
+      const pod = testPod(name, { priority, containers: [container({ "ephemeral-storage": request })] });
+      usage.set(pod.metadata.uid, { total: used, containers: [{ name: "app", usage: used }] });
+      return pod;
+    };
+    pods = [
+      disk("within-big-user", "10Gi", 9 * Gi), // uses most, but within its request
+      disk("over-high-priority", "1Gi", 2 * Gi, 1000),
+      disk("over-little", "1Gi", 1.5 * Gi),
+      disk("over-much", "1Gi", 3 * Gi),
+    ];
+    const m = manager({ "imagefs.available": "15%" });
+    observations["imagefs.available"] = { available: 10 * Gi, capacity: 100 * Gi };
+    const order: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      await m.synchronize();
+      order.push(evicted.at(-1)!.name);
+    }
+    expect(order).toEqual(["over-much", "over-little", "over-high-priority", "within-big-user"]);
+    expect(evicted[0]!.message).toBe(
+      "The node was low on resource: ephemeral-storage. Threshold quantity: 15Gi, available: 10Gi. Container app was using 3Gi, request is 1Gi, has larger consumption of ephemeral-storage. ",
+    );
+  });
+
   test("with memory and disk both under their thresholds, memory is acted on first, as the Go kubelet orders signals", async () => {
     const m = manager({ "imagefs.available": "15%", "memory.available": "100Mi" });
     observations["imagefs.available"] = { available: 10 * Gi, capacity: 100 * Gi };
@@ -181,8 +214,50 @@ describe("eviction manager", () => {
     emptyDirs.set("limited/scratch", 10 * Mi + 1);
     await m.synchronize();
     expect(evicted).toEqual([
-      { name: "limited", message: 'Usage of EmptyDir volume "scratch" exceeds the limit "10Mi". ' },
+      { name: "limited", message: 'Usage of EmptyDir volume "scratch" exceeds the limit "10Mi". ', grace: 1 },
     ]);
+  });
+
+  test("a container over its ephemeral-storage limit evicts its pod at once with the kubelet's message; critical pods never", async () => {
+    const limited = testPod("writer", {
+      containers: [
+        { ...container(undefined, { "ephemeral-storage": "20Mi" }), name: "a" },
+        { ...container(undefined, { "ephemeral-storage": "1Gi" }), name: "b" },
+      ],
+    });
+    const critical = testPod("critical-writer", {
+      priorityClassName: "system-node-critical",
+      containers: [container(undefined, { "ephemeral-storage": "20Mi" })],
+    });
+    pods.push(limited, critical);
+    const m = manager({});
+    const wrote = (pod: Pod, name: string, bytes: number) =>
+      storage.set(pod.metadata.uid, { containers: [{ name, rootfsBytes: bytes, logsBytes: 0 }], volumes: new Map() });
+    wrote(limited, "a", 20 * Mi);
+    wrote(critical, "app", 60 * Mi);
+    await m.synchronize();
+    expect(evicted).toEqual([]);
+    wrote(limited, "a", 60 * Mi);
+    expect(await m.synchronize()).toBe(limited.metadata.uid);
+    expect(evicted).toEqual([
+      { name: "writer", message: 'Container a exceeded its local ephemeral storage limit "20Mi". ', grace: 1 },
+    ]);
+  });
+
+  test("with localStorageCapacityIsolation false no pod is evicted for its local storage", async () => {
+    isolation = false;
+    const limited = testPod("writer", {
+      containers: [container(undefined, { "ephemeral-storage": "20Mi" })],
+      volumes: [{ name: "scratch", emptyDir: { sizeLimit: "1Mi" } }],
+    });
+    pods.push(limited);
+    storage.set(limited.metadata.uid, {
+      containers: [{ name: "app", rootfsBytes: 60 * Mi, logsBytes: 0 }],
+      volumes: new Map(),
+    });
+    emptyDirs.set("writer/scratch", 2 * Mi);
+    await manager({}).synchronize();
+    expect(evicted).toEqual([]);
   });
 
   test("a pod not measured yet is never chosen, however the ranking would place it", async () => {

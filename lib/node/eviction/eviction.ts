@@ -1,12 +1,13 @@
 // The eviction manager (the Go kubelet's eviction manager, every 10 s): measures the signals,
 // keeps the MemoryPressure/DiskPressure/PIDPressure conditions (held for --eviction_pressure_transition_period
-// after the last time a threshold was met), evicts a pod whose disk emptyDir exceeds its
-// sizeLimit, and under a threshold past its grace period first reclaims images (disk), then
+// after the last time a threshold was met), evicts a pod over its local storage limits (a disk emptyDir
+// over its sizeLimit, the pod's or a container's ephemeral-storage limit: local-storage.ts), and under a threshold past its grace period first reclaims images (disk), then
 // evicts one pod per pass in the kubelet's order.
 import type { Clock } from "../../clock.ts";
 import { parseQuantity } from "../../api/quantity.ts";
 import type { Pod } from "../../api/types.ts";
 import type { Logger } from "../../log.ts";
+import { storageLimitViolation, type PodStorageUse } from "./local-storage.ts";
 import {
   formatBytes,
   pressureCondition,
@@ -27,6 +28,8 @@ export interface EvictionOptions {
   /** evictionMaxPodGracePeriod: the most seconds a pod evicted by a soft threshold gets (0 = its own). */
   maxPodGracePeriodSeconds?: number;
   pressureTransitionPeriodMs: number;
+  /** localStorageCapacityIsolation (default true): pods over their ephemeral-storage limits or emptyDir sizeLimit are evicted. */
+  localStorageCapacityIsolation?: boolean;
   clock: Clock;
   log: Logger;
 }
@@ -46,6 +49,10 @@ export interface EvictionDeps {
   podUsage(pods: Pod[], resource: StarvedResource): Promise<Map<string, PodUsage>>;
   /** Bytes used by a pod's disk-backed emptyDir volume (a bounded walk). */
   emptyDirUsage(pod: Pod, volume: string): Promise<number>;
+  /** Each measured pod's ephemeral storage use by uid (the last stats collection); absent = not measured. */
+  storageUse?(): Map<string, PodStorageUse>;
+  /** Whether the image filesystem is another filesystem than root_dir's (then writable layers are not pods' ephemeral storage). */
+  dedicatedImageFs?(): Promise<boolean>;
   /** Frees image filesystem space (image GC); resolves to the bytes freed. */
   reclaimImages(bytes: number): Promise<number>;
   /** Stops the pod (within `graceSeconds` when given) and marks it Failed with reason Evicted and `message`. */
@@ -70,6 +77,8 @@ export interface EvictionManager {
 /** Memory first, then the node's filesystem, then the image filesystem: SIGNALS is in the Go kubelet's signal order. */
 const SIGNAL_ORDER: readonly Signal[] = SIGNALS;
 const CRITICAL_PRIORITY = 2_000_000_000;
+/** The Go kubelet's immediateEvictionGracePeriodSeconds: local storage limits give a pod 1 s to stop. */
+const IMMEDIATE_EVICTION_GRACE_SECONDS = 1;
 const CRITICAL_CLASSES = new Set(["system-node-critical", "system-cluster-critical"]);
 
 export function createEvictionManager(options: EvictionOptions, deps: EvictionDeps): EvictionManager {
@@ -95,20 +104,39 @@ export function createEvictionManager(options: EvictionOptions, deps: EvictionDe
     }
   };
 
-  /** A disk emptyDir over its sizeLimit evicts its pod, whatever the thresholds. */
-  const emptyDirOverLimit = async (): Promise<string | undefined> => {
-    for (const pod of deps.activePods()) {
-      for (const volume of pod.spec.volumes ?? []) {
-        const limit = volume.emptyDir?.sizeLimit;
-        if (limit === undefined || volume.emptyDir?.medium === "Memory") continue;
-        const used = await deps.emptyDirUsage(pod, volume.name);
-        if (used > parseQuantity(limit)!) {
-          await deps.evict(pod, `Usage of EmptyDir volume "${volume.name}" exceeds the limit "${limit}". `);
-          return pod.metadata.uid;
-        }
-      }
+  /** A disk emptyDir over its sizeLimit (measured now): the Go kubelet's message, or undefined. */
+  const emptyDirOverLimit = async (pod: Pod): Promise<string | undefined> => {
+    for (const volume of pod.spec.volumes ?? []) {
+      const limit = volume.emptyDir?.sizeLimit;
+      if (limit === undefined || volume.emptyDir?.medium === "Memory") continue;
+      const used = await deps.emptyDirUsage(pod, volume.name);
+      if (used > parseQuantity(limit)!)
+        return `Usage of EmptyDir volume "${volume.name}" exceeds the limit "${limit}". `;
     }
     return undefined;
+  };
+
+  /**
+   * The Go kubelet's localStorageEviction, whatever the thresholds: every pod over an emptyDir sizeLimit, its own
+   * ephemeral-storage limit or a container's, evicted at once (1 s grace); critical pods never. Resolves to the
+   * first evicted pod's uid.
+   */
+  const localStorageEviction = async (): Promise<string | undefined> => {
+    if (options.localStorageCapacityIsolation === false) return undefined;
+    const use = deps.storageUse?.();
+    const dedicatedImageFs = (await deps.dedicatedImageFs?.()) ?? false;
+    let first: string | undefined;
+    for (const pod of deps.activePods()) {
+      if (isCritical(pod)) continue;
+      const measured = use?.get(pod.metadata.uid);
+      const message =
+        (await emptyDirOverLimit(pod)) ?? (measured && storageLimitViolation(pod, measured, { dedicatedImageFs }));
+      if (!message) continue;
+      log.info(`evicting pod ${pod.metadata.namespace}/${pod.metadata.name}: ${message.trim()}`);
+      await deps.evict(pod, message, IMMEDIATE_EVICTION_GRACE_SECONDS);
+      first ??= pod.metadata.uid;
+    }
+    return first;
   };
 
   return {
@@ -124,7 +152,7 @@ export function createEvictionManager(options: EvictionOptions, deps: EvictionDe
         else if (!firstObserved.has(t)) firstObserved.set(t, now);
       }
       updateConditions(met);
-      const evictedForStorage = await emptyDirOverLimit();
+      const evictedForStorage = await localStorageEviction();
       if (evictedForStorage) return evictedForStorage;
       const passed = met
         .filter((t) => now - firstObserved.get(t)! >= t.gracePeriodMs)

@@ -12,6 +12,8 @@ export interface MemoryStats {
   capacityBytes: number;
   availableBytes: number;
   workingSetBytes: number;
+  /** Usage with inactive file pages (the root memory cgroup's memory.usage_in_bytes; the working set without one). */
+  usageBytes?: number;
 }
 
 /** Reads a text file (injected so tests can give /proc and /sys contents). */
@@ -31,10 +33,16 @@ export async function memoryStats(read: ReadText = readText): Promise<MemoryStat
     const usage = Number(cgroup[0].trim());
     const inactiveFile = parseKeyValues(cgroup[1]).total_inactive_file ?? 0;
     const workingSetBytes = Math.max(0, usage - inactiveFile);
-    return { capacityBytes, workingSetBytes, availableBytes: Math.max(0, capacityBytes - workingSetBytes) };
+    return {
+      capacityBytes,
+      workingSetBytes,
+      availableBytes: Math.max(0, capacityBytes - workingSetBytes),
+      usageBytes: usage,
+    };
   }
   const availableBytes = (meminfo.MemAvailable ?? meminfo.MemFree ?? 0) * 1024;
-  return { capacityBytes, availableBytes, workingSetBytes: Math.max(0, capacityBytes - availableBytes) };
+  const workingSetBytes = Math.max(0, capacityBytes - availableBytes);
+  return { capacityBytes, availableBytes, workingSetBytes, usageBytes: workingSetBytes };
 }
 
 /** pid.available the kubelet's way: the pid limit and the tasks in use; undefined where /proc does not say. */

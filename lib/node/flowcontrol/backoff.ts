@@ -16,6 +16,17 @@ export interface BackoffPersistence {
   save(entries: Record<string, BackoffEntry>): void;
 }
 
+/** The Go kubelet's crash-loop back-off without configuration: 10 s doubling to 300 s. */
+export const CRASH_LOOP_INITIAL_MS = 10_000;
+
+/**
+ * The crash-loop back-off's first delay and cap for crashLoopBackOff.maxContainerRestartPeriod (kubelet.go):
+ * 10 s doubling up to the cap, and a cap below 10 s is the first delay too.
+ */
+export function crashLoopPeriods(maxContainerRestartMs = 300_000): { initialMs: number; maxMs: number } {
+  return { initialMs: Math.min(CRASH_LOOP_INITIAL_MS, maxContainerRestartMs), maxMs: maxContainerRestartMs };
+}
+
 /** Per-key back-off: the first retry is free, then `initialMs` doubling up to `maxMs`. */
 export class Backoff {
   readonly #entries = new Map<string, BackoffEntry>();
@@ -27,8 +38,10 @@ export class Backoff {
     readonly persistence?: BackoffPersistence,
   ) {
     // Entries idle for twice the longest delay are forgotten, as flowcontrol.Backoff's GC does.
+    // A delay saved under a longer cap (maxContainerRestartPeriod lowered since) waits no longer than this one.
     for (const [key, entry] of Object.entries(persistence?.load() ?? {}))
-      if (clock.now() - entry.at < 2 * maxMs) this.#entries.set(key, entry);
+      if (clock.now() - entry.at < 2 * maxMs)
+        this.#entries.set(key, { ...entry, delayMs: Math.min(entry.delayMs, maxMs) });
   }
 
   /** Records a retry now; returns the delay the next retry must wait. */

@@ -27,12 +27,13 @@ describe("image garbage collection", () => {
       inodesUsed: 100,
     };
   };
-  const gc = (minAgeMs = 60_000) =>
+  const gc = (minAgeMs = 60_000, maxAgeMs = 0) =>
     createImageGc(
       {
         highThresholdPercent: 85,
         lowThresholdPercent: 80,
         minAgeMs,
+        maxAgeMs,
         pauseImage: "registry.k8s.io/pause:3.9",
         nodeName: "node-a",
         clock,
@@ -120,6 +121,36 @@ describe("image garbage collection", () => {
     const manager = gc(0);
     await manager.garbageCollect();
     expect([...runtime.images].sort()).toEqual(["mirror/pause:3.10", "registry.k8s.io/pause:3.9"]);
+  });
+
+  test("imageMaximumGCAge removes an image unused for longer, below the threshold, once the kubelet has run that long", async () => {
+    image("stale/a:1", 5);
+    image("busy/b:1", 5);
+    const manager = gc(1000, 60_000);
+    await runtime.seed({ name: "b", image: "busy/b:1", labels: {} });
+    await manager.garbageCollect(); // first detection: the kubelet has not run for the maximum age yet
+    await clock.advance(60_000);
+    await manager.garbageCollect();
+    expect(runtime.images.has("stale/a:1")).toBe(true); // 60 s since start is not longer than 60 s
+    await clock.advance(6000); // the next listing, a tenth of the maximum age later
+    await manager.garbageCollect();
+    expect([...runtime.images].sort()).toEqual(["busy/b:1", "registry.k8s.io/pause:3.9"]);
+  });
+
+  test("imageMaximumGCAge counts from the image's last use", async () => {
+    image("once/a:1", 5);
+    const manager = gc(0, 30_000);
+    await manager.garbageCollect(); // first seen now, unused
+    await clock.advance(40_000);
+    const id = await runtime.seed({ name: "a", image: "once/a:1", labels: {} });
+    await manager.garbageCollect(); // used now
+    await runtime.removeContainer(id);
+    await clock.advance(30_000);
+    await manager.garbageCollect();
+    expect(runtime.images.has("once/a:1")).toBe(true);
+    await clock.advance(3000);
+    await manager.garbageCollect();
+    expect(runtime.images.has("once/a:1")).toBe(false);
   });
 
   test("a pull that would fill the image filesystem is refused with ErrImagePull and the reason", async () => {

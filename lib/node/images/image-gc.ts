@@ -2,7 +2,8 @@
 // runtime's images is above --image_gc_high_threshold, remove unused images, least recently used
 // first, never the runtime's sandbox image (its Status says which: containerd's sandbox_image) nor
 // --network_container_image nor one first seen less than --minimum_image_ttl_duration ago, until
-// usage is below --image_gc_low_threshold. Also the space check before a pull.
+// usage is below --image_gc_low_threshold; whatever the usage, images unused for longer than
+// imageMaximumGCAge (once the kubelet has run that long). Also the space check before a pull.
 import type { Clock } from "../../clock.ts";
 import type { ImageSummary, Runtime } from "../../container/runtime.ts";
 import { KubeletError } from "../../api/types.ts";
@@ -16,6 +17,8 @@ export interface ImageGcOptions {
   highThresholdPercent: number;
   lowThresholdPercent: number;
   minAgeMs: number;
+  /** imageMaximumGCAge: unused images older than this are removed whatever the disk usage (0 or absent = never). */
+  maxAgeMs?: number;
   /** --network_container_image: kept, as the runtime's own sandbox image is. */
   pauseImage: string;
   nodeName: string;
@@ -66,6 +69,12 @@ export function createImageGc(options: ImageGcOptions, deps: ImageGcDeps): Image
   const records = new Map<string, ImageRecord>();
   let lastDetection = -Infinity;
   let dataRoot: string | undefined;
+  /** When collection began (the kubelet's start): no image is too old before the kubelet has run maxAge itself. */
+  const began = clock.now();
+  const maxAgeMs = options.maxAgeMs ?? 0;
+  // Last use is known as of the last listing: with a maximum age, images are listed often enough that an image
+  // goes at most a tenth of that age late.
+  const detectionPeriodMs = maxAgeMs > 0 ? Math.min(DETECTION_PERIOD_MS, maxAgeMs / 10) : DETECTION_PERIOD_MS;
 
   // The runtime names the mount point (CRI ImageFsInfo); capacity and what is free come from the filesystem itself.
   const imageFs = async () => deps.statFs((dataRoot ??= (await runtime.imageFsInfo()).mountpoint));
@@ -87,30 +96,47 @@ export function createImageGc(options: ImageGcOptions, deps: ImageGcDeps): Image
     return images;
   };
 
-  const freeSpace = async (bytes: number): Promise<number> => {
-    const images = await detect();
+  /** Unused images GC may remove (not the sandbox images, none younger than minAge), least recently used first. */
+  const removable = async (images: ImageSummary[]) => {
     const { sandboxImage } = await runtime.status();
     const kept = new Set([options.pauseImage, ...(sandboxImage ? [sandboxImage] : [])].map(fullReference));
     const now = clock.now();
-    const candidates = images
+    return images
       .filter((i) => !i.inUse && !i.tags.some((tag) => kept.has(fullReference(tag))))
       .map((i) => ({ image: i, record: records.get(i.id)! }))
       .filter(({ record }) => now - record.firstDetected >= options.minAgeMs)
       .sort((a, b) => a.record.lastUsed - b.record.lastUsed || a.record.firstDetected - b.record.firstDetected);
+  };
+
+  /** Removes one image; false (logged) when the runtime refuses. */
+  const remove = async (image: ImageSummary, why: string): Promise<boolean> => {
+    try {
+      await runtime.removeImage(image.id);
+    } catch (error) {
+      log.warn(`image garbage collection: cannot remove ${image.tags[0] ?? image.id}: ${(error as Error).message}`);
+      return false;
+    }
+    records.delete(image.id);
+    log.info(`image garbage collection removed ${image.tags.join(", ") || image.id} (${image.sizeBytes} bytes${why})`);
+    return true;
+  };
+
+  const freeSpace = async (bytes: number): Promise<number> => {
     let freed = 0;
-    for (const { image } of candidates) {
+    for (const { image } of await removable(await detect())) {
       if (freed >= bytes) break;
-      try {
-        await runtime.removeImage(image.id);
-      } catch (error) {
-        log.warn(`image garbage collection: cannot remove ${image.tags[0] ?? image.id}: ${(error as Error).message}`);
-        continue;
-      }
-      records.delete(image.id);
-      freed += image.sizeBytes;
-      log.info(`image garbage collection removed ${image.tags.join(", ") || image.id} (${image.sizeBytes} bytes)`);
+      if (await remove(image, "")) freed += image.sizeBytes;
     }
     return freed;
+  };
+
+  /** The Go kubelet's freeOldImages: unused for longer than imageMaximumGCAge (a never-used image counts as unused since ever). */
+  const freeOldImages = async (images: ImageSummary[]) => {
+    const now = clock.now();
+    if (maxAgeMs <= 0 || now - began <= maxAgeMs) return;
+    for (const { image, record } of await removable(images))
+      if (now - record.lastUsed > maxAgeMs)
+        await remove(image, `, unused for longer than imageMaximumGCAge ${maxAgeMs / 1000}s`);
   };
 
   const garbageCollect = async () => {
@@ -121,12 +147,17 @@ export function createImageGc(options: ImageGcOptions, deps: ImageGcDeps): Image
       events.record(nodeRef(options.nodeName), "Warning", "ImageGCFailed", (error as Error).message);
       return;
     }
-    const used = usedPercent(fs);
-    if (used < options.highThresholdPercent) {
-      // statfs is cheap and runs every pass; listing images (for least-recently-used times) only now and then.
-      if (clock.now() - lastDetection >= DETECTION_PERIOD_MS) await detect();
-      return;
+    // statfs is cheap and runs every pass; listing images (for least-recently-used times) only now and then.
+    if (clock.now() - lastDetection >= detectionPeriodMs) {
+      try {
+        await freeOldImages(await detect());
+      } catch (error) {
+        events.record(nodeRef(options.nodeName), "Warning", "ImageGCFailed", (error as Error).message);
+      }
+      fs = await imageFs();
     }
+    const used = usedPercent(fs);
+    if (used < options.highThresholdPercent) return;
     const target = fs.capacityBytes - fs.availableBytes - (fs.capacityBytes * options.lowThresholdPercent) / 100;
     log.info(
       `image filesystem ${used.toFixed(0)}% used, above --image_gc_high_threshold ${options.highThresholdPercent}%: freeing ${Math.round(target)} bytes`,

@@ -35,6 +35,14 @@ const input = (overrides: Partial<NodeInput> = {}): NodeInput => ({
   ...overrides,
 });
 
+test("allocatable ephemeral-storage is what local storage isolation leaves of root_dir's filesystem", () => {
+  const node = buildNode(
+    input({ allocatable: { milliCpu: 2000, memoryBytes: 4 * 1024 ** 3, ephemeralStorageBytes: 90 * 1024 ** 3 } }),
+  );
+  expect(node.status!.capacity!["ephemeral-storage"]).toBe("104857600Ki");
+  expect(node.status!.allocatable!["ephemeral-storage"]).toBe("94371840Ki");
+});
+
 test("a Node carries the well-known labels, capacity, nodeInfo, addresses and the kubelet's port", () => {
   const node = buildNode(input());
   expect(node.metadata!.labels).toEqual({

@@ -120,7 +120,7 @@ export interface NodeInput {
   /** --node_labels */
   labels?: Record<string, string>;
   /** Capacity less kubeReserved, systemReserved and the hard eviction threshold (node/cgroups.ts). */
-  allocatable: { milliCpu: number; memoryBytes: number };
+  allocatable: { milliCpu: number; memoryBytes: number; ephemeralStorageBytes?: number };
   /** Extended resources from device plugins: a gone plugin's devices stay in capacity, not in allocatable. */
   extended?: { capacity: Record<string, string>; allocatable: Record<string, string> };
   /** undefined when the runtime did not answer. */
@@ -148,6 +148,9 @@ export function buildNode(input: NodeInput): V1Node {
     ...capacity,
     cpu: milliCpu % 1000 === 0 ? String(milliCpu / 1000) : `${milliCpu}m`,
     memory: `${Math.floor(input.allocatable.memoryBytes / 1024)}Ki`,
+    ...(input.allocatable.ephemeralStorageBytes !== undefined && capacity["ephemeral-storage"]
+      ? { "ephemeral-storage": `${Math.floor(input.allocatable.ephemeralStorageBytes / 1024)}Ki` }
+      : {}),
     ...input.extended?.allocatable,
   };
   Object.assign(capacity, input.extended?.capacity);
