@@ -54,7 +54,7 @@ export function describeTarget(target: PlacementTarget): string {
 }
 
 /** The pod as it is written: the manifest with its defaults, without the reader's bookkeeping. */
-function placedPod(pod: Pod, target: PlacementTarget): { pod: Pod; hash: string } {
+export function placedPod(pod: Pod, target: PlacementTarget): { pod: Pod; hash: string } {
   const annotations = { ...pod.metadata.annotations };
   for (const key of [
     ANNOTATION.source,
