@@ -2,6 +2,7 @@
 import { expect, test } from "bun:test";
 import type { Pod } from "../api/types.ts";
 import {
+  baselineOf,
   batchSizes,
   judgeNode,
   parseIntOrPercent,
@@ -131,4 +132,20 @@ test("a pull error or a crash loop on the new manifest fails the node; down, Not
     state: "unavailable",
     reason: "cordoned",
   });
+});
+
+test("a failure the node reported before the write (rolling back from a bad image) is not the new pod's", () => {
+  const failing = records({
+    status: {
+      phase: "Pending",
+      containerStatuses: [{ name: "app", ready: false, state: { waiting: { reason: "ImagePullBackOff" } } }],
+    } as NodeRecords["status"],
+  });
+  const baseline = baselineOf({ ...failing, running: "bad" }, "good");
+  expect(baseline).toEqual({ atTarget: false, ids: {}, failing: ["app"] });
+  expect(judgeNode({ ...failing, running: "good" }, "good", ["app"], baseline)).toEqual({
+    state: "pending",
+    reason: "container app not yet restarted",
+  });
+  expect(judgeNode({ ...failing, running: "good" }, "good", ["app"], undefined).state).toBe("failed");
 });

@@ -87,6 +87,11 @@ export interface NodeBaseline {
   atTarget: boolean;
   /** Container name → containerID before the write. */
   ids: Record<string, string>;
+  /**
+   * Containers failing before the write (a rollback from a bad image): their failure, still reported until the node
+   * has acted on the write, is not the new pod's; it can only time out.
+   */
+  failing?: string[];
 }
 
 /** One node's records, as read from etcd. */
@@ -108,8 +113,12 @@ export type NodeVerdict =
 /** A baseline from a node's records before its batch: the containers now running there. */
 export function baselineOf(records: NodeRecords, targetHash: string): NodeBaseline {
   const ids: Record<string, string> = {};
-  for (const c of records.status?.containerStatuses ?? []) if (c.containerID) ids[c.name] = c.containerID;
-  return { atTarget: records.running === targetHash, ids };
+  const failing: string[] = [];
+  for (const c of records.status?.containerStatuses ?? []) {
+    if (c.containerID) ids[c.name] = c.containerID;
+    if (FAILING_REASONS.has(c.state?.waiting?.reason ?? "")) failing.push(c.name);
+  }
+  return { atTarget: records.running === targetHash, ids, ...(failing.length ? { failing } : {}) };
 }
 
 /**
@@ -131,7 +140,7 @@ export function judgeNode(
   const containers = records.status?.containerStatuses ?? [];
   for (const c of containers) {
     const reason = c.state?.waiting?.reason;
-    if (reason && FAILING_REASONS.has(reason))
+    if (reason && FAILING_REASONS.has(reason) && !baseline?.failing?.includes(c.name))
       return { state: "failed", reason, message: `container ${c.name}: ${reason}: ${c.state?.waiting?.message ?? ""}` };
   }
   if (!baseline?.atTarget) {

@@ -430,9 +430,7 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
         ...current,
         phase: rollingBack ? "RolledBack" : "Complete",
         daemonHash: "selector" in current.target ? to.hash : undefined,
-        ...(rollingBack
-          ? { message: `rolled back to revision ${to.revision}: ${current.message ?? ""}` }
-          : { reason: undefined, message: undefined }),
+        ...(rollingBack ? {} : { reason: undefined, message: undefined }),
       },
       placement ? [{ key: placementKey, value: JSON.stringify({ ...placement, hash: to.hash }) }] : [],
     );
