@@ -192,11 +192,19 @@ export async function runRollout(
     case "undo": {
       const revisions = await listRevisions(client, namespace, request.pod);
       const { state } = await readRollout(client, namespace, request.pod);
-      const current =
-        state?.phase === "RolledBack" || state?.phase === "Failed" ? state.revision : state?.updateRevision;
-      const to =
-        request.toRevision ??
-        [...revisions].reverse().find((r) => r.revision !== current && r.hash !== state?.hash)?.revision;
+      // The revision the current one replaced, as Kubernetes' undo takes; after a rollback, the latest other than
+      // the two it was between.
+      const previous = !state
+        ? revisions.at(-2)?.revision
+        : state.phase === "Complete"
+          ? state.fromRevision
+          : state.phase === "Paused"
+            ? state.pausedPhase === "RollingBack"
+              ? state.revision
+              : state.fromRevision
+            : [...revisions].reverse().find((r) => r.revision !== state.revision && r.revision !== state.updateRevision)
+                ?.revision;
+      const to = request.toRevision ?? previous;
       const revision = revisions.find((r) => r.revision === to);
       if (!revision) {
         io.err.write(
