@@ -149,3 +149,15 @@ test("a failure the node reported before the write (rolling back from a bad imag
   });
   expect(judgeNode({ ...failing, running: "good" }, "good", ["app"], undefined).state).toBe("failed");
 });
+
+test("a pod the node refuses (phase Failed, as admission leaves it) fails the node, unless it had failed before the write", () => {
+  const refused = records({
+    status: { phase: "Failed", reason: "OutOfcpu", message: "Node didn't have enough resource: cpu" },
+  });
+  expect(judgeNode(refused, "new", ["app"], undefined)).toEqual({
+    state: "failed",
+    reason: "OutOfcpu",
+    message: "pod OutOfcpu: Node didn't have enough resource: cpu",
+  });
+  expect(judgeNode(refused, "new", ["app"], baselineOf({ ...refused, running: "old" }, "new")).state).toBe("pending");
+});

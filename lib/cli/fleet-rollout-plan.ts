@@ -16,6 +16,9 @@ export const FAILING_REASONS = new Set([
   "RunContainerError",
 ]);
 
+/** In NodeBaseline.failing: the pod itself had failed (phase Failed). */
+const FAILED_POD = "";
+
 /** "3" or "25%": a count of nodes, or a share of them; undefined when it is neither. */
 export function parseIntOrPercent(value: string): { count: number } | { percent: number } | undefined {
   const match = /^(\d+)(%?)$/.exec(value.trim());
@@ -118,6 +121,7 @@ export function baselineOf(records: NodeRecords, targetHash: string): NodeBaseli
     if (c.containerID) ids[c.name] = c.containerID;
     if (FAILING_REASONS.has(c.state?.waiting?.reason ?? "")) failing.push(c.name);
   }
+  if (records.status?.phase === "Failed") failing.push(FAILED_POD);
   return { atTarget: records.running === targetHash, ids, ...(failing.length ? { failing } : {}) };
 }
 
@@ -138,6 +142,11 @@ export function judgeNode(
   if (nodeReady?.status !== "True") return { state: "unavailable", reason: "NotReady" };
   if (records.running !== targetHash) return { state: "pending", reason: "not yet running the new manifest" };
   const containers = records.status?.containerStatuses ?? [];
+  // Refused by the node (admission: OutOfcpu, OutOfpods, …), unless it was already so before the write.
+  if (records.status?.phase === "Failed" && !baseline?.failing?.includes(FAILED_POD)) {
+    const reason = records.status.reason ?? "Failed";
+    return { state: "failed", reason, message: `pod ${reason}: ${records.status.message ?? ""}` };
+  }
   for (const c of containers) {
     const reason = c.state?.waiting?.reason;
     if (reason && FAILING_REASONS.has(reason) && !baseline?.failing?.includes(c.name))

@@ -416,13 +416,12 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
     const placement = parse<Placement>(placed.entry?.value);
     if ("selector" in current.target) {
       const nodes = current.batches.flat();
-      if (
-        !(await writeKeys([
-          { key: placementKeys.daemon(namespace, name), value: JSON.stringify(to.pod) },
-          ...nodes.map((n) => ({ key: etcdPodKey(n, namespace, name) })),
-        ]))
-      )
+      // The every-node key first, in a transaction of its own: a node's watches see it (at its revision) before the
+      // delete of the node's own key (at a later one). In one transaction the two events share a revision, and a node
+      // could see its own key go before the every-node key change: the old pod for a moment, a restart twice.
+      if (!(await writeKeys([{ key: placementKeys.daemon(namespace, name), value: JSON.stringify(to.pod) }])))
         return false;
+      if (!(await writeKeys(nodes.map((n) => ({ key: etcdPodKey(n, namespace, name) }))))) return false;
     }
     const rollingBack = current.phase === "RollingBack";
     return save(
