@@ -255,9 +255,9 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   fleet.action((section: string | undefined, names: string[], options) => {
     const chosen = section ?? "all";
     const placing = PLACEMENT_VERBS.includes(chosen);
-    if (!placing && !["all", "nodes", "pods", "events", "rollout"].includes(chosen))
+    if (!placing && !["all", "nodes", "pods", "events", "rollout", "cordon", "uncordon"].includes(chosen))
       throw new UsageError(
-        `unknown fleet section "${chosen}": use nodes, pods, events, apply, delete, describe or rollout`,
+        `unknown fleet section "${chosen}": use nodes, pods, events, apply, delete, describe, rollout, cordon or uncordon`,
         fleet,
       );
     const etcd = resolve(
@@ -266,6 +266,18 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     );
     const settings = fleetEtcdSettings(etcd.config, env);
     if (!settings) throw new UsageError("fleet needs --etcd_servers, --etcd_config or ETCDCTL_ENDPOINTS", fleet);
+    if (chosen === "cordon" || chosen === "uncordon") {
+      if (names.length !== 1) throw new UsageError(`fleet ${chosen} needs one NODE`, fleet);
+      result = withEtcd(settings, io, `cannot ${chosen} in etcd`, async (client) => {
+        const [{ setCordon }, { whoAmI }] = await Promise.all([
+          import("./fleet-cordon.ts"),
+          import("./fleet-rollout.ts"),
+        ]);
+        io.stdout.write(await setCordon(client, names[0]!, chosen === "cordon", { who: whoAmI(), now: Date.now() }));
+        return 0;
+      });
+      return;
+    }
     if (chosen === "rollout") {
       const request = rolloutRequest(names, options, (message) => new UsageError(message, fleet));
       result = withEtcd(settings, io, "cannot roll out in etcd", async (client, signal) => {

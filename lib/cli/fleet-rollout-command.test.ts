@@ -124,6 +124,9 @@ test("--max-surge is refused for a pod with a fixed hostPort, naming the field; 
   expect(surge.err).toBe(
     "kubelet fleet rollout: --max-surge 1 needs the pod to run twice on a node, and default/web cannot: spec.containers[0].ports[0].hostPort 8080 is fixed; use --max-surge 0\n",
   );
+  const plain = await rollout(ctx, { ...start("v2"), strategy: { ...strategy, maxSurge: "10%" } });
+  expect(plain.code).toBe(ROLLOUT_EXIT.usage);
+  expect(plain.err).toContain("--max-surge 10%: a node runs one pod of a name");
   const other = await rollout(ctx, { ...start("v2"), pod: "db" });
   expect(other.code).toBe(ROLLOUT_EXIT.failed);
   expect(other.err).toContain('holds pod "web", not "db"');

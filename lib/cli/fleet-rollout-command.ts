@@ -160,6 +160,15 @@ export async function runRollout(
       );
       return ROLLOUT_EXIT.usage;
     }
+    // Decision: a surge copy would be a second pod of another name beside the old one on each node (a pod's name is
+    // its identity on a node); until placement makes one, --max-surge is refused rather than taken as more
+    // unavailability under another name.
+    if (!/^0+%?$/.test(strategy.maxSurge)) {
+      io.err.write(
+        `kubelet fleet rollout: --max-surge ${strategy.maxSurge}: a node runs one pod of a name, so the new pod cannot start beside the old one yet; use --max-unavailable (nodes updated in place per batch)\n`,
+      );
+      return ROLLOUT_EXIT.usage;
+    }
     const result = await startRollout({ client, clock, who: whoAmI(), strategy, changeCause, supersede }, pod);
     if ("refused" in result) {
       io.err.write(`kubelet fleet rollout: ${result.refused}\n`);

@@ -207,3 +207,26 @@ test("an apply of the pod while its rollout is under way pauses the rollout inst
   expect([end.phase, end.reason, end.batch]).toEqual(["Paused", "PlacementChanged", 1]);
   expect(end.message).toContain("changed by another command (kubelet fleet apply or delete)");
 });
+
+test("a driver whose lease was lost (etcd away past its TTL) takes a new one and goes on", async () => {
+  const ctx = await placed(3);
+  await begin(ctx, "v2");
+  const leases: string[] = [];
+  const end = await run(
+    ctx,
+    driveRollout(
+      {
+        client: ctx.client,
+        clock: ctx.clock,
+        onProgress: (s) => {
+          if (s.driver && !leases.includes(s.driver.lease)) leases.push(s.driver.lease);
+          if (s.results.length === 1 && leases.length === 1) ctx.etcd.expire(s.driver!.lease);
+        },
+      },
+      "default",
+      "web",
+    ),
+  );
+  expect(end.phase).toBe("Complete");
+  expect(leases).toHaveLength(2);
+});

@@ -105,7 +105,7 @@ export const rolloutKeys = {
 export const ACTIVE_PHASES: RolloutPhase[] = ["Progressing", "RollingBack", "Paused"];
 
 /** Seconds a driver's lease outlives it. */
-export const DRIVER_TTL = 5;
+export const DRIVER_TTL = 10;
 
 /** etcd's default --max-txn-ops is 128: node keys are written this many per transaction. */
 const CHUNK = 100;
@@ -218,8 +218,7 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
       "Conflict",
       `${describeRollout(state)} is driven by pid ${state.driver.pid} on ${state.driver.host}; kubelet fleet rollout status ${name} follows it`,
     );
-  const lease = await client.grantLease(DRIVER_TTL);
-  let renewedAt = clock.now();
+  let lease = await client.grantLease(DRIVER_TTL);
   const revisions = new Map<number, PodRevision>();
   const revisionOf = async (n: number) => {
     if (!revisions.has(n)) for (const r of await listRevisions(client, namespace, name)) revisions.set(r.revision, r);
@@ -296,6 +295,25 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
     return save(next);
   };
 
+  // The lease is kept alive every second apart from the batches' work, which under load can take longer than
+  // its TTL; one lost anyway (etcd away longer than DRIVER_TTL) is granted anew and the rollout claimed again,
+  // unless another driver took it meanwhile.
+  const keeping = new AbortController();
+  let lost = false;
+  const keeper = (async () => {
+    while (!keeping.signal.aborted) {
+      await clock.sleep(1000, keeping.signal).catch(() => {});
+      if (keeping.signal.aborted) break;
+      await client.keepAlive(lease).catch((error: { code?: string }) => {
+        if (error.code === "LeaseNotFound") lost = true;
+      });
+    }
+  })();
+  const reclaim = async () => {
+    lost = false;
+    lease = await client.grantLease(DRIVER_TTL);
+    return save({ ...state!, driver: { lease, pid: process.pid, host: hostname() } });
+  };
   try {
     if (parse<Placement>(placement.entry?.value)?.hash !== state.updateHash) {
       await halt("Paused", "PlacementChanged", placementChanged);
@@ -303,6 +321,7 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
     }
     const readySince = new Map<string, number>();
     while (!options.signal?.aborted) {
+      if (lost && !(await reclaim())) break;
       const current = state!;
       if (!["Progressing", "RollingBack"].includes(current.phase)) break;
       const to = await revisionOf(current.revision);
@@ -374,16 +393,14 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
         if (!(await save(next))) if (!(await reload())) break;
         continue;
       }
-      if (clock.now() - renewedAt >= 1000) {
-        await client.keepAlive(lease);
-        renewedAt = clock.now();
-      }
       await clock.sleep(pollMs, options.signal).catch(() => {});
       // A pause, an undo or another driver shows as a newer state.
       const seen = await readRollout(client, namespace, name);
       if (seen.modRevision !== modRevision && !(await reload())) break;
     }
   } finally {
+    keeping.abort();
+    await keeper;
     await client.revokeLease(lease).catch(() => {});
   }
   return state!;
