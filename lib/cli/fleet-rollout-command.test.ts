@@ -4,9 +4,9 @@
 import { expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { begin, file, placed, run } from "../testing/rollout-fleet.ts";
+import { begin, drive, file, placed, run } from "../testing/rollout-fleet.ts";
 import { ROLLOUT_EXIT, type RolloutRequest } from "./fleet-rollout-flags.ts";
-import { driveRollout, readRollout, type RolloutState } from "./fleet-rollout.ts";
+import { readRollout, type RolloutState } from "./fleet-rollout.ts";
 import { runRollout } from "./fleet-rollout-command.ts";
 
 const strategy = {
@@ -82,10 +82,7 @@ test("status of a rollout whose driver is gone exits 5 and says resume finishes 
   await begin(ctx, "v3");
   const stop = new AbortController();
   const onProgress = (s: RolloutState) => s.results.length === 1 && stop.abort();
-  await run(
-    ctx,
-    driveRollout({ client: ctx.client, clock: ctx.clock, signal: stop.signal, onProgress }, "default", "web"),
-  );
+  await drive(ctx, { signal: stop.signal, onProgress });
   const status = await rollout(ctx, { verb: "status", pod: "web", namespace: "default" });
   expect(status.code).toBe(ROLLOUT_EXIT.undriven);
   expect(status.out).toContain("batch 1/3: 1/1 nodes Ready in");

@@ -20,7 +20,7 @@ import {
 } from "./fleet-rollout.ts";
 import { pauseRollout, startRollout, unpauseRollout } from "./fleet-rollout-start.ts";
 import { listRevisions } from "./fleet-revisions.ts";
-import { validateCommand } from "./validate.ts";
+import { manifestValid } from "./fleet-apply.ts";
 
 export interface RolloutIo {
   out: NodeJS.WritableStream & { isTTY?: boolean };
@@ -114,22 +114,9 @@ function printer(io: RolloutIo, clock: Clock) {
 }
 
 /** Reads and validates the manifest as `kubelet validate` does; the one pod in it, or the exit code. */
-async function podFrom(file: string, io: RolloutIo): Promise<Pod | number> {
-  const report: string[] = [];
-  const sink = { write: (text: string) => report.push(text) > 0 } as unknown as NodeJS.WritableStream;
-  const code = await validateCommand([file], {
-    allowPrivileged: true,
-    format: "text",
-    out: sink,
-    readStdin: async () => "",
-  });
-  if (code !== 0) {
-    io.err.write(report.join(""));
-    io.err.write(
-      `kubelet fleet rollout: nothing written to etcd: fix ${file} (kubelet validate ${file} shows the same)\n`,
-    );
+async function podFrom(file: string, allowPrivileged: boolean, io: RolloutIo): Promise<Pod | number> {
+  if (!(await manifestValid(file, { allowPrivileged, err: io.err, command: "kubelet fleet rollout" })))
     return ROLLOUT_EXIT.failed;
-  }
   const { pods } = readManifests((await readManifestFile(file, DEFAULT_MAX_MANIFEST_BYTES))!, {
     source: "file",
     origin: file,
@@ -188,7 +175,7 @@ export async function runRollout(
   };
   switch (request.verb) {
     case "start": {
-      const pod = await podFrom(request.file, io);
+      const pod = await podFrom(request.file, request.allowPrivileged === true, io);
       if (typeof pod === "number") return pod;
       if (request.pod && request.pod !== pod.metadata.name) {
         io.err.write(

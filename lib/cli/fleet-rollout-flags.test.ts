@@ -20,6 +20,7 @@ test("POD -f FILE starts a rollout with Kubernetes' defaults: 25 % unavailable, 
     namespace: "default",
     file: "web.yaml",
     changeCause: undefined,
+    allowPrivileged: false,
     strategy: {
       maxUnavailable: "25%",
       maxSurge: "0",

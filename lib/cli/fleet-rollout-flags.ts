@@ -22,7 +22,15 @@ export const ROLLOUT_EXIT = {
 const SUBVERBS = ["status", "history", "undo", "pause", "resume"] as const;
 
 export type RolloutRequest =
-  | { verb: "start"; pod?: string; namespace: string; file: string; strategy: RolloutStrategy; changeCause?: string }
+  | {
+      verb: "start";
+      pod?: string;
+      namespace: string;
+      file: string;
+      strategy: RolloutStrategy;
+      changeCause?: string;
+      allowPrivileged?: boolean;
+    }
   | { verb: "status" | "history" | "pause" | "resume"; pod: string; namespace: string }
   | { verb: "undo"; pod: string; namespace: string; toRevision?: number; strategy: RolloutStrategy };
 
@@ -90,5 +98,14 @@ export function rolloutRequest(
   if (!file || names.length > 1)
     throw usage("fleet rollout needs POD -f FILE, or one of status, history, undo, pause, resume and a POD");
   const changeCause = typeof options.changeCause === "string" ? options.changeCause : undefined;
-  return { verb: "start", pod: first, namespace, file, strategy: strategyOf(options, usage), changeCause };
+  const allowPrivileged = options.allowPrivileged === true || options.allowPrivileged === "true";
+  return {
+    verb: "start",
+    pod: first,
+    namespace,
+    file,
+    strategy: strategyOf(options, usage),
+    changeCause,
+    allowPrivileged,
+  };
 }

@@ -1,9 +1,9 @@
 // Beginning, pausing and resuming a rollout against the in-memory etcd: one compare-and-swap
 // transaction each, a second rollout of the pod refused naming the first, revisions recorded and pruned.
 import { expect, test } from "bun:test";
-import { begin, placed, run, strategy, webPod } from "../testing/rollout-fleet.ts";
+import { begin, drive, placed, strategy, webPod } from "../testing/rollout-fleet.ts";
 import { listRevisions } from "./fleet-revisions.ts";
-import { driveRollout, readRollout, type RolloutClient } from "./fleet-rollout.ts";
+import { readRollout, type RolloutClient } from "./fleet-rollout.ts";
 import { pauseRollout, startRollout, unpauseRollout } from "./fleet-rollout-start.ts";
 
 test("a second rollout of the pod while one is under way is refused, naming the running one", async () => {
@@ -50,7 +50,7 @@ test("revisions beyond --revision-history-limit are pruned, oldest first, never 
   const ctx = await placed(1);
   for (const image of ["v2", "v3", "v4", "v5"]) {
     await begin(ctx, image, { revisionHistoryLimit: 2 });
-    await run(ctx, driveRollout({ client: ctx.client, clock: ctx.clock }, "default", "web"));
+    await drive(ctx);
   }
   expect((await listRevisions(ctx.client, "default", "web")).map((r) => r.revision)).toEqual([2, 3, 4, 5]);
 });
@@ -71,7 +71,7 @@ test("pause holds a rollout under way, resume returns it to the phase it was pau
   await begin(ctx, "v2");
   expect((await pauseRollout(ctx.client, "default", "web")).phase).toBe("Paused");
   expect((await unpauseRollout(ctx.client, "default", "web")).phase).toBe("Progressing");
-  await run(ctx, driveRollout({ client: ctx.client, clock: ctx.clock }, "default", "web"));
+  await drive(ctx);
   const failure = await pauseRollout(ctx.client, "default", "web").catch((e) => e);
   expect(failure).toMatchObject({ code: "NotRunning" });
   expect(failure.message).toContain("has ended: nothing to pause");

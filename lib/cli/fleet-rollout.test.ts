@@ -5,7 +5,7 @@ import { expect, test } from "bun:test";
 import { ANNOTATION } from "../api/types.ts";
 import { fleetKeys } from "../node/status/fleet-reporter.ts";
 import { ETCD_DAEMONS, etcdPodKey } from "../sources/etcd.ts";
-import { begin, file, hashOn, placed, run } from "../testing/rollout-fleet.ts";
+import { begin, drive, file, hashOn, placed } from "../testing/rollout-fleet.ts";
 import { fleetApply, placementKeys } from "./fleet-apply.ts";
 import { listRevisions } from "./fleet-revisions.ts";
 import { driveRollout, type RolloutState, rolloutKeys } from "./fleet-rollout.ts";
@@ -19,7 +19,7 @@ test("a rollout takes the nodes in batches of --max-unavailable, each Ready befo
     ["node-2", "node-3"],
     ["node-4", "node-5"],
   ]);
-  const end = await run(ctx, driveRollout({ client: ctx.client, clock: ctx.clock }, "default", "web"));
+  const end = await drive(ctx);
   expect(end.phase).toBe("Complete");
   expect(end.results.map((r) => [r.index, r.result, r.ready])).toEqual([
     [1, "Ready", 2],
@@ -39,7 +39,7 @@ test("a rollout takes the nodes in batches of --max-unavailable, each Ready befo
 test("a bad image fails the first batch and is rolled back: no node outside it ever had the bad spec", async () => {
   const ctx = await placed(10);
   const started = await begin(ctx, "missing", { maxUnavailable: "10%" });
-  const end = await run(ctx, driveRollout({ client: ctx.client, clock: ctx.clock }, "default", "web"));
+  const end = await drive(ctx);
   expect(end.phase).toBe("RolledBack");
   expect(end.reason).toBe("ErrImagePull");
   expect(end.results.map((r) => `${r.phase} ${r.index}/${r.of} ${r.result}`)).toEqual([
@@ -55,7 +55,7 @@ test("a bad image fails the first batch and is rolled back: no node outside it e
 test("with --on-failure pause a failed batch holds the rollout paused, the batch left as it is", async () => {
   const ctx = await placed(4);
   const started = await begin(ctx, "missing", { onFailure: "pause" });
-  const end = await run(ctx, driveRollout({ client: ctx.client, clock: ctx.clock }, "default", "web"));
+  const end = await drive(ctx);
   expect([end.phase, end.reason, end.batch]).toEqual(["Paused", "ErrImagePull", 0]);
   expect(hashOn(ctx.etcd, "node-0")).toBe(started.hash);
   expect(hashOn(ctx.etcd, "node-1")).toBe(started.fromHash);
@@ -64,7 +64,7 @@ test("with --on-failure pause a failed batch holds the rollout paused, the batch
 test("a batch not Ready by --progress-deadline fails with ProgressDeadlineExceeded and is rolled back", async () => {
   const ctx = await placed(3);
   await begin(ctx, "v2", { progressDeadlineSeconds: 1 });
-  const end = await run(ctx, driveRollout({ client: ctx.client, clock: ctx.clock }, "default", "web"));
+  const end = await drive(ctx);
   expect(end.results[0]).toMatchObject({ result: "Failed", reason: "ProgressDeadlineExceeded" });
   expect(end.message).toContain("not Ready within --progress-deadline 1s: node node-0");
 });
@@ -72,7 +72,7 @@ test("a batch not Ready by --progress-deadline fails with ProgressDeadlineExceed
 test("--min-ready-seconds holds a batch until its pods have been Ready that long", async () => {
   const ctx = await placed(2);
   await begin(ctx, "v2", { minReadySeconds: 10 });
-  const end = await run(ctx, driveRollout({ client: ctx.client, clock: ctx.clock }, "default", "web"));
+  const end = await drive(ctx);
   expect(end.phase).toBe("Complete");
   // The start (1.5 s) and 10 s Ready, per batch.
   expect(end.results.every((r) => r.seconds >= 11.5)).toBe(true);
@@ -83,22 +83,13 @@ test("a driver stopped mid-rollout leaves it where it was; once its lease is gon
   await begin(ctx, "v2");
   const stop = new AbortController();
   let lease = "";
-  const first = await run(
-    ctx,
-    driveRollout(
-      {
-        client: ctx.client,
-        clock: ctx.clock,
-        signal: stop.signal,
-        onProgress: (s) => {
-          lease = s.driver?.lease ?? lease;
-          if (s.results.length === 2) stop.abort();
-        },
-      },
-      "default",
-      "web",
-    ),
-  );
+  const first = await drive(ctx, {
+    signal: stop.signal,
+    onProgress: (s) => {
+      lease = s.driver?.lease ?? lease;
+      if (s.results.length === 2) stop.abort();
+    },
+  });
   expect([first.phase, first.batch]).toEqual(["Progressing", 2]);
   // As a SIGKILL leaves it: the lease not revoked, still alive, so a second driver is refused.
   ctx.etcd.leases.add(lease);
@@ -106,7 +97,7 @@ test("a driver stopped mid-rollout leaves it where it was; once its lease is gon
   expect(refused).toMatchObject({ code: "Conflict" });
   expect(refused.message).toContain(`is driven by pid ${process.pid}`);
   ctx.etcd.expire(lease);
-  const end = await run(ctx, driveRollout({ client: ctx.client, clock: ctx.clock }, "default", "web"));
+  const end = await drive(ctx);
   expect(end.phase).toBe("Complete");
   expect(end.results.map((r) => r.index)).toEqual([1, 2, 3, 4]);
 });
@@ -115,24 +106,15 @@ test("pause stops the driver at its next read; resume goes on from the batch it 
   const ctx = await placed(4);
   await begin(ctx, "v2");
   let paused: Promise<RolloutState> | undefined;
-  const first = await run(
-    ctx,
-    driveRollout(
-      {
-        client: ctx.client,
-        clock: ctx.clock,
-        onProgress: (s) => {
-          if (s.results.length === 1) paused ??= pauseRollout(ctx.client, "default", "web");
-        },
-      },
-      "default",
-      "web",
-    ),
-  );
+  const first = await drive(ctx, {
+    onProgress: (s) => {
+      if (s.results.length === 1) paused ??= pauseRollout(ctx.client, "default", "web");
+    },
+  });
   expect(first.phase).toBe("Paused");
   expect((await paused)!.pausedPhase).toBe("Progressing");
   expect((await unpauseRollout(ctx.client, "default", "web")).phase).toBe("Progressing");
-  const end = await run(ctx, driveRollout({ client: ctx.client, clock: ctx.clock }, "default", "web"));
+  const end = await drive(ctx);
   expect(end.phase).toBe("Complete");
   expect(end.results.map((r) => r.index)).toEqual([1, 2, 3, 4]);
 });
@@ -143,7 +125,7 @@ test("down and cordoned nodes count as unavailable: their keys are written, the 
   ctx.fleet.converge();
   ctx.etcd.data.set(rolloutKeys.cordon("node-0"), { value: "{}", lease: "0", modRevision: 1 });
   const started = await begin(ctx, "v2", { maxUnavailable: "2", progressDeadlineSeconds: 30 });
-  const end = await run(ctx, driveRollout({ client: ctx.client, clock: ctx.clock }, "default", "web"));
+  const end = await drive(ctx);
   expect(end.phase).toBe("Complete");
   expect(end.results[0]).toMatchObject({
     ready: 0,
@@ -166,20 +148,11 @@ test("a selector placement moves node by node through the nodes' own keys; the e
     JSON.parse(ctx.etcd.data.get(daemonKey)!.value).metadata.annotations[ANNOTATION.manifestHash];
   const ownKeys = () => [...ctx.etcd.data.keys()].filter((k) => k.endsWith("/pods/default/web")).sort();
   let midway: { own: string[]; daemon: string } | undefined;
-  const end = await run(
-    ctx,
-    driveRollout(
-      {
-        client: ctx.client,
-        clock: ctx.clock,
-        onProgress: (s) => {
-          if (s.results.length === 1 && !midway) midway = { own: ownKeys(), daemon: daemonHash() };
-        },
-      },
-      "default",
-      "web",
-    ),
-  );
+  const end = await drive(ctx, {
+    onProgress: (s) => {
+      if (s.results.length === 1 && !midway) midway = { own: ownKeys(), daemon: daemonHash() };
+    },
+  });
   expect(end.phase).toBe("Complete");
   expect(midway).toEqual({
     own: [etcdPodKey("node-0", "default", "web"), etcdPodKey("node-1", "default", "web")],
@@ -195,15 +168,12 @@ test("an apply of the pod while its rollout is under way pauses the rollout inst
   await begin(ctx, "v2");
   const stop = new AbortController();
   const onProgress = (s: RolloutState) => s.results.length === 1 && stop.abort();
-  const first = await run(
-    ctx,
-    driveRollout({ client: ctx.client, clock: ctx.clock, signal: stop.signal, onProgress }, "default", "web"),
-  );
+  const first = await drive(ctx, { signal: stop.signal, onProgress });
   const sink = { write: () => true } as unknown as NodeJS.WritableStream;
   const options = { client: ctx.etcd, dryRun: false, out: sink, err: sink, allowPrivileged: false };
   expect(await fleetApply(file("v9"), { nodes: ctx.names }, options)).toBe(0);
   ctx.etcd.expire(first.driver!.lease);
-  const end = await run(ctx, driveRollout({ client: ctx.client, clock: ctx.clock }, "default", "web"));
+  const end = await drive(ctx);
   expect([end.phase, end.reason, end.batch]).toEqual(["Paused", "PlacementChanged", 1]);
   expect(end.message).toContain("changed by another command (kubelet fleet apply or delete)");
 });
@@ -212,21 +182,12 @@ test("a driver whose lease was lost (etcd away past its TTL) takes a new one and
   const ctx = await placed(3);
   await begin(ctx, "v2");
   const leases: string[] = [];
-  const end = await run(
-    ctx,
-    driveRollout(
-      {
-        client: ctx.client,
-        clock: ctx.clock,
-        onProgress: (s) => {
-          if (s.driver && !leases.includes(s.driver.lease)) leases.push(s.driver.lease);
-          if (s.results.length === 1 && leases.length === 1) ctx.etcd.expire(s.driver!.lease);
-        },
-      },
-      "default",
-      "web",
-    ),
-  );
+  const end = await drive(ctx, {
+    onProgress: (s) => {
+      if (s.driver && !leases.includes(s.driver.lease)) leases.push(s.driver.lease);
+      if (s.results.length === 1 && leases.length === 1) ctx.etcd.expire(s.driver!.lease);
+    },
+  });
   expect(end.phase).toBe("Complete");
   expect(leases).toHaveLength(2);
 });

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { readManifests } from "../api/manifest.ts";
 import { ANNOTATION, type Pod } from "../api/types.ts";
 import { fleetApply, type PlacementTarget } from "../cli/fleet-apply.ts";
-import type { RolloutClient, RolloutStrategy } from "../cli/fleet-rollout.ts";
+import { type DriverOptions, driveRollout, type RolloutClient, type RolloutStrategy } from "../cli/fleet-rollout.ts";
 import { startRollout } from "../cli/fleet-rollout-start.ts";
 import { fleetKeys } from "../node/status/fleet-reporter.ts";
 import { ETCD_DAEMONS, etcdPodKey, selectorMatches } from "../sources/etcd.ts";
@@ -208,4 +208,9 @@ export async function begin(
   );
   if (!("started" in result)) throw new Error(JSON.stringify(result));
   return result.started;
+}
+
+/** Drives the rollout of web (with `extra` options) while time passes and the nodes converge. */
+export function drive(ctx: Awaited<ReturnType<typeof placed>>, extra: Partial<DriverOptions> = {}) {
+  return run(ctx, driveRollout({ client: ctx.client, clock: ctx.clock, ...extra }, "default", "web"));
 }
