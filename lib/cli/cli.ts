@@ -240,7 +240,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     cli
       .command(
         "fleet [section] [...names]",
-        "Nodes and pods of every kubelet sharing an etcd (section: nodes, pods or events); apply, delete and describe place pods",
+        "Nodes and pods of every kubelet sharing an etcd (section: nodes, pods or events); apply, delete and describe place pods; rollout changes them in batches; cordon, uncordon",
       )
       .option("--etcd-servers <value>", "etcd endpoints, comma separated or repeated (else ETCDCTL_ENDPOINTS)")
       .option(
