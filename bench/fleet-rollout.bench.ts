@@ -123,18 +123,20 @@ if (import.meta.main) {
   await Bun.sleep(5000);
 
   const loadGood = loadavg()[0]!;
-  const good = timed([
-    "fleet",
-    "rollout",
-    "agent",
-    "-f",
-    manifest(dir, "v2", { value: "2" }),
-    "--max-unavailable",
-    "10%",
-    "--progress-deadline",
-    "120",
-    ...etcd,
-  ]);
+  const rollout = (file: string, deadline: string) =>
+    timed([
+      "fleet",
+      "rollout",
+      "agent",
+      "-f",
+      file,
+      "--max-unavailable",
+      "10%",
+      "--progress-deadline",
+      deadline,
+      ...etcd,
+    ]);
+  const good = rollout(manifest(dir, "v2", { value: "2" }), "120");
   console.log(good.stdout, good.stderr);
   const goodHash = /manifest ([0-9a-f]{16})/.exec(good.stdout)?.[1];
   const goodReady = await readyAt(client, goodHash);
@@ -146,18 +148,8 @@ if (import.meta.main) {
     delete: () => {},
   });
   const loadBad = loadavg()[0]!;
-  const bad = timed([
-    "fleet",
-    "rollout",
-    "agent",
-    "-f",
-    manifest(dir, "bad", { value: "bad" }, { httpGet: { host: "127.0.0.1", port: 1, path: "/" }, periodSeconds: 1 }),
-    "--max-unavailable",
-    "10%",
-    "--progress-deadline",
-    "15",
-    ...etcd,
-  ]);
+  const probe = { httpGet: { host: "127.0.0.1", port: 1, path: "/" }, periodSeconds: 1 };
+  const bad = rollout(manifest(dir, "bad", { value: "bad" }, probe), "15");
   console.log(bad.stdout, bad.stderr);
   const badHash = /manifest ([0-9a-f]{16})/.exec(bad.stdout)?.[1];
   await Bun.sleep(3000);

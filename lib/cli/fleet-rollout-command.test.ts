@@ -2,8 +2,6 @@
 // printed per batch, the live view on a terminal, history, undo, status of a rollout nobody drives,
 // and the exit code of each ending.
 import { expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { begin, drive, file, placed, run } from "../testing/rollout-fleet.ts";
 import { ROLLOUT_EXIT, type RolloutRequest } from "./fleet-rollout-flags.ts";
 import { readRollout, type RolloutState } from "./fleet-rollout.ts";
@@ -106,16 +104,8 @@ test("on a terminal the progress is one view redrawn in place", async () => {
 
 test("--max-surge is refused for a pod with a fixed hostPort, naming the field; a file of another pod is refused", async () => {
   const ctx = await placed(2);
-  const path = join(file("v2"), "..", "ported.yaml");
-  writeFileSync(
-    path,
-    JSON.stringify({
-      apiVersion: "v1",
-      kind: "Pod",
-      metadata: { name: "web" },
-      spec: { containers: [{ name: "app", image: "v2", ports: [{ containerPort: 80, hostPort: 8080 }] }] },
-    }),
-  );
+  const path = file("v2", { ports: [{ containerPort: 80, hostPort: 8080 }] });
+
   const surge = await rollout(ctx, { ...start("v2"), file: path, strategy: { ...strategy, maxSurge: "1" } });
   expect(surge.code).toBe(ROLLOUT_EXIT.usage);
   expect(surge.err).toBe(

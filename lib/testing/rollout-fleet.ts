@@ -133,15 +133,16 @@ export function simulatedFleet(etcd: FakeEtcd, clock: FakeClock, names: string[]
   };
 }
 
-export function file(image: string): string {
-  const path = join(dir, `web-${image.replace(/\W/g, "_")}.yaml`);
+/** A manifest file of web at `image`, its container given `extra` fields. */
+export function file(image: string, extra: Record<string, unknown> = {}): string {
+  const path = join(dir, `web-${image.replace(/\W/g, "_")}${Object.keys(extra).length ? "-extra" : ""}.yaml`);
   writeFileSync(
     path,
     JSON.stringify({
       apiVersion: "v1",
       kind: "Pod",
       metadata: { name: "web" },
-      spec: { containers: [{ name: "app", image }] },
+      spec: { containers: [{ name: "app", image, ...extra }] },
     }),
   );
   return path;
