@@ -16,11 +16,13 @@ import { formatDuration } from "../api/duration.ts";
 import { protectedHostPaths } from "../api/host-paths.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
 import { createLogger } from "../log.ts";
+import { systemClock } from "../clock.ts";
 import { runtimeName } from "../platform/runtime.ts";
 import { buildInfo } from "../build-info.ts";
 import { closestName } from "../spelling.ts";
 import type { FleetSection } from "./fleet.ts";
 import { PLACEMENT_VERBS, placementOptions, placementRequest, runPlacement } from "./fleet-placement.ts";
+import { rolloutOptions, rolloutRequest } from "./fleet-rollout-flags.ts";
 import type { EtcdClient } from "../sources/etcd-client.ts";
 import { validateCommand } from "./validate.ts";
 import { PLAN_EXIT, planCommand } from "./plan.ts";
@@ -238,7 +240,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     cli
       .command(
         "fleet [section] [...names]",
-        "Nodes and pods of every kubelet sharing an etcd (section: nodes, pods or events); apply, delete and describe place pods",
+        "Nodes and pods of every kubelet sharing an etcd (section: nodes, pods or events); apply, delete and describe place pods; rollout changes them in batches; cordon, uncordon",
       )
       .option("--etcd-servers <value>", "etcd endpoints, comma separated or repeated (else ETCDCTL_ENDPOINTS)")
       .option(
@@ -249,12 +251,13 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       .option("-w, --watch", "Print again on every change until interrupted"),
   );
   placementOptions(fleet);
+  rolloutOptions(fleet);
   fleet.action((section: string | undefined, names: string[], options) => {
     const chosen = section ?? "all";
     const placing = PLACEMENT_VERBS.includes(chosen);
-    if (!placing && !["all", "nodes", "pods", "events"].includes(chosen))
+    if (!placing && !["all", "nodes", "pods", "events", "rollout", "cordon", "uncordon"].includes(chosen))
       throw new UsageError(
-        `unknown fleet section "${chosen}": use nodes, pods, events, apply, delete or describe`,
+        `unknown fleet section "${chosen}": use nodes, pods, events, apply, delete, describe, rollout, cordon or uncordon`,
         fleet,
       );
     const etcd = resolve(
@@ -263,6 +266,26 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     );
     const settings = fleetEtcdSettings(etcd.config, env);
     if (!settings) throw new UsageError("fleet needs --etcd_servers, --etcd_config or ETCDCTL_ENDPOINTS", fleet);
+    if (chosen === "cordon" || chosen === "uncordon") {
+      if (names.length !== 1) throw new UsageError(`fleet ${chosen} needs one NODE`, fleet);
+      result = withEtcd(settings, io, `cannot ${chosen} in etcd`, async (client) => {
+        const [{ setCordon }, { whoAmI }] = await Promise.all([
+          import("./fleet-cordon.ts"),
+          import("./fleet-rollout.ts"),
+        ]);
+        io.stdout.write(await setCordon(client, names[0]!, chosen === "cordon", { who: whoAmI(), now: Date.now() }));
+        return 0;
+      });
+      return;
+    }
+    if (chosen === "rollout") {
+      const request = rolloutRequest(names, options, (message) => new UsageError(message, fleet));
+      result = withEtcd(settings, io, "cannot roll out in etcd", async (client, signal) => {
+        const { runRollout } = await import("./fleet-rollout-command.ts");
+        return runRollout(request, { client, clock: systemClock, signal }, { out: io.stdout, err: io.stderr });
+      });
+      return;
+    }
     if (placing) {
       const request = placementRequest(chosen, names, options, (message) => new UsageError(message, fleet));
       result = withEtcd(settings, io, `cannot ${chosen} in etcd`, (client) =>

@@ -54,7 +54,7 @@ export function describeTarget(target: PlacementTarget): string {
 }
 
 /** The pod as it is written: the manifest with its defaults, without the reader's bookkeeping. */
-function placedPod(pod: Pod, target: PlacementTarget): { pod: Pod; hash: string } {
+export function placedPod(pod: Pod, target: PlacementTarget): { pod: Pod; hash: string } {
   const annotations = { ...pod.metadata.annotations };
   for (const key of [
     ANNOTATION.source,
@@ -121,14 +121,12 @@ async function commit(options: PlacementOptions, plan: () => Promise<Change>, po
 }
 
 /**
- * Validates `file` as `kubelet validate` does (the same messages), then places every pod in it on `target` in one
- * transaction. Resolves to the exit code: 1 with nothing written when the file is invalid.
+ * True when `file` passes `kubelet validate`; else its report and "nothing written" (naming `command`) go to `err`.
  */
-export async function fleetApply(
+export async function manifestValid(
   file: string,
-  target: PlacementTarget,
-  options: PlacementOptions & { allowPrivileged: boolean; maxBytes?: number },
-): Promise<number> {
+  options: { allowPrivileged: boolean; maxBytes?: number; err: NodeJS.WritableStream; command: string },
+): Promise<boolean> {
   const report: string[] = [];
   const sink = { write: (text: string) => report.push(text) > 0 } as unknown as NodeJS.WritableStream;
   const code = await validateCommand([file], {
@@ -138,13 +136,24 @@ export async function fleetApply(
     out: sink,
     readStdin: async () => "",
   });
-  if (code !== 0) {
-    options.err.write(report.join(""));
-    options.err.write(
-      `kubelet fleet apply: nothing written to etcd: fix ${file} (kubelet validate ${file} shows the same)\n`,
-    );
-    return 1;
-  }
+  if (code === 0) return true;
+  options.err.write(report.join(""));
+  options.err.write(
+    `${options.command}: nothing written to etcd: fix ${file} (kubelet validate ${file} shows the same)\n`,
+  );
+  return false;
+}
+
+/**
+ * Validates `file` as `kubelet validate` does (the same messages), then places every pod in it on `target` in one
+ * transaction. Resolves to the exit code: 1 with nothing written when the file is invalid.
+ */
+export async function fleetApply(
+  file: string,
+  target: PlacementTarget,
+  options: PlacementOptions & { allowPrivileged: boolean; maxBytes?: number },
+): Promise<number> {
+  if (!(await manifestValid(file, { ...options, command: "kubelet fleet apply" }))) return 1;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_MANIFEST_BYTES;
   const { pods, configs } = readManifests((await readManifestFile(file, maxBytes))!, { source: "file", origin: file });
   if (pods.length === 0 || configs.length > 0) {

@@ -59,6 +59,26 @@ describeWithServices("etcd source", () => {
     await Promise.all([plain.stop(), gpu.stop()]);
   });
 
+  test("a pod under the host's own pods/ wins over the every-node pod of the same name, and the every-node one returns when it goes", async () => {
+    const endpoint = single.endpoints[0]!;
+    const image = (name: string, tag: string) => ({
+      ...pod(name),
+      spec: { containers: [{ name: "c", image: `busybox:${tag}` }] },
+    });
+    await put(endpoint, `${ETCD_DAEMONS}default/pinned`, JSON.stringify(image("pinned", "old")));
+    const node = recordSnapshots(createEtcdSource({ endpoints: single.endpoints, hostname: "node-o" }));
+    const imageOf = (s: { pods: Array<{ spec: { containers: Array<{ image?: string }> } }> }) =>
+      s.pods.map((p) => p.spec.containers[0]!.image);
+    expect(imageOf(await node.next((s) => s.pods.length === 1))).toEqual(["busybox:old"]);
+    await put(endpoint, etcdPodKey("node-o", "default", "pinned"), JSON.stringify(image("pinned", "new")));
+    const pinned = await node.next((s) => imageOf(s)[0] === "busybox:new");
+    expect({ images: imageOf(pinned), rejected: pinned.rejected }).toEqual({ images: ["busybox:new"], rejected: [] });
+    await remove(endpoint, etcdPodKey("node-o", "default", "pinned"));
+    expect(imageOf(await node.next((s) => imageOf(s)[0] === "busybox:old"))).toEqual(["busybox:old"]);
+    await remove(endpoint, `${ETCD_DAEMONS}default/pinned`);
+    await node.stop();
+  });
+
   test("ConfigMaps and Secrets under the host's configmaps/ and secrets/ keys come with its pods and follow edits", async () => {
     const host = "node-cfg";
     const endpoint = single.endpoints[0]!;

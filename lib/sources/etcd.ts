@@ -7,6 +7,7 @@
 import { systemClock, type Clock } from "../clock.ts";
 import { silentLogger, type Logger } from "../log.ts";
 import type { ConfigObject } from "../api/config-objects.ts";
+import { ANNOTATION } from "../api/types.ts";
 import { readManifests, type ManifestResult } from "../api/manifest.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 import { createEtcdClient, type EtcdClientOptions, type EtcdWatch } from "./etcd-client.ts";
@@ -110,6 +111,19 @@ export function createEtcdSource(options: EtcdSourceOptions): PodSource {
           snapshot.rejected.push(...read.snapshot.rejected);
         }
         for (const name of [...lastGood.keys()]) if (!values.has(name)) lastGood.delete(name);
+        // A pod under the host's own keys wins over the every-node pod of the same name: how a fleet rollout
+        // moves one node of a selector placement at a time (lib/cli/fleet-rollout.ts).
+        const own = new Set(
+          snapshot.pods
+            .filter((p) => !p.metadata.annotations[ANNOTATION.origin]?.startsWith(ETCD_DAEMONS))
+            .map((p) => `${p.metadata.namespace}/${p.metadata.name}`),
+        );
+        if (own.size > 0)
+          snapshot.pods = snapshot.pods.filter(
+            (p) =>
+              !p.metadata.annotations[ANNOTATION.origin]?.startsWith(ETCD_DAEMONS) ||
+              !own.has(`${p.metadata.namespace}/${p.metadata.name}`),
+          );
         const signature = snapshotSignature(snapshot);
         if (signature === lastSignature) return;
         lastSignature = signature;

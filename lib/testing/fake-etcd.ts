@@ -32,7 +32,16 @@ export class FakeEtcd implements FleetStore {
 
   async list(prefix: string) {
     this.#reachable();
-    return { entries: [...this.data.keys()].filter((k) => k.startsWith(prefix)).map((key) => ({ key })) };
+    const entries = [...this.data.keys()]
+      .filter((k) => k.startsWith(prefix))
+      .sort()
+      .map((key) => ({ key, ...this.data.get(key)! }));
+    return { entries, revision: this.revision };
+  }
+
+  async leaseTimeToLive(lease: string) {
+    this.#reachable();
+    return this.leases.has(lease) ? { ttl: 5, granted: 5 } : undefined;
   }
 
   async get(key: string) {

@@ -1,0 +1,193 @@
+// The rollout controller against the in-memory etcd and a fake clock, with simulated nodes
+// (lib/testing/rollout-fleet.ts): batches, a bad image rolled back, a deadline, pause and resume, a
+// killed driver taken over, down and cordoned nodes, a selector placement, an apply during a rollout.
+import { expect, test } from "bun:test";
+import { ANNOTATION } from "../api/types.ts";
+import { fleetKeys } from "../node/status/fleet-reporter.ts";
+import { ETCD_DAEMONS, etcdPodKey } from "../sources/etcd.ts";
+import { begin, drive, file, hashOn, placed } from "../testing/rollout-fleet.ts";
+import { fleetApply, placementKeys } from "./fleet-apply.ts";
+import { listRevisions } from "./fleet-revisions.ts";
+import { driveRollout, type RolloutState, rolloutKeys } from "./fleet-rollout.ts";
+import { pauseRollout, unpauseRollout } from "./fleet-rollout-start.ts";
+
+test("a rollout takes the nodes in batches of --max-unavailable, each Ready before the next, and completes", async () => {
+  const ctx = await placed(6);
+  const started = await begin(ctx, "v2", { maxUnavailable: "2" });
+  expect(started.batches).toEqual([
+    ["node-0", "node-1"],
+    ["node-2", "node-3"],
+    ["node-4", "node-5"],
+  ]);
+  const end = await drive(ctx);
+  expect(end.phase).toBe("Complete");
+  expect(end.results.map((r) => [r.index, r.result, r.ready])).toEqual([
+    [1, "Ready", 2],
+    [2, "Ready", 2],
+    [3, "Ready", 2],
+  ]);
+  expect(ctx.fleet.maxNotReady).toBe(2);
+  expect(new Set(ctx.names.map((n) => hashOn(ctx.etcd, n)))).toEqual(new Set([started.hash]));
+  const placement = JSON.parse(ctx.etcd.data.get(placementKeys.placement("default", "web"))!.value);
+  expect(placement.hash).toBe(started.hash);
+  expect((await listRevisions(ctx.client, "default", "web")).map((r) => [r.revision, r.createdBy])).toEqual([
+    [1, "kubelet fleet apply"],
+    [2, "ann@ops"],
+  ]);
+});
+
+test("a bad image fails the first batch and is rolled back: no node outside it ever had the bad spec", async () => {
+  const ctx = await placed(10);
+  const started = await begin(ctx, "missing", { maxUnavailable: "10%" });
+  const end = await drive(ctx);
+  expect(end.phase).toBe("RolledBack");
+  expect(end.reason).toBe("ErrImagePull");
+  expect(end.results.map((r) => `${r.phase} ${r.index}/${r.of} ${r.result}`)).toEqual([
+    "Progressing 1/10 Failed",
+    "RollingBack 1/1 Ready",
+  ]);
+  expect([...(ctx.fleet.ran.get(started.hash) ?? [])]).toEqual(["node-0"]);
+  expect(new Set(ctx.names.map((n) => hashOn(ctx.etcd, n)))).toEqual(new Set([started.fromHash]));
+  const placement = JSON.parse(ctx.etcd.data.get(placementKeys.placement("default", "web"))!.value);
+  expect(placement.hash).toBe(started.fromHash);
+});
+
+test("with --on-failure pause a failed batch holds the rollout paused, the batch left as it is", async () => {
+  const ctx = await placed(4);
+  const started = await begin(ctx, "missing", { onFailure: "pause" });
+  const end = await drive(ctx);
+  expect([end.phase, end.reason, end.batch]).toEqual(["Paused", "ErrImagePull", 0]);
+  expect(hashOn(ctx.etcd, "node-0")).toBe(started.hash);
+  expect(hashOn(ctx.etcd, "node-1")).toBe(started.fromHash);
+});
+
+test("a batch not Ready by --progress-deadline fails with ProgressDeadlineExceeded and is rolled back", async () => {
+  const ctx = await placed(3);
+  await begin(ctx, "v2", { progressDeadlineSeconds: 1 });
+  const end = await drive(ctx);
+  expect(end.results[0]).toMatchObject({ result: "Failed", reason: "ProgressDeadlineExceeded" });
+  expect(end.message).toContain("not Ready within --progress-deadline 1s: node node-0");
+});
+
+test("--min-ready-seconds holds a batch until its pods have been Ready that long", async () => {
+  const ctx = await placed(2);
+  await begin(ctx, "v2", { minReadySeconds: 10 });
+  const end = await drive(ctx);
+  expect(end.phase).toBe("Complete");
+  // The start (1.5 s) and 10 s Ready, per batch.
+  expect(end.results.every((r) => r.seconds >= 11.5)).toBe(true);
+});
+
+test("a driver stopped mid-rollout leaves it where it was; once its lease is gone another driver finishes it", async () => {
+  const ctx = await placed(4);
+  await begin(ctx, "v2");
+  const stop = new AbortController();
+  let lease = "";
+  const first = await drive(ctx, {
+    signal: stop.signal,
+    onProgress: (s) => {
+      lease = s.driver?.lease ?? lease;
+      if (s.results.length === 2) stop.abort();
+    },
+  });
+  expect([first.phase, first.batch]).toEqual(["Progressing", 2]);
+  // As a SIGKILL leaves it: the lease not revoked, still alive, so a second driver is refused.
+  ctx.etcd.leases.add(lease);
+  const refused = await driveRollout({ client: ctx.client, clock: ctx.clock }, "default", "web").catch((e) => e);
+  expect(refused).toMatchObject({ code: "Conflict" });
+  expect(refused.message).toContain(`is driven by pid ${process.pid}`);
+  ctx.etcd.expire(lease);
+  const end = await drive(ctx);
+  expect(end.phase).toBe("Complete");
+  expect(end.results.map((r) => r.index)).toEqual([1, 2, 3, 4]);
+});
+
+test("pause stops the driver at its next read; resume goes on from the batch it was in", async () => {
+  const ctx = await placed(4);
+  await begin(ctx, "v2");
+  let paused: Promise<RolloutState> | undefined;
+  const first = await drive(ctx, {
+    onProgress: (s) => {
+      if (s.results.length === 1) paused ??= pauseRollout(ctx.client, "default", "web");
+    },
+  });
+  expect(first.phase).toBe("Paused");
+  expect((await paused)!.pausedPhase).toBe("Progressing");
+  expect((await unpauseRollout(ctx.client, "default", "web")).phase).toBe("Progressing");
+  const end = await drive(ctx);
+  expect(end.phase).toBe("Complete");
+  expect(end.results.map((r) => r.index)).toEqual([1, 2, 3, 4]);
+});
+
+test("down and cordoned nodes count as unavailable: their keys are written, the batch does not wait for them", async () => {
+  const ctx = await placed(4);
+  ctx.fleet.down.add("node-1");
+  ctx.fleet.converge();
+  ctx.etcd.data.set(rolloutKeys.cordon("node-0"), { value: "{}", lease: "0", modRevision: 1 });
+  const started = await begin(ctx, "v2", { maxUnavailable: "2", progressDeadlineSeconds: 30 });
+  const end = await drive(ctx);
+  expect(end.phase).toBe("Complete");
+  expect(end.results[0]).toMatchObject({
+    ready: 0,
+    unavailable: { "node-0": "cordoned", "node-1": "down (no lease)" },
+    result: "Ready",
+  });
+  expect(end.results[0]!.seconds).toBeLessThan(30);
+  // The node that comes back reads the current revision from its key.
+  expect(hashOn(ctx.etcd, "node-1")).toBe(started.hash);
+  ctx.fleet.down.delete("node-1");
+  ctx.fleet.converge();
+  expect(JSON.parse(ctx.etcd.data.get(fleetKeys.revisions("node-1"))!.value)["default/web"]).toBe(started.hash);
+});
+
+test("a selector placement moves node by node through the nodes' own keys; the every-node key takes the pod at the end", async () => {
+  const ctx = await placed(4, { selector: {} });
+  const started = await begin(ctx, "v2", { maxUnavailable: "2" });
+  const daemonKey = `${ETCD_DAEMONS}default/web`;
+  const daemonHash = () =>
+    JSON.parse(ctx.etcd.data.get(daemonKey)!.value).metadata.annotations[ANNOTATION.manifestHash];
+  const ownKeys = () => [...ctx.etcd.data.keys()].filter((k) => k.endsWith("/pods/default/web")).sort();
+  let midway: { own: string[]; daemon: string } | undefined;
+  const end = await drive(ctx, {
+    onProgress: (s) => {
+      if (s.results.length === 1 && !midway) midway = { own: ownKeys(), daemon: daemonHash() };
+    },
+  });
+  expect(end.phase).toBe("Complete");
+  expect(midway).toEqual({
+    own: [etcdPodKey("node-0", "default", "web"), etcdPodKey("node-1", "default", "web")],
+    daemon: started.fromHash,
+  });
+  expect(ownKeys()).toEqual([]);
+  expect(daemonHash()).toBe(started.hash);
+  expect(ctx.fleet.maxNotReady).toBe(2);
+});
+
+test("an apply of the pod while its rollout is under way pauses the rollout instead of writing over it", async () => {
+  const ctx = await placed(4);
+  await begin(ctx, "v2");
+  const stop = new AbortController();
+  const onProgress = (s: RolloutState) => s.results.length === 1 && stop.abort();
+  const first = await drive(ctx, { signal: stop.signal, onProgress });
+  const sink = { write: () => true } as unknown as NodeJS.WritableStream;
+  const options = { client: ctx.etcd, dryRun: false, out: sink, err: sink, allowPrivileged: false };
+  expect(await fleetApply(file("v9"), { nodes: ctx.names }, options)).toBe(0);
+  ctx.etcd.expire(first.driver!.lease);
+  const end = await drive(ctx);
+  expect([end.phase, end.reason, end.batch]).toEqual(["Paused", "PlacementChanged", 1]);
+  expect(end.message).toContain("changed by another command (kubelet fleet apply or delete)");
+});
+
+test("a driver whose lease was lost (etcd away past its TTL) takes a new one and goes on", async () => {
+  const ctx = await placed(3);
+  await begin(ctx, "v2");
+  const leases: string[] = [];
+  const end = await drive(ctx, {
+    onProgress: (s) => {
+      if (s.driver && !leases.includes(s.driver.lease)) leases.push(s.driver.lease);
+      if (s.results.length === 1 && leases.length === 1) ctx.etcd.expire(s.driver!.lease);
+    },
+  });
+  expect(end.phase).toBe("Complete");
+  expect(leases).toHaveLength(2);
+});
