@@ -102,3 +102,21 @@ test("the device picked at container start is on the NUMA node the topology mana
     { resource: RESOURCE, id: "widget-1", numaNodes: [1] },
   ]);
 });
+
+test("a pod short of devices is refused before the CPU manager gives it any CPU", async () => {
+  const devices = await devicesOn([1], () => []);
+  // Topology policy none: no hint refuses it, so the providers' allocation order decides.
+  const managers = createResourceManagers(testResourceManagerSettings({ topologyManagerPolicy: "none" }), {
+    runtime: idleRuntime,
+    log: silentLogger,
+    sysRoot: twoNuma(),
+    devices,
+  });
+  const greedy = testPod("greedy", { containers: [app("2", 2)] });
+  expect(managers.admit(greedy)).toEqual({
+    reason: "UnexpectedAdmissionError",
+    message:
+      "Allocate failed due to requested number of devices unavailable for example.com/widget. Requested: 2, Available: 1, which is unexpected",
+  });
+  expect(managers.cpuManager.state?.cpuSet(greedy.metadata.uid, "app")).toBeUndefined();
+});
