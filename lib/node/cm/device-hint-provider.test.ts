@@ -12,7 +12,7 @@ import { startTestDevicePlugin } from "../../testing/test-device-plugin.ts";
 import { connectPlugin } from "./devicemanager/endpoint.ts";
 import { createDeviceManager } from "./devicemanager/manager.ts";
 import { serveRegistration } from "./devicemanager/registration-server.ts";
-import { createResourceManagers } from "./resource-managers.ts";
+import { createResourceManagers, type ResourceDevices, type ResourceManagerSettings } from "./resource-managers.ts";
 
 const RESOURCE = "example.com/widget";
 const stops: Array<() => Promise<void>> = [];
@@ -53,15 +53,14 @@ async function devicesOn(numa: number[], activePods: () => Pod[]) {
   return devices;
 }
 
+/** The resource managers on the stand-in two-NUMA machine with `devices` as a hint provider. */
+const managersWith = (devices: ResourceDevices, settings: ResourceManagerSettings) =>
+  createResourceManagers(settings, { runtime: idleRuntime, log: silentLogger, sysRoot: twoNuma(), devices });
+
 test("single-numa-node rejects a pod whose devices are on NUMA node 1 and whose CPUs only node 0 has free", async () => {
   const devices = await devicesOn([1], () => []);
   // CPU 2 reserved: node 1 has 3 CPUs left, so 4 exclusive CPUs fit node 0 only.
-  const managers = createResourceManagers(testResourceManagerSettings({ reservedCpus: "2" }), {
-    runtime: idleRuntime,
-    log: silentLogger,
-    sysRoot: twoNuma(),
-    devices,
-  });
+  const managers = managersWith(devices, testResourceManagerSettings({ reservedCpus: "2" }));
   expect(managers.admit(testPod("apart", { containers: [app("4", 1)] }))).toEqual({
     reason: "TopologyAffinityError",
     message: "Resources cannot be allocated with Topology locality",
@@ -74,12 +73,7 @@ test("a pod refused by the topology manager lets go of the devices it was holdin
   // Both listed as active: only the refusal itself may free the device, not the pod's absence.
   const devices = await devicesOn([1], () => [refused, next]);
   // CPUs 0 and 2 reserved: each node has 3 left.
-  const managers = createResourceManagers(testResourceManagerSettings({ reservedCpus: "0,2" }), {
-    runtime: idleRuntime,
-    log: silentLogger,
-    sysRoot: twoNuma(),
-    devices,
-  });
+  const managers = managersWith(devices, testResourceManagerSettings({ reservedCpus: "0,2" }));
   // "first" is given the device and a node-1 CPU; "app" then needs 4 CPUs on one node and none has them.
   expect(managers.admit(refused)?.reason).toBe("TopologyAffinityError");
   expect(managers.admit(next)).toBeUndefined();
@@ -89,12 +83,7 @@ test("the device picked at container start is on the NUMA node the topology mana
   const pod = testPod("aligned", { containers: [app("4", 1)] });
   const devices = await devicesOn([0, 1], () => [pod]);
   // CPU 0 reserved: 4 exclusive CPUs fit node 1 only, so the device must be widget-1.
-  const managers = createResourceManagers(testResourceManagerSettings(), {
-    runtime: idleRuntime,
-    log: silentLogger,
-    sysRoot: twoNuma(),
-    devices,
-  });
+  const managers = managersWith(devices, testResourceManagerSettings());
   expect(managers.admit(pod)).toBeUndefined();
   expect(managers.cpusets(pod.metadata.uid, "app")).toEqual({ cpus: "2-3,6-7" });
   await devices.runContainerOptions(pod, pod.spec.containers[0]!);
@@ -106,12 +95,7 @@ test("the device picked at container start is on the NUMA node the topology mana
 test("a pod short of devices is refused before the CPU manager gives it any CPU", async () => {
   const devices = await devicesOn([1], () => []);
   // Topology policy none: no hint refuses it, so the providers' allocation order decides.
-  const managers = createResourceManagers(testResourceManagerSettings({ topologyManagerPolicy: "none" }), {
-    runtime: idleRuntime,
-    log: silentLogger,
-    sysRoot: twoNuma(),
-    devices,
-  });
+  const managers = managersWith(devices, testResourceManagerSettings({ topologyManagerPolicy: "none" }));
   const greedy = testPod("greedy", { containers: [app("2", 2)] });
   expect(managers.admit(greedy)).toEqual({
     reason: "UnexpectedAdmissionError",

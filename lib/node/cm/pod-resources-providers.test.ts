@@ -13,10 +13,9 @@ const container = (name: string, cpu: string): V1Container => ({
   image: "x",
   resources: { requests: { cpu, memory: "64Mi" }, limits: { cpu, memory: "64Mi" } },
 });
-const noDevices = { updateAllocatedDevices() {}, containerDevices: () => [], allocatableDevices: () => [] };
-
-test("the pod resources List shows a Guaranteed container's exclusive CPUs and memory, and none for a shared one", () => {
-  const managers = createResourceManagers(
+/** Static CPU and memory managers on the stand-in, 100Mi of node 0 reserved. */
+const staticManagers = () =>
+  createResourceManagers(
     testResourceManagerSettings({
       memoryManagerPolicy: "Static",
       reservedMemory: [{ numaNode: 0, limits: { memory: "100Mi" } }],
@@ -24,6 +23,10 @@ test("the pod resources List shows a Guaranteed container's exclusive CPUs and m
     }),
     { runtime: idleRuntime, log: silentLogger, sysRoot: twoNuma() },
   );
+const noDevices = { updateAllocatedDevices() {}, containerDevices: () => [], allocatableDevices: () => [] };
+
+test("the pod resources List shows a Guaranteed container's exclusive CPUs and memory, and none for a shared one", () => {
+  const managers = staticManagers();
   const pod = testPod("pinned", { containers: [container("app", "2"), container("half", "500m")] });
   expect(managers.admit(pod)).toBeUndefined();
   const service = createPodResourcesService({ activePods: () => [pod], devices: noDevices, ...managers.podResources });
@@ -34,14 +37,7 @@ test("the pod resources List shows a Guaranteed container's exclusive CPUs and m
 });
 
 test("GetAllocatableResources lists every CPU but the reserved ones, and each NUMA node's allocatable memory", () => {
-  const managers = createResourceManagers(
-    testResourceManagerSettings({
-      memoryManagerPolicy: "Static",
-      reservedMemory: [{ numaNode: 0, limits: { memory: "100Mi" } }],
-      evictionHard: { "memory.available": "100Mi" },
-    }),
-    { runtime: idleRuntime, log: silentLogger, sysRoot: twoNuma() },
-  );
+  const managers = staticManagers();
   const service = createPodResourcesService({ activePods: () => [], devices: noDevices, ...managers.podResources });
   const { cpu_ids, memory } = service.getAllocatableResources();
   expect(cpu_ids).toEqual([1, 2, 3, 4, 5, 6, 7]);
