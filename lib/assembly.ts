@@ -217,8 +217,8 @@ export async function assemble(
           admission: {
             ...admission,
             nodeShuttingDown: managers.nodeShuttingDown,
-            allocateResources: (pod) => managers.devices.admit(pod),
-            ...(resources ? { resourceManagers: resources } : {}),
+            // One admit path: the topology manager's (devices among its providers) when the managers run.
+            allocateResources: resources ? resources.admit : (pod) => managers.devices.admit(pod),
           },
           ...placement.options,
         },

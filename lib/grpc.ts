@@ -1,5 +1,5 @@
-// The only @grpc/grpc-js import, shared by the CRI client and gRPC probes, and loaded on first use
-// only: `kubelet --version`, validate and Docker mode without gRPC probes never load it.
+// The only @grpc/grpc-js import, shared by the CRI client, gRPC probes, the device plugin sockets and the pod
+// resources API, and loaded on first use only: `kubelet --version` and validate never load it.
 export type Grpc = typeof import("@grpc/grpc-js");
 
 let grpc: Promise<Grpc> | undefined;

@@ -143,7 +143,7 @@ async function runLocked(
   const managers = assembly.nodeManagers(placement);
   // The CPU, memory and topology managers restore their state files here: a refused one stops the start.
   const resources = resourceManagersWanted(config)
-    ? createResourceManagers(config, { runtime, log: log.child("cm") })
+    ? createResourceManagers(config, { runtime, log: log.child("cm"), devices: managers.devices })
     : undefined;
   const syncLoop = assembly.syncLoop(placement, managers, resources);
   metrics.countPods({ desired: () => syncLoop.pods(), active: () => syncLoop.activePods() });
@@ -191,7 +191,7 @@ async function runLocked(
     extendedResources: () => managers.devices.capacity(),
     log: log.child("fleet"),
   });
-  await managers.startResourceManagers(() => syncLoop.activePods(), signal);
+  await managers.startResourceManagers(() => syncLoop.activePods(), signal, resources?.podResources);
 
   const stopSources = sources.map((source) => source.start((snapshot) => store.apply(source.name, snapshot)));
   const audit = config.enableServer

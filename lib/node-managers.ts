@@ -33,7 +33,7 @@ import { emptyDirPath } from "./node/volumes/volumes.ts";
 import { createDeviceManager, type DeviceManager } from "./node/cm/devicemanager/manager.ts";
 import { connectPlugin } from "./node/cm/devicemanager/endpoint.ts";
 import { serveRegistration } from "./node/cm/devicemanager/registration-server.ts";
-import { servePodResources } from "./node/podresources/podresources-server.ts";
+import { servePodResources, type PodResourcesProviders } from "./node/podresources/podresources-server.ts";
 
 /** What the managers need of the rest of the kubelet (bound late: the sync loop is made after the image GC). */
 export interface ManagedNode {
@@ -63,9 +63,14 @@ export interface NodeManagers {
   devices: DeviceManager;
   /**
    * Reads the device checkpoint and serves <root_dir>/device-plugins/kubelet.sock and the pod resources API
-   * (<root_dir>/pod-resources/kubelet.sock) until the signal aborts; called before any pod is admitted.
+   * (<root_dir>/pod-resources/kubelet.sock) until the signal aborts; called before any pod is admitted. `cpuMemory`:
+   * the CPU and memory managers' answers for the pod resources API, when they run.
    */
-  startResourceManagers(activePods: () => Pod[], signal: AbortSignal): Promise<void>;
+  startResourceManagers(
+    activePods: () => Pod[],
+    signal: AbortSignal,
+    cpuMemory?: Pick<PodResourcesProviders, "cpus" | "memory">,
+  ): Promise<void>;
 }
 
 /** Largest emptyDir walk (entries) per volume and pass: a volume of millions of files cannot stall the managers. */
@@ -216,7 +221,7 @@ export function createNodeManagers(
 
   return {
     devices,
-    async startResourceManagers(activePods, signal) {
+    async startResourceManagers(activePods, signal, cpuMemory) {
       const stops: Array<() => Promise<void>> = [];
       // A socket that cannot be served (a root_dir path too long for a unix socket) costs the feature, not the node.
       await devices.start({ activePods }).then(
@@ -224,7 +229,7 @@ export function createNodeManagers(
         (error: Error) => log.error(`device plugins are not served: ${error.message}`),
       );
       const socket = join(config.rootDir, "pod-resources", "kubelet.sock");
-      await servePodResources(socket, { activePods, devices }).then(
+      await servePodResources(socket, { activePods, devices, ...cpuMemory }).then(
         (stop) => stops.push(stop),
         (error: Error) => log.error(`the pod resources API is not served: ${error.message}`),
       );

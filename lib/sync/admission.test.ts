@@ -161,7 +161,7 @@ test("a pod the topology manager cannot align on the stand-in two-NUMA machine i
     log: silentLogger,
     sysRoot: writeStandInSysfs({ sockets: 2, coresPerSocket: 2, threadsPerCore: 2, numaNodes: 2 }),
   });
-  const policy = { ...open, resourceManagers: managers };
+  const policy = { ...open, allocateResources: managers.admit };
   const app = (name: string, cpu: string) => ({
     name,
     image: "x",

@@ -32,15 +32,13 @@ export interface AdmissionPolicy {
   /** From systemd-logind's PrepareForShutdown(true) until a cancelling PrepareForShutdown(false). */
   nodeShuttingDown?: () => boolean;
   /**
-   * The resource allocator (the device manager's admit handler): holds the extended resources a pod asks for, or
-   * says why not. Asked last, once every other check passed, so a refused pod holds nothing.
+   * The resource allocator, one admit handler as upstream's topology manager is: it aligns the pod and has every
+   * hint provider (devices, then CPUs and memory; node/cm/resource-managers.ts) allocate, or refuses it
+   * (TopologyAffinityError, SMTAlignmentError, UnexpectedAdmissionError, OutOf<resource>). With no resource
+   * manager configured it is the device manager's admission alone. Asked last, once every other check passed, so
+   * a refused pod holds nothing.
    */
-  allocateResources?: (pod: Pod) => Rejection | undefined;
-  /**
-   * The topology, CPU and memory managers (node/cm/resource-managers.ts): they align and allocate a pod that passed
-   * every other check, or refuse it (TopologyAffinityError, SMTAlignmentError, UnexpectedAdmissionError).
-   */
-  resourceManagers?: { admit(pod: Pod): { reason: string; message: string } | undefined };
+  allocateResources?: (pod: Pod) => { reason: string; message: string } | undefined;
 }
 
 /** Why a pod is not admitted: the kubelet's reason (the event's reason too) and message. */
@@ -102,9 +100,8 @@ export function admitPod(pod: Pod, admitted: number, policy: AdmissionPolicy, us
       reason: `OutOf${short.resource}`,
       message: insufficientResourceMessage(short),
     };
-  // Last: the device manager and then the topology, CPU and memory managers allocate, so a pod refused above
-  // holds nothing.
-  return policy.allocateResources?.(pod) ?? (policy.resourceManagers?.admit(pod) as Rejection | undefined);
+  // Last: the resource allocator holds devices and CPUs, so a pod refused above holds nothing.
+  return policy.allocateResources?.(pod) as Rejection | undefined;
 }
 
 /** What the node cannot or may not run, in the order of the Go kubelet's admit handlers. */

@@ -11,6 +11,7 @@ import type { ContainerSummary } from "../../lib/container/runtime.ts";
 import { type Kubelet, test } from "./harness-kubelet.ts";
 import { describeOnRuntimes, staticPodNode } from "./harness-runtimes.ts";
 import { runBinary } from "./harness.ts";
+import { podResourcesClient } from "../../lib/testing/podresources-client.ts";
 
 /** The host PID of a container's process: the process whose cgroup path names the container's id. */
 function hostPid(container: ContainerSummary): number | undefined {
@@ -92,6 +93,23 @@ describeOnRuntimes("CPU, memory and topology managers", (services, rt) => {
     expect(state("memory_manager_state").entries[pinned.uid].app).toEqual([
       { numaAffinity: [0], type: "memory", size: 32 * 2 ** 20 },
     ]);
+  });
+
+  test("the pod resources API lists the Guaranteed container's CPU 1 and its memory, and no CPU for the BestEffort one", async () => {
+    await cpusOf("e2e-cpu-pinned");
+    const client = await podResourcesClient(join(node.rootDir, "pod-resources", "kubelet.sock"));
+    try {
+      const pods = (await client.list()).pod_resources;
+      const app = (name: string) => pods.find((p: { name: string }) => p.name.startsWith(name))?.containers[0];
+      expect(app("e2e-cpu-pinned")).toMatchObject({
+        cpu_ids: [1],
+        memory: [{ memory_type: "memory", size: 32 * 2 ** 20, topology: { nodes: [{ ID: 0 }] } }],
+      });
+      expect(app("e2e-cpu-shared")?.cpu_ids).toEqual([]);
+      expect((await client.getAllocatableResources()).cpu_ids).toEqual([1]);
+    } finally {
+      client.close();
+    }
   });
 
   test("a kubelet restart keeps the assignment from cpu_manager_state", async () => {

@@ -1,7 +1,7 @@
 // The node's resource managers together, as the Go kubelet's container manager holds them: the topology read
-// from sysfs, the topology manager with the CPU and memory managers as its hint providers (the device manager
-// plugs in through addHintProvider), admission through the topology manager, each container's cpusets at
-// creation, and the CPU manager's reconcile loop.
+// from sysfs, the topology manager with the device, CPU and memory managers as its hint providers (in upstream's
+// order), admission through the topology manager, each container's cpusets at creation, the CPU and memory
+// managers as the pod resources API's providers, and the CPU manager's reconcile loop.
 import { existsSync } from "node:fs";
 import { totalmem } from "node:os";
 import { join } from "node:path";
@@ -13,9 +13,13 @@ import { nodeAllocatable } from "./cgroups.ts";
 import { parseCPUSet } from "./cpuset.ts";
 import { CPU_MANAGER_STATE_FILE } from "./cpumanager/cpu-manager-state.ts";
 import { createCPUManager, type CPUManager } from "./cpumanager/cpu-manager.ts";
+import { deviceHintProvider } from "./device-hint-provider.ts";
+import type { DeviceManager } from "./devicemanager/manager.ts";
 import { MEMORY_MANAGER_STATE_FILE } from "./memorymanager/memory-manager-state.ts";
 import { createMemoryManager, type MemoryManager } from "./memorymanager/memory-manager.ts";
+import { cpusProvider, memoryProvider } from "./pod-resources-providers.ts";
 import { readTopology, type CPUTopology } from "./topology.ts";
+import type { CpusProvider, MemoryProvider } from "../podresources/podresources-server.ts";
 import { createTopologyManager, type TopologyManager } from "./topologymanager/topology-manager.ts";
 
 /** The KubeletConfiguration fields the resource managers read (durations in ms). */
@@ -41,7 +45,9 @@ export interface ResourceManagers {
   topologyManager: TopologyManager;
   cpuManager: CPUManager;
   memoryManager: MemoryManager;
-  /** The pod's admission by the topology manager (allocating CPUs and memory), or why not. */
+  /** The pod resources API's view of the CPU and memory managers. */
+  podResources: { cpus: CpusProvider; memory: MemoryProvider };
+  /** The pod's admission by the topology manager (holding devices, allocating CPUs and memory), or why not. */
   admit(pod: Pod): { reason: string; message: string } | undefined;
   /** A container's cpuset_cpus and cpuset_mems at creation. */
   cpusets(podUid: string, containerName: string): { cpus?: string; mems?: string };
@@ -73,10 +79,22 @@ export function resourceManagersWanted(settings: ResourceManagerSettings): boole
   );
 }
 
+/** What the resource managers need of the device manager. */
+export type ResourceDevices = Pick<
+  DeviceManager,
+  "admit" | "release" | "getTopologyHints" | "getPodTopologyHints" | "setAffinityStore" | "setNumaNodes"
+>;
+
 /** Creates the managers and restores their state files; throws (upstream's words) what refuses the start. */
 export function createResourceManagers(
   settings: ResourceManagerSettings,
-  deps: { runtime: Pick<Runtime, "listContainers" | "updateContainerResources">; log: Logger; sysRoot?: string },
+  deps: {
+    runtime: Pick<Runtime, "listContainers" | "updateContainerResources">;
+    log: Logger;
+    sysRoot?: string;
+    /** The device manager: a hint provider here, its hints over this machine's NUMA nodes. */
+    devices?: ResourceDevices;
+  },
 ): ResourceManagers {
   const topology = readTopology(deps.sysRoot ?? "/sys");
   const log = deps.log;
@@ -87,6 +105,8 @@ export function createResourceManagers(
     policyOptions: settings.topologyManagerPolicyOptions,
     numa: { nodes: numaNodes, distances: topology.distances },
   });
+  // Devices first, as upstream's container manager adds them: a pod short of devices is refused before CPUs move.
+  if (deps.devices) topologyManager.addHintProvider(deviceHintProvider(deps.devices, topologyManager, numaNodes));
   const reserved = withReservedSystemCPUs(settings);
   const capacity = { milliCpu: topology.numCPUs * 1000, memoryBytes: totalmem() };
   const allocatable = nodeAllocatable(capacity, { ...reserved, evictionHard: settings.evictionHard });
@@ -130,7 +150,13 @@ export function createResourceManagers(
     topologyManager,
     cpuManager,
     memoryManager,
-    admit: (pod) => topologyManager.admit(pod),
+    podResources: { cpus: cpusProvider(cpuManager, topology), memory: memoryProvider(memoryManager) },
+    admit(pod) {
+      const refusal = topologyManager.admit(pod);
+      // A later container or provider refused: the devices held for the pod go back at once.
+      if (refusal) deps.devices?.release(pod.metadata.uid);
+      return refusal;
+    },
     cpusets(uid, name) {
       const cpus = cpuManager.cpusetFor(uid, name);
       const mems = memoryManager.memoryNodesFor(uid, name);

@@ -95,7 +95,7 @@ export function createDeviceManager(options: DeviceManagerOptions, deps: DeviceM
   const reserved = new Map<string, Map<string, number>>();
   let activePods: () => Pod[] = () => [];
   let affinity: AffinityStore = () => undefined;
-  const numaNodes = options.numaNodes ?? [0];
+  let numaNodes = options.numaNodes ?? [0];
   let stopServer: (() => Promise<void>) | undefined;
   let queue: Promise<unknown> = Promise.resolve();
   /** Allocations one at a time: two containers must not pick the same free device across an await. */
@@ -453,6 +453,14 @@ export function createDeviceManager(options: DeviceManagerOptions, deps: DeviceM
     /** Reads the topology manager's decisions (its Store) when allocating. */
     setAffinityStore(store: AffinityStore) {
       affinity = store;
+    },
+    /** The machine's NUMA nodes, once the topology is read (hints range over them). */
+    setNumaNodes(nodes: number[]) {
+      numaNodes = nodes.length ? [...nodes] : [0];
+    },
+    /** Lets go of what admission held for a pod another admit handler then refused. */
+    release(podUid: string) {
+      reserved.delete(podUid);
     },
     /** The container's hints per device resource (GetTopologyHints); undefined = no preference for it. */
     getTopologyHints(pod: Pod, container: V1Container): Record<string, DeviceTopologyHint[] | undefined> {
