@@ -4,7 +4,7 @@
 //   live objects by type (GET /debug/heap with the admin token), and the CPU over a window (% of a core).
 // The builds alternate (A, B, A, B) so the shared machine's load falls on both alike.
 // Usage: bash scripts/services.sh up && bun bench/memory.bench.ts --binary A.bin --binary B.bin [--pods 110] [--settle 20] [--window 30] [--rounds 2] [--profile DIR]
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { testServices } from "../lib/testing/services.ts";
 import { removeDir, tempDir } from "../test/e2e/harness.ts";
@@ -29,6 +29,8 @@ interface Sample {
   binary: string;
   pods: number;
   cpuPercent: number;
+  /** % of a core over the window by thread name (digits at its end as N): the JS thread, the JIT's, the GC's. */
+  threads: Record<string, number>;
   rssMb: number;
   anonMb: number;
   fileMb: number;
@@ -56,17 +58,37 @@ async function heap(k: BenchKubelet): Promise<Record<string, number>> {
   return ((await response.json()) as { objectTypeCounts: Record<string, number> }).objectTypeCounts;
 }
 
+/** CPU seconds so far of each of the process's threads, summed by thread name (/proc/<pid>/task/<tid>/stat). */
+function threadSeconds(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).replace(/[0-9]+$/, "N");
+      const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // a thread that ended between the listing and the read
+    }
+  }
+  return byName;
+}
+
 async function measure(k: BenchKubelet, binary: string, pods: number): Promise<Sample> {
   await Bun.sleep(settleSeconds * 1000);
   const before = cpuSeconds(k.child.pid!);
+  const threadsBefore = threadSeconds(k.child.pid!);
   await Bun.sleep(windowSeconds * 1000);
   const cpuPercent = ((cpuSeconds(k.child.pid!) - before) / windowSeconds) * 100;
+  const threads: Record<string, number> = {};
+  for (const [name, seconds] of threadSeconds(k.child.pid!))
+    threads[name] = ((seconds - (threadsBefore.get(name) ?? 0)) / windowSeconds) * 100;
   // RSS before the heap count: its full GC would shrink the heap the idle kubelet keeps.
   const mem = status(k.child.pid!);
   const counts = await heap(k);
   const afterGc = status(k.child.pid!);
   const objects = Object.values(counts).reduce((a, b) => a + b, 0);
-  return { binary, pods, cpuPercent, ...mem, anonAfterGcMb: afterGc.anonMb, objects, counts };
+  return { binary, pods, cpuPercent, threads, ...mem, anonAfterGcMb: afterGc.anonMb, objects, counts };
 }
 
 // --dir/--root-dir/--keep: reuse a previous run's pods (110 Docker pods take minutes to start on a loaded machine).
@@ -137,6 +159,15 @@ for (const binary of binaries)
       `${binary} | ${pods} | ${mean(s.map((x) => x.cpuPercent)).toFixed(2)} % | ${mean(s.map((x) => x.rssMb)).toFixed(1)} | ${mean(s.map((x) => x.anonMb)).toFixed(1)} | ${mean(s.map((x) => x.fileMb)).toFixed(1)} | ${mean(s.map((x) => x.anonAfterGcMb)).toFixed(1)} | ${mean(s.map((x) => x.objects)).toFixed(0)}`,
     );
   }
+// Idle CPU by thread at 110 pods, summed over the rounds' windows.
+for (const binary of binaries) {
+  const threads = new Map<string, number>();
+  const s = samples.filter((x) => x.binary === binary && x.pods === podCount);
+  for (const x of s)
+    for (const [name, p] of Object.entries(x.threads)) threads.set(name, (threads.get(name) ?? 0) + p / s.length);
+  const top = [...threads].filter(([, p]) => p > 0).sort((a, b) => b[1] - a[1]);
+  console.log(`${binary}: idle CPU by thread (% of a core): ${top.map(([n, p]) => `${n} ${p.toFixed(2)}`).join(", ")}`);
+}
 // Heap objects per pod by type: (110 pods - 0 pods) / 110, the last sample of each, largest first.
 for (const binary of binaries) {
   const last = (pods: number) => samples.filter((x) => x.binary === binary && x.pods === pods).at(-1)?.counts ?? {};
