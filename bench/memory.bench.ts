@@ -177,5 +177,7 @@ for (const binary of binaries) {
     .map(([type, n]) => [type, (n - (empty[type] ?? 0)) / podCount] as const)
     .sort((a, b) => b[1] - a[1])
     .slice(0, 15);
-  console.log(`${binary}: heap objects per pod by type: ${perPod.map(([t, n]) => `${t} ${n.toFixed(1)}`).join(", ")}`);
+  console.log(
+    `${binary}: heap objects per pod by type${Object.keys(empty).length ? "" : " (no 0-pod run with --keep: the whole heap over the pods)"}: ${perPod.map(([t, n]) => `${t} ${n.toFixed(1)}`).join(", ")}`,
+  );
 }
