@@ -33,30 +33,9 @@ export interface PodObserver {
 const FALLBACK_LOG_LINES = 80;
 const FALLBACK_LOG_BYTES = 2048;
 
-/**
- * At most this many inspections in flight. A kubelet that adopts 110 pods inspects 220 sandboxes and containers
- * at once otherwise: 220 Engine connections and responses at one moment, whose memory the allocator (and
- * node:http's pool of 220 parsers) keeps for as long as the kubelet runs. Measured in bench/results.md (issue 41).
- */
-export const INSPECTIONS_IN_FLIGHT = 16;
-
 export function createPodObserver(deps: PodObserverDeps): PodObserver {
   const { runtime } = deps;
   const inspected = new Map<string, ContainerDetails | PodSandboxDetails>();
-  let inFlight = 0;
-  const waiting: Array<() => void> = [];
-  /** Runs `ask` once a slot is free; a slot given back goes straight to the first waiter, so none can overtake it. */
-  const limited = async <T>(ask: () => Promise<T>): Promise<T> => {
-    if (inFlight < INSPECTIONS_IN_FLIGHT) inFlight++;
-    else await new Promise<void>((resolve) => waiting.push(resolve));
-    try {
-      return await ask();
-    } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else inFlight--;
-    }
-  };
 
   /** The kubelet's rule: the termination log's content; with FallbackToLogsOnError, a failed container's last log lines. */
   const terminationMessage = async (c: ContainerDetails): Promise<string> => {
@@ -103,7 +82,7 @@ export function createPodObserver(deps: PodObserverDeps): PodObserver {
       if (cached) return cached;
       let answer: T;
       try {
-        answer = await limited(ask);
+        answer = await ask();
       } catch (error) {
         if (isRuntimeError(error, "NotFound")) return undefined;
         throw error;
