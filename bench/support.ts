@@ -131,7 +131,7 @@ export interface BenchKubelet {
 export async function startKubelet(
   services: TestServices,
   runtime: RuntimeChoice,
-  options: { extraFlags?: string[]; dir?: string; rootDir?: string } = {},
+  options: { extraFlags?: string[]; dir?: string; rootDir?: string; binary?: string } = {},
 ): Promise<BenchKubelet> {
   const dir = options.dir ?? tempDir(`bench-${runtime}-manifests`);
   const rootDir = options.rootDir ?? tempDir(`bench-${runtime}-root`);
@@ -141,7 +141,7 @@ export async function startKubelet(
       ? ["--docker_endpoint", services.dockerHost, "--network_container_image", services.pause]
       : ["--container_runtime", "remote", "--container_runtime_endpoint", criEndpoint(services, runtime)];
   const child = spawn(
-    KUBELET_BINARY,
+    options.binary ?? KUBELET_BINARY,
     [
       "run",
       "-c",

@@ -70,4 +70,17 @@ describe("keep the last good pod set", () => {
     expect(again.snapshot).toBe(first.last!);
     expect(calls).toBe(1);
   });
+
+  test("the last good read keeps no copy of its text, and a changed byte is still a change", () => {
+    let calls = 0;
+    const counting = (text: Uint8Array) => (calls++, parse(Buffer.from(text).toString("utf8")));
+    const bytes = new TextEncoder().encode(pod("a"));
+    const first = readKeepingLastGood(bytes, undefined, counting);
+    const kept = Object.values(first.last!).filter((v) => typeof v === "string" || v instanceof Uint8Array);
+    expect(kept.every((v) => v.length < 64)).toBe(true);
+    const edited = new TextEncoder().encode(pod("a", "busybox:1.36"));
+    const again = readKeepingLastGood(edited, first.last, counting);
+    expect(calls).toBe(2);
+    expect(again.snapshot.pods[0]!.spec.containers[0]!.image).toBe("busybox:1.36");
+  });
 });

@@ -1,0 +1,183 @@
+// Issue 41 (memory): what each pod costs the idle kubelet, for two builds side by side in one run.
+// Each binary is started on the same manifest directory (it adopts the pods the other started), in turn:
+//   0 pods, then 110 pods on Docker, settled: VmRSS, RssAnon, RssFile (/proc/<pid>/status), the JS heap's
+//   live objects by type (GET /debug/heap with the admin token), and the CPU over a window (% of a core).
+// The builds alternate (A, B, A, B) so the shared machine's load falls on both alike.
+// Usage: bash scripts/services.sh up && bun bench/memory.bench.ts --binary A.bin --binary B.bin [--pods 110] [--settle 20] [--window 30] [--rounds 2] [--profile DIR]
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { testServices } from "../lib/testing/services.ts";
+import { removeDir, tempDir } from "../test/e2e/harness.ts";
+import { appCounter, cpuSeconds, machine, sleepingPod, startKubelet, until, type BenchKubelet } from "./support.ts";
+
+const services = testServices();
+if (!services) throw new Error("services are not running: bash scripts/services.sh up");
+const arg = (name: string, fallback: number) =>
+  process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback;
+const binaries = process.argv.flatMap((a, i) => (process.argv[i - 1] === "--binary" ? [a] : []));
+if (binaries.length === 0) throw new Error("name the builds to compare: --binary dist/kubelet [--binary other]");
+const podCount = arg("--pods", 110);
+const settleSeconds = arg("--settle", 20);
+const windowSeconds = arg("--window", 30);
+const rounds = arg("--rounds", 2);
+// --profile DIR: one more idle start of each build at 110 pods under bun's --cpu-prof-md and --heap-prof-md
+// (written when it stops), into DIR/<n>/: where the idle CPU goes, and what the heap retains by owner.
+const profileDir = process.argv.includes("--profile") ? process.argv[process.argv.indexOf("--profile") + 1] : undefined;
+const apps = appCounter(services);
+
+interface Sample {
+  binary: string;
+  pods: number;
+  cpuPercent: number;
+  /** % of a core over the window by thread name (digits at its end as N): the JS thread, the JIT's, the GC's. */
+  threads: Record<string, number>;
+  rssMb: number;
+  anonMb: number;
+  fileMb: number;
+  /** RssAnon once /debug/heap's full GC ran: what a collection gives back. */
+  anonAfterGcMb: number;
+  objects: number;
+  counts: Record<string, number>;
+}
+
+function status(pid: number): { rssMb: number; anonMb: number; fileMb: number } {
+  const text = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(text)![1]) / 1024;
+  return { rssMb: kb("VmRSS"), anonMb: kb("RssAnon"), fileMb: kb("RssFile") };
+}
+
+async function heap(k: BenchKubelet): Promise<Record<string, number>> {
+  const token = readFileSync(join(k.rootDir, "admin-token"), "utf8").trim();
+  const response = await fetch(`https://127.0.0.1:${k.port}/debug/heap`, {
+    headers: { authorization: `Bearer ${token}` },
+    tls: { rejectUnauthorized: false },
+  } as RequestInit).catch(() =>
+    fetch(`http://127.0.0.1:${k.port}/debug/heap`, { headers: { authorization: `Bearer ${token}` } }),
+  );
+  if (!response.ok) throw new Error(`/debug/heap: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { objectTypeCounts: Record<string, number> }).objectTypeCounts;
+}
+
+/** CPU seconds so far of each of the process's threads, summed by thread name (/proc/<pid>/task/<tid>/stat). */
+function threadSeconds(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).replace(/[0-9]+$/, "N");
+      const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // a thread that ended between the listing and the read
+    }
+  }
+  return byName;
+}
+
+async function measure(k: BenchKubelet, binary: string, pods: number): Promise<Sample> {
+  await Bun.sleep(settleSeconds * 1000);
+  const before = cpuSeconds(k.child.pid!);
+  const threadsBefore = threadSeconds(k.child.pid!);
+  await Bun.sleep(windowSeconds * 1000);
+  const cpuPercent = ((cpuSeconds(k.child.pid!) - before) / windowSeconds) * 100;
+  const threads: Record<string, number> = {};
+  for (const [name, seconds] of threadSeconds(k.child.pid!))
+    threads[name] = ((seconds - (threadsBefore.get(name) ?? 0)) / windowSeconds) * 100;
+  // RSS before the heap count: its full GC would shrink the heap the idle kubelet keeps.
+  const mem = status(k.child.pid!);
+  const counts = await heap(k);
+  const afterGc = status(k.child.pid!);
+  const objects = Object.values(counts).reduce((a, b) => a + b, 0);
+  return { binary, pods, cpuPercent, threads, ...mem, anonAfterGcMb: afterGc.anonMb, objects, counts };
+}
+
+// --dir/--root-dir/--keep: reuse a previous run's pods (110 Docker pods take minutes to start on a loaded machine).
+const named = (name: string) =>
+  process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined;
+const dir = named("--dir") ?? tempDir("bench-memory-manifests");
+const rootDir = named("--root-dir") ?? tempDir("bench-memory-root");
+const keep = process.argv.includes("--keep");
+const samples: Sample[] = [];
+const pass = async (pods: number, dir: string, rootDir: string) => {
+  for (let round = 0; round < rounds; round++)
+    for (const binary of binaries) {
+      const k = await startKubelet(services, "docker", { dir, rootDir, binary });
+      samples.push(await measure(k, binary, pods));
+      console.error(`memory: ${JSON.stringify({ ...samples.at(-1), counts: undefined })}`);
+      await k.stop();
+    }
+};
+
+for (let i = 0; i < podCount; i++) writeFileSync(join(dir, `mem${i}.yaml`), sleepingPod(services, `mem${i}`));
+{
+  const k = await startKubelet(services, "docker", { dir, rootDir, binary: binaries[0] });
+  await until(async () => (await apps.running("docker", "mem")) === podCount, 900_000);
+  await k.stop();
+}
+await pass(podCount, dir, rootDir);
+if (profileDir)
+  for (const [n, binary] of binaries.entries()) {
+    const out = join(profileDir, String(n));
+    mkdirSync(out, { recursive: true });
+    process.env.BUN_OPTIONS = `--cpu-prof-md --cpu-prof-dir=${out} --heap-prof-md --heap-prof-dir=${out}`;
+    const k = await startKubelet(services, "docker", { dir, rootDir, binary });
+    delete process.env.BUN_OPTIONS;
+    await Bun.sleep((settleSeconds + windowSeconds) * 1000);
+    await k.stop();
+    console.error(`memory: profiles of ${binary} in ${out}`);
+  }
+if (!keep) {
+  for (let i = 0; i < podCount; i++) rmSync(join(dir, `mem${i}.yaml`));
+  const k = await startKubelet(services, "docker", { dir, rootDir, binary: binaries[0] });
+  await until(async () => (await apps.running("docker", "mem")) === 0, 900_000);
+  await k.stop();
+}
+if (!keep) removeDir(dir), removeDir(rootDir);
+// 0 pods, once the pods are gone (a kubelet stops the pods it does not know): an empty manifest directory
+// and a root of its own. Left out with --keep.
+if (!keep) {
+  const empty = tempDir("bench-memory-empty");
+  const emptyRoot = tempDir("bench-memory-empty-root");
+  await pass(0, empty, emptyRoot);
+  removeDir(empty);
+  removeDir(emptyRoot);
+}
+apps.close();
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+console.log(
+  `${machine()}; Docker; ${rounds} alternating rounds, ${settleSeconds} s settling, ${windowSeconds} s CPU window; RSS read before /debug/heap's full GC`,
+);
+console.log(
+  "build | pods | idle CPU (% of a core) | VmRSS (MB) | RssAnon | RssFile | RssAnon after a full GC | heap objects",
+);
+for (const binary of binaries)
+  for (const pods of [0, podCount]) {
+    const s = samples.filter((x) => x.binary === binary && x.pods === pods);
+    if (s.length === 0) continue;
+    console.log(
+      `${binary} | ${pods} | ${mean(s.map((x) => x.cpuPercent)).toFixed(2)} % | ${mean(s.map((x) => x.rssMb)).toFixed(1)} | ${mean(s.map((x) => x.anonMb)).toFixed(1)} | ${mean(s.map((x) => x.fileMb)).toFixed(1)} | ${mean(s.map((x) => x.anonAfterGcMb)).toFixed(1)} | ${mean(s.map((x) => x.objects)).toFixed(0)}`,
+    );
+  }
+// Idle CPU by thread at 110 pods, summed over the rounds' windows.
+for (const binary of binaries) {
+  const threads = new Map<string, number>();
+  const s = samples.filter((x) => x.binary === binary && x.pods === podCount);
+  for (const x of s)
+    for (const [name, p] of Object.entries(x.threads)) threads.set(name, (threads.get(name) ?? 0) + p / s.length);
+  const top = [...threads].filter(([, p]) => p > 0).sort((a, b) => b[1] - a[1]);
+  console.log(`${binary}: idle CPU by thread (% of a core): ${top.map(([n, p]) => `${n} ${p.toFixed(2)}`).join(", ")}`);
+}
+// Heap objects per pod by type: (110 pods - 0 pods) / 110, the last sample of each, largest first.
+for (const binary of binaries) {
+  const last = (pods: number) => samples.filter((x) => x.binary === binary && x.pods === pods).at(-1)?.counts ?? {};
+  const full = last(podCount);
+  const empty = last(0); // {} with --keep: the whole heap's counts over 110
+  const perPod = Object.entries(full)
+    .map(([type, n]) => [type, (n - (empty[type] ?? 0)) / podCount] as const)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 15);
+  console.log(
+    `${binary}: heap objects per pod by type${Object.keys(empty).length ? "" : " (no 0-pod run with --keep: the whole heap over the pods)"}: ${perPod.map(([t, n]) => `${t} ${n.toFixed(1)}`).join(", ")}`,
+  );
+}
