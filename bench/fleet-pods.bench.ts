@@ -2,7 +2,9 @@
 // records and --pods statuses each (the records hollow nodes write, plus their manifests and events), read by main's
 // way (one range per node, 32 in flight) and by readFleet (many nodes to a transaction), alternated in one process.
 // Per read: wall and CPU time (the less disturbed figure on a shared machine), and the output compared.
-// Usage: bun bench/fleet-pods.bench.ts [--nodes 1000] [--pods 30] [--trials 5]
+// With --binaries a,b: each binary's `kubelet fleet pods -o json` too, alternated (wall, RSS and CPU by /usr/bin/time).
+// Usage: bun bench/fleet-pods.bench.ts [--nodes 1000] [--pods 30] [--trials 5] [--binaries /work/main/dist/kubelet,dist/kubelet]
+import { spawnSync } from "node:child_process";
 import { loadavg } from "node:os";
 import { formatFleetData, readFleet } from "../lib/cli/fleet.ts";
 import { fleetKeys } from "../lib/node/status/fleet-reporter.ts";
@@ -122,7 +124,26 @@ try {
         `CPU p50 ${percentile(s.cpu, 50).toFixed(2)} s (min ${Math.min(...s.cpu).toFixed(2)}), ` +
         `load ${Math.min(...s.load).toFixed(0)}–${Math.max(...s.load).toFixed(0)}`,
     );
-  if (!same) process.exitCode = 1;
+  const binaries = process.argv.includes("--binaries")
+    ? process.argv[process.argv.indexOf("--binaries") + 1]!.split(",")
+    : [];
+  const runs = new Map<string, string[]>();
+  const printed = new Set<string>();
+  for (let t = 0; t < trials; t++) {
+    for (const binary of binaries) {
+      const args = ["fleet", "pods", "-o", "json", "--etcd_servers", cluster.endpoints.join(",")];
+      const run = spawnSync("/usr/bin/time", ["-f", "%e %M %U %S", binary, ...args], { maxBuffer: 2 ** 30 });
+      const [wall, maxKb, user, system] = run.stderr.toString().trim().split("\n").at(-1)!.split(" ").map(Number);
+      printed.add(run.stdout.toString());
+      runs.set(binary, [
+        ...(runs.get(binary) ?? []),
+        `${wall!.toFixed(2)} s / ${(maxKb! / 1024).toFixed(0)} MiB (${(user! + system!).toFixed(2)} s CPU, load ${loadavg()[0]!.toFixed(0)})`,
+      ]);
+    }
+  }
+  for (const [binary, lines] of runs) console.log(`${binary} fleet pods -o json: ${lines.join("; ")}`);
+  if (binaries.length > 0) console.log(`binaries' output identical: ${printed.size === 1}`);
+  if (!same || printed.size > 1) process.exitCode = 1;
 } finally {
   client.close();
   await cluster.stop();
