@@ -42,6 +42,9 @@ const client = {
     ];
     return { entries: all.filter((e) => e.key.startsWith(prefix)), revision: 9 };
   },
+  async listEach(prefixes: string[]) {
+    return { entries: await Promise.all(prefixes.map(async (p) => (await client.list(p)).entries)), revision: 9 };
+  },
   leaseTimeToLive: async () => ({ ttl: 36, granted: 40 }),
 };
 
@@ -72,17 +75,20 @@ test("tables line up under kubectl-style headers; JSON carries the rows of the c
   expect(Object.keys(JSON.parse(formatFleetData(view, "pods", "json")))).toEqual(["pods"]);
 });
 
-test("the pods view lists each registered node's statuses alone, serializably: neither manifests nor events", async () => {
+test("the pods view lists each registered node's statuses alone, serializably, in one call for all nodes: neither manifests nor events", async () => {
   const listed: string[] = [];
   const recording = {
     ...client,
     list: (prefix: string, options?: { serializable?: boolean }) => (
       listed.push(`${prefix}${options?.serializable ? " (serializable)" : ""}`), client.list(prefix)
     ),
+    listEach: (prefixes: string[], options?: { serializable?: boolean }) => (
+      listed.push(`${prefixes.join(" ")}${options?.serializable ? " (serializable)" : ""}`), client.listEach(prefixes)
+    ),
   };
   const view = await readFleet(recording, { statuses: true, events: false });
   expect(listed).toEqual(
-    [fleetKeys.nodes, fleetKeys.statuses("n1"), fleetKeys.statuses("n2")].map((p) => `${p} (serializable)`),
+    [fleetKeys.nodes, `${fleetKeys.statuses("n1")} ${fleetKeys.statuses("n2")}`].map((p) => `${p} (serializable)`),
   );
   expect(view.pods.map((p) => p.name)).toEqual(["web", "worker"]);
   expect(view.events).toEqual([]);

@@ -163,4 +163,40 @@ describeWithServices("etcd client on a large prefix", () => {
       client.close();
     }
   });
+
+  test("lists many prefixes at one revision in few calls, each in key order, paging one over its page, an answer past gRPC's default 4 MB", async () => {
+    const client = createEtcdClient({ endpoints: cluster.endpoints });
+    try {
+      const put = async (keys: string[], value: string) => {
+        for (let i = 0; i < keys.length; i += 100)
+          await client.apply(keys.slice(i, i + 100).map((key) => ({ key, value })));
+      };
+      const small = (n: number) => Array.from({ length: 40 }, (_, i) => `/each/${n}/${String(i).padStart(3, "0")}`);
+      const prefixes = Array.from({ length: 70 }, (_, n) => `/each/${n}/`);
+      for (const n of [0, 1, 2, 35, 69]) await put(small(n), `v${n}`);
+      const many = Array.from({ length: 700 }, (_, i) => `/each/36/${String(i).padStart(4, "0")}`);
+      await put(many, "m");
+      // Six prefixes of 100 keys of 8 kB in one transaction (prefixes 30–59): its answer exceeds gRPC's default limit.
+      const large = [40, 41, 42, 43, 44, 45].flatMap((n) =>
+        Array.from({ length: 100 }, (_, i) => `/each/${n}/${String(i).padStart(3, "0")}`),
+      );
+      await put(large, "x".repeat(8000));
+      await client.put("/each/1", "outside every prefix");
+      const { entries, revision } = await client.listEach(prefixes);
+      expect(entries.length).toBe(70);
+      for (const n of [0, 1, 2, 35, 69]) expect(entries[n]!.map((e) => e.key)).toEqual(small(n));
+      expect(entries[36]!.map((e) => e.key)).toEqual(many);
+      expect(
+        entries
+          .slice(40, 46)
+          .flat()
+          .map((e) => e.key),
+      ).toEqual(large);
+      expect(entries[3]).toEqual([]);
+      expect(entries[0]![0]!.value).toBe("v0");
+      expect(revision).toBe((await client.get("/each/1")).revision);
+    } finally {
+      client.close();
+    }
+  });
 });

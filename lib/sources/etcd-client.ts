@@ -42,6 +42,14 @@ export interface EtcdClient {
   get(key: string): Promise<{ entry?: EtcdEntry; revision: number }>;
   /** `serializable`: answered by the member asked, without a round through the leader (may lag it by a moment). */
   list(prefix: string, options?: { serializable?: boolean }): Promise<{ entries: EtcdEntry[]; revision: number }>;
+  /**
+   * Every key under each prefix, at one revision: `entries[i]` holds prefix i's keys, in key order. Many prefixes go
+   * in one read-only transaction (one round trip for LISTS_PER_TXN of them), not one range call each. Revision 0 for no prefixes.
+   */
+  listEach(
+    prefixes: string[],
+    options?: { serializable?: boolean },
+  ): Promise<{ entries: EtcdEntry[][]; revision: number }>;
   put(key: string, value: string, lease?: string): Promise<void>;
   delete(key: string): Promise<void>;
   /**
@@ -87,6 +95,22 @@ export interface EtcdClientOptions {
 /** Keys per page of a list: 500 statuses or events stay far below gRPC's 4 MB message limit. */
 const LIST_PAGE = 500;
 
+/**
+ * Prefixes ranged in one transaction by listEach (below etcd's --max-txn-ops, 128), each to LIST_EACH_PAGE keys (a
+ * prefix with more is read on in pages): an answer holds at most 3,000 keys, ~3 MB of pod statuses.
+ */
+const LISTS_PER_TXN = 30;
+const LIST_EACH_PAGE = 100;
+
+/**
+ * gRPC's default 4 MB limit on an answer is raised for listEach's transactions: 3,000 keys of 20 kB values fit. Not
+ * caught and retried smaller: etcd3 counts a too-large answer as a failed member, retries it and opens its circuit.
+ */
+const MAX_ANSWER_BYTES = 64 * 2 ** 20;
+
+/** Transactions of listEach in flight at once. */
+const LIST_TXNS_IN_FLIGHT = 4;
+
 /** The end of the key range holding every key that starts with `prefix`. */
 function prefixEnd(prefix: string): Buffer {
   const end = Buffer.from(prefix);
@@ -124,6 +148,7 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
       return new Etcd3({
         hosts: options.endpoints,
         dialTimeout: options.dialTimeoutMs ?? 5000,
+        grpcOptions: { "grpc.max_receive_message_length": MAX_ANSWER_BYTES },
         ...(credentials ? { credentials: credentials as unknown as IOptions["credentials"] } : {}),
         ...(options.auth ? { auth: options.auth } : {}),
       } satisfies IOptions);
@@ -142,6 +167,32 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
     lease: String(kv.lease ?? "0"),
     modRevision: Number(kv.mod_revision),
   });
+  /** Every key under `prefix`, in pages at one revision (`at`, or the first page's). */
+  const pages = async (prefix: string, serializable: boolean, at?: string) => {
+    // In pages at one revision: one response for a whole fleet's keys exceeds gRPC's 4 MB message limit.
+    const client = await connect();
+    const entries: EtcdEntry[] = [];
+    let from = Buffer.from(prefix);
+    let revision = at;
+    for (;;) {
+      const page = await client.kv
+        .range(
+          {
+            key: from,
+            range_end: prefixEnd(prefix),
+            limit: LIST_PAGE,
+            serializable,
+            ...(revision ? { revision } : {}),
+          },
+          deadline(),
+        )
+        .catch(refused(`reading ${prefix}…`));
+      revision ??= String(page.header.revision);
+      entries.push(...page.kvs.map(entry));
+      if (!page.more || page.kvs.length === 0) return { entries, revision: Number(revision) };
+      from = Buffer.concat([page.kvs[page.kvs.length - 1]!.key, Buffer.from([0])]);
+    }
+  };
   const keepAliveOnce = async (lease: string, until: { deadline: Date }): Promise<number> => {
     const renewing = `renewing lease ${lease}`;
     const stream = await (await connect()).leaseClient.leaseKeepAlive(until).catch(refused(renewing));
@@ -170,29 +221,50 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
       return { entry: kv ? entry(kv) : undefined, revision: Number(response.header.revision) };
     },
     async list(prefix, { serializable = false } = {}) {
-      // In pages at one revision: one response for a whole fleet's keys exceeds gRPC's 4 MB message limit.
+      return pages(prefix, serializable);
+    },
+    async listEach(prefixes, { serializable = false } = {}) {
       const client = await connect();
-      const entries: EtcdEntry[] = [];
-      let from = Buffer.from(prefix);
+      const entries: EtcdEntry[][] = [];
       let revision: string | undefined;
-      for (;;) {
-        const page = await client.kv
-          .range(
+      const batches: number[] = [];
+      for (let i = 0; i < prefixes.length; i += LISTS_PER_TXN) batches.push(i);
+      const txn = async (first: number) => {
+        const batch = prefixes.slice(first, first + LISTS_PER_TXN);
+        const response = await client.kv
+          .txn(
             {
-              key: from,
-              range_end: prefixEnd(prefix),
-              limit: LIST_PAGE,
-              serializable,
-              ...(revision ? { revision } : {}),
+              compare: [],
+              success: batch.map((prefix) => ({
+                request_range: {
+                  key: Buffer.from(prefix),
+                  range_end: prefixEnd(prefix),
+                  limit: LIST_EACH_PAGE,
+                  serializable,
+                  ...(revision ? { revision } : {}),
+                },
+              })),
+              failure: [],
             },
             deadline(),
           )
-          .catch(refused(`reading ${prefix}…`));
-        revision ??= String(page.header.revision);
-        entries.push(...page.kvs.map(entry));
-        if (!page.more || page.kvs.length === 0) return { entries, revision: Number(revision) };
-        from = Buffer.concat([page.kvs[page.kvs.length - 1]!.key, Buffer.from([0])]);
-      }
+          .catch(refused(`reading ${keyList(batch)}`));
+        revision ??= String(response.header.revision);
+        for (const [j, prefix] of batch.entries()) {
+          const range = response.responses[j]!.response_range!;
+          entries[first + j] = range.more
+            ? (await pages(prefix, serializable, revision)).entries
+            : range.kvs.map(entry);
+        }
+      };
+      // The first alone: its revision pins the others'.
+      if (batches.length > 0) await txn(batches.shift()!);
+      let next = 0;
+      const worker = async () => {
+        for (let i = next++; i < batches.length; i = next++) await txn(batches[i]!);
+      };
+      await Promise.all(Array.from({ length: LIST_TXNS_IN_FLIGHT }, worker));
+      return { entries, revision: Number(revision ?? 0) };
     },
     async put(key, value, lease) {
       const builder = (await connect()).put(key).value(value).options(deadline());
