@@ -25,7 +25,7 @@ import { noneObserved, type Observed } from "./sync/pod-plan.ts";
 import { planNode, type NodePlan } from "./sync/node-plan.ts";
 import { assemble, nodeIdentity, openRuntime, type Assembly, type AssemblyDeps } from "./assembly.ts";
 import { admissionOrder, admitPod } from "./sync/admission.ts";
-import { createFleetMode } from "./fleet-mode.ts";
+import { createFleetMode, nodeRecord } from "./fleet-mode.ts";
 import { selfSignedServingFiles } from "./server/self-signed.ts";
 import { createServingCertificate, type ServingCertificate } from "./server/serving-cert.ts";
 import { tlsSettings } from "./server/tls-settings.ts";
@@ -216,6 +216,17 @@ async function runLocked(
         audit: audit?.middleware,
         log: log.child("server"),
         heapObjectCounts,
+        api: {
+          nodeName: node.name,
+          node: nodeRecord(config, node, {
+            runtime,
+            health,
+            port: () => servers[0]?.port ?? 0,
+            pressure: managers.pressure,
+          }),
+          configs: () => store.configs.all(),
+          statsWindowMs: 10_000,
+        },
       };
       const main = await bound(
         listener("--port"),

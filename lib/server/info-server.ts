@@ -27,6 +27,13 @@ import { httpError, lastTerminatedId, pickContainer, REASON, status, type Status
 import type { Pod } from "../api/types.ts";
 import { protectedHostPaths } from "../api/host-paths.ts";
 import { longLived } from "../platform/long-lived.ts";
+import type { V1Node } from "../api/types.ts";
+import type { ConfigObject } from "../api/config-objects.ts";
+import { createNodeRoutes } from "./apiserver/nodes.ts";
+import { createEventRoutes } from "./apiserver/events.ts";
+import { createNamespaceRoutes } from "./apiserver/namespaces.ts";
+import { createConfigObjectRoutes } from "./apiserver/secrets.ts";
+import { createMetricsApiRoutes } from "./apiserver/metrics-api.ts";
 
 // c.get("user") and c.get("authorization") are typed on every Hono context (the handlers and the audit log read them).
 declare module "hono" {
@@ -76,6 +83,32 @@ export interface InfoServerDeps {
   logDir?: string;
   /** Live heap objects by type after a full GC (GET /debug/heap); undefined on a runtime that cannot count them. */
   heapObjectCounts?(): Promise<Record<string, number> | undefined>;
+  /** The Kubernetes API's nodes, events, namespaces, ConfigMaps, Secrets and metrics.k8s.io (apiserver/); absent: not served. */
+  api?: {
+    nodeName: string;
+    node(previous?: V1Node): Promise<V1Node>;
+    configs(): ConfigObject[];
+    /** The resource analyzer's period, ms (metrics.k8s.io's window). */
+    statsWindowMs: number;
+  };
+}
+
+/** The routes of apiserver/'s node, events, namespaces, ConfigMaps/Secrets and metrics modules. */
+function apiRoutes(deps: InfoServerDeps, api: NonNullable<InfoServerDeps["api"]>): Hono[] {
+  return [
+    createNodeRoutes({ node: api.node, images: () => deps.runtime.listImages() }),
+    createEventRoutes({ events: deps.events, nodeName: api.nodeName }),
+    createNamespaceRoutes({
+      inUse: () => [...deps.pods().map((p) => p.metadata.namespace), ...api.configs().map((o) => o.metadata.namespace)],
+    }),
+    ...createConfigObjectRoutes({ configs: api.configs, push: deps.push }),
+    createMetricsApiRoutes({
+      nodeName: api.nodeName,
+      summary: deps.summary,
+      pods: deps.pods,
+      windowMs: api.statsWindowMs,
+    }),
+  ];
 }
 
 /** `/healthz` (failing checks named; `?verbose`: every check and the pressure conditions) and `/healthz/{check}`. */
@@ -354,6 +387,8 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     });
   });
   guarded.route("/", createStreamRoutes({ runtime: deps.runtime, pods: deps.pods, log: deps.log }));
+  // Until apiserver/apiserver.ts routes the API, its node-side modules are mounted here.
+  if (deps.api) for (const routes of apiRoutes(deps, deps.api)) guarded.route("/", routes);
   // Leak hunting: a soak compares these counts (active timers are "Timeout") before and after churn.
   guarded.get("/debug/heap", async (c) => {
     const counts = await deps.heapObjectCounts?.();
