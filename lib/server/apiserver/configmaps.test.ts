@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { toConfigObject } from "../../api/config-objects.ts";
 import { createConfigStore } from "../../sources/config-store.ts";
 import { apiApp } from "../../testing/api-app.ts";
@@ -74,6 +76,18 @@ describe("core/v1 ConfigMaps", () => {
     const again = await app.request("/api/v1/namespaces/default/configmaps", json({ metadata: { name: "app" } }));
     expect(again.status).toBe(409);
     expect(await body(again)).toMatchObject({ reason: "AlreadyExists", message: 'configmaps "app" already exists' });
+  });
+
+  test("kubectl create configmap's protobuf body creates the ConfigMap", async () => {
+    const { app } = setUp();
+    const pb = readFileSync(join(import.meta.dir, "../../../testdata/apiserver/kubectl-create-configmap.pb"));
+    const created = await app.request("/api/v1/namespaces/prod/configmaps?fieldManager=kubectl-create", {
+      method: "POST",
+      headers: { "content-type": "application/vnd.kubernetes.protobuf" },
+      body: pb,
+    });
+    expect(created.status).toBe(201);
+    expect((await body(created)).data).toEqual({ a: "b", c: "d" });
   });
 
   test("an invalid ConfigMap is a 422 Invalid naming the field, worded as the API server's", async () => {

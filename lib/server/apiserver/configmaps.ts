@@ -15,8 +15,9 @@ import type { PushTarget } from "../push-routes.ts";
 import { status } from "../server-support.ts";
 import type { APIResource } from "./api-resource.ts";
 import { mergePatch } from "./configmaps-patch.ts";
+import { decodeConfigProtobuf, PROTOBUF } from "./configmaps-protobuf.ts";
 import { fieldSelector, labelSelector, select } from "./list-selectors.ts";
-import { age, respond, type ApiObject, type Printer } from "./table-print.ts";
+import { age, respond, rfc3339, type ApiObject, type Printer } from "./table-print.ts";
 
 /** A ConfigMap or Secret as the API serves it. */
 export interface ServedConfig extends ApiObject {
@@ -123,7 +124,7 @@ export function createConfigRoutes(spec: ConfigKindSpec, deps: ConfigRoutesDeps)
       keys.add(k);
       let meta = known.get(k);
       if (!meta) {
-        meta = { uid: crypto.randomUUID(), created: new Date(now()).toISOString(), object, version: ++counter };
+        meta = { uid: crypto.randomUUID(), created: rfc3339(now()), object, version: ++counter };
         known.set(k, meta);
       } else if (meta.object !== object) {
         meta.object = object;
@@ -223,11 +224,22 @@ export function createConfigRoutes(spec: ConfigKindSpec, deps: ConfigRoutesDeps)
     );
   };
 
+  /** The body as JSON, or as Kubernetes protobuf when kubectl's typed client sends it so. */
   const readJson = async (c: Context) => {
+    const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim();
     try {
+      if (type === PROTOBUF)
+        return { body: decodeConfigProtobuf(new Uint8Array(await c.req.arrayBuffer())) as unknown };
       return { body: (await c.req.json()) as unknown };
     } catch (error) {
-      return { error: refuse(c, 400, "BadRequest", `the request body is not JSON: ${(error as Error).message}`) };
+      return {
+        error: refuse(
+          c,
+          400,
+          "BadRequest",
+          `the request body is not a ${type === PROTOBUF ? "readable protobuf " + kind : "JSON object"}: ${(error as Error).message}`,
+        ),
+      };
     }
   };
 

@@ -7,7 +7,7 @@ import type { EventRecorder, KubeEvent } from "../../node/events/events.ts";
 import { httpError } from "../server-support.ts";
 import type { ServedGroupVersion } from "./api-resource.ts";
 import { fieldSelector, labelSelector, select } from "./list-selectors.ts";
-import { age, respond, type Printer } from "./table-print.ts";
+import { age, respond, rfc3339, type Printer } from "./table-print.ts";
 import { watchResponse, type WatchEvent } from "./events-watch.ts";
 
 /** What discovery lists for the events this module serves. */
@@ -170,7 +170,7 @@ export function createEventRoutes(deps: EventRoutesDeps): Hono {
         namespace: namespace || "default",
         uid: `${uid}-${name.split(".").pop()}`,
         resourceVersion: String(version),
-        creationTimestamp: event.firstTimestamp,
+        creationTimestamp: rfc3339(event.firstTimestamp),
       },
       involvedObject: {
         kind,
@@ -183,8 +183,8 @@ export function createEventRoutes(deps: EventRoutesDeps): Hono {
       reason: event.reason,
       message: event.message,
       source: { component: "kubelet", host: deps.nodeName },
-      firstTimestamp: event.firstTimestamp,
-      lastTimestamp: event.lastTimestamp,
+      firstTimestamp: rfc3339(event.firstTimestamp),
+      lastTimestamp: rfc3339(event.lastTimestamp),
       count: event.count,
       type: event.type,
       eventTime: null,

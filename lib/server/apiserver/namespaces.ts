@@ -5,7 +5,7 @@ import { Hono } from "hono";
 import { httpError } from "../server-support.ts";
 import type { ServedGroupVersion } from "./api-resource.ts";
 import { fieldSelector, labelSelector, select } from "./list-selectors.ts";
-import { age, respond, type Printer } from "./table-print.ts";
+import { age, respond, rfc3339, type Printer } from "./table-print.ts";
 
 /** What discovery lists for the namespaces this module serves. */
 export const NAMESPACE_RESOURCES: ServedGroupVersion = {
@@ -62,11 +62,11 @@ const PRINTER: Printer<V1Namespace> = {
 export function createNamespaceRoutes(deps: NamespaceRoutesDeps): Hono {
   const now = deps.now ?? Date.now;
   /** When each namespace was first seen (the built-in ones: when the server started). */
-  const firstSeen = new Map<string, string>(BUILT_IN.map((name) => [name, new Date(now()).toISOString()]));
+  const firstSeen = new Map<string, string>(BUILT_IN.map((name) => [name, rfc3339(now())]));
   const namespaces = (): V1Namespace[] => {
     const names = new Set([...BUILT_IN, ...deps.inUse()]);
     return [...names].sort().map((name) => {
-      if (!firstSeen.has(name)) firstSeen.set(name, new Date(now()).toISOString());
+      if (!firstSeen.has(name)) firstSeen.set(name, rfc3339(now()));
       return {
         apiVersion: "v1",
         kind: "Namespace",

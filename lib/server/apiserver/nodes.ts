@@ -8,7 +8,7 @@ import type { ImageSummary } from "../../container/runtime.ts";
 import { httpError } from "../server-support.ts";
 import type { ServedGroupVersion } from "./api-resource.ts";
 import { fieldSelector, labelSelector, select } from "./list-selectors.ts";
-import { age, respond, type Printer } from "./table-print.ts";
+import { age, respond, rfc3339, type Printer } from "./table-print.ts";
 
 /** What discovery lists for the nodes this module serves. */
 export const NODE_RESOURCES: ServedGroupVersion = {
@@ -142,7 +142,15 @@ export function createNodeRoutes(deps: NodeRoutesDeps): Hono {
     }
     return {
       ...node,
-      metadata: { ...node.metadata, name, uid: name, resourceVersion: String(version) },
+      metadata: {
+        ...node.metadata,
+        name,
+        uid: name,
+        resourceVersion: String(version),
+        ...(node.metadata?.creationTimestamp
+          ? { creationTimestamp: rfc3339(String(node.metadata.creationTimestamp)) }
+          : {}),
+      },
       status,
     } as V1Node & { metadata: { name: string } };
   };

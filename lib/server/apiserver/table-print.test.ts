@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { age, humanDuration, toTable, wantsTable } from "./table-print.ts";
+import { age, humanDuration, rfc3339, toTable, wantsTable } from "./table-print.ts";
 
 describe("humanDuration", () => {
   test("prints ages as apimachinery's HumanDuration does", () => {
@@ -31,6 +31,13 @@ describe("humanDuration", () => {
   test("an object without a creation time is <unknown>", () => {
     expect(age(undefined, 0)).toBe("<unknown>");
     expect(age("2026-01-01T00:00:00Z", Date.parse("2026-01-01T00:00:45Z"))).toBe("45s");
+  });
+});
+
+describe("rfc3339", () => {
+  test("writes times as metav1.Time does, to the second", () => {
+    expect(rfc3339("2026-01-01T00:00:05.678Z")).toBe("2026-01-01T00:00:05Z");
+    expect(rfc3339(Date.parse("2026-01-01T00:00:05Z"))).toBe("2026-01-01T00:00:05Z");
   });
 });
 

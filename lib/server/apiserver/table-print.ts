@@ -41,6 +41,11 @@ export function humanDuration(ms: number): string {
   return `${Math.floor(days / 365)}y`;
 }
 
+/** metav1.Time's form, RFC 3339 to the second: `2026-01-01T00:00:00Z`. */
+export function rfc3339(time: string | number): string {
+  return new Date(time).toISOString().replace(/\.\d+Z$/, "Z");
+}
+
 /** translateTimestampSince: the age of an RFC 3339 time, `<unknown>` without one. */
 export function age(timestamp: string | undefined, now: number): string {
   const at = timestamp ? Date.parse(timestamp) : NaN;
