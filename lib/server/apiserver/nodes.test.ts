@@ -41,11 +41,19 @@ function setUp(ready = true, labels: Record<string, string> = {}) {
     { id: "sha256:a", tags: ["busybox:stable"], sizeBytes: 5_000_000, createdAt: 0, inUse: true },
     { id: "sha256:b", tags: [], sizeBytes: 9_000_000, createdAt: 0, inUse: false },
   ];
-  const app = apiApp(createNodeRoutes({ node, images, now: () => Date.parse("2026-01-01T00:10:00Z") }));
-  return { app, built };
+  let now = Date.parse("2026-01-01T00:00:00Z");
+  const app = apiApp(createNodeRoutes({ node, images, now: () => now }));
+  return { app, built, later: (ms: number) => (now += ms) };
 }
 
 describe("core/v1 nodes", () => {
+  test("the node's creation time is when the server started, whenever its record is read", async () => {
+    const { app, later } = setUp();
+    later(60_000);
+    const node = (await (await app.request("/api/v1/nodes/edge-1")).json()) as V1Node;
+    expect(node.metadata!.creationTimestamp as unknown).toBe("2026-01-01T00:00:00Z");
+  });
+
   test("the node list holds this node: its record's conditions, capacity, addresses and nodeInfo, and its images largest first", async () => {
     const { app } = setUp();
     const list = (await (await app.request("/api/v1/nodes")).json()) as { kind: string; items: V1Node[] };
@@ -77,7 +85,8 @@ describe("core/v1 nodes", () => {
   });
 
   test("as a Table, the node has kube-apiserver's columns and cells, the wide ones at priority 1", async () => {
-    const { app } = setUp(true, { "node-role.kubernetes.io/edge": "" });
+    const { app, later } = setUp(true, { "node-role.kubernetes.io/edge": "" });
+    later(10 * 60_000);
     const table = (await (await app.request("/api/v1/nodes", { headers: { accept: TABLE } })).json()) as {
       columnDefinitions: Array<{ name: string; priority: number }>;
       rows: Array<{ cells: unknown[]; object: { kind: string; metadata: { name: string } } }>;

@@ -112,6 +112,8 @@ export const NODE_PRINTER: Printer<V1Node & { metadata: { name: string } }> = {
 /** The routes of core/v1 nodes: /api/v1/nodes and /api/v1/nodes/{name}[/status]. */
 export function createNodeRoutes(deps: NodeRoutesDeps): Hono {
   const now = deps.now ?? Date.now;
+  /** The node's creation time: when this server started (its record is rebuilt on each read). */
+  const started = rfc3339(now());
   let previous: V1Node | undefined;
   let version = 0;
   let signature = "";
@@ -147,9 +149,7 @@ export function createNodeRoutes(deps: NodeRoutesDeps): Hono {
         name,
         uid: name,
         resourceVersion: String(version),
-        ...(node.metadata?.creationTimestamp
-          ? { creationTimestamp: rfc3339(String(node.metadata.creationTimestamp)) }
-          : {}),
+        creationTimestamp: started,
       },
       status,
     } as V1Node & { metadata: { name: string } };
