@@ -17,22 +17,23 @@ import type { APIResource } from "./api-resource.ts";
 import { mergePatch } from "./configmaps-patch.ts";
 import { decodeConfigProtobuf, PROTOBUF } from "./configmaps-protobuf.ts";
 import { fieldSelector, labelSelector, select } from "./list-selectors.ts";
-import { age, respond, rfc3339, type ApiObject, type Printer } from "./table-print.ts";
+import {
+  age,
+  respond,
+  rfc3339,
+  type ApiObject,
+  type Printer,
+  AGE_COLUMN,
+  NAME_COLUMN,
+  type ServedMeta,
+} from "./table-print.ts";
 
 /** A ConfigMap or Secret as the API serves it. */
 export interface ServedConfig extends ApiObject {
   [field: string]: unknown;
   apiVersion: "v1";
   kind: ConfigKind;
-  metadata: {
-    name: string;
-    namespace: string;
-    uid: string;
-    resourceVersion: string;
-    creationTimestamp: string;
-    labels?: Record<string, string>;
-    annotations: Record<string, string>;
-  };
+  metadata: ServedMeta & { annotations: Record<string, string> };
 }
 
 export const CONFIGMAP_RESOURCE: APIResource = {
@@ -46,13 +47,9 @@ export const CONFIGMAP_RESOURCE: APIResource = {
 
 export const CONFIGMAP_PRINTER: Printer<ServedConfig> = {
   columns: [
-    { name: "Name", type: "string", format: "name", description: "Name must be unique within a namespace." },
+    NAME_COLUMN,
     { name: "Data", type: "string", description: "Data contains the configuration data." },
-    {
-      name: "Age",
-      type: "string",
-      description: "CreationTimestamp is a timestamp representing the server time when this object was created.",
-    },
+    AGE_COLUMN,
   ],
   cells: (cm, now) => [
     cm.metadata.name,

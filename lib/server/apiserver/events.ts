@@ -7,7 +7,7 @@ import type { EventRecorder, KubeEvent } from "../../node/events/events.ts";
 import { httpError } from "../server-support.ts";
 import type { ServedGroupVersion } from "./api-resource.ts";
 import { fieldSelector, labelSelector, select } from "./list-selectors.ts";
-import { age, respond, rfc3339, type Printer } from "./table-print.ts";
+import { age, respond, rfc3339, type Printer, type ServedMeta, column, NAME_COLUMN } from "./table-print.ts";
 import { watchResponse, type WatchEvent } from "./events-watch.ts";
 
 /** What discovery lists for the events this module serves. */
@@ -29,14 +29,7 @@ export const EVENT_RESOURCES: ServedGroupVersion = {
 export interface V1Event {
   apiVersion: "v1";
   kind: "Event";
-  metadata: {
-    name: string;
-    namespace: string;
-    uid: string;
-    resourceVersion: string;
-    creationTimestamp: string;
-    labels?: Record<string, string>;
-  };
+  metadata: ServedMeta;
   involvedObject: { kind: string; namespace?: string; name: string; uid: string; apiVersion: "v1"; fieldPath?: string };
   reason: string;
   message: string;
@@ -60,40 +53,19 @@ export interface EventRoutesDeps {
 
 const PRINTER: Printer<V1Event> = {
   columns: [
-    {
-      name: "Last Seen",
-      type: "string",
-      description: "The time at which the most recent occurrence of this event was recorded.",
-    },
-    {
-      name: "Type",
-      type: "string",
-      description: "Type of this event (Normal, Warning), new types could be added in the future",
-    },
-    {
-      name: "Reason",
-      type: "string",
-      description:
-        "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.",
-    },
-    { name: "Object", type: "string", description: "The object that this event is about." },
-    {
-      name: "Subobject",
-      type: "string",
-      priority: 1,
-      description: "The path of the involved object's field this event is about.",
-    },
-    { name: "Source", type: "string", priority: 1, description: "The component reporting this event." },
-    { name: "Message", type: "string", description: "A human-readable description of the status of this operation." },
-    { name: "First Seen", type: "string", priority: 1, description: "The time at which the event was first recorded." },
-    { name: "Count", type: "string", priority: 1, description: "The number of times this event has occurred." },
-    {
-      name: "Name",
-      type: "string",
-      priority: 1,
-      format: "name",
-      description: "Name must be unique within a namespace.",
-    },
+    column("Last Seen", "The time at which the most recent occurrence of this event was recorded."),
+    column("Type", "Type of this event (Normal, Warning), new types could be added in the future"),
+    column(
+      "Reason",
+      "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.",
+    ),
+    column("Object", "The object that this event is about."),
+    column("Subobject", "The path of the involved object's field this event is about.", 1),
+    column("Source", "The component reporting this event.", 1),
+    column("Message", "A human-readable description of the status of this operation."),
+    column("First Seen", "The time at which the event was first recorded.", 1),
+    column("Count", "The number of times this event has occurred.", 1),
+    { ...NAME_COLUMN, priority: 1 },
   ],
   cells: (e, now) => [
     age(e.lastTimestamp, now),

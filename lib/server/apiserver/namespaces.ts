@@ -5,7 +5,7 @@ import { Hono } from "hono";
 import { httpError } from "../server-support.ts";
 import type { ServedGroupVersion } from "./api-resource.ts";
 import { fieldSelector, labelSelector, select } from "./list-selectors.ts";
-import { age, respond, rfc3339, type Printer } from "./table-print.ts";
+import { age, respond, rfc3339, type Printer, AGE_COLUMN, NAME_COLUMN } from "./table-print.ts";
 
 /** What discovery lists for the namespaces this module serves. */
 export const NAMESPACE_RESOURCES: ServedGroupVersion = {
@@ -46,15 +46,7 @@ export interface NamespaceRoutesDeps {
 }
 
 const PRINTER: Printer<V1Namespace> = {
-  columns: [
-    { name: "Name", type: "string", format: "name", description: "Name must be unique within a namespace." },
-    { name: "Status", type: "string", description: "The status of the namespace" },
-    {
-      name: "Age",
-      type: "string",
-      description: "CreationTimestamp is a timestamp representing the server time when this object was created.",
-    },
-  ],
+  columns: [NAME_COLUMN, { name: "Status", type: "string", description: "The status of the namespace" }, AGE_COLUMN],
   cells: (ns, now) => [ns.metadata.name, ns.status.phase, age(ns.metadata.creationTimestamp, now)],
 };
 

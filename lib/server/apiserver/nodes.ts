@@ -8,7 +8,7 @@ import type { ImageSummary } from "../../container/runtime.ts";
 import { httpError } from "../server-support.ts";
 import type { ServedGroupVersion } from "./api-resource.ts";
 import { fieldSelector, labelSelector, select } from "./list-selectors.ts";
-import { age, respond, rfc3339, type Printer } from "./table-print.ts";
+import { age, respond, rfc3339, type Printer, AGE_COLUMN, NAME_COLUMN, column } from "./table-print.ts";
 
 /** What discovery lists for the nodes this module serves. */
 export const NODE_RESOURCES: ServedGroupVersion = {
@@ -61,36 +61,20 @@ export function nodeRoles(node: V1Node): string {
 
 export const NODE_PRINTER: Printer<V1Node & { metadata: { name: string } }> = {
   columns: [
-    { name: "Name", type: "string", format: "name", description: "Name must be unique within a namespace." },
-    { name: "Status", type: "string", description: "The status of the node" },
-    { name: "Roles", type: "string", description: "The roles of the node" },
-    {
-      name: "Age",
-      type: "string",
-      description: "CreationTimestamp is a timestamp representing the server time when this object was created.",
-    },
-    { name: "Version", type: "string", description: "Kubelet Version reported by the node." },
-    { name: "Internal-IP", type: "string", priority: 1, description: "List of addresses reachable to the node." },
-    { name: "External-IP", type: "string", priority: 1, description: "List of addresses reachable to the node." },
-    {
-      name: "OS-Image",
-      type: "string",
-      priority: 1,
-      description: "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).",
-    },
-    {
-      name: "Kernel-Version",
-      type: "string",
-      priority: 1,
-      description: "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).",
-    },
-    {
-      name: "Container-Runtime",
-      type: "string",
-      priority: 1,
-      description:
-        "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).",
-    },
+    NAME_COLUMN,
+    column("Status", "The status of the node"),
+    column("Roles", "The roles of the node"),
+    AGE_COLUMN,
+    column("Version", "Kubelet Version reported by the node."),
+    column("Internal-IP", "List of addresses reachable to the node.", 1),
+    column("External-IP", "List of addresses reachable to the node.", 1),
+    column("OS-Image", "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).", 1),
+    column("Kernel-Version", "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).", 1),
+    column(
+      "Container-Runtime",
+      "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).",
+      1,
+    ),
   ],
   cells: (node, now) => {
     const info = node.status?.nodeInfo;

@@ -10,7 +10,7 @@ import {
   type ConfigRoutesDeps,
   type ServedConfig,
 } from "./configmaps.ts";
-import { age, type Printer } from "./table-print.ts";
+import { age, type Printer, AGE_COLUMN, NAME_COLUMN } from "./table-print.ts";
 
 /** What discovery lists for the ConfigMaps and Secrets served here. */
 export const CONFIG_RESOURCES: ServedGroupVersion = {
@@ -29,14 +29,10 @@ export const CONFIG_RESOURCES: ServedGroupVersion = {
 
 export const SECRET_PRINTER: Printer<ServedConfig> = {
   columns: [
-    { name: "Name", type: "string", format: "name", description: "Name must be unique within a namespace." },
+    NAME_COLUMN,
     { name: "Type", type: "string", description: "Used to facilitate programmatic handling of secret data." },
     { name: "Data", type: "string", description: "Data contains the secret data." },
-    {
-      name: "Age",
-      type: "string",
-      description: "CreationTimestamp is a timestamp representing the server time when this object was created.",
-    },
+    AGE_COLUMN,
   ],
   cells: (secret, now) => [
     secret.metadata.name,

@@ -12,6 +12,36 @@ export interface TableColumn {
   priority?: number;
 }
 
+/** A string column; priority 1 for the ones kubectl shows with -o wide only. */
+export function column(name: string, description: string, priority = 0): TableColumn {
+  return { name, type: "string", description, ...(priority ? { priority } : {}) };
+}
+
+/** The NAME column every resource's Table starts with. */
+export const NAME_COLUMN: TableColumn = {
+  name: "Name",
+  type: "string",
+  format: "name",
+  description: "Name must be unique within a namespace.",
+};
+
+/** The AGE column, from metadata.creationTimestamp. */
+export const AGE_COLUMN: TableColumn = {
+  name: "Age",
+  type: "string",
+  description: "CreationTimestamp is a timestamp representing the server time when this object was created.",
+};
+
+/** The metadata of a namespaced object as served here. */
+export interface ServedMeta {
+  name: string;
+  namespace: string;
+  uid: string;
+  resourceVersion: string;
+  creationTimestamp: string;
+  labels?: Record<string, string>;
+}
+
 /** An object as the API serves it: what a Table row needs of it. */
 export interface ApiObject {
   metadata?: object;
