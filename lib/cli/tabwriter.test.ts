@@ -27,6 +27,10 @@ describe("tabwrite", () => {
     );
   });
 
+  test("pads a narrow column to the minimum width", () => {
+    expect(tabwrite("A\tB\nx\ty\n", 6, 3)).toBe("A     B\nx     y\n");
+  });
+
   test("counts characters, not bytes", () => {
     expect(tabwrite("é\tx\nab\ty", 0, 1)).toBe("é  x\nab y");
   });

@@ -13,11 +13,7 @@ export function tabwrite(text: string, minwidth: number, padding: number): strin
     for (let i = from; i < to; i++) {
       const cells = lines[i]!;
       out.push(
-        cells
-          .map((cell, j) =>
-            j < widths.length && j < cells.length - 1 ? cell + " ".repeat(widths[j]! - width(cell)) : cell,
-          )
-          .join(""),
+        cells.map((cell, j) => (j < widths.length ? cell + " ".repeat(widths[j]! - width(cell)) : cell)).join(""),
       );
     }
   };

@@ -33,7 +33,8 @@ function setUp(ready = true, labels: Record<string, string> = {}) {
       runtime: { runtimeName: "containerd", runtimeVersion: "1.6.20", runtimeApiVersion: "v1" },
       readiness: { ready, message: ready ? "" : "container runtime is down: dial unix: no such file" },
       pressure: noPressure.conditions(),
-      now: "2026-01-01T00:00:00Z",
+      // The heartbeat's time: the record's own creation time is that of its first build.
+      now: "2026-01-01T00:30:00Z",
       previous,
     });
   };
