@@ -4,8 +4,8 @@
 // authorization for secrets), kubectl top pod/node; and `kubelet get`/`kubelet describe` printing what kubectl does.
 // kubectl needs discovery (/api, /apis), which apiserver/discovery.ts serves.
 import { afterAll, beforeAll, expect } from "bun:test";
-import { spawnSync } from "node:child_process";
-import { chmodSync, statSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { chmodSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createTestCa } from "../../lib/testing/certificates.ts";
 import { KUBELET_BINARY } from "../../lib/testing/services.ts";
@@ -25,7 +25,7 @@ const version = spawnSync(KUBECTL, ["version", "--client"], { encoding: "utf8" }
 console.log(`kubectl under test: ${KUBECTL}: ${version.stdout.trim().split("\n")[0]}`);
 
 describeOnRuntimes("kubectl against the node's API", (services, rt) => {
-  const node = staticPodNode("kubectl-node", services, rt, ["web"]);
+  const node = staticPodNode("kubectl-node", services, rt, ["web", "late"]);
   const dir = tempDir("kubectl-node");
   const kubeconfig = join(dir, "kubeconfig");
   const reader = join(dir, "reader.kubeconfig");
@@ -161,6 +161,31 @@ describeOnRuntimes("kubectl against the node's API", (services, rt) => {
       "name",
     ]);
     expect(selected.out.trim().split("\n")).toHaveLength(1);
+  });
+
+  test("kubectl get events -w streams the events recorded after its list", async () => {
+    const watch = spawn(KUBECTL, ["get", "events", "-w", "-o", "name"], {
+      env: { ...process.env, KUBECONFIG: kubeconfig },
+    });
+    let seen = "";
+    watch.stdout.on("data", (d) => (seen += d));
+    try {
+      await kubelet.waitFor("the watch's list", () => seen.includes("event/web."), 20_000);
+      const before = seen.split("\n").length;
+      // A ConfigMap the pod needs and the sources do not give: the kubelet records FailedMount events for it.
+      node.write("late", {
+        containers: [{ name: "app", image: services.busybox, command: ["sleep", "3600"] }],
+        volumes: [{ name: "missing", configMap: { name: "absent" } }],
+      });
+      await kubelet.waitFor(
+        "a new event on the watch",
+        () => seen.includes("event/late.") && seen.split("\n").length > before,
+        30_000,
+      );
+    } finally {
+      watch.kill();
+      rmSync(join(node.manifests, "late.yaml"));
+    }
   });
 
   test("kubectl get ns lists the built-in namespaces and the pods', all Active", () => {
