@@ -27,6 +27,8 @@ import { PLAN_EXIT, planCommand } from "./plan.ts";
 import { resetCommand } from "./reset.ts";
 import { commandHelp, globalHelp } from "./help.ts";
 import type { ApiConnection } from "./api-client.ts";
+import { resourceKind } from "./get.ts";
+import { describeKind } from "./describe.ts";
 
 /** `kubelet v0.1.0 (commit abc1234, bun 1.4.5)`. */
 export function versionLine(): string {
@@ -317,16 +319,14 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     .option("--field-selector <selector>", "Field selector (metadata.name=x, involvedObject.kind=Pod)")
     .option("-o, --output <format>", "wide, yaml, json or name (default: the table)");
   get.action((resource: string, name: string | undefined, options) => {
+    const kind = usage(() => resourceKind(resource), get);
     const { config } = resolve(options, get);
     const format =
       options.output === undefined ? "table" : outputFormat(options.output, ["wide", "yaml", "json", "name"], get);
     result = startApiCommand(config, options, io, async (connection) => {
-      const [{ getCommand, resourceKind }, { createApiClient }] = await Promise.all([
-        import("./get.ts"),
-        import("./api-client.ts"),
-      ]);
+      const [{ getCommand }, { createApiClient }] = await Promise.all([import("./get.ts"), import("./api-client.ts")]);
       const { out, note } = await getCommand(createApiClient(connection), {
-        kind: resourceKind(resource),
+        kind,
         ...(name ? { name } : {}),
         namespace: String(options.namespace ?? "default"),
         allNamespaces: options.allNamespaces === true || options.allNamespaces === "true",
@@ -343,15 +343,16 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     withConfigFlags(cli.command("describe <resource> <name>", "Describe a pod or this node, as kubectl describe does")),
   );
   describe.action((resource: string, name: string, options) => {
+    const kind = usage(() => describeKind(resource), describe);
     const { config } = resolve(options, describe);
     result = startApiCommand(config, options, io, async (connection) => {
-      const [{ describeKind, describeNode, describePod }, { createApiClient }] = await Promise.all([
+      const [{ describeNode, describePod }, { createApiClient }] = await Promise.all([
         import("./describe.ts"),
         import("./api-client.ts"),
       ]);
       const client = createApiClient(connection);
       io.stdout.write(
-        describeKind(resource) === "pod"
+        kind === "pod"
           ? await describePod(client, String(options.namespace ?? "default"), name)
           : await describeNode(client, name),
       );
@@ -404,6 +405,15 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
 /** A command's options and the global ones (-h, --help), as its help lists them. */
 function withHelp(command: Command) {
   return { ...command, name: command.name, options: [...command.options, ...command.cli.globalCommand.options] };
+}
+
+/** `fn`'s value; its error (a name the command does not know) as a usage error of `command`. */
+function usage<T>(fn: () => T, command: Command): T {
+  try {
+    return fn();
+  } catch (error) {
+    throw new UsageError((error as Error).message, command);
+  }
 }
 
 /** The flags of the commands that read this node's API: the namespace and the CA of the serving certificate. */
