@@ -213,7 +213,9 @@ describeOnRuntimes("kubectl against the node's API", (services, rt) => {
     expect(kubectl(["get", "cm", "made"]).err).toBe('Error from server (NotFound): configmaps "made" not found\n');
     const refused = kubectl(["delete", "cm", "site"]);
     expect(refused.code).not.toBe(0);
-    expect(refused.err).toContain(`it comes from the file source (${join(node.manifests, "site.yaml")})`);
+    expect(refused.err).toBe(
+      `Error from server (Forbidden): configmaps "site" is forbidden: ConfigMap default/site comes from the file source; the API changes only ConfigMaps pushed over HTTP: edit the file "${join(node.manifests, "site.yaml")}" instead\n`,
+    );
   });
 
   test("kubectl gets Secrets; a caller allowed ConfigMaps only is refused Secrets as the API server refuses them", () => {

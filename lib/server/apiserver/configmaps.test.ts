@@ -123,13 +123,13 @@ describe("core/v1 ConfigMaps", () => {
     expect(store.get("ConfigMap", "default", "app")).toBeUndefined();
   });
 
-  test("a file's ConfigMap cannot be changed here: the Conflict names the file", async () => {
+  test("a file's ConfigMap cannot be changed here: the refusal names the file to edit", async () => {
     const { app } = setUp();
     for (const init of [json({ metadata: { name: "site" }, data: {} }, "PUT"), { method: "DELETE" }]) {
       const response = await app.request("/api/v1/namespaces/default/configmaps/site", init);
-      expect(response.status).toBe(409);
+      expect(response.status).toBe(403);
       expect((await body(response)).message).toBe(
-        'Operation cannot be fulfilled on configmaps "site": it comes from the file source (/etc/kubelet/manifests/site.yaml); change it there',
+        'configmaps "site" is forbidden: ConfigMap default/site comes from the file source; the API changes only ConfigMaps pushed over HTTP: edit the file "/etc/kubelet/manifests/site.yaml" instead',
       );
     }
   });

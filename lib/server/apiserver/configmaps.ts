@@ -1,7 +1,7 @@
 // core/v1 ConfigMaps (and, through secrets.ts, Secrets) the sources provide: list and get across namespaces or in
 // one; create, replace, patch (merge and strategic merge, which are the same for these kinds) and delete of the
 // ones pushed over HTTP, merged as the push routes do (source "http"). An object another source provides is
-// changed where it comes from: the refusal names the file, URL or etcd key.
+// changed where it comes from: the refusal (403, as the pods API's) names the file, URL or etcd key.
 import { Hono, type Context } from "hono";
 import {
   configBytes,
@@ -213,11 +213,13 @@ export function createConfigRoutes(spec: ConfigKindSpec, deps: ConfigRoutesDeps)
     const source = object.metadata.annotations[ANNOTATION.source];
     if (source === "http") return undefined;
     const origin = object.metadata.annotations[ANNOTATION.origin] ?? source;
+    // Worded as the pods API refuses a file's pod: Forbidden, naming where the object is changed instead.
+    const where = source === "file" ? `edit the file "${origin}" instead` : `change it at ${origin} instead`;
     return refuse(
       c,
-      409,
-      "Conflict",
-      `Operation cannot be fulfilled on ${resource} "${object.metadata.name}": it comes from the ${source} source (${origin}); change it there`,
+      403,
+      "Forbidden",
+      `${resource} "${object.metadata.name}" is forbidden: ${kind} ${object.metadata.namespace}/${object.metadata.name} comes from the ${source} source; the API changes only ${kind}s pushed over HTTP: ${where}`,
     );
   };
 
