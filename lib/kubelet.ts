@@ -216,7 +216,7 @@ async function runLocked(
         audit: audit?.middleware,
         log: log.child("server"),
         heapObjectCounts,
-        api: {
+        nodeApi: {
           nodeName: node.name,
           node: nodeRecord(config, node, {
             runtime,

@@ -84,7 +84,7 @@ export interface InfoServerDeps {
   /** Live heap objects by type after a full GC (GET /debug/heap); undefined on a runtime that cannot count them. */
   heapObjectCounts?(): Promise<Record<string, number> | undefined>;
   /** The Kubernetes API's nodes, events, namespaces, ConfigMaps, Secrets and metrics.k8s.io (apiserver/); absent: not served. */
-  api?: {
+  nodeApi?: {
     nodeName: string;
     node(previous?: V1Node): Promise<V1Node>;
     configs(): ConfigObject[];
@@ -94,7 +94,7 @@ export interface InfoServerDeps {
 }
 
 /** The routes of apiserver/'s node, events, namespaces, ConfigMaps/Secrets and metrics modules. */
-function apiRoutes(deps: InfoServerDeps, api: NonNullable<InfoServerDeps["api"]>): Hono[] {
+export function nodeApiRoutes(deps: InfoServerDeps, api: NonNullable<InfoServerDeps["nodeApi"]>): Hono[] {
   return [
     createNodeRoutes({ node: api.node, images: () => deps.runtime.listImages() }),
     createEventRoutes({ events: deps.events, nodeName: api.nodeName }),
@@ -388,7 +388,7 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   });
   guarded.route("/", createStreamRoutes({ runtime: deps.runtime, pods: deps.pods, log: deps.log }));
   // Until apiserver/apiserver.ts routes the API, its node-side modules are mounted here.
-  if (deps.api) for (const routes of apiRoutes(deps, deps.api)) guarded.route("/", routes);
+  if (deps.nodeApi) for (const routes of nodeApiRoutes(deps, deps.nodeApi)) guarded.route("/", routes);
   // Leak hunting: a soak compares these counts (active timers are "Timeout") before and after churn.
   guarded.get("/debug/heap", async (c) => {
     const counts = await deps.heapObjectCounts?.();
