@@ -130,16 +130,25 @@ export interface ApiClient {
   get<T = unknown>(path: string, options?: { table?: boolean }): Promise<T>;
 }
 
-/** An error as kubectl prints a server's Status: `Error from server (NotFound): pods "x" not found`. */
-function serverError(status: number, text: string): KubeletError {
+/**
+ * An error as kubectl prints a server's Status: `Error from server (NotFound): pods "x" not found`; the Status's
+ * own message is kept as `statusMessage` (what kubectl prints where it shows err.Error()).
+ */
+function serverError(status: number, text: string): KubeletError & { statusMessage: string } {
+  let reason = String(status);
+  let message = text.trim();
   try {
     const body = JSON.parse(text) as { kind?: string; reason?: string; message?: string };
-    if (body.kind === "Status")
-      return new KubeletError("ApiError", `Error from server (${body.reason ?? "Unknown"}): ${body.message ?? ""}`);
+    if (body.kind === "Status") {
+      reason = body.reason ?? "Unknown";
+      message = body.message ?? "";
+    }
   } catch {
     // not a Status: the text itself is the message
   }
-  return new KubeletError("ApiError", `Error from server (${status}): ${text.trim()}`);
+  return Object.assign(new KubeletError("ApiError", `Error from server (${reason}): ${message}`), {
+    statusMessage: message,
+  });
 }
 
 export function createApiClient(connection: ApiConnection): ApiClient {

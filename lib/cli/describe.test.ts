@@ -124,6 +124,22 @@ describe("kubelet describe pod", () => {
   });
 });
 
+describe("kubelet describe pod of a container that never ran", () => {
+  test("prints its unset start time as Go's zero time, as kubectl does", async () => {
+    const failed = structuredClone(POD);
+    failed.status.containerStatuses[0]!.lastState = {
+      terminated: { exitCode: 128, reason: "ContainerCannotRun", finishedAt: "2026-01-01T00:29:00Z" },
+    } as never;
+    const text = await describePod(
+      client({ "/api/v1/namespaces/default/pods/web": failed, "/api/v1/namespaces/default/events": { items: [] } }),
+      "default",
+      "web",
+      NOW,
+    );
+    expect(text).toContain("      Exit Code:    128\n      Started:      Mon, 01 Jan 0001 00:00:00 +0000\n");
+  });
+});
+
 describe("kubelet describe node", () => {
   test("prints the node's conditions, addresses, capacity, system info, its pods' requests and its events", async () => {
     const node = {
@@ -174,7 +190,8 @@ describe("kubelet describe node", () => {
     expect(text).toMatch(/ {2}default +web +100m \(5%\) +0 \(0%\) +64Mi \(1%\) +0 \(0%\) +60m\n/);
     expect(text).toMatch(/ {2}cpu +100m \(5%\) +0 \(0%\)\n/);
     // As kubectl's tabwriter does, "Events:" shares the column of the block above it.
-    expect(text).toEndWith("  memory    64Mi (1%)  0 (0%)\nEvents:     <none>\n");
+    expect(text).toEndWith("  ephemeral-storage  0 (0%)     0 (0%)\nEvents:              <none>\n");
+    expect(text).toContain("Unschedulable:      false\nLease:              Failed to get lease: ");
   });
 
   test("describe reads pods and nodes, and names them when asked for anything else", () => {

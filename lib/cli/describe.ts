@@ -20,9 +20,9 @@ interface EventItem {
   reportingComponent?: string;
 }
 
-/** Go's time.RFC1123Z in UTC: `Mon, 02 Jan 2006 15:04:05 +0000`. */
+/** Go's time.RFC1123Z in UTC: `Mon, 02 Jan 2006 15:04:05 +0000`; an unset time is Go's zero time, as kubectl prints it. */
 function rfc1123z(time: string | undefined): string {
-  if (!time) return "";
+  if (!time) return "Mon, 01 Jan 0001 00:00:00 +0000";
   return new Date(time).toUTCString().replace("GMT", "+0000");
 }
 
@@ -279,6 +279,12 @@ export async function describeNode(client: ApiClient, name: string, now = Date.n
       throw error;
     });
   const list = await eventsOf(client, "", { kind: "Node", name, uid: node.metadata?.uid ?? name });
+  // kubectl shows the node's Lease, or why it could not get it (a standalone node holds none).
+  const lease = await client
+    .get<{ spec?: { holderIdentity?: string; acquireTime?: string; renewTime?: string } }>(
+      `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${encodeURIComponent(name)}`,
+    )
+    .catch((error: Error & { statusMessage?: string }) => error.statusMessage ?? error.message);
   const w = createWriter();
   const status = node.status ?? {};
   const roles = Object.keys(node.metadata?.labels ?? {})
@@ -296,6 +302,13 @@ export async function describeNode(client: ApiClient, name: string, now = Date.n
   else
     taints.forEach((t, i) => w.line(0, `${i ? "" : "Taints:"}\t${t.key}${t.value ? `=${t.value}` : ""}:${t.effect}`));
   w.line(0, `Unschedulable:\t${node.spec?.unschedulable ?? false}`);
+  if (lease === undefined || typeof lease === "string") w.line(0, `Lease:\tFailed to get lease: ${lease ?? ""}`);
+  else {
+    w.line(0, "Lease:");
+    w.line(1, `HolderIdentity:\t${lease.spec?.holderIdentity ?? "<unset>"}`);
+    w.line(1, `AcquireTime:\t${lease.spec?.acquireTime ? rfc1123z(lease.spec.acquireTime) : "<unset>"}`);
+    w.line(1, `RenewTime:\t${lease.spec?.renewTime ? rfc1123z(lease.spec.renewTime) : "<unset>"}`);
+  }
   if (status.conditions?.length) {
     w.line(0, "Conditions:");
     w.line(1, "Type\tStatus\tLastHeartbeatTime\tLastTransitionTime\tReason\tMessage");
@@ -361,6 +374,16 @@ export async function describeNode(client: ApiClient, name: string, now = Date.n
     w.line(
       1,
       `memory\t${share(sum.memReq, memory, memoryQuantity(sum.memReq))}\t${share(sum.memLim, memory, memoryQuantity(sum.memLim))}`,
+    );
+    const storage = parseQuantity(allocatable["ephemeral-storage"] ?? "0") ?? 0;
+    const [storageReq, storageLim] = (["requests", "limits"] as const).map((field) =>
+      pods
+        .flatMap((pod) => pod.spec.containers)
+        .reduce((n, c) => n + (parseQuantity(String(c.resources?.[field]?.["ephemeral-storage"] ?? 0)) ?? 0), 0),
+    ) as [number, number];
+    w.line(
+      1,
+      `ephemeral-storage\t${share(storageReq, storage, memoryQuantity(storageReq))}\t${share(storageLim, storage, memoryQuantity(storageLim))}`,
     );
   }
   events(w, list, now);
