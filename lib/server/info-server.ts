@@ -22,6 +22,8 @@ import { createResourceMetrics } from "./resource-metrics.ts";
 import type { Logger } from "../log.ts";
 import { createPushRoutes, type PushTarget } from "./push-routes.ts";
 import { createStreamRoutes } from "./stream-routes.ts";
+import { createPodSubresourceRoutes } from "./apiserver/pod-subresources.ts";
+import { createPortForwardRoutes } from "./apiserver/portforward-routes.ts";
 import { HTTPException } from "hono/http-exception";
 import { httpError, lastTerminatedId, pickContainer, REASON, status, type StatusCauses } from "./server-support.ts";
 import type { Pod } from "../api/types.ts";
@@ -354,6 +356,8 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     });
   });
   guarded.route("/", createStreamRoutes({ runtime: deps.runtime, pods: deps.pods, log: deps.log }));
+  guarded.route("/", createPortForwardRoutes({ runtime: deps.runtime, pods: deps.pods, log: deps.log }));
+  guarded.route("/", createPodSubresourceRoutes({ pods: deps.pods, kubelet: (request) => guarded.fetch(request) }));
   // Leak hunting: a soak compares these counts (active timers are "Timeout") before and after churn.
   guarded.get("/debug/heap", async (c) => {
     const counts = await deps.heapObjectCounts?.();

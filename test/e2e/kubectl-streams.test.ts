@@ -1,0 +1,251 @@
+// The pod subresources that stream, driven by the machine's real kubectl over the TLS port with the admin token, on
+// each runtime: logs (-f, --tail, --previous, -c), exec (stdin piped, and -it under a pty), cp, attach and
+// port-forward to a host-network pod and to a network-none pod, bytes checked at the far end.
+import { afterAll, beforeAll, expect } from "bun:test";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { connect } from "node:net";
+import { join } from "node:path";
+import { createTestCa } from "../../lib/testing/certificates.ts";
+import { apiFront } from "./api-shim.ts";
+import { describeOnRuntimes, freePort, Kubelet, removeDir, tempDir, test, waitFor } from "./harness.ts";
+
+const KUBECTL = "/usr/bin/kubectl";
+const POD = "e2e-kstreams";
+const HOST_POD = "e2e-kstreams-host";
+/** The network-none pod's echo server (busybox nc, one cat per connection). */
+const ECHO_PORT = 18080;
+
+/** Runs kubectl to its end. */
+function kubectl(env: Record<string, string>, args: string[], input?: string) {
+  const result = spawnSync(KUBECTL, args, {
+    env: { ...process.env, ...env },
+    input,
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Starts a long-running kubectl; `output()` is what it printed so far. */
+function kubectlLive(env: Record<string, string>, args: string[]) {
+  const child: ChildProcess = spawn(KUBECTL, args, {
+    env: { ...process.env, ...env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout!.on("data", (d) => (output += d));
+  child.stderr!.on("data", (d) => (output += d));
+  return { child, output: () => output, stop: () => child.kill("SIGINT") };
+}
+
+/** Sends `text` on a TCP connection to 127.0.0.1:`port`, half-closes, and returns everything read back. */
+function exchange(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: "127.0.0.1", port, allowHalfOpen: true });
+    let reply = "";
+    socket.on("data", (d) => (reply += d));
+    socket.on("end", () => resolve(reply));
+    socket.on("error", reject);
+    socket.on("connect", () => socket.end(text));
+  });
+}
+
+describeOnRuntimes("kubectl logs, exec, cp, attach and port-forward", (services, rt) => {
+  const dir = tempDir("kstreams");
+  const manifests = join(dir, "manifests");
+  const rootDir = join(dir, "root");
+  const hostPort = 0;
+  let webPort = hostPort;
+  let kubelet: Kubelet;
+  let front: Awaited<ReturnType<typeof apiFront>>;
+  const env: Record<string, string> = {};
+
+  beforeAll(async () => {
+    spawnSync("mkdir", ["-p", manifests, rootDir, join(dir, "home")]);
+    console.log(`kubectl under test: ${kubectl({}, ["version", "--client"]).stdout.split("\n")[0]}`);
+    webPort = await freePort();
+    const ca = createTestCa(dir, "kstreams");
+    const cert = ca.server("kubelet", { ips: ["127.0.0.1"] });
+    writeFileSync(
+      join(manifests, "pod.yaml"),
+      `apiVersion: v1
+kind: Pod
+metadata: { name: ${POD} }
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: main
+      image: ${services.busybox}
+      command: ["sh", "-c", "busybox ln -s /bin/busybox /bin/tar; i=0; while true; do echo line $i; i=$((i+1)); sleep 1; done"]
+    - name: echo
+      image: ${services.busybox}
+      command: ["nc", "-ll", "-p", "${ECHO_PORT}", "-e", "cat"]
+    - name: crasher
+      image: ${services.busybox}
+      command: ["sh", "-c", "echo run at $(date +%s%N); sleep 1; exit 1"]
+---
+apiVersion: v1
+kind: Pod
+metadata: { name: ${HOST_POD} }
+spec:
+  hostNetwork: true
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: web
+      image: ${services.busybox}
+      command: ["sh", "-c", "mkdir -p /www && echo hello-host > /www/index.html && exec httpd -f -p 127.0.0.1:${webPort} -h /www"]
+`,
+    );
+    kubelet = new Kubelet(
+      [...rt.runFlags(manifests, rootDir), "--tls_cert_file", cert.certFile, "--tls_private_key_file", cert.keyFile],
+      await freePort(),
+    );
+    const https = (path: string) =>
+      fetch(`https://127.0.0.1:${kubelet.port}${path}`, { tls: { rejectUnauthorized: false } } as RequestInit);
+    await kubelet.waitFor("the TLS server", async () => (await https("/healthz").catch(() => undefined))?.ok, 20_000);
+    front = await apiFront({ port: kubelet.port, token: kubelet.adminToken() }, cert);
+    const kubeconfig = join(dir, "kubeconfig");
+    writeFileSync(
+      kubeconfig,
+      `apiVersion: v1
+kind: Config
+clusters: [{ name: node, cluster: { server: "https://127.0.0.1:${front.port}", certificate-authority: "${ca.caFile}" } }]
+users: [{ name: admin, user: { token: "${kubelet.adminToken()}" } }]
+contexts: [{ name: node, context: { cluster: node, user: admin, namespace: default } }]
+current-context: node
+`,
+    );
+    Object.assign(env, { KUBECONFIG: kubeconfig, HOME: join(dir, "home") });
+    await waitFor(
+      "the pods' containers running",
+      async () =>
+        Boolean(
+          (await rt.running(POD, "main")) && (await rt.running(POD, "echo")) && (await rt.running(HOST_POD, "web")),
+        ),
+      60_000,
+    );
+  }, 120_000);
+  afterAll(async () => {
+    front?.close();
+    await kubelet?.stop("SIGKILL");
+    await rt.removePods(POD, HOST_POD);
+    removeDir(dir);
+  });
+
+  test("kubectl logs --tail 1 -c main prints the last line only", async () => {
+    await waitFor("two lines logged", () => kubectl(env, ["logs", POD, "-c", "main"]).stdout.includes("line 1"));
+    const { code, stdout, stderr } = kubectl(env, ["logs", POD, "-c", "main", "--tail", "1"]);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+    expect(stdout).toMatch(/^line \d+\n$/);
+  }, 60_000);
+
+  test("kubectl logs -f follows new lines as the container writes them", async () => {
+    const follow = kubectlLive(env, ["logs", "-f", POD, "-c", "main", "--tail", "1"]);
+    try {
+      const first = await waitFor("a first line", () => /line (\d+)/.exec(follow.output())?.[1]);
+      await waitFor("a later line", () => follow.output().includes(`line ${Number(first) + 2}`), 10_000);
+    } finally {
+      follow.stop();
+    }
+  }, 30_000);
+
+  test("kubectl logs --previous prints the log of the container's last run", async () => {
+    await waitFor(
+      "the crasher restarted",
+      async () =>
+        ((await kubelet.pod(POD))?.status?.containerStatuses ?? []).find((s) => s.name === "crasher")?.restartCount,
+      30_000,
+    );
+    const previous = kubectl(env, ["logs", POD, "-c", "crasher", "--previous"]);
+    expect(previous.stderr).toBe("");
+    expect(previous.stdout).toMatch(/^run at \d+\n$/);
+  }, 60_000);
+
+  test("kubectl logs without -c on a pod of several containers says which to choose, as the API server does", () => {
+    const { code, stderr } = kubectl(env, ["logs", POD, "--tail", "1", "--all-containers=false"]);
+    // kubectl picks the first container itself when the pod names no default: the log comes from "main".
+    expect(code === 0 || stderr.includes("a container name must be specified")).toBe(true);
+  });
+
+  test("kubectl exec -i passes piped stdin, and returns the command's exit code", () => {
+    const echoed = kubectl(env, ["exec", "-i", POD, "-c", "main", "--", "sh", "-c", "read x; echo got $x"], "hello\n");
+    expect({ code: echoed.code, stdout: echoed.stdout }).toEqual({ code: 0, stdout: "got hello\n" });
+    const failed = kubectl(env, ["exec", POD, "-c", "main", "--", "sh", "-c", "echo oops >&2; exit 3"]);
+    expect(failed.code).toBe(3);
+    expect(failed.stderr).toContain("oops");
+    expect(failed.stderr).toContain("command terminated with exit code 3");
+  });
+
+  test("kubectl exec -it runs the command on a terminal", () => {
+    const command = `${KUBECTL} exec -it ${POD} -c main -- sh -c 'tty; echo done'`;
+    const result = spawnSync("script", ["-qec", command, "/dev/null"], {
+      env: { ...process.env, ...env },
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect(result.stdout).toMatch(/\/dev\/pts\/\d+\r?\n/);
+    expect(result.stdout).toContain("done");
+  });
+
+  test("kubectl cp copies a file into the container and back (exec with tar)", () => {
+    const local = join(dir, "copied.txt");
+    writeFileSync(local, "copied through exec and tar\n");
+    const into = kubectl(env, ["cp", local, `${POD}:/tmp/copied.txt`, "-c", "main"]);
+    expect({ code: into.code, stderr: into.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(kubectl(env, ["exec", POD, "-c", "main", "--", "cat", "/tmp/copied.txt"]).stdout).toBe(
+      "copied through exec and tar\n",
+    );
+    const back = join(dir, "back.txt");
+    const out = kubectl(env, ["cp", `${POD}:/tmp/copied.txt`, back, "-c", "main"]);
+    expect(out.code).toBe(0);
+    expect(spawnSync("cat", [back], { encoding: "utf8" }).stdout).toBe("copied through exec and tar\n");
+  });
+
+  test("kubectl attach shows what the container's main process writes", async () => {
+    const attach = kubectlLive(env, ["attach", POD, "-c", "main"]);
+    try {
+      await waitFor("a line through attach", () => /line \d+/.test(attach.output()), 15_000);
+    } finally {
+      attach.stop();
+    }
+  }, 30_000);
+
+  test("kubectl port-forward reaches a host-network pod's port", async () => {
+    const local = await freePort();
+    const forward = kubectlLive(env, ["port-forward", `pod/${HOST_POD}`, `${local}:${webPort}`]);
+    try {
+      await waitFor("the forward listening", () => forward.output().includes("Forwarding from"), 15_000);
+      const response = await fetch(`http://127.0.0.1:${local}/`);
+      expect(await response.text()).toBe("hello-host\n");
+      // A second connection over the same forward.
+      expect(await (await fetch(`http://127.0.0.1:${local}/index.html`)).text()).toBe("hello-host\n");
+    } finally {
+      forward.stop();
+    }
+  }, 30_000);
+
+  test("kubectl port-forward reaches a port inside a network-none pod, bytes both ways", async () => {
+    const local = await freePort();
+    const forward = kubectlLive(env, ["port-forward", POD, `${local}:${ECHO_PORT}`]);
+    try {
+      await waitFor("the forward listening", () => forward.output().includes("Forwarding from"), 15_000);
+      const payload = `${"x".repeat(100_000)}\nend\n`;
+      expect(await exchange(local, payload)).toBe(payload);
+    } finally {
+      forward.stop();
+    }
+  }, 30_000);
+
+  test("kubectl port-forward to a port nothing listens on reports the runtime's error", async () => {
+    const local = await freePort();
+    const forward = kubectlLive(env, ["port-forward", POD, `${local}:18081`]);
+    try {
+      await waitFor("the forward listening", () => forward.output().includes("Forwarding from"), 15_000);
+      await exchange(local, "hello\n").catch(() => "");
+      await waitFor("the error", () => forward.output().includes("error forwarding port 18081"), 15_000);
+    } finally {
+      forward.stop();
+    }
+  }, 30_000);
+});
