@@ -43,7 +43,7 @@ export function pipeStream(ends: PipeEnds): PortForwardStream {
 /** Connects to `host:port` (resolved once connected; RuntimeError naming the port when refused). */
 export function connectTcp(host: string, port: number, what: string): Promise<PortForwardStream> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ host, port, allowHalfOpen: true });
+    const socket = connect({ host, port });
     let failure: Error | undefined;
     const finished = new Promise<void>((done, fail) => socket.once("close", () => (failure ? fail(failure) : done())));
     socket.once("error", (error: Error) => {

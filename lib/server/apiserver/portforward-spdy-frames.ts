@@ -183,11 +183,36 @@ export function createHeaderCompressor(): (block: Uint8Array) => Uint8Array {
   };
 }
 
-/** The peer's header decompression: one inflate stream for the connection, fed each block in order. */
+/** The length of the header block at the start of `bytes` once all of it is there, else undefined. */
+function headerBlockLength(bytes: Uint8Array): number | undefined {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (bytes.length < 4) return undefined;
+  let at = 4;
+  for (let i = 0, count = view.getUint32(0) * 2; i < count; i++) {
+    if (at + 4 > bytes.length) return undefined;
+    at += 4 + view.getUint32(at);
+  }
+  return at <= bytes.length ? at : undefined;
+}
+
+/**
+ * The peer's header decompression: one inflate stream for the connection, fed each block in order. A block's
+ * output is complete when it parses as a whole header block (the format gives every length), however the inflate
+ * stream times its output events against the flush.
+ */
 export function createHeaderDecompressor(): { decompress(block: Uint8Array): Promise<Uint8Array>; close(): void } {
   let inflate: Inflate | undefined;
-  const out: Buffer[] = [];
-  let failure: Error | undefined;
+  let output: Uint8Array = new Uint8Array(0);
+  let waiting: { resolve(block: Uint8Array): void; reject(error: Error): void } | undefined;
+  const settle = () => {
+    const length = headerBlockLength(output);
+    if (!waiting || length === undefined) return;
+    const block = output.slice(0, length);
+    output = output.slice(length);
+    const { resolve } = waiting;
+    waiting = undefined;
+    resolve(block);
+  };
   return {
     decompress(block) {
       if (!inflate) {
@@ -195,17 +220,20 @@ export function createHeaderDecompressor(): { decompress(block: Uint8Array): Pro
         const dictId = block.length >= 6 ? new DataView(block.buffer, block.byteOffset + 2, 4).getUint32(0) : 0;
         const dictionary = DICTIONARIES.find((d) => adler32(d) === dictId) ?? SPDY3_DICTIONARY;
         inflate = createInflate({ dictionary: Buffer.from(dictionary) });
-        inflate.on("data", (chunk: Buffer) => out.push(chunk));
-        inflate.on("error", (error: Error) => (failure = error));
+        inflate.on("data", (chunk: Buffer) => {
+          output = concat([output, chunk]);
+          settle();
+        });
+        inflate.on("error", (error: Error) =>
+          waiting?.reject(new Error(`SPDY header block does not inflate: ${error.message}`)),
+        );
       }
       const stream = inflate;
       return new Promise((resolve, reject) => {
+        waiting = { resolve, reject };
         stream.write(block);
-        stream.flush(zlibConstants.Z_SYNC_FLUSH, () =>
-          failure
-            ? reject(new Error(`SPDY header block does not inflate: ${failure.message}`))
-            : resolve(concat(out.splice(0))),
-        );
+        // A block that flushes short of a whole header block waits for the rest (no client sends one).
+        stream.flush(zlibConstants.Z_SYNC_FLUSH, settle);
       });
     },
     close: () => inflate?.destroy(),
