@@ -44,14 +44,28 @@ export function pipeStream(ends: PipeEnds): PortForwardStream {
 export function connectTcp(host: string, port: number, what: string): Promise<PortForwardStream> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host, port });
+    let connected = false;
+    let closedByUs = false;
     let failure: Error | undefined;
-    const finished = new Promise<void>((done, fail) => socket.once("close", () => (failure ? fail(failure) : done())));
-    socket.once("error", (error: Error) => {
-      failure = runtimeError("RuntimeError", `failed to connect to ${host}:${port} ${what}: ${error.message}`);
-      reject(failure);
-    });
-    socket.once("connect", () =>
-      resolve(pipeStream({ input: socket, output: socket, finished, destroy: () => socket.destroy() })),
+    const finished = new Promise<void>((done, fail) =>
+      socket.once("close", () => (failure && !closedByUs ? fail(failure) : done())),
     );
+    socket.once("error", (error: Error) => {
+      failure = runtimeError(
+        "RuntimeError",
+        connected
+          ? `the connection to ${host}:${port} ${what} failed: ${error.message}`
+          : `failed to connect to ${host}:${port} ${what}: ${error.message}`,
+      );
+      if (!connected) reject(failure);
+    });
+    socket.once("connect", () => {
+      connected = true;
+      const destroy = () => {
+        closedByUs = true;
+        socket.destroy();
+      };
+      resolve(pipeStream({ input: socket, output: socket, finished, destroy }));
+    });
   });
 }

