@@ -276,6 +276,47 @@ current-context: node
     }
   }, 30_000);
 
+  /** Runs a script of the official Python client (python3-kubernetes) against the API, as the admin. */
+  const python = (script: string) =>
+    run(
+      "/usr/bin/python3",
+      [
+        "-c",
+        `from kubernetes import client
+from kubernetes.stream import stream, portforward
+c = client.Configuration()
+c.host = "https://127.0.0.1:${front.port}"
+c.api_key = {"authorization": "Bearer ${kubelet.adminToken()}"}
+c.ssl_ca_cert = "${join(dir, "kstreams.crt")}"
+api = client.CoreV1Api(client.ApiClient(c))
+${script}`,
+      ],
+      {},
+    );
+
+  test("the Python client's stream() runs a command through connect_get_namespaced_pod_exec", async () => {
+    const result = await python(
+      `print(stream(api.connect_get_namespaced_pod_exec, "${POD}", "default", container="main", command=["sh", "-c", "echo from python; echo to stderr >&2"], stderr=True, stdin=False, stdout=True, tty=False), end="")`,
+    );
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toContain("from python\n");
+  }, 60_000);
+
+  test("the Python client's portforward() carries bytes both ways to a network-none pod's port", async () => {
+    const result = await python(
+      `pf = portforward(api.connect_get_namespaced_pod_portforward, "${POD}", "default", ports="${ECHO_PORT}")
+sock = pf.socket(${ECHO_PORT})
+sock.sendall(b"through python\\n")
+got = b""
+while len(got) < 15:
+    got += sock.recv(1024)
+print(got.decode(), end="")
+sock.close()`,
+    );
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toBe("through python\n");
+  }, 60_000);
+
   test("kubectl port-forward to a port nothing listens on reports the runtime's error", async () => {
     const local = await freePort();
     const forward = kubectlLive(env, ["port-forward", POD, `${local}:18081`]);

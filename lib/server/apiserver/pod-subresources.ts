@@ -36,12 +36,19 @@ export const POD_SUBRESOURCE_VERBS: Record<string, string> = {
   portforward: "create",
 };
 
-/** The query's boolean, as metav1's parameter codec reads one ("true", "1"); a 400 naming the field otherwise. */
+/** Go's strconv.ParseBool, which metav1's parameter codec reads booleans with (Python's client sends "False"). */
+const BOOLEANS: Record<string, boolean> = Object.fromEntries([
+  ...["1", "t", "T", "TRUE", "true", "True"].map((v) => [v, true]),
+  ...["0", "f", "F", "FALSE", "false", "False"].map((v) => [v, false]),
+]);
+
+/** The query's boolean (absent: false); a 400 naming the field otherwise. */
 function flag(c: Context, name: string): boolean {
   const value = c.req.query(name);
-  if (value === undefined || value === "" || value === "false" || value === "0") return false;
-  if (value === "true" || value === "1") return true;
-  throw httpError(400, `${name}: Invalid value: "${value}": must be true or false`);
+  if (value === undefined || value === "") return false;
+  const parsed = BOOLEANS[value];
+  if (parsed === undefined) throw httpError(400, `${name}: Invalid value: "${value}": must be true or false`);
+  return parsed;
 }
 
 /** The pod named by the path; 404 worded as kube-apiserver's. */
