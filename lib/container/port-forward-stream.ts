@@ -50,6 +50,8 @@ export function connectTcp(host: string, port: number, what: string): Promise<Po
     const finished = new Promise<void>((done, fail) =>
       socket.once("close", () => (failure && !closedByUs ? fail(failure) : done())),
     );
+    // A refused connect rejects the caller's promise; nobody waits on `finished` then.
+    finished.catch(() => {});
     socket.once("error", (error: Error) => {
       failure = runtimeError(
         "RuntimeError",
