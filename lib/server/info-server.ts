@@ -24,6 +24,8 @@ import { createPushRoutes, type PushTarget } from "./push-routes.ts";
 import { createStreamRoutes } from "./stream-routes.ts";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { httpError, lastTerminatedId, pickContainer, status } from "./server-support.ts";
+import { createPodSubresourceRoutes } from "./apiserver/pod-subresources.ts";
+import { createPortForwardRoutes } from "./apiserver/portforward-routes.ts";
 import type { Pod } from "../api/types.ts";
 import { protectedHostPaths } from "../api/host-paths.ts";
 import { longLived } from "../platform/long-lived.ts";
@@ -401,6 +403,8 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     });
   });
   guarded.route("/", createStreamRoutes({ runtime: deps.runtime, pods: deps.pods, log: deps.log }));
+  guarded.route("/", createPortForwardRoutes({ runtime: deps.runtime, pods: deps.pods, log: deps.log }));
+  guarded.route("/", createPodSubresourceRoutes({ pods: deps.pods, kubelet: (request) => guarded.fetch(request) }));
   // Leak hunting: a soak compares these counts (active timers are "Timeout") before and after churn.
   guarded.get("/debug/heap", async (c) => {
     const counts = await deps.heapObjectCounts?.();

@@ -6,6 +6,7 @@ import { createCriClient } from "./cri-client.ts";
 import { createCriRuntime } from "./cri.ts";
 import { LABEL } from "../runtime.ts";
 import { runtimeContract } from "../../testing/runtime-contract.ts";
+import { portForwardContract } from "../../testing/port-forward-contract.ts";
 import { testContainerConfig, testSandboxConfig } from "../../testing/cri-configs.ts";
 import { join } from "node:path";
 
@@ -14,6 +15,7 @@ describeWithServices("CRI runtime", (services) => {
   const client = createCriClient({ runtimeEndpoint: services.containerd, requestTimeoutMs: 10_000 });
   const make = () => createCriRuntime(client, { relistPeriodMs: 100, clock: systemClock });
   runtimeContract("CRI runtime contract", make, { image: services.busybox, prefix: "cri-", logDirectory: podLogsDir });
+  portForwardContract("CRI port forward", make, { image: services.busybox, prefix: "cri-" });
 
   describe("what only the CRI shows", () => {
     const runtime = make();
