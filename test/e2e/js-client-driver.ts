@@ -111,7 +111,11 @@ const scenarios: Record<string, () => Promise<void>> = {
     const before = informer.get(pod, "default")?.metadata?.resourceVersion;
     say({ ready: true, lists });
     await until("the relist", () => lists >= 2, 90_000);
-    const after = await until("the pod back", () => informer.get(pod, "default")?.metadata?.resourceVersion);
+    // The relist has begun when listFn is called; its items land when the list comes back.
+    const after = await until("the relisted pod", () => {
+      const version = informer.get(pod, "default")?.metadata?.resourceVersion;
+      return version !== before ? version : undefined;
+    });
     say({ lists, before, after });
     await informer.stop();
   },

@@ -100,15 +100,7 @@ describeOnRuntimes("the JavaScript client against the node's API", (services, rt
     });
     // An operator's certificate naming 127.0.0.1: the self-signed one names the host, so the kubeconfig would carry
     // tls-server-name, which Bun's fetch (the client's HTTP calls run on it here) does not apply.
-    args = [
-      "run",
-      "-c",
-      node.manifests,
-      ...rt.flags(node.rootDir),
-      "--network_container_image",
-      services.pause,
-      ...tls,
-    ];
+    args = [...rt.runFlags(node.manifests, node.rootDir), ...tls];
     await start();
     expect(kubeletCli("kubeconfig", "--write", kubeconfig, "--certificate-authority", caFile).code).toBe(0);
     kc = new KubeConfig();
