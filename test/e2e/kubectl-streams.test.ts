@@ -9,7 +9,7 @@ import { connect } from "node:net";
 import { join } from "node:path";
 import { createTestCa } from "../../lib/testing/certificates.ts";
 import { apiFront } from "./api-shim.ts";
-import { describeOnRuntimes, freePort, Kubelet, removeDir, tempDir, test, waitFor } from "./harness.ts";
+import { describeOnRuntimes, freePort, Kubelet, removeDir, runBinary, tempDir, test, waitFor } from "./harness.ts";
 
 const KUBECTL = "/usr/bin/kubectl";
 const POD = "e2e-kstreams";
@@ -275,6 +275,22 @@ current-context: node
       forward.stop();
     }
   }, 30_000);
+
+  test("kubelet logs, the node's own client, prints the log as kubectl does and kubectl's error when refused", () => {
+    const configFile = join(dir, "cli-config.yaml");
+    writeFileSync(
+      configFile,
+      `port: ${kubelet.port}\nroot_dir: ${rootDir}\ntls_cert_file: ${join(dir, "kstreams-kubelet.crt")}\ntls_private_key_file: ${join(dir, "kstreams-kubelet.key")}\n`,
+    );
+    const tail = runBinary(["logs", POD, "-c", "main", "--tail", "1", "--config-file", configFile]);
+    expect({ code: tail.code, stderr: tail.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(tail.stdout).toMatch(/^line \d+\n$/);
+    const refused = runBinary(["logs", POD, "--config-file", configFile]);
+    expect({ code: refused.code, stderr: refused.stderr }).toEqual({
+      code: 1,
+      stderr: `Error from server (BadRequest): a container name must be specified for pod ${POD}, choose one of: [main echo crasher]\n`,
+    });
+  });
 
   /** Runs a script of the official Python client (python3-kubernetes) against the API, as the admin. */
   const python = (script: string) =>
