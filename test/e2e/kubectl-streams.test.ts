@@ -95,11 +95,10 @@ describeOnRuntimes("kubectl logs, exec, cp, attach and port-forward", (services,
     const cert = ca.server("kubelet", { ips: ["127.0.0.1"] });
     writeFileSync(
       join(manifests, "pod.yaml"),
-      `apiVersion: v1
-kind: Pod
+      `kind: Pod
+apiVersion: v1
 metadata: { name: ${POD} }
 spec:
-  terminationGracePeriodSeconds: 1
   containers:
     - name: main
       image: ${services.busybox}
@@ -110,17 +109,18 @@ spec:
     - name: crasher
       image: ${services.busybox}
       command: ["sh", "-c", "echo run at $(date +%s); sleep 1; exit 1"]
+  terminationGracePeriodSeconds: 1
 ---
-apiVersion: v1
 kind: Pod
+apiVersion: v1
 metadata: { name: ${HOST_POD} }
 spec:
-  hostNetwork: true
-  terminationGracePeriodSeconds: 1
   containers:
     - name: web
       image: ${services.busybox}
       command: ["sh", "-c", "mkdir -p /www && echo hello-host > /www/index.html && exec httpd -f -p 127.0.0.1:${webPort} -h /www"]
+  hostNetwork: true
+  terminationGracePeriodSeconds: 1
 `,
     );
     kubelet = new Kubelet(
