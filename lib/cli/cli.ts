@@ -359,6 +359,39 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       return 0;
     });
   });
+  const logs = withConfigFile(
+    cli.command("logs <pod>", "Print a container's log from the local kubelet (kubectl logs)"),
+  )
+    .option("-n, --namespace <namespace>", "The pod's namespace", { default: "default" })
+    .option("-c, --container <name>", "The container (needed when the pod has several)")
+    .option("-f, --follow", "Follow the log")
+    .option("-p, --previous", "The log of the container's previous instance")
+    .option("--tail <lines>", "Lines from the end (-1: all)", { default: -1 })
+    .option("--timestamps", "Prefix each line with its time")
+    .option("--port <value>", "The local kubelet's port (default: the configuration's)")
+    .option("--root-dir <value>", "Where the admin token is (default: the configuration's)");
+  logs.action(async (pod: string, options) => {
+    const { config } = resolve(options, logs, false);
+    const { createStreamClient } = await import("./stream-client.ts");
+    const { logsCommand } = await import("./logs.ts");
+    const tail = Number(options.tail);
+    if (!Number.isInteger(tail))
+      throw new UsageError(`--tail must be a whole number of lines, got "${options.tail}"`, logs);
+    const yes = (value: unknown) => value === true || value === "true";
+    result = logsCommand(
+      createStreamClient(config),
+      {
+        pod,
+        namespace: String(options.namespace),
+        ...(options.container ? { container: String(options.container) } : {}),
+        follow: yes(options.follow),
+        previous: yes(options.previous),
+        tail,
+        timestamps: yes(options.timestamps),
+      },
+      { out: io.stdout, err: io.stderr },
+    );
+  });
   // Help is ours (help.ts), written to io.stdout: cac's would list every flag of run for every command.
   cli.option("-h, --help", "Display this message");
   if (argv.includes("--version")) {
@@ -378,7 +411,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
         return 2;
       }
       throw new UsageError(
-        `unknown command "${cli.args[0]}": use run, runonce, plan, validate, print-config, fleet, reset, kubeconfig, get or describe`,
+        `unknown command "${cli.args[0]}": use run, runonce, plan, validate, print-config, fleet, reset, kubeconfig, get, describe or logs`,
       );
     }
     await cli.runMatchedCommand();

@@ -9,7 +9,17 @@ import { connect } from "node:net";
 import { join } from "node:path";
 import { createTestCa } from "../../lib/testing/certificates.ts";
 import { apiFront } from "./api-shim.ts";
-import { describeOnRuntimes, freePort, Kubelet, removeDir, tempDir, test, waitFor } from "./harness.ts";
+import {
+  describeOnRuntimes,
+  freePort,
+  Kubelet,
+  removeDir,
+  runBinary,
+  tempDir,
+  test,
+  waitFor,
+  writePod,
+} from "./harness.ts";
 
 const KUBECTL = "/usr/bin/kubectl";
 const POD = "e2e-kstreams";
@@ -93,36 +103,30 @@ describeOnRuntimes("kubectl logs, exec, cp, attach and port-forward", (services,
     webPort = await freePort();
     const ca = createTestCa(dir, "kstreams");
     const cert = ca.server("kubelet", { ips: ["127.0.0.1"] });
-    writeFileSync(
-      join(manifests, "pod.yaml"),
-      `apiVersion: v1
-kind: Pod
-metadata: { name: ${POD} }
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-    - name: main
-      image: ${services.busybox}
-      command: ["sh", "-c", "busybox ln -s /bin/busybox /bin/tar; i=0; while true; do echo line $i; i=$((i+1)); sleep 1; done"]
-    - name: echo
-      image: ${services.busybox}
-      command: ["nc", "-ll", "-p", "${ECHO_PORT}", "-e", "cat"]
-    - name: crasher
-      image: ${services.busybox}
-      command: ["sh", "-c", "echo run at $(date +%s); sleep 1; exit 1"]
----
-apiVersion: v1
-kind: Pod
-metadata: { name: ${HOST_POD} }
-spec:
-  hostNetwork: true
-  terminationGracePeriodSeconds: 1
-  containers:
-    - name: web
-      image: ${services.busybox}
-      command: ["sh", "-c", "mkdir -p /www && echo hello-host > /www/index.html && exec httpd -f -p 127.0.0.1:${webPort} -h /www"]
-`,
-    );
+    const container = (name: string, command: string[]) => ({ name, image: services.busybox, command });
+    writePod(manifests, POD, {
+      terminationGracePeriodSeconds: 1,
+      containers: [
+        container("main", [
+          "sh",
+          "-c",
+          "busybox ln -s /bin/busybox /bin/tar; i=0; while true; do echo line $i; i=$((i+1)); sleep 1; done",
+        ]),
+        container("echo", ["nc", "-ll", "-p", String(ECHO_PORT), "-e", "cat"]),
+        container("crasher", ["sh", "-c", "echo run at $(date +%s); sleep 1; exit 1"]),
+      ],
+    });
+    writePod(manifests, HOST_POD, {
+      hostNetwork: true,
+      terminationGracePeriodSeconds: 1,
+      containers: [
+        container("web", [
+          "sh",
+          "-c",
+          `mkdir -p /www && echo hello-host > /www/index.html && exec httpd -f -p 127.0.0.1:${webPort} -h /www`,
+        ]),
+      ],
+    });
     kubelet = new Kubelet(
       [...rt.runFlags(manifests, rootDir), "--tls_cert_file", cert.certFile, "--tls_private_key_file", cert.keyFile],
       await freePort(),
@@ -275,6 +279,22 @@ current-context: node
       forward.stop();
     }
   }, 30_000);
+
+  test("kubelet logs, the node's own client, prints the log as kubectl does and kubectl's error when refused", () => {
+    const configFile = join(dir, "cli-config.yaml");
+    writeFileSync(
+      configFile,
+      `port: ${kubelet.port}\nroot_dir: ${rootDir}\ntls_cert_file: ${join(dir, "kstreams-kubelet.crt")}\ntls_private_key_file: ${join(dir, "kstreams-kubelet.key")}\n`,
+    );
+    const tail = runBinary(["logs", POD, "-c", "main", "--tail", "1", "--config-file", configFile]);
+    expect({ code: tail.code, stderr: tail.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(tail.stdout).toMatch(/^line \d+\n$/);
+    const refused = runBinary(["logs", POD, "--config-file", configFile]);
+    expect({ code: refused.code, stderr: refused.stderr }).toEqual({
+      code: 1,
+      stderr: `Error from server (BadRequest): a container name must be specified for pod ${POD}, choose one of: [main echo crasher]\n`,
+    });
+  });
 
   /** Runs a script of the official Python client (python3-kubernetes) against the API, as the admin. */
   const python = (script: string) =>

@@ -98,6 +98,9 @@ describe("SPDY header blocks", () => {
     const one = compress(encodeHeaderBlock({}));
     const two = compress(encodeHeaderBlock({ a: ["b"] }));
     expect([...one.subarray(0, 2)]).toEqual([0x78, 0x01]);
+    // Each block ends with a sync flush's empty stored block: Go's inflater returns a block's bytes at that mark
+    // (without it, it reads on past the frame, and every later SYN_REPLY fails: kubectl's "lost connection to pod").
+    for (const block of [one, two]) expect([...block.subarray(-5)]).toEqual([0x00, 0x00, 0x00, 0xff, 0xff]);
     // A reader of the raw deflate data after the 2-byte zlib header, fed one block at a time.
     const inflate = createInflateRaw();
     const out: Buffer[] = [];

@@ -7,18 +7,18 @@ import type { PortForwardStream } from "../../container/runtime.ts";
 import type { Logger } from "../../log.ts";
 import type { ServerSocket, WebSocketSession } from "../../platform/websocket.ts";
 import {
-  FLAG_FIN,
-  FRAME,
-  MAX_DATA_CHUNK,
-  RST,
-  controlFrame,
   createFrameReader,
   createHeaderCompressor,
   createHeaderDecompressor,
+  controlFrame,
   decodeHeaderBlock,
   encodeFrame,
   encodeHeaderBlock,
   words,
+  FLAG_FIN,
+  FRAME,
+  MAX_DATA_CHUNK,
+  RST,
   type SpdyFrame,
 } from "./portforward-spdy-frames.ts";
 
