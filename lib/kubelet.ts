@@ -13,7 +13,13 @@ import { checkSwap } from "./node/cm/swap.ts";
 import { systemClock, untilAborted } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { RUNTIME_CHECK, runtimeCheck } from "./node/status/node-status.ts";
-import { createHealthzServer, createInfoServer, type HealthReport } from "./server/info-server.ts";
+import {
+  createHealthzServer,
+  createInfoServer,
+  NODE_API_SERVED,
+  nodeApiRoutes,
+  type HealthReport,
+} from "./server/info-server.ts";
 import { createApiServer } from "./server/apiserver/apiserver.ts";
 import { protectedHostPaths } from "./api/host-paths.ts";
 import type { Logger } from "./log.ts";
@@ -28,7 +34,7 @@ import { planNode, type NodePlan } from "./sync/node-plan.ts";
 import { assemble, nodeIdentity, openRuntime, type Assembly, type AssemblyDeps } from "./assembly.ts";
 import { admissionOrder, admitPod } from "./sync/admission.ts";
 import { createResourceManagers, resourceManagersWanted } from "./node/cm/resource-managers.ts";
-import { createFleetMode } from "./fleet-mode.ts";
+import { createFleetMode, nodeRecord } from "./fleet-mode.ts";
 import { selfSignedServingFiles } from "./server/self-signed.ts";
 import { createServingCertificate, type ServingCertificate } from "./server/serving-cert.ts";
 import { tlsSettings } from "./server/tls-settings.ts";
@@ -210,25 +216,21 @@ async function runLocked(
       const pods = () => withRefusedEdits(syncLoop.pods(), store.refusedEdits());
       // Both counters only grow, so their sum changes whenever either does: /pods' cache key.
       const podsVersion = () => syncLoop.version() + store.refusedEditsVersion();
-      const api = createApiServer({
-        pods: { pods, version: podsVersion, onChange: (listener) => syncLoop.onChange(listener) },
-        push: store,
-        clock: systemClock,
-        validation: {
-          allowPrivileged: config.allowPrivileged,
-          allowSensitiveHostPaths: config.allowSensitiveHostPaths,
-          trustedSources: config.trustedSources,
-          protectedHostPaths: protectedHostPaths(config),
-          strictManifests: config.strictManifests,
-        },
-        maxBytes: config.maxManifestBytes,
-      });
-      stopApi = api.close;
-      const deps = {
+      const nodeApi = {
+        nodeName: node.name,
+        node: nodeRecord(config, node, {
+          runtime,
+          health,
+          port: () => servers[0]?.port ?? 0,
+          pressure: managers.pressure,
+        }),
+        configs: () => store.configs.all(),
+        statsWindowMs: 10_000,
+      };
+      const infoDeps = {
         config,
         pods,
         podsVersion,
-        api: api.app,
         runtime,
         push: store,
         health,
@@ -244,6 +246,25 @@ async function runLocked(
         log: log.child("server"),
         heapObjectCounts,
       };
+      const api = createApiServer(
+        {
+          pods: { pods, version: podsVersion, onChange: (listener) => syncLoop.onChange(listener) },
+          push: store,
+          clock: systemClock,
+          validation: {
+            allowPrivileged: config.allowPrivileged,
+            allowSensitiveHostPaths: config.allowSensitiveHostPaths,
+            trustedSources: config.trustedSources,
+            protectedHostPaths: protectedHostPaths(config),
+            strictManifests: config.strictManifests,
+          },
+          maxBytes: config.maxManifestBytes,
+        },
+        NODE_API_SERVED,
+        nodeApiRoutes(infoDeps, nodeApi),
+      );
+      stopApi = api.close;
+      const deps = { ...infoDeps, api: api.app };
       const main = await bound(
         listener("--port"),
         serve(createInfoServer(deps), {

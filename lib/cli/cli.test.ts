@@ -22,6 +22,23 @@ async function runWith(env: Record<string, string | undefined>, ...argv: string[
 }
 
 describe("kubelet CLI", () => {
+  test("get and describe of a resource they do not read are usage errors naming the ones they do, before any connection", async () => {
+    const get = await run("get", "deployments", "--root_dir", "/nonexistent");
+    expect([get.code, get.err.split("\n")[0]]).toEqual([
+      2,
+      'kubelet: the server doesn\'t have a resource type "deployments" that kubelet get reads: use pods, nodes, events, namespaces, configmaps, secrets',
+    ]);
+    const described = await run("describe", "svc", "x");
+    expect(described.code).toBe(2);
+    expect(described.err).toContain('kubelet describe reads pods and nodes, not "svc"');
+  });
+
+  test("get against a kubelet serving plain HTTP says why kubectl's token cannot go there (exit 1)", async () => {
+    const result = await run("get", "pods", "--root_dir", "/nonexistent");
+    expect(result.code).toBe(1);
+    expect(result.err).toContain("kubectl sends no token over http: give --tls_cert_file/--tls_private_key_file");
+  });
+
   test("treats --etcd_servers and --etcd-servers as the same flag", () => {
     expect(normalizeArgv(["print-config", "--etcd_servers=a", "--etcd-servers", "b"])).toEqual([
       "print-config",

@@ -28,6 +28,9 @@ import { validateCommand } from "./validate.ts";
 import { PLAN_EXIT, planCommand } from "./plan.ts";
 import { resetCommand } from "./reset.ts";
 import { commandHelp, globalHelp } from "./help.ts";
+import type { ApiConnection } from "./api-client.ts";
+import { resourceKind } from "./get.ts";
+import { describeKind } from "./describe.ts";
 
 /** `kubelet v0.1.0 (commit abc1234, bun 1.4.5)`. */
 export function versionLine(): string {
@@ -310,6 +313,108 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     const dryRun = options.dryRun === true || options.dryRun === "true";
     result = resetCommand(config, { dryRun, out: io.stdout, err: io.stderr, log });
   });
+  const kubeconfig = withConfigFlags(
+    cli.command("kubeconfig", "Print a kubeconfig for this node's API (server, CA, the admin token: run as root)"),
+  )
+    .option("--write <path>", "Write it to this file (mode 0600) instead of printing it")
+    .option("--certificate-authority <path>", "The CA that signs the serving certificate, when it is not self-signed");
+  kubeconfig.action((options) => {
+    const { config } = resolve(options, kubeconfig);
+    result = startApiCommand(config, options, io, async (connection) => {
+      const { kubeconfigCommand } = await import("./kubeconfig.ts");
+      return kubeconfigCommand(connection, {
+        ...(options.write !== undefined ? { write: String(options.write) } : {}),
+        out: io.stdout,
+        err: io.stderr,
+      });
+    });
+  });
+  const get = withApiFlags(
+    withConfigFlags(
+      cli.command(
+        "get <resource> [name]",
+        "List pods, nodes, events, namespaces, configmaps or secrets from this node's API, as kubectl get prints them",
+      ),
+    ),
+  )
+    .option("-A, --all-namespaces", "List across all namespaces")
+    .option("-l, --selector <selector>", "Label selector (app=web, tier in (a,b), !canary)")
+    .option("--field-selector <selector>", "Field selector (metadata.name=x, involvedObject.kind=Pod)")
+    .option("-o, --output <format>", "wide, yaml, json or name (default: the table)");
+  get.action((resource: string, name: string | undefined, options) => {
+    const kind = usage(() => resourceKind(resource), get);
+    const { config } = resolve(options, get);
+    const format =
+      options.output === undefined ? "table" : outputFormat(options.output, ["wide", "yaml", "json", "name"], get);
+    result = startApiCommand(config, options, io, async (connection) => {
+      const [{ getCommand }, { createApiClient }] = await Promise.all([import("./get.ts"), import("./api-client.ts")]);
+      const { out, note } = await getCommand(createApiClient(connection), {
+        kind,
+        ...(name ? { name } : {}),
+        namespace: String(options.namespace ?? "default"),
+        allNamespaces: options.allNamespaces === true || options.allNamespaces === "true",
+        ...(options.selector !== undefined ? { labelSelector: String(options.selector) } : {}),
+        ...(options.fieldSelector !== undefined ? { fieldSelector: String(options.fieldSelector) } : {}),
+        format: format as "table" | "wide" | "yaml" | "json" | "name",
+      });
+      io.stdout.write(out);
+      if (note) io.stderr.write(`${note}\n`);
+      return 0;
+    });
+  });
+  const describe = withApiFlags(
+    withConfigFlags(cli.command("describe <resource> <name>", "Describe a pod or this node, as kubectl describe does")),
+  );
+  describe.action((resource: string, name: string, options) => {
+    const kind = usage(() => describeKind(resource), describe);
+    const { config } = resolve(options, describe);
+    result = startApiCommand(config, options, io, async (connection) => {
+      const [{ describeNode, describePod }, { createApiClient }] = await Promise.all([
+        import("./describe.ts"),
+        import("./api-client.ts"),
+      ]);
+      const client = createApiClient(connection);
+      io.stdout.write(
+        kind === "pod"
+          ? await describePod(client, String(options.namespace ?? "default"), name)
+          : await describeNode(client, name),
+      );
+      return 0;
+    });
+  });
+  const logs = withConfigFile(
+    cli.command("logs <pod>", "Print a container's log from the local kubelet (kubectl logs)"),
+  )
+    .option("-n, --namespace <namespace>", "The pod's namespace", { default: "default" })
+    .option("-c, --container <name>", "The container (needed when the pod has several)")
+    .option("-f, --follow", "Follow the log")
+    .option("-p, --previous", "The log of the container's previous instance")
+    .option("--tail <lines>", "Lines from the end (-1: all)", { default: -1 })
+    .option("--timestamps", "Prefix each line with its time")
+    .option("--port <value>", "The local kubelet's port (default: the configuration's)")
+    .option("--root-dir <value>", "Where the admin token is (default: the configuration's)");
+  logs.action(async (pod: string, options) => {
+    const { config } = resolve(options, logs, false);
+    const { createStreamClient } = await import("./stream-client.ts");
+    const { logsCommand } = await import("./logs.ts");
+    const tail = Number(options.tail);
+    if (!Number.isInteger(tail))
+      throw new UsageError(`--tail must be a whole number of lines, got "${options.tail}"`, logs);
+    const yes = (value: unknown) => value === true || value === "true";
+    result = logsCommand(
+      createStreamClient(config),
+      {
+        pod,
+        namespace: String(options.namespace),
+        ...(options.container ? { container: String(options.container) } : {}),
+        follow: yes(options.follow),
+        previous: yes(options.previous),
+        tail,
+        timestamps: yes(options.timestamps),
+      },
+      { out: io.stdout, err: io.stderr },
+    );
+  });
   // Help is ours (help.ts), written to io.stdout: cac's would list every flag of run for every command.
   cli.option("-h, --help", "Display this message");
   if (argv.includes("--version")) {
@@ -329,7 +434,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
         return 2;
       }
       throw new UsageError(
-        `unknown command "${cli.args[0]}": use run, runonce, plan, validate, print-config, fleet or reset`,
+        `unknown command "${cli.args[0]}": use run, runonce, plan, validate, print-config, fleet, reset, kubeconfig, get, describe or logs`,
       );
     }
     await cli.runMatchedCommand();
@@ -356,6 +461,41 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
 /** A command's options and the global ones (-h, --help), as its help lists them. */
 function withHelp(command: Command) {
   return { ...command, name: command.name, options: [...command.options, ...command.cli.globalCommand.options] };
+}
+
+/** `fn`'s value; its error (a name the command does not know) as a usage error of `command`. */
+function usage<T>(fn: () => T, command: Command): T {
+  try {
+    return fn();
+  } catch (error) {
+    throw new UsageError((error as Error).message, command);
+  }
+}
+
+/** The flags of the commands that read this node's API: the namespace and the CA of the serving certificate. */
+function withApiFlags(command: Command): Command {
+  return command
+    .option("-n, --namespace <namespace>", "The namespace (default: default)")
+    .option("--certificate-authority <path>", "The CA that signs the serving certificate, when it is not self-signed");
+}
+
+/** Runs a command against this node's API: the connection from `config` (a refusal says why), then `fn`. */
+async function startApiCommand(
+  config: KubeletConfig,
+  options: Record<string, unknown>,
+  io: Io,
+  fn: (connection: ApiConnection) => Promise<number>,
+): Promise<number> {
+  const { localConnection } = await import("./api-client.ts");
+  try {
+    const ca = options.certificateAuthority;
+    return await fn(await localConnection(config, ca !== undefined ? { certificateAuthority: String(ca) } : {}));
+  } catch (error) {
+    io.stderr.write(
+      `${(error as { code?: string }).code === "ApiError" ? "" : "kubelet: "}${(error as Error).message}\n`,
+    );
+    return 1;
+  }
 }
 
 /** Adds --config_file. */

@@ -57,7 +57,15 @@ describe("the flags each command uses", () => {
     expect(names("fleet")).toEqual(["etcd_servers", "etcd_config"]);
     expect(names("explode")).toEqual([]);
     expect(Object.keys(COMMAND_FLAGS).sort()).toEqual(
-      ["fleet", "plan", "print-config", "reset", "run", "runonce", "validate"].sort(),
+      ["fleet", "plan", "print-config", "reset", "run", "runonce", "validate", "kubeconfig", "get", "describe"].sort(),
     );
+  });
+
+  test("kubeconfig, get and describe use what reaching the node's API reads: its address, certificate and admin token", () => {
+    for (const command of ["kubeconfig", "get", "describe"])
+      expect(names(command)).toEqual(
+        expect.arrayContaining(["port", "tls_cert_file", "client_ca_file", "cert_dir", "root_dir", "admin_token_file"]),
+      );
+    expect(names("get")).not.toContain("etcd_servers");
   });
 });

@@ -143,6 +143,20 @@ const RUNTIME_ACCESS = [
   "container_log_max_files",
 ];
 
+/** What reaching this node's own API reads: the server, its certificate and the admin token. */
+const API_ACCESS = [
+  "enable_server",
+  "enable_debugging_handlers",
+  "address",
+  "port",
+  "tls_cert_file",
+  "client_ca_file",
+  "cert_dir",
+  "root_dir",
+  "admin_token_file",
+  "hostname_override",
+];
+
 const all = () => true;
 const allBut =
   (...lists: string[][]) =>
@@ -173,6 +187,10 @@ export const COMMAND_FLAGS: Record<string, (spec: FlagSpec) => boolean> = {
   ]),
   validate: only(["allow_privileged", "allow_sensitive_host_paths", "max_manifest_bytes"]),
   fleet: only(["etcd_servers", "etcd_config"]),
+  // Where this node's API listens, the certificate it serves and the admin token: what a client needs of it.
+  kubeconfig: only(API_ACCESS),
+  get: only(API_ACCESS),
+  describe: only(API_ACCESS),
 };
 
 /** The flags of the table `command` uses, in table order. */

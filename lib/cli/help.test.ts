@@ -45,7 +45,18 @@ function flagLines(text: string) {
 }
 
 const TITLE = Object.fromEntries(FLAG_GROUPS.map((g) => [g.group, g.title.split(" (")[0]!]));
-const COMMANDS = ["run", "runonce", "plan", "reset", "print-config", "validate", "fleet"];
+const COMMANDS = [
+  "run",
+  "runonce",
+  "plan",
+  "reset",
+  "print-config",
+  "validate",
+  "fleet",
+  "kubeconfig",
+  "get",
+  "describe",
+];
 
 describe("--help", () => {
   for (const command of COMMANDS)

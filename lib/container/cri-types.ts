@@ -242,6 +242,8 @@ export interface CriClient {
   exec(id: string, cmd: string[], streams: Required<StreamOptions>): Promise<string>;
   /** Attach: the streaming server's URL for the container's own streams. */
   attach(id: string, streams: Required<StreamOptions>): Promise<string>;
+  /** The streaming server URL of a port forward to `ports` of a sandbox (one connection per port). */
+  portForward(podSandboxId: string, ports: number[]): Promise<string>;
   /** Stats of the containers that match (of one container when `id` is given), in one call. */
   listContainerStats(filter?: { id?: string }): Promise<CriContainerStats[]>;
   /** ReopenContainerLog: the runtime writes the container's output to a new file at its log path. */

@@ -33,6 +33,7 @@ export const RUNTIME_OPERATIONS = {
   exec: "exec_sync",
   execStream: "exec",
   attach: "attach",
+  portForward: "port_forward",
   stats: "container_stats",
   reopenContainerLog: "reopen_container_log",
 } as const satisfies Partial<Record<keyof Runtime, string>>;
@@ -79,6 +80,7 @@ export function instrumentRuntime(runtime: Runtime, metrics: KubeletMetrics): Ru
       countedSession("exec", await measured(RUNTIME_OPERATIONS.execStream, runtime.execStream)(id, cmd, options)),
     attach: async (id, options) =>
       countedSession("attach", await measured(RUNTIME_OPERATIONS.attach, runtime.attach)(id, options)),
+    portForward: measured(RUNTIME_OPERATIONS.portForward, runtime.portForward),
     stats: measured(RUNTIME_OPERATIONS.stats, runtime.stats),
     ...(runtime.reopenContainerLog && {
       reopenContainerLog: measured(RUNTIME_OPERATIONS.reopenContainerLog, runtime.reopenContainerLog),

@@ -42,6 +42,7 @@ export function scopeRuntimeToNode(runtime: Runtime, node: string): Runtime {
     exec: (...args) => runtime.exec(...args),
     execStream: (...args) => runtime.execStream(...args),
     attach: (...args) => runtime.attach(...args),
+    portForward: (...args) => runtime.portForward(...args),
     ...(runtime.reopenContainerLog && { reopenContainerLog: (id: string) => runtime.reopenContainerLog!(id) }),
     logs: (...args) => runtime.logs(...args),
     stats: (...args) => runtime.stats(...args),

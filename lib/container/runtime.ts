@@ -329,12 +329,33 @@ export interface StreamSession {
   close(): void;
 }
 
+/**
+ * One forwarded TCP connection to a port inside a pod's network namespace (the CRI's PortForward, one per
+ * connection). Whoever opened it calls close() when done.
+ */
+export interface PortForwardStream {
+  /** Bytes from the pod's port, until it closes its side (or close()). */
+  output: AsyncIterable<Uint8Array>;
+  /** Bytes to the pod's port; resolves once more can be written. */
+  write(data: Uint8Array): Promise<void>;
+  /** The client's end of file: the pod's side reads it, and may still answer. */
+  closeWrite(): void;
+  /** Settles once the connection is over; rejects with why it failed (nothing listening on the port). */
+  done: Promise<void>;
+  close(): void;
+}
+
 /** The streaming calls of the port: exec and attach with live stdin/stdout/stderr (the CRI's Exec and Attach). */
 export interface StreamingRuntime {
   /** Starts `cmd` in a running container with its streams connected; NotFound, or Conflict when it is not running. */
   execStream(id: string, cmd: string[], options: StreamOptions): Promise<StreamSession>;
   /** Connects to the streams of a running container's main process. */
   attach(id: string, options: StreamOptions): Promise<StreamSession>;
+  /**
+   * Connects to `port` on localhost in a ready sandbox's network (the host's for a host-network pod): the CRI's
+   * PortForward. NotFound for no such sandbox; the stream's `done` rejects when nothing listens there.
+   */
+  portForward(podSandboxId: string, port: number): Promise<PortForwardStream>;
 }
 
 /**

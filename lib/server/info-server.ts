@@ -22,14 +22,23 @@ import { createResourceMetrics } from "./resource-metrics.ts";
 import type { Logger } from "../log.ts";
 import { createPushRoutes, type PushTarget } from "./push-routes.ts";
 import { createStreamRoutes } from "./stream-routes.ts";
-import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { httpError, lastTerminatedId, pickContainer, REASON, status, type StatusCauses } from "./server-support.ts";
+import { httpError, lastTerminatedId, pickContainer, status } from "./server-support.ts";
+import { createPodSubresourceRoutes } from "./apiserver/pod-subresources.ts";
+import { createPortForwardRoutes } from "./apiserver/portforward-routes.ts";
 import type { Pod } from "../api/types.ts";
 import { protectedHostPaths } from "../api/host-paths.ts";
 import { longLived } from "../platform/long-lived.ts";
-import { forbiddenRequest, isApiError } from "./apiserver/api-status.ts";
+import { forbiddenRequest, statusFor } from "./apiserver/api-status.ts";
 import { isApiPath, isApiServerPath } from "./apiserver/request-info.ts";
+import type { V1Node } from "../api/types.ts";
+import type { ConfigObject } from "../api/config-objects.ts";
+import type { ServedGroupVersion } from "./apiserver/api-resource.ts";
+import { createNodeRoutes, NODE_RESOURCES } from "./apiserver/nodes.ts";
+import { createEventRoutes, EVENT_RESOURCES } from "./apiserver/events.ts";
+import { createNamespaceRoutes, NAMESPACE_RESOURCES } from "./apiserver/namespaces.ts";
+import { CONFIG_RESOURCES, createConfigObjectRoutes } from "./apiserver/secrets.ts";
+import { createMetricsApiRoutes, METRICS_RESOURCES } from "./apiserver/metrics-api.ts";
 
 // c.get("user") and c.get("authorization") are typed on every Hono context (the handlers and the audit log read them).
 declare module "hono" {
@@ -83,6 +92,45 @@ export interface InfoServerDeps {
   api?: Hono;
 }
 
+/** What the API's nodes, events, namespaces, ConfigMaps, Secrets and metrics.k8s.io (apiserver/) read beyond the info server's deps. */
+export interface NodeApiDeps {
+  nodeName: string;
+  node(previous?: V1Node): Promise<V1Node>;
+  configs(): ConfigObject[];
+  /** The resource analyzer's period, ms (metrics.k8s.io's window). */
+  statsWindowMs: number;
+}
+
+/** What discovery lists for nodeApiRoutes' resources. */
+export const NODE_API_SERVED: ServedGroupVersion[] = [
+  NODE_RESOURCES,
+  EVENT_RESOURCES,
+  NAMESPACE_RESOURCES,
+  CONFIG_RESOURCES,
+  METRICS_RESOURCES,
+];
+
+/** The routes of apiserver/'s node, events, namespaces, ConfigMaps/Secrets and metrics modules, for createApiServer. */
+export function nodeApiRoutes(
+  deps: Pick<InfoServerDeps, "runtime" | "events" | "pods" | "push" | "summary">,
+  api: NodeApiDeps,
+): Hono[] {
+  return [
+    createNodeRoutes({ node: api.node, images: () => deps.runtime.listImages() }),
+    createEventRoutes({ events: deps.events, nodeName: api.nodeName }),
+    createNamespaceRoutes({
+      inUse: () => [...deps.pods().map((p) => p.metadata.namespace), ...api.configs().map((o) => o.metadata.namespace)],
+    }),
+    ...createConfigObjectRoutes({ configs: api.configs, push: deps.push }),
+    createMetricsApiRoutes({
+      nodeName: api.nodeName,
+      summary: deps.summary,
+      pods: deps.pods,
+      windowMs: api.statsWindowMs,
+    }),
+  ];
+}
+
 /** `/healthz` (failing checks named; `?verbose`: every check and the pressure conditions) and `/healthz/{check}`. */
 function addHealthRoutes(app: Hono, health: InfoServerDeps["health"]): void {
   app.get("/healthz", async (c) => {
@@ -126,17 +174,9 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   const logDir = deps.logDir ?? "/var/log";
 
   app.onError((error, c) => {
-    if (isApiError(error)) return c.json(error.status, error.status.code as ContentfulStatusCode);
-    if (error instanceof HTTPException)
-      return c.json(
-        status(error.status, REASON[error.status] ?? "Failure", error.message, error.cause as StatusCauses | undefined),
-        error.status,
-      );
-    const code = (error as { code?: string }).code;
-    if (code === "NotFound") return c.json(status(404, "NotFound", error.message), 404);
-    if (code === "RuntimeUnavailable") return c.json(status(503, "ServiceUnavailable", error.message), 503);
-    deps.log?.error(`${c.req.method} ${c.req.path} failed: ${error.message}`);
-    return c.json(status(500, "InternalError", error.message), 500);
+    const answer = statusFor(error);
+    if (answer.code === 500) deps.log?.error(`${c.req.method} ${c.req.path} failed: ${error.message}`);
+    return c.json(answer, answer.code as ContentfulStatusCode);
   });
   app.notFound((c) => {
     // A known path asked with a method it does not serve is a 405 naming the ones it does, as the API server answers.
@@ -363,6 +403,8 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
     });
   });
   guarded.route("/", createStreamRoutes({ runtime: deps.runtime, pods: deps.pods, log: deps.log }));
+  guarded.route("/", createPortForwardRoutes({ runtime: deps.runtime, pods: deps.pods, log: deps.log }));
+  guarded.route("/", createPodSubresourceRoutes({ pods: deps.pods, kubelet: (request) => guarded.fetch(request) }));
   // Leak hunting: a soak compares these counts (active timers are "Timeout") before and after churn.
   guarded.get("/debug/heap", async (c) => {
     const counts = await deps.heapObjectCounts?.();

@@ -57,8 +57,8 @@ export interface PodStore {
   apply(source: SourceName, snapshot: SourceSnapshot): void;
   /** Applies one operation to a source's ConfigMaps and Secrets. */
   mergeConfigs(source: SourceName, op: PodOperation, objects: ConfigObject[]): void;
-  /** The accepted ConfigMaps and Secrets, first claiming source wins. */
-  readonly configs: ConfigLookup;
+  /** The accepted ConfigMaps and Secrets, first claiming source wins; all(): every one (the API's lists). */
+  readonly configs: ConfigLookup & { all(): ConfigObject[] };
   /** Called with the keys (`ConfigMap/ns/name`) of objects that appeared, changed or went away. */
   subscribeConfigs(listener: (changed: ReadonlySet<string>) => void): () => void;
   /** Listeners run synchronously, in order; returns the unsubscribe function. */

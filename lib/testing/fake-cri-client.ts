@@ -175,6 +175,7 @@ export function createFakeCriClient(): FakeCriClient {
     execSync: unmodelled("ExecSync"),
     exec: unmodelled("Exec"),
     attach: unmodelled("Attach"),
+    portForward: unmodelled("PortForward"),
     imageStatus: unmodelled("ImageStatus"),
     pullImage: unmodelled("PullImage"),
     listImages: unmodelled("ListImages"),

@@ -268,6 +268,8 @@ export function createCriClient(options: CriClientOptions): CriClient {
       (await rt<{ url: string }>("Exec", { container_id: id, cmd, tty, stdin, stdout, stderr })).url,
     attach: async (id, { tty, stdin, stdout, stderr }) =>
       (await rt<{ url: string }>("Attach", { container_id: id, tty, stdin, stdout, stderr })).url,
+    portForward: async (id, ports) =>
+      (await rt<{ url: string }>("PortForward", { pod_sandbox_id: id, port: ports })).url,
     listContainerStats: async (filter = {}) =>
       (await rt<any>("ListContainerStats", { filter: { id: filter.id ?? "" } })).stats,
     reopenContainerLog: async (id) => void (await rt("ReopenContainerLog", { container_id: id })),

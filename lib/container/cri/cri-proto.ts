@@ -25,6 +25,7 @@ service RuntimeService {
   rpc ExecSync(ExecSyncRequest) returns (ExecSyncResponse) {}
   rpc Exec(ExecRequest) returns (ExecResponse) {}
   rpc Attach(AttachRequest) returns (AttachResponse) {}
+  rpc PortForward(PortForwardRequest) returns (PortForwardResponse) {}
   rpc ListContainerStats(ListContainerStatsRequest) returns (ListContainerStatsResponse) {}
   rpc ReopenContainerLog(ReopenContainerLogRequest) returns (ReopenContainerLogResponse) {}
   rpc GetContainerEvents(GetEventsRequest) returns (stream ContainerEventResponse) {}
@@ -381,6 +382,12 @@ message AttachRequest {
   bool stderr = 5;
 }
 message AttachResponse { string url = 1; }
+
+message PortForwardRequest {
+  string pod_sandbox_id = 1;
+  repeated int32 port = 2;
+}
+message PortForwardResponse { string url = 1; }
 
 message ContainerStatsFilter {
   string id = 1;

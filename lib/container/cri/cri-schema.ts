@@ -300,6 +300,11 @@ export const CRI_SCHEMA: CriSchema = {
       [5, "stderr", "bool"],
     ],
     AttachResponse: [[1, "url", "string"]],
+    PortForwardRequest: [
+      [1, "pod_sandbox_id", "string"],
+      [2, "port", "repeated int32"],
+    ],
+    PortForwardResponse: [[1, "url", "string"]],
     ContainerStatsFilter: [
       [1, "id", "string"],
       [2, "pod_sandbox_id", "string"],
@@ -441,6 +446,7 @@ export const CRI_SCHEMA: CriSchema = {
       ["ExecSync", "ExecSyncRequest", "ExecSyncResponse"],
       ["Exec", "ExecRequest", "ExecResponse"],
       ["Attach", "AttachRequest", "AttachResponse"],
+      ["PortForward", "PortForwardRequest", "PortForwardResponse"],
       ["ListContainerStats", "ListContainerStatsRequest", "ListContainerStatsResponse"],
       ["ReopenContainerLog", "ReopenContainerLogRequest", "ReopenContainerLogResponse"],
       ["GetContainerEvents", "GetEventsRequest", "stream ContainerEventResponse"],

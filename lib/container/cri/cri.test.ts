@@ -7,6 +7,7 @@ import { createCriClient } from "./cri-client.ts";
 import { createCriRuntime } from "./cri.ts";
 import { LABEL } from "../runtime.ts";
 import { runtimeContract } from "../../testing/runtime-contract.ts";
+import { portForwardContract } from "../../testing/port-forward-contract.ts";
 import { testContainerConfig, testSandboxConfig } from "../../testing/cri-configs.ts";
 import { join } from "node:path";
 
@@ -20,6 +21,7 @@ describeOnContainerd("CRI runtime", (services, endpoint, version) => {
     prefix: `cri${version.replace(".", "")}-`,
     logDirectory: podLogsDir,
   });
+  portForwardContract("CRI port forward", make, { image: services.busybox, prefix: `cri${version.replace(".", "")}-` });
 
   describe("what only the CRI shows", () => {
     const runtime = make();

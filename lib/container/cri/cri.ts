@@ -7,6 +7,7 @@ import { KubeletError } from "../../api/types.ts";
 import type { Clock } from "../../clock.ts";
 import { batched } from "../batched.ts";
 import { readCriLog } from "./cri-logs.ts";
+import { openPortForwardStream } from "./cri-port-forward.ts";
 import { openChannelStream } from "./cri-streaming.ts";
 import type { CriClient, CriContainer, CriContainerStats, PodSandbox, CriImage } from "../cri-types.ts";
 import type { RelistEntry } from "../pleg/generic.ts";
@@ -311,6 +312,10 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     async attach(id, streams) {
       const url = await client.attach(id, streamFlags(streams));
       return openChannelStream(url, { kind: "attach", action: `attach to container ${id.slice(0, 12)}` });
+    },
+    async portForward(podSandboxId, port) {
+      const url = await client.portForward(podSandboxId, [port]);
+      return openPortForwardStream(url, { action: `forward port ${port} of pod sandbox ${podSandboxId.slice(0, 12)}` });
     },
     async *logs(id, logOptions = {}) {
       const status = await client.containerStatus(id);

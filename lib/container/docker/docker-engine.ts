@@ -98,7 +98,7 @@ export interface EngineContainerInspect {
     Error: string;
     Pid: number;
   };
-  HostConfig: { CpuPeriod?: number; CpuQuota?: number; CpuShares?: number; Memory?: number };
+  HostConfig: { CpuPeriod?: number; CpuQuota?: number; CpuShares?: number; Memory?: number; NetworkMode?: string };
   NetworkSettings: unknown;
 }
 

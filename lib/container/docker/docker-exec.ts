@@ -106,7 +106,7 @@ export function hijackedSession(
 }
 
 /** execStream and attach over the Engine calls. */
-export function createDockerStreaming(calls: DockerStreamCalls): StreamingRuntime {
+export function createDockerStreaming(calls: DockerStreamCalls): Pick<StreamingRuntime, "execStream" | "attach"> {
   return {
     async execStream(id, cmd, options) {
       const flags = streamFlags(options);

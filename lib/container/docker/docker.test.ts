@@ -13,6 +13,7 @@ import type { ContainerConfig } from "../cri-types.ts";
 import { LABEL } from "../runtime.ts";
 import { testContainerConfig, testSandboxConfig } from "../../testing/cri-configs.ts";
 import { runtimeContract } from "../../testing/runtime-contract.ts";
+import { portForwardContract } from "../../testing/port-forward-contract.ts";
 
 const root = join(import.meta.dir, "../../..");
 
@@ -23,6 +24,7 @@ describeWithServices("Docker runtime", (services) => {
       shim: { podInfraImage: services.pause, podNetworkMode: "none" },
     });
   runtimeContract("Docker runtime contract", make, { image: services.busybox, prefix: "rt-" });
+  portForwardContract("Docker port forward", make, { image: services.busybox, prefix: "rt-" });
 
   const runtime = make();
   const created: string[] = [];

@@ -9,6 +9,7 @@ import { createDockerExecSync } from "./docker-exec-sync.ts";
 import { createDockerStreaming, dockerStreamCalls } from "./docker-exec.ts";
 import { createDockerImages } from "./docker-images.ts";
 import { createDockerLogs } from "./docker-logs.ts";
+import { createDockerPortForward } from "./docker-port-forward.ts";
 import { createDockerService } from "./docker-service.ts";
 import type { DockerShimOptions } from "./docker-shim.ts";
 import { localhostSeccompJson } from "./seccomp-profile.ts";
@@ -72,6 +73,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     exec: createDockerExecSync({ timeoutMs }, { engine }),
     execStream: streaming.execStream,
     attach: streaming.attach,
+    portForward: createDockerPortForward({ timeoutMs }, { engine }),
     logs,
     events,
   };

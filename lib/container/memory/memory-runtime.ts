@@ -11,6 +11,7 @@ import {
   type ContainerStats,
   type ContainerSummary,
   type ExecResult,
+  type PortForwardStream,
   type ImageSummary,
   type LifecycleEventType,
   type ImageFsInfo,
@@ -83,6 +84,16 @@ export class MemoryRuntime implements Runtime {
   attachHandler: (id: string, options: StreamOptions) => StreamScript = () => async (io) => {
     await new Promise((resolve) => io.closed.addEventListener("abort", resolve));
     return undefined;
+  };
+  /** Answers port forwards to a ready sandbox; default: nothing listens, as in a pod that serves no port. */
+  portForwardHandler: (podSandboxId: string, port: number) => PortForwardStream | Promise<PortForwardStream> = (
+    id,
+    port,
+  ) => {
+    throw runtimeError(
+      "RuntimeError",
+      `failed to connect to localhost:${port} inside the network of pod sandbox ${id.slice(0, 12)}: connection refused`,
+    );
   };
   /** The behaviour of a started container, by its config; default: runs silently until stopped. */
   program: (config: ContainerConfig) => FakeProgram | undefined = () => undefined;
@@ -392,6 +403,13 @@ export class MemoryRuntime implements Runtime {
     this.called("execStream", [id, cmd, options]);
     if (this.container(id).running === false) throw runtimeError("Conflict", `Container ${id} is not running`);
     return scriptedSession(this.execStreamHandler(id, cmd, options));
+  }
+  async portForward(podSandboxId: string, port: number): Promise<PortForwardStream> {
+    this.called("portForward", [podSandboxId, port]);
+    const sandbox = await this.podSandboxStatus(podSandboxId);
+    if (sandbox.state !== "ready")
+      throw runtimeError("Conflict", `cannot forward port ${port}: pod sandbox ${podSandboxId} is not ready`);
+    return this.portForwardHandler(podSandboxId, port);
   }
   async attach(id: string, options: StreamOptions): Promise<StreamSession> {
     this.called("attach", [id, options]);

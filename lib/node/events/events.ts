@@ -29,6 +29,8 @@ export interface EventRecorder {
   ): void;
   /** Oldest first. */
   list(): KubeEvent[];
+  /** Calls `listener` with each event recorded (new or counted again) and each dropped from the ring; returns its stop. */
+  subscribe(listener: (event: KubeEvent, change: "recorded" | "dropped") => void): () => void;
 }
 
 /** The node as an event's involved object. */
@@ -52,6 +54,10 @@ export function createEventRecorder(options: EventRecorderOptions = {}): EventRe
   const clock = options.clock ?? systemClock;
   const byKey = new Map<string, KubeEvent>();
   const saidOnce = new Set<string>();
+  const listeners = new Set<(event: KubeEvent, change: "recorded" | "dropped") => void>();
+  const tell = (event: KubeEvent, change: "recorded" | "dropped") => {
+    for (const listener of listeners) listener(event, change);
+  };
 
   /** The event's line: the first of a kind, then its 2nd, 4th, 8th… repeat, so a loop is seen but does not flood. */
   const logEvent = (event: KubeEvent, note: string | undefined) => {
@@ -99,10 +105,20 @@ export function createEventRecorder(options: EventRecorderOptions = {}): EventRe
           count: 1,
         };
         byKey.set(key, event);
-        if (byKey.size > capacity) byKey.delete(byKey.keys().next().value!);
+        if (byKey.size > capacity) {
+          const oldest = byKey.keys().next().value!;
+          const dropped = byKey.get(oldest)!;
+          byKey.delete(oldest);
+          tell(dropped, "dropped");
+        }
       }
       logEvent(event, note);
+      tell(event, "recorded");
     },
     list: () => [...byKey.values()],
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
   };
 }

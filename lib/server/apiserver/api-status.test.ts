@@ -2,7 +2,17 @@ import { expect, test } from "bun:test";
 import { fieldError } from "../../api/types.ts";
 import { ANONYMOUS } from "../authorizer.ts";
 import { requestAttributes } from "../authn/request-attributes.ts";
-import { alreadyExists, conflict, forbidden, forbiddenRequest, invalid, isApiError, notFound } from "./api-status.ts";
+import {
+  alreadyExists,
+  conflict,
+  forbidden,
+  forbiddenRequest,
+  invalid,
+  isApiError,
+  notFound,
+  statusFor,
+} from "./api-status.ts";
+import { httpError } from "../server-support.ts";
 
 test("NotFound, AlreadyExists, Conflict and Forbidden are worded as apimachinery's errors", () => {
   expect(notFound("pods", "web").status).toMatchObject({
@@ -41,4 +51,16 @@ test("the authorizer's 403 is kube-apiserver's: verb, resource, group and namesp
   expect(
     forbiddenRequest({ ...base, user: ANONYMOUS, verb: "get", resourceRequest: false, path: "/api" }).message,
   ).toBe('forbidden: User "system:anonymous" cannot get path "/api"');
+});
+
+test("statusFor keeps a Status's code, an HTTP error's code and message, and makes a runtime's NotFound a 404 and anything else a 500", () => {
+  expect(statusFor(notFound("pods", "web"))).toMatchObject({ code: 404, message: 'pods "web" not found' });
+  expect(statusFor(httpError(400, "bad selector"))).toMatchObject({
+    code: 400,
+    reason: "BadRequest",
+    message: "bad selector",
+  });
+  expect(statusFor(Object.assign(new Error("no such container"), { code: "NotFound" }))).toMatchObject({ code: 404 });
+  expect(statusFor(Object.assign(new Error("down"), { code: "RuntimeUnavailable" }))).toMatchObject({ code: 503 });
+  expect(statusFor(new Error("boom"))).toMatchObject({ code: 500, reason: "InternalError", message: "boom" });
 });

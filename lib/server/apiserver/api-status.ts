@@ -2,7 +2,8 @@
 // kube-apiserver words them, so kubectl prints its usual `Error from server (NotFound): pods "x" not found`.
 import { formatIssue, type FieldIssue } from "../../api/types.ts";
 import type { RequestAttributes } from "../authorizer.ts";
-import { status } from "../server-support.ts";
+import { HTTPException } from "hono/http-exception";
+import { REASON, status, type StatusCauses } from "../server-support.ts";
 
 /** A metav1.Status failure; `details` names the object (kind is the resource, as upstream's errors do). */
 export interface ApiStatus {
@@ -33,6 +34,26 @@ export class ApiError extends Error {
 /** Whether `error` carries an API Status (checked by code, not instanceof). */
 export function isApiError(error: unknown): error is ApiError {
   return (error as { code?: string } | undefined)?.code === "ApiStatus";
+}
+
+/**
+ * The Status answering any error a route throws: its own Status, an HTTP error's code and message, a runtime's
+ * NotFound or unavailability, else a 500 (InternalError). Both the info server and the API app answer with it, as
+ * Hono lets a mounted app's error handler answer its routes' errors.
+ */
+export function statusFor(error: Error): { code: number } {
+  if (isApiError(error)) return error.status;
+  if (error instanceof HTTPException)
+    return status(
+      error.status,
+      REASON[error.status] ?? "Failure",
+      error.message,
+      error.cause as StatusCauses | undefined,
+    );
+  const code = (error as { code?: string }).code;
+  if (code === "NotFound") return status(404, "NotFound", error.message);
+  if (code === "RuntimeUnavailable") return status(503, "ServiceUnavailable", error.message);
+  return status(500, "InternalError", error.message);
 }
 
 /** The group-qualified resource, as schema.GroupResource.String() prints it: "pods", "podmetrics.metrics.k8s.io". */

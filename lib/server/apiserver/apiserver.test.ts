@@ -4,11 +4,16 @@ import { FakeClock } from "../../testing/fake-clock.ts";
 import { fakePodFeed } from "../../testing/fake-pod-feed.ts";
 import { createApiServer, KUBERNETES_MINOR, versionInfo } from "./apiserver.ts";
 import { notFound } from "./api-status.ts";
+import { httpError } from "../server-support.ts";
 
 function server(fake = fakePodFeed()) {
-  const extra = new Hono().get("/api/v1/nodes/:name", (c) => {
-    throw notFound("nodes", c.req.param("name"));
-  });
+  const extra = new Hono()
+    .get("/api/v1/nodes/:name", (c) => {
+      throw notFound("nodes", c.req.param("name"));
+    })
+    .get("/api/v1/namespaces/:ns/configmaps", () => {
+      throw httpError(400, "bad labelSelector");
+    });
   return createApiServer(
     {
       pods: fake.feed,
@@ -48,4 +53,10 @@ test("close stops the cache listening to the pods' changes", () => {
   expect(fake.listeners()).toBe(1);
   api.close();
   expect(fake.listeners()).toBe(0);
+});
+
+test("an HTTP error another module's route throws keeps its code and message (the app's handler answers it, not the info server's)", async () => {
+  const refused = await server().app.request("/api/v1/namespaces/a/configmaps");
+  expect(refused.status).toBe(400);
+  expect(await refused.json()).toMatchObject({ kind: "Status", reason: "BadRequest", message: "bad labelSelector" });
 });

@@ -8,7 +8,7 @@ import type { Clock } from "../../clock.ts";
 import type { ValidationOptions } from "../../api/validation.ts";
 import type { PushTarget } from "../push-routes.ts";
 import type { ServedGroupVersion } from "./api-resource.ts";
-import { isApiError } from "./api-status.ts";
+import { statusFor } from "./api-status.ts";
 import { createDiscoveryRoutes, type VersionInfo } from "./discovery.ts";
 import { createPodRoutes, POD_RESOURCES } from "./pods.ts";
 import { createPodCache, type PodCache, type PodFeed } from "./watch.ts";
@@ -58,21 +58,10 @@ export function createApiServer(
   extraRoutes: Hono[] = [],
 ): ApiServer {
   const app = new Hono();
-  // The info server answers every other error; this one answers the Statuses when the app is used alone (tests).
+  // Hono answers a mounted app's errors with its own handler, so this one answers as the info server's does.
   app.onError((error, c) => {
-    if (isApiError(error)) return c.json(error.status, error.status.code as ContentfulStatusCode);
-    return c.json(
-      {
-        kind: "Status",
-        apiVersion: "v1",
-        metadata: {},
-        status: "Failure",
-        message: error.message,
-        reason: "InternalError",
-        code: 500,
-      },
-      500,
-    );
+    const answer = statusFor(error);
+    return c.json(answer, answer.code as ContentfulStatusCode);
   });
   const cache = createPodCache(deps.pods, { clock: deps.clock });
   app.route("/", createDiscoveryRoutes([PODS_SERVED, ...served], versionInfo()));

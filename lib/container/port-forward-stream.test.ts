@@ -1,0 +1,44 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { createServer, type AddressInfo } from "node:net";
+import { connectTcp } from "./port-forward-stream.ts";
+
+// An upper-casing echo server that answers once the client's side ended.
+const server = createServer({ allowHalfOpen: true }, (socket) => {
+  let text = "";
+  socket.on("data", (d) => (text += d));
+  socket.on("end", () => socket.end(text.toUpperCase()));
+});
+await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+const port = (server.address() as AddressInfo).port;
+afterAll(() => server.close());
+
+describe("a port forward over TCP", () => {
+  test("carries bytes both ways; the client's end of file reaches the server, which may still answer", async () => {
+    const stream = await connectTcp("127.0.0.1", port, "on the host network");
+    await stream.write(new TextEncoder().encode("hello"));
+    stream.closeWrite();
+    let reply = "";
+    for await (const chunk of stream.output) reply += new TextDecoder().decode(chunk);
+    await stream.done;
+    expect(reply).toBe("HELLO");
+  });
+
+  test("a port nothing listens on is refused with the address named", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const free = (closed.address() as AddressInfo).port;
+    closed.close();
+    const failure = await connectTcp("127.0.0.1", free, "on the host network").then(
+      () => undefined,
+      (error: Error & { code?: string }) => error,
+    );
+    expect(failure?.code).toBe("RuntimeError");
+    expect(failure?.message).toStartWith(`failed to connect to 127.0.0.1:${free} on the host network: `);
+  });
+
+  test("a connection we close ourselves ends without an error", async () => {
+    const stream = await connectTcp("127.0.0.1", port, "on the host network");
+    stream.close();
+    expect(await stream.done).toBeUndefined();
+  });
+});
