@@ -320,6 +320,27 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       { out: io.stdout, err: io.stderr },
     );
   });
+  const forward = withConfigFile(
+    cli.command("port-forward <pod> [...ports]", "Forward local ports to a pod's ports through the local kubelet"),
+  )
+    .option("-n, --namespace <namespace>", "The pod's namespace", { default: "default" })
+    .option("--port <value>", "The local kubelet's port (default: the configuration's)")
+    .option("--root-dir <value>", "Where the admin token is (default: the configuration's)");
+  forward.action(async (pod: string, ports: string[], options) => {
+    const { config } = resolve(options, forward, false);
+    const { createStreamClient } = await import("./stream-client.ts");
+    const { parsePortPairs, portForwardCommand } = await import("./port-forward.ts");
+    const pairs = parsePortPairs(ports);
+    if (typeof pairs === "string") throw new UsageError(pairs, forward);
+    const stop = new AbortController();
+    const onSignal = () => stop.abort();
+    process.once("SIGTERM", onSignal).once("SIGINT", onSignal);
+    result = portForwardCommand(
+      createStreamClient(config),
+      { pod, namespace: String(options.namespace), ports: pairs, signal: stop.signal },
+      { out: io.stdout, err: io.stderr },
+    ).finally(() => process.off("SIGTERM", onSignal).off("SIGINT", onSignal));
+  });
   // Help is ours (help.ts), written to io.stdout: cac's would list every flag of run for every command.
   cli.option("-h, --help", "Display this message");
   if (argv.includes("--version")) {
@@ -339,7 +360,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
         return 2;
       }
       throw new UsageError(
-        `unknown command "${cli.args[0]}": use run, runonce, plan, validate, print-config, fleet, reset or logs`,
+        `unknown command "${cli.args[0]}": use run, runonce, plan, validate, print-config, fleet, reset, logs or port-forward`,
       );
     }
     await cli.runMatchedCommand();
