@@ -304,6 +304,32 @@ current-context: node
     });
   });
 
+  test("kubelet exec, the node's own client, passes stdin, prints both streams and exits with the command's code", () => {
+    const configFile = cliConfig();
+    const ran = runBinary(
+      [
+        "exec",
+        "-i",
+        POD,
+        "-c",
+        "main",
+        "--config-file",
+        configFile,
+        "--",
+        "sh",
+        "-c",
+        "read x; echo got $x; echo oops >&2; exit 3",
+      ],
+      { input: "piped\n" },
+    );
+    expect(ran).toEqual({ code: 3, stdout: "got piped\n", stderr: "oops\n" });
+    const missing = runBinary(["exec", "absent", "--config-file", configFile, "--", "true"]);
+    expect({ code: missing.code, stderr: missing.stderr }).toEqual({
+      code: 1,
+      stderr: 'Error from server (NotFound): pods "absent" not found\n',
+    });
+  });
+
   test("kubelet port-forward, the node's own client, carries bytes to a network-none pod's port", async () => {
     const local = await freePort();
     const forward = spawn(
