@@ -415,6 +415,60 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       { out: io.stdout, err: io.stderr },
     );
   });
+  const forward = withConfigFile(
+    cli.command("port-forward <pod> [...ports]", "Forward local ports to a pod's ports through the local kubelet"),
+  )
+    .option("-n, --namespace <namespace>", "The pod's namespace", { default: "default" })
+    .option("--port <value>", "The local kubelet's port (default: the configuration's)")
+    .option("--root-dir <value>", "Where the admin token is (default: the configuration's)");
+  forward.action(async (pod: string, ports: string[], options) => {
+    const { config } = resolve(options, forward, false);
+    const { createStreamClient } = await import("./stream-client.ts");
+    const { parsePortPairs, portForwardCommand } = await import("./port-forward.ts");
+    const pairs = parsePortPairs(ports);
+    if (typeof pairs === "string") throw new UsageError(pairs, forward);
+    const stop = new AbortController();
+    const onSignal = () => stop.abort();
+    process.once("SIGTERM", onSignal).once("SIGINT", onSignal);
+    result = portForwardCommand(
+      createStreamClient(config),
+      { pod, namespace: String(options.namespace), ports: pairs, signal: stop.signal },
+      { out: io.stdout, err: io.stderr },
+    ).finally(() => process.off("SIGTERM", onSignal).off("SIGINT", onSignal));
+  });
+  const exec = withConfigFile(
+    cli.command(
+      "exec <pod> [...command]",
+      "Run a command in a pod's container through the local kubelet (kubectl exec)",
+    ),
+  )
+    .option("-n, --namespace <namespace>", "The pod's namespace", { default: "default" })
+    .option("-c, --container <name>", "The container (needed when the pod has several)")
+    .option("-i, --stdin", "Pass standard input to the command")
+    .option("-t, --tty", "Stdin is a terminal (with -i: raw mode, and the window size follows)")
+    .option("--port <value>", "The local kubelet's port (default: the configuration's)")
+    .option("--root-dir <value>", "Where the admin token is (default: the configuration's)");
+  exec.action(async (pod: string, words: string[], options) => {
+    const { config } = resolve(options, exec, false);
+    // kubectl's form puts the command after `--`; a bare command is taken as well.
+    const command = [...words, ...((options["--"] as string[] | undefined) ?? [])];
+    if (!command.length) throw new UsageError("give the command after --: kubelet exec POD -- COMMAND [ARG...]", exec);
+    const { createStreamClient } = await import("./stream-client.ts");
+    const { execCommand } = await import("./exec.ts");
+    const yes = (value: unknown) => value === true || value === "true";
+    result = execCommand(
+      createStreamClient(config),
+      {
+        pod,
+        namespace: String(options.namespace),
+        ...(options.container ? { container: String(options.container) } : {}),
+        command,
+        stdin: yes(options.stdin),
+        tty: yes(options.tty),
+      },
+      { in: process.stdin, out: io.stdout, err: io.stderr },
+    );
+  });
   // Help is ours (help.ts), written to io.stdout: cac's would list every flag of run for every command.
   cli.option("-h, --help", "Display this message");
   if (argv.includes("--version")) {
@@ -434,7 +488,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
         return 2;
       }
       throw new UsageError(
-        `unknown command "${cli.args[0]}": use run, runonce, plan, validate, print-config, fleet, reset, kubeconfig, get, describe or logs`,
+        `unknown command "${cli.args[0]}": use run, runonce, plan, validate, print-config, fleet, reset, kubeconfig, get, describe, logs, exec or port-forward`,
       );
     }
     await cli.runMatchedCommand();

@@ -26,7 +26,7 @@ export function logsPath(options: LogsOptions): string {
 
 /** Streams the log to `out`; resolves to the exit code. */
 export async function logsCommand(
-  client: StreamClient,
+  client: Pick<StreamClient, "fetch">,
   options: LogsOptions,
   io: { out: NodeJS.WritableStream; err: NodeJS.WritableStream },
 ): Promise<number> {

@@ -9,6 +9,8 @@ export interface StreamClient {
   /** The URL of `path` on the local kubelet. */
   url(path: string): string;
   fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** A WebSocket to `path` offering `protocols`, with the credential (Bun's client takes headers and TLS options). */
+  webSocket(path: string, protocols: string[]): WebSocket;
 }
 
 /** The local kubelet of `config`; throws, naming the file and the fix, when the admin token cannot be read. */
@@ -30,6 +32,7 @@ export function createStreamClient(
   const tls = Boolean(config.tlsCertFile || config.clientCaFile);
   const base = `${tls ? "https" : "http"}://${host.includes(":") ? `[${host}]` : host}:${config.port}`;
   const send = deps.fetch ?? fetch;
+  const Socket = globalThis.WebSocket as unknown as new (url: string, options: object) => WebSocket;
   return {
     url: (p) => base + p,
     // The kubelet's own serving certificate is not checked: the request goes to this node's configured address,
@@ -40,5 +43,11 @@ export function createStreamClient(
         headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${token}` },
         ...(tls ? { tls: { rejectUnauthorized: false } } : {}),
       } as RequestInit),
+    webSocket: (p, protocols) =>
+      new Socket(base.replace(/^http/, "ws") + p, {
+        protocols,
+        headers: { authorization: `Bearer ${token}` },
+        ...(tls ? { tls: { rejectUnauthorized: false } } : {}),
+      }),
   };
 }

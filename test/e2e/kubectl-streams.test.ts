@@ -8,6 +8,7 @@ import { writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { createTestCa } from "../../lib/testing/certificates.ts";
+import { KUBELET_BINARY } from "../../lib/testing/services.ts";
 import { apiFront } from "./api-shim.ts";
 import {
   describeOnRuntimes,
@@ -280,12 +281,19 @@ current-context: node
     }
   }, 30_000);
 
-  test("kubelet logs, the node's own client, prints the log as kubectl does and kubectl's error when refused", () => {
-    const configFile = join(dir, "cli-config.yaml");
+  /** The configuration file `kubelet logs` and `port-forward` read the local kubelet's address and root dir from. */
+  const cliConfig = () => {
+    const file = join(dir, "cli-config.yaml");
+    const crt = join(dir, "kstreams-kubelet");
     writeFileSync(
-      configFile,
-      `port: ${kubelet.port}\nroot_dir: ${rootDir}\ntls_cert_file: ${join(dir, "kstreams-kubelet.crt")}\ntls_private_key_file: ${join(dir, "kstreams-kubelet.key")}\n`,
+      file,
+      `port: ${kubelet.port}\nroot_dir: ${rootDir}\ntls_cert_file: ${crt}.crt\ntls_private_key_file: ${crt}.key\n`,
     );
+    return file;
+  };
+
+  test("kubelet logs, the node's own client, prints the log as kubectl does and kubectl's error when refused", () => {
+    const configFile = cliConfig();
     const tail = runBinary(["logs", POD, "-c", "main", "--tail", "1", "--config-file", configFile]);
     expect({ code: tail.code, stderr: tail.stderr }).toEqual({ code: 0, stderr: "" });
     expect(tail.stdout).toMatch(/^line \d+\n$/);
@@ -295,6 +303,56 @@ current-context: node
       stderr: `Error from server (BadRequest): a container name must be specified for pod ${POD}, choose one of: [main echo crasher]\n`,
     });
   });
+
+  test("kubelet exec, the node's own client, passes stdin, prints both streams and exits with the command's code", () => {
+    const configFile = cliConfig();
+    const ran = runBinary(
+      [
+        "exec",
+        "-i",
+        POD,
+        "-c",
+        "main",
+        "--config-file",
+        configFile,
+        "--",
+        "sh",
+        "-c",
+        "read x; echo got $x; echo oops >&2; exit 3",
+      ],
+      { input: "piped\n" },
+    );
+    expect(ran).toEqual({ code: 3, stdout: "got piped\n", stderr: "oops\n" });
+    const missing = runBinary(["exec", "absent", "--config-file", configFile, "--", "true"]);
+    expect({ code: missing.code, stderr: missing.stderr }).toEqual({
+      code: 1,
+      stderr: 'Error from server (NotFound): pods "absent" not found\n',
+    });
+  });
+
+  test("kubelet port-forward, the node's own client, carries bytes to a network-none pod's port", async () => {
+    const local = await freePort();
+    const forward = spawn(
+      KUBELET_BINARY,
+      ["port-forward", POD, `${local}:${ECHO_PORT}`, "--config-file", cliConfig()],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let output = "";
+    forward.stdout.on("data", (d) => (output += d));
+    forward.stderr.on("data", (d) => (output += d));
+    try {
+      await waitFor(
+        "the forward listening",
+        () => output.includes(`Forwarding from 127.0.0.1:${local} -> ${ECHO_PORT}`),
+        15_000,
+      );
+      expect(await exchange(local, "through the kubelet's own client\n")).toBe("through the kubelet's own client\n");
+    } finally {
+      forward.kill("SIGINT");
+    }
+    const code = await new Promise((resolve) => forward.on("exit", resolve));
+    expect(code).toBe(0);
+  }, 30_000);
 
   /** Runs a script of the official Python client (python3-kubernetes) against the API, as the admin. */
   const python = (script: string) =>
