@@ -14,6 +14,8 @@ import { systemClock, untilAborted } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { RUNTIME_CHECK, runtimeCheck } from "./node/status/node-status.ts";
 import { createHealthzServer, createInfoServer, type HealthReport } from "./server/info-server.ts";
+import { createApiServer } from "./server/apiserver/apiserver.ts";
+import { protectedHostPaths } from "./api/host-paths.ts";
 import type { Logger } from "./log.ts";
 import { heapObjectCounts } from "./platform/heap.ts";
 import { serve } from "./platform/serve.ts";
@@ -174,6 +176,7 @@ async function runLocked(
   };
   const servers: RunningServer[] = [];
   let stopAuth = () => {};
+  let stopApi = () => {};
   const listener = (flag: string) => configuredListeners(config).find((l) => l.flag === flag)!;
   const idleTimeoutSeconds = config.httpIdleTimeout / 1000;
   const fleet = await createFleetMode(config, node, {
@@ -202,11 +205,28 @@ async function runLocked(
       });
       stopAuth = () => auth.stop();
       const { notes: _, ...policy } = tlsSettings(config);
+      const pods = () => withRefusedEdits(syncLoop.pods(), store.refusedEdits());
+      // Both counters only grow, so their sum changes whenever either does: /pods' cache key.
+      const podsVersion = () => syncLoop.version() + store.refusedEditsVersion();
+      const api = createApiServer({
+        pods: { pods, version: podsVersion, onChange: (listener) => syncLoop.onChange(listener) },
+        push: store,
+        clock: systemClock,
+        validation: {
+          allowPrivileged: config.allowPrivileged,
+          allowSensitiveHostPaths: config.allowSensitiveHostPaths,
+          trustedSources: config.trustedSources,
+          protectedHostPaths: protectedHostPaths(config),
+          strictManifests: config.strictManifests,
+        },
+        maxBytes: config.maxManifestBytes,
+      });
+      stopApi = api.close;
       const deps = {
         config,
-        pods: () => withRefusedEdits(syncLoop.pods(), store.refusedEdits()),
-        // Both counters only grow, so their sum changes whenever either does: /pods' cache key.
-        podsVersion: () => syncLoop.version() + store.refusedEditsVersion(),
+        pods,
+        podsVersion,
+        api: api.app,
         runtime,
         push: store,
         health,
@@ -296,6 +316,7 @@ async function runLocked(
     await Promise.allSettled([...stopSources.map((stop) => stop()), ...servers.map((s) => s.stop())]);
     await audit?.log.close();
     stopAuth();
+    stopApi();
     fleet?.close();
     log.info("kubelet stopped; containers left running");
   }

@@ -44,7 +44,8 @@ export interface Authenticator {
   anonymousDebugging: boolean;
   tls?: TlsFiles;
   authenticate(request: Request): Promise<Authentication>;
-  authorize(user: UserInfo, method: string, path: string): Promise<RequestDecision>;
+  /** `query` matters on the API's paths only (watch=true, fieldSelector: see apiserver/request-info.ts). */
+  authorize(user: UserInfo, method: string, path: string, query?: URLSearchParams): Promise<RequestDecision>;
   stop(): void;
 }
 
@@ -223,8 +224,8 @@ export async function loadAuthenticator(config: KubeletConfig, deps: Authenticat
       }
       return (tls?.ca && certificateUser(request)) || ANONYMOUS;
     },
-    async authorize(user, method, path) {
-      const all = requestAttributes(user, method, path, nodeName);
+    async authorize(user, method, path, query) {
+      const all = requestAttributes(user, method, path, nodeName, query);
       let last: { attributes: RequestAttributes; result: AuthorizationResult } | undefined;
       // As the API server: system:masters is allowed whatever the mode says (the admin token's group), so local
       // administration survives a webhook outage or a policy file that locks everyone out.

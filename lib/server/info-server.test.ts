@@ -612,3 +612,93 @@ describe("security fails closed", () => {
     );
   });
 });
+
+describe("the Kubernetes API slice on the info server", () => {
+  const { createApiServer } = require("./apiserver/apiserver.ts") as typeof import("./apiserver/apiserver.ts");
+  const { FakeClock } = require("../testing/fake-clock.ts") as typeof import("../testing/fake-clock.ts");
+  const { fakePodFeed } = require("../testing/fake-pod-feed.ts") as typeof import("../testing/fake-pod-feed.ts");
+
+  /** The info server with the API mounted, a token file of `reader` (group pod-readers) and `admin`, under RBAC. */
+  async function secured(config: Partial<KubeletConfig> = {}, extra: Partial<InfoServerDeps> = {}) {
+    const tokens = join(logDir, "..", `tokens-api-${Date.now()}-${Math.random()}`);
+    writeFileSync(tokens, 'reader-token,reader,r1,"pod-readers"\nadmin-token,admin,a1,"system:masters"\n');
+    const { loadAuthenticator } = await import("./auth.ts");
+    const full = {
+      ...DEFAULT_CONFIG,
+      authTokenFile: tokens,
+      authorizationMode: "RBAC" as const,
+      authorizationPolicyFile: join(import.meta.dir, "../../testdata/rbac/pod-reader.yaml"),
+      ...config,
+    };
+    const auth = await loadAuthenticator(full);
+    const fake = fakePodFeed([testPod("web")]);
+    const api = createApiServer({
+      pods: fake.feed,
+      push: fake.push,
+      clock: new FakeClock(),
+      validation: { allowPrivileged: false },
+      maxBytes: 1 << 20,
+    });
+    const app = setup(full, { auth, api: api.app, ...extra }).app;
+    const as = (token: string, path: string, init: RequestInit = {}) =>
+      app.request(path, { ...init, headers: { authorization: `Bearer ${token}`, ...(init.headers ?? {}) } });
+    return { as, auth, fake, app };
+  }
+
+  test("a reader the policy grants pods get/list/watch lists, gets and watches pods, and reads discovery", async () => {
+    const { as, auth } = await secured();
+    for (const path of ["/api", "/api/v1", "/version", "/api/v1/pods", "/api/v1/namespaces/default/pods/web"])
+      expect([path, (await as("reader-token", path)).status]).toEqual([path, 200]);
+    const watch = await as("reader-token", "/api/v1/pods?watch=true&timeoutSeconds=1");
+    expect(watch.status).toBe(200);
+    await watch.body?.cancel();
+    auth.stop();
+  });
+
+  test("what the policy does not grant is a 403 Status worded as kube-apiserver's", async () => {
+    const { as, auth } = await secured();
+    const denied = await as("reader-token", "/api/v1/namespaces/default/pods/web", { method: "DELETE" });
+    expect(denied.status).toBe(403);
+    expect(await denied.json()).toMatchObject({
+      kind: "Status",
+      reason: "Forbidden",
+      message:
+        'pods "web" is forbidden: User "reader" cannot delete resource "pods" in API group "" in the namespace "default"',
+      code: 403,
+    });
+    const stream = await as("reader-token", "/api/v1/namespaces/default/pods/web/exec", { method: "POST" });
+    expect((await stream.json()).message).toContain('cannot create resource "pods/exec"');
+    const nodes = await as("reader-token", "/api/v1/nodes");
+    expect((await nodes.json()).message).toBe(
+      'nodes is forbidden: User "reader" cannot list resource "nodes" in API group "" at the cluster scope',
+    );
+    auth.stop();
+  });
+
+  test("the admin token writes through the API to the push source; with debugging handlers off writes are refused", async () => {
+    const { as, fake, auth } = await secured();
+    const body = JSON.stringify({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "p" },
+      spec: { containers: [{ name: "c", image: "busybox" }] },
+    });
+    const created = await as("admin-token", "/api/v1/namespaces/default/pods", { method: "POST", body });
+    expect(created.status).toBe(201);
+    expect(fake.pushes.map((p) => p.op)).toEqual(["ADD"]);
+    auth.stop();
+    const off = await secured({ enableDebuggingHandlers: false });
+    const refused = await off.as("admin-token", "/api/v1/namespaces/default/pods", { method: "POST", body });
+    expect(refused.status).toBe(403);
+    expect((await refused.json()).message).toContain("--enable_debugging_handlers=false");
+    expect((await off.as("admin-token", "/api/v1/pods")).status).toBe(200);
+    off.auth.stop();
+  });
+
+  test("the read-only port does not serve the API", async () => {
+    const { app } = await secured({}, { readOnly: true });
+    const refused = await app.request("/api/v1/pods");
+    expect(refused.status).toBe(404);
+    expect((await refused.json()).message).toContain("the read-only port does not serve the Kubernetes API");
+  });
+});

@@ -23,10 +23,13 @@ import type { Logger } from "../log.ts";
 import { createPushRoutes, type PushTarget } from "./push-routes.ts";
 import { createStreamRoutes } from "./stream-routes.ts";
 import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { httpError, lastTerminatedId, pickContainer, REASON, status, type StatusCauses } from "./server-support.ts";
 import type { Pod } from "../api/types.ts";
 import { protectedHostPaths } from "../api/host-paths.ts";
 import { longLived } from "../platform/long-lived.ts";
+import { forbiddenRequest, isApiError } from "./apiserver/api-status.ts";
+import { isApiPath, isApiServerPath } from "./apiserver/request-info.ts";
 
 // c.get("user") and c.get("authorization") are typed on every Hono context (the handlers and the audit log read them).
 declare module "hono" {
@@ -76,6 +79,8 @@ export interface InfoServerDeps {
   logDir?: string;
   /** Live heap objects by type after a full GC (GET /debug/heap); undefined on a runtime that cannot count them. */
   heapObjectCounts?(): Promise<Record<string, number> | undefined>;
+  /** The Kubernetes API slice (apiserver/apiserver.ts), mounted on the main port only. */
+  api?: Hono;
 }
 
 /** `/healthz` (failing checks named; `?verbose`: every check and the pressure conditions) and `/healthz/{check}`. */
@@ -121,6 +126,7 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   const logDir = deps.logDir ?? "/var/log";
 
   app.onError((error, c) => {
+    if (isApiError(error)) return c.json(error.status, error.status.code as ContentfulStatusCode);
     if (error instanceof HTTPException)
       return c.json(
         status(error.status, REASON[error.status] ?? "Failure", error.message, error.cause as StatusCauses | undefined),
@@ -155,8 +161,11 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
       const user = await auth.authenticate(c.req.raw);
       if (user === "unauthenticated" || (user === ANONYMOUS && !auth.anonymous)) throw unauthorized(c);
       c.set("user", user);
-      const decision = await auth.authorize(user, c.req.method, c.req.path);
+      const decision = await auth.authorize(user, c.req.method, c.req.path, new URL(c.req.url).searchParams);
       c.set("authorization", { attributes: decision.attributes, result: decision.result });
+      // The API's paths are refused as kube-apiserver refuses them: a Status naming the verb, resource and scope.
+      if (decision.refusal?.status === 403 && isApiServerPath(c.req.path))
+        return c.json(forbiddenRequest(decision.attributes), 403);
       if (decision.refusal) return c.text(decision.refusal.message, decision.refusal.status);
     }
     await next();
@@ -374,6 +383,40 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
       bodyTimeoutMs: deps.pushBodyTimeoutMs,
     }),
   );
+  if (deps.api && !deps.readOnly) {
+    // Before the debugging handlers' app, whose guard would otherwise see these paths too. API writes go to the push source: refused as its routes are (debugging handlers off; anonymous under AlwaysAllow).
+    const writes: MiddlewareHandler = async (c, next) => {
+      if (c.req.method !== "GET" && c.req.method !== "HEAD" && isApiPath(c.req.path)) {
+        if (!deps.config.enableDebuggingHandlers)
+          return c.json(
+            status(
+              403,
+              "Forbidden",
+              `${c.req.method} ${c.req.path} is forbidden: API writes go to the HTTP push source, which --enable_debugging_handlers=false turns off`,
+            ),
+            403,
+          );
+        if (deps.auth && !deps.auth.anonymousDebugging && c.get("user") === ANONYMOUS) throw unauthorized(c);
+      }
+      await next();
+    };
+    app.use("/api/*", writes);
+    app.use("/apis/*", writes);
+    app.route("/", deps.api);
+  }
+
+  if (deps.api && deps.readOnly)
+    for (const path of ["/api", "/api/*", "/apis", "/apis/*", "/version", "/openapi/*"])
+      app.all(path, (c) =>
+        c.json(
+          status(
+            404,
+            "NotFound",
+            `the read-only port does not serve the Kubernetes API (${c.req.path}): use the main port ${deps.config.port}`,
+          ),
+          404,
+        ),
+      );
   app.route("/", guarded);
 
   return app;

@@ -46,3 +46,24 @@ test("each attribute set is resource nodes, version v1, the node's name and the 
     },
   ]);
 });
+
+test("the Kubernetes API's paths get the one attribute set kube-apiserver would check, query included", () => {
+  const query = new URLSearchParams("watch=true");
+  expect(requestAttributes(ANONYMOUS, "GET", "/api/v1/namespaces/default/pods", "node-a", query)).toEqual([
+    {
+      user: ANONYMOUS,
+      verb: "watch",
+      resourceRequest: true,
+      apiGroup: "",
+      apiVersion: "v1",
+      resource: "pods",
+      subresource: "",
+      namespace: "default",
+      name: "",
+      path: "/api/v1/namespaces/default/pods",
+    },
+  ]);
+  expect(requestAttributes(ANONYMOUS, "GET", "/version", "node-a").map((a) => [a.resourceRequest, a.verb])).toEqual([
+    [false, "get"],
+  ]);
+});

@@ -3,6 +3,7 @@
 // subresource by path: the fine-grained one (pods, healthz, configz) first when the path has one, then the
 // coarse one (stats, metrics, log, spec) or `proxy` for every other path. A request is allowed when any is.
 import type { RequestAttributes, UserInfo } from "../authorizer.ts";
+import { isApiServerPath, requestInfo } from "../apiserver/request-info.ts";
 
 const VERBS: Record<string, string> = { POST: "create", GET: "get", PUT: "update", PATCH: "patch", DELETE: "delete" };
 
@@ -52,8 +53,21 @@ export function nodeAttributes(
   };
 }
 
-/** Every attribute set to check for `method path` by `user` on node `nodeName`, in order. */
-export function requestAttributes(user: UserInfo, method: string, path: string, nodeName: string): RequestAttributes[] {
+/**
+ * Every attribute set to check for `method path` by `user` on node `nodeName`, in order. The Kubernetes API's paths
+ * (/api, /apis, /version, /openapi) get the one set kube-apiserver would check (apiserver/request-info.ts).
+ */
+export function requestAttributes(
+  user: UserInfo,
+  method: string,
+  path: string,
+  nodeName: string,
+  query: URLSearchParams = new URLSearchParams(),
+): RequestAttributes[] {
+  if (isApiServerPath(path)) {
+    const { isResourceRequest, apiPrefix: _, ...info } = requestInfo(method, path, query);
+    return [{ user, resourceRequest: isResourceRequest, ...info }];
+  }
   const verb = VERBS[method.toUpperCase()] ?? "";
   return [fineGrained(path), coarse(path)]
     .filter((s): s is string => s !== undefined)

@@ -16,13 +16,13 @@ const lines = (text: string) => checkRbacPolicy(text, "p.yaml").map(formatPolicy
 describe("reading", () => {
   test("every example in testdata/rbac is free of errors and warnings, alone and all in one file", () => {
     const files = readdirSync(EXAMPLES).filter((f) => f.endsWith(".yaml"));
-    expect(files.sort()).toEqual(["admin.yaml", "log-reader.yaml", "scraper.yaml"]);
+    expect(files.sort()).toEqual(["admin.yaml", "log-reader.yaml", "pod-reader.yaml", "scraper.yaml"]);
     const texts = files.map((f) => readFileSync(join(EXAMPLES, f), "utf8"));
     for (const [i, text] of texts.entries())
       expect({ file: files[i], issues: lines(text) }).toEqual({ file: files[i], issues: [] });
     const all = readPolicy(texts.join(""), "all.yaml");
     expect(all.issues).toEqual([]);
-    expect(describePolicy(all.policy)).toBe("3 ClusterRoles, 3 ClusterRoleBindings");
+    expect(describePolicy(all.policy)).toBe("4 ClusterRoles, 4 ClusterRoleBindings");
   });
 
   test("reads multi-document YAML, a List, a ClusterRoleList and a top-level array alike", () => {
@@ -175,9 +175,9 @@ describe("warnings: what loads but grants nothing on a kubelet", () => {
     ],
     [
       "a rule in another API group or with verbs the kubelet never asks for",
-      `${ROLE}rules: [{apiGroups: [apps], resources: ["*"], verbs: [list, watch]}]`,
+      `${ROLE}rules: [{apiGroups: [apps], resources: ["*"], verbs: [bind, escalate]}]`,
       [
-        'p.yaml[0] ClusterRole scraper: rules[0]: Invalid value: this rule grants nothing on a kubelet: no verb the kubelet checks (get, create, update, patch, delete); no "" (core) API group, where nodes are',
+        'p.yaml[0] ClusterRole scraper: rules[0]: Invalid value: this rule grants nothing on a kubelet: no verb the kubelet checks (get, create, update, patch, delete, list, watch); no "" (core) API group, where nodes are',
       ],
     ],
     [

@@ -23,8 +23,21 @@ export const KUBELET_SUBRESOURCES = [
   "healthz",
   "configz",
 ];
-/** The verbs the kubelet asks for: its HTTP methods as API verbs. */
-export const KUBELET_VERBS = ["get", "create", "update", "patch", "delete"];
+/** The verbs the kubelet asks for: its HTTP methods as API verbs, and the Kubernetes API's list and watch. */
+export const KUBELET_VERBS = ["get", "create", "update", "patch", "delete", "list", "watch"];
+/** Core resources of the Kubernetes API slice the kubelet serves (lib/server/apiserver/), checked as kube-apiserver does. */
+export const API_RESOURCES = [
+  "pods",
+  "pods/status",
+  "pods/log",
+  "pods/exec",
+  "pods/attach",
+  "pods/portforward",
+  "events",
+  "namespaces",
+  "configmaps",
+  "secrets",
+];
 
 export interface Subject {
   kind: string;
@@ -329,7 +342,10 @@ function checkReach(rule: PolicyRule, path: string, issues: FieldIssue[]): void 
     issues.push({ path: at(path, field), type: "Invalid value", value: bad, detail, severity: "warning" });
   const kubeletResources = KUBELET_SUBRESOURCES.map((s) => `nodes/${s}`);
   const reaches = (r: string) =>
-    r === ALL || kubeletResources.includes(r) || (r.startsWith("*/") && KUBELET_SUBRESOURCES.includes(r.slice(2)));
+    r === ALL ||
+    kubeletResources.includes(r) ||
+    API_RESOURCES.includes(r) ||
+    (r.startsWith("*/") && KUBELET_SUBRESOURCES.includes(r.slice(2)));
   for (const [i, resource] of rule.resources.entries()) {
     if (reaches(resource)) continue;
     const listed = `the kubelet checks ${kubeletResources.join(", ")} (or "*")`;
