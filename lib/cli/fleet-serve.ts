@@ -82,7 +82,10 @@ export async function startFleetServer(client: EtcdClient, settings: FleetServeS
       clock: systemClock,
       validation: { allowPrivileged: settings.allowPrivileged, trustedSources: [] },
       maxBytes: DEFAULT_MAX_MANIFEST_BYTES,
-      writable: (pod) => pod.metadata.annotations?.[FLEET_PLACED] !== undefined,
+      refuseEdit: (pod) =>
+        pod.metadata.annotations?.[FLEET_PLACED] === undefined
+          ? `pod ${pod.metadata.namespace}/${pod.metadata.name} runs from node ${pod.spec.nodeName}'s own manifests (its files, URL or HTTP pushes), not a placement in etcd: fleet serve changes only pods placed with kubelet fleet apply or through this API; change it on the node`
+          : undefined,
     },
     [NODE_RESOURCES],
   );

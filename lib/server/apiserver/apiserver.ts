@@ -43,8 +43,8 @@ export interface ApiServerDeps {
   clock: Clock;
   validation: ValidationOptions & { strictManifests?: boolean };
   maxBytes: number;
-  /** The pods the API may change (default: those pushed over HTTP). */
-  writable?: (pod: Pod) => boolean;
+  /** Why the API may not change a pod (default: it changes only pods pushed over HTTP). */
+  refuseEdit?: (pod: Pod) => string | undefined;
 }
 
 export interface ApiServer {
@@ -87,7 +87,7 @@ export function createApiServer(
       clock: deps.clock,
       validation: deps.validation,
       maxBytes: deps.maxBytes,
-      ...(deps.writable ? { writable: deps.writable } : {}),
+      ...(deps.refuseEdit ? { refuseEdit: deps.refuseEdit } : {}),
     }),
   );
   for (const routes of extraRoutes) app.route("/", routes);

@@ -41,6 +41,19 @@ export function nodeUrl(node: V1Node, override?: string): string | undefined {
   return `https://${address.includes(":") ? `[${address}]` : address}:${port}`;
 }
 
+/** pods/exec's stream options (stdin, stdout, stderr, tty) → the kubelet's (input, output, error, tty), as
+ *  kube-apiserver's ExecLocation translates them; the command's arguments pass as they are. */
+const EXEC_PARAMS: Record<string, string> = { stdin: "input", stdout: "output", stderr: "error", tty: "tty" };
+
+function execQuery(c: Context): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of new URL(c.req.url).searchParams) {
+    if (key === "command") params.append(key, value);
+    else if (EXEC_PARAMS[key] && (value === "true" || value === "1")) params.set(EXEC_PARAMS[key]!, "1");
+  }
+  return `?${params}`;
+}
+
 export function createFleetProxyRoutes(deps: FleetProxyDeps): Hono {
   const { credentials } = deps;
   const headers = (): Record<string, string> =>
@@ -106,7 +119,7 @@ export function createFleetProxyRoutes(deps: FleetProxyDeps): Hono {
         `none of the requested subprotocols [${c.req.header("sec-websocket-protocol") ?? ""}] is supported: use ${CHANNEL_PROTOCOLS.join(" or ")}`,
       );
     const { url, path } = await target(c);
-    const upstreamUrl = `${url.replace(/^https/, "wss")}/exec/${path}${query(c)}`;
+    const upstreamUrl = `${url.replace(/^https/, "wss")}/exec/${path}${execQuery(c)}`;
     let upstream: WebSocket | undefined;
     const pending: Uint8Array[] = [];
     return upgradeToWebSocket(new Response("exec needs a WebSocket server: run the compiled binary", { status: 501 }), {

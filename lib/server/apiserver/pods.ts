@@ -79,8 +79,8 @@ export interface PodRoutesDeps {
   validation: ValidationOptions & { strictManifests?: boolean };
   /** Largest body, bytes (--max_manifest_bytes). */
   maxBytes: number;
-  /** The pods this API may change (default: those pushed over HTTP); fleet serve: the placed ones. */
-  writable?: (pod: Pod) => boolean;
+  /** Why the API may not change this pod, or undefined when it may (default: it may change pods pushed over HTTP). */
+  refuseEdit?: (pod: Pod) => string | undefined;
 }
 
 /** The bookkeeping annotations the kubelet stamps; a client's copy of them is dropped before a write. */
@@ -115,6 +115,7 @@ function editElsewhere(pod: Pod): string {
 export function createPodRoutes(deps: PodRoutesDeps): Hono {
   const app = new Hono();
   const { cache } = deps;
+  const refuseEdit = deps.refuseEdit ?? ((pod: Pod) => (owner(pod).source === "http" ? undefined : editElsewhere(pod)));
 
   const list = (c: Context, namespace: string | undefined) => {
     const q = (name: string) => c.req.query(name) ?? "";
@@ -260,8 +261,8 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
   /** The existing pod if this API may change it; 403 naming its source when another source owns it. */
   const ownedHere = (namespace: string, name: string): Pod | undefined => {
     const existing = cache.get(namespace, name);
-    const writable = deps.writable ?? ((pod: Pod) => owner(pod).source === "http");
-    if (existing && !writable(existing)) throw forbidden("pods", name, editElsewhere(existing));
+    const why = existing && refuseEdit(existing);
+    if (why) throw forbidden("pods", name, why);
     return existing;
   };
 
@@ -288,7 +289,7 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
     const object = parse(await body(c), false);
     const name = String((object.metadata as { name?: unknown } | undefined)?.name ?? "");
     const existing = cache.get(namespace, name);
-    if (existing) throw alreadyExists("pods", name, owner(existing).source === "http" ? "" : editElsewhere(existing));
+    if (existing) throw alreadyExists("pods", name, refuseEdit(existing) ?? "");
     const pod = toPod(c, object, namespace);
     return c.json(await store(c, pod, undefined), 201);
   });
