@@ -45,9 +45,9 @@ export function nodeUrl(node: V1Node, override?: string): string | undefined {
  *  kube-apiserver's ExecLocation translates them; the command's arguments pass as they are. */
 const EXEC_PARAMS: Record<string, string> = { stdin: "input", stdout: "output", stderr: "error", tty: "tty" };
 
-function execQuery(c: Context): string {
+export function execQuery(query: URLSearchParams): string {
   const params = new URLSearchParams();
-  for (const [key, value] of new URL(c.req.url).searchParams) {
+  for (const [key, value] of query) {
     if (key === "command") params.append(key, value);
     else if (EXEC_PARAMS[key] && (value === "true" || value === "1")) params.set(EXEC_PARAMS[key]!, "1");
   }
@@ -119,7 +119,7 @@ export function createFleetProxyRoutes(deps: FleetProxyDeps): Hono {
         `none of the requested subprotocols [${c.req.header("sec-websocket-protocol") ?? ""}] is supported: use ${CHANNEL_PROTOCOLS.join(" or ")}`,
       );
     const { url, path } = await target(c);
-    const upstreamUrl = `${url.replace(/^https/, "wss")}/exec/${path}${execQuery(c)}`;
+    const upstreamUrl = `${url.replace(/^https/, "wss")}/exec/${path}${execQuery(new URL(c.req.url).searchParams)}`;
     let upstream: WebSocket | undefined;
     const pending: Uint8Array[] = [];
     return upgradeToWebSocket(new Response("exec needs a WebSocket server: run the compiled binary", { status: 501 }), {
