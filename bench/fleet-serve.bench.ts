@@ -12,6 +12,7 @@ import { fleetKeys } from "../lib/node/status/fleet-reporter.ts";
 import { createEtcdClient } from "../lib/sources/etcd-client.ts";
 import { etcdPodKey } from "../lib/sources/etcd.ts";
 import { createTestCa } from "../lib/testing/certificates.ts";
+import { writeKubeconfig } from "../lib/testing/kubeconfig.ts";
 import { startEtcdCluster } from "../lib/testing/etcd-cluster.ts";
 import { KUBELET_BINARY } from "../lib/testing/services.ts";
 import { freePort, removeDir, tempDir } from "../test/e2e/harness.ts";
@@ -107,17 +108,7 @@ serve.stderr.on("data", (d) => (output += d));
 await until(() => output.includes("the fleet's API on"), 300_000);
 const startSeconds = (performance.now() - started) / 1000;
 const kubeconfig = join(dir, "kubeconfig");
-writeFileSync(
-  kubeconfig,
-  JSON.stringify({
-    apiVersion: "v1",
-    kind: "Config",
-    clusters: [{ name: "f", cluster: { server: `https://127.0.0.1:${port}`, "certificate-authority": ca.caFile } }],
-    users: [{ name: "u", user: { token: "bench-token-0123456789" } }],
-    contexts: [{ name: "f", context: { cluster: "f", user: "u" } }],
-    "current-context": "f",
-  }),
-);
+writeKubeconfig(kubeconfig, `https://127.0.0.1:${port}`, ca.caFile, "bench-token-0123456789");
 
 /** Wall seconds of each of CALLS runs of `command`, after checking the first one's output. */
 function timed(command: string[], check: (out: string) => void): number[] {

@@ -7,6 +7,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createTestCa } from "../../lib/testing/certificates.ts";
+import { writeKubeconfig } from "../../lib/testing/kubeconfig.ts";
 import { startEtcdCluster, type EtcdCluster } from "../../lib/testing/etcd-cluster.ts";
 import { freePortNumber } from "../../lib/testing/ports.ts";
 import { describeOnRuntimes, Kubelet, KubeletProcess, removeDir, tempDir, test, waitFor } from "./harness.ts";
@@ -99,19 +100,8 @@ spec:
       ...["--kubelet-certificate-authority", ca.caFile, "--kubelet-token-file", nodeToken],
       ...["--kubelet-address-override", "127.0.0.1"],
     ]);
-    const config = (token: string) =>
-      JSON.stringify({
-        apiVersion: "v1",
-        kind: "Config",
-        clusters: [
-          { name: "fleet", cluster: { server: `https://127.0.0.1:${port}`, "certificate-authority": ca.caFile } },
-        ],
-        users: [{ name: "user", user: { token } }],
-        contexts: [{ name: "fleet", context: { cluster: "fleet", user: "user" } }],
-        "current-context": "fleet",
-      });
-    writeFileSync(kubeconfig, config("admin-token-0123456789"));
-    writeFileSync(readerConfig, config("reader-token-0123456789"));
+    writeKubeconfig(kubeconfig, `https://127.0.0.1:${port}`, ca.caFile, "admin-token-0123456789");
+    writeKubeconfig(readerConfig, `https://127.0.0.1:${port}`, ca.caFile, "reader-token-0123456789");
     await waitFor("fleet serve listening", () => output().includes("the fleet's API on"), 30_000);
     await waitFor("both nodes registered", () => NODES.every((n) => kubectl(["get", "node", n]).code === 0), 60_000);
   }, 180_000);
