@@ -48,14 +48,14 @@ spec:
       image: ${services.busybox}
       command: ["sh", "-c", ${JSON.stringify(command)}]
 `;
-  /** The row kubectl get pods -A -o wide prints for a pod, once it is Running. */
+  /** The row kubectl get pods -A -o wide prints for a pod, once it is Running and ready (1/1). */
   const runningRow = (name: string) =>
     waitFor(
       `${name} Running in kubectl get pods -A -o wide`,
       () =>
         ok(["get", "pods", "-A", "-o", "wide"])
           .split("\n")
-          .find((l) => l.includes(` ${name} `) && / Running /.test(l)),
+          .find((l) => l.includes(` ${name} `) && / 1\/1\s+Running /.test(l)),
       90_000,
     );
 
