@@ -11,7 +11,7 @@ const dir = import.meta.dir;
 const filters = process.argv.slice(2);
 // Run alone, never in a full run: 1,000 hollow nodes take both cores for many minutes, so nothing beside them would
 // measure anything; its figures are a section of their own in results.md, below the marker.
-const RUN_ALONE = ["fleet-scale.bench.ts"];
+const RUN_ALONE = ["fleet-scale.bench.ts", "fleet-serve.bench.ts"];
 const benches = readdirSync(dir)
   .filter((f) => f.endsWith(".bench.ts"))
   .filter((f) => (filters.length === 0 ? !RUN_ALONE.includes(f) : filters.some((word) => f.includes(word))))

@@ -21,6 +21,7 @@ import { runtimeName } from "../platform/runtime.ts";
 import { buildInfo } from "../build-info.ts";
 import { closestName } from "../spelling.ts";
 import type { FleetSection } from "./fleet.ts";
+import { fleetServeOptions, fleetServeSettings } from "./fleet-serve-flags.ts";
 import { PLACEMENT_VERBS, placementOptions, placementRequest, runPlacement } from "./fleet-placement.ts";
 import { rolloutOptions, rolloutRequest } from "./fleet-rollout-flags.ts";
 import type { EtcdClient } from "../sources/etcd-client.ts";
@@ -255,12 +256,13 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   );
   placementOptions(fleet);
   rolloutOptions(fleet);
+  fleetServeOptions(fleet);
   fleet.action((section: string | undefined, names: string[], options) => {
     const chosen = section ?? "all";
     const placing = PLACEMENT_VERBS.includes(chosen);
-    if (!placing && !["all", "nodes", "pods", "events", "rollout", "cordon", "uncordon"].includes(chosen))
+    if (!placing && !["all", "nodes", "pods", "events", "rollout", "cordon", "uncordon", "serve"].includes(chosen))
       throw new UsageError(
-        `unknown fleet section "${chosen}": use nodes, pods, events, apply, delete, describe, rollout, cordon or uncordon`,
+        `unknown fleet section "${chosen}": use nodes, pods, events, apply, delete, describe, rollout, cordon, uncordon or serve`,
         fleet,
       );
     const etcd = resolve(
@@ -269,6 +271,13 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     );
     const settings = fleetEtcdSettings(etcd.config, env);
     if (!settings) throw new UsageError("fleet needs --etcd_servers, --etcd_config or ETCDCTL_ENDPOINTS", fleet);
+    if (chosen === "serve") {
+      const serving = fleetServeSettings(options, (message) => new UsageError(message, fleet));
+      result = withEtcd(settings, io, "cannot serve the fleet's API from etcd", async (client, signal) =>
+        (await import("./fleet-serve.ts")).fleetServe(client, serving, { out: io.stdout, signal }),
+      );
+      return;
+    }
     if (chosen === "cordon" || chosen === "uncordon") {
       if (names.length !== 1) throw new UsageError(`fleet ${chosen} needs one NODE`, fleet);
       result = withEtcd(settings, io, `cannot ${chosen} in etcd`, async (client) => {

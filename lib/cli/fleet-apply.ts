@@ -162,6 +162,12 @@ export async function fleetApply(
     );
     return 1;
   }
+  await placePods(pods, target, options);
+  return 0;
+}
+
+/** Places validated pods on `target` in one transaction (compare-and-swap on their placement records). */
+export async function placePods(pods: Pod[], target: PlacementTarget, options: PlacementOptions): Promise<void> {
   const plan = async (): Promise<Change> => {
     const change: Change = { changes: [], read: [], lines: [] };
     for (const pod of pods) {
@@ -184,7 +190,6 @@ export async function fleetApply(
     return change;
   };
   await commit(options, plan, podNames(pods.map((p) => p.metadata)));
-  return 0;
 }
 
 /** `"default/web", "default/db"`, as the Kubernetes API names objects in a conflict. */

@@ -3,6 +3,7 @@
 // switch. Passes the same contract suite as the real client.
 import { KubeletError } from "../api/types.ts";
 import type { FleetStore } from "../node/status/fleet-reporter.ts";
+import type { EtcdWatch, EtcdWatchHandlers } from "../sources/etcd-client.ts";
 
 export class FakeEtcd implements FleetStore {
   readonly data = new Map<string, { value: string; lease: string; modRevision: number }>();
@@ -21,8 +22,12 @@ export class FakeEtcd implements FleetStore {
   /** Expires a lease with every key on it, as etcd does when its TTL runs out. */
   expire(lease: string): void {
     this.leases.delete(lease);
-    for (const [key, entry] of this.data) if (entry.lease === lease) this.data.delete(key);
     this.revision++;
+    for (const [key, entry] of this.data)
+      if (entry.lease === lease) {
+        this.data.delete(key);
+        this.#notify(key);
+      }
   }
 
   /** Values under a prefix, parsed. */
@@ -30,7 +35,7 @@ export class FakeEtcd implements FleetStore {
     return new Map([...this.data].filter(([k]) => k.startsWith(prefix)).map(([k, v]) => [k, JSON.parse(v.value)]));
   }
 
-  async list(prefix: string) {
+  async list(prefix: string, _options?: { serializable?: boolean }) {
     this.#reachable();
     const entries = [...this.data.keys()]
       .filter((k) => k.startsWith(prefix))
@@ -39,9 +44,25 @@ export class FakeEtcd implements FleetStore {
     return { entries, revision: this.revision };
   }
 
+  /** Watchers of a prefix, told of every later put and delete under it (fleet serve's feeds). */
+  readonly #watchers = new Set<{ prefix: string; handlers: EtcdWatchHandlers }>();
+
+  async watch(target: { prefix: string }, _startRevision: number, handlers: EtcdWatchHandlers): Promise<EtcdWatch> {
+    this.#reachable();
+    const watcher = { prefix: target.prefix, handlers };
+    this.#watchers.add(watcher);
+    return { done: new Promise<void>(() => {}), cancel: async () => void this.#watchers.delete(watcher) };
+  }
+
+  #notify(key: string): void {
+    const stored = this.data.get(key);
+    for (const { prefix, handlers } of this.#watchers)
+      if (key.startsWith(prefix)) stored ? handlers.put({ key, ...stored }) : handlers.delete(key);
+  }
+
   async leaseTimeToLive(lease: string) {
     this.#reachable();
-    return this.leases.has(lease) ? { ttl: 5, granted: 5 } : undefined;
+    return this.leases.has(lease) ? { ttl: 40, granted: 40 } : undefined;
   }
 
   async get(key: string) {
@@ -57,6 +78,7 @@ export class FakeEtcd implements FleetStore {
     for (const { key, value } of changes) {
       if (value === undefined) this.data.delete(key);
       else this.data.set(key, { value, lease: lease ?? "0", modRevision: this.revision });
+      this.#notify(key);
     }
   }
 

@@ -5,6 +5,7 @@ import { Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { buildInfo } from "../../build-info.ts";
 import type { Clock } from "../../clock.ts";
+import type { Pod } from "../../api/types.ts";
 import type { ValidationOptions } from "../../api/validation.ts";
 import type { PushTarget } from "../push-routes.ts";
 import type { ServedGroupVersion } from "./api-resource.ts";
@@ -42,6 +43,8 @@ export interface ApiServerDeps {
   clock: Clock;
   validation: ValidationOptions & { strictManifests?: boolean };
   maxBytes: number;
+  /** Why the API may not change a pod (default: it changes only pods pushed over HTTP). */
+  refuseEdit?: (pod: Pod) => string | undefined;
 }
 
 export interface ApiServer {
@@ -73,6 +76,7 @@ export function createApiServer(
       clock: deps.clock,
       validation: deps.validation,
       maxBytes: deps.maxBytes,
+      ...(deps.refuseEdit ? { refuseEdit: deps.refuseEdit } : {}),
     }),
   );
   for (const routes of extraRoutes) app.route("/", routes);

@@ -79,6 +79,8 @@ export interface PodRoutesDeps {
   validation: ValidationOptions & { strictManifests?: boolean };
   /** Largest body, bytes (--max_manifest_bytes). */
   maxBytes: number;
+  /** Why the API may not change this pod, or undefined when it may (default: it may change pods pushed over HTTP). */
+  refuseEdit?: (pod: Pod) => string | undefined;
 }
 
 /** The bookkeeping annotations the kubelet stamps; a client's copy of them is dropped before a write. */
@@ -113,6 +115,7 @@ function editElsewhere(pod: Pod): string {
 export function createPodRoutes(deps: PodRoutesDeps): Hono {
   const app = new Hono();
   const { cache } = deps;
+  const refuseEdit = deps.refuseEdit ?? ((pod: Pod) => (owner(pod).source === "http" ? undefined : editElsewhere(pod)));
 
   const list = (c: Context, namespace: string | undefined) => {
     const q = (name: string) => c.req.query(name) ?? "";
@@ -258,7 +261,8 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
   /** The existing pod if this API may change it; 403 naming its source when another source owns it. */
   const ownedHere = (namespace: string, name: string): Pod | undefined => {
     const existing = cache.get(namespace, name);
-    if (existing && owner(existing).source !== "http") throw forbidden("pods", name, editElsewhere(existing));
+    const why = existing && refuseEdit(existing);
+    if (why) throw forbidden("pods", name, why);
     return existing;
   };
 
@@ -267,8 +271,9 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
     c.req.query("dryRun") === "All" || (Array.isArray(options?.dryRun) && options.dryRun.includes("All"));
 
   /** Hands the pod to the push source; answers the pod as the API serves it now. */
-  const store = (c: Context, pod: Pod, existing: Pod | undefined): Pod => {
-    if (!dryRun(c)) deps.push.merge("http", "ADD", [pod]);
+  const store = async (c: Context, pod: Pod, existing: Pod | undefined): Promise<Pod> => {
+    // Awaited: fleet serve's target (a promise) writes etcd, and a refused write is this request's error.
+    if (!dryRun(c)) await deps.push.merge("http", "ADD", [pod]);
     const now = cache.get(pod.metadata.namespace, pod.metadata.name);
     if (!dryRun(c) && now && now.metadata.annotations[ANNOTATION.hash] === pod.metadata.annotations[ANNOTATION.hash])
       return now;
@@ -284,9 +289,9 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
     const object = parse(await body(c), false);
     const name = String((object.metadata as { name?: unknown } | undefined)?.name ?? "");
     const existing = cache.get(namespace, name);
-    if (existing) throw alreadyExists("pods", name, owner(existing).source === "http" ? "" : editElsewhere(existing));
+    if (existing) throw alreadyExists("pods", name, refuseEdit(existing) ?? "");
     const pod = toPod(c, object, namespace);
-    return c.json(store(c, pod, undefined), 201);
+    return c.json(await store(c, pod, undefined), 201);
   });
 
   app.put("/api/v1/namespaces/:namespace/pods/:name", async (c) => {
@@ -297,7 +302,7 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
     const given = (object.metadata as { resourceVersion?: unknown } | undefined)?.resourceVersion;
     if (given !== undefined && given !== "" && given !== existing.metadata.resourceVersion)
       throw conflict("pods", name);
-    return c.json(store(c, toPod(c, object, namespace, name), existing));
+    return c.json(await store(c, toPod(c, object, namespace, name), existing));
   });
 
   app.patch("/api/v1/namespaces/:namespace/pods/:name", async (c) => {
@@ -317,11 +322,11 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
           fieldError("fieldManager", "Required value", undefined, "is required for apply patch"),
         ]);
       const pod = toPod(c, parse(text, true), namespace, name);
-      return c.json(store(c, pod, existing), existing ? 200 : 201);
+      return c.json(await store(c, pod, existing), existing ? 200 : 201);
     }
     if (!existing) throw notFound("pods", name);
     const patched = applyPatch(kind, existing, parseAny(text, false)) as Record<string, unknown>;
-    return c.json(store(c, toPod(c, patched, namespace, name), existing));
+    return c.json(await store(c, toPod(c, patched, namespace, name), existing));
   });
 
   app.delete("/api/v1/namespaces/:namespace/pods/:name", async (c) => {
@@ -330,7 +335,7 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
     const options = text.trim() ? (parse(text, false) as { dryRun?: unknown }) : {};
     const existing = ownedHere(namespace, name);
     if (!existing) throw notFound("pods", name);
-    if (!dryRun(c, options)) deps.push.merge("http", "REMOVE", [existing]);
+    if (!dryRun(c, options)) await deps.push.merge("http", "REMOVE", [existing]);
     const grace = existing.spec.terminationGracePeriodSeconds ?? 30;
     return c.json({
       ...existing,

@@ -20,6 +20,12 @@ export interface PodFeed {
   pods(): Pod[];
   version(): number;
   onChange(listener: () => void): () => void;
+  /**
+   * The version is a store's revision (etcd's), the same for every server reading that store: pods are stamped with
+   * the version they changed at instead of the cache's own counter, so a resourceVersion from one server resumes a
+   * watch on another (fleet serve behind a load balancer). Unset: the cache counts from the clock.
+   */
+  revisioned?: boolean;
 }
 
 export interface PodCacheOptions {
@@ -73,7 +79,9 @@ export function createPodCache(feed: PodFeed, deps: { clock: Clock }, options: P
   const historySize = options.historySize ?? 1000;
   // Versions start at the clock's milliseconds, so a restarted kubelet never reuses one a client still holds:
   // a watch resumed from before the restart is older than anything kept, and gets 410 Expired.
-  let revision = deps.clock.now();
+  let revision = feed.revisioned ? feed.version() : deps.clock.now();
+  /** The revision the next change is stamped with. */
+  const next = () => (feed.revisioned ? (revision = Math.max(revision, feed.version())) : ++revision);
   /** Events at or before this revision are no longer kept. */
   let compacted = revision;
   const entries = new Map<string, { pod: Pod; signature: string }>();
@@ -101,14 +109,14 @@ export function createPodCache(feed: PodFeed, deps: { clock: Clock }, options: P
       const entry = entries.get(key);
       if (entry?.signature === signature) continue;
       const created = entry?.pod.metadata.creationTimestamp ?? rfc3339(deps.clock.now());
-      const object = versioned(pod, ++revision, String(created));
+      const object = versioned(pod, next(), String(created));
       entries.set(key, { pod: object, signature });
       record(entry ? { type: "MODIFIED", object, previous: entry.pod, revision } : { type: "ADDED", object, revision });
     }
     for (const [key, entry] of entries) {
       if (seen.has(key)) continue;
       entries.delete(key);
-      const object = { ...entry.pod, metadata: { ...entry.pod.metadata, resourceVersion: String(++revision) } };
+      const object = { ...entry.pod, metadata: { ...entry.pod.metadata, resourceVersion: String(next()) } };
       record({ type: "DELETED", object, revision });
     }
   };

@@ -1,0 +1,101 @@
+import { describe, expect, test } from "bun:test";
+import { fleetKeys } from "../../node/status/fleet-reporter.ts";
+import { ETCD_DAEMONS, etcdPodKey } from "../../sources/etcd.ts";
+import type { EtcdClient } from "../../sources/etcd-client.ts";
+import { FakeEtcd } from "../../testing/fake-etcd.ts";
+import { FakeClock } from "../../testing/fake-clock.ts";
+import { createFleetPodFeed, FLEET_PLACED } from "./fleet-pods.ts";
+import { createPodCache } from "./watch.ts";
+
+const manifest = (name: string) =>
+  JSON.stringify({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name },
+    spec: { containers: [{ name: "app", image: "busybox" }] },
+  });
+const running = JSON.stringify({
+  phase: "Running",
+  containerStatuses: [{ name: "app", image: "busybox", ready: true }],
+});
+
+/** A fake etcd with nodes a and b registered. */
+async function fleet() {
+  const etcd = new FakeEtcd();
+  await etcd.apply([
+    { key: fleetKeys.node("a"), value: JSON.stringify({ metadata: { name: "a" } }) },
+    { key: fleetKeys.node("b"), value: JSON.stringify({ metadata: { name: "b" } }) },
+  ]);
+  const feed = createFleetPodFeed(etcd as unknown as EtcdClient);
+  return { etcd, feed };
+}
+
+describe("the fleet's pod feed", () => {
+  test("lists every node's pods with spec.nodeName, the placed manifest and the status the node reports", async () => {
+    const { etcd, feed } = await fleet();
+    await etcd.apply([
+      { key: etcdPodKey("a", "default", "web"), value: manifest("web") },
+      { key: fleetKeys.status("a", "default", "web"), value: running },
+      { key: fleetKeys.status("b", "kube-system", "static"), value: running },
+    ]);
+    await feed.start();
+    const pods = feed.pods().map((p) => [p.metadata.namespace, p.metadata.name, p.spec.nodeName, p.status?.phase]);
+    expect(pods.sort()).toEqual([
+      ["default", "web", "a", "Running"],
+      ["kube-system", "static", "b", "Running"],
+    ]);
+    const web = feed.pods().find((p) => p.metadata.name === "web")!;
+    expect(web.metadata.annotations[FLEET_PLACED]).toBe("default/web");
+    expect(web.spec.containers[0]!.image).toBe("busybox");
+    // A pod the node runs from its own files is served, but not as a placement the API may change.
+    const stat = feed.pods().find((p) => p.metadata.name === "static")!;
+    expect(stat.metadata.annotations[FLEET_PLACED]).toBeUndefined();
+    expect(stat.spec.containers.map((c) => c.name)).toEqual(["app"]);
+  });
+
+  test("a pod placed on every node is served once per node as <name>-<node>; one placed nowhere yet is Pending", async () => {
+    const { etcd, feed } = await fleet();
+    await etcd.apply([
+      { key: `${ETCD_DAEMONS}default/agent`, value: manifest("agent") },
+      { key: fleetKeys.status("a", "default", "agent"), value: running },
+      { key: fleetKeys.status("b", "default", "agent"), value: running },
+      { key: etcdPodKey("b", "default", "new"), value: manifest("new") },
+    ]);
+    await feed.start();
+    const names = feed.pods().map((p) => `${p.metadata.name}@${p.spec.nodeName}:${p.status?.phase}`);
+    expect(names.sort()).toEqual(["agent-a@a:Running", "agent-b@b:Running", "new@b:Pending"]);
+    expect(feed.pods().find((p) => p.metadata.name === "agent-a")!.metadata.annotations[FLEET_PLACED]).toBe(
+      "default/agent",
+    );
+  });
+
+  test("changes in etcd reach the feed through its watch, with etcd's revision as the version", async () => {
+    const { etcd, feed } = await fleet();
+    await feed.start();
+    let told = 0;
+    feed.onChange(() => told++);
+    expect(feed.pods()).toEqual([]);
+    await etcd.apply([{ key: fleetKeys.status("b", "default", "late"), value: running }]);
+    expect(told).toBe(1);
+    expect(feed.version()).toBe(etcd.revision);
+    expect(feed.pods().map((p) => p.metadata.name)).toEqual(["late"]);
+    await etcd.apply([{ key: fleetKeys.status("b", "default", "late") }]);
+    expect(feed.pods()).toEqual([]);
+    // Events, revisions and other records change nothing served.
+    await etcd.apply([{ key: fleetKeys.event("b", "default", "late.1"), value: "{}" }]);
+    expect(told).toBe(2);
+  });
+
+  test("the pod cache stamps the feed's pods with etcd revisions, so two servers agree on a resourceVersion", async () => {
+    const { etcd, feed } = await fleet();
+    await feed.start();
+    const other = createFleetPodFeed(etcd as unknown as EtcdClient);
+    await other.start();
+    const clocks = [new FakeClock(1_000), new FakeClock(9_000_000)];
+    const caches = [createPodCache(feed, { clock: clocks[0]! }), createPodCache(other, { clock: clocks[1]! })];
+    await etcd.apply([{ key: fleetKeys.status("a", "default", "web"), value: running }]);
+    const versions = caches.map((cache) => cache.get("default", "web")!.metadata.resourceVersion);
+    expect(versions).toEqual([String(etcd.revision), String(etcd.revision)]);
+    expect(caches[0]!.list().revision).toBe(etcd.revision);
+  });
+});

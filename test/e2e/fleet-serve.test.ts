@@ -1,0 +1,173 @@
+// `kubelet fleet serve` end to end: two compiled kubelets in fleet mode on a three-member etcd (one host, two node
+// names), the compiled fleet serve over TLS in front of it, and the machine's kubectl and the Python client
+// against that: every node's pods and the nodes, a pod applied with spec.nodeName landing on that node and
+// deleted, kubectl logs and exec proxied to the pod's node, RBAC refusing a reader's write.
+import { afterAll, beforeAll, expect } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createTestCa } from "../../lib/testing/certificates.ts";
+import { writeKubeconfig } from "../../lib/testing/kubeconfig.ts";
+import { startEtcdCluster, type EtcdCluster } from "../../lib/testing/etcd-cluster.ts";
+import { freePortNumber } from "../../lib/testing/ports.ts";
+import { describeOnRuntimes, Kubelet, KubeletProcess, removeDir, tempDir, test, waitFor } from "./harness.ts";
+
+const KUBECTL = "/usr/bin/kubectl";
+const PYTHON = "/usr/bin/python3";
+const NODES = ["e2e-fs-a", "e2e-fs-b"];
+const version = spawnSync(KUBECTL, ["version", "--client"], { encoding: "utf8" });
+console.log(`kubectl under test (${KUBECTL}):\n${version.stdout}${version.stderr}`);
+
+describeOnRuntimes("kubectl against kubelet fleet serve", (services, rt) => {
+  const dir = tempDir("fleet-serve");
+  const kubeconfig = join(dir, "kubeconfig");
+  const readerConfig = join(dir, "reader-kubeconfig");
+  let cluster: EtcdCluster;
+  let serve: KubeletProcess | undefined;
+  const output = () => serve?.output ?? "";
+  const kubelets: Kubelet[] = [];
+
+  const kubectl = (args: string[], input?: string, config = kubeconfig) => {
+    const r = spawnSync(KUBECTL, ["--kubeconfig", config, ...args], { encoding: "utf8", input, timeout: 30_000 });
+    return { code: r.status, out: r.stdout, err: r.stderr };
+  };
+  const ok = (args: string[], input?: string) => {
+    const r = kubectl(args, input);
+    if (r.code !== 0)
+      throw new Error(`kubectl ${args.join(" ")} exited ${r.code}: ${r.err}\n--- fleet serve:\n${output()}`);
+    return r.out;
+  };
+  const pod = (name: string, node: string, command: string) => `apiVersion: v1
+kind: Pod
+metadata: { name: ${name} }
+spec:
+  nodeName: ${node}
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: main
+      image: ${services.busybox}
+      command: ["sh", "-c", ${JSON.stringify(command)}]
+`;
+  /** The row kubectl get pods -A -o wide prints for a pod, once it is Running and ready (1/1). */
+  const runningRow = (name: string) =>
+    waitFor(
+      `${name} Running in kubectl get pods -A -o wide`,
+      () =>
+        ok(["get", "pods", "-A", "-o", "wide"])
+          .split("\n")
+          .find((l) => l.includes(` ${name} `) && / 1\/1\s+Running /.test(l)),
+      90_000,
+    );
+
+  beforeAll(async () => {
+    mkdirSync(dir, { recursive: true });
+    cluster = await startEtcdCluster(3);
+    const ca = createTestCa(dir, "fleet-ca");
+    const serving = ca.server("kubelet", { ips: ["127.0.0.1"], dns: ["localhost"] });
+    // One admin token for both kubelets: the credential fleet serve shows them.
+    const nodeToken = join(dir, "node-token");
+    writeFileSync(nodeToken, "fleet-serve-node-token-0123456789\n", { mode: 0o600 });
+    for (const node of NODES) {
+      const rootDir = join(dir, node);
+      const manifests = join(dir, `${node}-manifests`);
+      mkdirSync(manifests, { recursive: true });
+      const kubelet = new Kubelet(
+        [
+          ...rt.runFlags(manifests, rootDir),
+          ...["--etcd_servers", cluster.endpoints.join(","), "--hostname_override", node],
+          ...["--tls_cert_file", serving.certFile, "--tls_private_key_file", serving.keyFile],
+          ...["--admin_token_file", nodeToken, "--sync_frequency", "2s", "--node_status_update_frequency", "1s"],
+          ...["--node_lease_duration", "10s"],
+        ],
+        await freePortNumber(),
+      );
+      kubelets.push(kubelet);
+    }
+    const tokens = join(dir, "tokens.csv");
+    writeFileSync(
+      tokens,
+      'admin-token-0123456789,admin,admin,"system:masters"\nreader-token-0123456789,reader,reader,"pod-readers"\n',
+    );
+    const fleetCert = ca.server("fleet-serve", { ips: ["127.0.0.1"], dns: ["localhost"] });
+    const port = await freePortNumber();
+    serve = new KubeletProcess([
+      "fleet",
+      "serve",
+      ...["--etcd-servers", cluster.endpoints.join(","), "--secure-port", String(port)],
+      ...["--tls-cert-file", fleetCert.certFile, "--tls-private-key-file", fleetCert.keyFile],
+      ...["--token-auth-file", tokens, "--authorization-mode", "RBAC"],
+      ...["--authorization-policy-file", join(import.meta.dir, "../../testdata/rbac/pod-reader.yaml")],
+      ...["--kubelet-certificate-authority", ca.caFile, "--kubelet-token-file", nodeToken],
+      ...["--kubelet-address-override", "127.0.0.1"],
+    ]);
+    writeKubeconfig(kubeconfig, `https://127.0.0.1:${port}`, ca.caFile, "admin-token-0123456789");
+    writeKubeconfig(readerConfig, `https://127.0.0.1:${port}`, ca.caFile, "reader-token-0123456789");
+    await waitFor("fleet serve listening", () => output().includes("the fleet's API on"), 30_000);
+    await waitFor("both nodes registered", () => NODES.every((n) => kubectl(["get", "node", n]).code === 0), 60_000);
+  }, 180_000);
+
+  afterAll(async () => {
+    await serve?.stop();
+    await Promise.all(kubelets.map((k) => k.stop("SIGTERM")));
+    await rt.removePods("fs-web-a", "fs-web-b");
+    await cluster?.stop();
+    removeDir(dir);
+  });
+
+  test("get nodes lists both nodes Ready, from their records and leases in etcd", () => {
+    const out = ok(["get", "nodes"]);
+    for (const node of NODES) expect(out).toMatch(new RegExp(`^${node}\\s+Ready\\s`, "m"));
+  });
+
+  test("apply -f of a pod with spec.nodeName runs it on that node, and get pods -A -o wide shows every node's pods", async () => {
+    expect(ok(["apply", "-f", "-"], pod("fs-web-a", NODES[0]!, "echo hello from a; sleep 3600"))).toContain(
+      "pod/fs-web-a created",
+    );
+    expect(ok(["apply", "-f", "-"], pod("fs-web-b", NODES[1]!, "echo hello from b; sleep 3600"))).toContain(
+      "pod/fs-web-b created",
+    );
+    const a = await runningRow("fs-web-a");
+    const b = await runningRow("fs-web-b");
+    expect(a).toMatch(new RegExp(`^default\\s+fs-web-a\\s+1/1\\s+Running\\s.*\\s${NODES[0]}\\s`));
+    expect(b).toMatch(new RegExp(`^default\\s+fs-web-b\\s+1/1\\s+Running\\s.*\\s${NODES[1]}\\s`));
+  }, 150_000);
+
+  test("kubectl logs and exec reach the pod's node through fleet serve", async () => {
+    await runningRow("fs-web-b");
+    await waitFor("the log line", () => ok(["logs", "fs-web-b"]).includes("hello from b"), 30_000);
+    expect(ok(["exec", "fs-web-b", "--", "sh", "-c", "echo exec on $(hostname) ok"])).toContain("ok");
+  }, 120_000);
+
+  test("a reader may list pods but not delete them (RBAC as a node's), and a wrong token is 401", () => {
+    expect(kubectl(["get", "pods", "-A"], undefined, readerConfig).out).toContain("fs-web-a");
+    const refused = kubectl(["delete", "pod", "fs-web-a"], undefined, readerConfig);
+    expect(refused.err).toContain('pods "fs-web-a" is forbidden: User "reader" cannot delete resource "pods"');
+    const stranger = kubectl(["get", "pods", "--token", "not-a-token"]);
+    expect(stranger.err).toContain("error: You must be logged in to the server (Unauthorized)");
+  });
+
+  test("the Python client lists every node's pods through fleet serve", () => {
+    const script = `
+import json
+from kubernetes import client, config
+config.load_kube_config(config_file=${JSON.stringify(kubeconfig)})
+pods = client.CoreV1Api().list_pod_for_all_namespaces()
+print(json.dumps(sorted([[p.metadata.name, p.spec.node_name] for p in pods.items])))
+`;
+    const run = spawnSync(PYTHON, ["-c", script], { encoding: "utf8", timeout: 30_000 });
+    expect(run.stderr).toBe("");
+    const rows = JSON.parse(run.stdout) as string[][];
+    expect(rows).toContainEqual(["fs-web-a", NODES[0]!]);
+    expect(rows).toContainEqual(["fs-web-b", NODES[1]!]);
+  });
+
+  test("delete removes the pod from its node", async () => {
+    expect(ok(["delete", "pod", "fs-web-a", "--wait=false"])).toContain('pod "fs-web-a" deleted');
+    await waitFor("fs-web-a gone", () => !ok(["get", "pods", "-A"]).includes("fs-web-a"), 60_000);
+    await waitFor(
+      "fs-web-a's container stopped",
+      async () => (await rt.running("fs-web-a", "main")) === undefined,
+      30_000,
+    );
+  }, 90_000);
+});
