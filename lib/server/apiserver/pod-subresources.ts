@@ -28,14 +28,6 @@ export const POD_SUBRESOURCES: APIResource[] = [
   },
 ];
 
-/** The verb an authorizer checks for a subresource request, as kube-apiserver with websocket upgrades checks it. */
-export const POD_SUBRESOURCE_VERBS: Record<string, string> = {
-  log: "get",
-  exec: "create",
-  attach: "create",
-  portforward: "create",
-};
-
 /** Go's strconv.ParseBool, which metav1's parameter codec reads booleans with (Python's client sends "False"). */
 const BOOLEANS: Record<string, boolean> = Object.fromEntries([
   ...["1", "t", "T", "TRUE", "true", "True"].map((v) => [v, true]),

@@ -28,6 +28,15 @@ test.each([
   ["DELETE", "/api/v1/namespaces/default/pods/web", "delete /v1 ns=default pods name=web"],
   ["DELETE", "/api/v1/namespaces/default/pods", "deletecollection /v1 ns=default pods name="],
   ["POST", "/api/v1/namespaces/default/pods/web/exec", "create /v1 ns=default pods/exec name=web"],
+  // WebSocket upgrades (GET) of the streaming subresources are authorized as create, as kube-apiserver 1.30+.
+  ["GET", "/api/v1/namespaces/default/pods/web/exec?command=sh", "create /v1 ns=default pods/exec name=web"],
+  ["GET", "/api/v1/namespaces/default/pods/web/attach", "create /v1 ns=default pods/attach name=web"],
+  [
+    "GET",
+    "/api/v1/namespaces/default/pods/web/portforward?ports=80",
+    "create /v1 ns=default pods/portforward name=web",
+  ],
+  ["GET", "/api/v1/namespaces/default/pods/web/log", "get /v1 ns=default pods/log name=web"],
   ["GET", "/api/v1/namespaces/kube-system", "get /v1 ns=kube-system namespaces name=kube-system"],
   ["GET", "/api/v1/nodes/n1", "get /v1 ns= nodes name=n1"],
   ["GET", "/apis/metrics.k8s.io/v1beta1/namespaces/a/pods", "list metrics.k8s.io/v1beta1 ns=a pods name="],

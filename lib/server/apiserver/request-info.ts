@@ -26,6 +26,9 @@ export function isApiServerPath(path: string): boolean {
   return isApiPath(path) || path === "/version" || path === "/openapi" || path.startsWith("/openapi/");
 }
 
+/** The pod subresources that open a stream into the pod (log, a read, is not one). */
+const STREAMING_SUBRESOURCES = new Set(["exec", "attach", "portforward"]);
+
 const VERBS: Record<string, string> = {
   POST: "create",
   GET: "get",
@@ -79,6 +82,9 @@ export function requestInfo(method: string, path: string, query: URLSearchParams
     }
   }
   const [resource = "", name = "", subresource = ""] = parts;
+  // exec, attach and portforward start a process or a connection: a WebSocket upgrade (a GET) is authorized as
+  // create, as kube-apiserver does since AuthorizePodWebsocketUpgradeCreatePermission (1.30).
+  if (verb === "get" && resource === "pods" && STREAMING_SUBRESOURCES.has(subresource)) verb = "create";
   if (verb === "get" || verb === "delete") {
     if (name === "") verb = verb === "get" ? "list" : "deletecollection";
   }
