@@ -12,6 +12,7 @@ import { DEFAULT_CONFIG } from "../config/config-types.ts";
 import { serve } from "../platform/serve.ts";
 import { forbiddenRequest, isApiError } from "../server/apiserver/api-status.ts";
 import { createApiServer } from "../server/apiserver/apiserver.ts";
+import { createFleetEventRoutes } from "../server/apiserver/fleet-events.ts";
 import { createFleetNodeRoutes } from "../server/apiserver/fleet-nodes.ts";
 import { createFleetPodFeed, FLEET_PLACED } from "../server/apiserver/fleet-pods.ts";
 import { createFleetProxyRoutes, type KubeletClientCredentials } from "../server/apiserver/fleet-proxy.ts";
@@ -97,10 +98,8 @@ export async function startFleetServer(client: EtcdClient, settings: FleetServeS
   });
   app.use("*", guard(auth));
   // Nodes and the proxy before the pods: their errors are answered here, the pods' by the API's own handler.
-  app.route(
-    "/",
-    createFleetNodeRoutes({ client, now: () => systemClock.now(), graceMs: settings.nodeMonitorGracePeriodMs }),
-  );
+  app.route("/", createFleetNodeRoutes({ client, clock: systemClock, graceMs: settings.nodeMonitorGracePeriodMs }));
+  app.route("/", createFleetEventRoutes({ client, clock: systemClock }));
   app.route(
     "/",
     createFleetProxyRoutes({

@@ -364,6 +364,10 @@ export function createEtcdClient(options: EtcdClientOptions): EtcdClient {
           current.on("connected", () => handlers.connected?.(Number(current.lastRevision())));
           current.on("end", resolve);
           current.on("error", (error) => {
+            // etcd cancels a watch of a compacted revision with compact_revision set and no reason, which etcd3
+            // does not pass on: said here, so a caller can tell it from a lost watch (fleet serve answers 410).
+            if (/^Watcher canceled: $/.test(error.message))
+              return reject(new Error(`watching ${what}: mvcc: required revision has been compacted`));
             if (cancelled || !staleToken(error)) return reject(explain(error, `watching ${what}`, options));
             // etcd forgot the login (it restarted) and refused the resumed watch: etcd3 keeps its watch stream
             // on the old token for good, so a new client logs in again and the watch goes on from where it was.

@@ -47,8 +47,28 @@ export class FakeEtcd implements FleetStore {
   /** Watchers of a prefix, told of every later put and delete under it (fleet serve's feeds). */
   readonly #watchers = new Set<{ prefix: string; handlers: EtcdWatchHandlers }>();
 
-  async watch(target: { prefix: string }, _startRevision: number, handlers: EtcdWatchHandlers): Promise<EtcdWatch> {
+  /** Every change since the last compaction, so a watch from a past revision is replayed as etcd replays it. */
+  readonly #history: Array<{
+    key: string;
+    revision: number;
+    stored?: { value: string; lease: string; modRevision: number };
+  }> = [];
+  /** Revisions at or below this are compacted: a watch from one is refused, as etcd refuses it. */
+  compacted = 0;
+
+  /** Drops the history up to `revision`, as `etcdctl compact` does. */
+  compact(revision: number): void {
+    this.compacted = revision;
+    while (this.#history.length && this.#history[0]!.revision <= revision) this.#history.shift();
+  }
+
+  async watch(target: { prefix: string }, startRevision: number, handlers: EtcdWatchHandlers): Promise<EtcdWatch> {
     this.#reachable();
+    if (startRevision > 0 && startRevision <= this.compacted)
+      throw new Error("etcdserver: mvcc: required revision has been compacted");
+    for (const { key, revision, stored } of this.#history)
+      if (revision >= startRevision && key.startsWith(target.prefix))
+        stored ? handlers.put({ key, ...stored }) : handlers.delete(key);
     const watcher = { prefix: target.prefix, handlers };
     this.#watchers.add(watcher);
     return { done: new Promise<void>(() => {}), cancel: async () => void this.#watchers.delete(watcher) };
@@ -56,6 +76,7 @@ export class FakeEtcd implements FleetStore {
 
   #notify(key: string): void {
     const stored = this.data.get(key);
+    this.#history.push({ key, revision: this.revision, stored: stored && { ...stored } });
     for (const { prefix, handlers } of this.#watchers)
       if (key.startsWith(prefix)) stored ? handlers.put({ key, ...stored }) : handlers.delete(key);
   }

@@ -9,16 +9,19 @@ import type { V1Node } from "../../api/types.ts";
 import { fleetKeys } from "../../node/status/fleet-reporter.ts";
 import type { EtcdClient, EtcdEntry } from "../../sources/etcd-client.ts";
 import { httpError } from "../server-support.ts";
+import type { Clock } from "../../clock.ts";
+import { streamEtcdWatch } from "./fleet-watch.ts";
 import { fieldSelector, labelSelector, select } from "./list-selectors.ts";
 import { NODE_PRINTER } from "./nodes.ts";
+import { isTrue } from "./request-info.ts";
 import { respond, rfc3339 } from "./table-print.ts";
 
 /** The node lifecycle controller's default grace period (kube-controller-manager --node-monitor-grace-period). */
 export const DEFAULT_NODE_GRACE_MS = 40_000;
 
 export interface FleetNodeRoutesDeps {
-  client: Pick<EtcdClient, "list" | "get" | "leaseTimeToLive">;
-  now: () => number;
+  client: Pick<EtcdClient, "list" | "get" | "leaseTimeToLive" | "watch">;
+  clock: Clock;
   /** A node whose lease was last renewed longer ago than this is Ready=Unknown. */
   graceMs?: number;
 }
@@ -55,7 +58,7 @@ export function createFleetNodeRoutes(deps: FleetNodeRoutesDeps): Hono {
   const served = async (entry: EtcdEntry) => {
     const lease =
       entry.lease !== "0" ? await deps.client.leaseTimeToLive(entry.lease).catch(() => undefined) : undefined;
-    return fleetNode(entry, lease ? lease.granted - lease.ttl : undefined, graceMs, deps.now());
+    return fleetNode(entry, lease ? lease.granted - lease.ttl : undefined, graceMs, deps.clock.now());
   };
   const fields = {
     "metadata.name": (n: V1Node) => n.metadata?.name,
@@ -65,14 +68,34 @@ export function createFleetNodeRoutes(deps: FleetNodeRoutesDeps): Hono {
   app.get("/api/v1/nodes", async (c) => {
     const byField = fieldSelector(c.req.query("fieldSelector"), fields);
     const byLabel = labelSelector<V1Node>(c.req.query("labelSelector"));
-    const { entries, revision } = await deps.client.list(fleetKeys.nodes);
-    const nodes = (await Promise.all(entries.map(served))).sort((a, b) =>
-      a.metadata.name.localeCompare(b.metadata.name),
-    );
-    return respond(c, NODE_PRINTER, select(nodes, byField, byLabel), {
+    const list = async () => {
+      const { entries, revision } = await deps.client.list(fleetKeys.nodes);
+      const nodes = (await Promise.all(entries.map(served))).sort((a, b) =>
+        a.metadata.name.localeCompare(b.metadata.name),
+      );
+      return { objects: select(nodes, byField, byLabel), revision };
+    };
+    // A node's record is written on its lease: the lease's expiry deletes it (DELETED), a new record or a
+    // status report changes it (ADDED, MODIFIED).
+    if (isTrue(c.req.query("watch")))
+      return streamEtcdWatch(c, {
+        client: deps.client,
+        clock: deps.clock,
+        kind: "Node",
+        prefix: fleetKeys.nodes,
+        printer: NODE_PRINTER,
+        list,
+        decode: served,
+        gone: (key) =>
+          ({ apiVersion: "v1", kind: "Node", metadata: { name: key.slice(fleetKeys.nodes.length) } }) as ServedNode,
+        keyOf: (node) => fleetKeys.node(node.metadata.name),
+        matches: (node) => select([node], byField, byLabel).length === 1,
+      });
+    const { objects, revision } = await list();
+    return respond(c, NODE_PRINTER, objects, {
       listKind: "NodeList",
       resourceVersion: String(revision),
-      now: deps.now(),
+      now: deps.clock.now(),
     });
   });
   for (const path of ["/api/v1/nodes/:name", "/api/v1/nodes/:name/status"])
@@ -80,7 +103,7 @@ export function createFleetNodeRoutes(deps: FleetNodeRoutesDeps): Hono {
       const name = c.req.param("name") ?? "";
       const { entry } = await deps.client.get(fleetKeys.node(name));
       if (!entry) throw httpError(404, `nodes "${name}" not found`);
-      return respond(c, NODE_PRINTER, await served(entry), { listKind: "NodeList", now: deps.now() });
+      return respond(c, NODE_PRINTER, await served(entry), { listKind: "NodeList", now: deps.clock.now() });
     });
   return app;
 }
