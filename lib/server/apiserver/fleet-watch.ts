@@ -8,7 +8,8 @@ import { longLived } from "../../platform/long-lived.ts";
 import type { EtcdClient, EtcdEntry, EtcdWatch } from "../../sources/etcd-client.ts";
 import { badRequest, expired } from "./api-status.ts";
 import { isTrue } from "./request-info.ts";
-import { toTable, wantsTable, type ApiObject, type Printer } from "./table-print.ts";
+import { toTable, type ApiObject, type Printer } from "./table-print.ts";
+import { wantsTable } from "./table.ts";
 import { BOOKMARK_INTERVAL_MS } from "./watch-stream.ts";
 
 /** A resource whose objects are etcd keys under one prefix. */

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { age, humanDuration, rfc3339, toTable, wantsTable } from "./table-print.ts";
+import { age, rfc3339, toTable } from "./table-print.ts";
+import { humanDuration, wantsTable } from "./table.ts";
 
 describe("humanDuration", () => {
   test("prints ages as apimachinery's HumanDuration does", () => {

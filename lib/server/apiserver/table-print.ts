@@ -2,6 +2,7 @@
 // column (kubectl hides priority > 0 without -o wide), the row's object as PartialObjectMetadata by default, and the
 // ages in apimachinery's HumanDuration; plus the List or Table answer a GET of a collection gets.
 import type { Context } from "hono";
+import { humanDuration, wantsTable } from "./table.ts";
 
 /** metav1.TableColumnDefinition. */
 export interface TableColumn {
@@ -45,30 +46,6 @@ export interface ServedMeta {
 /** An object as the API serves it: what a Table row needs of it. */
 export interface ApiObject {
   metadata?: object;
-}
-
-/** Whether the Accept header asks for a Table (kubectl get: `application/json;as=Table;v=v1;g=meta.k8s.io`). */
-export function wantsTable(accept: string | undefined): boolean {
-  return (accept ?? "").split(",").some((part) => /;\s*as=Table\b/.test(part));
-}
-
-/** apimachinery's duration.HumanDuration: `45s`, `3m12s`, `5h2m`, `9d`, `2y30d`. */
-export function humanDuration(ms: number): string {
-  const seconds = Math.floor(ms / 1000);
-  if (seconds < -1) return "<invalid>";
-  if (seconds < 0) return "0s";
-  if (seconds < 120) return `${seconds}s`;
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
-  if (minutes < 180) return `${minutes}m`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`;
-  if (hours < 48) return `${hours}h`;
-  if (hours < 24 * 8) return hours % 24 === 0 ? `${hours / 24}d` : `${Math.floor(hours / 24)}d${hours % 24}h`;
-  const days = Math.floor(hours / 24);
-  if (hours < 24 * 365 * 2) return `${days}d`;
-  if (hours < 24 * 365 * 8) return days % 365 === 0 ? `${days / 365}y` : `${Math.floor(days / 365)}y${days % 365}d`;
-  return `${Math.floor(days / 365)}y`;
 }
 
 /** metav1.Time's form, RFC 3339 to the second: `2026-01-01T00:00:00Z`. */
