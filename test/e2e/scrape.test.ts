@@ -185,14 +185,16 @@ ${job("kubelet", "/metrics")}${job("cadvisor", "/metrics/cadvisor")}${job("resou
           const [up, cadvisor, resource, running] = await Promise.all([
             query('min(up{job=~"kubelet|cadvisor|resource|probes"})'),
             query('container_cpu_usage_seconds_total{job="cadvisor",pod="e2e-scrape",container="app"}'),
-            query('rate(container_cpu_usage_seconds_total{job="resource",pod="e2e-scrape",container="app"}[5s])'),
+            // The endpoint serves the last cgroup read (up to 10 s old, with its own timestamp) as cAdvisor serves its
+            // last housekeeping: a rate needs a window holding two reads.
+            query('rate(container_cpu_usage_seconds_total{job="resource",pod="e2e-scrape",container="app"}[30s])'),
             query('kubelet_running_pods{job="kubelet"}'),
           ]);
           return up[0]?.value[1] === "1" && cadvisor.length === 1 && resource.length === 1 && running.length === 1
             ? { cadvisor, resource, running }
             : undefined;
         },
-        40_000,
+        70_000,
       ).catch((error: Error) => {
         throw new Error(`${error.message}\n--- prometheus:\n${output.slice(-3000)}`);
       });
@@ -202,7 +204,7 @@ ${job("kubelet", "/metrics")}${job("cadvisor", "/metrics/cadvisor")}${job("resou
     } finally {
       prometheus.kill("SIGKILL");
     }
-  }, 60_000);
+  }, 100_000);
 
   test("the Python client deserialises /pods as a V1PodList with phase, conditions and container states", async () => {
     const k = await started();
