@@ -5,6 +5,7 @@
 import { Hono, type Context } from "hono";
 import type { Pod } from "../../api/types.ts";
 import { httpError } from "../server-support.ts";
+import { parseBool } from "./request-info.ts";
 import type { APIResource } from "./api-resource.ts";
 
 export interface PodSubresourceDeps {
@@ -28,17 +29,11 @@ export const POD_SUBRESOURCES: APIResource[] = [
   },
 ];
 
-/** Go's strconv.ParseBool, which metav1's parameter codec reads booleans with (Python's client sends "False"). */
-const BOOLEANS: Record<string, boolean> = Object.fromEntries([
-  ...["1", "t", "T", "TRUE", "true", "True"].map((v) => [v, true]),
-  ...["0", "f", "F", "FALSE", "false", "False"].map((v) => [v, false]),
-]);
-
 /** The query's boolean (absent: false); a 400 naming the field otherwise. */
 function flag(c: Context, name: string): boolean {
   const value = c.req.query(name);
   if (value === undefined || value === "") return false;
-  const parsed = BOOLEANS[value];
+  const parsed = parseBool(value);
   if (parsed === undefined) throw httpError(400, `${name}: Invalid value: "${value}": must be true or false`);
   return parsed;
 }

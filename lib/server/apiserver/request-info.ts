@@ -111,7 +111,14 @@ export function requestInfo(method: string, path: string, query: URLSearchParams
   };
 }
 
-/** A boolean query parameter as Go's strconv.ParseBool reads it (the Python client sends `watch=True`). */
+/** Go's strconv.ParseBool, which metav1's parameter codec reads booleans with (Python's client sends "True"/"False"). */
+export function parseBool(value: string): boolean | undefined {
+  if (["1", "t", "T", "TRUE", "true", "True"].includes(value)) return true;
+  if (["0", "f", "F", "FALSE", "false", "False"].includes(value)) return false;
+  return undefined;
+}
+
+/** A boolean query parameter as Go's strconv.ParseBool reads it; absent or unparsable is false. */
 export function isTrue(value: string | null | undefined): boolean {
-  return value !== null && value !== undefined && ["1", "t", "T", "TRUE", "true", "True"].includes(value);
+  return value !== null && value !== undefined && parseBool(value) === true;
 }
