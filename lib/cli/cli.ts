@@ -401,17 +401,19 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     .option("--tail <lines>", "Lines from the end (-1: all)", { default: -1 })
     .option("--timestamps", "Prefix each line with its time")
     .option("--port <value>", "The local kubelet's port (default: the configuration's)")
-    .option("--root-dir <value>", "Where the admin token is (default: the configuration's)");
+    .option("--root-dir <value>", "Where the admin token is (default: the configuration's)")
+    .option("--certificate-authority <path>", "The CA that signs the serving certificate, when it is not self-signed");
   logs.action(async (pod: string, options) => {
     const { config } = resolve(options, logs, false);
     const { createStreamClient } = await import("./stream-client.ts");
+    const client = await createStreamClient(config, certificateAuthority(options));
     const { logsCommand } = await import("./logs.ts");
     const tail = Number(options.tail);
     if (!Number.isInteger(tail))
       throw new UsageError(`--tail must be a whole number of lines, got "${options.tail}"`, logs);
     const yes = (value: unknown) => value === true || value === "true";
     result = logsCommand(
-      createStreamClient(config),
+      client,
       {
         pod,
         namespace: String(options.namespace),
@@ -429,10 +431,12 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   )
     .option("-n, --namespace <namespace>", "The pod's namespace", { default: "default" })
     .option("--port <value>", "The local kubelet's port (default: the configuration's)")
-    .option("--root-dir <value>", "Where the admin token is (default: the configuration's)");
+    .option("--root-dir <value>", "Where the admin token is (default: the configuration's)")
+    .option("--certificate-authority <path>", "The CA that signs the serving certificate, when it is not self-signed");
   forward.action(async (pod: string, ports: string[], options) => {
     const { config } = resolve(options, forward, false);
     const { createStreamClient } = await import("./stream-client.ts");
+    const client = await createStreamClient(config, certificateAuthority(options));
     const { parsePortPairs, portForwardCommand } = await import("./port-forward.ts");
     const pairs = parsePortPairs(ports);
     if (typeof pairs === "string") throw new UsageError(pairs, forward);
@@ -440,7 +444,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     const onSignal = () => stop.abort();
     process.once("SIGTERM", onSignal).once("SIGINT", onSignal);
     result = portForwardCommand(
-      createStreamClient(config),
+      client,
       { pod, namespace: String(options.namespace), ports: pairs, signal: stop.signal },
       { out: io.stdout, err: io.stderr },
     ).finally(() => process.off("SIGTERM", onSignal).off("SIGINT", onSignal));
@@ -456,17 +460,19 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     .option("-i, --stdin", "Pass standard input to the command")
     .option("-t, --tty", "Stdin is a terminal (with -i: raw mode, and the window size follows)")
     .option("--port <value>", "The local kubelet's port (default: the configuration's)")
-    .option("--root-dir <value>", "Where the admin token is (default: the configuration's)");
+    .option("--root-dir <value>", "Where the admin token is (default: the configuration's)")
+    .option("--certificate-authority <path>", "The CA that signs the serving certificate, when it is not self-signed");
   exec.action(async (pod: string, words: string[], options) => {
     const { config } = resolve(options, exec, false);
     // kubectl's form puts the command after `--`; a bare command is taken as well.
     const command = [...words, ...((options["--"] as string[] | undefined) ?? [])];
     if (!command.length) throw new UsageError("give the command after --: kubelet exec POD -- COMMAND [ARG...]", exec);
     const { createStreamClient } = await import("./stream-client.ts");
+    const client = await createStreamClient(config, certificateAuthority(options));
     const { execCommand } = await import("./exec.ts");
     const yes = (value: unknown) => value === true || value === "true";
     result = execCommand(
-      createStreamClient(config),
+      client,
       {
         pod,
         namespace: String(options.namespace),
@@ -542,6 +548,12 @@ function withApiFlags(command: Command): Command {
     .option("--certificate-authority <path>", "The CA that signs the serving certificate, when it is not self-signed");
 }
 
+/** The --certificate-authority given, as localConnection takes it. */
+function certificateAuthority(options: Record<string, unknown>): { certificateAuthority?: string } {
+  const ca = options.certificateAuthority;
+  return ca !== undefined ? { certificateAuthority: String(ca) } : {};
+}
+
 /** Runs a command against this node's API: the connection from `config` (a refusal says why), then `fn`. */
 async function startApiCommand(
   config: KubeletConfig,
@@ -551,8 +563,7 @@ async function startApiCommand(
 ): Promise<number> {
   const { localConnection } = await import("./api-client.ts");
   try {
-    const ca = options.certificateAuthority;
-    return await fn(await localConnection(config, ca !== undefined ? { certificateAuthority: String(ca) } : {}));
+    return await fn(await localConnection(config, certificateAuthority(options)));
   } catch (error) {
     io.stderr.write(
       `${(error as { code?: string }).code === "ApiError" ? "" : "kubelet: "}${(error as Error).message}\n`,

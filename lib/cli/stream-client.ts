@@ -1,8 +1,10 @@
-// The node's own CLI as a client of its API (`kubelet logs`): the local kubelet's address from the configuration
-// (https when it serves TLS), and the admin token as the credential, as `kubelet kubeconfig` hands kubectl.
+// The node's own CLI as a client of its API (`kubelet logs`, `exec`, `port-forward`): over https the connection
+// localConnection finds (the serving certificate verified against its CA, by the name it holds, before the token is
+// sent), over plain http the configured address; the admin token as the credential, as `kubelet kubeconfig` hands kubectl.
 import { readFileSync } from "node:fs";
 import type { KubeletConfig } from "../config/config-types.ts";
 import { adminTokenPath } from "../server/authn/admin-token.ts";
+import { type ApiConnection, localConnection } from "./api-client.ts";
 
 /** A request to the local kubelet's API. */
 export interface StreamClient {
@@ -13,11 +15,66 @@ export interface StreamClient {
   webSocket(path: string, protocols: string[]): WebSocket;
 }
 
-/** The local kubelet of `config`; throws, naming the file and the fix, when the admin token cannot be read. */
-export function createStreamClient(
-  config: Pick<KubeletConfig, "address" | "port" | "tlsCertFile" | "clientCaFile" | "adminTokenFile" | "rootDir">,
-  deps: { fetch?: typeof fetch; readToken?: (path: string) => string } = {},
-): StreamClient {
+export interface StreamClientDeps {
+  fetch?: typeof fetch;
+  readToken?: (path: string) => string;
+  /** The https connection (tests hand in their own). */
+  connect?: typeof localConnection;
+}
+
+/**
+ * The local kubelet of `config`, its serving certificate verified against `certificateAuthority` when given (an
+ * operator's certificate signed by a CA); rejects, naming the file and the fix, when the admin token or the
+ * certificate cannot be read.
+ */
+export async function createStreamClient(
+  config: KubeletConfig,
+  options: { certificateAuthority?: string } = {},
+  deps: StreamClientDeps = {},
+): Promise<StreamClient> {
+  const https = Boolean(config.tlsCertFile || config.clientCaFile);
+  const { base, token, tls } = https
+    ? tlsTarget(await (deps.connect ?? localConnection)(config, options))
+    : plainTarget(config, deps);
+  const send = deps.fetch ?? fetch;
+  const Socket = globalThis.WebSocket as unknown as new (url: string, options: object) => WebSocket;
+  return {
+    url: (p) => base + p,
+    fetch: (p, init = {}) =>
+      send(base + p, {
+        ...init,
+        headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${token}` },
+        ...(tls ? { tls } : {}),
+      } as RequestInit),
+    webSocket: (p, protocols) =>
+      new Socket(base.replace(/^http/, "ws") + p, {
+        protocols,
+        headers: { authorization: `Bearer ${token}` },
+        ...(tls ? { tls } : {}),
+      }),
+  };
+}
+
+interface Target {
+  base: string;
+  token: string;
+  /** Bun's TLS options for fetch and WebSocket: the CA to trust and the name to verify the certificate by. */
+  tls?: { ca?: string; serverName?: string };
+}
+
+function tlsTarget(connection: ApiConnection): Target {
+  return {
+    base: connection.server,
+    token: connection.token,
+    tls: {
+      ...(connection.ca ? { ca: connection.ca } : {}),
+      ...(connection.tlsServerName ? { serverName: connection.tlsServerName } : {}),
+    },
+  };
+}
+
+/** A kubelet without TLS: its configured address (loopback when it listens on every address), the token read here. */
+function plainTarget(config: KubeletConfig, deps: StreamClientDeps): Target {
   const path = adminTokenPath(config);
   let token: string;
   try {
@@ -29,25 +86,5 @@ export function createStreamClient(
   }
   const host =
     config.address === "0.0.0.0" || config.address === "::" || !config.address ? "127.0.0.1" : config.address;
-  const tls = Boolean(config.tlsCertFile || config.clientCaFile);
-  const base = `${tls ? "https" : "http"}://${host.includes(":") ? `[${host}]` : host}:${config.port}`;
-  const send = deps.fetch ?? fetch;
-  const Socket = globalThis.WebSocket as unknown as new (url: string, options: object) => WebSocket;
-  return {
-    url: (p) => base + p,
-    // The kubelet's own serving certificate is not checked: the request goes to this node's configured address,
-    // and a certificate the operator had signed by a CA would need that CA here (kubectl with `kubelet kubeconfig` checks it).
-    fetch: (p, init = {}) =>
-      send(base + p, {
-        ...init,
-        headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${token}` },
-        ...(tls ? { tls: { rejectUnauthorized: false } } : {}),
-      } as RequestInit),
-    webSocket: (p, protocols) =>
-      new Socket(base.replace(/^http/, "ws") + p, {
-        protocols,
-        headers: { authorization: `Bearer ${token}` },
-        ...(tls ? { tls: { rejectUnauthorized: false } } : {}),
-      }),
-  };
+  return { base: `http://${host.includes(":") ? `[${host}]` : host}:${config.port}`, token };
 }

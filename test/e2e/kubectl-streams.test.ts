@@ -281,23 +281,26 @@ current-context: node
     }
   }, 30_000);
 
-  /** The configuration file `kubelet logs` and `port-forward` read the local kubelet's address and root dir from. */
-  const cliConfig = () => {
+  /**
+   * The flags of `kubelet logs`, `exec` and `port-forward`: the configuration file they read the local kubelet's
+   * address and root dir from, and the CA that signs its serving certificate (verified before the token is sent).
+   */
+  const cliFlags = () => {
     const file = join(dir, "cli-config.yaml");
     const crt = join(dir, "kstreams-kubelet");
     writeFileSync(
       file,
       `port: ${kubelet.port}\nroot_dir: ${rootDir}\ntls_cert_file: ${crt}.crt\ntls_private_key_file: ${crt}.key\n`,
     );
-    return file;
+    return ["--config-file", file, "--certificate-authority", join(dir, "kstreams.crt")];
   };
 
   test("kubelet logs, the node's own client, prints the log as kubectl does and kubectl's error when refused", () => {
-    const configFile = cliConfig();
-    const tail = runBinary(["logs", POD, "-c", "main", "--tail", "1", "--config-file", configFile]);
+    const flags = cliFlags();
+    const tail = runBinary(["logs", POD, "-c", "main", "--tail", "1", ...flags]);
     expect({ code: tail.code, stderr: tail.stderr }).toEqual({ code: 0, stderr: "" });
     expect(tail.stdout).toMatch(/^line \d+\n$/);
-    const refused = runBinary(["logs", POD, "--config-file", configFile]);
+    const refused = runBinary(["logs", POD, ...flags]);
     expect({ code: refused.code, stderr: refused.stderr }).toEqual({
       code: 1,
       stderr: `Error from server (BadRequest): a container name must be specified for pod ${POD}, choose one of: [main echo crasher]\n`,
@@ -305,25 +308,13 @@ current-context: node
   });
 
   test("kubelet exec, the node's own client, passes stdin, prints both streams and exits with the command's code", () => {
-    const configFile = cliConfig();
+    const flags = cliFlags();
     const ran = runBinary(
-      [
-        "exec",
-        "-i",
-        POD,
-        "-c",
-        "main",
-        "--config-file",
-        configFile,
-        "--",
-        "sh",
-        "-c",
-        "read x; echo got $x; echo oops >&2; exit 3",
-      ],
+      ["exec", "-i", POD, "-c", "main", ...flags, "--", "sh", "-c", "read x; echo got $x; echo oops >&2; exit 3"],
       { input: "piped\n" },
     );
     expect(ran).toEqual({ code: 3, stdout: "got piped\n", stderr: "oops\n" });
-    const missing = runBinary(["exec", "absent", "--config-file", configFile, "--", "true"]);
+    const missing = runBinary(["exec", "absent", ...flags, "--", "true"]);
     expect({ code: missing.code, stderr: missing.stderr }).toEqual({
       code: 1,
       stderr: 'Error from server (NotFound): pods "absent" not found\n',
@@ -332,11 +323,9 @@ current-context: node
 
   test("kubelet port-forward, the node's own client, carries bytes to a network-none pod's port", async () => {
     const local = await freePort();
-    const forward = spawn(
-      KUBELET_BINARY,
-      ["port-forward", POD, `${local}:${ECHO_PORT}`, "--config-file", cliConfig()],
-      { stdio: ["ignore", "pipe", "pipe"] },
-    );
+    const forward = spawn(KUBELET_BINARY, ["port-forward", POD, `${local}:${ECHO_PORT}`, ...cliFlags()], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     forward.stdout.on("data", (d) => (output += d));
     forward.stderr.on("data", (d) => (output += d));
