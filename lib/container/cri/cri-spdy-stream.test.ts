@@ -4,19 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer, type Server, type Socket } from "node:net";
 import { exitStatus } from "../channel-protocol.ts";
 import type { StreamSession } from "../runtime.ts";
-import {
-  controlFrame,
-  createFrameReader,
-  createHeaderCompressor,
-  createHeaderDecompressor,
-  decodeHeaderBlock,
-  encodeFrame,
-  encodeHeaderBlock,
-  words,
-  FLAG_FIN,
-  FRAME,
-  type SpdyFrame,
-} from "../spdy-frames.ts";
+import * as spdy from "../spdy-frames.ts";
 import { openSpdyStream } from "./cri-spdy-stream.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -34,7 +22,7 @@ interface Connection {
   /** Settles when the client's side of the connection is gone. */
   gone: Promise<void>;
   send(type: string, data: Uint8Array, flags?: number): void;
-  raw(frame: SpdyFrame): void;
+  raw(frame: spdy.SpdyFrame): void;
   end(): void;
 }
 
@@ -48,9 +36,9 @@ let last: Connection | undefined;
 
 function serveConnection(socket: Socket) {
   let head = "";
-  const reader = createFrameReader();
-  const decompressor = createHeaderDecompressor();
-  const compress = createHeaderCompressor();
+  const reader = spdy.createFrameReader();
+  const decompressor = spdy.createHeaderDecompressor();
+  const compress = spdy.createHeaderCompressor();
   const connection: Connection = {
     head: "",
     streams: new Map(),
@@ -60,27 +48,32 @@ function serveConnection(socket: Socket) {
     gone: new Promise((resolve) => socket.once("close", () => resolve())),
     send(type, data, flags = 0) {
       const streamId = [...this.streams].find(([, t]) => t === type)![0];
-      socket.write(encodeFrame({ control: false, streamId, flags, data }));
+      socket.write(spdy.encodeFrame({ control: false, streamId, flags, data }));
     },
-    raw: (frame) => socket.write(encodeFrame(frame)),
+    raw: (frame) => socket.write(spdy.encodeFrame(frame)),
     end: () => socket.end(),
   };
   last = connection;
   let inbound = Promise.resolve();
-  const handle = async (frame: SpdyFrame) => {
+  const handle = async (frame: spdy.SpdyFrame) => {
     if (!frame.control) {
       const type = connection.streams.get(frame.streamId)!;
       (connection.received[type] ??= []).push(frame.data);
-      if (frame.flags & FLAG_FIN) connection.finished.add(type);
-      return onData(connection, type, frame.data, !!(frame.flags & FLAG_FIN));
+      if (frame.flags & spdy.FLAG_FIN) connection.finished.add(type);
+      return onData(connection, type, frame.data, !!(frame.flags & spdy.FLAG_FIN));
     }
     const id = new DataView(frame.data.buffer, frame.data.byteOffset).getUint32(0) & 0x7fffffff;
-    if (frame.type === FRAME.ping) return void connection.pings.push(id);
-    if (frame.type !== FRAME.synStream) return;
-    const headers = decodeHeaderBlock(await decompressor.decompress(frame.data.subarray(10)));
+    if (frame.type === spdy.FRAME.ping) return void connection.pings.push(id);
+    if (frame.type !== spdy.FRAME.synStream) return;
+    const headers = spdy.decodeHeaderBlock(await decompressor.decompress(frame.data.subarray(10)));
     connection.streams.set(id, headers.streamtype![0]!);
     socket.write(
-      encodeFrame(controlFrame(FRAME.synReply, new Uint8Array([...words(id), ...compress(encodeHeaderBlock({}))]))),
+      spdy.encodeFrame(
+        spdy.controlFrame(
+          spdy.FRAME.synReply,
+          new Uint8Array([...spdy.words(id), ...compress(spdy.encodeHeaderBlock({}))]),
+        ),
+      ),
     );
     if (connection.streams.size === expectedStreams) onReady(connection);
   };
@@ -203,7 +196,7 @@ describe("exec and attach over SPDY/3.1 to a CRI streaming server", () => {
 
   test("the server's pings are answered with the same id", async () => {
     cat();
-    onReady = (c) => c.raw(controlFrame(FRAME.ping, words(2)));
+    onReady = (c) => c.raw(spdy.controlFrame(spdy.FRAME.ping, spdy.words(2)));
     const session = await open();
     const started = Date.now();
     while (!last!.pings.length && Date.now() - started < 5000) await new Promise((r) => setImmediate(r));

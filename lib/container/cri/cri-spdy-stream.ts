@@ -5,21 +5,7 @@ import { connect, type Socket } from "node:net";
 import { readStatus, encodeResize } from "../channel-protocol.ts";
 import { runtimeError, type StreamSession } from "../runtime.ts";
 import { createStreamEnding } from "./stream-ending.ts";
-import {
-  controlFrame,
-  createFrameReader,
-  createHeaderCompressor,
-  createHeaderDecompressor,
-  decodeHeaderBlock,
-  encodeFrame,
-  encodeHeaderBlock,
-  words,
-  FLAG_FIN,
-  FRAME,
-  MAX_DATA_CHUNK,
-  RST,
-  type SpdyFrame,
-} from "../spdy-frames.ts";
+import * as spdy from "../spdy-frames.ts";
 
 /** The remote-command protocol asked for inside SPDY (the newest containerd's streaming server speaks there). */
 export const SPDY_STREAM_PROTOCOL = "v4.channel.k8s.io";
@@ -130,9 +116,9 @@ export async function openSpdyStream(url: string, options: SpdyStreamOptions): P
 
 /** The StreamSession over an upgraded connection; resolves once the server has answered every stream it opened. */
 function spdySession(socket: Socket, first: Uint8Array, options: SpdyStreamOptions): Promise<StreamSession> {
-  const reader = createFrameReader();
-  const compress = createHeaderCompressor();
-  const decompressor = createHeaderDecompressor();
+  const reader = spdy.createFrameReader();
+  const compress = spdy.createHeaderCompressor();
+  const decompressor = spdy.createHeaderDecompressor();
   const wanted: Channel[] = ["error"];
   if (options.streams.stdin) wanted.push("stdin");
   if (options.streams.stdout) wanted.push("stdout");
@@ -151,15 +137,15 @@ function spdySession(socket: Socket, first: Uint8Array, options: SpdyStreamOptio
   let refused!: (error: Error) => void;
   const ready = new Promise<void>((resolve, reject) => ((answered = resolve), (refused = reject)));
 
-  const send = (frame: SpdyFrame) => {
-    if (!socket.destroyed) socket.write(encodeFrame(frame));
+  const send = (frame: spdy.SpdyFrame) => {
+    if (!socket.destroyed) socket.write(spdy.encodeFrame(frame));
   };
   const data = (channel: Channel, bytes: Uint8Array, flags = 0) => {
     const streamId = ids.get(channel);
     if (streamId !== undefined) send({ control: false, streamId, flags, data: bytes });
   };
 
-  async function handle(frame: SpdyFrame) {
+  async function handle(frame: spdy.SpdyFrame) {
     if (!frame.control) {
       const channel = channelOf.get(frame.streamId);
       if ((channel === "stdout" || channel === "stderr") && frame.data.length) {
@@ -169,25 +155,27 @@ function spdySession(socket: Socket, first: Uint8Array, options: SpdyStreamOptio
     }
     const view = new DataView(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength);
     switch (frame.type) {
-      case FRAME.synReply:
-      case FRAME.headers:
+      case spdy.FRAME.synReply:
+      case spdy.FRAME.headers:
         // Every header block goes through the one inflate stream in order, read or not.
-        decodeHeaderBlock(await decompressor.decompress(frame.data.subarray(4)));
-        if (frame.type === FRAME.synReply) {
+        spdy.decodeHeaderBlock(await decompressor.decompress(frame.data.subarray(4)));
+        if (frame.type === spdy.FRAME.synReply) {
           unanswered.delete(view.getUint32(0) & 0x7fffffff);
           if (unanswered.size === 0) answered();
         }
         return;
-      case FRAME.synStream:
+      case spdy.FRAME.synStream:
         // The server opens no streams in this protocol: refuse any, but keep the inflate stream in step.
         await decompressor.decompress(frame.data.subarray(10));
-        return send(controlFrame(FRAME.rstStream, words(view.getUint32(0) & 0x7fffffff, RST.refusedStream)));
-      case FRAME.rstStream: {
+        return send(
+          spdy.controlFrame(spdy.FRAME.rstStream, spdy.words(view.getUint32(0) & 0x7fffffff, spdy.RST.refusedStream)),
+        );
+      case spdy.FRAME.rstStream: {
         const channel = channelOf.get(view.getUint32(0) & 0x7fffffff);
         if (unanswered.size) refused(new Error(`the server reset the ${channel ?? "unknown"} stream`));
         return;
       }
-      case FRAME.ping:
+      case spdy.FRAME.ping:
         return send(frame);
       default:
         // SETTINGS, WINDOW_UPDATE, GOAWAY: spdystream keeps no flow-control window, and the close follows GOAWAY.
@@ -220,8 +208,8 @@ function spdySession(socket: Socket, first: Uint8Array, options: SpdyStreamOptio
   });
 
   for (const [channel, streamId] of ids) {
-    const block = compress(encodeHeaderBlock({ streamtype: [channel] }));
-    send(controlFrame(FRAME.synStream, new Uint8Array([...words(streamId, 0), 0, 0, ...block])));
+    const block = compress(spdy.encodeHeaderBlock({ streamtype: [channel] }));
+    send(spdy.controlFrame(spdy.FRAME.synStream, new Uint8Array([...spdy.words(streamId, 0), 0, 0, ...block])));
   }
   if (first.length) receive(first);
 
@@ -229,13 +217,14 @@ function spdySession(socket: Socket, first: Uint8Array, options: SpdyStreamOptio
     output: ending.output(),
     write(bytes) {
       if (stdinClosed) return;
-      for (let at = 0; at < bytes.length; at += MAX_DATA_CHUNK) data("stdin", bytes.subarray(at, at + MAX_DATA_CHUNK));
+      for (let at = 0; at < bytes.length; at += spdy.MAX_DATA_CHUNK)
+        data("stdin", bytes.subarray(at, at + spdy.MAX_DATA_CHUNK));
     },
     closeStdin() {
       if (stdinClosed) return;
       stdinClosed = true;
       // A FIN on the stdin stream: the server's read of stdin ends, and the process reads end of file.
-      data("stdin", new Uint8Array(0), FLAG_FIN);
+      data("stdin", new Uint8Array(0), spdy.FLAG_FIN);
     },
     resize: (size) => data("resize", encodeResize(size)),
     exit: ending.exit,
