@@ -240,6 +240,35 @@ describe("exec and attach over SPDY/3.1 to a CRI streaming server", () => {
     }
   });
 
+  test("a server that agrees to another protocol is refused, naming the one it chose", async () => {
+    const saved = upgrade;
+    upgrade = () =>
+      "HTTP/1.1 101 Switching Protocols\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: v2.channel.k8s.io\r\n\r\n";
+    try {
+      await expect(open()).rejects.toThrow(
+        `cannot exec in container abc: the runtime's streaming server at http://127.0.0.1:${port}/exec/tok3n agreed to protocol "v2.channel.k8s.io", not v4.channel.k8s.io`,
+      );
+    } finally {
+      upgrade = saved;
+    }
+  });
+
+  test("a streaming server that is not listening fails the call with the address", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const free = (closed.address() as { port: number }).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    await expect(
+      openSpdyStream(`http://127.0.0.1:${free}/exec/x`, {
+        kind: "exec",
+        action: "exec in container abc",
+        streams: all,
+      }),
+    ).rejects.toThrow(
+      `cannot exec in container abc: cannot connect to the runtime's streaming server at http://127.0.0.1:${free}/exec/x: `,
+    );
+  });
+
   test("closing the session early settles exit with no code, ends the output and drops the connection", async () => {
     cat();
     const session = await open();

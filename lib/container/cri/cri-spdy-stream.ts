@@ -7,7 +7,7 @@ import { runtimeError, type StreamSession } from "../runtime.ts";
 import { createStreamEnding } from "./stream-ending.ts";
 import * as spdy from "../spdy-frames.ts";
 
-/** The remote-command protocol asked for inside SPDY (the newest containerd's streaming server speaks there). */
+/** The remote-command protocol asked for inside SPDY: the newest upstream serves over SPDY (v5 is WebSocket only). */
 export const SPDY_STREAM_PROTOCOL = "v4.channel.k8s.io";
 
 export interface SpdyStreamOptions {
