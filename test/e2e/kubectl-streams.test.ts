@@ -3,8 +3,8 @@
 // port-forward to a host-network pod and to a network-none pod, bytes checked at the far end.
 import { afterAll, beforeAll, expect } from "bun:test";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { writeFileSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { createTestCa } from "../../lib/testing/certificates.ts";
@@ -233,18 +233,35 @@ current-context: node
     expect(readFileSync(back, "utf8")).toBe("made in the pod\n");
   }, 60_000);
 
-  // Copying in needs tar to read stdin to its end: containerd 1.6's streaming server speaks v4.channel.k8s.io, which
-  // cannot close stdin alone (v5 can; SPDY can), so there it waits for ever. Docker's exec takes the half-close.
-  if (rt.kind === "docker")
-    test("kubectl cp copies a file into the container (exec with tar reading stdin to its end)", async () => {
-      const local = join(dir, "copied.txt");
-      writeFileSync(local, "copied through exec and tar\n");
-      const into = await kubectl(env, ["cp", local, `${POD}:/tmp/copied.txt`, "-c", "main"]);
-      expect({ code: into.code, stderr: into.stderr }).toEqual({ code: 0, stderr: "" });
-      expect((await kubectl(env, ["exec", POD, "-c", "main", "--", "cat", "/tmp/copied.txt"])).stdout).toBe(
-        "copied through exec and tar\n",
-      );
-    }, 60_000);
+  // Copying in needs tar to read stdin to its end, so the kubelet must close the process's stdin alone: Docker's
+  // exec takes the half-close, containerd's streaming server a FIN on the SPDY stdin stream.
+  test("kubectl cp copies a directory into the container, every file intact (tar reads stdin to its end)", async () => {
+    const local = join(dir, "to-copy");
+    mkdirSync(join(local, "sub"), { recursive: true });
+    const files: Record<string, Buffer> = {
+      "small.txt": Buffer.from("copied through exec and tar\n"),
+      "sub/big.bin": randomBytes(300 * 1024),
+    };
+    for (const [name, content] of Object.entries(files)) writeFileSync(join(local, name), content);
+    const into = await kubectl(env, ["cp", local, `${POD}:/tmp/x`, "-c", "main"]);
+    expect({ code: into.code, stderr: into.stderr }).toEqual({ code: 0, stderr: "" });
+    const paths = ["/tmp/x/small.txt", "/tmp/x/sub/big.bin"];
+    const sums = await kubectl(env, ["exec", POD, "-c", "main", "--", "busybox", "md5sum", ...paths]);
+    const md5 = (content: Buffer) => createHash("md5").update(content).digest("hex");
+    expect(sums.stdout).toBe(
+      `${md5(files["small.txt"]!)}  /tmp/x/small.txt\n${md5(files["sub/big.bin"]!)}  /tmp/x/sub/big.bin\n`,
+    );
+  }, 60_000);
+
+  test("kubectl exec -i of cat ends when piped stdin ends, with every byte back and exit code 0", async () => {
+    const input = `${"0123456789abcdef".repeat(8192)}end\n`;
+    const echoed = await kubectl(env, ["exec", "-i", POD, "-c", "main", "--", "cat"], input);
+    expect({ code: echoed.code, length: echoed.stdout.length, same: echoed.stdout === input }).toEqual({
+      code: 0,
+      length: input.length,
+      same: true,
+    });
+  }, 60_000);
 
   test("kubectl attach shows what the container's main process writes", async () => {
     const attach = kubectlLive(env, ["attach", POD, "-c", "main"]);

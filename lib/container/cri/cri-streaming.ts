@@ -12,7 +12,8 @@ import {
   encodeResize,
   readStatus,
 } from "../channel-protocol.ts";
-import type { OutputChunk, StreamSession } from "../runtime.ts";
+import type { StreamSession } from "../runtime.ts";
+import { createStreamEnding, type StreamOutcome } from "./stream-ending.ts";
 
 /** The WebSocket constructor (the runtime's global; tests may hand in another). */
 export type WebSocketConstructor = new (url: string, protocols: string[]) => WebSocket;
@@ -35,26 +36,14 @@ export function openChannelStream(url: string, options: ChannelStreamOptions): P
   const socket = new Socket(url.replace(/^http/, "ws"), [...CHANNEL_PROTOCOLS]);
   socket.binaryType = "arraybuffer";
 
-  const queue: OutputChunk[] = [];
-  let ended = false;
-  let wake: (() => void) | undefined;
-  const notify = () => {
-    wake?.();
-    wake = undefined;
-  };
-  let outcome: { exitCode: number } | { error: string } | undefined;
-  let closedByUs = false;
-  let settleExit!: (value: number | undefined) => void;
-  let failExit!: (error: Error) => void;
-  const exit = new Promise<number | undefined>((resolve, reject) => ((settleExit = resolve), (failExit = reject)));
-  exit.catch(() => {});
+  const ending = createStreamEnding(options);
+  let outcome: StreamOutcome;
 
   socket.onmessage = (event: MessageEvent) => {
     const frame = decodeFrame(new Uint8Array(event.data as ArrayBuffer));
     if (!frame) return;
     if ((frame.channel === CHANNEL.stdout || frame.channel === CHANNEL.stderr) && frame.data.length) {
-      queue.push({ stream: frame.channel, data: frame.data.slice() });
-      notify();
+      ending.push({ stream: frame.channel, data: frame.data.slice() });
     } else if (frame.channel === CHANNEL.error && frame.data.length) outcome = readStatus(frame.data);
   };
 
@@ -69,50 +58,24 @@ export function openChannelStream(url: string, options: ChannelStreamOptions): P
           ),
         );
     };
-    socket.onclose = (event: CloseEvent) => {
-      ended = true;
-      notify();
-      if (closedByUs) settleExit(undefined);
-      else if (outcome && "exitCode" in outcome) settleExit(options.kind === "exec" ? outcome.exitCode : undefined);
-      else if (outcome) failExit(runtimeError("RuntimeError", `cannot ${options.action}: ${outcome.error}`));
-      else if (options.kind === "attach") settleExit(undefined);
-      else
-        failExit(
-          runtimeError(
-            "RuntimeError",
-            `cannot ${options.action}: the streaming server closed the stream (code ${event.code}) without an exit status`,
-          ),
-        );
-    };
+    socket.onclose = (event: CloseEvent) =>
+      ending.finish(outcome, `the streaming server closed the stream (code ${event.code}) without an exit status`);
     socket.onopen = () => {
       opened = true;
       const send = (channel: number, data?: Uint8Array) => {
         if (socket.readyState === socket.OPEN) socket.send(encodeFrame(channel, data) as Uint8Array<ArrayBuffer>);
       };
-      async function* output(): AsyncGenerator<OutputChunk> {
-        for (;;) {
-          const chunk = queue.shift();
-          if (chunk) yield chunk;
-          else if (ended) return;
-          else await new Promise<void>((wakeUp) => (wake = wakeUp));
-        }
-      }
       resolve({
-        output: output(),
+        output: ending.output(),
         write: (data) => send(CHANNEL.stdin, data),
         // v4 has no way to close one channel: the process sees end of file only when the stream closes.
         closeStdin: () => {
           if (socket.protocol === V5_PROTOCOL) send(CLOSE_SIGNAL, new Uint8Array([CHANNEL.stdin]));
         },
         resize: (size) => send(CHANNEL.resize, encodeResize(size)),
-        exit,
+        exit: ending.exit,
         close() {
-          if (ended || closedByUs) return;
-          closedByUs = true;
-          ended = true;
-          notify();
-          settleExit(undefined);
-          socket.close(1000);
+          if (ending.stop()) socket.close(1000);
         },
       });
     };

@@ -9,6 +9,7 @@ import { batched } from "../batched.ts";
 import { readCriLog } from "./cri-logs.ts";
 import { openPortForwardStream } from "./cri-port-forward.ts";
 import { openChannelStream } from "./cri-streaming.ts";
+import { openSpdyStream } from "./cri-spdy-stream.ts";
 import type { CriClient, CriContainer, CriContainerStats, PodSandbox, CriImage } from "../cri-types.ts";
 import type { RelistEntry } from "../pleg/generic.ts";
 import { eventedEvents, GENERIC_RELIST_PERIOD_MS } from "../pleg/evented.ts";
@@ -21,6 +22,8 @@ import {
   type LinuxResources,
   type PodSandboxSummary,
   type Runtime,
+  type StreamOptions,
+  type StreamSession,
   streamFlags,
   isRuntimeError,
   runtimeError,
@@ -80,6 +83,19 @@ function containerSummary(c: CriContainer): ContainerSummary {
 function imagesInUse(images: CriImage[], containers: Array<{ image_ref: string }>): Set<string> {
   const refs = new Set(containers.map((c) => c.image_ref));
   return new Set(images.filter((i) => refs.has(i.id) || i.repo_digests.some((d) => refs.has(d))).map((i) => i.id));
+}
+
+/**
+ * Exec or attach through the streaming server: over SPDY when stdin is open, since only SPDY lets the kubelet close
+ * stdin alone (containerd's server speaks no v5.channel.k8s.io, and `kubectl cp` into a pod needs tar to read end of
+ * file); over WebSocket otherwise.
+ */
+function openStream(
+  url: string,
+  flags: Required<StreamOptions>,
+  options: { kind: "exec" | "attach"; action: string },
+): Promise<StreamSession> {
+  return flags.stdin ? openSpdyStream(url, { ...options, streams: flags }) : openChannelStream(url, options);
 }
 
 /** The sandbox image a runtime's verbose Status info names: containerd's CRI config JSON under "config". */
@@ -303,15 +319,17 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
       return { exitCode: result.exit_code, stdout: text(result.stdout), stderr: text(result.stderr) };
     },
     async execStream(id, cmd, streams) {
-      const url = await client.exec(id, cmd, streamFlags(streams));
-      return openChannelStream(url, {
+      const flags = streamFlags(streams);
+      const url = await client.exec(id, cmd, flags);
+      return openStream(url, flags, {
         kind: "exec",
         action: `exec ${JSON.stringify(cmd)} in container ${id.slice(0, 12)}`,
       });
     },
     async attach(id, streams) {
-      const url = await client.attach(id, streamFlags(streams));
-      return openChannelStream(url, { kind: "attach", action: `attach to container ${id.slice(0, 12)}` });
+      const flags = streamFlags(streams);
+      const url = await client.attach(id, flags);
+      return openStream(url, flags, { kind: "attach", action: `attach to container ${id.slice(0, 12)}` });
     },
     async portForward(podSandboxId, port) {
       const url = await client.portForward(podSandboxId, [port]);

@@ -14,7 +14,7 @@ import {
   encodeHeaderBlock,
   words,
   type SpdyFrame,
-} from "./portforward-spdy-frames.ts";
+} from "../../container/spdy-frames.ts";
 import { spdyPortForwardSession } from "./portforward-spdy.ts";
 
 /** A client: its header compressor (Go's: one zlib stream with the dictionary) and the frames the server sent. */

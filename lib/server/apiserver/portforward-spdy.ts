@@ -1,4 +1,4 @@
-// The server side of kubectl's port forward: SPDY/3.1 (portforward-spdy-frames.ts) carried in binary WebSocket
+// The server side of kubectl's port forward: SPDY/3.1 (lib/container/spdy-frames.ts) carried in binary WebSocket
 // messages (subprotocol SPDY/3.1+portforward.k8s.io, client-go's tunneling dialer). Each forwarded connection is a
 // pair of client-opened streams sharing a requestID header, an error stream and a data stream; once both exist the
 // data stream is joined to a connection to the pod's port, and a failure is written on the error stream, as
@@ -20,7 +20,7 @@ import {
   MAX_DATA_CHUNK,
   RST,
   type SpdyFrame,
-} from "./portforward-spdy-frames.ts";
+} from "../../container/spdy-frames.ts";
 
 /** The WebSocket subprotocol client-go asks for: SPDY tunnelled, speaking portforward.k8s.io inside. */
 export const SPDY_TUNNEL_PROTOCOL = "SPDY/3.1+portforward.k8s.io";

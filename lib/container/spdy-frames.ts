@@ -1,7 +1,9 @@
-// SPDY/3.1 framing as moby/spdystream speaks it (the protocol kubectl port-forward tunnels in binary WebSocket
-// messages): frames read from a byte stream and written to one, and header blocks. A client compresses its header
-// blocks with zlib and SPDY/3's dictionary, one zlib stream per connection; ours go out as stored (uncompressed)
-// deflate blocks in a zlib stream without a dictionary, which every zlib reader takes and which needs no state.
+// SPDY/3.1 framing as moby/spdystream speaks it, for both ends the kubelet plays: the server of kubectl's port
+// forward (tunnelled in binary WebSocket messages) and the client of a CRI runtime's streaming server (exec and
+// attach over a raw upgraded connection): frames read from a byte stream and written to one, and header blocks.
+// Go's framer compresses header blocks with zlib and SPDY/3's dictionary, one zlib stream per connection; ours go
+// out as stored (uncompressed) deflate blocks in a zlib stream without a dictionary, which every zlib reader takes
+// and which needs no state.
 import { createInflate, constants as zlibConstants, type Inflate } from "node:zlib";
 
 /** Control frame types (SPDY/3 section 2.6). */

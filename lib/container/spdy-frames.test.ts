@@ -13,7 +13,7 @@ import {
   encodeFrame,
   encodeHeaderBlock,
   words,
-} from "./portforward-spdy-frames.ts";
+} from "./spdy-frames.ts";
 
 /** A client's header compression as Go's spdy framer does it: one zlib stream with the dictionary, sync-flushed per block. */
 function goLikeCompressor(dictionary: Uint8Array) {
