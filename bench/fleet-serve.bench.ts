@@ -149,7 +149,7 @@ function timed(command: string[], check: (out: string) => void): Timed {
 const rows = (out: string) => out.trimEnd().split("\n").length - 1;
 const expectRows = (out: string) => {
   if (rows(out) !== NODES * PODS) throw new Error(`expected ${NODES * PODS} rows, got ${rows(out)}`);
-  if (new Set(out.split("\n")).size !== NODES * PODS + 1) throw new Error("a pod was printed twice");
+  if (new Set(out.trimEnd().split("\n")).size !== NODES * PODS + 1) throw new Error("a pod was printed twice");
 };
 const get = [KUBECTL, "--kubeconfig", kubeconfig, "get", "pods", "-A"];
 // kubectl's default asks for 500-row pages; fleet serve answers up to --max-unpaged-list pods whole.

@@ -1,9 +1,11 @@
 // `kubelet fleet serve` end to end: two compiled kubelets in fleet mode on a three-member etcd (one host, two node
 // names), the compiled fleet serve over TLS in front of it, and the machine's kubectl and the Python client
 // against that: every node's pods and the nodes, a pod applied with spec.nodeName landing on that node and
-// deleted, kubectl logs and exec proxied to the pod's node, RBAC refusing a reader's write, lists in pages.
+// deleted, kubectl logs, exec and port-forward proxied to the pod's node, RBAC refusing a reader's write, and
+// lists in pages.
 import { afterAll, beforeAll, expect } from "bun:test";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { connect } from "node:net";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createTestCa } from "../../lib/testing/certificates.ts";
@@ -111,7 +113,7 @@ spec:
   afterAll(async () => {
     await serve?.stop();
     await Promise.all(kubelets.map((k) => k.stop("SIGTERM")));
-    await rt.removePods("fs-web-a", "fs-web-b");
+    await rt.removePods("fs-web-a", "fs-web-b", "fs-echo");
     await cluster?.stop();
     removeDir(dir);
   });
@@ -162,6 +164,37 @@ print(json.dumps(sorted([[p.metadata.name, p.spec.node_name] for p in pods.items
     expect(rows).toContainEqual(["fs-web-a", NODES[0]!]);
     expect(rows).toContainEqual(["fs-web-b", NODES[1]!]);
   });
+
+  test("kubectl port-forward reaches a host-network pod's port on its node through fleet serve, bytes both ways", async () => {
+    const port = await freePortNumber();
+    const echo = pod("fs-echo", NODES[0]!, `exec nc -ll -p ${port} -e cat`).replace(
+      "  terminationGracePeriodSeconds: 1\n",
+      "  terminationGracePeriodSeconds: 1\n  hostNetwork: true\n",
+    );
+    expect(ok(["apply", "-f", "-"], echo)).toContain("pod/fs-echo created");
+    await runningRow("fs-echo");
+    const local = await freePortNumber();
+    const forward = spawn(KUBECTL, ["--kubeconfig", kubeconfig, "port-forward", "pod/fs-echo", `${local}:${port}`]);
+    let said = "";
+    forward.stdout.on("data", (d) => (said += d));
+    forward.stderr.on("data", (d) => (said += d));
+    try {
+      await waitFor("the forward listening", () => said.includes("Forwarding from"), 20_000);
+      const payload = `${"y".repeat(50_000)}\nend\n`;
+      const socket = connect({ host: "127.0.0.1", port: local });
+      let reply = "";
+      await new Promise<void>((resolve, reject) => {
+        socket.on("connect", () => socket.write(payload));
+        socket.on("data", (d) => (reply += d).length >= payload.length && socket.destroy());
+        socket.on("close", () => resolve());
+        socket.on("error", reject);
+      });
+      expect(reply).toBe(payload);
+    } finally {
+      forward.kill("SIGINT");
+      ok(["delete", "pod", "fs-echo", "--wait=false"]);
+    }
+  }, 150_000);
 
   test("kubectl --chunk-size=1 pages through every node's pods, each printed once", async () => {
     await runningRow("fs-web-a");
