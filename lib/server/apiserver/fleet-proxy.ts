@@ -106,7 +106,12 @@ export function createFleetProxyRoutes(deps: FleetProxyDeps): Hono {
       {
         protocol,
         open(socket: ServerSocket) {
-          const ws = new WebSocket(upstreamUrl, { protocols: [protocol], headers: headers(), tls } as never);
+          // The subprotocol goes as a header: Bun's `protocols` refuses kubectl's "SPDY/3.1+portforward.k8s.io" (a "/"
+          // is no token character), which kube-apiserver and the kubelet accept.
+          const ws = new WebSocket(upstreamUrl, {
+            headers: { ...headers(), "sec-websocket-protocol": protocol },
+            tls,
+          } as never);
           ws.binaryType = "arraybuffer";
           upstream = ws;
           ws.onopen = () => {
