@@ -12,8 +12,7 @@ import { upgradeToWebSocket, type ServerSocket } from "../../platform/websocket.
 import type { EtcdClient } from "../../sources/etcd-client.ts";
 import { httpError } from "../server-support.ts";
 import { FLEET_PLACED } from "./fleet-pods.ts";
-import { SPDY_TUNNEL_PROTOCOL } from "./portforward-spdy.ts";
-import { PORT_FORWARD_PROTOCOLS } from "./portforward-websocket.ts";
+import { chooseProtocol } from "./portforward-routes.ts";
 import type { PodCache } from "./watch.ts";
 
 /** How fleet serve authenticates to nodes and checks their serving certificates. */
@@ -55,9 +54,6 @@ export function execQuery(query: URLSearchParams): string {
   }
   return `?${params}`;
 }
-
-/** What a port forward may speak: kubectl's SPDY tunnel, or the client libraries' channel protocols. */
-const FORWARD_PROTOCOLS = [SPDY_TUNNEL_PROTOCOL, ...PORT_FORWARD_PROTOCOLS];
 
 export function createFleetProxyRoutes(deps: FleetProxyDeps): Hono {
   const { credentials } = deps;
@@ -166,18 +162,8 @@ export function createFleetProxyRoutes(deps: FleetProxyDeps): Hono {
   // kubectl port-forward: its SPDY-over-WebSocket tunnel (or a client library's channel protocol) relayed to the
   // node's /portForward, `ports` renamed `port` as kube-apiserver's PortForwardLocation does.
   const portForward = async (c: Context) => {
-    if (c.req.header("upgrade")?.toLowerCase() !== "websocket")
-      throw httpError(
-        400,
-        `${c.req.path} is proxied over WebSocket only (kubectl 1.31 or later): send Upgrade: websocket with Sec-WebSocket-Protocol ${FORWARD_PROTOCOLS.join(" or ")}`,
-      );
-    const offered = (c.req.header("sec-websocket-protocol") ?? "").split(",").map((p) => p.trim());
-    const protocol = offered.find((p) => FORWARD_PROTOCOLS.includes(p));
-    if (!protocol)
-      throw httpError(
-        400,
-        `none of the requested subprotocols [${offered.join(", ")}] is supported for port forwarding: use ${FORWARD_PROTOCOLS.join(" or ")}`,
-      );
+    // The node's own choice and wording: the same subprotocols are served at both ends of the relay.
+    const protocol = chooseProtocol(c);
     const { url, path } = await target(c, false);
     const query = new URLSearchParams();
     for (const ports of [...(c.req.queries("ports") ?? []), ...(c.req.queries("port") ?? [])])
