@@ -75,7 +75,7 @@ export async function startFleetServer(client: EtcdClient, settings: FleetServeS
     },
     { nodeName: "fleet" },
   );
-  const feed = createFleetPodFeed(client);
+  const feed = createFleetPodFeed(client, { clock: systemClock });
   await feed.start();
   const api = createApiServer(
     {
