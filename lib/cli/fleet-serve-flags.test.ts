@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { fleetServeSettings } from "./fleet-serve-flags.ts";
+import { DEFAULT_MAX_UNPAGED_LIST, fleetServeSettings } from "./fleet-serve-flags.ts";
 
 const usage = (message: string) => new Error(message);
 const tls = { tlsCertFile: "c.crt", tlsPrivateKeyFile: "c.key", tokenAuthFile: "t.csv" };
@@ -9,6 +9,7 @@ describe("fleet serve's flags", () => {
     const settings = fleetServeSettings({ ...tls, authorizationPolicyFile: "p.yaml" }, usage);
     expect(settings).toMatchObject({ address: "127.0.0.1", port: 6443, authorizationMode: "RBAC" });
     expect(settings.nodeMonitorGracePeriodMs).toBe(40_000);
+    expect(settings.maxUnpagedList).toBe(DEFAULT_MAX_UNPAGED_LIST);
   });
 
   test.each([
@@ -25,6 +26,10 @@ describe("fleet serve's flags", () => {
       "--kubelet-client-certificate and --kubelet-client-key go together",
     ],
     [{ ...tls, authorizationMode: "AlwaysAllow", nodeMonitorGracePeriod: "soon" }, "--node-monitor-grace-period:"],
+    [
+      { ...tls, authorizationMode: "AlwaysAllow", maxUnpagedList: "-1" },
+      '--max-unpaged-list "-1": expected a whole number of pods, 0 or more (0 pages every list)',
+    ],
   ])("%j is refused: %s", (options, message) => {
     expect(() => fleetServeSettings(options as Record<string, unknown>, usage)).toThrow(message);
   });

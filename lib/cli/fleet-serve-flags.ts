@@ -20,6 +20,8 @@ export interface FleetServeSettings {
   nodeMonitorGracePeriodMs: number;
   /** --allow-privileged (the placement flag): pods created through the API may be privileged. */
   allowPrivileged: boolean;
+  /** --max-unpaged-list: a pods list of at most this many items is answered whole whatever its limit. */
+  maxUnpagedList: number;
 }
 
 /** Adds fleet serve's flags to the fleet command. */
@@ -40,7 +42,19 @@ export function fleetServeOptions(command: { option(name: string, description: s
   option("--kubelet-token-file <file>", "bearer token fleet serve sends the nodes");
   option("--kubelet-address-override <ip>", "reach every node at this address (nodes sharing one host)");
   option("--node-monitor-grace-period <duration>", "a lease not renewed this long makes a node Unknown (default 40s)");
+  option(
+    "--max-unpaged-list <n>",
+    `answer a pods list of up to n items whole whatever its limit; 0 pages every list (default ${DEFAULT_MAX_UNPAGED_LIST})`,
+  );
 }
+
+/**
+ * Decision: kubectl pages at 500 rows but sends at most 5 requests a second after a burst of 10 (client-go's
+ * limiter), so 30,000 pods in pages cost it >= 10 s whatever the server does; a list up to this size is answered in
+ * one response (as kube-apiserver answers a list from its watch cache), which the API allows: a client reads on only
+ * while `continue` is set.
+ */
+export const DEFAULT_MAX_UNPAGED_LIST = 50_000;
 
 const text = (value: unknown) => (typeof value === "string" ? value : value === undefined ? "" : String(value));
 
@@ -69,7 +83,12 @@ export function fleetServeSettings(
     kubeletAddressOverride: text(options.kubeletAddressOverride),
     nodeMonitorGracePeriodMs: 40_000,
     allowPrivileged: options.allowPrivileged === true || options.allowPrivileged === "true",
+    maxUnpagedList: options.maxUnpagedList === undefined ? DEFAULT_MAX_UNPAGED_LIST : Number(options.maxUnpagedList),
   };
+  if (!Number.isSafeInteger(settings.maxUnpagedList) || settings.maxUnpagedList < 0)
+    throw usage(
+      `--max-unpaged-list "${text(options.maxUnpagedList)}": expected a whole number of pods, 0 or more (0 pages every list)`,
+    );
   if (!settings.tlsCertFile || !settings.tlsPrivateKeyFile)
     throw usage("fleet serve needs --tls-cert-file and --tls-private-key-file: kubectl sends no credentials over http");
   if (!["AlwaysAllow", "RBAC"].includes(settings.authorizationMode))

@@ -14,6 +14,7 @@ import { forbiddenRequest, isApiError } from "../server/apiserver/api-status.ts"
 import { createApiServer } from "../server/apiserver/apiserver.ts";
 import { createFleetEventRoutes } from "../server/apiserver/fleet-events.ts";
 import { createFleetNodeRoutes } from "../server/apiserver/fleet-nodes.ts";
+import { createFleetPodList } from "../server/apiserver/fleet-pod-list.ts";
 import { createFleetPodFeed, FLEET_PLACED } from "../server/apiserver/fleet-pods.ts";
 import { createFleetProxyRoutes, type KubeletClientCredentials } from "../server/apiserver/fleet-proxy.ts";
 import { NODE_RESOURCES } from "../server/apiserver/nodes.ts";
@@ -74,7 +75,7 @@ export async function startFleetServer(client: EtcdClient, settings: FleetServeS
     },
     { nodeName: "fleet" },
   );
-  const feed = createFleetPodFeed(client);
+  const feed = createFleetPodFeed(client, { clock: systemClock });
   await feed.start();
   const api = createApiServer(
     {
@@ -109,6 +110,8 @@ export async function startFleetServer(client: EtcdClient, settings: FleetServeS
       addressOverride: settings.kubeletAddressOverride || undefined,
     }),
   );
+  // The pods list in pages from kept snapshots; watches and everything else go on to the API's pod routes.
+  app.route("/", createFleetPodList({ cache: api.cache, clock: systemClock, maxUnpaged: settings.maxUnpagedList }).app);
   app.route("/", api.app);
   const server = await serve(app, { hostname: settings.address, port: settings.port, tls: auth.tls });
   return {

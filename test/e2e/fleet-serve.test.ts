@@ -1,9 +1,11 @@
 // `kubelet fleet serve` end to end: two compiled kubelets in fleet mode on a three-member etcd (one host, two node
 // names), the compiled fleet serve over TLS in front of it, and the machine's kubectl and the Python client
 // against that: every node's pods and the nodes, a pod applied with spec.nodeName landing on that node and
-// deleted, kubectl logs and exec proxied to the pod's node, RBAC refusing a reader's write.
+// deleted, kubectl logs, exec and port-forward proxied to the pod's node, RBAC refusing a reader's write, and
+// lists in pages.
 import { afterAll, beforeAll, expect } from "bun:test";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { connect } from "node:net";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createTestCa } from "../../lib/testing/certificates.ts";
@@ -99,6 +101,8 @@ spec:
       ...["--authorization-policy-file", join(import.meta.dir, "../../testdata/rbac/pod-reader.yaml")],
       ...["--kubelet-certificate-authority", ca.caFile, "--kubelet-token-file", nodeToken],
       ...["--kubelet-address-override", "127.0.0.1"],
+      // Every list paged at the client's limit, however few pods: the tests below page through two.
+      ...["--max-unpaged-list", "0"],
     ]);
     writeKubeconfig(kubeconfig, `https://127.0.0.1:${port}`, ca.caFile, "admin-token-0123456789");
     writeKubeconfig(readerConfig, `https://127.0.0.1:${port}`, ca.caFile, "reader-token-0123456789");
@@ -109,7 +113,7 @@ spec:
   afterAll(async () => {
     await serve?.stop();
     await Promise.all(kubelets.map((k) => k.stop("SIGTERM")));
-    await rt.removePods("fs-web-a", "fs-web-b");
+    await rt.removePods("fs-web-a", "fs-web-b", "fs-echo");
     await cluster?.stop();
     removeDir(dir);
   });
@@ -159,6 +163,80 @@ print(json.dumps(sorted([[p.metadata.name, p.spec.node_name] for p in pods.items
     const rows = JSON.parse(run.stdout) as string[][];
     expect(rows).toContainEqual(["fs-web-a", NODES[0]!]);
     expect(rows).toContainEqual(["fs-web-b", NODES[1]!]);
+  });
+
+  test("kubectl port-forward reaches a host-network pod's port on its node through fleet serve, bytes both ways", async () => {
+    const port = await freePortNumber();
+    const echo = pod("fs-echo", NODES[0]!, `exec nc -ll -p ${port} -e cat`).replace(
+      "  terminationGracePeriodSeconds: 1\n",
+      "  terminationGracePeriodSeconds: 1\n  hostNetwork: true\n",
+    );
+    expect(ok(["apply", "-f", "-"], echo)).toContain("pod/fs-echo created");
+    await runningRow("fs-echo");
+    const local = await freePortNumber();
+    const forward = spawn(KUBECTL, ["--kubeconfig", kubeconfig, "port-forward", "pod/fs-echo", `${local}:${port}`]);
+    let said = "";
+    forward.stdout.on("data", (d) => (said += d));
+    forward.stderr.on("data", (d) => (said += d));
+    try {
+      await waitFor("the forward listening", () => said.includes("Forwarding from"), 20_000);
+      const payload = `${"y".repeat(50_000)}\nend\n`;
+      const socket = connect({ host: "127.0.0.1", port: local });
+      let reply = "";
+      await new Promise<void>((resolve, reject) => {
+        socket.on("connect", () => socket.write(payload));
+        socket.on("data", (d) => (reply += d).length >= payload.length && socket.destroy());
+        socket.on("close", () => resolve());
+        socket.on("error", reject);
+      });
+      expect(reply).toBe(payload);
+    } finally {
+      forward.kill("SIGINT");
+      ok(["delete", "pod", "fs-echo", "--wait=false"]);
+    }
+  }, 150_000);
+
+  test("kubectl --chunk-size=1 pages through every node's pods, each printed once", async () => {
+    await runningRow("fs-web-a");
+    await runningRow("fs-web-b");
+    const rows = ok(["get", "pods", "-A", "--chunk-size=1", "-v=6"]);
+    expect(rows.split("\n").filter((l) => / fs-web-a /.test(l))).toHaveLength(1);
+    expect(rows.split("\n").filter((l) => / fs-web-b /.test(l))).toHaveLength(1);
+    // -v=6 logs each request: the second page was asked for with the first page's continue token.
+    const pages = kubectl(["get", "pods", "-A", "--chunk-size=1", "-v=6"]).err;
+    expect(pages).toMatch(/GET https:\/\/\S+\/api\/v1\/pods\?continue=\S+&limit=1 200 OK/);
+  }, 150_000);
+
+  test("the Python client pages with limit and _continue, and a forged token is a 400 naming it", () => {
+    const script = `
+import json
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+config.load_kube_config(config_file=${JSON.stringify(kubeconfig)})
+api = client.CoreV1Api()
+names, token, pages = [], None, 0
+while True:
+    page = api.list_pod_for_all_namespaces(limit=1, _continue=token)
+    pages += 1
+    names += [p.metadata.name for p in page.items]
+    token = page.metadata._continue
+    if not token:
+        break
+try:
+    api.list_pod_for_all_namespaces(limit=1, _continue="forged")
+    refused = None
+except ApiException as e:
+    refused = [e.status, json.loads(e.body)["message"]]
+print(json.dumps({"names": names, "pages": pages, "refused": refused}))
+`;
+    const run = spawnSync(PYTHON, ["-c", script], { encoding: "utf8", timeout: 30_000 });
+    expect(run.stderr).toBe("");
+    const { names, pages, refused } = JSON.parse(run.stdout) as { names: string[]; pages: number; refused: unknown[] };
+    expect(names.filter((n) => n === "fs-web-a" || n === "fs-web-b").sort()).toEqual(["fs-web-a", "fs-web-b"]);
+    expect(new Set(names).size).toBe(names.length);
+    expect(pages).toBeGreaterThanOrEqual(2);
+    expect(refused[0]).toBe(400);
+    expect(String(refused[1])).toStartWith("invalid continue token: continue key is not valid");
   });
 
   test("delete removes the pod from its node", async () => {

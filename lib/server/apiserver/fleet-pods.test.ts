@@ -98,4 +98,83 @@ describe("the fleet's pod feed", () => {
     expect(versions).toEqual([String(etcd.revision), String(etcd.revision)]);
     expect(caches[0]!.list().revision).toBe(etcd.revision);
   });
+
+  test("a watch that ends (etcd compacted the revision it resumes from) relists: what changed meanwhile is served", async () => {
+    const { etcd } = await fleet();
+    await etcd.apply([
+      { key: fleetKeys.status("a", "default", "web"), value: running },
+      { key: fleetKeys.status("b", "default", "db"), value: running },
+    ]);
+    const first: { cancel?: () => Promise<void>; fail?: (error: Error) => void } = {};
+    const client = {
+      list: (prefix: string) => etcd.list(prefix),
+      watch: async (...args: Parameters<FakeEtcd["watch"]>) => {
+        const watch = await etcd.watch(...args);
+        if (first.cancel) return watch;
+        first.cancel = watch.cancel;
+        const done = new Promise<void>((_, reject) => (first.fail = reject));
+        return { done, cancel: watch.cancel };
+      },
+    } as unknown as EtcdClient;
+    const feed = createFleetPodFeed(client);
+    await feed.start();
+    const before = feed.version();
+    const names = () =>
+      feed
+        .pods()
+        .map((p) => p.metadata.name)
+        .sort();
+    expect(names()).toEqual(["db", "web"]);
+    // Lost: these changes reach no watch, and are seen only by the relist.
+    await first.cancel!();
+    await etcd.apply([{ key: fleetKeys.status("a", "default", "web") }]);
+    await etcd.apply([{ key: fleetKeys.status("b", "default", "cache"), value: running }]);
+    const relisted = new Promise<void>((resolve) => feed.onChange(resolve));
+    first.fail!(new Error("watching /registry/…: mvcc: required revision has been compacted"));
+    await relisted;
+    expect(feed.relists()).toBe(1);
+    expect(names()).toEqual(["cache", "db"]);
+    expect(feed.version()).toBeGreaterThan(before);
+    // The new watch goes on from the relist's revision.
+    await etcd.apply([{ key: fleetKeys.status("a", "default", "api"), value: running }]);
+    expect(names()).toEqual(["api", "cache", "db"]);
+    await feed.stop();
+  });
+
+  test("a relist etcd refuses is tried again a second later on the clock, until one succeeds", async () => {
+    const { etcd } = await fleet();
+    await etcd.apply([{ key: fleetKeys.status("a", "default", "web"), value: running }]);
+    const clock = new FakeClock();
+    const state: { down: boolean; refused?: () => void; fail?: (error: Error) => void } = { down: false };
+    const client = {
+      list: async (prefix: string) => {
+        if (!state.down) return etcd.list(prefix);
+        state.refused?.();
+        throw new Error("etcd unreachable");
+      },
+      watch: async (...args: Parameters<FakeEtcd["watch"]>) => {
+        const watch = await etcd.watch(...args);
+        if (state.fail) return watch;
+        return { done: new Promise<void>((_, reject) => (state.fail = reject)), cancel: watch.cancel };
+      },
+    } as unknown as EtcdClient;
+    const feed = createFleetPodFeed(client, { clock });
+    await feed.start();
+    state.down = true;
+    const refused = new Promise<void>((resolve) => (state.refused = resolve));
+    state.fail!(new Error("watch lost"));
+    await refused;
+    await etcd.apply([{ key: fleetKeys.status("a", "default", "api"), value: running }]);
+    state.down = false;
+    const relisted = new Promise<void>((resolve) => feed.onChange(resolve));
+    await clock.advance(1000);
+    await relisted;
+    expect(
+      feed
+        .pods()
+        .map((p) => p.metadata.name)
+        .sort(),
+    ).toEqual(["api", "web"]);
+    await feed.stop();
+  });
 });

@@ -6,6 +6,7 @@
 // node as `<name>-<node>`, as the API names a static pod's mirror; a pod on one node keeps its name. The placed
 // name is kept in FLEET_PLACED so a write to any copy is a write to the placement.
 import type { Pod, V1PodStatus } from "../../api/types.ts";
+import { systemClock, type Clock, type Timer } from "../../clock.ts";
 import { ANNOTATION } from "../../api/types.ts";
 import { fleetKeys } from "../../node/status/fleet-reporter.ts";
 import type { EtcdClient, EtcdWatch } from "../../sources/etcd-client.ts";
@@ -17,11 +18,15 @@ export const FLEET_PLACED = "kubelet.fleet/placed";
 
 /** Node prefixes listed at once at start (readFleet's figure). */
 const LIST_CONCURRENCY = 32;
+/** How long a failed relist waits before the next try. */
+const RELIST_RETRY_MS = 1000;
 
 export interface FleetPodFeed extends PodFeed {
   /** Lists the fleet's pods and starts the watch that keeps them current. */
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** How many times the watch ended and the fleet was listed again (the tests read it). */
+  relists(): number;
 }
 
 /** `/registry/hosts/<node>/<kind>/<namespace>/<name>` → its parts, for the kinds the feed reads. */
@@ -40,7 +45,10 @@ function parse<T>(text: string): T | undefined {
   }
 }
 
-export function createFleetPodFeed(client: Pick<EtcdClient, "list" | "watch">): FleetPodFeed {
+export function createFleetPodFeed(
+  client: Pick<EtcdClient, "list" | "watch">,
+  deps: { clock: Clock } = { clock: systemClock },
+): FleetPodFeed {
   /** `node\tnamespace/name` → what etcd holds for the pod on that node. */
   const onNode = new Map<string, { manifest?: Pod; manifestKey?: string; status?: V1PodStatus }>();
   /** `namespace/name` → a selector placement's manifest. */
@@ -123,7 +131,62 @@ export function createFleetPodFeed(client: Pick<EtcdClient, "list" | "watch">): 
     return pods;
   };
 
+  /**
+   * Lists the fleet and watches from the list's revision. Decision: when the watch ends or fails (etcd compacted the
+   * revision it would resume from, or it was lost for good), the maps are rebuilt from a new list, as an informer
+   * relists: what changed meanwhile, deletions included, is served, and nothing is kept that a list cannot rebuild.
+   */
+  const listAndWatch = async (): Promise<void> => {
+    const serializable = { serializable: true };
+    const nodes = await client.list(fleetKeys.nodes, serializable);
+    const prefixes = [
+      ETCD_DAEMONS,
+      ...nodes.entries.flatMap(({ key }) => {
+        const node = key.slice(fleetKeys.nodes.length);
+        return [fleetKeys.statuses(node), `${fleetKeys.hosts}${node}/pods/`];
+      }),
+    ];
+    onNode.clear();
+    daemons.clear();
+    let next = 0;
+    const lister = async () => {
+      for (let i = next++; i < prefixes.length; i = next++)
+        for (const entry of (await client.list(prefixes[i]!, serializable)).entries) apply(entry.key, entry.value);
+    };
+    await Promise.all(Array.from({ length: LIST_CONCURRENCY }, lister));
+    // A relist is a change even at the same revision: a delete is stamped past etcd's (below), and the maps are new.
+    const relisted = version > 0;
+    version = relisted ? Math.max(version + 1, nodes.revision) : nodes.revision;
+    served = undefined;
+    if (relisted) changed(version);
+    // From the first list's revision on: what changed while the others were read comes again, and is applied again.
+    const current = await client.watch({ prefix: "/registry/" }, nodes.revision + 1, {
+      put: (entry) => {
+        if (apply(entry.key, entry.value)) changed(entry.modRevision);
+      },
+      // The client's delete event carries no revision: the change is stamped one past the newest seen.
+      delete: (key) => {
+        if (apply(key, undefined)) changed(version + 1);
+      },
+    });
+    watch = current;
+    const again = () => {
+      if (stopped || watch !== current) return;
+      relists++;
+      listAndWatch().catch(() => retry());
+    };
+    // A relist that fails (etcd unreachable) is tried again after RELIST_RETRY_MS until one succeeds.
+    const retry = () => {
+      if (!stopped) retryTimer = deps.clock.setTimeout(() => listAndWatch().catch(retry), RELIST_RETRY_MS);
+    };
+    current.done.then(again, again);
+  };
+  let stopped = false;
+  let relists = 0;
+  let retryTimer: Timer | undefined;
+
   return {
+    relists: () => relists,
     pods() {
       if (served?.version !== version) served = { version, pods: build() };
       return served.pods;
@@ -135,34 +198,11 @@ export function createFleetPodFeed(client: Pick<EtcdClient, "list" | "watch">): 
       return () => void listeners.delete(listener);
     },
     async start() {
-      const serializable = { serializable: true };
-      const nodes = await client.list(fleetKeys.nodes, serializable);
-      const prefixes = [
-        ETCD_DAEMONS,
-        ...nodes.entries.flatMap(({ key }) => {
-          const node = key.slice(fleetKeys.nodes.length);
-          return [fleetKeys.statuses(node), `${fleetKeys.hosts}${node}/pods/`];
-        }),
-      ];
-      let next = 0;
-      const lister = async () => {
-        for (let i = next++; i < prefixes.length; i = next++)
-          for (const entry of (await client.list(prefixes[i]!, serializable)).entries) apply(entry.key, entry.value);
-      };
-      await Promise.all(Array.from({ length: LIST_CONCURRENCY }, lister));
-      version = nodes.revision;
-      // From the first list's revision on: what changed while the others were read comes again, and is applied again.
-      watch = await client.watch({ prefix: "/registry/" }, nodes.revision + 1, {
-        put: (entry) => {
-          if (apply(entry.key, entry.value)) changed(entry.modRevision);
-        },
-        // The client's delete event carries no revision: the change is stamped one past the newest seen.
-        delete: (key) => {
-          if (apply(key, undefined)) changed(version + 1);
-        },
-      });
+      await listAndWatch();
     },
     async stop() {
+      stopped = true;
+      retryTimer?.cancel();
       await watch?.cancel();
     },
   };

@@ -72,4 +72,24 @@ describe("fleet serve's proxy to the pod's node", () => {
     expect(response.status).toBe(400);
     expect(await response.text()).toContain("is proxied over WebSocket only");
   });
+
+  test("port forward without a WebSocket upgrade, or in a subprotocol not served, is 400 naming kubectl's tunnel", async () => {
+    const app = routes(["app"], node("127.0.0.1", 1));
+    const plain = await app.request("/api/v1/namespaces/default/pods/web/portforward?ports=80");
+    expect(plain.status).toBe(400);
+    expect(await plain.text()).toContain("SPDY/3.1+portforward.k8s.io");
+    const other = await app.request("/api/v1/namespaces/default/pods/web/portforward?ports=80", {
+      headers: { upgrade: "websocket", "sec-websocket-protocol": "v5.channel.k8s.io" },
+    });
+    expect(other.status).toBe(400);
+    expect(await other.text()).toContain("none of the requested subprotocols [v5.channel.k8s.io]");
+  });
+
+  test("a port forward is to the pod, not a container: a pod of several containers goes on to its node", async () => {
+    const response = await routes(["app", "sidecar"]).request("/api/v1/namespaces/default/pods/web/portforward", {
+      headers: { upgrade: "websocket", "sec-websocket-protocol": "SPDY/3.1+portforward.k8s.io" },
+    });
+    expect(response.status).toBe(503);
+    expect(await response.text()).toContain('node "a" of pod default/web has no address in etcd');
+  });
 });

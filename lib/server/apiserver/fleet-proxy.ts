@@ -1,6 +1,6 @@
-// Fleet serve's pods/log and pods/exec: proxied to the pod's node over its authenticated port, as kube-apiserver
-// proxies them to a kubelet (/containerLogs/… and /exec/…), the node's address from its record in etcd. Exec's
-// WebSocket is relayed message by message in the subprotocol the client and the node agreed.
+// Fleet serve's pods/log, pods/exec and pods/portforward: proxied to the pod's node over its authenticated port,
+// as kube-apiserver proxies them to a kubelet (/containerLogs/…, /exec/…, /portForward/…), the node's address from its record in etcd.
+// Exec's and port forward's WebSockets are relayed message by message in the subprotocol the client asked for.
 //
 // Decision: this file is the one user of the WebSocket client global (Bun's, which takes headers and a CA):
 // fleet serve runs as the compiled binary, and the node's exec needs a bearer token or a client certificate.
@@ -12,6 +12,7 @@ import { upgradeToWebSocket, type ServerSocket } from "../../platform/websocket.
 import type { EtcdClient } from "../../sources/etcd-client.ts";
 import { httpError } from "../server-support.ts";
 import { FLEET_PLACED } from "./fleet-pods.ts";
+import { chooseProtocol } from "./portforward-routes.ts";
 import type { PodCache } from "./watch.ts";
 
 /** How fleet serve authenticates to nodes and checks their serving certificates. */
@@ -60,14 +61,15 @@ export function createFleetProxyRoutes(deps: FleetProxyDeps): Hono {
     credentials.token ? { authorization: `Bearer ${credentials.token}` } : {};
   const tls = { ...(credentials.ca ? { ca: credentials.ca } : {}), cert: credentials.cert, key: credentials.key };
 
-  /** The pod, its node's URL, the name the node knows it by and the container asked for (or its only one). */
-  const target = async (c: Context) => {
+  /** The pod, its node's URL, the name the node knows it by and the container asked for (or its only one; none for
+   *  a port forward, which is to the pod). */
+  const target = async (c: Context, perContainer = true) => {
     const { namespace, name } = c.req.param() as Record<"namespace" | "name", string>;
     const pod: Pod | undefined = deps.cache.get(namespace, name);
     if (!pod) throw httpError(404, `pods "${name}" not found`);
     const containers = pod.spec.containers.map((x) => x.name);
     const container = c.req.query("container") ?? (containers.length === 1 ? containers[0] : undefined);
-    if (!container)
+    if (perContainer && !container)
       throw httpError(
         400,
         `a container name must be specified for pod ${name}, choose one of: [${containers.join(" ")}]`,
@@ -81,7 +83,7 @@ export function createFleetProxyRoutes(deps: FleetProxyDeps): Hono {
         `node "${nodeName}" of pod ${namespace}/${name} has no address in etcd (its lease expired, or it never registered)`,
       );
     const placed = pod.metadata.annotations?.[FLEET_PLACED]?.split("/")[1] ?? name;
-    return { url, path: `${namespace}/${placed}/${container}`, nodeName };
+    return { url, path: perContainer ? `${namespace}/${placed}/${container}` : `${namespace}/${placed}`, nodeName };
   };
   /** The query without `container` (the node takes it in the path). */
   const query = (c: Context) => {
@@ -89,6 +91,42 @@ export function createFleetProxyRoutes(deps: FleetProxyDeps): Hono {
     params.delete("container");
     const text = params.toString();
     return text ? `?${text}` : "";
+  };
+
+  /** The client's WebSocket relayed message by message to the node's, in the subprotocol the client asked for. */
+  const relay = (upstreamUrl: string, protocol: string) => {
+    let upstream: WebSocket | undefined;
+    const pending: Uint8Array[] = [];
+    return upgradeToWebSocket(
+      new Response("streams need a WebSocket server: run the compiled binary", { status: 501 }),
+      {
+        protocol,
+        open(socket: ServerSocket) {
+          // The subprotocol goes as a header: Bun's `protocols` refuses kubectl's "SPDY/3.1+portforward.k8s.io" (a "/"
+          // is no token character), which kube-apiserver and the kubelet accept.
+          const ws = new WebSocket(upstreamUrl, {
+            headers: { ...headers(), "sec-websocket-protocol": protocol },
+            tls,
+          } as never);
+          ws.binaryType = "arraybuffer";
+          upstream = ws;
+          ws.onopen = () => {
+            for (const message of pending.splice(0)) ws.send(message as Uint8Array<ArrayBuffer>);
+          };
+          ws.onmessage = (event) =>
+            void socket.send(typeof event.data === "string" ? event.data : new Uint8Array(event.data as ArrayBuffer));
+          ws.onclose = (event) => socket.close(event.code === 1005 ? 1000 : event.code, event.reason);
+          ws.onerror = () => socket.close(1011, `cannot reach the node at ${new URL(upstreamUrl).host}`);
+        },
+        message(data) {
+          if (upstream?.readyState === WebSocket.OPEN) upstream.send(data as Uint8Array<ArrayBuffer>);
+          else pending.push(data);
+        },
+        close() {
+          upstream?.close();
+        },
+      },
+    );
   };
 
   const app = new Hono();
@@ -119,31 +157,21 @@ export function createFleetProxyRoutes(deps: FleetProxyDeps): Hono {
         `none of the requested subprotocols [${c.req.header("sec-websocket-protocol") ?? ""}] is supported: use ${CHANNEL_PROTOCOLS.join(" or ")}`,
       );
     const { url, path } = await target(c);
-    const upstreamUrl = `${url.replace(/^https/, "wss")}/exec/${path}${execQuery(new URL(c.req.url).searchParams)}`;
-    let upstream: WebSocket | undefined;
-    const pending: Uint8Array[] = [];
-    return upgradeToWebSocket(new Response("exec needs a WebSocket server: run the compiled binary", { status: 501 }), {
-      protocol,
-      open(socket: ServerSocket) {
-        const ws = new WebSocket(upstreamUrl, { protocols: [protocol], headers: headers(), tls } as never);
-        ws.binaryType = "arraybuffer";
-        upstream = ws;
-        ws.onopen = () => {
-          for (const message of pending.splice(0)) ws.send(message as Uint8Array<ArrayBuffer>);
-        };
-        ws.onmessage = (event) =>
-          void socket.send(typeof event.data === "string" ? event.data : new Uint8Array(event.data as ArrayBuffer));
-        ws.onclose = (event) => socket.close(event.code === 1005 ? 1000 : event.code, event.reason);
-        ws.onerror = () => socket.close(1011, `cannot reach the node at ${url}`);
-      },
-      message(data) {
-        if (upstream?.readyState === WebSocket.OPEN) upstream.send(data as Uint8Array<ArrayBuffer>);
-        else pending.push(data);
-      },
-      close() {
-        upstream?.close();
-      },
-    });
+    return relay(`${url.replace(/^https/, "wss")}/exec/${path}${execQuery(new URL(c.req.url).searchParams)}`, protocol);
   });
+  // kubectl port-forward: its SPDY-over-WebSocket tunnel (or a client library's channel protocol) relayed to the
+  // node's /portForward, `ports` renamed `port` as kube-apiserver's PortForwardLocation does.
+  const portForward = async (c: Context) => {
+    // The node's own choice and wording: the same subprotocols are served at both ends of the relay.
+    const protocol = chooseProtocol(c);
+    const { url, path } = await target(c, false);
+    const query = new URLSearchParams();
+    for (const ports of [...(c.req.queries("ports") ?? []), ...(c.req.queries("port") ?? [])])
+      query.append("port", ports);
+    const text = query.toString();
+    return relay(`${url.replace(/^https/, "wss")}/portForward/${path}${text ? `?${text}` : ""}`, protocol);
+  };
+  app.get("/api/v1/namespaces/:namespace/pods/:name/portforward", portForward);
+  app.post("/api/v1/namespaces/:namespace/pods/:name/portforward", portForward);
   return app;
 }

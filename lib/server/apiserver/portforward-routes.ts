@@ -28,7 +28,7 @@ const notUpgradable = () =>
   );
 
 /** The subprotocol to speak: the first offered that is served; a 400 naming the served ones otherwise. */
-function chooseProtocol(c: Context): string {
+export function chooseProtocol(c: Context): string {
   const upgrade = c.req.header("upgrade");
   if (upgrade?.toLowerCase() !== "websocket")
     throw httpError(
