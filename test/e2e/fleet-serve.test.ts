@@ -118,10 +118,13 @@ spec:
     removeDir(dir);
   });
 
-  test("get nodes lists both nodes Ready, from their records and leases in etcd", () => {
+  test("get nodes lists both nodes Ready, from their records and leases in etcd", async () => {
+    // A node's record can be written before its first lease renewal and its Ready condition: wait for those.
+    const ready = (out: string) => NODES.every((node) => new RegExp(`^${node}\\s+Ready\\s`, "m").test(out));
+    await waitFor("both nodes Ready", () => ready(ok(["get", "nodes"])), 30_000);
     const out = ok(["get", "nodes"]);
     for (const node of NODES) expect(out).toMatch(new RegExp(`^${node}\\s+Ready\\s`, "m"));
-  });
+  }, 60_000);
 
   test("apply -f of a pod with spec.nodeName runs it on that node, and get pods -A -o wide shows every node's pods", async () => {
     expect(ok(["apply", "-f", "-"], pod("fs-web-a", NODES[0]!, "echo hello from a; sleep 3600"))).toContain(
