@@ -225,6 +225,41 @@ spec:
     }
   }, 180_000);
 
+  test("get pods --chunk-size=2 and the Python client's limit/_continue page through every pod once", async () => {
+    const names = [1, 2, 3, 4, 5].map((i) => `e2e-kubectl-chunk-${i}`);
+    for (const name of names)
+      ok(["create", "-f", "-"], pushed(services.busybox, "chunked").replace(`name: ${PUSHED}`, `name: ${name}`));
+    try {
+      const listed = ok(["get", "pods", "--chunk-size=2", "-o", "name"]).trim().split("\n");
+      expect(listed.filter((l) => l.startsWith("pod/e2e-kubectl-chunk-")).sort()).toEqual(names.map((n) => `pod/${n}`));
+      expect(new Set(listed).size).toBe(listed.length);
+      const script = `
+import json
+from kubernetes import client, config
+config.load_kube_config(config_file=${JSON.stringify(kubeconfig)})
+v1 = client.CoreV1Api()
+pages, token = [], None
+while True:
+    page = v1.list_namespaced_pod("default", label_selector="app=chunked", limit=2, **({"_continue": token} if token else {}))
+    pages.append([p.metadata.name for p in page.items])
+    token = page.metadata._continue
+    if not token:
+        break
+first = v1.list_namespaced_pod("default", limit=2)
+print(json.dumps({"pages": pages, "remaining": first.metadata.remaining_item_count}))
+`;
+      const run = spawnSync(PYTHON, ["-c", script], { encoding: "utf8", timeout: 30_000 });
+      expect(run.stderr).toBe("");
+      const result = JSON.parse(run.stdout);
+      expect(result.pages).toEqual([names.slice(0, 2), names.slice(2, 4), names.slice(4)]);
+      // Five pushed pods and the file pod: two on the first page, four left.
+      expect(result.remaining).toBe(4);
+    } finally {
+      for (const name of names) kubectl(["delete", "pod", name, "--wait=false"]);
+      await rt.removePods(...names);
+    }
+  }, 180_000);
+
   test("the Python client lists pods in every namespace and streams a watch", () => {
     const script = `
 import json, sys
