@@ -204,6 +204,18 @@ spec:
     expect(reader("get", "pods", "-A").code).toBe(0);
   });
 
+  test("the legacy /api/v1/watch/ paths stream a watch, authorized as verb watch", () => {
+    const reader = (path: string) => kubectl(["--token", READER_TOKEN, "get", "--raw", `${path}?timeoutSeconds=2`]);
+    const named = reader(`/api/v1/watch/namespaces/default/pods/${FILE_POD}`);
+    expect(named.err).toBe("");
+    const events = named.out
+      .split("\n")
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l));
+    expect(events.map((e) => [e.type, e.object.metadata.name])).toEqual([["ADDED", FILE_POD]]);
+    expect(reader("/api/v1/watch/pods").out).toContain(`"name":"${FILE_POD}"`);
+  });
+
   test("get pods -w sees a pod added, changed and deleted", async () => {
     const watcher = spawn(KUBECTL, ["--kubeconfig", kubeconfig, "get", "pods", "-w", "--output-watch-events"]);
     let out = "";
