@@ -204,6 +204,51 @@ spec:
     expect(reader("get", "pods", "-A").code).toBe(0);
   });
 
+  test("a deleted pod shows Terminating until its container is gone; a waiting delete returns once it is", async () => {
+    const name = "e2e-kubectl-stubborn";
+    ok(
+      ["create", "-f", "-"],
+      `apiVersion: v1
+kind: Pod
+metadata: { name: ${name} }
+spec:
+  terminationGracePeriodSeconds: 5
+  containers:
+    - name: main
+      image: ${services.busybox}
+      command: ["sh", "-c", "trap '' TERM; sleep 3600"]
+`,
+    );
+    const watcher = spawn(KUBECTL, ["--kubeconfig", kubeconfig, "get", "pod", name, "-w", "--output-watch-events"]);
+    let out = "";
+    watcher.stdout.on("data", (d) => (out += d));
+    watcher.stderr.on("data", (d) => (out += d));
+    try {
+      await kubelet.waitFor("the stubborn pod running", () => rt.running(name, "main"), 60_000);
+      await waitFor("the watch's running row", () => new RegExp(`${name}\\s+1/1\\s+Running`).test(out), 30_000);
+      expect(ok(["delete", "pod", name, "--wait=false"])).toBe(`pod "${name}" deleted\n`);
+      // READY is 0/1: a container waiting out its grace period is not ready.
+      expect(ok(["get", "pod", name])).toMatch(new RegExp(`${name}\\s+\\d/1\\s+Terminating`));
+      const marked = JSON.parse(ok(["get", "pod", name, "-o", "json"])).metadata;
+      expect(marked.deletionGracePeriodSeconds).toBe(5);
+      expect(Date.parse(marked.deletionTimestamp)).toBeGreaterThan(Date.now() - 5000);
+      await waitFor(
+        "MODIFIED Terminating on the watch",
+        () => new RegExp(`MODIFIED\\s+${name}\\s+\\S+\\s+Terminating`).test(out),
+        10_000,
+      );
+      // The container ignores SIGTERM: it is still running, and the waiting delete returns only once it is killed.
+      expect(Boolean(await rt.running(name, "main"))).toBe(true);
+      expect(ok(["delete", "pod", name])).toBe(`pod "${name}" deleted\n`);
+      expect(Boolean(await rt.running(name, "main"))).toBe(false);
+      await waitFor("DELETED on the watch", () => new RegExp(`DELETED\\s+${name}`).test(out), 10_000);
+      expect(kubectl(["get", "pod", name]).err).toContain(`pods "${name}" not found`);
+    } finally {
+      watcher.kill();
+      await rt.removePods(name);
+    }
+  }, 180_000);
+
   test("the legacy /api/v1/watch/ paths stream a watch, authorized as verb watch", () => {
     const reader = (path: string) => kubectl(["--token", READER_TOKEN, "get", "--raw", `${path}?timeoutSeconds=2`]);
     const named = reader(`/api/v1/watch/namespaces/default/pods/${FILE_POD}`);

@@ -105,8 +105,9 @@ export function createPodCache(feed: PodFeed, deps: { clock: Clock }, options: P
     if (version === seenVersion) return;
     seenVersion = version;
     const seen = new Set<string>();
-    for (const pod of feed.pods()) {
-      const key = podKey(pod);
+    // A key the feed gives twice (a pod still stopping and its successor of the same name): the last one wins.
+    const current = new Map(feed.pods().map((pod) => [podKey(pod), pod]));
+    for (const [key, pod] of current) {
       seen.add(key);
       const signature = JSON.stringify(pod);
       const entry = entries.get(key);
