@@ -34,15 +34,21 @@ describeOnRuntimes("kubectl against the kubelet's API", (services, rt) => {
     if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")} exited ${r.code}: ${r.err}`);
     return r.out;
   };
-  const pushed = (image: string, label: string) => `apiVersion: v1
+  const pushed = (
+    image: string,
+    label: string,
+    name = PUSHED,
+    grace = 1,
+    command = ["sleep", "3600"],
+  ) => `apiVersion: v1
 kind: Pod
-metadata: { name: ${PUSHED}, labels: { app: ${label} } }
+metadata: { name: ${name}, labels: { app: ${label} } }
 spec:
-  terminationGracePeriodSeconds: 1
+  terminationGracePeriodSeconds: ${grace}
   containers:
     - name: main
       image: ${image}
-      command: ["sleep", "3600"]
+      command: ${JSON.stringify(command)}
 `;
 
   beforeAll(async () => {
@@ -206,19 +212,7 @@ spec:
 
   test("a deleted pod shows Terminating until its container is gone; a waiting delete returns once it is", async () => {
     const name = "e2e-kubectl-stubborn";
-    ok(
-      ["create", "-f", "-"],
-      `apiVersion: v1
-kind: Pod
-metadata: { name: ${name} }
-spec:
-  terminationGracePeriodSeconds: 5
-  containers:
-    - name: main
-      image: ${services.busybox}
-      command: ["sh", "-c", "trap '' TERM; sleep 3600"]
-`,
-    );
+    ok(["create", "-f", "-"], pushed(services.busybox, "stubborn", name, 5, ["sh", "-c", "trap '' TERM; sleep 3600"]));
     const watcher = spawn(KUBECTL, ["--kubeconfig", kubeconfig, "get", "pod", name, "-w", "--output-watch-events"]);
     let out = "";
     watcher.stdout.on("data", (d) => (out += d));
@@ -232,6 +226,18 @@ spec:
       const marked = JSON.parse(ok(["get", "pod", name, "-o", "json"])).metadata;
       expect(marked.deletionGracePeriodSeconds).toBe(5);
       expect(Date.parse(marked.deletionTimestamp)).toBeGreaterThan(Date.now() - 5000);
+      const python = spawnSync(
+        PYTHON,
+        [
+          "-c",
+          `from kubernetes import client, config
+config.load_kube_config(config_file=${JSON.stringify(kubeconfig)})
+pod = client.CoreV1Api().read_namespaced_pod(${JSON.stringify(name)}, "default")
+print(pod.metadata.deletion_grace_period_seconds, pod.metadata.deletion_timestamp is not None)`,
+        ],
+        { encoding: "utf8", timeout: 30_000 },
+      );
+      expect([python.stdout, python.stderr]).toEqual(["5 True\n", ""]);
       await waitFor(
         "MODIFIED Terminating on the watch",
         () => new RegExp(`MODIFIED\\s+${name}\\s+\\S+\\s+Terminating`).test(out),
@@ -284,8 +290,7 @@ spec:
 
   test("get pods --chunk-size=2 and the Python client's limit/_continue page through every pod once", async () => {
     const names = [1, 2, 3, 4, 5].map((i) => `e2e-kubectl-chunk-${i}`);
-    for (const name of names)
-      ok(["create", "-f", "-"], pushed(services.busybox, "chunked").replace(`name: ${PUSHED}`, `name: ${name}`));
+    for (const name of names) ok(["create", "-f", "-"], pushed(services.busybox, "chunked", name));
     try {
       const listed = ok(["get", "pods", "--chunk-size=2", "-o", "name"]).trim().split("\n");
       expect(listed.filter((l) => l.startsWith("pod/e2e-kubectl-chunk-")).sort()).toEqual(names.map((n) => `pod/${n}`));
