@@ -177,6 +177,19 @@ test("delete removes a pushed pod and answers it with a deletionTimestamp", asyn
   expect((await json("/api/v1/namespaces/default/pods/web", { method: "DELETE" })).status).toBe(404);
 });
 
+test("a second delete of a pod still terminating answers the deletion it got first", async () => {
+  const { json, set, clock } = setup();
+  await json("/api/v1/namespaces/default/pods", { method: "POST", body: manifest("web") });
+  const first = await json("/api/v1/namespaces/default/pods/web", { method: "DELETE" });
+  // What the kubelet serves while the containers stop: the pod with its deletion fields (sync loop terminatingPods).
+  set([{ ...first.body, metadata: { ...first.body.metadata } } as Pod]);
+  await clock.advance(3000);
+  const again = await json("/api/v1/namespaces/default/pods/web", { method: "DELETE" });
+  expect(again.status).toBe(200);
+  expect(again.body.metadata.deletionTimestamp).toBe(first.body.metadata.deletionTimestamp);
+  expect(again.body.metadata.deletionGracePeriodSeconds).toBe(30);
+});
+
 test("a file-sourced pod cannot be changed here: the 403 names the file to edit", async () => {
   const { json, pushes } = setup([testPod("web", {}, { origin: "/etc/kubelet/manifests/web.yaml" })]);
   for (const init of [

@@ -377,12 +377,15 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
     const existing = ownedHere(namespace, name);
     if (!existing) throw notFound("pods", name);
     if (!dryRun(c, options)) await deps.push.merge("http", "REMOVE", [existing]);
-    const grace = existing.spec.terminationGracePeriodSeconds ?? 30;
+    // A pod already terminating keeps the deletion it got first, as the API server answers a second delete.
+    const grace = existing.metadata.deletionGracePeriodSeconds ?? existing.spec.terminationGracePeriodSeconds ?? 30;
     return c.json({
       ...existing,
       metadata: {
         ...existing.metadata,
-        deletionTimestamp: new Date(deps.clock.now() + grace * 1000).toISOString().replace(/\.\d+Z$/, "Z"),
+        deletionTimestamp:
+          existing.metadata.deletionTimestamp ??
+          new Date(deps.clock.now() + grace * 1000).toISOString().replace(/\.\d+Z$/, "Z"),
         deletionGracePeriodSeconds: grace,
       },
     });
