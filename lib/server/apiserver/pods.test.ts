@@ -268,6 +268,13 @@ test("a limited list pages through the pods in namespace/name order with continu
   expect([inOne.body.items.length, start, inOne.body.metadata.remainingItemCount]).toEqual([3, "c\u0000", 1]);
 });
 
+test("a limited list at resourceVersion=0 is the whole list from the cache, as 1.32's watch cache answers it", async () => {
+  const { json } = setup([testPod("a"), testPod("b"), testPod("c")]);
+  const { body } = await json("/api/v1/pods?limit=1&resourceVersion=0");
+  expect(body.items.map((p: Pod) => p.metadata.name)).toEqual(["a", "b", "c"]);
+  expect(body.metadata.continue).toBeUndefined();
+});
+
 test("a continued list serves the first page's snapshot even after the pods changed", async () => {
   const { json, set } = setup([testPod("a"), testPod("b"), testPod("c")]);
   const first = await json("/api/v1/namespaces/default/pods?limit=1");

@@ -130,7 +130,8 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
     const include = (c.req.query("includeObject") as IncludeObject | undefined) ?? "Metadata";
     const watching = isTrue(q("watch"));
     if (watching) return streamWatch(c, { cache, clock: deps.clock, matches, table, include });
-    if (q("limit") || q("continue"))
+    // resourceVersion=0 (client-go's informers) is served whole from the watch cache, limit ignored, as 1.32's is.
+    if ((q("limit") && q("resourceVersion") !== "0") || q("continue"))
       return chunk(c, namespace, matches, labels.requirements.length + fields.requirements.length > 0);
     const { revision, pods } = cache.list();
     const items = pods.filter(matches);
