@@ -82,5 +82,6 @@ test("a malformed token, a resourceVersion beside a token and a bad limit are 40
   ]);
   const both = refusal(() => page({ continue: encodeContinue("a\u0000", 5), resourceVersion: "5" }));
   expect([both.code, both.message]).toEqual([400, "specifying resource version is not allowed when using continue"]);
+  expect(page({ continue: encodeContinue("c\u0000", 5), resourceVersion: "0" }).items).toEqual(["d", "e"]);
   expect(refusal(() => page({ limit: "two" })).code).toBe(400);
 });

@@ -65,7 +65,9 @@ export function listChunk<T>(
   let revision: number;
   let objects: T[];
   if (query.continue) {
-    if (query.resourceVersion) throw badRequest("specifying resource version is not allowed when using continue");
+    // As etcd3's store: "0" (any version) may stand beside a token; a particular version may not.
+    if (query.resourceVersion && query.resourceVersion !== "0")
+      throw badRequest("specifying resource version is not allowed when using continue");
     let token: { start: string; revision: number };
     try {
       token = decodeContinue(query.continue);
