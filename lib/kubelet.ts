@@ -248,7 +248,12 @@ async function runLocked(
       };
       const api = createApiServer(
         {
-          pods: { pods, version: podsVersion, onChange: (listener) => syncLoop.onChange(listener) },
+          // Pods being stopped show with their deletionTimestamp until gone; a wanted pod of the same name wins.
+          pods: {
+            pods: () => [...syncLoop.terminatingPods(), ...pods()],
+            version: podsVersion,
+            onChange: (listener) => syncLoop.onChange(listener),
+          },
           push: store,
           clock: systemClock,
           validation: {

@@ -376,6 +376,32 @@ describe("sync loop", () => {
       await l.stop();
     });
 
+    test("a removed pod is listed as terminating, with its deletion time and grace, until its containers are gone", async () => {
+      const l = await loop(["file"], undefined, {}, (clock) => new GracefulRuntime(clock));
+      const doomed = testPod("doomed", spec({ terminationGracePeriodSeconds: 5 }));
+      l.store.apply("file", { pods: [doomed], rejected: [] });
+      await l.settle();
+      expect(l.syncLoop.terminatingPods()).toEqual([]);
+      const removedAt = l.clock.now();
+      l.store.apply("file", { pods: [], rejected: [] });
+      await l.settle();
+      expect(l.syncLoop.pods()).toEqual([]);
+      const [terminating] = l.syncLoop.terminatingPods();
+      expect(terminating?.metadata).toMatchObject({
+        name: "doomed",
+        deletionTimestamp: new Date(removedAt + 5000).toISOString().replace(/\.\d+Z$/, "Z"),
+        deletionGracePeriodSeconds: 5,
+      });
+      expect(terminating?.status?.phase).toBe("Running");
+      const before = l.syncLoop.version();
+      await l.clock.advance(6000);
+      await l.settle();
+      expect(appRunning(l, doomed)).toBe(false);
+      expect(l.syncLoop.terminatingPods()).toEqual([]);
+      expect(l.syncLoop.version()).toBeGreaterThan(before);
+      await l.stop();
+    });
+
     test("pulls stalled in flight hold up no other pod", async () => {
       const l = await loop();
       const stalled = [0, 1, 2, 3].map((i) => {

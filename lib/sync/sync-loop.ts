@@ -74,6 +74,11 @@ export interface SyncLoop {
   version(): number;
   /** Calls `listener` on each change of version() until the returned function is called. */
   onChange(listener: () => void): () => void;
+  /**
+   * Pods no source wants any more whose containers are still being stopped, with metadata.deletionTimestamp (when
+   * the grace period ends) and deletionGracePeriodSeconds, as the API server marks a pod being deleted.
+   */
+  terminatingPods(): Pod[];
   /** Wanted pods that are neither evicted nor finished, with the resources allocated to them: what the eviction and
    *  node shutdown managers choose from. */
   activePods(): Pod[];
@@ -102,6 +107,8 @@ interface PodRecord {
   pod?: Pod;
   /** Whether a source wants the pod now. */
   wanted: boolean;
+  /** When the last source let it go (ms): it is terminating from then until its worker has stopped it. */
+  droppedAt?: number;
   /** The manifest hash last accepted: the one place a pod's change is decided (see accept). */
   hash?: string;
   /** When the kubelet first accepted the pod (ms). */
@@ -379,6 +386,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     record?.worker.stop();
     records.delete(uid);
     statuses.delete(uid);
+    // A pod listed as terminating leaves the report now: a new version, so the API sends its DELETED.
+    if (record?.droppedAt !== undefined) statuses.changed();
     allocations.remove(uid);
     executor.forget(uid);
     probes.removePod(uid);
@@ -394,6 +403,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
     record.pod = boundToNode(pod, options.hostname);
     record.hash = hash;
     record.wanted = true;
+    record.droppedAt = undefined;
     statuses.changed();
     if (changed) {
       // A changed manifest is a new pod as far as eviction and a finished run go.
@@ -413,6 +423,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
   const drop = (uid: string, pod?: Pod) => {
     const record = recordOf(uid);
     const freed = record.wanted && !allocations.rejection(uid);
+    if (record.wanted) record.droppedAt = clock.now();
     record.wanted = false;
     allocations.release(uid);
     record.pod ??= pod;
@@ -548,6 +559,21 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
         ...record.pod!,
         status: statuses.get(record.uid) ?? pendingStatus(options.hostIP),
       }));
+    },
+    terminatingPods() {
+      const out: Pod[] = [];
+      for (const record of records.values()) {
+        if (record.wanted || !record.pod || record.droppedAt === undefined || record.worker.state === "terminated")
+          continue;
+        const grace = record.pod.spec.terminationGracePeriodSeconds ?? 30;
+        const deletionTimestamp = new Date(record.droppedAt + grace * 1000).toISOString().replace(/\.\d+Z$/, "Z");
+        out.push({
+          ...record.pod,
+          metadata: { ...record.pod.metadata, deletionTimestamp, deletionGracePeriodSeconds: grace },
+          status: statuses.get(record.uid) ?? pendingStatus(options.hostIP),
+        });
+      }
+      return out;
     },
     lastSyncAt: () => lastSync,
     version: () => statuses.version(),

@@ -1,15 +1,16 @@
 // Route modules of the API mounted as the info server mounts them, errors answered as its onError does (a Status
 // body with the code and reason), for the apiserver/ modules' tests.
 import { Hono } from "hono";
-import { HTTPException } from "hono/http-exception";
-import { REASON, status } from "../server/server-support.ts";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { statusFor } from "../server/apiserver/api-status.ts";
 
-/** An app serving `routes` whose thrown HTTP errors become Status bodies. */
+/** An app serving `routes` whose thrown errors (API Statuses, HTTP errors) become Status bodies. */
 export function apiApp(...routes: Hono[]): Hono {
   const app = new Hono();
+  // The mapping the API app answers with (apiserver.ts), so a route's ApiError reaches the test as its Status.
   app.onError((error, c) => {
-    const code = error instanceof HTTPException ? error.status : 500;
-    return c.json(status(code, REASON[code] ?? "Failure", error.message), code);
+    const answer = statusFor(error);
+    return c.json(answer, answer.code as ContentfulStatusCode);
   });
   for (const r of routes) app.route("/", r);
   return app;

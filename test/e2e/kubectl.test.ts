@@ -34,15 +34,21 @@ describeOnRuntimes("kubectl against the kubelet's API", (services, rt) => {
     if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")} exited ${r.code}: ${r.err}`);
     return r.out;
   };
-  const pushed = (image: string, label: string) => `apiVersion: v1
+  const pushed = (
+    image: string,
+    label: string,
+    name = PUSHED,
+    grace = 1,
+    command = ["sleep", "3600"],
+  ) => `apiVersion: v1
 kind: Pod
-metadata: { name: ${PUSHED}, labels: { app: ${label} } }
+metadata: { name: ${name}, labels: { app: ${label} } }
 spec:
-  terminationGracePeriodSeconds: 1
+  terminationGracePeriodSeconds: ${grace}
   containers:
     - name: main
       image: ${image}
-      command: ["sleep", "3600"]
+      command: ${JSON.stringify(command)}
 `;
 
   beforeAll(async () => {
@@ -204,6 +210,63 @@ spec:
     expect(reader("get", "pods", "-A").code).toBe(0);
   });
 
+  test("a deleted pod shows Terminating until its container is gone; a waiting delete returns once it is", async () => {
+    const name = "e2e-kubectl-stubborn";
+    ok(["create", "-f", "-"], pushed(services.busybox, "stubborn", name, 5, ["sh", "-c", "trap '' TERM; sleep 3600"]));
+    const watcher = spawn(KUBECTL, ["--kubeconfig", kubeconfig, "get", "pod", name, "-w", "--output-watch-events"]);
+    let out = "";
+    watcher.stdout.on("data", (d) => (out += d));
+    watcher.stderr.on("data", (d) => (out += d));
+    try {
+      await kubelet.waitFor("the stubborn pod running", () => rt.running(name, "main"), 60_000);
+      await waitFor("the watch's running row", () => new RegExp(`${name}\\s+1/1\\s+Running`).test(out), 30_000);
+      expect(ok(["delete", "pod", name, "--wait=false"])).toBe(`pod "${name}" deleted\n`);
+      // READY is 0/1: a container waiting out its grace period is not ready.
+      expect(ok(["get", "pod", name])).toMatch(new RegExp(`${name}\\s+\\d/1\\s+Terminating`));
+      const marked = JSON.parse(ok(["get", "pod", name, "-o", "json"])).metadata;
+      expect(marked.deletionGracePeriodSeconds).toBe(5);
+      expect(Date.parse(marked.deletionTimestamp)).toBeGreaterThan(Date.now() - 5000);
+      const python = spawnSync(
+        PYTHON,
+        [
+          "-c",
+          `from kubernetes import client, config
+config.load_kube_config(config_file=${JSON.stringify(kubeconfig)})
+pod = client.CoreV1Api().read_namespaced_pod(${JSON.stringify(name)}, "default")
+print(pod.metadata.deletion_grace_period_seconds, pod.metadata.deletion_timestamp is not None)`,
+        ],
+        { encoding: "utf8", timeout: 30_000 },
+      );
+      expect([python.stdout, python.stderr]).toEqual(["5 True\n", ""]);
+      await waitFor(
+        "MODIFIED Terminating on the watch",
+        () => new RegExp(`MODIFIED\\s+${name}\\s+\\S+\\s+Terminating`).test(out),
+        10_000,
+      );
+      // The container ignores SIGTERM: it is still running, and the waiting delete returns only once it is killed.
+      expect(Boolean(await rt.running(name, "main"))).toBe(true);
+      expect(ok(["delete", "pod", name])).toBe(`pod "${name}" deleted\n`);
+      expect(Boolean(await rt.running(name, "main"))).toBe(false);
+      await waitFor("DELETED on the watch", () => new RegExp(`DELETED\\s+${name}`).test(out), 10_000);
+      expect(kubectl(["get", "pod", name]).err).toContain(`pods "${name}" not found`);
+    } finally {
+      watcher.kill();
+      await rt.removePods(name);
+    }
+  }, 180_000);
+
+  test("the legacy /api/v1/watch/ paths stream a watch, authorized as verb watch", () => {
+    const reader = (path: string) => kubectl(["--token", READER_TOKEN, "get", "--raw", `${path}?timeoutSeconds=2`]);
+    const named = reader(`/api/v1/watch/namespaces/default/pods/${FILE_POD}`);
+    expect(named.err).toBe("");
+    const events = named.out
+      .split("\n")
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l));
+    expect(events.map((e) => [e.type, e.object.metadata.name])).toEqual([["ADDED", FILE_POD]]);
+    expect(reader("/api/v1/watch/pods").out).toContain(`"name":"${FILE_POD}"`);
+  });
+
   test("get pods -w sees a pod added, changed and deleted", async () => {
     const watcher = spawn(KUBECTL, ["--kubeconfig", kubeconfig, "get", "pods", "-w", "--output-watch-events"]);
     let out = "";
@@ -222,6 +285,40 @@ spec:
       await waitFor("DELETED for it", () => new RegExp(`DELETED\\s+${PUSHED}`).test(out), 60_000);
     } finally {
       watcher.kill();
+    }
+  }, 180_000);
+
+  test("get pods --chunk-size=2 and the Python client's limit/_continue page through every pod once", async () => {
+    const names = [1, 2, 3, 4, 5].map((i) => `e2e-kubectl-chunk-${i}`);
+    for (const name of names) ok(["create", "-f", "-"], pushed(services.busybox, "chunked", name));
+    try {
+      const listed = ok(["get", "pods", "--chunk-size=2", "-o", "name"]).trim().split("\n");
+      expect(listed.filter((l) => l.startsWith("pod/e2e-kubectl-chunk-")).sort()).toEqual(names.map((n) => `pod/${n}`));
+      expect(new Set(listed).size).toBe(listed.length);
+      const script = `
+import json
+from kubernetes import client, config
+config.load_kube_config(config_file=${JSON.stringify(kubeconfig)})
+v1 = client.CoreV1Api()
+pages, token = [], None
+while True:
+    page = v1.list_namespaced_pod("default", label_selector="app=chunked", limit=2, **({"_continue": token} if token else {}))
+    pages.append([p.metadata.name for p in page.items])
+    token = page.metadata._continue
+    if not token:
+        break
+first = v1.list_namespaced_pod("default", limit=2)
+print(json.dumps({"pages": pages, "remaining": first.metadata.remaining_item_count}))
+`;
+      const run = spawnSync(PYTHON, ["-c", script], { encoding: "utf8", timeout: 30_000 });
+      expect(run.stderr).toBe("");
+      const result = JSON.parse(run.stdout);
+      expect(result.pages).toEqual([names.slice(0, 2), names.slice(2, 4), names.slice(4)]);
+      // Five pushed pods and the file pod: two on the first page, four left.
+      expect(result.remaining).toBe(4);
+    } finally {
+      for (const name of names) kubectl(["delete", "pod", name, "--wait=false"]);
+      await rt.removePods(...names);
     }
   }, 180_000);
 

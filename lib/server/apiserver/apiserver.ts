@@ -10,6 +10,7 @@ import type { ValidationOptions } from "../../api/validation.ts";
 import type { PushTarget } from "../push-routes.ts";
 import type { ServedGroupVersion } from "./api-resource.ts";
 import { statusFor } from "./api-status.ts";
+import { legacyWatchURL } from "./legacy-watch.ts";
 import { createDiscoveryRoutes, type VersionInfo } from "./discovery.ts";
 import { createPodRoutes, POD_RESOURCES } from "./pods.ts";
 import { createPodCache, type PodCache, type PodFeed } from "./watch.ts";
@@ -67,6 +68,13 @@ export function createApiServer(
     return c.json(answer, answer.code as ContentfulStatusCode);
   });
   const cache = createPodCache(deps.pods, { clock: deps.clock });
+  // The deprecated /watch/ prefix: answered by the collection's own `?watch=true` route, whichever module serves it.
+  for (const prefix of ["/api/:version/watch/*", "/apis/:group/:version/watch/*"])
+    app.get(prefix, (c, next) => {
+      const url = legacyWatchURL(new URL(c.req.url));
+      if (!url) return next();
+      return app.fetch(new Request(url, { headers: c.req.raw.headers, signal: c.req.raw.signal }), c.env);
+    });
   app.route("/", createDiscoveryRoutes([PODS_SERVED, ...served], versionInfo()));
   app.route(
     "/",

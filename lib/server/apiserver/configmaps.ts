@@ -16,7 +16,7 @@ import { status } from "../server-support.ts";
 import type { APIResource } from "./api-resource.ts";
 import { mergePatch } from "./configmaps-patch.ts";
 import { decodeConfigProtobuf, PROTOBUF } from "./configmaps-protobuf.ts";
-import { fieldSelector, labelSelector, select } from "./list-selectors.ts";
+import { fieldSelector, labelSelector, select } from "./selectors.ts";
 import {
   age,
   respond,

@@ -56,3 +56,12 @@ describe("continue tokens", () => {
       expect(() => decodeContinue(token, "/registry/pods/")).toThrow(message);
     });
 });
+
+test("a token written as Go's json.Marshal and RawURLEncoding write it decodes here", () => {
+  // Built by hand from continue.go's struct (Go escapes NUL as \u0000), not taken from a live kube-apiserver.
+  const upstream = "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MTIzNDUsInN0YXJ0Ijoia3ViZS1zeXN0ZW0vY29yZWRucy0xXHUwMDAwIn0";
+  expect(decodeContinue(upstream, "/registry/pods/")).toEqual({
+    fromKey: "/registry/pods/kube-system/coredns-1\u0000",
+    rv: 12345,
+  });
+});

@@ -17,6 +17,13 @@ export class ContinueTokenError extends Error {
 
 const GENERIC = "continue key is not valid";
 
+/** etcd3's errors.go: the 410 for a continue token whose revision is gone (compacted, or a snapshot no longer kept). */
+export const INCONSISTENT_CONTINUE =
+  "The provided continue parameter is too old to display a consistent list result. You can start a new list without " +
+  "the continue parameter, or use the continue token in this response to retrieve the remainder of the results. " +
+  "Continuing with the provided token results in an inconsistent list - objects that were created, modified, or " +
+  "deleted between the time the first chunk was returned and now may show up in the list.";
+
 /** encoding/json escapes these in strings (HTML-safe), so the token's bytes match a Go server's. */
 const GO_ESCAPES: Record<string, string> = { "<": "\\u003c", ">": "\\u003e", "&": "\\u0026" };
 

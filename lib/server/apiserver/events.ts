@@ -6,7 +6,7 @@ import { systemClock, type Clock } from "../../clock.ts";
 import type { EventRecorder, KubeEvent } from "../../node/events/events.ts";
 import { httpError } from "../server-support.ts";
 import type { ServedGroupVersion } from "./api-resource.ts";
-import { fieldSelector, labelSelector, select } from "./list-selectors.ts";
+import { fieldSelector, labelSelector, select } from "./selectors.ts";
 import { age, respond, rfc3339, type Printer, type ServedMeta, column, NAME_COLUMN } from "./table-print.ts";
 import { watchResponse, type WatchEvent } from "./events-watch.ts";
 

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { fleetKeys } from "../../node/status/fleet-reporter.ts";
 import type { EtcdClient } from "../../sources/etcd-client.ts";
 import { FakeClock } from "../../testing/fake-clock.ts";
+import { apiApp } from "../../testing/api-app.ts";
 import { FakeEtcd } from "../../testing/fake-etcd.ts";
 import { watchLines } from "../../testing/watch-lines.ts";
 import { createFleetEventRoutes } from "./fleet-events.ts";
@@ -39,7 +40,7 @@ async function setUp() {
     { key: fleetKeys.status("a", "default", "web"), value: "{}" },
   ]);
   const clock = new FakeClock();
-  return { etcd, clock, app: createFleetEventRoutes({ client: etcd as unknown as EtcdClient, clock }) };
+  return { etcd, clock, app: apiApp(createFleetEventRoutes({ client: etcd as unknown as EtcdClient, clock })) };
 }
 
 describe("fleet serve's events", () => {

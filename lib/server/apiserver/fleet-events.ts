@@ -7,7 +7,7 @@ import type { KubeEvent } from "../../node/events/events.ts";
 import { fleetKeys } from "../../node/status/fleet-reporter.ts";
 import type { EtcdClient, EtcdEntry } from "../../sources/etcd-client.ts";
 import { streamEtcdWatch } from "./fleet-watch.ts";
-import { fieldSelector, labelSelector, select } from "./list-selectors.ts";
+import { fieldSelector, labelSelector, select } from "./selectors.ts";
 import { isTrue } from "./request-info.ts";
 import { age, column, respond, type Printer } from "./table-print.ts";
 

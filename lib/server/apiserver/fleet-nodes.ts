@@ -11,7 +11,7 @@ import type { EtcdClient, EtcdEntry } from "../../sources/etcd-client.ts";
 import { httpError } from "../server-support.ts";
 import type { Clock } from "../../clock.ts";
 import { streamEtcdWatch } from "./fleet-watch.ts";
-import { fieldSelector, labelSelector, select } from "./list-selectors.ts";
+import { fieldSelector, labelSelector, select } from "./selectors.ts";
 import { NODE_PRINTER } from "./nodes.ts";
 import { isTrue } from "./request-info.ts";
 import { respond, rfc3339 } from "./table-print.ts";

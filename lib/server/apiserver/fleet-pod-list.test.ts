@@ -4,7 +4,8 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Pod } from "../../api/types.ts";
 import { FakeClock } from "../../testing/fake-clock.ts";
 import { statusFor } from "./api-status.ts";
-import { createFleetPodList, INCONSISTENT_CONTINUE, SNAPSHOT_TTL_MS } from "./fleet-pod-list.ts";
+import { INCONSISTENT_CONTINUE } from "./continue-token.ts";
+import { createFleetPodList, SNAPSHOT_TTL_MS } from "./fleet-pod-list.ts";
 
 const pod = (namespace: string, name: string, labels: Record<string, string> = {}): Pod =>
   ({

@@ -12,7 +12,7 @@ import { Hono, type Context } from "hono";
 import type { Clock } from "../../clock.ts";
 import type { Pod } from "../../api/types.ts";
 import { badRequest, expired } from "./api-status.ts";
-import { ContinueTokenError, decodeContinue, encodeContinue } from "./continue-token.ts";
+import { ContinueTokenError, decodeContinue, encodeContinue, INCONSISTENT_CONTINUE } from "./continue-token.ts";
 import { podFields, POD_SELECTABLE_FIELDS } from "./pods.ts";
 import { isTrue } from "./request-info.ts";
 import { parseFieldSelector, parseLabelSelector } from "./selectors.ts";
@@ -25,13 +25,6 @@ export const PODS_PREFIX = "/registry/pods/";
 export const SNAPSHOT_TTL_MS = 5 * 60_000;
 /** Snapshots kept at once (the least recently used goes first). */
 export const MAX_SNAPSHOTS = 8;
-
-/** upstream's etcd3 inconsistentContinue: the 410 for a token whose revision is gone. */
-export const INCONSISTENT_CONTINUE =
-  "The provided continue parameter is too old to display a consistent list result. You can start a new list without " +
-  "the continue parameter, or use the continue token in this response to retrieve the remainder of the results. " +
-  "Continuing with the provided token results in an inconsistent list - objects that were created, modified, or " +
-  "deleted between the time the first chunk was returned and now may show up in the list.";
 
 interface Snapshot {
   revision: number;

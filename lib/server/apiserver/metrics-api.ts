@@ -6,7 +6,7 @@ import type { Pod } from "../../api/types.ts";
 import type { StatsSummary } from "../../node/stats/stats-analyzer.ts";
 import { status } from "../server-support.ts";
 import type { ServedGroupVersion } from "./api-resource.ts";
-import { fieldSelector, labelSelector, select } from "./list-selectors.ts";
+import { fieldSelector, labelSelector, select } from "./selectors.ts";
 
 const GROUP_VERSION = "metrics.k8s.io/v1beta1";
 

@@ -4,7 +4,7 @@
 import { Hono } from "hono";
 import { httpError } from "../server-support.ts";
 import type { ServedGroupVersion } from "./api-resource.ts";
-import { fieldSelector, labelSelector, select } from "./list-selectors.ts";
+import { fieldSelector, labelSelector, select } from "./selectors.ts";
 import { age, respond, rfc3339, type Printer, AGE_COLUMN, NAME_COLUMN } from "./table-print.ts";
 
 /** What discovery lists for the namespaces this module serves. */

@@ -7,7 +7,7 @@ import type { V1Node } from "../../api/types.ts";
 import type { ImageSummary } from "../../container/runtime.ts";
 import { httpError } from "../server-support.ts";
 import type { ServedGroupVersion } from "./api-resource.ts";
-import { fieldSelector, labelSelector, select } from "./list-selectors.ts";
+import { fieldSelector, labelSelector, select } from "./selectors.ts";
 import { age, respond, rfc3339, type Printer, AGE_COLUMN, NAME_COLUMN, column } from "./table-print.ts";
 
 /** What discovery lists for the nodes this module serves. */

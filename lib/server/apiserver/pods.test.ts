@@ -177,6 +177,19 @@ test("delete removes a pushed pod and answers it with a deletionTimestamp", asyn
   expect((await json("/api/v1/namespaces/default/pods/web", { method: "DELETE" })).status).toBe(404);
 });
 
+test("a second delete of a pod still terminating answers the deletion it got first", async () => {
+  const { json, set, clock } = setup();
+  await json("/api/v1/namespaces/default/pods", { method: "POST", body: manifest("web") });
+  const first = await json("/api/v1/namespaces/default/pods/web", { method: "DELETE" });
+  // What the kubelet serves while the containers stop: the pod with its deletion fields (sync loop terminatingPods).
+  set([{ ...first.body, metadata: { ...first.body.metadata } } as Pod]);
+  await clock.advance(3000);
+  const again = await json("/api/v1/namespaces/default/pods/web", { method: "DELETE" });
+  expect(again.status).toBe(200);
+  expect(again.body.metadata.deletionTimestamp).toBe(first.body.metadata.deletionTimestamp);
+  expect(again.body.metadata.deletionGracePeriodSeconds).toBe(30);
+});
+
 test("a file-sourced pod cannot be changed here: the 403 names the file to edit", async () => {
   const { json, pushes } = setup([testPod("web", {}, { origin: "/etc/kubelet/manifests/web.yaml" })]);
   for (const init of [
@@ -228,4 +241,63 @@ test("a dry run, in the query or in DeleteOptions' body, answers as the write wo
   });
   expect(deleted.status).toBe(200);
   expect(pods().map((p) => p.metadata.name)).toEqual(["web"]);
+});
+
+test("a limited list pages through the pods in namespace/name order with continue and remainingItemCount", async () => {
+  const names = ["e", "b", "d", "a", "c"];
+  const { json } = setup(names.map((n) => testPod(n, {}, { namespace: n === "e" ? "alpha" : "default" })));
+  const first = await json("/api/v1/pods?limit=2");
+  expect(first.body.items.map((p: Pod) => p.metadata.name)).toEqual(["e", "a"]);
+  expect(first.body.metadata.remainingItemCount).toBe(3);
+  const token = JSON.parse(Buffer.from(first.body.metadata.continue, "base64url").toString());
+  expect(token).toEqual({
+    v: "meta.k8s.io/v1",
+    rv: Number(first.body.metadata.resourceVersion),
+    start: "default/a\u0000",
+  });
+  const seen: string[] = first.body.items.map((p: Pod) => p.metadata.name);
+  let next = first.body.metadata.continue as string | undefined;
+  for (let pages = 0; next && pages < 5; pages++) {
+    const page = await json(`/api/v1/pods?limit=2&continue=${encodeURIComponent(next)}`);
+    seen.push(...page.body.items.map((p: Pod) => p.metadata.name));
+    next = page.body.metadata.continue;
+  }
+  expect(seen).toEqual(["e", "a", "b", "c", "d"]);
+  const inOne = await json("/api/v1/namespaces/default/pods?limit=3");
+  const start = JSON.parse(Buffer.from(inOne.body.metadata.continue, "base64url").toString()).start;
+  expect([inOne.body.items.length, start, inOne.body.metadata.remainingItemCount]).toEqual([3, "c\u0000", 1]);
+});
+
+test("a limited list at resourceVersion=0 is the whole list from the cache, as 1.32's watch cache answers it", async () => {
+  const { json } = setup([testPod("a"), testPod("b"), testPod("c")]);
+  const { body } = await json("/api/v1/pods?limit=1&resourceVersion=0");
+  expect(body.items.map((p: Pod) => p.metadata.name)).toEqual(["a", "b", "c"]);
+  expect(body.metadata.continue).toBeUndefined();
+});
+
+test("a continued list serves the first page's snapshot even after the pods changed", async () => {
+  const { json, set } = setup([testPod("a"), testPod("b"), testPod("c")]);
+  const first = await json("/api/v1/namespaces/default/pods?limit=1");
+  set([testPod("b"), testPod("c"), testPod("d")]);
+  const rest = await json(`/api/v1/namespaces/default/pods?continue=${first.body.metadata.continue}`);
+  expect(rest.body.items.map((p: Pod) => p.metadata.name)).toEqual(["b", "c"]);
+  expect(rest.body.metadata.resourceVersion).toBe(first.body.metadata.resourceVersion);
+});
+
+test("a malformed continue token is a 400 and kubectl's chunked Table carries the token", async () => {
+  const { json } = setup([testPod("a"), testPod("b")]);
+  const bad = await json("/api/v1/pods?continue=xyz!");
+  expect([bad.status, bad.body.reason, bad.body.message]).toEqual([
+    400,
+    "BadRequest",
+    "invalid continue token: continue key is not valid: illegal base64 data at input byte 3",
+  ]);
+  const table = await json("/api/v1/pods?limit=1", {
+    headers: { accept: "application/json;as=Table;v=v1;g=meta.k8s.io,application/json" },
+  });
+  expect([table.body.kind, table.body.rows.length, typeof table.body.metadata.continue]).toEqual([
+    "Table",
+    1,
+    "string",
+  ]);
 });

@@ -21,6 +21,7 @@ import {
   unsupportedMediaType,
 } from "./api-status.ts";
 import { applyPatch, PATCH_TYPES } from "./patch.ts";
+import { listChunk } from "./list-chunk.ts";
 import { isTrue } from "./request-info.ts";
 import { parseFieldSelector, parseLabelSelector } from "./selectors.ts";
 import { podTable, wantsTable, type IncludeObject } from "./table.ts";
@@ -129,6 +130,9 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
     const include = (c.req.query("includeObject") as IncludeObject | undefined) ?? "Metadata";
     const watching = isTrue(q("watch"));
     if (watching) return streamWatch(c, { cache, clock: deps.clock, matches, table, include });
+    // resourceVersion=0 (client-go's informers) is served whole from the watch cache, limit ignored, as 1.32's is.
+    if ((q("limit") && q("resourceVersion") !== "0") || q("continue"))
+      return chunk(c, namespace, matches, labels.requirements.length + fields.requirements.length > 0);
     const { revision, pods } = cache.list();
     const items = pods.filter(matches);
     if (table) return c.json(podTable(items, { now: deps.clock.now(), include, resourceVersion: String(revision) }));
@@ -148,6 +152,44 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
     return c.body(listCache.body, 200, { "content-type": "application/json" });
   };
   let listCache: { key: string; body: string } | undefined;
+
+  /** A list page (kubectl asks `limit=500` and follows `continue`), from the snapshot the first page was read at. */
+  const chunk = (c: Context, namespace: string | undefined, matches: (pod: Pod) => boolean, narrowed: boolean) => {
+    const inNamespace = (pods: Pod[]) =>
+      namespace === undefined ? pods : pods.filter((pod) => pod.metadata.namespace === namespace);
+    const page = listChunk(
+      {
+        current: () => {
+          const { revision, pods } = cache.list();
+          return { revision, objects: inNamespace(pods) };
+        },
+        at: (revision) => {
+          const pods = cache.listAt(revision);
+          return pods && inNamespace(pods);
+        },
+      },
+      {
+        limit: c.req.query("limit"),
+        continue: c.req.query("continue"),
+        resourceVersion: c.req.query("resourceVersion"),
+      },
+      // The storage key below the list's prefix: /registry/pods/<namespace>/<name>.
+      (pod) => (namespace === undefined ? podKey(pod) : pod.metadata.name),
+      matches,
+      narrowed,
+    );
+    const metadata = {
+      resourceVersion: String(page.revision),
+      ...(page.continue ? { continue: page.continue } : {}),
+      ...(page.remainingItemCount !== undefined ? { remainingItemCount: page.remainingItemCount } : {}),
+    };
+    if (wantsTable(c.req.header("accept"))) {
+      const include = (c.req.query("includeObject") as IncludeObject | undefined) ?? "Metadata";
+      const table = podTable(page.items, { now: deps.clock.now(), include, resourceVersion: metadata.resourceVersion });
+      return c.json({ ...table, metadata: { ...table.metadata, ...metadata } });
+    }
+    return c.json({ kind: "PodList", apiVersion: "v1", metadata, items: page.items });
+  };
 
   const found = (namespace: string, name: string): Pod => {
     const pod = cache.get(namespace, name);
@@ -336,12 +378,15 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
     const existing = ownedHere(namespace, name);
     if (!existing) throw notFound("pods", name);
     if (!dryRun(c, options)) await deps.push.merge("http", "REMOVE", [existing]);
-    const grace = existing.spec.terminationGracePeriodSeconds ?? 30;
+    // A pod already terminating keeps the deletion it got first, as the API server answers a second delete.
+    const grace = existing.metadata.deletionGracePeriodSeconds ?? existing.spec.terminationGracePeriodSeconds ?? 30;
     return c.json({
       ...existing,
       metadata: {
         ...existing.metadata,
-        deletionTimestamp: new Date(deps.clock.now() + grace * 1000).toISOString().replace(/\.\d+Z$/, "Z"),
+        deletionTimestamp:
+          existing.metadata.deletionTimestamp ??
+          new Date(deps.clock.now() + grace * 1000).toISOString().replace(/\.\d+Z$/, "Z"),
         deletionGracePeriodSeconds: grace,
       },
     });

@@ -1,6 +1,7 @@
 // Label and field selectors as k8s.io/apimachinery parses them (labels.Parse, fields.ParseSelector): the full
 // label grammar (=, ==, !=, in, notin, exists, !exists, gt, lt) and field terms (=, ==, !=) over the fields a
-// resource makes selectable. Bad input is a 400 naming the term, as kube-apiserver answers it.
+// resource makes selectable. Bad input is a 400 naming the term, as kube-apiserver answers it. Every resource's
+// list filters with these, through fieldSelector/labelSelector/select below or the parsed selectors directly.
 import { badRequest } from "./api-status.ts";
 
 /** One parsed label requirement (labels.Requirement). */
@@ -159,4 +160,36 @@ export function parseFieldSelector(text: string, selectable: readonly string[]):
     requirements,
     matches: (fields) => requirements.every((r) => ((fields ?? {})[r.field] === r.value) === (r.operator === "=")),
   };
+}
+
+/** A filter over one resource's objects: true when the object matches. */
+export type ObjectFilter<T> = (object: T) => boolean;
+
+/**
+ * The `fieldSelector` query parameter over `fields` (field name → the object's value); undefined when none is
+ * given. A field not in `fields` is refused as parseFieldSelector refuses it.
+ */
+export function fieldSelector<T>(
+  text: string | undefined,
+  fields: Record<string, (object: T) => string | undefined>,
+): ObjectFilter<T> | undefined {
+  if (!text?.trim()) return undefined;
+  const parsed = parseFieldSelector(text, Object.keys(fields));
+  return (object) =>
+    parsed.matches(Object.fromEntries(parsed.requirements.map((r) => [r.field, fields[r.field]!(object) ?? ""])));
+}
+
+/** The `labelSelector` query parameter over the objects' metadata.labels; undefined when none is given. */
+export function labelSelector<T extends { metadata?: { labels?: Record<string, string> } }>(
+  text: string | undefined,
+): ObjectFilter<T> | undefined {
+  if (!text?.trim()) return undefined;
+  const parsed = parseLabelSelector(text);
+  return (object) => parsed.matches(object.metadata?.labels);
+}
+
+/** The objects matching every filter given. */
+export function select<T>(objects: T[], ...filters: Array<ObjectFilter<T> | undefined>): T[] {
+  const given = filters.filter((f): f is ObjectFilter<T> => f !== undefined);
+  return given.length ? objects.filter((o) => given.every((f) => f(o))) : objects;
 }

@@ -147,3 +147,18 @@ test("a watch with nothing to send yet sends a newline at once, so the client ge
   expect(busy.blank()).toBe(0);
   busy.abort.abort();
 });
+
+test("the legacy /watch/ paths stream the same watch, a named one only that pod", async () => {
+  const all = await open("/api/v1/watch/pods", [testPod("a"), testPod("b", {}, { namespace: "x" })]);
+  expect(said(all.lines)).toEqual(["ADDED a", "ADDED b"]);
+  all.abort.abort();
+  const inOne = await open("/api/v1/watch/namespaces/x/pods", [testPod("a"), testPod("b", {}, { namespace: "x" })]);
+  expect(said(inOne.lines)).toEqual(["ADDED b"]);
+  inOne.abort.abort();
+  const named = await open("/api/v1/watch/namespaces/default/pods/a", [testPod("a"), testPod("c")]);
+  named.set([testPod("a"), testPod("c"), testPod("d")]);
+  named.set([testPod("c"), testPod("d")]);
+  await named.settle();
+  expect(said(named.lines)).toEqual(["ADDED a", "DELETED a"]);
+  named.abort.abort();
+});

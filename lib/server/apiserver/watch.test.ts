@@ -86,3 +86,29 @@ test("with no watcher open, changes do not read the pods; a list does", async ()
   cache.list();
   expect(reads()).toBe(before + 1);
 });
+
+test("listAt gives the pods as they were at an older revision: later adds, changes and deletes undone", () => {
+  const { feed, set } = fakeFeed([testPod("a"), testPod("b")]);
+  const cache = createPodCache(feed, { clock: new FakeClock() });
+  const then = cache.list();
+  set([withPhase(testPod("a"), "Running"), testPod("c")]);
+  expect(cache.list().pods.map((p) => p.metadata.name)).toEqual(["a", "c"]);
+  const old = cache.listAt(then.revision)!;
+  expect(old.map((p) => [p.metadata.name, p.metadata.resourceVersion, p.status?.phase])).toEqual(
+    then.pods.map((p) => [p.metadata.name, p.metadata.resourceVersion, p.status?.phase]),
+  );
+});
+
+test("listAt has no answer for a revision older than the history kept or newer than the cache", () => {
+  const { feed, set } = fakeFeed([testPod("a")]);
+  const cache = createPodCache(feed, { clock: new FakeClock() }, { historySize: 2 });
+  const first = cache.list().revision;
+  // With no watcher open the cache reads a change when asked: each is read before the next.
+  for (const phase of ["Running", "Succeeded", "Failed", "Unknown"]) {
+    set([withPhase(testPod("a"), phase)]);
+    cache.list();
+  }
+  expect(cache.listAt(first)).toBeUndefined();
+  expect(cache.listAt(cache.revision() + 1)).toBeUndefined();
+  expect(cache.listAt(cache.revision() - 1)?.[0]?.status?.phase).toBe("Failed");
+});

@@ -9,7 +9,8 @@ import { podKey, type Pod } from "../../api/types.ts";
 export interface WatchEvent {
   type: "ADDED" | "MODIFIED" | "DELETED";
   object: Pod;
-  /** The object before a MODIFIED (so a filtered watch can turn it into ADDED or DELETED). */
+  /** The object before a MODIFIED or DELETED (a filtered watch turns MODIFIED into ADDED or DELETED with it; a
+   *  list at an older revision undoes the event with it). */
   previous?: Pod;
   revision: number;
 }
@@ -42,6 +43,8 @@ export type WatchStart =
 export interface PodCache {
   /** The pods now (each with metadata.resourceVersion) and the list's resourceVersion. */
   list(): { revision: number; pods: Pod[] };
+  /** The pods as they were at `revision` (a continued list's snapshot), or undefined when its events are gone. */
+  listAt(revision: number): Pod[] | undefined;
   /** The pod now, if the kubelet has it. */
   get(namespace: string, name: string): Pod | undefined;
   /**
@@ -102,8 +105,9 @@ export function createPodCache(feed: PodFeed, deps: { clock: Clock }, options: P
     if (version === seenVersion) return;
     seenVersion = version;
     const seen = new Set<string>();
-    for (const pod of feed.pods()) {
-      const key = podKey(pod);
+    // A key the feed gives twice (a pod still stopping and its successor of the same name): the last one wins.
+    const current = new Map(feed.pods().map((pod) => [podKey(pod), pod]));
+    for (const [key, pod] of current) {
       seen.add(key);
       const signature = JSON.stringify(pod);
       const entry = entries.get(key);
@@ -117,7 +121,7 @@ export function createPodCache(feed: PodFeed, deps: { clock: Clock }, options: P
       if (seen.has(key)) continue;
       entries.delete(key);
       const object = { ...entry.pod, metadata: { ...entry.pod.metadata, resourceVersion: String(next()) } };
-      record({ type: "DELETED", object, revision });
+      record({ type: "DELETED", object, previous: entry.pod, revision });
     }
   };
 
@@ -135,6 +139,18 @@ export function createPodCache(feed: PodFeed, deps: { clock: Clock }, options: P
     list() {
       refresh();
       return { revision, pods: [...entries.values()].map((e) => e.pod) };
+    },
+    listAt(at) {
+      refresh();
+      if (at < compacted || at > revision) return undefined;
+      // Now, with every later event undone, newest first: the history holds each event after `compacted`.
+      const pods = new Map([...entries].map(([key, e]) => [key, e.pod]));
+      for (let i = history.length - 1; i >= 0 && history[i]!.revision > at; i--) {
+        const event = history[i]!;
+        if (event.type === "ADDED") pods.delete(podKey(event.object));
+        else pods.set(podKey(event.object), event.previous!);
+      }
+      return [...pods.values()];
     },
     get(namespace, name) {
       refresh();
