@@ -123,6 +123,7 @@ test("a socket served on demand listens at once, loads gRPC when the first clien
 });
 
 describeWithServices("a running Docker kubelet without etcd", (services) => {
+  // A node name of its own: the shared daemon's containers of other nodes are not this kubelet's to stop.
   test("serves its device plugin and pod resources sockets, but loads no gRPC, etcd3 nor chokidar until a client connects", async () => {
     const rootDir = mkdtempSync(join(tmpdir(), "grpc-idle-"));
     const port = await freePortNumber();
@@ -133,6 +134,7 @@ describeWithServices("a running Docker kubelet without etcd", (services) => {
       const io = { stdout: quiet, stderr: quiet, readStdin: async () => "", exit() {} };
       main(["run", "--docker_endpoint", ${JSON.stringify(services.dockerHost)}, "--root_dir", ${JSON.stringify(rootDir)},
         "--pod_network_mode", "none", "--healthz_port", "0", "--port", "${port}",
+        "--hostname_override", "grpc-idle-${port}",
         "--cgroup_root", "/kubelet-test/${rootDir.split("/").pop()}"], io);
       const sockets = [${JSON.stringify(`${rootDir}/device-plugins/kubelet.sock`)}, ${JSON.stringify(`${rootDir}/pod-resources/kubelet.sock`)}];
       for (let i = 0; i < 600; i++) {
