@@ -3,7 +3,7 @@
 // (p50, p95) and the kubelet's CPU per scrape (its CPU over the scrapes / the scrapes). Then its idle
 // CPU over a window without scrapes and over the same window with a real Prometheus (Debian's)
 // scraping all four metrics endpoints every 15 s, as kube-prometheus does.
-// Usage: bash scripts/services.sh up && bun build.ts && bun bench/scrape.bench.ts [--window 60] [--scrapes 50]
+// Usage: bash scripts/services.sh up && bun build.ts && bun bench/scrape.bench.ts [--window 60] [--scrapes 50] [--binary PATH]
 import { spawn } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -20,7 +20,8 @@ const scrapes = arg("--scrapes", 50);
 const PODS = 110;
 const apps = appCounter(services);
 
-const kubelet = await startKubelet(services, "docker");
+const binary = process.argv.includes("--binary") ? process.argv[process.argv.indexOf("--binary") + 1] : undefined;
+const kubelet = await startKubelet(services, "docker", binary ? { binary } : {});
 for (let i = 0; i < PODS; i++) writeFileSync(join(kubelet.dir, `scrape${i}.yaml`), sleepingPod(services, `scrape${i}`));
 await until(async () => (await apps.running("docker", "scrape")) === PODS, 600_000);
 const url = (path: string) => `http://127.0.0.1:${kubelet.port}${path}`;

@@ -41,6 +41,8 @@ import { type ResourceManagers, withReservedSystemCPUs } from "./node/cm/resourc
 import type { PodExecutorOptions } from "./sync/pod-executor.ts";
 import type { BackoffEntry } from "./node/flowcontrol/backoff.ts";
 import { createSyncLoop, type SyncLoop } from "./sync/sync-loop.ts";
+import { createPlegHealth } from "./container/pleg/health.ts";
+import type { HealthCheck } from "./node/status/node-status.ts";
 
 /** The subcommand an assembly is for: only `run` persists back-off and runs the node managers. */
 export type AssemblyCommand = "run" | "runonce" | "plan";
@@ -49,6 +51,8 @@ export type AssemblyCommand = "run" | "runonce" | "plan";
 export interface OpenedRuntime {
   runtime: Runtime;
   description: string;
+  /** /healthz's "pleg" check where a PLEG relists (the CRI); the Docker adapter follows the Engine's events. */
+  plegCheck?: () => HealthCheck;
 }
 
 export interface AssemblyOptions {
@@ -72,6 +76,8 @@ export interface Assembly {
   /** The runtime with every decorator: node scoping, then instrumentation. */
   runtime: Runtime;
   runtimeDescription: string;
+  /** /healthz's "pleg" check, where the runtime has a PLEG. */
+  plegCheck?: () => HealthCheck;
   /** --max_pods and the sources allowed each host namespace. */
   admission: AdmissionPolicy;
   /** Every pod's sync options apart from the placement's. */
@@ -156,6 +162,7 @@ export async function assemble(
     store,
     runtime,
     runtimeDescription: opened.description,
+    ...(opened.plegCheck ? { plegCheck: opened.plegCheck } : {}),
     admission,
     podOptions,
     savedCrashLoopBackoff: () => backoffAt("crashloop.json", "sync").load(),
@@ -341,10 +348,13 @@ export async function openRuntime(
     imageEndpoint: config.imageServiceEndpoint,
     requestTimeoutMs: config.runtimeRequestTimeout,
   });
+  const pleg = createPlegHealth({ clock: systemClock });
   return {
+    plegCheck: pleg.check,
     runtime: createCriRuntime(client, {
       clock: systemClock,
       log: log.child("pleg"),
+      plegHealth: pleg,
       ...(metrics
         ? {
             relisted: (duration, interval) => metrics.plegRelist(duration, interval),

@@ -1,5 +1,10 @@
 import { expect, test } from "bun:test";
-import { resolve } from "node:path";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { loadGrpc, serveUnixOnDemand } from "./grpc.ts";
+import { describeWithServices } from "./testing/services.ts";
+import { freePortNumber } from "./testing/ports.ts";
 
 const root = resolve(import.meta.dir, "..");
 
@@ -64,4 +69,98 @@ test("opening the CRI runtime loads no dockerode; opening Docker loads it and no
   expect(cri!.grpc).toBeGreaterThan(0);
   expect(docker!.dockerode).toBeGreaterThan(0);
   expect(docker!.grpc).toBe(0);
+});
+
+test("a socket served on demand listens at once, loads gRPC when the first client connects, and answers its calls", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "grpc-on-demand-"));
+  const path = join(dir, "on-demand.sock");
+  let loads = 0;
+  const definition = {
+    Echo: {
+      path: "/test.Echo/Echo",
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: (value: object) => Buffer.from(JSON.stringify(value)),
+      requestDeserialize: (bytes: Buffer) => JSON.parse(bytes.toString()),
+      responseSerialize: (value: object) => Buffer.from(JSON.stringify(value)),
+      responseDeserialize: (bytes: Buffer) => JSON.parse(bytes.toString()),
+    },
+  };
+  const stop = await serveUnixOnDemand(
+    path,
+    (_grpc, server) =>
+      server.addService(definition, {
+        Echo: (call: { request: { n: number } }, callback: (error: null, response: object) => void) =>
+          callback(null, { n: call.request.n + 1 }),
+      }),
+    () => {
+      loads++;
+      return loadGrpc();
+    },
+  );
+  try {
+    expect(existsSync(path)).toBe(true);
+    expect(loads).toBe(0);
+    const grpc = await loadGrpc();
+    const Client = grpc.makeGenericClientConstructor(definition, "Echo");
+    const call = (client: InstanceType<typeof Client>, n: number) =>
+      new Promise<unknown>((done, fail) =>
+        (client as unknown as Record<string, Function>).Echo!({ n }, (error: Error | null, response: unknown) =>
+          error ? fail(error) : done(response),
+        ),
+      );
+    const first = new Client(`unix://${path}`, grpc.credentials.createInsecure());
+    const second = new Client(`unix://${path}`, grpc.credentials.createInsecure());
+    expect(await call(first, 1)).toEqual({ n: 2 });
+    expect(await call(second, 41)).toEqual({ n: 42 });
+    expect(loads).toBe(1);
+    first.close();
+    second.close();
+  } finally {
+    await stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+describeWithServices("a running Docker kubelet without etcd", (services) => {
+  // A node name of its own: the shared daemon's containers of other nodes are not this kubelet's to stop.
+  test("serves its device plugin and pod resources sockets, but loads no gRPC, etcd3 nor chokidar until a client connects", async () => {
+    const rootDir = mkdtempSync(join(tmpdir(), "grpc-idle-"));
+    const port = await freePortNumber();
+    const script = `
+      const { existsSync } = await import("node:fs");
+      const { main } = await import(${JSON.stringify(`${root}/lib/cli/cli.ts`)});
+      const quiet = { write: () => true };
+      const io = { stdout: quiet, stderr: quiet, readStdin: async () => "", exit() {} };
+      main(["run", "--docker_endpoint", ${JSON.stringify(services.dockerHost)}, "--root_dir", ${JSON.stringify(rootDir)},
+        "--pod_network_mode", "none", "--healthz_port", "0", "--port", "${port}",
+        "--hostname_override", "grpc-idle-${port}",
+        "--cgroup_root", "/kubelet-test/${rootDir.split("/").pop()}"], io);
+      const sockets = [${JSON.stringify(`${rootDir}/device-plugins/kubelet.sock`)}, ${JSON.stringify(`${rootDir}/pod-resources/kubelet.sock`)}];
+      for (let i = 0; i < 600; i++) {
+        const healthy = await fetch("http://127.0.0.1:${port}/healthz").then((r) => r.ok, () => false);
+        if (healthy && sockets.every((s) => existsSync(s))) break;
+        await Bun.sleep(100);
+      }
+      const keys = Object.keys(require.cache);
+      console.log(JSON.stringify({
+        sockets: sockets.filter((s) => existsSync(s)).length,
+        grpc: keys.filter((k) => k.includes("/@grpc/grpc-js/")).length,
+        etcd3: keys.filter((k) => k.includes("/node_modules/etcd3/")).length,
+        chokidar: keys.filter((k) => k.includes("/node_modules/chokidar/")).length,
+        dockerode: keys.filter((k) => k.includes("/node_modules/dockerode/")).length,
+      }));
+      process.exit(0);`;
+    try {
+      const run = Bun.spawn([process.execPath, "-e", script], { cwd: root, stdout: "pipe", stderr: "pipe" });
+      const [out, err] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text()]);
+      await run.exited;
+      const last = out.trim().split("\n").pop() ?? "";
+      if (!last.startsWith("{")) throw new Error(`the kubelet script printed no counts:\n${out}\n${err}`);
+      expect(JSON.parse(last)).toEqual({ sockets: 2, grpc: 0, etcd3: 0, chokidar: 0, dockerode: expect.any(Number) });
+      expect(JSON.parse(last).dockerode).toBeGreaterThan(0);
+    } finally {
+      rmSync(rootDir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });

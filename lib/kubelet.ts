@@ -170,7 +170,7 @@ async function runLocked(
               .map((s) => `${s.source}: ${s.reason}`)
               .join("; "),
       },
-      ...[managers.shutdownCheck()].filter((c) => c !== undefined),
+      ...[managers.shutdownCheck(), assembly.plegCheck?.()].filter((c) => c !== undefined),
     ];
     const warnings = servingCert?.warnings() ?? [];
     return {

@@ -1,7 +1,7 @@
-// The file source (-c/--config): a manifest file or a directory of them (pods, ConfigMaps, Secrets), watched with chokidar so
+// The file source (-c/--config): a manifest file or a directory of them (pods, ConfigMaps, Secrets), watched so
 // an edit is seen at once, and re-listed every --file_check_frequency in case a watch event was lost.
 import { watch, type ChokidarOptions } from "chokidar";
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { systemClock, type Clock, type Timer } from "../clock.ts";
@@ -12,6 +12,7 @@ import { formatIssue } from "../api/types.ts";
 import { DEFAULT_MAX_MANIFEST_BYTES, tooLarge } from "../api/manifest-text.ts";
 import type { KubeletMetrics } from "../metrics.ts";
 import type { ConfigObject } from "../api/config-objects.ts";
+import { watchDirectory } from "./dir-watch.ts";
 import { readKeepingLastGood, type LastGood } from "./last-good.ts";
 import { KEEPING, snapshotSignature, type PodSource, type SourceSnapshot } from "./source.ts";
 
@@ -35,7 +36,7 @@ export interface FileSourceOptions {
   metrics?: KubeletMetrics;
   /** Quiet time after a watch event before re-reading, ms; coalesces an editor's write bursts. */
   debounceMs?: number;
-  /** Default: chokidar. */
+  /** Default: one watch on a directory (dir-watch.ts), chokidar for a single file or a path still to appear. */
   watch?: WatchManifests;
   /** Largest manifest file read, bytes (--max_manifest_bytes); larger ones are refused unread. */
   maxBytes?: number;
@@ -44,6 +45,12 @@ export interface FileSourceOptions {
 }
 
 export type FileSource = PodSource & { readOnce(): Promise<SourceSnapshot> };
+
+/** A directory that exists: one watch on it (dir-watch.ts); a single file or a path still to appear: chokidar. */
+const watchManifests: WatchManifests = (paths, options) =>
+  paths.length === 1 && statSync(paths[0]!, { throwIfNoEntry: false })?.isDirectory()
+    ? watchDirectory(paths[0]!)
+    : watch(paths, options);
 
 /** What one manifest file gave at its last read, and the stat fingerprint it was read at. */
 interface FileRead {
@@ -229,7 +236,7 @@ export function createFileSource(options: FileSourceOptions): FileSource {
       let watching: Promise<void> = Promise.resolve();
       const startWatcher = () => {
         const existed = existsSync(options.path);
-        watcher = (options.watch ?? watch)(existed ? [options.path] : [options.path, dirname(options.path)], {
+        watcher = (options.watch ?? watchManifests)(existed ? [options.path] : [options.path, dirname(options.path)], {
           ignoreInitial: true,
           depth: 0,
           atomic: true,

@@ -12,7 +12,7 @@ import { openChannelStream } from "./cri-streaming.ts";
 import { openSpdyStream } from "./cri-spdy-stream.ts";
 import type { CriClient, CriContainer, CriContainerStats, PodSandbox, CriImage } from "../cri-types.ts";
 import type { RelistEntry } from "../pleg/generic.ts";
-import { eventedEvents, GENERIC_RELIST_PERIOD_MS } from "../pleg/evented.ts";
+import { eventedEvents, GENERIC_RELIST_PERIOD_MS, type EventedPlegOptions } from "../pleg/evented.ts";
 import { streamedEntry } from "./cri-events.ts";
 import {
   LABEL,
@@ -42,6 +42,8 @@ export interface CriRuntimeOptions {
   relisted?(durationSeconds: number, intervalSeconds: number | undefined): void;
   /** kubelet_evented_pleg_connection_success_count / _error_count / _latency_seconds. */
   eventStream?: { connected(): void; failed(): void; latency(seconds: number): void };
+  /** The PLEG's health behind /healthz's "pleg" check (pleg/health.ts). */
+  plegHealth?: EventedPlegOptions["health"];
 }
 
 const silent = { info() {}, warn() {} };
@@ -391,6 +393,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
           connected: options.eventStream?.connected,
           connectionFailed: options.eventStream?.failed,
           eventLatency: options.eventStream?.latency,
+          ...(options.plegHealth ? { health: options.plegHealth } : {}),
         },
       ),
   };

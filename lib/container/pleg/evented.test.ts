@@ -3,6 +3,7 @@ import { runtimeError, type ContainerState, type RuntimeEvent } from "../runtime
 import { FakeClock } from "../../testing/fake-clock.ts";
 import { eventedEvents, streamRetryDelayMs, type StreamedEntry } from "./evented.ts";
 import type { RelistEntry } from "./generic.ts";
+import { createPlegHealth } from "./health.ts";
 
 /** A runtime's event stream by hand: each open is one connection; `send` and `cut` act on the open one. */
 function fakeStream() {
@@ -51,6 +52,7 @@ function node(world: RelistEntry[] = [], refuse?: Error) {
   const counts = { connected: 0, failed: 0, relists: 0, latencies: [] as number[] };
   const state = { world };
   const seen: Array<[string, string]> = [];
+  const health = createPlegHealth({ clock });
   const events = eventedEvents(
     async () => {
       counts.relists++;
@@ -64,6 +66,7 @@ function node(world: RelistEntry[] = [], refuse?: Error) {
       connected: () => void counts.connected++,
       connectionFailed: () => void counts.failed++,
       eventLatency: (s) => void counts.latencies.push(s),
+      health,
     },
   );
   const consuming = (async () => {
@@ -73,7 +76,7 @@ function node(world: RelistEntry[] = [], refuse?: Error) {
     state.world = state.world.filter((e) => e.id !== id);
     if (s) state.world.push({ id, state: s, labels: { pod: "p" } });
   };
-  return { clock, abort, stream, logged, counts, seen, set, consuming };
+  return { clock, abort, stream, logged, counts, seen, set, consuming, health };
 }
 
 test("streamed events are raised in order as they come, without waiting for a relist", async () => {
@@ -233,4 +236,30 @@ test("a failed relist ends the events with its error, and the stream is closed w
 
 test("the stream is retried on gRPC's back-off: 1 s, then ×1.6, at most 120 s", () => {
   expect([1, 2, 3, 4, 20].map(streamRetryDelayMs)).toEqual([1000, 1600, 2560, 4096, 120_000]);
+});
+
+test("the PLEG's health is told of each relist and of the stream: 10 minutes behind a working stream", async () => {
+  const n = node([{ id: "a", state: "CONTAINER_RUNNING", labels: { pod: "p" } }]);
+  expect(n.health.check().message).toBe("pleg has yet to be successful");
+  await n.clock.advance(0);
+  expect(n.health.check().ok).toBe(true);
+  // The PLEG stops relisting (stopped here; a runtime that hangs looks the same to the check).
+  n.abort.abort();
+  await n.consuming;
+  await n.clock.advance(590_000);
+  expect(n.health.check().ok).toBe(true);
+  await n.clock.advance(11_000);
+  expect(n.health.check().message).toBe("pleg was last seen active 10m1s ago; threshold is 10m0s");
+});
+
+test("the PLEG's health falls back to the generic PLEG's 3 minutes once the stream is cut", async () => {
+  const n = node([{ id: "a", state: "CONTAINER_RUNNING", labels: { pod: "p" } }]);
+  await n.clock.advance(0);
+  n.stream.refuse = runtimeError("RuntimeUnavailable", "connection refused");
+  n.stream.cut();
+  await n.clock.advance(0);
+  n.abort.abort();
+  await n.consuming;
+  await n.clock.advance(181_000);
+  expect(n.health.check().message).toBe("pleg was last seen active 3m1s ago; threshold is 3m0s");
 });

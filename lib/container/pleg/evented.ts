@@ -6,6 +6,7 @@ import type { Clock } from "../../clock.ts";
 import type { ContainerState, RuntimeEvent } from "../runtime.ts";
 import { isRuntimeError } from "../runtime.ts";
 import { transitions, type RelistEntry } from "./generic.ts";
+import type { PlegHealth } from "./health.ts";
 
 /** One event of the runtime's stream, as the entry it makes true: `state` undefined when the container was deleted. */
 export interface StreamedEntry {
@@ -38,6 +39,8 @@ export interface EventedPlegOptions {
   connected?(): void;
   connectionFailed?(): void;
   eventLatency?(seconds: number): void;
+  /** Told of each relist, the stream's state and the events waiting (pleg/health.ts, /healthz's "pleg"). */
+  health?: Pick<PlegHealth, "relisted" | "streaming" | "queued">;
 }
 
 interface Known {
@@ -100,6 +103,7 @@ export async function* eventedEvents(
     const time = clock.now();
     for (const type of transitions(before?.state, state))
       queue.push({ type, containerId: id, labels: known.get(id)!.labels, time });
+    options.health?.queued(queue.length);
     notify();
   };
 
@@ -108,6 +112,7 @@ export async function* eventedEvents(
     const start = clock.now();
     const stampNs = start * 1e6;
     const listed = new Map((await relist()).map((e) => [e.id, e]));
+    options.health?.relisted();
     options.relisted?.(
       (clock.now() - start) / 1000,
       previousStart === undefined ? undefined : (start - previousStart) / 1000,
@@ -149,6 +154,7 @@ export async function* eventedEvents(
           if (failures > 0)
             options.log.info(`container events stream open again: relisting every ${eventedPeriod / 1000}s behind it`);
           streaming = true;
+          options.health?.streaming(true);
           failures = 0;
           // A relist right after (re)connecting reconciles what the stream could not have told.
           relistNow();
@@ -163,6 +169,7 @@ export async function* eventedEvents(
         options.connectionFailed?.();
         const wasStreaming = streaming;
         streaming = false;
+        options.health?.streaming(false);
         // What the stream would have told since it broke is relisted at once; a stream that never opened left the
         // relist at its short period all along.
         if (wasStreaming) relistNow();
@@ -193,6 +200,7 @@ export async function* eventedEvents(
     while (!signal.aborted) {
       const event = queue.shift();
       if (event) {
+        options.health?.queued(queue.length);
         yield event;
         continue;
       }

@@ -4,8 +4,8 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { isSidecar, type Pod, type V1Container } from "../../api/types.ts";
-import { loadGrpc } from "../../grpc.ts";
-import { bindUnix, serviceDefinition } from "../cm/devicemanager/grpc-service.ts";
+import { serveUnixOnDemand } from "../../grpc.ts";
+import { serviceDefinition } from "../cm/devicemanager/grpc-service.ts";
 import { POD_RESOURCES_SCHEMA } from "./podresources-schema.ts";
 
 /** A device with its NUMA nodes (none when the plugin reported none). */
@@ -95,29 +95,28 @@ export function createPodResourcesService(p: PodResourcesProviders) {
   };
 }
 
-/** Serves the API on `socketPath` (its directory made, a stale socket replaced) until the returned function is called. */
+/** Serves the API on `socketPath` (its directory made, a stale socket replaced) until the returned function is called;
+ *  grpc-js loads when a client first connects. */
 export async function servePodResources(
   socketPath: string,
   providers: PodResourcesProviders,
 ): Promise<() => Promise<void>> {
-  const grpc = await loadGrpc();
   const service = createPodResourcesService(providers);
-  const server = new grpc.Server();
   type Callback = (error: object | null, response?: object) => void;
-  const unary = (fn: (request: any) => object) => (call: { request: object }, callback: Callback) => {
-    try {
-      callback(null, fn(call.request));
-    } catch (error) {
-      callback({ code: grpc.status.UNKNOWN, details: (error as Error).message });
-    }
-  };
-  server.addService(serviceDefinition(POD_RESOURCES_SCHEMA, "v1", "PodResourcesLister"), {
-    List: unary(() => service.list()),
-    GetAllocatableResources: unary(() => service.getAllocatableResources()),
-    Get: unary((request) => service.get(request)),
-  });
   mkdirSync(dirname(socketPath), { recursive: true, mode: 0o750 });
   rmSync(socketPath, { force: true });
-  await bindUnix(grpc, server, socketPath);
-  return () => new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+  return serveUnixOnDemand(socketPath, (grpc, server) => {
+    const unary = (fn: (request: any) => object) => (call: { request: object }, callback: Callback) => {
+      try {
+        callback(null, fn(call.request));
+      } catch (error) {
+        callback({ code: grpc.status.UNKNOWN, details: (error as Error).message });
+      }
+    };
+    server.addService(serviceDefinition(POD_RESOURCES_SCHEMA, "v1", "PodResourcesLister"), {
+      List: unary(() => service.list()),
+      GetAllocatableResources: unary(() => service.getAllocatableResources()),
+      Get: unary((request) => service.get(request)),
+    });
+  });
 }

@@ -88,8 +88,15 @@ export interface StatsAnalyzer {
   sample(detail?: CgroupDetail): Promise<UsageSample | undefined>;
 }
 
-/** How old a cgroup read a scrape is served may be: cAdvisor serves its last housekeeping, every 10 s. */
-export const SAMPLE_MAX_AGE_MS = 10_000;
+/**
+ * How old a cgroup read a scrape is served may be: cAdvisor serves its last housekeeping, every 10 to 15 s
+ * (--housekeeping_interval, --max_housekeeping_interval). The collection runs every 10 s and a little more under
+ * load, so a scrape is always within 15 s of it.
+ */
+export const SAMPLE_MAX_AGE_MS = 15_000;
+
+/** How long the collection keeps reading the detail a scrape asked for: four of Prometheus' usual 15 s intervals. */
+export const ASKED_DETAIL_MS = 60_000;
 
 /** The reads each level includes (cgroup-stats.ts: every level reads a superset of the next). */
 const INCLUDES: Record<CgroupDetail, readonly CgroupDetail[]> = {
@@ -110,6 +117,12 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
   const samples = new Map<string, { at: number; sample: ContainerStats | undefined }>();
   const rates = createUsageRates();
   let recent: { detail: CgroupDetail; at: number; reading: Promise<UsageSample | undefined> } | undefined;
+  /** The most detail a scrape asked for lately (/metrics/cadvisor: "all"), which the collection reads instead. */
+  let asked: { detail: CgroupDetail; at: number } | undefined;
+  const collectionDetail = (): CgroupDetail =>
+    asked && clock.now() - asked.at < ASKED_DETAIL_MS && INCLUDES[asked.detail].includes("summary")
+      ? asked.detail
+      : "summary";
   /** Starts a read of the pod cgroups that later scrapes may be served (see sample). */
   const read = (detail: CgroupDetail) => {
     const reading = sampler!.sample(detail).then((sample) => {
@@ -197,7 +210,8 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
         containers = await walkFilesystems(pods);
       }
       listing = { containers, sandboxes };
-      const sample = sampler && (await measured("the cgroups of the pods on", options.nodeName, () => read("summary")));
+      const sample =
+        sampler && (await measured("the cgroups of the pods on", options.nodeName, () => read(collectionDetail())));
       // Failures are reported once while they last: forget those of containers and pods that went.
       const present = new Set([
         options.nodeName,
@@ -236,6 +250,9 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
     summary: () => last,
     async sample(detail = "all") {
       if (!sampler) return undefined;
+      // Scrapes every 15 s are then served the collection's read: no cgroup file is read for them on their own.
+      if (!asked || INCLUDES[detail].includes(asked.detail) || clock.now() - asked.at >= ASKED_DETAIL_MS)
+        asked = { detail, at: clock.now() };
       if (recent && INCLUDES[recent.detail].includes(detail) && clock.now() - recent.at < SAMPLE_MAX_AGE_MS)
         return recent.reading;
       return read(detail);

@@ -81,6 +81,7 @@ export function readinessFrom(checks: HealthCheck[]): Readiness {
   const why: Record<string, string> = {
     [RUNTIME_CHECK]: "container runtime is down",
     syncloop: "sync loop is not healthy",
+    pleg: "PLEG is not healthy",
     shutdown: "node is shutting down",
   };
   const failing = checks.filter((c) => !c.ok && why[c.name]);
