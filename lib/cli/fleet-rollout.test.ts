@@ -198,6 +198,13 @@ test("a driver whose lease was lost (etcd away past its TTL) takes a new one and
 const copyKeys = (ctx: Awaited<ReturnType<typeof placed>>, hash: string) =>
   [...ctx.etcd.data.keys()].filter((k) => k.endsWith(`/pods/default/${surgeName("web", hash)}`));
 
+/** After a surge rollout to `hash`: no copy left, every node's own key at `at`, and never a node without a Ready web. */
+const settled = (ctx: Awaited<ReturnType<typeof placed>>, hash: string, at: string) => {
+  expect(ctx.fleet.maxWithoutReady).toBe(0);
+  expect(copyKeys(ctx, hash)).toEqual([]);
+  expect(new Set(ctx.names.map((n) => hashOn(ctx.etcd, n)))).toEqual(new Set([at]));
+};
+
 test("with --max-surge 1 and --max-unavailable 0 a node's old pod is replaced only once its copy is Ready: never a node without a Ready web", async () => {
   const ctx = await placed(3);
   const started = await begin(ctx, "v2", { maxUnavailable: "0", maxSurge: "1" });
@@ -213,9 +220,7 @@ test("with --max-surge 1 and --max-unavailable 0 a node's old pod is replaced on
   // The copy written beside the old pod, then the pod's own key given the new one, then the copy gone.
   const copy = etcdPodKey("node-0", "default", surgeName("web", started.hash));
   expect(steps.slice(0, 4)).toEqual(["0:-:", `0:copy:${copy}`, `0:replace:${copy}`, "1:-:"]);
-  expect(ctx.fleet.maxWithoutReady).toBe(0);
-  expect(copyKeys(ctx, started.hash)).toEqual([]);
-  expect(new Set(ctx.names.map((n) => hashOn(ctx.etcd, n)))).toEqual(new Set([started.hash]));
+  settled(ctx, started.hash, started.hash);
 });
 
 test("--max-unavailable 25% and --max-surge 25% of 4 nodes: batches of 2, the first node of each surged, the other in place", async () => {
@@ -243,9 +248,7 @@ test("a surge copy that cannot start fails its batch before the old pod is touch
   expect(end.message).toContain("node node-0: container app: ErrImagePull");
   // No node's own pod ever ran the bad spec, and none lost its Ready web.
   expect(ctx.fleet.ran.get(started.hash)).toBeUndefined();
-  expect(ctx.fleet.maxWithoutReady).toBe(0);
-  expect(copyKeys(ctx, started.hash)).toEqual([]);
-  expect(new Set(ctx.names.map((n) => hashOn(ctx.etcd, n)))).toEqual(new Set([started.fromHash]));
+  settled(ctx, started.hash, started.fromHash);
 });
 
 test("an undo of a rollout paused mid-surge removes the batch's surge copies with it", async () => {
