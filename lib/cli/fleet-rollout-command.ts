@@ -140,19 +140,10 @@ export async function runRollout(
   const drive = async (name: string) =>
     print.end(await driveRollout({ ...deps, onProgress: (s, v) => print.progress(s, v) }, namespace, name));
   const start = async (pod: Pod, strategy: RolloutStrategy, changeCause?: string, supersede = false) => {
-    const blocker = strategy.maxSurge !== "0" ? surgeBlocker(pod) : undefined;
+    const blocker = /^0+%?$/.test(strategy.maxSurge) ? undefined : surgeBlocker(pod);
     if (blocker) {
       io.err.write(
         `kubelet fleet rollout: --max-surge ${strategy.maxSurge} needs the pod to run twice on a node, and ${pod.metadata.namespace}/${pod.metadata.name} cannot: ${blocker}; use --max-surge 0\n`,
-      );
-      return ROLLOUT_EXIT.usage;
-    }
-    // Decision: a surge copy would be a second pod of another name beside the old one on each node (a pod's name is
-    // its identity on a node); until placement makes one, --max-surge is refused rather than taken as more
-    // unavailability under another name.
-    if (!/^0+%?$/.test(strategy.maxSurge)) {
-      io.err.write(
-        `kubelet fleet rollout: --max-surge ${strategy.maxSurge}: a node runs one pod of a name, so the new pod cannot start beside the old one yet; use --max-unavailable (nodes updated in place per batch)\n`,
       );
       return ROLLOUT_EXIT.usage;
     }

@@ -61,6 +61,18 @@ test("a wrong command line says what is expected", () => {
   expect(failure(["undo", "web"], { toRevision: "0" })).toContain('--to-revision "0": expected a revision number');
 });
 
+test("--max-unavailable 0 with --max-surge 0 is refused in a Deployment's words; either alone is taken", () => {
+  expect(failure(["web"], { filename: "w.yaml", maxUnavailable: "0" })).toBe(
+    '--max-unavailable "0": Invalid value: may not be 0 when `maxSurge` is 0 (give --max-unavailable 1 or --max-surge 1)',
+  );
+  expect(failure(["web"], { filename: "w.yaml", maxUnavailable: "0%", maxSurge: "0%" })).toContain(
+    "may not be 0 when `maxSurge` is 0",
+  );
+  expect(request(["web"], { filename: "w.yaml", maxUnavailable: "0", maxSurge: "1" })).toMatchObject({
+    strategy: { maxUnavailable: "0", maxSurge: "1" },
+  });
+});
+
 test("exit codes tell a script complete (0) from failed, rolled back, paused and undriven", () => {
   expect(ROLLOUT_EXIT).toEqual({ complete: 0, failed: 1, usage: 2, rolledBack: 3, paused: 4, undriven: 5 });
 });

@@ -64,9 +64,16 @@ function strategyOf(options: Record<string, unknown>, usage: (m: string) => Erro
   const onFailure = options.onFailure ?? "rollback";
   if (onFailure !== "rollback" && onFailure !== "pause")
     throw usage(`--on-failure "${onFailure}": expected rollback or pause`);
+  const maxUnavailable = intOrPercent(options.maxUnavailable, "--max-unavailable", "25%");
+  const maxSurge = intOrPercent(options.maxSurge, "--max-surge", "0");
+  // As a Deployment's validation: no batch could be taken (a percentage rounding to 0 nodes is resolved to 1 node).
+  if (/^0+%?$/.test(maxUnavailable) && /^0+%?$/.test(maxSurge))
+    throw usage(
+      `--max-unavailable "${maxUnavailable}": Invalid value: may not be 0 when \`maxSurge\` is 0 (give --max-unavailable 1 or --max-surge 1)`,
+    );
   return {
-    maxUnavailable: intOrPercent(options.maxUnavailable, "--max-unavailable", "25%"),
-    maxSurge: intOrPercent(options.maxSurge, "--max-surge", "0"),
+    maxUnavailable,
+    maxSurge,
     minReadySeconds: seconds(options.minReadySeconds, "--min-ready-seconds", 0, usage),
     progressDeadlineSeconds: seconds(options.progressDeadline, "--progress-deadline", 600, usage),
     onFailure,

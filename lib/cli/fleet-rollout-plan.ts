@@ -57,6 +57,19 @@ export function planBatches(nodes: string[], size: number): string[][] {
 }
 
 /**
+ * The name of a node's surge copy of the pod at `hash`: a second pod beside the old one (a pod's name is its identity
+ * on a node), suffixed with the revision's hash as a Deployment's pods carry its pod-template-hash.
+ */
+export function surgeName(name: string, hash: string): string {
+  return `${name}-${hash.slice(0, 10)}`;
+}
+
+/** The pod renamed as its surge copy: the same spec and manifest hash, so the node reports it at that revision. */
+export function surgeCopy(pod: Pod, hash: string): Pod {
+  return { ...pod, metadata: { ...pod.metadata, name: surgeName(pod.metadata.name, hash) } };
+}
+
+/**
  * Why the pod cannot run twice on one node (so --max-surge cannot apply), or undefined: a fixed hostPort, or
  * hostNetwork with ports (each port is then a port of the host).
  */

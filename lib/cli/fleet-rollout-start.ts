@@ -17,6 +17,7 @@ import {
   type RolloutState,
   type RolloutStrategy,
   rolloutKeys,
+  surgeCopyDeletes,
 } from "./fleet-rollout.ts";
 
 export interface StartOptions {
@@ -137,6 +138,7 @@ export async function startRollout(options: StartOptions, input: Pod): Promise<S
     batches: planBatches(nodes, sizes.unavailable + sizes.surge),
     batch: 0,
     written: false,
+    ...(sizes.surge > 0 ? { surge: sizes.surge } : {}),
     phase: "Progressing",
     strategy: options.strategy,
     startedAt: now,
@@ -144,6 +146,8 @@ export async function startRollout(options: StartOptions, input: Pod): Promise<S
     updatedAt: now,
     results: [],
   };
+  // A paused rollout superseded (undo) mid-surge: its batch's surge copies go with it.
+  if (state && options.supersede) changes.push(...surgeCopyDeletes(state));
   changes.push({ key: stateKey, value: JSON.stringify(started) });
   changes.push({ key: placementKey, value: JSON.stringify({ ...placement, hash: revision.hash }) });
   const written = await client.applyIf(

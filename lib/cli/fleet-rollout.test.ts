@@ -1,15 +1,17 @@
 // The rollout controller against the in-memory etcd and a fake clock, with simulated nodes
 // (lib/testing/rollout-fleet.ts): batches, a bad image rolled back, a deadline, pause and resume, a
-// killed driver taken over, down and cordoned nodes, a selector placement, an apply during a rollout.
+// killed driver taken over, down and cordoned nodes, a selector placement, an apply during a rollout,
+// --max-surge's copies beside the old pod.
 import { expect, test } from "bun:test";
 import { ANNOTATION } from "../api/types.ts";
 import { fleetKeys } from "../node/status/fleet-reporter.ts";
 import { ETCD_DAEMONS, etcdPodKey } from "../sources/etcd.ts";
-import { begin, drive, file, hashOn, placed } from "../testing/rollout-fleet.ts";
+import { begin, drive, file, hashOn, placed, strategy, webPod } from "../testing/rollout-fleet.ts";
 import { fleetApply, placementKeys } from "./fleet-apply.ts";
 import { listRevisions } from "./fleet-revisions.ts";
 import { driveRollout, type RolloutState, rolloutKeys } from "./fleet-rollout.ts";
-import { pauseRollout, unpauseRollout } from "./fleet-rollout-start.ts";
+import { surgeName } from "./fleet-rollout-plan.ts";
+import { pauseRollout, startRollout, unpauseRollout } from "./fleet-rollout-start.ts";
 
 test("a rollout takes the nodes in batches of --max-unavailable, each Ready before the next, and completes", async () => {
   const ctx = await placed(6);
@@ -190,4 +192,80 @@ test("a driver whose lease was lost (etcd away past its TTL) takes a new one and
   });
   expect(end.phase).toBe("Complete");
   expect(leases).toHaveLength(2);
+});
+
+/** The surge copies of web at `hash` left in etcd. */
+const copyKeys = (ctx: Awaited<ReturnType<typeof placed>>, hash: string) =>
+  [...ctx.etcd.data.keys()].filter((k) => k.endsWith(`/pods/default/${surgeName("web", hash)}`));
+
+/** After a surge rollout to `hash`: no copy left, every node's own key at `at`, and never a node without a Ready web. */
+const settled = (ctx: Awaited<ReturnType<typeof placed>>, hash: string, at: string) => {
+  expect(ctx.fleet.maxWithoutReady).toBe(0);
+  expect(copyKeys(ctx, hash)).toEqual([]);
+  expect(new Set(ctx.names.map((n) => hashOn(ctx.etcd, n)))).toEqual(new Set([at]));
+};
+
+test("with --max-surge 1 and --max-unavailable 0 a node's old pod is replaced only once its copy is Ready: never a node without a Ready web", async () => {
+  const ctx = await placed(3);
+  const started = await begin(ctx, "v2", { maxUnavailable: "0", maxSurge: "1" });
+  expect([started.batches, started.surge]).toEqual([[["node-0"], ["node-1"], ["node-2"]], 1]);
+  const steps: string[] = [];
+  const end = await drive(ctx, {
+    onProgress: (s) => {
+      const step = `${s.batch}:${s.surgeStep ?? "-"}:${copyKeys(ctx, started.hash).join(",")}`;
+      if (steps.at(-1) !== step) steps.push(step);
+    },
+  });
+  expect(end.phase).toBe("Complete");
+  // The copy written beside the old pod, then the pod's own key given the new one, then the copy gone.
+  const copy = etcdPodKey("node-0", "default", surgeName("web", started.hash));
+  expect(steps.slice(0, 4)).toEqual(["0:-:", `0:copy:${copy}`, `0:replace:${copy}`, "1:-:"]);
+  settled(ctx, started.hash, started.hash);
+});
+
+test("--max-unavailable 25% and --max-surge 25% of 4 nodes: batches of 2, the first node of each surged, the other in place", async () => {
+  const ctx = await placed(4);
+  const started = await begin(ctx, "v2", { maxUnavailable: "25%", maxSurge: "25%" });
+  expect([started.batches, started.surge]).toEqual([
+    [
+      ["node-0", "node-1"],
+      ["node-2", "node-3"],
+    ],
+    1,
+  ]);
+  const end = await drive(ctx);
+  expect(end.phase).toBe("Complete");
+  // The in-place node restarts while the surged one's copy starts, the surged one's pod after: one at a time, and
+  // only the in-place node is ever without a Ready web.
+  expect([ctx.fleet.maxNotReady, ctx.fleet.maxWithoutReady]).toEqual([1, 1]);
+});
+
+test("a surge copy that cannot start fails its batch before the old pod is touched; the copy is removed and the rollout rolled back", async () => {
+  const ctx = await placed(3);
+  const started = await begin(ctx, "missing", { maxUnavailable: "0", maxSurge: "1" });
+  const end = await drive(ctx);
+  expect([end.phase, end.reason]).toEqual(["RolledBack", "ErrImagePull"]);
+  expect(end.message).toContain("node node-0: container app: ErrImagePull");
+  // No node's own pod ever ran the bad spec, and none lost its Ready web.
+  expect(ctx.fleet.ran.get(started.hash)).toBeUndefined();
+  settled(ctx, started.hash, started.fromHash);
+});
+
+test("an undo of a rollout paused mid-surge removes the batch's surge copies with it", async () => {
+  const ctx = await placed(3);
+  const started = await begin(ctx, "v2", { maxUnavailable: "0", maxSurge: "1" });
+  let paused: Promise<RolloutState> | undefined;
+  const first = await drive(ctx, {
+    onProgress: (s) => {
+      if (s.surgeStep === "copy") paused ??= pauseRollout(ctx.client, "default", "web");
+    },
+  });
+  expect([first.phase, first.surgeStep]).toEqual(["Paused", "copy"]);
+  expect(copyKeys(ctx, started.hash)).toHaveLength(1);
+  const undone = await startRollout(
+    { client: ctx.client, clock: ctx.clock, who: "ann@ops", strategy: strategy(), supersede: true },
+    webPod("v1"),
+  );
+  expect("started" in undone).toBe(true);
+  expect(copyKeys(ctx, started.hash)).toEqual([]);
 });

@@ -21,6 +21,8 @@ import {
   baselineOf,
   judgeNode,
   restartedContainers,
+  surgeCopy,
+  surgeName,
   type NodeBaseline,
   type NodeRecords,
   type NodeVerdict,
@@ -79,6 +81,13 @@ export interface RolloutState {
   batch: number;
   /** The batch's keys are written. */
   written: boolean;
+  /** --max-surge as nodes per batch (the batch's first ones): there the new pod starts beside the old. */
+  surge?: number;
+  /**
+   * Where the batch's surge nodes are: "copy", their surge copy (the new pod under surgeName) written beside the old
+   * pod; "replace", the copy Ready and the pod's own key given the new pod, the copy removed once that is Ready.
+   */
+  surgeStep?: "copy" | "replace";
   baseline?: Record<string, NodeBaseline>;
   batchStartedAt?: number;
   phase: RolloutPhase;
@@ -147,6 +156,22 @@ export async function driverAlive(client: Pick<EtcdClient, "leaseTimeToLive">, s
 export function describeRollout(state: RolloutState): string {
   const batch = Math.min(state.batch + 1, state.batches.length);
   return `rollout of ${state.namespace}/${state.name} to revision ${state.updateRevision} (${state.phase}, batch ${batch}/${state.batches.length}, started by ${state.startedBy} at ${new Date(state.startedAt).toISOString()})`;
+}
+
+/** The batch's surge nodes: its first `surge` nodes, while progressing or paused in it (a rollback replaces in place). */
+export function surgeNodesOf(state: RolloutState): string[] {
+  const progressing =
+    state.phase === "Progressing" || (state.phase === "Paused" && state.pausedPhase === "Progressing");
+  if (!state.surge || !progressing) return [];
+  return (state.batches[state.batch] ?? []).slice(0, state.surge);
+}
+
+/** The deletes of the batch's surge copies (none unless they were written). */
+export function surgeCopyDeletes(state: RolloutState): Array<{ key: string }> {
+  if (!state.surgeStep) return [];
+  return surgeNodesOf(state).map((node) => ({
+    key: etcdPodKey(node, state.namespace, surgeName(state.name, state.hash)),
+  }));
 }
 
 /** One node's records for one pod, read in one round. */
@@ -337,21 +362,35 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
         readySince.clear();
         continue;
       }
+      // Surge nodes get the new pod as a copy beside the old one first; the rest of the batch is replaced in place.
+      const surging = surgeNodesOf(current);
+      const inPlace = surging.length > 0 && current.surgeStep !== "replace" ? nodes.slice(surging.length) : nodes;
       if (!current.written) {
-        if (!(await writeKeys(keysFor(nodes, to)))) {
+        const copies = surging.map((node) => ({
+          key: etcdPodKey(node, namespace, surgeName(name, to.hash)),
+          value: JSON.stringify(surgeCopy(to.pod, to.hash)),
+        }));
+        if (!(await writeKeys([...copies, ...keysFor(inPlace, to)]))) {
           if (await refused()) continue;
           break;
         }
-        if (!(await save({ ...current, written: true }))) if (!(await reload())) break;
+        const step = surging.length > 0 ? { surgeStep: "copy" as const } : {};
+        if (!(await save({ ...current, written: true, ...step }))) if (!(await reload())) break;
         continue;
       }
-      // The batch is written: judge its nodes.
+      // The batch is written: judge its nodes (a surge node by its copy until the copy is Ready).
       const from = await revisionOf(current.fromRevision).catch(() => undefined);
       const restarted = restartedContainers(from?.pod, to.pod);
-      const records = await readNodes(client, nodes, namespace, name);
+      const records = await readNodes(client, inPlace, namespace, name);
       const verdicts = new Map(
-        nodes.map((n) => [n, judgeNode(records.get(n)!, current.hash, restarted, current.baseline?.[n])]),
+        inPlace.map((n) => [n, judgeNode(records.get(n)!, current.hash, restarted, current.baseline?.[n])]),
       );
+      if (inPlace.length < nodes.length) {
+        const copyName = surgeName(name, to.hash);
+        const copies = await readNodes(client, surging, namespace, copyName);
+        const all = to.pod.spec.containers.map((c) => c.name);
+        for (const n of surging) verdicts.set(n, judgeNode(copies.get(n)!, current.hash, all, undefined));
+      }
       options.onProgress?.(current, verdicts);
       const now = clock.now();
       for (const [node, v] of verdicts)
@@ -387,7 +426,23 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
           ...(reason ? { reason } : {}),
           seconds: Math.round(elapsed / 100) / 10,
         };
-        const next: RolloutState = { ...current, results: [...current.results, result] };
+        if (ok && current.surgeStep === "copy") {
+          // The copies are Ready: the surge nodes' own keys take the new pod, the copies serving while it restarts.
+          if (!(await writeKeys(keysFor(surging, to)))) {
+            if (await refused()) continue;
+            break;
+          }
+          readySince.clear();
+          if (!(await save({ ...current, surgeStep: "replace" }))) if (!(await reload())) break;
+          continue;
+        }
+        // The batch is done or failed: its surge copies go (a failed copy never replaced the old pod).
+        const copies = surgeCopyDeletes(current);
+        if (copies.length > 0 && !(await writeKeys(copies))) {
+          if (await refused()) continue;
+          break;
+        }
+        const next: RolloutState = { ...current, results: [...current.results, result], surgeStep: undefined };
         if (ok) Object.assign(next, { batch: current.batch + 1, written: false, baseline: undefined });
         else Object.assign(next, failure(next, reason!, message!));
         if (!(await save(next))) if (!(await reload())) break;
@@ -409,7 +464,11 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
   function failure(next: RolloutState, reason: string, message: string): Partial<RolloutState> {
     if (next.phase === "RollingBack")
       return { phase: "Failed", reason, message: `rollback to revision ${next.revision} failed: ${message}` };
-    if (next.strategy.onFailure === "pause") return { phase: "Paused", pausedPhase: "Progressing", reason, message };
+    if (next.strategy.onFailure === "pause") {
+      // Its copies are gone: a resume writes the batch again.
+      const again = next.surge ? { written: false, baseline: undefined } : {};
+      return { phase: "Paused", pausedPhase: "Progressing", reason, message, ...again };
+    }
     // Back over every batch that got the new pod, the failed one first.
     const done = next.batches.slice(0, next.batch + 1).reverse();
     return {

@@ -1,6 +1,6 @@
 // `kubelet fleet serve`: the Kubernetes API slice a node serves, for the whole fleet, read from etcd alone: the
 // pods every node reports (createApiServer over an etcd-backed feed), the nodes with Ready from their leases,
-// logs and exec proxied to the pod's node, and pod writes as placements. Over TLS, authenticated and authorized
+// logs, exec, attach and port-forward proxied to the pod's node, and pod writes as placements. Over TLS, authenticated and authorized
 // as a node's API is. Holds nothing etcd does not: several can serve one fleet behind a load balancer.
 import { readFile } from "node:fs/promises";
 import { Hono, type Context } from "hono";

@@ -1,6 +1,6 @@
 // A fleet for the rollout controller's tests: the in-memory etcd, a fake clock and simulated nodes that
 // run whatever their keys hold (their own pods/ key over the every-node one, as the etcd source reads
-// them; a start taking START_MS, image "missing" never starting) and report back as kubelets do.
+// them, and a surge copy beside it; a start taking START_MS, image "missing" never starting) and report back as kubelets do.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -49,13 +49,16 @@ export const strategy = (over: Partial<RolloutStrategy> = {}): RolloutStrategy =
  */
 export function simulatedFleet(etcd: FakeEtcd, clock: FakeClock, names: string[], labels: Record<string, string> = {}) {
   const down = new Set<string>();
+  /** node/pod → the manifest it runs, since when. */
   const seen = new Map<string, { hash: string; since: number; image: string }>();
   /** Nodes that ever ran each manifest hash. */
   const ran = new Map<string, Set<string>>();
-  /** Most nodes seen not Ready at once. */
+  /** Most nodes seen with web not Ready at once, and with no Ready copy of web (web or its surge copy) at once. */
   let maxNotReady = 0;
+  let maxWithoutReady = 0;
   const converge = () => {
     let notReady = 0;
+    let withoutReady = 0;
     for (const node of names) {
       if (down.has(node)) {
         for (const key of [...etcd.data.keys()])
@@ -74,51 +77,68 @@ export function simulatedFleet(etcd: FakeEtcd, clock: FakeClock, names: string[]
       const own = etcd.data.get(etcdPodKey(node, "default", "web"))?.value;
       const daemon = etcd.data.get(`${ETCD_DAEMONS}default/web`)?.value;
       const daemonPod = daemon ? (JSON.parse(daemon) as Pod) : undefined;
-      const pod = own
+      const web = own
         ? (JSON.parse(own) as Pod)
         : daemonPod && selectorMatches(daemonPod.spec.nodeSelector, { ...labels, "kubernetes.io/hostname": node })
           ? daemonPod
           : undefined;
-      if (!pod) continue;
-      const hash = pod.metadata.annotations![ANNOTATION.manifestHash]!;
-      const image = pod.spec.containers[0]!.image!;
-      const before = seen.get(node);
-      if (before?.hash !== hash) seen.set(node, { hash, since: clock.now(), image });
-      const at = seen.get(node)!;
-      ran.get(hash)?.add(node) ?? ran.set(hash, new Set([node]));
-      const started = image !== "missing" && clock.now() - at.since >= START_MS;
-      if (!started) notReady++;
-      const status = started
-        ? {
-            phase: "Running",
-            conditions: [{ type: "Ready", status: "True" }],
-            containerStatuses: [
-              { name: "app", containerID: `sim://${node}/${hash}`, ready: true, state: { running: {} } },
-            ],
-          }
-        : {
-            phase: "Pending",
-            conditions: [{ type: "Ready", status: "False" }],
-            containerStatuses: [
-              {
-                name: "app",
-                ready: false,
-                state: { waiting: { reason: image === "missing" ? "ErrImagePull" : "ContainerCreating" } },
-              },
-            ],
-          };
-      etcd.data.set(fleetKeys.status(node, "default", "web"), {
-        value: JSON.stringify(status),
-        lease: "0",
-        modRevision: etcd.revision,
-      });
+      // Other pods of the node's own keys: a surge copy of web beside it.
+      const prefix = etcdPodKey(node, "default", "");
+      const others = [...etcd.data.entries()]
+        .filter(([key]) => key.startsWith(prefix) && key !== `${prefix}web`)
+        .map(([, entry]) => JSON.parse(entry.value) as Pod);
+      const pods = [...(web ? [web] : []), ...others];
+      for (const [key] of seen)
+        if (key.startsWith(`${node}/`) && !pods.some((p) => key === `${node}/${p.metadata.name}`)) seen.delete(key);
+      const revisions: Record<string, string> = {};
+      let anyReady = false;
+      for (const pod of pods) {
+        const name = pod.metadata.name;
+        const hash = pod.metadata.annotations![ANNOTATION.manifestHash]!;
+        const image = pod.spec.containers[0]!.image!;
+        const before = seen.get(`${node}/${name}`);
+        if (before?.hash !== hash) seen.set(`${node}/${name}`, { hash, since: clock.now(), image });
+        const at = seen.get(`${node}/${name}`)!;
+        if (name === "web") ran.get(hash)?.add(node) ?? ran.set(hash, new Set([node]));
+        const started = image !== "missing" && clock.now() - at.since >= START_MS;
+        if (started) anyReady = true;
+        if (!started && name === "web") notReady++;
+        const status = started
+          ? {
+              phase: "Running",
+              conditions: [{ type: "Ready", status: "True" }],
+              containerStatuses: [
+                { name: "app", containerID: `sim://${node}/${name}/${hash}`, ready: true, state: { running: {} } },
+              ],
+            }
+          : {
+              phase: "Pending",
+              conditions: [{ type: "Ready", status: "False" }],
+              containerStatuses: [
+                {
+                  name: "app",
+                  ready: false,
+                  state: { waiting: { reason: image === "missing" ? "ErrImagePull" : "ContainerCreating" } },
+                },
+              ],
+            };
+        etcd.data.set(fleetKeys.status(node, "default", name), {
+          value: JSON.stringify(status),
+          lease: "0",
+          modRevision: etcd.revision,
+        });
+        revisions[`default/${name}`] = hash;
+      }
+      if (pods.length === 0) continue;
+      if (!anyReady) withoutReady++;
       etcd.data.set(fleetKeys.revisions(node), {
-        value: JSON.stringify({ "default/web": hash }),
+        value: JSON.stringify(revisions),
         lease: "0",
         modRevision: etcd.revision,
       });
     }
     maxNotReady = Math.max(maxNotReady, notReady);
+    maxWithoutReady = Math.max(maxWithoutReady, withoutReady);
   };
   return {
     converge,
@@ -127,8 +147,12 @@ export function simulatedFleet(etcd: FakeEtcd, clock: FakeClock, names: string[]
     get maxNotReady() {
       return maxNotReady;
     },
+    get maxWithoutReady() {
+      return maxWithoutReady;
+    },
     resetMax() {
       maxNotReady = 0;
+      maxWithoutReady = 0;
     },
   };
 }

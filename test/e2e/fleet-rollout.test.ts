@@ -1,8 +1,8 @@
 // `kubelet fleet rollout` end to end: the compiled CLI driving a rollout across three real kubelets
 // (different node names on one host) on a three-member etcd, on Docker and on containerd: a rollout
 // completing batch by batch, a missing image halted after its first batch and rolled back, the CLI
-// killed mid-rollout then followed and resumed, and a node down during the rollout that converges
-// when it returns.
+// killed mid-rollout then followed and resumed, a node down during the rollout that converges
+// when it returns, and a --max-surge rollout that never leaves a node without a Ready copy of the pod.
 import { afterAll, beforeAll, expect } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -231,5 +231,44 @@ describeOnRuntimes("kubelet fleet rollout across three kubelets", (services, rt)
     await allAt(hash, [nodes[0]!, nodes[2]!]);
     await startNode(down, 1);
     await allAt(hash, [down]);
+  }, 240_000);
+  test("with --max-surge 1 --max-unavailable 0 every node runs the new pod beside the old first: no node is ever without a Ready copy", async () => {
+    await allAt((await running(nodes[0]!)).hash!);
+    // Every status record of the pod and of its surge copy (POD-HASH) written during the rollout, node by node.
+    const ready = new Map<string, Map<string, boolean>>(nodes.map((n) => [n, new Map([[pod, true]])]));
+    const gaps: string[] = [];
+    const copies = new Set<string>();
+    const seen = (key: string, value?: string) => {
+      const [, , , node, kind, , name] = key.split("/");
+      if (kind !== "status" || !node || !name?.startsWith(pod) || !ready.has(node)) return;
+      if (name !== pod) copies.add(name);
+      const s = value ? (JSON.parse(value) as V1PodStatus) : undefined;
+      ready.get(node)!.set(name, s?.conditions?.find((c) => c.type === "Ready")?.status === "True");
+      if (![...ready.get(node)!.values()].some(Boolean)) gaps.push(`${node} at ${key}`);
+    };
+    const from = (await client.get("/")).revision + 1;
+    const watch: EtcdWatch = await client.watch({ prefix: "/registry/hosts/" }, from, {
+      put: (e) => seen(e.key, e.value),
+      delete: (key) => seen(key),
+    });
+    try {
+      const rolled = runBinary(rolloutArgs(pod, "-f", manifest("v5"), "--max-unavailable", "0", "--max-surge", "1"));
+      expect({ code: rolled.code, stderr: rolled.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(rolled.stdout).toContain(`rollout of default/${pod} complete: revision`);
+      const hash = placedHash(rolled.stdout);
+      await allAt(hash);
+      expect(gaps).toEqual([]);
+      // The copies ran (named by the new revision's hash) and are gone, from etcd and from the runtime.
+      expect([...copies]).toEqual([`${pod}-${hash.slice(0, 10)}`]);
+      const left = await client.list("/registry/hosts/");
+      expect(left.entries.filter((e) => e.key.includes(`/pods/default/${pod}-`)).map((e) => e.key)).toEqual([]);
+      await waitFor(
+        "the copies' containers stopped",
+        async () => (await rt.running(`${pod}-${hash.slice(0, 10)}`, "app")) === undefined,
+        30_000,
+      );
+    } finally {
+      await watch.cancel();
+    }
   }, 240_000);
 });

@@ -1,7 +1,7 @@
 // `kubelet fleet serve` end to end: two compiled kubelets in fleet mode on a three-member etcd (one host, two node
 // names), the compiled fleet serve over TLS in front of it, and the machine's kubectl and the Python client
 // against that: every node's pods and the nodes, a pod applied with spec.nodeName landing on that node and
-// deleted, kubectl logs, exec and port-forward proxied to the pod's node, RBAC refusing a reader's write, and
+// deleted, kubectl logs, exec, attach and port-forward proxied to the pod's node, RBAC refusing a reader's write, and
 // lists in pages.
 import { afterAll, beforeAll, expect } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
@@ -113,7 +113,7 @@ spec:
   afterAll(async () => {
     await serve?.stop();
     await Promise.all(kubelets.map((k) => k.stop("SIGTERM")));
-    await rt.removePods("fs-web-a", "fs-web-b", "fs-echo");
+    await rt.removePods("fs-web-a", "fs-web-b", "fs-echo", "fs-ticker");
     await cluster?.stop();
     removeDir(dir);
   });
@@ -144,6 +144,28 @@ spec:
     await waitFor("the log line", () => ok(["logs", "fs-web-b"]).includes("hello from b"), 30_000);
     expect(ok(["exec", "fs-web-b", "--", "sh", "-c", "echo exec on $(hostname) ok"])).toContain("ok");
   }, 120_000);
+
+  test("kubectl attach reaches the pod's node through fleet serve and shows what its main process writes now", async () => {
+    expect(
+      ok(
+        ["apply", "-f", "-"],
+        pod("fs-ticker", NODES[1]!, "i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done"),
+      ),
+    ).toContain("pod/fs-ticker created");
+    await runningRow("fs-ticker");
+    const attach = spawn(KUBECTL, ["--kubeconfig", kubeconfig, "attach", "fs-ticker", "-c", "main"]);
+    let said = "";
+    attach.stdout.on("data", (d) => (said += d));
+    attach.stderr.on("data", (d) => (said += d));
+    try {
+      // Two consecutive lines: a live stream of what is printed now, not a log replay.
+      const first = await waitFor("a line through attach", () => /tick (\d+)/.exec(said)?.[1], 20_000);
+      await waitFor("a later line", () => said.includes(`tick ${Number(first) + 2}`), 10_000);
+    } finally {
+      attach.kill("SIGINT");
+      ok(["delete", "pod", "fs-ticker", "--wait=false"]);
+    }
+  }, 150_000);
 
   test("a reader may list pods but not delete them (RBAC as a node's), and a wrong token is 401", () => {
     expect(kubectl(["get", "pods", "-A"], undefined, readerConfig).out).toContain("fs-web-a");

@@ -73,6 +73,24 @@ describe("fleet serve's proxy to the pod's node", () => {
     expect(await response.text()).toContain("is proxied over WebSocket only");
   });
 
+  test("attach is relayed as exec is: 400 without a WebSocket upgrade, then to the named container's node", async () => {
+    const plain = await routes(["app"], node("127.0.0.1", 1)).request("/api/v1/namespaces/default/pods/web/attach");
+    expect(plain.status).toBe(400);
+    expect(await plain.text()).toContain("is proxied over WebSocket only");
+    const upgrade = { upgrade: "websocket", "sec-websocket-protocol": "v5.channel.k8s.io" };
+    const ambiguous = await routes(["app", "sidecar"]).request("/api/v1/namespaces/default/pods/web/attach", {
+      headers: upgrade,
+    });
+    expect(ambiguous.status).toBe(400);
+    expect(await ambiguous.text()).toContain("choose one of: [app sidecar]");
+    const unplaced = await routes(["app", "sidecar"]).request(
+      "/api/v1/namespaces/default/pods/web/attach?container=sidecar&stdout=true",
+      { headers: upgrade },
+    );
+    expect(unplaced.status).toBe(503);
+    expect(await unplaced.text()).toContain('node "a" of pod default/web has no address in etcd');
+  });
+
   test("port forward without a WebSocket upgrade, or in a subprotocol not served, is 400 naming kubectl's tunnel", async () => {
     const app = routes(["app"], node("127.0.0.1", 1));
     const plain = await app.request("/api/v1/namespaces/default/pods/web/portforward?ports=80");

@@ -1,6 +1,6 @@
-// Fleet serve's pods/log, pods/exec and pods/portforward: proxied to the pod's node over its authenticated port,
-// as kube-apiserver proxies them to a kubelet (/containerLogs/…, /exec/…, /portForward/…), the node's address from its record in etcd.
-// Exec's and port forward's WebSockets are relayed message by message in the subprotocol the client asked for.
+// Fleet serve's pods/log, pods/exec, pods/attach and pods/portforward: proxied to the pod's node over its authenticated port,
+// as kube-apiserver proxies them to a kubelet (/containerLogs/…, /exec/…, /attach/…, /portForward/…), the node's address from its record in etcd.
+// Exec's, attach's and port forward's WebSockets are relayed message by message in the subprotocol the client asked for.
 //
 // Decision: this file is the one user of the WebSocket client global (Bun's, which takes headers and a CA):
 // fleet serve runs as the compiled binary, and the node's exec needs a bearer token or a client certificate.
@@ -144,7 +144,9 @@ export function createFleetProxyRoutes(deps: FleetProxyDeps): Hono {
       headers: { "content-type": response.headers.get("content-type") ?? "text/plain" },
     });
   });
-  app.get("/api/v1/namespaces/:namespace/pods/:name/exec", async (c) => {
+  // exec and attach: one relay, to the node's /exec or /attach (attach has no command; the node takes the tty from the
+  // container's spec, as the Go kubelet does).
+  const stream = (kind: "exec" | "attach") => async (c: Context) => {
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket")
       throw httpError(
         400,
@@ -157,8 +159,15 @@ export function createFleetProxyRoutes(deps: FleetProxyDeps): Hono {
         `none of the requested subprotocols [${c.req.header("sec-websocket-protocol") ?? ""}] is supported: use ${CHANNEL_PROTOCOLS.join(" or ")}`,
       );
     const { url, path } = await target(c);
-    return relay(`${url.replace(/^https/, "wss")}/exec/${path}${execQuery(new URL(c.req.url).searchParams)}`, protocol);
-  });
+    return relay(
+      `${url.replace(/^https/, "wss")}/${kind}/${path}${execQuery(new URL(c.req.url).searchParams)}`,
+      protocol,
+    );
+  };
+  for (const kind of ["exec", "attach"] as const) {
+    app.get(`/api/v1/namespaces/:namespace/pods/:name/${kind}`, stream(kind));
+    app.post(`/api/v1/namespaces/:namespace/pods/:name/${kind}`, stream(kind));
+  }
   // kubectl port-forward: its SPDY-over-WebSocket tunnel (or a client library's channel protocol) relayed to the
   // node's /portForward, `ports` renamed `port` as kube-apiserver's PortForwardLocation does.
   const portForward = async (c: Context) => {
