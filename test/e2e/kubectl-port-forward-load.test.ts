@@ -36,7 +36,7 @@ function open(port: number): Promise<Socket> {
 function echo(
   socket: Socket,
   payload: Uint8Array,
-  quietMs = Number(process.env.PF_QUIET ?? 15_000),
+  quietMs = 15_000,
 ): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

@@ -143,8 +143,8 @@ describe("SPDY port forward session", () => {
     // 4 MB before the connection is open (far more than a pipe holds), 1 MB more while those are being written.
     const chunks = Array.from({ length: 160 }, (_, i) => `${i}:`.padEnd(32 * 1024, String.fromCharCode(97 + (i % 26))));
     for (const chunk of chunks.slice(0, 128)) session.message(kubectl.data(3, chunk));
-    open();
     await settled();
+    open();
     for (const chunk of chunks.slice(128)) session.message(kubectl.data(3, chunk));
     const expected = chunks.join("");
     const back = () =>
