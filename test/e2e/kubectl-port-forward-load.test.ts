@@ -33,11 +33,7 @@ function open(port: number): Promise<Socket> {
  * Writes `payload` on `socket` and collects as many bytes back; rejects, saying how many came, when none arrive for
  * `quietMs` (a stalled forward) or the far end closes early.
  */
-function echo(
-  socket: Socket,
-  payload: Uint8Array,
-  quietMs = 15_000,
-): Promise<Uint8Array> {
+function echo(socket: Socket, payload: Uint8Array, quietMs = 15_000): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
@@ -216,7 +212,7 @@ current-context: node
       const ratio = best(forwarded) / best(direct);
       const mbps = (ms: number) => ((2 * SIZE) / 1024 / 1024 / (ms / 1000)).toFixed(1);
       console.log(
-        `port-forward throughput [${rt.name}]: direct ${mbps(best(direct))} MB/s, kubectl port-forward ${mbps(best(forwarded))} MB/s, ratio ${ratio.toFixed(2)} (load ${spawnSync("cat", ["/proc/loadavg"]).stdout.toString().trim()})`,
+        `port-forward throughput [${rt.name}]: direct ${mbps(best(direct))} MB/s, kubectl port-forward ${mbps(best(forwarded))} MB/s, ratio ${ratio.toFixed(2)} (API front ${front.shimmed ? "shimmed: a TLS proxy in this process" : "the kubelet itself"}; load ${spawnSync("cat", ["/proc/loadavg"]).stdout.toString().trim()})`,
       );
       // Generous: a loaded machine stretches both, but the forward must not crawl.
       expect(ratio).toBeLessThan(20);

@@ -1,10 +1,8 @@
 // kubectl's side of a port forward, played frame by frame as client-go's spdystream writes it, against the session.
 import { describe, expect, test } from "bun:test";
-import { spawn } from "node:child_process";
 import { createDeflate, constants as zlibConstants } from "node:zlib";
-import { pipeStream } from "../../container/port-forward-stream.ts";
 import type { ServerSocket } from "../../platform/websocket.ts";
-import { echoPortForward } from "../../testing/echo-port-forward.ts";
+import { catPortForward, echoPortForward } from "../../testing/echo-port-forward.ts";
 import {
   FLAG_FIN,
   FRAME,
@@ -124,18 +122,9 @@ describe("SPDY port forward session", () => {
   });
 
   test("bytes sent while the connection opened reach the pod in order, its answer read meanwhile (no deadlock past the pipe)", async () => {
-    // The pod is `cat` on real pipes: it stops reading once its answer is not read, as `nc -e cat` in a pod does.
     let open!: () => void;
     const opening = new Promise<void>((resolve) => (open = resolve));
-    const session = spdyPortForwardSession({
-      forward: async () => {
-        await opening;
-        const child = spawn("cat", [], { stdio: ["pipe", "pipe", "ignore"] });
-        const finished = new Promise<void>((resolve) => child.once("close", () => resolve()));
-        return pipeStream({ input: child.stdin, output: child.stdout, finished, destroy: () => child.kill() });
-      },
-      target: "pod web",
-    });
+    const session = spdyPortForwardSession({ forward: () => catPortForward(opening), target: "pod web" });
     const kubectl = client();
     session.open(kubectl.socket);
     session.message(await kubectl.synStream(1, { streamtype: ["error"], port: ["80"], requestid: ["0"] }));
