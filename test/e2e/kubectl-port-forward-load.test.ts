@@ -4,11 +4,9 @@
 import { afterAll, beforeAll, expect } from "bun:test";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
-import { createTestCa } from "../../lib/testing/certificates.ts";
-import { apiFront } from "./api-shim.ts";
+import { apiFront, kubeletForKubectl } from "./api-shim.ts";
 import { describeOnRuntimes, freePort, Kubelet, removeDir, tempDir, test, waitFor, writePod } from "./harness.ts";
 
 const KUBECTL = "/usr/bin/kubectl";
@@ -113,8 +111,6 @@ describeOnRuntimes("kubectl port-forward under bulk bytes", (services, rt) => {
   beforeAll(async () => {
     spawnSync("mkdir", ["-p", manifests, rootDir, join(dir, "home")]);
     hostEcho = await freePort();
-    const ca = createTestCa(dir, "pfload");
-    const cert = ca.server("kubelet", { ips: ["127.0.0.1"] });
     writePod(manifests, POD, {
       terminationGracePeriodSeconds: 1,
       containers: [
@@ -132,35 +128,15 @@ describeOnRuntimes("kubectl port-forward under bulk bytes", (services, rt) => {
         },
       ],
     });
-    kubelet = new Kubelet(
-      [...rt.runFlags(manifests, rootDir), "--tls_cert_file", cert.certFile, "--tls_private_key_file", cert.keyFile],
-      await freePort(),
-    );
-    const https = (path: string) =>
-      fetch(`https://127.0.0.1:${kubelet.port}${path}`, { tls: { rejectUnauthorized: false } } as RequestInit);
-    await kubelet.waitFor("the TLS server", async () => (await https("/healthz").catch(() => undefined))?.ok, 20_000);
-    front = await apiFront({ port: kubelet.port, token: kubelet.adminToken() }, cert);
-    const kubeconfig = join(dir, "kubeconfig");
-    writeFileSync(
-      kubeconfig,
-      `apiVersion: v1
-kind: Config
-clusters: [{ name: node, cluster: { server: "https://127.0.0.1:${front.port}", certificate-authority: "${ca.caFile}" } }]
-users: [{ name: admin, user: { token: "${kubelet.adminToken()}" } }]
-contexts: [{ name: node, context: { cluster: node, user: admin, namespace: default } }]
-current-context: node
-`,
-    );
-    Object.assign(env, { KUBECONFIG: kubeconfig, HOME: join(dir, "home") });
-    await waitFor(
-      "the echo pods running",
-      async () => Boolean((await rt.running(POD, "echo")) && (await rt.running(HOST_POD, "echo"))),
-      60_000,
-    );
+    const started = await kubeletForKubectl(dir, rt.runFlags(manifests, rootDir));
+    ({ kubelet, front } = started);
+    Object.assign(env, started.env);
+    for (const pod of [POD, HOST_POD])
+      await waitFor(`${pod}'s echo running`, async () => Boolean(await rt.running(pod, "echo")), 60_000);
   }, 120_000);
   afterAll(async () => {
-    front?.close();
     await kubelet?.stop("SIGKILL");
+    front?.close();
     await rt.removePods(POD, HOST_POD);
     removeDir(dir);
   });
