@@ -96,7 +96,10 @@ export function spdyPortForwardSession(options: SpdyPortForwardOptions): WebSock
       if (pair.closed) connection.close();
       // The pod's answer is read while the early bytes are written: reading only after them deadlocks once they
       // are more than the pipe holds (the pod blocks writing an answer nobody reads, so takes no more input).
-      void flush(pair, connection);
+      void flush(pair, connection).catch((error: Error) => {
+        options.log?.warn(`port forward to ${options.target}: writing to port ${pair.port}: ${error.message}`);
+        connection.close();
+      });
       try {
         for await (const chunk of connection.output) {
           if (pair.closed || gone) break;

@@ -53,7 +53,10 @@ export function webSocketPortForwardSession(options: WebSocketPortForwardOptions
       void (async () => {
         while (pending[index]!.length && !gone) await connection.write(pending[index]!.shift()!);
         connections[index] = connection;
-      })();
+      })().catch((error: Error) => {
+        options.log?.warn(`port forward to ${options.target}: writing to port ${port}: ${error.message}`);
+        connection.close();
+      });
       for await (const chunk of connection.output) {
         if (gone) break;
         await socket.send(codec.encode(channel, chunk));
