@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { createServer, type AddressInfo } from "node:net";
-import { connectTcp } from "./port-forward-stream.ts";
+import { PassThrough } from "node:stream";
+import { connectTcp, pipeStream } from "./port-forward-stream.ts";
 
 // An upper-casing echo server that answers once the client's side ended.
 const server = createServer({ allowHalfOpen: true }, (socket) => {
@@ -40,5 +41,17 @@ describe("a port forward over TCP", () => {
     const stream = await connectTcp("127.0.0.1", port, "on the host network");
     stream.close();
     expect(await stream.done).toBeUndefined();
+  });
+
+  test("writes the pipe refuses wait for room, and leave no listeners behind once it comes", async () => {
+    const input = new PassThrough({ highWaterMark: 1024 });
+    const stream = pipeStream({ input, output: new PassThrough(), finished: Promise.resolve(), destroy: () => {} });
+    const before = input.listenerCount("close") + input.listenerCount("drain");
+    for (let i = 0; i < 50; i++) {
+      const written = stream.write(new Uint8Array(4096));
+      input.read();
+      await written;
+    }
+    expect(input.listenerCount("close") + input.listenerCount("drain")).toBe(before);
   });
 });

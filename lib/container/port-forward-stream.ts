@@ -25,12 +25,19 @@ export function pipeStream(ends: PipeEnds): PortForwardStream {
     write: (data) =>
       new Promise<void>((resolve) => {
         if (ends.input.destroyed || ends.input.writableEnded) return resolve();
-        if (ends.input.write(data)) resolve();
-        else {
-          // Resolved by whichever comes first: room in the buffer, or the pipe's end (no drain ever follows).
-          ends.input.once("drain", resolve);
-          ends.input.once("close", resolve);
-        }
+        let settled = false;
+        // Whichever comes first: room in the buffer, or the pipe's end (no drain ever follows). The other listener
+        // goes too, or every refused write of a long transfer leaves one behind (MaxListenersExceededWarning).
+        const settle = () => {
+          if (settled) return;
+          settled = true;
+          ends.input.off("drain", settle);
+          ends.input.off("close", settle);
+          resolve();
+        };
+        if (ends.input.write(data)) return settle();
+        ends.input.once("drain", settle);
+        ends.input.once("close", settle);
       }),
     closeWrite: () => {
       if (!ends.input.destroyed && !ends.input.writableEnded) ends.input.end();

@@ -1,6 +1,19 @@
-// An in-memory PortForwardStream for tests of what serves port forwards: it echoes what is written, upper-cased,
-// ends when the client's side ends, and records what it saw.
+// PortForwardStreams for tests of what serves port forwards: an in-memory one that echoes what is written,
+// upper-cased, ends when the client's side ends, and records what it saw; and `cat` on real pipes.
+import { spawn } from "node:child_process";
+import { pipeStream } from "../container/port-forward-stream.ts";
 import type { PortForwardStream } from "../container/runtime.ts";
+
+/**
+ * A forward to `cat` on real pipes, once `opening` resolves: like `nc -e cat` in a pod, it stops taking input while
+ * its answer is not read.
+ */
+export async function catPortForward(opening: Promise<void>): Promise<PortForwardStream> {
+  await opening;
+  const child = spawn("cat", [], { stdio: ["pipe", "pipe", "ignore"] });
+  const finished = new Promise<void>((resolve) => child.once("close", () => resolve()));
+  return pipeStream({ input: child.stdin, output: child.stdout, finished, destroy: () => child.kill() });
+}
 
 /** A forwarded connection to an echo server; `failWith` makes it end with that failure instead. */
 export function echoPortForward(options: { failWith?: string } = {}) {

@@ -3,7 +3,11 @@
 // other connection to the kubelet's TLS port byte for byte, WebSocket upgrades included. apiFront() uses it only when
 // the kubelet answers /api with a 404, so the tests run unchanged against the real discovery once it is there.
 import { connect, createServer } from "node:tls";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createTestCa } from "../../lib/testing/certificates.ts";
+import { freePortNumber } from "../../lib/testing/ports.ts";
+import { Kubelet } from "./harness-kubelet.ts";
 import type { AddressInfo } from "node:net";
 import { POD_SUBRESOURCES } from "../../lib/server/apiserver/pod-subresources.ts";
 
@@ -67,4 +71,34 @@ export async function apiFront(
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return { port: (server.address() as AddressInfo).port, shimmed: true, close: () => server.close() };
+}
+
+/**
+ * Starts a kubelet with `flags` serving TLS (the certificate for 127.0.0.1 of a test CA, files `dir`/`caName`*) and
+ * the API front before it, and writes a kubeconfig with the admin token; `env` is what kubectl runs with
+ * (KUBECONFIG, and HOME: `dir`/home).
+ */
+export async function kubeletForKubectl(dir: string, flags: string[], caName = "kubectl") {
+  const ca = createTestCa(dir, caName);
+  const cert = ca.server("kubelet", { ips: ["127.0.0.1"] });
+  const kubelet = new Kubelet(
+    [...flags, "--tls_cert_file", cert.certFile, "--tls_private_key_file", cert.keyFile],
+    await freePortNumber(),
+  );
+  const https = (path: string) =>
+    fetch(`https://127.0.0.1:${kubelet.port}${path}`, { tls: { rejectUnauthorized: false } } as RequestInit);
+  await kubelet.waitFor("the TLS server", async () => (await https("/healthz").catch(() => undefined))?.ok, 20_000);
+  const front = await apiFront({ port: kubelet.port, token: kubelet.adminToken() }, cert);
+  const kubeconfig = join(dir, "kubeconfig");
+  writeFileSync(
+    kubeconfig,
+    `apiVersion: v1
+kind: Config
+clusters: [{ name: node, cluster: { server: "https://127.0.0.1:${front.port}", certificate-authority: "${ca.caFile}" } }]
+users: [{ name: admin, user: { token: "${kubelet.adminToken()}" } }]
+contexts: [{ name: node, context: { cluster: node, user: admin, namespace: default } }]
+current-context: node
+`,
+  );
+  return { kubelet, front, env: { KUBECONFIG: kubeconfig, HOME: join(dir, "home") } };
 }

@@ -7,9 +7,8 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
-import { createTestCa } from "../../lib/testing/certificates.ts";
 import { KUBELET_BINARY } from "../../lib/testing/services.ts";
-import { apiFront } from "./api-shim.ts";
+import { apiFront, kubeletForKubectl } from "./api-shim.ts";
 import {
   describeOnRuntimes,
   freePort,
@@ -102,8 +101,6 @@ describeOnRuntimes("kubectl logs, exec, cp, attach and port-forward", (services,
     spawnSync("mkdir", ["-p", manifests, rootDir, join(dir, "home")]);
     console.log(`kubectl under test: ${(await kubectl({}, ["version", "--client"])).stdout.split("\n")[0]}`);
     webPort = await freePort();
-    const ca = createTestCa(dir, "kstreams");
-    const cert = ca.server("kubelet", { ips: ["127.0.0.1"] });
     const container = (name: string, command: string[]) => ({ name, image: services.busybox, command });
     writePod(manifests, POD, {
       terminationGracePeriodSeconds: 1,
@@ -128,26 +125,9 @@ describeOnRuntimes("kubectl logs, exec, cp, attach and port-forward", (services,
         ]),
       ],
     });
-    kubelet = new Kubelet(
-      [...rt.runFlags(manifests, rootDir), "--tls_cert_file", cert.certFile, "--tls_private_key_file", cert.keyFile],
-      await freePort(),
-    );
-    const https = (path: string) =>
-      fetch(`https://127.0.0.1:${kubelet.port}${path}`, { tls: { rejectUnauthorized: false } } as RequestInit);
-    await kubelet.waitFor("the TLS server", async () => (await https("/healthz").catch(() => undefined))?.ok, 20_000);
-    front = await apiFront({ port: kubelet.port, token: kubelet.adminToken() }, cert);
-    const kubeconfig = join(dir, "kubeconfig");
-    writeFileSync(
-      kubeconfig,
-      `apiVersion: v1
-kind: Config
-clusters: [{ name: node, cluster: { server: "https://127.0.0.1:${front.port}", certificate-authority: "${ca.caFile}" } }]
-users: [{ name: admin, user: { token: "${kubelet.adminToken()}" } }]
-contexts: [{ name: node, context: { cluster: node, user: admin, namespace: default } }]
-current-context: node
-`,
-    );
-    Object.assign(env, { KUBECONFIG: kubeconfig, HOME: join(dir, "home") });
+    const started = await kubeletForKubectl(dir, rt.runFlags(manifests, rootDir), "kstreams");
+    ({ kubelet, front } = started);
+    Object.assign(env, started.env);
     await waitFor(
       "the pods' containers running",
       async () =>

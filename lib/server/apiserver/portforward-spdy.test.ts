@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { createDeflate, constants as zlibConstants } from "node:zlib";
 import type { ServerSocket } from "../../platform/websocket.ts";
-import { echoPortForward } from "../../testing/echo-port-forward.ts";
+import { catPortForward, echoPortForward } from "../../testing/echo-port-forward.ts";
 import {
   FLAG_FIN,
   FRAME,
@@ -120,4 +120,31 @@ describe("SPDY port forward session", () => {
     await settled();
     expect(connection.seen.closed).toBe(true);
   });
+
+  test("bytes sent while the connection opened reach the pod in order, its answer read meanwhile (no deadlock past the pipe)", async () => {
+    let open!: () => void;
+    const opening = new Promise<void>((resolve) => (open = resolve));
+    const session = spdyPortForwardSession({ forward: () => catPortForward(opening), target: "pod web" });
+    const kubectl = client();
+    session.open(kubectl.socket);
+    session.message(await kubectl.synStream(1, { streamtype: ["error"], port: ["80"], requestid: ["0"] }));
+    session.message(await kubectl.synStream(3, { streamtype: ["data"], port: ["80"], requestid: ["0"] }));
+    // 4 MB before the connection is open (far more than a pipe holds), 1 MB more while those are being written.
+    const chunks = Array.from({ length: 160 }, (_, i) => `${i}:`.padEnd(32 * 1024, String.fromCharCode(97 + (i % 26))));
+    for (const chunk of chunks.slice(0, 128)) session.message(kubectl.data(3, chunk));
+    await settled();
+    open();
+    for (const chunk of chunks.slice(128)) session.message(kubectl.data(3, chunk));
+    const expected = chunks.join("");
+    const back = () =>
+      kubectl.received.filter((f) => !f.control && f.streamId === 3).reduce((total, f) => total + f.data.length, 0);
+    for (const deadline = Date.now() + 20_000; back() < expected.length && Date.now() < deadline; ) await settled();
+    expect(back()).toBe(expected.length);
+    const text = kubectl.received
+      .filter((f) => !f.control && f.streamId === 3)
+      .map((f) => new TextDecoder().decode(f.data))
+      .join("");
+    expect(text === expected).toBe(true);
+    session.close();
+  }, 30_000);
 });

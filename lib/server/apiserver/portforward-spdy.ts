@@ -40,8 +40,10 @@ interface Pair {
   data?: number;
   error?: number;
   connection?: PortForwardStream;
-  /** Client bytes that came before the connection to the pod was open. */
+  /** Client bytes that came before the connection to the pod was open, or while those were being written. */
   pending: Uint8Array[];
+  /** Whether `pending` is written out, so the client's bytes go straight to the connection. */
+  flushed: boolean;
   clientFinished: boolean;
   closed: boolean;
 }
@@ -72,6 +74,13 @@ export function spdyPortForwardSession(options: SpdyPortForwardOptions): WebSock
     if (pair.error !== undefined) byStream.delete(pair.error);
   }
 
+  /** Writes the bytes that came before `connection` was open; frames arriving meanwhile queue behind them, in order. */
+  async function flush(pair: Pair, connection: PortForwardStream) {
+    while (pair.pending.length && !pair.closed) await connection.write(pair.pending.shift()!);
+    pair.flushed = true;
+    if (pair.clientFinished) connection.closeWrite();
+  }
+
   async function run(pair: Pair) {
     const failure = async (message: string) => {
       options.log?.warn(`port forward: ${message}`);
@@ -85,8 +94,12 @@ export function spdyPortForwardSession(options: SpdyPortForwardOptions): WebSock
     const connection = pair.connection;
     if (connection) {
       if (pair.closed) connection.close();
-      for (const bytes of pair.pending.splice(0)) await connection.write(bytes);
-      if (pair.clientFinished) connection.closeWrite();
+      // The pod's answer is read while the early bytes are written: reading only after them deadlocks once they
+      // are more than the pipe holds (the pod blocks writing an answer nobody reads, so takes no more input).
+      void flush(pair, connection).catch((error: Error) => {
+        options.log?.warn(`port forward to ${options.target}: writing to port ${pair.port}: ${error.message}`);
+        connection.close();
+      });
       try {
         for await (const chunk of connection.output) {
           if (pair.closed || gone) break;
@@ -120,7 +133,7 @@ export function spdyPortForwardSession(options: SpdyPortForwardOptions): WebSock
     const requestId = headers.requestid?.[0] ?? String(type === "error" ? streamId : streamId - 2);
     let pair = pairs.get(requestId);
     if (!pair) {
-      pair = { requestId, port, pending: [], clientFinished: false, closed: false };
+      pair = { requestId, port, pending: [], flushed: false, clientFinished: false, closed: false };
       pairs.set(requestId, pair);
     }
     if (pair[type] !== undefined) return reset(streamId, RST.protocolError);
@@ -136,12 +149,12 @@ export function spdyPortForwardSession(options: SpdyPortForwardOptions): WebSock
       // The client's error stream carries nothing; its data stream carries the bytes for the pod.
       if (!pair || frame.streamId !== pair.data) return;
       if (frame.data.length) {
-        if (pair.connection) await pair.connection.write(frame.data);
+        if (pair.flushed) await pair.connection!.write(frame.data);
         else pair.pending.push(frame.data);
       }
       if (frame.flags & FLAG_FIN) {
         pair.clientFinished = true;
-        pair.connection?.closeWrite();
+        if (pair.flushed) pair.connection!.closeWrite();
       }
       return;
     }

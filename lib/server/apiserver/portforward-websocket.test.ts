@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { echoPortForward } from "../../testing/echo-port-forward.ts";
+import { catPortForward, echoPortForward } from "../../testing/echo-port-forward.ts";
 import type { ServerSocket } from "../../platform/websocket.ts";
 import { parsePorts, webSocketPortForwardSession } from "./portforward-websocket.ts";
 
@@ -36,6 +36,37 @@ describe("the WebSocket port forward protocol", () => {
     expect(sent).toContainEqual(new Uint8Array([0, ...new TextEncoder().encode("HI")]));
     expect(connection.seen.written).toBe("hi");
   });
+
+  test("bytes sent while the connection opened reach the pod in order, its answer read meanwhile (no deadlock past the pipe)", async () => {
+    let open!: () => void;
+    const opening = new Promise<void>((resolve) => (open = resolve));
+    const { socket, sent } = recordingSocket();
+    const session = webSocketPortForwardSession({
+      protocol: "v4.channel.k8s.io",
+      ports: [80],
+      forward: () => catPortForward(opening),
+      target: "pod web",
+    });
+    session.open(socket);
+    // 4 MB before the connection is open (far more than a pipe holds), 1 MB more while those are being written.
+    const chunks = Array.from({ length: 160 }, (_, i) => `${i}:`.padEnd(32 * 1024, String.fromCharCode(97 + (i % 26))));
+    const message = (chunk: string) => new Uint8Array([0, ...new TextEncoder().encode(chunk)]);
+    for (const chunk of chunks.slice(0, 128)) session.message(message(chunk));
+    await Bun.sleep(20);
+    open();
+    for (const chunk of chunks.slice(128)) session.message(message(chunk));
+    const expected = chunks.join("");
+    // The first two messages are the channels' openings.
+    const data = () => sent.slice(2).filter((m): m is Uint8Array => typeof m !== "string" && m[0] === 0);
+    const back = () => data().reduce((total, m) => total + m.length - 1, 0);
+    for (const deadline = Date.now() + 20_000; back() < expected.length && Date.now() < deadline; ) await Bun.sleep(20);
+    expect(back()).toBe(expected.length);
+    const text = data()
+      .map((m) => new TextDecoder().decode(m.subarray(1)))
+      .join("");
+    expect(text === expected).toBe(true);
+    session.close();
+  }, 30_000);
 
   test("a failed forward is told on the port's error channel as text, then the socket closes", async () => {
     const { socket, sent, closing } = recordingSocket();

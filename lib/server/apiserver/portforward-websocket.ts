@@ -36,7 +36,9 @@ export function parsePorts(values: string[]): number[] | string {
 /** The WebSocket session forwarding `options.ports`. */
 export function webSocketPortForwardSession(options: WebSocketPortForwardOptions): WebSocketSession {
   const codec = channelCodec(options.protocol === "v4.base64.channel.k8s.io" ? BASE64_PROTOCOL : V1_PROTOCOL);
+  /** Each port's connection once the bytes that came before it are written to it. */
   const connections: Array<PortForwardStream | undefined> = [];
+  const opened: PortForwardStream[] = [];
   const pending: Uint8Array[][] = options.ports.map(() => []);
   let gone = false;
 
@@ -44,9 +46,17 @@ export function webSocketPortForwardSession(options: WebSocketPortForwardOptions
     const channel = index * 2;
     try {
       const connection = await options.forward(port);
-      connections[index] = connection;
+      opened.push(connection);
       if (gone) return connection.close();
-      for (const bytes of pending[index]!.splice(0)) await connection.write(bytes);
+      // As the SPDY session: the answer is read while the early bytes are written, and messages that come meanwhile
+      // queue behind those (written at once, they would overtake them).
+      void (async () => {
+        while (pending[index]!.length && !gone) await connection.write(pending[index]!.shift()!);
+        connections[index] = connection;
+      })().catch((error: Error) => {
+        options.log?.warn(`port forward to ${options.target}: writing to port ${port}: ${error.message}`);
+        connection.close();
+      });
       for await (const chunk of connection.output) {
         if (gone) break;
         await socket.send(codec.encode(channel, chunk));
@@ -84,7 +94,7 @@ export function webSocketPortForwardSession(options: WebSocketPortForwardOptions
     },
     close() {
       gone = true;
-      for (const connection of connections) connection?.close();
+      for (const connection of opened) connection.close();
     },
   };
 }
