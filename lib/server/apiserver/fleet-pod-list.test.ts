@@ -1,11 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { Pod } from "../../api/types.ts";
+import { podKey, type Pod } from "../../api/types.ts";
 import { FakeClock } from "../../testing/fake-clock.ts";
 import { statusFor } from "./api-status.ts";
 import { INCONSISTENT_CONTINUE } from "./continue-token.ts";
 import { createFleetPodList, SNAPSHOT_TTL_MS } from "./fleet-pod-list.ts";
+import { podTable, type IncludeObject } from "./table.ts";
 
 const pod = (namespace: string, name: string, labels: Record<string, string> = {}): Pod =>
   ({
@@ -106,6 +107,31 @@ describe("fleet serve's pods list in pages", () => {
     const last = await get(`/api/v1/pods?limit=3&continue=${page.body.metadata.continue}`, accept);
     expect(last.body.rows.map((r: { cells: string[] }) => r.cells[0])).toEqual(["x", "w"]);
     expect(last.body.metadata.continue).toBeUndefined();
+  });
+
+  test("a selected Table page is podTable's JSON of its pods byte for byte, and a changed pod gets its new row", async () => {
+    const labelled = FIVE.map((p, i) => ({
+      ...p,
+      metadata: { ...p.metadata, labels: { tier: i % 2 ? "db" : "web" } },
+    }));
+    const { state, clock, list } = setUp(labelled);
+    const accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+    const text = async (path: string) => (await list.app.request(path, { headers: { accept } })).text();
+    const expected = (pods: Pod[], metadata: object, include: IncludeObject = "Metadata") =>
+      JSON.stringify({ ...podTable(pods, { now: clock.now(), include, resourceVersion: "x" }), metadata });
+    const web = labelled.filter((p) => p.metadata.labels?.tier === "web");
+    web.sort((a, b) => (podKey(a) < podKey(b) ? -1 : 1));
+    const page = await text("/api/v1/pods?labelSelector=tier%3Dweb&limit=2");
+    const { continue: token } = JSON.parse(page).metadata;
+    expect(page).toBe(expected(web.slice(0, 2), { resourceVersion: "10", continue: token }));
+    await clock.advance(4 * 60_000);
+    const rest = await text(`/api/v1/pods?labelSelector=tier%3Dweb&limit=2&continue=${token}&includeObject=Object`);
+    expect(rest).toBe(expected(web.slice(2), { resourceVersion: "10" }, "Object"));
+    const failed = { ...web[0]!, status: { phase: "Failed" } } as Pod;
+    state.pods = [failed, ...labelled.filter((p) => p !== web[0])];
+    state.revision = 11;
+    const after = JSON.parse(await text("/api/v1/pods?labelSelector=tier%3Dweb"));
+    expect(after.rows[0].cells[2]).toBe("Failed");
   });
 
   test("a malformed token, or a resourceVersion beside one, is a 400 in upstream's words", async () => {

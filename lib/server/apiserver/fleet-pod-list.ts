@@ -16,7 +16,8 @@ import { ContinueTokenError, decodeContinue, encodeContinue, INCONSISTENT_CONTIN
 import { podFields, POD_SELECTABLE_FIELDS } from "./pods.ts";
 import { isTrue } from "./request-info.ts";
 import { parseFieldSelector, parseLabelSelector } from "./selectors.ts";
-import { podTable, wantsTable, type IncludeObject } from "./table.ts";
+import { wantsTable, type IncludeObject } from "./table.ts";
+import { createPodRows } from "./table-rows.ts";
 import type { PodCache } from "./watch.ts";
 
 /** Where kube-apiserver keeps pods; continue tokens carry keys relative to it, as upstream's do. */
@@ -73,6 +74,8 @@ export interface FleetPodList {
 export function createFleetPodList(deps: FleetPodListDeps): FleetPodList {
   const { cache, clock } = deps;
   const snapshots = new Map<number, Snapshot>();
+  // A 30,000-pod Table is 15 MB of JSON: each pod's row is rendered once and joined, not built and stringified again.
+  const rows = createPodRows();
 
   const evict = (now: number) => {
     for (const [revision, snapshot] of snapshots) if (now - snapshot.used > SNAPSHOT_TTL_MS) snapshots.delete(revision);
@@ -163,12 +166,8 @@ export function createFleetPodList(deps: FleetPodListDeps): FleetPodList {
       if (!filtered) metadata.remainingItemCount = end - next;
     }
     if (wantsTable(c.req.header("accept"))) {
-      const table = podTable(items, {
-        now,
-        include: (c.req.query("includeObject") as IncludeObject | undefined) ?? "Metadata",
-        resourceVersion: metadata.resourceVersion,
-      });
-      return c.json({ ...table, metadata });
+      const include = (c.req.query("includeObject") as IncludeObject | undefined) ?? "Metadata";
+      return c.body(rows.table(items, { now, include, metadata }), 200, { "content-type": "application/json" });
     }
     return c.json({ kind: "PodList", apiVersion: "v1", metadata, items });
   };

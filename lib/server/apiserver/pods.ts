@@ -25,6 +25,7 @@ import { listChunk } from "./list-chunk.ts";
 import { isTrue } from "./request-info.ts";
 import { parseFieldSelector, parseLabelSelector } from "./selectors.ts";
 import { podTable, wantsTable, type IncludeObject } from "./table.ts";
+import { createPodRows } from "./table-rows.ts";
 import type { PodCache } from "./watch.ts";
 import { streamWatch } from "./watch-stream.ts";
 
@@ -135,7 +136,14 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
       return chunk(c, namespace, matches, labels.requirements.length + fields.requirements.length > 0);
     const { revision, pods } = cache.list();
     const items = pods.filter(matches);
-    if (table) return c.json(podTable(items, { now: deps.clock.now(), include, resourceVersion: String(revision) }));
+    if (table) {
+      const body = rows.table(items, {
+        now: deps.clock.now(),
+        include,
+        metadata: { resourceVersion: String(revision) },
+      });
+      return c.body(body, 200, { "content-type": "application/json" });
+    }
     // The whole list (what informers and -o json ask for) is serialised once per version, as /pods is.
     const whole = items.length === pods.length;
     const key = `${namespace ?? ""}@${revision}`;
@@ -152,6 +160,8 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
     return c.body(listCache.body, 200, { "content-type": "application/json" });
   };
   let listCache: { key: string; body: string } | undefined;
+  // The pods' Table rows, rendered once per pod version (table-rows.ts), as fleet serve's list keeps them.
+  const rows = createPodRows();
 
   /** A list page (kubectl asks `limit=500` and follows `continue`), from the snapshot the first page was read at. */
   const chunk = (c: Context, namespace: string | undefined, matches: (pod: Pod) => boolean, narrowed: boolean) => {
@@ -185,8 +195,8 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
     };
     if (wantsTable(c.req.header("accept"))) {
       const include = (c.req.query("includeObject") as IncludeObject | undefined) ?? "Metadata";
-      const table = podTable(page.items, { now: deps.clock.now(), include, resourceVersion: metadata.resourceVersion });
-      return c.json({ ...table, metadata: { ...table.metadata, ...metadata } });
+      const body = rows.table(page.items, { now: deps.clock.now(), include, metadata });
+      return c.body(body, 200, { "content-type": "application/json" });
     }
     return c.json({ kind: "PodList", apiVersion: "v1", metadata, items: page.items });
   };

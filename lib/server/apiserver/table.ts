@@ -87,11 +87,19 @@ export function humanDuration(ms: number): string {
   return `${Math.floor(days / 365)}y`;
 }
 
-/** translateTimestampSince: "<unknown>" for no time. */
-function since(timestamp: string | Date | undefined, now: number): string {
-  if (!timestamp) return "<unknown>";
-  const at = new Date(timestamp).getTime();
+/** The epoch milliseconds of a timestamp; NaN for none or an unreadable one. */
+function timeOf(timestamp: string | Date | undefined): number {
+  return timestamp ? new Date(timestamp).getTime() : NaN;
+}
+
+/** translateTimestampSince: "<unknown>" for no time (NaN). */
+export function since(at: number, now: number): string {
   return Number.isNaN(at) ? "<unknown>" : humanDuration(now - at);
+}
+
+/** The RESTARTS cell: the count, and how long ago the last one was when it is known. */
+export function restartCell(restarts: number, lastRestart: number, now: number): string {
+  return restarts !== 0 && lastRestart > 0 ? `${restarts} (${humanDuration(now - lastRestart)} ago)` : String(restarts);
 }
 
 type ContainerStatus = NonNullable<NonNullable<Pod["status"]>["containerStatuses"]>[number];
@@ -101,8 +109,22 @@ const finishedAt = (s: ContainerStatus) => {
   return at ? new Date(at).getTime() : 0;
 };
 
-/** The cells of printPod: NAME READY STATUS RESTARTS AGE, and with `wide` IP NODE NOMINATED NODE READINESS GATES. */
-export function podCells(pod: Pod, now: number, wide: boolean): Array<string | number> {
+/** What printPod says of a pod that does not depend on the time: RESTARTS and AGE are left as the times they count from. */
+export interface PodPrint {
+  name: string;
+  ready: string;
+  reason: string;
+  restarts: number;
+  /** Epoch ms the last restart finished; 0 for none known. */
+  lastRestart: number;
+  /** Epoch ms AGE counts from; NaN for none. */
+  created: number;
+  /** IP NODE NOMINATED NODE READINESS GATES. */
+  wide: string[];
+}
+
+/** printPod without the clock: the cells' inputs, for podCells and for the rows kept pre-rendered (table-rows.ts). */
+export function podPrint(pod: Pod): PodPrint {
   const status = pod.status ?? {};
   const spec = pod.spec;
   let restarts = 0;
@@ -176,32 +198,42 @@ export function podCells(pod: Pod, now: number, wide: boolean): Array<string | n
   if (pod.metadata.deletionTimestamp && status.reason === "NodeLost") reason = "Unknown";
   else if (pod.metadata.deletionTimestamp && !terminal) reason = "Terminating";
 
-  const restartCell =
-    restarts !== 0 && lastRestart > 0 ? `${restarts} (${humanDuration(now - lastRestart)} ago)` : String(restarts);
-  const cells: Array<string | number> = [
-    pod.metadata.name,
-    `${ready}/${total}`,
+  const gates = spec.readinessGates ?? [];
+  const trueGates = gates.filter(
+    (g) => status.conditions?.find((c) => c.type === g.conditionType)?.status === "True",
+  ).length;
+  return {
+    name: pod.metadata.name,
+    ready: `${ready}/${total}`,
     reason,
-    restartCell,
-    since(pod.metadata.creationTimestamp ?? status.startTime, now),
-  ];
-  if (wide) {
-    const gates = spec.readinessGates ?? [];
-    const trueGates = gates.filter(
-      (g) => status.conditions?.find((c) => c.type === g.conditionType)?.status === "True",
-    ).length;
-    cells.push(
+    restarts,
+    lastRestart,
+    created: timeOf(pod.metadata.creationTimestamp ?? status.startTime),
+    wide: [
       status.podIPs?.[0]?.ip || status.podIP || "<none>",
       spec.nodeName || "<none>",
       status.nominatedNodeName || "<none>",
       gates.length ? `${trueGates}/${gates.length}` : "<none>",
-    );
-  }
+    ],
+  };
+}
+
+/** The cells of printPod: NAME READY STATUS RESTARTS AGE, and with `wide` IP NODE NOMINATED NODE READINESS GATES. */
+export function podCells(pod: Pod, now: number, wide: boolean): Array<string | number> {
+  const p = podPrint(pod);
+  const cells: Array<string | number> = [
+    p.name,
+    p.ready,
+    p.reason,
+    restartCell(p.restarts, p.lastRestart, now),
+    since(p.created, now),
+  ];
+  if (wide) cells.push(...p.wide);
   return cells;
 }
 
 /** The row conditions printPod sets for finished pods (kubectl hides them unless -a / shows them in -w). */
-function rowConditions(pod: Pod) {
+export function rowConditions(pod: Pod) {
   if (pod.status?.phase === "Succeeded")
     return [{ type: "Completed", status: "True", reason: "Succeeded", message: "The pod has completed successfully." }];
   if (pod.status?.phase === "Failed")
@@ -212,20 +244,22 @@ function rowConditions(pod: Pod) {
 /** TableOptions.includeObject: None, Metadata (default) or Object. */
 export type IncludeObject = "None" | "Metadata" | "Object";
 
+/** The row's object as includeObject asks (undefined for None). */
+export function podRowObject(pod: Pod, include: IncludeObject) {
+  if (include === "None") return undefined;
+  return include === "Object"
+    ? pod
+    : { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: pod.metadata };
+}
+
 /** One pod's row, its object as includeObject asks. */
 export function podRow(pod: Pod, now: number, include: IncludeObject) {
   const conditions = rowConditions(pod);
+  const object = podRowObject(pod, include);
   return {
     cells: podCells(pod, now, true),
     ...(conditions ? { conditions } : {}),
-    ...(include === "None"
-      ? {}
-      : {
-          object:
-            include === "Object"
-              ? pod
-              : { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: pod.metadata },
-        }),
+    ...(object ? { object } : {}),
   };
 }
 
