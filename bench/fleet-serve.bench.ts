@@ -17,6 +17,7 @@ import { writeKubeconfig } from "../lib/testing/kubeconfig.ts";
 import { startEtcdCluster } from "../lib/testing/etcd-cluster.ts";
 import { KUBELET_BINARY } from "../lib/testing/services.ts";
 import { freePort, removeDir, tempDir } from "../test/e2e/harness.ts";
+import { manifest, node, status } from "./fleet-records.ts";
 import { cpuSeconds, machine, memory, percentile, until } from "./support.ts";
 
 const arg = (name: string, fallback: number) =>
@@ -25,54 +26,6 @@ const NODES = arg("--nodes", 1000);
 const PODS = arg("--pods", 30);
 const CALLS = arg("--calls", 5);
 const KUBECTL = "/usr/bin/kubectl";
-
-const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
-const node = (name: string) => ({
-  metadata: { name, labels: { "kubernetes.io/hostname": name, "kubernetes.io/os": "linux" } },
-  spec: {},
-  status: {
-    capacity: { cpu: "2", memory: "24Gi", pods: "110" },
-    allocatable: { cpu: "2", memory: "23Gi", pods: "110" },
-    conditions: [{ type: "Ready", status: "True", reason: "KubeletReady", message: "kubelet is posting ready status" }],
-    addresses: [
-      { type: "InternalIP", address: "127.0.0.1" },
-      { type: "Hostname", address: name },
-    ],
-    daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
-    nodeInfo: { kubeletVersion: "v1.32.0+kubelet", containerRuntimeVersion: "fake://0.1", osImage: "Debian" },
-  },
-});
-const manifest = (name: string) => ({
-  apiVersion: "v1",
-  kind: "Pod",
-  metadata: { name, namespace: "default", annotations: { "kubelet.io/manifest-hash": "0123456789abcdef" } },
-  spec: { containers: [{ name: "app", image: "local/busybox:stable", env: [{ name: "GEN", value: "1" }] }] },
-});
-const status = (i: number) => ({
-  phase: "Running",
-  conditions: ["PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready", "PodScheduled"].map((type) => ({
-    type,
-    status: "True",
-    lastTransitionTime: now,
-  })),
-  hostIP: "127.0.0.1",
-  podIP: `10.0.${i >> 8}.${i & 255}`,
-  podIPs: [{ ip: `10.0.${i >> 8}.${i & 255}` }],
-  startTime: now,
-  qosClass: "BestEffort",
-  containerStatuses: [
-    {
-      name: "app",
-      image: "local/busybox:stable",
-      imageID: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-      containerID: `fake://${i.toString(16).padStart(64, "0")}`,
-      ready: true,
-      started: true,
-      restartCount: 0,
-      state: { running: { startedAt: now } },
-    },
-  ],
-});
 
 const dir = tempDir("fleet-serve-bench");
 const cluster = await startEtcdCluster(3);
