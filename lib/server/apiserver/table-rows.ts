@@ -1,9 +1,9 @@
-// Pod Table rows kept pre-rendered as JSON (as kube-apiserver's watch cache keeps each object's serialized form,
-// cachingObject): a pod's row is rendered once per includeObject and reused until the pod changes, and only the
-// time-dependent cells (RESTARTS' "(Xm ago)", AGE) are written per answer, so the Table is a join of strings.
+// Pod Table rows kept as JSON, rendered once per pod version, with only AGE and RESTARTS' "(… ago)" written per answer.
 //
-// Decision: rows are keyed by the pod object itself (a WeakMap): the pod cache (watch.ts) makes a new object for
-// every change and never edits one, so a changed pod misses the cache and a dropped one frees its row.
+// Decision: as kube-apiserver's watch cache keeps each object serialized (cachingObject), a 30,000-pod Table is a
+// join of kept strings, not a Table of objects stringified whole (a third of the CPU, bench/results.md). Rows are
+// keyed by the pod object itself (a WeakMap): the pod cache (watch.ts) makes a new object for every change and
+// never edits one, so a changed pod misses the cache and a dropped one frees its row.
 import type { Pod } from "../../api/types.ts";
 import { humanDuration, POD_COLUMNS, podPrint, podRowObject, rowConditions, type IncludeObject } from "./table.ts";
 
