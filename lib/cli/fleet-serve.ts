@@ -4,13 +4,12 @@
 // as a node's API is. Holds nothing etcd does not: several can serve one fleet behind a load balancer.
 import { readFile } from "node:fs/promises";
 import { Hono, type Context } from "hono";
-import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { DEFAULT_MAX_MANIFEST_BYTES } from "../api/manifest-text.ts";
 import { systemClock } from "../clock.ts";
 import { DEFAULT_CONFIG } from "../config/config-types.ts";
 import { serve } from "../platform/serve.ts";
-import { forbiddenRequest, isApiError } from "../server/apiserver/api-status.ts";
+import { forbiddenRequest, statusFor } from "../server/apiserver/api-status.ts";
 import { createApiServer } from "../server/apiserver/apiserver.ts";
 import { createFleetEventRoutes } from "../server/apiserver/fleet-events.ts";
 import { createFleetNodeRoutes } from "../server/apiserver/fleet-nodes.ts";
@@ -20,7 +19,7 @@ import { createFleetProxyRoutes, type KubeletClientCredentials } from "../server
 import { NODE_RESOURCES } from "../server/apiserver/nodes.ts";
 import { ANONYMOUS } from "../server/authorizer.ts";
 import { loadAuthenticator, type Authenticator } from "../server/auth.ts";
-import { REASON, status } from "../server/server-support.ts";
+import { status } from "../server/server-support.ts";
 import type { EtcdClient } from "../sources/etcd-client.ts";
 import type { FleetServeSettings } from "./fleet-serve-flags.ts";
 import { createFleetPlacements } from "./fleet-serve-placements.ts";
@@ -92,10 +91,10 @@ export async function startFleetServer(client: EtcdClient, settings: FleetServeS
     [NODE_RESOURCES],
   );
   const app = new Hono();
+  // Errors of the routes mounted here are answered as the API's own handler answers its routes'.
   app.onError((error, c) => {
-    if (isApiError(error)) return c.json(error.status, error.status.code as ContentfulStatusCode);
-    const code = (error instanceof HTTPException ? error.status : 500) as ContentfulStatusCode;
-    return c.json(status(code, REASON[code] ?? "InternalError", error.message), code);
+    const answer = statusFor(error);
+    return c.json(answer, answer.code as ContentfulStatusCode);
   });
   app.use("*", guard(auth));
   // Nodes and the proxy before the pods: their errors are answered here, the pods' by the API's own handler.
