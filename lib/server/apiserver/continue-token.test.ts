@@ -9,6 +9,10 @@ describe("continue tokens", () => {
     expect(token).toBe(b64('{"v":"meta.k8s.io/v1","rv":5,"start":"default/web\\u0000"}'));
     expect(token).not.toContain("=");
     expect(decodeContinue(token, "/registry/pods/")).toEqual({ fromKey: "/registry/pods/default/web\u0000", rv: 5 });
+    // A key whose standard base64 has "+" and "=" (Go's RawURLEncoding writes "-" and no padding), pinned literally.
+    expect(encodeContinue("/registry/pods/default/web-~~~\u0000", "/registry/pods/", 5)).toBe(
+      "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6NSwic3RhcnQiOiJkZWZhdWx0L3dlYi1-fn5cdTAwMDAifQ",
+    );
   });
 
   test("a token encoded for one namespace resumes under that namespace's prefix", () => {
