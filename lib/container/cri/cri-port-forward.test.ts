@@ -5,7 +5,8 @@ import { Hono } from "hono";
 import { serve } from "../../platform/serve.ts";
 import type { RunningServer } from "../../platform/types.ts";
 import { upgradeToWebSocket } from "../../platform/websocket.ts";
-import { openPortForwardStream } from "./cri-port-forward.ts";
+import { openPortForwardStream, SEND_BUFFER_HIGH_WATER } from "./cri-port-forward.ts";
+import type { WebSocketConstructor } from "./cri-streaming.ts";
 
 const app = new Hono();
 app.get("/portforward/:token", (c) =>
@@ -59,5 +60,45 @@ describe("CRI port forward client", () => {
       (error: Error) => error.message,
     );
     expect(failure).toBe("dial tcp4 127.0.0.1:80: connection refused");
+  });
+
+  test("a write waits while the socket's send buffer is above the high water mark, and resumes once it drains", async () => {
+    // A runtime socket whose buffer the test controls: the pod is not reading until the test says so.
+    let buffered = SEND_BUFFER_HIGH_WATER + 1;
+    let looks = 0;
+    const sent: Uint8Array[] = [];
+    let socket!: { onopen: () => void };
+    class HeldSocket {
+      readonly OPEN = 1;
+      readyState = 1;
+      binaryType = "blob";
+      onopen = () => {};
+      constructor() {
+        socket = this;
+        queueMicrotask(() => this.onopen());
+      }
+      get bufferedAmount() {
+        looks++;
+        return buffered;
+      }
+      send(frame: Uint8Array) {
+        sent.push(frame);
+      }
+      close() {}
+    }
+    const stream = await openPortForwardStream("http://127.0.0.1:1/portforward/held", {
+      action: "forward",
+      webSocket: HeldSocket as unknown as WebSocketConstructor,
+    });
+    expect(socket).toBeDefined();
+    let written = false;
+    const write = stream.write(new TextEncoder().encode("abc")).then(() => (written = true));
+    while (looks < 3) await new Promise((resume) => setTimeout(resume, 1));
+    expect(sent).toHaveLength(1);
+    expect(written).toBe(false);
+    buffered = 0;
+    await write;
+    expect(written).toBe(true);
+    stream.close();
   });
 });

@@ -7,6 +7,14 @@ import type { WebSocketConstructor } from "./cri-streaming.ts";
 /** The port forward protocol over WebSocket, binary (v4.channel.k8s.io with one data and one error channel per port). */
 export const PORT_FORWARD_WEBSOCKET_PROTOCOL = "v4.channel.k8s.io";
 
+/**
+ * Bytes sent but not yet on the wire past which a write waits: the client WebSocket has no drain event, so without
+ * this a pod that reads slower than kubectl sends would grow the send buffer without bound.
+ */
+export const SEND_BUFFER_HIGH_WATER = 4 * 1024 * 1024;
+/** How often a waiting write looks at the send buffer again (only while it is above the high water mark). */
+const SEND_BUFFER_RECHECK_MS = 5;
+
 /** Connects to a streaming server's port forward URL for one port; resolves once the socket is open. */
 export function openPortForwardStream(
   url: string,
@@ -77,6 +85,8 @@ export function openPortForwardStream(
           const frame = new Uint8Array(data.length + 1);
           frame.set(data, 1);
           socket.send(frame);
+          while (socket.readyState === socket.OPEN && socket.bufferedAmount > SEND_BUFFER_HIGH_WATER)
+            await new Promise((resume) => setTimeout(resume, SEND_BUFFER_RECHECK_MS));
         },
         // The protocol cannot close one direction: the pod's side sees its end when the stream closes.
         closeWrite: () => {},
