@@ -323,10 +323,13 @@ export async function openRuntime(
     // Loaded only when used, as the CRI client below: dockerode costs the CRI mode nothing.
     const { createDockerRuntime, resolveDockerEndpoint } = await import("./container/docker/docker.ts");
     const endpoint = resolveDockerEndpoint(config.dockerEndpoint, process.env);
+    const pleg = createPlegHealth({ clock: systemClock });
     return {
+      plegCheck: pleg.check,
       runtime: createDockerRuntime({
         endpoint,
         log: log.child("docker"),
+        plegHealth: pleg,
         requestTimeoutMs: config.runtimeRequestTimeout,
         shim: {
           podInfraImage: config.networkContainerImage,

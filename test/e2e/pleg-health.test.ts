@@ -1,5 +1,6 @@
-// The PLEG's health on /healthz (upstream's Healthy(), pleg/health.ts): a kubelet on containerd 1.6 (the generic
-// PLEG, relisting every second) and on containerd 1.7 (the Evented PLEG) reports "pleg" healthy once it relists.
+// The PLEG's health on /healthz (upstream's Healthy(), pleg/health.ts): a kubelet on Docker (the sync loop's listing
+// with the Engine's events), on containerd 1.6 (the generic PLEG, relisting every second) and on containerd 1.7 (the
+// Evented PLEG) reports "pleg" healthy once it relists.
 import { expect } from "bun:test";
 import { test } from "./harness-kubelet.ts";
 import { describeOnRuntimes, staticPodNode } from "./harness-runtimes.ts";
@@ -21,5 +22,5 @@ describeOnRuntimes(
       expect(await check.text()).toBe("ok");
     });
   },
-  ["remote", "remote-1.7"],
+  ["docker", "remote", "remote-1.7"],
 );

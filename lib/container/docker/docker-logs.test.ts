@@ -130,4 +130,18 @@ describe("the Docker event stream", () => {
     });
     expect(seen).toEqual(["ContainerDied"]);
   });
+
+  test("the stream reports itself open once the Engine answers and closed when it ends, for the PLEG's health", async () => {
+    const { stream } = openStream([bytes(`${JSON.stringify(die)}\n`)], { close: true });
+    const states: string[] = [];
+    const logs = createDockerLogs(
+      { timeoutMs: 1000, streaming: (on) => states.push(on ? "open" : "closed") },
+      { engine: fakeEngine({ events: stream }).engine },
+    );
+    const consume = async () => {
+      for await (const event of logs.events(new AbortController().signal)) states.push(event.type);
+    };
+    await expect(consume()).rejects.toMatchObject({ code: "RuntimeUnavailable" });
+    expect(states).toEqual(["open", "ContainerDied", "closed"]);
+  });
 });

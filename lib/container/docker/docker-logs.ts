@@ -38,7 +38,12 @@ async function* untilAborted<T>(
 
 /** logs and events of the Runtime port over the Engine. */
 export function createDockerLogs(
-  options: { timeoutMs: number; log?: Logger },
+  options: {
+    timeoutMs: number;
+    log?: Logger;
+    /** The events stream opened (true) or ended (false): the PLEG health's threshold follows it. */
+    streaming?: (on: boolean) => void;
+  },
   deps: { engine: LogsEngine },
 ): Pick<Runtime, "logs" | "events"> {
   const { engine } = deps;
@@ -86,7 +91,12 @@ export function createDockerLogs(
       throw error;
     }
     const onBadLine = (line: string) => log.debug(`ignoring an unparsable Docker event: ${line.slice(0, 200)}`);
-    yield* untilAborted(stream, () => parseEvents(stream, onBadLine), action, signal);
+    options.streaming?.(true);
+    try {
+      yield* untilAborted(stream, () => parseEvents(stream, onBadLine), action, signal);
+    } finally {
+      options.streaming?.(false);
+    }
     if (!signal.aborted)
       throw runtimeError("RuntimeUnavailable", `cannot ${action}: the Docker Engine closed the event stream`);
   }

@@ -57,6 +57,19 @@ describeWithServices("Docker runtime", (services) => {
     expect(text).toContain(line);
   };
 
+  test("a listing of every container is the PLEG's relist, a listing of one pod's is not", async () => {
+    let relists = 0;
+    const watched = createDockerRuntime({
+      endpoint: services.dockerHost,
+      shim: { podInfraImage: services.pause, podNetworkMode: "none" },
+      plegHealth: { relisted: () => void relists++, streaming: () => {} },
+    });
+    await watched.listContainers({ podUid: "rt-none" });
+    expect(relists).toBe(0);
+    await watched.listContainers();
+    expect(relists).toBe(1);
+  });
+
   test("gives the sandbox and its containers Docker's restart policy no: restarts are the kubelet's decision", async () => {
     const id = await run();
     expect(docker("inspect", "-f", "{{.HostConfig.RestartPolicy.Name}}", id, sandboxId!)).toBe("no\nno");

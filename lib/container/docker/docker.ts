@@ -2,6 +2,7 @@
 // docker-engine.ts (the only dockerode import) handed, as the narrow calls each uses, to the service, images,
 // sandboxes and containers, logs and events, and exec.
 import type { Logger } from "../../log.ts";
+import type { PlegHealth } from "../pleg/health.ts";
 import type { Runtime } from "../runtime.ts";
 import { createDockerContainers } from "./docker-containers.ts";
 import { createDockerEngine } from "./docker-engine.ts";
@@ -24,6 +25,11 @@ export interface DockerRuntimeOptions {
   requestTimeoutMs?: number;
   /** The shim's pause image and sandbox network; defaults as the flags': registry.k8s.io/pause:3.9, "bridge". */
   shim?: Partial<DockerShimOptions>;
+  /**
+   * The PLEG's health (/healthz "pleg"): on Docker the relist is the sync loop's listing of every container, and the
+   * Engine's events stream plays the Evented PLEG's part.
+   */
+  plegHealth?: Pick<PlegHealth, "relisted" | "streaming">;
 }
 
 /** The Runtime port on the Docker Engine at `endpoint` (unix://path, tcp://host:port). */
@@ -46,7 +52,11 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     { engine, ensureSandboxImage: images.ensureSandboxImage, seccompJson: localhostSeccompJson },
   );
   const streaming = createDockerStreaming(dockerStreamCalls({ timeoutMs }, { engine }));
-  const { logs, events } = createDockerLogs({ timeoutMs, log }, { engine });
+  const { logs, events } = createDockerLogs(
+    { timeoutMs, log, ...(options.plegHealth ? { streaming: options.plegHealth.streaming } : {}) },
+    { engine },
+  );
+  const { plegHealth } = options;
   return {
     version: service.version,
     status: service.status,
@@ -56,7 +66,13 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     removePodSandbox: containers.removePodSandbox,
     podSandboxStatus: containers.podSandboxStatus,
     listPodSandboxes: containers.listPodSandboxes,
-    listContainers: containers.listContainers,
+    listContainers: plegHealth
+      ? async (filter) => {
+          const listed = await containers.listContainers(filter);
+          if (!filter?.podUid) plegHealth.relisted();
+          return listed;
+        }
+      : containers.listContainers,
     inspectContainer: containers.inspectContainer,
     createContainer: containers.createContainer,
     startContainer: containers.startContainer,
