@@ -32,7 +32,7 @@ export interface FleetPodList {
 
 export function createFleetPodList(deps: FleetPodListDeps): FleetPodList {
   const { cache, clock } = deps;
-  const snapshots = createListSnapshots<Pod>({ keyOf: podKey }, { clock });
+  const snapshots = createListSnapshots<Pod>({ keyOf: podKey, revisioned: true }, { clock });
   const source = snapshots.source(() => {
     const { revision, pods } = cache.list();
     return { revision, objects: pods };

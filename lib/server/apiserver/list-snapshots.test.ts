@@ -2,10 +2,10 @@ import { expect, test } from "bun:test";
 import { FakeClock } from "../../testing/fake-clock.ts";
 import { createListSnapshots, MAX_SNAPSHOTS, SNAPSHOT_TTL_MS } from "./list-snapshots.ts";
 
-function setUp(history?: (revision: number) => string[] | undefined) {
+function setUp(history?: (revision: number) => string[] | undefined, revisioned = true) {
   const clock = new FakeClock();
   const state = { revision: 1, objects: ["c", "a", "b"], reads: 0 };
-  const snapshots = createListSnapshots<string>({ keyOf: (key) => key }, { clock });
+  const snapshots = createListSnapshots<string>({ keyOf: (key) => key, revisioned }, { clock });
   const source = snapshots.source(() => {
     state.reads++;
     return { revision: state.revision, objects: state.objects };
@@ -47,4 +47,12 @@ test("at most MAX_SNAPSHOTS are kept, the least recently used going first", asyn
   expect(snapshots.size()).toBe(MAX_SNAPSHOTS);
   expect(source.at(1)).toBeDefined();
   expect(source.at(2)).toBeUndefined();
+});
+
+test("unless the revision names the contents, each first page reads the objects anew and later pages read that", () => {
+  const { state, source } = setUp(undefined, false);
+  expect(source.current().keys).toEqual(["a", "b", "c"]);
+  state.objects = ["z"];
+  expect(source.current().keys).toEqual(["z"]);
+  expect(source.at(1)?.keys).toEqual(["z"]);
 });

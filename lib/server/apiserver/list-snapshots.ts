@@ -16,6 +16,12 @@ export const MAX_SNAPSHOTS = 8;
 export interface ListSnapshotsOptions<T> {
   /** The object's key relative to the resource: namespace/name, or name for a cluster-scoped resource. */
   keyOf(object: T): string;
+  /**
+   * Every change of the objects changes the revision (a pod cache's, etcd's for pods), so a list begun at a revision
+   * already kept reuses its sorted snapshot. Unset: objects may change at one revision (a node's heartbeat, a
+   * lease's expiry), so each first page is sorted from what the read gives.
+   */
+  revisioned?: boolean;
 }
 
 export interface ListSnapshots<T> {
@@ -43,10 +49,10 @@ export function createListSnapshots<T>(
       kept.delete(oldest.revision);
     }
   };
-  const keep = (revision: number, objects: () => T[] | undefined): Snapshot<T> | undefined => {
+  const keep = (revision: number, objects: () => T[] | undefined, fresh = false): Snapshot<T> | undefined => {
     const now = deps.clock.now();
     evict(now);
-    let snapshot = kept.get(revision);
+    let snapshot = fresh ? undefined : kept.get(revision);
     if (!snapshot) {
       const read = objects();
       if (!read) return undefined;
@@ -61,7 +67,7 @@ export function createListSnapshots<T>(
     source: (read, history) => ({
       current: () => {
         const { revision, objects } = read();
-        return keep(revision, () => objects)!;
+        return keep(revision, () => objects, !options.revisioned)!;
       },
       at: (revision) => keep(revision, () => history?.(revision)),
     }),

@@ -165,7 +165,7 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
   const rows = createPodRows();
 
   /** A list page (kubectl asks `limit=500` and follows `continue`), from the snapshot the first page was read at. */
-  const snapshots = createListSnapshots<Pod>({ keyOf: podKey }, deps);
+  const snapshots = createListSnapshots<Pod>({ keyOf: podKey, revisioned: true }, deps);
   const pages = snapshots.source(
     () => {
       const { revision, pods } = cache.list();
