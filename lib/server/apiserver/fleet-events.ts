@@ -6,6 +6,8 @@ import type { Clock } from "../../clock.ts";
 import type { KubeEvent } from "../../node/events/events.ts";
 import { fleetKeys } from "../../node/status/fleet-reporter.ts";
 import type { EtcdClient, EtcdEntry } from "../../sources/etcd-client.ts";
+import type { ServedGroupVersion } from "./api-resource.ts";
+import { EVENT_RESOURCES } from "./events.ts";
 import { streamEtcdWatch } from "./fleet-watch.ts";
 import { allOf, createListPages } from "./list-page.ts";
 import { fieldSelector, labelSelector, select } from "./selectors.ts";
@@ -71,6 +73,12 @@ export interface FleetEventRoutesDeps {
   client: Pick<EtcdClient, "list" | "watch">;
   clock: Clock;
 }
+
+/** What fleet serve's discovery lists for events: a list and a watch across the fleet (no get of one by name). */
+export const FLEET_EVENT_RESOURCES: ServedGroupVersion = {
+  groupVersion: "v1",
+  resources: EVENT_RESOURCES.resources.map((resource) => ({ ...resource, verbs: ["list", "watch"] })),
+};
 
 export function createFleetEventRoutes(deps: FleetEventRoutesDeps): Hono {
   const list = async () => {
