@@ -72,10 +72,12 @@ describe("kubelet fleet serve", () => {
     );
   });
 
-  test("discovery lists pods and nodes", async () => {
+  test("discovery lists pods, nodes and events (list and watch: kubectl get events needs it)", async () => {
     const resources = await (await get("/api/v1", "admin-token")).json();
     const names = resources.resources.map((r: { name: string }) => r.name);
     expect(names).toContain("pods");
     expect(names).toContain("nodes");
+    const events = resources.resources.find((r: { name: string }) => r.name === "events");
+    expect(events?.verbs).toEqual(["list", "watch"]);
   });
 });

@@ -11,7 +11,7 @@ import { DEFAULT_CONFIG } from "../config/config-types.ts";
 import { serve } from "../platform/serve.ts";
 import { forbiddenRequest, statusFor } from "../server/apiserver/api-status.ts";
 import { createApiServer } from "../server/apiserver/apiserver.ts";
-import { createFleetEventRoutes } from "../server/apiserver/fleet-events.ts";
+import { createFleetEventRoutes, FLEET_EVENT_RESOURCES } from "../server/apiserver/fleet-events.ts";
 import { createFleetNodeRoutes } from "../server/apiserver/fleet-nodes.ts";
 import { createFleetPodList } from "../server/apiserver/fleet-pod-list.ts";
 import { createFleetPodFeed, FLEET_PLACED } from "../server/apiserver/fleet-pods.ts";
@@ -88,7 +88,7 @@ export async function startFleetServer(client: EtcdClient, settings: FleetServeS
           ? `pod ${pod.metadata.namespace}/${pod.metadata.name} runs from node ${pod.spec.nodeName}'s own manifests (its files, URL or HTTP pushes), not a placement in etcd: fleet serve changes only pods placed with kubelet fleet apply or through this API; change it on the node`
           : undefined,
     },
-    [NODE_RESOURCES],
+    [NODE_RESOURCES, FLEET_EVENT_RESOURCES],
   );
   const app = new Hono();
   // Errors of the routes mounted here are answered as the API's own handler answers its routes'.

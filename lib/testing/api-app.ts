@@ -27,7 +27,7 @@ export async function readWatchEvents<T>(reader: ReadableStreamDefaultReader<Uin
     text += decoder.decode(value);
     const complete = text.split("\n");
     text = complete.pop()!;
-    events.push(...complete.map((line) => JSON.parse(line) as T));
+    events.push(...complete.filter((line) => line !== "").map((line) => JSON.parse(line) as T));
   }
   return events;
 }

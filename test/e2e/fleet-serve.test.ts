@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createTestCa } from "../../lib/testing/certificates.ts";
 import { writeKubeconfig } from "../../lib/testing/kubeconfig.ts";
-import { startEtcdCluster, type EtcdCluster } from "../../lib/testing/etcd-cluster.ts";
+import { put, remove, startEtcdCluster, type EtcdCluster } from "../../lib/testing/etcd-cluster.ts";
 import { freePortNumber } from "../../lib/testing/ports.ts";
 import { describeOnRuntimes, Kubelet, KubeletProcess, removeDir, tempDir, test, waitFor } from "./harness.ts";
 
@@ -263,6 +263,57 @@ print(json.dumps({"names": names, "pages": pages, "refused": refused}))
     expect(refused[0]).toBe(400);
     expect(String(refused[1])).toStartWith("invalid continue token: continue key is not valid");
   });
+
+  test("events page with --chunk-size, and get nodes at 1,000 nodes pages with kubectl's and the Python client's limit", async () => {
+    const events = kubectl(["get", "events", "-A", "--chunk-size=1", "-o", "name", "-v=6"]);
+    expect([events.code, events.code === 0 ? "" : events.err]).toEqual([0, ""]);
+    const eventNames = events.out.trim().split("\n");
+    expect(eventNames.length).toBeGreaterThan(1);
+    expect(new Set(eventNames).size).toBe(eventNames.length);
+    expect(events.err).toMatch(/GET https:\/\/\S+\/api\/v1\/events\?continue=\S+&limit=1 200 OK/);
+    // 1,000 node records beside the two kubelets' (no lease: each stays as its record says).
+    const many = Array.from({ length: 1000 }, (_, i) => `e2e-fs-many-${String(i).padStart(4, "0")}`);
+    const record = (name: string) =>
+      JSON.stringify({ metadata: { name }, status: { conditions: [{ type: "Ready", status: "True" }] } });
+    for (let i = 0; i < many.length; i += 50)
+      await Promise.all(
+        many.slice(i, i + 50).map((name) => put(cluster.endpoints[0]!, `/registry/nodes/${name}`, record(name))),
+      );
+    try {
+      const listed = kubectl(["get", "nodes", "--chunk-size=500", "-o", "name", "-v=6"]);
+      expect([listed.code, listed.code === 0 ? "" : listed.err]).toEqual([0, ""]);
+      const names = listed.out.trim().split("\n");
+      expect(new Set(names).size).toBe(names.length);
+      expect(names.sort()).toEqual([...many, ...NODES].map((n) => `node/${n}`).sort());
+      expect(listed.err.match(/GET https:\/\/\S+\/api\/v1\/nodes\?\S*limit=500 200 OK/g)).toHaveLength(3);
+      expect(listed.err).toMatch(/GET https:\/\/\S+\/api\/v1\/nodes\?continue=\S+&limit=500 200 OK/);
+      const script = `
+import json
+from kubernetes import client, config
+config.load_kube_config(config_file=${JSON.stringify(kubeconfig)})
+api = client.CoreV1Api()
+names, token, remaining = [], None, []
+while True:
+    page = api.list_node(limit=300, _continue=token)
+    names += [n.metadata.name for n in page.items]
+    remaining.append(page.metadata.remaining_item_count)
+    token = page.metadata._continue
+    if not token:
+        break
+print(json.dumps({"names": names, "remaining": remaining}))
+`;
+      const run = spawnSync(PYTHON, ["-c", script], { encoding: "utf8", timeout: 60_000 });
+      expect(run.stderr).toBe("");
+      const paged = JSON.parse(run.stdout) as { names: string[]; remaining: Array<number | null> };
+      expect(paged.names).toEqual([...many, ...NODES].sort());
+      expect(paged.remaining).toEqual([702, 402, 102, null]);
+    } finally {
+      for (let i = 0; i < many.length; i += 50)
+        await Promise.all(
+          many.slice(i, i + 50).map((name) => remove(cluster.endpoints[0]!, `/registry/nodes/${name}`)),
+        );
+    }
+  }, 180_000);
 
   test("delete removes the pod from its node", async () => {
     expect(ok(["delete", "pod", "fs-web-a", "--wait=false"])).toContain('pod "fs-web-a" deleted');

@@ -241,6 +241,69 @@ describeOnRuntimes("kubectl against the node's API", (services, rt) => {
     );
   });
 
+  test("kubectl --chunk-size=1 and the Python client's limit/_continue page namespaces, ConfigMaps, Secrets, events and nodes", () => {
+    for (const name of ["paged-1", "paged-2"]) {
+      expect(kubectl(["create", "cm", name, "--from-literal=a=b"]).code).toBe(0);
+      expect(kubectl(["create", "secret", "generic", name, "--from-literal=a=b"]).code).toBe(0);
+    }
+    const resources = { namespaces: 3, configmaps: 3, secrets: 3, events: 2, nodes: 1 };
+    const names = (resource: string, ...extra: string[]) => {
+      const r = kubectl(["get", resource, "-A", "-o", "name", ...extra]);
+      expect(r.code).toBe(0);
+      return { names: r.out.trim().split("\n"), log: r.err };
+    };
+    /** Every name listed both before and after the paged walk is in it once; nothing else is (events may come). */
+    const walkedOnce = (walked: string[], before: string[], after: string[]) => {
+      expect(new Set(walked).size).toBe(walked.length);
+      for (const name of before) if (after.includes(name)) expect(walked).toContain(name);
+      for (const name of walked) expect([...before, ...after]).toContain(name);
+    };
+    for (const [resource, least] of Object.entries(resources)) {
+      const before = names(resource).names;
+      const paged = names(resource, "--chunk-size=1", "-v=6");
+      walkedOnce(paged.names, before, names(resource).names);
+      expect(before.length).toBeGreaterThanOrEqual(least);
+      expect(paged.log).toMatch(new RegExp(`GET https://\\S+/api/v1/${resource}\\?limit=1 200 OK`));
+      if (least > 1)
+        expect(paged.log).toMatch(new RegExp(`GET https://\\S+/api/v1/${resource}\\?continue=\\S+&limit=1 200 OK`));
+    }
+    // The serving certificate names the node, not 127.0.0.1: the client checks it by the kubeconfig's tls-server-name.
+    const serverName = kubectl(["config", "view", "-o", "jsonpath={.clusters[0].cluster.tls-server-name}"]).out;
+    const script = `
+import json
+from kubernetes import client, config
+c = client.Configuration()
+config.load_kube_config(config_file=${JSON.stringify(kubeconfig)}, client_configuration=c)
+c.assert_hostname = ${JSON.stringify(serverName)}
+v1 = client.CoreV1Api(client.ApiClient(c))
+out = {}
+for resource, lister in [("namespaces", v1.list_namespace), ("configmaps", v1.list_config_map_for_all_namespaces),
+                         ("secrets", v1.list_secret_for_all_namespaces), ("events", v1.list_event_for_all_namespaces),
+                         ("nodes", v1.list_node)]:
+    before = [o.metadata.name for o in lister().items]
+    walked, token, first = [], None, None
+    for _ in range(100):
+        page = lister(limit=1, **({"_continue": token} if token else {}))
+        first = first or page
+        walked += [o.metadata.name for o in page.items]
+        token = page.metadata._continue
+        if not token:
+            break
+    after = [o.metadata.name for o in lister().items]
+    out[resource] = {"before": before, "walked": walked, "after": after, "remaining": first.metadata.remaining_item_count}
+print(json.dumps(out))
+`;
+    const run = spawnSync("/usr/bin/python3", ["-c", script], { encoding: "utf8", timeout: 60_000 });
+    expect(run.stderr).toBe("");
+    const listed = JSON.parse(run.stdout);
+    for (const [resource, least] of Object.entries(resources)) {
+      const { before, walked, after, remaining } = listed[resource];
+      walkedOnce(walked, before, after);
+      expect(before.length).toBeGreaterThanOrEqual(least);
+      if (least > 1) expect(remaining).toBeGreaterThanOrEqual(least - 1);
+    }
+  });
+
   test("kubectl top pod and top node show the usage the kubelet measured", async () => {
     // A CPU rate needs two collections of the resource analyzer (every 10 s).
     await kubelet.waitFor("pod metrics", () => /^web +\d+m +\d+Mi/m.test(kubectl(["top", "pod"]).out), 60_000);

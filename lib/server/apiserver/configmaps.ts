@@ -16,7 +16,8 @@ import { status } from "../server-support.ts";
 import type { APIResource } from "./api-resource.ts";
 import { mergePatch } from "./configmaps-patch.ts";
 import { decodeConfigProtobuf, PROTOBUF } from "./configmaps-protobuf.ts";
-import { fieldSelector, labelSelector, select } from "./selectors.ts";
+import { allOf, createListPages } from "./list-page.ts";
+import { fieldSelector, labelSelector } from "./selectors.ts";
 import {
   age,
   respond,
@@ -136,15 +137,22 @@ export function createConfigRoutes(spec: ConfigKindSpec, deps: ConfigRoutesDeps)
     objects().find((o) => o.metadata.namespace === namespace && o.metadata.name === name);
   const notFound = (c: Context, name: string) => refuse(c, 404, "NotFound", `${resource} "${name}" not found`);
 
+  const pages = createListPages(
+    { printer, listKind: `${kind}List`, keyOf: (o) => `${o.metadata.namespace}/${o.metadata.name}` },
+    { clock: { now } },
+  );
   const list = (c: Context, namespace?: string) => {
     const byField = fieldSelector(c.req.query("fieldSelector"), {
       "metadata.name": (o: ServedConfig) => o.metadata.name,
       "metadata.namespace": (o: ServedConfig) => o.metadata.namespace,
       ...(kind === "Secret" ? { type: (o: ServedConfig) => o.type as string } : {}),
     });
-    const inNamespace = namespace ? (o: ServedConfig) => o.metadata.namespace === namespace : undefined;
-    const items = select(objects(), inNamespace, byField, labelSelector<ServedConfig>(c.req.query("labelSelector")));
-    return respond(c, printer, items, { listKind: `${kind}List`, resourceVersion: String(counter), now: now() });
+    const all = objects();
+    return pages(c, {
+      read: () => ({ revision: counter, objects: all }),
+      namespace,
+      matches: allOf(byField, labelSelector<ServedConfig>(c.req.query("labelSelector"))),
+    });
   };
 
   /** Validates `body` as this kind in `namespace` and pushes it; `existing` is what a replace or patch changes. */

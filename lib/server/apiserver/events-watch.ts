@@ -2,13 +2,13 @@
 // BOOKMARK when the client allows them), the state first, then each change, until timeoutSeconds, the server's
 // bound or the client goes. Nothing runs while no watch is open.
 import type { Context } from "hono";
-import type { Clock, Timer } from "../../clock.ts";
-import { longLived } from "../../platform/long-lived.ts";
+import type { Clock } from "../../clock.ts";
 import { httpError } from "../server-support.ts";
+import { writeWatch } from "./watch-writer.ts";
 
 /** metav1.WatchEvent. */
 export interface WatchEvent {
-  type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK";
+  type: "ADDED" | "MODIFIED" | "DELETED";
   object: unknown;
 }
 
@@ -31,35 +31,16 @@ export function watchResponse(c: Context, options: WatchOptions): Response {
   const timeout = c.req.query("timeoutSeconds");
   if (timeout !== undefined && !/^\d+$/.test(timeout))
     throw httpError(400, `invalid timeoutSeconds "${timeout}": give a whole number of seconds`);
-  const lastsMs = timeout !== undefined ? Math.min(Number(timeout) * 1000, options.maxMs) : options.maxMs;
-  const bookmarks = c.req.query("allowWatchBookmarks") === "true";
-  const encoder = new TextEncoder();
-  let stop = () => {};
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      const send = (event: WatchEvent) => controller.enqueue(encoder.encode(`${JSON.stringify(event)}\n`));
-      for (const event of options.initial) send(event);
-      const unsubscribe = options.subscribe(send);
-      const end = options.clock.setTimeout(() => {
-        stop();
-        controller.close();
-      }, lastsMs);
-      let beat: Timer | undefined;
-      const every = options.bookmarkEveryMs ?? 60_000;
-      const bookmark = () => {
-        send({ type: "BOOKMARK", object: options.bookmark() });
-        beat = options.clock.setTimeout(bookmark, every);
-      };
-      if (bookmarks) beat = options.clock.setTimeout(bookmark, every);
-      stop = () => {
-        unsubscribe();
-        end.cancel();
-        beat?.cancel();
-        stop = () => {};
-      };
-      c.req.raw.signal.addEventListener("abort", () => stop(), { once: true });
+  return writeWatch({
+    clock: options.clock,
+    signal: c.req.raw.signal,
+    timeoutMs: timeout !== undefined ? Math.min(Number(timeout) * 1000, options.maxMs) : options.maxMs,
+    bookmarks: c.req.query("allowWatchBookmarks") === "true",
+    bookmarkEveryMs: options.bookmarkEveryMs,
+    bookmark: () => options.bookmark(),
+    start(sink) {
+      for (const event of options.initial) sink.send(event.type, event.object);
+      return options.subscribe((event) => sink.send(event.type, event.object));
     },
-    cancel: () => stop(),
   });
-  return longLived(new Response(body, { headers: { "content-type": "application/json" } }));
 }

@@ -130,4 +130,18 @@ describe("core/v1 events", () => {
     const missing = await app.request("/api/v1/namespaces/default/events/nope");
     expect(missing.status).toBe(404);
   });
+
+  test("limit and continue page the events in namespace/name order, as etcd lists them", async () => {
+    const { app } = setUp();
+    const first = (await (await app.request("/api/v1/events?limit=2")).json()) as any;
+    expect(first.items.map((e: V1Event) => e.involvedObject.name)).toEqual(["node-a", "web"]);
+    expect(first.metadata.remainingItemCount).toBe(1);
+    const rest = (await (
+      await app.request(`/api/v1/events?limit=2&continue=${first.metadata.continue}`)
+    ).json()) as any;
+    expect([rest.items.map((e: V1Event) => e.involvedObject.name), rest.metadata.continue]).toEqual([
+      ["db"],
+      undefined,
+    ]);
+  });
 });

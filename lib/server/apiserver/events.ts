@@ -6,7 +6,8 @@ import { systemClock, type Clock } from "../../clock.ts";
 import type { EventRecorder, KubeEvent } from "../../node/events/events.ts";
 import { httpError } from "../server-support.ts";
 import type { ServedGroupVersion } from "./api-resource.ts";
-import { fieldSelector, labelSelector, select } from "./selectors.ts";
+import { allOf, createListPages } from "./list-page.ts";
+import { fieldSelector, labelSelector } from "./selectors.ts";
 import { age, respond, rfc3339, type Printer, type ServedMeta, column, NAME_COLUMN } from "./table-print.ts";
 import { watchResponse, type WatchEvent } from "./events-watch.ts";
 
@@ -165,6 +166,10 @@ export function createEventRoutes(deps: EventRoutesDeps): Hono {
     };
   };
 
+  const pages = createListPages(
+    { printer: PRINTER, listKind: "EventList", keyOf: (e) => `${e.metadata.namespace}/${e.metadata.name}` },
+    { clock: { now } },
+  );
   const list = (c: Context, namespace: string | undefined) => {
     const fields = fieldSelector(c.req.query("fieldSelector"), FIELDS);
     const labels = labelSelector<V1Event>(c.req.query("labelSelector"));
@@ -172,11 +177,11 @@ export function createEventRoutes(deps: EventRoutesDeps): Hono {
     const matches = (e: V1Event) =>
       (!inNamespace || inNamespace(e)) && (!fields || fields(e)) && (!labels || labels(e));
     if (isWatch(c)) return watch(c, matches);
-    const items = select(deps.events.list().map(toV1), inNamespace, fields, labels);
-    return respond(c, PRINTER, items, {
-      listKind: "EventList",
-      resourceVersion: String(versions.current()),
-      now: now(),
+    const objects = deps.events.list().map(toV1);
+    return pages(c, {
+      read: () => ({ revision: versions.current(), objects }),
+      namespace,
+      matches: allOf(fields, labels),
     });
   };
 

@@ -110,4 +110,20 @@ describe("fleet serve's events", () => {
     const watch = await watchLines(await app.request("/api/v1/events?watch=1&resourceVersion=2"));
     expect(watch.lines).toEqual([{ type: "ERROR", object: expect.objectContaining({ code: 410, reason: "Expired" }) }]);
   });
+
+  test("limit and continue page every node's events in namespace/name order, as kube-apiserver's etcd list", async () => {
+    const { app } = await setUp();
+    const first = await (await app.request("/api/v1/namespaces/default/events?limit=1")).json();
+    expect([first.items.map((e: { reason: string }) => e.reason), first.metadata.remainingItemCount]).toEqual([
+      ["BackOff"],
+      1,
+    ]);
+    const rest = await (
+      await app.request(`/api/v1/namespaces/default/events?limit=1&continue=${first.metadata.continue}`)
+    ).json();
+    expect([rest.items.map((e: { reason: string }) => e.reason), rest.metadata.continue]).toEqual([
+      ["Started"],
+      undefined,
+    ]);
+  });
 });

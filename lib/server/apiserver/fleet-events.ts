@@ -6,10 +6,13 @@ import type { Clock } from "../../clock.ts";
 import type { KubeEvent } from "../../node/events/events.ts";
 import { fleetKeys } from "../../node/status/fleet-reporter.ts";
 import type { EtcdClient, EtcdEntry } from "../../sources/etcd-client.ts";
+import type { ServedGroupVersion } from "./api-resource.ts";
+import { EVENT_RESOURCES } from "./events.ts";
 import { streamEtcdWatch } from "./fleet-watch.ts";
+import { allOf, createListPages } from "./list-page.ts";
 import { fieldSelector, labelSelector, select } from "./selectors.ts";
 import { isTrue } from "./request-info.ts";
-import { age, column, respond, type Printer } from "./table-print.ts";
+import { age, column, type Printer } from "./table-print.ts";
 
 /** An event as the reporter stored it. */
 export type FleetEvent = KubeEvent & {
@@ -71,6 +74,12 @@ export interface FleetEventRoutesDeps {
   clock: Clock;
 }
 
+/** What fleet serve's discovery lists for events: a list and a watch across the fleet (no get of one by name). */
+export const FLEET_EVENT_RESOURCES: ServedGroupVersion = {
+  groupVersion: "v1",
+  resources: EVENT_RESOURCES.resources.map((resource) => ({ ...resource, verbs: ["list", "watch"] })),
+};
+
 export function createFleetEventRoutes(deps: FleetEventRoutesDeps): Hono {
   const list = async () => {
     const serializable = { serializable: true };
@@ -89,6 +98,10 @@ export function createFleetEventRoutes(deps: FleetEventRoutesDeps): Hono {
     objects.sort((a, b) => a.lastTimestamp.localeCompare(b.lastTimestamp));
     return { objects, revision: nodes.revision };
   };
+  const pages = createListPages<FleetEvent>(
+    { printer: EVENT_PRINTER, listKind: "EventList", keyOf: (e) => `${e.metadata.namespace}/${e.metadata.name}` },
+    { clock: deps.clock },
+  );
   const serve = (namespace: string | undefined) => async (c: Context) => {
     const byField = fieldSelector(c.req.query("fieldSelector"), FIELDS);
     const byLabel = labelSelector<FleetEvent>(c.req.query("labelSelector"));
@@ -119,12 +132,8 @@ export function createFleetEventRoutes(deps: FleetEventRoutesDeps): Hono {
         keyOf: (e) => fleetKeys.event(e.source?.host ?? "", e.metadata.namespace, e.metadata.name),
         matches: (e) => e.involvedObject === undefined || matches(e),
       });
-    const { objects, revision } = await list();
-    return respond(c, EVENT_PRINTER, objects.filter(matches), {
-      listKind: "EventList",
-      resourceVersion: String(revision),
-      now: deps.clock.now(),
-    });
+    const now = await list();
+    return pages(c, { read: () => now, namespace, matches: allOf(byField, byLabel) });
   };
   const app = new Hono();
   app.get("/api/v1/events", serve(undefined));

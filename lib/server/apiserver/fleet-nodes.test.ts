@@ -126,4 +126,19 @@ describe("fleet serve's node watch", () => {
     ]);
     await watch.stop();
   });
+
+  test("limit and continue page the nodes by name at etcd's revision", async () => {
+    const { app } = await setUp(5);
+    const first = await (await app.request("/api/v1/nodes?limit=1")).json();
+    expect([
+      first.items.map((n: { metadata: { name: string } }) => n.metadata.name),
+      first.metadata.remainingItemCount,
+    ]).toEqual([["a"], 1]);
+    const rest = await (await app.request(`/api/v1/nodes?limit=1&continue=${first.metadata.continue}`)).json();
+    expect([rest.items.map((n: { metadata: { name: string } }) => n.metadata.name), rest.metadata.continue]).toEqual([
+      ["b"],
+      undefined,
+    ]);
+    expect(rest.metadata.resourceVersion).toBe(first.metadata.resourceVersion);
+  });
 });

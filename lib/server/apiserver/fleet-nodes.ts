@@ -11,6 +11,7 @@ import type { EtcdClient, EtcdEntry } from "../../sources/etcd-client.ts";
 import { httpError } from "../server-support.ts";
 import type { Clock } from "../../clock.ts";
 import { streamEtcdWatch } from "./fleet-watch.ts";
+import { allOf, createListPages } from "./list-page.ts";
 import { fieldSelector, labelSelector, select } from "./selectors.ts";
 import { NODE_PRINTER } from "./nodes.ts";
 import { isTrue } from "./request-info.ts";
@@ -64,16 +65,24 @@ export function createFleetNodeRoutes(deps: FleetNodeRoutesDeps): Hono {
     "metadata.name": (n: V1Node) => n.metadata?.name,
     "spec.unschedulable": (n: V1Node) => String(n.spec?.unschedulable ?? false),
   };
+  const pages = createListPages<ServedNode>(
+    { printer: NODE_PRINTER, listKind: "NodeList", keyOf: (node) => node.metadata.name },
+    { clock: deps.clock },
+  );
   const app = new Hono();
   app.get("/api/v1/nodes", async (c) => {
     const byField = fieldSelector(c.req.query("fieldSelector"), fields);
     const byLabel = labelSelector<V1Node>(c.req.query("labelSelector"));
-    const list = async () => {
+    const all = async () => {
       const { entries, revision } = await deps.client.list(fleetKeys.nodes);
       const nodes = (await Promise.all(entries.map(served))).sort((a, b) =>
         a.metadata.name.localeCompare(b.metadata.name),
       );
-      return { objects: select(nodes, byField, byLabel), revision };
+      return { objects: nodes, revision };
+    };
+    const list = async () => {
+      const { objects, revision } = await all();
+      return { objects: select(objects, byField, byLabel), revision };
     };
     // A node's record is written on its lease: the lease's expiry deletes it (DELETED), a new record or a
     // status report changes it (ADDED, MODIFIED).
@@ -91,12 +100,8 @@ export function createFleetNodeRoutes(deps: FleetNodeRoutesDeps): Hono {
         keyOf: (node) => fleetKeys.node(node.metadata.name),
         matches: (node) => select([node], byField, byLabel).length === 1,
       });
-    const { objects, revision } = await list();
-    return respond(c, NODE_PRINTER, objects, {
-      listKind: "NodeList",
-      resourceVersion: String(revision),
-      now: deps.clock.now(),
-    });
+    const now = await all();
+    return pages(c, { read: () => now, matches: allOf(byField, byLabel) });
   });
   for (const path of ["/api/v1/nodes/:name", "/api/v1/nodes/:name/status"])
     app.get(path, async (c) => {

@@ -3,14 +3,12 @@
 // revision (so it resumes on any fleet serve), BOOKMARKs when asked, and 410 Expired when etcd has compacted the
 // revision asked for (the client relists, as it does against kube-apiserver).
 import type { Context } from "hono";
-import type { Clock, Timer } from "../../clock.ts";
-import { longLived } from "../../platform/long-lived.ts";
+import type { Clock } from "../../clock.ts";
 import type { EtcdClient, EtcdEntry, EtcdWatch } from "../../sources/etcd-client.ts";
-import { badRequest, expired } from "./api-status.ts";
-import { isTrue } from "./request-info.ts";
+import { expired } from "./api-status.ts";
 import { toTable, type ApiObject, type Printer } from "./table-print.ts";
 import { wantsTable } from "./table.ts";
-import { BOOKMARK_INTERVAL_MS } from "./watch-stream.ts";
+import { bookmarkObject, watchQuery, writeWatch } from "./watch-writer.ts";
 
 /** A resource whose objects are etcd keys under one prefix. */
 export interface EtcdWatchSource<T extends ApiObject> {
@@ -42,39 +40,26 @@ function stamped<T extends ApiObject>(object: T, revision: number): T {
 
 /** The watch response for `c`'s query (resourceVersion, allowWatchBookmarks, timeoutSeconds). */
 export function streamEtcdWatch<T extends ApiObject>(c: Context, source: EtcdWatchSource<T>): Response {
-  const rv = c.req.query("resourceVersion");
-  const from = rv === undefined || rv === "" || rv === "0" ? undefined : Number(rv);
-  if (from !== undefined && !Number.isSafeInteger(from))
-    throw badRequest(`resourceVersion: Invalid value: "${rv}": must be an integer`);
-  const bookmarks = isTrue(c.req.query("allowWatchBookmarks"));
-  const timeout = Number(c.req.query("timeoutSeconds") ?? 1800);
+  const { from, bookmarks, timeoutMs } = watchQuery(c);
   const table = wantsTable(c.req.header("accept"));
-  const encoder = new TextEncoder();
-  let headersSent = false;
-  const render = (type: string, object: T): string => {
-    if (!table) return JSON.stringify({ type, object });
-    const rows = toTable(source.printer.columns, [object], (o) => source.printer.cells(o, source.clock.now()), {
-      resourceVersion: String((object.metadata as { resourceVersion?: string }).resourceVersion ?? ""),
-      includeObject: c.req.query("includeObject"),
-      noHeaders: headersSent,
-    });
-    headersSent = true;
-    return JSON.stringify({ type, object: rows });
-  };
   let revision = from ?? 0;
-  let watch: EtcdWatch | undefined;
-  let timers: Timer[] = [];
-  let open = true;
-  const close = (controller: ReadableStreamDefaultController<Uint8Array>) => {
-    if (!open) return;
-    open = false;
-    for (const timer of timers) timer.cancel();
-    void watch?.cancel();
-    controller.close();
-  };
-  const body = new ReadableStream<Uint8Array>({
-    async start(controller) {
-      const send = (line: string) => open && controller.enqueue(encoder.encode(`${line}\n`));
+  return writeWatch({
+    clock: source.clock,
+    signal: c.req.raw.signal,
+    timeoutMs,
+    bookmarks,
+    bookmark: () => bookmarkObject(source.kind, revision),
+    render: (object, first) => {
+      if (!table) return object;
+      return toTable(source.printer.columns, [object as T], (o) => source.printer.cells(o, source.clock.now()), {
+        resourceVersion: String(((object as T).metadata as { resourceVersion?: string }).resourceVersion ?? ""),
+        includeObject: c.req.query("includeObject"),
+        noHeaders: !first,
+      });
+    },
+    async start(sink) {
+      let watch: EtcdWatch | undefined;
+      const stop = () => void watch?.cancel();
       const fail = (error: unknown) => {
         const status = isCompacted(error)
           ? expired(`too old resource version: ${from}: etcd has compacted it, list again`).status
@@ -86,8 +71,7 @@ export function streamEtcdWatch<T extends ApiObject>(c: Context, source: EtcdWat
               reason: "InternalError",
               code: 500,
             };
-        send(JSON.stringify({ type: "ERROR", object: status }));
-        close(controller);
+        sink.fail(status);
       };
       /** What this watch last sent per key: a DELETED repeats it, and a MODIFIED out of the selection is a DELETED. */
       const sent = new Map<string, T>();
@@ -95,18 +79,17 @@ export function streamEtcdWatch<T extends ApiObject>(c: Context, source: EtcdWat
         const before = sent.get(key);
         if (type === "DELETED") {
           sent.delete(key);
-          if (before || source.matches(object)) send(render("DELETED", stamped(before ?? object, revision)));
+          if (before || source.matches(object)) sink.send("DELETED", stamped(before ?? object, revision));
           return;
         }
         if (!source.matches(object)) {
-          if (before) send(render("DELETED", object));
+          if (before) sink.send("DELETED", object);
           sent.delete(key);
           return;
         }
         sent.set(key, object);
-        send(render(before ? "MODIFIED" : "ADDED", object));
+        sink.send(before ? "MODIFIED" : "ADDED", object);
       };
-      c.req.raw.signal.addEventListener("abort", () => close(controller), { once: true });
       try {
         if (from === undefined) {
           const now = await source.list();
@@ -137,35 +120,8 @@ export function streamEtcdWatch<T extends ApiObject>(c: Context, source: EtcdWat
         watch.done.catch(fail);
       } catch (error) {
         fail(error);
-        return;
       }
-      if (!open) return;
-      // A newline lets the response headers out now (watch-stream.ts says why).
-      controller.enqueue(encoder.encode("\n"));
-      const bookmark = () =>
-        send(
-          JSON.stringify({
-            type: "BOOKMARK",
-            object: { kind: source.kind, apiVersion: "v1", metadata: { resourceVersion: String(revision) } },
-          }),
-        );
-      const nextBookmark = () => {
-        timers.push(
-          source.clock.setTimeout(() => {
-            bookmark();
-            nextBookmark();
-          }, BOOKMARK_INTERVAL_MS),
-        );
-      };
-      if (bookmarks) nextBookmark();
-      timers.push(source.clock.setTimeout(() => close(controller), timeout * 1000));
-    },
-    cancel() {
-      open = false;
-      for (const timer of timers) timer.cancel();
-      timers = [];
-      void watch?.cancel();
+      return stop;
     },
   });
-  return longLived(new Response(body, { headers: { "content-type": "application/json" } }));
 }

@@ -1,18 +1,24 @@
 import { expect, test } from "bun:test";
 import { isApiError } from "./api-status.ts";
 import { encodeContinue, INCONSISTENT_CONTINUE } from "./continue-token.ts";
-import { listChunk, type ChunkSource } from "./list-chunk.ts";
+import { listChunk, sortedSnapshot, type ChunkSource } from "./list-chunk.ts";
 
 /** A token resuming at `start` (relative to the list) of the list read at `revision`. */
 const token = (start: string, revision: number) => encodeContinue(`/${start}`, "/", revision);
 
 /** Objects named by key; revision 5 is now, revision 3 (without "c") is still kept, older ones are not. */
+const snapshot = (revision: number, keys: string[]) => sortedSnapshot(revision, keys, (key) => key);
 const source: ChunkSource<string> = {
-  current: () => ({ revision: 5, objects: ["d", "a", "c", "b", "e"] }),
-  at: (revision) => (revision === 5 ? ["d", "a", "c", "b", "e"] : revision === 3 ? ["a", "b", "d", "e"] : undefined),
+  current: () => snapshot(5, ["d", "a", "c", "b", "e"]),
+  at: (revision) =>
+    revision === 5
+      ? snapshot(5, ["d", "a", "c", "b", "e"])
+      : revision === 3
+        ? snapshot(3, ["a", "b", "d", "e"])
+        : undefined,
 };
-const page = (query: Record<string, string>, matches = (_: string) => true, narrowed = false) =>
-  listChunk(source, query, (key) => key, matches, narrowed);
+const page = (query: Record<string, string>, matches?: (key: string) => boolean, maxUnpaged?: number) =>
+  listChunk(source, query, { matches, maxUnpaged });
 
 function refusal(run: () => unknown): { code: number; reason: string; message: string; metadata: any } {
   try {
@@ -64,9 +70,9 @@ test("a continued list reads the snapshot its first page was read at", () => {
 
 test("with a selector the page holds only matches and no remainingItemCount", () => {
   const vowels = (key: string) => key === "a" || key === "e";
-  const first = page({ limit: "1" }, vowels, true);
+  const first = page({ limit: "1" }, vowels);
   expect([first.items, first.remainingItemCount, first.continue !== undefined]).toEqual([["a"], undefined, true]);
-  expect(page({ limit: "1", continue: first.continue! }, vowels, true).items).toEqual(["e"]);
+  expect(page({ limit: "1", continue: first.continue! }, vowels).items).toEqual(["e"]);
 });
 
 test("a token whose snapshot is gone is 410 Expired with a token to finish against the current state", () => {
@@ -86,5 +92,29 @@ test("a malformed token, a resourceVersion beside a token and a bad limit are 40
   const both = refusal(() => page({ continue: token("a\u0000", 5), resourceVersion: "5" }));
   expect([both.code, both.message]).toEqual([400, "specifying resource version is not allowed when using continue"]);
   expect(page({ continue: token("c\u0000", 5), resourceVersion: "0" }).items).toEqual(["d", "e"]);
+  expect(refusal(() => page({ limit: "1e3" })).message).toBe(
+    'limit: Invalid value: "1e3": strconv.ParseInt: parsing "1e3": invalid syntax',
+  );
   expect(refusal(() => page({ limit: "two" })).code).toBe(400);
+});
+
+/** Keys namespace/name across three namespaces, where "a-b" sorts between "a" and "a/…"'s neighbours. */
+const namespaced: ChunkSource<string> = {
+  current: () => snapshot(7, ["b/x", "a/z", "a/y", "c/w", "a-b/v", "ab/u"]),
+  at: (revision) => (revision === 7 ? namespaced.current() : undefined),
+};
+
+test("a namespace's pages cover its own keys only, with tokens relative to the namespace as upstream's", () => {
+  const first = listChunk(namespaced, { limit: "1" }, { scope: "a/" });
+  expect([first.items, first.remainingItemCount]).toEqual([["a/y"], 1]);
+  expect(first.continue).toBe(encodeContinue("/a/y\u0000", "/a/", 7));
+  const last = listChunk(namespaced, { limit: "1", continue: first.continue! }, { scope: "a/" });
+  expect(last).toEqual({ items: ["a/z"], revision: 7 });
+});
+
+test("resourceVersion=0, or no more objects in scope than maxUnpaged, answers the first page whole", () => {
+  expect(page({ limit: "2", resourceVersion: "0" })).toEqual({ items: ["a", "b", "c", "d", "e"], revision: 5 });
+  expect(page({ limit: "2" }, undefined, 5).items).toHaveLength(5);
+  expect(page({ limit: "2" }, undefined, 4).items).toEqual(["a", "b"]);
+  expect(listChunk(namespaced, { limit: "1" }, { scope: "a/", maxUnpaged: 2 }).items).toEqual(["a/y", "a/z"]);
 });

@@ -39,4 +39,20 @@ describe("core/v1 namespaces", () => {
     expect(missing.status).toBe(404);
     expect(((await missing.json()) as { message: string }).message).toBe('namespaces "staging" not found');
   });
+
+  test("limit and continue page the namespaces by name, counting what remains, as kubectl --chunk-size asks", async () => {
+    const { app } = setUp(["prod", "edge"]);
+    const first = (await (await app.request("/api/v1/namespaces?limit=2")).json()) as any;
+    expect([first.items.map((ns: V1Namespace) => ns.metadata.name), first.metadata.remainingItemCount]).toEqual([
+      ["default", "edge"],
+      3,
+    ]);
+    const rest = (await (
+      await app.request(`/api/v1/namespaces?limit=5&continue=${first.metadata.continue}`)
+    ).json()) as any;
+    expect([rest.items.map((ns: V1Namespace) => ns.metadata.name), rest.metadata.continue]).toEqual([
+      ["kube-public", "kube-system", "prod"],
+      undefined,
+    ]);
+  });
 });

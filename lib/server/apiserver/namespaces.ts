@@ -4,7 +4,8 @@
 import { Hono } from "hono";
 import { httpError } from "../server-support.ts";
 import type { ServedGroupVersion } from "./api-resource.ts";
-import { fieldSelector, labelSelector, select } from "./selectors.ts";
+import { allOf, createListPages } from "./list-page.ts";
+import { fieldSelector, labelSelector } from "./selectors.ts";
 import { age, respond, rfc3339, type Printer, AGE_COLUMN, NAME_COLUMN } from "./table-print.ts";
 
 /** What discovery lists for the namespaces this module serves. */
@@ -74,14 +75,27 @@ export function createNamespaceRoutes(deps: NamespaceRoutesDeps): Hono {
       };
     });
   };
+  // The list's revision: one more whenever the set of namespaces changes, so a continued list reads its own snapshot.
+  let revision = 1;
+  let names = "";
+  const pages = createListPages(
+    { printer: PRINTER, listKind: "NamespaceList", keyOf: (ns) => ns.metadata.name },
+    { clock: { now } },
+  );
   const app = new Hono();
   app.get("/api/v1/namespaces", (c) => {
     const byField = fieldSelector(c.req.query("fieldSelector"), {
       "metadata.name": (ns: V1Namespace) => ns.metadata.name,
       "status.phase": (ns: V1Namespace) => ns.status.phase,
     });
-    const items = select(namespaces(), byField, labelSelector<V1Namespace>(c.req.query("labelSelector")));
-    return respond(c, PRINTER, items, { listKind: "NamespaceList", resourceVersion: "1", now: now() });
+    const objects = namespaces();
+    const listed = objects.map((ns) => ns.metadata.name).join(",");
+    if (names && listed !== names) revision++;
+    names = listed;
+    return pages(c, {
+      read: () => ({ revision, objects }),
+      matches: allOf(byField, labelSelector<V1Namespace>(c.req.query("labelSelector"))),
+    });
   });
   app.get("/api/v1/namespaces/:name", (c) => {
     const name = c.req.param("name");

@@ -7,7 +7,8 @@ import type { V1Node } from "../../api/types.ts";
 import type { ImageSummary } from "../../container/runtime.ts";
 import { httpError } from "../server-support.ts";
 import type { ServedGroupVersion } from "./api-resource.ts";
-import { fieldSelector, labelSelector, select } from "./selectors.ts";
+import { allOf, createListPages } from "./list-page.ts";
+import { fieldSelector, labelSelector } from "./selectors.ts";
 import { age, respond, rfc3339, type Printer, AGE_COLUMN, NAME_COLUMN, column } from "./table-print.ts";
 
 /** What discovery lists for the nodes this module serves. */
@@ -143,16 +144,18 @@ export function createNodeRoutes(deps: NodeRoutesDeps): Hono {
     "spec.unschedulable": (n: V1Node) => String(n.spec?.unschedulable ?? false),
   };
 
+  const pages = createListPages(
+    { printer: NODE_PRINTER, listKind: "NodeList", keyOf: (node) => node.metadata.name },
+    { clock: { now } },
+  );
   const app = new Hono();
   app.get("/api/v1/nodes", async (c: Context) => {
     const byField = fieldSelector(c.req.query("fieldSelector"), fields);
     const byLabel = labelSelector<V1Node>(c.req.query("labelSelector"));
     const node = await current();
-    const items = select([node], byField, byLabel);
-    return respond(c, NODE_PRINTER, items, {
-      listKind: "NodeList",
-      resourceVersion: node.metadata.resourceVersion,
-      now: now(),
+    return pages(c, {
+      read: () => ({ revision: Number(node.metadata.resourceVersion), objects: [node] }),
+      matches: allOf(byField, byLabel),
     });
   });
   for (const path of ["/api/v1/nodes/:name", "/api/v1/nodes/:name/status"])

@@ -22,6 +22,7 @@ import {
 } from "./api-status.ts";
 import { applyPatch, PATCH_TYPES } from "./patch.ts";
 import { listChunk } from "./list-chunk.ts";
+import { createListSnapshots } from "./list-snapshots.ts";
 import { isTrue } from "./request-info.ts";
 import { parseFieldSelector, parseLabelSelector } from "./selectors.ts";
 import { podTable, wantsTable, type IncludeObject } from "./table.ts";
@@ -164,29 +165,23 @@ export function createPodRoutes(deps: PodRoutesDeps): Hono {
   const rows = createPodRows();
 
   /** A list page (kubectl asks `limit=500` and follows `continue`), from the snapshot the first page was read at. */
+  const snapshots = createListSnapshots<Pod>({ keyOf: podKey, revisioned: true }, deps);
+  const pages = snapshots.source(
+    () => {
+      const { revision, pods } = cache.list();
+      return { revision, objects: pods };
+    },
+    (revision) => cache.listAt(revision),
+  );
   const chunk = (c: Context, namespace: string | undefined, matches: (pod: Pod) => boolean, narrowed: boolean) => {
-    const inNamespace = (pods: Pod[]) =>
-      namespace === undefined ? pods : pods.filter((pod) => pod.metadata.namespace === namespace);
     const page = listChunk(
-      {
-        current: () => {
-          const { revision, pods } = cache.list();
-          return { revision, objects: inNamespace(pods) };
-        },
-        at: (revision) => {
-          const pods = cache.listAt(revision);
-          return pods && inNamespace(pods);
-        },
-      },
+      pages,
       {
         limit: c.req.query("limit"),
         continue: c.req.query("continue"),
         resourceVersion: c.req.query("resourceVersion"),
       },
-      // The storage key below the list's prefix: /registry/pods/<namespace>/<name>.
-      (pod) => (namespace === undefined ? podKey(pod) : pod.metadata.name),
-      matches,
-      narrowed,
+      { scope: namespace === undefined ? "" : `${namespace}/`, matches: narrowed ? matches : undefined },
     );
     const metadata = {
       resourceVersion: String(page.revision),

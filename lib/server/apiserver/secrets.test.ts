@@ -65,4 +65,33 @@ describe("core/v1 Secrets", () => {
     const secret = (await (await app.request("/api/v1/namespaces/default/secrets/same")).json()) as ServedConfig;
     expect([cm.kind, secret.kind]).toEqual(["ConfigMap", "Secret"]);
   });
+
+  test("ConfigMaps and Secrets are listed in pages of limit, within a namespace, each resource its own", async () => {
+    const { app } = setUp();
+    for (const [namespace, name] of [
+      ["b", "s1"],
+      ["a", "s2"],
+      ["a", "s1"],
+    ])
+      for (const [resource, kind] of [
+        ["configmaps", "ConfigMap"],
+        ["secrets", "Secret"],
+      ])
+        await app.request(`/api/v1/namespaces/${namespace}/${resource}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ apiVersion: "v1", kind, metadata: { name } }),
+        });
+    for (const resource of ["configmaps", "secrets"]) {
+      const get = async (path: string) => (await (await app.request(path)).json()) as any;
+      const keys = (list: { items: ServedConfig[] }) =>
+        list.items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
+      const first = await get(`/api/v1/${resource}?limit=2`);
+      expect([keys(first), first.metadata.remainingItemCount]).toEqual([["a/s1", "a/s2"], 1]);
+      expect(keys(await get(`/api/v1/${resource}?limit=2&continue=${first.metadata.continue}`))).toEqual(["b/s1"]);
+      const inA = await get(`/api/v1/namespaces/a/${resource}?limit=1`);
+      const restOfA = await get(`/api/v1/namespaces/a/${resource}?limit=1&continue=${inA.metadata.continue}`);
+      expect([keys(inA), keys(restOfA), restOfA.metadata.continue]).toEqual([["a/s1"], ["a/s2"], undefined]);
+    }
+  });
 });

@@ -98,9 +98,17 @@ export function respond<T extends ApiObject>(
   c: Context,
   printer: Printer<T>,
   objects: T | T[],
-  options: { listKind: string; apiVersion?: string; resourceVersion?: string; now: number },
+  options: {
+    listKind: string;
+    apiVersion?: string;
+    resourceVersion?: string;
+    now: number;
+    /** A page's continue token and remainingItemCount (list-page.ts). */
+    page?: { continue?: string; remainingItemCount?: number };
+  },
 ): Response {
   const resourceVersion = options.resourceVersion ?? "";
+  const metadata = { resourceVersion, ...options.page };
   if (wantsTable(c.req.header("accept"))) {
     const noHeaders = /noHeaders=true/.test(c.req.header("accept") ?? "");
     const table = toTable(
@@ -113,13 +121,13 @@ export function respond<T extends ApiObject>(
         noHeaders,
       },
     );
-    return c.json(table);
+    return c.json({ ...table, metadata });
   }
   if (!Array.isArray(objects)) return c.json(objects);
   return c.json({
     kind: options.listKind,
     apiVersion: options.apiVersion ?? "v1",
-    metadata: { resourceVersion },
+    metadata,
     items: objects,
   });
 }
