@@ -53,6 +53,23 @@ describe("the fleet's pod feed", () => {
     expect(stat.spec.containers.map((c) => c.name)).toEqual(["app"]);
   });
 
+  test("a placed pod carries the annotations its manifest has and kubelet.fleet/placed, and no other the feed adds", async () => {
+    const { etcd, feed } = await fleet();
+    const written = JSON.parse(manifest("web"));
+    written.metadata.annotations = { "kubelet.io/manifest-hash": "0123456789abcdef", "kubelet.fleet/selector": "" };
+    await etcd.apply([
+      { key: etcdPodKey("a", "default", "web"), value: JSON.stringify(written) },
+      { key: `${ETCD_DAEMONS}default/agent`, value: manifest("agent") },
+      { key: fleetKeys.status("b", "default", "agent"), value: running },
+    ]);
+    await feed.start();
+    const annotations = Object.fromEntries(feed.pods().map((p) => [p.metadata.name, p.metadata.annotations]));
+    expect(annotations).toEqual({
+      web: { ...written.metadata.annotations, [FLEET_PLACED]: "default/web" },
+      agent: { [FLEET_PLACED]: "default/agent" },
+    });
+  });
+
   test("a pod placed on every node is served once per node as <name>-<node>; one placed nowhere yet is Pending", async () => {
     const { etcd, feed } = await fleet();
     await etcd.apply([

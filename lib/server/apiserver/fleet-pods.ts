@@ -7,7 +7,6 @@
 // name is kept in FLEET_PLACED so a write to any copy is a write to the placement.
 import type { Pod, V1PodStatus } from "../../api/types.ts";
 import { systemClock, type Clock, type Timer } from "../../clock.ts";
-import { ANNOTATION } from "../../api/types.ts";
 import { fleetKeys } from "../../node/status/fleet-reporter.ts";
 import type { EtcdClient, EtcdWatch } from "../../sources/etcd-client.ts";
 import { ETCD_DAEMONS } from "../../sources/etcd.ts";
@@ -50,7 +49,7 @@ export function createFleetPodFeed(
   deps: { clock: Clock } = { clock: systemClock },
 ): FleetPodFeed {
   /** `node\tnamespace/name` → what etcd holds for the pod on that node. */
-  const onNode = new Map<string, { manifest?: Pod; manifestKey?: string; status?: V1PodStatus }>();
+  const onNode = new Map<string, { manifest?: Pod; status?: V1PodStatus }>();
   /** `namespace/name` → a selector placement's manifest. */
   const daemons = new Map<string, Pod>();
   let version = 0;
@@ -78,10 +77,7 @@ export function createFleetPodFeed(
     if (!parts) return false;
     const { id, entry } = entryOf(parts.node, parts.namespace, parts.name);
     if (parts.kind === "status") entry.status = value === undefined ? undefined : parse<V1PodStatus>(value);
-    else {
-      entry.manifest = value === undefined ? undefined : parse<Pod>(value);
-      entry.manifestKey = entry.manifest ? key : undefined;
-    }
+    else entry.manifest = value === undefined ? undefined : parse<Pod>(value);
     if (!entry.status && !entry.manifest) onNode.delete(id);
     return true;
   };
@@ -98,7 +94,7 @@ export function createFleetPodFeed(
       copies.set(podId, (copies.get(podId) ?? 0) + 1);
     }
     const pods: Pod[] = [];
-    for (const [id, { manifest: own, manifestKey, status }] of onNode) {
+    for (const [id, { manifest: own, status }] of onNode) {
       const node = id.slice(0, id.indexOf("\t"));
       const podId = id.slice(node.length + 1);
       const [namespace, name] = podId.split("/") as [string, string];
@@ -108,12 +104,11 @@ export function createFleetPodFeed(
       const spec = manifest?.spec ?? {
         containers: (status?.containerStatuses ?? []).map((c) => ({ name: c.name, image: c.image })),
       };
+      // Decision: FLEET_PLACED is the only annotation added, not a node's config.source and config.origin: it
+      // already says the pod is a placement in etcd (its key follows from it and spec.nodeName), and a write drops
+      // the other two. Each key on each of 30,000 rows costs kubectl's decoding (bench/results.md).
       const annotations: Record<string, string> = { ...manifest?.metadata.annotations };
-      if (manifest) {
-        annotations[FLEET_PLACED] = podId;
-        annotations[ANNOTATION.source] = "etcd";
-        annotations[ANNOTATION.origin] = manifestKey ?? `${ETCD_DAEMONS}${podId}`;
-      }
+      if (manifest) annotations[FLEET_PLACED] = podId;
       pods.push({
         ...manifest,
         apiVersion: "v1",
