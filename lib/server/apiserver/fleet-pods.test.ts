@@ -86,6 +86,29 @@ describe("the fleet's pod feed", () => {
     );
   });
 
+  test("after a change only the pods it touches are new objects; a second copy renames the first, a new object too", async () => {
+    const { etcd, feed } = await fleet();
+    await etcd.apply([
+      { key: etcdPodKey("a", "default", "web"), value: manifest("web") },
+      { key: fleetKeys.status("a", "default", "db"), value: running },
+      { key: fleetKeys.status("a", "default", "agent"), value: running },
+      { key: `${ETCD_DAEMONS}default/agent`, value: manifest("agent") },
+    ]);
+    await feed.start();
+    const byName = () => new Map(feed.pods().map((p) => [p.metadata.name, p]));
+    const before = byName();
+    await etcd.apply([{ key: fleetKeys.status("a", "default", "web"), value: running }]);
+    const after = byName();
+    expect(after.get("db")).toBe(before.get("db")!);
+    expect(after.get("agent")).toBe(before.get("agent")!);
+    expect(after.get("web")).not.toBe(before.get("web")!);
+    expect(after.get("web")!.status?.phase).toBe("Running");
+    // The agent's second copy (on b) makes both `agent-<node>`: the one on a is rebuilt with its new name.
+    await etcd.apply([{ key: fleetKeys.status("b", "default", "agent"), value: running }]);
+    expect([...byName().keys()].sort()).toEqual(["agent-a", "agent-b", "db", "web"]);
+    expect(byName().get("db")).toBe(before.get("db")!);
+  });
+
   test("changes in etcd reach the feed through its watch, with etcd's revision as the version", async () => {
     const { etcd, feed } = await fleet();
     await feed.start();

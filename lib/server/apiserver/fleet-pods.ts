@@ -36,6 +36,15 @@ function hostKey(key: string): { node: string; kind: string; namespace: string; 
   return { node, kind, namespace, name };
 }
 
+/** A served pod and the feed's objects it was made from. */
+interface Made {
+  pod: Pod;
+  own?: Pod;
+  daemon?: Pod;
+  status?: V1PodStatus;
+  copied: boolean;
+}
+
 function parse<T>(text: string): T | undefined {
   try {
     return JSON.parse(text) as T;
@@ -54,6 +63,11 @@ export function createFleetPodFeed(
   const daemons = new Map<string, Pod>();
   let version = 0;
   let served: { version: number; pods: Pod[] } | undefined;
+  /**
+   * Each served pod and what it was made from, by `node\tnamespace/name`: a pod whose parts are the same objects is
+   * served as the same object again (`immutable`), so a change costs the changed pods, not the fleet's 30,000.
+   */
+  let made = new Map<string, Made>();
   const listeners = new Set<() => void>();
   let watch: EtcdWatch | undefined;
 
@@ -94,11 +108,19 @@ export function createFleetPodFeed(
       copies.set(podId, (copies.get(podId) ?? 0) + 1);
     }
     const pods: Pod[] = [];
+    const now = new Map<string, Made>();
     for (const [id, { manifest: own, status }] of onNode) {
       const node = id.slice(0, id.indexOf("\t"));
       const podId = id.slice(node.length + 1);
       const [namespace, name] = podId.split("/") as [string, string];
       const daemon = own ? undefined : daemons.get(podId);
+      const copied = (copies.get(podId) ?? 0) > 1;
+      const last = made.get(id);
+      if (last && last.own === own && last.daemon === daemon && last.status === status && last.copied === copied) {
+        now.set(id, last);
+        pods.push(last.pod);
+        continue;
+      }
       const manifest = own ?? daemon;
       // A pod the node runs from its own files reports only a status: its containers are named from it.
       const spec = manifest?.spec ?? {
@@ -109,20 +131,18 @@ export function createFleetPodFeed(
       // the other two. Each key on each of 30,000 rows costs kubectl's decoding (bench/results.md).
       const annotations: Record<string, string> = { ...manifest?.metadata.annotations };
       if (manifest) annotations[FLEET_PLACED] = podId;
-      pods.push({
+      const pod = {
         ...manifest,
         apiVersion: "v1",
         kind: "Pod",
-        metadata: {
-          ...manifest?.metadata,
-          namespace,
-          name: (copies.get(podId) ?? 0) > 1 ? `${name}-${node}` : name,
-          annotations,
-        },
+        metadata: { ...manifest?.metadata, namespace, name: copied ? `${name}-${node}` : name, annotations },
         spec: { ...spec, nodeName: node },
         status: status ?? { phase: "Pending" },
-      } as Pod);
+      } as Pod;
+      now.set(id, { pod, own, daemon, status, copied });
+      pods.push(pod);
     }
+    made = now;
     return pods;
   };
 
@@ -188,6 +208,8 @@ export function createFleetPodFeed(
     },
     version: () => version,
     revisioned: true,
+    // apply() parses a new object for every change, and build() makes a new pod only from new parts.
+    immutable: true,
     onChange(listener) {
       listeners.add(listener);
       return () => void listeners.delete(listener);
