@@ -88,11 +88,12 @@ describe("the fleet's pod feed", () => {
 
   test("after a change only the pods it touches are new objects; a second copy renames the first, a new object too", async () => {
     const { etcd, feed } = await fleet();
+    // web placed on a and not started yet, db a's own, agent placed on every node and reported by a only.
+    const placed = [etcdPodKey("a", "default", "web"), `${ETCD_DAEMONS}default/agent`];
+    const reported = [fleetKeys.status("a", "default", "db"), fleetKeys.status("a", "default", "agent")];
     await etcd.apply([
-      { key: etcdPodKey("a", "default", "web"), value: manifest("web") },
-      { key: fleetKeys.status("a", "default", "db"), value: running },
-      { key: fleetKeys.status("a", "default", "agent"), value: running },
-      { key: `${ETCD_DAEMONS}default/agent`, value: manifest("agent") },
+      ...placed.map((key) => ({ key, value: manifest(key.slice(key.lastIndexOf("/") + 1)) })),
+      ...reported.map((key) => ({ key, value: running })),
     ]);
     await feed.start();
     const byName = () => new Map(feed.pods().map((p) => [p.metadata.name, p]));
