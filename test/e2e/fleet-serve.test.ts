@@ -139,6 +139,17 @@ spec:
     expect(b).toMatch(new RegExp(`^default\\s+fs-web-b\\s+1/1\\s+Running\\s.*\\s${NODES[1]}\\s`));
   }, 150_000);
 
+  test("get pod -o json shows the annotations applied and placed with it, and kubelet.fleet/placed, no node bookkeeping", async () => {
+    await runningRow("fs-web-a");
+    const { annotations } = JSON.parse(ok(["get", "pod", "fs-web-a", "-o", "json"])).metadata;
+    expect(Object.keys(annotations).sort()).toEqual([
+      "kubectl.kubernetes.io/last-applied-configuration",
+      "kubelet.fleet/placed",
+      "kubelet.io/manifest-hash",
+    ]);
+    expect(annotations["kubelet.fleet/placed"]).toBe("default/fs-web-a");
+  }, 60_000);
+
   test("kubectl logs and exec reach the pod's node through fleet serve", async () => {
     await runningRow("fs-web-b");
     await waitFor("the log line", () => ok(["logs", "fs-web-b"]).includes("hello from b"), 30_000);

@@ -134,6 +134,18 @@ describe("fleet serve's pods list in pages", () => {
     expect(after.rows[0].cells[2]).toBe("Failed");
   });
 
+  test("warm builds the newest snapshot and kubectl's rows before any list, and the first Table is served from them", async () => {
+    const { state, list } = setUp(FIVE.map((p) => ({ ...p, metadata: { ...p.metadata } })));
+    list.warm();
+    expect(list.snapshots()).toBe(1);
+    // Edited in place after warm (the pod cache never does): the first Table shows the rows warm rendered.
+    for (const p of state.pods) p.metadata.labels = { edited: "after-warm" };
+    const accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+    const table = await (await list.app.request("/api/v1/pods", { headers: { accept } })).text();
+    expect(table).not.toContain("after-warm");
+    expect(JSON.parse(table).rows).toHaveLength(5);
+  });
+
   test("a malformed token, or a resourceVersion beside one, is a 400 in upstream's words", async () => {
     const { get } = setUp(FIVE);
     const bad = await get("/api/v1/pods?limit=2&continue=%25%25");

@@ -53,6 +53,23 @@ describe("the fleet's pod feed", () => {
     expect(stat.spec.containers.map((c) => c.name)).toEqual(["app"]);
   });
 
+  test("a placed pod carries the annotations its manifest has and kubelet.fleet/placed, and no other the feed adds", async () => {
+    const { etcd, feed } = await fleet();
+    const written = JSON.parse(manifest("web"));
+    written.metadata.annotations = { "kubelet.io/manifest-hash": "0123456789abcdef", "kubelet.fleet/selector": "" };
+    await etcd.apply([
+      { key: etcdPodKey("a", "default", "web"), value: JSON.stringify(written) },
+      { key: `${ETCD_DAEMONS}default/agent`, value: manifest("agent") },
+      { key: fleetKeys.status("b", "default", "agent"), value: running },
+    ]);
+    await feed.start();
+    const annotations = Object.fromEntries(feed.pods().map((p) => [p.metadata.name, p.metadata.annotations]));
+    expect(annotations).toEqual({
+      web: { ...written.metadata.annotations, [FLEET_PLACED]: "default/web" },
+      agent: { [FLEET_PLACED]: "default/agent" },
+    });
+  });
+
   test("a pod placed on every node is served once per node as <name>-<node>; one placed nowhere yet is Pending", async () => {
     const { etcd, feed } = await fleet();
     await etcd.apply([
@@ -67,6 +84,30 @@ describe("the fleet's pod feed", () => {
     expect(feed.pods().find((p) => p.metadata.name === "agent-a")!.metadata.annotations[FLEET_PLACED]).toBe(
       "default/agent",
     );
+  });
+
+  test("after a change only the pods it touches are new objects; a second copy renames the first, a new object too", async () => {
+    const { etcd, feed } = await fleet();
+    // web placed on a and not started yet, db a's own, agent placed on every node and reported by a only.
+    const placed = [etcdPodKey("a", "default", "web"), `${ETCD_DAEMONS}default/agent`];
+    const reported = [fleetKeys.status("a", "default", "db"), fleetKeys.status("a", "default", "agent")];
+    await etcd.apply([
+      ...placed.map((key) => ({ key, value: manifest(key.slice(key.lastIndexOf("/") + 1)) })),
+      ...reported.map((key) => ({ key, value: running })),
+    ]);
+    await feed.start();
+    const byName = () => new Map(feed.pods().map((p) => [p.metadata.name, p]));
+    const before = byName();
+    await etcd.apply([{ key: fleetKeys.status("a", "default", "web"), value: running }]);
+    const after = byName();
+    expect(after.get("db")).toBe(before.get("db")!);
+    expect(after.get("agent")).toBe(before.get("agent")!);
+    expect(after.get("web")).not.toBe(before.get("web")!);
+    expect(after.get("web")!.status?.phase).toBe("Running");
+    // The agent's second copy (on b) makes both `agent-<node>`: the one on a is rebuilt with its new name.
+    await etcd.apply([{ key: fleetKeys.status("b", "default", "agent"), value: running }]);
+    expect([...byName().keys()].sort()).toEqual(["agent-a", "agent-b", "db", "web"]);
+    expect(byName().get("db")).toBe(before.get("db")!);
   });
 
   test("changes in etcd reach the feed through its watch, with etcd's revision as the version", async () => {

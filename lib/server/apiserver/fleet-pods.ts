@@ -7,7 +7,6 @@
 // name is kept in FLEET_PLACED so a write to any copy is a write to the placement.
 import type { Pod, V1PodStatus } from "../../api/types.ts";
 import { systemClock, type Clock, type Timer } from "../../clock.ts";
-import { ANNOTATION } from "../../api/types.ts";
 import { fleetKeys } from "../../node/status/fleet-reporter.ts";
 import type { EtcdClient, EtcdWatch } from "../../sources/etcd-client.ts";
 import { ETCD_DAEMONS } from "../../sources/etcd.ts";
@@ -37,6 +36,15 @@ function hostKey(key: string): { node: string; kind: string; namespace: string; 
   return { node, kind, namespace, name };
 }
 
+/** A served pod and the feed's objects it was made from. */
+interface Made {
+  pod: Pod;
+  own?: Pod;
+  daemon?: Pod;
+  status?: V1PodStatus;
+  copied: boolean;
+}
+
 function parse<T>(text: string): T | undefined {
   try {
     return JSON.parse(text) as T;
@@ -50,11 +58,16 @@ export function createFleetPodFeed(
   deps: { clock: Clock } = { clock: systemClock },
 ): FleetPodFeed {
   /** `node\tnamespace/name` → what etcd holds for the pod on that node. */
-  const onNode = new Map<string, { manifest?: Pod; manifestKey?: string; status?: V1PodStatus }>();
+  const onNode = new Map<string, { manifest?: Pod; status?: V1PodStatus }>();
   /** `namespace/name` → a selector placement's manifest. */
   const daemons = new Map<string, Pod>();
   let version = 0;
   let served: { version: number; pods: Pod[] } | undefined;
+  /**
+   * Each served pod and what it was made from, by `node\tnamespace/name`: a pod whose parts are the same objects is
+   * served as the same object again (`immutable`), so a change costs the changed pods, not the fleet's 30,000.
+   */
+  let made = new Map<string, Made>();
   const listeners = new Set<() => void>();
   let watch: EtcdWatch | undefined;
 
@@ -78,10 +91,7 @@ export function createFleetPodFeed(
     if (!parts) return false;
     const { id, entry } = entryOf(parts.node, parts.namespace, parts.name);
     if (parts.kind === "status") entry.status = value === undefined ? undefined : parse<V1PodStatus>(value);
-    else {
-      entry.manifest = value === undefined ? undefined : parse<Pod>(value);
-      entry.manifestKey = entry.manifest ? key : undefined;
-    }
+    else entry.manifest = value === undefined ? undefined : parse<Pod>(value);
     if (!entry.status && !entry.manifest) onNode.delete(id);
     return true;
   };
@@ -98,36 +108,41 @@ export function createFleetPodFeed(
       copies.set(podId, (copies.get(podId) ?? 0) + 1);
     }
     const pods: Pod[] = [];
-    for (const [id, { manifest: own, manifestKey, status }] of onNode) {
+    const now = new Map<string, Made>();
+    for (const [id, { manifest: own, status }] of onNode) {
       const node = id.slice(0, id.indexOf("\t"));
       const podId = id.slice(node.length + 1);
       const [namespace, name] = podId.split("/") as [string, string];
       const daemon = own ? undefined : daemons.get(podId);
+      const copied = (copies.get(podId) ?? 0) > 1;
+      const last = made.get(id);
+      if (last && last.own === own && last.daemon === daemon && last.status === status && last.copied === copied) {
+        now.set(id, last);
+        pods.push(last.pod);
+        continue;
+      }
       const manifest = own ?? daemon;
       // A pod the node runs from its own files reports only a status: its containers are named from it.
       const spec = manifest?.spec ?? {
         containers: (status?.containerStatuses ?? []).map((c) => ({ name: c.name, image: c.image })),
       };
+      // Decision: FLEET_PLACED is the only annotation added, not a node's config.source and config.origin: it
+      // already says the pod is a placement in etcd (its key follows from it and spec.nodeName), and a write drops
+      // the other two. Each key on each of 30,000 rows costs kubectl's decoding (bench/results.md).
       const annotations: Record<string, string> = { ...manifest?.metadata.annotations };
-      if (manifest) {
-        annotations[FLEET_PLACED] = podId;
-        annotations[ANNOTATION.source] = "etcd";
-        annotations[ANNOTATION.origin] = manifestKey ?? `${ETCD_DAEMONS}${podId}`;
-      }
-      pods.push({
+      if (manifest) annotations[FLEET_PLACED] = podId;
+      const pod = {
         ...manifest,
         apiVersion: "v1",
         kind: "Pod",
-        metadata: {
-          ...manifest?.metadata,
-          namespace,
-          name: (copies.get(podId) ?? 0) > 1 ? `${name}-${node}` : name,
-          annotations,
-        },
+        metadata: { ...manifest?.metadata, namespace, name: copied ? `${name}-${node}` : name, annotations },
         spec: { ...spec, nodeName: node },
         status: status ?? { phase: "Pending" },
-      } as Pod);
+      } as Pod;
+      now.set(id, { pod, own, daemon, status, copied });
+      pods.push(pod);
     }
+    made = now;
     return pods;
   };
 
@@ -193,6 +208,8 @@ export function createFleetPodFeed(
     },
     version: () => version,
     revisioned: true,
+    // apply() parses a new object for every change, and build() makes a new pod only from new parts.
+    immutable: true,
     onChange(listener) {
       listeners.add(listener);
       return () => void listeners.delete(listener);

@@ -111,6 +111,17 @@ test("a pod's row is rendered once and reused; the changed pod (a new object, as
   expect(rows.row(changed, START, "Metadata")).toContain('"changed":"yes"');
 });
 
+test("warm renders the rows it is given for that includeObject only, so a later table joins what warm rendered", () => {
+  const rows = createPodRows();
+  const pods = [fleetPod(1), fleetPod(2)];
+  rows.warm(pods, "Metadata");
+  // Edited in place after warm (the pod cache never does): the rows served are those rendered by warm.
+  for (const pod of pods) pod.metadata.labels = { edited: "after-warm" };
+  const options = { now: START, metadata: {} };
+  expect(rows.table(pods, { ...options, include: "Metadata" })).not.toContain("after-warm");
+  expect(rows.table(pods, { ...options, include: "Object" })).toContain("after-warm");
+});
+
 test("an empty Table keeps its columns and has no rows", () => {
   const rows = createPodRows();
   const table = JSON.parse(rows.table([], { now: START, include: "None", metadata: { resourceVersion: "1" } }));

@@ -22,6 +22,21 @@ test("each pod is served with a resourceVersion that changes when the pod does, 
   expect(second.pods[1]!.metadata.resourceVersion).toBe(String(b));
 });
 
+test("an immutable feed's unchanged pod object is taken as unchanged without comparing; other feeds' pods are compared", () => {
+  for (const immutable of [true, false]) {
+    const pod = testPod("a");
+    const { feed, set } = fakeFeed([pod, testPod("b")]);
+    const cache = createPodCache({ ...feed, immutable }, { clock: new FakeClock() });
+    const first = cache.list().pods[0];
+    // Edited in place, which an immutable feed promises never to do: only a feed without the promise is compared.
+    (pod as { status: Pod["status"] }).status = { phase: "Running" };
+    set([pod, withPhase(testPod("b"), "Running")]);
+    const [a, b] = cache.list().pods;
+    expect(a === first).toBe(immutable);
+    expect(b!.status?.phase).toBe("Running");
+  }
+});
+
 test("a pod gets the time the kubelet first had it as its creationTimestamp, kept across changes", async () => {
   const clock = new FakeClock(Date.UTC(2026, 0, 1));
   const { feed, set } = fakeFeed([testPod("a")]);
