@@ -269,3 +269,77 @@ test("an undo of a rollout paused mid-surge removes the batch's surge copies wit
   expect("started" in undone).toBe(true);
   expect(copyKeys(ctx, started.hash)).toEqual([]);
 });
+
+test("a surge rollout failing in its third batch rolls the batches done back with copies of the old pod beside: never a node without a Ready web", async () => {
+  const ctx = await placed(3);
+  ctx.fleet.crashes.add("node-2:v2");
+  const started = await begin(ctx, "v2", { maxUnavailable: "0", maxSurge: "1" });
+  const back: string[] = [];
+  const end = await drive(ctx, {
+    onProgress: (s) => {
+      const step = `${s.batches[s.batch]?.join(",")}:${s.surgeStep ?? "-"}`;
+      if (s.phase === "RollingBack" && s.batch < s.batches.length && back.at(-1) !== step) back.push(step);
+    },
+  });
+  expect([end.phase, end.reason]).toEqual(["RolledBack", "CrashLoopBackOff"]);
+  expect(end.results.map((r) => `${r.phase} ${r.index}/${r.of} ${r.result}`)).toEqual([
+    "Progressing 1/3 Ready",
+    "Progressing 2/3 Ready",
+    "Progressing 3/3 Failed",
+    "RollingBack 1/3 Ready",
+    "RollingBack 2/3 Ready",
+    "RollingBack 3/3 Ready",
+  ]);
+  // node-2's copy failed before its own pod was touched: nothing to move back there; node-1 and node-0 each get a
+  // copy of the old pod first, replaced once it is Ready.
+  expect(back).toEqual([
+    "node-2:-",
+    "node-1:-",
+    "node-1:copy",
+    "node-1:replace",
+    "node-0:-",
+    "node-0:copy",
+    "node-0:replace",
+  ]);
+  settled(ctx, started.fromHash, started.fromHash);
+  expect(copyKeys(ctx, started.hash)).toEqual([]);
+});
+
+test("a batch failing after its copy served (its own pod crash-looping) keeps the copy as a stray until the rollback moved the node back", async () => {
+  const ctx = await placed(2);
+  ctx.fleet.crashes.add("node-1:v2:web");
+  const started = await begin(ctx, "v2", { maxUnavailable: "0", maxSurge: "1" });
+  const strays: string[] = [];
+  const end = await drive(ctx, {
+    onProgress: (s) => {
+      const seen = JSON.stringify(s.strays ?? {});
+      if (strays.at(-1) !== seen) strays.push(seen);
+    },
+  });
+  expect([end.phase, end.reason]).toEqual(["RolledBack", "CrashLoopBackOff"]);
+  expect(strays).toEqual(["{}", JSON.stringify({ "node-1": surgeName("web", started.hash) }), "{}"]);
+  settled(ctx, started.hash, started.fromHash);
+  expect(copyKeys(ctx, started.fromHash)).toEqual([]);
+});
+
+test("an undo of a rollout paused after its copy served keeps the copy until the undo moved the node", async () => {
+  const ctx = await placed(3);
+  const started = await begin(ctx, "v2", { maxUnavailable: "0", maxSurge: "1" });
+  let paused: Promise<RolloutState> | undefined;
+  const first = await drive(ctx, {
+    onProgress: (s) => {
+      if (s.surgeStep === "replace") paused ??= pauseRollout(ctx.client, "default", "web");
+    },
+  });
+  expect([first.phase, first.surgeStep]).toEqual(["Paused", "replace"]);
+  const undone = await startRollout(
+    { client: ctx.client, clock: ctx.clock, who: "ann@ops", strategy: first.strategy, supersede: true },
+    webPod("v1"),
+  );
+  if (!("started" in undone)) throw new Error(JSON.stringify(undone));
+  expect(undone.started.strays).toEqual({ "node-0": surgeName("web", started.hash) });
+  expect(copyKeys(ctx, started.hash)).toHaveLength(1);
+  const end = await drive(ctx);
+  expect(end.phase).toBe("Complete");
+  settled(ctx, started.hash, started.fromHash);
+});

@@ -81,13 +81,21 @@ export interface RolloutState {
   batch: number;
   /** The batch's keys are written. */
   written: boolean;
-  /** --max-surge as nodes per batch (the batch's first ones): there the new pod starts beside the old. */
+  /**
+   * --max-surge as nodes per batch (the batch's first ones): there the pod the batch moves to starts beside the one it
+   * replaces, forward and while rolling back.
+   */
   surge?: number;
   /**
    * Where the batch's surge nodes are: "copy", their surge copy (the new pod under surgeName) written beside the old
    * pod; "replace", the copy Ready and the pod's own key given the new pod, the copy removed once that is Ready.
    */
   surgeStep?: "copy" | "replace";
+  /**
+   * Node → the name of a Ready surge copy left serving on it because its batch failed (or its rollout was undone)
+   * after the node's own key took the new pod: removed when a batch holding the node ends Ready, or at the end.
+   */
+  strays?: Record<string, string>;
   baseline?: Record<string, NodeBaseline>;
   batchStartedAt?: number;
   phase: RolloutPhase;
@@ -158,12 +166,16 @@ export function describeRollout(state: RolloutState): string {
   return `rollout of ${state.namespace}/${state.name} to revision ${state.updateRevision} (${state.phase}, batch ${batch}/${state.batches.length}, started by ${state.startedBy} at ${new Date(state.startedAt).toISOString()})`;
 }
 
-/** The batch's surge nodes: its first `surge` nodes, while progressing or paused in it (a rollback replaces in place). */
+/**
+ * The batch's surge nodes: of its first `surge` nodes, those still to be moved (forward or back): a node already at
+ * the revision, or with a stray copy serving, needs no copy of its own.
+ */
 export function surgeNodesOf(state: RolloutState): string[] {
-  const progressing =
-    state.phase === "Progressing" || (state.phase === "Paused" && state.pausedPhase === "Progressing");
-  if (!state.surge || !progressing) return [];
-  return (state.batches[state.batch] ?? []).slice(0, state.surge);
+  const active = ["Progressing", "RollingBack", "Paused"].includes(state.phase);
+  if (!state.surge || !active) return [];
+  return (state.batches[state.batch] ?? [])
+    .slice(0, state.surge)
+    .filter((node) => !state.baseline?.[node]?.atTarget && !state.strays?.[node]);
 }
 
 /** The deletes of the batch's surge copies (none unless they were written). */
@@ -172,6 +184,26 @@ export function surgeCopyDeletes(state: RolloutState): Array<{ key: string }> {
   return surgeNodesOf(state).map((node) => ({
     key: etcdPodKey(node, state.namespace, surgeName(state.name, state.hash)),
   }));
+}
+
+/**
+ * The batch's surge copies made strays: in the replace step they are the surge nodes' Ready pods (the nodes' own keys
+ * hold the pod the batch moved to, maybe failing), so they stay until the node is moved again.
+ */
+export function strandedCopies(state: RolloutState): Record<string, string> {
+  if (state.surgeStep !== "replace") return { ...state.strays };
+  const copy = surgeName(state.name, state.hash);
+  return { ...state.strays, ...Object.fromEntries(surgeNodesOf(state).map((node) => [node, copy])) };
+}
+
+/** The deletes of the strays on `nodes`, and the strays left. */
+function straysOff(state: RolloutState, nodes: string[]) {
+  const on = new Set(nodes);
+  const strays = Object.entries(state.strays ?? {});
+  return {
+    deletes: strays.filter(([n]) => on.has(n)).map(([n, copy]) => ({ key: etcdPodKey(n, state.namespace, copy) })),
+    left: strays.some(([n]) => !on.has(n)) ? Object.fromEntries(strays.filter(([n]) => !on.has(n))) : undefined,
+  };
 }
 
 /** One node's records for one pod, read in one round. */
@@ -364,7 +396,8 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
       }
       // Surge nodes get the new pod as a copy beside the old one first; the rest of the batch is replaced in place.
       const surging = surgeNodesOf(current);
-      const inPlace = surging.length > 0 && current.surgeStep !== "replace" ? nodes.slice(surging.length) : nodes;
+      const inPlace =
+        surging.length > 0 && current.surgeStep !== "replace" ? nodes.filter((n) => !surging.includes(n)) : nodes;
       if (!current.written) {
         const copies = surging.map((node) => ({
           key: etcdPodKey(node, namespace, surgeName(name, to.hash)),
@@ -436,13 +469,21 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
           if (!(await save({ ...current, surgeStep: "replace" }))) if (!(await reload())) break;
           continue;
         }
-        // The batch is done or failed: its surge copies go (a failed copy never replaced the old pod).
-        const copies = surgeCopyDeletes(current);
-        if (copies.length > 0 && !(await writeKeys(copies))) {
+        // The batch is done: its surge copies go, and the strays on its nodes (each node runs the revision, Ready).
+        // It failed: copies that never replaced the old pod go; copies already serving stay, as strays.
+        const strays = ok ? straysOff(current, nodes) : { deletes: [], left: strandedCopies(current) };
+        const copies = ok || current.surgeStep === "copy" ? surgeCopyDeletes(current) : [];
+        const deletes = [...copies, ...strays.deletes];
+        if (deletes.length > 0 && !(await writeKeys(deletes))) {
           if (await refused()) continue;
           break;
         }
-        const next: RolloutState = { ...current, results: [...current.results, result], surgeStep: undefined };
+        const next: RolloutState = {
+          ...current,
+          results: [...current.results, result],
+          surgeStep: undefined,
+          strays: strays.left && Object.keys(strays.left).length > 0 ? strays.left : undefined,
+        };
         if (ok) Object.assign(next, { batch: current.batch + 1, written: false, baseline: undefined });
         else Object.assign(next, failure(next, reason!, message!));
         if (!(await save(next))) if (!(await reload())) break;
@@ -465,7 +506,7 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
     if (next.phase === "RollingBack")
       return { phase: "Failed", reason, message: `rollback to revision ${next.revision} failed: ${message}` };
     if (next.strategy.onFailure === "pause") {
-      // Its copies are gone: a resume writes the batch again.
+      // Its copies are gone (or strays): a resume writes the batch again.
       const again = next.surge ? { written: false, baseline: undefined } : {};
       return { phase: "Paused", pausedPhase: "Progressing", reason, message, ...again };
     }
@@ -490,6 +531,9 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
   async function finish(current: RolloutState, to: PodRevision): Promise<boolean> {
     const placed = await client.get(placementKey);
     const placement = parse<Placement>(placed.entry?.value);
+    // Strays left (of batches a rollback did not take again): each node's own key is Ready at the revision by now.
+    const strays = straysOff(current, Object.keys(current.strays ?? {})).deletes;
+    if (strays.length > 0 && !(await writeKeys(strays))) return false;
     if ("selector" in current.target) {
       const nodes = current.batches.flat();
       // The every-node key first, in a transaction of its own: a node's watches see it (at its revision) before the
@@ -504,6 +548,7 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
       {
         ...current,
         phase: rollingBack ? "RolledBack" : "Complete",
+        strays: undefined,
         daemonHash: "selector" in current.target ? to.hash : undefined,
         ...(rollingBack ? {} : { reason: undefined, message: undefined }),
       },
