@@ -343,3 +343,45 @@ test("an undo of a rollout paused after its copy served keeps the copy until the
   expect(end.phase).toBe("Complete");
   settled(ctx, started.hash, started.fromHash);
 });
+
+test("an etcd call timing out under load (DEADLINE_EXCEEDED) is made again at the next poll: the rollout goes on", async () => {
+  const ctx = await placed(3);
+  await begin(ctx, "v2");
+  // Every 7th read of a node's status times out, as etcd's answers did at load 40 with 1,000 nodes.
+  let reads = 0;
+  const get = ctx.etcd.get.bind(ctx.etcd);
+  const client = {
+    ...ctx.client,
+    get: (key: string) => {
+      if (key.includes("/status/") && ++reads % 7 === 0)
+        return Promise.reject(new Error("4 DEADLINE_EXCEEDED: Deadline exceeded after 4.959s"));
+      return get(key);
+    },
+  } as typeof ctx.client;
+  for (const m of ["list", "applyIf", "grantLease", "keepAlive", "leaseTimeToLive", "revokeLease"] as const)
+    (client as Record<string, unknown>)[m] = (ctx.etcd as unknown as Record<string, Function>)[m]!.bind(ctx.etcd);
+  const end = await drive(ctx, { client });
+  expect(end.phase).toBe("Complete");
+  expect(reads).toBeGreaterThan(7);
+});
+
+test("etcd away longer than a batch's --progress-deadline ends the driver with etcd's error", async () => {
+  const ctx = await placed(2);
+  await begin(ctx, "v2", { progressDeadlineSeconds: 5 });
+  const client = { ...ctx.client } as Record<string, unknown>;
+  for (const m of ["get", "list", "applyIf", "grantLease", "keepAlive", "leaseTimeToLive", "revokeLease"] as const)
+    client[m] = (ctx.etcd as unknown as Record<string, Function>)[m]!.bind(ctx.etcd);
+  let away = 0;
+  const list = client.list as (prefix: string) => Promise<unknown>;
+  client.list = (prefix: string) =>
+    away ? Promise.reject(Object.assign(new Error("cannot reach etcd"), { code: "Unavailable" })) : list(prefix);
+  const failed = drive(ctx, {
+    client: client as typeof ctx.client,
+    onProgress: (s) => {
+      if (s.written) away ||= ctx.clock.now();
+    },
+  });
+  await expect(failed).rejects.toThrow("cannot reach etcd");
+  // Tried at each poll until the deadline, not given up at the first refusal.
+  expect(ctx.clock.now() - away).toBeGreaterThan(5000);
+});

@@ -206,6 +206,12 @@ function straysOff(state: RolloutState, nodes: string[]) {
   };
 }
 
+/** An etcd call that may succeed when made again: it timed out, or no member answered. */
+export function transientEtcdError(error: unknown): boolean {
+  const { code, message } = error as { code?: unknown; message?: string };
+  return code === "Unavailable" || /\b(DEADLINE_EXCEEDED|UNAVAILABLE)\b/.test(message ?? "");
+}
+
 /** One node's records for one pod, read in one round. */
 async function readNode(
   client: RolloutClient,
@@ -284,6 +290,8 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
     return found;
   };
 
+  /** Since when etcd calls fail with transient errors (undefined: the last step got through). */
+  let troubleSince: number | undefined;
   /** Writes the state if nobody else wrote it since it was read; false when someone did. */
   const save = async (next: RolloutState, extra: Array<{ key: string; value?: string }> = []) => {
     next.updatedAt = clock.now();
@@ -293,6 +301,7 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
     if (entry?.value !== value) return false;
     state = next;
     modRevision = entry.modRevision;
+    troubleSince = undefined;
     options.onProgress?.(state);
     return true;
   };
@@ -378,121 +387,138 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
     }
     const readySince = new Map<string, number>();
     while (!options.signal?.aborted) {
-      if (lost && !(await reclaim())) break;
-      const current = state!;
-      if (!["Progressing", "RollingBack"].includes(current.phase)) break;
-      const to = await revisionOf(current.revision);
-      if (current.batch >= current.batches.length) {
-        if (!(await finish(current, to)) && !(await refused())) break;
-        continue;
-      }
-      const nodes = current.batches[current.batch]!;
-      if (!current.baseline) {
-        const records = await readNodes(client, nodes, namespace, name);
-        const baseline = Object.fromEntries(nodes.map((n) => [n, baselineOf(records.get(n)!, current.hash)]));
-        if (!(await save({ ...current, baseline, batchStartedAt: clock.now() }))) if (!(await reload())) break;
-        readySince.clear();
-        continue;
-      }
-      // Surge nodes get the new pod as a copy beside the old one first; the rest of the batch is replaced in place.
-      const surging = surgeNodesOf(current);
-      const inPlace =
-        surging.length > 0 && current.surgeStep !== "replace" ? nodes.filter((n) => !surging.includes(n)) : nodes;
-      if (!current.written) {
-        const copies = surging.map((node) => ({
-          key: etcdPodKey(node, namespace, surgeName(name, to.hash)),
-          value: JSON.stringify(surgeCopy(to.pod, to.hash)),
-        }));
-        if (!(await writeKeys([...copies, ...keysFor(inPlace, to)]))) {
-          if (await refused()) continue;
-          break;
+      try {
+        if (lost && !(await reclaim())) break;
+        const current = state!;
+        if (!["Progressing", "RollingBack"].includes(current.phase)) break;
+        const to = await revisionOf(current.revision);
+        if (current.batch >= current.batches.length) {
+          if (!(await finish(current, to)) && !(await refused())) break;
+          continue;
         }
-        const step = surging.length > 0 ? { surgeStep: "copy" as const } : {};
-        if (!(await save({ ...current, written: true, ...step }))) if (!(await reload())) break;
-        continue;
-      }
-      // The batch is written: judge its nodes (a surge node by its copy until the copy is Ready).
-      const from = await revisionOf(current.fromRevision).catch(() => undefined);
-      const restarted = restartedContainers(from?.pod, to.pod);
-      const records = await readNodes(client, inPlace, namespace, name);
-      const verdicts = new Map(
-        inPlace.map((n) => [n, judgeNode(records.get(n)!, current.hash, restarted, current.baseline?.[n])]),
-      );
-      if (inPlace.length < nodes.length) {
-        const copyName = surgeName(name, to.hash);
-        const copies = await readNodes(client, surging, namespace, copyName);
-        const all = to.pod.spec.containers.map((c) => c.name);
-        for (const n of surging) verdicts.set(n, judgeNode(copies.get(n)!, current.hash, all, undefined));
-      }
-      options.onProgress?.(current, verdicts);
-      const now = clock.now();
-      for (const [node, v] of verdicts)
-        if (v.state !== "ready") readySince.delete(node);
-        else if (!readySince.has(node)) readySince.set(node, now);
-      const failed = [...verdicts].find(([, v]) => v.state === "failed");
-      const waiting = [...verdicts].filter(
-        ([node, v]) =>
-          v.state === "pending" ||
-          (v.state === "ready" && now - readySince.get(node)! < current.strategy.minReadySeconds * 1000),
-      );
-      const elapsed = now - (current.batchStartedAt ?? now);
-      const overdue = elapsed > current.strategy.progressDeadlineSeconds * 1000;
-      if (failed || waiting.length === 0 || overdue) {
-        const unavailable = Object.fromEntries(
-          [...verdicts].flatMap(([n, v]) => (v.state === "unavailable" ? [[n, v.reason]] : [])),
-        );
-        const ok = !failed && waiting.length === 0;
-        const reason = failed ? (failed[1] as { reason: string }).reason : ok ? undefined : "ProgressDeadlineExceeded";
-        const message = failed
-          ? `node ${failed[0]}: ${(failed[1] as { message: string }).message}`
-          : ok
-            ? undefined
-            : `batch ${current.batch + 1} not Ready within --progress-deadline ${current.strategy.progressDeadlineSeconds}s: node ${waiting[0]![0]}: ${(waiting[0]![1] as { reason?: string }).reason ?? "not ready long enough"}`;
-        const result: BatchResult = {
-          index: current.batch + 1,
-          of: current.batches.length,
-          phase: current.phase as "Progressing" | "RollingBack",
-          nodes: nodes.length,
-          ready: [...verdicts.values()].filter((v) => v.state === "ready").length,
-          unavailable,
-          result: ok ? "Ready" : "Failed",
-          ...(reason ? { reason } : {}),
-          seconds: Math.round(elapsed / 100) / 10,
-        };
-        if (ok && current.surgeStep === "copy") {
-          // The copies are Ready: the surge nodes' own keys take the new pod, the copies serving while it restarts.
-          if (!(await writeKeys(keysFor(surging, to)))) {
+        const nodes = current.batches[current.batch]!;
+        if (!current.baseline) {
+          const records = await readNodes(client, nodes, namespace, name);
+          const baseline = Object.fromEntries(nodes.map((n) => [n, baselineOf(records.get(n)!, current.hash)]));
+          if (!(await save({ ...current, baseline, batchStartedAt: clock.now() }))) if (!(await reload())) break;
+          readySince.clear();
+          continue;
+        }
+        // Surge nodes get the new pod as a copy beside the old one first; the rest of the batch is replaced in place.
+        const surging = surgeNodesOf(current);
+        const inPlace =
+          surging.length > 0 && current.surgeStep !== "replace" ? nodes.filter((n) => !surging.includes(n)) : nodes;
+        if (!current.written) {
+          const copies = surging.map((node) => ({
+            key: etcdPodKey(node, namespace, surgeName(name, to.hash)),
+            value: JSON.stringify(surgeCopy(to.pod, to.hash)),
+          }));
+          if (!(await writeKeys([...copies, ...keysFor(inPlace, to)]))) {
             if (await refused()) continue;
             break;
           }
-          readySince.clear();
-          if (!(await save({ ...current, surgeStep: "replace" }))) if (!(await reload())) break;
+          const step = surging.length > 0 ? { surgeStep: "copy" as const } : {};
+          if (!(await save({ ...current, written: true, ...step }))) if (!(await reload())) break;
           continue;
         }
-        // The batch is done: its surge copies go, and the strays on its nodes (each node runs the revision, Ready).
-        // It failed: copies that never replaced the old pod go; copies already serving stay, as strays.
-        const strays = ok ? straysOff(current, nodes) : { deletes: [], left: strandedCopies(current) };
-        const copies = ok || current.surgeStep === "copy" ? surgeCopyDeletes(current) : [];
-        const deletes = [...copies, ...strays.deletes];
-        if (deletes.length > 0 && !(await writeKeys(deletes))) {
-          if (await refused()) continue;
-          break;
+        // The batch is written: judge its nodes (a surge node by its copy until the copy is Ready).
+        const from = await revisionOf(current.fromRevision).catch(() => undefined);
+        const restarted = restartedContainers(from?.pod, to.pod);
+        const records = await readNodes(client, inPlace, namespace, name);
+        const verdicts = new Map(
+          inPlace.map((n) => [n, judgeNode(records.get(n)!, current.hash, restarted, current.baseline?.[n])]),
+        );
+        if (inPlace.length < nodes.length) {
+          const copyName = surgeName(name, to.hash);
+          const copies = await readNodes(client, surging, namespace, copyName);
+          const all = to.pod.spec.containers.map((c) => c.name);
+          for (const n of surging) verdicts.set(n, judgeNode(copies.get(n)!, current.hash, all, undefined));
         }
-        const next: RolloutState = {
-          ...current,
-          results: [...current.results, result],
-          surgeStep: undefined,
-          strays: strays.left && Object.keys(strays.left).length > 0 ? strays.left : undefined,
-        };
-        if (ok) Object.assign(next, { batch: current.batch + 1, written: false, baseline: undefined });
-        else Object.assign(next, failure(next, reason!, message!));
-        if (!(await save(next))) if (!(await reload())) break;
+        options.onProgress?.(current, verdicts);
+        const now = clock.now();
+        for (const [node, v] of verdicts)
+          if (v.state !== "ready") readySince.delete(node);
+          else if (!readySince.has(node)) readySince.set(node, now);
+        const failed = [...verdicts].find(([, v]) => v.state === "failed");
+        const waiting = [...verdicts].filter(
+          ([node, v]) =>
+            v.state === "pending" ||
+            (v.state === "ready" && now - readySince.get(node)! < current.strategy.minReadySeconds * 1000),
+        );
+        const elapsed = now - (current.batchStartedAt ?? now);
+        const overdue = elapsed > current.strategy.progressDeadlineSeconds * 1000;
+        if (failed || waiting.length === 0 || overdue) {
+          const unavailable = Object.fromEntries(
+            [...verdicts].flatMap(([n, v]) => (v.state === "unavailable" ? [[n, v.reason]] : [])),
+          );
+          const ok = !failed && waiting.length === 0;
+          const reason = failed
+            ? (failed[1] as { reason: string }).reason
+            : ok
+              ? undefined
+              : "ProgressDeadlineExceeded";
+          const message = failed
+            ? `node ${failed[0]}: ${(failed[1] as { message: string }).message}`
+            : ok
+              ? undefined
+              : `batch ${current.batch + 1} not Ready within --progress-deadline ${current.strategy.progressDeadlineSeconds}s: node ${waiting[0]![0]}: ${(waiting[0]![1] as { reason?: string }).reason ?? "not ready long enough"}`;
+          const result: BatchResult = {
+            index: current.batch + 1,
+            of: current.batches.length,
+            phase: current.phase as "Progressing" | "RollingBack",
+            nodes: nodes.length,
+            ready: [...verdicts.values()].filter((v) => v.state === "ready").length,
+            unavailable,
+            result: ok ? "Ready" : "Failed",
+            ...(reason ? { reason } : {}),
+            seconds: Math.round(elapsed / 100) / 10,
+          };
+          if (ok && current.surgeStep === "copy") {
+            // The copies are Ready: the surge nodes' own keys take the new pod, the copies serving while it restarts.
+            if (!(await writeKeys(keysFor(surging, to)))) {
+              if (await refused()) continue;
+              break;
+            }
+            readySince.clear();
+            if (!(await save({ ...current, surgeStep: "replace" }))) if (!(await reload())) break;
+            continue;
+          }
+          // The batch is done: its surge copies go, and the strays on its nodes (each node runs the revision, Ready).
+          // It failed: copies that never replaced the old pod go; copies already serving stay, as strays.
+          const strays = ok ? straysOff(current, nodes) : { deletes: [], left: strandedCopies(current) };
+          const copies = ok || current.surgeStep === "copy" ? surgeCopyDeletes(current) : [];
+          const deletes = [...copies, ...strays.deletes];
+          if (deletes.length > 0 && !(await writeKeys(deletes))) {
+            if (await refused()) continue;
+            break;
+          }
+          const next: RolloutState = {
+            ...current,
+            results: [...current.results, result],
+            surgeStep: undefined,
+            strays: strays.left && Object.keys(strays.left).length > 0 ? strays.left : undefined,
+          };
+          if (ok) Object.assign(next, { batch: current.batch + 1, written: false, baseline: undefined });
+          else Object.assign(next, failure(next, reason!, message!));
+          if (!(await save(next))) if (!(await reload())) break;
+          continue;
+        }
+        await clock.sleep(pollMs, options.signal).catch(() => {});
+        // A pause, an undo or another driver shows as a newer state.
+        const seen = await readRollout(client, namespace, name);
+        if (seen.modRevision !== modRevision && !(await reload())) break;
+      } catch (error) {
+        // A call that timed out or found no member (etcd slow under load, a member restarting) is tried again at the
+        // next poll, from the state as etcd has it (a write that landed before its answer was lost included), until
+        // etcd has been away as long as a batch's --progress-deadline.
+        if (!transientEtcdError(error)) throw error;
+        troubleSince ??= clock.now();
+        if (clock.now() - troubleSince > state!.strategy.progressDeadlineSeconds * 1000) throw error;
+        await clock.sleep(pollMs, options.signal).catch(() => {});
+        if ((await reload().catch(() => true)) === false) break;
         continue;
       }
-      await clock.sleep(pollMs, options.signal).catch(() => {});
-      // A pause, an undo or another driver shows as a newer state.
-      const seen = await readRollout(client, namespace, name);
-      if (seen.modRevision !== modRevision && !(await reload())) break;
+      troubleSince = undefined;
     }
   } finally {
     keeping.abort();
