@@ -137,7 +137,7 @@ describeOnRuntimes("kubelet fleet rollout across three kubelets", (services, rt)
     });
     return { gaps, copies, cancel: () => watch.cancel() };
   };
-  /** No surge copy of the pod left in etcd, nor its containers in the runtime. */
+  /** No surge copy of the pod left in etcd, nor its containers in the runtime, nor (once stopped) its status. */
   const noCopiesLeft = async (copies: Iterable<string>) => {
     const left = await client.list("/registry/hosts/");
     expect(left.entries.filter((e) => e.key.includes(`/pods/default/${pod}-`)).map((e) => e.key)).toEqual([]);
@@ -147,6 +147,12 @@ describeOnRuntimes("kubelet fleet rollout across three kubelets", (services, rt)
         async () => (await rt.running(copy, "app")) === undefined,
         30_000,
       );
+    await waitFor(
+      "the copies' status records gone",
+      async () =>
+        !(await client.list("/registry/hosts/")).entries.some((e) => e.key.includes(`/status/default/${pod}-`)),
+      30_000,
+    );
   };
 
   test("a changed pod is rolled out batch by batch to every node and recorded as a revision", async () => {
@@ -297,7 +303,10 @@ describeOnRuntimes("kubelet fleet rollout across three kubelets", (services, rt)
     const before = await placeAt("s1");
     const rolled = runBinary(rolloutArgs(pod, "-f", manifest("s2"), "--max-unavailable", "0", "--max-surge", "1"));
     expect({ code: rolled.code, stderr: rolled.stderr }).toEqual({ code: 0, stderr: "" });
-    await allAt(placedHash(rolled.stdout));
+    const forward = placedHash(rolled.stdout);
+    await allAt(forward);
+    // The forward rollout's last copy stopped before the watch begins: its statuses are not the undo's.
+    await noCopiesLeft([`${pod}-${forward.slice(0, 10)}`]);
     const { gaps, copies, cancel } = await watchReady();
     try {
       // No flags: the undo takes the rollout's own --max-surge 1 --max-unavailable 0.
