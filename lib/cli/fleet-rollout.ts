@@ -206,10 +206,13 @@ function straysOff(state: RolloutState, nodes: string[]) {
   };
 }
 
-/** An etcd call that may succeed when made again: it timed out, or no member answered. */
+/**
+ * An etcd call that may succeed when made again: it timed out, no member answered, or the client's circuit breaker
+ * (etcd3's, open for a while after calls to a member failed) refused to make it.
+ */
 export function transientEtcdError(error: unknown): boolean {
   const { code, message } = error as { code?: unknown; message?: string };
-  return code === "Unavailable" || /\b(DEADLINE_EXCEEDED|UNAVAILABLE)\b/.test(message ?? "");
+  return code === "Unavailable" || /\b(DEADLINE_EXCEEDED|UNAVAILABLE)\b|circuit breaker is open/.test(message ?? "");
 }
 
 /** One node's records for one pod, read in one round. */

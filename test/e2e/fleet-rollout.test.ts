@@ -280,16 +280,20 @@ describeOnRuntimes("kubelet fleet rollout across three kubelets", (services, rt)
       const rolled = runBinary(rolloutArgs(pod, "-f", manifest("v5"), "--max-unavailable", "0", "--max-surge", "1"));
       expect({ code: rolled.code, stderr: rolled.stderr }).toEqual({ code: 0, stderr: "" });
       expect(rolled.stdout).toContain(`rollout of default/${pod} complete: revision`);
-      const hash = placedHash(rolled.stdout);
-      await allAt(hash);
-      expect(gaps).toEqual([]);
       // The copies ran (named by the new revision's hash) and are gone, from etcd and from the runtime.
-      expect([...copies]).toEqual([`${pod}-${hash.slice(0, 10)}`]);
-      await noCopiesLeft(copies);
+      await settledAt(placedHash(rolled.stdout), gaps, copies);
     } finally {
       await cancel();
     }
   }, 240_000);
+
+  /** Every node Ready at `hash`, none ever without a Ready copy, the one copy name of `hash` seen and gone. */
+  const settledAt = async (hash: string, gaps: string[], copies: Set<string>) => {
+    await allAt(hash);
+    expect(gaps).toEqual([]);
+    expect([...copies]).toEqual([`${pod}-${hash.slice(0, 10)}`]);
+    await noCopiesLeft(copies);
+  };
 
   /** The pod placed on every node by name at `version`, Ready on each. */
   const placeAt = async (version: string) => {
@@ -314,10 +318,7 @@ describeOnRuntimes("kubelet fleet rollout across three kubelets", (services, rt)
       expect({ code: undone.code, stderr: undone.stderr }).toEqual({ code: 0, stderr: "" });
       expect(undone.stdout).toContain(`(manifest ${before}) started: 3 nodes in 3 batches`);
       expect(undone.stdout).toMatch(new RegExp(`rollout of default/${pod} complete: revision \\d+ on 3 nodes`));
-      await allAt(before);
-      expect(gaps).toEqual([]);
-      expect([...copies]).toEqual([`${pod}-${before.slice(0, 10)}`]);
-      await noCopiesLeft(copies);
+      await settledAt(before, gaps, copies);
     } finally {
       await cancel();
     }
@@ -373,10 +374,7 @@ describeOnRuntimes("kubelet fleet rollout across three kubelets", (services, rt)
         new RegExp(`^resuming rollout of default/${pod} to revision \\d+ at batch 2/3$`, "m"),
       );
       expect(resumed.stdout).toContain(`rollout of default/${pod} complete: revision ${killed.revision} on 3 nodes`);
-      await allAt(hash);
-      expect(gaps).toEqual([]);
-      expect([...copies]).toEqual([`${pod}-${hash.slice(0, 10)}`]);
-      await noCopiesLeft(copies);
+      await settledAt(hash, gaps, copies);
     } finally {
       await cancel();
     }
