@@ -276,10 +276,15 @@ test("an undo of a rollout paused mid-surge removes the batch's surge copies wit
   expect(copyKeys(ctx, started.hash)).toEqual([]);
 });
 
+/** A rollout of `n` nodes to v2 with --max-surge 1 --max-unavailable 0, begun, v2 crash-looping where `crash` says. */
+async function surgeCrashing(n: number, crash: string) {
+  const ctx = await placed(n);
+  ctx.fleet.crashes.add(crash);
+  return { ctx, started: await begin(ctx, "v2", { maxUnavailable: "0", maxSurge: "1" }) };
+}
+
 test("a surge rollout failing in its third batch rolls the batches done back with copies of the old pod beside: never a node without a Ready web", async () => {
-  const ctx = await placed(3);
-  ctx.fleet.crashes.add("node-2:v2");
-  const started = await begin(ctx, "v2", { maxUnavailable: "0", maxSurge: "1" });
+  const { ctx, started } = await surgeCrashing(3, "node-2:v2");
   const back: string[] = [];
   const end = await drive(ctx, {
     onProgress: (s) => {
@@ -312,9 +317,7 @@ test("a surge rollout failing in its third batch rolls the batches done back wit
 });
 
 test("a batch failing after its copy served (its own pod crash-looping) keeps the copy as a stray until the rollback moved the node back", async () => {
-  const ctx = await placed(2);
-  ctx.fleet.crashes.add("node-1:v2:web");
-  const started = await begin(ctx, "v2", { maxUnavailable: "0", maxSurge: "1" });
+  const { ctx, started } = await surgeCrashing(2, "node-1:v2:web");
   const strays: string[] = [];
   const end = await drive(ctx, {
     onProgress: (s) => {
