@@ -64,7 +64,7 @@ test("a bad image exits 3 after its first batch, rolled back; undo of a complete
   );
   const v3 = await rollout(ctx, start("v3"));
   expect(v3).toMatchObject({ code: ROLLOUT_EXIT.complete, err: "" });
-  const undo = await rollout(ctx, { verb: "undo", pod: "web", namespace: "default", strategy });
+  const undo = await rollout(ctx, { verb: "undo", pod: "web", namespace: "default", strategy, given: {} });
   expect(undo.code).toBe(ROLLOUT_EXIT.complete);
   expect(undo.out).toContain("rollout of default/web complete: revision 4 on 3 nodes");
   const { state } = await readRollout(ctx.client, "default", "web");
@@ -116,4 +116,27 @@ test("--max-surge is refused for a pod with a fixed hostPort, naming the field, 
   const other = await rollout(ctx, { ...start("v2"), pod: "db" });
   expect(other.code).toBe(ROLLOUT_EXIT.failed);
   expect(other.err).toContain('holds pod "web", not "db"');
+});
+
+test("undo of a --max-surge rollout surges as it did: copies of the old pod beside, never a node without a Ready web; --max-surge 0 given replaces in place", async () => {
+  const ctx = await placed(3);
+  const surge = { ...strategy, maxUnavailable: "0", maxSurge: "1" };
+  expect((await rollout(ctx, { ...start("v2"), strategy: surge })).code).toBe(ROLLOUT_EXIT.complete);
+  ctx.fleet.resetMax();
+  const undo = await rollout(ctx, { verb: "undo", pod: "web", namespace: "default", strategy, given: {} });
+  expect({ code: undo.code, err: undo.err }).toEqual({ code: ROLLOUT_EXIT.complete, err: "" });
+  const { state } = await readRollout(ctx.client, "default", "web");
+  expect([state!.surge, state!.batches.length, state!.strategy.maxSurge]).toEqual([1, 3, "1"]);
+  expect(ctx.fleet.maxWithoutReady).toBe(0);
+  // Given on the command line, the undo's own flags win.
+  ctx.fleet.resetMax();
+  const given = { maxUnavailable: "1", maxSurge: "0" };
+  const inPlace = await rollout(ctx, { verb: "undo", pod: "web", namespace: "default", strategy, given });
+  expect(inPlace.code).toBe(ROLLOUT_EXIT.complete);
+  expect((await readRollout(ctx.client, "default", "web")).state!.surge).toBeUndefined();
+  expect(ctx.fleet.maxWithoutReady).toBe(1);
+  const none = { maxUnavailable: "0" };
+  const refused = await rollout(ctx, { verb: "undo", pod: "web", namespace: "default", strategy, given: none });
+  expect(refused.code).toBe(ROLLOUT_EXIT.usage);
+  expect(refused.err).toContain('--max-unavailable "0": Invalid value: may not be 0 when `maxSurge` is 0');
 });

@@ -7,7 +7,7 @@ import { readManifests } from "../api/manifest.ts";
 import type { Pod } from "../api/types.ts";
 import type { Clock } from "../clock.ts";
 import { table } from "./fleet.ts";
-import { ROLLOUT_EXIT, type RolloutRequest } from "./fleet-rollout-flags.ts";
+import { noBatchTaken, ROLLOUT_EXIT, type RolloutRequest } from "./fleet-rollout-flags.ts";
 import { surgeBlocker, type NodeVerdict } from "./fleet-rollout-plan.ts";
 import {
   driveRollout,
@@ -199,8 +199,17 @@ export async function runRollout(
         );
         return ROLLOUT_EXIT.failed;
       }
-      // An undo replaces a paused rollout: its nodes are taken to the revision asked for, batch by batch.
-      return start(revision.pod, request.strategy, `undo: back to revision ${revision.revision}`, true);
+      // An undo replaces a paused rollout: its nodes are taken to the revision asked for, batch by batch, as the
+      // rollout it undoes took them (its --max-surge: a surge rollout's undo leaves no node without a Ready copy).
+      const strategy = { ...(state?.strategy ?? request.strategy), ...request.given };
+      const noBatch = noBatchTaken(strategy);
+      if (noBatch) {
+        io.err.write(
+          `kubelet fleet rollout undo: ${noBatch} (the rollout undone has ${state?.strategy.maxUnavailable} and ${state?.strategy.maxSurge})\n`,
+        );
+        return ROLLOUT_EXIT.usage;
+      }
+      return start(revision.pod, strategy, `undo: back to revision ${revision.revision}`, true);
     }
     case "pause": {
       const state = await pauseRollout(client, namespace, request.pod);

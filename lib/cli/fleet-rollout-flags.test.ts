@@ -76,3 +76,10 @@ test("--max-unavailable 0 with --max-surge 0 is refused in a Deployment's words;
 test("exit codes tell a script complete (0) from failed, rolled back, paused and undriven", () => {
   expect(ROLLOUT_EXIT).toEqual({ complete: 0, failed: 1, usage: 2, rolledBack: 3, paused: 4, undriven: 5 });
 });
+
+test("undo records which strategy flags were given: the rest are taken from the rollout it undoes", () => {
+  expect(request(["undo", "web"])).toMatchObject({ verb: "undo", given: {} });
+  expect(request(["undo", "web"], { maxSurge: "10%", progressDeadline: "30" })).toMatchObject({
+    given: { maxSurge: "10%", progressDeadlineSeconds: 30 },
+  });
+});

@@ -32,7 +32,15 @@ export type RolloutRequest =
       allowPrivileged?: boolean;
     }
   | { verb: "status" | "history" | "pause" | "resume"; pod: string; namespace: string }
-  | { verb: "undo"; pod: string; namespace: string; toRevision?: number; strategy: RolloutStrategy };
+  | {
+      verb: "undo";
+      pod: string;
+      namespace: string;
+      toRevision?: number;
+      strategy: RolloutStrategy;
+      /** The strategy's fields given on the command line: the rest are the undone rollout's own (its --max-surge). */
+      given: Partial<RolloutStrategy>;
+    };
 
 /** Adds the rollout flags to the fleet command (-f and -n are the placement ones). */
 export function rolloutOptions(command: { option(name: string, description: string): unknown }): void {
@@ -45,6 +53,26 @@ export function rolloutOptions(command: { option(name: string, description: stri
   command.option("--to-revision <n>", "rollout undo: the revision to go back to (default: the previous one)");
   command.option("--change-cause <text>", "rollout: why, recorded with the revision (kubernetes.io/change-cause)");
 }
+
+/**
+ * As a Deployment's validation: the error when no batch could be taken (a percentage rounding to 0 nodes is resolved
+ * to 1 node), or undefined.
+ */
+export function noBatchTaken(strategy: Pick<RolloutStrategy, "maxUnavailable" | "maxSurge">): string | undefined {
+  const { maxUnavailable, maxSurge } = strategy;
+  if (!/^0+%?$/.test(maxUnavailable) || !/^0+%?$/.test(maxSurge)) return undefined;
+  return `--max-unavailable "${maxUnavailable}": Invalid value: may not be 0 when \`maxSurge\` is 0 (give --max-unavailable 1 or --max-surge 1)`;
+}
+
+/** Option name → the strategy field it sets. */
+const STRATEGY_FLAGS: Record<string, keyof RolloutStrategy> = {
+  maxUnavailable: "maxUnavailable",
+  maxSurge: "maxSurge",
+  minReadySeconds: "minReadySeconds",
+  progressDeadline: "progressDeadlineSeconds",
+  onFailure: "onFailure",
+  revisionHistoryLimit: "revisionHistoryLimit",
+};
 
 const seconds = (value: unknown, flag: string, fallback: number, usage: (m: string) => Error) => {
   if (value === undefined) return fallback;
@@ -66,11 +94,8 @@ function strategyOf(options: Record<string, unknown>, usage: (m: string) => Erro
     throw usage(`--on-failure "${onFailure}": expected rollback or pause`);
   const maxUnavailable = intOrPercent(options.maxUnavailable, "--max-unavailable", "25%");
   const maxSurge = intOrPercent(options.maxSurge, "--max-surge", "0");
-  // As a Deployment's validation: no batch could be taken (a percentage rounding to 0 nodes is resolved to 1 node).
-  if (/^0+%?$/.test(maxUnavailable) && /^0+%?$/.test(maxSurge))
-    throw usage(
-      `--max-unavailable "${maxUnavailable}": Invalid value: may not be 0 when \`maxSurge\` is 0 (give --max-unavailable 1 or --max-surge 1)`,
-    );
+  const noBatch = noBatchTaken({ maxUnavailable, maxSurge });
+  if (noBatch) throw usage(noBatch);
   return {
     maxUnavailable,
     maxSurge,
@@ -98,7 +123,13 @@ export function rolloutRequest(
         throw usage(
           `--to-revision "${options.toRevision}": expected a revision number (kubelet fleet rollout history ${second})`,
         );
-      return { verb: "undo", pod: second, namespace, toRevision: to, strategy: strategyOf(options, usage) };
+      const strategy = strategyOf(options, usage);
+      const given = Object.fromEntries(
+        Object.entries(STRATEGY_FLAGS)
+          .filter(([option]) => options[option] !== undefined)
+          .map(([, field]) => [field, strategy[field]]),
+      );
+      return { verb: "undo", pod: second, namespace, toRevision: to, strategy, given };
     }
     return { verb: first as "status" | "history" | "pause" | "resume", pod: second, namespace };
   }

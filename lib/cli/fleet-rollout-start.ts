@@ -17,6 +17,7 @@ import {
   type RolloutState,
   type RolloutStrategy,
   rolloutKeys,
+  strandedCopies,
   surgeCopyDeletes,
 } from "./fleet-rollout.ts";
 
@@ -123,6 +124,11 @@ export async function startRollout(options: StartOptions, input: Pod): Promise<S
     ),
   );
   const nodes = await placementNodes(client, placement);
+  // A paused rollout superseded (undo) mid-surge: copies not yet serving go with it; copies serving (the replace step)
+  // and strays of an earlier rollout stay until the new rollout moves their nodes.
+  const superseded = state && options.supersede && state.phase === "Paused";
+  const strays = state ? (superseded ? strandedCopies(state) : { ...state.strays }) : {};
+  if (superseded && state.surgeStep === "copy") changes.push(...surgeCopyDeletes(state));
   const sizes = batchSizes(options.strategy.maxUnavailable, options.strategy.maxSurge, nodes.length);
   const started: RolloutState = {
     namespace,
@@ -139,6 +145,7 @@ export async function startRollout(options: StartOptions, input: Pod): Promise<S
     batch: 0,
     written: false,
     ...(sizes.surge > 0 ? { surge: sizes.surge } : {}),
+    ...(Object.keys(strays).length > 0 ? { strays } : {}),
     phase: "Progressing",
     strategy: options.strategy,
     startedAt: now,
@@ -146,8 +153,6 @@ export async function startRollout(options: StartOptions, input: Pod): Promise<S
     updatedAt: now,
     results: [],
   };
-  // A paused rollout superseded (undo) mid-surge: its batch's surge copies go with it.
-  if (state && options.supersede) changes.push(...surgeCopyDeletes(state));
   changes.push({ key: stateKey, value: JSON.stringify(started) });
   changes.push({ key: placementKey, value: JSON.stringify({ ...placement, hash: revision.hash }) });
   const written = await client.applyIf(

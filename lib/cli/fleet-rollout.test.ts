@@ -251,16 +251,22 @@ test("a surge copy that cannot start fails its batch before the old pod is touch
   settled(ctx, started.hash, started.fromHash);
 });
 
-test("an undo of a rollout paused mid-surge removes the batch's surge copies with it", async () => {
+/** A surge rollout of 3 nodes paused in its first batch's `step`. */
+async function pausedAt(step: "copy" | "replace") {
   const ctx = await placed(3);
   const started = await begin(ctx, "v2", { maxUnavailable: "0", maxSurge: "1" });
   let paused: Promise<RolloutState> | undefined;
   const first = await drive(ctx, {
     onProgress: (s) => {
-      if (s.surgeStep === "copy") paused ??= pauseRollout(ctx.client, "default", "web");
+      if (s.surgeStep === step) paused ??= pauseRollout(ctx.client, "default", "web");
     },
   });
-  expect([first.phase, first.surgeStep]).toEqual(["Paused", "copy"]);
+  expect([first.phase, first.surgeStep]).toEqual(["Paused", step]);
+  return { ctx, started, first };
+}
+
+test("an undo of a rollout paused mid-surge removes the batch's surge copies with it", async () => {
+  const { ctx, started } = await pausedAt("copy");
   expect(copyKeys(ctx, started.hash)).toHaveLength(1);
   const undone = await startRollout(
     { client: ctx.client, clock: ctx.clock, who: "ann@ops", strategy: strategy(), supersede: true },
@@ -268,4 +274,122 @@ test("an undo of a rollout paused mid-surge removes the batch's surge copies wit
   );
   expect("started" in undone).toBe(true);
   expect(copyKeys(ctx, started.hash)).toEqual([]);
+});
+
+/** A rollout of `n` nodes to v2 with --max-surge 1 --max-unavailable 0, begun, v2 crash-looping where `crash` says. */
+async function surgeCrashing(n: number, crash: string) {
+  const ctx = await placed(n);
+  ctx.fleet.crashes.add(crash);
+  return { ctx, started: await begin(ctx, "v2", { maxUnavailable: "0", maxSurge: "1" }) };
+}
+
+test("a surge rollout failing in its third batch rolls the batches done back with copies of the old pod beside: never a node without a Ready web", async () => {
+  const { ctx, started } = await surgeCrashing(3, "node-2:v2");
+  const back: string[] = [];
+  const end = await drive(ctx, {
+    onProgress: (s) => {
+      const step = `${s.batches[s.batch]?.join(",")}:${s.surgeStep ?? "-"}`;
+      if (s.phase === "RollingBack" && s.batch < s.batches.length && back.at(-1) !== step) back.push(step);
+    },
+  });
+  expect([end.phase, end.reason]).toEqual(["RolledBack", "CrashLoopBackOff"]);
+  expect(end.results.map((r) => `${r.phase} ${r.index}/${r.of} ${r.result}`)).toEqual([
+    "Progressing 1/3 Ready",
+    "Progressing 2/3 Ready",
+    "Progressing 3/3 Failed",
+    "RollingBack 1/3 Ready",
+    "RollingBack 2/3 Ready",
+    "RollingBack 3/3 Ready",
+  ]);
+  // node-2's copy failed before its own pod was touched: nothing to move back there; node-1 and node-0 each get a
+  // copy of the old pod first, replaced once it is Ready.
+  expect(back).toEqual([
+    "node-2:-",
+    "node-1:-",
+    "node-1:copy",
+    "node-1:replace",
+    "node-0:-",
+    "node-0:copy",
+    "node-0:replace",
+  ]);
+  settled(ctx, started.fromHash, started.fromHash);
+  expect(copyKeys(ctx, started.hash)).toEqual([]);
+});
+
+test("a batch failing after its copy served (its own pod crash-looping) keeps the copy as a stray until the rollback moved the node back", async () => {
+  const { ctx, started } = await surgeCrashing(2, "node-1:v2:web");
+  const strays: string[] = [];
+  const end = await drive(ctx, {
+    onProgress: (s) => {
+      const seen = JSON.stringify(s.strays ?? {});
+      if (strays.at(-1) !== seen) strays.push(seen);
+    },
+  });
+  expect([end.phase, end.reason]).toEqual(["RolledBack", "CrashLoopBackOff"]);
+  expect(strays).toEqual(["{}", JSON.stringify({ "node-1": surgeName("web", started.hash) }), "{}"]);
+  settled(ctx, started.hash, started.fromHash);
+  expect(copyKeys(ctx, started.fromHash)).toEqual([]);
+});
+
+test("an undo of a rollout paused after its copy served keeps the copy until the undo moved the node", async () => {
+  const { ctx, started, first } = await pausedAt("replace");
+  const undone = await startRollout(
+    { client: ctx.client, clock: ctx.clock, who: "ann@ops", strategy: first.strategy, supersede: true },
+    webPod("v1"),
+  );
+  if (!("started" in undone)) throw new Error(JSON.stringify(undone));
+  expect(undone.started.strays).toEqual({ "node-0": surgeName("web", started.hash) });
+  expect(copyKeys(ctx, started.hash)).toHaveLength(1);
+  const end = await drive(ctx);
+  expect(end.phase).toBe("Complete");
+  settled(ctx, started.hash, started.fromHash);
+});
+
+test("an etcd call timing out under load (DEADLINE_EXCEEDED) is made again at the next poll: the rollout goes on", async () => {
+  const ctx = await placed(3);
+  await begin(ctx, "v2");
+  // Every 3rd read of a node's status times out or is refused by etcd3's circuit breaker, as at load 40 with 1,000
+  // nodes.
+  let reads = 0;
+  const get = ctx.etcd.get.bind(ctx.etcd);
+  const client = {
+    ...ctx.client,
+    get: (key: string) => {
+      if (key.includes("/status/") && ++reads % 3 === 0)
+        return Promise.reject(
+          new Error(
+            reads % 6 === 0
+              ? "Execution prevented because the circuit breaker is open"
+              : "4 DEADLINE_EXCEEDED: Deadline exceeded after 4.959s",
+          ),
+        );
+      return get(key);
+    },
+  } as typeof ctx.client;
+  for (const m of ["list", "applyIf", "grantLease", "keepAlive", "leaseTimeToLive", "revokeLease"] as const)
+    (client as Record<string, unknown>)[m] = (ctx.etcd as unknown as Record<string, Function>)[m]!.bind(ctx.etcd);
+  const end = await drive(ctx, { client });
+  expect(end.phase).toBe("Complete");
+  expect(reads).toBeGreaterThan(6);
+});
+
+test("etcd away longer than a batch's --progress-deadline ends the driver with etcd's error", async () => {
+  const ctx = await placed(2);
+  await begin(ctx, "v2", { progressDeadlineSeconds: 5 });
+  const client = { ...ctx.client } as Record<string, unknown>;
+  for (const m of ["get", "list", "applyIf", "grantLease", "keepAlive", "leaseTimeToLive", "revokeLease"] as const)
+    client[m] = (ctx.etcd as unknown as Record<string, Function>)[m]!.bind(ctx.etcd);
+  let away = 0;
+  const list = client.list as (prefix: string) => Promise<unknown>;
+  client.list = (prefix: string) =>
+    away ? Promise.reject(Object.assign(new Error("cannot reach etcd"), { code: "Unavailable" })) : list(prefix);
+  const failed = drive(ctx, {
+    client: client as typeof ctx.client,
+    onProgress: (s) => {
+      if (s.written) away ||= ctx.clock.now();
+    },
+  });
+  await expect(failed).rejects.toThrow("cannot reach etcd");
+  // Tried at each poll until the deadline, not given up at the first refusal.
+  expect(ctx.clock.now() - away).toBeGreaterThan(5000);
 });

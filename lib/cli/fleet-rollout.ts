@@ -81,13 +81,21 @@ export interface RolloutState {
   batch: number;
   /** The batch's keys are written. */
   written: boolean;
-  /** --max-surge as nodes per batch (the batch's first ones): there the new pod starts beside the old. */
+  /**
+   * --max-surge as nodes per batch (the batch's first ones): there the pod the batch moves to starts beside the one it
+   * replaces, forward and while rolling back.
+   */
   surge?: number;
   /**
    * Where the batch's surge nodes are: "copy", their surge copy (the new pod under surgeName) written beside the old
    * pod; "replace", the copy Ready and the pod's own key given the new pod, the copy removed once that is Ready.
    */
   surgeStep?: "copy" | "replace";
+  /**
+   * Node → the name of a Ready surge copy left serving on it because its batch failed (or its rollout was undone)
+   * after the node's own key took the new pod: removed when a batch holding the node ends Ready, or at the end.
+   */
+  strays?: Record<string, string>;
   baseline?: Record<string, NodeBaseline>;
   batchStartedAt?: number;
   phase: RolloutPhase;
@@ -158,12 +166,16 @@ export function describeRollout(state: RolloutState): string {
   return `rollout of ${state.namespace}/${state.name} to revision ${state.updateRevision} (${state.phase}, batch ${batch}/${state.batches.length}, started by ${state.startedBy} at ${new Date(state.startedAt).toISOString()})`;
 }
 
-/** The batch's surge nodes: its first `surge` nodes, while progressing or paused in it (a rollback replaces in place). */
+/**
+ * The batch's surge nodes: of its first `surge` nodes, those still to be moved (forward or back): a node already at
+ * the revision, or with a stray copy serving, needs no copy of its own.
+ */
 export function surgeNodesOf(state: RolloutState): string[] {
-  const progressing =
-    state.phase === "Progressing" || (state.phase === "Paused" && state.pausedPhase === "Progressing");
-  if (!state.surge || !progressing) return [];
-  return (state.batches[state.batch] ?? []).slice(0, state.surge);
+  const active = ["Progressing", "RollingBack", "Paused"].includes(state.phase);
+  if (!state.surge || !active) return [];
+  return (state.batches[state.batch] ?? [])
+    .slice(0, state.surge)
+    .filter((node) => !state.baseline?.[node]?.atTarget && !state.strays?.[node]);
 }
 
 /** The deletes of the batch's surge copies (none unless they were written). */
@@ -172,6 +184,35 @@ export function surgeCopyDeletes(state: RolloutState): Array<{ key: string }> {
   return surgeNodesOf(state).map((node) => ({
     key: etcdPodKey(node, state.namespace, surgeName(state.name, state.hash)),
   }));
+}
+
+/**
+ * The batch's surge copies made strays: in the replace step they are the surge nodes' Ready pods (the nodes' own keys
+ * hold the pod the batch moved to, maybe failing), so they stay until the node is moved again.
+ */
+export function strandedCopies(state: RolloutState): Record<string, string> {
+  if (state.surgeStep !== "replace") return { ...state.strays };
+  const copy = surgeName(state.name, state.hash);
+  return { ...state.strays, ...Object.fromEntries(surgeNodesOf(state).map((node) => [node, copy])) };
+}
+
+/** The deletes of the strays on `nodes`, and the strays left. */
+function straysOff(state: RolloutState, nodes: string[]) {
+  const on = new Set(nodes);
+  const strays = Object.entries(state.strays ?? {});
+  return {
+    deletes: strays.filter(([n]) => on.has(n)).map(([n, copy]) => ({ key: etcdPodKey(n, state.namespace, copy) })),
+    left: strays.some(([n]) => !on.has(n)) ? Object.fromEntries(strays.filter(([n]) => !on.has(n))) : undefined,
+  };
+}
+
+/**
+ * An etcd call that may succeed when made again: it timed out, no member answered, or the client's circuit breaker
+ * (etcd3's, open for a while after calls to a member failed) refused to make it.
+ */
+export function transientEtcdError(error: unknown): boolean {
+  const { code, message } = error as { code?: unknown; message?: string };
+  return code === "Unavailable" || /\b(DEADLINE_EXCEEDED|UNAVAILABLE)\b|circuit breaker is open/.test(message ?? "");
 }
 
 /** One node's records for one pod, read in one round. */
@@ -252,6 +293,8 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
     return found;
   };
 
+  /** Since when etcd calls fail with transient errors (undefined: the last step got through). */
+  let troubleSince: number | undefined;
   /** Writes the state if nobody else wrote it since it was read; false when someone did. */
   const save = async (next: RolloutState, extra: Array<{ key: string; value?: string }> = []) => {
     next.updatedAt = clock.now();
@@ -261,6 +304,7 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
     if (entry?.value !== value) return false;
     state = next;
     modRevision = entry.modRevision;
+    troubleSince = undefined;
     options.onProgress?.(state);
     return true;
   };
@@ -346,112 +390,138 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
     }
     const readySince = new Map<string, number>();
     while (!options.signal?.aborted) {
-      if (lost && !(await reclaim())) break;
-      const current = state!;
-      if (!["Progressing", "RollingBack"].includes(current.phase)) break;
-      const to = await revisionOf(current.revision);
-      if (current.batch >= current.batches.length) {
-        if (!(await finish(current, to)) && !(await refused())) break;
-        continue;
-      }
-      const nodes = current.batches[current.batch]!;
-      if (!current.baseline) {
-        const records = await readNodes(client, nodes, namespace, name);
-        const baseline = Object.fromEntries(nodes.map((n) => [n, baselineOf(records.get(n)!, current.hash)]));
-        if (!(await save({ ...current, baseline, batchStartedAt: clock.now() }))) if (!(await reload())) break;
-        readySince.clear();
-        continue;
-      }
-      // Surge nodes get the new pod as a copy beside the old one first; the rest of the batch is replaced in place.
-      const surging = surgeNodesOf(current);
-      const inPlace = surging.length > 0 && current.surgeStep !== "replace" ? nodes.slice(surging.length) : nodes;
-      if (!current.written) {
-        const copies = surging.map((node) => ({
-          key: etcdPodKey(node, namespace, surgeName(name, to.hash)),
-          value: JSON.stringify(surgeCopy(to.pod, to.hash)),
-        }));
-        if (!(await writeKeys([...copies, ...keysFor(inPlace, to)]))) {
-          if (await refused()) continue;
-          break;
+      try {
+        if (lost && !(await reclaim())) break;
+        const current = state!;
+        if (!["Progressing", "RollingBack"].includes(current.phase)) break;
+        const to = await revisionOf(current.revision);
+        if (current.batch >= current.batches.length) {
+          if (!(await finish(current, to)) && !(await refused())) break;
+          continue;
         }
-        const step = surging.length > 0 ? { surgeStep: "copy" as const } : {};
-        if (!(await save({ ...current, written: true, ...step }))) if (!(await reload())) break;
-        continue;
-      }
-      // The batch is written: judge its nodes (a surge node by its copy until the copy is Ready).
-      const from = await revisionOf(current.fromRevision).catch(() => undefined);
-      const restarted = restartedContainers(from?.pod, to.pod);
-      const records = await readNodes(client, inPlace, namespace, name);
-      const verdicts = new Map(
-        inPlace.map((n) => [n, judgeNode(records.get(n)!, current.hash, restarted, current.baseline?.[n])]),
-      );
-      if (inPlace.length < nodes.length) {
-        const copyName = surgeName(name, to.hash);
-        const copies = await readNodes(client, surging, namespace, copyName);
-        const all = to.pod.spec.containers.map((c) => c.name);
-        for (const n of surging) verdicts.set(n, judgeNode(copies.get(n)!, current.hash, all, undefined));
-      }
-      options.onProgress?.(current, verdicts);
-      const now = clock.now();
-      for (const [node, v] of verdicts)
-        if (v.state !== "ready") readySince.delete(node);
-        else if (!readySince.has(node)) readySince.set(node, now);
-      const failed = [...verdicts].find(([, v]) => v.state === "failed");
-      const waiting = [...verdicts].filter(
-        ([node, v]) =>
-          v.state === "pending" ||
-          (v.state === "ready" && now - readySince.get(node)! < current.strategy.minReadySeconds * 1000),
-      );
-      const elapsed = now - (current.batchStartedAt ?? now);
-      const overdue = elapsed > current.strategy.progressDeadlineSeconds * 1000;
-      if (failed || waiting.length === 0 || overdue) {
-        const unavailable = Object.fromEntries(
-          [...verdicts].flatMap(([n, v]) => (v.state === "unavailable" ? [[n, v.reason]] : [])),
-        );
-        const ok = !failed && waiting.length === 0;
-        const reason = failed ? (failed[1] as { reason: string }).reason : ok ? undefined : "ProgressDeadlineExceeded";
-        const message = failed
-          ? `node ${failed[0]}: ${(failed[1] as { message: string }).message}`
-          : ok
-            ? undefined
-            : `batch ${current.batch + 1} not Ready within --progress-deadline ${current.strategy.progressDeadlineSeconds}s: node ${waiting[0]![0]}: ${(waiting[0]![1] as { reason?: string }).reason ?? "not ready long enough"}`;
-        const result: BatchResult = {
-          index: current.batch + 1,
-          of: current.batches.length,
-          phase: current.phase as "Progressing" | "RollingBack",
-          nodes: nodes.length,
-          ready: [...verdicts.values()].filter((v) => v.state === "ready").length,
-          unavailable,
-          result: ok ? "Ready" : "Failed",
-          ...(reason ? { reason } : {}),
-          seconds: Math.round(elapsed / 100) / 10,
-        };
-        if (ok && current.surgeStep === "copy") {
-          // The copies are Ready: the surge nodes' own keys take the new pod, the copies serving while it restarts.
-          if (!(await writeKeys(keysFor(surging, to)))) {
+        const nodes = current.batches[current.batch]!;
+        if (!current.baseline) {
+          const records = await readNodes(client, nodes, namespace, name);
+          const baseline = Object.fromEntries(nodes.map((n) => [n, baselineOf(records.get(n)!, current.hash)]));
+          if (!(await save({ ...current, baseline, batchStartedAt: clock.now() }))) if (!(await reload())) break;
+          readySince.clear();
+          continue;
+        }
+        // Surge nodes get the new pod as a copy beside the old one first; the rest of the batch is replaced in place.
+        const surging = surgeNodesOf(current);
+        const inPlace =
+          surging.length > 0 && current.surgeStep !== "replace" ? nodes.filter((n) => !surging.includes(n)) : nodes;
+        if (!current.written) {
+          const copies = surging.map((node) => ({
+            key: etcdPodKey(node, namespace, surgeName(name, to.hash)),
+            value: JSON.stringify(surgeCopy(to.pod, to.hash)),
+          }));
+          if (!(await writeKeys([...copies, ...keysFor(inPlace, to)]))) {
             if (await refused()) continue;
             break;
           }
-          readySince.clear();
-          if (!(await save({ ...current, surgeStep: "replace" }))) if (!(await reload())) break;
+          const step = surging.length > 0 ? { surgeStep: "copy" as const } : {};
+          if (!(await save({ ...current, written: true, ...step }))) if (!(await reload())) break;
           continue;
         }
-        // The batch is done or failed: its surge copies go (a failed copy never replaced the old pod).
-        const copies = surgeCopyDeletes(current);
-        if (copies.length > 0 && !(await writeKeys(copies))) {
-          if (await refused()) continue;
-          break;
+        // The batch is written: judge its nodes (a surge node by its copy until the copy is Ready).
+        const from = await revisionOf(current.fromRevision).catch(() => undefined);
+        const restarted = restartedContainers(from?.pod, to.pod);
+        const records = await readNodes(client, inPlace, namespace, name);
+        const verdicts = new Map(
+          inPlace.map((n) => [n, judgeNode(records.get(n)!, current.hash, restarted, current.baseline?.[n])]),
+        );
+        if (inPlace.length < nodes.length) {
+          const copyName = surgeName(name, to.hash);
+          const copies = await readNodes(client, surging, namespace, copyName);
+          const all = to.pod.spec.containers.map((c) => c.name);
+          for (const n of surging) verdicts.set(n, judgeNode(copies.get(n)!, current.hash, all, undefined));
         }
-        const next: RolloutState = { ...current, results: [...current.results, result], surgeStep: undefined };
-        if (ok) Object.assign(next, { batch: current.batch + 1, written: false, baseline: undefined });
-        else Object.assign(next, failure(next, reason!, message!));
-        if (!(await save(next))) if (!(await reload())) break;
+        options.onProgress?.(current, verdicts);
+        const now = clock.now();
+        for (const [node, v] of verdicts)
+          if (v.state !== "ready") readySince.delete(node);
+          else if (!readySince.has(node)) readySince.set(node, now);
+        const failed = [...verdicts].find(([, v]) => v.state === "failed");
+        const waiting = [...verdicts].filter(
+          ([node, v]) =>
+            v.state === "pending" ||
+            (v.state === "ready" && now - readySince.get(node)! < current.strategy.minReadySeconds * 1000),
+        );
+        const elapsed = now - (current.batchStartedAt ?? now);
+        const overdue = elapsed > current.strategy.progressDeadlineSeconds * 1000;
+        if (failed || waiting.length === 0 || overdue) {
+          const unavailable = Object.fromEntries(
+            [...verdicts].flatMap(([n, v]) => (v.state === "unavailable" ? [[n, v.reason]] : [])),
+          );
+          const ok = !failed && waiting.length === 0;
+          const reason = failed
+            ? (failed[1] as { reason: string }).reason
+            : ok
+              ? undefined
+              : "ProgressDeadlineExceeded";
+          const message = failed
+            ? `node ${failed[0]}: ${(failed[1] as { message: string }).message}`
+            : ok
+              ? undefined
+              : `batch ${current.batch + 1} not Ready within --progress-deadline ${current.strategy.progressDeadlineSeconds}s: node ${waiting[0]![0]}: ${(waiting[0]![1] as { reason?: string }).reason ?? "not ready long enough"}`;
+          const result: BatchResult = {
+            index: current.batch + 1,
+            of: current.batches.length,
+            phase: current.phase as "Progressing" | "RollingBack",
+            nodes: nodes.length,
+            ready: [...verdicts.values()].filter((v) => v.state === "ready").length,
+            unavailable,
+            result: ok ? "Ready" : "Failed",
+            ...(reason ? { reason } : {}),
+            seconds: Math.round(elapsed / 100) / 10,
+          };
+          if (ok && current.surgeStep === "copy") {
+            // The copies are Ready: the surge nodes' own keys take the new pod, the copies serving while it restarts.
+            if (!(await writeKeys(keysFor(surging, to)))) {
+              if (await refused()) continue;
+              break;
+            }
+            readySince.clear();
+            if (!(await save({ ...current, surgeStep: "replace" }))) if (!(await reload())) break;
+            continue;
+          }
+          // The batch is done: its surge copies go, and the strays on its nodes (each node runs the revision, Ready).
+          // It failed: copies that never replaced the old pod go; copies already serving stay, as strays.
+          const strays = ok ? straysOff(current, nodes) : { deletes: [], left: strandedCopies(current) };
+          const copies = ok || current.surgeStep === "copy" ? surgeCopyDeletes(current) : [];
+          const deletes = [...copies, ...strays.deletes];
+          if (deletes.length > 0 && !(await writeKeys(deletes))) {
+            if (await refused()) continue;
+            break;
+          }
+          const next: RolloutState = {
+            ...current,
+            results: [...current.results, result],
+            surgeStep: undefined,
+            strays: strays.left && Object.keys(strays.left).length > 0 ? strays.left : undefined,
+          };
+          if (ok) Object.assign(next, { batch: current.batch + 1, written: false, baseline: undefined });
+          else Object.assign(next, failure(next, reason!, message!));
+          if (!(await save(next))) if (!(await reload())) break;
+          continue;
+        }
+        await clock.sleep(pollMs, options.signal).catch(() => {});
+        // A pause, an undo or another driver shows as a newer state.
+        const seen = await readRollout(client, namespace, name);
+        if (seen.modRevision !== modRevision && !(await reload())) break;
+      } catch (error) {
+        // A call that timed out or found no member (etcd slow under load, a member restarting) is tried again at the
+        // next poll, from the state as etcd has it (a write that landed before its answer was lost included), until
+        // etcd has been away as long as a batch's --progress-deadline.
+        if (!transientEtcdError(error)) throw error;
+        troubleSince ??= clock.now();
+        if (clock.now() - troubleSince > state!.strategy.progressDeadlineSeconds * 1000) throw error;
+        await clock.sleep(pollMs, options.signal).catch(() => {});
+        if ((await reload().catch(() => true)) === false) break;
         continue;
       }
-      await clock.sleep(pollMs, options.signal).catch(() => {});
-      // A pause, an undo or another driver shows as a newer state.
-      const seen = await readRollout(client, namespace, name);
-      if (seen.modRevision !== modRevision && !(await reload())) break;
+      troubleSince = undefined;
     }
   } finally {
     keeping.abort();
@@ -465,7 +535,7 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
     if (next.phase === "RollingBack")
       return { phase: "Failed", reason, message: `rollback to revision ${next.revision} failed: ${message}` };
     if (next.strategy.onFailure === "pause") {
-      // Its copies are gone: a resume writes the batch again.
+      // Its copies are gone (or strays): a resume writes the batch again.
       const again = next.surge ? { written: false, baseline: undefined } : {};
       return { phase: "Paused", pausedPhase: "Progressing", reason, message, ...again };
     }
@@ -490,6 +560,9 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
   async function finish(current: RolloutState, to: PodRevision): Promise<boolean> {
     const placed = await client.get(placementKey);
     const placement = parse<Placement>(placed.entry?.value);
+    // Strays left (of batches a rollback did not take again): each node's own key is Ready at the revision by now.
+    const strays = straysOff(current, Object.keys(current.strays ?? {})).deletes;
+    if (strays.length > 0 && !(await writeKeys(strays))) return false;
     if ("selector" in current.target) {
       const nodes = current.batches.flat();
       // The every-node key first, in a transaction of its own: a node's watches see it (at its revision) before the
@@ -504,6 +577,7 @@ export async function driveRollout(options: DriverOptions, namespace: string, na
       {
         ...current,
         phase: rollingBack ? "RolledBack" : "Complete",
+        strays: undefined,
         daemonHash: "selector" in current.target ? to.hash : undefined,
         ...(rollingBack ? {} : { reason: undefined, message: undefined }),
       },

@@ -1,6 +1,7 @@
 // A fleet for the rollout controller's tests: the in-memory etcd, a fake clock and simulated nodes that
 // run whatever their keys hold (their own pods/ key over the every-node one, as the etcd source reads
-// them, and a surge copy beside it; a start taking START_MS, image "missing" never starting) and report back as kubelets do.
+// them, and a surge copy beside it; a start taking START_MS, image "missing" never starting, a pod listed in
+// `crashes` crash-looping) and report back as kubelets do.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -49,6 +50,8 @@ export const strategy = (over: Partial<RolloutStrategy> = {}): RolloutStrategy =
  */
 export function simulatedFleet(etcd: FakeEtcd, clock: FakeClock, names: string[], labels: Record<string, string> = {}) {
   const down = new Set<string>();
+  /** "node:image" (any pod of web at that image on the node) or "node:image:name" (that pod only) that crash-loop. */
+  const crashes = new Set<string>();
   /** node/pod → the manifest it runs, since when. */
   const seen = new Map<string, { hash: string; since: number; image: string }>();
   /** Nodes that ever ran each manifest hash. */
@@ -100,7 +103,8 @@ export function simulatedFleet(etcd: FakeEtcd, clock: FakeClock, names: string[]
         if (before?.hash !== hash) seen.set(`${node}/${name}`, { hash, since: clock.now(), image });
         const at = seen.get(`${node}/${name}`)!;
         if (name === "web") ran.get(hash)?.add(node) ?? ran.set(hash, new Set([node]));
-        const started = image !== "missing" && clock.now() - at.since >= START_MS;
+        const crashing = crashes.has(`${node}:${image}`) || crashes.has(`${node}:${image}:${name}`);
+        const started = image !== "missing" && !crashing && clock.now() - at.since >= START_MS;
         if (started) anyReady = true;
         if (!started && name === "web") notReady++;
         const status = started
@@ -118,7 +122,12 @@ export function simulatedFleet(etcd: FakeEtcd, clock: FakeClock, names: string[]
                 {
                   name: "app",
                   ready: false,
-                  state: { waiting: { reason: image === "missing" ? "ErrImagePull" : "ContainerCreating" } },
+                  state: {
+                    waiting: {
+                      reason:
+                        image === "missing" ? "ErrImagePull" : crashing ? "CrashLoopBackOff" : "ContainerCreating",
+                    },
+                  },
                 },
               ],
             };
@@ -143,6 +152,7 @@ export function simulatedFleet(etcd: FakeEtcd, clock: FakeClock, names: string[]
   return {
     converge,
     down,
+    crashes,
     ran,
     get maxNotReady() {
       return maxNotReady;

@@ -2,7 +2,8 @@
 // (different node names on one host) on a three-member etcd, on Docker and on containerd: a rollout
 // completing batch by batch, a missing image halted after its first batch and rolled back, the CLI
 // killed mid-rollout then followed and resumed, a node down during the rollout that converges
-// when it returns, and a --max-surge rollout that never leaves a node without a Ready copy of the pod.
+// when it returns, and a --max-surge rollout that never leaves a node without a Ready copy of the pod:
+// forward, undone, and killed mid-batch (its copy Ready beside the old pod) then resumed.
 import { afterAll, beforeAll, expect } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -113,6 +114,46 @@ describeOnRuntimes("kubelet fleet rollout across three kubelets", (services, rt)
   const state = async () =>
     JSON.parse((await client.get(rolloutKeys.rollout("default", pod))).entry!.value) as RolloutState;
   const placedHash = (stdout: string) => /manifest ([0-9a-f]{16})/.exec(stdout)![1]!;
+  /**
+   * Every status record of the pod and of its surge copies (POD-HASH) written from now on, node by node: the moments a
+   * node had no Ready one, and the copies' names.
+   */
+  const watchReady = async () => {
+    const ready = new Map<string, Map<string, boolean>>(nodes.map((n) => [n, new Map([[pod, true]])]));
+    const gaps: string[] = [];
+    const copies = new Set<string>();
+    const seen = (key: string, value?: string) => {
+      const [, , , node, kind, , name] = key.split("/");
+      if (kind !== "status" || !node || !name?.startsWith(pod) || !ready.has(node)) return;
+      if (name !== pod) copies.add(name);
+      const s = value ? (JSON.parse(value) as V1PodStatus) : undefined;
+      ready.get(node)!.set(name, s?.conditions?.find((c) => c.type === "Ready")?.status === "True");
+      if (![...ready.get(node)!.values()].some(Boolean)) gaps.push(`${node} at ${key}`);
+    };
+    const from = (await client.get("/")).revision + 1;
+    const watch: EtcdWatch = await client.watch({ prefix: "/registry/hosts/" }, from, {
+      put: (e) => seen(e.key, e.value),
+      delete: (key) => seen(key),
+    });
+    return { gaps, copies, cancel: () => watch.cancel() };
+  };
+  /** No surge copy of the pod left in etcd, nor its containers in the runtime, nor (once stopped) its status. */
+  const noCopiesLeft = async (copies: Iterable<string>) => {
+    const left = await client.list("/registry/hosts/");
+    expect(left.entries.filter((e) => e.key.includes(`/pods/default/${pod}-`)).map((e) => e.key)).toEqual([]);
+    for (const copy of copies)
+      await waitFor(
+        `the copy ${copy}'s containers stopped`,
+        async () => (await rt.running(copy, "app")) === undefined,
+        30_000,
+      );
+    await waitFor(
+      "the copies' status records gone",
+      async () =>
+        !(await client.list("/registry/hosts/")).entries.some((e) => e.key.includes(`/status/default/${pod}-`)),
+      30_000,
+    );
+  };
 
   test("a changed pod is rolled out batch by batch to every node and recorded as a revision", async () => {
     const applied = fleet("apply", "-f", manifest("v1"), "--all-nodes");
@@ -234,41 +275,108 @@ describeOnRuntimes("kubelet fleet rollout across three kubelets", (services, rt)
   }, 240_000);
   test("with --max-surge 1 --max-unavailable 0 every node runs the new pod beside the old first: no node is ever without a Ready copy", async () => {
     await allAt((await running(nodes[0]!)).hash!);
-    // Every status record of the pod and of its surge copy (POD-HASH) written during the rollout, node by node.
-    const ready = new Map<string, Map<string, boolean>>(nodes.map((n) => [n, new Map([[pod, true]])]));
-    const gaps: string[] = [];
-    const copies = new Set<string>();
-    const seen = (key: string, value?: string) => {
-      const [, , , node, kind, , name] = key.split("/");
-      if (kind !== "status" || !node || !name?.startsWith(pod) || !ready.has(node)) return;
-      if (name !== pod) copies.add(name);
-      const s = value ? (JSON.parse(value) as V1PodStatus) : undefined;
-      ready.get(node)!.set(name, s?.conditions?.find((c) => c.type === "Ready")?.status === "True");
-      if (![...ready.get(node)!.values()].some(Boolean)) gaps.push(`${node} at ${key}`);
-    };
-    const from = (await client.get("/")).revision + 1;
-    const watch: EtcdWatch = await client.watch({ prefix: "/registry/hosts/" }, from, {
-      put: (e) => seen(e.key, e.value),
-      delete: (key) => seen(key),
-    });
+    const { gaps, copies, cancel } = await watchReady();
     try {
       const rolled = runBinary(rolloutArgs(pod, "-f", manifest("v5"), "--max-unavailable", "0", "--max-surge", "1"));
       expect({ code: rolled.code, stderr: rolled.stderr }).toEqual({ code: 0, stderr: "" });
       expect(rolled.stdout).toContain(`rollout of default/${pod} complete: revision`);
-      const hash = placedHash(rolled.stdout);
-      await allAt(hash);
-      expect(gaps).toEqual([]);
       // The copies ran (named by the new revision's hash) and are gone, from etcd and from the runtime.
-      expect([...copies]).toEqual([`${pod}-${hash.slice(0, 10)}`]);
-      const left = await client.list("/registry/hosts/");
-      expect(left.entries.filter((e) => e.key.includes(`/pods/default/${pod}-`)).map((e) => e.key)).toEqual([]);
-      await waitFor(
-        "the copies' containers stopped",
-        async () => (await rt.running(`${pod}-${hash.slice(0, 10)}`, "app")) === undefined,
-        30_000,
-      );
+      await settledAt(placedHash(rolled.stdout), gaps, copies);
     } finally {
-      await watch.cancel();
+      await cancel();
+    }
+  }, 240_000);
+
+  /** Every node Ready at `hash`, none ever without a Ready copy, the one copy name of `hash` seen and gone. */
+  const settledAt = async (hash: string, gaps: string[], copies: Set<string>) => {
+    await allAt(hash);
+    expect(gaps).toEqual([]);
+    expect([...copies]).toEqual([`${pod}-${hash.slice(0, 10)}`]);
+    await noCopiesLeft(copies);
+  };
+
+  /** The pod placed on every node by name at `version`, Ready on each. */
+  const placeAt = async (version: string) => {
+    const applied = fleet("apply", "-f", manifest(version), "--node", nodes.join(","));
+    expect(applied.code).toBe(0);
+    await allAt(placedHash(applied.stdout));
+    return placedHash(applied.stdout);
+  };
+
+  test("undo of a --max-surge rollout surges back as it went: copies of the old pod beside, no node ever without a Ready copy", async () => {
+    const before = await placeAt("s1");
+    const rolled = runBinary(rolloutArgs(pod, "-f", manifest("s2"), "--max-unavailable", "0", "--max-surge", "1"));
+    expect({ code: rolled.code, stderr: rolled.stderr }).toEqual({ code: 0, stderr: "" });
+    const forward = placedHash(rolled.stdout);
+    await allAt(forward);
+    // The forward rollout's last copy stopped before the watch begins: its statuses are not the undo's.
+    await noCopiesLeft([`${pod}-${forward.slice(0, 10)}`]);
+    const { gaps, copies, cancel } = await watchReady();
+    try {
+      // No flags: the undo takes the rollout's own --max-surge 1 --max-unavailable 0.
+      const undone = runBinary(rolloutArgs("undo", pod));
+      expect({ code: undone.code, stderr: undone.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(undone.stdout).toContain(`(manifest ${before}) started: 3 nodes in 3 batches`);
+      expect(undone.stdout).toMatch(new RegExp(`rollout of default/${pod} complete: revision \\d+ on 3 nodes`));
+      await settledAt(before, gaps, copies);
+    } finally {
+      await cancel();
+    }
+  }, 240_000);
+
+  test("a surge rollout's CLI killed while a copy is Ready beside the old pod: status shows the batch, resume finishes with one pod a node", async () => {
+    await placeAt("k1");
+    const { gaps, copies, cancel } = await watchReady();
+    try {
+      // --min-ready-seconds holds the batch in its copy step with the copy Ready: the window to kill the CLI in.
+      const args = [
+        pod,
+        "-f",
+        manifest("k2"),
+        "--max-unavailable",
+        "0",
+        "--max-surge",
+        "1",
+        "--min-ready-seconds",
+        "8",
+      ];
+      const cli = new KubeletProcess(rolloutArgs(...args));
+      let hash = "";
+      try {
+        await waitFor(
+          "the second batch's surge copy Ready beside the old pod",
+          async () => {
+            const now = await state();
+            if (now.phase !== "Progressing" || now.batch !== 1 || now.surgeStep !== "copy") return undefined;
+            hash = now.hash;
+            const copy = await client.get(fleetKeys.status(nodes[1]!, "default", `${pod}-${hash.slice(0, 10)}`));
+            const s = copy.entry ? (JSON.parse(copy.entry.value) as V1PodStatus) : undefined;
+            return s?.conditions?.find((c) => c.type === "Ready")?.status === "True" ? true : undefined;
+          },
+          120_000,
+        );
+      } finally {
+        await cli.stop("SIGKILL");
+      }
+      const killed = await state();
+      expect([killed.phase, killed.batch, killed.surgeStep]).toEqual(["Progressing", 1, "copy"]);
+      // Two pods on that node now, the old one and the copy: the surge, not a leftover.
+      expect((await running(nodes[1]!)).hash).toBe(killed.fromHash);
+      const status = fleet("rollout", "status", pod);
+      expect(status.code).toBe(5);
+      expect(status.stdout).toContain("batch 1/3: 1/1 nodes Ready in");
+      expect(status.stdout).toContain(
+        `no command drives it (the one that did stopped): kubelet fleet rollout resume ${pod} goes on from batch 2`,
+      );
+      const resumed = runBinary(rolloutArgs("resume", pod));
+      expect({ code: resumed.code, stderr: resumed.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(resumed.stdout).toMatch(
+        new RegExp(`^resuming rollout of default/${pod} to revision \\d+ at batch 2/3$`, "m"),
+      );
+      expect(resumed.stdout).toContain(`rollout of default/${pod} complete: revision ${killed.revision} on 3 nodes`);
+      await settledAt(hash, gaps, copies);
+    } finally {
+      await cancel();
     }
   }, 240_000);
 });
