@@ -400,8 +400,8 @@ export async function runOnce(
   const { store, runtime } = assembly;
   if (assembly.sources.length === 0)
     throw new KubeletError("NoSources", "runonce needs --config and/or --manifest_url");
-  await adoptRunningPods(assembly, log)();
-  await assembly.readSourcesOnce();
+  // The manifests are read while the runtime lists the running pods (the first call, which also connects).
+  await assembly.readSourcesOnce(adoptRunningPods(assembly, log)());
   const rejected = store.rejected();
   for (const r of rejected) {
     out.write(
