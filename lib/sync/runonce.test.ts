@@ -72,6 +72,31 @@ test("runonce asks the runtime's version once and looks up only the pods' images
   );
 });
 
+test("runonce asks the runtime's version and lists the node's pods at once, not one after the other", async () => {
+  const clock = new FakeClock();
+  /** A runtime whose version answers only once the node's sandboxes have been asked for. */
+  class VersionAfterList extends FakeRuntime {
+    #listed = Promise.withResolvers<void>();
+    override async version() {
+      await this.#listed.promise;
+      return super.version();
+    }
+    override async listPodSandboxes(...args: Parameters<FakeRuntime["listPodSandboxes"]>) {
+      this.#listed.resolve();
+      return super.listPodSandboxes(...args);
+    }
+  }
+  const runtime = new VersionAfterList(clock);
+  const image = { containers: [{ name: "app", image: "local/busybox:stable", command: ["sleep", "3600"] }] };
+  const report = await runPodsOnce([testPod("a", image)], onFakeRuntime(clock, runtime), {
+    timeoutMs: 10_000,
+    signal: new AbortController().signal,
+  });
+  expect(report.ok).toBe(true);
+  // The first look at the node is not asked twice: one list before the pod's calls, one after them.
+  expect(runtime.calls.filter((c) => c.method === "listPodSandboxes")).toHaveLength(2);
+});
+
 test("runonce interrupted reports a pod still starting as interrupted, not as timed out", async () => {
   const clock = new FakeClock();
   const runtime = new FakeRuntime(clock);
