@@ -5,7 +5,7 @@
 // `podman kube play` of the same pods. Also the no-pod `runonce` (the kubelet's own start-up), as side-by-side's floor.
 // Usage: bash scripts/services.sh up && bun build.ts && bun bench/cold-start.bench.ts [--rounds 11]
 //        [--rounds20 5] [--binary base=/path/to/kubelet --binary after=dist/kubelet] [--containerd 1.6,1.7]
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadavg } from "node:os";
 import { createCriClient } from "../lib/container/cri/cri-client.ts";
@@ -13,7 +13,7 @@ import type { CriClient } from "../lib/container/cri-types.ts";
 import { KUBELET_BINARY, testServices } from "../lib/testing/services.ts";
 import { commonFlags } from "../test/e2e/harness-runtimes.ts";
 import { removeDir, tempDir } from "../test/e2e/harness.ts";
-import { machine, podmanCommand, podmanPlay, rawCriPod, sleepingPod } from "./support.ts";
+import { machine, podmanCommand, podmanPlay, rawCriPod, sleepingPodSet } from "./support.ts";
 
 const services = testServices();
 if (!services?.containerd) throw new Error("services are not running: bash scripts/services.sh up");
@@ -50,16 +50,7 @@ const emptyBuild = Bun.spawnSync(
 if (emptyBuild.exitCode !== 0) throw new Error(`empty program: ${emptyBuild.stderr}`);
 const emptyProgram = join(root, "empty");
 
-/** A manifest directory of `count` sleeping pods named `<prefix>-<i>`, and its podman twin (one file). */
-function manifests(prefix: string, count: number): { dir: string; podmanFile: string } {
-  const dir = join(root, prefix);
-  mkdirSync(dir, { recursive: true });
-  const pods = Array.from({ length: count }, (_, i) => sleepingPod(services!, `${prefix}-${i}`));
-  pods.forEach((yaml, i) => writeFileSync(join(dir, `${i}.yaml`), yaml));
-  const podmanFile = join(root, `${prefix}.podman.yaml`);
-  writeFileSync(podmanFile, pods.join("---\n").replaceAll(services!.busybox, `localhost/${services!.busybox}`));
-  return { dir, podmanFile };
-}
+const manifests = (prefix: string, count: number) => sleepingPodSet(services, root, prefix, count);
 
 /** One cold `kubelet runonce` under GNU time: wall time until it exited 0 (every pod running), its CPU time. */
 function runonce(binary: string, version: string, dir: string): { ms: number; cpuMs: number } {
