@@ -121,19 +121,21 @@ for (let round = 0; round < rounds; round++) {
     },
   ];
   for (const version of versions) {
-    for (const b of binaries)
-      for (const [key, set] of [
-        ["0", empty],
-        ["1", one],
-        ["20", twenty],
-      ] as const)
-        if (key !== "20" || round < rounds20)
-          steps.push(async () => {
+    for (const [key, set] of [
+      ["0", empty],
+      ["1", one],
+      ["20", twenty],
+    ] as const)
+      if (key !== "20" || round < rounds20)
+        // The builds back to back on the same work, their order swapped every round: each follows the other as often.
+        steps.push(async () => {
+          for (const b of round % 2 === 0 ? binaries : [...binaries].reverse()) {
             const r = runonce(b.path, version, set.dir);
             add(`${version} ${b.label} ${key}`, r.ms);
             add(`${version} ${b.label} ${key} cpu`, r.cpuMs);
             await clean(version, key === "1" ? "cs-one" : "cs-twenty");
-          });
+          }
+        });
     steps.push(async () => add(`${version} raw 1`, await rawPods(version, `cs-raw1-${round}`, 1)));
     if (round < rounds20)
       steps.push(async () => add(`${version} raw 20`, await rawPods(version, `cs-raw20-${round}`, 20)));
