@@ -7,14 +7,14 @@
 //   process's own start-up (the no-pod runonce on containerd) as the floor, for one pod and for twenty started at once.
 // Usage: bash scripts/services.sh up && bun build.ts && bun bench/side-by-side.bench.ts [--rounds 5]
 // (podman: apt-get install podman; without it its column is left empty)
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadavg } from "node:os";
 import { createCriClient } from "../lib/container/cri/cri-client.ts";
 import { KUBELET_BINARY, testServices } from "../lib/testing/services.ts";
 import { commonFlags } from "../test/e2e/harness-runtimes.ts";
 import { removeDir, tempDir } from "../test/e2e/harness.ts";
-import { engineApi, machine, podmanCommand, podmanPlay, rawCriPod, sleepingPod } from "./support.ts";
+import { engineApi, machine, podmanCommand, podmanPlay, rawCriPod, sleepingPodSet } from "./support.ts";
 
 const services = testServices();
 if (!services?.containerd) throw new Error("services are not running: bash scripts/services.sh up");
@@ -27,16 +27,7 @@ const loadAtStart = loadavg()
   .map((l) => l.toFixed(1))
   .join(" ");
 
-/** A manifest directory holding `count` sleeping pods named `<prefix>-<i>` (none for 0), and its podman twin. */
-function manifests(prefix: string, count: number): { dir: string; podmanFile: string } {
-  const dir = join(root, prefix);
-  mkdirSync(dir, { recursive: true });
-  const pods = Array.from({ length: count }, (_, i) => sleepingPod(services!, `${prefix}-${i}`));
-  pods.forEach((yaml, i) => writeFileSync(join(dir, `${i}.yaml`), yaml));
-  const podmanFile = join(root, `${prefix}.podman.yaml`);
-  writeFileSync(podmanFile, pods.join("---\n").replaceAll(services!.busybox, `localhost/${services!.busybox}`));
-  return { dir, podmanFile };
-}
+const manifests = (prefix: string, count: number) => sleepingPodSet(services, root, prefix, count);
 
 const runtimeFlags = {
   containerd: [

@@ -194,6 +194,22 @@ spec:
     - { name: app, image: ${services.busybox}, imagePullPolicy: IfNotPresent, command: ["sleep", "3600"] }
 `;
 
+/** A manifest directory under `root` holding `count` sleeping pods named `<prefix>-<i>` (none for 0), and its podman twin. */
+export function sleepingPodSet(
+  services: TestServices,
+  root: string,
+  prefix: string,
+  count: number,
+): { dir: string; podmanFile: string } {
+  const dir = join(root, prefix);
+  mkdirSync(dir, { recursive: true });
+  const pods = Array.from({ length: count }, (_, i) => sleepingPod(services, `${prefix}-${i}`));
+  pods.forEach((yaml, i) => writeFileSync(join(dir, `${i}.yaml`), yaml));
+  const podmanFile = join(root, `${prefix}.podman.yaml`);
+  writeFileSync(podmanFile, pods.join("---\n").replaceAll(services.busybox, `localhost/${services.busybox}`));
+  return { dir, podmanFile };
+}
+
 /** CPU time a process used so far, in seconds (utime + stime from /proc, 100 ticks a second). */
 export function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");

@@ -173,4 +173,55 @@ describe("assembly", () => {
       server.close();
     }
   });
+
+  test("runonce reads the manifests while the runtime lists the running pods, and applies them after: a running pod keeps its UID", async () => {
+    const pod = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "web" },
+      spec: { containers: [{ name: "c", image: "local/busybox:stable" }] },
+    };
+    const requested = Promise.withResolvers<void>();
+    const server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: () => (requested.resolve(), new Response(JSON.stringify(pod))),
+    });
+    /** A runtime whose list of sandboxes answers once the manifest URL was read, or after 5 s. */
+    class ListAfterRead extends FakeRuntime {
+      readFirst: boolean | undefined;
+      override async listPodSandboxes(...args: Parameters<FakeRuntime["listPodSandboxes"]>) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        this.readFirst ??= await Promise.race([
+          requested.promise.then(() => true),
+          new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 5_000))),
+        ]);
+        clearTimeout(timer);
+        return super.listPodSandboxes(...args);
+      }
+    }
+    const fake = new ListAfterRead();
+    await fake.runPodSandbox(testSandboxConfig(sourceUid("url", "default", "web"), "web"));
+    const out = new Writable({ write: (_chunk, _encoding, done) => done() });
+    try {
+      const ok = await runOnce(
+        {
+          ...config,
+          config: "",
+          manifestUrl: `http://127.0.0.1:${server.port}/pod.json`,
+          rootDir: join(dir, "root-url"),
+          cgroupsPerQos: false,
+          enforceNodeAllocatable: ["none"],
+        },
+        { log: silentLogger, signal: new AbortController().signal, out, tty: false },
+        { openRuntime: async () => ({ runtime: fake, description: "fake" }) },
+      );
+      expect(fake.readFirst).toBe(true);
+      expect(ok).toBe(true);
+      const sandboxes = await fake.listPodSandboxes();
+      expect(new Set(sandboxes.map((s) => s.metadata.uid))).toEqual(new Set([sourceUid("url", "default", "web")]));
+    } finally {
+      server.stop(true);
+    }
+  });
 });

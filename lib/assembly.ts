@@ -90,8 +90,12 @@ export interface Assembly {
    * pods keep the earlier, node-less UIDs.
    */
   adoptRunningPods(): Promise<void>;
-  /** Applies one read of every source to the store (etcd: started, heard once and stopped, within 10 s). */
-  readSourcesOnce(): Promise<void>;
+  /**
+   * Applies one read of every source to the store (etcd: started, heard once and stopped, within 10 s). The sources
+   * are read at once; with `after` (runonce: adoptRunningPods, whose UIDs the store's identify reads), while it runs,
+   * and applied once it is done.
+   */
+  readSourcesOnce(after?: Promise<void>): Promise<void>;
   /** Sets up the pods' cgroups, DNS and oom floor on the host (`run` and `runonce`). */
   placePods(): Promise<PodPlacement>;
   /** The image manager; `checkSpace` is image GC's refusal of a pull that would fill the disk, `pulls` a display. */
@@ -173,8 +177,10 @@ export async function assemble(
         ...containers.flatMap((container) => container.labels[LABEL.podUid] ?? []),
       ]);
     },
-    async readSourcesOnce() {
-      for (const source of sources) store.apply(source.name, requireReady(await readSourceOnce(source)));
+    async readSourcesOnce(after) {
+      const reads = Promise.all(sources.map(async (source) => requireReady(await readSourceOnce(source))));
+      const [, snapshots] = await Promise.all([after, reads]);
+      sources.forEach((source, i) => store.apply(source.name, snapshots[i]!));
     },
     placePods: () => setUpPodPlacement(config, { events, log, runtime, metrics, explicit }),
     images: (checkSpace, pulls) =>

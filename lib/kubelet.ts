@@ -3,9 +3,6 @@
 // three see the same sources, store, runtime and admission settings.
 import { access, constants, mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { withRefusedEdits } from "./server/refused-edits.ts";
-import { accessNotice, checkServerSecurity, loadAuthenticator, securityNotice, webhookNotice } from "./server/auth.ts";
-import { adminTokenPath, ensureAdminToken } from "./server/authn/admin-token.ts";
 import type { ResolvedConfig } from "./config/config.ts";
 import { acquireLock, lockHolder } from "./node/state/lock-file.ts";
 import { createCgroupManager } from "./node/cm/cgroups.ts";
@@ -13,18 +10,9 @@ import { checkSwap } from "./node/cm/swap.ts";
 import { systemClock, untilAborted } from "./clock.ts";
 import type { KubeletConfig } from "./config/config-types.ts";
 import { RUNTIME_CHECK, runtimeCheck } from "./node/status/node-status.ts";
-import {
-  createHealthzServer,
-  createInfoServer,
-  NODE_API_SERVED,
-  nodeApiRoutes,
-  type HealthReport,
-} from "./server/info-server.ts";
-import { createApiServer } from "./server/apiserver/apiserver.ts";
+import type { HealthReport } from "./server/info-server.ts";
 import { protectedHostPaths } from "./api/host-paths.ts";
 import type { Logger } from "./log.ts";
-import { heapObjectCounts } from "./platform/heap.ts";
-import { serve } from "./platform/serve.ts";
 import type { RunningServer } from "./platform/types.ts";
 import { formatRunOnceReport, runPodsOnce } from "./sync/runonce.ts";
 import { ANNOTATION, formatIssue, KubeletError, podKey, type Pod, type RejectedPod } from "./api/types.ts";
@@ -33,20 +21,38 @@ import { noneObserved, type Observed } from "./sync/pod-plan.ts";
 import { planNode, type NodePlan } from "./sync/node-plan.ts";
 import { assemble, nodeIdentity, openRuntime, type Assembly, type AssemblyDeps } from "./assembly.ts";
 import { admissionOrder, admitPod } from "./sync/admission.ts";
-import { createResourceManagers, resourceManagersWanted } from "./node/cm/resource-managers.ts";
-import { createFleetMode, nodeRecord } from "./fleet-mode.ts";
-import { selfSignedServingFiles } from "./server/self-signed.ts";
-import { createServingCertificate, type ServingCertificate } from "./server/serving-cert.ts";
-import { tlsSettings } from "./server/tls-settings.ts";
+import type { ServingCertificate } from "./server/serving-cert.ts";
 import { checkKernelDefaults } from "./node/cm/kernel-defaults.ts";
 import { createVolumeManager } from "./node/volumes/volumes.ts";
 import { noConfigs } from "./api/config-objects.ts";
 import { resetNode, type NodeResetOptions, type ResetStep } from "./node/reset/node-reset.ts";
 import { decorateRuntime } from "./container/decorated.ts";
 import { createRuntimeOutage } from "./node/status/runtime-outage.ts";
-import { bound, checkListeners, configuredListeners } from "./server/listeners.ts";
 import { createRunOnceProgress } from "./sync/runonce-progress.ts";
-import { createAuditHook } from "./server/audit/audit.ts";
+
+/**
+ * What only `run` uses: the servers (the node's API routes, the info server, auth, TLS, audit), fleet mode and the
+ * resource managers, imported when `run` starts so that `runonce`, `plan` and `reset` never evaluate them.
+ */
+async function runModules() {
+  const modules = await Promise.all([
+    import("./server/auth.ts"),
+    import("./server/authn/admin-token.ts"),
+    import("./server/tls-settings.ts"),
+    import("./server/listeners.ts"),
+    import("./server/info-server.ts"),
+    import("./server/apiserver/apiserver.ts"),
+    import("./server/refused-edits.ts"),
+    import("./server/serving-cert.ts"),
+    import("./server/audit/audit.ts"),
+    import("./platform/heap.ts"),
+    import("./platform/serve.ts"),
+    import("./fleet-mode.ts"),
+    import("./node/cm/resource-managers.ts"),
+  ]);
+  return Object.assign({}, ...modules) as UnionToIntersection<(typeof modules)[number]>;
+}
+type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 
 export interface RunOptions {
   log: Logger;
@@ -62,6 +68,16 @@ export interface RunOptions {
  */
 export async function runKubelet(config: KubeletConfig, options: RunOptions): Promise<void> {
   const { log } = options;
+  const {
+    accessNotice,
+    adminTokenPath,
+    checkListeners,
+    checkServerSecurity,
+    configuredListeners,
+    securityNotice,
+    tlsSettings,
+    webhookNotice,
+  } = await runModules();
   if (options.version) log.info(options.version);
   if (options.resolved) logSettings(config, options.resolved, log);
   const insecure = checkServerSecurity(config);
@@ -114,6 +130,28 @@ async function runLocked(
   config: KubeletConfig,
   { log: rootLog, signal, resolved }: Pick<RunOptions, "log" | "signal" | "resolved">,
 ): Promise<void> {
+  const {
+    adminTokenPath,
+    bound,
+    configuredListeners,
+    createApiServer,
+    createAuditHook,
+    createFleetMode,
+    createHealthzServer,
+    createInfoServer,
+    createResourceManagers,
+    createServingCertificate,
+    ensureAdminToken,
+    heapObjectCounts,
+    loadAuthenticator,
+    NODE_API_SERVED,
+    nodeApiRoutes,
+    nodeRecord,
+    resourceManagersWanted,
+    serve,
+    tlsSettings,
+    withRefusedEdits,
+  } = await runModules();
   // A runtime that does not answer is one line every 30 s, not a warning from every part that called it.
   const outage = createRuntimeOutage({ log: rootLog, clock: systemClock });
   const log = outage.log;
@@ -362,8 +400,8 @@ export async function runOnce(
   const { store, runtime } = assembly;
   if (assembly.sources.length === 0)
     throw new KubeletError("NoSources", "runonce needs --config and/or --manifest_url");
-  await adoptRunningPods(assembly, log)();
-  await assembly.readSourcesOnce();
+  // The manifests are read while the runtime lists the running pods (the first call, which also connects).
+  await assembly.readSourcesOnce(adoptRunningPods(assembly, log)());
   const rejected = store.rejected();
   for (const r of rejected) {
     out.write(
@@ -475,6 +513,7 @@ export async function planOnce(
 
 /** With --client_ca_file and no serving certificate: the self-signed one under --cert_dir, as the Go kubelet. */
 async function servingFiles(config: KubeletConfig, hostname: string, log: Logger) {
+  const { selfSignedServingFiles } = await import("./server/self-signed.ts");
   const files = await selfSignedServingFiles(config, hostname);
   if (files)
     log.info(

@@ -31,7 +31,6 @@ import { resetCommand } from "./reset.ts";
 import { commandHelp, globalHelp } from "./help.ts";
 import type { ApiConnection } from "./api-client.ts";
 import { resourceKind } from "./get.ts";
-import { describeKind } from "./describe.ts";
 
 /** `kubelet v0.1.0 (commit abc1234, bun 1.4.5)`. */
 export function versionLine(): string {
@@ -374,21 +373,21 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   const describe = withApiFlags(
     withConfigFlags(cli.command("describe <resource> <name>", "Describe a pod or this node, as kubectl describe does")),
   );
+  // describe.ts is imported here, not at the top: it brings the API's table printers, which runonce never uses.
   describe.action((resource: string, name: string, options) => {
-    const kind = usage(() => describeKind(resource), describe);
-    const { config } = resolve(options, describe);
-    result = startApiCommand(config, options, io, async (connection) => {
-      const [{ describeNode, describePod }, { createApiClient }] = await Promise.all([
-        import("./describe.ts"),
-        import("./api-client.ts"),
-      ]);
-      const client = createApiClient(connection);
-      io.stdout.write(
-        kind === "pod"
-          ? await describePod(client, String(options.namespace ?? "default"), name)
-          : await describeNode(client, name),
-      );
-      return 0;
+    result = import("./describe.ts").then(({ describeKind, describeNode, describePod }) => {
+      const kind = usage(() => describeKind(resource), describe);
+      const { config } = resolve(options, describe);
+      return startApiCommand(config, options, io, async (connection) => {
+        const { createApiClient } = await import("./api-client.ts");
+        const client = createApiClient(connection);
+        io.stdout.write(
+          kind === "pod"
+            ? await describePod(client, String(options.namespace ?? "default"), name)
+            : await describeNode(client, name),
+        );
+        return 0;
+      });
     });
   });
   const logs = withConfigFile(

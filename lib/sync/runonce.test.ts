@@ -26,6 +26,14 @@ function onFakeRuntime(clock: FakeClock, runtime: FakeRuntime, extra: Partial<Pa
   };
 }
 
+/** runPodsOnce of one sleeping pod on `runtime`. */
+const runOnePod = (clock: FakeClock, runtime: FakeRuntime) =>
+  runPodsOnce(
+    [testPod("a", { containers: [{ name: "app", image: "local/busybox:stable", command: ["sleep", "3600"] }] })],
+    onFakeRuntime(clock, runtime),
+    { timeoutMs: 10_000, signal: new AbortController().signal },
+  );
+
 test("runonce starts the pods maxPods admits, reports the rest as OutOfpods, and binds every pod to the node", async () => {
   const clock = new FakeClock();
   const runtime = new FakeRuntime(clock);
@@ -59,17 +67,34 @@ test("runonce starts the pods maxPods admits, reports the rest as OutOfpods, and
 test("runonce asks the runtime's version once and looks up only the pods' images (the sandbox image is the runtime's)", async () => {
   const clock = new FakeClock();
   const runtime = new FakeRuntime(clock);
-  const image = { containers: [{ name: "app", image: "local/busybox:stable", command: ["sleep", "3600"] }] };
-  const report = await runPodsOnce([testPod("a", image)], onFakeRuntime(clock, runtime), {
-    timeoutMs: 10_000,
-    signal: new AbortController().signal,
-  });
+  const report = await runOnePod(clock, runtime);
   expect(report.ok).toBe(true);
   expect(report.runtimeVersion.runtimeName).toBeTruthy();
   expect(runtime.calls.filter((c) => c.method === "version")).toHaveLength(1);
   expect(new Set(runtime.calls.filter((c) => c.method === "imageStatus").map((c) => c.args[0]))).toEqual(
     new Set(["local/busybox:stable"]),
   );
+});
+
+test("runonce asks the runtime's version and lists the node's pods at once, not one after the other", async () => {
+  const clock = new FakeClock();
+  /** A runtime whose version answers only once the node's sandboxes have been asked for. */
+  class VersionAfterList extends FakeRuntime {
+    #listed = Promise.withResolvers<void>();
+    override async version() {
+      await this.#listed.promise;
+      return super.version();
+    }
+    override async listPodSandboxes(...args: Parameters<FakeRuntime["listPodSandboxes"]>) {
+      this.#listed.resolve();
+      return super.listPodSandboxes(...args);
+    }
+  }
+  const runtime = new VersionAfterList(clock);
+  const report = await runOnePod(clock, runtime);
+  expect(report.ok).toBe(true);
+  // The first look at the node is not asked twice: one list before the pod's calls, one after them.
+  expect(runtime.calls.filter((c) => c.method === "listPodSandboxes")).toHaveLength(2);
 });
 
 test("runonce interrupted reports a pod still starting as interrupted, not as timed out", async () => {

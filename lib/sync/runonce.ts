@@ -81,7 +81,6 @@ export async function runPodsOnce(
 ): Promise<RunOnceReport> {
   const { clock, runtime } = deps;
   const began = clock.now();
-  const runtimeVersion = await runtime.version();
   const observer = createPodObserver({ runtime, volumes: deps.volumes });
   const executor = createPodExecutor(deps.options, {
     runtime,
@@ -110,13 +109,18 @@ export async function runPodsOnce(
     const status = rejectedStatus(rejection, deps.options.hostIP);
     outcomes.set(pod.metadata.uid, { pod, ok: false, status, reason: `${rejection.reason}: ${rejection.message}` });
   }
+  // The version (for the report) and the first look at the node are asked at once: neither waits on the other.
+  const [runtimeVersion, firstObserved] = await Promise.all([
+    runtime.version(),
+    pending.length > 0 ? observer.observe() : undefined,
+  ]);
   /** Each pending pod's latest sandbox failure, and the ones already told to the operator. */
   const lastFailure = new Map<string, string>();
   const told = new Set<string>();
   const left = () => Math.max(0, Math.ceil((options.timeoutMs - (clock.now() - began)) / 1000));
   for (let round = 0; pending.length > 0; round++) {
     const roundBegan = clock.now();
-    const observed = await observer.observe();
+    const observed = (round === 0 && firstObserved) || (await observer.observe());
     await Promise.all(
       pending.map(async (pod) => {
         const result = await executor.syncPod(pod, observed.get(pod.metadata.uid) ?? noneObserved(), noFailures);

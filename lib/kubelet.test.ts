@@ -1,0 +1,51 @@
+import { expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { describeOnContainerd } from "./testing/services.ts";
+
+const root = resolve(import.meta.dir, "..");
+
+/** The lib/ modules a fresh process has evaluated after `kubelet <argv>` ran through main(), and its exit code. */
+function modulesAfter(argv: string[]): { code: number; modules: string[] } {
+  const script = `
+    const { main } = await import(${JSON.stringify(`${root}/lib/cli/cli.ts`)});
+    const quiet = { write: () => true };
+    const io = { stdout: quiet, stderr: quiet, readStdin: async () => "", exit() {} };
+    const code = await main(${JSON.stringify(argv)}, io);
+    const modules = Object.keys(require.cache).filter((k) => k.startsWith(${JSON.stringify(`${root}/lib/`)}));
+    console.log(JSON.stringify({ code, modules: modules.map((k) => k.slice(${root.length + 1})) }));
+    process.exit(0);`;
+  const run = Bun.spawnSync([process.execPath, "-e", script], { cwd: root, stderr: "pipe" });
+  const last = run.stdout.toString().trim().split("\n").pop() ?? "";
+  if (!last.startsWith("{")) throw new Error(`no result from the process: ${run.stderr.toString()}`);
+  return JSON.parse(last);
+}
+
+describeOnContainerd("runonce's module graph", (_services, endpoint) => {
+  test("runonce on the CRI evaluates none of the servers' modules: no API routes, no info server, no auth", () => {
+    const dir = mkdtempSync(join(tmpdir(), "runonce-modules-"));
+    mkdirSync(join(dir, "manifests"));
+    try {
+      const { code, modules } = modulesAfter([
+        "runonce",
+        ...["-c", join(dir, "manifests"), "--root_dir", join(dir, "root"), "--pod_logs_dir", join(dir, "logs")],
+        ...["--container_runtime", "remote", "--container_runtime_endpoint", endpoint, "--pod_network_mode", "none"],
+        ...["--cgroup_root", "/kubelet-test/runonce-modules"],
+      ]);
+      expect(code).toBe(0);
+      // It did run: the CRI client answered and runonce's loop reported.
+      expect(modules).toContain("lib/container/cri/cri-client.ts");
+      expect(modules).toContain("lib/sync/runonce.ts");
+      expect(modules.filter((m) => m.startsWith("lib/server/apiserver/"))).toEqual([]);
+      expect(
+        modules.filter((m) =>
+          ["info-server.ts", "auth.ts", "listeners.ts", "serving-cert.ts"].some((f) => m === `lib/server/${f}`),
+        ),
+      ).toEqual([]);
+      expect(modules).not.toContain("lib/fleet-mode.ts");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
