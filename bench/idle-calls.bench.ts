@@ -83,21 +83,18 @@ for (const binary of binaries) {
   for (const [key, n] of [...calls].sort((a, b) => b[1] - a[1])) console.log(`  ${perMinute(n)}/min  ${key}`);
 }
 
-/** Self and total ms by function and location from a --cpu-prof-md file's "Call Tree (Total Time)" table. */
-function profileRows(file: string): Map<string, { self: number; total: number }> {
-  const rows = new Map<string, { self: number; total: number }>();
+/**
+ * Self samples (1 ms apart while the JS thread runs) by function and location, from a --cpu-prof-md file's
+ * "Function Details". Its time columns weigh each sample by the wall time since the one before, which on an idle
+ * process is mostly sleep: the sample counts are the CPU.
+ */
+function profileSamples(file: string): Map<string, number> {
+  const rows = new Map<string, number>();
   const text = readFileSync(file, "utf8");
-  const tree = text.slice(text.indexOf("## Call Tree"), text.indexOf("## Function Details"));
-  const ms = (cell: string) => (cell.endsWith("ms") ? Number(cell.slice(0, -2)) : Number(cell.slice(0, -1)) * 1000);
-  for (const line of tree.split("\n")) {
-    const cells = line.split("|").map((c) => c.trim());
-    if (cells.length < 7 || !/^[0-9.]+m?s$/.test(cells[2]!)) continue;
-    const key = `${cells[5]} ${cells[6]!.replace(/^.*\/(lib|node_modules)\//, "$1/")}`;
-    const row = rows.get(key) ?? { self: 0, total: 0 };
-    // A function appears once per caller path in the tree: sum its self time, keep its largest total.
-    row.self += ms(cells[4]!);
-    row.total = Math.max(row.total, ms(cells[2]!));
-    rows.set(key, row);
+  const details = text.slice(text.indexOf("## Function Details"));
+  for (const m of details.matchAll(/### `([^`]*)`\n`([^`]*)` \|[^\n]*\| Samples: (\d+)/g)) {
+    const key = `${m[1]} ${m[2]!.replace(/^.*\/(lib|node_modules)\//, "$1/")}`;
+    rows.set(key, (rows.get(key) ?? 0) + Number(m[3]));
   }
   return rows;
 }
@@ -105,7 +102,7 @@ function profileRows(file: string): Map<string, { self: number; total: number }>
 const profileDir = named("--profile");
 if (profileDir)
   for (const [n, binary] of binaries.entries()) {
-    const runs: Map<string, { self: number; total: number }>[] = [];
+    const runs: Map<string, number>[] = [];
     for (const seconds of [settleSeconds, settleSeconds + windowSeconds]) {
       const out = join(profileDir, `${n}-${seconds}s`);
       mkdirSync(out, { recursive: true });
@@ -114,22 +111,16 @@ if (profileDir)
       delete process.env.BUN_OPTIONS;
       await Bun.sleep(seconds * 1000);
       await k.stop();
-      runs.push(profileRows(join(out, readdirSync(out).find((f) => f.endsWith(".md"))!)));
+      runs.push(profileSamples(join(out, readdirSync(out).find((f) => f.endsWith(".md"))!)));
     }
-    const [short, long] = runs as [Map<string, { self: number; total: number }>, (typeof runs)[0]];
-    const diff = [...long].map(([key, r]) => ({
-      key,
-      self: r.self - (short.get(key)?.self ?? 0),
-      total: r.total - (short.get(key)?.total ?? 0),
-    }));
-    const perMinute = (v: number) => ((v * 60) / windowSeconds).toFixed(1);
-    console.log(`${binary}: steady-state JS profile, ms of CPU per minute (long run minus short run)`);
-    console.log("  by self time:");
-    for (const d of diff.sort((a, b) => b.self - a.self).slice(0, 25))
-      console.log(`    ${perMinute(d.self)}  ${d.key}`);
-    console.log("  by total time:");
-    for (const d of diff.sort((a, b) => b.total - a.total).slice(0, 40))
-      console.log(`    ${perMinute(d.total)}  ${d.key}`);
+    const [short, long] = runs as [Map<string, number>, Map<string, number>];
+    const diff = [...long].map(([key, n]) => ({ key, samples: n - (short.get(key) ?? 0) }));
+    const total = diff.reduce((sum, d) => sum + d.samples, 0);
+    console.log(
+      `${binary}: steady-state JS profile, self samples (ms of the JS thread) per minute, long run minus short run: ${((total * 60) / windowSeconds).toFixed(0)} in all`,
+    );
+    for (const d of diff.sort((a, b) => b.samples - a.samples).slice(0, 30))
+      console.log(`    ${((d.samples * 60) / windowSeconds).toFixed(1)}  ${d.key}`);
   }
 apps.close();
 proxy.close();
