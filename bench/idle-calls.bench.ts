@@ -72,13 +72,22 @@ for (const binary of binaries) {
   await Bun.sleep(windowSeconds * 1000);
   counting = false;
   const cpu = ((cpuSeconds(k.child.pid!) - cpuBefore) / windowSeconds) * 100;
-  const status = readFileSync(`/proc/${k.child.pid}/status`, "utf8");
-  const mb = (field: string) => (Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)![1]) / 1024).toFixed(1);
+  const status = () => readFileSync(`/proc/${k.child.pid}/status`, "utf8");
+  const mb = (text: string, field: string) =>
+    (Number(new RegExp(`${field}:\\s+(\\d+)`).exec(text)![1]) / 1024).toFixed(1);
+  const before = status();
+  // GET /debug/heap runs a full GC before counting: what RssAnon is once garbage is collected, and the HTTP
+  // parsers node:http keeps (one per connection it made, up to its free list's bound).
+  const token = readFileSync(join(rootDir, "admin-token"), "utf8").trim();
+  const heap = (await (
+    await fetch(`http://127.0.0.1:${k.port}/debug/heap`, { headers: { authorization: `Bearer ${token}` } })
+  ).json()) as { objectTypeCounts: Record<string, number> };
+  const afterGc = status();
   await k.stop();
   const perMinute = (n: number) => ((n * 60) / windowSeconds).toFixed(1);
   const total = [...calls.values()].reduce((a, b) => a + b, 0);
   console.log(
-    `${binary}: idle CPU ${cpu.toFixed(2)} % of a core; VmRSS ${mb("VmRSS")} MB, RssAnon ${mb("RssAnon")} MB; Engine requests ${perMinute(total)}/min over ${perMinute(connections)} connections/min`,
+    `${binary}: idle CPU ${cpu.toFixed(2)} % of a core; VmRSS ${mb(before, "VmRSS")} MB, RssAnon ${mb(before, "RssAnon")} MB (${mb(afterGc, "RssAnon")} MB after a full GC), HTTPParser ${heap.objectTypeCounts.HTTPParser ?? 0}; Engine requests ${perMinute(total)}/min over ${perMinute(connections)} connections/min`,
   );
   for (const [key, n] of [...calls].sort((a, b) => b[1] - a[1])) console.log(`  ${perMinute(n)}/min  ${key}`);
 }
