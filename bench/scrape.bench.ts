@@ -4,6 +4,8 @@
 // CPU over a window without scrapes and over the same window with a real Prometheus (Debian's)
 // scraping all four metrics endpoints every 15 s, as kube-prometheus does.
 // Usage: bash scripts/services.sh up && bun build.ts && bun bench/scrape.bench.ts [--window 60] [--scrapes 50] [--binary PATH]
+//   [--dir D --root-dir R --prefix P --keep]: the pods of an earlier run (named P0…P109, e.g. idle-calls.bench.ts's
+//   "calls"), kept afterwards, so two builds are compared on the same pods without starting 110 pods for each
 import { spawn } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -20,10 +22,19 @@ const scrapes = arg("--scrapes", 50);
 const PODS = 110;
 const apps = appCounter(services);
 
-const binary = process.argv.includes("--binary") ? process.argv[process.argv.indexOf("--binary") + 1] : undefined;
-const kubelet = await startKubelet(services, "docker", binary ? { binary } : {});
-for (let i = 0; i < PODS; i++) writeFileSync(join(kubelet.dir, `scrape${i}.yaml`), sleepingPod(services, `scrape${i}`));
-await until(async () => (await apps.running("docker", "scrape")) === PODS, 600_000);
+const named = (name: string) =>
+  process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined;
+const binary = named("--binary");
+const prefix = named("--prefix") ?? "scrape";
+const keep = process.argv.includes("--keep");
+const kubelet = await startKubelet(services, "docker", {
+  ...(binary ? { binary } : {}),
+  ...(named("--dir") ? { dir: named("--dir") } : {}),
+  ...(named("--root-dir") ? { rootDir: named("--root-dir") } : {}),
+});
+for (let i = 0; i < PODS; i++)
+  writeFileSync(join(kubelet.dir, `${prefix}${i}.yaml`), sleepingPod(services, `${prefix}${i}`));
+await until(async () => (await apps.running("docker", prefix)) === PODS, 600_000);
 const url = (path: string) => `http://127.0.0.1:${kubelet.port}${path}`;
 // The resource analyzer has measured every pod: the cgroup listing a scrape reads is complete.
 await until(async () => {
@@ -76,11 +87,12 @@ const scraped = await idleCpu();
 prometheus.kill("SIGKILL");
 removeDir(promDir);
 
-for (let i = 0; i < PODS; i++) rmSync(join(kubelet.dir, `scrape${i}.yaml`));
-await until(async () => (await apps.running("docker", "scrape")) === 0, 600_000);
+if (!keep) {
+  for (let i = 0; i < PODS; i++) rmSync(join(kubelet.dir, `${prefix}${i}.yaml`));
+  await until(async () => (await apps.running("docker", prefix)) === 0, 600_000);
+}
 await kubelet.stop();
-removeDir(kubelet.dir);
-removeDir(kubelet.rootDir);
+if (!keep) removeDir(kubelet.dir), removeDir(kubelet.rootDir);
 apps.close();
 
 console.log(`${machine()}; docker, ${PODS} pods; ${scrapes} sequential scrapes per endpoint`);

@@ -151,6 +151,38 @@ describe("resource analyzer", () => {
     expect(s.walks()).toBe(2);
   });
 
+  test("asks the runtime for a running container's log path once, not at every walk, and again for a new container", async () => {
+    const s = setup();
+    const dir = mkdtempSync(join(tmpdir(), "stats-log-path-"));
+    const logged = (name: string) => {
+      writeFileSync(join(dir, `${name}.log`), "line\n");
+      return s.runtime.seed(
+        {
+          name: `k8s_${name}_web_default_x_0`,
+          image: "local/busybox:stable",
+          labels: { [LABEL.podUid]: s.pod.metadata.uid, [LABEL.containerName]: name },
+        },
+        { running: true, state: "CONTAINER_RUNNING", logPath: join(dir, `${name}.log`) },
+      );
+    };
+    const inspections = (id: string) =>
+      s.runtime.calls.filter((c) => c.method === "inspectContainer" && c.args[0] === id).length;
+    const first = logged("first");
+    for (let walk = 0; walk < 3; walk++) {
+      await s.analyzer.refresh();
+      await s.clock.advance(60_000);
+    }
+    expect(s.walks()).toBe(3);
+    expect(inspections(first)).toBe(1);
+    expect(s.analyzer.summary()!.pods[0]!.containers.find((c) => c.name === "first")?.logs?.usedBytes).toBeGreaterThan(
+      0,
+    );
+    const second = logged("second");
+    await s.analyzer.refresh();
+    expect([inspections(first), inspections(second)]).toEqual([1, 1]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   test("asks Docker for a container's CPU and memory once per container stats period, not at every collection", async () => {
     const s = setup();
     const statsCalls = () => s.runtime.calls.filter((c) => c.method === "stats").length;

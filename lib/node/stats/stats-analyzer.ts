@@ -153,17 +153,29 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
     }
   };
 
+  /**
+   * Each running container's log path, asked of the runtime once: a container's log path is fixed when it is
+   * created, and inspecting 110 containers every fs period was most of an idle Docker node's Engine calls (and a
+   * new connection each, past the kept-alive ones). The Go kubelet builds the path from the pod and container names.
+   */
+  const logPaths = new Map<string, string>();
   const walkFilesystems = async (pods: Pod[]) => {
     const listed = await deps.runtime.listContainers({ size: true });
     const next: FsFigures = { at: clock.now(), rootfs: new Map(), logs: new Map(), volumes: new Map() };
     for (const c of listed) next.rootfs.set(c.id, c.sizeRwBytes ?? 0);
+    const running = listed.filter((c) => c.state === "CONTAINER_RUNNING");
+    const runningIds = new Set(running.map((c) => c.id));
+    for (const id of logPaths.keys()) if (!runningIds.has(id)) logPaths.delete(id);
     await Promise.all(
-      listed
-        .filter((c) => c.state === "CONTAINER_RUNNING")
-        .map(async (c) => {
-          const details = await measured("the log path of container", c.id, () => deps.runtime.inspectContainer(c.id));
-          if (details?.logPath) next.logs.set(c.id, await logBytes(details.logPath));
-        }),
+      running.map(async (c) => {
+        let path = logPaths.get(c.id);
+        if (path === undefined) {
+          path = (await measured("the log path of container", c.id, () => deps.runtime.inspectContainer(c.id)))
+            ?.logPath;
+          if (path) logPaths.set(c.id, path);
+        }
+        if (path) next.logs.set(c.id, await logBytes(path));
+      }),
     );
     for (const pod of pods) {
       const volumes: Array<{ name: string; usage: DiskUsage }> = [];

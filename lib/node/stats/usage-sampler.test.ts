@@ -81,6 +81,49 @@ describe("usage sampler", () => {
     ]);
   });
 
+  test("reads a pod's container cgroups again only when the runtime lists a container of the pod added, gone or in another state", async () => {
+    const listed: string[] = [];
+    const reader: CgroupReader = {
+      version: 1,
+      read: async () => cgroupStats(),
+      containers: async (pod) => {
+        listed.push(pod);
+        return ["app-id", "pause-id", "late-id"].map((id) => ({ id, path: `${pod}/${id}` }));
+      },
+      firstPid: async () => undefined,
+      sweep: () => {},
+    };
+    const inPod = { ...app, labels: { ...app.labels, [LABEL.podUid]: "u1" } };
+    let listing: { containers: ContainerSummary[]; sandboxes: PodSandboxSummary[] } = {
+      containers: [inPod],
+      sandboxes: [pause],
+    };
+    const sampler = createUsageSampler({
+      reader,
+      podCgroups: async () => new Map([["u1", "/kubepods/podu1"]]),
+      listing: () => listing,
+      now: () => 42,
+    });
+    const names = async () => (await sampler.sample("all")).pods[0]!.containers.map((c) => c.name).sort();
+    expect(await names()).toEqual(["POD", "app"]);
+    expect(await names()).toEqual(["POD", "app"]);
+    expect(listed).toHaveLength(1);
+    const late: ContainerSummary = {
+      ...inPod,
+      id: "late-id",
+      name: "k8s_late_web_default_u1_0",
+      state: "CONTAINER_CREATED",
+      labels: { ...inPod.labels, [LABEL.containerName]: "late" },
+    };
+    listing = { containers: [inPod, late], sandboxes: [pause] };
+    expect(await names()).toEqual(["POD", "app", "late"]);
+    listing = { containers: [inPod, { ...late, state: "CONTAINER_RUNNING" }], sandboxes: [pause] };
+    await names();
+    listing = { containers: [inPod], sandboxes: [pause] };
+    expect(await names()).toEqual(["POD", "app"]);
+    expect(listed).toHaveLength(4);
+  });
+
   test("the summary's read leaves the sandbox's cgroup unread (it names the pod and holds its network) and containers' process counts out", async () => {
     const reads: string[] = [];
     const reader: CgroupReader = {
