@@ -130,7 +130,7 @@ describeWithServices("eviction", (services) => {
       );
       expect(evicted.phase).toBe("Failed");
       expect(evicted.message).toMatch(
-        /^The node was low on resource: memory\. Threshold quantity: \d+Ki, available: \d+Ki\. Container hog was using \d+(?:Ki|Mi|Gi), request is 0, has larger consumption of memory\. $/,
+        /^The node was low on resource: memory\. Threshold quantity: \d+(?:Ki|Mi|Gi), available: \d+(?:Ki|Mi|Gi)\. Container hog was using \d+(?:Ki|Mi|Gi), request is 0, has larger consumption of memory\. $/,
       );
       const verbose = await (await kubelet.api("/healthz?verbose")).text();
       expect(verbose).toContain("[!]MemoryPressure=True KubeletHasInsufficientMemory");
