@@ -123,12 +123,6 @@ describe("image garbage collection", () => {
     expect([...runtime.images].sort()).toEqual(["mirror/pause:3.10", "registry.k8s.io/pause:3.9"]);
   });
 
-  test("runs every 5 minutes, the Go kubelet's ImageGCPeriod, or a tenth of imageMaximumGCAge when that is shorter", () => {
-    expect(gc().periodMs).toBe(300_000);
-    expect(gc(60_000, 3_600_000).periodMs).toBe(300_000);
-    expect(gc(60_000, 600_000).periodMs).toBe(60_000);
-  });
-
   test("imageMaximumGCAge removes an image unused for longer, below the threshold, once the kubelet has run that long", async () => {
     image("stale/a:1", 5);
     image("busy/b:1", 5);

@@ -33,15 +33,9 @@ export interface ImageGcDeps {
 }
 
 export interface ImageGc {
-  /**
-   * How often garbageCollect is run: the Go kubelet's ImageGCPeriod (5 min, pkg/kubelet/kubelet.go), or a tenth of
-   * imageMaximumGCAge when that is shorter. Disk pressure in between is eviction's (every 10 s), which frees images
-   * through freeSpace, as upstream's eviction manager reclaims them.
-   */
-  periodMs: number;
   /** The image filesystem's usage now (statfs of Docker's data root). */
   imageFs(): Promise<FsStats>;
-  /** One pass (run every periodMs): above the high threshold, frees unused images down to the low threshold; records events on failure. */
+  /** One pass (run every few seconds: below the threshold it is a statfs): above the high threshold, frees unused images down to the low threshold; records events on failure. */
   garbageCollect(): Promise<void>;
   /** Removes unused images, least recently used first, until `bytes` are freed; returns the bytes freed. */
   freeSpace(bytes: number): Promise<number>;
@@ -61,8 +55,8 @@ export function fullReference(ref: string): string {
   return named.includes("@") || last.includes(":") ? named : `${named}:latest`;
 }
 
-/** How often image use is recorded and the thresholds checked (the Go kubelet's ImageGCPeriod). */
-const IMAGE_GC_PERIOD_MS = 300_000;
+/** How often image use is recorded while the disk is fine (the Go kubelet's image GC period). */
+const DETECTION_PERIOD_MS = 300_000;
 
 interface ImageRecord {
   firstDetected: number;
@@ -80,7 +74,7 @@ export function createImageGc(options: ImageGcOptions, deps: ImageGcDeps): Image
   const maxAgeMs = options.maxAgeMs ?? 0;
   // Last use is known as of the last listing: with a maximum age, images are listed often enough that an image
   // goes at most a tenth of that age late.
-  const detectionPeriodMs = maxAgeMs > 0 ? Math.min(IMAGE_GC_PERIOD_MS, maxAgeMs / 10) : IMAGE_GC_PERIOD_MS;
+  const detectionPeriodMs = maxAgeMs > 0 ? Math.min(DETECTION_PERIOD_MS, maxAgeMs / 10) : DETECTION_PERIOD_MS;
 
   // The runtime names the mount point (CRI ImageFsInfo); capacity and what is free come from the filesystem itself.
   const imageFs = async () => deps.statFs((dataRoot ??= (await runtime.imageFsInfo()).mountpoint));
@@ -184,7 +178,6 @@ export function createImageGc(options: ImageGcOptions, deps: ImageGcDeps): Image
   };
 
   return {
-    periodMs: detectionPeriodMs,
     imageFs,
     garbageCollect,
     freeSpace,
