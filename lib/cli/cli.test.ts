@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { describeWithServices } from "../testing/services.ts";
-import { main, normalizeArgv } from "./cli.ts";
+import { defineCommands, invokedCommand, main, normalizeArgv } from "./cli.ts";
 
 async function run(...argv: string[]) {
   return runWith({ KUBELET_CONFIG_FILE: "" }, ...argv);
@@ -101,6 +101,47 @@ describe("kubelet CLI", () => {
 
   test("exits 2 for an unknown command", async () => {
     expect((await run("explode")).code).toBe(2);
+  });
+});
+
+describe("only the invoked command's options are built", () => {
+  const io = { stdout: new PassThrough(), stderr: new PassThrough(), readStdin: async () => "", exit: () => {} };
+  const withOptions = (argv: string[]) =>
+    defineCommands(argv, io)
+      .cli.commands.filter((command) => command.options.length > 0)
+      .map((command) => command.name);
+
+  test("runonce builds its own options and none of the other commands'", () => {
+    expect(withOptions(["runonce", "--config", "/etc/pods"])).toEqual(["runonce"]);
+    expect(defineCommands(["runonce"], io).cli.commands.find((c) => c.name === "runonce")!.options.length).toBe(
+      defineCommands(["--help"], io).cli.commands.find((c) => c.name === "runonce")!.options.length,
+    );
+  });
+
+  test("a first word that is a flag or no command builds every command's options, as a flag's value may look like a command", () => {
+    expect(invokedCommand(["--config_file", "/etc/k.yaml", "runonce"])).toBeUndefined();
+    expect(invokedCommand(["explode"])).toBeUndefined();
+    expect(invokedCommand([])).toBeUndefined();
+    expect(withOptions(["--help"]).length).toBe(defineCommands([], io).cli.commands.length);
+    expect(withOptions(["explode"]).length).toBe(defineCommands([], io).cli.commands.length);
+  });
+
+  for (const command of ["run", "runonce", "validate", "plan", "print-config", "fleet", "reset", "get", "exec"])
+    test(`${command} --help and its errors are the same as when every command's options are built`, async () => {
+      // A flag first builds them all (the behaviour before the cut): here --config_file="", which reads no file.
+      const all = (...argv: string[]) => run("--config_file=", command, ...argv);
+      expect(await run(command, "--help")).toEqual(await all("--help"));
+      expect(await run(command, "--sync_frequncy=1s")).toEqual(await all("--sync_frequncy=1s"));
+    });
+
+  test("kubelet --help, an unknown command and --version print what they printed with every option built", async () => {
+    expect((await run("--help")).out).toContain("  runonce  ");
+    expect(await run("explode")).toEqual({
+      code: 2,
+      out: "",
+      err: "kubelet: unknown command \"explode\": use run, runonce, plan, validate, print-config, fleet, reset, kubeconfig, get, describe, logs, exec or port-forward\nUsage: kubelet <command> [flags]; see 'kubelet --help'\n",
+    });
+    expect((await run("runonce", "--version")).out).toStartWith("kubelet v");
   });
 });
 

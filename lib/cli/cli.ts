@@ -2,7 +2,7 @@
 // (0 success, 1 failure, 2 usage, 3 a stop past --stop_timeout). Heavy parts (Docker, etcd, the server) load only for run/runonce.
 // Folder cli/: what it owns is in its README.md; what it may import, in docs/architecture.md#layers.
 import { fleetEtcdSettings, type EtcdClientSettings } from "../config/etcd-config.ts";
-import cac, { type Command } from "cac";
+import cac, { type CAC, type Command } from "cac";
 import { resolveConfig, type ResolvedConfig } from "../config/config.ts";
 import {
   chooseConfigFile,
@@ -100,11 +100,90 @@ interface Io {
 /** `run` did not stop within --stop_timeout of SIGTERM/SIGINT and exited anyway. */
 export const EXIT_STOP_TIMEOUT = 3;
 
+/** The commands, as an unknown command's error names them. */
+const COMMANDS = [
+  "run",
+  "runonce",
+  "plan",
+  "validate",
+  "print-config",
+  "fleet",
+  "reset",
+  "kubeconfig",
+  "get",
+  "describe",
+  "logs",
+  "exec",
+  "port-forward",
+];
+
+/**
+ * The command whose options are all that need building: argv's first word when it names a command. Undefined when
+ * argv starts with a flag (whose value could be taken for a command) or an unknown word: then every command's are.
+ */
+export function invokedCommand(argv: string[]): string | undefined {
+  const first = argv[0];
+  return first !== undefined && COMMANDS.includes(first) ? first : undefined;
+}
+
 /** Runs the CLI and resolves to the process exit code. */
 export async function main(argv: string[], io: Io = defaultIo()): Promise<number> {
+  if (argv.includes("--version")) {
+    io.stdout.write(versionLine() + "\n");
+    return 0;
+  }
+  const { cli, result } = defineCommands(argv, io);
+  try {
+    const parsed = cli.parse(["node", "kubelet", ...normalizeArgv(argv)], { run: false });
+    if (parsed.options.help && (cli.matchedCommand || cli.args.length === 0)) {
+      io.stdout.write(`${cli.matchedCommand ? commandHelp(withHelp(cli.matchedCommand)) : globalHelp(cli.commands)}\n`);
+      return 0;
+    }
+    if (!cli.matchedCommand) {
+      if (cli.args.length === 0) {
+        io.stdout.write(`${globalHelp(cli.commands)}\n`);
+        return 2;
+      }
+      throw new UsageError(
+        `unknown command "${cli.args[0]}": use ${COMMANDS.slice(0, -1).join(", ")} or ${COMMANDS.at(-1)}`,
+      );
+    }
+    await cli.runMatchedCommand();
+    return await result();
+  } catch (error) {
+    const err = error as Error & { code?: string; name?: string };
+    if (error instanceof UsageError || err.name === "CACError") {
+      const command = (error as UsageError).command ?? cli.matchedCommand;
+      // An unknown flag is named as typed; a config with several problems is one line each (ConfigError).
+      const message = unknownFlag(err.message, argv, command) ?? err.message;
+      for (const line of message.split("\n"))
+        io.stderr.write(`kubelet: ${line.replace(/`--([a-z-]+)`/g, (_, f: string) => `--${f.replace(/-/g, "_")}`)}\n`);
+      io.stderr.write(
+        `Usage: kubelet ${command ? command.rawName : "<command>"} [flags]; see 'kubelet ${command ? command.name + " " : ""}--help'\n`,
+      );
+      // plan's 2 means "changes", as with terraform's -detailed-exitcode: its usage errors are errors.
+      return command?.name === "plan" ? PLAN_EXIT.error : 2;
+    }
+    io.stderr.write(`kubelet: ${err.message}\n`);
+    return 1;
+  }
+}
+
+/**
+ * The cac CLI of `argv`'s command, and the exit code its action leaves. Only the invoked command gets its options:
+ * the table's 127 flags on 7 commands are ~900 cac options, 9-32 ms of every start-up (issue 41 item 7).
+ */
+export function defineCommands(argv: string[], io: Io): { cli: CAC; result: () => Promise<number> } {
   const env = io.env ?? process.env;
   const cli = cac("kubelet");
   let result: Promise<number> = Promise.resolve(0);
+  const invoked = invokedCommand(argv);
+  const define = cli.command.bind(cli);
+  cli.command = (rawName, description, config) => {
+    const command = define(rawName, description, config);
+    if (invoked !== undefined && command.name !== invoked) command.option = () => command;
+    return command;
+  };
   const withConfigFlags = (command: Command) => {
     for (const spec of FLAGS) {
       const dashed = spec.flag.replace(/_/g, "-");
@@ -485,45 +564,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   });
   // Help is ours (help.ts), written to io.stdout: cac's would list every flag of run for every command.
   cli.option("-h, --help", "Display this message");
-  if (argv.includes("--version")) {
-    io.stdout.write(versionLine() + "\n");
-    return 0;
-  }
-
-  try {
-    const parsed = cli.parse(["node", "kubelet", ...normalizeArgv(argv)], { run: false });
-    if (parsed.options.help && (cli.matchedCommand || cli.args.length === 0)) {
-      io.stdout.write(`${cli.matchedCommand ? commandHelp(withHelp(cli.matchedCommand)) : globalHelp(cli.commands)}\n`);
-      return 0;
-    }
-    if (!cli.matchedCommand) {
-      if (cli.args.length === 0) {
-        io.stdout.write(`${globalHelp(cli.commands)}\n`);
-        return 2;
-      }
-      throw new UsageError(
-        `unknown command "${cli.args[0]}": use run, runonce, plan, validate, print-config, fleet, reset, kubeconfig, get, describe, logs, exec or port-forward`,
-      );
-    }
-    await cli.runMatchedCommand();
-    return await result;
-  } catch (error) {
-    const err = error as Error & { code?: string; name?: string };
-    if (error instanceof UsageError || err.name === "CACError") {
-      const command = (error as UsageError).command ?? cli.matchedCommand;
-      // An unknown flag is named as typed; a config with several problems is one line each (ConfigError).
-      const message = unknownFlag(err.message, argv, command) ?? err.message;
-      for (const line of message.split("\n"))
-        io.stderr.write(`kubelet: ${line.replace(/`--([a-z-]+)`/g, (_, f: string) => `--${f.replace(/-/g, "_")}`)}\n`);
-      io.stderr.write(
-        `Usage: kubelet ${command ? command.rawName : "<command>"} [flags]; see 'kubelet ${command ? command.name + " " : ""}--help'\n`,
-      );
-      // plan's 2 means "changes", as with terraform's -detailed-exitcode: its usage errors are errors.
-      return command?.name === "plan" ? PLAN_EXIT.error : 2;
-    }
-    io.stderr.write(`kubelet: ${err.message}\n`);
-    return 1;
-  }
+  return { cli, result: () => result };
 }
 
 /** A command's options and the global ones (-h, --help), as its help lists them. */
