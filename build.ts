@@ -27,8 +27,16 @@ const RELEASE_TARGETS = [
 // source map (1.7 MiB) keeps stack traces readable.
 // Left out (bench/startup.bench.ts leaves out the same), as modules loaded only on paths the kubelet never takes:
 // ssh2 (docker-modem's ssh:// Docker hosts, which lib/container/docker/docker.ts refuses; 0.3 MiB of code, 2 MiB of binary
-// with its bytecode) and consola's prompt (an interactive question on a terminal, which nothing here asks; 40 KiB).
-export const LEFT_OUT = ["--external", "ssh2", "--external", "*/chunks/prompt.mjs"];
+// with its bytecode) and consola's prompt (an interactive question on a terminal, which nothing here asks; 40 KiB), in
+// its ESM and CJS builds (lib/log.ts requires the CJS one for text logs).
+export const LEFT_OUT = [
+  "--external",
+  "ssh2",
+  "--external",
+  "*/chunks/prompt.mjs",
+  "--external",
+  "*/chunks/prompt.cjs",
+];
 const COMPILE_FLAGS = ["--compile", "--minify", "--sourcemap", "--bytecode", "--format", "esm", ...LEFT_OUT];
 
 function option(args: string[], name: string): string | undefined {
