@@ -20,4 +20,14 @@ describe("the compiled binary's --help", () => {
       expect(lines).toHaveLength(commandFlags(command).length + own);
       for (const line of lines.slice(own)) expect(line).toMatch(/\(default: .*\)$/);
     });
+
+  test("runonce's help and its unknown-flag error are the same when only its own options are built as with all (a flag first)", () => {
+    // `--config_file=` first (no file) builds every command's options, as before start-up built only the invoked one's.
+    for (const args of [["--help"], ["--sync_frequncy=1s"]]) {
+      const own = runBinary(["runonce", ...args]);
+      const all = runBinary(["--config_file=", "runonce", ...args]);
+      expect([own.code, own.stdout, own.stderr]).toEqual([all.code, all.stdout, all.stderr]);
+    }
+    expect(runBinary(["runonce", "--sync_frequncy=1s"]).stderr).toContain("did you mean --sync_frequency?");
+  });
 });
