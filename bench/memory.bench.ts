@@ -41,6 +41,9 @@ interface Sample {
   peakAnonMb: number;
   /** Start (spawn) until GET /pods lists every pod Running with its containers ready, in seconds. */
   adoptSeconds: number;
+  /** The JS heap in MB (GET /debug/heap's heapBytes, after its full GC): its live cells, the blocks they sit in, and
+   * what its objects own outside them (JSC's heapSize and heapCapacity both include that); absent on older builds. */
+  heapMb?: { size: number; capacity: number; extra: number };
   /** Resident MB by mapping (/proc/<pid>/smaps), settled: see split(). */
   split: Record<string, number>;
   objects: number;
@@ -108,9 +111,21 @@ async function get(k: BenchKubelet, path: string): Promise<Response> {
   return response;
 }
 
-async function heap(k: BenchKubelet): Promise<Record<string, number>> {
-  return ((await (await get(k, "/debug/heap")).json()) as { objectTypeCounts: Record<string, number> })
-    .objectTypeCounts;
+async function heap(k: BenchKubelet) {
+  const answer = (await (await get(k, "/debug/heap")).json()) as {
+    objectTypeCounts: Record<string, number>;
+    heapBytes?: { heapSize: number; heapCapacity: number; extraMemorySize: number };
+  };
+  const mb = (n: number) => n / 2 ** 20;
+  const bytes = answer.heapBytes;
+  return {
+    counts: answer.objectTypeCounts,
+    heapMb: bytes && {
+      size: mb(bytes.heapSize - bytes.extraMemorySize),
+      capacity: mb(bytes.heapCapacity - bytes.extraMemorySize),
+      extra: mb(bytes.extraMemorySize),
+    },
+  };
 }
 
 interface ListedPod {
@@ -164,7 +179,7 @@ async function measure(k: BenchKubelet, binary: string, pods: number, startedAt:
   // RSS before the heap count: its full GC would shrink the heap the idle kubelet keeps.
   const mem = status(k.child.pid!);
   const layout = split(k.child.pid!);
-  const counts = await heap(k);
+  const { counts, heapMb } = await heap(k);
   const afterGc = status(k.child.pid!);
   const objects = Object.values(counts).reduce((a, b) => a + b, 0);
   return {
@@ -176,6 +191,7 @@ async function measure(k: BenchKubelet, binary: string, pods: number, startedAt:
     anonAfterGcMb: afterGc.anonMb,
     ...adopted,
     split: layout,
+    heapMb,
     objects,
     counts,
   };
@@ -257,7 +273,10 @@ for (const binary of binaries)
     if (s.length === 0) continue;
     const keys = [...new Set(s.flatMap((x) => Object.keys(x.split)))].sort();
     console.log(
-      `${binary} | ${pods} pods | ${keys.map((key) => `${key} ${mean(s.map((x) => x.split[key] ?? 0)).toFixed(1)}`).join(", ")}`,
+      `${binary} | ${pods} pods | ${keys.map((key) => `${key} ${mean(s.map((x) => x.split[key] ?? 0)).toFixed(1)}`).join(", ")}` +
+        (s.every((x) => x.heapMb)
+          ? ` | JS heap: live cells ${mean(s.map((x) => x.heapMb!.size)).toFixed(1)}, in blocks of ${mean(s.map((x) => x.heapMb!.capacity)).toFixed(1)}, outside the cells ${mean(s.map((x) => x.heapMb!.extra)).toFixed(1)}`
+          : ""),
     );
   }
 // Idle CPU by thread at 110 pods, summed over the rounds' windows.

@@ -143,6 +143,7 @@ async function runLocked(
     createServingCertificate,
     ensureAdminToken,
     heapObjectCounts,
+    heapBytes,
     loadAuthenticator,
     NODE_API_SERVED,
     nodeApiRoutes,
@@ -283,6 +284,7 @@ async function runLocked(
         audit: audit?.middleware,
         log: log.child("server"),
         heapObjectCounts,
+        heapBytes,
       };
       const api = createApiServer(
         {
