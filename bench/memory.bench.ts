@@ -4,12 +4,21 @@
 //   live objects by type (GET /debug/heap with the admin token), and the CPU over a window (% of a core).
 // The builds alternate (A, B, A, B) so the shared machine's load falls on both alike.
 // Also: RssAnon's peak while adopting, the time to adopt (GET /pods all Running and ready), resident MB by mapping.
-// Usage: bash scripts/services.sh up && bun bench/memory.bench.ts --binary A.bin --binary B.bin [--pods 110] [--settle 20] [--window 30] [--rounds 2] [--profile DIR]
+// Usage: bash scripts/services.sh up && bun bench/memory.bench.ts --binary A.bin --binary B.bin [--pods 110] [--settle 20] [--window 30] [--rounds 2] [--profile DIR] [--runtime remote-1.7]
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { testServices } from "../lib/testing/services.ts";
 import { removeDir, tempDir } from "../test/e2e/harness.ts";
-import { appCounter, cpuSeconds, machine, sleepingPod, startKubelet, until, type BenchKubelet } from "./support.ts";
+import {
+  appCounter,
+  cpuSeconds,
+  machine,
+  sleepingPod,
+  startKubelet,
+  until,
+  type BenchKubelet,
+  type RuntimeChoice,
+} from "./support.ts";
 
 const services = testServices();
 if (!services) throw new Error("services are not running: bash scripts/services.sh up");
@@ -200,6 +209,10 @@ async function measure(k: BenchKubelet, binary: string, pods: number, startedAt:
 // --dir/--root-dir/--keep: reuse a previous run's pods (110 Docker pods take minutes to start on a loaded machine).
 const named = (name: string) =>
   process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined;
+// --runtime remote-1.7 (or remote: containerd 1.6): the builds on the test services' containerd, through the CRI.
+const runtime = (named("--runtime") ?? "docker") as RuntimeChoice;
+if (!["docker", "remote", "remote-1.7"].includes(runtime))
+  throw new Error(`--runtime ${runtime}: give docker, remote or remote-1.7`);
 const dir = named("--dir") ?? tempDir("bench-memory-manifests");
 const rootDir = named("--root-dir") ?? tempDir("bench-memory-root");
 const keep = process.argv.includes("--keep");
@@ -208,7 +221,7 @@ const pass = async (pods: number, dir: string, rootDir: string) => {
   for (let round = 0; round < rounds; round++)
     for (const binary of binaries) {
       const startedAt = performance.now();
-      const k = await startKubelet(services, "docker", { dir, rootDir, binary });
+      const k = await startKubelet(services, runtime, { dir, rootDir, binary });
       samples.push(await measure(k, binary, pods, startedAt));
       console.error(`memory: ${JSON.stringify({ ...samples.at(-1), counts: undefined })}`);
       await k.stop();
@@ -217,8 +230,8 @@ const pass = async (pods: number, dir: string, rootDir: string) => {
 
 for (let i = 0; i < podCount; i++) writeFileSync(join(dir, `mem${i}.yaml`), sleepingPod(services, `mem${i}`));
 {
-  const k = await startKubelet(services, "docker", { dir, rootDir, binary: binaries[0] });
-  await until(async () => (await apps.running("docker", "mem")) === podCount, 900_000);
+  const k = await startKubelet(services, runtime, { dir, rootDir, binary: binaries[0] });
+  await until(async () => (await apps.running(runtime, "mem")) === podCount, 900_000);
   await k.stop();
 }
 await pass(podCount, dir, rootDir);
@@ -227,7 +240,7 @@ if (profileDir)
     const out = join(profileDir, String(n));
     mkdirSync(out, { recursive: true });
     process.env.BUN_OPTIONS = `--cpu-prof-md --cpu-prof-dir=${out} --heap-prof-md --heap-prof-dir=${out}`;
-    const k = await startKubelet(services, "docker", { dir, rootDir, binary });
+    const k = await startKubelet(services, runtime, { dir, rootDir, binary });
     delete process.env.BUN_OPTIONS;
     await Bun.sleep((settleSeconds + windowSeconds) * 1000);
     await k.stop();
@@ -235,8 +248,8 @@ if (profileDir)
   }
 if (!keep) {
   for (let i = 0; i < podCount; i++) rmSync(join(dir, `mem${i}.yaml`));
-  const k = await startKubelet(services, "docker", { dir, rootDir, binary: binaries[0] });
-  await until(async () => (await apps.running("docker", "mem")) === 0, 900_000);
+  const k = await startKubelet(services, runtime, { dir, rootDir, binary: binaries[0] });
+  await until(async () => (await apps.running(runtime, "mem")) === 0, 900_000);
   await k.stop();
 }
 if (!keep) removeDir(dir), removeDir(rootDir);
@@ -253,7 +266,7 @@ apps.close();
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 console.log(
-  `${machine()}; Docker; ${rounds} alternating rounds, ${settleSeconds} s settling, ${windowSeconds} s CPU window; RSS read before /debug/heap's full GC`,
+  `${machine()}; ${runtime === "docker" ? "Docker" : runtime}; ${rounds} alternating rounds, ${settleSeconds} s settling, ${windowSeconds} s CPU window; RSS read before /debug/heap's full GC`,
 );
 console.log(
   "build | pods | idle CPU (% of a core) | VmRSS (MB) | RssAnon | RssFile | RssAnon after a full GC | RssAnon peak while adopting | adopted after (s) | heap objects",
