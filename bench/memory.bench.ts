@@ -50,8 +50,8 @@ interface Sample {
   peakAnonMb: number;
   /** Start (spawn) until GET /pods lists every pod Running with its containers ready, in seconds. */
   adoptSeconds: number;
-  /** The JS heap in MB (GET /debug/heap's heapBytes, after its full GC): its live cells, the blocks they sit in, and
-   * what its objects own outside them (JSC's heapSize and heapCapacity both include that); absent on older builds. */
+  /** The JS heap in MB as JSC counts it (GET /debug/heap's heapBytes, after its full GC): heapSize, heapCapacity
+   * and extraMemorySize (see lib/platform/heap.ts); absent on builds without them. */
   heapMb?: { size: number; capacity: number; extra: number };
   /** Resident MB by mapping (/proc/<pid>/smaps), settled: see split(). */
   split: Record<string, number>;
@@ -130,8 +130,8 @@ async function heap(k: BenchKubelet) {
   return {
     counts: answer.objectTypeCounts,
     heapMb: bytes && {
-      size: mb(bytes.heapSize - bytes.extraMemorySize),
-      capacity: mb(bytes.heapCapacity - bytes.extraMemorySize),
+      size: mb(bytes.heapSize),
+      capacity: mb(bytes.heapCapacity),
       extra: mb(bytes.extraMemorySize),
     },
   };
@@ -288,7 +288,7 @@ for (const binary of binaries)
     console.log(
       `${binary} | ${pods} pods | ${keys.map((key) => `${key} ${mean(s.map((x) => x.split[key] ?? 0)).toFixed(1)}`).join(", ")}` +
         (s.every((x) => x.heapMb)
-          ? ` | JS heap: live cells ${mean(s.map((x) => x.heapMb!.size)).toFixed(1)}, in blocks of ${mean(s.map((x) => x.heapMb!.capacity)).toFixed(1)}, outside the cells ${mean(s.map((x) => x.heapMb!.extra)).toFixed(1)}`
+          ? ` | JS heap: size ${mean(s.map((x) => x.heapMb!.size)).toFixed(1)}, capacity ${mean(s.map((x) => x.heapMb!.capacity)).toFixed(1)}, extra memory ${mean(s.map((x) => x.heapMb!.extra)).toFixed(1)}`
           : ""),
     );
   }

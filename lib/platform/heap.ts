@@ -5,9 +5,9 @@ import { runtimeKind } from "./runtime.ts";
 declare const Bun: { gc(force: boolean): void };
 
 /**
- * What the JS heap holds in bytes (bun:jsc heapStats), read after heapObjectCounts' full GC: `extraMemorySize` is
- * what its objects own outside their cells (strings' characters, ArrayBuffers); JSC counts it in both `heapSize`
- * (with the live cells) and `heapCapacity` (with the blocks the cells sit in, live or not).
+ * What the JS heap holds in bytes (bun:jsc heapStats, as JSC counts them), read after heapObjectCounts' full GC:
+ * `heapSize` its objects, `heapCapacity` the blocks it holds for them, `extraMemorySize` what objects own outside
+ * the heap and report to it (ArrayBuffers, strings' characters, compiled code).
  */
 export type HeapBytes = { heapSize: number; heapCapacity: number; extraMemorySize: number };
 
