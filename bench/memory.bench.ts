@@ -9,16 +9,8 @@ import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSy
 import { join } from "node:path";
 import { testServices } from "../lib/testing/services.ts";
 import { removeDir, tempDir } from "../test/e2e/harness.ts";
-import {
-  appCounter,
-  cpuSeconds,
-  machine,
-  sleepingPod,
-  startKubelet,
-  until,
-  type BenchKubelet,
-  type RuntimeChoice,
-} from "./support.ts";
+import { appCounter, cpuSeconds, machine, sleepingPod, startKubelet, until } from "./support.ts";
+import type { BenchKubelet, RuntimeChoice } from "./support.ts";
 
 const services = testServices();
 if (!services) throw new Error("services are not running: bash scripts/services.sh up");
