@@ -3,12 +3,14 @@
 //   0 pods, then 110 pods on Docker, settled: VmRSS, RssAnon, RssFile (/proc/<pid>/status), the JS heap's
 //   live objects by type (GET /debug/heap with the admin token), and the CPU over a window (% of a core).
 // The builds alternate (A, B, A, B) so the shared machine's load falls on both alike.
-// Usage: bash scripts/services.sh up && bun bench/memory.bench.ts --binary A.bin --binary B.bin [--pods 110] [--settle 20] [--window 30] [--rounds 2] [--profile DIR]
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+// Also: RssAnon's peak while adopting, the time to adopt (GET /pods all Running and ready), resident MB by mapping.
+// Usage: bash scripts/services.sh up && bun bench/memory.bench.ts --binary A.bin --binary B.bin [--pods 110] [--settle 20] [--window 30] [--rounds 2] [--profile DIR] [--runtime remote-1.7]
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { testServices } from "../lib/testing/services.ts";
 import { removeDir, tempDir } from "../test/e2e/harness.ts";
-import { appCounter, cpuSeconds, machine, sleepingPod, startKubelet, until, type BenchKubelet } from "./support.ts";
+import { appCounter, cpuSeconds, machine, sleepingPod, startKubelet, until } from "./support.ts";
+import type { BenchKubelet, RuntimeChoice } from "./support.ts";
 
 const services = testServices();
 if (!services) throw new Error("services are not running: bash scripts/services.sh up");
@@ -36,6 +38,15 @@ interface Sample {
   fileMb: number;
   /** RssAnon once /debug/heap's full GC ran: what a collection gives back. */
   anonAfterGcMb: number;
+  /** The highest RssAnon sampled (every 250 ms) from start until the pods were adopted: the burst's peak. */
+  peakAnonMb: number;
+  /** Start (spawn) until GET /pods lists every pod Running with its containers ready, in seconds. */
+  adoptSeconds: number;
+  /** The JS heap in MB as JSC counts it (GET /debug/heap's heapBytes, after its full GC): heapSize, heapCapacity
+   * and extraMemorySize (see lib/platform/heap.ts); absent on builds without them. */
+  heapMb?: { size: number; capacity: number; extra: number };
+  /** Resident MB by mapping (/proc/<pid>/smaps), settled: see split(). */
+  split: Record<string, number>;
   objects: number;
   counts: Record<string, number>;
 }
@@ -46,16 +57,98 @@ function status(pid: number): { rssMb: number; anonMb: number; fileMb: number } 
   return { rssMb: kb("VmRSS"), anonMb: kb("RssAnon"), fileMb: kb("RssFile") };
 }
 
-async function heap(k: BenchKubelet): Promise<Record<string, number>> {
+/**
+ * Resident MB of the process by what is mapped: the executable's code (`exe text`: bun's runtime), its read-only
+ * data, its writable segment (`exe data`: .data plus the .bun section, our bundle's source, bytecode and source map;
+ * pages only read stay file-backed), other files (libc, libm), the largest anonymous mapping (`arena`: the
+ * allocators' reservation), the JIT's executable region (`jit`, rwx) and the rest of the anonymous memory.
+ */
+function split(pid: number): Record<string, number> {
+  const exe = readlinkSync(`/proc/${pid}/exe`);
+  const out: Record<string, number> = {};
+  let key = "";
+  let arenaKb = 0;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
+    const header = /^[0-9a-f]+-[0-9a-f]+ (\S{4}) \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (header) {
+      const [, perms, path] = header;
+      key =
+        path === exe
+          ? perms.includes("x")
+            ? "exe text"
+            : perms.includes("w")
+              ? "exe data"
+              : "exe rodata"
+          : path && !path.startsWith("[")
+            ? "other files"
+            : perms.includes("x")
+              ? "jit"
+              : "other anon";
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (!rss) continue;
+    const kb = Number(rss[1]);
+    if (key === "other anon" && kb > arenaKb) {
+      out["other anon"] = (out["other anon"] ?? 0) + arenaKb / 1024;
+      arenaKb = kb;
+      continue;
+    }
+    out[key] = (out[key] ?? 0) + kb / 1024;
+  }
+  out.arena = arenaKb / 1024;
+  return out;
+}
+
+async function get(k: BenchKubelet, path: string): Promise<Response> {
   const token = readFileSync(join(k.rootDir, "admin-token"), "utf8").trim();
-  const response = await fetch(`https://127.0.0.1:${k.port}/debug/heap`, {
+  const response = await fetch(`https://127.0.0.1:${k.port}${path}`, {
     headers: { authorization: `Bearer ${token}` },
     tls: { rejectUnauthorized: false },
   } as RequestInit).catch(() =>
-    fetch(`http://127.0.0.1:${k.port}/debug/heap`, { headers: { authorization: `Bearer ${token}` } }),
+    fetch(`http://127.0.0.1:${k.port}${path}`, { headers: { authorization: `Bearer ${token}` } }),
   );
-  if (!response.ok) throw new Error(`/debug/heap: ${response.status} ${await response.text()}`);
-  return ((await response.json()) as { objectTypeCounts: Record<string, number> }).objectTypeCounts;
+  if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+  return response;
+}
+
+async function heap(k: BenchKubelet) {
+  const answer = (await (await get(k, "/debug/heap")).json()) as {
+    objectTypeCounts: Record<string, number>;
+    heapBytes?: { heapSize: number; heapCapacity: number; extraMemorySize: number };
+  };
+  const mb = (n: number) => n / 2 ** 20;
+  const bytes = answer.heapBytes;
+  return {
+    counts: answer.objectTypeCounts,
+    heapMb: bytes && {
+      size: mb(bytes.heapSize),
+      capacity: mb(bytes.heapCapacity),
+      extra: mb(bytes.extraMemorySize),
+    },
+  };
+}
+
+interface ListedPod {
+  status?: { phase?: string; containerStatuses?: { ready?: boolean }[] };
+}
+
+/** Waits until GET /pods lists `pods` pods Running with every container ready, sampling RssAnon meanwhile. */
+async function adoption(k: BenchKubelet, pods: number, startedAt: number) {
+  let peakAnonMb = 0;
+  const sampler = setInterval(() => {
+    peakAnonMb = Math.max(peakAnonMb, status(k.child.pid!).anonMb);
+  }, 250);
+  await until(async () => {
+    const list = (await (await get(k, "/pods")).json()) as { items: ListedPod[] };
+    const adopted = list.items.filter(
+      (p) => p.status?.phase === "Running" && (p.status.containerStatuses ?? []).every((c) => c.ready),
+    );
+    return adopted.length >= pods;
+  }, 900_000);
+  clearInterval(sampler);
+  peakAnonMb = Math.max(peakAnonMb, status(k.child.pid!).anonMb);
+  return { peakAnonMb, adoptSeconds: (performance.now() - startedAt) / 1000 };
 }
 
 /** CPU seconds so far of each of the process's threads, summed by thread name (/proc/<pid>/task/<tid>/stat). */
@@ -74,7 +167,8 @@ function threadSeconds(pid: number): Map<string, number> {
   return byName;
 }
 
-async function measure(k: BenchKubelet, binary: string, pods: number): Promise<Sample> {
+async function measure(k: BenchKubelet, binary: string, pods: number, startedAt: number): Promise<Sample> {
+  const adopted = await adoption(k, pods, startedAt);
   await Bun.sleep(settleSeconds * 1000);
   const before = cpuSeconds(k.child.pid!);
   const threadsBefore = threadSeconds(k.child.pid!);
@@ -85,15 +179,32 @@ async function measure(k: BenchKubelet, binary: string, pods: number): Promise<S
     threads[name] = ((seconds - (threadsBefore.get(name) ?? 0)) / windowSeconds) * 100;
   // RSS before the heap count: its full GC would shrink the heap the idle kubelet keeps.
   const mem = status(k.child.pid!);
-  const counts = await heap(k);
+  const layout = split(k.child.pid!);
+  const { counts, heapMb } = await heap(k);
   const afterGc = status(k.child.pid!);
   const objects = Object.values(counts).reduce((a, b) => a + b, 0);
-  return { binary, pods, cpuPercent, threads, ...mem, anonAfterGcMb: afterGc.anonMb, objects, counts };
+  return {
+    binary,
+    pods,
+    cpuPercent,
+    threads,
+    ...mem,
+    anonAfterGcMb: afterGc.anonMb,
+    ...adopted,
+    split: layout,
+    heapMb,
+    objects,
+    counts,
+  };
 }
 
 // --dir/--root-dir/--keep: reuse a previous run's pods (110 Docker pods take minutes to start on a loaded machine).
 const named = (name: string) =>
   process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined;
+// --runtime remote-1.7 (or remote: containerd 1.6): the builds on the test services' containerd, through the CRI.
+const runtime = (named("--runtime") ?? "docker") as RuntimeChoice;
+if (!["docker", "remote", "remote-1.7"].includes(runtime))
+  throw new Error(`--runtime ${runtime}: give docker, remote or remote-1.7`);
 const dir = named("--dir") ?? tempDir("bench-memory-manifests");
 const rootDir = named("--root-dir") ?? tempDir("bench-memory-root");
 const keep = process.argv.includes("--keep");
@@ -101,8 +212,9 @@ const samples: Sample[] = [];
 const pass = async (pods: number, dir: string, rootDir: string) => {
   for (let round = 0; round < rounds; round++)
     for (const binary of binaries) {
-      const k = await startKubelet(services, "docker", { dir, rootDir, binary });
-      samples.push(await measure(k, binary, pods));
+      const startedAt = performance.now();
+      const k = await startKubelet(services, runtime, { dir, rootDir, binary });
+      samples.push(await measure(k, binary, pods, startedAt));
       console.error(`memory: ${JSON.stringify({ ...samples.at(-1), counts: undefined })}`);
       await k.stop();
     }
@@ -110,8 +222,8 @@ const pass = async (pods: number, dir: string, rootDir: string) => {
 
 for (let i = 0; i < podCount; i++) writeFileSync(join(dir, `mem${i}.yaml`), sleepingPod(services, `mem${i}`));
 {
-  const k = await startKubelet(services, "docker", { dir, rootDir, binary: binaries[0] });
-  await until(async () => (await apps.running("docker", "mem")) === podCount, 900_000);
+  const k = await startKubelet(services, runtime, { dir, rootDir, binary: binaries[0] });
+  await until(async () => (await apps.running(runtime, "mem")) === podCount, 900_000);
   await k.stop();
 }
 await pass(podCount, dir, rootDir);
@@ -120,7 +232,7 @@ if (profileDir)
     const out = join(profileDir, String(n));
     mkdirSync(out, { recursive: true });
     process.env.BUN_OPTIONS = `--cpu-prof-md --cpu-prof-dir=${out} --heap-prof-md --heap-prof-dir=${out}`;
-    const k = await startKubelet(services, "docker", { dir, rootDir, binary });
+    const k = await startKubelet(services, runtime, { dir, rootDir, binary });
     delete process.env.BUN_OPTIONS;
     await Bun.sleep((settleSeconds + windowSeconds) * 1000);
     await k.stop();
@@ -128,8 +240,8 @@ if (profileDir)
   }
 if (!keep) {
   for (let i = 0; i < podCount; i++) rmSync(join(dir, `mem${i}.yaml`));
-  const k = await startKubelet(services, "docker", { dir, rootDir, binary: binaries[0] });
-  await until(async () => (await apps.running("docker", "mem")) === 0, 900_000);
+  const k = await startKubelet(services, runtime, { dir, rootDir, binary: binaries[0] });
+  await until(async () => (await apps.running(runtime, "mem")) === 0, 900_000);
   await k.stop();
 }
 if (!keep) removeDir(dir), removeDir(rootDir);
@@ -146,17 +258,30 @@ apps.close();
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 console.log(
-  `${machine()}; Docker; ${rounds} alternating rounds, ${settleSeconds} s settling, ${windowSeconds} s CPU window; RSS read before /debug/heap's full GC`,
+  `${machine()}; ${runtime === "docker" ? "Docker" : runtime}; ${rounds} alternating rounds, ${settleSeconds} s settling, ${windowSeconds} s CPU window; RSS read before /debug/heap's full GC`,
 );
 console.log(
-  "build | pods | idle CPU (% of a core) | VmRSS (MB) | RssAnon | RssFile | RssAnon after a full GC | heap objects",
+  "build | pods | idle CPU (% of a core) | VmRSS (MB) | RssAnon | RssFile | RssAnon after a full GC | RssAnon peak while adopting | adopted after (s) | heap objects",
 );
 for (const binary of binaries)
   for (const pods of [0, podCount]) {
     const s = samples.filter((x) => x.binary === binary && x.pods === pods);
     if (s.length === 0) continue;
     console.log(
-      `${binary} | ${pods} | ${mean(s.map((x) => x.cpuPercent)).toFixed(2)} % | ${mean(s.map((x) => x.rssMb)).toFixed(1)} | ${mean(s.map((x) => x.anonMb)).toFixed(1)} | ${mean(s.map((x) => x.fileMb)).toFixed(1)} | ${mean(s.map((x) => x.anonAfterGcMb)).toFixed(1)} | ${mean(s.map((x) => x.objects)).toFixed(0)}`,
+      `${binary} | ${pods} | ${mean(s.map((x) => x.cpuPercent)).toFixed(2)} % | ${mean(s.map((x) => x.rssMb)).toFixed(1)} | ${mean(s.map((x) => x.anonMb)).toFixed(1)} | ${mean(s.map((x) => x.fileMb)).toFixed(1)} | ${mean(s.map((x) => x.anonAfterGcMb)).toFixed(1)} | ${mean(s.map((x) => x.peakAnonMb)).toFixed(1)} | ${mean(s.map((x) => x.adoptSeconds)).toFixed(1)} | ${mean(s.map((x) => x.objects)).toFixed(0)}`,
+    );
+  }
+// Resident MB by mapping, settled, mean of the rounds: the executable's pages (bun's code vs our bundle) and the anon ones.
+for (const binary of binaries)
+  for (const pods of [0, podCount]) {
+    const s = samples.filter((x) => x.binary === binary && x.pods === pods);
+    if (s.length === 0) continue;
+    const keys = [...new Set(s.flatMap((x) => Object.keys(x.split)))].sort();
+    console.log(
+      `${binary} | ${pods} pods | ${keys.map((key) => `${key} ${mean(s.map((x) => x.split[key] ?? 0)).toFixed(1)}`).join(", ")}` +
+        (s.every((x) => x.heapMb)
+          ? ` | JS heap: size ${mean(s.map((x) => x.heapMb!.size)).toFixed(1)}, capacity ${mean(s.map((x) => x.heapMb!.capacity)).toFixed(1)}, extra memory ${mean(s.map((x) => x.heapMb!.extra)).toFixed(1)}`
+          : ""),
     );
   }
 // Idle CPU by thread at 110 pods, summed over the rounds' windows.

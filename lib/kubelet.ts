@@ -46,6 +46,7 @@ async function runModules() {
     import("./server/serving-cert.ts"),
     import("./server/audit/audit.ts"),
     import("./platform/heap.ts"),
+    import("./platform/shrink.ts"),
     import("./platform/serve.ts"),
     import("./fleet-mode.ts"),
     import("./node/cm/resource-managers.ts"),
@@ -143,6 +144,8 @@ async function runLocked(
     createServingCertificate,
     ensureAdminToken,
     heapObjectCounts,
+    heapBytes,
+    shrinkAfterStart,
     loadAuthenticator,
     NODE_API_SERVED,
     nodeApiRoutes,
@@ -283,6 +286,7 @@ async function runLocked(
         audit: audit?.middleware,
         log: log.child("server"),
         heapObjectCounts,
+        heapBytes,
       };
       const api = createApiServer(
         {
@@ -359,6 +363,8 @@ async function runLocked(
       log.info(`healthz listening on ${config.healthzBindAddress}:${server.port}`);
     }
     log.info("kubelet started", { node: node.name, sources: sources.map((s) => s.name) });
+    // The pods are being adopted now; what that burst allocated is given back once it is over.
+    shrinkAfterStart(signal, { clock: systemClock, log });
     await Promise.all([
       syncLoop.run(signal),
       fleet?.run(signal),

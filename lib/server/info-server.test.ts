@@ -187,6 +187,14 @@ describe("info server", () => {
     expect(await (await counting.app.request("/debug/heap")).json()).toEqual({
       objectTypeCounts: { Timeout: 3, Promise: 10 },
     });
+    const sized = setup(
+      {},
+      { heapObjectCounts: async () => ({ Promise: 1 }), heapBytes: async () => ({ heapSize: 5, heapCapacity: 8 }) },
+    );
+    expect(await (await sized.app.request("/debug/heap")).json()).toEqual({
+      objectTypeCounts: { Promise: 1 },
+      heapBytes: { heapSize: 5, heapCapacity: 8 },
+    });
     const blind = setup({}, { heapObjectCounts: async () => undefined });
     const response = await blind.app.request("/debug/heap");
     expect(response.status).toBe(404);

@@ -88,6 +88,8 @@ export interface InfoServerDeps {
   logDir?: string;
   /** Live heap objects by type after a full GC (GET /debug/heap); undefined on a runtime that cannot count them. */
   heapObjectCounts?(): Promise<Record<string, number> | undefined>;
+  /** The JS heap's sizes in bytes, read after those counts' GC (GET /debug/heap's `heapBytes`): what the heap is of RSS. */
+  heapBytes?(): Promise<Record<string, number> | undefined>;
   /** The Kubernetes API slice (apiserver/apiserver.ts), mounted on the main port only. */
   api?: Hono;
 }
@@ -409,7 +411,8 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   guarded.get("/debug/heap", async (c) => {
     const counts = await deps.heapObjectCounts?.();
     if (!counts) throw httpError(404, "heap object counts need the Bun runtime (the compiled binary)");
-    return c.json({ objectTypeCounts: counts });
+    const bytes = await deps.heapBytes?.();
+    return c.json({ objectTypeCounts: counts, ...(bytes && { heapBytes: bytes }) });
   });
   guarded.get("/logs/*", async (c) => serveLogFile(c, logDir));
   guarded.get("/logs", async (c) => serveLogFile(c, logDir));
