@@ -14,10 +14,10 @@ import type { CriClient, CriContainer, CriContainerStats, PodSandbox, CriImage }
 import type { RelistEntry } from "../pleg/generic.ts";
 import { eventedEvents, GENERIC_RELIST_PERIOD_MS, type EventedPlegOptions } from "../pleg/evented.ts";
 import { streamedEntry } from "./cri-events.ts";
+import { createRelistEntries } from "./cri-relist.ts";
 import {
   LABEL,
   type ContainerDetails,
-  type ContainerState,
   type ContainerSummary,
   type LinuxResources,
   type PodSandboxSummary,
@@ -128,6 +128,8 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
   const notFoundIsDone = (error: unknown) => {
     if (!isRuntimeError(error, "NotFound")) throw error;
   };
+
+  const relistEntries = createRelistEntries(ours);
 
   const listContainers = async (podUid?: string): Promise<ContainerSummary[]> =>
     (await client.listContainers(podUid ? { [LABEL.podUid]: podUid } : undefined))
@@ -362,20 +364,13 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
         pids: 0,
       };
     },
-    // Sandboxes relist as "running" or "exited" too: the sync loop hears of a pause that died. The stream tells
-    // of sandboxes by their id as well, so both sources fill one table.
+    // The relist reads the client's items straight (no summaries): an unchanged node's relist builds nothing new
+    // (cri-relist.ts). The stream tells of sandboxes by their id as well, so both sources fill one table.
     events: (signal) =>
       eventedEvents(
         async (): Promise<RelistEntry[]> => {
-          const [sandboxes, containers] = await Promise.all([listPodSandboxes(), listContainers()]);
-          return [
-            ...sandboxes.map((s) => ({
-              id: s.id,
-              state: (s.state === "ready" ? "CONTAINER_RUNNING" : "CONTAINER_EXITED") as ContainerState,
-              labels: s.labels,
-            })),
-            ...containers.map((c) => ({ id: c.id, state: c.state, labels: c.labels })),
-          ];
+          const [sandboxes, containers] = await Promise.all([client.listPodSandbox(), client.listContainers()]);
+          return relistEntries(sandboxes, containers);
         },
         async function* (streamSignal, opened) {
           for await (const event of client.containerEvents(streamSignal, opened)) {
