@@ -373,6 +373,7 @@ export async function openRuntime(
       ...(metrics
         ? {
             relisted: (duration, interval) => metrics.plegRelist(duration, interval),
+            runtimeOperation: (operation, seconds, failed) => metrics.runtimeOperation(operation, seconds, failed),
             eventStream: {
               connected: () => metrics.eventedPlegConnection("success"),
               failed: () => metrics.eventedPlegConnection("error"),

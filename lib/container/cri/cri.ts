@@ -15,6 +15,8 @@ import type { RelistEntry } from "../pleg/generic.ts";
 import { eventedEvents, GENERIC_RELIST_PERIOD_MS, type EventedPlegOptions } from "../pleg/evented.ts";
 import { streamedEntry } from "./cri-events.ts";
 import { createRelistEntries } from "./cri-relist.ts";
+import { measuredCall, RUNTIME_OPERATIONS } from "../instrumented.ts";
+import type { KubeletMetrics } from "../../metrics.ts";
 import {
   LABEL,
   type ContainerDetails,
@@ -44,6 +46,11 @@ export interface CriRuntimeOptions {
   eventStream?: { connected(): void; failed(): void; latency(seconds: number): void };
   /** The PLEG's health behind /healthz's "pleg" check (pleg/health.ts). */
   plegHealth?: EventedPlegOptions["health"];
+  /**
+   * kubelet_runtime_operations_*: the relist's two lists are counted as upstream counts its generic PLEG's GetPods
+   * (list_podsandbox, list_containers), though they pass beside the instrumented Runtime port.
+   */
+  runtimeOperation?: KubeletMetrics["runtimeOperation"];
 }
 
 const silent = { info() {}, warn() {} };
@@ -130,6 +137,8 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
   };
 
   const relistEntries = createRelistEntries(ours);
+  const relistCall = <T>(operation: string, call: () => Promise<T>) =>
+    options.runtimeOperation ? measuredCall(options.runtimeOperation, operation, call) : call();
 
   const listContainers = async (podUid?: string): Promise<ContainerSummary[]> =>
     (await client.listContainers(podUid ? { [LABEL.podUid]: podUid } : undefined))
@@ -369,7 +378,10 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     events: (signal) =>
       eventedEvents(
         async (): Promise<RelistEntry[]> => {
-          const [sandboxes, containers] = await Promise.all([client.listPodSandbox(), client.listContainers()]);
+          const [sandboxes, containers] = await Promise.all([
+            relistCall(RUNTIME_OPERATIONS.listPodSandboxes, () => client.listPodSandbox()),
+            relistCall(RUNTIME_OPERATIONS.listContainers, () => client.listContainers()),
+          ]);
           return relistEntries(sandboxes, containers);
         },
         async function* (streamSignal, opened) {
