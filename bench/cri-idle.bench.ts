@@ -4,21 +4,12 @@
 // Usage: bash scripts/services.sh up && bun build.ts &&
 //   bun bench/cri-idle.bench.ts --binary base=/tmp/base-kubelet --binary after=dist/kubelet [--pods 110] [--rounds 2]
 //     [--settle 15] [--window 60] [remote] [remote-1.7]
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { testServices } from "../lib/testing/services.ts";
 import { removeDir } from "../test/e2e/harness.ts";
-import {
-  appCounter,
-  cpuSeconds,
-  machine,
-  memory,
-  sleepingPod,
-  startKubelet,
-  until,
-  type BenchKubelet,
-  type RuntimeChoice,
-} from "./support.ts";
+import * as bench from "./support.ts";
+import { threadSeconds, type BenchKubelet, type RuntimeChoice } from "./support.ts";
 
 const services = testServices();
 if (!services) throw new Error("services are not running: bash scripts/services.sh up");
@@ -33,23 +24,7 @@ if (binaries.length === 0) binaries.push(["dist", "dist/kubelet"]);
 const runtimes = (["remote", "remote-1.7"] as const).filter(
   (r) => !argv.some((a) => a.startsWith("remote")) || argv.includes(r),
 );
-const apps = appCounter(services);
-
-/** CPU seconds so far of each of the process's threads, summed by thread name (/proc/<pid>/task/<tid>/stat). */
-function threadSeconds(pid: number): Map<string, number> {
-  const byName = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).replace(/[0-9]+$/, "N");
-      const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
-      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
-    } catch {
-      // a thread that ended between the listing and the read
-    }
-  }
-  return byName;
-}
+const apps = bench.appCounter(services);
 
 /** The counters this bench reads from /metrics: operations by type, relists, stream connections. */
 async function counters(k: BenchKubelet): Promise<Map<string, number>> {
@@ -83,15 +58,15 @@ async function measure(k: BenchKubelet, runtime: RuntimeChoice, build: string): 
   const pid = k.child.pid!;
   const cd = containerdPid(runtime);
   const [before, cdBefore, threadsBefore, countsBefore] = [
-    cpuSeconds(pid),
-    cpuSeconds(cd),
+    bench.cpuSeconds(pid),
+    bench.cpuSeconds(cd),
     threadSeconds(pid),
     await counters(k),
   ];
   await Bun.sleep(windowSeconds * 1000);
   const [after, cdAfter, threadsAfter, countsAfter] = [
-    cpuSeconds(pid),
-    cpuSeconds(cd),
+    bench.cpuSeconds(pid),
+    bench.cpuSeconds(cd),
     threadSeconds(pid),
     await counters(k),
   ];
@@ -105,23 +80,23 @@ async function measure(k: BenchKubelet, runtime: RuntimeChoice, build: string): 
     build,
     cpu: percent(after - before),
     containerdCpu: percent(cdAfter - cdBefore),
-    rssMb: memory(pid).rssMb,
+    rssMb: bench.memory(pid).rssMb,
     threads,
     perMinute,
   };
 }
 
 for (const runtime of runtimes) {
-  const first = await startKubelet(services, runtime, { binary: binaries[0]![1] });
+  const first = await bench.startKubelet(services, runtime, { binary: binaries[0]![1] });
   const { dir, rootDir } = first;
-  for (let i = 0; i < podCount; i++) writeFileSync(join(dir, `idle${i}.yaml`), sleepingPod(services, `idle${i}`));
-  await until(async () => (await apps.running(runtime, "idle")) === podCount, 900_000);
+  for (let i = 0; i < podCount; i++) writeFileSync(join(dir, `idle${i}.yaml`), bench.sleepingPod(services, `idle${i}`));
+  await bench.until(async () => (await apps.running(runtime, "idle")) === podCount, 900_000);
   await first.stop();
   for (let round = 0; round < rounds; round++) {
     // Swapped every round, so neither build always follows the other.
     const order = round % 2 === 0 ? binaries : [...binaries].reverse();
     for (const [build, binary] of order) {
-      const k = await startKubelet(services, runtime, { dir, rootDir, binary });
+      const k = await bench.startKubelet(services, runtime, { dir, rootDir, binary });
       const sample = await measure(k, runtime, build);
       await k.stop();
       samples.push(sample);
@@ -130,9 +105,9 @@ for (const runtime of runtimes) {
       );
     }
   }
-  const last = await startKubelet(services, runtime, { dir, rootDir, binary: binaries[0]![1] });
+  const last = await bench.startKubelet(services, runtime, { dir, rootDir, binary: binaries[0]![1] });
   for (let i = 0; i < podCount; i++) rmSync(join(dir, `idle${i}.yaml`));
-  await until(async () => (await apps.running(runtime, "idle")) === 0, 900_000);
+  await bench.until(async () => (await apps.running(runtime, "idle")) === 0, 900_000);
   await last.stop();
   removeDir(dir);
   removeDir(rootDir);
@@ -141,7 +116,7 @@ apps.close();
 
 const fmt = (n: number) => n.toFixed(2);
 console.log(
-  `${machine()}; ${podCount} pods, ${settleSeconds} s settle, ${windowSeconds} s windows, ${rounds} rounds alternated`,
+  `${bench.machine()}; ${podCount} pods, ${settleSeconds} s settle, ${windowSeconds} s windows, ${rounds} rounds alternated`,
 );
 console.log("containerd | build | kubelet CPU | containerd CPU | RSS | top threads | calls a minute");
 for (const s of samples) {

@@ -4,11 +4,20 @@
 //   live objects by type (GET /debug/heap with the admin token), and the CPU over a window (% of a core).
 // The builds alternate (A, B, A, B) so the shared machine's load falls on both alike.
 // Usage: bash scripts/services.sh up && bun bench/memory.bench.ts --binary A.bin --binary B.bin [--pods 110] [--settle 20] [--window 30] [--rounds 2] [--profile DIR]
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { testServices } from "../lib/testing/services.ts";
 import { removeDir, tempDir } from "../test/e2e/harness.ts";
-import { appCounter, cpuSeconds, machine, sleepingPod, startKubelet, until, type BenchKubelet } from "./support.ts";
+import {
+  appCounter,
+  cpuSeconds,
+  machine,
+  sleepingPod,
+  startKubelet,
+  threadSeconds,
+  until,
+  type BenchKubelet,
+} from "./support.ts";
 
 const services = testServices();
 if (!services) throw new Error("services are not running: bash scripts/services.sh up");
@@ -56,22 +65,6 @@ async function heap(k: BenchKubelet): Promise<Record<string, number>> {
   );
   if (!response.ok) throw new Error(`/debug/heap: ${response.status} ${await response.text()}`);
   return ((await response.json()) as { objectTypeCounts: Record<string, number> }).objectTypeCounts;
-}
-
-/** CPU seconds so far of each of the process's threads, summed by thread name (/proc/<pid>/task/<tid>/stat). */
-function threadSeconds(pid: number): Map<string, number> {
-  const byName = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).replace(/[0-9]+$/, "N");
-      const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
-      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
-    } catch {
-      // a thread that ended between the listing and the read
-    }
-  }
-  return byName;
 }
 
 async function measure(k: BenchKubelet, binary: string, pods: number): Promise<Sample> {
