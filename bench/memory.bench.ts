@@ -5,11 +5,11 @@
 // The builds alternate (A, B, A, B) so the shared machine's load falls on both alike.
 // Also: RssAnon's peak while adopting, the time to adopt (GET /pods all Running and ready), resident MB by mapping.
 // Usage: bash scripts/services.sh up && bun bench/memory.bench.ts --binary A.bin --binary B.bin [--pods 110] [--settle 20] [--window 30] [--rounds 2] [--profile DIR] [--runtime remote-1.7]
-import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { testServices } from "../lib/testing/services.ts";
 import { removeDir, tempDir } from "../test/e2e/harness.ts";
-import { appCounter, cpuSeconds, machine, sleepingPod, startKubelet, until } from "./support.ts";
+import { appCounter, cpuSeconds, machine, sleepingPod, startKubelet, threadSeconds, until } from "./support.ts";
 import type { BenchKubelet, RuntimeChoice } from "./support.ts";
 
 const services = testServices();
@@ -149,22 +149,6 @@ async function adoption(k: BenchKubelet, pods: number, startedAt: number) {
   clearInterval(sampler);
   peakAnonMb = Math.max(peakAnonMb, status(k.child.pid!).anonMb);
   return { peakAnonMb, adoptSeconds: (performance.now() - startedAt) / 1000 };
-}
-
-/** CPU seconds so far of each of the process's threads, summed by thread name (/proc/<pid>/task/<tid>/stat). */
-function threadSeconds(pid: number): Map<string, number> {
-  const byName = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).replace(/[0-9]+$/, "N");
-      const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
-      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
-    } catch {
-      // a thread that ended between the listing and the read
-    }
-  }
-  return byName;
 }
 
 async function measure(k: BenchKubelet, binary: string, pods: number, startedAt: number): Promise<Sample> {

@@ -2,7 +2,7 @@
 // socket (requests and the event stream), a kubelet binary started on either runtime, and a process's
 // CPU and memory read from /proc. Not a bench itself (bench/run.ts runs *.bench.ts only).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { createCriClient } from "../lib/container/cri/cri-client.ts";
@@ -214,6 +214,22 @@ export function sleepingPodSet(
 export function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+export /** CPU seconds so far of each of the process's threads, summed by thread name (/proc/<pid>/task/<tid>/stat). */
+function threadSeconds(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).replace(/[0-9]+$/, "N");
+      const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // a thread that ended between the listing and the read
+    }
+  }
+  return byName;
 }
 
 /** Resident memory now and at its peak, MB, from /proc/<pid>/status. */

@@ -53,6 +53,8 @@ export interface OpenedRuntime {
   description: string;
   /** /healthz's "pleg" check where a PLEG relists (the CRI); the Docker adapter follows the Engine's events. */
   plegCheck?: () => HealthCheck;
+  /** kubelet_pleg_last_seen_seconds' source (pleg/health.ts lastSeen). */
+  plegLastSeen?: () => number | undefined;
 }
 
 export interface AssemblyOptions {
@@ -140,6 +142,7 @@ export async function assemble(
     metrics,
   });
   const opened = await (deps.openRuntime ?? openRuntime)(config, log, metrics);
+  if (opened.plegLastSeen) metrics.plegLastSeen(opened.plegLastSeen);
   const runtime = decorateRuntime(opened.runtime, { nodeName: node.name, metrics });
   const backoffAt = (name: string, component: string) =>
     backoffFile(join(config.rootDir, "backoff", name), log.child(component));
@@ -332,10 +335,12 @@ export async function openRuntime(
     const pleg = createPlegHealth({ clock: systemClock });
     return {
       plegCheck: pleg.check,
+      plegLastSeen: pleg.lastSeen,
       runtime: createDockerRuntime({
         endpoint,
         log: log.child("docker"),
         plegHealth: pleg,
+        ...(metrics ? { relisted: (duration, interval) => metrics.plegRelist(duration, interval) } : {}),
         requestTimeoutMs: config.runtimeRequestTimeout,
         shim: {
           podInfraImage: config.networkContainerImage,
@@ -360,6 +365,7 @@ export async function openRuntime(
   const pleg = createPlegHealth({ clock: systemClock });
   return {
     plegCheck: pleg.check,
+    plegLastSeen: pleg.lastSeen,
     runtime: createCriRuntime(client, {
       clock: systemClock,
       log: log.child("pleg"),
@@ -367,6 +373,7 @@ export async function openRuntime(
       ...(metrics
         ? {
             relisted: (duration, interval) => metrics.plegRelist(duration, interval),
+            runtimeOperation: (operation, seconds, failed) => metrics.runtimeOperation(operation, seconds, failed),
             eventStream: {
               connected: () => metrics.eventedPlegConnection("success"),
               failed: () => metrics.eventedPlegConnection("error"),

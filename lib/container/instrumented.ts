@@ -38,21 +38,29 @@ export const RUNTIME_OPERATIONS = {
   reopenContainerLog: "reopen_container_log",
 } as const satisfies Partial<Record<keyof Runtime, string>>;
 
+/** Runs one call, recorded under `operation` (its duration, and whether it failed). */
+export async function measuredCall<R>(
+  record: KubeletMetrics["runtimeOperation"],
+  operation: string,
+  call: () => Promise<R>,
+): Promise<R> {
+  const started = performance.now();
+  let failed = true;
+  try {
+    const result = await call();
+    failed = false;
+    return result;
+  } finally {
+    record(operation, (performance.now() - started) / 1000, failed);
+  }
+}
+
 /** Wraps the non-streaming methods of a runtime with timing and error counting. */
 export function instrumentRuntime(runtime: Runtime, metrics: KubeletMetrics): Runtime {
   const measured =
     <A extends unknown[], R>(operation: string, fn: (...args: A) => Promise<R>) =>
-    async (...args: A): Promise<R> => {
-      const started = performance.now();
-      let failed = true;
-      try {
-        const result = await fn.apply(runtime, args);
-        failed = false;
-        return result;
-      } finally {
-        metrics.runtimeOperation(operation, (performance.now() - started) / 1000, failed);
-      }
-    };
+    (...args: A): Promise<R> =>
+      measuredCall(metrics.runtimeOperation, operation, () => fn.apply(runtime, args));
   return {
     version: measured(RUNTIME_OPERATIONS.version, runtime.version),
     status: measured(RUNTIME_OPERATIONS.status, runtime.status),

@@ -104,6 +104,16 @@ test("the PLEG's series are there before any relist, zero buckets as client_gola
   expect(text).toContain('kubelet_evented_pleg_connection_latency_seconds_bucket{le="+Inf"} 0\n');
 });
 
+test("kubelet_pleg_last_seen_seconds is the PLEG's last seen time in whole seconds once bound, 0 before", () => {
+  const metrics = createPrometheusMetrics();
+  expect(metrics.render()).toContain("# TYPE kubelet_pleg_last_seen_seconds gauge\nkubelet_pleg_last_seen_seconds 0\n");
+  let seen: number | undefined;
+  metrics.plegLastSeen(() => seen);
+  expect(metrics.render()).toContain("kubelet_pleg_last_seen_seconds 0\n");
+  seen = 1_764_400_000_750;
+  expect(metrics.render()).toContain("kubelet_pleg_last_seen_seconds 1764400000\n");
+});
+
 test("the Evented PLEG's stream is counted as upstream names it: connections, errors and each event's latency", () => {
   const metrics = createPrometheusMetrics();
   metrics.eventedPlegConnection("success");

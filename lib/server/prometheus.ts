@@ -105,6 +105,8 @@ export function createPrometheusMetrics(options: { log?: Logger; nodeName?: stri
   renderProbes(): string;
   /** Binds the pod counts (the sync loop is made after the metrics). */
   countPods(pods: PodCounts): void;
+  /** Binds kubelet_pleg_last_seen_seconds to the PLEG's health (ms since the epoch; undefined: not yet). */
+  plegLastSeen(read: () => number | undefined): void;
 } {
   const runningPods = new Counter("kubelet_running_pods", "Number of pods that have a running pod sandbox", "gauge");
   const workingPods = new Counter(
@@ -203,6 +205,13 @@ export function createPrometheusMetrics(options: { log?: Logger; nodeName?: stri
     DEF_BUCKETS,
     { unlabelled: true },
   );
+  const plegLastSeen = new Counter(
+    "kubelet_pleg_last_seen_seconds",
+    "Timestamp in seconds when PLEG was last seen active.",
+    "gauge",
+  );
+  plegLastSeen.set({}, 0);
+  let plegSeen: (() => number | undefined) | undefined;
   const eventedPlegErrors = new Counter(
     "kubelet_evented_pleg_connection_error_count",
     "The number of errors encountered during the establishment of streaming connection with the CRI runtime.",
@@ -293,6 +302,7 @@ export function createPrometheusMetrics(options: { log?: Logger; nodeName?: stri
     cgroupManager,
     plegDuration,
     plegInterval,
+    plegLastSeen,
     eventedPlegErrors,
     eventedPlegSuccesses,
     eventedPlegLatency,
@@ -404,7 +414,12 @@ export function createPrometheusMetrics(options: { log?: Logger; nodeName?: stri
     countPods(pods) {
       podCounts = pods;
     },
+    plegLastSeen(read) {
+      plegSeen = read;
+    },
     render() {
+      const seen = plegSeen?.();
+      if (seen !== undefined) plegLastSeen.set({}, Math.floor(seen / 1000));
       if (podCounts) {
         countStatic(desiredPods, podCounts.desired());
         countStatic(activePods, podCounts.active());

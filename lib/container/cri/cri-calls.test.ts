@@ -119,3 +119,28 @@ test("a sandbox containerd cannot create for want of its sandbox image names the
     .catch((e: Error) => e);
   expect(other).toMatchObject({ message: "cannot RunPodSandbox: failed to setup network for sandbox" });
 });
+
+test("each relist's two lists count in kubelet_runtime_operations_* as upstream's generic PLEG's GetPods does", async () => {
+  const client = createFakeCriClient();
+  const clock = new FakeClock();
+  const operations: string[] = [];
+  const runtime = createCriRuntime(client, {
+    relistPeriodMs: 1000,
+    clock,
+    runtimeOperation: (operation, seconds, failed) => void operations.push(`${operation} ${seconds >= 0} ${failed}`),
+  });
+  const abort = new AbortController();
+  const consuming = (async () => {
+    for await (const _ of runtime.events(abort.signal));
+  })();
+  await clock.advance(0);
+  await clock.advance(1000);
+  abort.abort();
+  await consuming;
+  expect(operations.sort()).toEqual([
+    "list_containers true false",
+    "list_containers true false",
+    "list_podsandbox true false",
+    "list_podsandbox true false",
+  ]);
+});

@@ -14,10 +14,12 @@ import type { CriClient, CriContainer, CriContainerStats, PodSandbox, CriImage }
 import type { RelistEntry } from "../pleg/generic.ts";
 import { eventedEvents, GENERIC_RELIST_PERIOD_MS, type EventedPlegOptions } from "../pleg/evented.ts";
 import { streamedEntry } from "./cri-events.ts";
+import { createRelistEntries } from "./cri-relist.ts";
+import { measuredCall, RUNTIME_OPERATIONS } from "../instrumented.ts";
+import type { KubeletMetrics } from "../../metrics.ts";
 import {
   LABEL,
   type ContainerDetails,
-  type ContainerState,
   type ContainerSummary,
   type LinuxResources,
   type PodSandboxSummary,
@@ -44,6 +46,11 @@ export interface CriRuntimeOptions {
   eventStream?: { connected(): void; failed(): void; latency(seconds: number): void };
   /** The PLEG's health behind /healthz's "pleg" check (pleg/health.ts). */
   plegHealth?: EventedPlegOptions["health"];
+  /**
+   * kubelet_runtime_operations_*: the relist's two lists are counted as upstream counts its generic PLEG's GetPods
+   * (list_podsandbox, list_containers), though they pass beside the instrumented Runtime port.
+   */
+  runtimeOperation?: KubeletMetrics["runtimeOperation"];
 }
 
 const silent = { info() {}, warn() {} };
@@ -128,6 +135,10 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
   const notFoundIsDone = (error: unknown) => {
     if (!isRuntimeError(error, "NotFound")) throw error;
   };
+
+  const relistEntries = createRelistEntries(ours);
+  const relistCall = <T>(operation: string, call: () => Promise<T>) =>
+    options.runtimeOperation ? measuredCall(options.runtimeOperation, operation, call) : call();
 
   const listContainers = async (podUid?: string): Promise<ContainerSummary[]> =>
     (await client.listContainers(podUid ? { [LABEL.podUid]: podUid } : undefined))
@@ -362,20 +373,16 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
         pids: 0,
       };
     },
-    // Sandboxes relist as "running" or "exited" too: the sync loop hears of a pause that died. The stream tells
-    // of sandboxes by their id as well, so both sources fill one table.
+    // The relist reads the client's items straight (no summaries): an unchanged node's relist builds nothing new
+    // (cri-relist.ts). The stream tells of sandboxes by their id as well, so both sources fill one table.
     events: (signal) =>
       eventedEvents(
         async (): Promise<RelistEntry[]> => {
-          const [sandboxes, containers] = await Promise.all([listPodSandboxes(), listContainers()]);
-          return [
-            ...sandboxes.map((s) => ({
-              id: s.id,
-              state: (s.state === "ready" ? "CONTAINER_RUNNING" : "CONTAINER_EXITED") as ContainerState,
-              labels: s.labels,
-            })),
-            ...containers.map((c) => ({ id: c.id, state: c.state, labels: c.labels })),
-          ];
+          const [sandboxes, containers] = await Promise.all([
+            relistCall(RUNTIME_OPERATIONS.listPodSandboxes, () => client.listPodSandbox()),
+            relistCall(RUNTIME_OPERATIONS.listContainers, () => client.listContainers()),
+          ]);
+          return relistEntries(sandboxes, containers);
         },
         async function* (streamSignal, opened) {
           for await (const event of client.containerEvents(streamSignal, opened)) {

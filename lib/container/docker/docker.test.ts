@@ -70,6 +70,23 @@ describeWithServices("Docker runtime", (services) => {
     expect(relists).toBe(1);
   });
 
+  test("each listing of every container is observed as a PLEG relist (duration, then the interval since the last), one pod's is not", async () => {
+    const observed: Array<[number, number | undefined]> = [];
+    const watched = createDockerRuntime({
+      endpoint: services.dockerHost,
+      shim: { podInfraImage: services.pause, podNetworkMode: "none" },
+      relisted: (duration, interval) => void observed.push([duration, interval]),
+    });
+    await watched.listContainers({ podUid: "rt-none" });
+    expect(observed).toEqual([]);
+    await watched.listContainers();
+    await watched.listContainers();
+    expect(observed).toHaveLength(2);
+    expect(observed[0]![1]).toBeUndefined();
+    expect(observed[1]![1]).toBeGreaterThanOrEqual(observed[0]![0]);
+    expect(observed.every(([duration]) => duration > 0)).toBe(true);
+  });
+
   test("gives the sandbox and its containers Docker's restart policy no: restarts are the kubelet's decision", async () => {
     const id = await run();
     expect(docker("inspect", "-f", "{{.HostConfig.RestartPolicy.Name}}", id, sandboxId!)).toBe("no\nno");

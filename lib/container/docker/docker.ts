@@ -30,6 +30,11 @@ export interface DockerRuntimeOptions {
    * Engine's events stream plays the Evented PLEG's part.
    */
   plegHealth?: Pick<PlegHealth, "relisted" | "streaming">;
+  /**
+   * kubelet_pleg_relist_duration_seconds / _interval_seconds: that listing's duration and the interval since the one
+   * before began, so kube-prometheus' PLEG panels read Docker nodes as CRI ones.
+   */
+  relisted?(durationSeconds: number, intervalSeconds: number | undefined): void;
 }
 
 /** The Runtime port on the Docker Engine at `endpoint` (unix://path, tcp://host:port). */
@@ -56,7 +61,8 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     { timeoutMs, log, ...(options.plegHealth ? { streaming: options.plegHealth.streaming } : {}) },
     { engine },
   );
-  const { plegHealth } = options;
+  const { plegHealth, relisted } = options;
+  let lastRelistStart: number | undefined;
   return {
     version: service.version,
     status: service.status,
@@ -66,13 +72,21 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     removePodSandbox: containers.removePodSandbox,
     podSandboxStatus: containers.podSandboxStatus,
     listPodSandboxes: containers.listPodSandboxes,
-    listContainers: plegHealth
-      ? async (filter) => {
-          const listed = await containers.listContainers(filter);
-          if (!filter?.podUid) plegHealth.relisted();
-          return listed;
-        }
-      : containers.listContainers,
+    listContainers:
+      plegHealth || relisted
+        ? async (filter) => {
+            const start = performance.now();
+            const listed = await containers.listContainers(filter);
+            if (filter?.podUid) return listed;
+            plegHealth?.relisted();
+            relisted?.(
+              (performance.now() - start) / 1000,
+              lastRelistStart === undefined ? undefined : (start - lastRelistStart) / 1000,
+            );
+            lastRelistStart = start;
+            return listed;
+          }
+        : containers.listContainers,
     inspectContainer: containers.inspectContainer,
     createContainer: containers.createContainer,
     startContainer: containers.startContainer,

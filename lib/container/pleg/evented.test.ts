@@ -263,3 +263,32 @@ test("the PLEG's health falls back to the generic PLEG's 3 minutes once the stre
   await n.clock.advance(181_000);
   expect(n.health.check().message).toBe("pleg was last seen active 3m1s ago; threshold is 3m0s");
 });
+
+test("a relist that finds every entry as it was raises nothing and wakes no reader, however many entries it lists", async () => {
+  const clock = new FakeClock();
+  const abort = new AbortController();
+  const world: RelistEntry[] = Array.from({ length: 100 }, (_, i) => ({
+    id: `c${i}`,
+    state: "CONTAINER_RUNNING",
+    labels: { pod: "p" },
+  }));
+  let told = 0;
+  const health = { relisted() {}, streaming() {}, queued: () => void told++ };
+  const events = eventedEvents(
+    async () => world,
+    () => ({
+      [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(runtimeError("Unimplemented", "no stream")) }),
+    }),
+    { clock, signal: abort.signal, log: { info() {}, warn() {} }, health },
+  );
+  const first = events.next();
+  await clock.advance(0);
+  const baseline = told;
+  for (let tick = 0; tick < 5; tick++) await clock.advance(1000);
+  expect(told).toBe(baseline);
+  world[3] = { ...world[3]!, state: "CONTAINER_EXITED" };
+  await clock.advance(1000);
+  expect((await first).value).toMatchObject({ type: "ContainerDied", containerId: "c3" });
+  abort.abort();
+  expect((await events.next()).done).toBe(true);
+});

@@ -117,16 +117,19 @@ export async function* eventedEvents(
       (clock.now() - start) / 1000,
       previousStart === undefined ? undefined : (start - previousStart) / 1000,
     );
-    for (const id of new Set([...known.keys(), ...listed.keys()])) {
+    // What was known first, then what is new, in that order (the order events are raised in).
+    for (const [id, before] of known) {
+      if (before.stampNs > stampNs) continue; // the stream spoke of it after this list was taken
       const entry = listed.get(id);
-      const before = known.get(id);
-      if (before && before.stampNs > stampNs) continue; // the stream spoke of it after this list was taken
-      if (!entry && before?.state === undefined) {
+      if (!entry && before.state === undefined) {
         known.delete(id); // a deletion the list confirms: nothing later can be news of it
         continue;
       }
-      apply(id, entry?.state, entry?.labels ?? before?.labels ?? {}, stampNs, baselined || before !== undefined);
+      // Unchanged, the relist's usual answer: only the time it was last true moves, nothing is raised or woken.
+      if (entry && entry.state === before.state) before.stampNs = stampNs;
+      else apply(id, entry?.state, entry?.labels ?? before.labels, stampNs, true);
     }
+    for (const [id, entry] of listed) if (!known.has(id)) apply(id, entry.state, entry.labels, stampNs, baselined);
     baselined = true;
     return start;
   };

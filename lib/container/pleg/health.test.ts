@@ -52,3 +52,23 @@ test("an Evented PLEG with a full channel of events is unhealthy, whatever its r
   health.queued(EVENT_CAPACITY - 1);
   expect(health.check().ok).toBe(true);
 });
+
+test("last seen active, as upstream's Healthy() sets kubelet_pleg_last_seen_seconds: the last relist, or now while the stream carries the events and its channel has room", async () => {
+  const clock = new FakeClock();
+  const health = createPlegHealth({ clock });
+  expect(health.lastSeen()).toBeUndefined();
+  await clock.advance(5_000);
+  const relistAt = clock.now();
+  health.relisted();
+  await clock.advance(2_000);
+  expect(health.lastSeen()).toBe(relistAt);
+  health.streaming(true);
+  await clock.advance(200_000);
+  expect(health.lastSeen()).toBe(clock.now());
+  const fullAt = clock.now();
+  health.queued(EVENT_CAPACITY);
+  await clock.advance(1_000);
+  expect(health.lastSeen()).toBe(fullAt);
+  health.streaming(false);
+  expect(health.lastSeen()).toBe(relistAt);
+});

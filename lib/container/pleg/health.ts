@@ -23,6 +23,11 @@ export interface PlegHealth {
   queued(count: number): void;
   /** The /healthz check, upstream's wording in its message. */
   check(): { name: string; ok: boolean; message: string };
+  /**
+   * When the PLEG was last seen active (ms), as upstream's Healthy() sets kubelet_pleg_last_seen_seconds: the last
+   * relist, or now while the Evented PLEG's stream carries the events and its channel is not full; undefined before.
+   */
+  lastSeen(): number | undefined;
 }
 
 /** Go's time.Duration.String() for whole milliseconds: 3m0s, 1h0m0s, 3m5.5s. */
@@ -35,7 +40,13 @@ export function createPlegHealth(options: { clock: Clock }): PlegHealth {
   let lastRelist: number | undefined;
   let streaming = false;
   let waiting = 0;
+  let seen: number | undefined;
   return {
+    lastSeen() {
+      if (streaming && waiting < EVENT_CAPACITY) seen = options.clock.now();
+      else if (!streaming && lastRelist !== undefined) seen = lastRelist;
+      return seen;
+    },
     queued: (count) => void (waiting = count),
     relisted: () => void (lastRelist = options.clock.now()),
     streaming: (on) => void (streaming = on),
