@@ -34,6 +34,12 @@ const pause = {
   labels: {},
 } satisfies PodSandboxSummary;
 
+/** The pod cgroups of u1 and u2. */
+const twoPods = new Map([
+  ["u1", "/kubepods/podu1"],
+  ["u2", "/kubepods/podu2"],
+]);
+
 describe("usage sampler", () => {
   test("/proc/<pid>/net/dev: every counter of each interface, lo and veth left out as cAdvisor does", () => {
     expect(parseNetDev(NET_DEV)).toEqual([
@@ -64,11 +70,7 @@ describe("usage sampler", () => {
     };
     const sampler = createUsageSampler({
       reader,
-      podCgroups: async () =>
-        new Map([
-          ["u1", "/kubepods/podu1"],
-          ["u2", "/kubepods/podu2"],
-        ]),
+      podCgroups: async () => twoPods,
       listing: () => ({ containers: [app], sandboxes: [pause] }),
       now: () => 42,
     });
@@ -208,11 +210,7 @@ describe("usage sampler", () => {
       setup(procRoot);
       const sampler = createUsageSampler({
         reader,
-        podCgroups: async () =>
-          new Map([
-            ["u1", "/kubepods/podu1"],
-            ["u2", "/kubepods/podu2"],
-          ]),
+        podCgroups: async () => twoPods,
         listing: () => ({ containers: [], sandboxes: pauses }),
         now: () => 42,
         procRoot,
