@@ -5,6 +5,7 @@
 // --profile DIR: the steady state's JS profile too: each build runs twice more under bun's --cpu-prof-md on the
 // adopted pods, stopped after settling and after settling plus the window; the second profile minus the first
 // (self and total time by function) is the window's alone, without start-up and adoption.
+// The window's CPU is also given by thread name (the JS thread, Bun's pools, the allocator's and GC's threads).
 // Usage: bash scripts/services.sh up && bun bench/idle-calls.bench.ts --binary dist/kubelet [--pods 110] [--settle 20] [--window 60]
 //   [--dir D --root-dir R --keep]: reuse and keep the pods between runs
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -69,8 +70,10 @@ for (const binary of binaries) {
   connections = 0;
   counting = true;
   const cpuBefore = cpuSeconds(k.child.pid!);
+  const threadsBefore = threadTicks(k.child.pid!);
   await Bun.sleep(windowSeconds * 1000);
   counting = false;
+  const threadsAfter = threadTicks(k.child.pid!);
   const cpu = ((cpuSeconds(k.child.pid!) - cpuBefore) / windowSeconds) * 100;
   const status = () => readFileSync(`/proc/${k.child.pid}/status`, "utf8");
   const mb = (text: string, field: string) =>
@@ -89,7 +92,30 @@ for (const binary of binaries) {
   console.log(
     `${binary}: idle CPU ${cpu.toFixed(2)} % of a core; VmRSS ${mb(before, "VmRSS")} MB, RssAnon ${mb(before, "RssAnon")} MB (${mb(afterGc, "RssAnon")} MB after a full GC), HTTPParser ${heap.objectTypeCounts.HTTPParser ?? 0}; Engine requests ${perMinute(total)}/min over ${perMinute(connections)} connections/min`,
   );
+  const byName = new Map<string, number>();
+  for (const [tid, { name, ticks }] of threadsAfter)
+    byName.set(name, (byName.get(name) ?? 0) + ticks - (threadsBefore.get(tid)?.ticks ?? 0));
+  console.log(
+    `  CPU by thread (ticks of 10 ms a minute): ${[...byName]
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, n]) => `${name} ${perMinute(n)}`)
+      .join(", ")}`,
+  );
   for (const [key, n] of [...calls].sort((a, b) => b[1] - a[1])) console.log(`  ${perMinute(n)}/min  ${key}`);
+}
+
+/** Each thread's name and CPU ticks (utime + stime) from /proc/<pid>/task: which of the runtime's threads spend. */
+function threadTicks(pid: number): Map<string, { name: string; ticks: number }> {
+  const threads = new Map<string, { name: string; ticks: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).replace(/\d+$/, "N");
+      threads.set(tid, { name, ticks: Number(fields[11]) + Number(fields[12]) });
+    } catch {} // a thread that ended meanwhile
+  }
+  return threads;
 }
 
 /**

@@ -5,7 +5,8 @@
 // scraping all four metrics endpoints every 15 s, as kube-prometheus does.
 // Usage: bash scripts/services.sh up && bun build.ts && bun bench/scrape.bench.ts [--window 60] [--scrapes 50] [--binary PATH]
 //   [--dir D --root-dir R --prefix P --keep]: the pods of an earlier run (named P0…P109, e.g. idle-calls.bench.ts's
-//   "calls"), kept afterwards, so two builds are compared on the same pods without starting 110 pods for each
+//   "calls"), kept afterwards, so two builds are compared on the same pods without starting 110 pods for each;
+//   [--rest S]: S s without scrapes before the unscraped window
 import { spawn } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -66,6 +67,9 @@ async function idleCpu(): Promise<number> {
   return ((cpuSeconds(kubelet.child.pid!) - before) / windowSeconds) * 100;
 }
 
+// --rest S: wait S s first, so a kubelet that reads pods only while an endpoint asked within the last minute
+// (stats-analyzer.ts ASKED_DETAIL_MS) is measured idle rather than still reading for the sequential scrapes above.
+await Bun.sleep(arg("--rest", 0) * 1000);
 const quiet = await idleCpu();
 const promDir = tempDir("bench-prometheus");
 const job = (name: string, path: string) =>

@@ -276,6 +276,7 @@ async function runLocked(
         push: store,
         health,
         summary: managers.summary,
+        currentSummary: managers.currentSummary,
         sample: managers.sample,
         metrics,
         events,

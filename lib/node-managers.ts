@@ -48,6 +48,8 @@ export interface ManagedNode {
 export interface NodeManagers {
   imageGc: ImageGc;
   summary(): StatsSummary | undefined;
+  /** The collection, its pods read first when older than 15 s (the analyzer reads them only while asked). */
+  currentSummary(network: boolean): Promise<StatsSummary | undefined>;
   /** A fresh read of the pod and container cgroups (/metrics/resource, /metrics/cadvisor); undefined without them. */
   sample(detail?: CgroupDetail): Promise<UsageSample | undefined>;
   conditions(): NodeCondition[];
@@ -199,8 +201,8 @@ export function createNodeManagers(
     {
       observe: async () => (await measureNode()).observations,
       activePods: () => node?.activePods() ?? [],
-      // Ranked by the analyzer's last collection (at most one period old), never measuring on its own.
-      podUsage: async (pods, resource) => evictionUsage(analyzer.summary(), pods, resource),
+      // Ranked by a collection at most 15 s old: pods are read for the ranking when nothing else read them lately.
+      podUsage: async (pods, resource) => evictionUsage(await analyzer.current(false), pods, resource),
       storageUse: () => podStorageUse(analyzer.summary()),
       // The Go kubelet's dedicatedImageFs: the runtime's image filesystem is another device than root_dir's.
       dedicatedImageFs: async () => {
@@ -237,6 +239,7 @@ export function createNodeManagers(
     },
     imageGc,
     summary: analyzer.summary,
+    currentSummary: analyzer.current,
     sample: analyzer.sample,
     conditions: eviction.conditions,
     nodeShuttingDown: () => shutdown?.shuttingDown() ?? false,

@@ -163,6 +163,18 @@ describe("info server", () => {
     expect(await after.json()).toEqual(summary);
   });
 
+  test("GET /stats/summary asks the analyzer for a current collection with networks; /metrics/resource without", async () => {
+    const asked: boolean[] = [];
+    const summary = { node: { nodeName: "n" }, pods: [] } as never;
+    const { app } = setup(
+      {},
+      { summary: () => undefined, currentSummary: async (network) => (asked.push(network), summary) },
+    );
+    expect(await (await app.request("/stats/summary")).json()).toEqual(summary);
+    await app.request("/metrics/resource");
+    expect(asked).toEqual([true, false]);
+  });
+
   test("GET /metrics is Prometheus text with the real kubelet's names", async () => {
     const response = await s.app.request("/metrics");
     expect(response.headers.get("content-type")).toContain("text/plain; version=0.0.4");

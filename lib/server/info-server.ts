@@ -65,6 +65,11 @@ export interface InfoServerDeps {
   health(): Promise<HealthReport>;
   /** The resource analyzer's last collection (/stats/summary); undefined before its first. */
   summary(): StatsSummary | undefined;
+  /**
+   * The resource analyzer's collection, read first when its pods' figures are older than 15 s (it reads them only
+   * while something asks); with `network`, pods' networks too. Without it, summary() is served.
+   */
+  currentSummary?(network: boolean): Promise<StatsSummary | undefined>;
   /** A fresh read of the pod and container cgroups (/metrics/resource, /metrics/cadvisor); undefined without them. */
   sample?(detail?: CgroupDetail): Promise<UsageSample | undefined>;
   metrics: { render(): string; renderProbes(): string };
@@ -114,7 +119,7 @@ export const NODE_API_SERVED: ServedGroupVersion[] = [
 
 /** The routes of apiserver/'s node, events, namespaces, ConfigMaps/Secrets and metrics modules, for createApiServer. */
 export function nodeApiRoutes(
-  deps: Pick<InfoServerDeps, "runtime" | "events" | "pods" | "push" | "summary">,
+  deps: Pick<InfoServerDeps, "runtime" | "events" | "pods" | "push" | "summary" | "currentSummary">,
   api: NodeApiDeps,
 ): Hono[] {
   return [
@@ -127,6 +132,7 @@ export function nodeApiRoutes(
     createMetricsApiRoutes({
       nodeName: api.nodeName,
       summary: deps.summary,
+      ...(deps.currentSummary ? { currentSummary: deps.currentSummary } : {}),
       pods: deps.pods,
       windowMs: api.statsWindowMs,
     }),
@@ -275,8 +281,9 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   app.get("/spec", async (c) => c.json(await machine()));
   app.get("/spec/", async (c) => c.json(await machine()));
 
-  app.get("/stats/summary", (c) => {
-    const summary = deps.summary();
+  const current = (network: boolean) => deps.currentSummary?.(network) ?? deps.summary();
+  app.get("/stats/summary", async (c) => {
+    const summary = await current(true);
     if (!summary) throw httpError(503, "stats are not collected yet: the resource analyzer has not run; retry shortly");
     return c.json(summary);
   });
@@ -288,7 +295,7 @@ export function createInfoServer(deps: InfoServerDeps): Hono {
   });
   const exposition = { "content-type": "text/plain; version=0.0.4; charset=utf-8" };
   const sample = deps.sample ?? (async () => undefined);
-  const resource = createResourceMetrics({ summary: deps.summary, sample });
+  const resource = createResourceMetrics({ summary: () => current(false), sample });
   const cadvisor = createCadvisorMetrics({
     sample,
     imageFsCapacity: () => deps.summary()?.node.runtime.imageFs?.capacityBytes,

@@ -8,7 +8,8 @@ import type { CgroupDetail } from "../node/stats/cgroup-stats.ts";
 import { renderFamily, renderedOnce, type Sample } from "./exposition.ts";
 
 export interface ResourceMetricsDeps {
-  summary(): StatsSummary | undefined;
+  /** The collection (node figures; pods' without pod cgroups), read first when older than 15 s where it can be. */
+  summary(): StatsSummary | undefined | Promise<StatsSummary | undefined>;
   /** A fresh cgroup read (CPU and working set are all it needs: "usage"); undefined without pod cgroups. */
   sample(detail: CgroupDetail): Promise<UsageSample | undefined>;
 }
@@ -146,7 +147,7 @@ export function createResourceMetrics(deps: ResourceMetricsDeps): { render(): Pr
   });
   return {
     async render() {
-      const summary = deps.summary();
+      const summary = await deps.summary();
       try {
         return text(summary, await deps.sample("usage"), false);
       } catch {

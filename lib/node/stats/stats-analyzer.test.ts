@@ -87,8 +87,7 @@ describe("resource analyzer", () => {
 
   test("reports node memory and filesystems, pod volumes (emptyDir only), container rootfs, logs and memory in the kubelet's Summary shape", async () => {
     const s = setup();
-    await s.analyzer.refresh();
-    const summary = s.analyzer.summary()!;
+    const summary = (await s.analyzer.current(true))!;
     expect(summary.node).toMatchObject({
       nodeName: "node-a",
       cpu: { usageCoreNanoSeconds: 5e9 },
@@ -120,7 +119,7 @@ describe("resource analyzer", () => {
     const s = setup();
     const failing = new Error("cannot read cgroup memory.stat: permission denied");
     s.runtime.failNext("inspectContainer", failing);
-    await s.analyzer.refresh();
+    await s.analyzer.current(true);
     expect(s.warnings).toEqual([
       expect.stringMatching(
         /^cannot read the log path of container \S+: cannot read cgroup memory.stat: permission denied; its figures are left out/,
@@ -129,14 +128,14 @@ describe("resource analyzer", () => {
     s.warnings.length = 0;
     s.runtime.failNext("stats", failing);
     await s.clock.advance(60_000);
-    await s.analyzer.refresh();
+    await s.analyzer.current(true);
     s.runtime.failNext("stats", failing);
     await s.clock.advance(30_000);
-    await s.analyzer.refresh();
+    await s.analyzer.current(true);
     expect(s.warnings).toEqual([expect.stringMatching(/^cannot read the stats of container \S+: cannot read cgroup/)]);
     s.runtime.failNext("stats", new KubeletError("NotFound", "No such container"));
     await s.clock.advance(30_000);
-    await s.analyzer.refresh();
+    await s.analyzer.current(true);
     expect(s.warnings).toHaveLength(1);
   });
 
@@ -186,7 +185,7 @@ describe("resource analyzer", () => {
   test("asks Docker for a container's CPU and memory once per container stats period, not at every collection", async () => {
     const s = setup();
     const statsCalls = () => s.runtime.calls.filter((c) => c.method === "stats").length;
-    await s.analyzer.refresh();
+    await s.analyzer.current(true);
     expect(statsCalls()).toBe(2); // pause and app
     await s.clock.advance(10_000);
     await s.analyzer.refresh();
@@ -200,7 +199,7 @@ describe("resource analyzer", () => {
 
   test("a container that starts between walks is measured at the next collection", async () => {
     const s = setup();
-    await s.analyzer.refresh();
+    await s.analyzer.current(true);
     const id = s.runtime.seed(
       {
         name: "k8s_late_web_default_x_0",
@@ -246,7 +245,7 @@ describe("resource analyzer", () => {
         }),
       },
     );
-    await analyzer.refresh();
+    await analyzer.current(true);
     const before = analyzer.summary()!.pods[0]!;
     shown = false;
     await clock.advance(10_000);
@@ -262,29 +261,32 @@ describe("resource analyzer", () => {
     const counted = () => {
       const clock = new FakeClock();
       const reads: string[] = [];
+      const networks: boolean[] = [];
       let fail = false;
+      const runtime = new FakeRuntime(clock);
       const analyzer = createStatsAnalyzer(
         { nodeName: "node-a", fsPeriodMs: 60_000, containerStatsPeriodMs: 30_000, clock },
         {
           ...quietNode,
-          runtime: new FakeRuntime(clock),
+          runtime,
           pods: () => [],
           sampler: () => ({
-            sample: async (detail) => {
+            sample: async (detail, network) => {
               reads.push(detail ?? "all");
+              networks.push(network ?? true);
               if (fail) throw new Error("EMFILE");
               return { time: clock.now(), pods: [] };
             },
           }),
         },
       );
-      return { clock, reads, analyzer, failing: (on: boolean) => void (fail = on) };
+      return { clock, reads, networks, runtime, analyzer, failing: (on: boolean) => void (fail = on) };
     };
 
     test("a scrape within 15 s of the collection is served the collection's read when it asks no more detail", async () => {
       const { clock, reads, analyzer } = counted();
       const collectedAt = clock.now();
-      await analyzer.refresh();
+      await analyzer.current(false);
       await clock.advance(SAMPLE_MAX_AGE_MS - 1);
       const served = await analyzer.sample("usage");
       expect(reads).toEqual(["summary"]);
@@ -296,7 +298,7 @@ describe("resource analyzer", () => {
 
     test("a scrape asking more detail reads afresh, and the next one within 15 s is served that read", async () => {
       const { clock, reads, analyzer } = counted();
-      await analyzer.refresh();
+      await analyzer.current(false);
       await analyzer.sample("all");
       await clock.advance(5000);
       await analyzer.sample("all");
@@ -306,7 +308,7 @@ describe("resource analyzer", () => {
 
     test("once a scrape asked for every file, the collection reads them all for a minute and 15 s scrapes are served its reads", async () => {
       const { clock, reads, analyzer } = counted();
-      await analyzer.refresh();
+      await analyzer.current(false);
       await analyzer.sample("all");
       expect(reads).toEqual(["summary", "all"]);
       reads.length = 0;
@@ -317,11 +319,60 @@ describe("resource analyzer", () => {
         if (t % 15_000 === 0) await Promise.all([analyzer.sample("all"), analyzer.sample("usage")]);
       }
       expect(reads).toEqual(Array(12).fill("all"));
-      // Scrapes stop: a minute later the collection reads what eviction needs only.
+      // Scrapes stop: a minute later the collection reads no pod (eviction reads them when it ranks).
       reads.length = 0;
       await clock.advance(60_000);
       await analyzer.refresh();
+      expect(reads).toEqual([]);
+    });
+
+    test("with nothing reading pods, a collection reads no cgroup and asks the runtime nothing between walks", async () => {
+      const { clock, reads, analyzer, runtime } = counted();
+      for (let t = 0; t < 120_000; t += 10_000) {
+        await analyzer.refresh();
+        await clock.advance(10_000);
+      }
+      expect(reads).toEqual([]);
+      // The walk (local storage eviction's figures) keeps its 1 min period: its listing with sizes is all it asks.
+      expect(runtime.calls.map((c) => c.method)).toEqual(["listContainers", "listContainers"]);
+    });
+
+    test("an endpoint after a quiet spell is served a collection made for it, and keeps the collection reading for a minute", async () => {
+      const { clock, reads, analyzer, networks } = counted();
+      await analyzer.refresh();
+      await clock.advance(40_000);
+      const served = await analyzer.current(true);
+      expect(served!.node.memory.time).toBe(new Date(clock.now()).toISOString());
       expect(reads).toEqual(["summary"]);
+      // Within 15 s it is served the same collection; the 10 s collections read pods, networks included, for a minute.
+      await clock.advance(SAMPLE_MAX_AGE_MS - 1);
+      expect(await analyzer.current(true)).toBe(served);
+      for (let t = 0; t < 6; t++) {
+        await clock.advance(10_000);
+        await analyzer.refresh();
+      }
+      expect(reads).toEqual(Array(6).fill("summary"));
+      expect(networks).toEqual(Array(6).fill(true));
+      await clock.advance(10_000);
+      await analyzer.refresh();
+      expect(reads).toHaveLength(6);
+    });
+
+    test("eviction's ranking reads pods for itself alone, without their networks and without keeping the collection reading", async () => {
+      const { clock, reads, analyzer, networks } = counted();
+      await analyzer.current(false);
+      expect([reads, networks]).toEqual([["summary"], [false]]);
+      await clock.advance(10_000);
+      await analyzer.refresh();
+      expect(reads).toEqual(["summary"]);
+    });
+
+    test("/metrics/resource reads no network; /metrics/cadvisor reads them", async () => {
+      const { clock, analyzer, networks } = counted();
+      await analyzer.sample("usage");
+      await clock.advance(SAMPLE_MAX_AGE_MS);
+      await analyzer.sample("all");
+      expect(networks).toEqual([false, true]);
     });
 
     test("concurrent scrapes share one read", async () => {
@@ -395,7 +446,7 @@ describe("resource analyzer", () => {
       },
     );
     // Crash-looping: only the dead instance exists; it is listed, without CPU or memory.
-    await analyzer.refresh();
+    await analyzer.current(true);
     expect(analyzer.summary()!.pods[0]!.containers.map((c) => [c.name, c.cpu])).toEqual([["app", undefined]]);
     await runtime.removeContainer(dead);
     runtime.seed(

@@ -76,10 +76,19 @@ export interface HostReader {
 }
 
 export interface StatsAnalyzer {
-  /** One collection (run every ~10 s). */
+  /**
+   * The periodic collection (every ~10 s): every pod's and container's figures while something reads them (an
+   * endpoint within ASKED_DETAIL_MS); otherwise only the filesystem walk when it is due, with the node's figures.
+   */
   refresh(): Promise<void>;
   /** The last collection; undefined before the first. */
   summary(): StatsSummary | undefined;
+  /**
+   * The last collection, collected first when its pods were read more than SAMPLE_MAX_AGE_MS ago. With `network`
+   * (/stats/summary shows pods' networks) the periodic collection keeps reading pods, their networks included, for
+   * the next ASKED_DETAIL_MS; without (eviction's ranking, metrics.k8s.io) they are read for this call only.
+   */
+  current(network: boolean): Promise<StatsSummary | undefined>;
   /**
    * Every pod's cgroups against the last listing (file reads only); undefined without cgroups. A read at least as
    * detailed taken within SAMPLE_MAX_AGE_MS (the collection's own, or an earlier scrape's) is served again, and
@@ -119,13 +128,18 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
   let recent: { detail: CgroupDetail; at: number; reading: Promise<UsageSample | undefined> } | undefined;
   /** The most detail a scrape asked for lately (/metrics/cadvisor: "all"), which the collection reads instead. */
   let asked: { detail: CgroupDetail; at: number } | undefined;
+  /** When an endpoint last read pods' networks (/stats/summary, /metrics/cadvisor): /proc/<pid>/net/dev per pod. */
+  let networkAskedAt = -Infinity;
+  const networkWanted = () => clock.now() - networkAskedAt < ASKED_DETAIL_MS;
+  /** When the pods' figures were last read (cgroups or the runtime's stats). */
+  let podsReadAt = -Infinity;
   const collectionDetail = (): CgroupDetail =>
     asked && clock.now() - asked.at < ASKED_DETAIL_MS && INCLUDES[asked.detail].includes("summary")
       ? asked.detail
       : "summary";
   /** Starts a read of the pod cgroups that later scrapes may be served (see sample). */
   const read = (detail: CgroupDetail) => {
-    const reading = sampler!.sample(detail).then((sample) => {
+    const reading = sampler!.sample(detail, detail === "all" || networkWanted()).then((sample) => {
       for (const c of sample?.pods.flatMap((p) => p.containers) ?? [])
         if (fs.rootfs.has(c.id)) c.rootfsBytes = fs.rootfs.get(c.id);
       return sample;
@@ -202,66 +216,104 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
     return new Map(running.map((c) => [c.id, samples.get(c.id)?.sample]));
   };
 
-  return {
-    async refresh() {
-      const pods = deps.pods();
-      const [node, cpu, listed, sandboxes, rlimit, nodeInterfaces] = await Promise.all([
-        deps.measureNode(),
-        (deps.nodeCpu ?? procStatCpu)(),
-        deps.runtime.listContainers(),
-        deps.runtime.listPodSandboxes({ state: "ready" }),
-        host.rlimit().catch(() => undefined),
-        host.interfaces().catch(() => [] as InterfaceSample[]),
-      ]);
-      let containers = listed;
-      // A new pod or container is measured at the next collection, not a whole fs period later.
-      const unseen =
-        pods.some((p) => !fs.volumes.has(p.metadata.uid)) ||
-        containers.some((c) => c.state === "CONTAINER_RUNNING" && !fs.rootfs.has(c.id));
-      if (unseen || clock.now() - fs.at >= options.fsPeriodMs) {
-        containers = await walkFilesystems(pods);
-      }
-      listing = { containers, sandboxes };
-      const sample =
-        sampler && (await measured("the cgroups of the pods on", options.nodeName, () => read(collectionDetail())));
-      // Failures are reported once while they last: forget those of containers and pods that went.
-      const present = new Set([
-        options.nodeName,
-        ...containers.map((c) => c.id),
-        ...sandboxes.map((s) => s.id),
-        ...pods.map((p) => p.metadata.uid),
-      ]);
-      for (const [key, id] of reported) if (!present.has(id)) reported.delete(key);
-      // A pod's network is its sandbox's: sampled like a running container (the Docker shim's pause answers stats).
-      const stats = sampler
+  /**
+   * One collection. With `withPods`, every pod's and container's CPU and memory (and networks while an endpoint
+   * wants them); without, the node's figures and, when due, the filesystem walk, the pods keeping their last figures.
+   */
+  const collect = async (withPods: boolean) => {
+    const pods = deps.pods();
+    const [node, cpu, listed, sandboxes, rlimit, nodeInterfaces] = await Promise.all([
+      deps.measureNode(),
+      (deps.nodeCpu ?? procStatCpu)(),
+      withPods ? deps.runtime.listContainers() : listing.containers,
+      withPods ? deps.runtime.listPodSandboxes({ state: "ready" }) : listing.sandboxes,
+      host.rlimit().catch(() => undefined),
+      host.interfaces().catch(() => [] as InterfaceSample[]),
+    ]);
+    let containers = listed;
+    // A new pod or container is measured at the next collection, not a whole fs period later.
+    const unseen =
+      pods.some((p) => !fs.volumes.has(p.metadata.uid)) ||
+      containers.some((c) => c.state === "CONTAINER_RUNNING" && !fs.rootfs.has(c.id));
+    if (unseen || clock.now() - fs.at >= options.fsPeriodMs) {
+      containers = await walkFilesystems(pods);
+    }
+    listing = { containers, sandboxes };
+    const sample =
+      withPods &&
+      sampler &&
+      (await measured("the cgroups of the pods on", options.nodeName, () => read(collectionDetail())));
+    // Failures are reported once while they last: forget those of containers and pods that went.
+    const present = new Set([
+      options.nodeName,
+      ...containers.map((c) => c.id),
+      ...sandboxes.map((s) => s.id),
+      ...pods.map((p) => p.metadata.uid),
+    ]);
+    for (const [key, id] of reported) if (!present.has(id)) reported.delete(key);
+    // A pod's network is its sandbox's: sampled like a running container (the Docker shim's pause answers stats).
+    const stats =
+      sampler || !withPods
         ? new Map<string, ContainerStats | undefined>()
         : await runtimeStats([...containers.filter((c) => c.state === "CONTAINER_RUNNING"), ...sandboxes]);
-      const kubelet = process.cpuUsage();
-      last = buildSummary(
-        {
-          nodeName: options.nodeName,
-          startTime: started,
-          now: clock.now(),
-          node,
-          nodeCpuNs: cpu,
-          nodeInterfaces,
-          ...(rlimit ? { rlimit } : {}),
-          kubelet: { cpuNs: (kubelet.user + kubelet.system) * 1000, rssBytes: process.memoryUsage().rss },
-          pods,
-          listing,
-          cgroupsPerQOS: sampler !== undefined,
-          ...(sample ? { cgroups: sample } : {}),
-          runtimeStats: stats,
-          fs,
-          ...(last ? { previous: last } : {}),
-        },
-        rates,
-      );
+    const kubelet = process.cpuUsage();
+    last = buildSummary(
+      {
+        nodeName: options.nodeName,
+        startTime: started,
+        now: clock.now(),
+        node,
+        nodeCpuNs: cpu,
+        nodeInterfaces,
+        ...(rlimit ? { rlimit } : {}),
+        kubelet: { cpuNs: (kubelet.user + kubelet.system) * 1000, rssBytes: process.memoryUsage().rss },
+        pods,
+        listing,
+        cgroupsPerQOS: sampler !== undefined,
+        ...(sample ? { cgroups: sample } : {}),
+        runtimeStats: stats,
+        fs,
+        ...(last ? { previous: last } : {}),
+      },
+      rates,
+    );
+    // Without pods read, their CPU counters keep their last samples: the next read's usageNanoCores is over the gap.
+    // (A summary without them has no container figures: the next current() reads them.)
+    if (withPods) {
+      podsReadAt = clock.now();
       rates.forgetUnseen();
+    } else podsReadAt = -Infinity;
+  };
+  /** The collection under way: one at a time, a later caller wanting pods waiting for one that reads none. */
+  let collecting: { withPods: boolean; done: Promise<void> } | undefined;
+  const collectOnce = async (withPods: boolean): Promise<void> => {
+    while (collecting) {
+      if (collecting.withPods || !withPods) return collecting.done;
+      await collecting.done.catch(() => {});
+    }
+    const done = collect(withPods).finally(() => (collecting = undefined));
+    collecting = { withPods, done };
+    return done;
+  };
+  /** An endpoint read pods within ASKED_DETAIL_MS (its `asked` detail, or a summary or network read). */
+  const podsWanted = () => networkWanted() || (asked !== undefined && clock.now() - asked.at < ASKED_DETAIL_MS);
+
+  return {
+    async refresh() {
+      if (podsWanted()) return collectOnce(true);
+      // Nobody reads pods: the walk (eviction's local storage) on its period, or for a pod it has not seen.
+      const due = clock.now() - fs.at >= options.fsPeriodMs || deps.pods().some((p) => !fs.volumes.has(p.metadata.uid));
+      if (due || !last) return collectOnce(false);
+    },
+    async current(network) {
+      if (network) networkAskedAt = clock.now();
+      if (clock.now() - podsReadAt >= SAMPLE_MAX_AGE_MS) await collectOnce(true);
+      return last;
     },
     summary: () => last,
     async sample(detail = "all") {
       if (!sampler) return undefined;
+      if (detail === "all") networkAskedAt = clock.now();
       // Scrapes every 15 s are then served the collection's read: no cgroup file is read for them on their own.
       if (!asked || INCLUDES[detail].includes(asked.detail) || clock.now() - asked.at >= ASKED_DETAIL_MS)
         asked = { detail, at: clock.now() };

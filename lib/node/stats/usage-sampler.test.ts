@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ContainerSummary, PodSandboxSummary } from "../../container/runtime.ts";
@@ -34,6 +34,12 @@ const pause = {
   labels: {},
 } satisfies PodSandboxSummary;
 
+/** The pod cgroups of u1 and u2. */
+const twoPods = new Map([
+  ["u1", "/kubepods/podu1"],
+  ["u2", "/kubepods/podu2"],
+]);
+
 describe("usage sampler", () => {
   test("/proc/<pid>/net/dev: every counter of each interface, lo and veth left out as cAdvisor does", () => {
     expect(parseNetDev(NET_DEV)).toEqual([
@@ -64,11 +70,7 @@ describe("usage sampler", () => {
     };
     const sampler = createUsageSampler({
       reader,
-      podCgroups: async () =>
-        new Map([
-          ["u1", "/kubepods/podu1"],
-          ["u2", "/kubepods/podu2"],
-        ]),
+      podCgroups: async () => twoPods,
       listing: () => ({ containers: [app], sandboxes: [pause] }),
       now: () => 42,
     });
@@ -153,5 +155,104 @@ describe("usage sampler", () => {
       ["web", "default", ["eth0"]],
     ]);
     expect(sample.pods[0]!.containers.map((c) => c.name)).toEqual(["app"]);
+  });
+
+  test("a running container whose cgroup its pod's last read did not find has the pod's directory read again until it is", async () => {
+    const listed: string[] = [];
+    const present = ["pause-id"];
+    const reader: CgroupReader = {
+      version: 1,
+      read: async () => cgroupStats(),
+      containers: async (pod) => {
+        listed.push(pod);
+        return present.map((id) => ({ id, path: `${pod}/${id}` }));
+      },
+      firstPid: async () => undefined,
+      sweep: () => {},
+    };
+    const inPod = { ...app, labels: { ...app.labels, [LABEL.podUid]: "u1" } };
+    const sampler = createUsageSampler({
+      reader,
+      podCgroups: async () => new Map([["u1", "/kubepods/podu1"]]),
+      listing: () => ({ containers: [inPod], sandboxes: [pause] }),
+      now: () => 42,
+    });
+    const names = async () => (await sampler.sample("all")).pods[0]!.containers.map((c) => c.name).sort();
+    // The runtime lists app running, but its cgroup is not made yet: the same listing, read again at each sample.
+    expect(await names()).toEqual(["POD"]);
+    expect(await names()).toEqual(["POD"]);
+    present.push("app-id");
+    expect(await names()).toEqual(["POD", "app"]);
+    expect(listed).toHaveLength(3);
+    await names();
+    await names();
+    expect(listed).toHaveLength(3);
+  });
+
+  describe("pods' networks", () => {
+    /** Pods u1 and u2, each with a sandbox whose first process is 7 and 8; /proc holds what `setup` writes. */
+    const sampled = async (network: boolean, setup: (proc: string) => void) => {
+      const pauses = [pause, { ...pause, id: "pause-2", metadata: { ...pause.metadata, name: "db", uid: "u2" } }];
+      const pids: number[] = [];
+      const reader: CgroupReader = {
+        version: 1,
+        read: async () => cgroupStats(),
+        containers: async (pod) =>
+          [pod.endsWith("u1") ? "pause-id" : "pause-2"].map((id) => ({ id, path: `${pod}/${id}` })),
+        firstPid: async (path) => {
+          const pid = path.endsWith("pause-id") ? 7 : 8;
+          pids.push(pid);
+          return pid;
+        },
+        sweep: () => {},
+      };
+      const procRoot = mkdtempSync(join(tmpdir(), "kubelet-usage-sampler-"));
+      setup(procRoot);
+      const sampler = createUsageSampler({
+        reader,
+        podCgroups: async () => twoPods,
+        listing: () => ({ containers: [], sandboxes: pauses }),
+        now: () => 42,
+        procRoot,
+      });
+      const sample = await sampler.sample("all", network);
+      rmSync(procRoot, { recursive: true });
+      return { interfaces: sample.pods.map((p) => [p.name, p.interfaces.map((i) => i.name)]), pids };
+    };
+    const netDev = (proc: string, pid: number, namespace: string) => {
+      mkdirSync(join(proc, `${pid}/net`), { recursive: true });
+      mkdirSync(join(proc, `${pid}/ns`), { recursive: true });
+      writeFileSync(join(proc, `${pid}/net/dev`), NET_DEV);
+      symlinkSync(namespace, join(proc, `${pid}/ns/net`));
+    };
+
+    test("without network asked (eviction's ranking, /metrics/resource), no pod's /proc/<pid>/net/dev is read", async () => {
+      const read = await sampled(false, (proc) => (netDev(proc, 7, "net:[1]"), netDev(proc, 8, "net:[2]")));
+      expect(read).toEqual({
+        interfaces: [
+          ["web", []],
+          ["db", []],
+        ],
+        pids: [],
+      });
+      const asked = await sampled(true, (proc) => (netDev(proc, 7, "net:[1]"), netDev(proc, 8, "net:[2]")));
+      expect(asked.interfaces).toEqual([
+        ["web", ["eth0"]],
+        ["db", ["eth0"]],
+      ]);
+    });
+
+    test("pods in one network namespace (hostNetwork: the node's) have its counters read once per sample", async () => {
+      // Process 8's net/dev is unreadable: db is shown web's counters only if its namespace's read is shared.
+      const read = await sampled(true, (proc) => {
+        netDev(proc, 7, "net:[4026531840]");
+        mkdirSync(join(proc, "8/ns"), { recursive: true });
+        symlinkSync("net:[4026531840]", join(proc, "8/ns/net"));
+      });
+      expect(read.interfaces).toEqual([
+        ["web", ["eth0"]],
+        ["db", ["eth0"]],
+      ]);
+    });
   });
 });

@@ -2,7 +2,7 @@
 // network namespace, matched to the runtime's last listing: what /stats/summary, /metrics/resource
 // and /metrics/cadvisor report. Only files are read here (the cgroup hierarchy and /proc); the
 // listing is the resource analyzer's, so a scrape makes no runtime call per container.
-import { readFileSync } from "node:fs";
+import { readFileSync, readlinkSync } from "node:fs";
 import type { ContainerSummary, PodSandboxSummary } from "../../container/runtime.ts";
 import { LABEL } from "../../container/runtime.ts";
 import type { CgroupDetail, CgroupReader, CgroupStats, ContainerCgroup } from "./cgroup-stats.ts";
@@ -99,56 +99,84 @@ export function createUsageSampler(deps: {
   procRoot?: string;
 }) {
   const proc = deps.procRoot ?? "/proc";
-  const interfacesOf = async (cgroup: string): Promise<InterfaceSample[]> => {
+  /**
+   * A pod's interfaces, read once per network namespace and sample: pods on the host's network (hostNetwork) share
+   * the node's, whose counters a namespace's link names (`net:[<inode>]`) without reading them.
+   */
+  const interfacesOf = async (
+    cgroup: string,
+    byNamespace: Map<string, InterfaceSample[]>,
+  ): Promise<InterfaceSample[]> => {
     const pid = await deps.reader.firstPid(cgroup);
     if (pid === undefined) return [];
+    let namespace: string | undefined;
+    try {
+      namespace = readlinkSync(`${proc}/${pid}/ns/net`);
+    } catch {}
+    const known = namespace === undefined ? undefined : byNamespace.get(namespace);
+    if (known) return known;
     // Synchronous, as the cgroup files: the kernel generates it on read (an asynchronous read per pod every 10 s cost
     // more in the thread pool and promises than the read itself).
+    let read: InterfaceSample[];
     try {
-      return parseNetDev(readFileSync(`${proc}/${pid}/net/dev`, "latin1"));
+      read = parseNetDev(readFileSync(`${proc}/${pid}/net/dev`, "latin1"));
     } catch {
       return [];
     }
+    if (namespace !== undefined) byNamespace.set(namespace, read);
+    return read;
   };
 
   /**
    * Each pod cgroup's container cgroups as last found, with the listing's ids and states of the pod they were found
    * for: a pod's container cgroups change only when its containers do, so the directory is read again only then,
-   * not for every pod at every collection (110 directory reads every 10 s at 110 pods).
+   * not for every pod at every collection (110 directory reads every 10 s at 110 pods). A running container or
+   * ready sandbox the listing names but the last read did not find (its cgroup made after its state changed) has
+   * its pod's directory read again, until it is found.
    */
   let foundCgroups = new Map<string, { key: string; cgroups: Promise<ContainerCgroup[]> }>();
-  const containerCgroups = (cgroup: string, key: string) => {
+  const containerCgroups = async (cgroup: string, key: string, live: string[]) => {
     const known = foundCgroups.get(cgroup);
-    return known?.key === key ? known.cgroups : deps.reader.containers(cgroup);
+    if (known?.key === key) {
+      const found = await known.cgroups;
+      if (live.every((id) => found.some((c) => c.id === id))) return found;
+    }
+    return deps.reader.containers(cgroup);
   };
-
   return {
     /**
      * Reads every pod cgroup the listing knows of, with its containers' (and unless "usage", the root cgroup); below
-     * "all", sandboxes' cgroups are not read and their pause containers not listed.
+     * "all", sandboxes' cgroups are not read and their pause containers not listed. Without `network`, no pod's
+     * /proc/<pid>/net/dev is read (its interfaces are empty).
      */
-    async sample(detail: CgroupDetail = "all"): Promise<UsageSample> {
+    async sample(detail: CgroupDetail = "all", network = true): Promise<UsageSample> {
       const { containers, sandboxes } = deps.listing();
       const byId = new Map(containers.map((c) => [c.id, c]));
       const sandboxById = new Map(sandboxes.map((s) => [s.id, s]));
       const keys = new Map<string, string>();
-      const listed = (uid: string | undefined, id: string, state: string) =>
-        uid !== undefined && keys.set(uid, `${keys.get(uid) ?? ""}${id}:${state} `);
-      for (const c of containers) listed(c.labels[LABEL.podUid], c.id, c.state);
-      for (const s of sandboxes) listed(s.metadata.uid, s.id, s.state);
+      /** Each pod's running containers and ready sandboxes: those with a cgroup to find. */
+      const live = new Map<string, string[]>();
+      const listed = (uid: string | undefined, id: string, state: string, running: boolean) => {
+        if (uid === undefined) return;
+        keys.set(uid, `${keys.get(uid) ?? ""}${id}:${state} `);
+        if (running) live.set(uid, [...(live.get(uid) ?? []), id]);
+      };
+      for (const c of containers) listed(c.labels[LABEL.podUid], c.id, c.state, c.state === "CONTAINER_RUNNING");
+      for (const s of sandboxes) listed(s.metadata.uid, s.id, s.state, s.state === "ready");
       const time = deps.now();
       const root = detail !== "usage" ? deps.reader.read("/", detail) : Promise.resolve(undefined);
       const next = new Map<string, { key: string; cgroups: Promise<ContainerCgroup[]> }>();
+      const namespaces = new Map<string, InterfaceSample[]>();
       const pods = await Promise.all(
         [...(await deps.podCgroups())].map(async ([uid, cgroup]): Promise<PodSample | undefined> => {
           const key = keys.get(uid) ?? "";
-          const cgroups = containerCgroups(cgroup, key);
+          const cgroups = containerCgroups(cgroup, key, live.get(uid) ?? []);
           next.set(cgroup, { key, cgroups });
           const [stats, found] = await Promise.all([deps.reader.read(cgroup, detail), cgroups]);
           if (!stats) return undefined;
           let name = "";
           let namespace = "";
-          let network: Promise<InterfaceSample[]> = Promise.resolve([]);
+          let podNetwork: Promise<InterfaceSample[]> = Promise.resolve([]);
           const samples = await Promise.all(
             found.map(async ({ id, path }): Promise<ContainerSample | undefined> => {
               const container = byId.get(id);
@@ -157,7 +185,8 @@ export function createUsageSampler(deps: {
               if (sandbox) {
                 name = sandbox.metadata.name;
                 namespace = sandbox.metadata.namespace;
-                network = interfacesOf(path);
+                // Read only for whoever shows networks (/stats/summary, /metrics/cadvisor), not eviction's ranking.
+                if (network) podNetwork = interfacesOf(path, namespaces);
                 // The pause container's own usage is cAdvisor's POD series alone: below "all" (the summary,
                 // /metrics/resource) its cgroup only names the pod and holds its network.
                 if (detail !== "all") return undefined;
@@ -199,7 +228,7 @@ export function createUsageSampler(deps: {
             cgroup,
             stats,
             containers: samples.filter((s): s is ContainerSample => !!s),
-            interfaces: await network,
+            interfaces: await podNetwork,
           };
         }),
       );

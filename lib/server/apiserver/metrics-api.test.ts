@@ -53,6 +53,22 @@ function setUp(collected = true) {
 }
 
 describe("metrics.k8s.io/v1beta1", () => {
+  test("each request is served a current collection, asked without pods' networks (metrics.k8s.io shows none)", async () => {
+    const asked: boolean[] = [];
+    const app = apiApp(
+      createMetricsApiRoutes({
+        nodeName: "edge-1",
+        summary: () => undefined,
+        currentSummary: async (network) => (asked.push(network), SUMMARY),
+        pods: () => [],
+        windowMs: 10_000,
+      }),
+    );
+    expect((await app.request("/apis/metrics.k8s.io/v1beta1/nodes/edge-1")).status).toBe(200);
+    expect((await app.request("/apis/metrics.k8s.io/v1beta1/pods")).status).toBe(200);
+    expect(asked).toEqual([false, false]);
+  });
+
   test("NodeMetrics carries the node's CPU rate and working set as metrics-server's quantities", async () => {
     const list = (await (await setUp().request("/apis/metrics.k8s.io/v1beta1/nodes")).json()) as {
       kind: string;

@@ -23,6 +23,8 @@ export interface MetricsApiDeps {
   nodeName: string;
   /** The resource analyzer's last collection; undefined before its first. */
   summary(): StatsSummary | undefined;
+  /** The collection, read first when its pods' figures are older than 15 s (info-server.ts); summary() without it. */
+  currentSummary?(network: boolean): Promise<StatsSummary | undefined>;
   /** Desired pods: their labels, for label selectors. */
   pods(): Pod[];
   /** The resource analyzer's period, ms: the window usageNanoCores covers. */
@@ -124,8 +126,9 @@ export function createMetricsApiRoutes(deps: MetricsApiDeps): Hono {
     });
   };
 
-  const listPods = (c: Context, namespace?: string) => {
-    const summary = deps.summary();
+  const current = async () => deps.currentSummary?.(false) ?? deps.summary();
+  const listPods = async (c: Context, namespace?: string) => {
+    const summary = await current();
     if (!summary) return unavailable(c);
     const items = select(
       podMetrics(summary),
@@ -140,14 +143,14 @@ export function createMetricsApiRoutes(deps: MetricsApiDeps): Hono {
   };
 
   const app = new Hono();
-  app.get(`${base}/nodes`, (c) => {
-    const summary = deps.summary();
+  app.get(`${base}/nodes`, async (c) => {
+    const summary = await current();
     if (!summary) return unavailable(c);
     const items = select([nodeMetrics(summary)], labelSelector(c.req.query("labelSelector")));
     return c.json({ kind: "NodeMetricsList", apiVersion: GROUP_VERSION, metadata: {}, items });
   });
-  app.get(`${base}/nodes/:name`, (c) => {
-    const summary = deps.summary();
+  app.get(`${base}/nodes/:name`, async (c) => {
+    const summary = await current();
     if (!summary) return unavailable(c);
     const name = c.req.param("name");
     if (name !== deps.nodeName)
@@ -156,8 +159,8 @@ export function createMetricsApiRoutes(deps: MetricsApiDeps): Hono {
   });
   app.get(`${base}/pods`, (c) => listPods(c));
   app.get(`${base}/namespaces/:namespace/pods`, (c) => listPods(c, c.req.param("namespace")));
-  app.get(`${base}/namespaces/:namespace/pods/:name`, (c) => {
-    const summary = deps.summary();
+  app.get(`${base}/namespaces/:namespace/pods/:name`, async (c) => {
+    const summary = await current();
     if (!summary) return unavailable(c);
     const { namespace, name } = c.req.param();
     const found = podMetrics(summary).find((p) => p.metadata.namespace === namespace && p.metadata.name === name);
