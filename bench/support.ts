@@ -128,6 +128,21 @@ export interface BenchKubelet {
  * Starts dist/kubelet on Docker or on containerd through the CRI, pods on network mode none, and waits
  * for /healthz. `dir`/`rootDir` reuse a previous kubelet's (it adopts the pods that run).
  */
+/**
+ * The `Environment=` settings of the systemd unit install.sh writes (its unit_text): a bench's `kubelet run` is
+ * measured as an installed node runs it, from the one place the unit's settings are written.
+ */
+export function unitEnvironment(): Record<string, string> {
+  const script = readFileSync(join(import.meta.dir, "..", "install.sh"), "utf8");
+  const unit = script.slice(
+    script.indexOf("unit_text() {"),
+    script.indexOf("\nEOF\n", script.indexOf("unit_text() {")),
+  );
+  return Object.fromEntries(
+    [...unit.matchAll(/^Environment=([A-Za-z_][A-Za-z0-9_]*)=(.*)$/gm)].map(([, name, value]) => [name, value]),
+  );
+}
+
 export async function startKubelet(
   services: TestServices,
   runtime: RuntimeChoice,
@@ -166,7 +181,7 @@ export async function startKubelet(
       "0",
       ...(options.extraFlags ?? []),
     ],
-    { stdio: "ignore" },
+    { stdio: "ignore", env: { ...process.env, ...unitEnvironment() } },
   );
   await until(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.status === 200);
   return {

@@ -483,7 +483,7 @@ describe("the release directory's URL (--base-url) and the installer's last line
 });
 
 describe("the systemd unit, other shells, users and machines", () => {
-  test("writes kubelet.service: after Docker, restart always, run --config_file; --uninstall removes it", async () => {
+  test("writes kubelet.service: after Docker, restart always, run --config_file without the optimizing JIT; --uninstall removes it", async () => {
     const prefix = join(work, "unit-prefix");
     const unitDir = join(work, "units");
     const env = { KUBELET_UNIT_DIR: unitDir };
@@ -495,6 +495,7 @@ describe("the systemd unit, other shells, users and machines", () => {
       "After=docker.service network-online.target",
       "Wants=docker.service network-online.target",
       `ExecStart=${prefix}/bin/kubelet run --config_file ${prefix}/etc/kubelet/config.yaml`,
+      "Environment=BUN_JSC_useDFGJIT=0",
       "Restart=always",
       "StandardError=journal",
       "WantedBy=multi-user.target",
