@@ -231,8 +231,8 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-export /** CPU seconds so far of each of the process's threads, summed by thread name (/proc/<pid>/task/<tid>/stat). */
-function threadSeconds(pid: number): Map<string, number> {
+/** CPU seconds so far of each of the process's threads, summed by thread name (/proc/<pid>/task/<tid>/stat). */
+export function threadSeconds(pid: number): Map<string, number> {
   const byName = new Map<string, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
