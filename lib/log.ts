@@ -2,6 +2,7 @@
 // line otherwise (journald and log shippers parse it).
 // consola/core: the instance without reporters. consola's main entry builds a default instance, its fancy reporter
 // and terminal tables when imported (6-10 ms of every start-up in the compiled binary): text logs require it then.
+import { createRequire } from "node:module";
 import { createConsola, type ConsolaInstance, type ConsolaOptions, type LogObject } from "consola/core";
 
 /** What every part of the kubelet logs through. */
@@ -42,7 +43,11 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 
 /** consola with its own reporter (fancy on a terminal, basic under CI), from its main entry, loaded on first use. */
 function textConsola(settings: Partial<ConsolaOptions>): ConsolaInstance {
-  const full = require("consola") as typeof import("consola");
+  // A direct require("consola") call is what bun's bundler follows into the compiled binary; Deno's ES modules
+  // have no global require (deno run -A bin/kubelet.ts on a terminal), so there it is createRequire's.
+  const full = (
+    typeof require === "function" ? require("consola") : createRequire(import.meta.url)("consola")
+  ) as typeof import("consola");
   return full.createConsola(settings);
 }
 
