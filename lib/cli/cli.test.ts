@@ -143,6 +143,12 @@ describe("only the invoked command's options are built", () => {
     });
     expect((await run("runonce", "--version")).out).toStartWith("kubelet v");
   });
+
+  test("--version after -- is the exec'd program's argument, not a request for the kubelet's version", async () => {
+    const exec = await run("exec", "--server", "http://127.0.0.1:1", "pod", "--", "prog", "--version");
+    expect(exec.out).not.toStartWith("kubelet v");
+    expect(exec.code).not.toBe(0);
+  });
 });
 
 describe("the config file every command reads", () => {

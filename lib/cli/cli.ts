@@ -128,7 +128,9 @@ export function invokedCommand(argv: string[]): string | undefined {
 
 /** Runs the CLI and resolves to the process exit code. */
 export async function main(argv: string[], io: Io = defaultIo()): Promise<number> {
-  if (argv.includes("--version")) {
+  // Before any `--`: what follows it is the command's (kubelet exec pod -- prog --version).
+  const dashes = argv.indexOf("--");
+  if ((dashes < 0 ? argv : argv.slice(0, dashes)).includes("--version")) {
     io.stdout.write(versionLine() + "\n");
     return 0;
   }
