@@ -56,6 +56,15 @@ describe("housekeeping", () => {
     expect(h.calls).toEqual(["allocations keep a", "stop b", "teardown gone", "cgroups keep a,b"]);
   });
 
+  test("a pod's pass changes the running figures of the last listing for that pod alone", async () => {
+    const h = harness([]);
+    await h.housekeeping.cleanUp(new Map([["a", listed("ready", "running")]]), h.pods(["a", "b"], false));
+    h.housekeeping.podObserved("b", listed("ready", "running", "exited"));
+    expect(h.running()).toEqual([2, { running: 2, exited: 1 }]);
+    h.housekeeping.podObserved("a", { sandboxes: [], containers: [] });
+    expect(h.running()).toEqual([1, { running: 1, exited: 1 }]);
+  });
+
   test("the running figures count pods with a ready sandbox and containers by state", () => {
     const observed = new Map([
       ["a", listed("ready", "running", "exited")],

@@ -3,7 +3,7 @@ import type { KubeletMetrics, WorkingPods } from "../metrics.ts";
 import type { CgroupManager } from "../node/cm/cgroups.ts";
 import type { VolumeManager } from "../node/volumes/volumes.ts";
 import type { AllocationManager } from "./allocation-manager.ts";
-import type { Observed } from "./pod-plan.ts";
+import { nothingObserved, type Observed } from "./pod-plan.ts";
 import type { PodWorkerState } from "./pod-workers.ts";
 
 export interface HousekeepingDeps {
@@ -38,6 +38,11 @@ export interface HousekeepingPods {
 export interface Housekeeping {
   /** Cleans up after a listing of the node (`observed`, by pod UID) and sets the figures. */
   cleanUp(observed: ReadonlyMap<string, Observed>, pods: HousekeepingPods): Promise<void>;
+  /**
+   * One pod as its pass left it (nothing observed after it was stopped): the running figures follow at once, not at the next
+   * listing a sync period later (upstream sets them every 2 s housekeeping).
+   */
+  podObserved(uid: string, observed: Observed): void;
 }
 
 /**
@@ -46,6 +51,12 @@ export interface Housekeeping {
  * the pod workers are set after every listing.
  */
 export function createHousekeeping(deps: HousekeepingDeps): Housekeeping {
+  /** The last listing, with each pod's later passes put in. */
+  let lastObserved = new Map<string, Observed>();
+  const setRunning = () => {
+    const { runningPods, containers } = runningFigures(lastObserved);
+    deps.metrics.setRunning(runningPods, containers);
+  };
   return {
     async cleanUp(observed, pods) {
       if (pods.sourcesReady) {
@@ -55,9 +66,14 @@ export function createHousekeeping(deps: HousekeepingDeps): Housekeeping {
         for (const uid of dirs) if (!pods.isWanted(uid) && !observed.has(uid)) await deps.volumes.teardown(uid);
         await deps.cgroups?.removeOrphans(new Set([...pods.wanted(), ...observed.keys()]));
       }
-      const { runningPods, containers } = runningFigures(observed);
-      deps.metrics.setRunning(runningPods, containers);
+      lastObserved = new Map(observed);
+      setRunning();
       deps.metrics.setWorkingPods(workingPods(pods.workers()));
+    },
+    podObserved(uid, observed) {
+      if (nothingObserved(observed)) lastObserved.delete(uid);
+      else lastObserved.set(uid, observed);
+      setRunning();
     },
   };
 }

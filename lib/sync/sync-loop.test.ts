@@ -111,6 +111,22 @@ describe("sync loop", () => {
     await l.stop();
   });
 
+  test("kubelet_running_pods follows each pod's own pass: a started pod counts, and a stopped one no longer does, before the next full sync", async () => {
+    let running: number | undefined;
+    const l = await loop(undefined, undefined, undefined, undefined, {
+      metrics: { ...noopMetrics, setRunning: (pods) => void (running = pods) },
+    });
+    await l.settle();
+    expect(running).toBe(0);
+    l.store.apply("file", { pods: [testPod("web", spec())], rejected: [] });
+    await l.settle();
+    expect(running).toBe(1);
+    l.store.apply("file", { pods: [], rejected: [] });
+    await l.settle();
+    expect(running).toBe(0);
+    await l.stop();
+  });
+
   test("onChange listeners hear each change of version() (a pod added, its status changing) until they unsubscribe", async () => {
     const l = await loop();
     const heard: number[] = [];

@@ -338,6 +338,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
         );
       }
       await executor.killPod(uid, observed, evicted ? withEvictionGrace(record.pod!, record.eviction!) : record.pod);
+      housekeeping.podObserved(uid, noneObserved());
     }
     probes.removePod(uid);
     if (evicted) {
@@ -349,6 +350,7 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
 
   const updateStatus = (record: PodRecord, pod: Pod, observed: Observed) => {
     record.seen = observed;
+    housekeeping.podObserved(record.uid, observed);
     const computed = computePodStatus({
       pod,
       sandboxes: observed.sandboxes,
