@@ -99,3 +99,16 @@ test("a truncated message is an error, not a partial object", () => {
   const bytes = codecs.codec("VersionResponse").encode({ version: "0.1.0", runtime_name: "containerd" });
   expect(() => codecs.codec("VersionResponse").decode(bytes.subarray(0, bytes.length - 3))).toThrow(/truncated/);
 });
+
+test("a label map is built in key order whatever order the runtime wrote it, the last of a repeated key winning", () => {
+  const codec = codecs.codec("Container");
+  // Go writes a map in random order; the encoder writes the object's order, so these bytes are unsorted.
+  const bytes = codec.encode({ id: "c", labels: { zone: "1", app: "web", io: "x" } });
+  const repeated = Buffer.concat([bytes, codec.encode({ labels: { app: "api" } })]);
+  const labels = codec.decode(repeated).labels as Record<string, string>;
+  expect(Object.entries(labels)).toEqual([
+    ["app", "api"],
+    ["io", "x"],
+    ["zone", "1"],
+  ]);
+});
