@@ -4,7 +4,9 @@
 //   live objects by type (GET /debug/heap with the admin token), and the CPU over a window (% of a core).
 // The builds alternate (A, B, A, B) so the shared machine's load falls on both alike.
 // Also: RssAnon's peak while adopting, the time to adopt (GET /pods all Running and ready), resident MB by mapping.
-// Usage: bash scripts/services.sh up && bun bench/memory.bench.ts --binary A.bin --binary B.bin [--pods 110] [--settle 20] [--window 30] [--rounds 2] [--profile DIR] [--runtime remote-1.7]
+// --burst SECONDS: instead, each build starts with no pods, creates --pods pods --settle seconds after start (a creation
+//   burst), and is followed for SECONDS after the last one runs: VmRSS and RssAnon every 10 s, CPU over the whole of it.
+// Usage: bash scripts/services.sh up && bun bench/memory.bench.ts --binary A.bin --binary B.bin [--pods 110] [--settle 20] [--window 30] [--rounds 2] [--profile DIR] [--runtime remote-1.7] [--burst 240]
 import { mkdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { testServices } from "../lib/testing/services.ts";
@@ -12,8 +14,7 @@ import { removeDir, tempDir } from "../test/e2e/harness.ts";
 import { appCounter, cpuSeconds, machine, sleepingPod, startKubelet, threadSeconds, until } from "./support.ts";
 import type { BenchKubelet, RuntimeChoice } from "./support.ts";
 
-const services = testServices();
-if (!services) throw new Error("services are not running: bash scripts/services.sh up");
+const services = testServices() ?? fail("services are not running: bash scripts/services.sh up");
 const arg = (name: string, fallback: number) =>
   process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback;
 const binaries = process.argv.flatMap((a, i) => (process.argv[i - 1] === "--binary" ? [a] : []));
@@ -26,6 +27,7 @@ const rounds = arg("--rounds", 2);
 // (written when it stops), into DIR/<n>/: where the idle CPU goes, and what the heap retains by owner.
 const profileDir = process.argv.includes("--profile") ? process.argv[process.argv.indexOf("--profile") + 1] : undefined;
 const apps = appCounter(services);
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 interface Sample {
   binary: string;
@@ -204,6 +206,13 @@ const pass = async (pods: number, dir: string, rootDir: string) => {
     }
 };
 
+const burstSeconds = arg("--burst", 0);
+if (burstSeconds > 0) {
+  await burstPass();
+  apps.close();
+  process.exit(0);
+}
+
 for (let i = 0; i < podCount; i++) writeFileSync(join(dir, `mem${i}.yaml`), sleepingPod(services, `mem${i}`));
 {
   const k = await startKubelet(services, runtime, { dir, rootDir, binary: binaries[0] });
@@ -240,7 +249,6 @@ if (!keep) {
 }
 apps.close();
 
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 console.log(
   `${machine()}; ${runtime === "docker" ? "Docker" : runtime}; ${rounds} alternating rounds, ${settleSeconds} s settling, ${windowSeconds} s CPU window; RSS read before /debug/heap's full GC`,
 );
@@ -289,4 +297,59 @@ for (const binary of binaries) {
   console.log(
     `${binary}: heap objects per pod by type${Object.keys(empty).length ? "" : " (no 0-pod run with --keep: the whole heap over the pods)"}: ${perPod.map(([t, n]) => `${t} ${n.toFixed(1)}`).join(", ")}`,
   );
+}
+
+/**
+ * --burst: per build and round, a kubelet started on an empty manifest directory creates --pods pods --settle s after
+ * start; VmRSS/RssAnon every 10 s from when the last one runs, for --burst s; then the pods are removed (the same
+ * kubelet stops them) before the next build starts.
+ */
+async function burstPass(): Promise<void> {
+  const every = 10;
+  const rows: { binary: string; rss: number[]; anon: number[]; cpuPercent: number; createdSeconds: number }[] = [];
+  for (let round = 0; round < rounds; round++)
+    for (const binary of binaries) {
+      const burstDir = tempDir("bench-memory-burst");
+      const burstRoot = tempDir("bench-memory-burst-root");
+      const k = await startKubelet(services, runtime, { dir: burstDir, rootDir: burstRoot, binary });
+      await Bun.sleep(settleSeconds * 1000);
+      const createdAt = performance.now();
+      for (let i = 0; i < podCount; i++)
+        writeFileSync(join(burstDir, `burst${i}.yaml`), sleepingPod(services, `burst${i}`));
+      await until(async () => (await apps.running(runtime, "burst")) === podCount, 900_000);
+      const createdSeconds = (performance.now() - createdAt) / 1000;
+      const before = cpuSeconds(k.child.pid!);
+      const rss: number[] = [];
+      const anon: number[] = [];
+      for (let t = 0; t <= burstSeconds; t += every) {
+        const now = status(k.child.pid!);
+        rss.push(now.rssMb);
+        anon.push(now.anonMb);
+        if (t < burstSeconds) await Bun.sleep(every * 1000);
+      }
+      const cpuPercent = ((cpuSeconds(k.child.pid!) - before) / burstSeconds) * 100;
+      rows.push({ binary, rss, anon, cpuPercent, createdSeconds });
+      console.error(`memory: ${JSON.stringify(rows.at(-1))}`);
+      for (let i = 0; i < podCount; i++) rmSync(join(burstDir, `burst${i}.yaml`));
+      await until(async () => (await apps.running(runtime, "burst")) === 0, 900_000);
+      await k.stop();
+      removeDir(burstDir);
+      removeDir(burstRoot);
+    }
+  console.log(
+    `${machine()}; ${runtime === "docker" ? "Docker" : runtime}; ${rounds} alternating rounds; ${podCount} pods created ${settleSeconds} s after start; VmRSS (RssAnon) in MB, s after the last pod ran`,
+  );
+  const marks = [0, 30, 60, 120, 180, burstSeconds].filter((t, i, all) => t <= burstSeconds && all.indexOf(t) === i);
+  console.log(`build | created in (s) | ${marks.map((t) => `${t} s`).join(" | ")} | CPU over the ${burstSeconds} s`);
+  for (const binary of binaries) {
+    const s = rows.filter((r) => r.binary === binary);
+    const at = (t: number, key: "rss" | "anon") => mean(s.map((r) => r[key][Math.round(t / every)]!)).toFixed(1);
+    console.log(
+      `${binary} | ${mean(s.map((r) => r.createdSeconds)).toFixed(1)} | ${marks.map((t) => `${at(t, "rss")} (${at(t, "anon")})`).join(" | ")} | ${mean(s.map((r) => r.cpuPercent)).toFixed(2)} %`,
+    );
+  }
+}
+
+function fail(message: string): never {
+  throw new Error(message);
 }
