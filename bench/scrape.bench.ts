@@ -6,13 +6,23 @@
 // Usage: bash scripts/services.sh up && bun build.ts && bun bench/scrape.bench.ts [--window 60] [--scrapes 50] [--binary PATH]
 //   [--dir D --root-dir R --prefix P --keep]: the pods of an earlier run (named P0…P109, e.g. idle-calls.bench.ts's
 //   "calls"), kept afterwards, so two builds are compared on the same pods without starting 110 pods for each;
-//   [--rest S]: S s without scrapes before the unscraped window
+//   [--rest S]: S s without scrapes before the unscraped window; [--runtime remote-1.7|remote]: on the test services'
+//   containerd (1.7 or 1.6) through the CRI instead of Docker
 import { spawn } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { testServices } from "../lib/testing/services.ts";
 import { freePort, removeDir, tempDir } from "../test/e2e/harness.ts";
-import { appCounter, cpuSeconds, machine, percentile, sleepingPod, startKubelet, until } from "./support.ts";
+import {
+  appCounter,
+  cpuSeconds,
+  machine,
+  percentile,
+  type RuntimeChoice,
+  sleepingPod,
+  startKubelet,
+  until,
+} from "./support.ts";
 
 const services = testServices();
 if (!services) throw new Error("services are not running: bash scripts/services.sh up");
@@ -28,14 +38,17 @@ const named = (name: string) =>
 const binary = named("--binary");
 const prefix = named("--prefix") ?? "scrape";
 const keep = process.argv.includes("--keep");
-const kubelet = await startKubelet(services, "docker", {
+const runtime = (named("--runtime") ?? "docker") as RuntimeChoice;
+if (!["docker", "remote", "remote-1.7"].includes(runtime))
+  throw new Error(`--runtime ${runtime}: give docker, remote or remote-1.7`);
+const kubelet = await startKubelet(services, runtime, {
   ...(binary ? { binary } : {}),
   ...(named("--dir") ? { dir: named("--dir") } : {}),
   ...(named("--root-dir") ? { rootDir: named("--root-dir") } : {}),
 });
 for (let i = 0; i < PODS; i++)
   writeFileSync(join(kubelet.dir, `${prefix}${i}.yaml`), sleepingPod(services, `${prefix}${i}`));
-await until(async () => (await apps.running("docker", prefix)) === PODS, 600_000);
+await until(async () => (await apps.running(runtime, prefix)) === PODS, 600_000);
 const url = (path: string) => `http://127.0.0.1:${kubelet.port}${path}`;
 // The resource analyzer has measured every pod: the cgroup listing a scrape reads is complete.
 await until(async () => {
@@ -93,13 +106,13 @@ removeDir(promDir);
 
 if (!keep) {
   for (let i = 0; i < PODS; i++) rmSync(join(kubelet.dir, `${prefix}${i}.yaml`));
-  await until(async () => (await apps.running("docker", prefix)) === 0, 600_000);
+  await until(async () => (await apps.running(runtime, prefix)) === 0, 600_000);
 }
 await kubelet.stop();
 if (!keep) removeDir(kubelet.dir), removeDir(kubelet.rootDir);
 apps.close();
 
-console.log(`${machine()}; docker, ${PODS} pods; ${scrapes} sequential scrapes per endpoint`);
+console.log(`${machine()}; ${runtime}, ${PODS} pods; ${scrapes} sequential scrapes per endpoint`);
 console.log("endpoint | wall p50 / p95 | kubelet CPU per scrape | body | vs /metrics (CPU)");
 const base = costs[0]!;
 for (const c of costs)
