@@ -113,8 +113,8 @@ async function idleCpu(): Promise<number> {
   return ((cpuSeconds(kubelet.child.pid!) - before) / windowSeconds) * 100;
 }
 
-// --rest S: wait S s first, so a kubelet that reads pods only while an endpoint asked within the last minute
-// (stats-analyzer.ts ASKED_DETAIL_MS) is measured idle rather than still reading for the sequential scrapes above.
+// --rest S: wait S s first, so a build whose collection kept reading pods for a minute after an endpoint asked
+// (main before scrape43) is measured idle rather than still reading for the scrapes above.
 await Bun.sleep(arg("--rest", 0) * 1000);
 const quiet = await idleCpu();
 const promDir = tempDir("bench-prometheus");
