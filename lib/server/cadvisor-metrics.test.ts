@@ -53,4 +53,22 @@ describe("/metrics/cadvisor", () => {
     read = usageSample(1_700_000_010_000);
     expect(await cadvisor.render()).toContain(" 1700000010000");
   });
+
+  test("a scraped kubelet's next read is written as a first scrape would write it: new values, a new interface, a container gone", async () => {
+    let read = usageSample(1_700_000_000_000);
+    const scraped = createCadvisorMetrics({ sample: async () => read, imageFsCapacity: () => 50e9 });
+    await scraped.render();
+    read = usageSample(1_700_000_015_000);
+    const pod = read.pods[0]!;
+    pod.stats.cpuUsageNanoseconds = 4e9;
+    pod.stats.memoryRssBytes = 123;
+    pod.interfaces[0]!.name = "net1";
+    pod.containers = pod.containers.filter((c) => c.sandbox);
+    const again = await scraped.render();
+    expect(again).toContain(
+      'container_memory_rss{container="",id="/kubepods/podu1",image="",name="",namespace="default",pod="web"} 123 1700000015000',
+    );
+    expect(again).not.toContain('container="app"');
+    expect(again).toBe(await createCadvisorMetrics({ sample: async () => read, imageFsCapacity: () => 50e9 }).render());
+  });
 });

@@ -2,12 +2,12 @@
 // metrics/prometheus.go) — CPU, memory, limits from the cgroup, writable-layer usage, each pod's
 // network namespace, last seen — for the machine's root cgroup, every pod cgroup and every container
 // below it, labelled container, id, image, name, namespace, pod as the kubelet labels them, with
-// machine_cpu_cores and machine_memory_bytes. A scrape reads files only (usage-sampler.ts).
+// machine_cpu_cores and machine_memory_bytes, from the resource analyzer's cgroup read (stats-analyzer.ts sample).
 import { readFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import type { CgroupStats } from "../node/stats/cgroup-stats.ts";
 import type { InterfaceSample, UsageSample } from "../node/stats/usage-sampler.ts";
-import { formatValue, helpText, labelText, renderFamily, renderedOnce, type Sample } from "./exposition.ts";
+import { formatValue, helpText, labelText, renderFamily, renderedOnce } from "./exposition.ts";
 
 export interface CadvisorMetricsDeps {
   /** A fresh cgroup read; undefined without pod cgroups (only the machine series are written then). */
@@ -25,10 +25,29 @@ interface Cgroup {
   interfaces?: InterfaceSample[];
 }
 
-type Family = [name: string, help: string, type: "counter" | "gauge", value: (c: Cgroup) => Sample[]];
+/**
+ * Writes one sample of a cgroup: its value and extra labels. Extra labels are constant objects (or interned, as
+ * interfaces' are): the renderer keeps each cgroup's label text per extra labels object, by identity.
+ */
+type Emit = (value: number, extra?: Record<string, string>) => void;
+type Family = [name: string, help: string, type: "counter" | "gauge", value: (c: Cgroup, emit: Emit) => void];
 
-const one = (value: number | undefined, extra: Record<string, string> = {}): Sample[] =>
-  value === undefined ? [] : [{ labels: extra, value }];
+const one = (emit: Emit, value: number | undefined, extra?: Record<string, string>) => {
+  if (value !== undefined) emit(value, extra);
+};
+const CPU_TOTAL = { cpu: "total" };
+const NO_DEVICE = { device: "" };
+const FAILURES = (["container", "hierarchy"] as const).map((scope) => ({
+  pgfault: { failure_type: "pgfault", scope },
+  pgmajfault: { failure_type: "pgmajfault", scope },
+}));
+/** `{interface: name}` objects, one per name, so their label texts are kept as the constant ones are. */
+const interfaceLabels = new Map<string, Record<string, string>>();
+const interfaceLabel = (name: string) => {
+  let labels = interfaceLabels.get(name);
+  if (!labels) interfaceLabels.set(name, (labels = { interface: name }));
+  return labels;
+};
 
 /** cAdvisor's container families, in its order of definition. */
 const FAMILIES: Family[] = [
@@ -36,86 +55,97 @@ const FAMILIES: Family[] = [
     "container_cpu_user_seconds_total",
     "Cumulative user cpu time consumed in seconds.",
     "counter",
-    (c) => one(c.stats.cpuUserNanoseconds / 1e9),
+    (c, emit) => one(emit, c.stats.cpuUserNanoseconds / 1e9),
   ],
   [
     "container_cpu_system_seconds_total",
     "Cumulative system cpu time consumed in seconds.",
     "counter",
-    (c) => one(c.stats.cpuSystemNanoseconds / 1e9),
+    (c, emit) => one(emit, c.stats.cpuSystemNanoseconds / 1e9),
   ],
   [
     "container_cpu_usage_seconds_total",
     "Cumulative cpu time consumed in seconds.",
     "counter",
-    (c) => one(c.stats.cpuUsageNanoseconds / 1e9, { cpu: "total" }),
+    (c, emit) => one(emit, c.stats.cpuUsageNanoseconds / 1e9, CPU_TOTAL),
   ],
-  ["container_memory_cache", "Number of bytes of page cache memory.", "gauge", (c) => one(c.stats.memoryCacheBytes)],
-  ["container_memory_rss", "Size of RSS in bytes.", "gauge", (c) => one(c.stats.memoryRssBytes)],
+  [
+    "container_memory_cache",
+    "Number of bytes of page cache memory.",
+    "gauge",
+    (c, emit) => one(emit, c.stats.memoryCacheBytes),
+  ],
+  ["container_memory_rss", "Size of RSS in bytes.", "gauge", (c, emit) => one(emit, c.stats.memoryRssBytes)],
   [
     "container_memory_mapped_file",
     "Size of memory mapped files in bytes.",
     "gauge",
-    (c) => one(c.stats.memoryMappedFileBytes),
+    (c, emit) => one(emit, c.stats.memoryMappedFileBytes),
   ],
-  ["container_memory_swap", "Container swap usage in bytes.", "gauge", (c) => one(c.stats.memorySwapBytes)],
+  ["container_memory_swap", "Container swap usage in bytes.", "gauge", (c, emit) => one(emit, c.stats.memorySwapBytes)],
   // cAdvisor types this one a counter without the _total suffix, which `promtool check metrics` rejects: a gauge
   // here, the samples are the same.
-  ["container_memory_failcnt", "Number of memory usage hits limits", "gauge", (c) => one(c.stats.memoryFailcnt)],
+  [
+    "container_memory_failcnt",
+    "Number of memory usage hits limits",
+    "gauge",
+    (c, emit) => one(emit, c.stats.memoryFailcnt),
+  ],
   [
     "container_memory_usage_bytes",
     "Current memory usage in bytes, including all memory regardless of when it was accessed",
     "gauge",
-    (c) => one(c.stats.memoryUsageBytes),
+    (c, emit) => one(emit, c.stats.memoryUsageBytes),
   ],
   [
     "container_memory_max_usage_bytes",
     "Maximum memory usage recorded in bytes",
     "gauge",
-    (c) => one(c.stats.memoryMaxUsageBytes),
+    (c, emit) => one(emit, c.stats.memoryMaxUsageBytes),
   ],
   [
     "container_memory_working_set_bytes",
     "Current working set in bytes.",
     "gauge",
-    (c) => one(c.stats.memoryWorkingSetBytes),
+    (c, emit) => one(emit, c.stats.memoryWorkingSetBytes),
   ],
   [
     "container_memory_failures_total",
     "Cumulative count of memory allocation failures.",
     "counter",
-    (c) =>
-      (["container", "hierarchy"] as const).flatMap((scope) => [
-        ...one(c.stats.pageFaults, { failure_type: "pgfault", scope }),
-        ...one(c.stats.majorPageFaults, { failure_type: "pgmajfault", scope }),
-      ]),
+    (c, emit) => {
+      for (const scope of FAILURES) {
+        one(emit, c.stats.pageFaults, scope.pgfault);
+        one(emit, c.stats.majorPageFaults, scope.pgmajfault);
+      }
+    },
   ],
   [
     "container_fs_usage_bytes",
     "Number of bytes that are consumed by the container on this filesystem.",
     "gauge",
-    (c) => one(c.rootfsBytes, { device: "" }),
+    (c, emit) => one(emit, c.rootfsBytes, NO_DEVICE),
   ],
   ...networkFamilies(),
   [
     "container_spec_cpu_period",
     "CPU period of the container.",
     "gauge",
-    (c) => (c.stats.cpuQuota !== undefined ? one(c.stats.cpuPeriod) : []),
+    (c, emit) => c.stats.cpuQuota !== undefined && one(emit, c.stats.cpuPeriod),
   ],
-  ["container_spec_cpu_quota", "CPU quota of the container.", "gauge", (c) => one(c.stats.cpuQuota)],
-  ["container_spec_cpu_shares", "CPU share of the container.", "gauge", (c) => one(c.stats.cpuShares)],
+  ["container_spec_cpu_quota", "CPU quota of the container.", "gauge", (c, emit) => one(emit, c.stats.cpuQuota)],
+  ["container_spec_cpu_shares", "CPU share of the container.", "gauge", (c, emit) => one(emit, c.stats.cpuShares)],
   [
     "container_spec_memory_limit_bytes",
     "Memory limit for the container.",
     "gauge",
-    (c) => one(c.stats.memoryLimitBytes ?? 0),
+    (c, emit) => one(emit, c.stats.memoryLimitBytes ?? 0),
   ],
   [
     "container_start_time_seconds",
     "Start time of the container since unix epoch in seconds.",
     "gauge",
-    (c) => one(c.startTime === undefined ? undefined : c.startTime / 1000),
+    (c, emit) => one(emit, c.startTime === undefined ? undefined : c.startTime / 1000),
   ],
 ];
 
@@ -134,7 +164,9 @@ function networkFamilies(): Family[] {
     `container_network_${suffix}`,
     help,
     "counter",
-    (c) => (c.interfaces ?? []).map((i) => ({ labels: { interface: i.name }, value: Number(i[field]) })),
+    (c, emit) => {
+      for (const i of c.interfaces ?? []) emit(Number(i[field]), interfaceLabel(i.name));
+    },
   ]);
 }
 
@@ -183,28 +215,30 @@ function cgroupsOf(sample: UsageSample): Cgroup[] {
 export function createCadvisorMetrics(deps: CadvisorMetricsDeps): { render(): Promise<string> } {
   const machine = machineLabels();
   // The families of one read: rendered again only when the read (served again within 15 s), the error or the capacity changed.
-  const labels = labelTexts();
+  const lines = keptLines();
   const text = renderedOnce((sample: UsageSample | undefined, failed: boolean, capacity: number | undefined) => {
     const cgroups = sample ? cgroupsOf(sample) : [];
     const stamp = ` ${Math.round(sample?.time ?? 0)}`;
-    // Each sample's line written straight from the cgroup's label text, kept between scrapes: a scrape of 110 pods
-    // writes ~20,000 lines, where building, merging and sorting a label object per line was most of its CPU.
-    const family = (name: string, help: string, type: "counter" | "gauge", value: (c: Cgroup) => Sample[]) => {
-      const lines: string[] = [];
-      for (const c of cgroups)
-        for (const s of value(c)) lines.push(`${name}${labels.of(c, s.labels)} ${formatValue(s.value)}${stamp}`);
-      return lines.length ? `# HELP ${name} ${helpText(help)}\n# TYPE ${name} ${type}\n${lines.join("\n")}` : "";
+    lines.start(cgroups);
+    // Every line of a read ends with the read's timestamp: the lines are kept without it (a line whose value did not
+    // change is the kept string) and joined with it, so a scrape of 110 pods builds no string per line it writes.
+    const family = (name: string, help: string, type: "counter" | "gauge", value: (c: Cgroup, emit: Emit) => void) => {
+      const heads = lines.family(name, cgroups, value);
+      return heads.length
+        ? `# HELP ${name} ${helpText(help)}\n# TYPE ${name} ${type}\n${heads.join(`${stamp}\n`)}${stamp}`
+        : "";
     };
+    const lastSeen = Math.floor((sample?.time ?? 0) / 1000);
     const families = [
       ...FAMILIES.map(([name, help, type, value]) => family(name, help, type, value)),
       family(
         "container_fs_limit_bytes",
         "Number of bytes that can be consumed by the container on this filesystem.",
         "gauge",
-        (c) => (capacity === undefined || c.rootfsBytes === undefined ? [] : one(capacity, { device: "" })),
+        (c, emit) => capacity !== undefined && c.rootfsBytes !== undefined && emit(capacity, NO_DEVICE),
       ),
-      family("container_last_seen", "Last time a container was seen by the exporter", "gauge", () =>
-        one(Math.floor((sample?.time ?? 0) / 1000)),
+      family("container_last_seen", "Last time a container was seen by the exporter", "gauge", (_, emit) =>
+        emit(lastSeen),
       ),
       renderFamily(
         "container_scrape_error",
@@ -219,7 +253,7 @@ export function createCadvisorMetrics(deps: CadvisorMetricsDeps): { render(): Pr
         { labels: machine, value: totalmem() },
       ]),
     ];
-    labels.sweep();
+    lines.sweep();
     return families.filter(Boolean).join("\n") + "\n";
   });
   return {
@@ -234,31 +268,62 @@ export function createCadvisorMetrics(deps: CadvisorMetricsDeps): { render(): Pr
   };
 }
 
+/** A cgroup's kept lines: its label texts by extra labels object, and its last lines in the order written. */
+interface Kept {
+  labels: Map<Record<string, string> | undefined, string>;
+  lines: Array<{ name: string; extra: Record<string, string> | undefined; value: number; head: string }>;
+  /** The next line's index in `lines` during a render. */
+  next: number;
+}
+
 /**
- * `{…}` label texts of cgroups, merged with a sample's extra labels (cpu, device, failure_type, interface…), kept
- * while the cgroup is in the scrapes: a text is built once per cgroup and extra labels, not once per line.
+ * Each cgroup's lines without their timestamp (`name{labels} value`), kept while the cgroup is in the scrapes: a line
+ * is built again only when its value changed, its label text only when the cgroup is new.
  */
-function labelTexts() {
-  let texts = new Map<string, string>();
-  let used = new Map<string, string>();
-  const keys = new WeakMap<Cgroup, string>();
-  const keyOf = (c: Cgroup) => {
-    let key = keys.get(c);
-    if (key === undefined) keys.set(c, (key = Object.entries(c.labels).join("\0")));
-    return key;
-  };
+function keptLines() {
+  let kept = new Map<string, Kept>();
+  let used = new Map<string, Kept>();
+  let current: Kept[] = [];
   return {
-    of(c: Cgroup, extra: Record<string, string> | undefined): string {
-      const key = extra ? `${keyOf(c)}\u0001${Object.entries(extra).join("\0")}` : keyOf(c);
-      let text = used.get(key) ?? texts.get(key);
-      if (text === undefined) text = labelText(extra ? { ...c.labels, ...extra } : c.labels);
-      used.set(key, text);
-      return text;
+    /** Begins a render of these cgroups (each found by its labels, or new). */
+    start(cgroups: Cgroup[]) {
+      current = cgroups.map((c) => {
+        const key = Object.values(c.labels).join("\0");
+        let entry = used.get(key) ?? kept.get(key);
+        if (!entry) entry = { labels: new Map(), lines: [], next: 0 };
+        entry.next = 0;
+        used.set(key, entry);
+        return entry;
+      });
     },
-    /** Ends a scrape: texts of cgroups it did not write go. */
+    /** One family's lines over the cgroups, in their order. */
+    family(name: string, cgroups: Cgroup[], value: (c: Cgroup, emit: Emit) => void): string[] {
+      const heads: string[] = [];
+      for (let i = 0; i < cgroups.length; i++) {
+        const c = cgroups[i]!;
+        const entry = current[i]!;
+        value(c, (v, extra) => {
+          const at = entry.next++;
+          const line = entry.lines[at];
+          if (line && line.name === name && line.extra === extra && Object.is(line.value, v)) {
+            heads.push(line.head);
+            return;
+          }
+          let labels = entry.labels.get(extra);
+          if (labels === undefined)
+            entry.labels.set(extra, (labels = labelText(extra ? { ...c.labels, ...extra } : c.labels)));
+          const head = `${name}${labels} ${formatValue(v)}`;
+          entry.lines[at] = { name, extra, value: v, head };
+          heads.push(head);
+        });
+      }
+      return heads;
+    },
+    /** Ends a render: cgroups it did not write go. */
     sweep() {
-      texts = used;
+      kept = used;
       used = new Map();
+      current = [];
     },
   };
 }

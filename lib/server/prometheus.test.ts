@@ -3,7 +3,8 @@ import { instrumentRuntime } from "../container/instrumented.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { hasPromtool, promtoolProblems } from "../testing/promtool.ts";
 import { testPod } from "../testing/pods.ts";
-import { Counter, createPrometheusMetrics, Histogram } from "./prometheus.ts";
+import { closeSync, openSync } from "node:fs";
+import { Counter, createPrometheusMetrics, Histogram, openFds } from "./prometheus.ts";
 
 const value = (text: string, series: string) => {
   const line = text.split("\n").find((l) => l.startsWith(`${series} `));
@@ -37,6 +38,46 @@ describe("kubelet metrics", () => {
     expect(value(text, 'kubelet_desired_pods{static="true"}')).toBe(2);
     expect(value(text, 'kubelet_active_pods{static="true"}')).toBe(1);
     expect(value(text, 'kubelet_node_name{node="node-a"}')).toBe(1);
+  });
+
+  test("a family unchanged since the last scrape is the same text; a set, an increment, an observation or a clear writes it again", () => {
+    const gauge = new Counter("test_running", "Running.", "gauge");
+    gauge.set({ state: "running" }, 2);
+    const first = gauge.render();
+    gauge.set({ state: "running" }, 2);
+    expect(gauge.render()).toBe(first);
+    gauge.set({ state: "exited" }, 0);
+    expect(gauge.render().split("\n").slice(2)).toEqual([
+      'test_running{state="running"} 2',
+      'test_running{state="exited"} 0',
+    ]);
+    gauge.set({ state: "running" }, 3);
+    expect(gauge.render()).toContain('test_running{state="running"} 3');
+    gauge.inc({ state: "exited" });
+    expect(gauge.render().split("\n").slice(2)).toEqual([
+      'test_running{state="running"} 3',
+      'test_running{state="exited"} 1',
+    ]);
+    gauge.clear();
+    expect(gauge.render().split("\n").slice(2)).toEqual([]);
+    const histogram = new Histogram("test_seconds", "A duration.", [1], { unlabelled: true });
+    expect(histogram.render()).toContain("test_seconds_count 0");
+    histogram.observe(0.5);
+    expect(histogram.render().split("\n").slice(2)).toEqual([
+      'test_seconds_bucket{le="1"} 1',
+      'test_seconds_bucket{le="+Inf"} 1',
+      "test_seconds_sum 0.5",
+      "test_seconds_count 1",
+    ]);
+  });
+
+  test("process_open_fds counts the descriptors the process holds: 100 more files open, 100 more", () => {
+    const before = value(createPrometheusMetrics().render(), "process_open_fds")!;
+    const fds = Array.from({ length: 100 }, () => openSync("/proc/self/stat", "r"));
+    const during = openFds();
+    fds.forEach((fd) => closeSync(fd));
+    expect(during - before).toBe(100);
+    expect(value(createPrometheusMetrics().render(), "process_open_fds")).toBe(before);
   });
 
   test("HELP text escapes backslashes and newlines, as the text format requires", () => {

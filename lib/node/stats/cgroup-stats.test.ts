@@ -102,4 +102,23 @@ describe("cgroup stats", () => {
     expect(stats).not.toHaveProperty("cpuQuota");
     expect(await reader.containers(`/${pod}`)).toEqual([{ id: ID, path: `/${pod}/cri-containerd-${ID}.scope` }]);
   });
+
+  test("a memory.stat key is matched whole, on the first line too: rss and total_rss_huge are not total_rss", async () => {
+    const pod = "kubepods/podu3";
+    const mountPoint = tree({
+      [`cpuacct/${pod}/cpuacct.usage`]: "1\n",
+      [`memory/${pod}/memory.usage_in_bytes`]: "10000\n",
+      [`memory/${pod}/memory.stat`]:
+        "total_rss_huge 7\nrss 1\ntotal_rss 4000\ntotal_cache 5000\ntotal_inactive_file x\n",
+      [`cpuacct/${pod}/cpuacct.stat`]: "user 3\nsystem 1\n",
+    });
+    const stats = await createCgroupReader({ mountPoint, version: 1 }).read(`/${pod}`);
+    expect(stats).toMatchObject({
+      memoryRssBytes: 4000,
+      memoryCacheBytes: 5000,
+      memoryWorkingSetBytes: 10_000,
+      cpuUserNanoseconds: 3e7,
+      cpuSystemNanoseconds: 1e7,
+    });
+  });
 });

@@ -58,6 +58,41 @@ const FILES: Record<CgroupDetail, Set<string> | undefined> = {
   usage: USAGE_FILES,
 };
 
+/** The files of a cgroup read, in the order read (controller, name); the last is cgroup.procs, read for firstPid. */
+const V1_FILES: Array<[string, string]> = [
+  ["cpuacct", "cpuacct.usage"],
+  ["cpuacct", "cpuacct.stat"],
+  ["memory", "memory.usage_in_bytes"],
+  ["memory", "memory.max_usage_in_bytes"],
+  ["memory", "memory.stat"],
+  ["memory", "memory.limit_in_bytes"],
+  ["memory", "memory.failcnt"],
+  ["cpu", "cpu.shares"],
+  ["cpu", "cpu.cfs_quota_us"],
+  ["cpu", "cpu.cfs_period_us"],
+  ["pids", "pids.current"],
+  ["cpuacct", "cgroup.procs"],
+];
+const V2_FILES: Array<[string, string]> = [
+  "cpu.stat",
+  "memory.current",
+  "memory.peak",
+  "memory.stat",
+  "memory.max",
+  "memory.events",
+  "memory.swap.current",
+  "cpu.weight",
+  "cpu.max",
+  "pids.current",
+  "cgroup.procs",
+].map((name) => ["", name]);
+
+/** Per level of detail, whether each file of the version's list is read. */
+const wanted = (files: Array<[string, string]>) =>
+  Object.fromEntries(
+    Object.entries(FILES).map(([detail, names]) => [detail, files.map(([, name]) => !names || names.has(name))]),
+  ) as Record<CgroupDetail, boolean[]>;
+
 export interface CgroupReader {
   version: 1 | 2;
   /** The stats of the cgroup at `path` (below the mount point); undefined when it does not exist (absent files: 0). */
@@ -73,7 +108,47 @@ export interface CgroupReader {
 /** Cgroup values above this are the kernel's "unlimited" (v1 writes PAGE_COUNTER_MAX pages as bytes). */
 const UNLIMITED = 2 ** 62;
 
-const statValue = (text: string, key: string) => Number(new RegExp(`^${key} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
+/**
+ * The value of one `key value` line of a flat-keyed file (memory.stat, cpu.stat), 0 without one: found with indexOf,
+ * since a scrape reads thousands of these files and a regular expression per key and file cost more than the read.
+ */
+const statField = (key: string) => {
+  const first = `${key} `;
+  const later = `\n${key} `;
+  return (text: string): number => {
+    let start = first.length;
+    if (!text.startsWith(first)) {
+      const at = text.indexOf(later);
+      if (at < 0) return 0;
+      start = at + later.length;
+    }
+    const end = text.indexOf("\n", start);
+    const value = text.slice(start, end < 0 ? text.length : end);
+    return /^\d+$/.test(value) ? Number(value) : 0;
+  };
+};
+const [userTicks, systemTicks] = [statField("user"), statField("system")];
+const [totalInactiveFile, totalRss, totalCache, totalMappedFile, totalSwap, totalPgfault, totalPgmajfault] = [
+  "total_inactive_file",
+  "total_rss",
+  "total_cache",
+  "total_mapped_file",
+  "total_swap",
+  "total_pgfault",
+  "total_pgmajfault",
+].map(statField) as Array<(text: string) => number>;
+const [usageUsec, userUsec, systemUsec, inactiveFile, anon, file, fileMapped, pgfault, pgmajfault, maxEvents] = [
+  "usage_usec",
+  "user_usec",
+  "system_usec",
+  "inactive_file",
+  "anon",
+  "file",
+  "file_mapped",
+  "pgfault",
+  "pgmajfault",
+  "max",
+].map(statField) as Array<(text: string) => number>;
 const limit = (text: string) => {
   const value = Number(text.trim());
   return text.trim() === "max" || !Number.isFinite(value) || value <= 0 || value >= UNLIMITED ? undefined : value;
@@ -86,24 +161,36 @@ export function createCgroupReader(options: { mountPoint?: string; version: 1 | 
   // 110 pods reads thousands of them, where an asynchronous read's own overhead is most of the cost. They stay open
   // between reads (open-files.ts).
   const files = createOpenFiles({ limit: openFilesLimit() });
-  const reading = (detail: CgroupDetail) => (controller: string, path: string, name: string) =>
-    FILES[detail] && !FILES[detail].has(name) ? "" : files.read(join(mountPoint, controller, path, name));
+  const list = version === 1 ? V1_FILES : V2_FILES;
+  const detailed = wanted(list);
+  /**
+   * Each cgroup's file paths, joined once while it is read (a path.join per file and scrape was a tenth of a
+   * scrape's CPU); the paths of cgroups not read in the last sweeps go with their files.
+   */
+  let paths = new Map<string, string[]>();
+  let pathsBefore = new Map<string, string[]>();
+  const pathsOf = (path: string) => {
+    let known = paths.get(path);
+    if (!known) {
+      known = pathsBefore.get(path) ?? list.map(([controller, name]) => join(mountPoint, controller, path, name));
+      paths.set(path, known);
+    }
+    return known;
+  };
+  /** The files of the cgroup at `path` (in the version's list order, cgroup.procs left out), "" where `detail` skips one. */
+  const readFiles = (path: string, detail: CgroupDetail) => {
+    const filePaths = pathsOf(path);
+    const read = detailed[detail];
+    const texts: string[] = [];
+    for (let i = 0; i < filePaths.length - 1; i++) texts.push(read[i] ? files.read(filePaths[i]!) : "");
+    return texts;
+  };
 
   const readV1 = async (path: string, detail: CgroupDetail = "all"): Promise<CgroupStats | undefined> => {
-    const file = reading(detail);
-    const [usage, acctStat, memUsage, memMax, memStat, memLimit, failcnt, shares, quota, period, pids] = [
-      file("cpuacct", path, "cpuacct.usage"),
-      file("cpuacct", path, "cpuacct.stat"),
-      file("memory", path, "memory.usage_in_bytes"),
-      file("memory", path, "memory.max_usage_in_bytes"),
-      file("memory", path, "memory.stat"),
-      file("memory", path, "memory.limit_in_bytes"),
-      file("memory", path, "memory.failcnt"),
-      file("cpu", path, "cpu.shares"),
-      file("cpu", path, "cpu.cfs_quota_us"),
-      file("cpu", path, "cpu.cfs_period_us"),
-      file("pids", path, "pids.current"),
-    ];
+    const [usage, acctStat, memUsage, memMax, memStat, memLimit, failcnt, shares, quota, period, pids] = readFiles(
+      path,
+      detail,
+    ) as [string, string, string, string, string, string, string, string, string, string, string];
     // A cgroup that exists has these two files: the two directory checks only when neither was read.
     if (
       !usage &&
@@ -116,18 +203,18 @@ export function createCgroupReader(options: { mountPoint?: string; version: 1 | 
     const ticks = 1e9 / 100; // cpuacct.stat counts USER_HZ (100) ticks
     return {
       cpuUsageNanoseconds: Number(usage) || 0,
-      cpuUserNanoseconds: statValue(acctStat, "user") * ticks,
-      cpuSystemNanoseconds: statValue(acctStat, "system") * ticks,
+      cpuUserNanoseconds: userTicks(acctStat) * ticks,
+      cpuSystemNanoseconds: systemTicks(acctStat) * ticks,
       memoryUsageBytes,
       memoryMaxUsageBytes: Number(memMax) || 0,
-      memoryWorkingSetBytes: Math.max(0, memoryUsageBytes - statValue(memStat, "total_inactive_file")),
-      memoryRssBytes: statValue(memStat, "total_rss"),
-      memoryCacheBytes: statValue(memStat, "total_cache"),
-      memoryMappedFileBytes: statValue(memStat, "total_mapped_file"),
-      memorySwapBytes: statValue(memStat, "total_swap"),
+      memoryWorkingSetBytes: Math.max(0, memoryUsageBytes - totalInactiveFile(memStat)),
+      memoryRssBytes: totalRss(memStat),
+      memoryCacheBytes: totalCache(memStat),
+      memoryMappedFileBytes: totalMappedFile(memStat),
+      memorySwapBytes: totalSwap(memStat),
       memoryFailcnt: Number(failcnt) || 0,
-      pageFaults: statValue(memStat, "total_pgfault"),
-      majorPageFaults: statValue(memStat, "total_pgmajfault"),
+      pageFaults: totalPgfault(memStat),
+      majorPageFaults: totalPgmajfault(memStat),
       ...(limit(memLimit) !== undefined ? { memoryLimitBytes: limit(memLimit) } : {}),
       cpuShares: Number(shares) || 1024,
       ...(Number(quota) > 0 ? { cpuQuota: Number(quota) } : {}),
@@ -137,38 +224,37 @@ export function createCgroupReader(options: { mountPoint?: string; version: 1 | 
   };
 
   const readV2 = async (path: string, detail: CgroupDetail = "all"): Promise<CgroupStats | undefined> => {
-    const file = reading(detail);
-    const [cpuStat, current, peak, memStat, memMax, events, swap, weight, cpuMax, pids] = [
-      "cpu.stat",
-      "memory.current",
-      "memory.peak",
-      "memory.stat",
-      "memory.max",
-      "memory.events",
-      "memory.swap.current",
-      "cpu.weight",
-      "cpu.max",
-      "pids.current",
-    ].map((name) => file("", path, name));
+    const [cpuStat, current, peak, memStat, memMax, events, swap, weight, cpuMax, pids] = readFiles(path, detail) as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
     if (!cpuStat && !current && !existsSync(join(mountPoint, path))) return undefined;
     const memoryUsageBytes = Number(current) || 0;
     const [quota = "max", period = "100000"] = (cpuMax || "max 100000").trim().split(/\s+/);
     // The kubelet's CpuWeightToCpuShares, the inverse of the weight the cgroup manager writes.
     const shares = weight ? Math.round(2 + ((Number(weight) - 1) * 262_142) / 9999) : 1024;
     return {
-      cpuUsageNanoseconds: statValue(cpuStat, "usage_usec") * 1000,
-      cpuUserNanoseconds: statValue(cpuStat, "user_usec") * 1000,
-      cpuSystemNanoseconds: statValue(cpuStat, "system_usec") * 1000,
+      cpuUsageNanoseconds: usageUsec(cpuStat) * 1000,
+      cpuUserNanoseconds: userUsec(cpuStat) * 1000,
+      cpuSystemNanoseconds: systemUsec(cpuStat) * 1000,
       memoryUsageBytes,
       memoryMaxUsageBytes: Number(peak) || 0,
-      memoryWorkingSetBytes: Math.max(0, memoryUsageBytes - statValue(memStat, "inactive_file")),
-      memoryRssBytes: statValue(memStat, "anon"),
-      memoryCacheBytes: statValue(memStat, "file"),
-      memoryMappedFileBytes: statValue(memStat, "file_mapped"),
+      memoryWorkingSetBytes: Math.max(0, memoryUsageBytes - inactiveFile(memStat)),
+      memoryRssBytes: anon(memStat),
+      memoryCacheBytes: file(memStat),
+      memoryMappedFileBytes: fileMapped(memStat),
       memorySwapBytes: Number(swap) || 0,
-      memoryFailcnt: statValue(events, "max"),
-      pageFaults: statValue(memStat, "pgfault"),
-      majorPageFaults: statValue(memStat, "pgmajfault"),
+      memoryFailcnt: maxEvents(events),
+      pageFaults: pgfault(memStat),
+      majorPageFaults: pgmajfault(memStat),
       ...(limit(memMax) !== undefined ? { memoryLimitBytes: limit(memMax) } : {}),
       cpuShares: shares,
       ...(quota !== "max" ? { cpuQuota: Number(quota) } : {}),
@@ -180,9 +266,14 @@ export function createCgroupReader(options: { mountPoint?: string; version: 1 | 
   return {
     version,
     read: version === 1 ? readV1 : readV2,
-    sweep: files.sweep,
+    sweep() {
+      files.sweep();
+      pathsBefore = paths;
+      paths = new Map();
+    },
     async firstPid(path) {
-      const procs = reading("all")(version === 1 ? "cpuacct" : "", path, "cgroup.procs");
+      const filePaths = pathsOf(path);
+      const procs = files.read(filePaths[filePaths.length - 1]!);
       const pid = Number(procs.split("\n")[0]);
       return pid > 0 ? pid : undefined;
     },

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createOpenFiles, openFilesLimit } from "./open-files.ts";
@@ -22,6 +22,18 @@ describe("open files", () => {
     writeFileSync(path, big);
     expect(files.read(path)).toBe(big);
     expect(files.size()).toBe(1);
+  });
+
+  test("a file that fits the buffer is read with one read call, not a second one at its end", () => {
+    let reads = 0;
+    const files = createOpenFiles(
+      { limit: 10 },
+      { readSync: (fd, buffer, offset, length, position) => (reads++, readSync(fd, buffer, offset, length, position)) },
+    );
+    const path = file("one-read", "total_rss 4000\ntotal_cache 5000\n");
+    expect(files.read(path)).toBe("total_rss 4000\ntotal_cache 5000\n");
+    expect(files.read(path)).toBe("total_rss 4000\ntotal_cache 5000\n");
+    expect(reads).toBe(2);
   });
 
   test("a file not read for three sweeps is closed", () => {

@@ -6,7 +6,11 @@
 import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 
 export interface OpenFiles {
-  /** The file's content now ("" when it does not exist or cannot be read), its descriptor kept for the next read. */
+  /**
+   * The file's content now ("" when it does not exist or cannot be read), its descriptor kept for the next read.
+   * One read while it fits the buffer: for a file the kernel generates record by record (cgroup.procs) that may be
+   * its first records only, which is all the reader of such a file here uses.
+   */
   read(path: string): string;
   /** Ends a round of reads: files not read in the last `SWEEPS_KEPT` rounds are closed. */
   sweep(): void;
@@ -18,7 +22,12 @@ export interface OpenFiles {
 const SWEEPS_KEPT = 3;
 
 /** Keeps at most `limit` files open; reads beyond it open and close their file as readFileSync does. */
-export function createOpenFiles(options: { limit: number }): OpenFiles {
+export function createOpenFiles(
+  options: { limit: number },
+  deps: { readSync(fd: number, buffer: Buffer, offset: number, length: number, position: number): number } = {
+    readSync,
+  },
+): OpenFiles {
   const open = new Map<string, { fd: number; round: number }>();
   let round = 0;
   let buffer = Buffer.allocUnsafe(16_384);
@@ -26,14 +35,15 @@ export function createOpenFiles(options: { limit: number }): OpenFiles {
   const readAt = (fd: number): string => {
     let length = 0;
     for (;;) {
-      const n = readSync(fd, buffer, length, buffer.length - length, length);
-      if (n === 0) return buffer.toString("latin1", 0, length);
+      const n = deps.readSync(fd, buffer, length, buffer.length - length, length);
       length += n;
-      if (length === buffer.length) {
-        const bigger = Buffer.allocUnsafe(buffer.length * 2);
-        buffer.copy(bigger);
-        buffer = bigger;
-      }
+      // A read that left room in the buffer had it all: a cgroup file is generated in one piece, and asking again
+      // at its end would have the kernel generate it afresh (a seq_file read past offset 0 replays it from the
+      // start) only to answer 0, which was half of a collection's system time.
+      if (n === 0 || length < buffer.length) return buffer.toString("latin1", 0, length);
+      const bigger = Buffer.allocUnsafe(buffer.length * 2);
+      buffer.copy(bigger);
+      buffer = bigger;
     }
   };
   const drop = (path: string) => {

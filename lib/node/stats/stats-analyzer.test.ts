@@ -187,17 +187,15 @@ describe("resource analyzer", () => {
     const statsCalls = () => s.runtime.calls.filter((c) => c.method === "stats").length;
     await s.analyzer.current(true);
     expect(statsCalls()).toBe(2); // pause and app
-    await s.clock.advance(10_000);
-    await s.analyzer.refresh();
-    await s.clock.advance(10_000);
-    await s.analyzer.refresh();
+    await s.clock.advance(SAMPLE_MAX_AGE_MS);
+    await s.analyzer.current(true);
     expect(statsCalls()).toBe(2);
-    await s.clock.advance(10_000);
-    await s.analyzer.refresh();
+    await s.clock.advance(SAMPLE_MAX_AGE_MS);
+    await s.analyzer.current(true);
     expect(statsCalls()).toBe(4);
   });
 
-  test("a container that starts between walks is measured at the next collection", async () => {
+  test("a container that starts between walks is measured at the next collection that reads pods", async () => {
     const s = setup();
     await s.analyzer.current(true);
     const id = s.runtime.seed(
@@ -209,8 +207,8 @@ describe("resource analyzer", () => {
       { running: true, state: "CONTAINER_RUNNING" },
     );
     s.runtime.containerSizes.set(id, 1234);
-    await s.clock.advance(10_000);
-    await s.analyzer.refresh();
+    await s.clock.advance(SAMPLE_MAX_AGE_MS);
+    await s.analyzer.current(true);
     expect(s.walks()).toBe(2);
     expect(s.analyzer.summary()!.pods[0]!.containers.find((c) => c.name === "late")?.rootfs?.usedBytes).toBe(1234);
   });
@@ -248,8 +246,8 @@ describe("resource analyzer", () => {
     await analyzer.current(true);
     const before = analyzer.summary()!.pods[0]!;
     shown = false;
-    await clock.advance(10_000);
-    await analyzer.refresh();
+    await clock.advance(SAMPLE_MAX_AGE_MS);
+    await analyzer.current(true);
     const after = analyzer.summary()!.pods[0]!;
     expect(after.memory).toEqual(before.memory!);
     expect(after.memory!.workingSetBytes).toBe(9000);
@@ -291,9 +289,10 @@ describe("resource analyzer", () => {
       const served = await analyzer.sample("usage");
       expect(reads).toEqual(["summary"]);
       expect(served?.time).toBe(collectedAt);
+      // 15 s on, a collection reads pods again for the scrape, at least what the Summary shows.
       await clock.advance(1);
-      await analyzer.sample("usage");
-      expect(reads).toEqual(["summary", "usage"]);
+      expect((await analyzer.sample("usage"))?.time).toBe(clock.now());
+      expect(reads).toEqual(["summary", "summary"]);
     });
 
     test("a scrape asking more detail reads afresh, and the next one within 15 s is served that read", async () => {
@@ -306,23 +305,23 @@ describe("resource analyzer", () => {
       expect(reads).toEqual(["summary", "all"]);
     });
 
-    test("once a scrape asked for every file, the collection reads them all for a minute and 15 s scrapes are served its reads", async () => {
-      const { clock, reads, analyzer } = counted();
-      await analyzer.current(false);
-      await analyzer.sample("all");
-      expect(reads).toEqual(["summary", "all"]);
-      reads.length = 0;
-      // Collections every 10 s, /metrics/cadvisor and /metrics/resource scraped every 15 s: no read of their own.
-      for (let t = 10_000; t <= 120_000; t += 5000) {
-        await clock.advance(5000);
+    test("scraped every 15 s, pods are read once per scrape interval, by the first endpoint, never by the 10 s collection", async () => {
+      const { clock, reads, networks, analyzer } = counted();
+      // Collections every 10 s; /metrics/cadvisor, then 5 s later /metrics/resource (its Summary, then its read).
+      for (let t = 0; t < 120_000; t += 5000) {
         if (t % 10_000 === 0) await analyzer.refresh();
-        if (t % 15_000 === 0) await Promise.all([analyzer.sample("all"), analyzer.sample("usage")]);
+        if (t % 15_000 === 0) await analyzer.sample("all");
+        if (t % 15_000 === 5000) await Promise.all([analyzer.current(false), analyzer.sample("usage")]);
+        await clock.advance(5000);
       }
-      expect(reads).toEqual(Array(12).fill("all"));
-      // Scrapes stop: a minute later the collection reads no pod (eviction reads them when it ranks).
+      expect(reads).toEqual(Array(8).fill("all"));
+      expect(networks).toEqual(Array(8).fill(true));
+      // Scrapes stop: the collection reads no pod (eviction reads them when it ranks).
       reads.length = 0;
-      await clock.advance(60_000);
-      await analyzer.refresh();
+      for (let t = 0; t < 60_000; t += 10_000) {
+        await analyzer.refresh();
+        await clock.advance(10_000);
+      }
       expect(reads).toEqual([]);
     });
 
@@ -337,25 +336,33 @@ describe("resource analyzer", () => {
       expect(runtime.calls.map((c) => c.method)).toEqual(["listContainers", "listContainers"]);
     });
 
-    test("an endpoint after a quiet spell is served a collection made for it, and keeps the collection reading for a minute", async () => {
+    test("an endpoint after a quiet spell is served a collection made for it, and the 10 s collections read no pod after it", async () => {
       const { clock, reads, analyzer, networks } = counted();
       await analyzer.refresh();
       await clock.advance(40_000);
       const served = await analyzer.current(true);
       expect(served!.node.memory.time).toBe(new Date(clock.now()).toISOString());
-      expect(reads).toEqual(["summary"]);
-      // Within 15 s it is served the same collection; the 10 s collections read pods, networks included, for a minute.
+      expect([reads, networks]).toEqual([["summary"], [true]]);
+      // Within 15 s it is served the same collection.
       await clock.advance(SAMPLE_MAX_AGE_MS - 1);
       expect(await analyzer.current(true)).toBe(served);
       for (let t = 0; t < 6; t++) {
         await clock.advance(10_000);
         await analyzer.refresh();
       }
-      expect(reads).toEqual(Array(6).fill("summary"));
-      expect(networks).toEqual(Array(6).fill(true));
-      await clock.advance(10_000);
-      await analyzer.refresh();
-      expect(reads).toHaveLength(6);
+      expect(reads).toEqual(["summary"]);
+    });
+
+    test("/stats/summary after eviction's ranking within 15 s reads pods again, with their networks", async () => {
+      const { clock, reads, analyzer, networks } = counted();
+      await analyzer.current(false);
+      await clock.advance(1000);
+      await analyzer.current(true);
+      await analyzer.current(true);
+      expect([reads, networks]).toEqual([
+        ["summary", "summary"],
+        [false, true],
+      ]);
     });
 
     test("eviction's ranking reads pods for itself alone, without their networks and without keeping the collection reading", async () => {
@@ -453,13 +460,14 @@ describe("resource analyzer", () => {
       { name: "k8s_app_1", image: "busybox", labels: labels("1") },
       { running: true, state: "CONTAINER_RUNNING" },
     );
-    await analyzer.refresh();
-    await clock.advance(10_000);
-    cpu = 3e9;
-    await analyzer.refresh();
+    await clock.advance(SAMPLE_MAX_AGE_MS);
+    await analyzer.current(true);
+    await clock.advance(SAMPLE_MAX_AGE_MS);
+    cpu = 4e9;
+    await analyzer.current(true);
     const summary = analyzer.summary()!;
     const [container] = summary.pods[0]!.containers;
-    expect(container!.cpu).toMatchObject({ usageCoreNanoSeconds: 3e9, usageNanoCores: 2e8 });
+    expect(container!.cpu).toMatchObject({ usageCoreNanoSeconds: 4e9, usageNanoCores: 2e8 });
     expect(container!.memory).toMatchObject({
       availableBytes: 1000,
       workingSetBytes: 9000,

@@ -1,11 +1,11 @@
-// The resource analyzer (the Go kubelet's, behind /stats/summary): one periodic collector of the
-// node's memory and filesystems, every running container's CPU and memory, and — on a slower
-// period, since they walk directories — per-container rootfs and log usage and per-pod volume
-// usage. Requests read the last collection; nothing is measured on the request path. With pod
-// cgroups (cgroupsPerQOS) CPU and memory come from the cgroup files (usage-sampler.ts), and
-// usageNanoCores from the last two collections' cumulative usage; without them, from the runtime's
-// stats call per container, once per container stats period. This file gathers the figures; summary.ts
-// builds the Summary from them.
+// The resource analyzer (the Go kubelet's, behind /stats/summary): the node's memory and filesystems,
+// every running container's CPU and memory, and — on a slower period, since they walk directories —
+// per-container rootfs and log usage and per-pod volume usage. The periodic collection measures the
+// node and walks; pods are read when an endpoint or eviction asks, and that read is served to whoever
+// else asks within 15 s. With pod cgroups (cgroupsPerQOS) CPU and memory come from the cgroup files
+// (usage-sampler.ts), and usageNanoCores from the last two reads' cumulative usage; without them, from
+// the runtime's stats call per container, once per container stats period. This file gathers the
+// figures; summary.ts builds the Summary from them.
 import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Clock } from "../../clock.ts";
@@ -77,35 +77,32 @@ export interface HostReader {
 
 export interface StatsAnalyzer {
   /**
-   * The periodic collection (every ~10 s): every pod's and container's figures while something reads them (an
-   * endpoint within ASKED_DETAIL_MS); otherwise only the filesystem walk when it is due, with the node's figures.
+   * The periodic collection (every ~10 s): the filesystem walk when it is due, with the node's figures. Pods are
+   * read only for whoever asks (current, sample), never ahead of them.
    */
   refresh(): Promise<void>;
   /** The last collection; undefined before the first. */
   summary(): StatsSummary | undefined;
   /**
-   * The last collection, collected first when its pods were read more than SAMPLE_MAX_AGE_MS ago. With `network`
-   * (/stats/summary shows pods' networks) the periodic collection keeps reading pods, their networks included, for
-   * the next ASKED_DETAIL_MS; without (eviction's ranking, metrics.k8s.io) they are read for this call only.
+   * The last collection, collected first when its pods were read more than SAMPLE_MAX_AGE_MS ago, or without their
+   * networks when `network` (/stats/summary shows them; eviction's ranking and metrics.k8s.io do not).
    */
   current(network: boolean): Promise<StatsSummary | undefined>;
   /**
-   * Every pod's cgroups against the last listing (file reads only); undefined without cgroups. A read at least as
-   * detailed taken within SAMPLE_MAX_AGE_MS (the collection's own, or an earlier scrape's) is served again, and
-   * concurrent scrapes share one read.
+   * Every pod's cgroups (file reads only); undefined without cgroups. A read at least as detailed taken within
+   * SAMPLE_MAX_AGE_MS (a collection's, made for an earlier scrape or request) is served again; otherwise a
+   * collection reads pods at this detail, so the next endpoint within 15 s is served the same read, and concurrent
+   * scrapes share one.
    */
   sample(detail?: CgroupDetail): Promise<UsageSample | undefined>;
 }
 
 /**
- * How old a cgroup read a scrape is served may be: cAdvisor serves its last housekeeping, every 10 to 15 s
- * (--housekeeping_interval, --max_housekeeping_interval). The collection runs every 10 s and a little more under
- * load, so a scrape is always within 15 s of it.
+ * How old a cgroup read an endpoint is served may be: cAdvisor serves its last housekeeping, every 10 to 15 s
+ * (--housekeeping_interval, --max_housekeeping_interval). Prometheus' usual 15 s interval then reads pods once per
+ * interval for all four endpoints (the first to come reads, the others are served its read).
  */
 export const SAMPLE_MAX_AGE_MS = 15_000;
-
-/** How long the collection keeps reading the detail a scrape asked for: four of Prometheus' usual 15 s intervals. */
-export const ASKED_DETAIL_MS = 60_000;
 
 /** The reads each level includes (cgroup-stats.ts: every level reads a superset of the next). */
 const INCLUDES: Record<CgroupDetail, readonly CgroupDetail[]> = {
@@ -114,6 +111,13 @@ const INCLUDES: Record<CgroupDetail, readonly CgroupDetail[]> = {
   limits: ["limits", "usage"],
   usage: ["usage"],
 };
+
+/** What a collection reads: pods or not, their cgroups at which detail, their networks or not. */
+interface Wanted {
+  withPods: boolean;
+  detail: CgroupDetail;
+  network: boolean;
+}
 
 export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAnalyzerDeps): StatsAnalyzer {
   const { clock } = options;
@@ -125,27 +129,22 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
   const sampler = deps.sampler?.(() => listing);
   const samples = new Map<string, { at: number; sample: ContainerStats | undefined }>();
   const rates = createUsageRates();
+  /** The last cgroup read, served again within SAMPLE_MAX_AGE_MS to whoever asks no more; gone when it failed. */
   let recent: { detail: CgroupDetail; at: number; reading: Promise<UsageSample | undefined> } | undefined;
-  /** The most detail a scrape asked for lately (/metrics/cadvisor: "all"), which the collection reads instead. */
-  let asked: { detail: CgroupDetail; at: number } | undefined;
-  /** When an endpoint last read pods' networks (/stats/summary, /metrics/cadvisor): /proc/<pid>/net/dev per pod. */
-  let networkAskedAt = -Infinity;
-  const networkWanted = () => clock.now() - networkAskedAt < ASKED_DETAIL_MS;
-  /** When the pods' figures were last read (cgroups or the runtime's stats). */
-  let podsReadAt = -Infinity;
-  const collectionDetail = (): CgroupDetail =>
-    asked && clock.now() - asked.at < ASKED_DETAIL_MS && INCLUDES[asked.detail].includes("summary")
-      ? asked.detail
-      : "summary";
+  /** The last collection's read, failed or not (what a scrape that made the collection is answered). */
+  let lastReading: Promise<UsageSample | undefined> | undefined;
+  /** When the pods' figures were last read (cgroups or the runtime's stats), and whether with their networks. */
+  let podsRead = { at: -Infinity, network: false };
   /** Starts a read of the pod cgroups that later scrapes may be served (see sample). */
-  const read = (detail: CgroupDetail) => {
-    const reading = sampler!.sample(detail, detail === "all" || networkWanted()).then((sample) => {
+  const read = (detail: CgroupDetail, network: boolean) => {
+    const reading = sampler!.sample(detail, network).then((sample) => {
       for (const c of sample?.pods.flatMap((p) => p.containers) ?? [])
         if (fs.rootfs.has(c.id)) c.rootfsBytes = fs.rootfs.get(c.id);
       return sample;
     });
     const entry = { detail, at: clock.now(), reading };
     recent = entry;
+    lastReading = reading;
     reading.catch(() => recent === entry && (recent = undefined));
     return reading;
   };
@@ -217,10 +216,11 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
   };
 
   /**
-   * One collection. With `withPods`, every pod's and container's CPU and memory (and networks while an endpoint
-   * wants them); without, the node's figures and, when due, the filesystem walk, the pods keeping their last figures.
+   * One collection. With `withPods`, every pod's and container's CPU and memory read at `detail` (at least what the
+   * Summary shows), their networks with `network`; without, the node's figures and, when due, the filesystem walk,
+   * the pods keeping their last figures.
    */
-  const collect = async (withPods: boolean) => {
+  const collect = async ({ withPods, detail, network }: Wanted) => {
     const pods = deps.pods();
     const [node, cpu, listed, sandboxes, rlimit, nodeInterfaces] = await Promise.all([
       deps.measureNode(),
@@ -242,7 +242,9 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
     const sample =
       withPods &&
       sampler &&
-      (await measured("the cgroups of the pods on", options.nodeName, () => read(collectionDetail())));
+      (await measured("the cgroups of the pods on", options.nodeName, () =>
+        read(INCLUDES[detail].includes("summary") ? detail : "summary", network),
+      ));
     // Failures are reported once while they last: forget those of containers and pods that went.
     const present = new Set([
       options.nodeName,
@@ -279,47 +281,43 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
     );
     // Without pods read, their CPU counters keep their last samples: the next read's usageNanoCores is over the gap.
     // (A summary without them has no container figures: the next current() reads them.)
-    if (withPods) {
-      podsReadAt = clock.now();
-      rates.forgetUnseen();
-    } else podsReadAt = -Infinity;
+    podsRead = withPods ? { at: clock.now(), network } : { at: -Infinity, network: false };
+    if (withPods) rates.forgetUnseen();
   };
-  /** The collection under way: one at a time, a later caller wanting pods waiting for one that reads none. */
-  let collecting: { withPods: boolean; done: Promise<void> } | undefined;
-  const collectOnce = async (withPods: boolean): Promise<void> => {
+  /** The collection under way: one at a time, a later caller wanting more than it reads waiting for it to end. */
+  let collecting: (Wanted & { done: Promise<void> }) | undefined;
+  const covers = (made: Wanted, want: Wanted) =>
+    (made.withPods || !want.withPods) && INCLUDES[made.detail].includes(want.detail) && (made.network || !want.network);
+  const collectOnce = async (want: Wanted): Promise<void> => {
     while (collecting) {
-      if (collecting.withPods || !withPods) return collecting.done;
+      if (covers(collecting, want)) return collecting.done;
       await collecting.done.catch(() => {});
     }
-    const done = collect(withPods).finally(() => (collecting = undefined));
-    collecting = { withPods, done };
+    const done = collect(want).finally(() => (collecting = undefined));
+    collecting = { ...want, done };
     return done;
   };
-  /** An endpoint read pods within ASKED_DETAIL_MS (its `asked` detail, or a summary or network read). */
-  const podsWanted = () => networkWanted() || (asked !== undefined && clock.now() - asked.at < ASKED_DETAIL_MS);
+  const fresh = (at: number) => clock.now() - at < SAMPLE_MAX_AGE_MS;
 
   return {
     async refresh() {
-      if (podsWanted()) return collectOnce(true);
-      // Nobody reads pods: the walk (eviction's local storage) on its period, or for a pod it has not seen.
+      // The walk (eviction's local storage) on its period, or for a pod it has not seen; pods are read on demand.
       const due = clock.now() - fs.at >= options.fsPeriodMs || deps.pods().some((p) => !fs.volumes.has(p.metadata.uid));
-      if (due || !last) return collectOnce(false);
+      if (due || !last) return collectOnce({ withPods: false, detail: "summary", network: false });
     },
     async current(network) {
-      if (network) networkAskedAt = clock.now();
-      if (clock.now() - podsReadAt >= SAMPLE_MAX_AGE_MS) await collectOnce(true);
+      if (!fresh(podsRead.at) || (network && !podsRead.network))
+        await collectOnce({ withPods: true, detail: "summary", network });
       return last;
     },
     summary: () => last,
     async sample(detail = "all") {
       if (!sampler) return undefined;
-      if (detail === "all") networkAskedAt = clock.now();
-      // Scrapes every 15 s are then served the collection's read: no cgroup file is read for them on their own.
-      if (!asked || INCLUDES[detail].includes(asked.detail) || clock.now() - asked.at >= ASKED_DETAIL_MS)
-        asked = { detail, at: clock.now() };
-      if (recent && INCLUDES[recent.detail].includes(detail) && clock.now() - recent.at < SAMPLE_MAX_AGE_MS)
-        return recent.reading;
-      return read(detail);
+      if (recent && INCLUDES[recent.detail].includes(detail) && fresh(recent.at)) return recent.reading;
+      // The collection reads at this detail (networks with every file: /metrics/cadvisor shows them), and the
+      // endpoints after this one within 15 s are served its read.
+      await collectOnce({ withPods: true, detail, network: detail === "all" });
+      return lastReading;
     },
   };
 }

@@ -159,13 +159,22 @@ export function buildSummary(input: SummaryInputs, rates: UsageRates): StatsSumm
   const podsCpu = sample?.pods.reduce((n, p) => n + p.stats.cpuUsageNanoseconds, 0);
   const podsMemory = sample?.pods.reduce((n, p) => n + p.stats.memoryWorkingSetBytes, 0);
   const previousPods = new Map(input.previous?.pods.map((p) => [p.podRef.uid, p]));
+  // Each pod's containers and first sandbox found once, not by a scan of the whole listing per pod.
+  const containersOf = new Map<string, ContainerSummary[]>();
+  for (const c of containers) {
+    const uid = c.labels[LABEL.podUid];
+    if (uid === undefined) continue;
+    const list = containersOf.get(uid);
+    if (list) list.push(c);
+    else containersOf.set(uid, [c]);
+  }
+  const sandboxOf = new Map<string, PodSandboxSummary>();
+  for (const s of sandboxes) if (!sandboxOf.has(s.metadata.uid)) sandboxOf.set(s.metadata.uid, s);
   const podSummaries = pods.map((pod): PodSummaryStats => {
     const uid = pod.metadata.uid;
     const cgroup = cgroupPods.get(uid);
-    const pause = sandboxes.find((s) => s.metadata.uid === uid);
-    const containerStats: ContainerSummaryStats[] = newestPerName(
-      containers.filter((c) => c.labels[LABEL.podUid] === uid),
-    ).map((c) => {
+    const pause = sandboxOf.get(uid);
+    const containerStats: ContainerSummaryStats[] = newestPerName(containersOf.get(uid) ?? []).map((c) => {
       const fromCgroup = cgroup?.containers.find((x) => x.id === c.id)?.stats;
       const fromRuntime = stats.get(c.id);
       const time = fromRuntime?.time ?? now;
