@@ -150,6 +150,12 @@ const frame = (message: Uint8Array): Buffer => {
   return out;
 };
 
+const cancelled = () => new GrpcError(GrpcStatus.CANCELLED, "Cancelled on client");
+const deadlineExceeded = () => new GrpcError(GrpcStatus.DEADLINE_EXCEEDED, "Deadline exceeded");
+/** Calls `expire` with DEADLINE_EXCEEDED at the deadline (none: never). */
+const deadlineTimer = (deadline: number | undefined, expire: (error: GrpcError) => void) =>
+  deadline === undefined ? undefined : setTimeout(() => expire(deadlineExceeded()), deadline - Date.now());
+
 interface CallSink {
   message(bytes: Buffer): void;
   /** The call's end: undefined for OK, else its error. */
@@ -245,14 +251,8 @@ export function createGrpcChannel(options: GrpcChannelOptions): GrpcChannel {
       finish(error);
       if (!stream.closed) stream.close(constants.NGHTTP2_CANCEL);
     };
-    const cancel = () => stop(new GrpcError(GrpcStatus.CANCELLED, "Cancelled on client"));
-    const timer =
-      call.deadline === undefined
-        ? undefined
-        : setTimeout(
-            () => stop(new GrpcError(GrpcStatus.DEADLINE_EXCEEDED, "Deadline exceeded")),
-            call.deadline - Date.now(),
-          );
+    const cancel = () => stop(cancelled());
+    const timer = deadlineTimer(call.deadline, stop);
     if (call.signal?.aborted) cancel();
     else call.signal?.addEventListener("abort", cancel, { once: true });
 
@@ -305,9 +305,8 @@ export function createGrpcChannel(options: GrpcChannelOptions): GrpcChannel {
 
   const begin = (method: string, request: Uint8Array, call: GrpcCallOptions, sink: CallSink) => {
     if (closed) return sink.end(new GrpcError(GrpcStatus.UNAVAILABLE, "Channel has been shut down"));
-    if (call.deadline !== undefined && call.deadline <= Date.now())
-      return sink.end(new GrpcError(GrpcStatus.DEADLINE_EXCEEDED, "Deadline exceeded"));
-    if (call.signal?.aborted) return sink.end(new GrpcError(GrpcStatus.CANCELLED, "Cancelled on client"));
+    if (call.deadline !== undefined && call.deadline <= Date.now()) return sink.end(deadlineExceeded());
+    if (call.signal?.aborted) return sink.end(cancelled());
     if (session && !session.closed && !session.destroyed) return start(session, method, request, call, sink);
     // The deadline and the signal bound the connecting too.
     let waiting = true;
@@ -318,14 +317,8 @@ export function createGrpcChannel(options: GrpcChannelOptions): GrpcChannel {
       call.signal?.removeEventListener("abort", abort);
       sink.end(error);
     };
-    const abort = () => give(new GrpcError(GrpcStatus.CANCELLED, "Cancelled on client"));
-    const timer =
-      call.deadline === undefined
-        ? undefined
-        : setTimeout(
-            () => give(new GrpcError(GrpcStatus.DEADLINE_EXCEEDED, "Deadline exceeded")),
-            call.deadline - Date.now(),
-          );
+    const abort = () => give(cancelled());
+    const timer = deadlineTimer(call.deadline, give);
     call.signal?.addEventListener("abort", abort, { once: true });
     open().then(
       (s) => {
