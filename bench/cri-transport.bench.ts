@@ -6,7 +6,7 @@
 // Usage: bash scripts/services.sh up && bun bench/cri-transport.bench.ts [--pods 110] [--calls 2000] [--cold 11]
 //        [--containerd 1.6]
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -235,13 +235,17 @@ async function ensurePods(services: { busybox: string; dir: string }, endpoint: 
   for (let i = 0; i < missing.length; i += 10)
     await Promise.all(
       missing.slice(i, i + 10).map(async (name) => {
-        const sandbox = testSandboxConfig(`${name}-uid`, name, { labels: { bench: "cri-transport" } });
+        // Without the kubelet's labels: a kubelet on the same containerd leaves them alone (it stops pods it does
+        // not know), and the raw lists still carry them.
+        const sandbox = { ...testSandboxConfig(`${name}-uid`, name), labels: { bench: "cri-transport" } };
         sandbox.log_directory = join(services.dir, "pod-logs", name);
         const id = await client.runPodSandbox(sandbox);
-        const config = testContainerConfig(sandbox, "sleep", 0, services.busybox, ["sleep", "86400"]);
+        const config = {
+          ...testContainerConfig(sandbox, "sleep", 0, services.busybox, ["sleep", "86400"]),
+          labels: { bench: "cri-transport" },
+        };
         await client.startContainer(await client.createContainer(id, config, sandbox));
       }),
     );
   client.close();
-  writeFileSync(join(tmpdir(), "cri-transport-pods"), `${pods}\n`);
 }
