@@ -2,7 +2,7 @@
 // behind a 5-byte length prefix, the status in the trailers. The CRI client's transport: grpc-js's channel, resolver,
 // balancer and call stack cost the CRI's calls more CPU than the HTTP/2 stream itself (bench/results.md, issue 41).
 import { type ClientHttp2Session, type ClientHttp2Stream, connect, constants } from "node:http2";
-import { connect as netConnect } from "node:net";
+import { connect as netConnect, type Socket } from "node:net";
 
 /** gRPC status codes (grpc's doc/statuscodes.md), the numbers grpc-js's `status` has. */
 export const GrpcStatus = {
@@ -168,6 +168,10 @@ export function createGrpcChannel(options: GrpcChannelOptions): GrpcChannel {
   let connecting: Promise<ClientHttp2Session> | undefined;
   let active = 0;
   let closed = false;
+  // Idle, the connection keeps no process alive (runonce exits): only calls in flight hold it. On the socket, not the
+  // session: Bun's Http2Session.ref() after unref() left the socket unpolled, each call then waiting seconds.
+  const holds = new WeakMap<ClientHttp2Session, (on: boolean) => void>();
+  const hold = (s: ClientHttp2Session, on: boolean) => holds.get(s)?.(on);
 
   const drop = (s: ClientHttp2Session) => {
     if (session === s) session = undefined;
@@ -176,7 +180,9 @@ export function createGrpcChannel(options: GrpcChannelOptions): GrpcChannel {
   // fails the connection with "Protocol error" rather than cancelling a stream without a word.
   const open = (): Promise<ClientHttp2Session> =>
     (connecting ??= new Promise<ClientHttp2Session>((resolve, reject) => {
-      const s = connect("http://localhost", { createConnection: () => netConnect(options.path) });
+      let socket: Socket | undefined;
+      const s = connect("http://localhost", { createConnection: () => (socket = netConnect(options.path)) });
+      holds.set(s, (on) => void (on ? socket?.ref() : socket?.unref()));
       let settled = false;
       const fail = (error: Error | undefined) => {
         drop(s);
@@ -198,8 +204,7 @@ export function createGrpcChannel(options: GrpcChannelOptions): GrpcChannel {
           return;
         }
         session = s;
-        // Idle, the connection keeps no process alive (runonce exits): only calls in flight hold it.
-        if (active === 0) s.unref();
+        if (active === 0) hold(s, false);
         resolve(s);
       });
       s.on("error", (error) => fail(error));
@@ -224,7 +229,7 @@ export function createGrpcChannel(options: GrpcChannelOptions): GrpcChannel {
       sink.end(new GrpcError(GrpcStatus.UNAVAILABLE, (error as Error).message));
       return;
     }
-    if (++active === 1) s.ref();
+    if (++active === 1) hold(s, true);
     let outcome: GrpcError | undefined;
     let ended = false;
     let status: GrpcError | null | undefined; // null: OK
@@ -243,7 +248,7 @@ export function createGrpcChannel(options: GrpcChannelOptions): GrpcChannel {
       ended = true;
       if (timer) clearTimeout(timer);
       call.signal?.removeEventListener("abort", cancel);
-      if (--active === 0 && session === s) s.unref();
+      if (--active === 0 && session === s) hold(s, false);
       sink.end(error);
     };
     const stop = (error: GrpcError) => {
