@@ -19,7 +19,7 @@ export interface CriClientOptions {
   requestTimeoutMs: number;
 }
 
-/** `unix:///x` or `/x` → the address grpc-js takes; anything else is refused with the fix. */
+/** `unix:///x` or `/x` → the unix:// address the client connects to; anything else is refused with the fix. */
 export function criAddress(endpoint: string, flag: string): string {
   if (endpoint.startsWith("unix://")) return endpoint;
   if (endpoint.startsWith("/")) return `unix://${endpoint}`;
