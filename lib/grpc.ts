@@ -1,5 +1,5 @@
-// The only @grpc/grpc-js import, shared by the CRI client, gRPC probes, the device plugin sockets and the pod
-// resources API, and loaded on first use only: `kubelet --version` and validate never load it.
+// The only @grpc/grpc-js import, shared by gRPC probes, the device plugin sockets and the pod resources API (the CRI
+// client speaks gRPC over node:http2 itself), and loaded on first use only: `kubelet --version` and validate never load it.
 import { createServer, type Socket } from "node:net";
 import type { Server } from "@grpc/grpc-js";
 

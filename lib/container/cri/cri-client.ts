@@ -1,17 +1,14 @@
-// A runtime.v1 client on a unix socket, over the shared gRPC loader (grpc.ts) and the generated message tables
+// A runtime.v1 client on a unix socket, over gRPC on node:http2 (grpc-h2.ts) and the generated message tables
 // (cri-schema.ts, encoded by cri-codec.ts). Loaded with a dynamic import by the composition root only when
-// --container_runtime is remote, so `kubelet --version` and Docker mode never pay for gRPC or the tables.
-import type * as GrpcTypes from "@grpc/grpc-js";
+// --container_runtime is remote, so `kubelet --version` and Docker mode never pay for the tables.
 import { KubeletError } from "../../api/types.ts";
 import { createCriCodecs, type MessageCodec } from "./cri-codec.ts";
 import { createListDecoder } from "./cri-list-decoder.ts";
 import { CRI_SCHEMA } from "./cri-schema.ts";
 import type { CriClient, CriContainerEvent } from "../cri-types.ts";
-import { loadGrpc } from "../../grpc.ts";
+import { createGrpcChannel, type GrpcChannel, type GrpcError, GrpcStatus } from "./grpc-h2.ts";
 import { runtimeError } from "../runtime.ts";
 import { grpcConnectionCause, unreachableFix } from "../unreachable.ts";
-
-const grpc = await loadGrpc();
 
 export interface CriClientOptions {
   /** `unix:///run/containerd/containerd.sock` (a bare path is accepted too). */
@@ -22,14 +19,7 @@ export interface CriClientOptions {
   requestTimeoutMs: number;
 }
 
-type Unary = (
-  request: object,
-  metadata: GrpcTypes.Metadata,
-  options: GrpcTypes.CallOptions,
-  cb: GrpcTypes.requestCallback<any>,
-) => GrpcTypes.ClientUnaryCall;
-
-/** `unix:///x` or `/x` → the address grpc-js takes; anything else is refused with the fix. */
+/** `unix:///x` or `/x` → the unix:// address the client connects to; anything else is refused with the fix. */
 export function criAddress(endpoint: string, flag: string): string {
   if (endpoint.startsWith("unix://")) return endpoint;
   if (endpoint.startsWith("/")) return `unix://${endpoint}`;
@@ -39,15 +29,21 @@ export function criAddress(endpoint: string, flag: string): string {
   );
 }
 
-let services: { runtime: GrpcTypes.ServiceClientConstructor; image: GrpcTypes.ServiceClientConstructor } | undefined;
+/** One method: its path, how its request is encoded and its answer decoded. */
+interface Method {
+  path: string;
+  encode(value: object): Uint8Array;
+  decode(bytes: Buffer): any;
+}
+let methods: Map<string, Method> | undefined;
 
 /**
- * The two services' clients, built straight on grpc-js from the tables of cri-schema.ts (generated from
- * cri-proto.ts when it changes): start-up parses no .proto text. A message's codec is built on the first call
- * that uses it; the relist's two lists are decoded item by item, unchanged items not again (cri-list-decoder.ts).
+ * The two services' methods, from the tables of cri-schema.ts (generated from cri-proto.ts when it changes): start-up
+ * parses no .proto text. A message's codec is built on the first call that uses it; the relist's two lists are
+ * decoded item by item, unchanged items not again (cri-list-decoder.ts).
  */
-function loadServices() {
-  if (services) return services;
+function loadMethods(): Map<string, Method> {
+  if (methods) return methods;
   const codecs = createCriCodecs(CRI_SCHEMA);
   const lists: Record<string, { itemType: string; field: string }> = {
     ListContainers: { itemType: "Container", field: "containers" },
@@ -61,32 +57,25 @@ function loadServices() {
     });
     return (bytes: Buffer) => ({ [field]: items(bytes) });
   };
-  const client = (serviceName: string) => {
-    const definition: Record<string, GrpcTypes.MethodDefinition<object, object>> = {};
+  methods = new Map();
+  for (const serviceName of ["RuntimeService", "ImageService"]) {
     for (const [method, requestType, responseSpec] of CRI_SCHEMA.services[serviceName]!) {
       // "stream X": a server stream of X (GetContainerEvents).
-      const responseStream = responseSpec.startsWith("stream ");
-      const responseType = responseStream ? responseSpec.slice("stream ".length) : responseSpec;
+      const responseType = responseSpec.replace(/^stream /, "");
       let request: MessageCodec | undefined;
       let response: MessageCodec | undefined;
       const list = lists[method];
       let decodeList: ((bytes: Buffer) => object) | undefined;
-      definition[method] = {
+      methods.set(method, {
         path: `/runtime.v1.${serviceName}/${method}`,
-        requestStream: false,
-        responseStream,
-        requestSerialize: (value: object) => (request ??= codecs.codec(requestType)).encode(value),
-        requestDeserialize: (bytes: Buffer) => (request ??= codecs.codec(requestType)).decode(bytes),
-        responseSerialize: (value: object) => (response ??= codecs.codec(responseType)).encode(value),
-        responseDeserialize: list
-          ? (bytes: Buffer) => (decodeList ??= listDecoder(method, list))(bytes)
-          : (bytes: Buffer) => (response ??= codecs.codec(responseType)).decode(bytes),
-      };
+        encode: (value) => (request ??= codecs.codec(requestType)).encode(value),
+        decode: list
+          ? (bytes) => (decodeList ??= listDecoder(method, list))(bytes)
+          : (bytes) => (response ??= codecs.codec(responseType)).decode(bytes),
+      });
     }
-    return grpc.makeGenericClientConstructor(definition, serviceName);
-  };
-  services = { runtime: client("RuntimeService"), image: client("ImageService") };
-  return services;
+  }
+  return methods;
 }
 
 const fixFor = (detail: string) => {
@@ -95,32 +84,32 @@ const fixFor = (detail: string) => {
 };
 
 /** Maps a gRPC status to the port's codes, naming the socket and what answered. */
-function mapError(error: GrpcTypes.ServiceError, method: string, endpoint: string): KubeletError {
+function mapError(error: GrpcError, method: string, endpoint: string): KubeletError {
   const detail = grpcConnectionCause(error.details || error.message);
-  if (error.code === grpc.status.UNAVAILABLE && /Protocol error/.test(detail))
+  if (error.code === GrpcStatus.UNAVAILABLE && /Protocol error/.test(detail))
     return runtimeError(
       "RuntimeUnavailable",
       `cannot ${method}: something answered at ${endpoint}, but not with gRPC over HTTP/2 (a Docker socket? use --container_runtime docker with --docker_endpoint): ${detail}`,
       { cause: error },
     );
-  if (error.code === grpc.status.UNAVAILABLE || error.code === grpc.status.DEADLINE_EXCEEDED)
+  if (error.code === GrpcStatus.UNAVAILABLE || error.code === GrpcStatus.DEADLINE_EXCEEDED)
     return runtimeError(
       "RuntimeUnavailable",
       `cannot ${method}: the container runtime at ${endpoint} did not answer: ${detail}${fixFor(detail)}`,
       { cause: error },
     );
-  if (error.code === grpc.status.UNIMPLEMENTED)
+  if (error.code === GrpcStatus.UNIMPLEMENTED)
     return runtimeError(
       "RuntimeUnavailable",
       `cannot ${method}: ${endpoint} answered but does not serve runtime.v1 (${detail}); is it a CRI runtime with the CRI plugin enabled?`,
       { cause: error },
     );
-  if (error.code === grpc.status.NOT_FOUND || /not found|does not exist/i.test(detail))
+  if (error.code === GrpcStatus.NOT_FOUND || /not found|does not exist/i.test(detail))
     return runtimeError("NotFound", `cannot ${method}: ${detail}`, { cause: error });
   // containerd answers Unknown for a container in the wrong state; the port calls that a conflict, as Docker's 409.
-  if (error.code === grpc.status.FAILED_PRECONDITION || /is in CONTAINER_\w+ state|is not running/.test(detail))
+  if (error.code === GrpcStatus.FAILED_PRECONDITION || /is in CONTAINER_\w+ state|is not running/.test(detail))
     return runtimeError("Conflict", `cannot ${method}: ${detail}`, { cause: error });
-  if (error.code === grpc.status.CANCELLED)
+  if (error.code === GrpcStatus.CANCELLED)
     return runtimeError("Aborted", `cannot ${method}: cancelled`, { cause: error });
   return runtimeError("RuntimeError", `cannot ${method}: ${detail}`, { cause: error });
 }
@@ -129,77 +118,67 @@ function mapError(error: GrpcTypes.ServiceError, method: string, endpoint: strin
 export function createCriClient(options: CriClientOptions): CriClient {
   const runtimeAddress = criAddress(options.runtimeEndpoint, "--container_runtime_endpoint");
   const imageAddress = criAddress(options.imageEndpoint || options.runtimeEndpoint, "--image_service_endpoint");
-  const { runtime: Runtime, image: Image } = loadServices();
-  const credentials = grpc.credentials.createInsecure();
-  const channelOptions = { "grpc.max_receive_message_length": 16 * 1024 * 1024 };
-  const clients = {
-    runtime: new Runtime(runtimeAddress, credentials, channelOptions),
-    image: new Image(imageAddress, credentials, channelOptions),
+  const methods = loadMethods();
+  // One connection a socket, as grpc-js's shared subchannels had: the image service is most often the same one.
+  const channel = (address: string) =>
+    createGrpcChannel({ path: address.slice("unix://".length), maxReceiveMessageBytes: 16 * 1024 * 1024 });
+  const runtimeChannel = channel(runtimeAddress);
+  const channels: Record<"runtime" | "image", GrpcChannel> = {
+    runtime: runtimeChannel,
+    image: imageAddress === runtimeAddress ? runtimeChannel : channel(imageAddress),
   };
 
-  const call = <T>(
+  const call = async <T>(
     service: "runtime" | "image",
     method: string,
     request: object,
     limits: { timeoutMs?: number | null; signal?: AbortSignal } = {},
-  ): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      const address = service === "runtime" ? runtimeAddress : imageAddress;
-      const client = clients[service];
-      const timeoutMs = limits.timeoutMs === undefined ? options.requestTimeoutMs : limits.timeoutMs;
-      const callOptions: GrpcTypes.CallOptions = timeoutMs === null ? {} : { deadline: Date.now() + timeoutMs };
-      const fn = (client as unknown as Record<string, Unary>)[method]!;
-      const pending = fn.call(client, request, new grpc.Metadata(), callOptions, (error, response) => {
-        limits.signal?.removeEventListener("abort", cancel);
-        if (error) reject(mapError(error, method, address));
-        else resolve(response as T);
+  ): Promise<T> => {
+    const address = service === "runtime" ? runtimeAddress : imageAddress;
+    const m = methods.get(method)!;
+    const timeoutMs = limits.timeoutMs === undefined ? options.requestTimeoutMs : limits.timeoutMs;
+    try {
+      const answer = await channels[service].unary(m.path, m.encode(request), {
+        deadline: timeoutMs === null ? undefined : Date.now() + timeoutMs,
+        signal: limits.signal,
       });
-      const cancel = () => pending.cancel();
-      if (limits.signal?.aborted) cancel();
-      limits.signal?.addEventListener("abort", cancel, { once: true });
-    });
+      return m.decode(answer) as T;
+    } catch (error) {
+      throw error instanceof Error && "code" in error && typeof error.code === "number"
+        ? mapError(error as GrpcError, method, address)
+        : error;
+    }
+  };
   /**
-   * A server stream as an async iterable: opened once the channel is ready (so a runtime that is down fails here,
+   * A server stream as an async iterable: opened once the connection is up (so a runtime that is down fails here,
    * as a unary call would), `opened` told then; the call is cancelled when the signal aborts or the reader stops.
    */
   async function* rtStream<T>(method: string, request: object, signal: AbortSignal, opened?: () => void) {
-    const client = clients.runtime;
-    await new Promise<void>((resolve, reject) => {
-      // A stop does not wait out the deadline of a runtime that is away.
-      signal.addEventListener("abort", () => resolve(), { once: true });
-      client.waitForReady(Date.now() + options.requestTimeoutMs, (error) =>
-        error
-          ? reject(
-              runtimeError(
-                "RuntimeUnavailable",
-                `cannot ${method}: the container runtime at ${runtimeAddress} did not answer: ${error.message}`,
-              ),
-            )
-          : resolve(),
+    const m = methods.get(method)!;
+    try {
+      await runtimeChannel.ready();
+    } catch (error) {
+      // A stop does not wait out a runtime that is away.
+      if (signal.aborted) return;
+      throw runtimeError(
+        "RuntimeUnavailable",
+        `cannot ${method}: the container runtime at ${runtimeAddress} did not answer: ${(error as GrpcError).details}`,
       );
-    });
+    }
     if (signal.aborted) return;
-    const fn = (
-      client as unknown as Record<string, (r: object, m: GrpcTypes.Metadata) => GrpcTypes.ClientReadableStream<T>>
-    )[method]!;
-    const call = fn.call(client, request, new grpc.Metadata());
-    const cancel = () => call.cancel();
-    signal.addEventListener("abort", cancel, { once: true });
+    const messages = runtimeChannel.serverStream(m.path, m.encode(request), { signal });
     opened?.();
     try {
-      for await (const message of call) yield message as T;
+      for await (const message of messages) yield m.decode(message) as T;
       // A runtime that goes away may end the stream without an error: the reader must hear of it all the same.
       if (!signal.aborted)
         throw runtimeError("RuntimeUnavailable", `${method} from ${runtimeAddress}: the stream ended`);
     } catch (error) {
       if (signal.aborted) return;
-      const cause = error as GrpcTypes.ServiceError;
-      if (cause.code === grpc.status.UNIMPLEMENTED)
+      const cause = error as GrpcError;
+      if (cause.code === GrpcStatus.UNIMPLEMENTED)
         throw runtimeError("Unimplemented", `${runtimeAddress} does not serve ${method}: ${cause.details}`, { cause });
       throw typeof cause.code === "number" ? mapError(cause, method, runtimeAddress) : error;
-    } finally {
-      signal.removeEventListener("abort", cancel);
-      call.cancel();
     }
   }
   const rt = <T>(method: string, request: object, limits?: { timeoutMs?: number | null; signal?: AbortSignal }) =>
@@ -256,8 +235,8 @@ export function createCriClient(options: CriClientOptions): CriClient {
         { timeoutMs: timeoutMs > 0 ? timeoutMs : null, signal },
       ).catch((error: KubeletError) => {
         // The deadline travels with the call: containerd may hit it first and answer Unknown.
-        const cause = error.cause as GrpcTypes.ServiceError | undefined;
-        if (cause?.code === grpc.status.DEADLINE_EXCEEDED || /deadline exceeded/i.test(cause?.details ?? ""))
+        const cause = error.cause as GrpcError | undefined;
+        if (cause?.code === GrpcStatus.DEADLINE_EXCEEDED || /deadline exceeded/i.test(cause?.details ?? ""))
           throw runtimeError(
             "ExecTimeout",
             `cannot ExecSync in container ${id.slice(0, 12)}: no exit within ${timeoutMs} ms`,
@@ -283,8 +262,8 @@ export function createCriClient(options: CriClientOptions): CriClient {
     removeImage: async (ref) => void (await img<any>("RemoveImage", { image: { image: ref } })),
     imageFsInfo: async () => (await img<any>("ImageFsInfo", {})).image_filesystems ?? [],
     close: () => {
-      clients.runtime.close();
-      clients.image.close();
+      channels.runtime.close();
+      channels.image.close();
     },
   };
 }
