@@ -151,10 +151,12 @@ const frame = (message: Uint8Array): Buffer => {
 };
 
 const cancelled = () => new GrpcError(GrpcStatus.CANCELLED, "Cancelled on client");
-const deadlineExceeded = () => new GrpcError(GrpcStatus.DEADLINE_EXCEEDED, "Deadline exceeded");
+/** grpc-js's words, with the time since the call `began`: the operator sees which timeout was spent. */
+const deadlineExceeded = (began: number) =>
+  new GrpcError(GrpcStatus.DEADLINE_EXCEEDED, `Deadline exceeded after ${((Date.now() - began) / 1000).toFixed(3)}s`);
 /** Calls `expire` with DEADLINE_EXCEEDED at the deadline (none: never). */
-const deadlineTimer = (deadline: number | undefined, expire: (error: GrpcError) => void) =>
-  deadline === undefined ? undefined : setTimeout(() => expire(deadlineExceeded()), deadline - Date.now());
+const deadlineTimer = (deadline: number | undefined, began: number, expire: (error: GrpcError) => void) =>
+  deadline === undefined ? undefined : setTimeout(() => expire(deadlineExceeded(began)), deadline - Date.now());
 
 interface CallSink {
   message(bytes: Buffer): void;
@@ -213,7 +215,14 @@ export function createGrpcChannel(options: GrpcChannelOptions): GrpcChannel {
       s.on("goaway", () => drop(s));
     }));
 
-  const start = (s: ClientHttp2Session, method: string, request: Uint8Array, call: GrpcCallOptions, sink: CallSink) => {
+  const start = (
+    s: ClientHttp2Session,
+    method: string,
+    request: Uint8Array,
+    call: GrpcCallOptions,
+    sink: CallSink,
+    began: number,
+  ) => {
     const headers: Record<string, string> = {
       ":method": "POST",
       ":path": method,
@@ -257,7 +266,7 @@ export function createGrpcChannel(options: GrpcChannelOptions): GrpcChannel {
       if (!stream.closed) stream.close(constants.NGHTTP2_CANCEL);
     };
     const cancel = () => stop(cancelled());
-    const timer = deadlineTimer(call.deadline, stop);
+    const timer = deadlineTimer(call.deadline, began, stop);
     if (call.signal?.aborted) cancel();
     else call.signal?.addEventListener("abort", cancel, { once: true });
 
@@ -310,9 +319,10 @@ export function createGrpcChannel(options: GrpcChannelOptions): GrpcChannel {
 
   const begin = (method: string, request: Uint8Array, call: GrpcCallOptions, sink: CallSink) => {
     if (closed) return sink.end(new GrpcError(GrpcStatus.UNAVAILABLE, "Channel has been shut down"));
-    if (call.deadline !== undefined && call.deadline <= Date.now()) return sink.end(deadlineExceeded());
+    const began = Date.now();
+    if (call.deadline !== undefined && call.deadline <= began) return sink.end(deadlineExceeded(began));
     if (call.signal?.aborted) return sink.end(cancelled());
-    if (session && !session.closed && !session.destroyed) return start(session, method, request, call, sink);
+    if (session && !session.closed && !session.destroyed) return start(session, method, request, call, sink, began);
     // The deadline and the signal bound the connecting too.
     let waiting = true;
     const give = (error: GrpcError) => {
@@ -323,7 +333,7 @@ export function createGrpcChannel(options: GrpcChannelOptions): GrpcChannel {
       sink.end(error);
     };
     const abort = () => give(cancelled());
-    const timer = deadlineTimer(call.deadline, give);
+    const timer = deadlineTimer(call.deadline, began, give);
     call.signal?.addEventListener("abort", abort, { once: true });
     open().then(
       (s) => {
@@ -331,7 +341,7 @@ export function createGrpcChannel(options: GrpcChannelOptions): GrpcChannel {
         waiting = false;
         clearTimeout(timer);
         call.signal?.removeEventListener("abort", abort);
-        start(s, method, request, call, sink);
+        start(s, method, request, call, sink, began);
       },
       (error: GrpcError) => give(error),
     );
