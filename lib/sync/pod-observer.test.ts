@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
-import { createSharedListing, RESYNC_LISTING_MAX_AGE_MS } from "../container/shared-listing.ts";
-import { testContainerConfig, testSandboxConfig } from "../testing/cri-configs.ts";
+import { LABEL } from "../container/runtime.ts";
+import { RESYNC_LISTING_MAX_AGE_MS } from "../container/shared-listing.ts";
+import { testSandboxConfig } from "../testing/cri-configs.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { FakeRuntime } from "../testing/fake-runtime.ts";
 import { createPodObserver } from "./pod-observer.ts";
@@ -9,20 +10,13 @@ import { createPodObserver } from "./pod-observer.ts";
 async function node() {
   const clock = new FakeClock();
   const runtime = new FakeRuntime(clock);
-  const sandbox = testSandboxConfig("a", "web");
-  const sandboxId = await runtime.runPodSandbox(sandbox);
-  const id = await runtime.createContainer(
-    sandboxId,
-    testContainerConfig(sandbox, "app", 0, "local/busybox:stable", ["sleep", "60"]),
-    sandbox,
-  );
-  await runtime.startContainer(id);
-  const shared = createSharedListing(clock);
-  const token = shared.begin();
-  const [sandboxes, containers] = [await runtime.listPodSandboxes(), await runtime.listContainers()];
-  shared.recordSandboxes(token, () => sandboxes);
-  shared.recordContainers(token, () => containers);
-  Object.assign(runtime, { lastListing: (maxAgeMs: number) => shared.current(maxAgeMs) });
+  const sandboxId = await runtime.runPodSandbox(testSandboxConfig("a", "web"));
+  const id = runtime.seed({
+    name: "k8s_app_web_default_a_0",
+    image: "local/busybox:stable",
+    labels: { [LABEL.podUid]: "a", [LABEL.containerName]: "app" },
+  });
+  await runtime.keepListing();
   const lists = () => runtime.calls.filter((c) => c.method.startsWith("list")).length;
   return { clock, runtime, id, sandboxId, lists, listed: lists() };
 }

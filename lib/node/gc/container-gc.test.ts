@@ -5,7 +5,7 @@ import { FakeClock } from "../../testing/fake-clock.ts";
 import { FakeRuntime } from "../../testing/fake-runtime.ts";
 import { testContainerConfig, testSandboxConfig } from "../../testing/cri-configs.ts";
 import { createContainerGc, type ContainerGcPolicy } from "./container-gc.ts";
-import { createSharedListing, GC_LISTING_MAX_AGE_MS } from "../../container/shared-listing.ts";
+import { GC_LISTING_MAX_AGE_MS } from "../../container/shared-listing.ts";
 
 describe("container garbage collection", () => {
   let clock: FakeClock;
@@ -131,12 +131,7 @@ describe("container garbage collection", () => {
     const dead = await sandbox("a", 0);
     const newest = await sandbox("a", 1, true);
     // The PLEG's listing, taken now; the runtime's own lists answer only when it is not current.
-    const shared = createSharedListing(clock);
-    const token = shared.begin();
-    const [containers, sandboxes] = [await runtime.listContainers(), await runtime.listPodSandboxes()];
-    shared.recordContainers(token, () => containers);
-    shared.recordSandboxes(token, () => sandboxes);
-    Object.assign(runtime, { lastListing: (maxAgeMs: number) => shared.current(maxAgeMs) });
+    await runtime.keepListing();
     const lists = () => runtime.calls.filter((c) => c.method.startsWith("list")).length;
     const before = lists();
     await clock.advance(GC_LISTING_MAX_AGE_MS);
