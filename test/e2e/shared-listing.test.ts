@@ -31,7 +31,7 @@ describeOnRuntimes(
         containers: [{ name: "app", image: services.busybox, command: ["sleep", "3600"] }],
       });
     const running = (name: string) =>
-      kubelet.waitForPod(name, "the app running", (p) => p.status?.containerStatuses?.[0]?.state?.running, 120_000);
+      kubelet.waitForPod(name, "the app running", (p) => p.status?.containerStatuses?.[0]?.state?.running, 240_000);
     /** The runtime's lists the kubelet made, by operation, and its PLEG's relists (each one of each list). */
     const counts = async () => {
       const text = await (await kubelet.admin("/metrics")).text();
@@ -45,7 +45,14 @@ describeOnRuntimes(
 
     test("at idle the readers list the runtime at most once or twice in 30 s besides the relist", async () => {
       for (const name of idle) sleeping(name);
-      kubelet = await startKubelet(["run", "-c", manifests, ...rt.flags(rootDir)]);
+      kubelet = await startKubelet([
+        "run",
+        "-c",
+        manifests,
+        ...rt.flags(rootDir),
+        "--maximum_dead_containers_per_container",
+        "1",
+      ]);
       for (const name of idle) await running(name);
       // Past the first minute's work (the walk of the new containers, the statuses settling, GC's first pass).
       await Bun.sleep(15_000);
@@ -62,12 +69,12 @@ describeOnRuntimes(
       expect(own.sandboxes).toBeLessThanOrEqual(1);
       if (rt.name === "containerd 1.7") expect(relists).toBe(0);
       else expect(relists).toBeGreaterThanOrEqual(20);
-    }, 240_000);
+    }, 360_000);
 
     test("a pod added at idle starts", async () => {
       sleeping("e2e-share-new");
       await running("e2e-share-new");
-    }, 150_000);
+    }, 270_000);
 
     test("a container that keeps exiting has its older dead instances collected, the newest dead one kept", async () => {
       writePod(manifests, "e2e-share-exits", {
@@ -77,21 +84,17 @@ describeOnRuntimes(
       });
       const dead = async () =>
         (await rt.podContainers("e2e-share-exits")).filter((c) => c.state === "CONTAINER_EXITED").length;
-      // Back-off 10 s, then 20 s: three dead instances by ~35 s, of which GC (once a minute) keeps the newest.
+      // Back-off 10 s, then 20 s: by the second restart two instances are dead, and GC (at start, then once a
+      // minute) keeps only the newest dead one (--maximum_dead_containers_per_container 1).
       await kubelet.waitFor(
-        "two dead instances of the app",
-        async () => ((await dead()) >= 2 ? true : undefined),
-        90_000,
-      );
-      await kubelet.waitFor(
-        "the older dead instances collected",
+        "two restarts, the older dead instance collected",
         async () => {
           const status = (await kubelet.pod("e2e-share-exits"))?.status?.containerStatuses?.[0];
           return (status?.restartCount ?? 0) >= 2 && (await dead()) <= 1 ? true : undefined;
         },
-        150_000,
+        300_000,
       );
-    }, 260_000);
+    }, 400_000);
   },
   ["remote", "remote-1.7"],
 );
