@@ -45,14 +45,8 @@ describeOnRuntimes(
 
     test("at idle the readers list the runtime at most once or twice in 30 s besides the relist", async () => {
       for (const name of idle) sleeping(name);
-      kubelet = await startKubelet([
-        "run",
-        "-c",
-        manifests,
-        ...rt.flags(rootDir),
-        "--maximum_dead_containers_per_container",
-        "1",
-      ]);
+      const gc = ["--maximum_dead_containers_per_container", "1"];
+      kubelet = await startKubelet(["run", "-c", manifests, ...rt.flags(rootDir), ...gc]);
       for (const name of idle) await running(name);
       // Past the first minute's work (the walk of the new containers, the statuses settling, GC's first pass).
       await Bun.sleep(15_000);
