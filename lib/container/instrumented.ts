@@ -71,6 +71,8 @@ export function instrumentRuntime(runtime: Runtime, metrics: KubeletMetrics): Ru
     podSandboxStatus: measured(RUNTIME_OPERATIONS.podSandboxStatus, runtime.podSandboxStatus),
     listPodSandboxes: measured(RUNTIME_OPERATIONS.listPodSandboxes, runtime.listPodSandboxes),
     listContainers: measured(RUNTIME_OPERATIONS.listContainers, runtime.listContainers),
+    // Answered from memory, not the runtime: no operation to count.
+    ...(runtime.lastListing && { lastListing: (maxAgeMs: number) => runtime.lastListing!(maxAgeMs) }),
     inspectContainer: measured(RUNTIME_OPERATIONS.inspectContainer, runtime.inspectContainer),
     createContainer: measured(RUNTIME_OPERATIONS.createContainer, runtime.createContainer),
     startContainer: measured(RUNTIME_OPERATIONS.startContainer, runtime.startContainer),

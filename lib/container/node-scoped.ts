@@ -23,6 +23,15 @@ export function scopeRuntimeToNode(runtime: Runtime, node: string): Runtime {
     stopPodSandbox: (...args) => runtime.stopPodSandbox(...args),
     removePodSandbox: (...args) => runtime.removePodSandbox(...args),
     listContainers: async (options) => (await runtime.listContainers(options)).filter((c) => mine(c.labels)),
+    ...(runtime.lastListing && {
+      lastListing: (maxAgeMs: number) => {
+        const { sandboxes, containers } = runtime.lastListing!(maxAgeMs);
+        return {
+          ...(sandboxes && { sandboxes: sandboxes.filter((s) => mine(s.labels)) }),
+          ...(containers && { containers: containers.filter((c) => mine(c.labels)) }),
+        };
+      },
+    }),
     inspectContainer: (...args) => runtime.inspectContainer(...args),
     runPodSandbox: (config, runtimeHandler) => runtime.runPodSandbox(labelled(config), runtimeHandler),
     createContainer: (sandboxId, config, sandboxConfig) =>

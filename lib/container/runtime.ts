@@ -410,6 +410,12 @@ export interface Runtime extends StreamingRuntime {
    * pod's with `podUid`.
    */
   listContainers(options?: { podUid?: string; size?: boolean }): Promise<ContainerSummary[]>;
+  /**
+   * The last full listing the runtime holds (its PLEG's relist's, or a reader's), each half present only while
+   * nothing can have changed since it began: no change of the kubelet's, no event of the runtime's stream, and, where
+   * no stream keeps it current, begun at most `maxAgeMs` ago (shared-listing.ts). Absent where none is kept (Docker).
+   */
+  lastListing?(maxAgeMs: number): { sandboxes?: PodSandboxSummary[]; containers?: ContainerSummary[] };
   /** One container's details; NotFound for a missing container (and for a sandbox's id). */
   inspectContainer(id: string): Promise<ContainerDetails>;
   /** Creates a container in a sandbox (`sandboxConfig` is the one it was run with) and returns its id. */

@@ -8,6 +8,7 @@ import {
   type Runtime,
   isRuntimeError,
 } from "../container/runtime.ts";
+import { listedContainers, listedSandboxes } from "../container/shared-listing.ts";
 import type { VolumeManager } from "../node/volumes/volumes.ts";
 import type { Observed } from "./pod-plan.ts";
 
@@ -15,6 +16,11 @@ export interface PodObserverDeps {
   runtime: Runtime;
   /** Where containers' termination logs are read; absent = no termination messages (`kubelet plan`). */
   volumes?: Pick<VolumeManager, "readTerminationLog">;
+  /**
+   * A node-wide observation may read the runtime's last listing when current for a reader of this age
+   * (shared-listing.ts: none of the kubelet's changes or the runtime's events since it began); absent: it lists.
+   */
+  listingMaxAgeMs?: number;
 }
 
 export interface PodObserver {
@@ -57,9 +63,10 @@ export function createPodObserver(deps: PodObserverDeps): PodObserver {
   };
 
   const observe = async (podUid?: string, exited?: ReadonlySet<string>) => {
+    const shared = !podUid && deps.listingMaxAgeMs !== undefined ? deps.listingMaxAgeMs : undefined;
     const [sandboxes, containers] = await Promise.all([
-      runtime.listPodSandboxes(podUid ? { podUid } : {}),
-      runtime.listContainers(podUid ? { podUid } : {}),
+      shared !== undefined ? listedSandboxes(runtime, shared) : runtime.listPodSandboxes(podUid ? { podUid } : {}),
+      shared !== undefined ? listedContainers(runtime, shared) : runtime.listContainers(podUid ? { podUid } : {}),
     ]);
     const byPod = new Map<string, Observed>();
     const of = (uid: string) => byPod.get(uid) ?? byPod.set(uid, { sandboxes: [], containers: [] }).get(uid)!;

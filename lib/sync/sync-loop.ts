@@ -7,6 +7,7 @@
 // Folder sync/: what it owns is in its README.md; what it may import, in docs/architecture.md#layers.
 import { type Clock, untilAborted } from "../clock.ts";
 import { LABEL, type Runtime, isRuntimeError } from "../container/runtime.ts";
+import { RESYNC_LISTING_MAX_AGE_MS } from "../container/shared-listing.ts";
 import type { BackoffPersistence } from "../node/flowcontrol/backoff.ts";
 import type { EventRecorder } from "../node/events/events.ts";
 import type { ImageManager } from "../node/images/images.ts";
@@ -233,7 +234,8 @@ export function createSyncLoop(options: SyncLoopOptions, deps: SyncLoopDeps): Sy
       onChange: (uid) => trigger(uid),
     },
   );
-  const observer = createPodObserver({ runtime, volumes: deps.volumes });
+  // The resync reads the PLEG's listing when current, as upstream's housekeeping reads its runtime cache.
+  const observer = createPodObserver({ runtime, volumes: deps.volumes, listingMaxAgeMs: RESYNC_LISTING_MAX_AGE_MS });
   const executor = createPodExecutor(options, {
     ...deps,
     probes,

@@ -5,6 +5,8 @@ import { MemoryRuntime, type FakeSeed } from "../container/memory/memory-runtime
 import type { Pod } from "../api/types.ts";
 import { LABEL, runtimeError, type ContainerDetails, type PullOptions, type Runtime } from "../container/runtime.ts";
 
+import { createSharedListing, type SharedListing } from "../container/shared-listing.ts";
+
 export type { FakeProgram, FakeSeed } from "../container/memory/memory-runtime.ts";
 
 /** The in-memory Runtime; `calls` records every call in order. */
@@ -26,6 +28,23 @@ export class FakeRuntime extends MemoryRuntime {
   /** Makes the next call of `method` throw `error`. */
   failNext(method: keyof Runtime, error: Error): void {
     this.#failures.set(method, error);
+  }
+
+  /** The last listing a CRI runtime keeps (shared-listing.ts); unset, as on Docker, until keepListing() is called. */
+  lastListing?: Runtime["lastListing"];
+
+  /**
+   * Keeps a listing of what is here now as the CRI runtime's PLEG keeps its relist's: served by lastListing while
+   * current (its two lists are recorded in `calls`).
+   */
+  async keepListing(): Promise<SharedListing> {
+    const shared = createSharedListing(this.clock);
+    const token = shared.begin();
+    const [sandboxes, containers] = [await this.listPodSandboxes(), await this.listContainers()];
+    shared.recordSandboxes(token, () => sandboxes);
+    shared.recordContainers(token, () => containers);
+    this.lastListing = (maxAgeMs) => shared.current(maxAgeMs);
+    return shared;
   }
 
   /** Puts a container the kubelet did not create (or one from an earlier run) in place. */

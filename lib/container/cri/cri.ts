@@ -15,6 +15,7 @@ import type { RelistEntry } from "../pleg/generic.ts";
 import { eventedEvents, GENERIC_RELIST_PERIOD_MS, type EventedPlegOptions } from "../pleg/evented.ts";
 import { streamedEntry } from "./cri-events.ts";
 import { createRelistEntries } from "./cri-relist.ts";
+import { createSharedListing } from "../shared-listing.ts";
 import { measuredCall, RUNTIME_OPERATIONS } from "../instrumented.ts";
 import type { KubeletMetrics } from "../../metrics.ts";
 import {
@@ -140,20 +141,39 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
   const relistCall = <T>(operation: string, call: () => Promise<T>) =>
     options.runtimeOperation ? measuredCall(options.runtimeOperation, operation, call) : call();
 
-  const listContainers = async (podUid?: string): Promise<ContainerSummary[]> =>
-    (await client.listContainers(podUid ? { [LABEL.podUid]: podUid } : undefined))
-      .filter((c) => ours(c.labels))
-      .map(containerSummary);
+  // Every full list (the relist's, a reader's) is kept for the node's other readers while nothing changed since
+  // (shared-listing.ts); an item the list decoder hands back unchanged keeps the summary made of it.
+  const shared = createSharedListing(clock);
+  const summarized = <T extends { labels: Record<string, string> }, S>(make: (item: T) => S) => {
+    const made = new WeakMap<T, S>();
+    return (items: T[]) =>
+      items.filter((i) => ours(i.labels)).map((i) => made.get(i) ?? (made.set(i, make(i)), made.get(i)!));
+  };
+  const containerSummaries = summarized(containerSummary);
+  const sandboxSummaries = summarized(sandboxSummary);
 
-  const listPodSandboxes: Runtime["listPodSandboxes"] = async (filter = {}) =>
-    (
-      await client.listPodSandbox({
-        ...(filter.podUid ? { labelSelector: { [LABEL.podUid]: filter.podUid } } : {}),
-        ...(filter.state ? { state: filter.state === "ready" ? "SANDBOX_READY" : "SANDBOX_NOTREADY" } : {}),
-      })
-    )
-      .filter((s) => ours(s.labels))
-      .map(sandboxSummary);
+  const listContainers = async (podUid?: string): Promise<ContainerSummary[]> => {
+    const token = shared.begin();
+    const items = await client.listContainers(podUid ? { [LABEL.podUid]: podUid } : undefined);
+    const summaries = containerSummaries(items);
+    if (!podUid) shared.recordContainers(token, () => summaries);
+    return summaries;
+  };
+
+  const listPodSandboxes: Runtime["listPodSandboxes"] = async (filter = {}) => {
+    const token = shared.begin();
+    const items = await client.listPodSandbox({
+      ...(filter.podUid ? { labelSelector: { [LABEL.podUid]: filter.podUid } } : {}),
+      ...(filter.state ? { state: filter.state === "ready" ? "SANDBOX_READY" : "SANDBOX_NOTREADY" } : {}),
+    });
+    const summaries = sandboxSummaries(items);
+    if (!filter.podUid && !filter.state) shared.recordSandboxes(token, () => summaries);
+    return summaries;
+  };
+  const changing =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> =>
+      shared.changing(() => call(...args));
 
   // The stats analyzer asks every running container's stats at once: one ListContainerStats answers them all
   // (one container alone is asked by id, so a single lookup does not list the node).
@@ -228,15 +248,17 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
         hostname: osHostname(),
       };
     },
-    runPodSandbox: (config, runtimeHandler) =>
+    runPodSandbox: changing((config, runtimeHandler) =>
       client.runPodSandbox(config, runtimeHandler).catch((e) => Promise.reject(sandboxImageHint(conflict(e)))),
-    stopPodSandbox: (id) => client.stopPodSandbox(id).catch(notFoundIsDone),
-    removePodSandbox: (id) => client.removePodSandbox(id).catch(notFoundIsDone),
+    ),
+    stopPodSandbox: changing((id) => client.stopPodSandbox(id).catch(notFoundIsDone)),
+    removePodSandbox: changing((id) => client.removePodSandbox(id).catch(notFoundIsDone)),
     async podSandboxStatus(id) {
       const s = await client.podSandboxStatus(id);
       return { ...sandboxSummary(s), ipAddress: s.network?.ip ?? "", runtimeName: await runtimeName() };
     },
     listPodSandboxes,
+    lastListing: (maxAgeMs) => shared.current(maxAgeMs),
     async listContainers(listOptions = {}) {
       const containers = await listContainers(listOptions.podUid);
       if (!listOptions.size) return containers;
@@ -251,9 +273,10 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     },
     inspectContainer,
     reopenContainerLog: (id) => client.reopenContainerLog(id),
-    createContainer: (sandboxId, config, sandboxConfig) =>
+    createContainer: changing((sandboxId, config, sandboxConfig) =>
       client.createContainer(sandboxId, config, sandboxConfig).catch((e) => Promise.reject(conflict(e))),
-    async startContainer(id) {
+    ),
+    startContainer: changing(async (id) => {
       try {
         await client.startContainer(id);
       } catch (error) {
@@ -261,10 +284,12 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
         if ((await client.containerStatus(id).catch(() => undefined))?.state === "CONTAINER_RUNNING") return;
         throw error;
       }
-    },
-    stopContainer: (id, graceSeconds) => client.stopContainer(id, Math.ceil(graceSeconds)).catch(notFoundIsDone),
+    }),
+    stopContainer: changing((id, graceSeconds) =>
+      client.stopContainer(id, Math.ceil(graceSeconds)).catch(notFoundIsDone),
+    ),
     updateContainerResources: (id, resources) => client.updateContainerResources(id, resources),
-    removeContainer: (id) => client.removeContainer(id).catch(notFoundIsDone),
+    removeContainer: changing((id) => client.removeContainer(id).catch(notFoundIsDone)),
     async imageStatus(ref) {
       const image = await client.imageStatus(ref);
       return (
@@ -378,16 +403,29 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     events: (signal) =>
       eventedEvents(
         async (): Promise<RelistEntry[]> => {
+          const token = shared.begin();
           const [sandboxes, containers] = await Promise.all([
             relistCall(RUNTIME_OPERATIONS.listPodSandboxes, () => client.listPodSandbox()),
             relistCall(RUNTIME_OPERATIONS.listContainers, () => client.listContainers()),
           ]);
+          shared.recordSandboxes(token, () => sandboxSummaries(sandboxes));
+          shared.recordContainers(token, () => containerSummaries(containers));
           return relistEntries(sandboxes, containers);
         },
         async function* (streamSignal, opened) {
-          for await (const event of client.containerEvents(streamSignal, opened)) {
-            const entry = streamedEntry(event, ours);
-            if (entry) yield entry;
+          try {
+            const open = () => {
+              shared.streaming(true);
+              opened();
+            };
+            for await (const event of client.containerEvents(streamSignal, open)) {
+              // Any event, the kubelet's own containers or not: what the last listing says may be behind it.
+              shared.changed();
+              const entry = streamedEntry(event, ours);
+              if (entry) yield entry;
+            }
+          } finally {
+            shared.streaming(false);
           }
         },
         {

@@ -5,6 +5,7 @@ import { FakeClock } from "../../testing/fake-clock.ts";
 import { FakeRuntime } from "../../testing/fake-runtime.ts";
 import { testContainerConfig, testSandboxConfig } from "../../testing/cri-configs.ts";
 import { createContainerGc, type ContainerGcPolicy } from "./container-gc.ts";
+import { GC_LISTING_MAX_AGE_MS } from "../../container/shared-listing.ts";
 
 describe("container garbage collection", () => {
   let clock: FakeClock;
@@ -122,5 +123,24 @@ describe("container garbage collection", () => {
     await runtime.startContainer(kept);
     expect(await gc()()).toEqual([]);
     expect(left().sort()).toEqual([ready, holding, kept].sort());
+  });
+
+  test("reads the runtime's last listing while it is current for GC, and lists when it is older", async () => {
+    const old = await container("a", "app", 0);
+    const kept = await container("a", "app", 1);
+    const dead = await sandbox("a", 0);
+    const newest = await sandbox("a", 1, true);
+    // The PLEG's listing, taken now; the runtime's own lists answer only when it is not current.
+    await runtime.keepListing();
+    const lists = () => runtime.calls.filter((c) => c.method.startsWith("list")).length;
+    const before = lists();
+    await clock.advance(GC_LISTING_MAX_AGE_MS);
+    expect((await gc()()).sort()).toEqual([old, dead].sort());
+    expect(lists()).toBe(before);
+    // Older than GC takes: listed, and what the listing still held (removed since) is not asked to go again.
+    await clock.advance(1);
+    expect(await gc()()).toEqual([]);
+    expect(lists()).toBe(before + 2);
+    expect(left().sort()).toEqual([kept, newest].sort());
   });
 });

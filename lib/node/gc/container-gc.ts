@@ -13,6 +13,7 @@ import {
   type Runtime,
 } from "../../container/runtime.ts";
 import type { Logger } from "../../log.ts";
+import { GC_LISTING_MAX_AGE_MS, listedContainers, listedSandboxes } from "../../container/shared-listing.ts";
 
 export interface ContainerGcPolicy {
   /** Dead containers younger than this are kept (ms). */
@@ -47,7 +48,7 @@ const isDead = (c: ContainerSummary, age: number) =>
 export function createContainerGc(policy: ContainerGcPolicy, deps: ContainerGcDeps): ContainerGc {
   return async () => {
     const now = deps.clock.now();
-    const listed = await deps.runtime.listContainers();
+    const listed = await listedContainers(deps.runtime, GC_LISTING_MAX_AGE_MS);
     const dead = listed.filter((c) => isDead(c, now - c.createdAt) && now - c.createdAt >= policy.minAgeMs);
     const desired = deps.desiredPods();
     const doomed = new Set<string>();
@@ -93,7 +94,7 @@ export function createContainerGc(policy: ContainerGcPolicy, deps: ContainerGcDe
     const containers = removed.length;
     const holding = new Set(listed.filter((c) => !doomed.has(c.id)).map((c) => c.podSandboxId));
     for (const id of evictableSandboxes(
-      await deps.runtime.listPodSandboxes(),
+      await listedSandboxes(deps.runtime, GC_LISTING_MAX_AGE_MS),
       holding,
       desired,
       deps.allSourcesReady(),

@@ -7,6 +7,7 @@ import { KubeletError } from "../../api/types.ts";
 import type { ContainerDetails, ContainerSummary } from "../../container/runtime.ts";
 import { silentLogger, type Logger } from "../../log.ts";
 import { FakeClock } from "../../testing/fake-clock.ts";
+import { createSharedListing, LOG_LISTING_MAX_AGE_MS } from "../../container/shared-listing.ts";
 import {
   createContainerLogManager,
   logRotationPolicy,
@@ -158,6 +159,30 @@ describe("container log manager", () => {
     await createContainerLogManager(policy(), { runtime: stub.runtime, clock, log: silentLogger }).rotateOnce();
     expect(stub.reopened).toEqual(["a"]);
     expect(files()).toEqual(["a.log"]);
+  });
+
+  test("takes the running containers from the runtime's last listing while current for the manager, and lists when older", async () => {
+    const stub = stubRuntime(dir, ["listed"]);
+    let lists = 0;
+    const list = stub.runtime.listContainers;
+    const shared = createSharedListing(clock);
+    shared.recordContainers(shared.begin(), () => [
+      { id: "kept", state: "CONTAINER_RUNNING" } as ContainerSummary,
+      { id: "gone", state: "CONTAINER_EXITED" } as ContainerSummary,
+    ]);
+    const runtime: ContainerLogManagerDeps["runtime"] = {
+      ...stub.runtime,
+      listContainers: (options) => (lists++, list(options)),
+      lastListing: (maxAgeMs) => shared.current(maxAgeMs),
+    };
+    const manager = createContainerLogManager(policy(), { runtime, clock, log: silentLogger });
+    for (const id of ["kept", "gone", "listed"]) write(id, 100);
+    await clock.advance(LOG_LISTING_MAX_AGE_MS);
+    await manager.rotateOnce();
+    expect([stub.inspected, lists]).toEqual([["kept"], 0]);
+    await clock.advance(1);
+    await manager.rotateOnce();
+    expect([stub.inspected, lists]).toEqual([["kept", "listed"], 1]);
   });
 });
 

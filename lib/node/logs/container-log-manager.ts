@@ -15,6 +15,7 @@ import { parseQuantity } from "../../api/quantity.ts";
 import { KubeletError } from "../../api/types.ts";
 import { every, type Clock } from "../../clock.ts";
 import type { Runtime } from "../../container/runtime.ts";
+import { listedContainers, LOG_LISTING_MAX_AGE_MS } from "../../container/shared-listing.ts";
 import type { Logger } from "../../log.ts";
 
 /** The four KubeletConfiguration fields as the config has them (a quantity, a count, a count, milliseconds). */
@@ -71,7 +72,7 @@ export function logRotationPolicy(config: LogRotationSettings): LogRotationPolic
 }
 
 export interface ContainerLogManagerDeps {
-  runtime: Pick<Runtime, "listContainers" | "inspectContainer" | "reopenContainerLog">;
+  runtime: Pick<Runtime, "listContainers" | "lastListing" | "inspectContainer" | "reopenContainerLog">;
   clock: Clock;
   log: Logger;
 }
@@ -176,7 +177,9 @@ export function createContainerLogManager(
 
   const rotateOnce = async () => {
     if (!runtime.reopenContainerLog) return;
-    const running = (await runtime.listContainers()).filter((c) => c.state === "CONTAINER_RUNNING").map((c) => c.id);
+    const running = (await listedContainers(runtime, LOG_LISTING_MAX_AGE_MS))
+      .filter((c) => c.state === "CONTAINER_RUNNING")
+      .map((c) => c.id);
     const listed = new Set(running);
     for (const id of refused) if (!listed.has(id)) refused.delete(id);
     for (const id of logPaths.keys()) if (!listed.has(id)) logPaths.delete(id);

@@ -9,6 +9,7 @@ import { testPod } from "../../testing/pods.ts";
 import type { FsStats } from "./filesystem.ts";
 import { cgroupStats } from "../../testing/usage-samples.ts";
 import { SAMPLE_MAX_AGE_MS, createStatsAnalyzer } from "./stats-analyzer.ts";
+import { createSharedListing, STATS_LISTING_MAX_AGE_MS } from "../../container/shared-listing.ts";
 import { KubeletError } from "../../api/types.ts";
 import { silentLogger } from "../../log.ts";
 
@@ -334,6 +335,26 @@ describe("resource analyzer", () => {
       expect(reads).toEqual([]);
       // The walk (local storage eviction's figures) keeps its 1 min period: its listing with sizes is all it asks.
       expect(runtime.calls.map((c) => c.method)).toEqual(["listContainers", "listContainers"]);
+    });
+
+    test("a collection for a reader takes the runtime's last listing while current for stats, and lists when older", async () => {
+      const { clock, analyzer, runtime } = counted();
+      const shared = createSharedListing(clock);
+      const token = shared.begin();
+      shared.recordContainers(token, () => []);
+      shared.recordSandboxes(token, () => []);
+      Object.assign(runtime, { lastListing: (maxAgeMs: number) => shared.current(maxAgeMs) });
+      // The walk's listing with sizes is its own (sizes are not in a listing): only the others are counted.
+      const lists = () =>
+        runtime.calls
+          .filter((c) => c.method.startsWith("list") && !(c.args[0] as { size?: boolean } | undefined)?.size)
+          .map((c) => c.method);
+      await clock.advance(STATS_LISTING_MAX_AGE_MS);
+      await analyzer.current(false);
+      expect(lists()).toEqual([]);
+      await clock.advance(SAMPLE_MAX_AGE_MS);
+      await analyzer.current(false);
+      expect(lists()).toEqual(["listContainers", "listPodSandboxes"]);
     });
 
     test("an endpoint after a quiet spell is served a collection made for it, and the 10 s collections read no pod after it", async () => {

@@ -10,6 +10,7 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Clock } from "../../clock.ts";
 import type { ContainerStats, Runtime } from "../../container/runtime.ts";
+import { listedContainers, listedSandboxes, STATS_LISTING_MAX_AGE_MS } from "../../container/shared-listing.ts";
 import type { KubeletError, Pod } from "../../api/types.ts";
 import type { Logger } from "../../log.ts";
 import type { CgroupDetail } from "./cgroup-stats.ts";
@@ -225,8 +226,8 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
     const [node, cpu, listed, sandboxes, rlimit, nodeInterfaces] = await Promise.all([
       deps.measureNode(),
       (deps.nodeCpu ?? procStatCpu)(),
-      withPods ? deps.runtime.listContainers() : listing.containers,
-      withPods ? deps.runtime.listPodSandboxes({ state: "ready" }) : listing.sandboxes,
+      withPods ? listedContainers(deps.runtime, STATS_LISTING_MAX_AGE_MS) : listing.containers,
+      withPods ? listedSandboxes(deps.runtime, STATS_LISTING_MAX_AGE_MS, "ready") : listing.sandboxes,
       host.rlimit().catch(() => undefined),
       host.interfaces().catch(() => [] as InterfaceSample[]),
     ]);
