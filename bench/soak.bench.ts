@@ -10,6 +10,7 @@ import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileS
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { KEPT_ENGINE_CONNECTIONS } from "../lib/container/docker/docker.ts";
+import type { HeapBytes } from "../lib/platform/heap.ts";
 import { freePortNumber } from "../lib/testing/ports.ts";
 import { KUBELET_BINARY, testServices, type TestServices } from "../lib/testing/services.ts";
 import { baseFlags, removeCgroupRoot, removeDir, tempDir } from "../test/e2e/harness.ts";
@@ -52,6 +53,12 @@ export interface SoakReport {
    * the first. Read between collections, RSS swings ±15 MB with the GC's timing alone (30 pods, 240 s run).
    */
   rss: { afterStartMb: number; midRunMb: number; runEndMb: number; maxMb: number; finalMb: number };
+  /**
+   * The JS heap's live objects and what they own outside it, at the same two points: what a leak grows, without
+   * RSS's noise (the allocator's and the GC's pages). Without a leak, +1.1 to +3.2 MB from halfway to the end of a
+   * 60 s run (the event ring, code compiled late); keeping 256 KB per manifest read, +18.5 MB (RSS +9.6 % only).
+   */
+  heap: { midRunMb: number; runEndMb: number };
   cleanupSeconds: number;
 }
 
@@ -63,11 +70,17 @@ export interface HeapPhase {
   strings: number;
   objects: number;
   timers: number;
+  /** The JS heap's live objects after the GC (MB). */
+  heapMb: number;
+  /** What they own outside it and report (ArrayBuffers, strings' characters, compiled code), MB. */
+  extraMb: number;
   /** RSS a second after the full GC of the count: the allocator has returned the freed pages by then. */
   rssMb: number;
 }
 
 const PREFIX = "soak-";
+
+const heapMb = (phase: HeapPhase) => phase.heapMb + phase.extraMb;
 
 const manifest = (name: string, image: string, generation: number, volume: boolean) => `apiVersion: v1
 kind: Pod
@@ -91,6 +104,27 @@ const soakContainers = (services: TestServices) =>
   docker(services, "ps", "-a", "--filter", "label=io.kubernetes.pod.namespace=default", "--format", "{{.Names}}")
     .split("\n")
     .filter((name) => name.includes(`_${PREFIX}`));
+
+/** The pods (by name) whose app container runs, and those with a container (sandbox or app) in any state. */
+function podsWithContainers(services: TestServices): { running: Set<string>; any: Set<string> } {
+  const rows = docker(
+    services,
+    "ps",
+    "-a",
+    "--filter",
+    "label=io.kubernetes.pod.namespace=default",
+    "--format",
+    '{{.Label "io.kubernetes.pod.name"}} {{.Label "io.kubernetes.container.name"}} {{.State}}',
+  );
+  const running = new Set<string>();
+  const any = new Set<string>();
+  for (const [pod, container, state] of rows.split("\n").map((row) => row.split(" "))) {
+    if (!pod?.startsWith(PREFIX)) continue;
+    any.add(pod);
+    if (container === "app" && state === "running") running.add(pod);
+  }
+  return { running, any };
+}
 
 const volumeCount = (services: TestServices) =>
   docker(services, "volume", "ls", "-q").split("\n").filter(Boolean).length;
@@ -126,15 +160,22 @@ function target(t: number, seconds: number, peak: number): number {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The kubelet's live heap objects by type after a full GC (GET /debug/heap); timers are "Timeout". */
-async function liveHeap(port: number, rootDir: string): Promise<Record<string, number>> {
+/** The kubelet's live heap objects by type after a full GC (timers are "Timeout"), and the heap's bytes then. */
+interface LiveHeap {
+  counts: Record<string, number>;
+  bytes: HeapBytes;
+}
+
+/** GET /debug/heap: the counts and sizes of LiveHeap. */
+async function liveHeap(port: number, rootDir: string): Promise<LiveHeap> {
   // A debugging handler: the admin token the kubelet wrote at start (loopback opens nothing).
   const token = readFileSync(join(rootDir, "admin-token"), "utf8").trim();
   const response = await fetch(`http://127.0.0.1:${port}/debug/heap`, {
     headers: { authorization: `Bearer ${token}` },
   });
   if (!response.ok) throw new Error(`GET /debug/heap: ${response.status} ${await response.text()}`);
-  return ((await response.json()) as { objectTypeCounts: Record<string, number> }).objectTypeCounts;
+  const body = (await response.json()) as { objectTypeCounts: Record<string, number>; heapBytes: HeapBytes };
+  return { counts: body.objectTypeCounts, bytes: body.heapBytes };
 }
 
 /** The events the kubelet holds (GET /events). */
@@ -189,8 +230,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       await sleep(1000);
       return procStats(pid).rssMb;
     };
-    const measure = async (phase: string, t: number, heap?: Record<string, number>) => {
-      const counts = heap ?? (await liveHeap(port, rootDir));
+    const measure = async (phase: string, t: number, heap?: LiveHeap) => {
+      const { counts, bytes } = heap ?? (await liveHeap(port, rootDir));
       phases.push({
         phase,
         t,
@@ -199,9 +240,20 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         strings: counts.string ?? 0,
         objects: counts.Object ?? 0,
         timers: counts.Timeout ?? 0,
+        heapMb: bytes.heapSize / 2 ** 20,
+        extraMb: bytes.extraMemorySize / 2 ** 20,
         rssMb: await rssAfterGc(),
       });
       return counts;
+    };
+    // A checkpoint's count is taken once the node matches the manifests (every live pod running, no removed pod's
+    // container left; 30 s at most): counted mid-way, the work in flight (pods starting, containers stopping, their
+    // timers and buffers) moves RSS by ±10 % and the halfway and end-of-run counts would not compare like for like.
+    const matchManifests = async (want: Set<string>) => {
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(250)) {
+        const { running, any } = podsWithContainers(services);
+        if (running.size === want.size && [...any].every((pod) => want.has(pod) && running.has(pod))) return;
+      }
     };
     const heapBefore = await measure("started", 0);
     const midRun = Math.round(seconds * 0.2 + (seconds * 0.8) / 2);
@@ -243,7 +295,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       const now = procStats(pid);
       samples.push({ t, pods: live.size, rssMb: now.rssMb, cpu: (now.ticks - previous.ticks) / 100, fds: now.fds });
       const checkpoint = checkpoints.get(t);
-      if (checkpoint) await measure(checkpoint, t);
+      if (checkpoint) {
+        await matchManifests(new Set(live.keys()));
+        await measure(checkpoint, t);
+      }
       // The heap count and its full GC are the kubelet's work, not the churn's: CPU is counted from here.
       previous = checkpoint ? procStats(pid) : now;
     }
@@ -261,10 +316,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     // second apart (a loaded machine lags the kubelet's last passes by seconds), until there are no more
     // timers than at start; a leaked timer stays in every count.
     let settled = await liveHeap(port, rootDir);
-    for (let i = 0; i < 14 && (settled.Timeout ?? 0) > (heapBefore.Timeout ?? 0); i++) {
+    for (let i = 0; i < 14 && (settled.counts.Timeout ?? 0) > (heapBefore.Timeout ?? 0); i++) {
       await sleep(1000);
       const again = await liveHeap(port, rootDir);
-      if ((again.Timeout ?? 0) < (settled.Timeout ?? 0)) settled = again;
+      if ((again.counts.Timeout ?? 0) < (settled.counts.Timeout ?? 0)) settled = again;
     }
     const heapAfter = await measure("after clean-up", Math.round((Date.now() - began) / 1000), settled);
     const end = procStats(pid);
@@ -283,6 +338,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       timers: { before: heapBefore.Timeout ?? 0, after: heapAfter.Timeout ?? 0 },
       heapGrowth: heapGrowth(heapBefore, heapAfter),
       phases,
+      heap: {
+        midRunMb: heapMb(phases.find((p) => p.phase === "halfway through the waves")!),
+        runEndMb: heapMb(phases.find((p) => p.phase === "end of the churn")!),
+      },
       rss: {
         afterStartMb: start.rssMb,
         midRunMb: phases.find((p) => p.phase === "halfway through the waves")!.rssMb,
@@ -319,6 +378,10 @@ export function soakTable(report: SoakReport): string {
       `RSS after a full GC near ${report.options.peak} pods: halfway / end of run (MB)`,
       `${report.rss.midRunMb.toFixed(1)} / ${report.rss.runEndMb.toFixed(1)}`,
     ],
+    [
+      "heap and what it owns outside, the same points (MB)",
+      `${report.heap.midRunMb.toFixed(2)} / ${report.heap.runEndMb.toFixed(2)}`,
+    ],
     ["kubelet CPU, mean / max (% of a core)", `${(mean * 100).toFixed(1)} / ${(Math.max(...cpu) * 100).toFixed(1)}`],
     [
       "open file descriptors before / after",
@@ -340,11 +403,11 @@ export function soakTable(report: SoakReport): string {
     "| --- | --- |",
     ...rows.map(([k, v]) => `| ${k} | ${v} |`),
     "",
-    "| heap after a full GC | t (s) | pods | events held | strings | objects | timers | RSS (MB) |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| heap after a full GC | t (s) | pods | events held | strings | objects | timers | heap / outside it (MB) | RSS (MB) |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...report.phases.map(
       (p) =>
-        `| ${p.phase} | ${p.t} | ${p.pods} | ${p.events} | ${p.strings} | ${p.objects} | ${p.timers} | ${p.rssMb.toFixed(1)} |`,
+        `| ${p.phase} | ${p.t} | ${p.pods} | ${p.events} | ${p.strings} | ${p.objects} | ${p.timers} | ${p.heapMb.toFixed(2)} / ${p.extraMb.toFixed(2)} | ${p.rssMb.toFixed(1)} |`,
     ),
   ].join("\n");
 }

@@ -5,7 +5,7 @@ import { KEPT_ENGINE_CONNECTIONS } from "../../lib/container/docker/docker.ts";
 import { describeWithServices } from "../../lib/testing/services.ts";
 
 describeWithServices("soak", (services) => {
-  test("60 s of churn up to 30 pods leaves no container, pod directory, volume, file descriptor or timer behind, and RSS flat", async () => {
+  test("60 s of churn up to 30 pods leaves no container, pod directory, volume, file descriptor or timer behind, and the heap flat", async () => {
     const report = await runSoak({ services, seconds: 60, peak: 30 });
     console.log(soakTable(report));
     expect(report.actions.added).toBeGreaterThan(30);
@@ -15,8 +15,10 @@ describeWithServices("soak", (services) => {
     expect(report.fds.after).toBeLessThanOrEqual(report.fds.before + KEPT_ENGINE_CONNECTIONS);
     expect(report.timers.before).toBeGreaterThan(0);
     expect(report.timers.after).toBeLessThanOrEqual(report.timers.before);
-    // Flat: near the same pod count and each after a full GC, the end of the run needs no more memory than halfway (+10 %).
-    expect(report.rss.runEndMb).toBeLessThan(report.rss.midRunMb * 1.1);
+    // Flat: near the same pod count, the node matching its manifests and after a full GC, the end of the run holds
+    // at most 6 MB more than halfway (no leak: +1.1 to +3.2 MB; 256 KB kept per manifest read: +18.5 MB). RSS is
+    // reported, not asserted: it moves ±5 % with the allocator's pages, and that leak moved it +9.6 %.
+    expect(report.heap.runEndMb).toBeLessThan(report.heap.midRunMb + 6);
     // Live strings and objects are reported per phase (soakTable), not asserted: in 60 s they grow with the
     // event ring (events of pods long gone, bounded at 1,000, flat once there: the 540 s soak in
     // bench/results.md), and a bound loose enough for that and for warm-up let an injected leak of every
