@@ -46,8 +46,7 @@ const COMPILE_FLAGS = [
   "--minify",
   "--sourcemap",
   "--bytecode",
-  "--format",
-  "esm",
+  "--format=esm",
   ...LEFT_OUT,
 ];
 
