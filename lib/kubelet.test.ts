@@ -66,7 +66,7 @@ describeOnContainerd("runonce's module graph", (_services, endpoint) => {
     expect(code).toBe(0);
     expect(modules).toContain("lib/sync/runonce.ts");
     // run's parts: the node managers (GC, eviction, stats, device plugins), the sync loop, the CPU/memory/topology
-    // managers, and the validate command's RBAC checker.
+    // managers, the validate command's RBAC checker, the help and print-config's printers.
     const runOnly = [
       "lib/node-managers.ts",
       "lib/sync/sync-loop.ts",
@@ -76,6 +76,8 @@ describeOnContainerd("runonce's module graph", (_services, endpoint) => {
       "lib/node/eviction/eviction.ts",
       "lib/cli/validate.ts",
       "lib/server/rbac/policy-file.ts",
+      "lib/cli/help.ts",
+      "lib/config/print-config.ts",
     ];
     expect(modules.filter((m) => runOnly.includes(m))).toEqual([]);
     expect(modules.filter((m) => m.startsWith("lib/node/cm/cpumanager/"))).toEqual([]);

@@ -11,7 +11,6 @@ import {
   INSTALLED_CONFIG_FILE,
 } from "../config/config-file-path.ts";
 import { FLAGS } from "../config/flags.ts";
-import { commentedConfigFile, printConfig } from "../config/print-config.ts";
 import { formatDuration } from "../api/duration.ts";
 import { protectedHostPaths } from "../api/host-paths.ts";
 import type { KubeletConfig } from "../config/config-types.ts";
@@ -27,7 +26,6 @@ import { rolloutOptions, rolloutRequest } from "./fleet-rollout-flags.ts";
 import type { EtcdClient } from "../sources/etcd-client.ts";
 import { PLAN_EXIT, planCommand } from "./plan.ts";
 import { resetCommand } from "./reset.ts";
-import { commandHelp, globalHelp } from "./help.ts";
 import type { ApiConnection } from "./api-client.ts";
 import { resourceKind } from "./get.ts";
 
@@ -137,12 +135,14 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   try {
     const parsed = cli.parse(["node", "kubelet", ...normalizeArgv(argv)], { run: false });
     if (parsed.options.help && (cli.matchedCommand || cli.args.length === 0)) {
+      // help.ts (with print-config.ts's table of every setting) is imported when help is printed, not at every start.
+      const { commandHelp, globalHelp } = await import("./help.ts");
       io.stdout.write(`${cli.matchedCommand ? commandHelp(withHelp(cli.matchedCommand)) : globalHelp(cli.commands)}\n`);
       return 0;
     }
     if (!cli.matchedCommand) {
       if (cli.args.length === 0) {
-        io.stdout.write(`${globalHelp(cli.commands)}\n`);
+        io.stdout.write(`${(await import("./help.ts")).globalHelp(cli.commands)}\n`);
         return 2;
       }
       throw new UsageError(
@@ -312,16 +312,15 @@ export function defineCommands(argv: string[], io: Io): { cli: CAC; result: () =
     .option("-o, --output <format>", "yaml or json", { default: "yaml" });
   print.action((options) => {
     const format = outputFormat(options.output, ["yaml", "json"], print) as "yaml" | "json";
-    if (options.commented === true || options.commented === "true") {
-      io.stdout.write(commentedConfigFile(resolve(options, print)));
-      return;
-    }
-    io.stdout.write(
-      printConfig(resolve(options, print), {
-        format,
-        showOrigin: options.showOrigin === true || options.showOrigin === "true",
-      }),
-    );
+    const resolved = resolve(options, print);
+    result = import("../config/print-config.ts").then(({ commentedConfigFile, printConfig }) => {
+      io.stdout.write(
+        options.commented === true || options.commented === "true"
+          ? commentedConfigFile(resolved)
+          : printConfig(resolved, { format, showOrigin: options.showOrigin === true || options.showOrigin === "true" }),
+      );
+      return 0;
+    });
   });
   const fleet = withConfigFile(
     cli
