@@ -21,7 +21,7 @@ import { decorateRuntime } from "./container/decorated.ts";
 import { LABEL, type Runtime } from "./container/runtime.ts";
 import type { Logger } from "./log.ts";
 import type { KubeletMetrics } from "./metrics.ts";
-import { createNodeManagers, type NodeManagers } from "./node-managers.ts";
+import type { NodeManagers } from "./node-managers.ts";
 import { backoffFile } from "./node/state/backoff-file.ts";
 import { ALLOCATION_FILE, allocationFile } from "./node/state/allocation-file.ts";
 import { createEventRecorder, type EventRecorder } from "./node/events/events.ts";
@@ -37,10 +37,11 @@ import { requireReady, type PodSource, type SourceSnapshot, type StopSource } fr
 import { createPodStore, type PodStore } from "./sources/store.ts";
 import { createUrlSource } from "./sources/url.ts";
 import type { AdmissionPolicy } from "./sync/admission.ts";
-import { type ResourceManagers, withReservedSystemCPUs } from "./node/cm/resource-managers.ts";
+import type { ResourceManagers } from "./node/cm/resource-managers.ts";
+import { withReservedSystemCPUs } from "./node/cm/cpuset.ts";
 import type { PodExecutorOptions } from "./sync/pod-executor.ts";
 import type { BackoffEntry } from "./node/flowcontrol/backoff.ts";
-import { createSyncLoop, type SyncLoop } from "./sync/sync-loop.ts";
+import type { SyncLoop } from "./sync/sync-loop.ts";
 import { createPlegHealth } from "./container/pleg/health.ts";
 import type { HealthCheck } from "./node/status/node-status.ts";
 
@@ -103,11 +104,14 @@ export interface Assembly {
   /** The image manager; `checkSpace` is image GC's refusal of a pull that would fill the disk, `pulls` a display. */
   images(checkSpace?: (image: string) => Promise<void>, pulls?: PullObserver): ImageManager;
   volumes(): VolumeManager;
-  /** Image and container GC, stats, eviction and the OOM watcher (`run`). */
-  nodeManagers(placement: PodPlacement): NodeManagers;
-  /** The sync loop over the store, the runtime and the placement (`run`). */
+  /**
+   * Image and container GC, stats, eviction and the OOM watcher (`run`). Their modules load here, not with the
+   * assembly: a `runonce` never evaluates them (issue 41 item 7).
+   */
+  nodeManagers(placement: PodPlacement): Promise<NodeManagers>;
+  /** The sync loop over the store, the runtime and the placement (`run`; its modules load here, as above). */
   /** `resources`: the topology, CPU and memory managers (admission and each container's cpusets), when in use. */
-  syncLoop(placement: PodPlacement, managers: NodeManagers, resources?: ResourceManagers): SyncLoop;
+  syncLoop(placement: PodPlacement, managers: NodeManagers, resources?: ResourceManagers): Promise<SyncLoop>;
 }
 
 /** Builds what `command` needs from the config; contacts neither the runtime nor a source yet. */
@@ -215,8 +219,8 @@ export async function assemble(
         },
         log: log.child("volumes"),
       }),
-    nodeManagers: (placement) =>
-      createNodeManagers(config, {
+    nodeManagers: async (placement) =>
+      (await import("./node-managers.ts")).createNodeManagers(config, {
         runtime,
         events,
         nodeName: node.name,
@@ -225,8 +229,8 @@ export async function assemble(
         metrics,
         ...(placement.deps.cgroups ? { cgroups: placement.deps.cgroups } : {}),
       }),
-    syncLoop: (placement, managers, resources) =>
-      createSyncLoop(
+    syncLoop: async (placement, managers, resources) =>
+      (await import("./sync/sync-loop.ts")).createSyncLoop(
         {
           ...podOptions,
           syncFrequencyMs: config.syncFrequency,

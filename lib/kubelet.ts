@@ -187,12 +187,12 @@ async function runLocked(
   );
   const placement = await untilAborted(assembly.placePods(), signal);
   if (!placement) return void log.info("stopped while starting: nothing was started");
-  const managers = assembly.nodeManagers(placement);
+  const managers = await assembly.nodeManagers(placement);
   // The CPU, memory and topology managers restore their state files here: a refused one stops the start.
   const resources = resourceManagersWanted(config)
     ? createResourceManagers(config, { runtime, log: log.child("cm"), devices: managers.devices })
     : undefined;
-  const syncLoop = assembly.syncLoop(placement, managers, resources);
+  const syncLoop = await assembly.syncLoop(placement, managers, resources);
   metrics.countPods({ desired: () => syncLoop.pods(), active: () => syncLoop.activePods() });
 
   /** The serving certificate on disk, watched once the TLS server is up. */

@@ -99,6 +99,17 @@ describe("kubelet CLI", () => {
     expect(err).toContain("--sync_frequency");
   });
 
+  test("exits 2 with cac's words for a flag given without the value it needs, and a value given is taken", async () => {
+    const { code, err } = await run("runonce", "-c", "x", "--root_dir");
+    expect(code).toBe(2);
+    expect(err).toBe(
+      "kubelet: option `--root-dir <value>` value is missing\nUsage: kubelet runonce [flags]; see 'kubelet runonce --help'\n",
+    );
+    const given = await run("print-config", "-o", "json", "--root_dir", "/var/lib/other");
+    expect(given.code).toBe(0);
+    expect(JSON.parse(given.out).root_dir).toBe("/var/lib/other");
+  });
+
   test("exits 2 for an unknown command", async () => {
     expect((await run("explode")).code).toBe(2);
   });

@@ -72,3 +72,18 @@ export function parseCPUSet(text: string): CPUSet {
   }
   return new CPUSet(ids);
 }
+
+/**
+ * kubeReserved and systemReserved as upstream applies reservedSystemCPUs: its CPU count becomes systemReserved
+ * cpu and kubeReserved cpu is dropped (node allocatable then leaves exactly those CPUs out).
+ */
+export function withReservedSystemCPUs(settings: {
+  kubeReserved: Record<string, string>;
+  systemReserved: Record<string, string>;
+  reservedCpus: string;
+}) {
+  if (!settings.reservedCpus) return { kube: settings.kubeReserved, system: settings.systemReserved };
+  const { cpu: _, ...kube } = settings.kubeReserved;
+  const count = parseCPUSet(settings.reservedCpus).size;
+  return { kube, system: { ...settings.systemReserved, cpu: String(count) } };
+}

@@ -12,7 +12,7 @@ import { chooseCgroupDriver, hostDefaultDriver, planQosCgroups } from "./cgroup-
 import { createDnsConfigurer, type DnsConfigurerOptions } from "../network/dns.ts";
 import type { EventRecorder } from "../events/events.ts";
 import { oomScoreAdjFloor } from "./oom-score.ts";
-import { withReservedSystemCPUs } from "./resource-managers.ts";
+import { withReservedSystemCPUs } from "./cpuset.ts";
 
 /** The KubeletConfiguration fields the placement reads (durations in milliseconds, as the config has them). */
 export interface PlacementSettings

@@ -10,7 +10,7 @@ import { KubeletError, type Pod } from "../../api/types.ts";
 import type { Runtime } from "../../container/runtime.ts";
 import type { Logger } from "../../log.ts";
 import { nodeAllocatable } from "./cgroups.ts";
-import { parseCPUSet } from "./cpuset.ts";
+import { withReservedSystemCPUs } from "./cpuset.ts";
 import { CPU_MANAGER_STATE_FILE } from "./cpumanager/cpu-manager-state.ts";
 import { createCPUManager, type CPUManager } from "./cpumanager/cpu-manager.ts";
 import { deviceHintProvider } from "./device-hint-provider.ts";
@@ -55,18 +55,8 @@ export interface ResourceManagers {
   run(pods: { activePods(): Pod[]; allSourcesReady(): boolean }, clock: Clock, signal: AbortSignal): Promise<void>;
 }
 
-/**
- * kubeReserved and systemReserved as upstream applies reservedSystemCPUs: its CPU count becomes systemReserved
- * cpu and kubeReserved cpu is dropped (node allocatable then leaves exactly those CPUs out).
- */
-export function withReservedSystemCPUs(
-  settings: Pick<ResourceManagerSettings, "kubeReserved" | "systemReserved" | "reservedCpus">,
-) {
-  if (!settings.reservedCpus) return { kube: settings.kubeReserved, system: settings.systemReserved };
-  const { cpu: _, ...kube } = settings.kubeReserved;
-  const count = parseCPUSet(settings.reservedCpus).size;
-  return { kube, system: { ...settings.systemReserved, cpu: String(count) } };
-}
+// In cpuset.ts, which the assembly and the placement import without the managers (a runonce loads none of them).
+export { withReservedSystemCPUs } from "./cpuset.ts";
 
 /** Whether anything is asked of the managers, or a state file of an earlier run must be checked against them. */
 export function resourceManagersWanted(settings: ResourceManagerSettings): boolean {
