@@ -3,7 +3,8 @@
 // operation (kubelet_runtime_operations_total and the PLEG's relists from /metrics, deltas over the window).
 // Usage: bash scripts/services.sh up && bun build.ts &&
 //   bun bench/cri-idle.bench.ts --binary base=/tmp/base-kubelet --binary after=dist/kubelet [--pods 110] [--rounds 2]
-//     [--settle 15] [--window 60] [remote] [remote-1.7]
+//     [--settle 15] [--window 60] [remote] [remote-1.7] [docker]
+// `docker` (named only) measures the Docker runtime the same way, dockerd's CPU in containerd's column.
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { testServices } from "../lib/testing/services.ts";
@@ -21,8 +22,8 @@ const podCount = arg("--pods", 110);
 const rounds = arg("--rounds", 2);
 const binaries = argv.flatMap((a, i) => (a === "--binary" ? [argv[i + 1]!.split("=") as [string, string]] : []));
 if (binaries.length === 0) binaries.push(["dist", "dist/kubelet"]);
-const runtimes = (["remote", "remote-1.7"] as const).filter(
-  (r) => !argv.some((a) => a.startsWith("remote")) || argv.includes(r),
+const runtimes = (["remote", "remote-1.7", "docker"] as const).filter((r) =>
+  argv.some((a) => a.startsWith("remote") || a === "docker") ? argv.includes(r) : r !== "docker",
 );
 const apps = bench.appCounter(services);
 
@@ -40,7 +41,15 @@ async function counters(k: BenchKubelet): Promise<Map<string, number>> {
 }
 
 const containerdPid = (runtime: RuntimeChoice) =>
-  Number(readFileSync(join(services.dir, runtime === "remote" ? "containerd.pid" : "containerd17.pid"), "utf8"));
+  Number(
+    readFileSync(
+      join(
+        services.dir,
+        runtime === "docker" ? "dockerd.pid" : runtime === "remote" ? "containerd.pid" : "containerd17.pid",
+      ),
+      "utf8",
+    ),
+  );
 
 interface Sample {
   runtime: RuntimeChoice;
@@ -132,6 +141,6 @@ for (const s of samples) {
     .map(([n, c]) => `${n} ${c.toFixed(1)}`)
     .join(", ");
   console.log(
-    `${s.runtime === "remote" ? "1.6" : "1.7"} | ${s.build} | ${fmt(s.cpu)} % | ${fmt(s.containerdCpu)} % | ${s.rssMb.toFixed(0)} MB | ${threads} | ${calls}`,
+    `${s.runtime === "remote" ? "1.6" : s.runtime === "docker" ? "Docker" : "1.7"} | ${s.build} | ${fmt(s.cpu)} % | ${fmt(s.containerdCpu)} % | ${s.rssMb.toFixed(0)} MB | ${threads} | ${calls}`,
   );
 }

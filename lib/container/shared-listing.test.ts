@@ -87,6 +87,17 @@ test("with the event stream open since before it began, a listing is current at 
   expect(shared.current(Number.POSITIVE_INFINITY)).toEqual({});
 });
 
+test("a stream that does not tell of every change bounds a listing's age while it is open", async () => {
+  const clock = new FakeClock();
+  const shared = createSharedListing(clock, { streamedMaxAgeMs: 300_000 });
+  shared.streaming(true);
+  recorded(shared);
+  await clock.advance(300_000);
+  expect(shared.current(3000).containers).toEqual([container("c1")]);
+  await clock.advance(1);
+  expect(shared.current(Number.POSITIVE_INFINITY)).toEqual({});
+});
+
 test("a list that began before another but ended after it does not replace the newer one", async () => {
   const clock = new FakeClock();
   const shared = createSharedListing(clock);

@@ -54,7 +54,18 @@ const once = <T>(make: () => T[]): (() => T[]) => {
   return () => (made ??= make());
 };
 
-export function createSharedListing(clock: Clock): SharedListing {
+export function createSharedListing(
+  clock: Clock,
+  options: {
+    /**
+     * The oldest a listing may be while the stream is open: for a stream that does not tell of every change a
+     * listing shows (Docker's: a rename, an image retagged, a removal that fails), and so that a reader still
+     * lists, as upstream's Evented PLEG relists, at this period. Default: no bound.
+     */
+    streamedMaxAgeMs?: number;
+  } = {},
+): SharedListing {
+  const streamedMaxAgeMs = options.streamedMaxAgeMs ?? Number.POSITIVE_INFINITY;
   let changes = 0;
   let underWay = 0;
   let open = false;
@@ -65,7 +76,7 @@ export function createSharedListing(clock: Clock): SharedListing {
     if (!half) return undefined;
     const { token } = half;
     if (!token.settled || token.changes !== changes) return undefined;
-    if (!(token.streamed && open) && clock.now() - token.at > maxAgeMs) return undefined;
+    if (clock.now() - token.at > (token.streamed && open ? streamedMaxAgeMs : maxAgeMs)) return undefined;
     return half.items();
   };
   /** A newer list replaces an older one only: two lists may end in either order. */

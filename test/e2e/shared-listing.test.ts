@@ -1,7 +1,8 @@
-// The node's readers (the resync, container GC, the log manager) take the PLEG's last listing on containerd instead
-// of listing again, the compiled binary against the real daemons: at idle they ask the runtime for almost no listing
-// of their own (on 1.6 the relist's each second answers them, on 1.7 the event stream keeps one listing current),
-// and still a new pod starts and a dead container beyond --maximum_dead_containers_per_container is collected.
+// The node's readers (the resync, container GC, the log manager) take the runtime's last listing instead of listing
+// again, the compiled binary against the real daemons: at idle they ask the runtime for almost no listing of their
+// own (on 1.6 the relist's each second answers them, on 1.7 the event stream keeps one listing current, on Docker the
+// Engine's events stream keeps the last reader's current), and still a new pod starts and a dead container beyond
+// --maximum_dead_containers_per_container is collected.
 import { afterAll, expect } from "bun:test";
 import { type Kubelet, startKubelet, test } from "./harness-kubelet.ts";
 import { describeOnRuntimes, writePod } from "./harness-runtimes.ts";
@@ -32,7 +33,10 @@ describeOnRuntimes(
       });
     const running = (name: string) =>
       kubelet.waitForPod(name, "the app running", (p) => p.status?.containerStatuses?.[0]?.state?.running, 240_000);
-    /** The runtime's lists the kubelet made, by operation, and its PLEG's relists (each one of each list). */
+    /**
+     * The runtime's lists the kubelet made, by operation, and its PLEG's relists (on the CRI each one of each list,
+     * beside the readers'; on Docker a relist is a reader's full list of containers, counted in list_containers).
+     */
     const counts = async () => {
       const text = await (await kubelet.admin("/metrics")).text();
       const value = (pattern: string) => Number(text.match(new RegExp(`^${pattern} (\\S+)$`, "m"))?.[1] ?? 0);
@@ -53,7 +57,7 @@ describeOnRuntimes(
       const before = await counts();
       await Bun.sleep(WINDOW_MS);
       const after = await counts();
-      const relists = after.relists - before.relists;
+      const relists = rt.name === "docker" ? 0 : after.relists - before.relists;
       // Without the shared listing: the resync's 3 + 3, the log manager's 3, and the walk's sized listing.
       const own = {
         containers: after.containers - before.containers - relists,
@@ -62,7 +66,7 @@ describeOnRuntimes(
       expect(own.containers).toBeLessThanOrEqual(2);
       expect(own.sandboxes).toBeLessThanOrEqual(1);
       if (rt.name === "containerd 1.7") expect(relists).toBe(0);
-      else expect(relists).toBeGreaterThanOrEqual(20);
+      else if (rt.name === "containerd") expect(relists).toBeGreaterThanOrEqual(20);
     }, 360_000);
 
     test("a pod added at idle starts", async () => {
@@ -90,5 +94,5 @@ describeOnRuntimes(
       );
     }, 400_000);
   },
-  ["remote", "remote-1.7"],
+  ["docker", "remote", "remote-1.7"],
 );

@@ -16,6 +16,7 @@ import { eventedEvents, GENERIC_RELIST_PERIOD_MS, type EventedPlegOptions } from
 import { streamedEntry } from "./cri-events.ts";
 import { createRelistEntries } from "./cri-relist.ts";
 import { createSharedListing } from "../shared-listing.ts";
+import { keepingListing, staleOnEvents } from "../kept-listing.ts";
 import { measuredCall, RUNTIME_OPERATIONS } from "../instrumented.ts";
 import type { KubeletMetrics } from "../../metrics.ts";
 import {
@@ -152,28 +153,13 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
   const containerSummaries = summarized(containerSummary);
   const sandboxSummaries = summarized(sandboxSummary);
 
-  const listContainers = async (podUid?: string): Promise<ContainerSummary[]> => {
-    const token = shared.begin();
-    const items = await client.listContainers(podUid ? { [LABEL.podUid]: podUid } : undefined);
-    const summaries = containerSummaries(items);
-    if (!podUid) shared.recordContainers(token, () => summaries);
-    return summaries;
-  };
-
-  const listPodSandboxes: Runtime["listPodSandboxes"] = async (filter = {}) => {
-    const token = shared.begin();
-    const items = await client.listPodSandbox({
-      ...(filter.podUid ? { labelSelector: { [LABEL.podUid]: filter.podUid } } : {}),
-      ...(filter.state ? { state: filter.state === "ready" ? "SANDBOX_READY" : "SANDBOX_NOTREADY" } : {}),
-    });
-    const summaries = sandboxSummaries(items);
-    if (!filter.podUid && !filter.state) shared.recordSandboxes(token, () => summaries);
-    return summaries;
-  };
-  const changing =
-    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
-    (...args: A): Promise<R> =>
-      shared.changing(() => call(...args));
+  const listPodSandboxes: Runtime["listPodSandboxes"] = async (filter = {}) =>
+    sandboxSummaries(
+      await client.listPodSandbox({
+        ...(filter.podUid ? { labelSelector: { [LABEL.podUid]: filter.podUid } } : {}),
+        ...(filter.state ? { state: filter.state === "ready" ? "SANDBOX_READY" : "SANDBOX_NOTREADY" } : {}),
+      }),
+    );
 
   // The stats analyzer asks every running container's stats at once: one ListContainerStats answers them all
   // (one container alone is asked by id, so a single lookup does not list the node).
@@ -223,7 +209,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     };
   };
 
-  return {
+  return keepingListing(shared, {
     async version(signal) {
       const v = await client.version(signal);
       name ??= Promise.resolve(v.runtime_name);
@@ -248,19 +234,20 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
         hostname: osHostname(),
       };
     },
-    runPodSandbox: changing((config, runtimeHandler) =>
+    runPodSandbox: (config, runtimeHandler) =>
       client.runPodSandbox(config, runtimeHandler).catch((e) => Promise.reject(sandboxImageHint(conflict(e)))),
-    ),
-    stopPodSandbox: changing((id) => client.stopPodSandbox(id).catch(notFoundIsDone)),
-    removePodSandbox: changing((id) => client.removePodSandbox(id).catch(notFoundIsDone)),
+    stopPodSandbox: (id) => client.stopPodSandbox(id).catch(notFoundIsDone),
+    removePodSandbox: (id) => client.removePodSandbox(id).catch(notFoundIsDone),
     async podSandboxStatus(id) {
       const s = await client.podSandboxStatus(id);
       return { ...sandboxSummary(s), ipAddress: s.network?.ip ?? "", runtimeName: await runtimeName() };
     },
     listPodSandboxes,
-    lastListing: (maxAgeMs) => shared.current(maxAgeMs),
     async listContainers(listOptions = {}) {
-      const containers = await listContainers(listOptions.podUid);
+      const { podUid } = listOptions;
+      const containers = containerSummaries(
+        await client.listContainers(podUid ? { [LABEL.podUid]: podUid } : undefined),
+      );
       if (!listOptions.size) return containers;
       // A listed CRI container carries no size: its writable layer's usage comes with its stats, as the Go kubelet's
       // CRI stats provider reads it (containerd refreshes it every stats_collect_period, 10 s by default).
@@ -273,10 +260,9 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
     },
     inspectContainer,
     reopenContainerLog: (id) => client.reopenContainerLog(id),
-    createContainer: changing((sandboxId, config, sandboxConfig) =>
+    createContainer: (sandboxId, config, sandboxConfig) =>
       client.createContainer(sandboxId, config, sandboxConfig).catch((e) => Promise.reject(conflict(e))),
-    ),
-    startContainer: changing(async (id) => {
+    async startContainer(id) {
       try {
         await client.startContainer(id);
       } catch (error) {
@@ -284,12 +270,10 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
         if ((await client.containerStatus(id).catch(() => undefined))?.state === "CONTAINER_RUNNING") return;
         throw error;
       }
-    }),
-    stopContainer: changing((id, graceSeconds) =>
-      client.stopContainer(id, Math.ceil(graceSeconds)).catch(notFoundIsDone),
-    ),
+    },
+    stopContainer: (id, graceSeconds) => client.stopContainer(id, Math.ceil(graceSeconds)).catch(notFoundIsDone),
     updateContainerResources: (id, resources) => client.updateContainerResources(id, resources),
-    removeContainer: changing((id) => client.removeContainer(id).catch(notFoundIsDone)),
+    removeContainer: (id) => client.removeContainer(id).catch(notFoundIsDone),
     async imageStatus(ref) {
       const image = await client.imageStatus(ref);
       return (
@@ -413,19 +397,13 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
           return relistEntries(sandboxes, containers);
         },
         async function* (streamSignal, opened) {
-          try {
-            const open = () => {
-              shared.streaming(true);
-              opened();
-            };
-            for await (const event of client.containerEvents(streamSignal, open)) {
-              // Any event, the kubelet's own containers or not: what the last listing says may be behind it.
-              shared.changed();
-              const entry = streamedEntry(event, ours);
-              if (entry) yield entry;
-            }
-          } finally {
-            shared.streaming(false);
+          const open = () => {
+            shared.streaming(true);
+            opened();
+          };
+          for await (const event of staleOnEvents(shared, client.containerEvents(streamSignal, open))) {
+            const entry = streamedEntry(event, ours);
+            if (entry) yield entry;
           }
         },
         {
@@ -441,7 +419,7 @@ export function createCriRuntime(client: CriClient, options: CriRuntimeOptions):
           ...(options.plegHealth ? { health: options.plegHealth } : {}),
         },
       ),
-  };
+  });
 }
 
 /** The resize-relevant fields of the CRI's LinuxContainerResources. */

@@ -1,11 +1,15 @@
 // The Runtime port on a Docker Engine (the dockershim's docker_service.go NewDockerService): the Engine client of
 // docker-engine.ts (the only dockerode import) handed, as the narrow calls each uses, to the service, images,
 // sandboxes and containers, logs and events, and exec.
+import { type Clock, systemClock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
+import { keepingListing, staleOnEvents } from "../kept-listing.ts";
+import { EVENTED_RELIST_PERIOD_MS } from "../pleg/evented.ts";
 import type { PlegHealth } from "../pleg/health.ts";
+import { createSharedListing } from "../shared-listing.ts";
 import type { Runtime } from "../runtime.ts";
 import { createDockerContainers } from "./docker-containers.ts";
-import { createDockerEngine } from "./docker-engine.ts";
+import { createDockerEngine, type DockerEngine } from "./docker-engine.ts";
 import { createDockerExecSync } from "./docker-exec-sync.ts";
 import { createDockerStreaming, dockerStreamCalls } from "./docker-exec.ts";
 import { createDockerImages } from "./docker-images.ts";
@@ -35,11 +39,13 @@ export interface DockerRuntimeOptions {
    * before began, so kube-prometheus' PLEG panels read Docker nodes as CRI ones.
    */
   relisted?(durationSeconds: number, intervalSeconds: number | undefined): void;
+  /** The kept listing's clock (its age). */
+  clock?: Clock;
 }
 
-/** The Runtime port on the Docker Engine at `endpoint` (unix://path, tcp://host:port). */
-export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
-  const engine = createDockerEngine(options.endpoint);
+/** The Runtime port on the Docker Engine at `endpoint` (unix://path, tcp://host:port), or on `deps.engine`. */
+export function createDockerRuntime(options: DockerRuntimeOptions, deps: { engine?: DockerEngine } = {}): Runtime {
+  const engine = deps.engine ?? createDockerEngine(options.endpoint);
   const { log } = options;
   const timeoutMs = options.requestTimeoutMs ?? 30_000;
   const shim: DockerShimOptions = {
@@ -57,13 +63,27 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     { engine, ensureSandboxImage: images.ensureSandboxImage, seccompJson: localhostSeccompJson },
   );
   const streaming = createDockerStreaming(dockerStreamCalls({ timeoutMs }, { engine }));
+  // The last full listing answers the node's other readers (the resync, container GC, the log manager, the stats
+  // collection) while nothing can have changed since it began, as on the CRI. The Engine's events stream keeps it
+  // current only for what it tells (container lifecycle actions, not a rename or a retagged image), so it is current
+  // for at most the Evented PLEG's relist period: the resync then lists, and that listing is the relist the PLEG
+  // health reads (its threshold while the stream is open is twice that period).
+  const shared = createSharedListing(options.clock ?? systemClock, { streamedMaxAgeMs: EVENTED_RELIST_PERIOD_MS });
   const { logs, events } = createDockerLogs(
-    { timeoutMs, log, ...(options.plegHealth ? { streaming: options.plegHealth.streaming } : {}) },
+    {
+      timeoutMs,
+      log,
+      streaming: (on) => {
+        // Opened once the Engine answered: an event from then on reaches the stream; the end is staleOnEvents'.
+        if (on) shared.streaming(true);
+        options.plegHealth?.streaming(on);
+      },
+    },
     { engine },
   );
   const { plegHealth, relisted } = options;
   let lastRelistStart: number | undefined;
-  return {
+  return keepingListing(shared, {
     version: service.version,
     status: service.status,
     machineInfo: service.machineInfo,
@@ -105,6 +125,6 @@ export function createDockerRuntime(options: DockerRuntimeOptions): Runtime {
     attach: streaming.attach,
     portForward: createDockerPortForward({ timeoutMs }, { engine }),
     logs,
-    events,
-  };
+    events: (signal) => staleOnEvents(shared, events(signal)),
+  });
 }
