@@ -60,7 +60,16 @@ export interface UsageSample {
 export interface RuntimeListing {
   containers: ContainerSummary[];
   sandboxes: PodSandboxSummary[];
+  /** Each pod's resources, declared and reported, as one text (by uid): its cgroups' limits are read again when it changes. */
+  podResources?: Map<string, string>;
 }
+
+/**
+ * How long a cgroup's limits are taken from an earlier read at most: they change when a container starts or a pod is
+ * resized (both change the key they are read under), and this catches a change made beside the kubelet (`docker
+ * update`) within a few scrapes.
+ */
+export const LIMITS_MAX_AGE_MS = 300_000;
 
 /** Interfaces cAdvisor does not report (its network ignoredDevicePrefixes). */
 const IGNORED_INTERFACES = /^(lo|veth|docker|nerdctl)/;
@@ -150,7 +159,7 @@ export function createUsageSampler(deps: {
      * /proc/<pid>/net/dev is read (its interfaces are empty).
      */
     async sample(detail: CgroupDetail = "all", network = true): Promise<UsageSample> {
-      const { containers, sandboxes } = deps.listing();
+      const { containers, sandboxes, podResources } = deps.listing();
       const byId = new Map(containers.map((c) => [c.id, c]));
       const sandboxById = new Map(sandboxes.map((s) => [s.id, s]));
       const keys = new Map<string, string>();
@@ -164,6 +173,7 @@ export function createUsageSampler(deps: {
       for (const c of containers) listed(c.labels[LABEL.podUid], c.id, c.state, c.state === "CONTAINER_RUNNING");
       for (const s of sandboxes) listed(s.metadata.uid, s.id, s.state, s.state === "ready");
       const time = deps.now();
+      const period = Math.floor(time / LIMITS_MAX_AGE_MS);
       const root = detail !== "usage" ? deps.reader.read("/", detail) : Promise.resolve(undefined);
       const next = new Map<string, { key: string; cgroups: Promise<ContainerCgroup[]> }>();
       const namespaces = new Map<string, InterfaceSample[]>();
@@ -172,7 +182,10 @@ export function createUsageSampler(deps: {
           const key = keys.get(uid) ?? "";
           const cgroups = containerCgroups(cgroup, key, live.get(uid) ?? []);
           next.set(cgroup, { key, cgroups });
-          const [stats, found] = await Promise.all([deps.reader.read(cgroup, detail), cgroups]);
+          // The pod's and its containers' limits are read again when a container of the pod starts or changes state,
+          // when the pod's resources change (an in-place resize) and once per LIMITS_MAX_AGE_MS.
+          const limitsKey = `${key}|${podResources?.get(uid) ?? ""}|${period}`;
+          const [stats, found] = await Promise.all([deps.reader.read(cgroup, detail, limitsKey), cgroups]);
           if (!stats) return undefined;
           let name = "";
           let namespace = "";
@@ -192,7 +205,7 @@ export function createUsageSampler(deps: {
                 if (detail !== "all") return undefined;
               }
               // A container's process count is not shown (the summary's process_stats is the pod's).
-              const cstats = await deps.reader.read(path, detail === "summary" ? "limits" : detail);
+              const cstats = await deps.reader.read(path, detail === "summary" ? "limits" : detail, limitsKey);
               if (!cstats) return undefined;
               if (sandbox) {
                 return {
