@@ -284,6 +284,45 @@ describe("usage sampler", () => {
       ]);
     });
 
+    test("a sandbox's process and namespace are looked up again only when its pod's listing changes or its process went; its counters are read every sample", async () => {
+      const procRoot = mkdtempSync(join(tmpdir(), "kubelet-usage-sampler-"));
+      netDev(procRoot, 7, "net:[1]");
+      let pid = 7;
+      const looked: number[] = [];
+      const reader: CgroupReader = {
+        version: 1,
+        read: async () => cgroupStats(),
+        containers: async (pod) => [{ id: "pause-id", path: `${pod}/pause-id` }],
+        firstPid: async () => (looked.push(pid), pid),
+        sweep: () => {},
+      };
+      let containers: ContainerSummary[] = [];
+      const sampler = createUsageSampler({
+        reader,
+        podCgroups: async () => new Map([["u1", "/kubepods/podu1"]]),
+        listing: () => ({ containers, sandboxes: [pause] }),
+        now: () => 42,
+        procRoot,
+      });
+      const received = async () => (await sampler.sample("all", true)).pods[0]?.interfaces[0]?.rxBytes;
+      expect(await received()).toBe(1000);
+      writeFileSync(join(procRoot, "7/net/dev"), NET_DEV.replace("1000", "1500"));
+      expect(await received()).toBe(1500);
+      // A sample without networks (eviction's ranking) forgets nothing.
+      await sampler.sample("summary", false);
+      expect(await received()).toBe(1500);
+      expect(looked).toEqual([7]);
+      // The pod's listing changed: looked up again; its process's counters unreadable (gone), looked up again next time.
+      containers = [{ ...app, labels: { ...app.labels, [LABEL.podUid]: "u1" } }];
+      pid = 9;
+      expect(await received()).toBeUndefined();
+      netDev(procRoot, 9, "net:[2]");
+      expect(await received()).toBe(1000);
+      expect(await received()).toBe(1000);
+      expect(looked).toEqual([7, 9, 9]);
+      rmSync(procRoot, { recursive: true });
+    });
+
     test("pods in one network namespace (hostNetwork: the node's) have its counters read once per sample", async () => {
       // Process 8's net/dev is unreadable: db is shown web's counters only if its namespace's read is shared.
       const read = await sampled(true, (proc) => {
