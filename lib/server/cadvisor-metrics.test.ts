@@ -1,10 +1,20 @@
 import { describe, expect, test } from "bun:test";
 import { usageSample } from "../testing/usage-samples.ts";
-import { createCadvisorMetrics } from "./cadvisor-metrics.ts";
+import type { UsageSample } from "../node/stats/usage-sampler.ts";
+import { type CadvisorMetricsDeps, createCadvisorMetrics } from "./cadvisor-metrics.ts";
+
+/** The renderer, its bytes read as text. */
+const cadvisorText = (deps: CadvisorMetricsDeps) => {
+  const metrics = createCadvisorMetrics(deps);
+  return { render: async () => Buffer.from(await metrics.render()).toString() };
+};
+/** What a renderer that never rendered before writes of `read`. */
+const firstRender = (read: UsageSample) =>
+  cadvisorText({ sample: async () => read, imageFsCapacity: () => 50e9 }).render();
 
 describe("/metrics/cadvisor", () => {
   test("labels the root, pod and container cgroups as cAdvisor does through the kubelet, with the sample's timestamp", async () => {
-    const text = await createCadvisorMetrics({
+    const text = await cadvisorText({
       sample: async () => usageSample(1_700_000_000_000),
       imageFsCapacity: () => 50e9,
     }).render();
@@ -31,7 +41,7 @@ describe("/metrics/cadvisor", () => {
   });
 
   test("without pod cgroups only the machine series and container_scrape_error are written", async () => {
-    const text = await createCadvisorMetrics({
+    const text = await cadvisorText({
       sample: async () => undefined,
       imageFsCapacity: () => undefined,
     }).render();
@@ -51,12 +61,12 @@ describe("/metrics/cadvisor", () => {
     read.pods[0]!.stats.cpuUsageNanoseconds = 9e9;
     expect(await cadvisor.render()).toBe(first);
     read = usageSample(1_700_000_010_000);
-    expect(await cadvisor.render()).toContain(" 1700000010000");
+    expect(Buffer.from(await cadvisor.render()).toString()).toContain(" 1700000010000");
   });
 
   test("a scraped kubelet's next read is written as a first scrape would write it: new values, a new interface, a container gone", async () => {
     let read = usageSample(1_700_000_000_000);
-    const scraped = createCadvisorMetrics({ sample: async () => read, imageFsCapacity: () => 50e9 });
+    const scraped = cadvisorText({ sample: async () => read, imageFsCapacity: () => 50e9 });
     await scraped.render();
     read = usageSample(1_700_000_015_000);
     const pod = read.pods[0]!;
@@ -69,6 +79,42 @@ describe("/metrics/cadvisor", () => {
       'container_memory_rss{container="",id="/kubepods/podu1",image="",name="",namespace="default",pod="web"} 123 1700000015000',
     );
     expect(again).not.toContain('container="app"');
-    expect(again).toBe(await createCadvisorMetrics({ sample: async () => read, imageFsCapacity: () => 50e9 }).render());
+    expect(again).toBe(await firstRender(read));
+  });
+
+  test("a read whose values mostly stood still is written as a first render would write it, every line with the new timestamp", async () => {
+    /** Three pods named p0…p2 as usageSample's, read at `time`; p1's app container has used `cpu` ns. */
+    const read = (time: number, cpu: number): UsageSample => {
+      const pods = [0, 1, 2].map((i) => {
+        const pod = usageSample(time).pods[0]!;
+        pod.name = `p${i}`;
+        pod.cgroup = `/kubepods/pod${i}`;
+        for (const c of pod.containers) c.cgroup = `${pod.cgroup}/${c.id}`;
+        if (i === 1) pod.containers[0]!.stats.cpuUsageNanoseconds = cpu;
+        return pod;
+      });
+      return { ...usageSample(time), pods };
+    };
+    let sample = read(1_700_000_000_000, 1e9);
+    const scraped = cadvisorText({ sample: async () => sample, imageFsCapacity: () => 50e9 });
+    await scraped.render();
+    for (const [time, cpu] of [
+      [1_700_000_015_000, 1e9],
+      [1_700_000_030_000, 2e9],
+      [1_700_000_045_000, 2e9],
+    ] as const) {
+      sample = read(time, cpu);
+      const text = await scraped.render();
+      expect(text).toBe(await firstRender(sample));
+      expect(text).not.toContain(` ${time - 15_000}\n`);
+    }
+  });
+
+  test("a timestamp one digit longer than the last read's is written on every line all the same", async () => {
+    let sample = usageSample(9_999_999_999_000);
+    const scraped = cadvisorText({ sample: async () => sample, imageFsCapacity: () => 50e9 });
+    await scraped.render();
+    sample = usageSample(10_000_000_014_000);
+    expect(await scraped.render()).toBe(await firstRender(sample));
   });
 });

@@ -212,49 +212,48 @@ function cgroupsOf(sample: UsageSample): Cgroup[] {
   ];
 }
 
-export function createCadvisorMetrics(deps: CadvisorMetricsDeps): { render(): Promise<string> } {
+export function createCadvisorMetrics(deps: CadvisorMetricsDeps): { render(): Promise<Uint8Array<ArrayBuffer>> } {
   const machine = machineLabels();
-  // The families of one read: rendered again only when the read (served again within 15 s), the error or the capacity changed.
+  // The text of one read, as the bytes sent: rendered again only when the read (served again within 15 s), the error
+  // or the capacity changed, so a scrape served an earlier read encodes nothing.
   const lines = keptLines();
   const text = renderedOnce((sample: UsageSample | undefined, failed: boolean, capacity: number | undefined) => {
     const cgroups = sample ? cgroupsOf(sample) : [];
-    const stamp = ` ${Math.round(sample?.time ?? 0)}`;
-    lines.start(cgroups);
-    // Every line of a read ends with the read's timestamp: the lines are kept without it (a line whose value did not
-    // change is the kept string) and joined with it, so a scrape of 110 pods builds no string per line it writes.
+    const out = lines.start(cgroups, ` ${Math.round(sample?.time ?? 0)}`);
     const family = (name: string, help: string, type: "counter" | "gauge", value: (c: Cgroup, emit: Emit) => void) => {
-      const heads = lines.family(name, cgroups, value);
-      return heads.length
-        ? `# HELP ${name} ${helpText(help)}\n# TYPE ${name} ${type}\n${heads.join(`${stamp}\n`)}${stamp}`
-        : "";
+      const written = lines.family(name, cgroups, value);
+      if (!written.length) return;
+      out.text(`# HELP ${name} ${helpText(help)}\n# TYPE ${name} ${type}\n`);
+      for (const line of written) out.line(line);
     };
     const lastSeen = Math.floor((sample?.time ?? 0) / 1000);
-    const families = [
-      ...FAMILIES.map(([name, help, type, value]) => family(name, help, type, value)),
-      family(
-        "container_fs_limit_bytes",
-        "Number of bytes that can be consumed by the container on this filesystem.",
-        "gauge",
-        (c, emit) => capacity !== undefined && c.rootfsBytes !== undefined && emit(capacity, NO_DEVICE),
-      ),
-      family("container_last_seen", "Last time a container was seen by the exporter", "gauge", (_, emit) =>
-        emit(lastSeen),
-      ),
-      renderFamily(
-        "container_scrape_error",
-        "1 if there was an error while getting container metrics, 0 otherwise",
-        "gauge",
-        [{ value: failed ? 1 : 0 }],
-      ),
-      renderFamily("machine_cpu_cores", "Number of logical CPU cores.", "gauge", [
-        { labels: machine, value: cpus().length },
-      ]),
-      renderFamily("machine_memory_bytes", "Amount of memory installed on the machine.", "gauge", [
-        { labels: machine, value: totalmem() },
-      ]),
-    ];
-    lines.sweep();
-    return families.filter(Boolean).join("\n") + "\n";
+    for (const [name, help, type, value] of FAMILIES) family(name, help, type, value);
+    family(
+      "container_fs_limit_bytes",
+      "Number of bytes that can be consumed by the container on this filesystem.",
+      "gauge",
+      (c, emit) => capacity !== undefined && c.rootfsBytes !== undefined && emit(capacity, NO_DEVICE),
+    );
+    family("container_last_seen", "Last time a container was seen by the exporter", "gauge", (_, emit) =>
+      emit(lastSeen),
+    );
+    out.text(
+      `${[
+        renderFamily(
+          "container_scrape_error",
+          "1 if there was an error while getting container metrics, 0 otherwise",
+          "gauge",
+          [{ value: failed ? 1 : 0 }],
+        ),
+        renderFamily("machine_cpu_cores", "Number of logical CPU cores.", "gauge", [
+          { labels: machine, value: cpus().length },
+        ]),
+        renderFamily("machine_memory_bytes", "Amount of memory installed on the machine.", "gauge", [
+          { labels: machine, value: totalmem() },
+        ]),
+      ].join("\n")}\n`,
+    );
+    return lines.end();
   });
   return {
     async render() {
@@ -268,25 +267,99 @@ export function createCadvisorMetrics(deps: CadvisorMetricsDeps): { render(): Pr
   };
 }
 
+/** One written line without its timestamp (`name{labels} value`), and where the last render wrote it. */
+interface Line {
+  name: string;
+  extra: Record<string, string> | undefined;
+  value: number;
+  head: string;
+  /** The render that last wrote it, the offset of its head in that render's text and the head's length in bytes. */
+  render: number;
+  at: number;
+  bytes: number;
+}
+
 /** A cgroup's kept lines: its label texts by extra labels object, and its last lines in the order written. */
 interface Kept {
   labels: Map<Record<string, string> | undefined, string>;
-  lines: Array<{ name: string; extra: Record<string, string> | undefined; value: number; head: string }>;
+  lines: Line[];
   /** The next line's index in `lines` during a render. */
   next: number;
 }
 
 /**
- * Each cgroup's lines without their timestamp (`name{labels} value`), kept while the cgroup is in the scrapes: a line
- * is built again only when its value changed, its label text only when the cgroup is new.
+ * Each cgroup's lines without their timestamp, kept while the cgroup is in the scrapes (a line is built again only
+ * when its value changed, its label text only when the cgroup is new), and the last render's text: a run of lines
+ * written one after the other last time, unchanged, is copied from it in one piece and only their timestamps
+ * written, so a read of 110 pods whose counters mostly stood still builds and encodes little of its 2 MB.
  */
 function keptLines() {
   let kept = new Map<string, Kept>();
   let used = new Map<string, Kept>();
   let current: Kept[] = [];
+  let render = 0;
+  let last = Buffer.alloc(0);
+  let lastStamp = "";
+  let out = Buffer.alloc(0);
+  let size = 0;
+  let stamp = Buffer.alloc(0);
+  /** Lines copied from the last text, pending: the range [from, to) of it and the lines in it. */
+  let from = 0;
+  let to = 0;
+  let run: Line[] = [];
+  const room = (bytes: number) => {
+    if (size + bytes <= out.length) return;
+    const bigger = Buffer.allocUnsafe(Math.max(out.length * 2, size + bytes));
+    out.copy(bigger, 0, 0, size);
+    out = bigger;
+  };
+  const flush = () => {
+    if (!run.length) return;
+    room(to - from);
+    last.copy(out, size, from, to);
+    const shift = size - from;
+    for (const line of run) {
+      line.at += shift;
+      // The timestamp follows the head: the same width as the last render's (checked in start), written in place.
+      for (let i = 0, at = line.at + line.bytes; i < stamp.length; i++) out[at + i] = stamp[i]!;
+    }
+    size += to - from;
+    run = [];
+  };
+  const writer = {
+    /** Text that is not a kept line (a family's HELP and TYPE, the machine's families). */
+    text(text: string) {
+      flush();
+      room(Buffer.byteLength(text));
+      size += out.write(text, size);
+    },
+    /** One kept line with the render's timestamp. */
+    line(line: Line) {
+      const end = line.at + line.bytes + stamp.length + 1;
+      const written = line.render === render - 1;
+      line.render = render;
+      if (written) {
+        if (run.length && line.at === to) {
+          run.push(line);
+          to = end;
+          return;
+        }
+        flush();
+        [from, to, run] = [line.at, end, [line]];
+        return;
+      }
+      flush();
+      room(line.head.length * 3 + stamp.length + 1);
+      line.at = size;
+      line.bytes = out.write(line.head, size);
+      size += line.bytes;
+      size += stamp.copy(out, size);
+      out[size++] = 10;
+    },
+  };
   return {
-    /** Begins a render of these cgroups (each found by its labels, or new). */
-    start(cgroups: Cgroup[]) {
+    /** Begins a render of these cgroups (each found by its labels, or new) with this timestamp; returns its writer. */
+    start(cgroups: Cgroup[], timestamp: string) {
       current = cgroups.map((c) => {
         const key = Object.values(c.labels).join("\0");
         let entry = used.get(key) ?? kept.get(key);
@@ -295,10 +368,18 @@ function keptLines() {
         used.set(key, entry);
         return entry;
       });
+      // A timestamp of another width shifts every line: the last text is not copied from (render - 1 matches none).
+      if (timestamp.length !== lastStamp.length) render++;
+      render++;
+      stamp = Buffer.from(timestamp, "latin1");
+      lastStamp = timestamp;
+      out = Buffer.allocUnsafe(Math.max(last.length + 65_536, 65_536));
+      size = 0;
+      return writer;
     },
-    /** One family's lines over the cgroups, in their order. */
-    family(name: string, cgroups: Cgroup[], value: (c: Cgroup, emit: Emit) => void): string[] {
-      const heads: string[] = [];
+    /** One family's lines over the cgroups, in their order, each marked as written by this render. */
+    family(name: string, cgroups: Cgroup[], value: (c: Cgroup, emit: Emit) => void): Line[] {
+      const lines: Line[] = [];
       for (let i = 0; i < cgroups.length; i++) {
         const c = cgroups[i]!;
         const entry = current[i]!;
@@ -306,24 +387,35 @@ function keptLines() {
           const at = entry.next++;
           const line = entry.lines[at];
           if (line && line.name === name && line.extra === extra && Object.is(line.value, v)) {
-            heads.push(line.head);
+            lines.push(line);
             return;
           }
           let labels = entry.labels.get(extra);
           if (labels === undefined)
             entry.labels.set(extra, (labels = labelText(extra ? { ...c.labels, ...extra } : c.labels)));
-          const head = `${name}${labels} ${formatValue(v)}`;
-          entry.lines[at] = { name, extra, value: v, head };
-          heads.push(head);
+          const fresh = {
+            name,
+            extra,
+            value: v,
+            head: `${name}${labels} ${formatValue(v)}`,
+            render: -1,
+            at: 0,
+            bytes: 0,
+          };
+          entry.lines[at] = fresh;
+          lines.push(fresh);
         });
       }
-      return heads;
+      return lines;
     },
-    /** Ends a render: cgroups it did not write go. */
-    sweep() {
+    /** Ends a render: cgroups it did not write go; returns its text. */
+    end(): Uint8Array<ArrayBuffer> {
+      flush();
       kept = used;
       used = new Map();
       current = [];
+      last = out.subarray(0, size);
+      return last;
     },
   };
 }

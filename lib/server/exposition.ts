@@ -54,8 +54,10 @@ export function renderFamily(
  * `render` wrapped to run again only when one of its arguments changed (by identity): a scrape of an unchanged
  * collection is answered with the text the last one rendered.
  */
-export function renderedOnce<Args extends unknown[]>(render: (...args: Args) => string): (...args: Args) => string {
-  let last: { args: Args; text: string } | undefined;
+export function renderedOnce<Args extends unknown[], Text = string>(
+  render: (...args: Args) => Text,
+): (...args: Args) => Text {
+  let last: { args: Args; text: Text } | undefined;
   return (...args) => {
     if (last && last.args.length === args.length && last.args.every((a, i) => a === args[i])) return last.text;
     last = { args, text: render(...args) };

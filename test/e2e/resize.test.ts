@@ -70,6 +70,18 @@ describeOnRuntimes("in-place resize", (services, rt) => {
       cpu: (await read("/sys/fs/cgroup/cpu.max", "/sys/fs/cgroup/cpu/cpu.cfs_quota_us")).split(" ")[0],
     };
   };
+  /** The pod's and its app container's memory limit and CPU quota on /metrics/cadvisor (two entries). */
+  const scrapedLimits = async (pod: string) => {
+    const text = await (await fetch(`http://127.0.0.1:${kubelet.port}/metrics/cadvisor`)).text();
+    const value = (name: string, container: string) =>
+      Number(
+        new RegExp(`^${name}\\{container="${container}",.*pod="${pod}"\\} (\\S+) `, "m").exec(text)?.[1] ?? Number.NaN,
+      );
+    return ["", "app"].map((c) => ({
+      memory: value("container_spec_memory_limit_bytes", c),
+      quota: value("container_spec_cpu_quota", c),
+    }));
+  };
   const running = (name: string) => kubelet.waitFor(`${name} running`, () => rt.running(name, "app"), 60_000);
   const condition = (pod: ApiPod, type: string) =>
     (pod.status?.conditions as Array<{ type: string; status: string; reason?: string; message?: string }>)?.find(
@@ -97,6 +109,10 @@ describeOnRuntimes("in-place resize", (services, rt) => {
   test("a cpu and memory limit edit (NotRequired) changes the running container's limits, same container id", async () => {
     const before = await running("e2e-rs-web");
     expect(await ownLimits(before.id)).toEqual({ memory: String(32 * MiB), cpu: "20000" });
+    // Scraped before the edit: the limits /metrics/cadvisor read are kept until the pod's resources change.
+    await kubelet.waitFor("the old limits on /metrics/cadvisor", async () =>
+      (await scrapedLimits("e2e-rs-web")).every((l) => l.memory === 32 * MiB && l.quota === 20_000),
+    );
     write("e2e-rs-web", "500m", "64Mi");
     await kubelet.waitFor(
       "the new limits in the runtime's inspect",
@@ -122,6 +138,10 @@ describeOnRuntimes("in-place resize", (services, rt) => {
       allocatedResources: { cpu: "500m", memory: "64Mi" },
       resources: { limits: { cpu: "500m", memory: String(64 * MiB) } },
     });
+    // The pod's and the container's series show the resize without the container starting again.
+    await kubelet.waitFor("the new limits on /metrics/cadvisor", async () =>
+      (await scrapedLimits("e2e-rs-web")).every((l) => l.memory === 64 * MiB && l.quota === 50_000),
+    );
   }, 120_000);
 
   test("under resizePolicy RestartContainer a memory edit restarts the container with the new limit", async () => {

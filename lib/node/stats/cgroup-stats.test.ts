@@ -121,4 +121,38 @@ describe("cgroup stats", () => {
       cpuSystemNanoseconds: 1e7,
     });
   });
+  test("a read under the same limits key takes the limit files from the last read; a new key or none reads them again", async () => {
+    const pod = "kubepods/podu4";
+    const file = (controller: string, name: string) => `${controller}/${pod}/${name}`;
+    const files = (limit: number, quota: number, usage: number) => ({
+      [file("cpuacct", "cpuacct.usage")]: `${usage}\n`,
+      [file("memory", "memory.usage_in_bytes")]: "10000\n",
+      [file("memory", "memory.limit_in_bytes")]: `${limit}\n`,
+      [file("cpu", "cpu.shares")]: "102\n",
+      [file("cpu", "cpu.cfs_quota_us")]: `${quota}\n`,
+      [file("cpu", "cpu.cfs_period_us")]: "100000\n",
+    });
+    const mountPoint = tree(files(64, 10_000, 1));
+    const reader = createCgroupReader({ mountPoint, version: 1 });
+    const figures = async (key?: string) => {
+      const stats = await reader.read(`/${pod}`, "all", key);
+      return [stats?.cpuUsageNanoseconds, stats?.memoryLimitBytes, stats?.cpuQuota];
+    };
+    expect(await figures("started")).toEqual([1, 64, 10_000]);
+    // Resized beside the key: the counters are read, the limits are the last read's.
+    for (const [path, text] of Object.entries(files(128, 20_000, 2))) writeFileSync(join(mountPoint, path), text);
+    expect(await figures("started")).toEqual([2, 64, 10_000]);
+    expect(await figures("resized")).toEqual([2, 128, 20_000]);
+    writeFileSync(join(mountPoint, file("memory", "memory.limit_in_bytes")), "256\n");
+    expect(await figures()).toEqual([2, 256, 20_000]);
+  });
+
+  test("a limit file that could not be read is read again under the same key", async () => {
+    const pod = "kubepods.slice/kubepods-podu5.slice";
+    const mountPoint = tree({ [`${pod}/cpu.stat`]: "usage_usec 1\n", [`${pod}/memory.current`]: "10\n" });
+    const reader = createCgroupReader({ mountPoint, version: 2 });
+    expect(await reader.read(`/${pod}`, "all", "k")).not.toHaveProperty("memoryLimitBytes");
+    writeFileSync(join(mountPoint, pod, "memory.max"), "4096\n");
+    expect(await reader.read(`/${pod}`, "all", "k")).toMatchObject({ memoryLimitBytes: 4096 });
+  });
 });

@@ -58,6 +58,20 @@ const FILES: Record<CgroupDetail, Set<string> | undefined> = {
   usage: USAGE_FILES,
 };
 
+/**
+ * The files that hold a cgroup's limits (v1: 4 of 11, v2: 3 of 10): set when a container starts and when it is resized,
+ * so a read given a limits key takes them again only when the key changed (see CgroupReader.read).
+ */
+const LIMIT_FILES = new Set([
+  "memory.limit_in_bytes",
+  "cpu.shares",
+  "cpu.cfs_quota_us",
+  "cpu.cfs_period_us",
+  "memory.max",
+  "cpu.weight",
+  "cpu.max",
+]);
+
 /** The files of a cgroup read, in the order read (controller, name); the last is cgroup.procs, read for firstPid. */
 const V1_FILES: Array<[string, string]> = [
   ["cpuacct", "cpuacct.usage"],
@@ -95,8 +109,12 @@ const wanted = (files: Array<[string, string]>) =>
 
 export interface CgroupReader {
   version: 1 | 2;
-  /** The stats of the cgroup at `path` (below the mount point); undefined when it does not exist (absent files: 0). */
-  read(path: string, detail?: CgroupDetail): Promise<CgroupStats | undefined>;
+  /**
+   * The stats of the cgroup at `path` (below the mount point); undefined when it does not exist (absent files: 0).
+   * With `limitsKey`, the limit files are read only when the key differs from the one this path was last read with
+   * (the caller's word for "started or resized since"): their last texts are used otherwise.
+   */
+  read(path: string, detail?: CgroupDetail, limitsKey?: string): Promise<CgroupStats | undefined>;
   /** The container cgroups directly below `podPath` (cgroupfs `<id>`, systemd `docker-<id>.scope`, `cri-containerd-<id>.scope`). */
   containers(podPath: string): Promise<ContainerCgroup[]>;
   /** A process in the cgroup (its first), for reading the network namespace it is in. */
@@ -165,31 +183,60 @@ export function createCgroupReader(options: { mountPoint?: string; version: 1 | 
   const detailed = wanted(list);
   /**
    * Each cgroup's file paths, joined once while it is read (a path.join per file and scrape was a tenth of a
-   * scrape's CPU); the paths of cgroups not read in the last sweeps go with their files.
+   * scrape's CPU), with its limit files' last texts and the key they were read under; the cgroups not read in the
+   * last sweeps go with their files.
    */
-  let paths = new Map<string, string[]>();
-  let pathsBefore = new Map<string, string[]>();
-  const pathsOf = (path: string) => {
+  interface Known {
+    files: string[];
+    limitsKey?: string;
+    limits: string[];
+  }
+  let paths = new Map<string, Known>();
+  let pathsBefore = new Map<string, Known>();
+  const isLimit = list.map(([, name]) => LIMIT_FILES.has(name));
+  const knownOf = (path: string) => {
     let known = paths.get(path);
     if (!known) {
-      known = pathsBefore.get(path) ?? list.map(([controller, name]) => join(mountPoint, controller, path, name));
+      known = pathsBefore.get(path) ?? {
+        files: list.map(([controller, name]) => join(mountPoint, controller, path, name)),
+        limits: [],
+      };
       paths.set(path, known);
     }
     return known;
   };
   /** The files of the cgroup at `path` (in the version's list order, cgroup.procs left out), "" where `detail` skips one. */
-  const readFiles = (path: string, detail: CgroupDetail) => {
-    const filePaths = pathsOf(path);
+  const readFiles = (path: string, detail: CgroupDetail, limitsKey: string | undefined) => {
+    const known = knownOf(path);
+    const filePaths = known.files;
     const read = detailed[detail];
+    if (known.limitsKey !== limitsKey) {
+      known.limitsKey = limitsKey;
+      known.limits = [];
+    }
     const texts: string[] = [];
-    for (let i = 0; i < filePaths.length - 1; i++) texts.push(read[i] ? files.read(filePaths[i]!) : "");
+    for (let i = 0; i < filePaths.length - 1; i++) {
+      if (!read[i]) texts.push("");
+      else if (limitsKey === undefined || !isLimit[i]) texts.push(files.read(filePaths[i]!));
+      else {
+        // An empty text is no limit file's content (the cgroup went, or is not made yet): read again next time.
+        const text = known.limits[i] || files.read(filePaths[i]!);
+        known.limits[i] = text;
+        texts.push(text);
+      }
+    }
     return texts;
   };
 
-  const readV1 = async (path: string, detail: CgroupDetail = "all"): Promise<CgroupStats | undefined> => {
+  const readV1 = async (
+    path: string,
+    detail: CgroupDetail = "all",
+    limitsKey?: string,
+  ): Promise<CgroupStats | undefined> => {
     const [usage, acctStat, memUsage, memMax, memStat, memLimit, failcnt, shares, quota, period, pids] = readFiles(
       path,
       detail,
+      limitsKey,
     ) as [string, string, string, string, string, string, string, string, string, string, string];
     // A cgroup that exists has these two files: the two directory checks only when neither was read.
     if (
@@ -223,19 +270,16 @@ export function createCgroupReader(options: { mountPoint?: string; version: 1 | 
     };
   };
 
-  const readV2 = async (path: string, detail: CgroupDetail = "all"): Promise<CgroupStats | undefined> => {
-    const [cpuStat, current, peak, memStat, memMax, events, swap, weight, cpuMax, pids] = readFiles(path, detail) as [
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-    ];
+  const readV2 = async (
+    path: string,
+    detail: CgroupDetail = "all",
+    limitsKey?: string,
+  ): Promise<CgroupStats | undefined> => {
+    const [cpuStat, current, peak, memStat, memMax, events, swap, weight, cpuMax, pids] = readFiles(
+      path,
+      detail,
+      limitsKey,
+    ) as [string, string, string, string, string, string, string, string, string, string];
     if (!cpuStat && !current && !existsSync(join(mountPoint, path))) return undefined;
     const memoryUsageBytes = Number(current) || 0;
     const [quota = "max", period = "100000"] = (cpuMax || "max 100000").trim().split(/\s+/);
@@ -272,7 +316,7 @@ export function createCgroupReader(options: { mountPoint?: string; version: 1 | 
       paths = new Map();
     },
     async firstPid(path) {
-      const filePaths = pathsOf(path);
+      const filePaths = knownOf(path).files;
       const procs = files.read(filePaths[filePaths.length - 1]!);
       const pid = Number(procs.split("\n")[0]);
       return pid > 0 ? pid : undefined;

@@ -36,6 +36,19 @@ describe("open files", () => {
     expect(reads).toBe(2);
   });
 
+  test("a forgotten file is closed, and opened again by its next read", () => {
+    const files = createOpenFiles({ limit: 10 });
+    const path = file("forgotten", "1\n");
+    files.read(path);
+    files.forget(path);
+    expect(files.size()).toBe(0);
+    // A new file at the path (a new process's /proc entry): the read shows it, not the one kept open before.
+    rmSync(path);
+    writeFileSync(path, "2\n");
+    expect(files.read(path)).toBe("2\n");
+    expect(files.size()).toBe(1);
+  });
+
   test("a file not read for three sweeps is closed", () => {
     const files = createOpenFiles({ limit: 10 });
     const kept = file("kept", "k");

@@ -14,6 +14,8 @@ export interface OpenFiles {
   read(path: string): string;
   /** Ends a round of reads: files not read in the last `SWEEPS_KEPT` rounds are closed. */
   sweep(): void;
+  /** Closes the file if it is open: the next read opens it again. */
+  forget(path: string): void;
   /** How many files are open. */
   size(): number;
 }
@@ -77,6 +79,7 @@ export function createOpenFiles(
       round++;
       for (const [path, entry] of open) if (round - entry.round > SWEEPS_KEPT) drop(path);
     },
+    forget: drop,
     size: () => open.size,
   };
 }

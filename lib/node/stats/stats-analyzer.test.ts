@@ -255,6 +255,63 @@ describe("resource analyzer", () => {
     expect(after.cpu).toEqual(before.cpu!);
   });
 
+  test("the sampler's listing keys each pod by its resources, declared and reported: a resize applied changes the key, a new phase does not", async () => {
+    const clock = new FakeClock();
+    let pod = testPod("web", {
+      containers: [{ name: "app", image: "busybox", resources: { limits: { memory: "32Mi" } } }],
+    });
+    const keys: Array<string | undefined> = [];
+    const analyzer = createStatsAnalyzer(
+      { nodeName: "node-a", fsPeriodMs: 60_000, containerStatsPeriodMs: 30_000, clock },
+      {
+        ...quietNode,
+        runtime: new FakeRuntime(clock),
+        pods: () => [pod],
+        sampler: (listing) => ({
+          sample: async () => {
+            keys.push(listing().podResources?.get(pod.metadata.uid));
+            return { time: clock.now(), pods: [] };
+          },
+        }),
+      },
+    );
+    const read = async () => {
+      await clock.advance(SAMPLE_MAX_AGE_MS);
+      await analyzer.sample("all");
+      return keys.at(-1);
+    };
+    const declared = await read();
+    expect(declared).toBeString();
+    pod = { ...pod, status: { ...pod.status, phase: "Running" } };
+    expect(await read()).toBe(declared);
+    const running = {
+      name: "app",
+      ready: true,
+      restartCount: 0,
+      image: "busybox",
+      imageID: "",
+      containerID: "docker://a",
+    };
+    pod = {
+      ...pod,
+      status: { ...pod.status, containerStatuses: [{ ...running, resources: { limits: { memory: "32Mi" } } }] },
+    };
+    const reported = await read();
+    expect(reported).not.toBe(declared);
+    // The resize: declared first, then reported once the runtime applied it.
+    pod = {
+      ...pod,
+      spec: { ...pod.spec, containers: [{ ...pod.spec.containers[0]!, resources: { limits: { memory: "64Mi" } } }] },
+    };
+    const edited = await read();
+    expect(edited).not.toBe(reported);
+    pod = {
+      ...pod,
+      status: { ...pod.status, containerStatuses: [{ ...running, resources: { limits: { memory: "64Mi" } } }] },
+    };
+    expect(await read()).not.toBe(edited);
+  });
+
   describe("scrapes are served the last cgroup read", () => {
     /** An analyzer whose sampler records the detail of each read it is asked for. */
     const counted = () => {

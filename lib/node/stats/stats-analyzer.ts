@@ -239,7 +239,7 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
     if (unseen || clock.now() - fs.at >= options.fsPeriodMs) {
       containers = await walkFilesystems(pods);
     }
-    listing = { containers, sandboxes };
+    listing = { containers, sandboxes, podResources: resourcesByPod(pods) };
     const sample =
       withPods &&
       sampler &&
@@ -321,6 +321,19 @@ export function createStatsAnalyzer(options: StatsAnalyzerOptions, deps: StatsAn
       return lastReading;
     },
   };
+}
+
+/**
+ * Each pod's resources as the cgroup read keys its limits by: the containers' declared ones and those the runtime
+ * reports (status), which an in-place resize changes once it is applied.
+ */
+function resourcesByPod(pods: Pod[]): Map<string, string> {
+  return new Map(
+    pods.map((p) => [
+      p.metadata.uid,
+      JSON.stringify([p.spec.containers.map((c) => c.resources), p.status?.containerStatuses?.map((s) => s.resources)]),
+    ]),
+  );
 }
 
 /**

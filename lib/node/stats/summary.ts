@@ -102,6 +102,8 @@ export interface StatsSummary {
 export interface RuntimeListingView {
   containers: ContainerSummary[];
   sandboxes: PodSandboxSummary[];
+  /** Each pod's resources as one text, by uid (usage-sampler.ts keys a cgroup's limits by it). */
+  podResources?: Map<string, string>;
 }
 
 /** The last filesystem walk: containers' writable layers and logs (bytes, by container id), pods' emptyDirs (by uid). */

@@ -6,7 +6,7 @@ import type { ContainerSummary, PodSandboxSummary } from "../../container/runtim
 import { LABEL } from "../../container/runtime.ts";
 import { cgroupStats } from "../../testing/usage-samples.ts";
 import type { CgroupReader } from "./cgroup-stats.ts";
-import { createUsageSampler, parseNetDev } from "./usage-sampler.ts";
+import { createUsageSampler, LIMITS_MAX_AGE_MS, parseNetDev, type RuntimeListing } from "./usage-sampler.ts";
 
 const NET_DEV = `Inter-|   Receive                                                |  Transmit
  face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
@@ -157,6 +157,48 @@ describe("usage sampler", () => {
     expect(sample.pods[0]!.containers.map((c) => c.name)).toEqual(["app"]);
   });
 
+  test("a pod's limits are read under a key that changes when its containers' states, its resources or the limits' period change", async () => {
+    const keys = new Map<string, string | undefined>();
+    const reader: CgroupReader = {
+      version: 1,
+      read: async (path, _detail, limitsKey) => {
+        keys.set(path, limitsKey);
+        return cgroupStats();
+      },
+      containers: async (pod) => ["app-id", "pause-id"].map((id) => ({ id, path: `${pod}/${id}` })),
+      firstPid: async () => undefined,
+      sweep: () => {},
+    };
+    const own = { ...app, labels: { ...app.labels, [LABEL.podUid]: "u1" } };
+    let listing: RuntimeListing = { containers: [own], sandboxes: [pause], podResources: new Map([["u1", "64Mi"]]) };
+    let now = 1_000;
+    const sampler = createUsageSampler({
+      reader,
+      podCgroups: async () => new Map([["u1", "/kubepods/podu1"]]),
+      listing: () => listing,
+      now: () => now,
+    });
+    const read = async () => {
+      await sampler.sample();
+      const [pod, container] = [keys.get("/kubepods/podu1"), keys.get("/kubepods/podu1/app-id")];
+      // The pod's cgroup and its containers' share one key; the root cgroup is read whole.
+      expect(container).toBe(pod);
+      expect(keys.get("/")).toBeUndefined();
+      return pod;
+    };
+    const first = await read();
+    now += LIMITS_MAX_AGE_MS / 2;
+    expect(await read()).toBe(first);
+    listing = { ...listing, podResources: new Map([["u1", "128Mi"]]) };
+    const resized = await read();
+    expect(resized).not.toBe(first);
+    listing = { ...listing, containers: [{ ...own, state: "CONTAINER_EXITED" }] };
+    const exited = await read();
+    expect(exited).not.toBe(resized);
+    now += LIMITS_MAX_AGE_MS;
+    expect(await read()).not.toBe(exited);
+  });
+
   test("a running container whose cgroup its pod's last read did not find has the pod's directory read again until it is", async () => {
     const listed: string[] = [];
     const present = ["pause-id"];
@@ -240,6 +282,45 @@ describe("usage sampler", () => {
         ["web", ["eth0"]],
         ["db", ["eth0"]],
       ]);
+    });
+
+    test("a sandbox's process and namespace are looked up again only when its pod's listing changes or its process went; its counters are read every sample", async () => {
+      const procRoot = mkdtempSync(join(tmpdir(), "kubelet-usage-sampler-"));
+      netDev(procRoot, 7, "net:[1]");
+      let pid = 7;
+      const looked: number[] = [];
+      const reader: CgroupReader = {
+        version: 1,
+        read: async () => cgroupStats(),
+        containers: async (pod) => [{ id: "pause-id", path: `${pod}/pause-id` }],
+        firstPid: async () => (looked.push(pid), pid),
+        sweep: () => {},
+      };
+      let containers: ContainerSummary[] = [];
+      const sampler = createUsageSampler({
+        reader,
+        podCgroups: async () => new Map([["u1", "/kubepods/podu1"]]),
+        listing: () => ({ containers, sandboxes: [pause] }),
+        now: () => 42,
+        procRoot,
+      });
+      const received = async () => (await sampler.sample("all", true)).pods[0]?.interfaces[0]?.rxBytes;
+      expect(await received()).toBe(1000);
+      writeFileSync(join(procRoot, "7/net/dev"), NET_DEV.replace("1000", "1500"));
+      expect(await received()).toBe(1500);
+      // A sample without networks (eviction's ranking) forgets nothing.
+      await sampler.sample("summary", false);
+      expect(await received()).toBe(1500);
+      expect(looked).toEqual([7]);
+      // The pod's listing changed: looked up again; its process's counters unreadable (gone), looked up again next time.
+      containers = [{ ...app, labels: { ...app.labels, [LABEL.podUid]: "u1" } }];
+      pid = 9;
+      expect(await received()).toBeUndefined();
+      netDev(procRoot, 9, "net:[2]");
+      expect(await received()).toBe(1000);
+      expect(await received()).toBe(1000);
+      expect(looked).toEqual([7, 9, 9]);
+      rmSync(procRoot, { recursive: true });
     });
 
     test("pods in one network namespace (hostNetwork: the node's) have its counters read once per sample", async () => {

@@ -2,10 +2,11 @@
 // network namespace, matched to the runtime's last listing: what /stats/summary, /metrics/resource
 // and /metrics/cadvisor report. Only files are read here (the cgroup hierarchy and /proc); the
 // listing is the resource analyzer's, so a scrape makes no runtime call per container.
-import { readFileSync, readlinkSync } from "node:fs";
+import { readlinkSync } from "node:fs";
 import type { ContainerSummary, PodSandboxSummary } from "../../container/runtime.ts";
 import { LABEL } from "../../container/runtime.ts";
 import type { CgroupDetail, CgroupReader, CgroupStats, ContainerCgroup } from "./cgroup-stats.ts";
+import { createOpenFiles } from "./open-files.ts";
 
 /** One interface's counters (/proc/<pid>/net/dev). */
 export interface InterfaceSample {
@@ -60,6 +61,22 @@ export interface UsageSample {
 export interface RuntimeListing {
   containers: ContainerSummary[];
   sandboxes: PodSandboxSummary[];
+  /** Each pod's resources, declared and reported, as one text (by uid): its cgroups' limits are read again when it changes. */
+  podResources?: Map<string, string>;
+}
+
+/**
+ * How long a cgroup's limits are taken from an earlier read at most: they change when a container starts or a pod is
+ * resized (both change the key they are read under), and this catches a change made beside the kubelet (`docker
+ * update`) within a few scrapes.
+ */
+export const LIMITS_MAX_AGE_MS = 300_000;
+
+/** A sandbox's first process and the network namespace it is in, found under its pod's listing key. */
+interface SandboxNet {
+  key: string;
+  pid: number;
+  namespace: string | undefined;
 }
 
 /** Interfaces cAdvisor does not report (its network ignoredDevicePrefixes). */
@@ -99,31 +116,48 @@ export function createUsageSampler(deps: {
   procRoot?: string;
 }) {
   const proc = deps.procRoot ?? "/proc";
+  /** /proc/<pid>/net/dev of the sandboxes, kept open as the cgroup files are (the kernel writes it afresh per read). */
+  const procFiles = createOpenFiles({ limit: 1024 });
+  /**
+   * Each sandbox cgroup's first process and network namespace, looked up again only when its pod's listing changed
+   * (the pause process lives as long as the sandbox is ready), not with a cgroup.procs read and a readlink per pod
+   * and sample.
+   */
+  let sandboxNets = new Map<string, SandboxNet>();
   /**
    * A pod's interfaces, read once per network namespace and sample: pods on the host's network (hostNetwork) share
    * the node's, whose counters a namespace's link names (`net:[<inode>]`) without reading them.
    */
   const interfacesOf = async (
     cgroup: string,
+    key: string,
     byNamespace: Map<string, InterfaceSample[]>,
+    nets: Map<string, SandboxNet>,
   ): Promise<InterfaceSample[]> => {
-    const pid = await deps.reader.firstPid(cgroup);
-    if (pid === undefined) return [];
-    let namespace: string | undefined;
-    try {
-      namespace = readlinkSync(`${proc}/${pid}/ns/net`);
-    } catch {}
-    const known = namespace === undefined ? undefined : byNamespace.get(namespace);
-    if (known) return known;
-    // Synchronous, as the cgroup files: the kernel generates it on read (an asynchronous read per pod every 10 s cost
-    // more in the thread pool and promises than the read itself).
-    let read: InterfaceSample[];
-    try {
-      read = parseNetDev(readFileSync(`${proc}/${pid}/net/dev`, "latin1"));
-    } catch {
-      return [];
+    let net = sandboxNets.get(cgroup);
+    if (net?.key !== key) {
+      // The file kept open names a namespace, not a process: a new process given the old one's pid is not in it.
+      if (net) procFiles.forget(`${proc}/${net.pid}/net/dev`);
+      const pid = await deps.reader.firstPid(cgroup);
+      if (pid === undefined) return [];
+      let namespace: string | undefined;
+      try {
+        namespace = readlinkSync(`${proc}/${pid}/ns/net`);
+      } catch {}
+      net = { key, pid, namespace };
     }
-    if (namespace !== undefined) byNamespace.set(namespace, read);
+    const known = net.namespace === undefined ? undefined : byNamespace.get(net.namespace);
+    if (known) {
+      nets.set(cgroup, net);
+      return known;
+    }
+    // Synchronous, as the cgroup files: the kernel generates it on read (an asynchronous read per pod every 10 s cost
+    // more in the thread pool and promises than the read itself). Unreadable, the process went: looked up again.
+    const text = procFiles.read(`${proc}/${net.pid}/net/dev`);
+    if (!text) return [];
+    nets.set(cgroup, net);
+    const read = parseNetDev(text);
+    if (net.namespace !== undefined) byNamespace.set(net.namespace, read);
     return read;
   };
 
@@ -150,7 +184,7 @@ export function createUsageSampler(deps: {
      * /proc/<pid>/net/dev is read (its interfaces are empty).
      */
     async sample(detail: CgroupDetail = "all", network = true): Promise<UsageSample> {
-      const { containers, sandboxes } = deps.listing();
+      const { containers, sandboxes, podResources } = deps.listing();
       const byId = new Map(containers.map((c) => [c.id, c]));
       const sandboxById = new Map(sandboxes.map((s) => [s.id, s]));
       const keys = new Map<string, string>();
@@ -164,15 +198,20 @@ export function createUsageSampler(deps: {
       for (const c of containers) listed(c.labels[LABEL.podUid], c.id, c.state, c.state === "CONTAINER_RUNNING");
       for (const s of sandboxes) listed(s.metadata.uid, s.id, s.state, s.state === "ready");
       const time = deps.now();
+      const period = Math.floor(time / LIMITS_MAX_AGE_MS);
       const root = detail !== "usage" ? deps.reader.read("/", detail) : Promise.resolve(undefined);
       const next = new Map<string, { key: string; cgroups: Promise<ContainerCgroup[]> }>();
       const namespaces = new Map<string, InterfaceSample[]>();
+      const nets = new Map<string, SandboxNet>();
       const pods = await Promise.all(
         [...(await deps.podCgroups())].map(async ([uid, cgroup]): Promise<PodSample | undefined> => {
           const key = keys.get(uid) ?? "";
           const cgroups = containerCgroups(cgroup, key, live.get(uid) ?? []);
           next.set(cgroup, { key, cgroups });
-          const [stats, found] = await Promise.all([deps.reader.read(cgroup, detail), cgroups]);
+          // The pod's and its containers' limits are read again when a container of the pod starts or changes state,
+          // when the pod's resources change (an in-place resize) and once per LIMITS_MAX_AGE_MS.
+          const limitsKey = `${key}|${podResources?.get(uid) ?? ""}|${period}`;
+          const [stats, found] = await Promise.all([deps.reader.read(cgroup, detail, limitsKey), cgroups]);
           if (!stats) return undefined;
           let name = "";
           let namespace = "";
@@ -186,13 +225,13 @@ export function createUsageSampler(deps: {
                 name = sandbox.metadata.name;
                 namespace = sandbox.metadata.namespace;
                 // Read only for whoever shows networks (/stats/summary, /metrics/cadvisor), not eviction's ranking.
-                if (network) podNetwork = interfacesOf(path, namespaces);
+                if (network) podNetwork = interfacesOf(path, key, namespaces, nets);
                 // The pause container's own usage is cAdvisor's POD series alone: below "all" (the summary,
                 // /metrics/resource) its cgroup only names the pod and holds its network.
                 if (detail !== "all") return undefined;
               }
               // A container's process count is not shown (the summary's process_stats is the pod's).
-              const cstats = await deps.reader.read(path, detail === "summary" ? "limits" : detail);
+              const cstats = await deps.reader.read(path, detail === "summary" ? "limits" : detail, limitsKey);
               if (!cstats) return undefined;
               if (sandbox) {
                 return {
@@ -234,6 +273,10 @@ export function createUsageSampler(deps: {
       );
       deps.reader.sweep();
       foundCgroups = next;
+      if (network) {
+        sandboxNets = nets;
+        procFiles.sweep();
+      }
       return { time, root: await root, pods: pods.filter((p): p is PodSample => !!p) };
     },
   };
