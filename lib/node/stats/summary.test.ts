@@ -3,7 +3,7 @@ import { LABEL, type ContainerStats, type ContainerSummary } from "../../contain
 import { testPod } from "../../testing/pods.ts";
 import { usageSample } from "../../testing/usage-samples.ts";
 import type { FsStats } from "./filesystem.ts";
-import { buildSummary, createUsageRates, type SummaryInputs } from "./summary.ts";
+import { buildSummary, createUsageRates, MIN_RATE_SPAN_MS, type SummaryInputs } from "./summary.ts";
 
 const INODES = { inodes: 1000, inodesFree: 400, inodesUsed: 600 };
 const NODE_FS: FsStats = { capacityBytes: 100e9, availableBytes: 40e9, usedBytes: 60e9, ...INODES };
@@ -257,6 +257,16 @@ describe("usage rates", () => {
     expect(rates.rate("c", 3e9, 10_000)).toBe(2e8);
     expect(rates.rate("c", 1e9, 20_000)).toBeUndefined();
     expect(rates.rate("c", 1e9, 20_000)).toBeUndefined();
+  });
+
+  test("a sample less than MIN_RATE_SPAN_MS after the key's base answers the base's rate, and the next rate is over the whole span", () => {
+    const rates = createUsageRates();
+    rates.rate("node", 0, 0);
+    // 40 ms later the node's 10 ms ticks may not have moved: no rate of 0 from that.
+    expect(rates.rate("node", 0, 40)).toBeUndefined();
+    expect(rates.rate("node", 2e9, 10_000)).toBe(2e8);
+    expect(rates.rate("node", 2e9, 10_000 + MIN_RATE_SPAN_MS - 1)).toBe(2e8);
+    expect(rates.rate("node", 5e9, 20_000)).toBe(3e8);
   });
 
   test("a key not sampled between two forgetUnseen calls starts again from its first sample", () => {

@@ -304,17 +304,30 @@ export interface UsageRates {
   forgetUnseen(): void;
 }
 
-/** Rates over the last two samples of each key. */
+/**
+ * The shortest span a rate is taken over. /proc/stat counts the node's CPU in 10 ms ticks, so two collections a few ms
+ * apart (an endpoint asking for pods right after another's collection without them) gave a rate of 0 on an idle node;
+ * cAdvisor's samples are its housekeeping interval (1 s at least) apart. A sample closer than this to the key's base
+ * answers the base's rate and leaves the base where it is.
+ */
+export const MIN_RATE_SPAN_MS = 1_000;
+
+/** Rates over the last two samples of each key at least MIN_RATE_SPAN_MS apart. */
 export function createUsageRates(): UsageRates {
-  const previous = new Map<string, { usage: number; at: number }>();
+  const previous = new Map<string, { usage: number; at: number; rate?: number }>();
   const seen = new Set<string>();
   return {
     rate(key: string, usage: number, at: number): number | undefined {
       seen.add(key);
       const before = previous.get(key);
-      previous.set(key, { usage, at });
-      if (!before || at <= before.at || usage < before.usage) return undefined;
-      return Math.round(((usage - before.usage) * 1000) / (at - before.at));
+      if (before && usage >= before.usage && at >= before.at && at - before.at < MIN_RATE_SPAN_MS) return before.rate;
+      if (!before || at <= before.at || usage < before.usage) {
+        previous.set(key, { usage, at });
+        return undefined;
+      }
+      const rate = Math.round(((usage - before.usage) * 1000) / (at - before.at));
+      previous.set(key, { usage, at, rate });
+      return rate;
     },
     forgetUnseen() {
       for (const key of previous.keys()) if (!seen.has(key)) previous.delete(key);
